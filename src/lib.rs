@@ -1,0 +1,16 @@
+//! bmad-mcp: an MCP server that runs the BMAD agile workflow as an enforced state machine
+//! with durable, inspectable sessions.
+//!
+//! * [`workflow`]: the pure core (stages, sessions, transitions, submission reading).
+//! * [`store`]: projects, atomic files, the lock, sessions on disk.
+//! * [`prompts`]: the embedded role prompts and their rendering.
+//! * [`server`]: the rmcp adapter and the tool's input and output types.
+
+pub mod error;
+pub mod prompts;
+pub mod server;
+pub mod store;
+pub mod workflow;
+
+pub use error::Error;
+pub use server::BmadServer;

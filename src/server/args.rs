@@ -1,0 +1,504 @@
+//! The tool's input: one loosely required object whose schema comes from [`BmadTaskArgs`],
+//! validated here per action so that every refusal names the field and what it expects.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
+use crate::store::{is_valid_task_name, SessionKey};
+use crate::workflow::{Command, Stage};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// Begin a new workflow for `objective`; returns the Product Owner prompt.
+    Start,
+    /// Submit the generated document of the current stage.
+    Submit,
+    /// Give the human's answers to the clarification questions.
+    Answer,
+    /// The human accepts the scored document; the workflow moves to the next stage.
+    Confirm,
+    /// Alias of `confirm`.
+    ConfirmSave,
+    /// The human approves the sprint plan (with a `scope`); development begins.
+    Approve,
+    /// The human sends the document back with `feedback`.
+    Reject,
+    /// The session as stored (read only).
+    Status,
+    /// The project's sessions, newest first (read only).
+    List,
+}
+
+/// Arguments of the `bmad-task` tool. `action` is required; which other fields matter
+/// depends on the action.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BmadTaskArgs {
+    /// What to do.
+    pub action: Action,
+    /// The session (a UUID, as returned by `start`). `task_name` may be given instead.
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// The session's task name, instead of `session_id` (resume by name).
+    #[serde(default)]
+    pub task_name: Option<String>,
+    /// Absolute path of the project directory. Defaults to BMAD_PROJECT_ROOT,
+    /// CLAUDE_PROJECT_DIR, or the server's working directory.
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// What to build (for `start`).
+    #[serde(default)]
+    pub objective: Option<String>,
+    /// The stage the submission is for; must be the current stage when given.
+    #[serde(default)]
+    pub stage: Option<Stage>,
+    /// Claude's result for `submit` (the document, or the JSON form the role prompt asks for).
+    #[serde(default)]
+    pub claude_result: Option<String>,
+    /// Codex's result for `submit`.
+    #[serde(default)]
+    pub codex_result: Option<String>,
+    /// For `answer`: question id → the human's answer, e.g. {"q1": "Web only"}.
+    #[serde(default)]
+    pub answers: Option<BTreeMap<String, String>>,
+    /// For `confirm`/`confirm_save` (default true); false rejects.
+    #[serde(default)]
+    pub confirmed: Option<bool>,
+    /// For `approve` (default true); false rejects.
+    #[serde(default)]
+    pub approved: Option<bool>,
+    /// What the human wants changed (for `reject`, or `confirm`/`approve` with false).
+    #[serde(default)]
+    pub feedback: Option<String>,
+    /// For `approve` of the sprint plan: which sprints to build, e.g. "all" or "sprint 1".
+    #[serde(default)]
+    pub scope: Option<String>,
+}
+
+/// Size limits of the inputs (SPEC §12), adjustable through the environment.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub result_bytes: usize,
+    pub objective_bytes: usize,
+    pub text_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            result_bytes: 4 * 1024 * 1024,
+            objective_bytes: 4 * 1024,
+            text_bytes: 64 * 1024,
+        }
+    }
+}
+
+impl Limits {
+    /// Defaults, overridden by `BMAD_MAX_RESULT_BYTES`, `BMAD_MAX_OBJECTIVE_BYTES` and
+    /// `BMAD_MAX_TEXT_BYTES` (feedback, answers, scope) when set to a number.
+    pub fn from_env() -> Limits {
+        let d = Limits::default();
+        let get = |var: &str, default: usize| {
+            std::env::var(var)
+                .ok()
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .filter(|n| *n > 0)
+                .unwrap_or(default)
+        };
+        Limits {
+            result_bytes: get("BMAD_MAX_RESULT_BYTES", d.result_bytes),
+            objective_bytes: get("BMAD_MAX_OBJECTIVE_BYTES", d.objective_bytes),
+            text_bytes: get("BMAD_MAX_TEXT_BYTES", d.text_bytes),
+        }
+    }
+}
+
+/// A validated call.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Call {
+    Start {
+        cwd: Option<String>,
+        objective: String,
+    },
+    List {
+        cwd: Option<String>,
+    },
+    Status {
+        cwd: Option<String>,
+        key: SessionKey,
+    },
+    Act {
+        cwd: Option<String>,
+        key: SessionKey,
+        command: Command,
+    },
+}
+
+/// Parses the raw tool arguments into a [`Call`], or an error that names the field.
+pub fn parse(arguments: Option<Map<String, Value>>, limits: &Limits) -> Result<Call> {
+    let value = Value::Object(arguments.unwrap_or_default());
+    let args: BmadTaskArgs = serde_path_to_error::deserialize(&value).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        describe_serde_error(&path, &inner)
+    })?;
+    validate(args, limits)
+}
+
+fn describe_serde_error(path: &str, inner: &str) -> Error {
+    let at_root = path == "." || path.is_empty();
+    if let Some(field) = between(inner, "unknown field `", "`") {
+        let name = if at_root { field } else { path };
+        return Error::argument(
+            "unknown_field",
+            format!(
+                "field `{name}` is not an argument of bmad-task; {}",
+                after(inner, ", expected")
+            ),
+        );
+    }
+    if at_root {
+        if let Some(field) = between(inner, "missing field `", "`") {
+            return Error::argument(
+                "missing_field",
+                format!("field `{field}` is required (one of: start, submit, answer, confirm, confirm_save, approve, reject, status, list)"),
+            );
+        }
+        return Error::argument("invalid_argument", inner.to_string());
+    }
+    let code = match path {
+        "action" if inner.contains("unknown variant") => "unknown_action",
+        "stage" if inner.contains("unknown variant") => "invalid_stage",
+        _ => "invalid_argument",
+    };
+    Error::argument(code, format!("field `{path}`: {inner}"))
+}
+
+fn between<'a>(s: &'a str, start: &str, end: &str) -> Option<&'a str> {
+    let i = s.find(start)? + start.len();
+    let j = s[i..].find(end)? + i;
+    Some(&s[i..j])
+}
+
+fn after<'a>(s: &'a str, marker: &str) -> &'a str {
+    s.find(marker)
+        .map(|i| s[i + 2..].trim())
+        .unwrap_or("see the tool's input schema")
+}
+
+fn check_size(field: &str, value: &str, limit: usize) -> Result<()> {
+    if value.len() > limit {
+        return Err(Error::TooLarge {
+            field: field.to_string(),
+            size: value.len(),
+            limit,
+        });
+    }
+    Ok(())
+}
+
+fn session_key(args: &BmadTaskArgs) -> Result<SessionKey> {
+    if let Some(id) = &args.session_id {
+        let parsed = uuid::Uuid::parse_str(id.trim()).map_err(|_| {
+            Error::argument(
+                "invalid_session_id",
+                format!(
+                    "field `session_id`: `{}` is not a UUID (as returned by `start`)",
+                    clip(id)
+                ),
+            )
+        })?;
+        return Ok(SessionKey::Id(parsed.hyphenated().to_string()));
+    }
+    if let Some(name) = &args.task_name {
+        if !is_valid_task_name(name.trim()) {
+            return Err(Error::argument(
+                "invalid_task_name",
+                format!(
+                    "field `task_name`: `{}` is not a task name (lowercase letters, digits and `-`, at most 50 characters, as returned by `start`)",
+                    clip(name)
+                ),
+            ));
+        }
+        return Ok(SessionKey::TaskName(name.trim().to_string()));
+    }
+    Err(Error::argument(
+        "missing_field",
+        format!(
+            "field `session_id` (or `task_name`) is required for `{}`",
+            action_name(args.action)
+        ),
+    ))
+}
+
+/// At most 80 characters of a caller's value, for quoting it in a message.
+fn clip(s: &str) -> String {
+    let mut out: String = s.chars().take(80).collect();
+    if out.len() < s.len() {
+        out.push('…');
+    }
+    out
+}
+
+pub fn action_name(a: Action) -> &'static str {
+    match a {
+        Action::Start => "start",
+        Action::Submit => "submit",
+        Action::Answer => "answer",
+        Action::Confirm => "confirm",
+        Action::ConfirmSave => "confirm_save",
+        Action::Approve => "approve",
+        Action::Reject => "reject",
+        Action::Status => "status",
+        Action::List => "list",
+    }
+}
+
+fn validate(args: BmadTaskArgs, limits: &Limits) -> Result<Call> {
+    let cwd = args.cwd.clone();
+    if let Some(c) = &cwd {
+        check_size("cwd", c, limits.text_bytes)?;
+    }
+    for (field, value) in [("feedback", &args.feedback), ("scope", &args.scope)] {
+        if let Some(v) = value {
+            check_size(field, v, limits.text_bytes)?;
+        }
+    }
+    match args.action {
+        Action::Start => {
+            let objective = args.objective.as_deref().map(str::trim).unwrap_or("");
+            if objective.is_empty() {
+                return Err(Error::argument(
+                    "missing_field",
+                    "field `objective` is required for `start`: say what to build",
+                ));
+            }
+            check_size("objective", objective, limits.objective_bytes)?;
+            Ok(Call::Start {
+                cwd,
+                objective: objective.to_string(),
+            })
+        }
+        Action::List => Ok(Call::List { cwd }),
+        Action::Status => Ok(Call::Status {
+            key: session_key(&args)?,
+            cwd,
+        }),
+        action => {
+            let key = session_key(&args)?;
+            let command = match action {
+                Action::Submit => {
+                    for (field, value) in [
+                        ("claude_result", &args.claude_result),
+                        ("codex_result", &args.codex_result),
+                    ] {
+                        if let Some(v) = value {
+                            check_size(field, v, limits.result_bytes)?;
+                        }
+                    }
+                    Command::Submit {
+                        stage: args.stage,
+                        claude_result: args.claude_result,
+                        codex_result: args.codex_result,
+                    }
+                }
+                Action::Answer => {
+                    let answers = args.answers.ok_or_else(|| {
+                        Error::argument(
+                            "missing_field",
+                            "field `answers` is required for `answer`: an object of question id → answer, e.g. {\"q1\": \"Web only\"}",
+                        )
+                    })?;
+                    for (id, a) in &answers {
+                        check_size(&format!("answers.{id}"), a, limits.text_bytes)?;
+                    }
+                    Command::Answer { answers }
+                }
+                Action::Confirm | Action::ConfirmSave => {
+                    let name = action_name(action);
+                    if args.confirmed == Some(false) {
+                        Command::Reject {
+                            action: name,
+                            feedback: args.feedback,
+                        }
+                    } else {
+                        Command::Confirm { action: name }
+                    }
+                }
+                Action::Approve => {
+                    if args.approved == Some(false) {
+                        Command::Reject {
+                            action: "approve",
+                            feedback: args.feedback,
+                        }
+                    } else {
+                        Command::Approve { scope: args.scope }
+                    }
+                }
+                Action::Reject => Command::Reject {
+                    action: "reject",
+                    feedback: args.feedback,
+                },
+                Action::Start | Action::List | Action::Status => unreachable!("handled above"),
+            };
+            Ok(Call::Act { cwd, key, command })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn call(v: Value) -> Result<Call> {
+        let Value::Object(m) = v else { panic!() };
+        parse(Some(m), &Limits::default())
+    }
+
+    fn code(v: Value) -> (&'static str, String) {
+        let e = call(v).unwrap_err();
+        (e.code(), e.to_string())
+    }
+
+    #[test]
+    fn malformed_calls_get_codes_and_messages_naming_the_field() {
+        let id = "2f1e4c1a-8a4b-4c39-9d1f-1a2b3c4d5e6f";
+        let cases: Vec<(Value, &str, &str)> = vec![
+            (json!({}), "missing_field", "`action`"),
+            (json!({"action": "explode"}), "unknown_action", "`action`"),
+            (json!({"action": 3}), "invalid_argument", "`action`"),
+            (json!({"action": "start"}), "missing_field", "`objective`"),
+            (
+                json!({"action": "start", "objective": "  "}),
+                "missing_field",
+                "`objective`",
+            ),
+            (
+                json!({"action": "start", "objective": 5}),
+                "invalid_argument",
+                "`objective`",
+            ),
+            (
+                json!({"action": "start", "objective": "x".repeat(5000)}),
+                "too_large",
+                "`objective`",
+            ),
+            (json!({"action": "status"}), "missing_field", "`session_id`"),
+            (
+                json!({"action": "status", "session_id": "../../etc"}),
+                "invalid_session_id",
+                "`session_id`",
+            ),
+            (
+                json!({"action": "status", "task_name": "../x"}),
+                "invalid_task_name",
+                "`task_name`",
+            ),
+            (
+                json!({"action": "status", "task_name": "/abs"}),
+                "invalid_task_name",
+                "`task_name`",
+            ),
+            (
+                json!({"action": "submit", "session_id": id, "stage": "../.."}),
+                "invalid_stage",
+                "`stage`",
+            ),
+            (
+                json!({"action": "submit", "session_id": id, "claude_result": 1}),
+                "invalid_argument",
+                "`claude_result`",
+            ),
+            (
+                json!({"action": "answer", "session_id": id}),
+                "missing_field",
+                "`answers`",
+            ),
+            (
+                json!({"action": "answer", "session_id": id, "answers": ["a"]}),
+                "invalid_argument",
+                "`answers`",
+            ),
+            (
+                json!({"action": "answer", "session_id": id, "answers": {"q1": 2}}),
+                "invalid_argument",
+                "`answers.q1`",
+            ),
+            (
+                json!({"action": "confirm", "session_id": id, "confirmed": "yes"}),
+                "invalid_argument",
+                "`confirmed`",
+            ),
+            (
+                json!({"action": "status", "session_id": id, "sesion": 1}),
+                "unknown_field",
+                "`sesion`",
+            ),
+            (
+                json!({"action": "reject", "session_id": id, "feedback": "x".repeat(70_000)}),
+                "too_large",
+                "`feedback`",
+            ),
+        ];
+        for (args, want_code, want_field) in cases {
+            let (c, msg) = code(args.clone());
+            assert_eq!(c, want_code, "{args}: {msg}");
+            assert!(msg.contains(want_field), "{args}: {msg}");
+        }
+    }
+
+    #[test]
+    fn over_limit_results_are_refused() {
+        let id = "2f1e4c1a-8a4b-4c39-9d1f-1a2b3c4d5e6f";
+        let big = "x".repeat(4 * 1024 * 1024 + 1);
+        let (c, msg) = code(json!({"action": "submit", "session_id": id, "codex_result": big}));
+        assert_eq!(c, "too_large");
+        assert!(msg.contains("codex_result"));
+    }
+
+    #[test]
+    fn confirm_and_approve_with_false_are_rejections() {
+        let id = "2f1e4c1a-8a4b-4c39-9d1f-1a2b3c4d5e6f";
+        let Call::Act { command, .. } = call(json!({"action": "confirm_save", "session_id": id, "confirmed": false, "feedback": "no"})).unwrap() else { panic!() };
+        assert_eq!(
+            command,
+            Command::Reject {
+                action: "confirm_save",
+                feedback: Some("no".into())
+            }
+        );
+        let Call::Act { command, .. } =
+            call(json!({"action": "approve", "session_id": id, "approved": false})).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(command.action(), "approve");
+        assert!(matches!(command, Command::Reject { .. }));
+        let Call::Act { command, .. } =
+            call(json!({"action": "approve", "task_name": "t", "scope": "sprint 1"})).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(
+            command,
+            Command::Approve {
+                scope: Some("sprint 1".into())
+            }
+        );
+    }
+
+    #[test]
+    fn session_ids_are_normalised_and_take_precedence() {
+        let Call::Status { key, .. } = call(json!({"action": "status", "session_id": "2F1E4C1A-8A4B-4C39-9D1F-1A2B3C4D5E6F", "task_name": "x"})).unwrap() else { panic!() };
+        assert_eq!(
+            key,
+            SessionKey::Id("2f1e4c1a-8a4b-4c39-9d1f-1a2b3c4d5e6f".into())
+        );
+    }
+}

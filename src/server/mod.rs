@@ -1,0 +1,186 @@
+//! The MCP adapter: one tool, `bmad-task`, served by rmcp. It parses arguments into a
+//! [`args::Call`], runs it against the [`Store`] on a blocking thread (file locks and
+//! fsync block), and renders the [`reply::Reply`] as structured content.
+
+pub mod args;
+pub mod reply;
+
+use std::sync::Arc;
+
+use chrono::Utc;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
+};
+use rmcp::schemars::generate::SchemaSettings;
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+
+use crate::error::Error;
+use crate::store::{DefaultRoot, Store};
+use args::{BmadTaskArgs, Call, Limits};
+use reply::Reply;
+
+pub const TOOL_NAME: &str = "bmad-task";
+
+const TOOL_DESCRIPTION: &str = "Runs the BMAD agile workflow (Product Owner → Architect → Scrum Master → Developer → Reviewer → QA) as an enforced state machine with durable sessions. `start` with an objective returns the Product Owner's role prompt; generate the document it asks for and `submit` it; the server scores it and may ask the human questions (`answer`), waits for the human to `confirm` a document that passed the gate (or `reject` it with feedback), and for the sprint plan to be `approve`d, then hands over the next role. Never answer, confirm, approve or reject on the human's behalf: show `user_message` and wait for their decision. `status` and `list` are read only. Documents are saved under .claude/specs/<task_name>/ and sessions under .bmad-task/.";
+
+const INSTRUCTIONS: &str = "bmad-mcp keeps the state of BMAD workflows. Call the `bmad-task` tool; when a reply has `requires_user_confirmation: true`, show its `user_message` to the user and act only on their answer.";
+
+struct Inner {
+    store: Store,
+    limits: Limits,
+    tool: Tool,
+}
+
+#[derive(Clone)]
+pub struct BmadServer {
+    inner: Arc<Inner>,
+}
+
+fn schema_object(value: serde_json::Value) -> Arc<JsonObject> {
+    match value {
+        serde_json::Value::Object(o) => Arc::new(o),
+        _ => unreachable!("schemas of structs are objects"),
+    }
+}
+
+/// The tool definition: input schema from [`BmadTaskArgs`], output schema from [`Reply`].
+pub fn tool() -> Tool {
+    let input = SchemaSettings::draft2020_12()
+        .into_generator()
+        .into_root_schema_for::<BmadTaskArgs>();
+    let output = SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator()
+        .into_root_schema_for::<Reply>();
+    let input = serde_json::to_value(input).expect("schemas serialize");
+    let output = serde_json::to_value(output).expect("schemas serialize");
+    Tool::new(TOOL_NAME, TOOL_DESCRIPTION, schema_object(input))
+        .with_raw_output_schema(schema_object(output))
+        .with_title("BMAD workflow")
+        .with_annotations(
+            ToolAnnotations::new()
+                .read_only(false)
+                .destructive(false)
+                .idempotent(false)
+                .open_world(false),
+        )
+}
+
+impl BmadServer {
+    pub fn new(default_root: DefaultRoot, limits: Limits) -> BmadServer {
+        BmadServer {
+            inner: Arc::new(Inner {
+                store: Store::new(default_root),
+                limits,
+                tool: tool(),
+            }),
+        }
+    }
+
+    /// Handles one tool call to completion. Blocking: file locks and fsync.
+    pub fn handle(&self, arguments: Option<JsonObject>) -> Result<Reply, Reply> {
+        let inner = &self.inner;
+        let call = args::parse(arguments, &inner.limits).map_err(|e| reply::for_error(&e, None))?;
+        let store = &inner.store;
+        let now = Utc::now();
+        match call {
+            Call::Start { cwd, objective } => store
+                .start(cwd.as_deref(), &objective, now)
+                .map(|s| reply::for_start(&s))
+                .map_err(|e| reply::for_error(&e, None)),
+            Call::List { cwd } => {
+                let project = store
+                    .project(cwd.as_deref())
+                    .map_err(|e| reply::for_error(&e, None))?;
+                store
+                    .list(cwd.as_deref())
+                    .map(|l| reply::for_list(l, &project.display()))
+                    .map_err(|e| reply::for_error(&e, None))
+            }
+            Call::Status { cwd, key } => store
+                .load(cwd.as_deref(), &key)
+                .map(|(_, s)| reply::for_status(&s))
+                .map_err(|e| reply::for_error(&e, None)),
+            Call::Act { cwd, key, command } => {
+                let action = command.action();
+                match store.act(cwd.as_deref(), &key, command, now) {
+                    Ok((s, facts)) => Ok(reply::for_session(&s, &facts, action)),
+                    Err(e) => {
+                        // Name the state and what is legal now, when the session exists.
+                        let session = match &e {
+                            Error::SessionNotFound { .. } | Error::InvalidProject { .. } => None,
+                            _ => store.load(cwd.as_deref(), &key).ok().map(|(_, s)| s),
+                        };
+                        Err(reply::for_error(&e, session.as_ref()))
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn to_result(reply: Result<Reply, Reply>) -> CallToolResult {
+    let (value, is_error) = match reply {
+        Ok(r) => (serde_json::to_value(r), false),
+        Err(r) => (serde_json::to_value(r), true),
+    };
+    let value = value.expect("replies serialize");
+    if is_error {
+        CallToolResult::structured_error(value)
+    } else {
+        CallToolResult::structured(value)
+    }
+}
+
+impl ServerHandler for BmadServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(
+                Implementation::new("bmad-mcp", env!("CARGO_PKG_VERSION"))
+                    .with_title("BMAD workflow server"),
+            )
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(vec![self
+            .inner
+            .tool
+            .clone()]))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if request.name != TOOL_NAME {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "unknown tool `{}`; this server has one tool, `{TOOL_NAME}`",
+                    request.name
+                ),
+                None,
+            ));
+        }
+        let server = self.clone();
+        let arguments = request.arguments;
+        let reply = tokio::task::spawn_blocking(move || server.handle(arguments))
+            .await
+            .unwrap_or_else(|join_error| {
+                tracing::error!(error = %join_error, "tool call failed unexpectedly");
+                Err(reply::for_error(
+                    &Error::argument("internal", "the server failed while handling this call; nothing was saved past the last completed step. Retry, or check `status`."),
+                    None,
+                ))
+            });
+        Ok(to_result(reply).into())
+    }
+}

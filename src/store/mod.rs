@@ -1,0 +1,327 @@
+//! Durable sessions: finding the project and the session, taking the project lock,
+//! loading fresh state, writing an outcome's files and then the session (SPEC §7).
+//! Disk is the only truth, so several server processes can share one project.
+
+mod names;
+mod project;
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::workflow::machine::{self, ProjectFiles};
+use crate::workflow::session::{timestamp, Session};
+use crate::workflow::stage::{objective_wants_codex, Stage};
+use crate::workflow::{Command, Facts, State};
+
+pub use names::{is_valid as is_valid_task_name, slug_for};
+pub use project::{DefaultRoot, Project};
+
+const MAPPING: &str = ".bmad-task/task-mapping.json";
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct MappingEntry {
+    pub task_name: String,
+    pub objective: String,
+    pub created_at: String,
+}
+
+pub type Mapping = BTreeMap<String, MappingEntry>;
+
+/// One line of `list`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ListEntry {
+    pub session_id: String,
+    pub task_name: String,
+    pub current_stage: Stage,
+    pub current_state: State,
+    pub updated_at: String,
+}
+
+/// How a call names its session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionKey {
+    Id(String),
+    TaskName(String),
+}
+
+impl SessionKey {
+    fn describe(&self) -> String {
+        match self {
+            SessionKey::Id(id) => format!("with session_id `{id}`"),
+            SessionKey::TaskName(t) => format!("with task_name `{t}`"),
+        }
+    }
+}
+
+pub fn session_rel(id: &str) -> String {
+    format!(".bmad-task/session-{id}.json")
+}
+
+pub struct Store {
+    default_root: DefaultRoot,
+}
+
+impl Store {
+    pub fn new(default_root: DefaultRoot) -> Store {
+        Store { default_root }
+    }
+
+    pub fn project(&self, cwd: Option<&str>) -> Result<Project> {
+        Project::open(cwd, &self.default_root)
+    }
+
+    /// Creates a session: a unique task name whose directory is reserved, the session
+    /// file, and its entry in the task mapping.
+    pub fn start(&self, cwd: Option<&str>, objective: &str, now: DateTime<Utc>) -> Result<Session> {
+        let project = self.project(cwd)?;
+        // Refuse unsafe layouts before anything is created.
+        project.check(MAPPING)?;
+        project.check(".claude/specs/x")?;
+        let _lock = project.lock()?;
+        let mut mapping = read_mapping(&project)?;
+        let base = slug_for(objective);
+        let task_name = (0..)
+            .map(|n| names::candidate(&base, n))
+            .find_map(|name| {
+                if mapping.values().any(|e| e.task_name == name) {
+                    return None;
+                }
+                match project.create_dir_new(&format!(".claude/specs/{name}")) {
+                    Ok(true) => Some(Ok(name)),
+                    Ok(false) => None,
+                    Err(e) => Some(Err(e)),
+                }
+            })
+            .expect("an unbounded search finds a free name")?;
+        let session = Session::new(
+            uuid::Uuid::new_v4().to_string(),
+            task_name,
+            project.display(),
+            objective.to_string(),
+            objective_wants_codex(objective),
+            now,
+        );
+        write_session(&project, &session)?;
+        mapping.insert(
+            session.session_id.clone(),
+            MappingEntry {
+                task_name: session.task_name.clone(),
+                objective: objective.to_string(),
+                created_at: timestamp(now),
+            },
+        );
+        write_json(&project, MAPPING, &mapping)?;
+        tracing::info!(session_id = %session.session_id, task_name = %session.task_name, "session started");
+        Ok(session)
+    }
+
+    /// Finds a session in the given `cwd`, else in the default project root.
+    pub fn load(&self, cwd: Option<&str>, key: &SessionKey) -> Result<(Project, Session)> {
+        let mut searched = Vec::new();
+        let mut first_err = None;
+        let mut candidates = Vec::new();
+        match self.project(cwd) {
+            Ok(p) => candidates.push(p),
+            Err(e) => return Err(e),
+        }
+        if cwd.is_some() {
+            if let Ok(p) = self.project(None) {
+                if p.root != candidates[0].root {
+                    candidates.push(p);
+                }
+            }
+        }
+        for project in candidates {
+            searched.push(project.display());
+            match find_session(&project, key) {
+                Ok(Some(s)) => return Ok((project, s)),
+                Ok(None) => {}
+                Err(e) => {
+                    first_err.get_or_insert(e);
+                }
+            }
+        }
+        Err(first_err.unwrap_or(Error::SessionNotFound {
+            what: key.describe(),
+            project: searched.join(" or "),
+        }))
+    }
+
+    /// Applies a session action under the project lock, on the freshest stored state.
+    /// Files are written first and the session last, so a crash leaves the old session
+    /// pointing at files that still exist.
+    pub fn act(
+        &self,
+        cwd: Option<&str>,
+        key: &SessionKey,
+        command: Command,
+        now: DateTime<Utc>,
+    ) -> Result<(Session, Facts)> {
+        let (project, found) = self.load(cwd, key)?;
+        let _lock = project.lock()?;
+        let session =
+            load_session(&project, &found.session_id)?.ok_or_else(|| Error::SessionNotFound {
+                what: key.describe(),
+                project: project.display(),
+            })?;
+        let outcome = machine::apply(&session, command, &Files(&project), now)?;
+        for w in &outcome.writes {
+            project.check(&w.path)?;
+        }
+        for w in &outcome.writes {
+            project.write_atomic(&w.path, w.content.as_bytes())?;
+        }
+        write_session(&project, &outcome.session)?;
+        tracing::info!(
+            session_id = %outcome.session.session_id,
+            stage = %outcome.session.current_stage,
+            state = %outcome.session.current_state,
+            files = outcome.writes.len(),
+            "action applied"
+        );
+        Ok((outcome.session, outcome.facts))
+    }
+
+    /// The project's sessions, newest first.
+    pub fn list(&self, cwd: Option<&str>) -> Result<Vec<ListEntry>> {
+        let project = self.project(cwd)?;
+        if !project.has_state() {
+            return Ok(Vec::new());
+        }
+        let mut out = Vec::new();
+        for id in session_ids(&project)? {
+            match load_session(&project, &id) {
+                Ok(Some(s)) => out.push(ListEntry {
+                    session_id: s.session_id,
+                    task_name: s.task_name,
+                    current_stage: s.current_stage,
+                    current_state: s.current_state,
+                    updated_at: s.updated_at,
+                }),
+                Ok(None) => {}
+                Err(e) => tracing::warn!(error = %e, "skipping unreadable session"),
+            }
+        }
+        out.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
+        Ok(out)
+    }
+}
+
+/// The machine's read access to project files, confined like every write.
+struct Files<'a>(&'a Project);
+
+impl ProjectFiles for Files<'_> {
+    fn read(&self, rel_path: &str) -> Option<String> {
+        self.0.read(rel_path).ok().flatten()
+    }
+}
+
+fn find_session(project: &Project, key: &SessionKey) -> Result<Option<Session>> {
+    if !project.has_state() {
+        return Ok(None);
+    }
+    match key {
+        SessionKey::Id(id) => load_session(project, id),
+        SessionKey::TaskName(name) => {
+            let mapping = read_mapping(project)?;
+            if let Some((id, _)) = mapping.iter().find(|(_, e)| &e.task_name == name) {
+                if let Some(s) = load_session(project, id)? {
+                    return Ok(Some(s));
+                }
+            }
+            // The mapping is an index; the session files are the truth.
+            for id in session_ids(project)? {
+                if let Ok(Some(s)) = load_session(project, &id) {
+                    if &s.task_name == name {
+                        return Ok(Some(s));
+                    }
+                }
+            }
+            Ok(None)
+        }
+    }
+}
+
+fn session_ids(project: &Project) -> Result<Vec<String>> {
+    let dir = project.path(".bmad-task");
+    let entries = std::fs::read_dir(&dir).map_err(|e| Error::storage("read", &dir, &e))?;
+    Ok(entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let id = name.strip_prefix("session-")?.strip_suffix(".json")?;
+            uuid::Uuid::parse_str(id).ok()?;
+            Some(id.to_string())
+        })
+        .collect())
+}
+
+/// Loads and validates a stored session; `None` when there is no such file.
+fn load_session(project: &Project, id: &str) -> Result<Option<Session>> {
+    let rel = session_rel(id);
+    let Some(text) = project.read(&rel)? else {
+        return Ok(None);
+    };
+    let corrupt = |detail: String| Error::Corrupt {
+        path: rel.clone(),
+        detail,
+    };
+    let s: Session = serde_json::from_str(&text).map_err(|e| corrupt(e.to_string()))?;
+    if s.session_id != id {
+        return Err(corrupt(format!("it names session `{}`", s.session_id)));
+    }
+    if !names::is_valid(&s.task_name) {
+        return Err(corrupt(format!(
+            "task_name `{}` is not a valid name",
+            s.task_name
+        )));
+    }
+    if s.schema_version > crate::workflow::session::SCHEMA_VERSION {
+        return Err(corrupt(format!(
+            "schema_version {} is newer than this server understands",
+            s.schema_version
+        )));
+    }
+    Ok(Some(s))
+}
+
+fn write_session(project: &Project, s: &Session) -> Result<()> {
+    write_json(project, &session_rel(&s.session_id), s)
+}
+
+fn write_json<T: Serialize>(project: &Project, rel: &str, value: &T) -> Result<()> {
+    let mut text = serde_json::to_string_pretty(value).expect("stored types serialize");
+    text.push('\n');
+    project.write_atomic(rel, text.as_bytes())
+}
+
+/// The task mapping; rebuilt from the session files if it is unreadable.
+fn read_mapping(project: &Project) -> Result<Mapping> {
+    match project.read(MAPPING)? {
+        None => Ok(Mapping::new()),
+        Some(text) => match serde_json::from_str(&text) {
+            Ok(m) => Ok(m),
+            Err(e) => {
+                tracing::warn!(error = %e, "task-mapping.json is unreadable; rebuilding it from the sessions");
+                let mut m = Mapping::new();
+                for id in session_ids(project)? {
+                    if let Ok(Some(s)) = load_session(project, &id) {
+                        m.insert(
+                            id,
+                            MappingEntry {
+                                task_name: s.task_name,
+                                objective: s.objective,
+                                created_at: s.created_at,
+                            },
+                        );
+                    }
+                }
+                Ok(m)
+            }
+        },
+    }
+}

@@ -1,0 +1,89 @@
+//! Task names: the objective slugged (non-ASCII transliterated), at most 50 characters,
+//! made unique with `-1`, `-2`, … (SPEC §7).
+
+pub const MAX_TASK_NAME: usize = 50;
+
+/// The base task name for an objective.
+pub fn slug_for(objective: &str) -> String {
+    let s = slug::slugify(objective);
+    let s = cut(&s, MAX_TASK_NAME);
+    if s.is_empty() {
+        "task".to_string()
+    } else {
+        s
+    }
+}
+
+/// The `n`-th alternative of a base name (`n = 0` is the base itself), still ≤ 50 chars.
+pub fn candidate(base: &str, n: u32) -> String {
+    if n == 0 {
+        return base.to_string();
+    }
+    let suffix = format!("-{n}");
+    let head = cut(base, MAX_TASK_NAME - suffix.len());
+    let head = if head.is_empty() { "task".into() } else { head };
+    format!("{head}{suffix}")
+}
+
+/// At most `max` bytes of an ASCII slug, without a trailing `-`.
+fn cut(s: &str, max: usize) -> String {
+    let s = if s.len() > max { &s[..max] } else { s };
+    s.trim_end_matches('-').to_string()
+}
+
+/// Whether a caller-given task name has the form the server creates (so it can never
+/// name a path outside `.claude/specs/`).
+pub fn is_valid(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= MAX_TASK_NAME
+        && !name.starts_with('-')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn english_objectives_become_readable_slugs() {
+        assert_eq!(
+            slug_for("Build user authentication system!"),
+            "build-user-authentication-system"
+        );
+    }
+
+    #[test]
+    fn chinese_objectives_are_transliterated_not_dropped() {
+        let s = slug_for("构建用户认证系统");
+        assert!(s.len() >= 10, "{s}");
+        assert!(is_valid(&s), "{s}");
+        assert!(s.contains("yong"), "{s}");
+    }
+
+    #[test]
+    fn names_are_capped_at_fifty_without_a_trailing_dash() {
+        let s = slug_for(&"word ".repeat(40));
+        assert!(s.len() <= MAX_TASK_NAME);
+        assert!(!s.ends_with('-'));
+        let c = candidate(&s, 12);
+        assert!(c.len() <= MAX_TASK_NAME && c.ends_with("-12"), "{c}");
+        assert!(!c.contains("--"));
+    }
+
+    #[test]
+    fn nothing_left_gives_task() {
+        assert_eq!(slug_for("!!! ???"), "task");
+        assert_eq!(slug_for(""), "task");
+        assert_eq!(candidate("task", 2), "task-2");
+    }
+
+    #[test]
+    fn only_slug_shaped_names_are_valid() {
+        assert!(is_valid("build-a-cli-2"));
+        for bad in ["../x", "a/b", "A", "", "-x", ".", "a b", &"a".repeat(51)] {
+            assert!(!is_valid(bad), "{bad}");
+        }
+    }
+}

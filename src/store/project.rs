@@ -1,0 +1,291 @@
+//! A project directory: finding it, keeping every write inside `.bmad-task/` and
+//! `.claude/specs/`, atomic writes, and the cross-process lock.
+
+use std::io::Write;
+use std::path::{Component, Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+pub const STATE_DIR: &str = ".bmad-task";
+pub const SPECS_DIR: &str = ".claude/specs";
+const LOCK_FILE: &str = ".bmad-task/.lock";
+
+/// Where the project root comes from when a call gives no `cwd` (SPEC §7).
+#[derive(Debug, Clone)]
+pub struct DefaultRoot {
+    pub source_name: &'static str,
+    pub value: String,
+}
+
+impl DefaultRoot {
+    /// `BMAD_PROJECT_ROOT`, else `CLAUDE_PROJECT_DIR`, else the working directory.
+    pub fn from_env() -> DefaultRoot {
+        for var in ["BMAD_PROJECT_ROOT", "CLAUDE_PROJECT_DIR"] {
+            if let Ok(v) = std::env::var(var) {
+                if !v.trim().is_empty() {
+                    return DefaultRoot {
+                        source_name: var,
+                        value: v,
+                    };
+                }
+            }
+        }
+        DefaultRoot {
+            source_name: "the server's working directory",
+            value: std::env::current_dir()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Project {
+    /// Canonical absolute path.
+    pub root: PathBuf,
+}
+
+impl Project {
+    /// Opens the project named by a `cwd` argument, or the default root.
+    pub fn open(cwd: Option<&str>, default: &DefaultRoot) -> Result<Project> {
+        match cwd {
+            Some(c) => Project::at("field `cwd`", c),
+            None => Project::at(default.source_name, &default.value),
+        }
+    }
+
+    fn at(source_name: &'static str, value: &str) -> Result<Project> {
+        let invalid = |reason: &str| Error::InvalidProject {
+            source_name,
+            value: value.to_string(),
+            reason: reason.to_string(),
+        };
+        let p = Path::new(value);
+        if value.trim().is_empty() {
+            return Err(invalid(
+                "it is empty; give the absolute path of the project",
+            ));
+        }
+        if !p.is_absolute() {
+            return Err(invalid("it must be an absolute path"));
+        }
+        let meta = std::fs::metadata(p).map_err(|_| invalid("no such directory"))?;
+        if !meta.is_dir() {
+            return Err(invalid("it is not a directory"));
+        }
+        let root = p
+            .canonicalize()
+            .map_err(|_| invalid("it cannot be resolved"))?;
+        Ok(Project { root })
+    }
+
+    pub fn display(&self) -> String {
+        self.root.display().to_string()
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+
+    /// Whether `.bmad-task/` exists (a read never creates it).
+    pub fn has_state(&self) -> bool {
+        self.root.join(STATE_DIR).is_dir()
+    }
+
+    /// Checks that a relative path stays inside `.bmad-task/` or `.claude/specs/`, with
+    /// no `..`, no absolute part, and no symlink on the way that leads elsewhere.
+    pub fn check(&self, rel: &str) -> Result<PathBuf> {
+        let unsafe_path = |reason: &str| Error::UnsafePath {
+            path: rel.to_string(),
+            reason: reason.to_string(),
+        };
+        let p = Path::new(rel);
+        if !p.components().all(|c| matches!(c, Component::Normal(_))) {
+            return Err(unsafe_path("the path must be relative without `..`"));
+        }
+        let area = if rel.starts_with(".bmad-task/") {
+            STATE_DIR
+        } else if rel.starts_with(".claude/specs/") {
+            SPECS_DIR
+        } else {
+            return Err(unsafe_path(
+                "only .bmad-task/ and .claude/specs/ are written",
+            ));
+        };
+        // Every existing ancestor, resolved, must stay under the project's own area.
+        let allowed = self.root.join(area);
+        let mut cur = self.root.clone();
+        for c in p.components() {
+            cur.push(c);
+            match std::fs::symlink_metadata(&cur) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    let target = cur
+                        .canonicalize()
+                        .map_err(|_| unsafe_path("a symbolic link on the path points nowhere"))?;
+                    if !target.starts_with(&allowed) {
+                        return Err(unsafe_path(&format!(
+                            "{} is a symbolic link that leads outside {}",
+                            cur.strip_prefix(&self.root).unwrap_or(&cur).display(),
+                            area
+                        )));
+                    }
+                }
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+        Ok(self.root.join(p))
+    }
+
+    /// Creates the directories of `rel` (checked) and returns the absolute path.
+    fn prepare(&self, rel: &str) -> Result<PathBuf> {
+        let abs = self.check(rel)?;
+        let dir = abs.parent().expect("checked paths have a parent");
+        std::fs::create_dir_all(dir).map_err(|e| Error::storage("create", dir, &e))?;
+        // Re-check now that the directories exist (a link could have raced in).
+        self.check(rel)
+    }
+
+    /// Writes a file atomically: a temporary file in the same directory, fsync, rename,
+    /// fsync of the directory. A reader or a crash sees the old file or the new one.
+    pub fn write_atomic(&self, rel: &str, content: &[u8]) -> Result<()> {
+        let abs = self.prepare(rel)?;
+        let dir = abs.parent().expect("checked paths have a parent");
+        let fail = |e: &std::io::Error| Error::storage("write", &abs, e);
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".tmp-")
+            .tempfile_in(dir)
+            .map_err(|e| fail(&e))?;
+        tmp.write_all(content).map_err(|e| fail(&e))?;
+        tmp.as_file().sync_all().map_err(|e| fail(&e))?;
+        tmp.persist(&abs).map_err(|e| fail(&e.error))?;
+        sync_dir(dir);
+        Ok(())
+    }
+
+    /// Creates a directory that must not exist yet (reserving a task name).
+    pub fn create_dir_new(&self, rel: &str) -> Result<bool> {
+        let abs = self.check(&format!("{rel}/x"))?;
+        let dir = abs.parent().expect("has parent");
+        if let Some(parent) = dir.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| Error::storage("create", parent, &e))?;
+        }
+        match std::fs::create_dir(dir) {
+            Ok(()) => {
+                if let Some(parent) = dir.parent() {
+                    sync_dir(parent);
+                }
+                Ok(true)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+            Err(e) => Err(Error::storage("create", dir, &e)),
+        }
+    }
+
+    /// Reads a file inside the project's areas; `None` when it does not exist.
+    pub fn read(&self, rel: &str) -> Result<Option<String>> {
+        let abs = self.check(rel)?;
+        match std::fs::read_to_string(&abs) {
+            Ok(s) => Ok(Some(s)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::storage("read", &abs, &e)),
+        }
+    }
+
+    /// Takes the project's exclusive lock, held until the guard drops. Serialises every
+    /// change to the project across threads and processes.
+    pub fn lock(&self) -> Result<std::fs::File> {
+        let abs = self.prepare(LOCK_FILE)?;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&abs)
+            .map_err(|e| Error::storage("open", &abs, &e))?;
+        file.lock().map_err(|e| Error::storage("lock", &abs, &e))?;
+        Ok(file)
+    }
+}
+
+fn sync_dir(dir: &Path) {
+    // Makes the rename durable; failure here only weakens durability, not atomicity.
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project() -> (tempfile::TempDir, Project) {
+        let dir = tempfile::tempdir().unwrap();
+        let p = Project::at("test", dir.path().to_str().unwrap()).unwrap();
+        (dir, p)
+    }
+
+    #[test]
+    fn relative_missing_and_file_cwds_are_refused() {
+        let (dir, _) = project();
+        let d = DefaultRoot::from_env();
+        for bad in ["relative/dir", "", "/definitely/not/here"] {
+            let e = Project::open(Some(bad), &d).unwrap_err();
+            assert_eq!(e.code(), "invalid_cwd", "{bad}");
+            assert!(e.to_string().contains("`cwd`"));
+        }
+        let f = dir.path().join("file");
+        std::fs::write(&f, "x").unwrap();
+        let e = Project::open(Some(f.to_str().unwrap()), &d).unwrap_err();
+        assert!(e.to_string().contains("not a directory"));
+    }
+
+    #[test]
+    fn paths_outside_the_two_areas_are_refused() {
+        let (_d, p) = project();
+        for bad in [
+            "../x",
+            ".bmad-task/../x",
+            "/etc/passwd",
+            "src/main.rs",
+            ".claude/settings.json",
+            ".claude/specs/../../x",
+        ] {
+            assert_eq!(p.check(bad).unwrap_err().code(), "unsafe_path", "{bad}");
+        }
+        assert!(p.check(".bmad-task/session-x.json").is_ok());
+        assert!(p.check(".claude/specs/t/01.md").is_ok());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlinked_area_leading_outside_is_refused() {
+        let (_d, p) = project();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(p.root.join(".claude")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), p.root.join(".claude/specs")).unwrap();
+        let e = p.write_atomic(".claude/specs/t/a.md", b"x").unwrap_err();
+        assert_eq!(e.code(), "unsafe_path");
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn atomic_writes_replace_whole_files() {
+        let (_d, p) = project();
+        p.write_atomic(".bmad-task/a.json", b"one").unwrap();
+        p.write_atomic(".bmad-task/a.json", b"two").unwrap();
+        assert_eq!(p.read(".bmad-task/a.json").unwrap().as_deref(), Some("two"));
+        assert_eq!(p.read(".bmad-task/none.json").unwrap(), None);
+        let names: Vec<_> = std::fs::read_dir(p.root.join(".bmad-task"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec!["a.json"]);
+    }
+
+    #[test]
+    fn a_task_directory_is_reserved_once() {
+        let (_d, p) = project();
+        assert!(p.create_dir_new(".claude/specs/t").unwrap());
+        assert!(!p.create_dir_new(".claude/specs/t").unwrap());
+    }
+}

@@ -1,0 +1,341 @@
+//! The session as it is stored in `.bmad-task/session-<id>.json`: plain serde types whose
+//! field names are the ones users query with `jq`. Large texts never live here, only
+//! [`ContentRef`]s pointing at files.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::stage::{Engine, Stage};
+
+/// Bumped whenever the stored layout changes incompatibly.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Characters of a document kept inline as its summary.
+pub const SUMMARY_CHARS: usize = 300;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    Generating,
+    Clarifying,
+    Refining,
+    AwaitingConfirmation,
+    AwaitingApproval,
+    Completed,
+}
+
+impl State {
+    pub const ALL: [State; 6] = [
+        State::Generating,
+        State::Clarifying,
+        State::Refining,
+        State::AwaitingConfirmation,
+        State::AwaitingApproval,
+        State::Completed,
+    ];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            State::Generating => "generating",
+            State::Clarifying => "clarifying",
+            State::Refining => "refining",
+            State::AwaitingConfirmation => "awaiting_confirmation",
+            State::AwaitingApproval => "awaiting_approval",
+            State::Completed => "completed",
+        }
+    }
+}
+
+impl std::fmt::Display for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum StageStatus {
+    #[default]
+    Pending,
+    InProgress,
+    Completed,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ScoreSource {
+    /// The document stated its own score.
+    Reported,
+    /// No score was stated; the server estimated one from the document's content.
+    Estimated,
+}
+
+/// A pointer to a text kept in a file, with enough inline to recognise it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ContentRef {
+    /// The first 300 characters, ending in `…` when cut.
+    pub summary: String,
+    /// Path relative to the project directory.
+    pub file_path: String,
+    /// Size in bytes.
+    pub size: u64,
+    pub last_updated: String,
+}
+
+impl ContentRef {
+    pub fn new(file_path: String, text: &str, now: DateTime<Utc>) -> ContentRef {
+        ContentRef {
+            summary: summarize(text),
+            file_path,
+            size: text.len() as u64,
+            last_updated: timestamp(now),
+        }
+    }
+}
+
+/// The first [`SUMMARY_CHARS`] characters of `text`, cut on a character boundary.
+pub fn summarize(text: &str) -> String {
+    let text = text.trim();
+    match text.char_indices().nth(SUMMARY_CHARS) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+pub fn timestamp(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Question {
+    pub id: String,
+    pub question: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
+    /// The clarification round (1, 2, …) in which the question was asked.
+    pub round: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Sprint {
+    pub number: u32,
+    pub title: String,
+}
+
+/// A stage document as written to `.claude/specs/<task_name>/`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Artifact {
+    pub path: String,
+    pub sha256: String,
+    pub size: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, Default)]
+pub struct StageRecord {
+    pub status: StageStatus,
+    /// Submissions accepted in this stage.
+    pub iteration: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<u32>,
+    /// The score of each engine's candidate in the latest submission.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub scores: BTreeMap<Engine, u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score_source: Option<ScoreSource>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate_passed: Option<bool>,
+    /// The engine whose candidate was kept in the latest submission.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chosen_engine: Option<Engine>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claude_result_ref: Option<ContentRef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub codex_result_ref: Option<ContentRef>,
+    /// The stage document as saved in `.claude/specs/`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub final_result_ref: Option<ContentRef>,
+    /// The latest document that did not (yet) become the artifact.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draft_ref: Option<ContentRef>,
+    #[serde(default)]
+    pub questions: Vec<Question>,
+    #[serde(default)]
+    pub answers: BTreeMap<String, String>,
+    #[serde(default)]
+    pub gaps: Vec<String>,
+    /// Every rejection's feedback, oldest first.
+    #[serde(default)]
+    pub feedback: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approved: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sprints: Vec<Sprint>,
+    /// `Pass`, `Pass with Risk` or `Fail`, as the review stated it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review_status: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub artifact: Option<Artifact>,
+}
+
+impl StageRecord {
+    /// Questions of this stage that have no answer yet.
+    pub fn open_questions(&self) -> Vec<Question> {
+        self.questions
+            .iter()
+            .filter(|q| !self.answers.contains_key(&q.id))
+            .cloned()
+            .collect()
+    }
+
+    pub fn rounds(&self) -> u32 {
+        self.questions.iter().map(|q| q.round).max().unwrap_or(0)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct HistoryEntry {
+    pub at: String,
+    pub action: String,
+    pub stage: Stage,
+    pub from: Option<State>,
+    pub to: State,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Session {
+    pub schema_version: u32,
+    pub session_id: String,
+    pub task_name: String,
+    /// Absolute path of the project directory.
+    pub cwd: String,
+    pub objective: String,
+    /// Engines of the scored stages (`po`, `architect`), fixed at `start`.
+    pub engines: Vec<Engine>,
+    pub current_stage: Stage,
+    pub current_state: State,
+    pub stages: BTreeMap<Stage, StageRecord>,
+    /// Paths of the saved stage documents, relative to the project, each once.
+    pub artifacts: Vec<String>,
+    pub history: Vec<HistoryEntry>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl Session {
+    pub fn new(
+        session_id: String,
+        task_name: String,
+        cwd: String,
+        objective: String,
+        dual: bool,
+        now: DateTime<Utc>,
+    ) -> Session {
+        let mut stages: BTreeMap<Stage, StageRecord> = Stage::ALL
+            .into_iter()
+            .map(|s| (s, StageRecord::default()))
+            .collect();
+        stages.get_mut(&Stage::Po).expect("po exists").status = StageStatus::InProgress;
+        let at = timestamp(now);
+        Session {
+            schema_version: SCHEMA_VERSION,
+            session_id,
+            task_name,
+            cwd,
+            objective,
+            engines: Stage::Po.engines(dual),
+            current_stage: Stage::Po,
+            current_state: State::Generating,
+            stages,
+            artifacts: Vec::new(),
+            history: vec![HistoryEntry {
+                at: at.clone(),
+                action: "start".into(),
+                stage: Stage::Po,
+                from: None,
+                to: State::Generating,
+                note: None,
+            }],
+            created_at: at.clone(),
+            updated_at: at,
+        }
+    }
+
+    pub fn dual_engine(&self) -> bool {
+        self.engines.contains(&Engine::Codex)
+    }
+
+    pub fn engines_for(&self, stage: Stage) -> Vec<Engine> {
+        stage.engines(self.dual_engine())
+    }
+
+    pub fn record(&self, stage: Stage) -> &StageRecord {
+        self.stages
+            .get(&stage)
+            .expect("every stage has a record from start")
+    }
+
+    pub fn record_mut(&mut self, stage: Stage) -> &mut StageRecord {
+        self.stages.entry(stage).or_default()
+    }
+
+    pub fn current(&self) -> &StageRecord {
+        self.record(self.current_stage)
+    }
+
+    /// `.claude/specs/<task_name>`, relative to the project.
+    pub fn specs_dir(&self) -> String {
+        format!(".claude/specs/{}", self.task_name)
+    }
+
+    pub fn artifact_path(&self, stage: Stage) -> String {
+        format!("{}/{}", self.specs_dir(), stage.artifact_file())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summaries_cut_on_a_character_boundary_and_mark_the_cut() {
+        let long = "界".repeat(400);
+        let s = summarize(&long);
+        assert_eq!(s.chars().count(), SUMMARY_CHARS + 1);
+        assert!(s.ends_with('…'));
+        assert_eq!(summarize("  short  "), "short");
+    }
+
+    #[test]
+    fn a_new_session_starts_at_po_generating_with_all_stages() {
+        let s = Session::new(
+            "id".into(),
+            "t".into(),
+            "/p".into(),
+            "o".into(),
+            false,
+            Utc::now(),
+        );
+        assert_eq!(s.current_stage, Stage::Po);
+        assert_eq!(s.current_state, State::Generating);
+        assert_eq!(s.stages.len(), 6);
+        assert_eq!(s.record(Stage::Po).status, StageStatus::InProgress);
+        assert_eq!(s.engines, vec![Engine::Claude]);
+        let json = serde_json::to_value(&s).unwrap();
+        // Stage keys are the stage ids, in workflow order, as jq users read them.
+        let keys: Vec<_> = json["stages"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+        assert_eq!(keys.len(), 6);
+        assert!(json["stages"]["po"]["status"] == "in_progress");
+    }
+}

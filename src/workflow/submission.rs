@@ -1,0 +1,471 @@
+//! Reading what a model submitted (SPEC §8): the document, its self-reported score, its
+//! clarification questions and gaps, and the stage-specific markers (sprint headings,
+//! review status). JSON is read with a JSON parser, so documents that contain fences,
+//! quotes or braces of their own come through whole.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde_json::{Map, Value};
+
+/// Fields that may carry the document, in order of preference.
+pub const DOCUMENT_FIELDS: [&str; 15] = [
+    "prd_draft",
+    "prd_updated",
+    "architecture_draft",
+    "architecture_updated",
+    "sprint_plan",
+    "sprint_plan_updated",
+    "implementation",
+    "dev_result",
+    "review",
+    "review_result",
+    "qa_report",
+    "test_report",
+    "draft",
+    "result",
+    "content",
+];
+
+/// A question as the model asked it (ids are assigned by the workflow).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AskedQuestion {
+    pub question: String,
+    pub context: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Submission {
+    /// The document text, trimmed, never empty.
+    pub document: String,
+    /// A score the submission stated itself, 0–100.
+    pub reported_score: Option<u32>,
+    pub questions: Vec<AskedQuestion>,
+    pub gaps: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SubmissionError {
+    #[error("the submission holds no document text")]
+    Empty,
+}
+
+/// Reads one engine's submission.
+pub fn read(text: &str) -> Result<Submission, SubmissionError> {
+    let (json, rest) = match find_json_object(text) {
+        Some((obj, span)) => {
+            let mut rest = String::with_capacity(text.len());
+            rest.push_str(&text[..span.start]);
+            rest.push_str(&text[span.end..]);
+            (Some(obj), rest)
+        }
+        None => (None, String::new()),
+    };
+
+    let document = match &json {
+        Some(obj) => match document_field(obj) {
+            Some(doc) => doc.to_string(),
+            // A JSON block with only metadata: the document is the text around it.
+            None => rest.trim().to_string(),
+        },
+        None => unwrap_markdown_fence(text).to_string(),
+    };
+    let document = document.trim().to_string();
+    if document.is_empty() {
+        return Err(SubmissionError::Empty);
+    }
+
+    let reported_score = json
+        .as_ref()
+        .and_then(|o| o.get("quality_score"))
+        .and_then(score_value)
+        .or_else(|| last_text_score(text));
+
+    let questions = json
+        .as_ref()
+        .and_then(|o| o.get("questions"))
+        .map(read_questions)
+        .unwrap_or_default();
+    let gaps = json
+        .as_ref()
+        .and_then(|o| o.get("gaps"))
+        .map(read_strings)
+        .unwrap_or_default();
+
+    Ok(Submission {
+        document,
+        reported_score,
+        questions,
+        gaps,
+    })
+}
+
+/// The JSON object that wraps the submission: the whole text, or a fenced block (```json
+/// or a bare fence opening on `{`), or an object opening a line. Documents often carry
+/// JSON samples of their own (an API design, a config file), so an embedded object counts
+/// only when it looks like a submission (see [`looks_like_submission`]).
+/// Returns the object and the byte span it covered (fences included).
+fn find_json_object(text: &str) -> Option<(Map<String, Value>, std::ops::Range<usize>)> {
+    let trimmed = text.trim();
+    if trimmed.starts_with('{') {
+        if let Ok(Value::Object(o)) = serde_json::from_str::<Value>(trimmed) {
+            return Some((o, 0..text.len()));
+        }
+    }
+
+    static FENCE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?m)^[ \t]*```[ \t]*(?:json|JSON|jsonc)?[ \t]*\r?$").unwrap()
+    });
+    static LINE_BRACE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?m)^[ \t]*\{").unwrap());
+
+    let fenced = FENCE.find_iter(text).filter_map(|m| {
+        let body_start = m.end();
+        let (obj, used) = parse_prefix_object(&text[body_start..])?;
+        let mut end = body_start + used;
+        // Swallow the closing fence when it follows the object.
+        if let Some(stripped) = text[end..].trim_start().strip_prefix("```") {
+            end = text.len() - stripped.len();
+        }
+        Some((obj, m.start()..end))
+    });
+    let bare = LINE_BRACE.find_iter(text).filter_map(|m| {
+        let start = m.end() - 1;
+        let (obj, used) = parse_prefix_object(&text[start..])?;
+        Some((obj, start..start + used))
+    });
+    fenced
+        .chain(bare)
+        .find(|(obj, span)| looks_like_submission(obj, text.len() - span.len()))
+}
+
+/// An embedded object is the submission when it states a score or carries a
+/// stage-specific document field; with only a generic field (`draft`, `result`,
+/// `content`) it must hold more text than surrounds it, as a wrapper does and a sample
+/// inside a document does not.
+fn looks_like_submission(obj: &Map<String, Value>, outside_len: usize) -> bool {
+    if obj.contains_key("quality_score") {
+        return true;
+    }
+    let generic = ["draft", "result", "content"];
+    DOCUMENT_FIELDS.iter().any(|f| {
+        let Some(doc) = obj.get(*f).and_then(Value::as_str) else {
+            return false;
+        };
+        !generic.contains(f) || doc.len() > outside_len
+    })
+}
+
+/// Parses one JSON object at the start of `s` (after whitespace), returning it and the
+/// number of bytes consumed. Whatever follows the object is left alone.
+fn parse_prefix_object(s: &str) -> Option<(Map<String, Value>, usize)> {
+    let lead = s.len() - s.trim_start().len();
+    if !s[lead..].starts_with('{') {
+        return None;
+    }
+    let mut stream = serde_json::Deserializer::from_str(&s[lead..]).into_iter::<Value>();
+    match stream.next() {
+        Some(Ok(Value::Object(o))) => Some((o, lead + stream.byte_offset())),
+        _ => None,
+    }
+}
+
+/// A reply wrapped whole in one ```markdown (or ```md) fence is the document inside it.
+fn unwrap_markdown_fence(text: &str) -> &str {
+    let t = text.trim();
+    let Some(first_nl) = t.find('\n') else {
+        return text;
+    };
+    let opener = t[..first_nl].trim();
+    if !(opener == "```markdown" || opener == "```md") {
+        return text;
+    }
+    match t[first_nl + 1..].strip_suffix("```") {
+        Some(inner) => inner,
+        None => text,
+    }
+}
+
+fn document_field(obj: &Map<String, Value>) -> Option<&str> {
+    DOCUMENT_FIELDS
+        .iter()
+        .filter_map(|f| obj.get(*f).and_then(Value::as_str))
+        .find(|s| !s.trim().is_empty())
+}
+
+/// A score given as a number or a numeric string, within 0–100.
+fn score_value(v: &Value) -> Option<u32> {
+    let n = match v {
+        Value::Number(n) => n.as_f64()?,
+        Value::String(s) => s
+            .trim()
+            .trim_end_matches("/100")
+            .trim()
+            .parse::<f64>()
+            .ok()?,
+        _ => return None,
+    };
+    (0.0..=100.0).contains(&n).then(|| n.round() as u32)
+}
+
+/// The last `Quality Score: N/100` in the text; case, markdown bold and spaces are tolerated.
+pub fn last_text_score(text: &str) -> Option<u32> {
+    static RE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"(?i)quality[ \t]*score[ \t*_]*[:：][ \t*_]*(\d{1,3}(?:\.\d+)?)[ \t*_]*/[ \t]*100",
+        )
+        .unwrap()
+    });
+    RE.captures_iter(text)
+        .filter_map(|c| c[1].parse::<f64>().ok())
+        .filter(|n| (0.0..=100.0).contains(n))
+        .map(|n| n.round() as u32)
+        .last()
+}
+
+fn read_questions(v: &Value) -> Vec<AskedQuestion> {
+    let Some(items) = v.as_array() else {
+        return Vec::new();
+    };
+    items
+        .iter()
+        .filter_map(|item| match item {
+            Value::String(s) => Some(AskedQuestion {
+                question: s.trim().to_string(),
+                context: None,
+            }),
+            Value::Object(o) => {
+                let q = ["question", "text", "q"]
+                    .iter()
+                    .find_map(|k| o.get(*k).and_then(Value::as_str))?;
+                let context = o
+                    .get("context")
+                    .and_then(Value::as_str)
+                    .map(|c| c.trim().to_string())
+                    .filter(|c| !c.is_empty());
+                Some(AskedQuestion {
+                    question: q.trim().to_string(),
+                    context,
+                })
+            }
+            _ => None,
+        })
+        .filter(|q| !q.question.is_empty())
+        .collect()
+}
+
+fn read_strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Sprints from headings `## Sprint N: Title` (also `###`, and `-`/`–`/`—` for `:`).
+pub fn sprints(document: &str) -> Vec<(u32, String)> {
+    static RE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"(?mi)^[ \t]*#{2,3}[ \t]+sprint[ \t]+(\d{1,4})[ \t]*[:\-–—][ \t]*(.+?)[ \t#]*\r?$",
+        )
+        .unwrap()
+    });
+    let mut out: Vec<(u32, String)> = Vec::new();
+    for c in RE.captures_iter(document) {
+        let Ok(n) = c[1].parse::<u32>() else { continue };
+        if out.iter().any(|(m, _)| *m == n) {
+            continue;
+        }
+        out.push((n, c[2].trim().trim_matches('*').trim().to_string()));
+    }
+    out
+}
+
+/// `Review Status: Pass | Pass with Risk | Fail`, the last one stated.
+pub fn review_status(document: &str) -> Option<String> {
+    static RE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"(?i)review[ \t]*status[ \t*_]*[:：][ \t*_]*(pass[ \t]+with[ \t]+risks?|pass|fail)",
+        )
+        .unwrap()
+    });
+    let last = RE.captures_iter(document).last()?;
+    let v = last[1].to_ascii_lowercase();
+    Some(if v.starts_with("pass") && v.contains("risk") {
+        "Pass with Risk".to_string()
+    } else if v == "pass" {
+        "Pass".to_string()
+    } else {
+        "Fail".to_string()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_markdown_is_the_document() {
+        let s = read("# PRD\n\nSome text").unwrap();
+        assert_eq!(s.document, "# PRD\n\nSome text");
+        assert_eq!(s.reported_score, None);
+        assert!(s.questions.is_empty());
+    }
+
+    #[test]
+    fn whole_text_json_object_is_read() {
+        let s = read(r##"{"prd_draft": "# PRD", "quality_score": 72, "gaps": ["metrics"], "questions": [{"id": "x", "question": "Who?", "context": "users"}, "When?"]}"##).unwrap();
+        assert_eq!(s.document, "# PRD");
+        assert_eq!(s.reported_score, Some(72));
+        assert_eq!(s.gaps, vec!["metrics"]);
+        assert_eq!(s.questions.len(), 2);
+        assert_eq!(s.questions[0].question, "Who?");
+        assert_eq!(s.questions[0].context.as_deref(), Some("users"));
+        assert_eq!(s.questions[1].question, "When?");
+    }
+
+    #[test]
+    fn a_fenced_document_holding_fences_and_quotes_survives_whole() {
+        let doc = "# Architecture\n\n```rust\nfn main() { println!(\"{}\", \"}\"); }\n```\n\nSay \"hi\" and `x`.\n```json\n{\"a\": 1}\n```\nEnd.";
+        let payload = serde_json::json!({"architecture_draft": doc, "quality_score": "93"});
+        let text = format!(
+            "Here is my work.\n\n```json\n{}\n```\n\nThanks.",
+            serde_json::to_string_pretty(&payload).unwrap()
+        );
+        let s = read(&text).unwrap();
+        assert_eq!(s.document, doc);
+        assert_eq!(s.reported_score, Some(93));
+    }
+
+    #[test]
+    fn scores_may_be_numbers_or_numeric_strings() {
+        for (v, want) in [
+            ("92", Some(92)),
+            ("\"88\"", Some(88)),
+            ("\" 91 \"", Some(91)),
+            ("\"90/100\"", Some(90)),
+            ("89.6", Some(90)),
+            ("150", None),
+            ("-3", None),
+            ("\"high\"", None),
+            ("null", None),
+        ] {
+            let s = read(&format!(
+                r##"{{"prd_draft": "# PRD", "quality_score": {v}}}"##
+            ))
+            .unwrap();
+            assert_eq!(s.reported_score, want, "quality_score {v}");
+        }
+    }
+
+    #[test]
+    fn the_last_quality_score_line_in_text_wins() {
+        let text = "Quality Score: 40/100 in the draft\n...\n**Quality Score:** 91 / 100\n";
+        assert_eq!(read(text).unwrap().reported_score, Some(91));
+        assert_eq!(last_text_score("**quality score: 77/100**"), Some(77));
+        assert_eq!(last_text_score("QUALITY SCORE : 65 /100"), Some(65));
+        assert_eq!(last_text_score("Quality Score: 300/100"), None);
+        assert_eq!(last_text_score("quality is great"), None);
+    }
+
+    #[test]
+    fn a_json_score_beats_a_text_score() {
+        let text =
+            "```json\n{\"prd_updated\": \"Quality Score: 50/100\", \"quality_score\": 95}\n```";
+        assert_eq!(read(text).unwrap().reported_score, Some(95));
+    }
+
+    #[test]
+    fn an_empty_document_is_refused() {
+        assert_eq!(read("   \n "), Err(SubmissionError::Empty));
+        assert_eq!(
+            read(r#"{"prd_draft": "", "quality_score": 95}"#),
+            Err(SubmissionError::Empty)
+        );
+        assert_eq!(
+            read("```json\n{\"quality_score\": 95}\n```"),
+            Err(SubmissionError::Empty)
+        );
+    }
+
+    #[test]
+    fn a_metadata_only_block_leaves_the_surrounding_text_as_the_document() {
+        let text = "# QA report\n\nAll good.\n\n```json\n{\"quality_score\": 94}\n```\n";
+        let s = read(text).unwrap();
+        assert_eq!(s.document, "# QA report\n\nAll good.");
+        assert_eq!(s.reported_score, Some(94));
+    }
+
+    #[test]
+    fn document_fields_are_tried_in_order() {
+        let s = read(r#"{"content": "c", "prd_updated": "u", "prd_draft": "  "}"#).unwrap();
+        assert_eq!(s.document, "u");
+    }
+
+    #[test]
+    fn braces_in_a_plain_document_are_not_mistaken_for_json() {
+        let text = "# Dev report\n\n{\n  \"name\": \"config\"\n}\n\nDone.";
+        let s = read(text).unwrap();
+        assert_eq!(s.document, text);
+    }
+
+    #[test]
+    fn json_samples_inside_a_markdown_document_stay_in_the_document() {
+        let text = "# API design\n\n```json\n{\"content\": \"hello\", \"id\": 3}\n```\n\nThe endpoint returns the object above with a long explanation of fields.";
+        let s = read(text).unwrap();
+        assert_eq!(s.document, text);
+        let text = "# Config\n\n```\n{\"port\": 8080}\n```\n";
+        assert_eq!(read(text).unwrap().document, text.trim());
+    }
+
+    #[test]
+    fn an_unfenced_submission_object_after_prose_is_found() {
+        let text = "Sure, here it is:\n{\"prd_draft\": \"# PRD\\n```\\ncode\\n```\", \"quality_score\": 70}";
+        let s = read(text).unwrap();
+        assert_eq!(s.document, "# PRD\n```\ncode\n```");
+        assert_eq!(s.reported_score, Some(70));
+    }
+
+    #[test]
+    fn sprint_headings_in_every_allowed_form() {
+        let doc = "# Plan\n## Sprint 1: Foundations\ntext\n### Sprint 2 - API **\n## Sprint 3 – UI\n## Sprint 4 — Polish ##\n#### Sprint 5: too deep\n## Sprint 1: duplicate\nSprint 6: not a heading";
+        let got = sprints(doc);
+        assert_eq!(
+            got,
+            vec![
+                (1, "Foundations".to_string()),
+                (2, "API".to_string()),
+                (3, "UI".to_string()),
+                (4, "Polish".to_string())
+            ]
+        );
+    }
+
+    #[test]
+    fn a_markdown_fence_around_the_whole_reply_is_removed() {
+        let s = read("```markdown\n# Plan\n\n```sh\nls\n```\n## Sprint 1: A\n```\n").unwrap();
+        assert_eq!(s.document, "# Plan\n\n```sh\nls\n```\n## Sprint 1: A");
+        let plain = "```sh\nls\n```";
+        assert_eq!(read(plain).unwrap().document, plain);
+    }
+
+    #[test]
+    fn review_status_is_normalised() {
+        assert_eq!(
+            review_status("Review Status: Pass").as_deref(),
+            Some("Pass")
+        );
+        assert_eq!(
+            review_status("**Review Status:** pass with risk").as_deref(),
+            Some("Pass with Risk")
+        );
+        assert_eq!(
+            review_status("review status: FAIL").as_deref(),
+            Some("Fail")
+        );
+        assert_eq!(review_status("no status"), None);
+    }
+}
