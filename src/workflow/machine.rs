@@ -720,3 +720,7 @@ fn norm(q: &str) -> String {
         .join(" ")
         .to_lowercase()
 }
+
+#[cfg(test)]
+#[path = "machine_tests.rs"]
+mod tests;

@@ -1,0 +1,537 @@
+//! Transition tests: every (state, action) pair, then the rules of SPEC §4–§6 one by one.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+
+use chrono::{Duration, TimeZone, Utc};
+
+use super::*;
+use crate::workflow::session::StageStatus;
+
+/// An in-memory project: what the machine reads, and what the caller wrote.
+#[derive(Default)]
+struct Mem(RefCell<HashMap<String, String>>);
+
+impl ProjectFiles for Mem {
+    fn read(&self, rel_path: &str) -> Option<String> {
+        self.0.borrow().get(rel_path).cloned()
+    }
+}
+
+/// A session driven through the machine, with its files kept in memory.
+struct Run {
+    s: Session,
+    files: Mem,
+    clock: DateTime<Utc>,
+}
+
+const GATE_PRD: &str = r##"{"prd_updated": "# PRD v2\n\n## Executive Summary\nDone.", "quality_score": 93}"##;
+const LOW_PRD: &str = r##"{"prd_updated": "# PRD low", "quality_score": 70}"##;
+const QUESTIONS_PRD: &str = r##"{"prd_draft": "# PRD v1", "quality_score": 72, "gaps": ["platforms"], "questions": [{"question": "Which platforms?"}, "Which users?"]}"##;
+
+impl Run {
+    fn new(objective: &str) -> Run {
+        let clock = Utc.with_ymd_and_hms(2026, 11, 21, 12, 0, 0).unwrap();
+        let s = Session::new(
+            "6f1c2d3e-4b5a-4c6d-8e9f-0a1b2c3d4e5f".into(),
+            "build-it".into(),
+            "/p".into(),
+            objective.into(),
+            crate::workflow::stage::objective_wants_codex(objective),
+            clock,
+        );
+        Run {
+            s,
+            files: Mem::default(),
+            clock,
+        }
+    }
+
+    fn try_do(&mut self, c: Command) -> Result<Outcome, WorkflowError> {
+        self.clock += Duration::seconds(1);
+        let out = apply(&self.s, c, &self.files, self.clock)?;
+        for w in &out.writes {
+            self.files
+                .0
+                .borrow_mut()
+                .insert(w.path.clone(), w.content.clone());
+        }
+        self.s = out.session.clone();
+        Ok(out)
+    }
+
+    fn act(&mut self, c: Command) -> Outcome {
+        let action = c.action();
+        self.try_do(c)
+            .unwrap_or_else(|e| panic!("{action} should be legal: {e}"))
+    }
+
+    fn submit(&mut self, claude: &str) -> Outcome {
+        self.act(submit(Some(claude), None))
+    }
+
+    fn state(&self) -> (Stage, State) {
+        (self.s.current_stage, self.s.current_state)
+    }
+
+    /// Drives a fresh session to a given state (at the first stage where it occurs).
+    fn at(state: State) -> Run {
+        let mut r = Run::new("Build it");
+        match state {
+            State::Generating => {}
+            State::Clarifying => {
+                r.submit(QUESTIONS_PRD);
+            }
+            State::Refining => {
+                r.submit(QUESTIONS_PRD);
+                r.act(answer(&[("q1", "Web"), ("q2", "Admins")]));
+            }
+            State::AwaitingConfirmation => {
+                r.submit(GATE_PRD);
+            }
+            State::AwaitingApproval => r.to_stage(Stage::Sm, true),
+            State::Completed => {
+                r.to_stage(Stage::Qa, false);
+                r.submit("# QA\nQuality Score: 90/100");
+            }
+        }
+        assert_eq!(r.s.current_state, state);
+        r
+    }
+
+    /// Advances through the stages before `stage` (and submits the plan when at sm).
+    fn to_stage(&mut self, stage: Stage, submit_at_sm: bool) {
+        while self.s.current_stage < stage {
+            match self.s.current_stage {
+                Stage::Po | Stage::Architect => {
+                    self.submit(GATE_PRD);
+                    self.act(Command::Confirm { action: "confirm" });
+                }
+                Stage::Sm => {
+                    self.submit(SPRINT_PLAN);
+                    self.act(Command::Approve { scope: None });
+                }
+                _ => {
+                    self.act(submit(None, Some("# Report\nDone.")));
+                }
+            }
+        }
+        if stage == Stage::Sm && submit_at_sm {
+            self.submit(SPRINT_PLAN);
+        }
+    }
+}
+
+const SPRINT_PLAN: &str = "# Plan\n## Sprint 1: Core\n- a\n## Sprint 2: UI\n- b\n";
+
+fn submit(claude: Option<&str>, codex: Option<&str>) -> Command {
+    Command::Submit {
+        stage: None,
+        claude_result: claude.map(String::from),
+        codex_result: codex.map(String::from),
+    }
+}
+
+fn answer(pairs: &[(&str, &str)]) -> Command {
+    Command::Answer {
+        answers: pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+    }
+}
+
+fn every_action() -> Vec<Command> {
+    vec![
+        submit(Some(GATE_PRD), None),
+        answer(&[("q1", "Web")]),
+        Command::Confirm { action: "confirm" },
+        Command::Confirm {
+            action: "confirm_save",
+        },
+        Command::Approve { scope: None },
+        Command::Reject {
+            action: "reject",
+            feedback: Some("more detail".into()),
+        },
+        Command::Reject {
+            action: "confirm",
+            feedback: Some("no".into()),
+        },
+        Command::Reject {
+            action: "approve",
+            feedback: Some("no".into()),
+        },
+    ]
+}
+
+/// The expected result of each legal (state, action) pair; everything else is refused.
+fn expected(state: State, c: &Command) -> Option<(Stage, State)> {
+    use State::*;
+    match (state, c) {
+        (Generating, Command::Submit { .. }) => Some((Stage::Po, AwaitingConfirmation)),
+        (Refining, Command::Submit { .. }) => Some((Stage::Po, AwaitingConfirmation)),
+        (Clarifying, Command::Answer { .. }) => Some((Stage::Po, Refining)),
+        (AwaitingConfirmation, Command::Confirm { .. }) => Some((Stage::Architect, Generating)),
+        (AwaitingConfirmation, Command::Reject { action, .. }) if *action != "approve" => {
+            Some((Stage::Po, Refining))
+        }
+        (AwaitingApproval, Command::Approve { .. }) => Some((Stage::Dev, Generating)),
+        (AwaitingApproval, Command::Reject { action, .. }) if *action != "confirm" => {
+            Some((Stage::Sm, Refining))
+        }
+        _ => None,
+    }
+}
+
+#[test]
+fn every_state_action_pair_is_legal_or_refused_as_the_table_says() {
+    let mut checked = 0;
+    for state in State::ALL {
+        for command in every_action() {
+            let mut run = Run::at(state);
+            let before = run.s.clone();
+            let files_before = run.files.0.borrow().clone();
+            let action = command.action();
+            match (expected(state, &command), run.try_do(command.clone())) {
+                (Some(want), Ok(out)) => {
+                    assert_eq!(run.state(), want, "{state} + {action}");
+                    assert_eq!(out.session.history.len(), before.history.len() + 1);
+                    let last = out.session.history.last().unwrap();
+                    assert_eq!(last.action, action);
+                    assert_eq!(last.from, Some(state));
+                    assert_eq!(last.to, want.1);
+                    for w in &out.writes {
+                        assert!(
+                            w.path.starts_with(".bmad-task/temp/") || w.path.starts_with(".claude/specs/build-it/"),
+                            "{state} + {action} wrote {}",
+                            w.path
+                        );
+                    }
+                }
+                (None, Err(e)) => {
+                    let WorkflowError::IllegalAction {
+                        action: a,
+                        state: st,
+                        allowed,
+                        ..
+                    } = &e
+                    else {
+                        panic!("{state} + {action}: wrong error {e}");
+                    };
+                    assert_eq!((*a, *st), (action, state));
+                    assert_eq!(allowed, &allowed_actions(state));
+                    assert_eq!(e.code(), "invalid_state");
+                    let msg = e.to_string();
+                    assert!(msg.contains(state.id()) && msg.contains("status"), "{msg}");
+                    assert_eq!(run.s, before, "the session is unchanged");
+                    assert_eq!(*run.files.0.borrow(), files_before, "no file is written");
+                }
+                (want, got) => panic!("{state} + {action}: expected {want:?}, got {got:?}"),
+            }
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, State::ALL.len() * every_action().len());
+}
+
+#[test]
+fn submissions_at_the_unscored_stages_move_as_the_spec_says() {
+    let mut r = Run::at(State::Generating);
+    r.to_stage(Stage::Sm, false);
+    r.submit(SPRINT_PLAN);
+    assert_eq!(r.state(), (Stage::Sm, State::AwaitingApproval));
+    r.act(Command::Approve { scope: None });
+    for (stage, next) in [
+        (Stage::Dev, (Stage::Review, State::Generating)),
+        (Stage::Review, (Stage::Qa, State::Generating)),
+        (Stage::Qa, (Stage::Qa, State::Completed)),
+    ] {
+        assert_eq!(r.s.current_stage, stage);
+        r.act(submit(None, Some("# Report\nReview Status: Pass")));
+        assert_eq!(r.state(), next);
+        assert_eq!(r.s.record(stage).status, StageStatus::Completed);
+    }
+    // Every stage document is listed once, in stage order.
+    let want: Vec<String> = Stage::ALL.iter().map(|s| r.s.artifact_path(*s)).collect();
+    assert_eq!(r.s.artifacts, want);
+    assert!(Stage::ALL.iter().all(|s| r.s.record(*s).status == StageStatus::Completed));
+}
+
+#[test]
+fn first_drafts_with_questions_go_to_clarifying_without_an_artifact() {
+    let mut r = Run::new("Build it");
+    let out = r.submit(QUESTIONS_PRD);
+    assert_eq!(r.state(), (Stage::Po, State::Clarifying));
+    let rec = r.s.record(Stage::Po);
+    let ids: Vec<_> = rec.questions.iter().map(|q| q.id.as_str()).collect();
+    assert_eq!(ids, ["q1", "q2"]);
+    assert_eq!(rec.gaps, ["platforms"]);
+    assert_eq!(rec.score, Some(72));
+    assert!(rec.draft_ref.is_some());
+    assert!(out.writes.iter().all(|w| !w.path.starts_with(".claude/specs")));
+    // Even a passing score asks first when the author still has questions.
+    let mut r = Run::new("Build it");
+    r.submit(r##"{"prd_draft": "# PRD", "quality_score": 95, "questions": ["Really?"]}"##);
+    assert_eq!(r.s.current_state, State::Clarifying);
+}
+
+#[test]
+fn answers_merge_and_follow_up_questions_start_another_round() {
+    let mut r = Run::at(State::Clarifying);
+    r.act(answer(&[("q1", "Web")]));
+    assert_eq!(r.s.current_state, State::Refining);
+    r.submit(r##"{"prd_updated": "# PRD v2", "quality_score": 80, "questions": ["Which users?", "Offline mode?"]}"##);
+    assert_eq!(r.state(), (Stage::Po, State::Clarifying));
+    let rec = r.s.record(Stage::Po);
+    // "Which users?" was already asked: only the new question is added, with a new id.
+    let new: Vec<_> = rec.questions.iter().filter(|q| q.round == 2).collect();
+    assert_eq!(new.len(), 1);
+    assert_eq!(new[0].id, "q3");
+    assert_eq!(new[0].question, "Offline mode?");
+    r.act(answer(&[("q2", "Admins"), ("q3", "No")]));
+    let rec = r.s.record(Stage::Po);
+    assert_eq!(rec.answers.len(), 3, "answers of both rounds are kept");
+    assert_eq!(rec.answers["q1"], "Web");
+    r.submit(GATE_PRD);
+    assert_eq!(r.s.current_state, State::AwaitingConfirmation);
+}
+
+#[test]
+fn answers_to_unknown_questions_and_empty_answers_are_refused() {
+    let mut r = Run::at(State::Clarifying);
+    let e = r.try_do(answer(&[("q9", "x")])).unwrap_err();
+    assert_eq!(e.code(), "unknown_question");
+    assert!(e.to_string().contains("q9") && e.to_string().contains("q1"));
+    let e = r.try_do(answer(&[])).unwrap_err();
+    assert!(e.to_string().contains("`answers`"));
+    let e = r.try_do(answer(&[("q1", "  ")])).unwrap_err();
+    assert!(e.to_string().contains("answers.q1"));
+    assert_eq!(r.s.current_state, State::Clarifying);
+}
+
+#[test]
+fn passing_the_gate_writes_the_artifact_for_the_human_to_read() {
+    let mut r = Run::at(State::Refining);
+    let out = r.submit(GATE_PRD);
+    assert_eq!(r.s.current_state, State::AwaitingConfirmation);
+    let path = ".claude/specs/build-it/01-product-requirements.md";
+    assert_eq!(out.facts.review_path.as_deref(), Some(path));
+    assert_eq!(r.files.read(path).unwrap(), "# PRD v2\n\n## Executive Summary\nDone.");
+    let rec = r.s.record(Stage::Po);
+    assert_eq!(rec.gate_passed, Some(true));
+    assert_eq!(rec.artifact.as_ref().unwrap().sha256, sha256_hex(&r.files.read(path).unwrap()));
+    assert!(r.s.artifacts.is_empty(), "listed only once confirmed");
+    r.act(Command::Confirm { action: "confirm" });
+    assert_eq!(r.s.artifacts, [path]);
+    assert_eq!(r.s.record(Stage::Po).status, StageStatus::Completed);
+}
+
+#[test]
+fn a_below_gate_draft_never_overwrites_the_artifact() {
+    let mut r = Run::at(State::AwaitingConfirmation);
+    let path = r.s.artifact_path(Stage::Po);
+    let saved = r.files.read(&path).unwrap();
+    r.act(Command::Reject {
+        action: "reject",
+        feedback: Some("add metrics".into()),
+    });
+    let out = r.submit(LOW_PRD);
+    assert_eq!(r.s.current_state, State::Refining);
+    assert!(out.writes.iter().all(|w| w.path != path));
+    assert_eq!(r.files.read(&path).unwrap(), saved);
+    assert!(!out.facts.guidance.is_empty());
+    assert_eq!(r.s.record(Stage::Po).feedback, ["add metrics"]);
+}
+
+#[test]
+fn five_submissions_below_the_gate_hand_the_decision_to_the_human() {
+    let mut r = Run::new("Build it");
+    for i in 1..=4 {
+        r.submit(LOW_PRD);
+        assert_eq!(r.s.current_state, State::Refining, "submission {i}");
+        assert_eq!(r.s.record(Stage::Po).iteration, i);
+    }
+    let out = r.submit(r##"{"prd_updated": "# PRD final draft", "quality_score": 71}"##);
+    assert_eq!(r.s.current_state, State::AwaitingConfirmation);
+    let rec = r.s.record(Stage::Po);
+    assert_eq!(rec.gate_passed, Some(false));
+    let draft = rec.draft_ref.clone().unwrap();
+    assert_eq!(out.facts.review_path.as_deref(), Some(draft.file_path.as_str()));
+    assert!(out.writes.iter().all(|w| !w.path.starts_with(".claude/specs")));
+    // Confirming anyway saves the draft as the artifact.
+    r.act(Command::Confirm { action: "confirm_save" });
+    let path = r.s.artifact_path(Stage::Po);
+    assert_eq!(r.files.read(&path).unwrap(), "# PRD final draft");
+    assert_eq!(r.state(), (Stage::Architect, State::Generating));
+}
+
+#[test]
+fn the_dual_engine_keeps_the_better_candidate() {
+    let doc = |engine: &str, score: u32| {
+        format!(r##"{{"prd_updated": "by {engine}", "quality_score": {score}}}"##)
+    };
+    let cases = [
+        ((95, 92), Engine::Claude),
+        ((80, 91), Engine::Codex),
+        ((88, 89), Engine::Codex),
+        ((90, 90), Engine::Claude),
+        ((96, 91), Engine::Claude),
+    ];
+    for ((c, x), want) in cases {
+        let mut r = Run::new("Build it with codex");
+        assert_eq!(r.s.engines, [Engine::Claude, Engine::Codex]);
+        r.act(submit(Some(&doc("claude", c)), Some(&doc("codex", x))));
+        let rec = r.s.record(Stage::Po);
+        assert_eq!(rec.chosen_engine, Some(want), "{c} vs {x}");
+        assert_eq!(rec.score, Some(c.max(x)));
+        assert_eq!(rec.scores.len(), 2);
+        assert!(rec.claude_result_ref.is_some() && rec.codex_result_ref.is_some());
+    }
+}
+
+#[test]
+fn an_engine_that_did_not_submit_is_never_scored() {
+    let mut r = Run::new("Build it with codex");
+    r.act(submit(None, Some(GATE_PRD)));
+    let rec = r.s.record(Stage::Po);
+    assert_eq!(rec.scores, BTreeMap::from([(Engine::Codex, 93)]));
+    assert!(rec.claude_result_ref.is_none());
+    // An empty string is not a submission either.
+    let mut r = Run::new("Build it with codex");
+    r.act(submit(Some("  "), Some(GATE_PRD)));
+    assert_eq!(r.s.record(Stage::Po).scores.len(), 1);
+}
+
+#[test]
+fn empty_documents_and_missing_results_are_refused_and_nothing_is_written() {
+    let mut r = Run::new("Build it");
+    for (c, code) in [
+        (submit(None, None), "missing_field"),
+        (submit(Some(""), None), "missing_field"),
+        (submit(Some(r##"{"prd_draft": "", "quality_score": 95}"##), None), "empty_document"),
+        (submit(Some(GATE_PRD), Some("   {\"prd_draft\": \" \"}")), "empty_document"),
+    ] {
+        let e = r.try_do(c).unwrap_err();
+        assert_eq!(e.code(), code, "{e}");
+    }
+    assert!(r.files.0.borrow().is_empty());
+    assert_eq!(r.s.record(Stage::Po).iteration, 0);
+}
+
+#[test]
+fn a_stage_other_than_the_current_one_is_refused() {
+    let mut r = Run::new("Build it");
+    let e = r
+        .try_do(Command::Submit {
+            stage: Some(Stage::Qa),
+            claude_result: Some(GATE_PRD.into()),
+            codex_result: None,
+        })
+        .unwrap_err();
+    assert_eq!(e.code(), "stage_mismatch");
+    assert!(e.to_string().contains("`qa`") && e.to_string().contains("`po`"));
+    r.act(Command::Submit {
+        stage: Some(Stage::Po),
+        claude_result: Some(GATE_PRD.into()),
+        codex_result: None,
+    });
+}
+
+#[test]
+fn estimated_scores_never_pass_the_gate() {
+    let mut r = Run::new("Build it");
+    r.submit("## Executive Summary\n## Business Goals\n## User Stories\n## Functional Requirements\n## Technical Requirements\n## Success Metrics\n99% uptime\nAcceptance criteria: all");
+    let rec = r.s.record(Stage::Po);
+    assert_eq!(rec.score, Some(85));
+    assert_eq!(rec.score_source, Some(crate::workflow::session::ScoreSource::Estimated));
+    assert_eq!(r.s.current_state, State::Refining);
+}
+
+#[test]
+fn the_sprint_plan_is_approved_with_a_scope_or_sent_back() {
+    let mut r = Run::at(State::AwaitingApproval);
+    let rec = r.s.record(Stage::Sm);
+    assert_eq!(rec.sprints.len(), 2);
+    assert_eq!(rec.sprints[1].title, "UI");
+    r.act(Command::Reject {
+        action: "approve",
+        feedback: Some("split sprint 2".into()),
+    });
+    assert_eq!(r.state(), (Stage::Sm, State::Refining));
+    assert_eq!(r.s.record(Stage::Sm).approved, Some(false));
+    r.submit("# Plan\n## Sprint 1: Core\n## Sprint 2: UI list\n## Sprint 3: UI detail");
+    let path = r.s.artifact_path(Stage::Sm);
+    assert_eq!(r.s.artifacts.iter().filter(|a| **a == path).count(), 1);
+    assert!(r.files.read(&path).unwrap().contains("Sprint 3"));
+    r.act(Command::Approve {
+        scope: Some("sprint 1".into()),
+    });
+    let rec = r.s.record(Stage::Sm);
+    assert_eq!((rec.approved, rec.scope.as_deref()), (Some(true), Some("sprint 1")));
+    assert_eq!(r.state(), (Stage::Dev, State::Generating));
+}
+
+#[test]
+fn approval_scope_defaults_to_all() {
+    let mut r = Run::at(State::AwaitingApproval);
+    r.act(Command::Approve { scope: Some(" ".into()) });
+    assert_eq!(r.s.record(Stage::Sm).scope.as_deref(), Some("all"));
+}
+
+#[test]
+fn the_unscored_stages_take_the_other_engine_when_theirs_is_absent() {
+    let mut r = Run::at(State::Generating);
+    r.to_stage(Stage::Dev, false);
+    let out = r.act(submit(Some("# Dev by claude"), None));
+    assert_eq!(r.s.record(Stage::Dev).chosen_engine, Some(Engine::Claude));
+    assert!(out.facts.notices.is_empty());
+    let out = r.act(submit(Some("# Review A\nReview Status: Fail"), Some("# Review B\nReview Status: Pass")));
+    let rec = r.s.record(Stage::Review);
+    assert_eq!(rec.chosen_engine, Some(Engine::Codex));
+    assert_eq!(rec.review_status.as_deref(), Some("Pass"));
+    assert!(out.facts.notices[0].contains("claude_result"));
+}
+
+#[test]
+fn confirming_records_the_digest_of_the_document_on_disk() {
+    let mut r = Run::at(State::AwaitingConfirmation);
+    let path = r.s.artifact_path(Stage::Po);
+    r.files
+        .0
+        .borrow_mut()
+        .insert(path.clone(), "# PRD edited by the human".into());
+    let out = r.act(Command::Confirm { action: "confirm" });
+    let a = r.s.record(Stage::Po).artifact.clone().unwrap();
+    assert_eq!(a.sha256, sha256_hex("# PRD edited by the human"));
+    assert!(out.facts.notices[0].contains("edited"));
+    assert!(r.s.history.last().unwrap().note.is_some());
+}
+
+#[test]
+fn a_deleted_artifact_is_rebuilt_from_the_submission_at_confirmation() {
+    let mut r = Run::at(State::AwaitingConfirmation);
+    let path = r.s.artifact_path(Stage::Po);
+    r.files.0.borrow_mut().remove(&path);
+    r.act(Command::Confirm { action: "confirm" });
+    assert_eq!(r.files.read(&path).unwrap(), "# PRD v2\n\n## Executive Summary\nDone.");
+}
+
+#[test]
+fn after_completion_every_action_is_refused() {
+    let r = Run::at(State::Completed);
+    for c in every_action() {
+        let e = apply(&r.s, c, &r.files, r.clock).unwrap_err();
+        assert_eq!(e.code(), "invalid_state");
+        assert!(e.to_string().contains("completed"));
+    }
+}
+
+#[test]
+fn each_accepted_action_adds_one_history_entry() {
+    let mut r = Run::at(State::Refining);
+    let n = r.s.history.len();
+    assert_eq!(n, 3, "start, submit, answer");
+    let actions: Vec<_> = r.s.history.iter().map(|h| h.action.as_str()).collect();
+    assert_eq!(actions, ["start", "submit", "answer"]);
+}
