@@ -48,7 +48,10 @@ fn schema_object(value: serde_json::Value) -> Arc<JsonObject> {
 
 /// The tool definition: input schema from [`BmadTaskArgs`], output schema from [`Reply`].
 pub fn tool() -> Tool {
-    let input = SchemaSettings::draft2020_12()
+    // Inlined, so that hosts and models see the action names without resolving `$ref`s.
+    let mut settings = SchemaSettings::draft2020_12();
+    settings.inline_subschemas = true;
+    let input = settings
         .into_generator()
         .into_root_schema_for::<BmadTaskArgs>();
     let output = SchemaSettings::draft2020_12()
