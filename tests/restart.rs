@@ -14,7 +14,9 @@ async fn a_new_process_finishes_a_workflow_by_task_name() {
 
     // First process: start and take the PRD to the confirmation step, then exit.
     let a = connect(Era::Modern, project).await;
-    let v = a.ok(start_args(project, "Ship a changelog generator")).await;
+    let v = a
+        .ok(start_args(project, "Ship a changelog generator"))
+        .await;
     let task = v["task_name"].as_str().unwrap().to_string();
     let v = a
         .ok(json!({"action": "submit", "task_name": task, "claude_result": "{\"prd_draft\": \"# PRD\", \"quality_score\": 94}"}))
@@ -30,7 +32,10 @@ async fn a_new_process_finishes_a_workflow_by_task_name() {
     assert_eq!(v["session"]["current_state"], "awaiting_confirmation");
     assert_eq!(v["session"]["stages"]["po"]["score"], 94);
     let v = b.ok(json!({"action": "confirm", "task_name": task})).await;
-    assert_eq!((v["stage"].as_str(), v["state"].as_str()), (Some("architect"), Some("generating")));
+    assert_eq!(
+        (v["stage"].as_str(), v["state"].as_str()),
+        (Some("architect"), Some("generating"))
+    );
     b.ok(json!({"action": "submit", "task_name": task, "claude_result": "{\"architecture_draft\": \"# Arch\", \"quality_score\": 95}"}))
         .await;
     b.ok(json!({"action": "confirm", "task_name": task})).await;
@@ -38,16 +43,23 @@ async fn a_new_process_finishes_a_workflow_by_task_name() {
 
     // Third process: BMAD_PROJECT_ROOT wins over CLAUDE_PROJECT_DIR.
     let mut cmd = command(elsewhere.path());
-    cmd.env("BMAD_PROJECT_ROOT", project).env("CLAUDE_PROJECT_DIR", elsewhere.path());
+    cmd.env("BMAD_PROJECT_ROOT", project)
+        .env("CLAUDE_PROJECT_DIR", elsewhere.path());
     let c = connect_with(Era::Modern, cmd, project).await;
-    c.ok(json!({"action": "submit", "task_name": task, "claude_result": "## Sprint 1: Only"})).await;
+    c.ok(json!({"action": "submit", "task_name": task, "claude_result": "## Sprint 1: Only"}))
+        .await;
     c.ok(json!({"action": "approve", "task_name": task})).await;
     c.close().await;
 
     // Fourth process: the project is its working directory.
     let d = connect(Era::Legacy, project).await;
-    for doc in ["# Dev", "# Review\nReview Status: Pass", "# QA\nQuality Score: 95/100"] {
-        d.ok(json!({"action": "submit", "task_name": task, "codex_result": doc})).await;
+    for doc in [
+        "# Dev",
+        "# Review\nReview Status: Pass",
+        "# QA\nQuality Score: 95/100",
+    ] {
+        d.ok(json!({"action": "submit", "task_name": task, "codex_result": doc}))
+            .await;
     }
     let v = d.ok(json!({"action": "status", "task_name": task})).await;
     assert_eq!(v["session"]["current_state"], "completed");
@@ -60,8 +72,14 @@ async fn a_new_process_finishes_a_workflow_by_task_name() {
         .collect();
     assert_eq!(
         actions,
-        ["start", "submit", "confirm", "submit", "confirm", "submit", "approve", "submit", "submit", "submit"]
+        [
+            "start", "submit", "confirm", "submit", "confirm", "submit", "approve", "submit",
+            "submit", "submit"
+        ]
     );
     d.close().await;
-    assert!(elsewhere.path().read_dir().unwrap().next().is_none(), "nothing written in the other directory");
+    assert!(
+        elsewhere.path().read_dir().unwrap().next().is_none(),
+        "nothing written in the other directory"
+    );
 }

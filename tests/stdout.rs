@@ -41,20 +41,21 @@ fn every_stdout_line_is_a_json_rpc_message_even_at_trace_level() {
     let mut lines = Vec::new();
     // Requests are sent one at a time (the server runs concurrent requests in parallel),
     // reading stdout until each is answered.
-    let mut send_and_wait = |stdin: &mut std::process::ChildStdin, text: String, id: Option<i64>| {
-        writeln!(stdin, "{text}").unwrap();
-        stdin.flush().unwrap();
-        let Some(id) = id else { return };
-        for line in reader.by_ref() {
-            let line = line.unwrap();
-            let answered = serde_json::from_str::<Value>(&line).is_ok_and(|v| v["id"] == id);
-            lines.push(line);
-            if answered {
-                return;
+    let mut send_and_wait =
+        |stdin: &mut std::process::ChildStdin, text: String, id: Option<i64>| {
+            writeln!(stdin, "{text}").unwrap();
+            stdin.flush().unwrap();
+            let Some(id) = id else { return };
+            for line in reader.by_ref() {
+                let line = line.unwrap();
+                let answered = serde_json::from_str::<Value>(&line).is_ok_and(|v| v["id"] == id);
+                lines.push(line);
+                if answered {
+                    return;
+                }
             }
-        }
-        panic!("stdout closed before request {id} was answered");
-    };
+            panic!("stdout closed before request {id} was answered");
+        };
     for m in &messages {
         send_and_wait(&mut stdin, m.to_string(), m["id"].as_i64());
     }
@@ -66,11 +67,15 @@ fn every_stdout_line_is_a_json_rpc_message_even_at_trace_level() {
     let status = child.wait().unwrap();
     let stderr = stderr_reader.join().unwrap();
 
-    assert!(status.success(), "exit status {status:?} after stdin closed");
+    assert!(
+        status.success(),
+        "exit status {status:?} after stdin closed"
+    );
     assert!(lines.len() >= 6, "{lines:#?}");
     let mut ids = Vec::new();
     for line in &lines {
-        let v: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON on stdout ({e}): {line}"));
+        let v: Value = serde_json::from_str(line)
+            .unwrap_or_else(|e| panic!("not JSON on stdout ({e}): {line}"));
         assert_eq!(v["jsonrpc"], "2.0", "{line}");
         if let Some(id) = v["id"].as_i64() {
             ids.push(id);
@@ -80,16 +85,25 @@ fn every_stdout_line_is_a_json_rpc_message_even_at_trace_level() {
         }
         if v["id"] == 4 {
             assert_eq!(v["result"]["isError"], true);
-            assert_eq!(v["result"]["structuredContent"]["error"]["code"], "invalid_state");
+            assert_eq!(
+                v["result"]["structuredContent"]["error"]["code"],
+                "invalid_state"
+            );
         }
         if v["id"] == 5 {
-            assert!(v["error"]["code"].is_i64(), "an unknown tool is a protocol error: {line}");
+            assert!(
+                v["error"]["code"].is_i64(),
+                "an unknown tool is a protocol error: {line}"
+            );
         }
     }
     for id in 1..=6 {
         assert!(ids.contains(&id), "no reply to request {id}: {lines:#?}");
     }
-    assert!(stderr.contains("TRACE") || stderr.contains("DEBUG"), "logs go to stderr");
+    assert!(
+        stderr.contains("TRACE") || stderr.contains("DEBUG"),
+        "logs go to stderr"
+    );
 }
 
 #[test]
@@ -103,7 +117,10 @@ fn version_and_help_work() {
     let out = Command::new(common::BIN).arg("--help").output().unwrap();
     assert!(out.status.success());
     let help = String::from_utf8(out.stdout).unwrap();
-    assert!(help.contains("claude mcp add-json") && help.contains("BMAD_PROJECT_ROOT"), "{help}");
+    assert!(
+        help.contains("claude mcp add-json") && help.contains("BMAD_PROJECT_ROOT"),
+        "{help}"
+    );
     let out = Command::new(common::BIN).arg("--bogus").output().unwrap();
     assert!(!out.status.success());
 }

@@ -11,8 +11,10 @@ const PRD_FINAL: &str = "# Product Requirements: Team Todo (refined)\n\n## Execu
 const ARCH_DRAFT: &str = "# Architecture draft\n\n## System Overview\nWeb app.";
 const ARCH_FINAL: &str = "# System Architecture: Team Todo\n\n## System Overview\nAxum API + Postgres.\n\n## API Design\n`POST /todos` returns `{\"id\": 1}`.";
 const PLAN: &str = "# Sprint Plan\n\n## Sprint 1: API and storage\n- todos table\n\n## Sprint 2 - Web UI\n- list page\n";
-const DEV: &str = "# Implementation Report\n\n## Summary\nBoth sprints built.\n\n## Tests\n24 passed, 0 failed.";
-const REVIEW: &str = "# Code Review\n\n## Findings\n- minor: naming.\n\nReview Status: Pass with Risk";
+const DEV: &str =
+    "# Implementation Report\n\n## Summary\nBoth sprints built.\n\n## Tests\n24 passed, 0 failed.";
+const REVIEW: &str =
+    "# Code Review\n\n## Findings\n- minor: naming.\n\nReview Status: Pass with Risk";
 const QA: &str = "# QA Report\n\n## Results\n41 passed, 0 failed.\n\nQuality Score: 91/100";
 
 fn json_submission(field: &str, doc: &str, score: u32, questions: &[&str]) -> String {
@@ -40,10 +42,20 @@ fn assert_reply(v: &Value, stage: &str, state: &str, pending: &[&str]) {
         .map(|a| a.as_str().unwrap())
         .collect();
     assert_eq!(p, pending, "{v:#}");
-    for key in ["session_id", "task_name", "stage_description", "interaction_type", "user_message", "requires_user_confirmation"] {
+    for key in [
+        "session_id",
+        "task_name",
+        "stage_description",
+        "interaction_type",
+        "user_message",
+        "requires_user_confirmation",
+    ] {
         assert!(!v[key].is_null(), "reply lacks {key}: {v:#}");
     }
-    let decides = matches!(state, "clarifying" | "awaiting_confirmation" | "awaiting_approval");
+    let decides = matches!(
+        state,
+        "clarifying" | "awaiting_confirmation" | "awaiting_approval"
+    );
     assert_eq!(v["requires_user_confirmation"], decides);
     if matches!(state, "generating" | "refining") {
         assert!(v["role_prompt"].as_str().unwrap().contains("# Role:"));
@@ -62,7 +74,10 @@ async fn run_workflow(era: Era) {
     let tools = c.list_tools().await;
     assert_eq!(tools.len(), 1);
     assert_eq!(tools[0].name, "bmad-task");
-    assert!(tools[0].output_schema.is_some(), "the tool declares an outputSchema");
+    assert!(
+        tools[0].output_schema.is_some(),
+        "the tool declares an outputSchema"
+    );
     let actions = &tools[0].input_schema["properties"]["action"];
     assert!(actions.to_string().contains("confirm_save"), "{actions}");
 
@@ -89,7 +104,9 @@ async fn run_workflow(era: Era) {
     assert_eq!(v["questions"][1]["question"], "Mobile too?");
     assert!(v["user_message"].as_str().unwrap().contains("Mobile too?"));
     let v = c
-        .ok(id(json!({"action": "answer", "answers": {"q1": "Small teams", "q2": "Web only"}})))
+        .ok(id(
+            json!({"action": "answer", "answers": {"q1": "Small teams", "q2": "Web only"}}),
+        ))
         .await;
     assert_reply(&v, "po", "refining", &["submit"]);
     assert!(v["role_prompt"].as_str().unwrap().contains("Small teams"));
@@ -107,50 +124,81 @@ async fn run_workflow(era: Era) {
     let docs = &v["context"]["documents"];
     assert_eq!(docs[0]["path"], prd_path);
     assert_eq!(docs[0]["size"], PRD_FINAL.trim().len());
-    assert!(!v.to_string().contains("braces and quotes inside fences"), "earlier documents are referenced, not inlined");
+    assert!(
+        !v.to_string().contains("braces and quotes inside fences"),
+        "earlier documents are referenced, not inlined"
+    );
 
     // Architect: questions, answers, a passing design (via the confirm_save alias).
     let v = c
         .ok(id(json!({"action": "submit", "claude_result": json_submission("architecture_draft", ARCH_DRAFT, 75, &["Cloud or on-prem?"])})))
         .await;
     assert_reply(&v, "architect", "clarifying", &["answer"]);
-    let v = c.ok(id(json!({"action": "answer", "answers": {"q1": "Cloud"}}))).await;
+    let v = c
+        .ok(id(json!({"action": "answer", "answers": {"q1": "Cloud"}})))
+        .await;
     assert_reply(&v, "architect", "refining", &["submit"]);
     let v = c
         .ok(id(json!({"action": "submit", "stage": "architect", "claude_result": json_submission("architecture_updated", ARCH_FINAL, 92, &[])})))
         .await;
-    assert_reply(&v, "architect", "awaiting_confirmation", &["confirm", "reject"]);
+    assert_reply(
+        &v,
+        "architect",
+        "awaiting_confirmation",
+        &["confirm", "reject"],
+    );
     let v = c.ok(id(json!({"action": "confirm_save"}))).await;
     assert_reply(&v, "sm", "generating", &["submit"]);
 
     // Sprint plan: sprints read from headings, approved for all.
-    let v = c.ok(id(json!({"action": "submit", "claude_result": PLAN}))).await;
+    let v = c
+        .ok(id(json!({"action": "submit", "claude_result": PLAN})))
+        .await;
     assert_reply(&v, "sm", "awaiting_approval", &["approve", "reject"]);
-    assert_eq!(v["sprints"], json!([{"number": 1, "title": "API and storage"}, {"number": 2, "title": "Web UI"}]));
+    assert_eq!(
+        v["sprints"],
+        json!([{"number": 1, "title": "API and storage"}, {"number": 2, "title": "Web UI"}])
+    );
     let v = c.ok(id(json!({"action": "approve", "scope": "all"}))).await;
     assert_reply(&v, "dev", "generating", &["submit"]);
     assert_eq!(v["engines"], json!(["codex"]));
     assert_eq!(v["context"]["scope"], "all");
-    assert!(v["role_prompt"].as_str().unwrap().contains("Sprint 2: Web UI"));
+    assert!(v["role_prompt"]
+        .as_str()
+        .unwrap()
+        .contains("Sprint 2: Web UI"));
 
-    let v = c.ok(id(json!({"action": "submit", "codex_result": DEV}))).await;
+    let v = c
+        .ok(id(json!({"action": "submit", "codex_result": DEV})))
+        .await;
     assert_reply(&v, "review", "generating", &["submit"]);
-    let v = c.ok(id(json!({"action": "submit", "codex_result": REVIEW}))).await;
+    let v = c
+        .ok(id(json!({"action": "submit", "codex_result": REVIEW})))
+        .await;
     assert_reply(&v, "qa", "generating", &["submit"]);
     assert_eq!(v["review_status"], "Pass with Risk");
-    let v = c.ok(id(json!({"action": "submit", "codex_result": QA}))).await;
+    let v = c
+        .ok(id(json!({"action": "submit", "codex_result": QA})))
+        .await;
     assert_reply(&v, "qa", "completed", &[]);
     assert_eq!(v["interaction_type"], "workflow_completed");
     assert_eq!(v["score"], 91);
 
     // After completion only status is allowed.
-    let v = c.refused(id(json!({"action": "submit", "codex_result": QA})), "invalid_state").await;
+    let v = c
+        .refused(
+            id(json!({"action": "submit", "codex_result": QA})),
+            "invalid_state",
+        )
+        .await;
     assert_eq!(v["state"], "completed");
     assert_eq!(v["allowed_actions"], json!(["status"]));
     let status = c.ok(id(json!({"action": "status"}))).await;
     assert_eq!(status["session"]["current_state"], "completed");
     assert_eq!(status["session"]["stages"]["po"]["score"], 93);
-    let listed = c.ok(json!({"action": "list", "cwd": project.to_str().unwrap()})).await;
+    let listed = c
+        .ok(json!({"action": "list", "cwd": project.to_str().unwrap()}))
+        .await;
     assert_eq!(listed["sessions"][0]["session_id"], sid.as_str());
     assert_eq!(listed["sessions"][0]["current_state"], "completed");
     c.close().await;
@@ -178,7 +226,11 @@ fn check_files(project: &std::path::Path, sid: &str) {
         ]
     );
     let read = |f: &str| std::fs::read_to_string(specs.join(f)).unwrap();
-    assert_eq!(read("01-product-requirements.md"), PRD_FINAL.trim(), "the refined PRD is the one saved");
+    assert_eq!(
+        read("01-product-requirements.md"),
+        PRD_FINAL.trim(),
+        "the refined PRD is the one saved"
+    );
     assert_eq!(read("02-system-architecture.md"), ARCH_FINAL.trim());
     assert_eq!(read("03-sprint-plan.md"), PLAN.trim());
     assert_eq!(read("05-qa-report.md"), QA.trim());
@@ -188,36 +240,74 @@ fn check_files(project: &std::path::Path, sid: &str) {
 
     // Nothing is written outside .bmad-task/ and .claude/specs/.
     for f in files_under(project) {
-        assert!(f.starts_with(".bmad-task/") || f.starts_with(".claude/specs/"), "stray file {f}");
+        assert!(
+            f.starts_with(".bmad-task/") || f.starts_with(".claude/specs/"),
+            "stray file {f}"
+        );
     }
 
     let session_path = project.join(format!(".bmad-task/session-{sid}.json"));
     let size = std::fs::metadata(&session_path).unwrap().len();
     assert!(size < 32 * 1024, "the session stays small: {size} bytes");
     let s = read_json(&session_path);
-    for key in ["schema_version", "session_id", "task_name", "cwd", "objective", "engines", "current_stage", "current_state", "stages", "artifacts", "history", "created_at", "updated_at"] {
+    for key in [
+        "schema_version",
+        "session_id",
+        "task_name",
+        "cwd",
+        "objective",
+        "engines",
+        "current_stage",
+        "current_state",
+        "stages",
+        "artifacts",
+        "history",
+        "created_at",
+        "updated_at",
+    ] {
         assert!(!s[key].is_null(), "session lacks {key}");
     }
     assert_eq!(s["current_state"], "completed");
     assert_eq!(s["cwd"], project.canonicalize().unwrap().to_str().unwrap());
-    let artifacts: Vec<&str> = s["artifacts"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+    let artifacts: Vec<&str> = s["artifacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
     assert_eq!(artifacts.len(), 6);
     let mut unique = artifacts.clone();
     unique.sort();
     unique.dedup();
     assert_eq!(unique.len(), 6, "no duplicate artifacts");
     assert_eq!(s["stages"]["po"]["answers"]["q2"], "Web only");
-    assert_eq!(s["stages"]["po"]["artifact"]["size"], PRD_FINAL.trim().len());
+    assert_eq!(
+        s["stages"]["po"]["artifact"]["size"],
+        PRD_FINAL.trim().len()
+    );
     assert_eq!(s["stages"]["sm"]["scope"], "all");
     assert_eq!(s["stages"]["sm"]["approved"], true);
-    assert_eq!(s["history"].as_array().unwrap().len(), 14, "one entry per accepted action (start + 13)");
+    assert_eq!(
+        s["history"].as_array().unwrap().len(),
+        14,
+        "one entry per accepted action (start + 13)"
+    );
     // Every content reference points at a file that exists and has the size it says.
     let mut refs = 0;
     for (_, rec) in s["stages"].as_object().unwrap() {
-        for key in ["claude_result_ref", "codex_result_ref", "final_result_ref", "draft_ref"] {
+        for key in [
+            "claude_result_ref",
+            "codex_result_ref",
+            "final_result_ref",
+            "draft_ref",
+        ] {
             if let Some(r) = rec.get(key).filter(|r| !r.is_null()) {
                 let path = project.join(r["file_path"].as_str().unwrap());
-                assert_eq!(std::fs::metadata(&path).unwrap().len(), r["size"].as_u64().unwrap(), "{key}");
+                assert_eq!(
+                    std::fs::metadata(&path).unwrap().len(),
+                    r["size"].as_u64().unwrap(),
+                    "{key}"
+                );
                 assert!(r["summary"].as_str().unwrap().chars().count() <= 301);
                 refs += 1;
             }
@@ -228,8 +318,15 @@ fn check_files(project: &std::path::Path, sid: &str) {
     assert_eq!(mapping[sid]["task_name"], task);
     assert_eq!(mapping[sid]["objective"], "Build a team todo app");
     let temp = files_under(&project.join(format!(".bmad-task/temp/{sid}")));
-    assert!(temp.iter().any(|f| f.starts_with("po_answers_") && f.ends_with(".json")), "{temp:?}");
-    assert!(temp.iter().any(|f| f.starts_with("po_claude_result_")), "{temp:?}");
+    assert!(
+        temp.iter()
+            .any(|f| f.starts_with("po_answers_") && f.ends_with(".json")),
+        "{temp:?}"
+    );
+    assert!(
+        temp.iter().any(|f| f.starts_with("po_claude_result_")),
+        "{temp:?}"
+    );
 }
 
 #[tokio::test]
@@ -252,7 +349,10 @@ async fn a_chinese_objective_gets_a_readable_unique_task_name() {
     let b = b["task_name"].as_str().unwrap();
     assert!(a.starts_with("gou-jian"), "{a}");
     assert_eq!(b, format!("{a}-1"));
-    assert!(dir.path().join(".claude/specs").join(a).is_dir(), "reserved at start");
+    assert!(
+        dir.path().join(".claude/specs").join(a).is_dir(),
+        "reserved at start"
+    );
     assert!(dir.path().join(".claude/specs").join(b).is_dir());
     c.close().await;
 }
@@ -261,7 +361,9 @@ async fn a_chinese_objective_gets_a_readable_unique_task_name() {
 async fn the_dual_engine_keeps_the_better_result_and_records_both() {
     let dir = tempfile::tempdir().unwrap();
     let c: Client = connect(Era::Legacy, dir.path()).await;
-    let v = c.ok(start_args(dir.path(), "Build a parser using codex")).await;
+    let v = c
+        .ok(start_args(dir.path(), "Build a parser using codex"))
+        .await;
     assert_eq!(v["engines"], json!(["claude", "codex"]));
     let sid = v["session_id"].clone();
     let v = c
@@ -270,7 +372,11 @@ async fn the_dual_engine_keeps_the_better_result_and_records_both() {
     assert_eq!(v["state"], "awaiting_confirmation");
     assert_eq!(v["score"], 91);
     assert_eq!(v["scores"], json!({"claude": 85, "codex": 91}));
-    let prd = std::fs::read_to_string(dir.path().join(".claude/specs/build-a-parser-using-codex/01-product-requirements.md")).unwrap();
+    let prd = std::fs::read_to_string(
+        dir.path()
+            .join(".claude/specs/build-a-parser-using-codex/01-product-requirements.md"),
+    )
+    .unwrap();
     assert_eq!(prd, "# By codex");
     c.close().await;
 }

@@ -19,6 +19,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use crate::error::Error;
 use crate::store::{DefaultRoot, Store};
+use crate::workflow::Session;
 use args::{BmadTaskArgs, Call, Limits};
 use reply::Reply;
 
@@ -83,54 +84,59 @@ impl BmadServer {
         }
     }
 
-    /// Handles one tool call to completion. Blocking: file locks and fsync.
-    pub fn handle(&self, arguments: Option<JsonObject>) -> Result<Reply, Reply> {
+    /// Handles one tool call to completion (blocking: file locks and fsync). A reply with
+    /// `error` set is a tool error.
+    pub fn handle(&self, arguments: Option<JsonObject>) -> Reply {
+        match self.run(arguments) {
+            Ok(reply) => reply,
+            Err((e, session)) => reply::for_error(&e, session.as_deref()),
+        }
+    }
+
+    fn run(&self, arguments: Option<JsonObject>) -> Result<Reply, (Error, Option<Box<Session>>)> {
         let inner = &self.inner;
-        let call = args::parse(arguments, &inner.limits).map_err(|e| reply::for_error(&e, None))?;
+        let plain = |e: Error| (e, None);
+        let call = args::parse(arguments, &inner.limits).map_err(plain)?;
         let store = &inner.store;
         let now = Utc::now();
         match call {
             Call::Start { cwd, objective } => store
                 .start(cwd.as_deref(), &objective, now)
                 .map(|s| reply::for_start(&s))
-                .map_err(|e| reply::for_error(&e, None)),
+                .map_err(plain),
             Call::List { cwd } => {
-                let project = store
-                    .project(cwd.as_deref())
-                    .map_err(|e| reply::for_error(&e, None))?;
-                store
-                    .list(cwd.as_deref())
-                    .map(|l| reply::for_list(l, &project.display()))
-                    .map_err(|e| reply::for_error(&e, None))
+                let project = store.project(cwd.as_deref()).map_err(plain)?;
+                let sessions = store.list(cwd.as_deref()).map_err(plain)?;
+                Ok(reply::for_list(sessions, &project.display()))
             }
             Call::Status { cwd, key } => store
                 .load(cwd.as_deref(), &key)
                 .map(|(_, s)| reply::for_status(&s))
-                .map_err(|e| reply::for_error(&e, None)),
+                .map_err(plain),
             Call::Act { cwd, key, command } => {
                 let action = command.action();
-                match store.act(cwd.as_deref(), &key, command, now) {
-                    Ok((s, facts)) => Ok(reply::for_session(&s, &facts, action)),
-                    Err(e) => {
+                store
+                    .act(cwd.as_deref(), &key, command, now)
+                    .map(|(s, facts)| reply::for_session(&s, &facts, action))
+                    .map_err(|e| {
                         // Name the state and what is legal now, when the session exists.
                         let session = match &e {
                             Error::SessionNotFound { .. } | Error::InvalidProject { .. } => None,
-                            _ => store.load(cwd.as_deref(), &key).ok().map(|(_, s)| s),
+                            _ => store
+                                .load(cwd.as_deref(), &key)
+                                .ok()
+                                .map(|(_, s)| Box::new(s)),
                         };
-                        Err(reply::for_error(&e, session.as_ref()))
-                    }
-                }
+                        (e, session)
+                    })
             }
         }
     }
 }
 
-fn to_result(reply: Result<Reply, Reply>) -> CallToolResult {
-    let (value, is_error) = match reply {
-        Ok(r) => (serde_json::to_value(r), false),
-        Err(r) => (serde_json::to_value(r), true),
-    };
-    let value = value.expect("replies serialize");
+fn to_result(reply: Reply) -> CallToolResult {
+    let is_error = reply.error.is_some();
+    let value = serde_json::to_value(reply).expect("replies serialize");
     if is_error {
         CallToolResult::structured_error(value)
     } else {
@@ -179,10 +185,10 @@ impl ServerHandler for BmadServer {
             .await
             .unwrap_or_else(|join_error| {
                 tracing::error!(error = %join_error, "tool call failed unexpectedly");
-                Err(reply::for_error(
+                reply::for_error(
                     &Error::argument("internal", "the server failed while handling this call; nothing was saved past the last completed step. Retry, or check `status`."),
                     None,
-                ))
+                )
             });
         Ok(to_result(reply).into())
     }

@@ -25,10 +25,19 @@ pub fn candidate(base: &str, n: u32) -> String {
     format!("{head}{suffix}")
 }
 
-/// At most `max` bytes of an ASCII slug, without a trailing `-`.
+/// At most `max` bytes of an ASCII slug, without a trailing `-`, cut between words when
+/// a word boundary is near enough.
 fn cut(s: &str, max: usize) -> String {
-    let s = if s.len() > max { &s[..max] } else { s };
-    s.trim_end_matches('-').to_string()
+    if s.len() <= max {
+        return s.trim_end_matches('-').to_string();
+    }
+    let head = &s[..max];
+    let mid_word = s.as_bytes()[max] != b'-';
+    let head = match head.rfind('-') {
+        Some(i) if mid_word && i >= max / 2 => &head[..i],
+        _ => head,
+    };
+    head.trim_end_matches('-').to_string()
 }
 
 /// Whether a caller-given task name has the form the server creates (so it can never
@@ -70,6 +79,14 @@ mod tests {
         let c = candidate(&s, 12);
         assert!(c.len() <= MAX_TASK_NAME && c.ends_with("-12"), "{c}");
         assert!(!c.contains("--"));
+    }
+
+    #[test]
+    fn long_names_are_cut_between_words() {
+        let s = slug_for("Build a service that publishes a weekly team changelog");
+        assert_eq!(s, "build-a-service-that-publishes-a-weekly-team");
+        let one_word = slug_for(&"x".repeat(80));
+        assert_eq!(one_word.len(), MAX_TASK_NAME);
     }
 
     #[test]

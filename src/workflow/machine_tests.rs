@@ -25,7 +25,8 @@ struct Run {
     clock: DateTime<Utc>,
 }
 
-const GATE_PRD: &str = r##"{"prd_updated": "# PRD v2\n\n## Executive Summary\nDone.", "quality_score": 93}"##;
+const GATE_PRD: &str =
+    r##"{"prd_updated": "# PRD v2\n\n## Executive Summary\nDone.", "quality_score": 93}"##;
 const LOW_PRD: &str = r##"{"prd_updated": "# PRD low", "quality_score": 70}"##;
 const QUESTIONS_PRD: &str = r##"{"prd_draft": "# PRD v1", "quality_score": 72, "gaps": ["platforms"], "questions": [{"question": "Which platforms?"}, "Which users?"]}"##;
 
@@ -89,9 +90,9 @@ impl Run {
             State::AwaitingConfirmation => {
                 r.submit(GATE_PRD);
             }
-            State::AwaitingApproval => r.to_stage(Stage::Sm, true),
+            State::AwaitingApproval => r.advance_to(Stage::Sm, true),
             State::Completed => {
-                r.to_stage(Stage::Qa, false);
+                r.advance_to(Stage::Qa, false);
                 r.submit("# QA\nQuality Score: 90/100");
             }
         }
@@ -100,7 +101,7 @@ impl Run {
     }
 
     /// Advances through the stages before `stage` (and submits the plan when at sm).
-    fn to_stage(&mut self, stage: Stage, submit_at_sm: bool) {
+    fn advance_to(&mut self, stage: Stage, submit_at_sm: bool) {
         while self.s.current_stage < stage {
             match self.s.current_stage {
                 Stage::Po | Stage::Architect => {
@@ -203,7 +204,8 @@ fn every_state_action_pair_is_legal_or_refused_as_the_table_says() {
                     assert_eq!(last.to, want.1);
                     for w in &out.writes {
                         assert!(
-                            w.path.starts_with(".bmad-task/temp/") || w.path.starts_with(".claude/specs/build-it/"),
+                            w.path.starts_with(".bmad-task/temp/")
+                                || w.path.starts_with(".claude/specs/build-it/"),
                             "{state} + {action} wrote {}",
                             w.path
                         );
@@ -238,7 +240,7 @@ fn every_state_action_pair_is_legal_or_refused_as_the_table_says() {
 #[test]
 fn submissions_at_the_unscored_stages_move_as_the_spec_says() {
     let mut r = Run::at(State::Generating);
-    r.to_stage(Stage::Sm, false);
+    r.advance_to(Stage::Sm, false);
     r.submit(SPRINT_PLAN);
     assert_eq!(r.state(), (Stage::Sm, State::AwaitingApproval));
     r.act(Command::Approve { scope: None });
@@ -255,7 +257,9 @@ fn submissions_at_the_unscored_stages_move_as_the_spec_says() {
     // Every stage document is listed once, in stage order.
     let want: Vec<String> = Stage::ALL.iter().map(|s| r.s.artifact_path(*s)).collect();
     assert_eq!(r.s.artifacts, want);
-    assert!(Stage::ALL.iter().all(|s| r.s.record(*s).status == StageStatus::Completed));
+    assert!(Stage::ALL
+        .iter()
+        .all(|s| r.s.record(*s).status == StageStatus::Completed));
 }
 
 #[test]
@@ -269,7 +273,10 @@ fn first_drafts_with_questions_go_to_clarifying_without_an_artifact() {
     assert_eq!(rec.gaps, ["platforms"]);
     assert_eq!(rec.score, Some(72));
     assert!(rec.draft_ref.is_some());
-    assert!(out.writes.iter().all(|w| !w.path.starts_with(".claude/specs")));
+    assert!(out
+        .writes
+        .iter()
+        .all(|w| !w.path.starts_with(".claude/specs")));
     // Even a passing score asks first when the author still has questions.
     let mut r = Run::new("Build it");
     r.submit(r##"{"prd_draft": "# PRD", "quality_score": 95, "questions": ["Really?"]}"##);
@@ -317,10 +324,16 @@ fn passing_the_gate_writes_the_artifact_for_the_human_to_read() {
     assert_eq!(r.s.current_state, State::AwaitingConfirmation);
     let path = ".claude/specs/build-it/01-product-requirements.md";
     assert_eq!(out.facts.review_path.as_deref(), Some(path));
-    assert_eq!(r.files.read(path).unwrap(), "# PRD v2\n\n## Executive Summary\nDone.");
+    assert_eq!(
+        r.files.read(path).unwrap(),
+        "# PRD v2\n\n## Executive Summary\nDone."
+    );
     let rec = r.s.record(Stage::Po);
     assert_eq!(rec.gate_passed, Some(true));
-    assert_eq!(rec.artifact.as_ref().unwrap().sha256, sha256_hex(&r.files.read(path).unwrap()));
+    assert_eq!(
+        rec.artifact.as_ref().unwrap().sha256,
+        sha256_hex(&r.files.read(path).unwrap())
+    );
     assert!(r.s.artifacts.is_empty(), "listed only once confirmed");
     r.act(Command::Confirm { action: "confirm" });
     assert_eq!(r.s.artifacts, [path]);
@@ -357,10 +370,18 @@ fn five_submissions_below_the_gate_hand_the_decision_to_the_human() {
     let rec = r.s.record(Stage::Po);
     assert_eq!(rec.gate_passed, Some(false));
     let draft = rec.draft_ref.clone().unwrap();
-    assert_eq!(out.facts.review_path.as_deref(), Some(draft.file_path.as_str()));
-    assert!(out.writes.iter().all(|w| !w.path.starts_with(".claude/specs")));
+    assert_eq!(
+        out.facts.review_path.as_deref(),
+        Some(draft.file_path.as_str())
+    );
+    assert!(out
+        .writes
+        .iter()
+        .all(|w| !w.path.starts_with(".claude/specs")));
     // Confirming anyway saves the draft as the artifact.
-    r.act(Command::Confirm { action: "confirm_save" });
+    r.act(Command::Confirm {
+        action: "confirm_save",
+    });
     let path = r.s.artifact_path(Stage::Po);
     assert_eq!(r.files.read(&path).unwrap(), "# PRD final draft");
     assert_eq!(r.state(), (Stage::Architect, State::Generating));
@@ -409,8 +430,14 @@ fn empty_documents_and_missing_results_are_refused_and_nothing_is_written() {
     for (c, code) in [
         (submit(None, None), "missing_field"),
         (submit(Some(""), None), "missing_field"),
-        (submit(Some(r##"{"prd_draft": "", "quality_score": 95}"##), None), "empty_document"),
-        (submit(Some(GATE_PRD), Some("   {\"prd_draft\": \" \"}")), "empty_document"),
+        (
+            submit(Some(r##"{"prd_draft": "", "quality_score": 95}"##), None),
+            "empty_document",
+        ),
+        (
+            submit(Some(GATE_PRD), Some("   {\"prd_draft\": \" \"}")),
+            "empty_document",
+        ),
     ] {
         let e = r.try_do(c).unwrap_err();
         assert_eq!(e.code(), code, "{e}");
@@ -444,7 +471,10 @@ fn estimated_scores_never_pass_the_gate() {
     r.submit("## Executive Summary\n## Business Goals\n## User Stories\n## Functional Requirements\n## Technical Requirements\n## Success Metrics\n99% uptime\nAcceptance criteria: all");
     let rec = r.s.record(Stage::Po);
     assert_eq!(rec.score, Some(85));
-    assert_eq!(rec.score_source, Some(crate::workflow::session::ScoreSource::Estimated));
+    assert_eq!(
+        rec.score_source,
+        Some(crate::workflow::session::ScoreSource::Estimated)
+    );
     assert_eq!(r.s.current_state, State::Refining);
 }
 
@@ -468,25 +498,33 @@ fn the_sprint_plan_is_approved_with_a_scope_or_sent_back() {
         scope: Some("sprint 1".into()),
     });
     let rec = r.s.record(Stage::Sm);
-    assert_eq!((rec.approved, rec.scope.as_deref()), (Some(true), Some("sprint 1")));
+    assert_eq!(
+        (rec.approved, rec.scope.as_deref()),
+        (Some(true), Some("sprint 1"))
+    );
     assert_eq!(r.state(), (Stage::Dev, State::Generating));
 }
 
 #[test]
 fn approval_scope_defaults_to_all() {
     let mut r = Run::at(State::AwaitingApproval);
-    r.act(Command::Approve { scope: Some(" ".into()) });
+    r.act(Command::Approve {
+        scope: Some(" ".into()),
+    });
     assert_eq!(r.s.record(Stage::Sm).scope.as_deref(), Some("all"));
 }
 
 #[test]
 fn the_unscored_stages_take_the_other_engine_when_theirs_is_absent() {
     let mut r = Run::at(State::Generating);
-    r.to_stage(Stage::Dev, false);
+    r.advance_to(Stage::Dev, false);
     let out = r.act(submit(Some("# Dev by claude"), None));
     assert_eq!(r.s.record(Stage::Dev).chosen_engine, Some(Engine::Claude));
     assert!(out.facts.notices.is_empty());
-    let out = r.act(submit(Some("# Review A\nReview Status: Fail"), Some("# Review B\nReview Status: Pass")));
+    let out = r.act(submit(
+        Some("# Review A\nReview Status: Fail"),
+        Some("# Review B\nReview Status: Pass"),
+    ));
     let rec = r.s.record(Stage::Review);
     assert_eq!(rec.chosen_engine, Some(Engine::Codex));
     assert_eq!(rec.review_status.as_deref(), Some("Pass"));
@@ -514,7 +552,10 @@ fn a_deleted_artifact_is_rebuilt_from_the_submission_at_confirmation() {
     let path = r.s.artifact_path(Stage::Po);
     r.files.0.borrow_mut().remove(&path);
     r.act(Command::Confirm { action: "confirm" });
-    assert_eq!(r.files.read(&path).unwrap(), "# PRD v2\n\n## Executive Summary\nDone.");
+    assert_eq!(
+        r.files.read(&path).unwrap(),
+        "# PRD v2\n\n## Executive Summary\nDone."
+    );
 }
 
 #[test]
@@ -529,7 +570,7 @@ fn after_completion_every_action_is_refused() {
 
 #[test]
 fn each_accepted_action_adds_one_history_entry() {
-    let mut r = Run::at(State::Refining);
+    let r = Run::at(State::Refining);
     let n = r.s.history.len();
     assert_eq!(n, 3, "start, submit, answer");
     let actions: Vec<_> = r.s.history.iter().map(|h| h.action.as_str()).collect();
