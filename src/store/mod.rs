@@ -325,3 +325,86 @@ fn read_mapping(project: &Project) -> Result<Mapping> {
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store_at(dir: &std::path::Path) -> Store {
+        Store::new(DefaultRoot {
+            source_name: "test",
+            value: dir.display().to_string(),
+        })
+    }
+
+    #[test]
+    fn concurrent_starts_get_distinct_names_and_all_land_in_the_mapping() {
+        let dir = tempfile::tempdir().unwrap();
+        let threads: Vec<_> = (0..6)
+            .map(|_| {
+                let root = dir.path().to_path_buf();
+                std::thread::spawn(move || {
+                    let store = store_at(&root);
+                    (0..20)
+                        .map(|_| store.start(None, "Same objective", Utc::now()).unwrap())
+                        .map(|s| s.task_name)
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        let mut names: Vec<String> = threads
+            .into_iter()
+            .flat_map(|t| t.join().unwrap())
+            .collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), 120);
+        let project = Project::open(None, &store_at(dir.path()).default_root).unwrap();
+        assert_eq!(read_mapping(&project).unwrap().len(), 120);
+        assert_eq!(session_ids(&project).unwrap().len(), 120);
+    }
+
+    #[test]
+    fn a_session_is_found_by_task_name_even_when_the_mapping_lost_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_at(dir.path());
+        let s = store.start(None, "Find me", Utc::now()).unwrap();
+        std::fs::write(dir.path().join(MAPPING), "{ torn").unwrap();
+        let (_, found) = store
+            .load(None, &SessionKey::TaskName("find-me".into()))
+            .unwrap();
+        assert_eq!(found.session_id, s.session_id);
+        // The next start rebuilds the mapping from the session files.
+        store.start(None, "Find me", Utc::now()).unwrap();
+        let project = store.project(None).unwrap();
+        assert_eq!(read_mapping(&project).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn a_tampered_session_file_cannot_steer_writes_outside_the_project() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_at(dir.path());
+        let s = store.start(None, "Tamper", Utc::now()).unwrap();
+        let path = dir.path().join(session_rel(&s.session_id));
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(
+            &path,
+            text.replace("\"task_name\": \"tamper\"", "\"task_name\": \"../../evil\""),
+        )
+        .unwrap();
+        let e = store
+            .act(
+                None,
+                &SessionKey::Id(s.session_id.clone()),
+                Command::Submit {
+                    stage: None,
+                    claude_result: Some("# PRD\nQuality Score: 95/100".into()),
+                    codex_result: None,
+                },
+                Utc::now(),
+            )
+            .unwrap_err();
+        assert_eq!(e.code(), "session_corrupt");
+        assert!(!dir.path().join("../evil").exists());
+    }
+}
