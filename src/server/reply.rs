@@ -304,8 +304,7 @@ pub fn for_session(s: &Session, facts: &Facts, action: &str) -> Reply {
             for a in &s.artifacts {
                 msg.push_str(&format!("- {a}\n"));
             }
-            let msg_trim = msg.trim_end().to_string();
-            msg = msg_trim;
+            msg.truncate(msg.trim_end().len());
         }
     }
     r.user_message = msg;

@@ -319,7 +319,7 @@ impl Step<'_> {
 
     /// Stores each given result and reads it; an empty document is refused.
     fn candidates(
-        &mut self,
+        &self,
         stage: Stage,
         given: Vec<(Engine, String)>,
     ) -> Result<Vec<Candidate>, WorkflowError> {
