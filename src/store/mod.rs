@@ -387,11 +387,17 @@ mod tests {
         let s = store.start(None, "Tamper", Utc::now()).unwrap();
         let path = dir.path().join(session_rel(&s.session_id));
         let text = std::fs::read_to_string(&path).unwrap();
-        std::fs::write(
-            &path,
-            text.replace("\"task_name\": \"tamper\"", "\"task_name\": \"../../evil\""),
-        )
-        .unwrap();
+        let tampered = text.replace("\"task_name\": \"tamper\"", "\"task_name\": \"../../evil\"");
+        assert_ne!(tampered, text, "the test really tampers with the file");
+        std::fs::write(&path, tampered).unwrap();
+        let listing = |d: &std::path::Path| -> Vec<_> {
+            std::fs::read_dir(d)
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .collect()
+        };
+        let (root_before, parent_before) =
+            (listing(dir.path()), listing(dir.path().parent().unwrap()));
         let e = store
             .act(
                 None,
@@ -405,6 +411,8 @@ mod tests {
             )
             .unwrap_err();
         assert_eq!(e.code(), "session_corrupt");
-        assert!(!dir.path().join("../evil").exists());
+        // `.claude/specs/../../evil` would have landed in the project root.
+        assert!(!dir.path().join("evil").exists());
+        assert_eq!(listing(dir.path()), root_before);
     }
 }

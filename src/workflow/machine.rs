@@ -317,7 +317,8 @@ impl Step<'_> {
         }
     }
 
-    /// Stores each given result and reads it; an empty document is refused.
+    /// Reads and scores each given result; an empty document is refused. Nothing is
+    /// queued for writing until every candidate has been read.
     fn candidates(
         &self,
         stage: Stage,
