@@ -5,7 +5,9 @@
 mod names;
 mod project;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::path::PathBuf;
+use std::sync::Mutex;
 
 use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
@@ -63,11 +65,33 @@ pub fn session_rel(id: &str) -> String {
 
 pub struct Store {
     default_root: DefaultRoot,
+    /// Projects whose `.bmad-task/` this process has already swept of interrupted writes.
+    swept: Mutex<HashSet<PathBuf>>,
 }
 
 impl Store {
     pub fn new(default_root: DefaultRoot) -> Store {
-        Store { default_root }
+        Store {
+            default_root,
+            swept: Mutex::new(HashSet::new()),
+        }
+    }
+
+    /// Under the project lock: removes temporary files that a killed writer left behind in
+    /// the directories about to be written. `.bmad-task/` itself holds every session file,
+    /// so it is swept once per process and project rather than on every call.
+    fn sweep(&self, project: &Project, dirs: &[&str]) {
+        let first = self
+            .swept
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(project.root.clone());
+        if first {
+            project.sweep_stale_temp(".bmad-task");
+        }
+        for dir in dirs.iter().filter(|d| **d != ".bmad-task") {
+            project.sweep_stale_temp(dir);
+        }
     }
 
     pub fn project(&self, cwd: Option<&str>) -> Result<Project> {
@@ -82,6 +106,7 @@ impl Store {
         project.check(MAPPING)?;
         project.check(".claude/specs/x")?;
         let _lock = project.lock()?;
+        self.sweep(&project, &[]);
         let mut mapping = read_mapping(&project)?;
         let base = slug_for(objective);
         let task_name = (0..)
@@ -172,6 +197,12 @@ impl Store {
         for w in &outcome.writes {
             project.check(&w.path)?;
         }
+        let dirs: BTreeSet<&str> = outcome
+            .writes
+            .iter()
+            .filter_map(|w| w.path.rsplit_once('/').map(|(dir, _)| dir))
+            .collect();
+        self.sweep(&project, &dirs.into_iter().collect::<Vec<_>>());
         for w in &outcome.writes {
             project.write_atomic(&w.path, w.content.as_bytes())?;
         }

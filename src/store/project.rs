@@ -9,6 +9,10 @@ use crate::error::{Error, Result};
 pub const STATE_DIR: &str = ".bmad-task";
 pub const SPECS_DIR: &str = ".claude/specs";
 const LOCK_FILE: &str = ".bmad-task/.lock";
+/// The name prefix of the temporary file behind every atomic write. Writes happen only
+/// under the project lock, so whoever holds the lock knows that such files are leftovers
+/// of a writer that died mid-write.
+const TEMP_PREFIX: &str = ".bmad-tmp-";
 
 /// Where the project root comes from when a call gives no `cwd` (SPEC §7).
 #[derive(Debug, Clone)]
@@ -153,7 +157,7 @@ impl Project {
         let dir = abs.parent().expect("checked paths have a parent");
         let fail = |e: &std::io::Error| Error::storage("write", &abs, e);
         let mut tmp = tempfile::Builder::new()
-            .prefix(".tmp-")
+            .prefix(TEMP_PREFIX)
             .tempfile_in(dir)
             .map_err(|e| fail(&e))?;
         tmp.write_all(content).map_err(|e| fail(&e))?;
@@ -161,6 +165,34 @@ impl Project {
         tmp.persist(&abs).map_err(|e| fail(&e.error))?;
         sync_dir(dir);
         Ok(())
+    }
+
+    /// Removes the temporary files that a writer killed mid-write left in the directory
+    /// `rel_dir` (inside one of the two areas). Call only while holding [`Project::lock`]:
+    /// then no live writer owns such a file. Returns how many were removed.
+    pub fn sweep_stale_temp(&self, rel_dir: &str) -> usize {
+        let Ok(dir) = self.check(&format!("{rel_dir}/x")) else {
+            return 0;
+        };
+        let dir = dir.parent().expect("has parent");
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return 0;
+        };
+        let mut removed = 0;
+        for e in entries.flatten() {
+            let stale = e
+                .file_name()
+                .to_str()
+                .is_some_and(|n| n.starts_with(TEMP_PREFIX))
+                && e.file_type().is_ok_and(|t| t.is_file());
+            if stale && std::fs::remove_file(e.path()).is_ok() {
+                removed += 1;
+            }
+        }
+        if removed > 0 {
+            tracing::info!(dir = %dir.display(), removed, "removed files left by an interrupted write");
+        }
+        removed
     }
 
     /// Creates a directory that must not exist yet (reserving a task name).
@@ -280,6 +312,25 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, vec!["a.json"]);
+    }
+
+    #[test]
+    fn stale_temporary_files_are_swept_and_nothing_else() {
+        let (_d, p) = project();
+        p.write_atomic(".bmad-task/a.json", b"one").unwrap();
+        let dir = p.root.join(".bmad-task");
+        std::fs::write(dir.join(".bmad-tmp-x1"), b"half a fi").unwrap();
+        std::fs::write(dir.join(".tmp-other"), b"not ours").unwrap();
+        std::fs::create_dir(dir.join(".bmad-tmp-dir")).unwrap();
+        assert_eq!(p.sweep_stale_temp(".bmad-task"), 1);
+        let mut names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(names, [".bmad-tmp-dir", ".tmp-other", "a.json"]);
+        assert_eq!(p.sweep_stale_temp(".claude/specs/none"), 0);
+        assert_eq!(p.sweep_stale_temp("../outside"), 0);
     }
 
     #[test]

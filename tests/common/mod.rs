@@ -122,48 +122,50 @@ impl Client {
     }
 }
 
-/// Every file under `dir`, relative, sorted.
+/// Every file (and symbolic link, not followed) under `dir`, relative, sorted.
 pub fn files_under(dir: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    fn walk(base: &Path, dir: &Path, out: &mut Vec<String>) {
+    tree(dir)
+        .into_iter()
+        .filter(|(rel, _)| !rel.ends_with('/'))
+        .map(|(rel, _)| rel)
+        .collect()
+}
+
+/// A digest of the tree under `dir`: every directory (`name/`), every file with the
+/// SHA-256 of its bytes, every symbolic link with its target. Links are not followed.
+pub fn tree_digest(dir: &Path) -> Vec<(String, String)> {
+    tree(dir)
+}
+
+fn tree(base: &Path) -> Vec<(String, String)> {
+    use sha2::{Digest, Sha256};
+    fn walk(base: &Path, dir: &Path, out: &mut Vec<(String, String)>) {
         let Ok(entries) = std::fs::read_dir(dir) else {
             return;
         };
         for e in entries.flatten() {
             let p = e.path();
-            if p.is_dir() {
-                walk(base, &p, out);
-            } else {
-                out.push(p.strip_prefix(base).unwrap().display().to_string());
-            }
-        }
-    }
-    walk(dir, dir, &mut out);
-    out.sort();
-    out
-}
-
-/// A digest of every file (path and bytes) and directory under `dir`.
-pub fn tree_digest(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    fn walk(base: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        let mut entries: Vec<_> = entries.flatten().collect();
-        entries.sort_by_key(|e| e.path());
-        for e in entries {
-            let p = e.path();
             let rel = p.strip_prefix(base).unwrap().display().to_string();
-            if p.is_dir() {
-                out.push((format!("{rel}/"), Vec::new()));
+            let kind = e.file_type().unwrap();
+            if kind.is_symlink() {
+                let target = std::fs::read_link(&p).unwrap();
+                out.push((rel, format!("-> {}", target.display())));
+            } else if kind.is_dir() {
+                out.push((format!("{rel}/"), String::new()));
                 walk(base, &p, out);
             } else {
-                out.push((rel, std::fs::read(&p).unwrap_or_default()));
+                let bytes = std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+                let hex: String = Sha256::digest(&bytes)
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect();
+                out.push((rel, hex));
             }
         }
     }
-    walk(dir, dir, &mut out);
+    let mut out = Vec::new();
+    walk(base, base, &mut out);
+    out.sort();
     out
 }
 
@@ -174,4 +176,137 @@ pub fn read_json(path: &Path) -> Value {
 
 pub fn start_args(project: &Path, objective: &str) -> Value {
     json!({"action": "start", "objective": objective, "cwd": project.to_str().unwrap()})
+}
+
+/// A temporary directory holding a project and an empty sibling directory, so a test can
+/// prove that nothing is written anywhere but the project's two areas.
+pub struct Sandbox {
+    pub dir: tempfile::TempDir,
+    pub project: PathBuf,
+    pub outside: PathBuf,
+}
+
+impl Sandbox {
+    pub fn new() -> Sandbox {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("project");
+        let outside = dir.path().join("outside");
+        std::fs::create_dir(&project).unwrap();
+        std::fs::create_dir(&outside).unwrap();
+        Sandbox {
+            dir,
+            project,
+            outside,
+        }
+    }
+
+    /// Asserts that every file in the sandbox is inside the project's `.bmad-task/` or
+    /// `.claude/specs/`, apart from the files the test itself placed (`placed`, relative
+    /// to the sandbox).
+    pub fn assert_confined(&self, placed: &[&str]) {
+        let mut stray = Vec::new();
+        for f in files_under(self.dir.path()) {
+            let inside =
+                f.starts_with("project/.bmad-task/") || f.starts_with("project/.claude/specs/");
+            if !inside && !placed.contains(&f.as_str()) {
+                stray.push(f);
+            }
+        }
+        assert!(
+            stray.is_empty(),
+            "files written outside the two areas: {stray:?}"
+        );
+    }
+}
+
+/// The server driven over raw JSON-RPC lines, for what a client library would never send.
+pub struct Raw {
+    pub child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl Raw {
+    /// Starts the server in `project` and completes a legacy `initialize` handshake.
+    pub fn start(project: &Path) -> Raw {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(BIN)
+            .current_dir(project)
+            .env_remove("BMAD_PROJECT_ROOT")
+            .env_remove("CLAUDE_PROJECT_DIR")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the server starts");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut raw = Raw {
+            stdin: child.stdin.take(),
+            child,
+            lines: rx,
+        };
+        raw.request(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}));
+        raw.send_line(
+            &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+        );
+        raw
+    }
+
+    pub fn send_line(&mut self, line: &str) {
+        use std::io::Write;
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    pub fn send_bytes(&mut self, bytes: &[u8]) {
+        use std::io::Write;
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// The next line the server writes (waiting up to a minute).
+    pub fn next_reply(&mut self) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the server answers");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON on stdout ({e}): {line}"))
+    }
+
+    /// Sends a request and returns the next line, which must answer it.
+    pub fn request(&mut self, message: Value) -> Value {
+        self.send_line(&message.to_string());
+        let reply = self.next_reply();
+        assert_eq!(reply["id"], message["id"], "{reply}");
+        reply
+    }
+
+    /// A `tools/call` of `bmad-task` with `arguments`.
+    pub fn call(&mut self, id: i64, arguments: Value) -> Value {
+        self.request(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "bmad-task", "arguments": arguments}}))
+    }
+
+    /// Closes stdin and waits for the process; returns the lines written after the close.
+    pub fn close(mut self) -> (std::process::ExitStatus, Vec<Value>) {
+        drop(self.stdin.take());
+        let status = self.child.wait().unwrap();
+        let rest = self
+            .lines
+            .iter()
+            .map(|l| serde_json::from_str(&l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+            .collect();
+        (status, rest)
+    }
 }
