@@ -411,6 +411,27 @@ async fn forty_odd_malformed_calls_are_refused_and_change_nothing() {
     sb.assert_confined(&["a-file"]);
 }
 
+#[tokio::test]
+async fn reading_a_project_never_creates_files_in_it() {
+    let sb = Sandbox::new();
+    let c = connect(Era::Legacy, &sb.project).await;
+    let v = c.ok(json!({"action": "list"})).await;
+    assert_eq!(v["sessions"], json!([]));
+    c.refused(
+        json!({"action": "status", "task_name": "nothing"}),
+        "session_not_found",
+    )
+    .await;
+    c.refused(
+        json!({"action": "status", "session_id": UUID_UNKNOWN}),
+        "session_not_found",
+    )
+    .await;
+    assert!(sb.project.read_dir().unwrap().next().is_none());
+    c.close().await;
+    sb.assert_confined(&[]);
+}
+
 fn clipped(v: &Value) -> String {
     let s = v.to_string();
     if s.len() > 200 {

@@ -172,9 +172,17 @@ fn next_step(project: &Path, session: &Value, tag: &str) -> Value {
 }
 
 /// Reads the session's status and takes one step; returns the session id to follow.
-async fn step(service: &Service, project: &Path, sid: &str, tag: &str) -> Result<String, String> {
+/// `sending` hears of each step just before it is sent.
+async fn step(
+    service: &Service,
+    project: &Path,
+    sid: &str,
+    tag: &str,
+    sending: &tokio::sync::mpsc::UnboundedSender<()>,
+) -> Result<String, String> {
     let status = call(service, json!({"action": "status", "session_id": sid})).await?;
     let args = next_step(project, &status["session"], tag);
+    let _ = sending.send(());
     let v = call(service, args).await?;
     Ok(v["session_id"].as_str().unwrap_or(sid).to_string())
 }
@@ -264,43 +272,47 @@ async fn killed_servers_leave_whole_files_and_the_next_one_carries_on() {
     let sb = Sandbox::new();
     let project = sb.project.clone();
 
-    // One uninterrupted step first, to learn how long a 1 MiB step takes on this machine;
-    // kills then land anywhere within about three steps.
+    // One uninterrupted step first, to learn how long a 1 MiB step takes on this machine.
     let (child, service) = spawn(&project).await;
     let v = call(&service, json!({"action": "start", "objective": "Survive a crash", "cwd": project.to_str().unwrap()}))
         .await
         .unwrap();
     let mut sid = v["session_id"].as_str().unwrap().to_string();
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     let t = std::time::Instant::now();
-    step(&service, &project, &sid, "warm-up").await.unwrap();
-    let window = (t.elapsed().as_millis() as u64 * 3).max(20);
+    step(&service, &project, &sid, "warm-up", &tx)
+        .await
+        .unwrap();
+    let step_ms = (t.elapsed().as_millis() as u64).max(5);
     let _ = service.cancel().await;
     drop(child);
-    eprintln!(
-        "crash test: one step took {} ms; kills land within {window} ms",
-        window / 3
-    );
+    eprintln!("crash test: one 1 MiB step took {step_ms} ms");
 
     // At least `rounds` kills, and more until the kills have spread over a whole
     // workflow's worth of acknowledged steps (bounded, so a stuck server still fails).
+    // Each kill lands within a random step (0 to 2 steps let through): at a random moment
+    // of it, or, every other round, while the server is writing.
     let min_steps = 12;
     let mut steps = 0;
     let mut round = 0;
-    let (mut mid_write, mut interrupted_before) = (0, 0);
+    let (mut mid_write, mut interrupted_before, mut writes_caught) = (0, 0, 0);
     while round < rounds || steps < min_steps {
         assert!(
             round < rounds * 10 + 100,
             "no progress after {round} kills ({steps} steps)"
         );
         let (mut child, service) = spawn(&project).await;
-        let delay = Duration::from_millis(rng.below(window));
+        let let_through = rng.below(3);
+        let delay = Duration::from_millis(rng.below(step_ms + step_ms / 4));
+        let (tx, mut sending) = tokio::sync::mpsc::unbounded_channel();
         let driver = {
             let project = project.clone();
             let mut sid = sid.clone();
             tokio::spawn(async move {
                 let mut done = 0u32;
                 loop {
-                    match step(&service, &project, &sid, &format!("r{round}s{done}")).await {
+                    let tag = format!("r{round}s{done}");
+                    match step(&service, &project, &sid, &tag, &tx).await {
                         Ok(next) => {
                             sid = next;
                             done += 1;
@@ -310,7 +322,38 @@ async fn killed_servers_leave_whole_files_and_the_next_one_carries_on() {
                 }
             })
         };
-        tokio::time::sleep(delay).await;
+        for _ in 0..=let_through {
+            let heard = tokio::time::timeout(Duration::from_secs(60), sending.recv()).await;
+            assert!(
+                matches!(heard, Ok(Some(()))),
+                "round {round}: the driver goes on"
+            );
+        }
+        if round % 2 == 1 {
+            // Every other round waits until a write is under way, then kills within a few
+            // milliseconds: between the temporary file, its fsync, the rename, and the
+            // writes that follow.
+            let task = read_json(&project.join(format!(".bmad-task/session-{sid}.json")))
+                ["task_name"]
+                .as_str()
+                .unwrap_or("none")
+                .to_string();
+            let dirs = vec![
+                project.join(".bmad-task"),
+                project.join(format!(".bmad-task/temp/{sid}")),
+                project.join(format!(".claude/specs/{task}")),
+            ];
+            let limit = Duration::from_millis(step_ms * 3);
+            let seen = tokio::task::spawn_blocking(move || wait_for_a_write(&dirs, limit))
+                .await
+                .unwrap();
+            if seen {
+                writes_caught += 1;
+            }
+            tokio::time::sleep(Duration::from_micros(rng.below(4000))).await;
+        } else {
+            tokio::time::sleep(delay).await;
+        }
         child.start_kill().expect("SIGKILL");
         let status = child.wait().await.unwrap();
         assert!(!status.success(), "round {round}: the server was killed");
@@ -330,7 +373,7 @@ async fn killed_servers_leave_whole_files_and_the_next_one_carries_on() {
         round += 1;
     }
     eprintln!(
-        "crash test: {steps} steps acknowledged over {round} kills; {mid_write} kills left a write unfinished"
+        "crash test: {steps} steps acknowledged over {round} kills; {writes_caught} kills aimed at a write in progress, {mid_write} left one unfinished"
     );
 
     // A last server carries the newest session through to completion.
@@ -384,6 +427,26 @@ async fn killed_servers_leave_whole_files_and_the_next_one_carries_on() {
     assert!(swept.is_empty(), "{swept:?}");
     let _ = check_consistent(&project, round);
     sb.assert_confined(&[]);
+}
+
+/// Waits until one of `dirs` holds the temporary file of a write in progress.
+fn wait_for_a_write(dirs: &[std::path::PathBuf], limit: Duration) -> bool {
+    let end = std::time::Instant::now() + limit;
+    while std::time::Instant::now() < end {
+        for d in dirs {
+            let Ok(entries) = std::fs::read_dir(d) else {
+                continue;
+            };
+            if entries
+                .flatten()
+                .any(|e| e.file_name().to_string_lossy().starts_with(".bmad-tmp-"))
+            {
+                return true;
+            }
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    false
 }
 
 /// The session updated last, judged by its `updated_at` (then by id, for ties).
