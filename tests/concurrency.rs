@@ -16,14 +16,12 @@ const OBJECTIVE: &str = "Add a search box to the documentation site";
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn four_processes_start_two_hundred_sessions_each() {
     let sb = Sandbox::new();
-    let mut clients = Vec::new();
-    for i in 0..PROCESSES {
-        let era = if i % 2 == 0 { Era::Legacy } else { Era::Modern };
-        clients.push(connect(era, &sb.project).await);
-    }
-    let runs = clients.into_iter().map(|c| {
+    // All four are spawned at once, and each starts calling as soon as it is connected.
+    let runs = (0..PROCESSES).map(|i| {
         let project = sb.project.clone();
         tokio::spawn(async move {
+            let era = if i % 2 == 0 { Era::Legacy } else { Era::Modern };
+            let c = connect(era, &project).await;
             let mut started = Vec::new();
             for _ in 0..STARTS_EACH {
                 let v = c.ok(start_args(&project, OBJECTIVE)).await;
