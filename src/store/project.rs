@@ -156,10 +156,21 @@ impl Project {
         let abs = self.prepare(rel)?;
         let dir = abs.parent().expect("checked paths have a parent");
         let fail = |e: &std::io::Error| Error::storage("write", &abs, e);
-        let mut tmp = tempfile::Builder::new()
-            .prefix(TEMP_PREFIX)
-            .tempfile_in(dir)
-            .map_err(|e| fail(&e))?;
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(TEMP_PREFIX);
+        // Documents are for people to read: a new file gets the usual mode (0666 less the
+        // umask), not tempfile's private 0600; a replaced file keeps the mode it had.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(std::fs::Permissions::from_mode(0o666));
+        }
+        let mut tmp = builder.tempfile_in(dir).map_err(|e| fail(&e))?;
+        if let Ok(meta) = std::fs::metadata(&abs) {
+            tmp.as_file()
+                .set_permissions(meta.permissions())
+                .map_err(|e| fail(&e))?;
+        }
         tmp.write_all(content).map_err(|e| fail(&e))?;
         tmp.as_file().sync_all().map_err(|e| fail(&e))?;
         tmp.persist(&abs).map_err(|e| fail(&e.error))?;
@@ -312,6 +323,34 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, vec!["a.json"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn written_files_get_the_usual_mode_and_keep_a_changed_one() {
+        use std::os::unix::fs::PermissionsExt;
+        let (_d, p) = project();
+        let mode = |rel: &str| {
+            std::fs::metadata(p.root.join(rel))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777
+        };
+        p.write_atomic(".claude/specs/t/a.md", b"one").unwrap();
+        // 0666 less the umask (Linux reports it in /proc), never the private 0600.
+        let umask = std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| {
+                let line = s.lines().find(|l| l.starts_with("Umask:"))?;
+                u32::from_str_radix(line["Umask:".len()..].trim(), 8).ok()
+            })
+            .unwrap_or(0o022);
+        assert_eq!(mode(".claude/specs/t/a.md"), 0o666 & !umask);
+        let abs = p.root.join(".claude/specs/t/a.md");
+        std::fs::set_permissions(&abs, std::fs::Permissions::from_mode(0o640)).unwrap();
+        p.write_atomic(".claude/specs/t/a.md", b"two").unwrap();
+        assert_eq!(mode(".claude/specs/t/a.md"), 0o640);
     }
 
     #[test]

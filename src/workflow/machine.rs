@@ -593,7 +593,8 @@ impl Step<'_> {
             ));
         }
         let path = self.temp_path(stage, "answers", "json");
-        let content = serde_json::to_string_pretty(&record).expect("plain JSON values");
+        let mut content = serde_json::to_string_pretty(&record).expect("plain JSON values");
+        content.push('\n');
         self.write(path, content);
         self.session.current_state = State::Refining;
         Ok(())
