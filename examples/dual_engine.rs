@@ -1,0 +1,90 @@
+//! The dual-engine path: an objective that names codex makes the Product Owner and
+//! Architect stages ask both engines. Both results are submitted in one `submit`, the
+//! server scores each and keeps the better one; the human rejects the kept PRD with
+//! feedback, both engines revise, and the resubmission is kept instead. The session is
+//! left where a human decision is due (the sprint plan awaits approval), as a real one
+//! often is between two conversations.
+//!
+//!     cargo run --release --example dual_engine -- [project-dir]
+//!
+//! Without a directory it uses a fresh temporary one and says where. `BMAD_MCP_BIN`
+//! overrides which server binary is started.
+
+#[path = "common/mod.rs"]
+pub mod common;
+
+use common::{fixture, Demo, Failure};
+use serde_json::json;
+
+/// Naming codex as a word is what asks for the second engine.
+pub const OBJECTIVE: &str = "Weekly team changelog, drafted by claude and codex";
+
+pub const FEEDBACK: &str = "Private repositories (the answer to q4) are missing, and so is who may approve: only maintainers of the repository.";
+
+pub async fn run(demo: &mut Demo) -> Result<(), Failure> {
+    let cwd = demo.project().display().to_string();
+    let started = demo
+        .step(json!({"action": "start", "cwd": cwd, "objective": OBJECTIVE}))
+        .await?;
+    let task_name = started["task_name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+
+    // First drafts from both engines in one call. Both ask questions; the one they share
+    // is asked once (q1), codex's other one becomes q4. Codex scored higher, so its
+    // draft is the one kept. The human leaves q3 open.
+    demo.step(json!({
+        "action": "submit",
+        "stage": "po",
+        "claude_result": fixture("po-draft.json")?,
+        "codex_result": fixture("dual-po-codex-draft.md")?,
+    }))
+    .await?;
+    demo.step(json!({"action": "answer", "answers": {
+        "q1": "GitHub first",
+        "q2": "Web only",
+        "q4": "Yes, our organisation's private repositories"
+    }}))
+    .await?;
+
+    // Both revise. Claude's PRD passes the gate and codex's does not, so claude's is
+    // written to .claude/specs/ for the human to read.
+    demo.step(json!({
+        "action": "submit",
+        "claude_result": fixture("po-final.json")?,
+        "codex_result": fixture("dual-po-codex-final.json")?,
+    }))
+    .await?;
+
+    // The human reads it and sends it back; both engines revise with the feedback, and
+    // this time codex's document (its score stated in the text) is the better one.
+    demo.step(json!({"action": "reject", "feedback": FEEDBACK}))
+        .await?;
+    demo.step(json!({
+        "action": "submit",
+        "claude_result": fixture("dual-po-claude-revised.json")?,
+        "codex_result": fixture("dual-po-codex-revised.md")?,
+    }))
+    .await?;
+    demo.step(json!({"action": "confirm"})).await?;
+
+    // Architect: both engines are asked, but only claude answered; an engine that did
+    // not submit is simply not a candidate.
+    demo.step(json!({"action": "submit", "claude_result": fixture("architect-final.json")?}))
+        .await?;
+    demo.step(json!({"action": "confirm"})).await?;
+    demo.step(json!({"action": "submit", "claude_result": fixture("sprint-plan.md")?}))
+        .await?;
+
+    demo.say(format!(
+        "     the sprint plan now waits for the human; any later conversation resumes it with \
+         {{\"action\": \"approve\", \"task_name\": \"{task_name}\", \"scope\": \"sprint 1\"}}"
+    ));
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Failure> {
+    Demo::main(run).await
+}
