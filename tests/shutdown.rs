@@ -14,8 +14,8 @@ fn prd(score: u32, size: usize) -> String {
     json!({"prd_draft": doc, "quality_score": score, "questions": ["Which platforms?"]}).to_string()
 }
 
-#[test]
-fn closing_stdin_mid_session_exits_zero_and_keeps_what_was_acknowledged() {
+/// A server in a fresh sandbox with one session started.
+fn started() -> (Sandbox, Raw, String) {
     let sb = Sandbox::new();
     let mut raw = Raw::start(&sb.project);
     let v = raw.call(
@@ -26,6 +26,12 @@ fn closing_stdin_mid_session_exits_zero_and_keeps_what_was_acknowledged() {
         .as_str()
         .unwrap()
         .to_string();
+    (sb, raw, sid)
+}
+
+#[test]
+fn closing_stdin_mid_session_exits_zero_and_keeps_what_was_acknowledged() {
+    let (sb, mut raw, sid) = started();
     let v = raw.call(
         2,
         json!({"action": "submit", "session_id": sid, "claude_result": prd(70, 1000)}),
@@ -44,16 +50,7 @@ fn closing_stdin_mid_session_exits_zero_and_keeps_what_was_acknowledged() {
 /// exits, and what they answered is what is stored.
 #[test]
 fn requests_in_flight_when_stdin_closes_are_finished_and_answered() {
-    let sb = Sandbox::new();
-    let mut raw = Raw::start(&sb.project);
-    let v = raw.call(
-        1,
-        json!({"action": "start", "objective": "Notes app", "cwd": sb.project}),
-    );
-    let sid = v["result"]["structuredContent"]["session_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let (sb, mut raw, sid) = started();
     // A large submission and a second start, sent back to back, then stdin closes at once.
     raw.send_line(
         &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "bmad-task", "arguments": {"action": "submit", "session_id": sid, "claude_result": prd(70, 1 << 20)}}})
