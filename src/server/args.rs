@@ -142,7 +142,8 @@ pub enum Call {
 /// Parses the raw tool arguments into a [`Call`], or an error that names the field.
 pub fn parse(arguments: Option<Map<String, Value>>, limits: &Limits) -> Result<Call> {
     let value = Value::Object(arguments.unwrap_or_default());
-    let args: BmadTaskArgs = serde_path_to_error::deserialize(&value).map_err(|e| {
+    // By value, so the (possibly megabyte) results are moved, not copied.
+    let args: BmadTaskArgs = serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
         describe_serde_error(&path, &inner)

@@ -130,7 +130,6 @@ impl Store {
             objective_wants_codex(objective),
             now,
         );
-        write_session(&project, &session)?;
         mapping.insert(
             session.session_id.clone(),
             MappingEntry {
@@ -139,7 +138,17 @@ impl Store {
                 created_at: timestamp(now),
             },
         );
-        write_json(&project, MAPPING, &mapping)?;
+        // The session and the mapping land together; the reserved directory is made
+        // durable in the same wait for the disk.
+        let session_text = json_text(&session);
+        let mapping_text = json_text(&mapping);
+        project.write_in_order(
+            &[&[
+                (&session_rel(&session.session_id), session_text.as_bytes()),
+                (MAPPING, mapping_text.as_bytes()),
+            ]],
+            &[".claude/specs"],
+        )?;
         tracing::info!(session_id = %session.session_id, task_name = %session.task_name, "session started");
         Ok(session)
     }
@@ -203,10 +212,14 @@ impl Store {
             .filter_map(|w| w.path.rsplit_once('/').map(|(dir, _)| dir))
             .collect();
         self.sweep(&project, &dirs.into_iter().collect::<Vec<_>>());
-        for w in &outcome.writes {
-            project.write_atomic(&w.path, w.content.as_bytes())?;
-        }
-        write_session(&project, &outcome.session)?;
+        let files: Vec<(&str, &[u8])> = outcome
+            .writes
+            .iter()
+            .map(|w| (w.path.as_str(), w.content.as_bytes()))
+            .collect();
+        let session_text = json_text(&outcome.session);
+        let session_path = session_rel(&outcome.session.session_id);
+        project.write_in_order(&[&files, &[(&session_path, session_text.as_bytes())]], &[])?;
         tracing::info!(
             session_id = %outcome.session.session_id,
             stage = %outcome.session.current_stage,
@@ -320,14 +333,11 @@ fn load_session(project: &Project, id: &str) -> Result<Option<Session>> {
     Ok(Some(s))
 }
 
-fn write_session(project: &Project, s: &Session) -> Result<()> {
-    write_json(project, &session_rel(&s.session_id), s)
-}
-
-fn write_json<T: Serialize>(project: &Project, rel: &str, value: &T) -> Result<()> {
+/// A stored JSON file's text: pretty, with a final newline.
+fn json_text<T: Serialize>(value: &T) -> String {
     let mut text = serde_json::to_string_pretty(value).expect("stored types serialize");
     text.push('\n');
-    project.write_atomic(rel, text.as_bytes())
+    text
 }
 
 /// The task mapping; rebuilt from the session files if it is unreadable.

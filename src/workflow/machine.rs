@@ -322,11 +322,12 @@ impl Step<'_> {
     fn candidates(
         &self,
         stage: Stage,
-        given: Vec<(Engine, String)>,
+        given: &[(Engine, String)],
     ) -> Result<Vec<Candidate>, WorkflowError> {
         let mut out = Vec::new();
         for (engine, text) in given {
-            let submission = submission::read(&text).map_err(|e| match e {
+            let engine = *engine;
+            let submission = submission::read(text).map_err(|e| match e {
                 SubmissionError::Empty => WorkflowError::EmptyDocument {
                     field: engine.result_field(),
                 },
@@ -379,24 +380,22 @@ impl Step<'_> {
                     .collect(),
             });
         }
-        let candidates = self.candidates(stage, given.clone())?;
+        let mut candidates = self.candidates(stage, &given)?;
         for (engine, text) in given {
             self.store_raw(stage, engine, text);
         }
 
         // At or above the gate beats below it; then the higher score; a tie keeps claude
         // (candidates are in claude, codex order and only a strictly better one replaces).
-        let chosen = candidates
-            .iter()
-            .reduce(|best, c| {
-                let key = |c: &Candidate| (c.score >= gate, c.score);
-                if key(c) > key(best) {
-                    c
-                } else {
-                    best
-                }
-            })
-            .expect("at least one candidate");
+        let key = |c: &Candidate| (c.score >= gate, c.score);
+        let chosen_at = (1..candidates.len()).fold(0, |best, i| {
+            if key(&candidates[i]) > key(&candidates[best]) {
+                i
+            } else {
+                best
+            }
+        });
+        let chosen = &candidates[chosen_at];
 
         // Questions of all candidates, same text once, minus those asked in earlier rounds.
         let rec = self.session.record(stage);
@@ -422,16 +421,17 @@ impl Step<'_> {
             }
         }
         let answered_before = !rec.answers.is_empty();
-        let score = chosen.score;
-        let document = chosen.submission.document.clone();
-        let reported = chosen.source == ScoreSource::Reported;
+        let (score, source, engine) = (chosen.score, chosen.source, chosen.engine);
+        let reported = source == ScoreSource::Reported;
+        // Documents can be megabytes: the chosen one is moved, not copied.
+        let document = std::mem::take(&mut candidates[chosen_at].submission.document);
 
         let rec = self.session.record_mut(stage);
         rec.iteration += 1;
         rec.score = Some(score);
         rec.scores = candidates.iter().map(|c| (c.engine, c.score)).collect();
-        rec.score_source = Some(chosen.source);
-        rec.chosen_engine = Some(chosen.engine);
+        rec.score_source = Some(source);
+        rec.chosen_engine = Some(engine);
         rec.gate_passed = Some(score >= gate);
         rec.gaps = gaps;
         let iteration = rec.iteration;
@@ -508,10 +508,12 @@ impl Step<'_> {
                 })
             }
         };
+        let given = [(engine, text)];
         let candidate = self
-            .candidates(stage, vec![(engine, text.clone())])?
+            .candidates(stage, &given)?
             .pop()
             .expect("one candidate");
+        let [(engine, text)] = given;
         self.store_raw(stage, engine, text);
         let document = candidate.submission.document;
 

@@ -52,25 +52,20 @@ pub enum SubmissionError {
 
 /// Reads one engine's submission.
 pub fn read(text: &str) -> Result<Submission, SubmissionError> {
-    let (json, rest) = match find_json_object(text) {
-        Some((obj, span)) => {
-            let mut rest = String::with_capacity(text.len());
-            rest.push_str(&text[..span.start]);
-            rest.push_str(&text[span.end..]);
-            (Some(obj), rest)
+    // Documents can be megabytes: each is copied once, or moved out of the JSON.
+    let (json, document) = match find_json_object(text) {
+        Some((mut obj, span)) => {
+            let document = match take_document_field(&mut obj) {
+                Some(doc) => trimmed(doc),
+                // A JSON block with only metadata: the document is the text around it.
+                None => format!("{}{}", &text[..span.start], &text[span.end..])
+                    .trim()
+                    .to_string(),
+            };
+            (Some(obj), document)
         }
-        None => (None, String::new()),
+        None => (None, unwrap_markdown_fence(text).trim().to_string()),
     };
-
-    let document = match &json {
-        Some(obj) => match document_field(obj) {
-            Some(doc) => doc.to_string(),
-            // A JSON block with only metadata: the document is the text around it.
-            None => rest.trim().to_string(),
-        },
-        None => unwrap_markdown_fence(text).to_string(),
-    };
-    let document = document.trim().to_string();
     if document.is_empty() {
         return Err(SubmissionError::Empty);
     }
@@ -185,11 +180,26 @@ fn unwrap_markdown_fence(text: &str) -> &str {
     }
 }
 
-fn document_field(obj: &Map<String, Value>) -> Option<&str> {
-    DOCUMENT_FIELDS
-        .iter()
-        .filter_map(|f| obj.get(*f).and_then(Value::as_str))
-        .find(|s| !s.trim().is_empty())
+/// Removes and returns the first non-blank document field.
+fn take_document_field(obj: &mut Map<String, Value>) -> Option<String> {
+    let field = DOCUMENT_FIELDS.iter().find(|f| {
+        obj.get(**f)
+            .and_then(Value::as_str)
+            .is_some_and(|s| !s.trim().is_empty())
+    })?;
+    match obj.remove(*field) {
+        Some(Value::String(s)) => Some(s),
+        _ => None,
+    }
+}
+
+/// `s` without surrounding whitespace, reusing its buffer when there is none.
+fn trimmed(s: String) -> String {
+    if s.trim().len() == s.len() {
+        s
+    } else {
+        s.trim().to_string()
+    }
 }
 
 /// A score given as a number or a numeric string, within 0–100.
