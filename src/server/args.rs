@@ -139,11 +139,29 @@ pub enum Call {
     },
 }
 
+/// The fields of [`BmadTaskArgs`], as the input schema names them.
+pub const FIELD_NAMES: [&str; 13] = [
+    "action",
+    "session_id",
+    "task_name",
+    "cwd",
+    "objective",
+    "stage",
+    "claude_result",
+    "codex_result",
+    "answers",
+    "confirmed",
+    "approved",
+    "feedback",
+    "scope",
+];
+
 /// Parses the raw tool arguments into a [`Call`], or an error that names the field.
 pub fn parse(arguments: Option<Map<String, Value>>, limits: &Limits) -> Result<Call> {
-    let value = Value::Object(arguments.unwrap_or_default());
+    let map = arguments.unwrap_or_default();
+    check_shape(&map)?;
     // By value, so the (possibly megabyte) results are moved, not copied.
-    let args: BmadTaskArgs = serde_path_to_error::deserialize(value).map_err(|e| {
+    let args: BmadTaskArgs = serde_path_to_error::deserialize(Value::Object(map)).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
         describe_serde_error(&path, &inner)
@@ -151,18 +169,36 @@ pub fn parse(arguments: Option<Map<String, Value>>, limits: &Limits) -> Result<C
     validate(args, limits)
 }
 
-fn describe_serde_error(path: &str, inner: &str) -> Error {
-    let at_root = path == "." || path.is_empty();
-    if let Some(field) = between(inner, "unknown field `", "`") {
-        let name = if at_root { field } else { path };
-        return Error::argument(
+/// Refuses what serde would misreport: a key that is not an argument (found here from
+/// the keys, not from serde's message, which quotes caller text: an `action` value of
+/// "unknown field `x`" must not read as an unknown field), and `action` or `stage` given
+/// as a one-key object, which serde would take as the key's variant
+/// (`{"action": {"start": null}}`) although the schema allows only a string.
+fn check_shape(map: &Map<String, Value>) -> Result<()> {
+    if let Some(key) = map.keys().find(|k| !FIELD_NAMES.contains(&k.as_str())) {
+        let known: Vec<String> = FIELD_NAMES.iter().map(|f| format!("`{f}`")).collect();
+        return Err(Error::argument(
             "unknown_field",
             format!(
-                "field `{name}` is not an argument of bmad-task; {}",
-                after(inner, ", expected")
+                "field `{}` is not an argument of bmad-task; expected one of {}",
+                clip(key),
+                known.join(", ")
             ),
-        );
+        ));
     }
+    for field in ["action", "stage"] {
+        if let Some(Value::Object(_)) = map.get(field) {
+            return Err(Error::argument(
+                "invalid_argument",
+                format!("field `{field}`: invalid type: object, expected a string"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn describe_serde_error(path: &str, inner: &str) -> Error {
+    let at_root = path == "." || path.is_empty();
     if at_root {
         if let Some(field) = between(inner, "missing field `", "`") {
             return Error::argument(
@@ -184,12 +220,6 @@ fn between<'a>(s: &'a str, start: &str, end: &str) -> Option<&'a str> {
     let i = s.find(start)? + start.len();
     let j = s[i..].find(end)? + i;
     Some(&s[i..j])
-}
-
-fn after<'a>(s: &'a str, marker: &str) -> &'a str {
-    s.find(marker)
-        .map(|i| s[i + 2..].trim())
-        .unwrap_or("see the tool's input schema")
 }
 
 fn check_size(field: &str, value: &str, limit: usize) -> Result<()> {
@@ -452,6 +482,59 @@ mod tests {
             assert_eq!(c, want_code, "{args}: {msg}");
             assert!(msg.contains(want_field), "{args}: {msg}");
         }
+    }
+
+    #[test]
+    fn caller_text_in_a_value_never_reads_as_an_unknown_field() {
+        // Found by fuzzing: the unknown-field check read serde's message, which quotes
+        // the caller's value, so this action was refused as an unknown *field*.
+        let (c, msg) = code(json!({"action": "unknown field `x`"}));
+        assert_eq!(c, "unknown_action", "{msg}");
+        assert!(msg.starts_with("field `action`"), "{msg}");
+        let (c, msg) = code(json!({"action": "list", "a`b": 1}));
+        assert_eq!(c, "unknown_field");
+        assert!(msg.contains("field `a`b`"), "{msg}");
+        let long = "k".repeat(200);
+        let (c, msg) = code(json!({"action": "list", long.clone(): 1}));
+        assert_eq!(c, "unknown_field");
+        assert!(msg.contains(&format!("`{}…`", &long[..80])), "{msg}");
+    }
+
+    #[test]
+    fn action_and_stage_are_strings_not_one_key_objects() {
+        // Found by fuzzing: serde reads an enum from a one-key object, so
+        // {"action": {"start": null}} was accepted as `start`.
+        let id = "2f1e4c1a-8a4b-4c39-9d1f-1a2b3c4d5e6f";
+        for (args, field) in [
+            (
+                json!({"action": {"start": null}, "objective": "x"}),
+                "action",
+            ),
+            (json!({"action": {"q0": ""}}), "action"),
+            (
+                json!({"action": "submit", "session_id": id, "stage": {"po": null}}),
+                "stage",
+            ),
+        ] {
+            let (c, msg) = code(args.clone());
+            assert_eq!(c, "invalid_argument", "{args}: {msg}");
+            assert!(msg.starts_with(&format!("field `{field}`")), "{msg}");
+        }
+    }
+
+    #[test]
+    fn field_names_are_the_schema_properties() {
+        let schema = serde_json::to_value(schemars::schema_for!(BmadTaskArgs)).unwrap();
+        let mut props: Vec<&str> = schema["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let mut names = FIELD_NAMES.to_vec();
+        props.sort_unstable();
+        names.sort_unstable();
+        assert_eq!(props, names);
     }
 
     #[test]

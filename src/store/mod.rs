@@ -19,7 +19,7 @@ use crate::workflow::session::{timestamp, Session};
 use crate::workflow::stage::{objective_wants_codex, Stage};
 use crate::workflow::{Command, Facts, State};
 
-pub use names::{is_valid as is_valid_task_name, slug_for};
+pub use names::{candidate as task_name_candidate, is_valid as is_valid_task_name, slug_for};
 pub use project::{DefaultRoot, Project};
 
 const MAPPING: &str = ".bmad-task/task-mapping.json";

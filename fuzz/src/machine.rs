@@ -1,0 +1,607 @@
+//! Drives `workflow::machine::apply` with a fuzzed sequence of commands (and of human
+//! edits to the project's files) on an in-memory session, checking after every step the
+//! invariants the store relies on.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+
+use arbitrary::Arbitrary;
+use bmad_mcp::workflow::session::{ContentRef, StageStatus};
+use bmad_mcp::workflow::{
+    allowed_actions, apply, Command, Outcome, ProjectFiles, Session, Stage, State, WorkflowError,
+};
+use chrono::{DateTime, Duration, TimeZone, Utc};
+use serde_json::{json, Value};
+
+const SESSION_ID: &str = "6f1c2d3e-4b5a-4c6d-8e9f-0a1b2c3d4e5f";
+const TASK: &str = "fuzzed-task";
+
+#[derive(Default)]
+struct Files(RefCell<BTreeMap<String, String>>);
+
+impl ProjectFiles for Files {
+    fn read(&self, rel_path: &str) -> Option<String> {
+        self.0.borrow().get(rel_path).cloned()
+    }
+}
+
+#[derive(Debug, Arbitrary)]
+pub struct MachineInput {
+    pub dual: bool,
+    pub steps: Vec<(u16, Step)>,
+}
+
+#[derive(Debug, Arbitrary)]
+pub enum Step {
+    Submit {
+        stage: Option<u8>,
+        claude: Option<Doc>,
+        codex: Option<Doc>,
+    },
+    Answer(Vec<(Qid, String)>),
+    Confirm {
+        save: bool,
+    },
+    Approve {
+        scope: Option<String>,
+    },
+    Reject {
+        as_action: u8,
+        feedback: Option<String>,
+    },
+    /// The human edits a stage document in `.claude/specs/` between calls.
+    EditArtifact(u8, String),
+    /// The human deletes a stage document.
+    DeleteArtifact(u8),
+    /// Something deletes one of the server's own files (index into the file list).
+    DeleteAnyFile(u8),
+    /// The call a well-behaved host would make next (submit the example fixture of the
+    /// stage, answer every open question, confirm, approve), so that short inputs reach
+    /// the late stages; the byte picks among variants (draft or final, which engine, …).
+    Advance(u8),
+}
+
+/// The documents of examples/fixtures, as the scripted example submits them.
+const PO_DRAFT: &str = include_str!("../../examples/fixtures/po-draft.json");
+const PO_FINAL: &str = include_str!("../../examples/fixtures/po-final.json");
+const ARCHITECT_DRAFT: &str = include_str!("../../examples/fixtures/architect-draft.json");
+const ARCHITECT_FINAL: &str = include_str!("../../examples/fixtures/architect-final.json");
+const SPRINT_PLAN: &str = include_str!("../../examples/fixtures/sprint-plan.md");
+const DEV_REPORT: &str = include_str!("../../examples/fixtures/dev-report.md");
+const REVIEW: &str = include_str!("../../examples/fixtures/review.md");
+const QA_REPORT: &str = include_str!("../../examples/fixtures/qa-report.md");
+
+/// The next call of a well-behaved host in the session's state.
+fn advance(s: &Session, v: u8) -> Command {
+    let stage = s.current_stage;
+    let submit = |claude: Option<&str>, codex: Option<&str>| Command::Submit {
+        stage: (v & 8 != 0).then_some(stage),
+        claude_result: claude.map(String::from),
+        codex_result: codex.map(String::from),
+    };
+    match s.current_state {
+        State::Generating | State::Refining => {
+            let draft = v % 4 == 0;
+            let (d, f) = match stage {
+                Stage::Po => (PO_DRAFT, PO_FINAL),
+                Stage::Architect => (ARCHITECT_DRAFT, ARCHITECT_FINAL),
+                Stage::Sm => (SPRINT_PLAN, SPRINT_PLAN),
+                Stage::Dev => (DEV_REPORT, DEV_REPORT),
+                Stage::Review => (REVIEW, REVIEW),
+                Stage::Qa => (QA_REPORT, QA_REPORT),
+            };
+            let doc = if draft { d } else { f };
+            match (stage.passing_score().is_some(), v & 16 != 0) {
+                // Both engines, the other one with the draft.
+                (true, true) => submit(Some(doc), Some(d)),
+                (true, false) => submit(Some(doc), None),
+                // The unscored stages, by their own engine or the other one.
+                (false, other) => {
+                    let own = s.engines_for(stage)[0] == bmad_mcp::workflow::Engine::Claude;
+                    if own != other {
+                        submit(Some(doc), None)
+                    } else {
+                        submit(None, Some(doc))
+                    }
+                }
+            }
+        }
+        State::Clarifying => Command::Answer {
+            answers: s
+                .current()
+                .open_questions()
+                .into_iter()
+                .map(|q| (q.id.clone(), format!("Answer to {}", q.id)))
+                .collect(),
+        },
+        State::AwaitingConfirmation => Command::Confirm {
+            action: if v & 1 == 0 {
+                "confirm"
+            } else {
+                "confirm_save"
+            },
+        },
+        State::AwaitingApproval => Command::Approve {
+            scope: (v & 1 == 1).then(|| "sprint 1".to_string()),
+        },
+        // Nothing is legal: the refusal is checked.
+        State::Completed => Command::Confirm { action: "confirm" },
+    }
+}
+
+#[derive(Debug, Arbitrary)]
+pub enum Qid {
+    Question(u8),
+    Other(String),
+}
+
+/// A submitted text: free text, a JSON submission, or markdown with a score line.
+#[derive(Debug, Arbitrary)]
+pub enum Doc {
+    Free(String),
+    Json {
+        field: u8,
+        body: Body,
+        score: Option<Score>,
+        questions: Vec<String>,
+        gaps: Vec<String>,
+        fenced: bool,
+    },
+    Markdown {
+        body: Body,
+        score: Option<u8>,
+        review: Option<u8>,
+    },
+}
+
+#[derive(Debug, Arbitrary)]
+pub enum Score {
+    Int(u8),
+    Float(f64),
+    Text(String),
+}
+
+/// A document made of known section headings (to reach the estimate and the sprint
+/// reading) and free text.
+#[derive(Debug, Arbitrary)]
+pub struct Body {
+    pub headings: Vec<u8>,
+    pub text: String,
+}
+
+const HEADINGS: [&str; 14] = [
+    "## Executive Summary",
+    "## Business Goals",
+    "## User Stories",
+    "## Functional Requirements",
+    "## Technical Requirements",
+    "## Success Metrics",
+    "## Technology Stack",
+    "## Components",
+    "## Data Model",
+    "## API Design",
+    "## Security",
+    "## Sprint 1: Core",
+    "## Sprint 2 - UI",
+    "## Test Cases",
+];
+
+const FIELDS: [&str; 6] = [
+    "prd_draft",
+    "prd_updated",
+    "architecture_draft",
+    "sprint_plan",
+    "content",
+    "result",
+];
+
+impl Body {
+    fn build(&self) -> String {
+        let mut s = String::from("# Document\n");
+        for h in &self.headings {
+            s.push_str(HEADINGS[usize::from(*h) % HEADINGS.len()]);
+            s.push_str("\nSome text.\n");
+        }
+        s.push_str(&self.text);
+        s
+    }
+}
+
+impl Doc {
+    fn build(&self) -> String {
+        match self {
+            Doc::Free(s) => s.clone(),
+            Doc::Json {
+                field,
+                body,
+                score,
+                questions,
+                gaps,
+                fenced,
+            } => {
+                let mut o = serde_json::Map::new();
+                o.insert(
+                    FIELDS[usize::from(*field) % FIELDS.len()].into(),
+                    body.build().into(),
+                );
+                if let Some(score) = score {
+                    let v = match score {
+                        // Mostly passing scores, so the fuzzer reaches the later stages.
+                        Score::Int(n) => json!(50 + u32::from(*n) % 60),
+                        Score::Float(f) => {
+                            serde_json::Number::from_f64(*f).map_or(Value::Null, Value::Number)
+                        }
+                        Score::Text(t) => json!(t),
+                    };
+                    o.insert("quality_score".into(), v);
+                }
+                o.insert("questions".into(), json!(questions));
+                o.insert("gaps".into(), json!(gaps));
+                let j = serde_json::to_string_pretty(&o).unwrap();
+                if *fenced {
+                    format!("Here it is.\n\n```json\n{j}\n```\n")
+                } else {
+                    j
+                }
+            }
+            Doc::Markdown {
+                body,
+                score,
+                review,
+            } => {
+                let mut s = body.build();
+                if let Some(n) = score {
+                    s.push_str(&format!("\n\nQuality Score: {n}/100\n"));
+                }
+                if let Some(r) = review {
+                    let v = ["Pass", "Pass with Risk", "Fail"][usize::from(*r) % 3];
+                    s.push_str(&format!("\nReview Status: {v}\n"));
+                }
+                s
+            }
+        }
+    }
+}
+
+impl Step {
+    fn command(&self, session: &Session) -> Option<Command> {
+        let stage = session.current_stage;
+        Some(match self {
+            Step::Advance(v) => advance(session, *v),
+            Step::Submit {
+                stage: given,
+                claude,
+                codex,
+            } => Command::Submit {
+                // Mostly no stage (the common case), sometimes the right or a wrong one.
+                stage: given.and_then(|i| match i % 3 {
+                    0 => Some(stage),
+                    1 => Some(Stage::ALL[usize::from(i / 3) % Stage::ALL.len()]),
+                    _ => None,
+                }),
+                claude_result: claude.as_ref().map(Doc::build),
+                codex_result: codex.as_ref().map(Doc::build),
+            },
+            Step::Answer(pairs) => Command::Answer {
+                answers: pairs
+                    .iter()
+                    .map(|(q, a)| {
+                        let id = match q {
+                            Qid::Question(n) => format!("q{}", n % 6),
+                            Qid::Other(s) => s.clone(),
+                        };
+                        (id, a.clone())
+                    })
+                    .collect(),
+            },
+            Step::Confirm { save } => Command::Confirm {
+                action: if *save { "confirm_save" } else { "confirm" },
+            },
+            Step::Approve { scope } => Command::Approve {
+                scope: scope.clone(),
+            },
+            Step::Reject {
+                as_action,
+                feedback,
+            } => Command::Reject {
+                action: ["reject", "confirm", "confirm_save", "approve"]
+                    [usize::from(*as_action) % 4],
+                feedback: feedback.clone(),
+            },
+            _ => return None,
+        })
+    }
+}
+
+struct Run {
+    session: Session,
+    files: Files,
+    now: DateTime<Utc>,
+    /// A file of the server's own was deleted: references may dangle from now on.
+    tampered: bool,
+    /// Stage documents the human changed or removed.
+    edited: BTreeSet<String>,
+}
+
+/// Runs the steps, checking after each; returns where the session ended.
+pub fn run(input: &MachineInput) -> (Stage, State) {
+    let now = Utc.with_ymd_and_hms(2026, 11, 21, 12, 0, 0).unwrap();
+    let objective = if input.dual {
+        "Build it with codex"
+    } else {
+        "Build it"
+    };
+    let session = Session::new(
+        SESSION_ID.into(),
+        TASK.into(),
+        "/project".into(),
+        objective.into(),
+        input.dual,
+        now,
+    );
+    let mut r = Run {
+        session,
+        files: Files::default(),
+        now,
+        tampered: false,
+        edited: BTreeSet::new(),
+    };
+    check_session(&r);
+    for (dt, step) in &input.steps {
+        // The clock never goes back; two calls may share a millisecond.
+        r.now += Duration::milliseconds(i64::from(*dt));
+        match step.command(&r.session) {
+            Some(command) => r.apply(command),
+            None => r.human(step),
+        }
+        check_session(&r);
+    }
+    (r.session.current_stage, r.session.current_state)
+}
+
+impl Run {
+    fn apply(&mut self, command: Command) {
+        let before = self.session.clone();
+        let action = command.action();
+        let result = apply(&before, command.clone(), &self.files, self.now);
+        // No hidden input: the same call gives the same answer.
+        assert_eq!(
+            result,
+            apply(&before, command.clone(), &self.files, self.now)
+        );
+        match result {
+            Ok(out) => self.accepted(&before, &command, out),
+            Err(e) => refused(&before, &command, action, &e),
+        }
+    }
+
+    fn accepted(&mut self, before: &Session, command: &Command, out: Outcome) {
+        let after = &out.session;
+        let action = command.action();
+        assert!(
+            allowed_actions(before.current_state).contains(&action),
+            "{action} accepted in {}",
+            before.current_state
+        );
+        // Exactly one history entry, appended, describing this step.
+        assert_eq!(after.history.len(), before.history.len() + 1);
+        assert_eq!(after.history[..before.history.len()], before.history[..]);
+        let last = after.history.last().unwrap();
+        assert_eq!(last.action, action);
+        assert_eq!(last.stage, before.current_stage);
+        assert_eq!(last.from, Some(before.current_state));
+        assert_eq!(last.to, after.current_state);
+        assert_eq!(last.at, after.updated_at);
+        // Fixed at start.
+        assert_eq!(after.session_id, before.session_id);
+        assert_eq!(after.task_name, before.task_name);
+        assert_eq!(after.engines, before.engines);
+        assert_eq!(after.created_at, before.created_at);
+        // The stage moves forward by at most one, and only by completing the current one.
+        let advanced = after.current_stage != before.current_stage;
+        if advanced {
+            assert_eq!(Some(after.current_stage), before.current_stage.next());
+        }
+        if advanced || after.current_state == State::Completed {
+            assert_eq!(out.facts.completed_stage, Some(before.current_stage));
+        } else {
+            assert_eq!(out.facts.completed_stage, None);
+        }
+        // Every file the machine asks for is the session's own, under the two roots.
+        let temp = format!(".bmad-task/temp/{SESSION_ID}/");
+        let specs = format!(".claude/specs/{TASK}/");
+        for w in &out.writes {
+            assert!(
+                w.path.starts_with(&temp) || w.path.starts_with(&specs),
+                "write outside the session's directories: {}",
+                w.path
+            );
+            let name = w.path.rsplit('/').next().unwrap_or("");
+            assert!(!name.is_empty() && !name.starts_with('.') && !name.contains('\\'));
+            if w.path.starts_with(&temp) && !self.tampered {
+                assert!(!w.content.trim().is_empty(), "empty file {}", w.path);
+            }
+        }
+        for w in &out.writes {
+            self.files
+                .0
+                .borrow_mut()
+                .insert(w.path.clone(), w.content.clone());
+            self.edited.remove(&w.path);
+        }
+        self.session = out.session;
+    }
+
+    fn human(&mut self, step: &Step) {
+        let paths: Vec<String> = self.files.0.borrow().keys().cloned().collect();
+        match step {
+            Step::EditArtifact(i, text) => {
+                let stage = Stage::ALL[usize::from(*i) % Stage::ALL.len()];
+                let path = self.session.artifact_path(stage);
+                if self.files.0.borrow().contains_key(&path) {
+                    self.files.0.borrow_mut().insert(path.clone(), text.clone());
+                    self.edited.insert(path);
+                }
+            }
+            Step::DeleteArtifact(i) => {
+                let stage = Stage::ALL[usize::from(*i) % Stage::ALL.len()];
+                let path = self.session.artifact_path(stage);
+                if self.files.0.borrow_mut().remove(&path).is_some() {
+                    self.edited.insert(path);
+                }
+            }
+            Step::DeleteAnyFile(i) => {
+                if !paths.is_empty() {
+                    let path = &paths[usize::from(*i) % paths.len()];
+                    self.files.0.borrow_mut().remove(path);
+                    self.tampered = true;
+                    self.edited.insert(path.clone());
+                }
+            }
+            _ => unreachable!("commands are applied"),
+        }
+    }
+}
+
+fn refused(before: &Session, command: &Command, action: &str, e: &WorkflowError) {
+    assert!(!e.code().is_empty());
+    assert!(!e.to_string().trim().is_empty());
+    let allowed = allowed_actions(before.current_state).contains(&action);
+    match e {
+        WorkflowError::IllegalAction { state, stage, .. } => {
+            assert!(!allowed, "{action} refused as illegal in {state}");
+            assert_eq!(
+                (*state, *stage),
+                (before.current_state, before.current_stage)
+            );
+        }
+        WorkflowError::StageMismatch { given, current } => {
+            assert!(allowed);
+            assert_ne!(given, current);
+            assert_eq!(*current, before.current_stage);
+            assert!(matches!(command, Command::Submit { stage: Some(s), .. } if s == given));
+        }
+        WorkflowError::MissingResult { .. } | WorkflowError::EmptyDocument { .. } => {
+            assert!(allowed);
+            assert!(matches!(command, Command::Submit { .. }));
+        }
+        WorkflowError::UnknownQuestions { .. }
+        | WorkflowError::NoAnswers { .. }
+        | WorkflowError::EmptyAnswer { .. } => {
+            assert!(allowed);
+            assert!(matches!(command, Command::Answer { .. }));
+        }
+        WorkflowError::DocumentUnavailable { .. } => {
+            assert!(allowed);
+            assert!(matches!(command, Command::Confirm { .. }));
+        }
+    }
+}
+
+fn check_ref(r: &Run, c: &ContentRef, what: &str) {
+    assert!(
+        c.file_path.starts_with(".bmad-task/") || c.file_path.starts_with(".claude/specs/"),
+        "{what} points at {}",
+        c.file_path
+    );
+    if r.tampered || r.edited.contains(&c.file_path) {
+        return;
+    }
+    let files = r.files.0.borrow();
+    let content = files
+        .get(&c.file_path)
+        .unwrap_or_else(|| panic!("{what} points at missing {}", c.file_path));
+    assert_eq!(c.size, content.len() as u64, "{what} size");
+}
+
+fn check_session(r: &Run) {
+    let s = &r.session;
+    let stage = s.current_stage;
+    let state = s.current_state;
+    // The state is one the stage can be in.
+    let ok = match state {
+        State::Generating => true,
+        State::Clarifying | State::AwaitingConfirmation => {
+            matches!(stage, Stage::Po | Stage::Architect)
+        }
+        State::Refining => matches!(stage, Stage::Po | Stage::Architect | Stage::Sm),
+        State::AwaitingApproval => stage == Stage::Sm,
+        State::Completed => stage == Stage::Qa,
+    };
+    assert!(ok, "state {state} at stage {stage}");
+    assert_eq!(s.stages.len(), Stage::ALL.len());
+    for (st, rec) in &s.stages {
+        let want = if *st < stage || (*st == stage && state == State::Completed) {
+            StageStatus::Completed
+        } else if *st == stage {
+            StageStatus::InProgress
+        } else {
+            StageStatus::Pending
+        };
+        assert_eq!(rec.status, want, "status of {st} while at {stage}/{state}");
+        if let Some(n) = rec.score {
+            assert!(n <= 100);
+        }
+        assert!(rec.scores.values().all(|n| *n <= 100));
+        // Only engines that submitted are scored (SPEC §4.3); the chosen one among them.
+        if let Some(e) = rec.chosen_engine {
+            assert!(
+                rec.scores.contains_key(&e),
+                "{e:?} chosen but not scored at {st}"
+            );
+            assert_eq!(rec.score, rec.scores.get(&e).copied());
+        }
+        // Question ids are q1, q2, … in order; answers only to asked questions.
+        for (i, q) in rec.questions.iter().enumerate() {
+            assert_eq!(q.id, format!("q{}", i + 1));
+            assert!(!q.question.trim().is_empty());
+        }
+        for (id, a) in &rec.answers {
+            assert!(rec.questions.iter().any(|q| &q.id == id), "answer to {id}");
+            assert!(!a.trim().is_empty());
+        }
+        if let Some(a) = &rec.artifact {
+            assert_eq!(a.path, s.artifact_path(*st));
+        }
+        for (c, what) in [
+            (&rec.claude_result_ref, "claude_result_ref"),
+            (&rec.codex_result_ref, "codex_result_ref"),
+            (&rec.final_result_ref, "final_result_ref"),
+            (&rec.draft_ref, "draft_ref"),
+        ] {
+            if let Some(c) = c {
+                check_ref(r, c, what);
+            }
+        }
+    }
+    let cur = s.current();
+    match state {
+        State::Clarifying => assert!(
+            !cur.open_questions().is_empty(),
+            "clarifying, nothing asked"
+        ),
+        State::AwaitingConfirmation => match cur.gate_passed {
+            Some(true) => assert!(cur.artifact.is_some() && cur.final_result_ref.is_some()),
+            Some(false) => assert!(cur.draft_ref.is_some()),
+            None => panic!("awaiting confirmation of an unscored draft"),
+        },
+        State::AwaitingApproval => assert!(cur.artifact.is_some()),
+        _ => {}
+    }
+    // Artifacts are listed once each, only for stages reached.
+    let mut seen = BTreeSet::new();
+    for a in &s.artifacts {
+        assert!(seen.insert(a), "{a} listed twice");
+        assert!(
+            Stage::ALL
+                .iter()
+                .any(|st| *st <= stage && s.artifact_path(*st) == *a),
+            "artifact {a} of a stage not reached"
+        );
+    }
+    assert_eq!(s.updated_at, s.history.last().unwrap().at);
+    // What the store writes can be read back as the same session.
+    let stored = serde_json::to_string(s).unwrap();
+    let back: Session = serde_json::from_str(&stored).unwrap();
+    assert_eq!(&back, s);
+}
