@@ -35,8 +35,8 @@ pub struct MachineInput {
 pub enum Step {
     Submit {
         stage: Option<u8>,
-        claude: Option<Doc>,
-        codex: Option<Doc>,
+        claude: Option<Box<Doc>>,
+        codex: Option<Box<Doc>>,
     },
     Answer(Vec<(Qid, String)>),
     Confirm {
@@ -81,7 +81,7 @@ fn advance(s: &Session, v: u8) -> Command {
     };
     match s.current_state {
         State::Generating | State::Refining => {
-            let draft = v % 4 == 0;
+            let draft = v.is_multiple_of(4);
             let (d, f) = match stage {
                 Stage::Po => (PO_DRAFT, PO_FINAL),
                 Stage::Architect => (ARCHITECT_DRAFT, ARCHITECT_FINAL),
@@ -279,8 +279,8 @@ impl Step {
                     1 => Some(Stage::ALL[usize::from(i / 3) % Stage::ALL.len()]),
                     _ => None,
                 }),
-                claude_result: claude.as_ref().map(Doc::build),
-                codex_result: codex.as_ref().map(Doc::build),
+                claude_result: claude.as_deref().map(Doc::build),
+                codex_result: codex.as_deref().map(Doc::build),
             },
             Step::Answer(pairs) => Command::Answer {
                 answers: pairs
