@@ -20,6 +20,9 @@
 //! under another program, e.g. `valgrind --tool=callgrind` (figures are then meaningless
 //! but the profile is not).
 
+#[path = "common/mod.rs"]
+mod common;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -79,7 +82,7 @@ fn main() -> Res<()> {
         }
     }
     let cfg = Config {
-        bin: server_binary()?,
+        bin: common::server_binary()?,
         wrapper: std::env::var("BENCH_SERVER_WRAPPER")
             .map(|w| w.split_whitespace().map(str::to_string).collect())
             .unwrap_or_default(),
@@ -148,36 +151,6 @@ fn print_machine(cfg: &Config) -> Res<()> {
         println!("warning: this is a debug build of the bench; run it with --release");
     }
     Ok(())
-}
-
-/// The server binary: `BMAD_MCP_BIN`, or the one cargo builds beside this example
-/// (built now, with the example's profile, when the example runs under cargo).
-fn server_binary() -> Res<PathBuf> {
-    if let Ok(bin) = std::env::var("BMAD_MCP_BIN") {
-        return Ok(PathBuf::from(bin));
-    }
-    let exe = std::env::current_exe()?;
-    let profile_dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .ok_or("cannot locate the target directory")?;
-    if let Ok(cargo) = std::env::var("CARGO") {
-        let mut build = Command::new(cargo);
-        build
-            .args(["build", "--quiet", "--bin", "bmad-mcp", "--manifest-path"])
-            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"));
-        if profile_dir.ends_with("release") {
-            build.arg("--release");
-        }
-        if !build.status()?.success() {
-            return Err("building bmad-mcp failed".into());
-        }
-    }
-    let bin = profile_dir.join(format!("bmad-mcp{}", std::env::consts::EXE_SUFFIX));
-    if !bin.exists() {
-        return Err(format!("{} not found; build it or set BMAD_MCP_BIN", bin.display()).into());
-    }
-    Ok(bin)
 }
 
 // ───────────────────────────── the raw JSON-RPC driver ─────────────────────────────
