@@ -207,7 +207,9 @@ impl Store {
         }
         let mut out = Vec::new();
         for id in session_ids(&project)? {
-            match load_session(&project, &id) {
+            // Only the listed fields are decoded: a whole session costs several times
+            // more, and `list` reads every one (see BENCHMARKS.md).
+            match load_stored::<Listed>(&project, &id) {
                 Ok(Some(s)) => out.push(ListEntry {
                     session_id: s.session_id,
                     task_name: s.task_name,
@@ -273,8 +275,40 @@ fn session_ids(project: &Project) -> Result<Vec<String>> {
         .collect())
 }
 
+/// The fields of a stored session that `list` shows, and those that validate it.
+#[derive(Deserialize)]
+struct Listed {
+    schema_version: u32,
+    session_id: String,
+    task_name: String,
+    current_stage: Stage,
+    current_state: State,
+    updated_at: String,
+}
+
+/// What every stored session is checked for, however much of it is decoded.
+trait Stored: serde::de::DeserializeOwned {
+    fn identity(&self) -> (&str, &str, u32);
+}
+
+impl Stored for Session {
+    fn identity(&self) -> (&str, &str, u32) {
+        (&self.session_id, &self.task_name, self.schema_version)
+    }
+}
+
+impl Stored for Listed {
+    fn identity(&self) -> (&str, &str, u32) {
+        (&self.session_id, &self.task_name, self.schema_version)
+    }
+}
+
 /// Loads and validates a stored session; `None` when there is no such file.
 fn load_session(project: &Project, id: &str) -> Result<Option<Session>> {
+    load_stored(project, id)
+}
+
+fn load_stored<T: Stored>(project: &Project, id: &str) -> Result<Option<T>> {
     let rel = session_rel(id);
     let Some(text) = project.read(&rel)? else {
         return Ok(None);
@@ -283,20 +317,19 @@ fn load_session(project: &Project, id: &str) -> Result<Option<Session>> {
         path: rel.clone(),
         detail,
     };
-    let s: Session = serde_json::from_str(&text).map_err(|e| corrupt(e.to_string()))?;
-    if s.session_id != id {
-        return Err(corrupt(format!("it names session `{}`", s.session_id)));
+    let s: T = serde_json::from_str(&text).map_err(|e| corrupt(e.to_string()))?;
+    let (session_id, task_name, schema_version) = s.identity();
+    if session_id != id {
+        return Err(corrupt(format!("it names session `{session_id}`")));
     }
-    if !names::is_valid(&s.task_name) {
+    if !names::is_valid(task_name) {
         return Err(corrupt(format!(
-            "task_name `{}` is not a valid name",
-            s.task_name
+            "task_name `{task_name}` is not a valid name"
         )));
     }
-    if s.schema_version > crate::workflow::session::SCHEMA_VERSION {
+    if schema_version > crate::workflow::session::SCHEMA_VERSION {
         return Err(corrupt(format!(
-            "schema_version {} is newer than this server understands",
-            s.schema_version
+            "schema_version {schema_version} is newer than this server understands"
         )));
     }
     Ok(Some(s))
@@ -388,6 +421,71 @@ mod tests {
         store.start(None, "Find me", Utc::now()).unwrap();
         let project = store.project(None).unwrap();
         assert_eq!(read_mapping(&project).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn list_shows_what_the_sessions_hold_and_skips_invalid_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_at(dir.path());
+        let kept: Vec<Session> = ["One", "Two", "Three"]
+            .iter()
+            .map(|o| store.start(None, o, Utc::now()).unwrap())
+            .collect();
+        let (after, _) = store
+            .act(
+                None,
+                &SessionKey::Id(kept[1].session_id.clone()),
+                Command::Submit {
+                    stage: None,
+                    claude_result: Some("# PRD\nQuality Score: 95/100".into()),
+                    codex_result: None,
+                },
+                Utc::now(),
+            )
+            .unwrap();
+        let broken: Vec<Session> = ["Torn", "Renamed", "Wrong id", "Future"]
+            .iter()
+            .map(|o| store.start(None, o, Utc::now()).unwrap())
+            .collect();
+        let path = |s: &Session| dir.path().join(session_rel(&s.session_id));
+        let text = |s: &Session| std::fs::read_to_string(path(s)).unwrap();
+        std::fs::write(path(&broken[0]), &text(&broken[0])[..40]).unwrap();
+        std::fs::write(
+            path(&broken[1]),
+            text(&broken[1]).replace("\"task_name\": \"renamed\"", "\"task_name\": \"../x\""),
+        )
+        .unwrap();
+        std::fs::write(
+            path(&broken[2]),
+            text(&broken[2]).replace(&broken[2].session_id, &kept[0].session_id),
+        )
+        .unwrap();
+        std::fs::write(
+            path(&broken[3]),
+            text(&broken[3]).replace("\"schema_version\": 1", "\"schema_version\": 99"),
+        )
+        .unwrap();
+        for b in &broken {
+            assert!(store
+                .load(None, &SessionKey::Id(b.session_id.clone()))
+                .is_err());
+        }
+
+        let listed = store.list(None).unwrap();
+        let mut expected: Vec<ListEntry> = [&kept[0], &after, &kept[2]]
+            .into_iter()
+            .map(|s| ListEntry {
+                session_id: s.session_id.clone(),
+                task_name: s.task_name.clone(),
+                current_stage: s.current_stage,
+                current_state: s.current_state,
+                updated_at: s.updated_at.clone(),
+            })
+            .collect();
+        expected.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
+        assert_eq!(listed, expected);
+        assert_eq!(listed[0].session_id, after.session_id, "newest first");
+        assert_eq!(listed[0].current_state, State::AwaitingConfirmation);
     }
 
     #[test]
