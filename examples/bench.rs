@@ -292,6 +292,29 @@ impl Server {
             .ok_or_else(|| "no VmHWM in /proc/<pid>/status".into())
     }
 
+    /// CPU time the server's live threads have used so far (`/proc/<pid>/task/*/schedstat`).
+    /// Unlike wall time it does not include waiting for the disk, so it shows how
+    /// the work itself grows even when fsync latency swamps it.
+    fn cpu_time(&self) -> Res<Duration> {
+        let mut ns = 0u64;
+        for task in std::fs::read_dir(format!("/proc/{}/task", self.child.id()))? {
+            let stat = std::fs::read_to_string(task?.path().join("schedstat")).unwrap_or_default();
+            ns += stat
+                .split_whitespace()
+                .next()
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0);
+        }
+        Ok(Duration::from_nanos(ns))
+    }
+
+    /// A call with the server CPU time it took.
+    fn call_cpu(&mut self, args: &Value) -> Res<(Reply, Duration)> {
+        let before = self.cpu_time()?;
+        let reply = self.call(args)?;
+        Ok((reply, self.cpu_time()?.saturating_sub(before)))
+    }
+
     /// Closes stdin (the client disconnects) and waits for the server to exit.
     fn close(mut self) -> Res<()> {
         drop(self.stdin.take());
@@ -855,92 +878,144 @@ fn populated_project(template: &Template, n: usize) -> Res<tempfile::TempDir> {
     Ok(dir)
 }
 
+/// Per-call samples of one kind of call: wall time and server CPU time, in ms.
+#[derive(Default)]
+struct Samples {
+    wall: Vec<f64>,
+    cpu: Vec<f64>,
+}
+
+impl Samples {
+    fn push(&mut self, (reply, cpu): (Reply, Duration)) -> Reply {
+        self.wall.push(ms(reply.time));
+        self.cpu.push(ms(cpu));
+        reply
+    }
+}
+
+/// One project and the server that serves it, with what was measured there.
+struct Population {
+    sessions: usize,
+    project: tempfile::TempDir,
+    server: Server,
+    first: Option<(String, String)>,
+    list: Samples,
+    start: Samples,
+    status: Samples,
+    by_name: Samples,
+}
+
 fn bench_sessions(cfg: &Config, fixtures: &Docs, table: &mut Table) -> Res<()> {
     let template = template_session(cfg, fixtures)?;
+    let reps = cfg.runs(30, 8);
     println!(
-        "\n-- start, status, list with 0, 1,000 and 10,000 sessions (session file {} B)",
+        "\n-- start, status, list with 0, 1,000 and 10,000 sessions ({reps} of each call; session file {} B)",
         template.text.len()
     );
-    let mut medians: Vec<(usize, f64, f64)> = Vec::new();
-    for population in [0usize, 1000, 10_000] {
-        let reps = if population >= 10_000 {
-            cfg.runs(10, 3)
-        } else {
-            cfg.runs(30, 8)
-        };
-        let list_reps = if population >= 10_000 {
-            cfg.runs(5, 2)
-        } else {
-            reps
-        };
-        let project = populated_project(&template, population)?;
+    // One server per project, all running at once, and the calls taken in turns, so
+    // that a change in the machine's load (the disk above all) hits every population
+    // alike and the ratios between them stay fair.
+    let mut pops = Vec::new();
+    for sessions in [0usize, 1000, 10_000] {
+        let project = populated_project(&template, sessions)?;
         let mut server = Server::spawn(cfg, project.path())?;
         server.handshake()?;
-        let mut list = Vec::new();
-        for _ in 0..list_reps {
-            let r = server.call(&json!({"action": "list"}))?;
-            list.push(ms(r.time));
-        }
-        let mut start = Vec::new();
-        let mut first: Option<(String, String)> = None;
-        for k in 0..reps {
-            let r = server.call(&json!({
-                "action": "start",
-                "cwd": project.path(),
-                "objective": format!("Bench objective {k} for a growing project"),
-            }))?;
-            start.push(ms(r.time));
-            if first.is_none() {
-                first = Some((
-                    r.structured["session_id"]
-                        .as_str()
-                        .unwrap_or("")
-                        .to_string(),
-                    r.structured["task_name"].as_str().unwrap_or("").to_string(),
-                ));
+        pops.push(Population {
+            sessions,
+            project,
+            server,
+            first: None,
+            list: Samples::default(),
+            start: Samples::default(),
+            status: Samples::default(),
+            by_name: Samples::default(),
+        });
+    }
+    let list_reps_10k = cfg.runs(5, 2);
+    for k in 0..reps {
+        for p in pops.iter_mut() {
+            if p.sessions < 10_000 || k < list_reps_10k {
+                p.list.push(p.server.call_cpu(&json!({"action": "list"}))?);
             }
         }
-        let (id, name) = first.ok_or("no session was started")?;
-        let mut status = Vec::new();
-        let mut by_name = Vec::new();
-        for _ in 0..reps {
-            status.push(ms(server
-                .call(&json!({"action": "status", "session_id": id}))?
-                .time));
-            by_name.push(ms(server
-                .call(&json!({"action": "status", "task_name": name}))?
-                .time));
+    }
+    for k in 0..reps {
+        for p in pops.iter_mut() {
+            let r = p.start.push(p.server.call_cpu(&json!({
+                "action": "start",
+                "cwd": p.project.path(),
+                "objective": format!("Bench objective {k} for a growing project"),
+            }))?);
+            if p.first.is_none() {
+                let field = |f: &str| r.structured[f].as_str().unwrap_or("").to_string();
+                p.first = Some((field("session_id"), field("task_name")));
+            }
         }
-        server.close()?;
-        let mapping_size = std::fs::metadata(project.path().join(".bmad-task/task-mapping.json"))
-            .map_or(0, |m| m.len());
-        println!("  {population:>6} sessions: task-mapping.json {mapping_size} B after the starts");
-        let label = |what: &str| format!("{what}, {population} sessions");
-        let s_start = Stats::of(&start).median;
-        let s_status = Stats::of(&status).median;
-        table.stats(&label("start"), &start, "ms", Target::None);
-        table.stats(&label("status by id"), &status, "ms", Target::None);
-        table.stats(&label("status by task_name"), &by_name, "ms", Target::None);
-        let list_target = if population == 1000 {
+    }
+    for _ in 0..reps {
+        for p in pops.iter_mut() {
+            let (id, name) = p.first.clone().ok_or("no session was started")?;
+            p.status.push(
+                p.server
+                    .call_cpu(&json!({"action": "status", "session_id": id}))?,
+            );
+            p.by_name.push(
+                p.server
+                    .call_cpu(&json!({"action": "status", "task_name": name}))?,
+            );
+        }
+    }
+    println!(
+        "  {:>6}  {:>22}  {:>10} {:>10} {:>10} {:>10}",
+        "", "", "start", "status", "by name", "list"
+    );
+    let median = |v: &Vec<f64>| Stats::of(v).median;
+    for p in &pops {
+        let cpu = [&p.start.cpu, &p.status.cpu, &p.by_name.cpu, &p.list.cpu].map(median);
+        println!(
+            "  {:>6}  {:>22}  {:>7.2} ms {:>7.2} ms {:>7.2} ms {:>7.2} ms",
+            p.sessions, "sessions: server CPU¹", cpu[0], cpu[1], cpu[2], cpu[3]
+        );
+    }
+    println!(
+        "  ¹ user and kernel time of the server's threads, per call (median); on this virtual\n    \
+         machine the kernel side of an fsync is CPU time too, so it is not only the server's work"
+    );
+    for p in pops.iter() {
+        let label = |what: &str| format!("{what}, {} sessions", p.sessions);
+        table.stats(&label("start"), &p.start.wall, "ms", Target::None);
+        table.stats(&label("status by id"), &p.status.wall, "ms", Target::None);
+        table.stats(
+            &label("status by task_name"),
+            &p.by_name.wall,
+            "ms",
+            Target::None,
+        );
+        let list_target = if p.sessions == 1000 {
             Target::AtMost(100.0)
         } else {
             Target::None
         };
-        table.stats(&label("list"), &list, "ms", list_target);
-        medians.push((population, s_start, s_status));
+        table.stats(&label("list"), &p.list.wall, "ms", list_target);
     }
-    let empty = medians[0];
-    for &(population, start, status) in &medians[1..] {
-        let target = population == 1000;
-        for (what, v, base) in [("start", start, empty.1), ("status", status, empty.2)] {
-            let ratio = v / base;
+    let empty = &pops[0];
+    for p in &pops[1..] {
+        let target = p.sessions == 1000;
+        for (what, v, base) in [
+            ("start", &p.start.wall, &empty.start.wall),
+            ("status", &p.status.wall, &empty.status.wall),
+        ] {
+            let ratio = median(v) / median(base);
             table.single(
-                &format!("{what}: {population} sessions / empty"),
+                &format!("{what}: {} sessions / empty", p.sessions),
                 format!("{ratio:.2}×"),
                 if target { "≤ 1.5×" } else { "" },
                 target.then_some(ratio <= 1.5),
             );
         }
+    }
+    for p in pops {
+        p.server.close()?;
     }
     Ok(())
 }

@@ -67,6 +67,21 @@ pub struct Store {
     default_root: DefaultRoot,
     /// Projects whose `.bmad-task/` this process has already swept of interrupted writes.
     swept: Mutex<HashSet<PathBuf>>,
+    /// Parsing the task mapping is the part of `start` (and of finding a session by task
+    /// name) that grows with the project. The parsed mapping is reused while the file
+    /// holds exactly the text it was parsed from, compared byte for byte on every use, so
+    /// a change by another process or by hand is always seen.
+    mapping_cache: Mutex<Option<CachedMapping>>,
+}
+
+/// The last task mapping read or written, and the text it came from.
+struct CachedMapping {
+    root: PathBuf,
+    text: String,
+    mapping: Mapping,
+    /// Whether `text` is this server's own rendering of `mapping` (it wrote it), so an
+    /// entry can be spliced into it (see [`with_entry`]).
+    own: bool,
 }
 
 impl Store {
@@ -74,6 +89,7 @@ impl Store {
         Store {
             default_root,
             swept: Mutex::new(HashSet::new()),
+            mapping_cache: Mutex::new(None),
         }
     }
 
@@ -107,7 +123,7 @@ impl Store {
         project.check(".claude/specs/x")?;
         let _lock = project.lock()?;
         self.sweep(&project, &[]);
-        let mut mapping = read_mapping(&project)?;
+        let (mut mapping, own_text) = self.take_mapping(&project)?;
         let base = slug_for(objective);
         let task_name = (0..)
             .map(|n| names::candidate(&base, n))
@@ -130,18 +146,21 @@ impl Store {
             objective_wants_codex(objective),
             now,
         );
-        mapping.insert(
-            session.session_id.clone(),
-            MappingEntry {
-                task_name: session.task_name.clone(),
-                objective: objective.to_string(),
-                created_at: timestamp(now),
-            },
-        );
+        let entry = MappingEntry {
+            task_name: session.task_name.clone(),
+            objective: objective.to_string(),
+            created_at: timestamp(now),
+        };
+        let replaced = mapping
+            .insert(session.session_id.clone(), entry.clone())
+            .is_some();
+        let mapping_text = own_text
+            .filter(|_| !replaced)
+            .and_then(|text| with_entry(&text, &mapping, &session.session_id, &entry))
+            .unwrap_or_else(|| json_text(&mapping));
         // The session and the mapping land together; the reserved directory is made
         // durable in the same wait for the disk.
         let session_text = json_text(&session);
-        let mapping_text = json_text(&mapping);
         project.write_in_order(
             &[&[
                 (&session_rel(&session.session_id), session_text.as_bytes()),
@@ -149,6 +168,7 @@ impl Store {
             ]],
             &[".claude/specs"],
         )?;
+        self.remember_mapping(&project, mapping_text, mapping);
         tracing::info!(session_id = %session.session_id, task_name = %session.task_name, "session started");
         Ok(session)
     }
@@ -171,7 +191,7 @@ impl Store {
         }
         for project in candidates {
             searched.push(project.display());
-            match find_session(&project, key) {
+            match self.find_session(&project, key) {
                 Ok(Some(s)) => return Ok((project, s)),
                 Ok(None) => {}
                 Err(e) => {
@@ -238,7 +258,9 @@ impl Store {
         }
         let mut out = Vec::new();
         for id in session_ids(&project)? {
-            match load_session(&project, &id) {
+            // Only the listed fields are decoded: a whole session costs several times
+            // more, and `list` reads every one (see BENCHMARKS.md).
+            match load_stored::<Listed>(&project, &id) {
                 Ok(Some(s)) => out.push(ListEntry {
                     session_id: s.session_id,
                     task_name: s.task_name,
@@ -253,6 +275,105 @@ impl Store {
         out.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
         Ok(out)
     }
+
+    fn find_session(&self, project: &Project, key: &SessionKey) -> Result<Option<Session>> {
+        if !project.has_state() {
+            return Ok(None);
+        }
+        match key {
+            SessionKey::Id(id) => load_session(project, id),
+            SessionKey::TaskName(name) => {
+                let id = self.with_mapping(project, |m| {
+                    m.iter()
+                        .find(|(_, e)| &e.task_name == name)
+                        .map(|(id, _)| id.clone())
+                })?;
+                if let Some(id) = id {
+                    if let Some(s) = load_session(project, &id)? {
+                        return Ok(Some(s));
+                    }
+                }
+                // The mapping is an index; the session files are the truth.
+                for id in session_ids(project)? {
+                    if let Ok(Some(s)) = load_session(project, &id) {
+                        if &s.task_name == name {
+                            return Ok(Some(s));
+                        }
+                    }
+                }
+                Ok(None)
+            }
+        }
+    }
+
+    /// Runs `f` on the project's task mapping: the cached one when the file still holds
+    /// the same text, else the file parsed (and cached), or rebuilt from the session
+    /// files when it is unreadable.
+    fn with_mapping<R>(&self, project: &Project, f: impl FnOnce(&Mapping) -> R) -> Result<R> {
+        let Some(text) = project.read(MAPPING)? else {
+            return Ok(f(&Mapping::new()));
+        };
+        let mut cache = self.mapping_cache.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(c) = cache
+            .as_ref()
+            .filter(|c| c.root == project.root && c.text == text)
+        {
+            return Ok(f(&c.mapping));
+        }
+        match serde_json::from_str::<Mapping>(&text) {
+            Ok(mapping) => {
+                let out = f(&mapping);
+                *cache = Some(CachedMapping {
+                    root: project.root.clone(),
+                    text,
+                    mapping,
+                    own: false,
+                });
+                Ok(out)
+            }
+            Err(e) => {
+                drop(cache);
+                tracing::warn!(error = %e, "task-mapping.json is unreadable; rebuilding it from the sessions");
+                Ok(f(&rebuild_mapping(project)?))
+            }
+        }
+    }
+
+    /// The project's task mapping to change (under the project lock): moved out of the
+    /// cache when the file still holds its text, with that text when this server wrote
+    /// it; else read from the file.
+    fn take_mapping(&self, project: &Project) -> Result<(Mapping, Option<String>)> {
+        let Some(text) = project.read(MAPPING)? else {
+            return Ok((Mapping::new(), None));
+        };
+        {
+            let mut cache = self.mapping_cache.lock().unwrap_or_else(|e| e.into_inner());
+            if cache
+                .as_ref()
+                .is_some_and(|c| c.root == project.root && c.text == text)
+            {
+                let c = cache.take().expect("checked just above");
+                return Ok((c.mapping, c.own.then_some(c.text)));
+            }
+        }
+        match serde_json::from_str::<Mapping>(&text) {
+            Ok(mapping) => Ok((mapping, None)),
+            Err(e) => {
+                tracing::warn!(error = %e, "task-mapping.json is unreadable; rebuilding it from the sessions");
+                Ok((rebuild_mapping(project)?, None))
+            }
+        }
+    }
+
+    /// Keeps the mapping just written (as `text`) for the next use.
+    fn remember_mapping(&self, project: &Project, text: String, mapping: Mapping) {
+        *self.mapping_cache.lock().unwrap_or_else(|e| e.into_inner()) = Some(CachedMapping {
+            root: project.root.clone(),
+            text,
+            mapping,
+            own: true,
+        });
+    }
 }
 
 /// The machine's read access to project files, confined like every write.
@@ -261,32 +382,6 @@ struct Files<'a>(&'a Project);
 impl ProjectFiles for Files<'_> {
     fn read(&self, rel_path: &str) -> Option<String> {
         self.0.read(rel_path).ok().flatten()
-    }
-}
-
-fn find_session(project: &Project, key: &SessionKey) -> Result<Option<Session>> {
-    if !project.has_state() {
-        return Ok(None);
-    }
-    match key {
-        SessionKey::Id(id) => load_session(project, id),
-        SessionKey::TaskName(name) => {
-            let mapping = read_mapping(project)?;
-            if let Some((id, _)) = mapping.iter().find(|(_, e)| &e.task_name == name) {
-                if let Some(s) = load_session(project, id)? {
-                    return Ok(Some(s));
-                }
-            }
-            // The mapping is an index; the session files are the truth.
-            for id in session_ids(project)? {
-                if let Ok(Some(s)) = load_session(project, &id) {
-                    if &s.task_name == name {
-                        return Ok(Some(s));
-                    }
-                }
-            }
-            Ok(None)
-        }
     }
 }
 
@@ -304,8 +399,40 @@ fn session_ids(project: &Project) -> Result<Vec<String>> {
         .collect())
 }
 
+/// The fields of a stored session that `list` shows, and those that validate it.
+#[derive(Deserialize)]
+struct Listed {
+    schema_version: u32,
+    session_id: String,
+    task_name: String,
+    current_stage: Stage,
+    current_state: State,
+    updated_at: String,
+}
+
+/// What every stored session is checked for, however much of it is decoded.
+trait Stored: serde::de::DeserializeOwned {
+    fn identity(&self) -> (&str, &str, u32);
+}
+
+impl Stored for Session {
+    fn identity(&self) -> (&str, &str, u32) {
+        (&self.session_id, &self.task_name, self.schema_version)
+    }
+}
+
+impl Stored for Listed {
+    fn identity(&self) -> (&str, &str, u32) {
+        (&self.session_id, &self.task_name, self.schema_version)
+    }
+}
+
 /// Loads and validates a stored session; `None` when there is no such file.
 fn load_session(project: &Project, id: &str) -> Result<Option<Session>> {
+    load_stored(project, id)
+}
+
+fn load_stored<T: Stored>(project: &Project, id: &str) -> Result<Option<T>> {
     let rel = session_rel(id);
     let Some(text) = project.read(&rel)? else {
         return Ok(None);
@@ -314,20 +441,19 @@ fn load_session(project: &Project, id: &str) -> Result<Option<Session>> {
         path: rel.clone(),
         detail,
     };
-    let s: Session = serde_json::from_str(&text).map_err(|e| corrupt(e.to_string()))?;
-    if s.session_id != id {
-        return Err(corrupt(format!("it names session `{}`", s.session_id)));
+    let s: T = serde_json::from_str(&text).map_err(|e| corrupt(e.to_string()))?;
+    let (session_id, task_name, schema_version) = s.identity();
+    if session_id != id {
+        return Err(corrupt(format!("it names session `{session_id}`")));
     }
-    if !names::is_valid(&s.task_name) {
+    if !names::is_valid(task_name) {
         return Err(corrupt(format!(
-            "task_name `{}` is not a valid name",
-            s.task_name
+            "task_name `{task_name}` is not a valid name"
         )));
     }
-    if s.schema_version > crate::workflow::session::SCHEMA_VERSION {
+    if schema_version > crate::workflow::session::SCHEMA_VERSION {
         return Err(corrupt(format!(
-            "schema_version {} is newer than this server understands",
-            s.schema_version
+            "schema_version {schema_version} is newer than this server understands"
         )));
     }
     Ok(Some(s))
@@ -340,36 +466,69 @@ fn json_text<T: Serialize>(value: &T) -> String {
     text
 }
 
-/// The task mapping; rebuilt from the session files if it is unreadable.
-fn read_mapping(project: &Project) -> Result<Mapping> {
-    match project.read(MAPPING)? {
-        None => Ok(Mapping::new()),
-        Some(text) => match serde_json::from_str(&text) {
-            Ok(m) => Ok(m),
-            Err(e) => {
-                tracing::warn!(error = %e, "task-mapping.json is unreadable; rebuilding it from the sessions");
-                let mut m = Mapping::new();
-                for id in session_ids(project)? {
-                    if let Ok(Some(s)) = load_session(project, &id) {
-                        m.insert(
-                            id,
-                            MappingEntry {
-                                task_name: s.task_name,
-                                objective: s.objective,
-                                created_at: s.created_at,
-                            },
-                        );
-                    }
-                }
-                Ok(m)
-            }
-        },
+/// `text` (the [`json_text`] of the mapping before `id` was added) with the entry of
+/// `id` added, exactly as [`json_text`] of the whole `mapping` would write it: the
+/// entry's lines go before the next key's (or before the closing brace). Rendering a
+/// mapping of thousands of entries again for each `start` is what made `start` grow
+/// with the project (see BENCHMARKS.md). `None` when the text is not in that shape.
+fn with_entry(text: &str, mapping: &Mapping, id: &str, entry: &MappingEntry) -> Option<String> {
+    use std::ops::Bound::{Excluded, Unbounded};
+    if mapping.len() < 2 {
+        return None;
     }
+    // `{\n  "<id>": {\n    …\n  }\n}` without its first and last line.
+    let single = serde_json::to_string_pretty(&BTreeMap::from([(id, entry)])).ok()?;
+    let lines = single.strip_prefix("{\n")?.strip_suffix("\n}")?;
+    let mut out = String::with_capacity(text.len() + lines.len() + 2);
+    match mapping.range::<str, _>((Excluded(id), Unbounded)).next() {
+        Some((next, _)) => {
+            // Top-level keys are the only lines indented by exactly two spaces and
+            // opening with a quote (strings never hold a raw newline).
+            let at = text.find(&format!("\n  {}: ", serde_json::to_string(next).ok()?))?;
+            out.push_str(&text[..at]);
+            out.push('\n');
+            out.push_str(lines);
+            out.push(',');
+            out.push_str(&text[at..]);
+        }
+        None => {
+            let head = text.strip_suffix("\n}\n")?;
+            out.push_str(head);
+            out.push_str(",\n");
+            out.push_str(lines);
+            out.push_str("\n}\n");
+        }
+    }
+    Some(out)
+}
+
+/// The task mapping built from the session files (the truth it indexes).
+fn rebuild_mapping(project: &Project) -> Result<Mapping> {
+    let mut m = Mapping::new();
+    for id in session_ids(project)? {
+        if let Ok(Some(s)) = load_session(project, &id) {
+            m.insert(
+                id,
+                MappingEntry {
+                    task_name: s.task_name,
+                    objective: s.objective,
+                    created_at: s.created_at,
+                },
+            );
+        }
+    }
+    Ok(m)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The mapping as the file holds it.
+    fn read_mapping(project: &Project) -> Result<Mapping> {
+        let text = project.read(MAPPING)?.unwrap_or_else(|| "{}".into());
+        Ok(serde_json::from_str(&text).expect("the mapping file parses"))
+    }
 
     fn store_at(dir: &std::path::Path) -> Store {
         Store::new(DefaultRoot {
@@ -419,6 +578,156 @@ mod tests {
         store.start(None, "Find me", Utc::now()).unwrap();
         let project = store.project(None).unwrap();
         assert_eq!(read_mapping(&project).unwrap().len(), 2);
+    }
+
+    /// Splicing an entry into the mapping's text gives what rendering it whole gives,
+    /// wherever the new key sorts, and with text that needs escaping.
+    #[test]
+    fn an_entry_spliced_into_the_mapping_text_equals_the_whole_rendering() {
+        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut mapping = Mapping::new();
+        let mut text = json_text(&mapping);
+        let mut spliced = 0;
+        for i in 0..300 {
+            let id = if i % 7 == 0 {
+                format!("k\"{}\\é", next() % 1000)
+            } else {
+                uuid::Uuid::from_u64_pair(next(), next()).to_string()
+            };
+            if mapping.contains_key(&id) {
+                continue;
+            }
+            let entry = MappingEntry {
+                task_name: format!("task-{i}"),
+                objective: format!("Objective {i}: \"quoted\"\nnew line, 中文"),
+                created_at: "2026-11-21T10:00:00.000Z".into(),
+            };
+            mapping.insert(id.clone(), entry.clone());
+            let whole = json_text(&mapping);
+            if let Some(t) = with_entry(&text, &mapping, &id, &entry) {
+                assert_eq!(t, whole, "after adding {id:?}");
+                spliced += 1;
+            }
+            text = whole;
+        }
+        assert!(spliced > 250, "{spliced} of the insertions were spliced");
+        // Text in another layout (edited by hand) is not spliced into.
+        let compact = serde_json::to_string(&mapping).unwrap();
+        let (first, last) = (text_key(&mapping, true), text_key(&mapping, false));
+        assert_eq!(
+            with_entry(&compact, &mapping, &first, &mapping[&first]),
+            None
+        );
+        assert_eq!(with_entry(&compact, &mapping, &last, &mapping[&last]), None);
+    }
+
+    fn text_key(m: &Mapping, first: bool) -> String {
+        let mut keys = m.keys();
+        let k = if first { keys.next() } else { keys.next_back() };
+        k.unwrap().clone()
+    }
+
+    #[test]
+    fn the_cached_mapping_follows_changes_made_by_other_processes() {
+        let dir = tempfile::tempdir().unwrap();
+        // Two stores over one project stand for two server processes.
+        let (a, b) = (store_at(dir.path()), store_at(dir.path()));
+        let first = a.start(None, "Shared name", Utc::now()).unwrap();
+        let second = b.start(None, "Shared name", Utc::now()).unwrap();
+        let third = a.start(None, "Shared name", Utc::now()).unwrap();
+        assert_eq!(
+            [&first, &second, &third].map(|s| s.task_name.as_str()),
+            ["shared-name", "shared-name-1", "shared-name-2"]
+        );
+        let project = a.project(None).unwrap();
+        assert_eq!(read_mapping(&project).unwrap().len(), 3);
+
+        // A hand edit that keeps the file's size is seen too.
+        let path = dir.path().join(MAPPING);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let edited = text.replace("\"shared-name-1\"", "\"renamed-task1\"");
+        assert_eq!(edited.len(), text.len());
+        std::fs::write(&path, edited).unwrap();
+        let (_, found) = a
+            .load(None, &SessionKey::TaskName("renamed-task1".into()))
+            .unwrap();
+        assert_eq!(found.session_id, second.session_id);
+        let fourth = a.start(None, "Shared name", Utc::now()).unwrap();
+        assert_eq!(fourth.task_name, "shared-name-3");
+        let mapping = read_mapping(&project).unwrap();
+        assert_eq!(mapping.len(), 4);
+        assert_eq!(mapping[&second.session_id].task_name, "renamed-task1");
+    }
+
+    #[test]
+    fn list_shows_what_the_sessions_hold_and_skips_invalid_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_at(dir.path());
+        let kept: Vec<Session> = ["One", "Two", "Three"]
+            .iter()
+            .map(|o| store.start(None, o, Utc::now()).unwrap())
+            .collect();
+        let (after, _) = store
+            .act(
+                None,
+                &SessionKey::Id(kept[1].session_id.clone()),
+                Command::Submit {
+                    stage: None,
+                    claude_result: Some("# PRD\nQuality Score: 95/100".into()),
+                    codex_result: None,
+                },
+                Utc::now(),
+            )
+            .unwrap();
+        let broken: Vec<Session> = ["Torn", "Renamed", "Wrong id", "Future"]
+            .iter()
+            .map(|o| store.start(None, o, Utc::now()).unwrap())
+            .collect();
+        let path = |s: &Session| dir.path().join(session_rel(&s.session_id));
+        let text = |s: &Session| std::fs::read_to_string(path(s)).unwrap();
+        std::fs::write(path(&broken[0]), &text(&broken[0])[..40]).unwrap();
+        std::fs::write(
+            path(&broken[1]),
+            text(&broken[1]).replace("\"task_name\": \"renamed\"", "\"task_name\": \"../x\""),
+        )
+        .unwrap();
+        std::fs::write(
+            path(&broken[2]),
+            text(&broken[2]).replace(&broken[2].session_id, &kept[0].session_id),
+        )
+        .unwrap();
+        std::fs::write(
+            path(&broken[3]),
+            text(&broken[3]).replace("\"schema_version\": 1", "\"schema_version\": 99"),
+        )
+        .unwrap();
+        for b in &broken {
+            assert!(store
+                .load(None, &SessionKey::Id(b.session_id.clone()))
+                .is_err());
+        }
+
+        let listed = store.list(None).unwrap();
+        let mut expected: Vec<ListEntry> = [&kept[0], &after, &kept[2]]
+            .into_iter()
+            .map(|s| ListEntry {
+                session_id: s.session_id.clone(),
+                task_name: s.task_name.clone(),
+                current_stage: s.current_stage,
+                current_state: s.current_state,
+                updated_at: s.updated_at.clone(),
+            })
+            .collect();
+        expected.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
+        assert_eq!(listed, expected);
+        assert_eq!(listed[0].session_id, after.session_id, "newest first");
+        assert_eq!(listed[0].current_state, State::AwaitingConfirmation);
     }
 
     #[test]
