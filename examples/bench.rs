@@ -717,10 +717,21 @@ fn bench_workflow(cfg: &Config, docs: &Docs, table: &mut Table) -> Res<()> {
         "\n-- workflow: the example's {} calls with its fixtures ({n} runs)",
         workflow_calls(docs, Path::new("/")).len()
     );
+    // The same workflow with the projects in memory (tmpfs), where fsync returns at once,
+    // taken in turns with the disk runs: the difference is what the disk's commits cost.
+    let tmpfs = Path::new("/dev/shm");
+    let tmpfs = (tmpfs.is_dir() && tempfile::tempdir_in(tmpfs).is_ok()).then_some(tmpfs);
     let mut runs = Vec::new();
+    let mut in_memory = Vec::new();
     for _ in 0..n {
         let project = project_dir()?;
         runs.push(run_workflow(cfg, docs, project.path())?);
+        if let Some(tmpfs) = tmpfs {
+            let project = tempfile::Builder::new()
+                .prefix("bmad-bench-")
+                .tempdir_in(tmpfs)?;
+            in_memory.push(ms(run_workflow(cfg, docs, project.path())?.total()));
+        }
     }
     let totals: Vec<f64> = runs.iter().map(|r| ms(r.total())).collect();
     let per_call: Vec<f64> = runs
@@ -735,6 +746,21 @@ fn bench_workflow(cfg: &Config, docs: &Docs, table: &mut Table) -> Res<()> {
         "ms",
         Target::AtMost(20.0),
     );
+    if !in_memory.is_empty() {
+        table.stats(
+            "workflow on tmpfs (fsync free), total",
+            &in_memory,
+            "ms",
+            Target::None,
+        );
+        let waiting = Stats::of(&totals).median - Stats::of(&in_memory).median;
+        table.single(
+            "workflow: waiting for the disk (difference)",
+            format!("{waiting:.2} ms"),
+            "",
+            None,
+        );
+    }
     table.stats("workflow, per call", &per_call, "ms", Target::None);
     table.stats("workflow peak RSS", &rss, "MiB", Target::MaxAtMost(8.0));
     Ok(())

@@ -33,6 +33,8 @@ struct Inner {
     store: Store,
     limits: Limits,
     tool: Tool,
+    /// Set once the text patterns are being built off the call path (see `call_tool`).
+    matchers: std::sync::Once,
 }
 
 #[derive(Clone)]
@@ -80,6 +82,7 @@ impl BmadServer {
                 store: Store::new(default_root),
                 limits,
                 tool: tool(),
+                matchers: std::sync::Once::new(),
             }),
         }
     }
@@ -179,6 +182,17 @@ impl ServerHandler for BmadServer {
                 None,
             ));
         }
+        // Build the workflow's text patterns (a few milliseconds of CPU) on their own
+        // thread while the model writes its first document, rather than inside the first
+        // submission that needs them. If the thread cannot start, they are built on use.
+        self.inner.matchers.call_once(|| {
+            let spawned = std::thread::Builder::new()
+                .name("bmad-matchers".into())
+                .spawn(crate::workflow::build_matchers);
+            if let Err(e) = spawned {
+                tracing::debug!(error = %e, "text patterns will be built at first use");
+            }
+        });
         let server = self.clone();
         let arguments = request.arguments;
         let reply = tokio::task::spawn_blocking(move || server.handle(arguments))

@@ -12,3 +12,11 @@ pub use machine::{
 };
 pub use session::{ContentRef, Session, State};
 pub use stage::{Engine, Stage};
+
+/// Builds every text pattern the workflow uses (~12M instructions, a few milliseconds),
+/// which otherwise happens at the first submission that needs each one. The server runs
+/// this on a background thread after its first tool call, while the model is writing.
+pub fn build_matchers() {
+    submission::build_matchers();
+    quality::build_matchers();
+}

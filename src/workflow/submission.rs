@@ -8,6 +8,47 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde_json::{Map, Value};
 
+// The patterns, built once per process: on first use, or earlier by [`build_matchers`].
+// Digits are ASCII (`[0-9]`): a score in another script's digits is not a number here.
+
+/// An opening code fence of a JSON block.
+static FENCE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?m)^[ \t]*```[ \t]*(?:json|JSON|jsonc)?[ \t]*\r?$").unwrap());
+/// A line that opens a JSON object.
+static LINE_BRACE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?m)^[ \t]*\{").unwrap());
+/// `Quality Score: N/100`.
+static SCORE_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)quality[ \t]*score[ \t*_]*[:：][ \t*_]*([0-9]{1,3}(?:\.[0-9]+)?)[ \t*_]*/[ \t]*100",
+    )
+    .unwrap()
+});
+/// `## Sprint N: Title`.
+static SPRINT_HEADING: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?mi)^[ \t]*#{2,3}[ \t]+sprint[ \t]+([0-9]{1,4})[ \t]*[:\-–—][ \t]*(.+?)[ \t#]*\r?$",
+    )
+    .unwrap()
+});
+/// `Review Status: Pass | Pass with Risk | Fail`.
+static REVIEW_STATUS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)review[ \t]*status[ \t*_]*[:：][ \t*_]*(pass[ \t]+with[ \t]+risks?|pass|fail)")
+        .unwrap()
+});
+
+/// Builds this module's patterns now rather than at their first use.
+pub(crate) fn build_matchers() {
+    for re in [
+        &FENCE,
+        &LINE_BRACE,
+        &SCORE_LINE,
+        &SPRINT_HEADING,
+        &REVIEW_STATUS,
+    ] {
+        LazyLock::force(re);
+    }
+}
+
 /// Fields that may carry the document, in order of preference.
 pub const DOCUMENT_FIELDS: [&str; 15] = [
     "prd_draft",
@@ -107,11 +148,6 @@ fn find_json_object(text: &str) -> Option<(Map<String, Value>, std::ops::Range<u
             return Some((o, 0..text.len()));
         }
     }
-
-    static FENCE: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?m)^[ \t]*```[ \t]*(?:json|JSON|jsonc)?[ \t]*\r?$").unwrap()
-    });
-    static LINE_BRACE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?m)^[ \t]*\{").unwrap());
 
     let fenced = FENCE.find_iter(text).filter_map(|m| {
         let body_start = m.end();
@@ -217,15 +253,11 @@ fn score_value(v: &Value) -> Option<u32> {
     (0.0..=100.0).contains(&n).then(|| n.round() as u32)
 }
 
-/// The last `Quality Score: N/100` in the text; case, markdown bold and spaces are tolerated.
+/// The last `Quality Score: N/100` in the text (N in ASCII digits); case, markdown bold and
+/// spaces are tolerated.
 pub fn last_text_score(text: &str) -> Option<u32> {
-    static RE: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(
-            r"(?i)quality[ \t]*score[ \t*_]*[:：][ \t*_]*(\d{1,3}(?:\.\d+)?)[ \t*_]*/[ \t]*100",
-        )
-        .unwrap()
-    });
-    RE.captures_iter(text)
+    SCORE_LINE
+        .captures_iter(text)
         .filter_map(|c| c[1].parse::<f64>().ok())
         .filter(|n| (0.0..=100.0).contains(n))
         .map(|n| n.round() as u32)
@@ -277,14 +309,8 @@ fn read_strings(v: &Value) -> Vec<String> {
 
 /// Sprints from headings `## Sprint N: Title` (also `###`, and `-`/`–`/`—` for `:`).
 pub fn sprints(document: &str) -> Vec<(u32, String)> {
-    static RE: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(
-            r"(?mi)^[ \t]*#{2,3}[ \t]+sprint[ \t]+(\d{1,4})[ \t]*[:\-–—][ \t]*(.+?)[ \t#]*\r?$",
-        )
-        .unwrap()
-    });
     let mut out: Vec<(u32, String)> = Vec::new();
-    for c in RE.captures_iter(document) {
+    for c in SPRINT_HEADING.captures_iter(document) {
         let Ok(n) = c[1].parse::<u32>() else { continue };
         if out.iter().any(|(m, _)| *m == n) {
             continue;
@@ -296,13 +322,7 @@ pub fn sprints(document: &str) -> Vec<(u32, String)> {
 
 /// `Review Status: Pass | Pass with Risk | Fail`, the last one stated.
 pub fn review_status(document: &str) -> Option<String> {
-    static RE: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(
-            r"(?i)review[ \t]*status[ \t*_]*[:：][ \t*_]*(pass[ \t]+with[ \t]+risks?|pass|fail)",
-        )
-        .unwrap()
-    });
-    let last = RE.captures_iter(document).last()?;
+    let last = REVIEW_STATUS.captures_iter(document).last()?;
     let v = last[1].to_ascii_lowercase();
     Some(if v.starts_with("pass") && v.contains("risk") {
         "Pass with Risk".to_string()
@@ -379,6 +399,9 @@ mod tests {
         assert_eq!(last_text_score("QUALITY SCORE : 65 /100"), Some(65));
         assert_eq!(last_text_score("Quality Score: 300/100"), None);
         assert_eq!(last_text_score("quality is great"), None);
+        // Only ASCII digits are a score: other scripts' digits are not read as numbers.
+        assert_eq!(last_text_score("Quality Score: ٩٠/100"), None);
+        assert_eq!(last_text_score("Quality Score: 9٠/100"), None);
     }
 
     #[test]
