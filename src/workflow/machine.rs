@@ -370,14 +370,17 @@ impl Step<'_> {
             .filter_map(|(e, t)| t.filter(|t| !t.trim().is_empty()).map(|t| (e, t)))
             .collect();
         if given.is_empty() {
+            // Every result given is scored (SPEC §4.1), so either field will do; the
+            // session's own engines are named first.
+            let mut engines = self.session.engines_for(stage);
+            for e in [Engine::Claude, Engine::Codex] {
+                if !engines.contains(&e) {
+                    engines.push(e);
+                }
+            }
             return Err(WorkflowError::MissingResult {
                 stage,
-                fields: self
-                    .session
-                    .engines_for(stage)
-                    .into_iter()
-                    .map(Engine::result_field)
-                    .collect(),
+                fields: engines.into_iter().map(Engine::result_field).collect(),
             });
         }
         let mut candidates = self.candidates(stage, &given)?;
@@ -606,7 +609,9 @@ impl Step<'_> {
         let rec = self.session.record(stage).clone();
         let path = self.session.artifact_path(stage);
         if rec.gate_passed == Some(true) {
-            match self.files.read(&path) {
+            let on_disk = self.files.read(&path);
+            let emptied = on_disk.as_ref().is_some_and(|d| d.trim().is_empty());
+            match on_disk.filter(|_| !emptied) {
                 Some(on_disk) => {
                     let sha = sha256_hex(&on_disk);
                     if rec.artifact.as_ref().map(|a| &a.sha256) != Some(&sha) {
@@ -623,7 +628,8 @@ impl Step<'_> {
                     rec.final_result_ref = Some(ContentRef::new(path.clone(), &on_disk, self.now));
                 }
                 None => {
-                    // Deleted before confirmation: rebuild it from the kept submission.
+                    // Deleted or emptied before confirmation: an empty document is never
+                    // confirmed; rebuild it from the kept submission.
                     let raw_ref = match rec.chosen_engine {
                         Some(Engine::Codex) => rec.codex_result_ref.as_ref(),
                         _ => rec.claude_result_ref.as_ref(),
@@ -633,8 +639,13 @@ impl Step<'_> {
                         .and_then(|raw| submission::read(&raw).ok())
                         .ok_or_else(|| WorkflowError::DocumentUnavailable { path: path.clone() })?
                         .document;
+                    let what = if emptied {
+                        "was empty"
+                    } else {
+                        "had been deleted"
+                    };
                     self.facts.notices.push(format!(
-                        "{path} had been deleted; it was written again from the submitted document."
+                        "{path} {what}; it was written again from the submitted document."
                     ));
                     self.write_artifact(stage, document);
                 }

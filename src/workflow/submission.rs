@@ -307,6 +307,9 @@ fn read_strings(v: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// What a sprint heading with nothing but markup after its number is called.
+pub const UNTITLED_SPRINT: &str = "(untitled)";
+
 /// Sprints from headings `## Sprint N: Title` (also `###`, and `-`/`–`/`—` for `:`).
 pub fn sprints(document: &str) -> Vec<(u32, String)> {
     let mut out: Vec<(u32, String)> = Vec::new();
@@ -315,7 +318,13 @@ pub fn sprints(document: &str) -> Vec<(u32, String)> {
         if out.iter().any(|(m, _)| *m == n) {
             continue;
         }
-        out.push((n, c[2].trim().trim_matches('*').trim().to_string()));
+        let title = c[2].trim().trim_matches('*').trim();
+        let title = if title.is_empty() {
+            UNTITLED_SPRINT
+        } else {
+            title
+        };
+        out.push((n, title.to_string()));
     }
     out
 }
@@ -473,6 +482,15 @@ mod tests {
                 (2, "API".to_string()),
                 (3, "UI".to_string()),
                 (4, "Polish".to_string())
+            ]
+        );
+        let untitled = "## Sprint 1: **\n## Sprint 2: *** ***\n## Sprint 3: ** Real **";
+        assert_eq!(
+            sprints(untitled),
+            vec![
+                (1, UNTITLED_SPRINT.to_string()),
+                (2, UNTITLED_SPRINT.to_string()),
+                (3, "Real".to_string())
             ]
         );
     }
