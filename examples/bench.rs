@@ -3,7 +3,7 @@
 //! `list` grow with the number of sessions in a project. It prints a table with each
 //! target beside its figure; it never fails because of a figure.
 //!
-//!     cargo run --release --example bench                     # the full run, about a minute
+//!     cargo run --release --example bench                     # the full run, 10–30 s
 //!     cargo run --release --example bench -- --quick          # fewer runs
 //!     cargo run --release --example bench -- --only cold,sessions
 //!
@@ -14,7 +14,8 @@
 //! adds as little as possible to what is timed: a request line is serialised before the
 //! clock starts and the clock stops when the answering line has been read.
 //! Projects live in fresh directories under the system temp directory (on this machine
-//! ext4, so every fsync the server does reaches the disk).
+//! ext4, so every fsync the server does reaches the disk); the workflow is also run with
+//! its projects in `/dev/shm` (tmpfs, where fsync returns at once) when there is one.
 //!
 //! `BMAD_MCP_BIN` overrides the server binary. `BENCH_SERVER_WRAPPER` runs the server
 //! under another program, e.g. `valgrind --tool=callgrind` (figures are then meaningless
