@@ -673,6 +673,7 @@ mod tests {
             .iter()
             .map(|o| store.start(None, o, Utc::now()).unwrap())
             .collect();
+        let damaged = store.start(None, "Damaged body", Utc::now()).unwrap();
         let (after, _) = store
             .act(
                 None,
@@ -713,8 +714,26 @@ mod tests {
                 .is_err());
         }
 
+        // A file whose listed fields read but whose body is damaged is listed, so it does
+        // not vanish from view; acting on it reports what is wrong with it.
+        let body = text(&damaged);
+        let stages_at = body.find("\"stages\": {").expect("stages are stored");
+        std::fs::write(
+            path(&damaged),
+            format!(
+                "{}\"stages\": 5, \"was\": {}",
+                &body[..stages_at],
+                &body[stages_at + 10..]
+            ),
+        )
+        .unwrap();
+        let err = store
+            .load(None, &SessionKey::Id(damaged.session_id.clone()))
+            .unwrap_err();
+        assert!(matches!(err, Error::Corrupt { .. }), "{err}");
+
         let listed = store.list(None).unwrap();
-        let mut expected: Vec<ListEntry> = [&kept[0], &after, &kept[2]]
+        let mut expected: Vec<ListEntry> = [&kept[0], &after, &kept[2], &damaged]
             .into_iter()
             .map(|s| ListEntry {
                 session_id: s.session_id.clone(),

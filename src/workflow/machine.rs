@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 use super::quality;
 use super::session::{
     timestamp, Artifact, ContentRef, HistoryEntry, Question, ScoreSource, Session, Sprint,
-    StageStatus, State,
+    StageRecord, StageStatus, State,
 };
 use super::stage::{Engine, Gate, Stage};
 use super::submission::{self, Submission, SubmissionError};
@@ -273,6 +273,14 @@ struct Candidate {
     submission: Submission,
     score: u32,
     source: ScoreSource,
+}
+
+/// Where the document to confirm came from (see [`Step::reviewed_document`]).
+enum Reviewed {
+    /// The file the human reviewed, as it is now (edits included).
+    OnDisk(String),
+    /// The submitted document, because the file was deleted or emptied.
+    Submitted(String),
 }
 
 impl Step<'_> {
@@ -609,10 +617,8 @@ impl Step<'_> {
         let rec = self.session.record(stage).clone();
         let path = self.session.artifact_path(stage);
         if rec.gate_passed == Some(true) {
-            let on_disk = self.files.read(&path);
-            let emptied = on_disk.as_ref().is_some_and(|d| d.trim().is_empty());
-            match on_disk.filter(|_| !emptied) {
-                Some(on_disk) => {
+            match self.reviewed_document(&rec, &path)? {
+                Reviewed::OnDisk(on_disk) => {
                     let sha = sha256_hex(&on_disk);
                     if rec.artifact.as_ref().map(|a| &a.sha256) != Some(&sha) {
                         self.facts.notices.push(format!(
@@ -627,28 +633,7 @@ impl Step<'_> {
                     });
                     rec.final_result_ref = Some(ContentRef::new(path.clone(), &on_disk, self.now));
                 }
-                None => {
-                    // Deleted or emptied before confirmation: an empty document is never
-                    // confirmed; rebuild it from the kept submission.
-                    let raw_ref = match rec.chosen_engine {
-                        Some(Engine::Codex) => rec.codex_result_ref.as_ref(),
-                        _ => rec.claude_result_ref.as_ref(),
-                    };
-                    let document = raw_ref
-                        .and_then(|r| self.files.read(&r.file_path))
-                        .and_then(|raw| submission::read(&raw).ok())
-                        .ok_or_else(|| WorkflowError::DocumentUnavailable { path: path.clone() })?
-                        .document;
-                    let what = if emptied {
-                        "was empty"
-                    } else {
-                        "had been deleted"
-                    };
-                    self.facts.notices.push(format!(
-                        "{path} {what}; it was written again from the submitted document."
-                    ));
-                    self.write_artifact(stage, document);
-                }
+                Reviewed::Submitted(document) => self.write_artifact(stage, document),
             }
         } else {
             // The human accepts a draft that stayed below the gate.
@@ -657,10 +642,8 @@ impl Step<'_> {
                 .as_ref()
                 .map(|r| r.file_path.clone())
                 .unwrap_or_default();
-            let document = self
-                .files
-                .read(&draft_path)
-                .ok_or(WorkflowError::DocumentUnavailable { path: draft_path })?;
+            let (Reviewed::OnDisk(document) | Reviewed::Submitted(document)) =
+                self.reviewed_document(&rec, &draft_path)?;
             self.write_artifact(stage, document);
             self.session.record_mut(stage).draft_ref = None;
         }
@@ -668,6 +651,36 @@ impl Step<'_> {
         self.list_artifact(stage);
         self.complete_stage(stage);
         Ok(())
+    }
+
+    /// The document the human was shown at `path`, as it is on disk now; when it was
+    /// deleted or emptied, the document as submitted, read from the kept submission (an
+    /// empty document is never confirmed), with a notice saying so.
+    fn reviewed_document(
+        &mut self,
+        rec: &StageRecord,
+        path: &str,
+    ) -> Result<Reviewed, WorkflowError> {
+        let what = match self.files.read(path) {
+            Some(d) if !d.trim().is_empty() => return Ok(Reviewed::OnDisk(d)),
+            Some(_) => "was empty",
+            None => "had been deleted",
+        };
+        let raw_ref = match rec.chosen_engine {
+            Some(Engine::Codex) => rec.codex_result_ref.as_ref(),
+            _ => rec.claude_result_ref.as_ref(),
+        };
+        let document = raw_ref
+            .and_then(|r| self.files.read(&r.file_path))
+            .and_then(|raw| submission::read(&raw).ok())
+            .ok_or_else(|| WorkflowError::DocumentUnavailable {
+                path: path.to_string(),
+            })?
+            .document;
+        self.facts.notices.push(format!(
+            "{path} {what}; the document as submitted is the one confirmed."
+        ));
+        Ok(Reviewed::Submitted(document))
     }
 
     fn approve(&mut self, stage: Stage, scope: Option<String>) {

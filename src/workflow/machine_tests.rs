@@ -387,6 +387,44 @@ fn five_submissions_below_the_gate_hand_the_decision_to_the_human() {
     assert_eq!(r.state(), (Stage::Architect, State::Generating));
 }
 
+/// A below-gate draft that the human deleted or emptied before confirming it anyway is
+/// replaced by the draft as submitted: an empty document is never confirmed.
+#[test]
+fn a_below_gate_draft_deleted_or_emptied_is_confirmed_as_submitted() {
+    for emptied in [true, false] {
+        let mut r = Run::new("Build it");
+        for _ in 1..=4 {
+            r.submit(LOW_PRD);
+        }
+        r.submit(r##"{"prd_updated": "# PRD final draft", "quality_score": 71}"##);
+        let draft = r.s.record(Stage::Po).draft_ref.clone().unwrap().file_path;
+        if emptied {
+            r.files
+                .0
+                .borrow_mut()
+                .insert(draft.clone(), "\n  \n".into());
+        } else {
+            r.files.0.borrow_mut().remove(&draft);
+        }
+        let out = r.act(Command::Confirm { action: "confirm" });
+        let path = r.s.artifact_path(Stage::Po);
+        assert_eq!(r.files.read(&path).unwrap(), "# PRD final draft");
+        let a = r.s.record(Stage::Po).artifact.clone().unwrap();
+        assert_eq!(a.sha256, sha256_hex("# PRD final draft"));
+        let what = if emptied {
+            "was empty"
+        } else {
+            "had been deleted"
+        };
+        assert!(
+            out.facts.notices.iter().any(|n| n.contains(what)),
+            "{:?}",
+            out.facts.notices
+        );
+        assert_eq!(r.state(), (Stage::Architect, State::Generating));
+    }
+}
+
 #[test]
 fn the_dual_engine_keeps_the_better_candidate() {
     let doc = |engine: &str, score: u32| {
