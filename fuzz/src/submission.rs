@@ -205,6 +205,7 @@ fn markers(text: &str) {
         assert!(*n <= 9999);
         assert!(!title.contains('\n'));
         assert_eq!(title, title.trim());
+        assert!(!title.is_empty(), "sprint {n} has an empty title");
         assert!(
             found[..i].iter().all(|(m, _)| m != n),
             "sprint {n} listed twice"
