@@ -1,7 +1,117 @@
-//! The one error type the tool reports. Every variant has a stable `code` and a message
-//! that names the field or file concerned; the adapter renders it as a tool error.
+//! The one error type the tool reports, and the one list of error codes. Every variant has
+//! a stable [`ErrorCode`] and a message that names the field or file concerned; the adapter
+//! renders it as a tool error.
+
+use schemars::JsonSchema;
+use serde::Serialize;
 
 use crate::workflow::WorkflowError;
+
+/// Every code a tool error can carry. The README's troubleshooting table has a row for
+/// each, with what to do (a test keeps them in step).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// The action is not legal in the session's state.
+    InvalidState,
+    /// `submit` named a stage other than the current one.
+    StageMismatch,
+    /// A required field is absent.
+    MissingField,
+    /// A field is not an argument of the tool.
+    UnknownField,
+    /// `action` names no action.
+    UnknownAction,
+    /// `stage` names no stage.
+    InvalidStage,
+    /// `session_id` is not a UUID.
+    InvalidSessionId,
+    /// `task_name` is not a task name.
+    InvalidTaskName,
+    /// A field has the wrong type or an unusable value.
+    InvalidArgument,
+    /// A submission holds no document text.
+    EmptyDocument,
+    /// `answers` names a question that was not asked.
+    UnknownQuestion,
+    /// The document to confirm is gone and cannot be rebuilt.
+    DocumentMissing,
+    /// An input is over its size limit.
+    TooLarge,
+    /// No session has that id or task name.
+    SessionNotFound,
+    /// The project directory is unusable.
+    InvalidCwd,
+    /// A path would lead outside `.bmad-task/` or `.claude/specs/`.
+    UnsafePath,
+    /// A session file cannot be trusted.
+    SessionCorrupt,
+    /// Reading or writing a file failed.
+    StorageError,
+    /// The server failed while handling the call.
+    Internal,
+}
+
+impl ErrorCode {
+    pub const ALL: [ErrorCode; 19] = [
+        ErrorCode::InvalidState,
+        ErrorCode::StageMismatch,
+        ErrorCode::MissingField,
+        ErrorCode::UnknownField,
+        ErrorCode::UnknownAction,
+        ErrorCode::InvalidStage,
+        ErrorCode::InvalidSessionId,
+        ErrorCode::InvalidTaskName,
+        ErrorCode::InvalidArgument,
+        ErrorCode::EmptyDocument,
+        ErrorCode::UnknownQuestion,
+        ErrorCode::DocumentMissing,
+        ErrorCode::TooLarge,
+        ErrorCode::SessionNotFound,
+        ErrorCode::InvalidCwd,
+        ErrorCode::UnsafePath,
+        ErrorCode::SessionCorrupt,
+        ErrorCode::StorageError,
+        ErrorCode::Internal,
+    ];
+
+    /// The code as replies carry it (`error.code`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidState => "invalid_state",
+            ErrorCode::StageMismatch => "stage_mismatch",
+            ErrorCode::MissingField => "missing_field",
+            ErrorCode::UnknownField => "unknown_field",
+            ErrorCode::UnknownAction => "unknown_action",
+            ErrorCode::InvalidStage => "invalid_stage",
+            ErrorCode::InvalidSessionId => "invalid_session_id",
+            ErrorCode::InvalidTaskName => "invalid_task_name",
+            ErrorCode::InvalidArgument => "invalid_argument",
+            ErrorCode::EmptyDocument => "empty_document",
+            ErrorCode::UnknownQuestion => "unknown_question",
+            ErrorCode::DocumentMissing => "document_missing",
+            ErrorCode::TooLarge => "too_large",
+            ErrorCode::SessionNotFound => "session_not_found",
+            ErrorCode::InvalidCwd => "invalid_cwd",
+            ErrorCode::UnsafePath => "unsafe_path",
+            ErrorCode::SessionCorrupt => "session_corrupt",
+            ErrorCode::StorageError => "storage_error",
+            ErrorCode::Internal => "internal",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for ErrorCode {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -9,7 +119,7 @@ pub enum Error {
     Workflow(#[from] WorkflowError),
     /// A field is missing, of the wrong type, or has a value outside what it accepts.
     #[error("{message}")]
-    Argument { code: &'static str, message: String },
+    Argument { code: ErrorCode, message: String },
     #[error("field `{field}` is {size} bytes, over its limit of {limit} bytes")]
     TooLarge {
         field: String,
@@ -34,23 +144,26 @@ pub enum Error {
         path: String,
         reason: String,
     },
+    #[error("the server failed while handling this call; nothing was saved past the last completed step. Retry, or check `status`.")]
+    Internal,
 }
 
 impl Error {
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
             Error::Workflow(e) => e.code(),
-            Error::Argument { code, .. } => code,
-            Error::TooLarge { .. } => "too_large",
-            Error::SessionNotFound { .. } => "session_not_found",
-            Error::InvalidProject { .. } => "invalid_cwd",
-            Error::UnsafePath { .. } => "unsafe_path",
-            Error::Corrupt { .. } => "session_corrupt",
-            Error::Storage { .. } => "storage_error",
+            Error::Argument { code, .. } => *code,
+            Error::TooLarge { .. } => ErrorCode::TooLarge,
+            Error::SessionNotFound { .. } => ErrorCode::SessionNotFound,
+            Error::InvalidProject { .. } => ErrorCode::InvalidCwd,
+            Error::UnsafePath { .. } => ErrorCode::UnsafePath,
+            Error::Corrupt { .. } => ErrorCode::SessionCorrupt,
+            Error::Storage { .. } => ErrorCode::StorageError,
+            Error::Internal => ErrorCode::Internal,
         }
     }
 
-    pub fn argument(code: &'static str, message: impl Into<String>) -> Error {
+    pub fn argument(code: ErrorCode, message: impl Into<String>) -> Error {
         Error::Argument {
             code,
             message: message.into(),
@@ -76,3 +189,17 @@ fn io_reason(err: &std::io::Error) -> String {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_render_as_their_serde_names_and_are_listed_once() {
+        let mut seen = std::collections::HashSet::new();
+        for c in ErrorCode::ALL {
+            assert_eq!(serde_json::to_value(c).unwrap(), c.as_str());
+            assert!(seen.insert(c.as_str()), "{c} twice");
+        }
+    }
+}

@@ -1,5 +1,5 @@
-//! The role prompts (`prompts/<stage>.md`, embedded at build time) and their rendering for
-//! a stage and round. A prompt file has three sections, marked by HTML comments: `role`
+//! The role prompts (`prompts/<stage>.md`, embedded at build time by the stage table) and
+//! their rendering for a stage and round. A prompt file has three sections, marked by HTML comments: `role`
 //! (always), `first` (the first submission of a stage) and `revise` (after answers,
 //! feedback or a below-gate score). Earlier documents are given as references (path,
 //! size, summary), never inlined.
@@ -7,19 +7,8 @@
 use crate::workflow::session::{ContentRef, Session};
 use crate::workflow::stage::Stage;
 
-fn source(stage: Stage) -> &'static str {
-    match stage {
-        Stage::Po => include_str!("../prompts/po.md"),
-        Stage::Architect => include_str!("../prompts/architect.md"),
-        Stage::Sm => include_str!("../prompts/sm.md"),
-        Stage::Dev => include_str!("../prompts/dev.md"),
-        Stage::Review => include_str!("../prompts/review.md"),
-        Stage::Qa => include_str!("../prompts/qa.md"),
-    }
-}
-
 fn section(stage: Stage, name: &str) -> &'static str {
-    let text = source(stage);
+    let text = stage.prompt_source();
     let marker = format!("<!-- section: {name} -->");
     let Some(start) = text.find(&marker) else {
         return "";
@@ -80,9 +69,9 @@ pub fn render(session: &Session, stage: Stage, guidance: &[String]) -> String {
         .or(rec.final_result_ref.as_ref())
         .map(describe_ref)
         .unwrap_or_else(|| "(none)".into());
-    let sm = session.record(Stage::Sm);
+    let plan = session.record(Stage::approval());
     let sprints = list_or_none(
-        sm.sprints
+        plan.sprints
             .iter()
             .map(|s| format!("- Sprint {}: {}", s.number, s.title))
             .collect(),
@@ -101,7 +90,7 @@ pub fn render(session: &Session, stage: Stage, guidance: &[String]) -> String {
         ("guidance", guidance),
         ("previous", previous),
         ("iteration", (rec.iteration + 1).to_string()),
-        ("scope", sm.scope.clone().unwrap_or_else(|| "all".into())),
+        ("scope", plan.scope.clone().unwrap_or_else(|| "all".into())),
         ("sprints", sprints),
         ("gate", gate),
     ];

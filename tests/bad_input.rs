@@ -596,3 +596,108 @@ fn malformed_json_rpc_lines_are_skipped_or_answered_with_protocol_errors() {
     assert!(rest.is_empty(), "{rest:?}");
     sb.assert_confined(&[]);
 }
+
+/// A session file damaged by hand or by a bad merge, in each shape serde can meet: every
+/// call on it is `session_corrupt`, naming the file and the field, the file is left as it
+/// is, and the server goes on answering. Never a panic, never `internal`.
+#[tokio::test]
+async fn damaged_session_files_are_corrupt_naming_the_file_and_the_field() {
+    let sb = Sandbox::new();
+    let project = sb.project.as_path();
+    let c = connect(Era::Legacy, project).await;
+    let prd = json!({"prd_draft": "# PRD\n\n## Executive Summary\nDone.", "quality_score": 70})
+        .to_string();
+    type Damage = fn(&mut Value);
+    let shapes: [(&str, Damage, &str); 8] = [
+        (
+            "a stage key missing",
+            |v| {
+                v["stages"].as_object_mut().unwrap().remove("architect");
+            },
+            "field `stages`: stage `architect` is missing",
+        ),
+        (
+            "an unknown stage key",
+            |v| v["stages"]["deploy"] = json!({"status": "pending", "iteration": 0}),
+            "field `stages`: unknown stage `deploy`, expected one of po, architect",
+        ),
+        (
+            "a field of the wrong type",
+            |v| v["stages"]["po"]["iteration"] = json!("three"),
+            "field `stages.po.iteration`: invalid type: string \"three\"",
+        ),
+        (
+            "an unknown state",
+            |v| v["current_state"] = json!("flying"),
+            "field `current_state`: unknown variant `flying`",
+        ),
+        (
+            "an unknown action in the history",
+            |v| v["history"][0]["action"] = json!("explode"),
+            "field `history[0].action`: unknown variant `explode`",
+        ),
+        (
+            "stages that are not an object",
+            |v| v["stages"] = json!([1, 2]),
+            "field `stages`: invalid type: sequence",
+        ),
+        (
+            "a session that is not an object",
+            |v| *v = json!(null),
+            "invalid type: null",
+        ),
+        (
+            "a negative count",
+            |v| v["stages"]["po"]["iteration"] = json!(-1),
+            "field `stages.po.iteration`: invalid value: integer `-1`",
+        ),
+    ];
+    for (what, damage, want) in shapes {
+        let v = c.ok(start_args(project, what)).await;
+        let sid = v["session_id"].as_str().unwrap().to_string();
+        c.ok(json!({"action": "submit", "session_id": sid, "claude_result": prd}))
+            .await;
+        let rel = format!(".bmad-task/session-{sid}.json");
+        let path = project.join(&rel);
+        let mut stored = common::read_json(&path);
+        damage(&mut stored);
+        let text = serde_json::to_string_pretty(&stored).unwrap();
+        std::fs::write(&path, &text).unwrap();
+        for call in [
+            json!({"action": "status", "session_id": sid}),
+            json!({"action": "submit", "session_id": sid, "claude_result": prd}),
+        ] {
+            let e = c.refused(call, "session_corrupt").await;
+            let msg = e["error"]["message"].as_str().unwrap();
+            assert!(msg.starts_with(&rel), "{what}: {msg}");
+            assert!(msg.contains(want), "{what}: {msg}");
+        }
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), text, "{what}");
+    }
+    // A stage and a state that never go together (a hand edit) read, and allow only
+    // `status`; and counts at their largest do not overflow.
+    let v = c.ok(start_args(project, "Odd but readable")).await;
+    let sid = v["session_id"].as_str().unwrap().to_string();
+    let path = project.join(format!(".bmad-task/session-{sid}.json"));
+    let mut stored = common::read_json(&path);
+    stored["current_state"] = json!("awaiting_approval");
+    std::fs::write(&path, stored.to_string()).unwrap();
+    let s = c.ok(json!({"action": "status", "session_id": sid})).await;
+    assert_eq!(s["pending_user_actions"], json!([]));
+    let e = c
+        .refused(
+            json!({"action": "approve", "session_id": sid}),
+            "invalid_state",
+        )
+        .await;
+    assert_eq!(e["allowed_actions"], json!(["status"]));
+    stored["current_state"] = json!("refining");
+    stored["stages"]["po"]["iteration"] = json!(u32::MAX);
+    std::fs::write(&path, stored.to_string()).unwrap();
+    let v = c
+        .ok(json!({"action": "submit", "session_id": sid, "claude_result": prd}))
+        .await;
+    assert_eq!(v["iteration"], json!(u32::MAX));
+    assert_eq!(v["state"], "awaiting_confirmation", "past the round cap");
+    c.close().await;
+}

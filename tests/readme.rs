@@ -242,3 +242,33 @@ fn the_readme_commands_are_what_ci_runs() {
         ".ci/run runs the main job"
     );
 }
+
+/// Every error code the tool can return has a row in the troubleshooting table that names
+/// it in backquotes and says what to do (more than a few words).
+#[test]
+fn every_error_code_has_a_troubleshooting_row_with_a_next_step() {
+    let text = section(&readme(), "Troubleshooting").unwrap();
+    let rows: Vec<(&str, &str)> = text
+        .lines()
+        .filter_map(|l| {
+            let l = l.strip_prefix("| ")?;
+            let (first, rest) = l.split_once(" | ")?;
+            Some((first, rest.trim_end_matches(" |").trim()))
+        })
+        .collect();
+    for code in bmad_mcp::error::ErrorCode::ALL {
+        let quoted = format!("`{code}`");
+        let row = rows.iter().find(|(first, _)| {
+            first
+                .split(", ")
+                .any(|c| c.split_whitespace().next() == Some(quoted.as_str()))
+        });
+        let Some((_, what_to_do)) = row else {
+            panic!("README's troubleshooting table has no row for {quoted}");
+        };
+        assert!(
+            what_to_do.split_whitespace().count() >= 8,
+            "{quoted}: `{what_to_do}` does not say what to do"
+        );
+    }
+}

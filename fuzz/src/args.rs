@@ -4,7 +4,7 @@
 use arbitrary::Arbitrary;
 use bmad_mcp::server::args::{parse, Call, Limits};
 use bmad_mcp::store::{is_valid_task_name, slug_for, task_name_candidate, SessionKey};
-use bmad_mcp::workflow::Command;
+use bmad_mcp::workflow::{Action, Command};
 use serde_json::{Map, Number, Value};
 
 /// The fields of `BmadTaskArgs`, as the input schema names them.
@@ -64,7 +64,7 @@ fn given(map: &Map<String, Value>, key: &str) -> bool {
 pub fn check(map: &Map<String, Value>, limits: &Limits) {
     match parse(Some(map.clone()), limits) {
         Ok(call) => check_accepted(map, limits, call),
-        Err(e) => check_refused(map, limits, e.code(), &e.to_string()),
+        Err(e) => check_refused(map, limits, e.code().as_str(), &e.to_string()),
     }
 }
 
@@ -204,7 +204,11 @@ fn check_accepted(map: &Map<String, Value>, limits: &Limits, call: Call) {
         }
         Call::Act { cwd, key, command } => {
             check_key(map, &key);
-            assert_eq!(command.action(), action, "command for another action");
+            assert_eq!(
+                command.action().name(),
+                action,
+                "command for another action"
+            );
             check_command(map, limits, &command);
             cwd
         }
@@ -266,9 +270,9 @@ fn check_command(map: &Map<String, Value>, limits: &Limits, command: &Command) {
         }
         Command::Reject { action, feedback } => {
             let flag = match *action {
-                "confirm" | "confirm_save" => Some("confirmed"),
-                "approve" => Some("approved"),
-                "reject" => None,
+                Action::Confirm | Action::ConfirmSave => Some("confirmed"),
+                Action::Approve => Some("approved"),
+                Action::Reject => None,
                 other => panic!("reject named {other}"),
             };
             if let Some(flag) = flag {

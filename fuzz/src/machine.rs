@@ -8,7 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use arbitrary::Arbitrary;
 use bmad_mcp::workflow::session::{ContentRef, StageStatus};
 use bmad_mcp::workflow::{
-    allowed_actions, apply, Command, Outcome, ProjectFiles, Session, Stage, State, WorkflowError,
+    allowed_actions, apply, Action, Command, Outcome, ProjectFiles, Session, Stage, State,
+    WorkflowError,
 };
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use serde_json::{json, Value};
@@ -116,16 +117,18 @@ fn advance(s: &Session, v: u8) -> Command {
         },
         State::AwaitingConfirmation => Command::Confirm {
             action: if v & 1 == 0 {
-                "confirm"
+                Action::Confirm
             } else {
-                "confirm_save"
+                Action::ConfirmSave
             },
         },
         State::AwaitingApproval => Command::Approve {
             scope: (v & 1 == 1).then(|| "sprint 1".to_string()),
         },
         // Nothing is legal: the refusal is checked.
-        State::Completed => Command::Confirm { action: "confirm" },
+        State::Completed => Command::Confirm {
+            action: Action::Confirm,
+        },
     }
 }
 
@@ -295,7 +298,11 @@ impl Step {
                     .collect(),
             },
             Step::Confirm { save } => Command::Confirm {
-                action: if *save { "confirm_save" } else { "confirm" },
+                action: if *save {
+                    Action::ConfirmSave
+                } else {
+                    Action::Confirm
+                },
             },
             Step::Approve { scope } => Command::Approve {
                 scope: scope.clone(),
@@ -304,8 +311,12 @@ impl Step {
                 as_action,
                 feedback,
             } => Command::Reject {
-                action: ["reject", "confirm", "confirm_save", "approve"]
-                    [usize::from(*as_action) % 4],
+                action: [
+                    Action::Reject,
+                    Action::Confirm,
+                    Action::ConfirmSave,
+                    Action::Approve,
+                ][usize::from(*as_action) % 4],
                 feedback: feedback.clone(),
             },
             _ => return None,
@@ -379,7 +390,7 @@ impl Run {
         let after = &out.session;
         let action = command.action();
         assert!(
-            allowed_actions(before.current_state).contains(&action),
+            allowed_actions(before.current_stage, before.current_state).contains(&action),
             "{action} accepted in {}",
             before.current_state
         );
@@ -463,10 +474,10 @@ impl Run {
     }
 }
 
-fn refused(before: &Session, command: &Command, action: &str, e: &WorkflowError) {
-    assert!(!e.code().is_empty());
+fn refused(before: &Session, command: &Command, action: Action, e: &WorkflowError) {
+    assert!(!e.code().as_str().is_empty());
     assert!(!e.to_string().trim().is_empty());
-    let allowed = allowed_actions(before.current_state).contains(&action);
+    let allowed = allowed_actions(before.current_stage, before.current_state).contains(&action);
     match e {
         WorkflowError::IllegalAction { state, stage, .. } => {
             assert!(!allowed, "{action} refused as illegal in {state}");
@@ -529,8 +540,14 @@ fn check_session(r: &Run) {
         State::Completed => stage == Stage::Qa,
     };
     assert!(ok, "state {state} at stage {stage}");
+    // The stage table agrees with this independent list.
+    assert!(
+        stage.states().contains(&state),
+        "the table lacks {state} at {stage}"
+    );
     assert_eq!(s.stages.len(), Stage::ALL.len());
-    for (st, rec) in &s.stages {
+    for (st, rec) in s.stages.iter() {
+        let st = &st;
         let want = if *st < stage || (*st == stage && state == State::Completed) {
             StageStatus::Completed
         } else if *st == stage {

@@ -7,32 +7,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorCode, Result};
 use crate::store::{is_valid_task_name, SessionKey};
-use crate::workflow::{Command, Stage};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Action {
-    /// Begin a new workflow for `objective`; returns the Product Owner prompt.
-    Start,
-    /// Submit the generated document of the current stage.
-    Submit,
-    /// Give the human's answers to the clarification questions.
-    Answer,
-    /// The human accepts the scored document; the workflow moves to the next stage.
-    Confirm,
-    /// Alias of `confirm`.
-    ConfirmSave,
-    /// The human approves the sprint plan (with a `scope`); development begins.
-    Approve,
-    /// The human sends the document back with `feedback`.
-    Reject,
-    /// The session as stored (read only).
-    Status,
-    /// The project's sessions, newest first (read only).
-    List,
-}
+use crate::workflow::{Action, Command, Stage};
 
 /// Arguments of the `bmad-task` tool. `action` is required; which other fields matter
 /// depends on the action.
@@ -178,7 +155,7 @@ fn check_shape(map: &Map<String, Value>) -> Result<()> {
     if let Some(key) = map.keys().find(|k| !FIELD_NAMES.contains(&k.as_str())) {
         let known: Vec<String> = FIELD_NAMES.iter().map(|f| format!("`{f}`")).collect();
         return Err(Error::argument(
-            "unknown_field",
+            ErrorCode::UnknownField,
             format!(
                 "field `{}` is not an argument of bmad-task; expected one of {}",
                 clip(key),
@@ -189,7 +166,7 @@ fn check_shape(map: &Map<String, Value>) -> Result<()> {
     for field in ["action", "stage"] {
         if let Some(Value::Object(_)) = map.get(field) {
             return Err(Error::argument(
-                "invalid_argument",
+                ErrorCode::InvalidArgument,
                 format!("field `{field}`: invalid type: object, expected a string"),
             ));
         }
@@ -202,16 +179,21 @@ fn describe_serde_error(path: &str, inner: &str) -> Error {
     if at_root {
         if let Some(field) = between(inner, "missing field `", "`") {
             return Error::argument(
-                "missing_field",
-                format!("field `{field}` is required (one of: start, submit, answer, confirm, confirm_save, approve, reject, status, list)"),
+                ErrorCode::MissingField,
+                format!(
+                    "field `{field}` is required (one of: {})",
+                    crate::workflow::action::names()
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
             );
         }
-        return Error::argument("invalid_argument", inner.to_string());
+        return Error::argument(ErrorCode::InvalidArgument, inner.to_string());
     }
     let code = match path {
-        "action" if inner.contains("unknown variant") => "unknown_action",
-        "stage" if inner.contains("unknown variant") => "invalid_stage",
-        _ => "invalid_argument",
+        "action" if inner.contains("unknown variant") => ErrorCode::UnknownAction,
+        "stage" if inner.contains("unknown variant") => ErrorCode::InvalidStage,
+        _ => ErrorCode::InvalidArgument,
     };
     Error::argument(code, format!("field `{path}`: {inner}"))
 }
@@ -237,7 +219,7 @@ fn session_key(args: &BmadTaskArgs) -> Result<SessionKey> {
     if let Some(id) = &args.session_id {
         let parsed = uuid::Uuid::parse_str(id.trim()).map_err(|_| {
             Error::argument(
-                "invalid_session_id",
+                ErrorCode::InvalidSessionId,
                 format!(
                     "field `session_id`: `{}` is not a UUID (as returned by `start`)",
                     clip(id)
@@ -249,7 +231,7 @@ fn session_key(args: &BmadTaskArgs) -> Result<SessionKey> {
     if let Some(name) = &args.task_name {
         if !is_valid_task_name(name.trim()) {
             return Err(Error::argument(
-                "invalid_task_name",
+                ErrorCode::InvalidTaskName,
                 format!(
                     "field `task_name`: `{}` is not a task name (lowercase letters, digits and `-`, at most 50 characters, as returned by `start`)",
                     clip(name)
@@ -259,10 +241,10 @@ fn session_key(args: &BmadTaskArgs) -> Result<SessionKey> {
         return Ok(SessionKey::TaskName(name.trim().to_string()));
     }
     Err(Error::argument(
-        "missing_field",
+        ErrorCode::MissingField,
         format!(
             "field `session_id` (or `task_name`) is required for `{}`",
-            action_name(args.action)
+            args.action
         ),
     ))
 }
@@ -276,20 +258,6 @@ fn clip(s: &str) -> String {
     out
 }
 
-pub fn action_name(a: Action) -> &'static str {
-    match a {
-        Action::Start => "start",
-        Action::Submit => "submit",
-        Action::Answer => "answer",
-        Action::Confirm => "confirm",
-        Action::ConfirmSave => "confirm_save",
-        Action::Approve => "approve",
-        Action::Reject => "reject",
-        Action::Status => "status",
-        Action::List => "list",
-    }
-}
-
 fn validate(args: BmadTaskArgs, limits: &Limits) -> Result<Call> {
     let cwd = args.cwd.clone();
     if let Some(c) = &cwd {
@@ -300,86 +268,78 @@ fn validate(args: BmadTaskArgs, limits: &Limits) -> Result<Call> {
             check_size(field, v, limits.text_bytes)?;
         }
     }
-    match args.action {
+    let action = args.action;
+    // The session is named before anything else of a session action is checked.
+    let (key, command) = match action {
         Action::Start => {
             let objective = args.objective.as_deref().map(str::trim).unwrap_or("");
             if objective.is_empty() {
                 return Err(Error::argument(
-                    "missing_field",
+                    ErrorCode::MissingField,
                     "field `objective` is required for `start`: say what to build",
                 ));
             }
             check_size("objective", objective, limits.objective_bytes)?;
-            Ok(Call::Start {
+            return Ok(Call::Start {
                 cwd,
                 objective: objective.to_string(),
-            })
+            });
         }
-        Action::List => Ok(Call::List { cwd }),
-        Action::Status => Ok(Call::Status {
-            key: session_key(&args)?,
-            cwd,
-        }),
-        action => {
+        Action::List => return Ok(Call::List { cwd }),
+        Action::Status => {
             let key = session_key(&args)?;
-            let command = match action {
-                Action::Submit => {
-                    for (field, value) in [
-                        ("claude_result", &args.claude_result),
-                        ("codex_result", &args.codex_result),
-                    ] {
-                        if let Some(v) = value {
-                            check_size(field, v, limits.result_bytes)?;
-                        }
-                    }
-                    Command::Submit {
-                        stage: args.stage,
-                        claude_result: args.claude_result,
-                        codex_result: args.codex_result,
-                    }
+            return Ok(Call::Status { cwd, key });
+        }
+        Action::Submit => {
+            let key = session_key(&args)?;
+            for (field, value) in [
+                ("claude_result", &args.claude_result),
+                ("codex_result", &args.codex_result),
+            ] {
+                if let Some(v) = value {
+                    check_size(field, v, limits.result_bytes)?;
                 }
-                Action::Answer => {
-                    let answers = args.answers.ok_or_else(|| {
-                        Error::argument(
-                            "missing_field",
-                            "field `answers` is required for `answer`: an object of question id → answer, e.g. {\"q1\": \"Web only\"}",
-                        )
-                    })?;
-                    for (id, a) in &answers {
-                        check_size(&format!("answers.{id}"), a, limits.text_bytes)?;
-                    }
-                    Command::Answer { answers }
-                }
-                Action::Confirm | Action::ConfirmSave => {
-                    let name = action_name(action);
-                    if args.confirmed == Some(false) {
-                        Command::Reject {
-                            action: name,
-                            feedback: args.feedback,
-                        }
-                    } else {
-                        Command::Confirm { action: name }
-                    }
-                }
-                Action::Approve => {
-                    if args.approved == Some(false) {
-                        Command::Reject {
-                            action: "approve",
-                            feedback: args.feedback,
-                        }
-                    } else {
-                        Command::Approve { scope: args.scope }
-                    }
-                }
-                Action::Reject => Command::Reject {
-                    action: "reject",
+            }
+            // By value: the results may be megabytes.
+            let command = Command::Submit {
+                stage: args.stage,
+                claude_result: args.claude_result,
+                codex_result: args.codex_result,
+            };
+            (key, command)
+        }
+        Action::Answer => {
+            let key = session_key(&args)?;
+            let answers = args.answers.ok_or_else(|| {
+                Error::argument(
+                    ErrorCode::MissingField,
+                    "field `answers` is required for `answer`: an object of question id → answer, e.g. {\"q1\": \"Web only\"}",
+                )
+            })?;
+            for (id, a) in &answers {
+                check_size(&format!("answers.{id}"), a, limits.text_bytes)?;
+            }
+            (key, Command::Answer { answers })
+        }
+        Action::Confirm | Action::ConfirmSave | Action::Approve | Action::Reject => {
+            let key = session_key(&args)?;
+            let accepted = match action {
+                Action::Confirm | Action::ConfirmSave => args.confirmed,
+                Action::Approve => args.approved,
+                _ => Some(false),
+            };
+            let command = match (accepted, action) {
+                (Some(false), _) => Command::Reject {
+                    action,
                     feedback: args.feedback,
                 },
-                Action::Start | Action::List | Action::Status => unreachable!("handled above"),
+                (_, Action::Approve) => Command::Approve { scope: args.scope },
+                _ => Command::Confirm { action },
             };
-            Ok(Call::Act { cwd, key, command })
+            (key, command)
         }
-    }
+    };
+    Ok(Call::Act { cwd, key, command })
 }
 
 #[cfg(test)]
@@ -392,7 +352,7 @@ mod tests {
         parse(Some(m), &Limits::default())
     }
 
-    fn code(v: Value) -> (&'static str, String) {
+    fn code(v: Value) -> (ErrorCode, String) {
         let e = call(v).unwrap_err();
         (e.code(), e.to_string())
     }
@@ -553,7 +513,7 @@ mod tests {
         assert_eq!(
             command,
             Command::Reject {
-                action: "confirm_save",
+                action: Action::ConfirmSave,
                 feedback: Some("no".into())
             }
         );
@@ -562,7 +522,7 @@ mod tests {
         else {
             panic!()
         };
-        assert_eq!(command.action(), "approve");
+        assert_eq!(command.action(), Action::Approve);
         assert!(matches!(command, Command::Reject { .. }));
         let Call::Act { command, .. } =
             call(json!({"action": "approve", "task_name": "t", "scope": "sprint 1"})).unwrap()

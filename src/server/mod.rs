@@ -1,6 +1,14 @@
 //! The MCP adapter: one tool, `bmad-task`, served by rmcp. It parses arguments into a
 //! [`args::Call`], runs it against the [`Store`] on a blocking thread (file locks and
 //! fsync block), and renders the [`reply::Reply`] as structured content.
+//!
+//! The tool is declared by hand ([`tool`], [`ServerHandler::call_tool`]) rather than with
+//! rmcp's `#[tool]` macros, for three reasons: the arguments are one loosely typed object
+//! validated per action, so that every refusal names the field and the action (the macro's
+//! typed `Parameters<T>` answers a bad field with a generic "failed to deserialize
+//! parameters"); the input schema is generated with inlined subschemas, so that hosts and
+//! models see the action names without resolving `$ref`s; and each call runs on a blocking
+//! thread. The macros would add a crate feature and do none of these.
 
 pub mod args;
 pub mod reply;
@@ -13,9 +21,9 @@ use rmcp::model::{
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
     ToolAnnotations,
 };
-use rmcp::schemars::generate::SchemaSettings;
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
+use schemars::generate::SchemaSettings;
 
 use crate::error::Error;
 use crate::store::{DefaultRoot, Store};
@@ -199,10 +207,7 @@ impl ServerHandler for BmadServer {
             .await
             .unwrap_or_else(|join_error| {
                 tracing::error!(error = %join_error, "tool call failed unexpectedly");
-                reply::for_error(
-                    &Error::argument("internal", "the server failed while handling this call; nothing was saved past the last completed step. Retry, or check `status`."),
-                    None,
-                )
+                reply::for_error(&Error::Internal, None)
             });
         Ok(to_result(reply).into())
     }

@@ -2,10 +2,12 @@
 //! loading fresh state, writing an outcome's files and then the session (SPEC §7).
 //! Disk is the only truth, so several server processes can share one project.
 
+mod mapping;
 mod names;
 mod project;
+mod sessions;
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashSet};
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -19,19 +21,13 @@ use crate::workflow::session::{timestamp, Session};
 use crate::workflow::stage::{objective_wants_codex, Stage};
 use crate::workflow::{Command, Facts, State};
 
+use mapping::{with_entry, MappingCache, MAPPING};
+use sessions::{json_text, load_session, load_stored, session_ids, Listed};
+
+pub use mapping::{Mapping, MappingEntry};
 pub use names::{candidate as task_name_candidate, is_valid as is_valid_task_name, slug_for};
 pub use project::{DefaultRoot, Project};
-
-const MAPPING: &str = ".bmad-task/task-mapping.json";
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct MappingEntry {
-    pub task_name: String,
-    pub objective: String,
-    pub created_at: String,
-}
-
-pub type Mapping = BTreeMap<String, MappingEntry>;
+pub use sessions::session_rel;
 
 /// One line of `list`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -59,29 +55,12 @@ impl SessionKey {
     }
 }
 
-pub fn session_rel(id: &str) -> String {
-    format!(".bmad-task/session-{id}.json")
-}
-
 pub struct Store {
     default_root: DefaultRoot,
     /// Projects whose `.bmad-task/` this process has already swept of interrupted writes.
     swept: Mutex<HashSet<PathBuf>>,
-    /// Parsing the task mapping is the part of `start` (and of finding a session by task
-    /// name) that grows with the project. The parsed mapping is reused while the file
-    /// holds exactly the text it was parsed from, compared byte for byte on every use, so
-    /// a change by another process or by hand is always seen.
-    mapping_cache: Mutex<Option<CachedMapping>>,
-}
-
-/// The last task mapping read or written, and the text it came from.
-struct CachedMapping {
-    root: PathBuf,
-    text: String,
-    mapping: Mapping,
-    /// Whether `text` is this server's own rendering of `mapping` (it wrote it), so an
-    /// entry can be spliced into it (see [`with_entry`]).
-    own: bool,
+    /// The parsed task mapping, reused while its file is unchanged.
+    mapping: MappingCache,
 }
 
 impl Store {
@@ -89,7 +68,7 @@ impl Store {
         Store {
             default_root,
             swept: Mutex::new(HashSet::new()),
-            mapping_cache: Mutex::new(None),
+            mapping: MappingCache::default(),
         }
     }
 
@@ -123,7 +102,7 @@ impl Store {
         project.check(".claude/specs/x")?;
         let _lock = project.lock()?;
         self.sweep(&project, &[]);
-        let (mut mapping, own_text) = self.take_mapping(&project)?;
+        let (mut mapping, own_text) = self.mapping.take(&project)?;
         let base = slug_for(objective);
         let task_name = (0..)
             .map(|n| names::candidate(&base, n))
@@ -168,7 +147,7 @@ impl Store {
             ]],
             &[".claude/specs"],
         )?;
-        self.remember_mapping(&project, mapping_text, mapping);
+        self.mapping.remember(&project, mapping_text, mapping);
         tracing::info!(session_id = %session.session_id, task_name = %session.task_name, "session started");
         Ok(session)
     }
@@ -283,7 +262,7 @@ impl Store {
         match key {
             SessionKey::Id(id) => load_session(project, id),
             SessionKey::TaskName(name) => {
-                let id = self.with_mapping(project, |m| {
+                let id = self.mapping.with(project, |m| {
                     m.iter()
                         .find(|(_, e)| &e.task_name == name)
                         .map(|(id, _)| id.clone())
@@ -305,75 +284,6 @@ impl Store {
             }
         }
     }
-
-    /// Runs `f` on the project's task mapping: the cached one when the file still holds
-    /// the same text, else the file parsed (and cached), or rebuilt from the session
-    /// files when it is unreadable.
-    fn with_mapping<R>(&self, project: &Project, f: impl FnOnce(&Mapping) -> R) -> Result<R> {
-        let Some(text) = project.read(MAPPING)? else {
-            return Ok(f(&Mapping::new()));
-        };
-        let mut cache = self.mapping_cache.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(c) = cache
-            .as_ref()
-            .filter(|c| c.root == project.root && c.text == text)
-        {
-            return Ok(f(&c.mapping));
-        }
-        match serde_json::from_str::<Mapping>(&text) {
-            Ok(mapping) => {
-                let out = f(&mapping);
-                *cache = Some(CachedMapping {
-                    root: project.root.clone(),
-                    text,
-                    mapping,
-                    own: false,
-                });
-                Ok(out)
-            }
-            Err(e) => {
-                drop(cache);
-                tracing::warn!(error = %e, "task-mapping.json is unreadable; rebuilding it from the sessions");
-                Ok(f(&rebuild_mapping(project)?))
-            }
-        }
-    }
-
-    /// The project's task mapping to change (under the project lock): moved out of the
-    /// cache when the file still holds its text, with that text when this server wrote
-    /// it; else read from the file.
-    fn take_mapping(&self, project: &Project) -> Result<(Mapping, Option<String>)> {
-        let Some(text) = project.read(MAPPING)? else {
-            return Ok((Mapping::new(), None));
-        };
-        {
-            let mut cache = self.mapping_cache.lock().unwrap_or_else(|e| e.into_inner());
-            if cache
-                .as_ref()
-                .is_some_and(|c| c.root == project.root && c.text == text)
-            {
-                let c = cache.take().expect("checked just above");
-                return Ok((c.mapping, c.own.then_some(c.text)));
-            }
-        }
-        match serde_json::from_str::<Mapping>(&text) {
-            Ok(mapping) => Ok((mapping, None)),
-            Err(e) => {
-                tracing::warn!(error = %e, "task-mapping.json is unreadable; rebuilding it from the sessions");
-                Ok((rebuild_mapping(project)?, None))
-            }
-        }
-    }
-
-    /// Keeps the mapping just written (as `text`) for the next use.
-    fn remember_mapping(&self, project: &Project, text: String, mapping: Mapping) {
-        *self.mapping_cache.lock().unwrap_or_else(|e| e.into_inner()) = Some(CachedMapping {
-            root: project.root.clone(),
-            text,
-            mapping,
-            own: true,
-        });
-    }
 }
 
 /// The machine's read access to project files, confined like every write.
@@ -383,141 +293,6 @@ impl ProjectFiles for Files<'_> {
     fn read(&self, rel_path: &str) -> Option<String> {
         self.0.read(rel_path).ok().flatten()
     }
-}
-
-fn session_ids(project: &Project) -> Result<Vec<String>> {
-    let dir = project.path(".bmad-task");
-    let entries = std::fs::read_dir(&dir).map_err(|e| Error::storage("read", &dir, &e))?;
-    Ok(entries
-        .filter_map(|e| e.ok())
-        .filter_map(|e| {
-            let name = e.file_name().into_string().ok()?;
-            let id = name.strip_prefix("session-")?.strip_suffix(".json")?;
-            uuid::Uuid::parse_str(id).ok()?;
-            Some(id.to_string())
-        })
-        .collect())
-}
-
-/// The fields of a stored session that `list` shows, and those that validate it.
-#[derive(Deserialize)]
-struct Listed {
-    schema_version: u32,
-    session_id: String,
-    task_name: String,
-    current_stage: Stage,
-    current_state: State,
-    updated_at: String,
-}
-
-/// What every stored session is checked for, however much of it is decoded.
-trait Stored: serde::de::DeserializeOwned {
-    fn identity(&self) -> (&str, &str, u32);
-}
-
-impl Stored for Session {
-    fn identity(&self) -> (&str, &str, u32) {
-        (&self.session_id, &self.task_name, self.schema_version)
-    }
-}
-
-impl Stored for Listed {
-    fn identity(&self) -> (&str, &str, u32) {
-        (&self.session_id, &self.task_name, self.schema_version)
-    }
-}
-
-/// Loads and validates a stored session; `None` when there is no such file.
-fn load_session(project: &Project, id: &str) -> Result<Option<Session>> {
-    load_stored(project, id)
-}
-
-fn load_stored<T: Stored>(project: &Project, id: &str) -> Result<Option<T>> {
-    let rel = session_rel(id);
-    let Some(text) = project.read(&rel)? else {
-        return Ok(None);
-    };
-    let corrupt = |detail: String| Error::Corrupt {
-        path: rel.clone(),
-        detail,
-    };
-    let s: T = serde_json::from_str(&text).map_err(|e| corrupt(e.to_string()))?;
-    let (session_id, task_name, schema_version) = s.identity();
-    if session_id != id {
-        return Err(corrupt(format!("it names session `{session_id}`")));
-    }
-    if !names::is_valid(task_name) {
-        return Err(corrupt(format!(
-            "task_name `{task_name}` is not a valid name"
-        )));
-    }
-    if schema_version > crate::workflow::session::SCHEMA_VERSION {
-        return Err(corrupt(format!(
-            "schema_version {schema_version} is newer than this server understands"
-        )));
-    }
-    Ok(Some(s))
-}
-
-/// A stored JSON file's text: pretty, with a final newline.
-fn json_text<T: Serialize>(value: &T) -> String {
-    let mut text = serde_json::to_string_pretty(value).expect("stored types serialize");
-    text.push('\n');
-    text
-}
-
-/// `text` (the [`json_text`] of the mapping before `id` was added) with the entry of
-/// `id` added, exactly as [`json_text`] of the whole `mapping` would write it: the
-/// entry's lines go before the next key's (or before the closing brace). Rendering a
-/// mapping of thousands of entries again for each `start` is what made `start` grow
-/// with the project (see BENCHMARKS.md). `None` when the text is not in that shape.
-fn with_entry(text: &str, mapping: &Mapping, id: &str, entry: &MappingEntry) -> Option<String> {
-    use std::ops::Bound::{Excluded, Unbounded};
-    if mapping.len() < 2 {
-        return None;
-    }
-    // `{\n  "<id>": {\n    …\n  }\n}` without its first and last line.
-    let single = serde_json::to_string_pretty(&BTreeMap::from([(id, entry)])).ok()?;
-    let lines = single.strip_prefix("{\n")?.strip_suffix("\n}")?;
-    let mut out = String::with_capacity(text.len() + lines.len() + 2);
-    match mapping.range::<str, _>((Excluded(id), Unbounded)).next() {
-        Some((next, _)) => {
-            // Top-level keys are the only lines indented by exactly two spaces and
-            // opening with a quote (strings never hold a raw newline).
-            let at = text.find(&format!("\n  {}: ", serde_json::to_string(next).ok()?))?;
-            out.push_str(&text[..at]);
-            out.push('\n');
-            out.push_str(lines);
-            out.push(',');
-            out.push_str(&text[at..]);
-        }
-        None => {
-            let head = text.strip_suffix("\n}\n")?;
-            out.push_str(head);
-            out.push_str(",\n");
-            out.push_str(lines);
-            out.push_str("\n}\n");
-        }
-    }
-    Some(out)
-}
-
-/// The task mapping built from the session files (the truth it indexes).
-fn rebuild_mapping(project: &Project) -> Result<Mapping> {
-    let mut m = Mapping::new();
-    for id in session_ids(project)? {
-        if let Ok(Some(s)) = load_session(project, &id) {
-            m.insert(
-                id,
-                MappingEntry {
-                    task_name: s.task_name,
-                    objective: s.objective,
-                    created_at: s.created_at,
-                },
-            );
-        }
-    }
-    Ok(m)
 }
 
 #[cfg(test)]
@@ -578,59 +353,6 @@ mod tests {
         store.start(None, "Find me", Utc::now()).unwrap();
         let project = store.project(None).unwrap();
         assert_eq!(read_mapping(&project).unwrap().len(), 2);
-    }
-
-    /// Splicing an entry into the mapping's text gives what rendering it whole gives,
-    /// wherever the new key sorts, and with text that needs escaping.
-    #[test]
-    fn an_entry_spliced_into_the_mapping_text_equals_the_whole_rendering() {
-        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
-        let mut mapping = Mapping::new();
-        let mut text = json_text(&mapping);
-        let mut spliced = 0;
-        for i in 0..300 {
-            let id = if i % 7 == 0 {
-                format!("k\"{}\\é", next() % 1000)
-            } else {
-                uuid::Uuid::from_u64_pair(next(), next()).to_string()
-            };
-            if mapping.contains_key(&id) {
-                continue;
-            }
-            let entry = MappingEntry {
-                task_name: format!("task-{i}"),
-                objective: format!("Objective {i}: \"quoted\"\nnew line, 中文"),
-                created_at: "2026-11-21T10:00:00.000Z".into(),
-            };
-            mapping.insert(id.clone(), entry.clone());
-            let whole = json_text(&mapping);
-            if let Some(t) = with_entry(&text, &mapping, &id, &entry) {
-                assert_eq!(t, whole, "after adding {id:?}");
-                spliced += 1;
-            }
-            text = whole;
-        }
-        assert!(spliced > 250, "{spliced} of the insertions were spliced");
-        // Text in another layout (edited by hand) is not spliced into.
-        let compact = serde_json::to_string(&mapping).unwrap();
-        let (first, last) = (text_key(&mapping, true), text_key(&mapping, false));
-        assert_eq!(
-            with_entry(&compact, &mapping, &first, &mapping[&first]),
-            None
-        );
-        assert_eq!(with_entry(&compact, &mapping, &last, &mapping[&last]), None);
-    }
-
-    fn text_key(m: &Mapping, first: bool) -> String {
-        let mut keys = m.keys();
-        let k = if first { keys.next() } else { keys.next_back() };
-        k.unwrap().clone()
     }
 
     #[test]

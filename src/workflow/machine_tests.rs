@@ -6,7 +6,9 @@ use std::collections::{BTreeMap, HashMap};
 use chrono::{Duration, TimeZone, Utc};
 
 use super::*;
+use crate::workflow::rules::allowed_actions;
 use crate::workflow::session::StageStatus;
+use crate::workflow::stage::Engine;
 
 /// An in-memory project: what the machine reads, and what the caller wrote.
 #[derive(Default)]
@@ -106,7 +108,9 @@ impl Run {
             match self.s.current_stage {
                 Stage::Po | Stage::Architect => {
                     self.submit(GATE_PRD);
-                    self.act(Command::Confirm { action: "confirm" });
+                    self.act(Command::Confirm {
+                        action: Action::Confirm,
+                    });
                 }
                 Stage::Sm => {
                     self.submit(SPRINT_PLAN);
@@ -146,21 +150,23 @@ fn every_action() -> Vec<Command> {
     vec![
         submit(Some(GATE_PRD), None),
         answer(&[("q1", "Web")]),
-        Command::Confirm { action: "confirm" },
         Command::Confirm {
-            action: "confirm_save",
+            action: Action::Confirm,
+        },
+        Command::Confirm {
+            action: Action::ConfirmSave,
         },
         Command::Approve { scope: None },
         Command::Reject {
-            action: "reject",
+            action: Action::Reject,
             feedback: Some("more detail".into()),
         },
         Command::Reject {
-            action: "confirm",
+            action: Action::Confirm,
             feedback: Some("no".into()),
         },
         Command::Reject {
-            action: "approve",
+            action: Action::Approve,
             feedback: Some("no".into()),
         },
     ]
@@ -174,11 +180,11 @@ fn expected(state: State, c: &Command) -> Option<(Stage, State)> {
         (Refining, Command::Submit { .. }) => Some((Stage::Po, AwaitingConfirmation)),
         (Clarifying, Command::Answer { .. }) => Some((Stage::Po, Refining)),
         (AwaitingConfirmation, Command::Confirm { .. }) => Some((Stage::Architect, Generating)),
-        (AwaitingConfirmation, Command::Reject { action, .. }) if *action != "approve" => {
+        (AwaitingConfirmation, Command::Reject { action, .. }) if *action != Action::Approve => {
             Some((Stage::Po, Refining))
         }
         (AwaitingApproval, Command::Approve { .. }) => Some((Stage::Dev, Generating)),
-        (AwaitingApproval, Command::Reject { action, .. }) if *action != "confirm" => {
+        (AwaitingApproval, Command::Reject { action, .. }) if *action != Action::Confirm => {
             Some((Stage::Sm, Refining))
         }
         _ => None,
@@ -222,7 +228,7 @@ fn every_state_action_pair_is_legal_or_refused_as_the_table_says() {
                         panic!("{state} + {action}: wrong error {e}");
                     };
                     assert_eq!((*a, *st), (action, state));
-                    assert_eq!(allowed, &allowed_actions(state));
+                    assert_eq!(allowed, &allowed_actions(run.s.current_stage, state));
                     assert_eq!(e.code(), "invalid_state");
                     let msg = e.to_string();
                     assert!(msg.contains(state.id()) && msg.contains("status"), "{msg}");
@@ -235,6 +241,96 @@ fn every_state_action_pair_is_legal_or_refused_as_the_table_says() {
         }
     }
     assert_eq!(checked, State::ALL.len() * every_action().len());
+}
+
+/// A session at `stage` in `state`: driven there when the stage has that state, else a
+/// session at the stage with the state written over it (as a hand-edited file might).
+fn reach(stage: Stage, state: State) -> Run {
+    let mut r = Run::new("Build it");
+    r.advance_to(stage, false);
+    if !stage.states().contains(&state) {
+        r.s.current_state = state;
+        return r;
+    }
+    match state {
+        State::Generating => {}
+        State::Clarifying => {
+            r.submit(QUESTIONS_PRD);
+        }
+        State::Refining if stage == Stage::Sm => {
+            r.submit(SPRINT_PLAN);
+            r.act(Command::Reject {
+                action: Action::Reject,
+                feedback: Some("smaller sprints".into()),
+            });
+        }
+        State::Refining => {
+            r.submit(QUESTIONS_PRD);
+            r.act(answer(&[("q1", "Web"), ("q2", "Admins")]));
+        }
+        State::AwaitingConfirmation => {
+            r.submit(GATE_PRD);
+        }
+        State::AwaitingApproval => {
+            r.submit(SPRINT_PLAN);
+        }
+        State::Completed => {
+            r.submit("# QA\nQuality Score: 90/100");
+        }
+    }
+    assert_eq!(r.state(), (stage, state));
+    r
+}
+
+/// Every (stage, state, action) triple: `apply` refuses with `invalid_state` exactly when
+/// the legality table says the action is illegal there, and then changes nothing.
+#[test]
+fn apply_refuses_exactly_the_triples_the_table_calls_illegal() {
+    let mut checked = 0;
+    let mut legal = 0;
+    for stage in Stage::ALL {
+        for state in State::ALL {
+            for command in every_action() {
+                let mut run = reach(stage, state);
+                let before = run.s.clone();
+                let files_before = run.files.0.borrow().clone();
+                let action = command.action();
+                let result = run.try_do(command);
+                let what = format!("{stage}/{state} + {action}");
+                if crate::workflow::is_legal(stage, state, action) {
+                    legal += 1;
+                    if let Err(e) = &result {
+                        assert_ne!(e.code(), "invalid_state", "{what}: {e}");
+                    }
+                } else {
+                    let Err(e) = result else {
+                        panic!("{what} was applied")
+                    };
+                    let WorkflowError::IllegalAction {
+                        action: a,
+                        state: st,
+                        stage: sg,
+                        allowed,
+                    } = &e
+                    else {
+                        panic!("{what}: wrong error {e}");
+                    };
+                    assert_eq!((*a, *st, *sg), (action, state, stage));
+                    assert_eq!(allowed, &allowed_actions(stage, state));
+                    assert_eq!(e.code(), "invalid_state");
+                    assert_eq!(run.s, before, "{what}: the session is unchanged");
+                    assert_eq!(
+                        *run.files.0.borrow(),
+                        files_before,
+                        "{what}: no file written"
+                    );
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, 6 * 6 * 8);
+    assert_eq!(legal, 22, "legal triples");
 }
 
 #[test]
@@ -335,7 +431,9 @@ fn passing_the_gate_writes_the_artifact_for_the_human_to_read() {
         sha256_hex(&r.files.read(path).unwrap())
     );
     assert!(r.s.artifacts.is_empty(), "listed only once confirmed");
-    r.act(Command::Confirm { action: "confirm" });
+    r.act(Command::Confirm {
+        action: Action::Confirm,
+    });
     assert_eq!(r.s.artifacts, [path]);
     assert_eq!(r.s.record(Stage::Po).status, StageStatus::Completed);
 }
@@ -346,7 +444,7 @@ fn a_below_gate_draft_never_overwrites_the_artifact() {
     let path = r.s.artifact_path(Stage::Po);
     let saved = r.files.read(&path).unwrap();
     r.act(Command::Reject {
-        action: "reject",
+        action: Action::Reject,
         feedback: Some("add metrics".into()),
     });
     let out = r.submit(LOW_PRD);
@@ -380,7 +478,7 @@ fn five_submissions_below_the_gate_hand_the_decision_to_the_human() {
         .all(|w| !w.path.starts_with(".claude/specs")));
     // Confirming anyway saves the draft as the artifact.
     r.act(Command::Confirm {
-        action: "confirm_save",
+        action: Action::ConfirmSave,
     });
     let path = r.s.artifact_path(Stage::Po);
     assert_eq!(r.files.read(&path).unwrap(), "# PRD final draft");
@@ -406,7 +504,9 @@ fn a_below_gate_draft_deleted_or_emptied_is_confirmed_as_submitted() {
         } else {
             r.files.0.borrow_mut().remove(&draft);
         }
-        let out = r.act(Command::Confirm { action: "confirm" });
+        let out = r.act(Command::Confirm {
+            action: Action::Confirm,
+        });
         let path = r.s.artifact_path(Stage::Po);
         assert_eq!(r.files.read(&path).unwrap(), "# PRD final draft");
         let a = r.s.record(Stage::Po).artifact.clone().unwrap();
@@ -531,7 +631,7 @@ fn the_sprint_plan_is_approved_with_a_scope_or_sent_back() {
     assert_eq!(rec.sprints.len(), 2);
     assert_eq!(rec.sprints[1].title, "UI");
     r.act(Command::Reject {
-        action: "approve",
+        action: Action::Approve,
         feedback: Some("split sprint 2".into()),
     });
     assert_eq!(r.state(), (Stage::Sm, State::Refining));
@@ -585,7 +685,9 @@ fn confirming_records_the_digest_of_the_document_on_disk() {
         .0
         .borrow_mut()
         .insert(path.clone(), "# PRD edited by the human".into());
-    let out = r.act(Command::Confirm { action: "confirm" });
+    let out = r.act(Command::Confirm {
+        action: Action::Confirm,
+    });
     let a = r.s.record(Stage::Po).artifact.clone().unwrap();
     assert_eq!(a.sha256, sha256_hex("# PRD edited by the human"));
     assert!(out.facts.notices[0].contains("edited"));
@@ -597,7 +699,9 @@ fn a_deleted_artifact_is_rebuilt_from_the_submission_at_confirmation() {
     let mut r = Run::at(State::AwaitingConfirmation);
     let path = r.s.artifact_path(Stage::Po);
     r.files.0.borrow_mut().remove(&path);
-    r.act(Command::Confirm { action: "confirm" });
+    r.act(Command::Confirm {
+        action: Action::Confirm,
+    });
     assert_eq!(
         r.files.read(&path).unwrap(),
         "# PRD v2\n\n## Executive Summary\nDone."
@@ -613,7 +717,9 @@ fn an_emptied_artifact_is_rebuilt_from_the_submission_at_confirmation() {
         .0
         .borrow_mut()
         .insert(path.clone(), " \n\t\n".into());
-    let out = r.act(Command::Confirm { action: "confirm" });
+    let out = r.act(Command::Confirm {
+        action: Action::Confirm,
+    });
     assert_eq!(r.files.read(&path).unwrap(), submitted);
     let a = r.s.record(Stage::Po).artifact.clone().unwrap();
     assert_eq!(a.sha256, sha256_hex(submitted));
@@ -640,6 +746,6 @@ fn each_accepted_action_adds_one_history_entry() {
     let r = Run::at(State::Refining);
     let n = r.s.history.len();
     assert_eq!(n, 3, "start, submit, answer");
-    let actions: Vec<_> = r.s.history.iter().map(|h| h.action.as_str()).collect();
-    assert_eq!(actions, ["start", "submit", "answer"]);
+    let actions: Vec<_> = r.s.history.iter().map(|h| h.action).collect();
+    assert_eq!(actions, [Action::Start, Action::Submit, Action::Answer]);
 }

@@ -1,15 +1,21 @@
-//! The pure workflow core: stages, the stored session, the transition function, reading
-//! submissions and estimating quality. No I/O, no clock, no protocol types.
+//! The pure workflow core: actions, stages, the stored session, the rules and the
+//! transition function, reading submissions and estimating quality. No I/O, no clock, no
+//! protocol types.
 
+pub mod action;
+pub mod error;
 pub mod machine;
 pub mod quality;
+pub mod rules;
+pub mod sections;
 pub mod session;
 pub mod stage;
 pub mod submission;
 
-pub use machine::{
-    allowed_actions, apply, Command, Facts, FileWrite, Outcome, ProjectFiles, WorkflowError,
-};
+pub use action::Action;
+pub use error::WorkflowError;
+pub use machine::{apply, Command, Facts, FileWrite, Outcome, ProjectFiles};
+pub use rules::{allowed_actions, is_legal};
 pub use session::{ContentRef, Session, State};
 pub use stage::{Engine, Stage};
 

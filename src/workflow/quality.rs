@@ -12,99 +12,6 @@ pub const BASE_SCORE: u32 = 60;
 pub const ESTIMATE_CAP: u32 = 85;
 const STEP: u32 = 5;
 
-/// One expected section: its display name and the heading words that count as it.
-struct Section {
-    name: &'static str,
-    any_of: &'static [&'static str],
-}
-
-const fn sec(name: &'static str, any_of: &'static [&'static str]) -> Section {
-    Section { name, any_of }
-}
-
-fn expected_sections(stage: Stage) -> &'static [Section] {
-    const PO: &[Section] = &[
-        sec(
-            "Executive Summary",
-            &["executive summary", "summary", "overview"],
-        ),
-        sec(
-            "Business Goals",
-            &["business goal", "business objective", "goals"],
-        ),
-        sec("User Stories", &["user stor"]),
-        sec("Functional Requirements", &["functional requirement"]),
-        sec(
-            "Technical Requirements",
-            &["technical requirement", "non-functional", "nonfunctional"],
-        ),
-        sec("Success Metrics", &["success metric", "kpi", "metrics"]),
-    ];
-    const ARCHITECT: &[Section] = &[
-        sec("System Overview", &["overview", "summary", "context"]),
-        sec(
-            "Technology Stack",
-            &["technology stack", "tech stack", "technolog"],
-        ),
-        sec("Components", &["component", "module", "service"]),
-        sec(
-            "Data Model",
-            &["data model", "schema", "database", "storage"],
-        ),
-        sec("API Design", &["api", "interface", "endpoint"]),
-        sec("Security", &["security", "auth"]),
-    ];
-    const SM: &[Section] = &[
-        sec("Sprint Overview", &["overview", "summary", "goal"]),
-        sec("Sprints", &["sprint 1", "sprint"]),
-        sec("Tasks", &["task", "backlog", "stor"]),
-        sec("Estimates", &["estimat", "story point", "effort"]),
-        sec("Dependencies", &["dependenc"]),
-        sec("Risks", &["risk"]),
-    ];
-    const DEV: &[Section] = &[
-        sec("Summary", &["summary", "overview"]),
-        sec("Changes", &["change", "files", "implementation"]),
-        sec("Tests", &["test"]),
-        sec("How to Run", &["run", "usage", "setup", "build"]),
-        sec(
-            "Known Issues",
-            &["known issue", "limitation", "todo", "follow-up"],
-        ),
-        sec("Sprint Scope", &["sprint", "scope"]),
-    ];
-    const REVIEW: &[Section] = &[
-        sec("Summary", &["summary", "overview"]),
-        sec("Findings", &["finding", "issue"]),
-        sec("Security", &["security"]),
-        sec("Performance", &["performance"]),
-        sec(
-            "Recommendations",
-            &["recommendation", "suggest", "action item"],
-        ),
-        sec("Review Status", &["status", "verdict"]),
-    ];
-    const QA: &[Section] = &[
-        sec("Test Strategy", &["strategy", "approach", "scope"]),
-        sec("Test Cases", &["test case"]),
-        sec("Results", &["result"]),
-        sec("Coverage", &["coverage"]),
-        sec("Defects", &["defect", "bug", "issue"]),
-        sec(
-            "Recommendation",
-            &["recommendation", "release", "sign-off", "conclusion"],
-        ),
-    ];
-    match stage {
-        Stage::Po => PO,
-        Stage::Architect => ARCHITECT,
-        Stage::Sm => SM,
-        Stage::Dev => DEV,
-        Stage::Review => REVIEW,
-        Stage::Qa => QA,
-    }
-}
-
 /// Lower-cased heading lines (`#…` or a line that is wholly bold) of a document.
 fn headings(document: &str) -> Vec<String> {
     document
@@ -117,7 +24,8 @@ fn headings(document: &str) -> Vec<String> {
 
 fn missing_sections(stage: Stage, document: &str) -> Vec<&'static str> {
     let heads = headings(document);
-    expected_sections(stage)
+    stage
+        .sections()
         .iter()
         .filter(|s| !heads.iter().any(|h| s.any_of.iter().any(|w| h.contains(w))))
         .map(|s| s.name)
@@ -194,7 +102,7 @@ fn has_acceptance_criteria(document: &str) -> bool {
 
 /// The score of a document that stated none (SPEC §9).
 pub fn estimate(stage: Stage, document: &str) -> u32 {
-    let present = expected_sections(stage).len() - missing_sections(stage, document).len();
+    let present = stage.sections().len() - missing_sections(stage, document).len();
     let mut score = BASE_SCORE + STEP * present as u32;
     if has_quantitative_targets(document) {
         score += STEP;

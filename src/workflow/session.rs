@@ -8,6 +8,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::action::Action;
 use super::stage::{Engine, Stage};
 
 /// Bumped whenever the stored layout changes incompatibly.
@@ -197,10 +198,93 @@ impl StageRecord {
     }
 }
 
+/// One record per stage, every stage present. Stored as a JSON object keyed by stage id in
+/// workflow order (`.stages.po.score` for jq); reading refuses a file that lacks a stage,
+/// names an unknown one or names one twice, so no lookup can miss.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct StageRecords([StageRecord; Stage::ALL.len()]);
+
+impl StageRecords {
+    pub fn get(&self, stage: Stage) -> &StageRecord {
+        &self.0[stage.index()]
+    }
+
+    pub fn get_mut(&mut self, stage: Stage) -> &mut StageRecord {
+        &mut self.0[stage.index()]
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (Stage, &StageRecord)> {
+        Stage::ALL.into_iter().zip(self.0.iter())
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+}
+
+impl Serialize for StageRecords {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (stage, rec) in self.iter() {
+            map.serialize_entry(&stage, rec)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for StageRecords {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = StageRecords;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "an object with one record per stage (po, architect, sm, dev, review, qa)",
+                )
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<StageRecords, A::Error> {
+                use serde::de::Error;
+                let mut slots: [Option<StageRecord>; Stage::ALL.len()] = Default::default();
+                while let Some(key) = map.next_key::<String>()? {
+                    let stage = Stage::parse(&key).ok_or_else(|| {
+                        let known: Vec<&str> = Stage::ALL.iter().map(|s| s.id()).collect();
+                        A::Error::custom(format!(
+                            "unknown stage `{key}`, expected one of {}",
+                            known.join(", ")
+                        ))
+                    })?;
+                    let slot = &mut slots[stage.index()];
+                    if slot.is_some() {
+                        return Err(A::Error::custom(format!("stage `{stage}` is given twice")));
+                    }
+                    *slot = Some(map.next_value()?);
+                }
+                let mut out = StageRecords::default();
+                for (stage, slot) in Stage::ALL.into_iter().zip(slots) {
+                    *out.get_mut(stage) = slot
+                        .ok_or_else(|| A::Error::custom(format!("stage `{stage}` is missing")))?;
+                }
+                Ok(out)
+            }
+        }
+        deserializer.deserialize_map(Visitor)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct HistoryEntry {
     pub at: String,
-    pub action: String,
+    pub action: Action,
     pub stage: Stage,
     pub from: Option<State>,
     pub to: State,
@@ -220,7 +304,8 @@ pub struct Session {
     pub engines: Vec<Engine>,
     pub current_stage: Stage,
     pub current_state: State,
-    pub stages: BTreeMap<Stage, StageRecord>,
+    #[schemars(with = "BTreeMap<Stage, StageRecord>")]
+    pub stages: StageRecords,
     /// Paths of the saved stage documents, relative to the project, each once.
     pub artifacts: Vec<String>,
     pub history: Vec<HistoryEntry>,
@@ -237,11 +322,8 @@ impl Session {
         dual: bool,
         now: DateTime<Utc>,
     ) -> Session {
-        let mut stages: BTreeMap<Stage, StageRecord> = Stage::ALL
-            .into_iter()
-            .map(|s| (s, StageRecord::default()))
-            .collect();
-        stages.get_mut(&Stage::Po).expect("po exists").status = StageStatus::InProgress;
+        let mut stages = StageRecords::default();
+        stages.get_mut(Stage::FIRST).status = StageStatus::InProgress;
         let at = timestamp(now);
         Session {
             schema_version: SCHEMA_VERSION,
@@ -249,15 +331,15 @@ impl Session {
             task_name,
             cwd,
             objective,
-            engines: Stage::Po.engines(dual),
-            current_stage: Stage::Po,
+            engines: Stage::FIRST.engines(dual),
+            current_stage: Stage::FIRST,
             current_state: State::Generating,
             stages,
             artifacts: Vec::new(),
             history: vec![HistoryEntry {
                 at: at.clone(),
-                action: "start".into(),
-                stage: Stage::Po,
+                action: Action::Start,
+                stage: Stage::FIRST,
                 from: None,
                 to: State::Generating,
                 note: None,
@@ -276,13 +358,11 @@ impl Session {
     }
 
     pub fn record(&self, stage: Stage) -> &StageRecord {
-        self.stages
-            .get(&stage)
-            .expect("every stage has a record from start")
+        self.stages.get(stage)
     }
 
     pub fn record_mut(&mut self, stage: Stage) -> &mut StageRecord {
-        self.stages.entry(stage).or_default()
+        self.stages.get_mut(stage)
     }
 
     pub fn current(&self) -> &StageRecord {
@@ -325,7 +405,7 @@ mod tests {
         assert_eq!(s.current_stage, Stage::Po);
         assert_eq!(s.current_state, State::Generating);
         assert_eq!(s.stages.len(), 6);
-        assert_eq!(s.record(Stage::Po).status, StageStatus::InProgress);
+        assert_eq!(s.record(Stage::FIRST).status, StageStatus::InProgress);
         assert_eq!(s.engines, vec![Engine::Claude]);
         let json = serde_json::to_value(&s).unwrap();
         // Stage keys are the stage ids, in workflow order, as jq users read them.

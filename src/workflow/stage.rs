@@ -5,6 +5,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::sections::{self, Section};
+use super::session::State;
+
 /// A workflow stage, in delivery order (the derived `Ord` is the workflow order).
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
@@ -41,6 +44,14 @@ pub enum Engine {
 }
 
 impl Engine {
+    /// The engine other than this one.
+    pub fn other(self) -> Engine {
+        match self {
+            Engine::Claude => Engine::Codex,
+            Engine::Codex => Engine::Claude,
+        }
+    }
+
     pub fn id(self) -> &'static str {
         match self {
             Engine::Claude => "claude",
@@ -57,15 +68,121 @@ impl Engine {
     }
 }
 
+/// A marker a stage's document carries, read by the server from the text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Marker {
+    /// `## Sprint N: Title` headings: the sprints the human chooses the scope from.
+    Sprints,
+    /// `Review Status: Pass|Pass with Risk|Fail`.
+    ReviewStatus,
+    /// `Quality Score: N/100` closing the report.
+    QualityScore,
+}
+
+/// Which engines generate a stage's document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engines {
+    /// One engine, always.
+    Only(Engine),
+    /// Claude, and codex beside it when the session runs both (SPEC §6).
+    ClaudeOrBoth,
+}
+
+/// Every per-stage fact, one row per stage.
 struct StageInfo {
     id: &'static str,
     role: &'static str,
     description: &'static str,
     artifact_file: &'static str,
     gate: Gate,
+    engines: Engines,
+    markers: &'static [Marker],
+    /// The submission fields that carry this stage's document, in order of preference.
+    document_fields: &'static [&'static str],
+    sections: &'static [Section],
+    /// The role prompt (`prompts/<stage>.md`), embedded at build time.
+    prompt: &'static str,
 }
 
 const PASSING_SCORE: u32 = 90;
+
+const TABLE: [StageInfo; 6] = [
+    StageInfo {
+        id: "po",
+        role: "Product Owner",
+        description: "Requirements analysis: the product requirements document (PRD)",
+        artifact_file: "01-product-requirements.md",
+        gate: Gate::Score(PASSING_SCORE),
+        engines: Engines::ClaudeOrBoth,
+        markers: &[Marker::QualityScore],
+        document_fields: &["prd_draft", "prd_updated"],
+        sections: sections::PO,
+        prompt: include_str!("../../prompts/po.md"),
+    },
+    StageInfo {
+        id: "architect",
+        role: "System Architect",
+        description: "Technical design: the system architecture document",
+        artifact_file: "02-system-architecture.md",
+        gate: Gate::Score(PASSING_SCORE),
+        engines: Engines::ClaudeOrBoth,
+        markers: &[Marker::QualityScore],
+        document_fields: &["architecture_draft", "architecture_updated"],
+        sections: sections::ARCHITECT,
+        prompt: include_str!("../../prompts/architect.md"),
+    },
+    StageInfo {
+        id: "sm",
+        role: "Scrum Master",
+        description: "Sprint planning: the sprint plan",
+        artifact_file: "03-sprint-plan.md",
+        gate: Gate::Approval,
+        engines: Engines::Only(Engine::Claude),
+        markers: &[Marker::Sprints],
+        document_fields: &["sprint_plan", "sprint_plan_updated"],
+        sections: sections::SM,
+        prompt: include_str!("../../prompts/sm.md"),
+    },
+    StageInfo {
+        id: "dev",
+        role: "Developer",
+        description: "Implementation: the code and its implementation report",
+        artifact_file: "code-implementation.md",
+        gate: Gate::None,
+        engines: Engines::Only(Engine::Codex),
+        markers: &[],
+        document_fields: &["implementation", "dev_result"],
+        sections: sections::DEV,
+        prompt: include_str!("../../prompts/dev.md"),
+    },
+    StageInfo {
+        id: "review",
+        role: "Code Reviewer",
+        description: "Code review: the review report",
+        artifact_file: "04-dev-reviewed.md",
+        gate: Gate::None,
+        engines: Engines::Only(Engine::Codex),
+        markers: &[Marker::ReviewStatus],
+        document_fields: &["review", "review_result"],
+        sections: sections::REVIEW,
+        prompt: include_str!("../../prompts/review.md"),
+    },
+    StageInfo {
+        id: "qa",
+        role: "QA Engineer",
+        description: "Testing: the QA report",
+        artifact_file: "05-qa-report.md",
+        gate: Gate::None,
+        engines: Engines::Only(Engine::Codex),
+        markers: &[Marker::QualityScore],
+        document_fields: &["qa_report", "test_report"],
+        sections: sections::QA,
+        prompt: include_str!("../../prompts/qa.md"),
+    },
+];
+
+/// Fields that may carry any stage's document, after the stages' own.
+pub const GENERIC_DOCUMENT_FIELDS: [&str; 3] = ["draft", "result", "content"];
 
 impl Stage {
     pub const ALL: [Stage; 6] = [
@@ -77,58 +194,16 @@ impl Stage {
         Stage::Qa,
     ];
 
-    fn info(self) -> StageInfo {
-        let (id, role, description, artifact_file, gate) = match self {
-            Stage::Po => (
-                "po",
-                "Product Owner",
-                "Requirements analysis: the product requirements document (PRD)",
-                "01-product-requirements.md",
-                Gate::Score(PASSING_SCORE),
-            ),
-            Stage::Architect => (
-                "architect",
-                "System Architect",
-                "Technical design: the system architecture document",
-                "02-system-architecture.md",
-                Gate::Score(PASSING_SCORE),
-            ),
-            Stage::Sm => (
-                "sm",
-                "Scrum Master",
-                "Sprint planning: the sprint plan",
-                "03-sprint-plan.md",
-                Gate::Approval,
-            ),
-            Stage::Dev => (
-                "dev",
-                "Developer",
-                "Implementation: the code and its implementation report",
-                "code-implementation.md",
-                Gate::None,
-            ),
-            Stage::Review => (
-                "review",
-                "Code Reviewer",
-                "Code review: the review report",
-                "04-dev-reviewed.md",
-                Gate::None,
-            ),
-            Stage::Qa => (
-                "qa",
-                "QA Engineer",
-                "Testing: the QA report",
-                "05-qa-report.md",
-                Gate::None,
-            ),
-        };
-        StageInfo {
-            id,
-            role,
-            description,
-            artifact_file,
-            gate,
-        }
+    /// The stage every session starts at.
+    pub const FIRST: Stage = Stage::ALL[0];
+
+    /// The position in delivery order (0 for the first stage).
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    fn info(self) -> &'static StageInfo {
+        &TABLE[self.index()]
     }
 
     pub fn id(self) -> &'static str {
@@ -151,6 +226,26 @@ impl Stage {
         self.info().gate
     }
 
+    pub fn markers(self) -> &'static [Marker] {
+        self.info().markers
+    }
+
+    pub fn has_marker(self, marker: Marker) -> bool {
+        self.markers().contains(&marker)
+    }
+
+    pub fn document_fields(self) -> &'static [&'static str] {
+        self.info().document_fields
+    }
+
+    pub fn sections(self) -> &'static [Section] {
+        self.info().sections
+    }
+
+    pub fn prompt_source(self) -> &'static str {
+        self.info().prompt
+    }
+
     /// The passing score of a scored stage.
     pub fn passing_score(self) -> Option<u32> {
         match self.gate() {
@@ -164,17 +259,56 @@ impl Stage {
     }
 
     pub fn next(self) -> Option<Stage> {
-        let i = Stage::ALL.iter().position(|s| *s == self)?;
-        Stage::ALL.get(i + 1).copied()
+        Stage::ALL.get(self.index() + 1).copied()
+    }
+
+    pub fn previous(self) -> Option<Stage> {
+        self.index().checked_sub(1).map(|i| Stage::ALL[i])
+    }
+
+    /// The stage whose document the human approves with a scope (the sprint plan).
+    pub fn approval() -> Stage {
+        Stage::ALL
+            .into_iter()
+            .find(|s| s.gate() == Gate::Approval)
+            .unwrap_or(Stage::FIRST)
+    }
+
+    /// Whether this stage works within the scope approved at [`Stage::approval`].
+    pub fn works_in_scope(self) -> bool {
+        self > Stage::approval()
+    }
+
+    /// The first stage to build the approved scope (development).
+    pub fn builds_scope(self) -> bool {
+        self.previous() == Some(Stage::approval())
+    }
+
+    /// The states a session can be in at this stage, as its gate allows.
+    pub fn states(self) -> Vec<State> {
+        let mut v = vec![State::Generating];
+        match self.gate() {
+            Gate::Score(_) => v.extend([
+                State::Clarifying,
+                State::Refining,
+                State::AwaitingConfirmation,
+            ]),
+            Gate::Approval => v.extend([State::Refining, State::AwaitingApproval]),
+            Gate::None => {}
+        }
+        if self.next().is_none() {
+            v.push(State::Completed);
+        }
+        v
     }
 
     /// The engines that generate this stage's document. `dual` is the session's choice,
     /// fixed at `start` from the objective (SPEC §6).
     pub fn engines(self, dual: bool) -> Vec<Engine> {
-        match self {
-            Stage::Po | Stage::Architect if dual => vec![Engine::Claude, Engine::Codex],
-            Stage::Po | Stage::Architect | Stage::Sm => vec![Engine::Claude],
-            Stage::Dev | Stage::Review | Stage::Qa => vec![Engine::Codex],
+        match self.info().engines {
+            Engines::ClaudeOrBoth if dual => vec![Engine::Claude, Engine::Codex],
+            Engines::ClaudeOrBoth => vec![Engine::Claude],
+            Engines::Only(e) => vec![e],
         }
     }
 }
@@ -241,6 +375,48 @@ mod tests {
         assert!(objective_wants_codex("使用codex开发"));
         assert!(!objective_wants_codex("Build a codexample parser"));
         assert!(!objective_wants_codex("Build a todo app"));
+    }
+
+    #[test]
+    fn the_table_rows_are_in_the_enum_order() {
+        for (i, s) in Stage::ALL.into_iter().enumerate() {
+            assert_eq!(s.index(), i);
+            assert_eq!(serde_json::to_value(s).unwrap(), TABLE[i].id);
+            assert!(!s.document_fields().is_empty() && !s.sections().is_empty());
+            assert!(s.prompt_source().contains("# Role:"), "{s}");
+        }
+        assert_eq!(Stage::FIRST.previous(), None);
+        assert_eq!(Stage::Qa.previous(), Some(Stage::Review));
+    }
+
+    #[test]
+    fn the_sprint_plan_is_the_approved_scope_that_later_stages_work_in() {
+        assert_eq!(Stage::approval(), Stage::Sm);
+        assert!(Stage::Sm.has_marker(Marker::Sprints));
+        assert!(Stage::Review.has_marker(Marker::ReviewStatus));
+        assert!(Stage::Qa.has_marker(Marker::QualityScore));
+        let in_scope: Vec<Stage> = Stage::ALL
+            .into_iter()
+            .filter(|s| s.works_in_scope())
+            .collect();
+        assert_eq!(in_scope, [Stage::Dev, Stage::Review, Stage::Qa]);
+        let builders: Vec<Stage> = Stage::ALL
+            .into_iter()
+            .filter(|s| s.builds_scope())
+            .collect();
+        assert_eq!(builders, [Stage::Dev]);
+    }
+
+    #[test]
+    fn each_stage_has_the_states_its_gate_allows() {
+        use State::*;
+        assert_eq!(
+            Stage::Po.states(),
+            [Generating, Clarifying, Refining, AwaitingConfirmation]
+        );
+        assert_eq!(Stage::Sm.states(), [Generating, Refining, AwaitingApproval]);
+        assert_eq!(Stage::Dev.states(), [Generating]);
+        assert_eq!(Stage::Qa.states(), [Generating, Completed]);
     }
 
     #[test]

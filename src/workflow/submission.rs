@@ -8,6 +8,8 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde_json::{Map, Value};
 
+use super::stage::{Stage, GENERIC_DOCUMENT_FIELDS};
+
 // The patterns, built once per process: on first use, or earlier by [`build_matchers`].
 // Digits are ASCII (`[0-9]`): a score in another script's digits is not a number here.
 
@@ -49,24 +51,15 @@ pub(crate) fn build_matchers() {
     }
 }
 
-/// Fields that may carry the document, in order of preference.
-pub const DOCUMENT_FIELDS: [&str; 15] = [
-    "prd_draft",
-    "prd_updated",
-    "architecture_draft",
-    "architecture_updated",
-    "sprint_plan",
-    "sprint_plan_updated",
-    "implementation",
-    "dev_result",
-    "review",
-    "review_result",
-    "qa_report",
-    "test_report",
-    "draft",
-    "result",
-    "content",
-];
+/// Fields that may carry the document, in order of preference: each stage's own (in
+/// workflow order), then the generic ones.
+pub fn document_fields() -> impl Iterator<Item = &'static str> {
+    Stage::ALL
+        .into_iter()
+        .flat_map(Stage::document_fields)
+        .copied()
+        .chain(GENERIC_DOCUMENT_FIELDS)
+}
 
 /// A question as the model asked it (ids are assigned by the workflow).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -177,12 +170,11 @@ fn looks_like_submission(obj: &Map<String, Value>, outside_len: usize) -> bool {
     if obj.contains_key("quality_score") {
         return true;
     }
-    let generic = ["draft", "result", "content"];
-    DOCUMENT_FIELDS.iter().any(|f| {
-        let Some(doc) = obj.get(*f).and_then(Value::as_str) else {
+    document_fields().any(|f| {
+        let Some(doc) = obj.get(f).and_then(Value::as_str) else {
             return false;
         };
-        !generic.contains(f) || doc.len() > outside_len
+        !GENERIC_DOCUMENT_FIELDS.contains(&f) || doc.len() > outside_len
     })
 }
 
@@ -218,12 +210,12 @@ fn unwrap_markdown_fence(text: &str) -> &str {
 
 /// Removes and returns the first non-blank document field.
 fn take_document_field(obj: &mut Map<String, Value>) -> Option<String> {
-    let field = DOCUMENT_FIELDS.iter().find(|f| {
-        obj.get(**f)
+    let field = document_fields().find(|f| {
+        obj.get(*f)
             .and_then(Value::as_str)
             .is_some_and(|s| !s.trim().is_empty())
     })?;
-    match obj.remove(*field) {
+    match obj.remove(field) {
         Some(Value::String(s)) => Some(s),
         _ => None,
     }
@@ -345,6 +337,28 @@ pub fn review_status(document: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn document_fields_are_read_in_the_order_the_spec_gives() {
+        let spec = [
+            "prd_draft",
+            "prd_updated",
+            "architecture_draft",
+            "architecture_updated",
+            "sprint_plan",
+            "sprint_plan_updated",
+            "implementation",
+            "dev_result",
+            "review",
+            "review_result",
+            "qa_report",
+            "test_report",
+            "draft",
+            "result",
+            "content",
+        ];
+        assert_eq!(document_fields().collect::<Vec<_>>(), spec);
+    }
 
     #[test]
     fn plain_markdown_is_the_document() {

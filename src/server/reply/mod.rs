@@ -7,11 +7,13 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::error::Error;
+use crate::error::{Error, ErrorCode};
 use crate::prompts;
 use crate::store::ListEntry;
 use crate::workflow::session::{Question, ScoreSource, Sprint};
-use crate::workflow::{allowed_actions, Engine, Facts, Session, Stage, State};
+use crate::workflow::{allowed_actions, Action, Engine, Facts, Session, Stage, State};
+
+mod message;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -64,7 +66,7 @@ pub struct Context {
 
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ErrorBody {
-    pub code: String,
+    pub code: ErrorCode,
     pub message: String,
 }
 
@@ -88,7 +90,7 @@ pub struct Reply {
     pub user_message: String,
     /// The actions the workflow waits for now.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub pending_user_actions: Option<Vec<String>>,
+    pub pending_user_actions: Option<Vec<Action>>,
     /// The prompt for the host's model, rendered for this stage and round.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub role_prompt: Option<String>,
@@ -132,26 +134,27 @@ pub struct Reply {
     pub error: Option<ErrorBody>,
     /// With an error about a known session: what is legal now.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub allowed_actions: Option<Vec<String>>,
+    pub allowed_actions: Option<Vec<Action>>,
 }
 
-fn some_vec<T>(v: Vec<T>) -> Option<Vec<T>> {
+pub(super) fn some_vec<T>(v: Vec<T>) -> Option<Vec<T>> {
     (!v.is_empty()).then_some(v)
 }
 
-/// The actions a state waits for (never `status`, which is always allowed).
-pub fn pending_actions(state: State) -> Vec<String> {
-    allowed_actions(state)
+/// The actions the session waits for (never `status`, which is always allowed, nor the
+/// `confirm_save` alias).
+pub fn pending_actions(stage: Stage, state: State) -> Vec<Action> {
+    allowed_actions(stage, state)
         .into_iter()
-        .filter(|a| *a != "status" && *a != "confirm_save")
-        .map(String::from)
+        .filter(|a| !matches!(a, Action::Status | Action::ConfirmSave))
         .collect()
 }
 
-/// The reply after an action (or for `status`), from the session as it now stands.
-pub fn for_session(s: &Session, facts: &Facts, action: &str) -> Reply {
+/// The reply after an action (or for `status`), from the session as it now stands. The
+/// user message and the state-specific fields come from [`message`], one function per
+/// state.
+pub fn for_session(s: &Session, facts: &Facts, action: Action) -> Reply {
     let stage = s.current_stage;
-    let rec = s.current();
     let state = s.current_state;
     let interaction = match state {
         State::Generating => InteractionType::AwaitingGeneration,
@@ -169,15 +172,14 @@ pub fn for_session(s: &Session, facts: &Facts, action: &str) -> Reply {
         stage_description: Some(format!("{}: {}", stage.role(), stage.description())),
         requires_user_confirmation: Some(interaction == InteractionType::UserDecision),
         interaction_type: Some(interaction),
-        pending_user_actions: Some(pending_actions(state)),
+        pending_user_actions: Some(pending_actions(stage, state)),
         notices: some_vec(facts.notices.clone()),
         ..Reply::default()
     };
 
     // The scored result of this action (or the current stage's latest, for status).
-    let scored_stage = facts.completed_stage.unwrap_or(stage);
-    let scored = s.record(scored_stage);
-    if action == "submit" || action == "status" {
+    let scored = s.record(facts.completed_stage.unwrap_or(stage));
+    if matches!(action, Action::Submit | Action::Status) {
         r.score = scored.score;
         r.scores = (!scored.scores.is_empty()).then(|| scored.scores.clone());
         r.score_source = scored.score_source;
@@ -187,139 +189,19 @@ pub fn for_session(s: &Session, facts: &Facts, action: &str) -> Reply {
     }
     r.artifact_path = facts.review_path.clone();
 
-    let stage_name = stage.role();
-    let mut msg = String::new();
-    if let Some(done) = facts.completed_stage {
-        if let Some(a) = &s.record(done).artifact {
-            msg.push_str(&format!(
-                "{} stage complete: {} saved ({} bytes). ",
-                done.role(),
-                a.path,
-                a.size
-            ));
-        }
-    }
-    match state {
-        State::Generating | State::Refining => {
-            r.role_prompt = Some(prompts::render(s, stage, &facts.guidance));
-            r.engines = Some(s.engines_for(stage));
-            r.context = Some(context(s, stage));
-            r.guidance = some_vec(facts.guidance.clone());
-            let engines: Vec<&str> = s.engines_for(stage).iter().map(|e| e.id()).collect();
-            let doing = if state == State::Generating {
-                "generate"
-            } else {
-                "revise"
-            };
-            if state == State::Refining && action == "submit" {
-                if let (Some(score), Some(gate)) = (rec.score, stage.passing_score()) {
-                    msg.push_str(&format!(
-                        "The document scored {score}/100 ({}), below the gate of {gate}. ",
-                        source_word(rec.score_source)
-                    ));
-                }
-            }
-            if state == State::Refining && action == "answer" {
-                msg.push_str("Answers recorded. ");
-            }
-            if state == State::Refining
-                && matches!(action, "reject" | "confirm" | "confirm_save" | "approve")
-            {
-                msg.push_str("Sent back for revision. ");
-            }
-            if stage == Stage::Dev && state == State::Generating {
-                let sm = s.record(Stage::Sm);
-                msg.push_str(&format!(
-                    "Sprint plan approved; scope to build: {}. ",
-                    sm.scope.as_deref().unwrap_or("all")
-                ));
-                r.sprints = some_vec(sm.sprints.clone());
-            }
-            msg.push_str(&format!(
-                "Stage {} ({stage_name}): {doing} the document with `role_prompt` (engines: {}) and `submit` it.",
-                stage.id(),
-                engines.join(", ")
-            ));
-        }
-        State::Clarifying => {
-            let open = rec.open_questions();
-            if let Some(score) = rec.score {
-                msg.push_str(&format!(
-                    "The {} draft scored {score}/100 ({}). ",
-                    stage_name,
-                    source_word(rec.score_source)
-                ));
-            }
-            msg.push_str("Please answer these questions:\n");
-            for q in &open {
-                msg.push_str(&format!("- {}: {}\n", q.id, q.question));
-            }
-            msg.push_str("Then call `answer` with {\"<id>\": \"<answer>\", …}.");
-            r.questions = Some(open);
-            r.gaps = some_vec(rec.gaps.clone());
-        }
-        State::AwaitingConfirmation => {
-            let path = facts
-                .review_path
-                .clone()
-                .or_else(|| rec.artifact.as_ref().map(|a| a.path.clone()))
-                .or_else(|| rec.draft_ref.as_ref().map(|d| d.file_path.clone()))
-                .unwrap_or_default();
-            r.artifact_path = Some(path.clone());
-            let score = rec.score.unwrap_or(0);
-            if rec.gate_passed == Some(true) {
-                msg.push_str(&format!(
-                    "The {stage_name} document scored {score}/100 and passed the quality gate. Please review {path}, then `confirm` to accept it and move on, or `reject` with feedback."
-                ));
-            } else {
-                msg.push_str(&format!(
-                    "The {stage_name} document is still at {score}/100, below the gate, after {} submissions. Please read {path} and decide: `confirm` to accept it anyway, or `reject` with feedback.",
-                    rec.iteration
-                ));
-                r.guidance = some_vec(facts.guidance.clone());
-            }
-            r.gaps = some_vec(rec.gaps.clone());
-        }
-        State::AwaitingApproval => {
-            let path = rec
-                .artifact
-                .as_ref()
-                .map(|a| a.path.clone())
-                .unwrap_or_default();
-            r.artifact_path = Some(path.clone());
-            r.sprints = Some(rec.sprints.clone());
-            msg.push_str(&format!("The sprint plan is saved at {path}"));
-            if rec.sprints.is_empty() {
-                msg.push_str(" (no `## Sprint N: Title` headings were found). ");
-            } else {
-                msg.push_str(&format!(" with {} sprints:\n", rec.sprints.len()));
-                for sp in &rec.sprints {
-                    msg.push_str(&format!("- Sprint {}: {}\n", sp.number, sp.title));
-                }
-            }
-            msg.push_str("Please `approve` it with the scope to build (`all`, the default, or e.g. `sprint 1`), or `reject` with feedback.");
-        }
-        State::Completed => {
-            msg.push_str("The workflow is complete. Documents:\n");
-            for a in &s.artifacts {
-                msg.push_str(&format!("- {a}\n"));
-            }
-            msg.truncate(msg.trim_end().len());
-        }
-    }
+    let mut msg = message::completed_stage(s, facts);
+    msg.push_str(&match state {
+        State::Generating | State::Refining => message::generate(s, facts, action, &mut r),
+        State::Clarifying => message::clarifying(s, &mut r),
+        State::AwaitingConfirmation => message::awaiting_confirmation(s, facts, &mut r),
+        State::AwaitingApproval => message::awaiting_approval(s, &mut r),
+        State::Completed => message::completed(s),
+    });
     r.user_message = msg;
     r
 }
 
-fn source_word(s: Option<ScoreSource>) -> &'static str {
-    match s {
-        Some(ScoreSource::Reported) => "reported by the author",
-        Some(ScoreSource::Estimated) => "estimated by the server: no score was stated",
-        None => "unscored",
-    }
-}
-
-fn context(s: &Session, stage: Stage) -> Context {
+pub(super) fn context(s: &Session, stage: Stage) -> Context {
     let rec = s.record(stage);
     Context {
         objective: s.objective.clone(),
@@ -354,14 +236,15 @@ fn context(s: &Session, stage: Stage) -> Context {
                     .map(|d| d.file_path.clone())
             })
             .flatten(),
-        scope: (stage >= Stage::Dev)
-            .then(|| s.record(Stage::Sm).scope.clone())
+        scope: stage
+            .works_in_scope()
+            .then(|| s.record(Stage::approval()).scope.clone())
             .flatten(),
     }
 }
 
 pub fn for_start(s: &Session) -> Reply {
-    let mut r = for_session(s, &Facts::default(), "start");
+    let mut r = for_session(s, &Facts::default(), Action::Start);
     r.user_message = format!(
         "Started task `{}` (session {}). Its documents will be saved in {}/. {}",
         s.task_name,
@@ -373,7 +256,7 @@ pub fn for_start(s: &Session) -> Reply {
 }
 
 pub fn for_status(s: &Session) -> Reply {
-    let mut r = for_session(s, &Facts::default(), "status");
+    let mut r = for_session(s, &Facts::default(), Action::Status);
     r.session = Some(s.clone());
     r
 }
@@ -391,7 +274,7 @@ pub fn for_error(e: &Error, session: Option<&Session>) -> Reply {
     let mut r = Reply {
         user_message: format!("Error ({}): {e}", e.code()),
         error: Some(ErrorBody {
-            code: e.code().to_string(),
+            code: e.code(),
             message: e.to_string(),
         }),
         ..Reply::default()
@@ -401,12 +284,7 @@ pub fn for_error(e: &Error, session: Option<&Session>) -> Reply {
         r.task_name = Some(s.task_name.clone());
         r.stage = Some(s.current_stage);
         r.state = Some(s.current_state);
-        r.allowed_actions = Some(
-            allowed_actions(s.current_state)
-                .into_iter()
-                .map(String::from)
-                .collect(),
-        );
+        r.allowed_actions = Some(allowed_actions(s.current_stage, s.current_state));
     }
     r
 }

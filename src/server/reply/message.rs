@@ -1,0 +1,168 @@
+//! The user message and the state-specific fields of a reply: one function per state the
+//! session is left in. Each says what happened and what the human or the host does next.
+
+use crate::prompts;
+use crate::workflow::session::ScoreSource;
+use crate::workflow::{Action, Facts, Session, Stage, State};
+
+use super::{context, some_vec, Reply};
+
+/// "<Role> stage complete: <path> saved (N bytes). " when the action completed a stage.
+pub(super) fn completed_stage(s: &Session, facts: &Facts) -> String {
+    let Some(done) = facts.completed_stage else {
+        return String::new();
+    };
+    match &s.record(done).artifact {
+        Some(a) => format!(
+            "{} stage complete: {} saved ({} bytes). ",
+            done.role(),
+            a.path,
+            a.size
+        ),
+        None => String::new(),
+    }
+}
+
+/// `generating` and `refining`: the host (re)generates the document with the role prompt.
+pub(super) fn generate(s: &Session, facts: &Facts, action: Action, r: &mut Reply) -> String {
+    let stage = s.current_stage;
+    let state = s.current_state;
+    let rec = s.current();
+    r.role_prompt = Some(prompts::render(s, stage, &facts.guidance));
+    r.engines = Some(s.engines_for(stage));
+    r.context = Some(context(s, stage));
+    r.guidance = some_vec(facts.guidance.clone());
+    let mut msg = String::new();
+    if state == State::Refining {
+        match action {
+            Action::Submit => {
+                if let (Some(score), Some(gate)) = (rec.score, stage.passing_score()) {
+                    msg.push_str(&format!(
+                        "The document scored {score}/100 ({}), below the gate of {gate}. ",
+                        source_word(rec.score_source)
+                    ));
+                }
+            }
+            Action::Answer => msg.push_str("Answers recorded. "),
+            Action::Reject | Action::Confirm | Action::ConfirmSave | Action::Approve => {
+                msg.push_str("Sent back for revision. ")
+            }
+            Action::Start | Action::Status | Action::List => {}
+        }
+    }
+    if stage.builds_scope() && state == State::Generating {
+        let plan = s.record(Stage::approval());
+        msg.push_str(&format!(
+            "Sprint plan approved; scope to build: {}. ",
+            plan.scope.as_deref().unwrap_or("all")
+        ));
+        r.sprints = some_vec(plan.sprints.clone());
+    }
+    let engines: Vec<&str> = s.engines_for(stage).iter().map(|e| e.id()).collect();
+    let doing = if state == State::Generating {
+        "generate"
+    } else {
+        "revise"
+    };
+    msg.push_str(&format!(
+        "Stage {} ({}): {doing} the document with `role_prompt` (engines: {}) and `submit` it.",
+        stage.id(),
+        stage.role(),
+        engines.join(", ")
+    ));
+    msg
+}
+
+/// `clarifying`: the human answers the open questions.
+pub(super) fn clarifying(s: &Session, r: &mut Reply) -> String {
+    let rec = s.current();
+    let open = rec.open_questions();
+    let mut msg = String::new();
+    if let Some(score) = rec.score {
+        msg.push_str(&format!(
+            "The {} draft scored {score}/100 ({}). ",
+            s.current_stage.role(),
+            source_word(rec.score_source)
+        ));
+    }
+    msg.push_str("Please answer these questions:\n");
+    for q in &open {
+        msg.push_str(&format!("- {}: {}\n", q.id, q.question));
+    }
+    msg.push_str("Then call `answer` with {\"<id>\": \"<answer>\", …}.");
+    r.questions = Some(open);
+    r.gaps = some_vec(rec.gaps.clone());
+    msg
+}
+
+/// `awaiting_confirmation`: the human confirms or rejects a document that passed the gate,
+/// or one that stayed below it for too many rounds.
+pub(super) fn awaiting_confirmation(s: &Session, facts: &Facts, r: &mut Reply) -> String {
+    let rec = s.current();
+    let role = s.current_stage.role();
+    let path = facts
+        .review_path
+        .clone()
+        .or_else(|| rec.artifact.as_ref().map(|a| a.path.clone()))
+        .or_else(|| rec.draft_ref.as_ref().map(|d| d.file_path.clone()))
+        .unwrap_or_default();
+    r.artifact_path = Some(path.clone());
+    r.gaps = some_vec(rec.gaps.clone());
+    let score = rec.score.unwrap_or(0);
+    if rec.gate_passed == Some(true) {
+        format!(
+            "The {role} document scored {score}/100 and passed the quality gate. Please review {path}, then `confirm` to accept it and move on, or `reject` with feedback."
+        )
+    } else {
+        r.guidance = some_vec(facts.guidance.clone());
+        format!(
+            "The {role} document is still at {score}/100, below the gate, after {} submissions. Please read {path} and decide: `confirm` to accept it anyway, or `reject` with feedback.",
+            rec.iteration
+        )
+    }
+}
+
+/// `awaiting_approval`: the human approves the sprint plan with a scope, or rejects it.
+pub(super) fn awaiting_approval(s: &Session, r: &mut Reply) -> String {
+    let rec = s.current();
+    let path = rec
+        .artifact
+        .as_ref()
+        .map(|a| a.path.clone())
+        .unwrap_or_default();
+    r.artifact_path = Some(path.clone());
+    r.sprints = Some(rec.sprints.clone());
+    let mut msg = format!("The sprint plan is saved at {path}");
+    if rec.sprints.is_empty() {
+        msg.push_str(" (no `## Sprint N: Title` headings were found). ");
+    } else {
+        msg.push_str(&format!(" with {} sprints:\n", rec.sprints.len()));
+        for sp in &rec.sprints {
+            msg.push_str(&format!("- Sprint {}: {}\n", sp.number, sp.title));
+        }
+    }
+    msg.push_str("Please `approve` it with the scope to build (`all`, the default, or e.g. `sprint 1`), or `reject` with feedback.");
+    msg
+}
+
+/// `completed`: the list of documents.
+pub(super) fn completed(s: &Session) -> String {
+    let mut msg = String::from("The workflow is complete. Documents:\n");
+    for a in &s.artifacts {
+        msg.push_str(&format!("- {a}\n"));
+    }
+    msg.truncate(msg.trim_end().len());
+    msg
+}
+
+fn source_word(s: Option<ScoreSource>) -> &'static str {
+    match s {
+        Some(ScoreSource::Reported) => "reported by the author",
+        Some(ScoreSource::Estimated) => "estimated by the server: no score was stated",
+        None => "unscored",
+    }
+}
+
+#[cfg(test)]
+#[path = "message_tests.rs"]
+mod tests;

@@ -1,0 +1,206 @@
+//! One test per state the reply can describe, on sessions built by hand.
+
+use chrono::Utc;
+
+use super::*;
+use crate::workflow::session::{Artifact, ContentRef, Question, Sprint};
+
+fn session(stage: Stage, state: State) -> Session {
+    let mut s = Session::new(
+        "6f1c2d3e-4b5a-4c6d-8e9f-0a1b2c3d4e5f".into(),
+        "todo-app".into(),
+        "/p".into(),
+        "Build a todo app".into(),
+        false,
+        Utc::now(),
+    );
+    s.current_stage = stage;
+    s.current_state = state;
+    s
+}
+
+fn artifact(s: &mut Session, stage: Stage, size: u64) -> String {
+    let path = s.artifact_path(stage);
+    s.record_mut(stage).artifact = Some(Artifact {
+        path: path.clone(),
+        sha256: "0".repeat(64),
+        size,
+    });
+    path
+}
+
+#[test]
+fn a_completed_stage_is_named_with_its_saved_document() {
+    let mut s = session(Stage::Architect, State::Generating);
+    assert_eq!(completed_stage(&s, &Facts::default()), "");
+    let path = artifact(&mut s, Stage::Po, 1234);
+    let facts = Facts {
+        completed_stage: Some(Stage::Po),
+        ..Facts::default()
+    };
+    assert_eq!(
+        completed_stage(&s, &facts),
+        format!("Product Owner stage complete: {path} saved (1234 bytes). ")
+    );
+}
+
+#[test]
+fn generating_hands_over_the_role_prompt_and_context() {
+    let s = session(Stage::Po, State::Generating);
+    let mut r = Reply::default();
+    let msg = generate(&s, &Facts::default(), Action::Start, &mut r);
+    assert_eq!(
+        msg,
+        "Stage po (Product Owner): generate the document with `role_prompt` (engines: claude) and `submit` it."
+    );
+    assert!(r.role_prompt.unwrap().contains("Build a todo app"));
+    assert_eq!(r.context.unwrap().objective, "Build a todo app");
+    assert_eq!(r.sprints, None);
+}
+
+#[test]
+fn refining_says_why_the_document_came_back() {
+    let mut s = session(Stage::Po, State::Refining);
+    s.record_mut(Stage::Po).score = Some(72);
+    s.record_mut(Stage::Po).score_source = Some(ScoreSource::Estimated);
+    let facts = Facts {
+        guidance: vec!["Add a \"User Stories\" section.".into()],
+        ..Facts::default()
+    };
+    let cases = [
+        (
+            Action::Submit,
+            "The document scored 72/100 (estimated by the server: no score was stated), below the gate of 90. ",
+        ),
+        (Action::Answer, "Answers recorded. "),
+        (Action::Reject, "Sent back for revision. "),
+        (Action::Approve, "Sent back for revision. "),
+    ];
+    for (action, opening) in cases {
+        let mut r = Reply::default();
+        let msg = generate(&s, &facts, action, &mut r);
+        assert!(msg.starts_with(opening), "{action}: {msg}");
+        assert!(msg.ends_with(
+            "revise the document with `role_prompt` (engines: claude) and `submit` it."
+        ));
+        assert_eq!(r.guidance.as_deref(), Some(&facts.guidance[..]));
+    }
+}
+
+#[test]
+fn development_starts_with_the_approved_scope_and_sprints() {
+    let mut s = session(Stage::Dev, State::Generating);
+    let plan = s.record_mut(Stage::Sm);
+    plan.scope = Some("sprint 1".into());
+    plan.sprints = vec![Sprint {
+        number: 1,
+        title: "Core".into(),
+    }];
+    let mut r = Reply::default();
+    let msg = generate(&s, &Facts::default(), Action::Approve, &mut r);
+    assert!(msg.starts_with("Sprint plan approved; scope to build: sprint 1. Stage dev"));
+    assert_eq!(r.sprints.unwrap()[0].title, "Core");
+    assert_eq!(r.context.unwrap().scope.as_deref(), Some("sprint 1"));
+}
+
+#[test]
+fn clarifying_lists_only_the_open_questions() {
+    let mut s = session(Stage::Po, State::Clarifying);
+    let rec = s.record_mut(Stage::Po);
+    rec.score = Some(70);
+    rec.score_source = Some(ScoreSource::Reported);
+    rec.gaps = vec!["platforms".into()];
+    for (i, q) in ["Which platforms?", "Which users?"].iter().enumerate() {
+        rec.questions.push(Question {
+            id: format!("q{}", i + 1),
+            question: q.to_string(),
+            context: None,
+            round: 1,
+        });
+    }
+    rec.answers.insert("q1".into(), "Web".into());
+    let mut r = Reply::default();
+    let msg = clarifying(&s, &mut r);
+    assert_eq!(
+        msg,
+        "The Product Owner draft scored 70/100 (reported by the author). Please answer these questions:\n- q2: Which users?\nThen call `answer` with {\"<id>\": \"<answer>\", …}."
+    );
+    assert_eq!(r.questions.unwrap().len(), 1);
+    assert_eq!(r.gaps.unwrap(), ["platforms"]);
+}
+
+#[test]
+fn awaiting_confirmation_points_at_the_document_to_read() {
+    let mut s = session(Stage::Po, State::AwaitingConfirmation);
+    let path = artifact(&mut s, Stage::Po, 10);
+    let rec = s.record_mut(Stage::Po);
+    rec.score = Some(93);
+    rec.gate_passed = Some(true);
+    let mut r = Reply::default();
+    let msg = awaiting_confirmation(&s, &Facts::default(), &mut r);
+    assert!(
+        msg.contains("scored 93/100 and passed the quality gate"),
+        "{msg}"
+    );
+    assert!(msg.contains(&path));
+    assert_eq!(r.artifact_path.as_deref(), Some(path.as_str()));
+
+    // Below the gate after the round cap: the draft is what the human reads.
+    let mut s = session(Stage::Architect, State::AwaitingConfirmation);
+    let rec = s.record_mut(Stage::Architect);
+    rec.score = Some(80);
+    rec.gate_passed = Some(false);
+    rec.iteration = 5;
+    rec.draft_ref = Some(ContentRef::new(
+        ".bmad-task/temp/x/d.md".into(),
+        "d",
+        Utc::now(),
+    ));
+    let mut r = Reply::default();
+    let msg = awaiting_confirmation(&s, &Facts::default(), &mut r);
+    assert!(
+        msg.contains("still at 80/100, below the gate, after 5 submissions"),
+        "{msg}"
+    );
+    assert_eq!(r.artifact_path.as_deref(), Some(".bmad-task/temp/x/d.md"));
+}
+
+#[test]
+fn awaiting_approval_lists_the_sprints_or_says_none_were_found() {
+    let mut s = session(Stage::Sm, State::AwaitingApproval);
+    let path = artifact(&mut s, Stage::Sm, 10);
+    let mut r = Reply::default();
+    let msg = awaiting_approval(&s, &mut r);
+    assert!(
+        msg.starts_with(&format!(
+            "The sprint plan is saved at {path} (no `## Sprint N: Title` headings were found). "
+        )),
+        "{msg}"
+    );
+    s.record_mut(Stage::Sm).sprints = vec![
+        Sprint {
+            number: 1,
+            title: "Core".into(),
+        },
+        Sprint {
+            number: 2,
+            title: "UI".into(),
+        },
+    ];
+    let msg = awaiting_approval(&s, &mut r);
+    assert!(
+        msg.contains(" with 2 sprints:\n- Sprint 1: Core\n- Sprint 2: UI\nPlease `approve`"),
+        "{msg}"
+    );
+    assert_eq!(r.sprints.unwrap().len(), 2);
+}
+
+#[test]
+fn completion_lists_the_documents() {
+    let mut s = session(Stage::Qa, State::Completed);
+    s.artifacts = vec!["a.md".into(), "b.md".into()];
+    assert_eq!(
+        completed(&s),
+        "The workflow is complete. Documents:\n- a.md\n- b.md"
+    );
+}

@@ -1,0 +1,102 @@
+//! The session files (`.bmad-task/session-<id>.json`): finding them, reading and
+//! checking them (a file that cannot be trusted is `session_corrupt`, naming the file and
+//! the field), and the text they are written as.
+
+use serde::{Deserialize, Serialize};
+
+use super::{names, Project};
+use crate::error::{Error, Result};
+use crate::workflow::session::Session;
+use crate::workflow::{Stage, State};
+
+pub fn session_rel(id: &str) -> String {
+    format!(".bmad-task/session-{id}.json")
+}
+
+pub(super) fn session_ids(project: &Project) -> Result<Vec<String>> {
+    let dir = project.path(".bmad-task");
+    let entries = std::fs::read_dir(&dir).map_err(|e| Error::storage("read", &dir, &e))?;
+    Ok(entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let id = name.strip_prefix("session-")?.strip_suffix(".json")?;
+            uuid::Uuid::parse_str(id).ok()?;
+            Some(id.to_string())
+        })
+        .collect())
+}
+
+/// The fields of a stored session that `list` shows, and those that validate it.
+#[derive(Deserialize)]
+pub(super) struct Listed {
+    pub(super) schema_version: u32,
+    pub(super) session_id: String,
+    pub(super) task_name: String,
+    pub(super) current_stage: Stage,
+    pub(super) current_state: State,
+    pub(super) updated_at: String,
+}
+
+/// What every stored session is checked for, however much of it is decoded.
+pub(super) trait Stored: serde::de::DeserializeOwned {
+    fn identity(&self) -> (&str, &str, u32);
+}
+
+impl Stored for Session {
+    fn identity(&self) -> (&str, &str, u32) {
+        (&self.session_id, &self.task_name, self.schema_version)
+    }
+}
+
+impl Stored for Listed {
+    fn identity(&self) -> (&str, &str, u32) {
+        (&self.session_id, &self.task_name, self.schema_version)
+    }
+}
+
+/// Loads and validates a stored session; `None` when there is no such file.
+pub(super) fn load_session(project: &Project, id: &str) -> Result<Option<Session>> {
+    load_stored(project, id)
+}
+
+pub(super) fn load_stored<T: Stored>(project: &Project, id: &str) -> Result<Option<T>> {
+    let rel = session_rel(id);
+    let Some(text) = project.read(&rel)? else {
+        return Ok(None);
+    };
+    let corrupt = |detail: String| Error::Corrupt {
+        path: rel.clone(),
+        detail,
+    };
+    // The error names the field (`stages.po.iteration`), not only a line and column.
+    let mut de = serde_json::Deserializer::from_str(&text);
+    let s: T =
+        serde_path_to_error::deserialize(&mut de).map_err(|e| match e.path().to_string() {
+            p if p == "." || p.is_empty() => corrupt(e.into_inner().to_string()),
+            p => corrupt(format!("field `{p}`: {}", e.into_inner())),
+        })?;
+    de.end().map_err(|e| corrupt(e.to_string()))?;
+    let (session_id, task_name, schema_version) = s.identity();
+    if session_id != id {
+        return Err(corrupt(format!("it names session `{session_id}`")));
+    }
+    if !names::is_valid(task_name) {
+        return Err(corrupt(format!(
+            "task_name `{task_name}` is not a valid name"
+        )));
+    }
+    if schema_version > crate::workflow::session::SCHEMA_VERSION {
+        return Err(corrupt(format!(
+            "schema_version {schema_version} is newer than this server understands"
+        )));
+    }
+    Ok(Some(s))
+}
+
+/// A stored JSON file's text: pretty, with a final newline.
+pub(super) fn json_text<T: Serialize>(value: &T) -> String {
+    let mut text = serde_json::to_string_pretty(value).expect("stored types serialize");
+    text.push('\n');
+    text
+}

@@ -1,0 +1,78 @@
+//! Why the transition function refused an action. On any of these, nothing is written and
+//! the session stays as it was.
+
+use crate::error::ErrorCode;
+
+use super::action::Action;
+use super::session::State;
+use super::stage::Stage;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WorkflowError {
+    #[error("`{action}` is not allowed now: the session is in state `{state}` at stage `{stage}`; allowed actions: {}", names(.allowed))]
+    IllegalAction {
+        action: Action,
+        state: State,
+        stage: Stage,
+        allowed: Vec<Action>,
+    },
+    #[error(
+        "field `stage`: `{given}` is not the current stage; the session is at stage `{current}`"
+    )]
+    StageMismatch { given: Stage, current: Stage },
+    #[error("`submit` at stage `{stage}` needs the document in `{}` (a non-empty string)", .fields.join("` or `"))]
+    MissingResult {
+        stage: Stage,
+        fields: Vec<&'static str>,
+    },
+    #[error(
+        "field `{field}`: the submission holds no document text (an empty document is never saved)"
+    )]
+    EmptyDocument { field: &'static str },
+    #[error("field `answers`: no question with id {} in this round; open questions: {}", quote_list(.unknown), quote_list(.known))]
+    UnknownQuestions {
+        unknown: Vec<String>,
+        known: Vec<String>,
+    },
+    #[error("field `answers`: give at least one answer, as {{\"<question id>\": \"<answer>\"}}; open questions: {}", quote_list(.known))]
+    NoAnswers { known: Vec<String> },
+    #[error("field `answers.{id}`: the answer is empty")]
+    EmptyAnswer { id: String },
+    #[error("the document to confirm ({path}) is missing and cannot be recovered; `reject` the stage and submit it again")]
+    DocumentUnavailable { path: String },
+}
+
+fn names(actions: &[Action]) -> String {
+    actions
+        .iter()
+        .map(|a| a.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn quote_list(items: &[String]) -> String {
+    if items.is_empty() {
+        return "(none)".into();
+    }
+    items
+        .iter()
+        .map(|i| format!("`{i}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl WorkflowError {
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            WorkflowError::IllegalAction { .. } => ErrorCode::InvalidState,
+            WorkflowError::StageMismatch { .. } => ErrorCode::StageMismatch,
+            WorkflowError::MissingResult { .. } => ErrorCode::MissingField,
+            WorkflowError::EmptyDocument { .. } => ErrorCode::EmptyDocument,
+            WorkflowError::UnknownQuestions { .. } => ErrorCode::UnknownQuestion,
+            WorkflowError::NoAnswers { .. } | WorkflowError::EmptyAnswer { .. } => {
+                ErrorCode::InvalidArgument
+            }
+            WorkflowError::DocumentUnavailable { .. } => ErrorCode::DocumentMissing,
+        }
+    }
+}

@@ -1,0 +1,244 @@
+//! `submit`: reading and scoring the candidates, choosing one, and moving the stage on
+//! as [`rules::after_scored`] and [`rules::after_plain`] say (SPEC §4–§5).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::super::quality;
+use super::super::rules::{self, AfterPlain, AfterScored, ScoredRound};
+use super::super::session::{Question, ScoreSource, Sprint, State};
+use super::super::stage::{Engine, Marker, Stage};
+use super::super::submission::{self, Submission, SubmissionError};
+use super::{Step, WorkflowError};
+
+/// One engine's parsed submission with its score.
+struct Candidate {
+    engine: Engine,
+    submission: Submission,
+    score: u32,
+    source: ScoreSource,
+}
+
+/// The results given, without the blank ones, in claude, codex order.
+fn present(claude: Option<String>, codex: Option<String>) -> Vec<(Engine, String)> {
+    [(Engine::Claude, claude), (Engine::Codex, codex)]
+        .into_iter()
+        .filter_map(|(e, t)| t.filter(|t| !t.trim().is_empty()).map(|t| (e, t)))
+        .collect()
+}
+
+impl Step<'_> {
+    /// Reads and scores one result; an empty document is refused.
+    fn candidate(stage: Stage, engine: Engine, text: &str) -> Result<Candidate, WorkflowError> {
+        let submission = submission::read(text).map_err(|e| match e {
+            SubmissionError::Empty => WorkflowError::EmptyDocument {
+                field: engine.result_field(),
+            },
+        })?;
+        let (score, source) = match submission.reported_score {
+            Some(s) => (s, ScoreSource::Reported),
+            None => (
+                quality::estimate(stage, &submission.document),
+                ScoreSource::Estimated,
+            ),
+        };
+        Ok(Candidate {
+            engine,
+            submission,
+            score,
+            source,
+        })
+    }
+
+    fn store_raw(&mut self, stage: Stage, engine: Engine, text: String) {
+        let r = self.write_temp(stage, engine.result_field(), text);
+        let rec = self.session.record_mut(stage);
+        match engine {
+            Engine::Claude => rec.claude_result_ref = Some(r),
+            Engine::Codex => rec.codex_result_ref = Some(r),
+        }
+    }
+
+    pub(super) fn submit_scored(
+        &mut self,
+        stage: Stage,
+        gate: u32,
+        claude: Option<String>,
+        codex: Option<String>,
+    ) -> Result<(), WorkflowError> {
+        let given = present(claude, codex);
+        if given.is_empty() {
+            // Every result given is scored (SPEC §4.1), so either field will do; the
+            // session's own engines are named first.
+            let mut engines = self.session.engines_for(stage);
+            for e in [Engine::Claude, Engine::Codex] {
+                if !engines.contains(&e) {
+                    engines.push(e);
+                }
+            }
+            return Err(WorkflowError::MissingResult {
+                stage,
+                fields: engines.into_iter().map(Engine::result_field).collect(),
+            });
+        }
+        // Every candidate is read before anything is queued for writing.
+        let mut candidates = given
+            .iter()
+            .map(|(engine, text)| Self::candidate(stage, *engine, text))
+            .collect::<Result<Vec<_>, _>>()?;
+        for (engine, text) in given {
+            self.store_raw(stage, engine, text);
+        }
+
+        // At or above the gate beats below it; then the higher score; a tie keeps claude
+        // (candidates are in claude, codex order and only a strictly better one replaces).
+        let key = |c: &Candidate| (c.score >= gate, c.score);
+        let chosen_at = (1..candidates.len()).fold(0, |best, i| {
+            if key(&candidates[i]) > key(&candidates[best]) {
+                i
+            } else {
+                best
+            }
+        });
+        let chosen = &candidates[chosen_at];
+
+        // Questions of all candidates, same text once, minus those asked in earlier rounds.
+        let rec = self.session.record(stage);
+        let mut seen: BTreeSet<String> = rec.questions.iter().map(|q| norm(&q.question)).collect();
+        let round = rec.rounds().saturating_add(1);
+        let mut next_id = rec.questions.len() + 1;
+        let mut new_questions = Vec::new();
+        for q in candidates.iter().flat_map(|c| &c.submission.questions) {
+            if seen.insert(norm(&q.question)) {
+                new_questions.push(Question {
+                    id: format!("q{next_id}"),
+                    question: q.question.clone(),
+                    context: q.context.clone(),
+                    round,
+                });
+                next_id += 1;
+            }
+        }
+        let mut gaps: Vec<String> = Vec::new();
+        for g in candidates.iter().flat_map(|c| &c.submission.gaps) {
+            if !gaps.contains(g) {
+                gaps.push(g.clone());
+            }
+        }
+        let answered_before = !rec.answers.is_empty();
+        let (score, source, engine) = (chosen.score, chosen.source, chosen.engine);
+        // Documents can be megabytes: the chosen one is moved, not copied.
+        let document = std::mem::take(&mut candidates[chosen_at].submission.document);
+
+        let rec = self.session.record_mut(stage);
+        rec.iteration = rec.iteration.saturating_add(1);
+        rec.score = Some(score);
+        rec.scores = candidates.iter().map(|c| (c.engine, c.score)).collect();
+        rec.score_source = Some(source);
+        rec.chosen_engine = Some(engine);
+        rec.gate_passed = Some(score >= gate);
+        rec.gaps = gaps;
+        let iteration = rec.iteration;
+
+        let next = rules::after_scored(ScoredRound {
+            score,
+            gate,
+            iteration,
+            answered_before,
+            new_questions: !new_questions.is_empty(),
+        });
+        match next {
+            AfterScored::DecideAtCap => self.facts.notices.push(format!(
+                "{iteration} submissions at this stage have stayed below the gate of {gate}: the human decides now whether to confirm this draft anyway or reject it with feedback."
+            )),
+            AfterScored::Refine => {
+                self.facts.guidance =
+                    quality::guidance(stage, &document, source == ScoreSource::Reported)
+            }
+            AfterScored::Clarify | AfterScored::Confirm => {}
+        }
+
+        if next == AfterScored::Confirm {
+            self.write_artifact(stage, document);
+            self.session.record_mut(stage).draft_ref = None;
+        } else {
+            let r = self.write_temp(stage, "draft", document);
+            self.facts.review_path = Some(r.file_path.clone());
+            self.session.record_mut(stage).draft_ref = Some(r);
+        }
+        if next == AfterScored::Clarify {
+            self.session
+                .record_mut(stage)
+                .questions
+                .extend(new_questions);
+        }
+        self.session.current_state = next.state();
+        Ok(())
+    }
+
+    /// A stage without a score gate takes one result: its own engine's, else the other's.
+    pub(super) fn submit_plain(
+        &mut self,
+        stage: Stage,
+        claude: Option<String>,
+        codex: Option<String>,
+    ) -> Result<(), WorkflowError> {
+        let own = self.session.engines_for(stage)[0];
+        let mut given = present(claude, codex);
+        // The stage's own engine first.
+        given.sort_by_key(|(e, _)| *e != own);
+        let mut given = given.into_iter();
+        let Some((engine, text)) = given.next() else {
+            return Err(WorkflowError::MissingResult {
+                stage,
+                fields: vec![own.result_field(), own.other().result_field()],
+            });
+        };
+        if given.next().is_some() {
+            self.facts.notices.push(format!(
+                "`{}` was ignored: stage `{stage}` is generated by {}, and `{}` was given.",
+                own.other().result_field(),
+                own.id(),
+                own.result_field()
+            ));
+        }
+        let candidate = Self::candidate(stage, engine, &text)?;
+        self.store_raw(stage, engine, text);
+        let document = candidate.submission.document;
+
+        let rec = self.session.record_mut(stage);
+        rec.iteration = rec.iteration.saturating_add(1);
+        rec.score = Some(candidate.score);
+        rec.scores = BTreeMap::from([(engine, candidate.score)]);
+        rec.score_source = Some(candidate.source);
+        rec.chosen_engine = Some(engine);
+        if stage.has_marker(Marker::Sprints) {
+            rec.sprints = submission::sprints(&document)
+                .into_iter()
+                .map(|(number, title)| Sprint { number, title })
+                .collect();
+            if rec.sprints.is_empty() {
+                self.facts.notices.push(
+                    "No sprint headings were found; the plan should use `## Sprint N: Title` headings so the human can choose a scope.".into(),
+                );
+            }
+        }
+        if stage.has_marker(Marker::ReviewStatus) {
+            self.session.record_mut(stage).review_status = submission::review_status(&document);
+        }
+        self.write_artifact(stage, document);
+        self.list_artifact(stage);
+
+        match rules::after_plain(stage) {
+            AfterPlain::AwaitApproval => self.session.current_state = State::AwaitingApproval,
+            AfterPlain::Complete => self.complete_stage(stage),
+        }
+        Ok(())
+    }
+}
+
+fn norm(q: &str) -> String {
+    q.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
+}

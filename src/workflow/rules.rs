@@ -1,0 +1,204 @@
+//! The rules of the workflow in one place (SPEC §3–§5): which action is legal at a
+//! (stage, state), and which state follows a submission. The transition function
+//! ([`super::machine::apply`]) refuses and moves through these; replies list what is
+//! legal through them. Pure functions, tested as tables.
+
+use super::action::Action;
+use super::session::State;
+use super::stage::{Gate, Stage};
+
+/// Submissions below the gate after which the human decides instead of another round.
+pub const MAX_BELOW_GATE_SUBMISSIONS: u32 = 5;
+
+/// Whether `action` may be taken at `stage` in `state`. A state the stage cannot be in
+/// (see [`Stage::states`]) allows nothing but `status`.
+pub fn is_legal(stage: Stage, state: State, action: Action) -> bool {
+    use Action::*;
+    if action == Status {
+        return true;
+    }
+    if !stage.states().contains(&state) {
+        return false;
+    }
+    match state {
+        State::Generating | State::Refining => action == Submit,
+        State::Clarifying => action == Answer,
+        State::AwaitingConfirmation => matches!(action, Confirm | ConfirmSave | Reject),
+        State::AwaitingApproval => matches!(action, Approve | Reject),
+        State::Completed => false,
+    }
+}
+
+/// The actions legal now, in [`Action::ALL`] order (`status` always among them).
+pub fn allowed_actions(stage: Stage, state: State) -> Vec<Action> {
+    Action::ALL
+        .into_iter()
+        .filter(|a| is_legal(stage, state, *a))
+        .collect()
+}
+
+/// What the server knows after scoring a submission at a scored stage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScoredRound {
+    /// The chosen candidate's score.
+    pub score: u32,
+    /// The stage's passing score.
+    pub gate: u32,
+    /// Submissions of the stage so far, this one included.
+    pub iteration: u32,
+    /// Whether the human has answered questions at this stage before.
+    pub answered_before: bool,
+    /// Whether this submission asks questions not asked before.
+    pub new_questions: bool,
+}
+
+/// Where a scored submission leads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AfterScored {
+    /// The human answers the new questions first.
+    Clarify,
+    /// The document passed the gate: the human confirms it.
+    Confirm,
+    /// Still below the gate after [`MAX_BELOW_GATE_SUBMISSIONS`]: the human decides.
+    DecideAtCap,
+    /// Below the gate: the host revises with guidance.
+    Refine,
+}
+
+impl AfterScored {
+    pub fn state(self) -> State {
+        match self {
+            AfterScored::Clarify => State::Clarifying,
+            AfterScored::Confirm | AfterScored::DecideAtCap => State::AwaitingConfirmation,
+            AfterScored::Refine => State::Refining,
+        }
+    }
+}
+
+/// The state after a scored submission (SPEC §4.5): questions of a first round go to the
+/// human before anything else; then the gate; then the round cap; then follow-up
+/// questions; else another revision.
+pub fn after_scored(r: ScoredRound) -> AfterScored {
+    if !r.answered_before && r.new_questions {
+        AfterScored::Clarify
+    } else if r.score >= r.gate {
+        AfterScored::Confirm
+    } else if r.iteration >= MAX_BELOW_GATE_SUBMISSIONS {
+        AfterScored::DecideAtCap
+    } else if r.new_questions {
+        AfterScored::Clarify
+    } else {
+        AfterScored::Refine
+    }
+}
+
+/// Where a submission at a stage without a score gate leads (SPEC §5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AfterPlain {
+    /// The human approves the plan and its scope.
+    AwaitApproval,
+    /// The stage is done; the next one begins (or the workflow completes).
+    Complete,
+}
+
+pub fn after_plain(stage: Stage) -> AfterPlain {
+    match stage.gate() {
+        Gate::Approval => AfterPlain::AwaitApproval,
+        Gate::Score(_) | Gate::None => AfterPlain::Complete,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Action::*;
+
+    #[test]
+    fn legality_follows_the_spec_table() {
+        use State::*;
+        let rows: [(Stage, State, &[Action]); 13] = [
+            (Stage::Po, Generating, &[Submit, Status]),
+            (Stage::Po, Clarifying, &[Answer, Status]),
+            (Stage::Po, Refining, &[Submit, Status]),
+            (
+                Stage::Po,
+                AwaitingConfirmation,
+                &[Confirm, ConfirmSave, Reject, Status],
+            ),
+            (Stage::Po, AwaitingApproval, &[Status]),
+            (Stage::Architect, Clarifying, &[Answer, Status]),
+            (Stage::Sm, Refining, &[Submit, Status]),
+            (Stage::Sm, AwaitingApproval, &[Approve, Reject, Status]),
+            (Stage::Sm, AwaitingConfirmation, &[Status]),
+            (Stage::Dev, Generating, &[Submit, Status]),
+            (Stage::Review, Clarifying, &[Status]),
+            (Stage::Qa, Generating, &[Submit, Status]),
+            (Stage::Qa, Completed, &[Status]),
+        ];
+        for (stage, state, want) in rows {
+            assert_eq!(allowed_actions(stage, state), want, "{stage}/{state}");
+        }
+        for stage in Stage::ALL {
+            for state in State::ALL {
+                let allowed = allowed_actions(stage, state);
+                assert!(!allowed.contains(&Start) && !allowed.contains(&List));
+                assert!(allowed.contains(&Status));
+            }
+        }
+    }
+
+    fn round(
+        score: u32,
+        iteration: u32,
+        answered_before: bool,
+        new_questions: bool,
+    ) -> ScoredRound {
+        ScoredRound {
+            score,
+            gate: 90,
+            iteration,
+            answered_before,
+            new_questions,
+        }
+    }
+
+    #[test]
+    fn the_state_after_a_scored_submission_follows_the_spec_table() {
+        use AfterScored::*;
+        // (score, iteration, answered before, new questions) → next
+        let rows = [
+            (72, 1, false, true, Clarify),
+            (95, 1, false, true, Clarify),
+            (95, 1, false, false, Confirm),
+            (90, 1, false, false, Confirm),
+            (89, 1, false, false, Refine),
+            (95, 2, true, true, Confirm),
+            (70, 2, true, true, Clarify),
+            (70, 2, true, false, Refine),
+            (70, 4, true, false, Refine),
+            (70, 5, true, false, DecideAtCap),
+            (70, 5, true, true, DecideAtCap),
+            (70, 5, false, true, Clarify),
+            (70, 9, false, false, DecideAtCap),
+            (95, 5, true, false, Confirm),
+        ];
+        for (score, iteration, answered, asked, want) in rows {
+            let r = round(score, iteration, answered, asked);
+            assert_eq!(after_scored(r), want, "{r:?}");
+        }
+        assert_eq!(Clarify.state(), State::Clarifying);
+        assert_eq!(DecideAtCap.state(), State::AwaitingConfirmation);
+    }
+
+    #[test]
+    fn only_the_sprint_plan_waits_for_approval() {
+        for stage in Stage::ALL {
+            let want = if stage == Stage::Sm {
+                AfterPlain::AwaitApproval
+            } else {
+                AfterPlain::Complete
+            };
+            assert_eq!(after_plain(stage), want, "{stage}");
+        }
+    }
+}
