@@ -48,12 +48,22 @@ pub enum ErrorCode {
     SessionCorrupt,
     /// Reading or writing a file failed.
     StorageError,
+    /// Another process held the project lock for longer than the wait.
+    Busy,
+    /// A document the human decides on exists but cannot be used as it is.
+    DocumentUnreadable,
+    /// `session_id` and `task_name` name two different sessions.
+    ConflictingIds,
+    /// The task's specs folder belongs to another session.
+    SpecsFolderTaken,
+    /// The approval scope names sprints the plan does not have.
+    InvalidScope,
     /// The server failed while handling the call.
     Internal,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 19] = [
+    pub const ALL: [ErrorCode; 24] = [
         ErrorCode::InvalidState,
         ErrorCode::StageMismatch,
         ErrorCode::MissingField,
@@ -72,6 +82,11 @@ impl ErrorCode {
         ErrorCode::UnsafePath,
         ErrorCode::SessionCorrupt,
         ErrorCode::StorageError,
+        ErrorCode::Busy,
+        ErrorCode::DocumentUnreadable,
+        ErrorCode::ConflictingIds,
+        ErrorCode::SpecsFolderTaken,
+        ErrorCode::InvalidScope,
         ErrorCode::Internal,
     ];
 
@@ -96,6 +111,11 @@ impl ErrorCode {
             ErrorCode::UnsafePath => "unsafe_path",
             ErrorCode::SessionCorrupt => "session_corrupt",
             ErrorCode::StorageError => "storage_error",
+            ErrorCode::Busy => "busy",
+            ErrorCode::DocumentUnreadable => "document_unreadable",
+            ErrorCode::ConflictingIds => "conflicting_ids",
+            ErrorCode::SpecsFolderTaken => "specs_folder_taken",
+            ErrorCode::InvalidScope => "invalid_scope",
             ErrorCode::Internal => "internal",
         }
     }
@@ -144,6 +164,25 @@ pub enum Error {
         path: String,
         reason: String,
     },
+    #[error("another process{} has held the project lock {lock_file} for {:.1} s; retry in a moment. If no other bmad-mcp is working on this project, end the process that holds the file, or raise BMAD_LOCK_WAIT_SECS", holder.map(|p| format!(" (pid {p})")).unwrap_or_default(), waited.as_secs_f64())]
+    Busy {
+        lock_file: String,
+        holder: Option<u32>,
+        waited: std::time::Duration,
+    },
+    #[error("session_id `{id}` names the session of task `{its_task}`, but task_name `{task_name}` names {named}; give only one of them")]
+    ConflictingIds {
+        id: String,
+        its_task: String,
+        task_name: String,
+        named: String,
+    },
+    #[error("the folder {folder}/ belongs to session {owner} (its .bmad-session file says so), not to this session ({session_id}), which has the same task name: two branches that each started a task of that name were merged. Nothing was written. Keep one: move this session's documents to a new folder under .claude/specs/ and set its `task_name` in .bmad-task/session-{session_id}.json to that folder's name")]
+    SpecsFolderTaken {
+        folder: String,
+        owner: String,
+        session_id: String,
+    },
     #[error("the server failed while handling this call; nothing was saved past the last completed step. Retry, or check `status`.")]
     Internal,
 }
@@ -159,6 +198,9 @@ impl Error {
             Error::UnsafePath { .. } => ErrorCode::UnsafePath,
             Error::Corrupt { .. } => ErrorCode::SessionCorrupt,
             Error::Storage { .. } => ErrorCode::StorageError,
+            Error::Busy { .. } => ErrorCode::Busy,
+            Error::ConflictingIds { .. } => ErrorCode::ConflictingIds,
+            Error::SpecsFolderTaken { .. } => ErrorCode::SpecsFolderTaken,
             Error::Internal => ErrorCode::Internal,
         }
     }
@@ -180,7 +222,7 @@ impl Error {
 }
 
 /// The OS reason without Rust's debug decoration ("Permission denied", "No space left").
-fn io_reason(err: &std::io::Error) -> String {
+pub(crate) fn io_reason(err: &std::io::Error) -> String {
     let s = err.to_string();
     match s.find(" (os error") {
         Some(i) => s[..i].to_string(),

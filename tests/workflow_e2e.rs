@@ -215,8 +215,14 @@ fn check_files(project: &std::path::Path, sid: &str) {
         .collect();
     names.sort();
     assert_eq!(
+        std::fs::read_to_string(specs.join(".bmad-session")).unwrap(),
+        format!("{sid}\n"),
+        "the folder names the session it belongs to"
+    );
+    assert_eq!(
         names,
         [
+            ".bmad-session",
             "01-product-requirements.md",
             "02-system-architecture.md",
             "03-sprint-plan.md",

@@ -21,8 +21,8 @@ const TASK: &str = "fuzzed-task";
 struct Files(RefCell<BTreeMap<String, String>>);
 
 impl ProjectFiles for Files {
-    fn read(&self, rel_path: &str) -> Option<String> {
-        self.0.borrow().get(rel_path).cloned()
+    fn read(&self, rel_path: &str) -> Result<Option<String>, String> {
+        Ok(self.0.borrow().get(rel_path).cloned())
     }
 }
 
@@ -504,7 +504,23 @@ fn refused(before: &Session, command: &Command, action: Action, e: &WorkflowErro
         }
         WorkflowError::DocumentUnavailable { .. } => {
             assert!(allowed);
-            assert!(matches!(command, Command::Confirm { .. }));
+            assert!(matches!(
+                command,
+                Command::Confirm { .. } | Command::Approve { .. }
+            ));
+        }
+        WorkflowError::DocumentUnreadable { reason, .. } => {
+            // In memory the only unusable document is one the human emptied.
+            assert!(allowed);
+            assert_eq!(reason, "is empty");
+            assert!(matches!(
+                command,
+                Command::Confirm { .. } | Command::Approve { .. }
+            ));
+        }
+        WorkflowError::InvalidScope { .. } => {
+            assert!(allowed);
+            assert!(matches!(command, Command::Approve { .. }));
         }
     }
 }

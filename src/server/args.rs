@@ -57,12 +57,14 @@ pub struct BmadTaskArgs {
     pub scope: Option<String>,
 }
 
-/// Size limits of the inputs (SPEC §12), adjustable through the environment.
+/// Size limits of the inputs (SPEC §12) and the wait for the project lock, adjustable
+/// through the environment.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     pub result_bytes: usize,
     pub objective_bytes: usize,
     pub text_bytes: usize,
+    pub lock_wait: std::time::Duration,
 }
 
 impl Default for Limits {
@@ -71,6 +73,7 @@ impl Default for Limits {
             result_bytes: 4 * 1024 * 1024,
             objective_bytes: 4 * 1024,
             text_bytes: 64 * 1024,
+            lock_wait: crate::store::DEFAULT_LOCK_WAIT,
         }
     }
 }
@@ -91,6 +94,7 @@ impl Limits {
             result_bytes: get("BMAD_MAX_RESULT_BYTES", d.result_bytes),
             objective_bytes: get("BMAD_MAX_OBJECTIVE_BYTES", d.objective_bytes),
             text_bytes: get("BMAD_MAX_TEXT_BYTES", d.text_bytes),
+            lock_wait: crate::store::lock_wait_from_env(),
         }
     }
 }
@@ -216,37 +220,48 @@ fn check_size(field: &str, value: &str, limit: usize) -> Result<()> {
 }
 
 fn session_key(args: &BmadTaskArgs) -> Result<SessionKey> {
-    if let Some(id) = &args.session_id {
-        let parsed = uuid::Uuid::parse_str(id.trim()).map_err(|_| {
-            Error::argument(
-                ErrorCode::InvalidSessionId,
-                format!(
-                    "field `session_id`: `{}` is not a UUID (as returned by `start`)",
-                    clip(id)
-                ),
-            )
-        })?;
-        return Ok(SessionKey::Id(parsed.hyphenated().to_string()));
-    }
-    if let Some(name) = &args.task_name {
-        if !is_valid_task_name(name.trim()) {
+    let id = match &args.session_id {
+        Some(id) => Some(
+            uuid::Uuid::parse_str(id.trim())
+                .map_err(|_| {
+                    Error::argument(
+                        ErrorCode::InvalidSessionId,
+                        format!(
+                            "field `session_id`: `{}` is not a UUID (as returned by `start`)",
+                            clip(id)
+                        ),
+                    )
+                })?
+                .hyphenated()
+                .to_string(),
+        ),
+        None => None,
+    };
+    let name = match &args.task_name {
+        Some(name) if !is_valid_task_name(name.trim()) => {
             return Err(Error::argument(
                 ErrorCode::InvalidTaskName,
                 format!(
                     "field `task_name`: `{}` is not a task name (lowercase letters, digits and `-`, at most 50 characters, as returned by `start`)",
                     clip(name)
                 ),
-            ));
+            ))
         }
-        return Ok(SessionKey::TaskName(name.trim().to_string()));
+        Some(name) => Some(name.trim().to_string()),
+        None => None,
+    };
+    match (id, name) {
+        (Some(id), Some(task_name)) => Ok(SessionKey::Both { id, task_name }),
+        (Some(id), None) => Ok(SessionKey::Id(id)),
+        (None, Some(name)) => Ok(SessionKey::TaskName(name)),
+        (None, None) => Err(Error::argument(
+            ErrorCode::MissingField,
+            format!(
+                "field `session_id` (or `task_name`) is required for `{}`",
+                args.action
+            ),
+        )),
     }
-    Err(Error::argument(
-        ErrorCode::MissingField,
-        format!(
-            "field `session_id` (or `task_name`) is required for `{}`",
-            args.action
-        ),
-    ))
 }
 
 /// At most 80 characters of a caller's value, for quoting it in a message.
@@ -538,11 +553,14 @@ mod tests {
     }
 
     #[test]
-    fn session_ids_are_normalised_and_take_precedence() {
+    fn session_ids_are_normalised_and_both_keys_are_kept_to_be_checked() {
         let Call::Status { key, .. } = call(json!({"action": "status", "session_id": "2F1E4C1A-8A4B-4C39-9D1F-1A2B3C4D5E6F", "task_name": "x"})).unwrap() else { panic!() };
         assert_eq!(
             key,
-            SessionKey::Id("2f1e4c1a-8a4b-4c39-9d1f-1a2b3c4d5e6f".into())
+            SessionKey::Both {
+                id: "2f1e4c1a-8a4b-4c39-9d1f-1a2b3c4d5e6f".into(),
+                task_name: "x".into()
+            }
         );
     }
 }

@@ -87,7 +87,7 @@ impl BmadServer {
     pub fn new(default_root: DefaultRoot, limits: Limits) -> BmadServer {
         BmadServer {
             inner: Arc::new(Inner {
-                store: Store::new(default_root),
+                store: Store::new(default_root, limits.lock_wait),
                 limits,
                 tool: tool(),
                 matchers: std::sync::Once::new(),
@@ -109,11 +109,10 @@ impl BmadServer {
         let plain = |e: Error| (e, None);
         let call = args::parse(arguments, &inner.limits).map_err(plain)?;
         let store = &inner.store;
-        let now = Utc::now();
         match call {
             Call::Start { cwd, objective } => store
-                .start(cwd.as_deref(), &objective, now)
-                .map(|s| reply::for_start(&s))
+                .start(cwd.as_deref(), &objective, &Utc::now)
+                .map(|started| reply::for_start(&started.session, started.notices))
                 .map_err(plain),
             Call::List { cwd } => {
                 let project = store.project(cwd.as_deref()).map_err(plain)?;
@@ -127,7 +126,7 @@ impl BmadServer {
             Call::Act { cwd, key, command } => {
                 let action = command.action();
                 store
-                    .act(cwd.as_deref(), &key, command, now)
+                    .act(cwd.as_deref(), &key, command, &Utc::now)
                     .map(|(s, facts)| reply::for_session(&s, &facts, action))
                     .map_err(|e| {
                         // Name the state and what is legal now, when the session exists.

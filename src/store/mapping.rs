@@ -5,7 +5,7 @@
 //! kept while the file holds exactly the text it was parsed from, compared byte for byte
 //! on every use: a change by another process or by hand is always seen.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -13,7 +13,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::sessions::{load_session, session_ids};
-use super::Project;
+use super::{names, Project, ReadProblem};
 use crate::error::Result;
 
 pub const MAPPING: &str = ".bmad-task/task-mapping.json";
@@ -33,56 +33,154 @@ pub(super) struct MappingCache {
     cached: Mutex<Option<CachedMapping>>,
 }
 
+/// A parsed mapping with its indexes: task name → session id, and the highest number
+/// suffixed to each name head (so a new name is found without trying the taken ones).
+#[derive(Debug, Default)]
+pub(super) struct Indexed {
+    pub mapping: Mapping,
+    pub by_name: HashMap<String, String>,
+    max_suffix: HashMap<String, u32>,
+}
+
+impl Indexed {
+    fn new(mapping: Mapping) -> Indexed {
+        let mut index = Indexed::default();
+        for (id, entry) in mapping {
+            index.insert(id, entry);
+        }
+        index
+    }
+
+    /// Adds (or replaces) an entry; true when the id was there already.
+    pub fn insert(&mut self, id: String, entry: MappingEntry) -> bool {
+        if let Some((head, n)) = names::split_suffix(&entry.task_name) {
+            let max = self.max_suffix.entry(head.to_string()).or_default();
+            *max = (*max).max(n);
+        }
+        self.by_name.insert(entry.task_name.clone(), id.clone());
+        self.mapping.insert(id, entry).is_some()
+    }
+
+    /// The names to try for a new task of `base`, best first: the base itself when it is
+    /// free, then numbers above every number already used with it. Names not in the
+    /// mapping may still have a folder (made by hand), so the caller tries them in turn.
+    pub fn candidates<'a>(&'a self, base: &'a str) -> impl Iterator<Item = String> + 'a {
+        let above = (1..=10)
+            .filter_map(|digits| self.max_suffix.get(&names::head_for(base, digits)))
+            .max()
+            .copied()
+            .unwrap_or(0);
+        let first = (!self.by_name.contains_key(base)).then(|| base.to_string());
+        first.into_iter().chain(
+            (above.saturating_add(1)..=u32::MAX)
+                .map(move |n| names::candidate(base, n))
+                .filter(|name| !self.by_name.contains_key(name)),
+        )
+    }
+}
+
 /// The last task mapping read or written, and the text it came from.
 struct CachedMapping {
     root: PathBuf,
     text: String,
-    mapping: Mapping,
-    /// Whether `text` is this server's own rendering of `mapping` (it wrote it), so an
+    index: Indexed,
+    /// Whether `text` is this server's own rendering of the mapping (it wrote it), so an
     /// entry can be spliced into it (see [`with_entry`]).
     own: bool,
+}
+
+/// The mapping to change (see [`MappingCache::take`]).
+pub(super) struct Taken {
+    pub index: Indexed,
+    /// The file's text when this server wrote it and it is unchanged.
+    pub own_text: Option<String>,
+    /// Why the file could not be used, when it was rebuilt from the session files.
+    pub rebuilt_because: Option<String>,
+}
+
+/// The mapping file's text, or why it cannot be used.
+enum Read {
+    Absent,
+    Text(String),
+    Unusable(String),
+}
+
+fn read(project: &Project) -> Result<Read> {
+    match project.read(MAPPING) {
+        Ok(None) => Ok(Read::Absent),
+        Ok(Some(text)) => Ok(Read::Text(text)),
+        Err(ReadProblem::Unsafe(e)) => Err(e),
+        Err(problem) => Ok(Read::Unusable(problem.to_string())),
+    }
+}
+
+fn parse(text: &str) -> std::result::Result<Mapping, String> {
+    serde_json::from_str::<Mapping>(text)
+        .map_err(|e| format!("is not a mapping of session ids to tasks ({e})"))
 }
 
 impl MappingCache {
     /// Runs `f` on the project's task mapping: the cached one when the file still holds
     /// the same text, else the file parsed (and cached), or rebuilt from the session
-    /// files when it is unreadable.
-    pub(super) fn with<R>(&self, project: &Project, f: impl FnOnce(&Mapping) -> R) -> Result<R> {
-        let Some(text) = project.read(MAPPING)? else {
-            return Ok(f(&Mapping::new()));
+    /// files when it cannot be used (the next `start` rewrites it).
+    pub(super) fn with<R>(&self, project: &Project, f: impl FnOnce(&Indexed) -> R) -> Result<R> {
+        let text = match read(project)? {
+            Read::Absent => return Ok(f(&Indexed::default())),
+            Read::Text(text) => text,
+            Read::Unusable(why) => {
+                tracing::warn!("{MAPPING} {why}; using the session files instead");
+                return Ok(f(&Indexed::new(rebuild(project)?)));
+            }
         };
         let mut cache = self.cached.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(c) = cache
             .as_ref()
             .filter(|c| c.root == project.root && c.text == text)
         {
-            return Ok(f(&c.mapping));
+            return Ok(f(&c.index));
         }
-        match serde_json::from_str::<Mapping>(&text) {
+        match parse(&text) {
             Ok(mapping) => {
-                let out = f(&mapping);
+                let index = Indexed::new(mapping);
+                let out = f(&index);
                 *cache = Some(CachedMapping {
                     root: project.root.clone(),
                     text,
-                    mapping,
+                    index,
                     own: false,
                 });
                 Ok(out)
             }
-            Err(e) => {
+            Err(why) => {
                 drop(cache);
-                tracing::warn!(error = %e, "task-mapping.json is unreadable; rebuilding it from the sessions");
-                Ok(f(&rebuild(project)?))
+                tracing::warn!("{MAPPING} {why}; using the session files instead");
+                Ok(f(&Indexed::new(rebuild(project)?)))
             }
         }
     }
 
     /// The project's task mapping to change (under the project lock): moved out of the
     /// cache when the file still holds its text, with that text when this server wrote
-    /// it; else read from the file.
-    pub(super) fn take(&self, project: &Project) -> Result<(Mapping, Option<String>)> {
-        let Some(text) = project.read(MAPPING)? else {
-            return Ok((Mapping::new(), None));
+    /// it; else read from the file, or rebuilt from the session files.
+    pub(super) fn take(&self, project: &Project) -> Result<Taken> {
+        let rebuilt = |why: String| -> Result<Taken> {
+            tracing::warn!("{MAPPING} {why}; rebuilding it from the session files");
+            Ok(Taken {
+                index: Indexed::new(rebuild(project)?),
+                own_text: None,
+                rebuilt_because: Some(why),
+            })
+        };
+        let text = match read(project)? {
+            Read::Absent => {
+                return Ok(Taken {
+                    index: Indexed::default(),
+                    own_text: None,
+                    rebuilt_because: None,
+                })
+            }
+            Read::Text(text) => text,
+            Read::Unusable(why) => return rebuilt(why),
         };
         {
             let mut cache = self.cached.lock().unwrap_or_else(|e| e.into_inner());
@@ -91,25 +189,30 @@ impl MappingCache {
                 .is_some_and(|c| c.root == project.root && c.text == text)
             {
                 if let Some(c) = cache.take() {
-                    return Ok((c.mapping, c.own.then_some(c.text)));
+                    return Ok(Taken {
+                        own_text: c.own.then_some(c.text),
+                        index: c.index,
+                        rebuilt_because: None,
+                    });
                 }
             }
         }
-        match serde_json::from_str::<Mapping>(&text) {
-            Ok(mapping) => Ok((mapping, None)),
-            Err(e) => {
-                tracing::warn!(error = %e, "task-mapping.json is unreadable; rebuilding it from the sessions");
-                Ok((rebuild(project)?, None))
-            }
+        match parse(&text) {
+            Ok(mapping) => Ok(Taken {
+                index: Indexed::new(mapping),
+                own_text: None,
+                rebuilt_because: None,
+            }),
+            Err(why) => rebuilt(why),
         }
     }
 
     /// Keeps the mapping just written (as `text`) for the next use.
-    pub(super) fn remember(&self, project: &Project, text: String, mapping: Mapping) {
+    pub(super) fn remember(&self, project: &Project, text: String, index: Indexed) {
         *self.cached.lock().unwrap_or_else(|e| e.into_inner()) = Some(CachedMapping {
             root: project.root.clone(),
             text,
-            mapping,
+            index,
             own: true,
         });
     }

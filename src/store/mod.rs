@@ -2,10 +2,13 @@
 //! loading fresh state, writing an outcome's files and then the session (SPEC §7).
 //! Disk is the only truth, so several server processes can share one project.
 
+mod lock;
 mod mapping;
 mod names;
 mod project;
+mod read;
 mod sessions;
+mod start;
 
 use std::collections::{BTreeSet, HashSet};
 use std::path::PathBuf;
@@ -17,17 +20,20 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::workflow::machine::{self, ProjectFiles};
-use crate::workflow::session::{timestamp, Session};
-use crate::workflow::stage::{objective_wants_codex, Stage};
+use crate::workflow::session::Session;
+use crate::workflow::stage::Stage;
 use crate::workflow::{Command, Facts, State};
 
-use mapping::{with_entry, MappingCache, MAPPING};
+use mapping::MappingCache;
 use sessions::{json_text, load_session, load_stored, session_ids, Listed};
 
+pub use lock::{lock_wait_from_env, DEFAULT_LOCK_WAIT, LOCK_FILE};
 pub use mapping::{Mapping, MappingEntry};
 pub use names::{candidate as task_name_candidate, is_valid as is_valid_task_name, slug_for};
 pub use project::{DefaultRoot, Project};
+pub use read::{ReadProblem, MAX_READ_BYTES};
 pub use sessions::session_rel;
+pub use start::Started;
 
 /// One line of `list`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -44,19 +50,33 @@ pub struct ListEntry {
 pub enum SessionKey {
     Id(String),
     TaskName(String),
+    /// Both given: they must name the same session.
+    Both {
+        id: String,
+        task_name: String,
+    },
 }
 
 impl SessionKey {
     fn describe(&self) -> String {
         match self {
-            SessionKey::Id(id) => format!("with session_id `{id}`"),
+            SessionKey::Id(id) | SessionKey::Both { id, .. } => {
+                format!("with session_id `{id}`")
+            }
             SessionKey::TaskName(t) => format!("with task_name `{t}`"),
         }
     }
 }
 
+/// The file in a task's specs folder that names the session it belongs to.
+pub fn owner_rel(task_name: &str) -> String {
+    format!(".claude/specs/{task_name}/.bmad-session")
+}
+
 pub struct Store {
     default_root: DefaultRoot,
+    /// How long a change waits for the project lock.
+    lock_wait: std::time::Duration,
     /// Projects whose `.bmad-task/` this process has already swept of interrupted writes.
     swept: Mutex<HashSet<PathBuf>>,
     /// The parsed task mapping, reused while its file is unchanged.
@@ -64,9 +84,10 @@ pub struct Store {
 }
 
 impl Store {
-    pub fn new(default_root: DefaultRoot) -> Store {
+    pub fn new(default_root: DefaultRoot, lock_wait: std::time::Duration) -> Store {
         Store {
             default_root,
+            lock_wait,
             swept: Mutex::new(HashSet::new()),
             mapping: MappingCache::default(),
         }
@@ -93,77 +114,36 @@ impl Store {
         Project::open(cwd, &self.default_root)
     }
 
-    /// Creates a session: a unique task name whose directory is reserved, the session
-    /// file, and its entry in the task mapping.
-    pub fn start(&self, cwd: Option<&str>, objective: &str, now: DateTime<Utc>) -> Result<Session> {
-        let project = self.project(cwd)?;
-        // Refuse unsafe layouts before anything is created.
-        project.check(MAPPING)?;
-        project.check(".claude/specs/x")?;
-        let _lock = project.lock()?;
-        self.sweep(&project, &[]);
-        let (mut mapping, own_text) = self.mapping.take(&project)?;
-        let base = slug_for(objective);
-        let task_name = (0..)
-            .map(|n| names::candidate(&base, n))
-            .find_map(|name| {
-                if mapping.values().any(|e| e.task_name == name) {
-                    return None;
-                }
-                match project.create_dir_new(&format!(".claude/specs/{name}")) {
-                    Ok(true) => Some(Ok(name)),
-                    Ok(false) => None,
-                    Err(e) => Some(Err(e)),
-                }
-            })
-            .expect("an unbounded search finds a free name")?;
-        let session = Session::new(
-            uuid::Uuid::new_v4().to_string(),
-            task_name,
-            project.display(),
-            objective.to_string(),
-            objective_wants_codex(objective),
-            now,
-        );
-        let entry = MappingEntry {
-            task_name: session.task_name.clone(),
-            objective: objective.to_string(),
-            created_at: timestamp(now),
-        };
-        let replaced = mapping
-            .insert(session.session_id.clone(), entry.clone())
-            .is_some();
-        let mapping_text = own_text
-            .filter(|_| !replaced)
-            .and_then(|text| with_entry(&text, &mapping, &session.session_id, &entry))
-            .unwrap_or_else(|| json_text(&mapping));
-        // The session and the mapping land together; the reserved directory is made
-        // durable in the same wait for the disk.
-        let session_text = json_text(&session);
-        project.write_in_order(
-            &[&[
-                (&session_rel(&session.session_id), session_text.as_bytes()),
-                (MAPPING, mapping_text.as_bytes()),
-            ]],
-            &[".claude/specs"],
-        )?;
-        self.mapping.remember(&project, mapping_text, mapping);
-        tracing::info!(session_id = %session.session_id, task_name = %session.task_name, "session started");
-        Ok(session)
+    /// Finds a session in the given `cwd`, else in the default project root. When both
+    /// an id and a task name are given, they must name the same session.
+    pub fn load(&self, cwd: Option<&str>, key: &SessionKey) -> Result<(Project, Session)> {
+        let (project, session) = self.find(cwd, key)?;
+        if let SessionKey::Both { id, task_name } = key {
+            if &session.task_name != task_name {
+                let named = self
+                    .find_session(&project, &SessionKey::TaskName(task_name.clone()))
+                    .ok()
+                    .flatten()
+                    .map(|s| format!("session `{}`", s.session_id))
+                    .unwrap_or_else(|| "no session".into());
+                return Err(Error::ConflictingIds {
+                    id: id.clone(),
+                    its_task: session.task_name,
+                    task_name: task_name.clone(),
+                    named,
+                });
+            }
+        }
+        Ok((project, session))
     }
 
-    /// Finds a session in the given `cwd`, else in the default project root.
-    pub fn load(&self, cwd: Option<&str>, key: &SessionKey) -> Result<(Project, Session)> {
+    fn find(&self, cwd: Option<&str>, key: &SessionKey) -> Result<(Project, Session)> {
         let mut searched = Vec::new();
         let mut first_err = None;
-        let mut candidates = Vec::new();
-        match self.project(cwd) {
-            Ok(p) => candidates.push(p),
-            Err(e) => return Err(e),
-        }
+        let mut candidates = vec![self.project(cwd)?];
         if cwd.is_some() {
             if let Ok(p) = self.project(None) {
-                if p.root != candidates[0].root {
+                if candidates.iter().all(|c| c.root != p.root) {
                     candidates.push(p);
                 }
             }
@@ -184,7 +164,8 @@ impl Store {
         }))
     }
 
-    /// Applies a session action under the project lock, on the freshest stored state.
+    /// Applies a session action under the project lock, on the freshest stored state,
+    /// with the clock read under the lock (never earlier than the session's last entry).
     /// Files are written first and the session last, so a crash leaves the old session
     /// pointing at files that still exist.
     pub fn act(
@@ -192,30 +173,37 @@ impl Store {
         cwd: Option<&str>,
         key: &SessionKey,
         command: Command,
-        now: DateTime<Utc>,
+        clock: &dyn Fn() -> DateTime<Utc>,
     ) -> Result<(Session, Facts)> {
         let (project, found) = self.load(cwd, key)?;
-        let _lock = project.lock()?;
+        let _lock = project.lock(self.lock_wait)?;
         let session =
             load_session(&project, &found.session_id)?.ok_or_else(|| Error::SessionNotFound {
                 what: key.describe(),
                 project: project.display(),
             })?;
+        let claim = self.check_owner(&project, &session)?;
+        let now = not_before_last_entry(&session, clock());
         let outcome = machine::apply(&session, command, &Files(&project), now)?;
-        for w in &outcome.writes {
-            project.check(&w.path)?;
+        let owner_text = format!("{}\n", session.session_id);
+        let mut files: Vec<(&str, &[u8])> = Vec::with_capacity(outcome.writes.len() + 1);
+        if let Some(owner) = &claim {
+            files.push((owner, owner_text.as_bytes()));
         }
-        let dirs: BTreeSet<&str> = outcome
-            .writes
+        files.extend(
+            outcome
+                .writes
+                .iter()
+                .map(|w| (w.path.as_str(), w.content.as_bytes())),
+        );
+        for (path, _) in &files {
+            project.check(path)?;
+        }
+        let dirs: BTreeSet<&str> = files
             .iter()
-            .filter_map(|w| w.path.rsplit_once('/').map(|(dir, _)| dir))
+            .filter_map(|(path, _)| path.rsplit_once('/').map(|(dir, _)| dir))
             .collect();
         self.sweep(&project, &dirs.into_iter().collect::<Vec<_>>());
-        let files: Vec<(&str, &[u8])> = outcome
-            .writes
-            .iter()
-            .map(|w| (w.path.as_str(), w.content.as_bytes()))
-            .collect();
         let session_text = json_text(&outcome.session);
         let session_path = session_rel(&outcome.session.session_id);
         project.write_in_order(&[&files, &[(&session_path, session_text.as_bytes())]], &[])?;
@@ -227,6 +215,28 @@ impl Store {
             "action applied"
         );
         Ok((outcome.session, outcome.facts))
+    }
+
+    /// Refuses a session whose specs folder belongs to another session (two sessions with
+    /// one task name, as a merge of two branches can leave). A folder with no owner mark
+    /// (made before marks existed) is claimed: the returned path is to be written.
+    fn check_owner(&self, project: &Project, session: &Session) -> Result<Option<String>> {
+        let rel = owner_rel(&session.task_name);
+        let folder = session.specs_dir();
+        let owner = match project.read(&rel) {
+            Ok(None) => return Ok(Some(rel)),
+            Ok(Some(text)) => text.trim().to_string(),
+            Err(ReadProblem::Unsafe(e)) => return Err(e),
+            Err(problem) => format!("(unreadable: {rel} {problem})"),
+        };
+        if owner == session.session_id {
+            return Ok(None);
+        }
+        Err(Error::SpecsFolderTaken {
+            folder,
+            owner: clip(&owner, 80),
+            session_id: session.session_id.clone(),
+        })
     }
 
     /// The project's sessions, newest first.
@@ -260,16 +270,16 @@ impl Store {
             return Ok(None);
         }
         match key {
-            SessionKey::Id(id) => load_session(project, id),
+            SessionKey::Id(id) | SessionKey::Both { id, .. } => load_session(project, id),
             SessionKey::TaskName(name) => {
-                let id = self.mapping.with(project, |m| {
-                    m.iter()
-                        .find(|(_, e)| &e.task_name == name)
-                        .map(|(id, _)| id.clone())
-                })?;
+                let id = self
+                    .mapping
+                    .with(project, |m| m.by_name.get(name).cloned())?;
                 if let Some(id) = id {
                     if let Some(s) = load_session(project, &id)? {
-                        return Ok(Some(s));
+                        if &s.task_name == name {
+                            return Ok(Some(s));
+                        }
                     }
                 }
                 // The mapping is an index; the session files are the truth.
@@ -286,30 +296,57 @@ impl Store {
     }
 }
 
+/// The time of a new history entry: the clock, but never before the session's last
+/// entry (a clock set back, or two machines sharing a project, must not reorder history).
+fn not_before_last_entry(session: &Session, now: DateTime<Utc>) -> DateTime<Utc> {
+    session
+        .history
+        .last()
+        .and_then(|h| DateTime::parse_from_rfc3339(&h.at).ok())
+        .map(|t| t.with_timezone(&Utc))
+        .map_or(now, |last| now.max(last))
+}
+
+/// At most `max` characters of a text from a file or a caller, for quoting in a message.
+pub fn clip(s: &str, max: usize) -> String {
+    let mut out: String = s.chars().take(max).collect();
+    if out.len() < s.len() {
+        out.push('…');
+    }
+    out
+}
+
 /// The machine's read access to project files, confined like every write.
 struct Files<'a>(&'a Project);
 
 impl ProjectFiles for Files<'_> {
-    fn read(&self, rel_path: &str) -> Option<String> {
-        self.0.read(rel_path).ok().flatten()
+    fn read(&self, rel_path: &str) -> std::result::Result<Option<String>, String> {
+        self.0.read(rel_path).map_err(|p| p.to_string())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::mapping::MAPPING;
 
     /// The mapping as the file holds it.
     fn read_mapping(project: &Project) -> Result<Mapping> {
-        let text = project.read(MAPPING)?.unwrap_or_else(|| "{}".into());
+        let text = project
+            .read(MAPPING)
+            .map_err(|p| p.into_error(MAPPING))?
+            .unwrap_or_else(|| "{}".into());
         Ok(serde_json::from_str(&text).expect("the mapping file parses"))
     }
 
     fn store_at(dir: &std::path::Path) -> Store {
-        Store::new(DefaultRoot {
-            source_name: "test",
-            value: dir.display().to_string(),
-        })
+        Store::new(
+            DefaultRoot {
+                source_name: "test",
+                value: dir.display().to_string(),
+            },
+            DEFAULT_LOCK_WAIT,
+        )
     }
 
     #[test]
@@ -321,7 +358,12 @@ mod tests {
                 std::thread::spawn(move || {
                     let store = store_at(&root);
                     (0..20)
-                        .map(|_| store.start(None, "Same objective", Utc::now()).unwrap())
+                        .map(|_| {
+                            store
+                                .start(None, "Same objective", &Utc::now)
+                                .unwrap()
+                                .session
+                        })
                         .map(|s| s.task_name)
                         .collect::<Vec<_>>()
                 })
@@ -343,14 +385,14 @@ mod tests {
     fn a_session_is_found_by_task_name_even_when_the_mapping_lost_it() {
         let dir = tempfile::tempdir().unwrap();
         let store = store_at(dir.path());
-        let s = store.start(None, "Find me", Utc::now()).unwrap();
+        let s = store.start(None, "Find me", &Utc::now).unwrap().session;
         std::fs::write(dir.path().join(MAPPING), "{ torn").unwrap();
         let (_, found) = store
             .load(None, &SessionKey::TaskName("find-me".into()))
             .unwrap();
         assert_eq!(found.session_id, s.session_id);
         // The next start rebuilds the mapping from the session files.
-        store.start(None, "Find me", Utc::now()).unwrap();
+        store.start(None, "Find me", &Utc::now).unwrap();
         let project = store.project(None).unwrap();
         assert_eq!(read_mapping(&project).unwrap().len(), 2);
     }
@@ -360,9 +402,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         // Two stores over one project stand for two server processes.
         let (a, b) = (store_at(dir.path()), store_at(dir.path()));
-        let first = a.start(None, "Shared name", Utc::now()).unwrap();
-        let second = b.start(None, "Shared name", Utc::now()).unwrap();
-        let third = a.start(None, "Shared name", Utc::now()).unwrap();
+        let first = a.start(None, "Shared name", &Utc::now).unwrap().session;
+        let second = b.start(None, "Shared name", &Utc::now).unwrap().session;
+        let third = a.start(None, "Shared name", &Utc::now).unwrap().session;
         assert_eq!(
             [&first, &second, &third].map(|s| s.task_name.as_str()),
             ["shared-name", "shared-name-1", "shared-name-2"]
@@ -370,17 +412,25 @@ mod tests {
         let project = a.project(None).unwrap();
         assert_eq!(read_mapping(&project).unwrap().len(), 3);
 
-        // A hand edit that keeps the file's size is seen too.
+        // A hand edit that keeps the file's size is seen too (a rename made in the
+        // session file, the truth, and in the mapping).
         let path = dir.path().join(MAPPING);
         let text = std::fs::read_to_string(&path).unwrap();
         let edited = text.replace("\"shared-name-1\"", "\"renamed-task1\"");
         assert_eq!(edited.len(), text.len());
         std::fs::write(&path, edited).unwrap();
+        let session_file = dir.path().join(session_rel(&second.session_id));
+        let body = std::fs::read_to_string(&session_file).unwrap();
+        std::fs::write(
+            &session_file,
+            body.replace("\"shared-name-1\"", "\"renamed-task1\""),
+        )
+        .unwrap();
         let (_, found) = a
             .load(None, &SessionKey::TaskName("renamed-task1".into()))
             .unwrap();
         assert_eq!(found.session_id, second.session_id);
-        let fourth = a.start(None, "Shared name", Utc::now()).unwrap();
+        let fourth = a.start(None, "Shared name", &Utc::now).unwrap().session;
         assert_eq!(fourth.task_name, "shared-name-3");
         let mapping = read_mapping(&project).unwrap();
         assert_eq!(mapping.len(), 4);
@@ -393,9 +443,12 @@ mod tests {
         let store = store_at(dir.path());
         let kept: Vec<Session> = ["One", "Two", "Three"]
             .iter()
-            .map(|o| store.start(None, o, Utc::now()).unwrap())
+            .map(|o| store.start(None, o, &Utc::now).unwrap().session)
             .collect();
-        let damaged = store.start(None, "Damaged body", Utc::now()).unwrap();
+        let damaged = store
+            .start(None, "Damaged body", &Utc::now)
+            .unwrap()
+            .session;
         let (after, _) = store
             .act(
                 None,
@@ -405,12 +458,12 @@ mod tests {
                     claude_result: Some("# PRD\nQuality Score: 95/100".into()),
                     codex_result: None,
                 },
-                Utc::now(),
+                &Utc::now,
             )
             .unwrap();
         let broken: Vec<Session> = ["Torn", "Renamed", "Wrong id", "Future"]
             .iter()
-            .map(|o| store.start(None, o, Utc::now()).unwrap())
+            .map(|o| store.start(None, o, &Utc::now).unwrap().session)
             .collect();
         let path = |s: &Session| dir.path().join(session_rel(&s.session_id));
         let text = |s: &Session| std::fs::read_to_string(path(s)).unwrap();
@@ -475,7 +528,7 @@ mod tests {
     fn a_tampered_session_file_cannot_steer_writes_outside_the_project() {
         let dir = tempfile::tempdir().unwrap();
         let store = store_at(dir.path());
-        let s = store.start(None, "Tamper", Utc::now()).unwrap();
+        let s = store.start(None, "Tamper", &Utc::now).unwrap().session;
         let path = dir.path().join(session_rel(&s.session_id));
         let text = std::fs::read_to_string(&path).unwrap();
         let tampered = text.replace("\"task_name\": \"tamper\"", "\"task_name\": \"../../evil\"");
@@ -497,7 +550,7 @@ mod tests {
                     claude_result: Some("# PRD\nQuality Score: 95/100".into()),
                     codex_result: None,
                 },
-                Utc::now(),
+                &Utc::now,
             )
             .unwrap_err();
         assert_eq!(e.code(), "session_corrupt");

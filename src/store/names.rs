@@ -20,9 +20,26 @@ pub fn candidate(base: &str, n: u32) -> String {
         return base.to_string();
     }
     let suffix = format!("-{n}");
-    let head = cut(base, MAX_TASK_NAME - suffix.len());
-    let head = if head.is_empty() { "task".into() } else { head };
-    format!("{head}{suffix}")
+    format!("{}{suffix}", head_for(base, suffix.len() - 1))
+}
+
+/// The suffix number of a name made by [`candidate`] (`build-x-3` → (`build-x`, 3)).
+pub fn split_suffix(name: &str) -> Option<(&str, u32)> {
+    let (head, digits) = name.rsplit_once('-')?;
+    if head.is_empty() || digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((head, digits.parse().ok()?))
+}
+
+/// The head that [`candidate`] puts before a suffix of `digits` digits.
+pub fn head_for(base: &str, digits: usize) -> String {
+    let head = cut(base, MAX_TASK_NAME - 1 - digits);
+    if head.is_empty() {
+        "task".into()
+    } else {
+        head
+    }
 }
 
 /// At most `max` bytes of an ASCII slug, without a trailing `-`, cut between words when

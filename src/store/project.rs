@@ -8,7 +8,6 @@ use crate::error::{Error, Result};
 
 pub const STATE_DIR: &str = ".bmad-task";
 pub const SPECS_DIR: &str = ".claude/specs";
-const LOCK_FILE: &str = ".bmad-task/.lock";
 /// The name prefix of the temporary file behind every atomic write. Writes happen only
 /// under the project lock, so whoever holds the lock knows that such files are leftovers
 /// of a writer that died mid-write.
@@ -142,7 +141,7 @@ impl Project {
     }
 
     /// Creates the directories of `rel` (checked) and returns the absolute path.
-    fn prepare(&self, rel: &str) -> Result<PathBuf> {
+    pub(super) fn prepare(&self, rel: &str) -> Result<PathBuf> {
         let abs = self.check(rel)?;
         let dir = abs.parent().expect("checked paths have a parent");
         std::fs::create_dir_all(dir).map_err(|e| Error::storage("create", dir, &e))?;
@@ -261,30 +260,6 @@ impl Project {
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
             Err(e) => Err(Error::storage("create", dir, &e)),
         }
-    }
-
-    /// Reads a file inside the project's areas; `None` when it does not exist.
-    pub fn read(&self, rel: &str) -> Result<Option<String>> {
-        let abs = self.check(rel)?;
-        match std::fs::read_to_string(&abs) {
-            Ok(s) => Ok(Some(s)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(Error::storage("read", &abs, &e)),
-        }
-    }
-
-    /// Takes the project's exclusive lock, held until the guard drops. Serialises every
-    /// change to the project across threads and processes.
-    pub fn lock(&self) -> Result<std::fs::File> {
-        let abs = self.prepare(LOCK_FILE)?;
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&abs)
-            .map_err(|e| Error::storage("open", &abs, &e))?;
-        file.lock().map_err(|e| Error::storage("lock", &abs, &e))?;
-        Ok(file)
     }
 }
 

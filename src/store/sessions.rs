@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{names, Project};
+use super::{names, Project, ReadProblem};
 use crate::error::{Error, Result};
 use crate::workflow::session::Session;
 use crate::workflow::{Stage, State};
@@ -62,12 +62,16 @@ pub(super) fn load_session(project: &Project, id: &str) -> Result<Option<Session
 
 pub(super) fn load_stored<T: Stored>(project: &Project, id: &str) -> Result<Option<T>> {
     let rel = session_rel(id);
-    let Some(text) = project.read(&rel)? else {
-        return Ok(None);
-    };
     let corrupt = |detail: String| Error::Corrupt {
         path: rel.clone(),
         detail,
+    };
+    let text = match project.read(&rel) {
+        Ok(Some(text)) => text,
+        Ok(None) => return Ok(None),
+        Err(ReadProblem::Unsafe(e)) => return Err(e),
+        Err(e @ ReadProblem::Io(_)) => return Err(e.into_error(&rel)),
+        Err(problem) => return Err(corrupt(format!("it {problem}"))),
     };
     // The error names the field (`stages.po.iteration`), not only a line and column.
     let mut de = serde_json::Deserializer::from_str(&text);

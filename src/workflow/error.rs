@@ -40,6 +40,14 @@ pub enum WorkflowError {
     EmptyAnswer { id: String },
     #[error("the document to confirm ({path}) is missing and cannot be recovered; `reject` the stage and submit it again")]
     DocumentUnavailable { path: String },
+    #[error("{path} {reason}; nothing was changed. {todo}")]
+    DocumentUnreadable {
+        path: String,
+        reason: String,
+        todo: &'static str,
+    },
+    #[error("field `scope`: {problem}; the plan's sprints: {sprints}. Give `all`, or sprint numbers of the plan such as `sprint 1` or `sprints 1-2`")]
+    InvalidScope { problem: String, sprints: String },
 }
 
 fn names(actions: &[Action]) -> String {
@@ -73,6 +81,8 @@ impl WorkflowError {
                 ErrorCode::InvalidArgument
             }
             WorkflowError::DocumentUnavailable { .. } => ErrorCode::DocumentMissing,
+            WorkflowError::DocumentUnreadable { .. } => ErrorCode::DocumentUnreadable,
+            WorkflowError::InvalidScope { .. } => ErrorCode::InvalidScope,
         }
     }
 }

@@ -57,9 +57,11 @@ impl Command {
     }
 }
 
-/// Read access to the project's files, relative to the project directory.
+/// Read access to the project's files, relative to the project directory: `Ok(None)`
+/// when the file is absent, `Err(why)` when it exists but cannot be used as text (a
+/// directory, not UTF-8, unreadable, a link out of the area: "is a directory, …").
 pub trait ProjectFiles {
-    fn read(&self, rel_path: &str) -> Option<String>;
+    fn read(&self, rel_path: &str) -> Result<Option<String>, String>;
 }
 
 /// A file the caller must write (atomically) before it stores the new session.
@@ -145,7 +147,7 @@ pub fn apply(
         }
         Command::Answer { answers } => step.answer(stage, answers)?,
         Command::Confirm { .. } => step.confirm(stage)?,
-        Command::Approve { scope } => step.approve(stage, scope),
+        Command::Approve { scope } => step.approve(stage, scope)?,
         Command::Reject { feedback, .. } => step.reject(stage, feedback),
     }
     step.finish(action, stage, state);
@@ -186,9 +188,32 @@ impl Step<'_> {
         self.write(path, content)
     }
 
-    /// Writes the stage document to `.claude/specs/<task>/` and records it.
-    fn write_artifact(&mut self, stage: Stage, document: String) {
+    /// Writes the stage document to `.claude/specs/<task>/` and records it. A file there
+    /// that differs from what the server last saved was changed by the human: it is kept
+    /// under `.bmad-task/temp/` first, and the reply says where.
+    fn write_artifact(&mut self, stage: Stage, document: String) -> Result<(), WorkflowError> {
         let path = self.session.artifact_path(stage);
+        match self.files.read(&path) {
+            Ok(None) => {}
+            Ok(Some(on_disk)) => {
+                let saved = self.session.record(stage).artifact.as_ref();
+                let changed = saved.is_none_or(|a| a.sha256 != sha256_hex(&on_disk));
+                if changed && on_disk != document && !on_disk.trim().is_empty() {
+                    let kept = self.write_temp(stage, "human-edit", on_disk);
+                    self.facts.notices.push(format!(
+                        "{path} had been changed since the server saved it; that version is kept as {} before the new document replaces it.",
+                        kept.file_path
+                    ));
+                }
+            }
+            Err(reason) => {
+                return Err(WorkflowError::DocumentUnreadable {
+                    path,
+                    reason,
+                    todo: "Move it out of the way (it is not replaced, to lose nothing), then submit again.",
+                })
+            }
+        }
         let artifact = Artifact {
             path: path.clone(),
             sha256: sha256_hex(&document),
@@ -199,6 +224,7 @@ impl Step<'_> {
         rec.final_result_ref = Some(r);
         rec.artifact = Some(artifact);
         self.facts.review_path = Some(path);
+        Ok(())
     }
 
     fn list_artifact(&mut self, stage: Stage) {

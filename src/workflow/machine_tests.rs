@@ -15,8 +15,8 @@ use crate::workflow::stage::Engine;
 struct Mem(RefCell<HashMap<String, String>>);
 
 impl ProjectFiles for Mem {
-    fn read(&self, rel_path: &str) -> Option<String> {
-        self.0.borrow().get(rel_path).cloned()
+    fn read(&self, rel_path: &str) -> Result<Option<String>, String> {
+        Ok(self.0.borrow().get(rel_path).cloned())
     }
 }
 
@@ -421,14 +421,14 @@ fn passing_the_gate_writes_the_artifact_for_the_human_to_read() {
     let path = ".claude/specs/build-it/01-product-requirements.md";
     assert_eq!(out.facts.review_path.as_deref(), Some(path));
     assert_eq!(
-        r.files.read(path).unwrap(),
+        r.files.read(path).unwrap().unwrap(),
         "# PRD v2\n\n## Executive Summary\nDone."
     );
     let rec = r.s.record(Stage::Po);
     assert_eq!(rec.gate_passed, Some(true));
     assert_eq!(
         rec.artifact.as_ref().unwrap().sha256,
-        sha256_hex(&r.files.read(path).unwrap())
+        sha256_hex(&r.files.read(path).unwrap().unwrap())
     );
     assert!(r.s.artifacts.is_empty(), "listed only once confirmed");
     r.act(Command::Confirm {
@@ -442,7 +442,7 @@ fn passing_the_gate_writes_the_artifact_for_the_human_to_read() {
 fn a_below_gate_draft_never_overwrites_the_artifact() {
     let mut r = Run::at(State::AwaitingConfirmation);
     let path = r.s.artifact_path(Stage::Po);
-    let saved = r.files.read(&path).unwrap();
+    let saved = r.files.read(&path).unwrap().unwrap();
     r.act(Command::Reject {
         action: Action::Reject,
         feedback: Some("add metrics".into()),
@@ -450,7 +450,7 @@ fn a_below_gate_draft_never_overwrites_the_artifact() {
     let out = r.submit(LOW_PRD);
     assert_eq!(r.s.current_state, State::Refining);
     assert!(out.writes.iter().all(|w| w.path != path));
-    assert_eq!(r.files.read(&path).unwrap(), saved);
+    assert_eq!(r.files.read(&path).unwrap().unwrap(), saved);
     assert!(!out.facts.guidance.is_empty());
     assert_eq!(r.s.record(Stage::Po).feedback, ["add metrics"]);
 }
@@ -481,14 +481,14 @@ fn five_submissions_below_the_gate_hand_the_decision_to_the_human() {
         action: Action::ConfirmSave,
     });
     let path = r.s.artifact_path(Stage::Po);
-    assert_eq!(r.files.read(&path).unwrap(), "# PRD final draft");
+    assert_eq!(r.files.read(&path).unwrap().unwrap(), "# PRD final draft");
     assert_eq!(r.state(), (Stage::Architect, State::Generating));
 }
 
 /// A below-gate draft that the human deleted or emptied before confirming it anyway is
 /// replaced by the draft as submitted: an empty document is never confirmed.
 #[test]
-fn a_below_gate_draft_deleted_or_emptied_is_confirmed_as_submitted() {
+fn a_below_gate_draft_deleted_is_confirmed_as_submitted_and_an_emptied_one_is_refused() {
     for emptied in [true, false] {
         let mut r = Run::new("Build it");
         for _ in 1..=4 {
@@ -496,28 +496,38 @@ fn a_below_gate_draft_deleted_or_emptied_is_confirmed_as_submitted() {
         }
         r.submit(r##"{"prd_updated": "# PRD final draft", "quality_score": 71}"##);
         let draft = r.s.record(Stage::Po).draft_ref.clone().unwrap().file_path;
+        let confirm = Command::Confirm {
+            action: Action::Confirm,
+        };
         if emptied {
+            // The human's (empty) file is theirs: refused, nothing changes.
             r.files
                 .0
                 .borrow_mut()
                 .insert(draft.clone(), "\n  \n".into());
-        } else {
-            r.files.0.borrow_mut().remove(&draft);
+            let before = r.s.clone();
+            let e = r.try_do(confirm).unwrap_err();
+            assert_eq!(e.code(), "document_unreadable");
+            assert!(
+                e.to_string()
+                    .starts_with(&format!("{draft} is empty; nothing was changed.")),
+                "{e}"
+            );
+            assert_eq!(r.s, before);
+            assert_eq!(r.files.read(&draft).unwrap().unwrap(), "\n  \n");
+            continue;
         }
-        let out = r.act(Command::Confirm {
-            action: Action::Confirm,
-        });
+        r.files.0.borrow_mut().remove(&draft);
+        let out = r.act(confirm);
         let path = r.s.artifact_path(Stage::Po);
-        assert_eq!(r.files.read(&path).unwrap(), "# PRD final draft");
+        assert_eq!(r.files.read(&path).unwrap().unwrap(), "# PRD final draft");
         let a = r.s.record(Stage::Po).artifact.clone().unwrap();
         assert_eq!(a.sha256, sha256_hex("# PRD final draft"));
-        let what = if emptied {
-            "was empty"
-        } else {
-            "had been deleted"
-        };
         assert!(
-            out.facts.notices.iter().any(|n| n.contains(what)),
+            out.facts
+                .notices
+                .iter()
+                .any(|n| n.contains("had been deleted")),
             "{:?}",
             out.facts.notices
         );
@@ -639,7 +649,7 @@ fn the_sprint_plan_is_approved_with_a_scope_or_sent_back() {
     r.submit("# Plan\n## Sprint 1: Core\n## Sprint 2: UI list\n## Sprint 3: UI detail");
     let path = r.s.artifact_path(Stage::Sm);
     assert_eq!(r.s.artifacts.iter().filter(|a| **a == path).count(), 1);
-    assert!(r.files.read(&path).unwrap().contains("Sprint 3"));
+    assert!(r.files.read(&path).unwrap().unwrap().contains("Sprint 3"));
     r.act(Command::Approve {
         scope: Some("sprint 1".into()),
     });
@@ -703,32 +713,47 @@ fn a_deleted_artifact_is_rebuilt_from_the_submission_at_confirmation() {
         action: Action::Confirm,
     });
     assert_eq!(
-        r.files.read(&path).unwrap(),
+        r.files.read(&path).unwrap().unwrap(),
         "# PRD v2\n\n## Executive Summary\nDone."
     );
 }
 
 #[test]
-fn an_emptied_artifact_is_rebuilt_from_the_submission_at_confirmation() {
-    let submitted = "# PRD v2\n\n## Executive Summary\nDone.";
+fn an_emptied_or_unreadable_artifact_is_refused_at_confirmation_and_left_alone() {
+    struct Unreadable<'a>(&'a Mem, String);
+    impl ProjectFiles for Unreadable<'_> {
+        fn read(&self, rel_path: &str) -> Result<Option<String>, String> {
+            if rel_path == self.1 {
+                return Err("is not UTF-8 text (the first byte that is not is at offset 3)".into());
+            }
+            self.0.read(rel_path)
+        }
+    }
     let mut r = Run::at(State::AwaitingConfirmation);
     let path = r.s.artifact_path(Stage::Po);
+    let confirm = || Command::Confirm {
+        action: Action::Confirm,
+    };
+    let e = apply(
+        &r.s,
+        confirm(),
+        &Unreadable(&r.files, path.clone()),
+        r.clock,
+    )
+    .unwrap_err();
+    assert_eq!(e.code(), "document_unreadable");
+    assert!(e.to_string().contains("is not UTF-8 text"), "{e}");
+    assert!(e.to_string().contains("nothing was changed"), "{e}");
+
     r.files
         .0
         .borrow_mut()
         .insert(path.clone(), " \n\t\n".into());
-    let out = r.act(Command::Confirm {
-        action: Action::Confirm,
-    });
-    assert_eq!(r.files.read(&path).unwrap(), submitted);
-    let a = r.s.record(Stage::Po).artifact.clone().unwrap();
-    assert_eq!(a.sha256, sha256_hex(submitted));
-    assert_eq!(a.size, submitted.len() as u64);
-    assert!(
-        out.facts.notices[0].contains("was empty"),
-        "{:?}",
-        out.facts.notices
-    );
+    let before = r.s.clone();
+    let e = r.try_do(confirm()).unwrap_err();
+    assert_eq!(e.code(), "document_unreadable");
+    assert_eq!(r.s, before);
+    assert_eq!(r.files.read(&path).unwrap().unwrap(), " \n\t\n");
 }
 
 #[test]

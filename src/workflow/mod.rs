@@ -7,6 +7,7 @@ pub mod error;
 pub mod machine;
 pub mod quality;
 pub mod rules;
+pub mod scope;
 pub mod sections;
 pub mod session;
 pub mod stage;

@@ -172,8 +172,12 @@ pub struct StageRecord {
     pub feedback: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approved: Option<bool>,
+    /// The approval scope as the human gave it (`all`, `sprint 1`, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
+    /// The sprint numbers the approved scope names, all of them sprints of the plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope_sprints: Option<Vec<u32>>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sprints: Vec<Sprint>,
     /// `Pass`, `Pass with Risk` or `Fail`, as the review stated it.

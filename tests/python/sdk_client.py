@@ -162,7 +162,9 @@ async def drive(binary, mode):
             _, listed = await run.call({"action": "list", "cwd": project})
             check([s["current_state"] for s in listed["sessions"]] == ["completed"], f"list {listed}")
 
-        specs = sorted(p.name for p in Path(project, ".claude", "specs", v["task_name"]).iterdir())
+        folder = Path(project, ".claude", "specs", v["task_name"])
+        check((folder / ".bmad-session").read_text().strip() == v["session_id"], "the folder names its session")
+        specs = sorted(p.name for p in folder.iterdir() if p.name != ".bmad-session")
         check(specs == ["01-product-requirements.md", "02-system-architecture.md", "03-sprint-plan.md",
                         "04-dev-reviewed.md", "05-qa-report.md", "code-implementation.md"], f"documents {specs}")
         return negotiated

@@ -243,8 +243,12 @@ pub(super) fn context(s: &Session, stage: Stage) -> Context {
     }
 }
 
-pub fn for_start(s: &Session) -> Reply {
-    let mut r = for_session(s, &Facts::default(), Action::Start);
+pub fn for_start(s: &Session, notices: Vec<String>) -> Reply {
+    let facts = Facts {
+        notices,
+        ..Facts::default()
+    };
+    let mut r = for_session(s, &facts, Action::Start);
     r.user_message = format!(
         "Started task `{}` (session {}). Its documents will be saved in {}/. {}",
         s.task_name,

@@ -3,7 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use super::super::session::{Artifact, ContentRef, StageRecord, State};
+use super::super::scope::{self, ScopeError};
+use super::super::session::{Artifact, ContentRef, Sprint, StageRecord, State};
 use super::super::stage::{Engine, Gate, Stage};
 use super::super::submission;
 use super::{sha256_hex, Step, WorkflowError};
@@ -74,22 +75,8 @@ impl Step<'_> {
         let path = self.session.artifact_path(stage);
         if rec.gate_passed == Some(true) {
             match self.reviewed_document(&rec, &path)? {
-                Reviewed::OnDisk(on_disk) => {
-                    let sha = sha256_hex(&on_disk);
-                    if rec.artifact.as_ref().map(|a| &a.sha256) != Some(&sha) {
-                        self.facts.notices.push(format!(
-                            "{path} was edited after it was submitted; the edited version is the one confirmed."
-                        ));
-                    }
-                    let rec = self.session.record_mut(stage);
-                    rec.artifact = Some(Artifact {
-                        path: path.clone(),
-                        sha256: sha,
-                        size: on_disk.len() as u64,
-                    });
-                    rec.final_result_ref = Some(ContentRef::new(path.clone(), &on_disk, self.now));
-                }
-                Reviewed::Submitted(document) => self.write_artifact(stage, document),
+                Reviewed::OnDisk(on_disk) => self.record_as_reviewed(stage, &rec, on_disk),
+                Reviewed::Submitted(document) => self.write_artifact(stage, document)?,
             }
         } else {
             // The human accepts a draft that stayed below the gate.
@@ -100,7 +87,7 @@ impl Step<'_> {
                 .unwrap_or_default();
             let (Reviewed::OnDisk(document) | Reviewed::Submitted(document)) =
                 self.reviewed_document(&rec, &draft_path)?;
-            self.write_artifact(stage, document);
+            self.write_artifact(stage, document)?;
             self.session.record_mut(stage).draft_ref = None;
         }
         self.facts.review_path = Some(path);
@@ -109,46 +96,120 @@ impl Step<'_> {
         Ok(())
     }
 
-    /// The document the human was shown at `path`, as it is on disk now; when it was
-    /// deleted or emptied, the document as submitted, read from the kept submission (an
-    /// empty document is never confirmed), with a notice saying so.
+    /// Records the stage document as it is on disk now (the human's edits included):
+    /// its digest and size are what the decision was about.
+    fn record_as_reviewed(&mut self, stage: Stage, rec: &StageRecord, on_disk: String) {
+        let path = self.session.artifact_path(stage);
+        let sha = sha256_hex(&on_disk);
+        if rec.artifact.as_ref().map(|a| &a.sha256) != Some(&sha) {
+            self.facts.notices.push(format!(
+                "{path} was edited after it was submitted; the edited version is the one {}.",
+                if stage.gate() == Gate::Approval {
+                    "approved"
+                } else {
+                    "confirmed"
+                }
+            ));
+        }
+        let rec = self.session.record_mut(stage);
+        rec.artifact = Some(Artifact {
+            path: path.clone(),
+            sha256: sha,
+            size: on_disk.len() as u64,
+        });
+        rec.final_result_ref = Some(ContentRef::new(path, &on_disk, self.now));
+    }
+
+    /// The document the human was shown at `path`, byte for byte as it is on disk now.
+    /// Only when it is absent is it rebuilt from the kept submission, with a notice saying
+    /// so; a file that is there but empty or unusable (not UTF-8, a directory, …) is the
+    /// human's and is refused, never replaced.
     fn reviewed_document(
         &mut self,
         rec: &StageRecord,
         path: &str,
     ) -> Result<Reviewed, WorkflowError> {
-        let what = match self.files.read(path) {
-            Some(d) if !d.trim().is_empty() => return Ok(Reviewed::OnDisk(d)),
-            Some(_) => "was empty",
-            None => "had been deleted",
+        let unusable = |reason: String| {
+            WorkflowError::DocumentUnreadable {
+            path: path.to_string(),
+            reason,
+            todo: "Put the document back as UTF-8 text and decide again, or `reject` with feedback to have it written anew.",
+        }
         };
+        match self.files.read(path) {
+            Ok(Some(d)) if !d.trim().is_empty() => return Ok(Reviewed::OnDisk(d)),
+            Ok(Some(_)) => return Err(unusable("is empty".into())),
+            Err(reason) => return Err(unusable(reason)),
+            Ok(None) => {}
+        }
         let raw_ref = match rec.chosen_engine {
             Some(Engine::Codex) => rec.codex_result_ref.as_ref(),
             _ => rec.claude_result_ref.as_ref(),
         };
         let document = raw_ref
-            .and_then(|r| self.files.read(&r.file_path))
+            .and_then(|r| self.files.read(&r.file_path).ok().flatten())
             .and_then(|raw| submission::read(&raw).ok())
             .ok_or_else(|| WorkflowError::DocumentUnavailable {
                 path: path.to_string(),
             })?
             .document;
         self.facts.notices.push(format!(
-            "{path} {what}; the document as submitted is the one confirmed."
+            "{path} had been deleted; the document as submitted is the one decided on, and was written back."
         ));
         Ok(Reviewed::Submitted(document))
     }
 
-    pub(super) fn approve(&mut self, stage: Stage, scope: Option<String>) {
+    /// Approves the sprint plan as it is on disk now: its sprints are read again from the
+    /// file, and the scope must name sprints that this plan has.
+    pub(super) fn approve(
+        &mut self,
+        stage: Stage,
+        scope: Option<String>,
+    ) -> Result<(), WorkflowError> {
+        let rec = self.session.record(stage).clone();
+        let path = self.session.artifact_path(stage);
+        let document = match self.reviewed_document(&rec, &path)? {
+            Reviewed::OnDisk(on_disk) => {
+                self.record_as_reviewed(stage, &rec, on_disk.clone());
+                on_disk
+            }
+            Reviewed::Submitted(document) => {
+                self.write_artifact(stage, document.clone())?;
+                document
+            }
+        };
+        let sprints: Vec<Sprint> = submission::sprints(&document)
+            .into_iter()
+            .map(|(number, title)| Sprint { number, title })
+            .collect();
+        let text = scope
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "all".into());
+        let numbers = scope::read(&text, &sprints).map_err(|e| WorkflowError::InvalidScope {
+            problem: match e {
+                ScopeError::Unreadable => {
+                    format!("`{}` does not read as sprint numbers", clip(&text, 80))
+                }
+                ScopeError::NotInPlan(missing) => format!(
+                    "the plan at {path} has no sprint {}",
+                    missing
+                        .iter()
+                        .take(10)
+                        .map(u32::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            },
+            sprints: sprint_list(&sprints),
+        })?;
         let rec = self.session.record_mut(stage);
+        rec.sprints = sprints;
         rec.approved = Some(true);
-        rec.scope = Some(
-            scope
-                .map(|s| s.trim().to_string())
-                .filter(|s| !s.is_empty())
-                .unwrap_or_else(|| "all".into()),
-        );
+        rec.scope = Some(text);
+        rec.scope_sprints = Some(numbers);
         self.complete_stage(stage);
+        Ok(())
     }
 
     pub(super) fn reject(&mut self, stage: Stage, feedback: Option<String>) {
@@ -168,4 +229,30 @@ impl Step<'_> {
         }
         self.session.current_state = State::Refining;
     }
+}
+
+/// The plan's sprints for a message: `1 (Core), 2 (UI)`, at most twenty, titles cut.
+fn sprint_list(sprints: &[Sprint]) -> String {
+    if sprints.is_empty() {
+        return "none (the plan has no `## Sprint N: Title` headings, so only `all` applies)"
+            .into();
+    }
+    let mut out: Vec<String> = sprints
+        .iter()
+        .take(20)
+        .map(|s| format!("{} ({})", s.number, clip(&s.title, 60)))
+        .collect();
+    if sprints.len() > 20 {
+        out.push(format!("and {} more", sprints.len() - 20));
+    }
+    out.join(", ")
+}
+
+/// At most `max` characters of a text, marked when cut.
+fn clip(s: &str, max: usize) -> String {
+    let mut out: String = s.chars().take(max).collect();
+    if out.len() < s.len() {
+        out.push('…');
+    }
+    out
 }

@@ -158,7 +158,7 @@ impl Step<'_> {
         }
 
         if next == AfterScored::Confirm {
-            self.write_artifact(stage, document);
+            self.write_artifact(stage, document)?;
             self.session.record_mut(stage).draft_ref = None;
         } else {
             let r = self.write_temp(stage, "draft", document);
@@ -225,7 +225,7 @@ impl Step<'_> {
         if stage.has_marker(Marker::ReviewStatus) {
             self.session.record_mut(stage).review_status = submission::review_status(&document);
         }
-        self.write_artifact(stage, document);
+        self.write_artifact(stage, document)?;
         self.list_artifact(stage);
 
         match rules::after_plain(stage) {

@@ -1,0 +1,112 @@
+//! The project lock (`.bmad-task/.lock`): an OS file lock that serialises every change to a
+//! project across threads and processes, taken with a bounded wait. The holder writes its
+//! pid into the file, so a caller that gives up can say who holds it.
+
+use std::io::{Read, Seek, Write};
+use std::time::{Duration, Instant};
+
+use super::Project;
+use crate::error::{Error, Result};
+
+pub const LOCK_FILE: &str = ".bmad-task/.lock";
+
+/// How long a change waits for the lock by default (`BMAD_LOCK_WAIT_SECS` changes it).
+pub const DEFAULT_LOCK_WAIT: Duration = Duration::from_secs(10);
+
+/// The held lock; released when dropped (the file is closed).
+#[derive(Debug)]
+pub struct Held {
+    _file: std::fs::File,
+}
+
+impl Project {
+    /// Takes the project's exclusive lock, waiting at most `wait`; past it the call fails
+    /// with `busy`, naming the lock file and the holder's pid when it wrote one.
+    pub fn lock(&self, wait: Duration) -> Result<Held> {
+        let abs = self.prepare(LOCK_FILE)?;
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(&abs)
+            .map_err(|e| Error::storage("open", &abs, &e))?;
+        let started = Instant::now();
+        let mut pause = Duration::from_millis(1);
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(std::fs::TryLockError::WouldBlock) => {}
+                Err(std::fs::TryLockError::Error(e)) => {
+                    return Err(Error::storage("lock", &abs, &e));
+                }
+            }
+            let waited = started.elapsed();
+            if waited >= wait {
+                return Err(Error::Busy {
+                    lock_file: LOCK_FILE.to_string(),
+                    holder: holder_pid(&mut file),
+                    waited,
+                });
+            }
+            std::thread::sleep(pause.min(wait - waited));
+            pause = (pause * 2).min(Duration::from_millis(50));
+        }
+        // Best effort: a full disk may refuse even these few bytes, which only costs the
+        // pid in a later `busy` message.
+        let pid = format!("{}\n", std::process::id());
+        let _ = file
+            .set_len(0)
+            .and_then(|()| file.rewind())
+            .and_then(|()| file.write_all(pid.as_bytes()));
+        Ok(Held { _file: file })
+    }
+}
+
+fn holder_pid(file: &mut std::fs::File) -> Option<u32> {
+    let mut text = String::new();
+    file.rewind().ok()?;
+    file.take(32).read_to_string(&mut text).ok()?;
+    text.trim().parse().ok()
+}
+
+/// The wait from `BMAD_LOCK_WAIT_SECS` (seconds, fractions allowed), else the default.
+pub fn lock_wait_from_env() -> Duration {
+    std::env::var("BMAD_LOCK_WAIT_SECS")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0 && *s <= 86_400.0)
+        .map(Duration::from_secs_f64)
+        .unwrap_or(DEFAULT_LOCK_WAIT)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::DefaultRoot;
+
+    #[test]
+    fn a_held_lock_makes_others_give_up_after_the_wait_naming_the_holder() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = DefaultRoot {
+            source_name: "test",
+            value: dir.path().display().to_string(),
+        };
+        let p = Project::open(None, &root).unwrap();
+        let held = p.lock(Duration::ZERO).unwrap();
+        let started = Instant::now();
+        let e = p.lock(Duration::from_millis(200)).unwrap_err();
+        let waited = started.elapsed();
+        assert!(waited >= Duration::from_millis(200), "{waited:?}");
+        assert!(waited < Duration::from_secs(2), "{waited:?}");
+        assert_eq!(e.code(), "busy");
+        let msg = e.to_string();
+        assert!(msg.contains(LOCK_FILE), "{msg}");
+        assert!(
+            msg.contains(&format!("pid {}", std::process::id())),
+            "{msg}"
+        );
+        drop(held);
+        p.lock(Duration::ZERO).unwrap();
+    }
+}

@@ -1,0 +1,187 @@
+//! Reading a file of the project's areas without trusting it. A file there may have been
+//! replaced by anything: a directory, a FIFO (whose plain `open` would block the server
+//! forever), a device, gigabytes, bytes that are not UTF-8. Each of these is named as what
+//! it is, so the caller can say what to do; only "absent" reads as absent.
+
+use std::fmt;
+use std::io::Read;
+
+use super::Project;
+use crate::error::Error;
+
+/// The largest file the server reads (sessions, the task mapping, documents). Documents
+/// are submitted at most 4 MiB by default; a human's edit may make one larger, but not
+/// this large.
+pub const MAX_READ_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Why a file that exists cannot be used as text.
+#[derive(Debug)]
+pub enum ReadProblem {
+    /// The path leads out of the project's areas.
+    Unsafe(Error),
+    /// Not a regular file: "a directory", "a FIFO", …
+    NotAFile(&'static str),
+    TooLarge {
+        size: u64,
+        limit: u64,
+    },
+    /// Not UTF-8; `offset` is the first byte that is not.
+    NotText {
+        offset: usize,
+    },
+    Io(std::io::Error),
+}
+
+impl fmt::Display for ReadProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReadProblem::Unsafe(e) => write!(f, "{e}"),
+            ReadProblem::NotAFile(what) => write!(f, "is {what}, not a regular file"),
+            ReadProblem::TooLarge { size, limit } => {
+                write!(
+                    f,
+                    "is {size} bytes, over the {limit} bytes the server reads"
+                )
+            }
+            ReadProblem::NotText { offset } => write!(
+                f,
+                "is not UTF-8 text (the first byte that is not is at offset {offset})"
+            ),
+            ReadProblem::Io(e) => write!(f, "cannot be read: {}", crate::error::io_reason(e)),
+        }
+    }
+}
+
+impl ReadProblem {
+    /// As a storage error (for files whose problems have no better name).
+    pub fn into_error(self, rel: &str) -> Error {
+        match self {
+            ReadProblem::Unsafe(e) => e,
+            other => Error::Storage {
+                op: "read",
+                path: rel.to_string(),
+                reason: other.to_string(),
+            },
+        }
+    }
+}
+
+fn kind_of(meta: &std::fs::Metadata) -> Option<&'static str> {
+    let t = meta.file_type();
+    if t.is_file() {
+        return None;
+    }
+    if t.is_dir() {
+        return Some("a directory");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return Some("a FIFO");
+        }
+        if t.is_socket() {
+            return Some("a socket");
+        }
+        if t.is_block_device() || t.is_char_device() {
+            return Some("a device");
+        }
+    }
+    Some("not a regular file")
+}
+
+impl Project {
+    /// The text of a file inside the project's areas; `None` when it does not exist.
+    pub fn read(&self, rel: &str) -> Result<Option<String>, ReadProblem> {
+        let abs = self.check(rel).map_err(ReadProblem::Unsafe)?;
+        let mut options = std::fs::OpenOptions::new();
+        options.read(true);
+        // Opening a FIFO for reading waits for a writer unless non-blocking; whatever the
+        // open gives is then checked with fstat before a byte is read.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.custom_flags(libc::O_NONBLOCK);
+        }
+        let mut file = match options.open(&abs) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(ReadProblem::Io(e)),
+        };
+        let meta = file.metadata().map_err(ReadProblem::Io)?;
+        if let Some(what) = kind_of(&meta) {
+            return Err(ReadProblem::NotAFile(what));
+        }
+        let limit = MAX_READ_BYTES;
+        if meta.len() > limit {
+            return Err(ReadProblem::TooLarge {
+                size: meta.len(),
+                limit,
+            });
+        }
+        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        // One byte past the limit tells a file that grew while being read.
+        (&mut file)
+            .take(limit + 1)
+            .read_to_end(&mut bytes)
+            .map_err(ReadProblem::Io)?;
+        if bytes.len() as u64 > limit {
+            return Err(ReadProblem::TooLarge {
+                size: bytes.len() as u64,
+                limit,
+            });
+        }
+        String::from_utf8(bytes)
+            .map(Some)
+            .map_err(|e| ReadProblem::NotText {
+                offset: e.utf8_error().valid_up_to(),
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::DefaultRoot;
+
+    fn project() -> (tempfile::TempDir, Project) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = DefaultRoot {
+            source_name: "test",
+            value: dir.path().display().to_string(),
+        };
+        let p = Project::open(None, &root).unwrap();
+        std::fs::create_dir_all(dir.path().join(".claude/specs/t")).unwrap();
+        (dir, p)
+    }
+
+    #[test]
+    fn only_absence_reads_as_absent_and_every_other_problem_is_named() {
+        let (dir, p) = project();
+        let at = |name: &str| dir.path().join(".claude/specs/t").join(name);
+        let rel = |name: &str| format!(".claude/specs/t/{name}");
+        assert!(matches!(p.read(&rel("none.md")), Ok(None)));
+        std::fs::write(at("ok.md"), "é\n").unwrap();
+        assert_eq!(p.read(&rel("ok.md")).unwrap().as_deref(), Some("é\n"));
+        std::fs::write(at("latin1.md"), b"caf\xe9").unwrap();
+        let e = p.read(&rel("latin1.md")).unwrap_err();
+        assert!(matches!(e, ReadProblem::NotText { offset: 3 }), "{e}");
+        std::fs::create_dir(at("dir.md")).unwrap();
+        let e = p.read(&rel("dir.md")).unwrap_err();
+        assert_eq!(e.to_string(), "is a directory, not a regular file");
+        #[cfg(unix)]
+        {
+            let fifo = std::ffi::CString::new(at("fifo.md").to_str().unwrap()).unwrap();
+            assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+            // Would block forever with a plain open.
+            let e = p.read(&rel("fifo.md")).unwrap_err();
+            assert_eq!(e.to_string(), "is a FIFO, not a regular file");
+        }
+        let big = std::fs::File::create(at("big.md")).unwrap();
+        big.set_len(MAX_READ_BYTES + 1).unwrap();
+        let e = p.read(&rel("big.md")).unwrap_err();
+        assert!(matches!(e, ReadProblem::TooLarge { .. }), "{e}");
+        let e = p.read("../outside").unwrap_err();
+        assert!(matches!(e, ReadProblem::Unsafe(_)), "{e}");
+    }
+}

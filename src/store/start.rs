@@ -1,0 +1,170 @@
+//! `start`: a new session with a unique task name whose folder is reserved and marked as
+//! the session's own, written with its task-mapping entry. A `start` that fails (a full
+//! disk, an unwritable `.claude/`) takes back everything it made, so a retry gets the
+//! same task name and the project looks as it did.
+
+use chrono::{DateTime, Utc};
+
+use super::mapping::{with_entry, MappingEntry, MAPPING};
+use super::sessions::{json_text, session_rel};
+use super::{owner_rel, slug_for, Project, Store};
+use crate::error::{Error, Result};
+use crate::workflow::session::{timestamp, Session};
+use crate::workflow::stage::objective_wants_codex;
+
+/// A started session, and what the caller should be told about the project.
+#[derive(Debug)]
+pub struct Started {
+    pub session: Session,
+    pub notices: Vec<String>,
+}
+
+/// What this `start` made, to take back if it fails.
+#[derive(Default)]
+struct Made {
+    state_dir: bool,
+    claude_dir: bool,
+    specs_dir: bool,
+    task_dir: Option<String>,
+    files: Vec<String>,
+}
+
+impl Store {
+    pub fn start(
+        &self,
+        cwd: Option<&str>,
+        objective: &str,
+        clock: &dyn Fn() -> DateTime<Utc>,
+    ) -> Result<Started> {
+        let project = self.project(cwd)?;
+        // Refuse unsafe layouts before anything is created.
+        project.check(MAPPING)?;
+        project.check(".claude/specs/x")?;
+        let exists = |rel: &str| project.path(rel).symlink_metadata().is_ok();
+        let mut made = Made {
+            state_dir: !exists(".bmad-task"),
+            claude_dir: !exists(".claude"),
+            specs_dir: !exists(".claude/specs"),
+            ..Made::default()
+        };
+        let lock = match project.lock(self.lock_wait) {
+            Ok(lock) => lock,
+            Err(e) => {
+                undo(&project, &made);
+                return Err(e);
+            }
+        };
+        let result = self.start_locked(&project, objective, clock, &mut made);
+        if result.is_err() {
+            drop(lock);
+            undo(&project, &made);
+        }
+        result
+    }
+
+    fn start_locked(
+        &self,
+        project: &Project,
+        objective: &str,
+        clock: &dyn Fn() -> DateTime<Utc>,
+        made: &mut Made,
+    ) -> Result<Started> {
+        self.sweep(project, &[]);
+        let mut taken = self.mapping.take(project)?;
+        let mut notices = Vec::new();
+        if let Some(why) = &taken.rebuilt_because {
+            notices.push(keep_aside(project, why, clock())?);
+        }
+        let base = slug_for(objective);
+        let mut task_name = None;
+        for name in taken.index.candidates(&base) {
+            if project.create_dir_new(&format!(".claude/specs/{name}"))? {
+                task_name = Some(name);
+                break;
+            }
+        }
+        let task_name = task_name.ok_or_else(|| Error::Storage {
+            op: "reserve",
+            path: format!(".claude/specs/{base}-…"),
+            reason: "every numbered name is taken".into(),
+        })?;
+        made.task_dir = Some(format!(".claude/specs/{task_name}"));
+        let now = clock();
+        let session = Session::new(
+            uuid::Uuid::new_v4().to_string(),
+            task_name,
+            project.display(),
+            objective.to_string(),
+            objective_wants_codex(objective),
+            now,
+        );
+        let entry = MappingEntry {
+            task_name: session.task_name.clone(),
+            objective: objective.to_string(),
+            created_at: timestamp(now),
+        };
+        let id = session.session_id.clone();
+        let replaced = taken.index.insert(id.clone(), entry.clone());
+        let mapping_text = taken
+            .own_text
+            .filter(|_| !replaced)
+            .and_then(|text| with_entry(&text, &taken.index.mapping, &id, &entry))
+            .unwrap_or_else(|| json_text(&taken.index.mapping));
+        let owner = owner_rel(&session.task_name);
+        let session_path = session_rel(&id);
+        made.files = vec![owner.clone(), session_path.clone()];
+        // The folder's owner mark first, then the session and the mapping together; the
+        // reserved directory is made durable in the same wait for the disk.
+        let owner_text = format!("{id}\n");
+        project.write_in_order(
+            &[
+                &[(&owner, owner_text.as_bytes())],
+                &[
+                    (&session_path, json_text(&session).as_bytes()),
+                    (MAPPING, mapping_text.as_bytes()),
+                ],
+            ],
+            &[".claude/specs"],
+        )?;
+        self.mapping.remember(project, mapping_text, taken.index);
+        tracing::info!(session_id = %id, task_name = %session.task_name, "session started");
+        Ok(Started { session, notices })
+    }
+}
+
+/// Moves an unusable task mapping aside (nothing is deleted) and says so.
+fn keep_aside(project: &Project, why: &str, now: DateTime<Utc>) -> Result<String> {
+    let aside = format!("{MAPPING}.unreadable-{}", now.format("%Y%m%dT%H%M%S%3fZ"));
+    let from = project.check(MAPPING)?;
+    let to = project.check(&aside)?;
+    std::fs::rename(&from, &to).map_err(|e| Error::storage("move aside", &from, &e))?;
+    Ok(format!(
+        "{MAPPING} {why}; it was rebuilt from the session files, and the old one is kept as {aside}."
+    ))
+}
+
+/// Takes back what a failed `start` made. Only what it made, and directories only when
+/// empty, so nothing of anyone else's can go.
+fn undo(project: &Project, made: &Made) {
+    for rel in &made.files {
+        let _ = std::fs::remove_file(project.path(rel));
+    }
+    let mut dirs: Vec<&str> = Vec::new();
+    if let Some(d) = &made.task_dir {
+        dirs.push(d);
+    }
+    if made.specs_dir {
+        dirs.push(".claude/specs");
+    }
+    if made.claude_dir {
+        dirs.push(".claude");
+    }
+    if made.state_dir {
+        project.sweep_stale_temp(".bmad-task");
+        let _ = std::fs::remove_file(project.path(super::LOCK_FILE));
+        dirs.push(".bmad-task");
+    }
+    for d in dirs {
+        let _ = std::fs::remove_dir(project.path(d));
+    }
+}
