@@ -232,6 +232,18 @@ pub(crate) fn io_reason(err: &std::io::Error) -> String {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// The most characters of a caller's (or a file's) text that a message quotes.
+pub const QUOTE_CHARS: usize = 200;
+
+/// At most `max` characters of `s`, marked with `…` when cut: how every message quotes
+/// text it did not write itself, so a reply stays small whatever came in.
+pub fn clip(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &s[..cut]),
+        None => s.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{connect, start_args, tree_digest, Client, Era, Raw, Sandbox};
+use common::{clipped, connect, start_args, tree_digest, Client, Era, Raw, Sandbox};
 use serde_json::{json, Value};
 
 const UUID_UNKNOWN: &str = "6f1c2d3e-4b5a-4c6d-8e9f-0a1b2c3d4e5f";
@@ -430,15 +430,6 @@ async fn reading_a_project_never_creates_files_in_it() {
     assert!(sb.project.read_dir().unwrap().next().is_none());
     c.close().await;
     sb.assert_confined(&[]);
-}
-
-fn clipped(v: &Value) -> String {
-    let s = v.to_string();
-    if s.len() > 200 {
-        format!("{}… ({} bytes)", &s[..200], s.len())
-    } else {
-        s
-    }
 }
 
 /// `.claude/specs` or `.bmad-task` replaced by a symbolic link that leads out of the

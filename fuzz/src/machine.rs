@@ -492,7 +492,9 @@ fn refused(before: &Session, command: &Command, action: Action, e: &WorkflowErro
             assert_eq!(*current, before.current_stage);
             assert!(matches!(command, Command::Submit { stage: Some(s), .. } if s == given));
         }
-        WorkflowError::MissingResult { .. } | WorkflowError::EmptyDocument { .. } => {
+        WorkflowError::MissingResult { .. }
+        | WorkflowError::EmptyDocument { .. }
+        | WorkflowError::SubmissionTooLarge { .. } => {
             assert!(allowed);
             assert!(matches!(command, Command::Submit { .. }));
         }

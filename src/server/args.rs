@@ -55,6 +55,9 @@ pub struct BmadTaskArgs {
     /// For `approve` of the sprint plan: which sprints to build, e.g. "all" or "sprint 1".
     #[serde(default)]
     pub scope: Option<String>,
+    /// For `list`: the `next_cursor` of the previous page (leave out for the first).
+    #[serde(default)]
+    pub cursor: Option<String>,
 }
 
 /// Size limits of the inputs (SPEC §12) and the wait for the project lock, adjustable
@@ -108,6 +111,7 @@ pub enum Call {
     },
     List {
         cwd: Option<String>,
+        cursor: Option<String>,
     },
     Status {
         cwd: Option<String>,
@@ -121,7 +125,7 @@ pub enum Call {
 }
 
 /// The fields of [`BmadTaskArgs`], as the input schema names them.
-pub const FIELD_NAMES: [&str; 13] = [
+pub const FIELD_NAMES: [&str; 14] = [
     "action",
     "session_id",
     "task_name",
@@ -135,6 +139,7 @@ pub const FIELD_NAMES: [&str; 13] = [
     "approved",
     "feedback",
     "scope",
+    "cursor",
 ];
 
 /// Parses the raw tool arguments into a [`Call`], or an error that names the field.
@@ -179,6 +184,11 @@ fn check_shape(map: &Map<String, Value>) -> Result<()> {
 }
 
 fn describe_serde_error(path: &str, inner: &str) -> Error {
+    // serde quotes the offending value whole (`invalid type: string "…"`), and the path
+    // holds caller keys (`answers.<id>`).
+    let inner = &crate::error::clip(inner, crate::error::QUOTE_CHARS);
+    let path = clip(path);
+    let path = path.as_str();
     let at_root = path == "." || path.is_empty();
     if at_root {
         if let Some(field) = between(inner, "missing field `", "`") {
@@ -266,11 +276,7 @@ fn session_key(args: &BmadTaskArgs) -> Result<SessionKey> {
 
 /// At most 80 characters of a caller's value, for quoting it in a message.
 fn clip(s: &str) -> String {
-    let mut out: String = s.chars().take(80).collect();
-    if out.len() < s.len() {
-        out.push('…');
-    }
-    out
+    crate::error::clip(s, 80)
 }
 
 fn validate(args: BmadTaskArgs, limits: &Limits) -> Result<Call> {
@@ -278,7 +284,11 @@ fn validate(args: BmadTaskArgs, limits: &Limits) -> Result<Call> {
     if let Some(c) = &cwd {
         check_size("cwd", c, limits.text_bytes)?;
     }
-    for (field, value) in [("feedback", &args.feedback), ("scope", &args.scope)] {
+    for (field, value) in [
+        ("feedback", &args.feedback),
+        ("scope", &args.scope),
+        ("cursor", &args.cursor),
+    ] {
         if let Some(v) = value {
             check_size(field, v, limits.text_bytes)?;
         }
@@ -300,7 +310,12 @@ fn validate(args: BmadTaskArgs, limits: &Limits) -> Result<Call> {
                 objective: objective.to_string(),
             });
         }
-        Action::List => return Ok(Call::List { cwd }),
+        Action::List => {
+            return Ok(Call::List {
+                cwd,
+                cursor: args.cursor,
+            })
+        }
         Action::Status => {
             let key = session_key(&args)?;
             return Ok(Call::Status { cwd, key });
@@ -332,7 +347,7 @@ fn validate(args: BmadTaskArgs, limits: &Limits) -> Result<Call> {
                 )
             })?;
             for (id, a) in &answers {
-                check_size(&format!("answers.{id}"), a, limits.text_bytes)?;
+                check_size(&format!("answers.{}", clip(id)), a, limits.text_bytes)?;
             }
             (key, Command::Answer { answers })
         }

@@ -114,10 +114,12 @@ impl BmadServer {
                 .start(cwd.as_deref(), &objective, &Utc::now)
                 .map(|started| reply::for_start(&started.session, started.notices))
                 .map_err(plain),
-            Call::List { cwd } => {
+            Call::List { cwd, cursor } => {
                 let project = store.project(cwd.as_deref()).map_err(plain)?;
-                let sessions = store.list(cwd.as_deref()).map_err(plain)?;
-                Ok(reply::for_list(sessions, &project.display()))
+                let page = store
+                    .list(cwd.as_deref(), cursor.as_deref())
+                    .map_err(plain)?;
+                Ok(reply::for_list(page, &project.display()))
             }
             Call::Status { cwd, key } => store
                 .load(cwd.as_deref(), &key)
@@ -145,6 +147,7 @@ impl BmadServer {
 }
 
 fn to_result(reply: Reply) -> CallToolResult {
+    let reply = reply::bound(reply);
     let is_error = reply.error.is_some();
     let value = serde_json::to_value(reply).expect("replies serialize");
     if is_error {

@@ -2,6 +2,7 @@
 //! loading fresh state, writing an outcome's files and then the session (SPEC §7).
 //! Disk is the only truth, so several server processes can share one project.
 
+mod list;
 mod lock;
 mod mapping;
 mod names;
@@ -18,15 +19,16 @@ use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
+use crate::error::{clip, Error, Result};
 use crate::workflow::machine::{self, ProjectFiles};
 use crate::workflow::session::Session;
 use crate::workflow::stage::Stage;
 use crate::workflow::{Command, Facts, State};
 
 use mapping::MappingCache;
-use sessions::{json_text, load_session, load_stored, session_ids, Listed};
+use sessions::{json_text, load_session, session_ids};
 
+pub use list::{Damaged, Page, PAGE};
 pub use lock::{lock_wait_from_env, DEFAULT_LOCK_WAIT, LOCK_FILE};
 pub use mapping::{Mapping, MappingEntry};
 pub use names::{candidate as task_name_candidate, is_valid as is_valid_task_name, slug_for};
@@ -81,6 +83,8 @@ pub struct Store {
     swept: Mutex<HashSet<PathBuf>>,
     /// The parsed task mapping, reused while its file is unchanged.
     mapping: MappingCache,
+    /// What `list` read of each session file, reused while the file is unchanged.
+    list_cache: list::ListCache,
 }
 
 impl Store {
@@ -90,6 +94,7 @@ impl Store {
             lock_wait,
             swept: Mutex::new(HashSet::new()),
             mapping: MappingCache::default(),
+            list_cache: list::ListCache::default(),
         }
     }
 
@@ -239,32 +244,6 @@ impl Store {
         })
     }
 
-    /// The project's sessions, newest first.
-    pub fn list(&self, cwd: Option<&str>) -> Result<Vec<ListEntry>> {
-        let project = self.project(cwd)?;
-        if !project.has_state() {
-            return Ok(Vec::new());
-        }
-        let mut out = Vec::new();
-        for id in session_ids(&project)? {
-            // Only the listed fields are decoded: a whole session costs several times
-            // more, and `list` reads every one (see BENCHMARKS.md).
-            match load_stored::<Listed>(&project, &id) {
-                Ok(Some(s)) => out.push(ListEntry {
-                    session_id: s.session_id,
-                    task_name: s.task_name,
-                    current_stage: s.current_stage,
-                    current_state: s.current_state,
-                    updated_at: s.updated_at,
-                }),
-                Ok(None) => {}
-                Err(e) => tracing::warn!(error = %e, "skipping unreadable session"),
-            }
-        }
-        out.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
-        Ok(out)
-    }
-
     fn find_session(&self, project: &Project, key: &SessionKey) -> Result<Option<Session>> {
         if !project.has_state() {
             return Ok(None);
@@ -305,15 +284,6 @@ fn not_before_last_entry(session: &Session, now: DateTime<Utc>) -> DateTime<Utc>
         .and_then(|h| DateTime::parse_from_rfc3339(&h.at).ok())
         .map(|t| t.with_timezone(&Utc))
         .map_or(now, |last| now.max(last))
-}
-
-/// At most `max` characters of a text from a file or a caller, for quoting in a message.
-pub fn clip(s: &str, max: usize) -> String {
-    let mut out: String = s.chars().take(max).collect();
-    if out.len() < s.len() {
-        out.push('…');
-    }
-    out
 }
 
 /// The machine's read access to project files, confined like every write.
@@ -438,7 +408,7 @@ mod tests {
     }
 
     #[test]
-    fn list_shows_what_the_sessions_hold_and_skips_invalid_ones() {
+    fn list_shows_what_the_sessions_hold_and_reports_invalid_ones_apart() {
         let dir = tempfile::tempdir().unwrap();
         let store = store_at(dir.path());
         let kept: Vec<Session> = ["One", "Two", "Three"]
@@ -507,7 +477,15 @@ mod tests {
             .unwrap_err();
         assert!(matches!(err, Error::Corrupt { .. }), "{err}");
 
-        let listed = store.list(None).unwrap();
+        let page = store.list(None, None).unwrap();
+        // The four files that cannot be trusted are reported, by the id in their name.
+        let mut reported: Vec<&str> = page.damaged.iter().map(|d| d.session_id.as_str()).collect();
+        reported.sort_unstable();
+        let mut want: Vec<&str> = broken.iter().map(|s| s.session_id.as_str()).collect();
+        want.sort_unstable();
+        assert_eq!(reported, want);
+        assert_eq!(page.damaged_total, 4);
+        let listed = page.sessions;
         let mut expected: Vec<ListEntry> = [&kept[0], &after, &kept[2], &damaged]
             .into_iter()
             .map(|s| ListEntry {

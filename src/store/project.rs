@@ -60,7 +60,7 @@ impl Project {
     fn at(source_name: &'static str, value: &str) -> Result<Project> {
         let invalid = |reason: &str| Error::InvalidProject {
             source_name,
-            value: value.to_string(),
+            value: crate::error::clip(value, crate::error::QUOTE_CHARS),
             reason: reason.to_string(),
         };
         let p = Path::new(value);

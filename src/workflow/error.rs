@@ -40,6 +40,11 @@ pub enum WorkflowError {
     EmptyAnswer { id: String },
     #[error("the document to confirm ({path}) is missing and cannot be recovered; `reject` the stage and submit it again")]
     DocumentUnavailable { path: String },
+    #[error("field `{field}`: {problem}")]
+    SubmissionTooLarge {
+        field: &'static str,
+        problem: String,
+    },
     #[error("{path} {reason}; nothing was changed. {todo}")]
     DocumentUnreadable {
         path: String,
@@ -82,6 +87,7 @@ impl WorkflowError {
             }
             WorkflowError::DocumentUnavailable { .. } => ErrorCode::DocumentMissing,
             WorkflowError::DocumentUnreadable { .. } => ErrorCode::DocumentUnreadable,
+            WorkflowError::SubmissionTooLarge { .. } => ErrorCode::TooLarge,
             WorkflowError::InvalidScope { .. } => ErrorCode::InvalidScope,
         }
     }

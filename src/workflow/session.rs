@@ -221,6 +221,10 @@ impl StageRecords {
         Stage::ALL.into_iter().zip(self.0.iter())
     }
 
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut StageRecord> {
+        self.0.iter_mut()
+    }
+
     pub fn len(&self) -> usize {
         self.0.len()
     }

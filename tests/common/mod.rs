@@ -178,6 +178,20 @@ pub fn read_json(path: &Path) -> Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// A value for a failure message: its first 200 bytes and its size.
+pub fn clipped(v: &Value) -> String {
+    let s = v.to_string();
+    if s.len() > 200 {
+        let cut = (0..=200)
+            .rev()
+            .find(|i| s.is_char_boundary(*i))
+            .unwrap_or(0);
+        format!("{}… ({} bytes)", &s[..cut], s.len())
+    } else {
+        s
+    }
+}
+
 pub fn start_args(project: &Path, objective: &str) -> Value {
     json!({"action": "start", "objective": objective, "cwd": project.to_str().unwrap()})
 }

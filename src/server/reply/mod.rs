@@ -9,11 +9,14 @@ use serde::Serialize;
 
 use crate::error::{Error, ErrorCode};
 use crate::prompts;
-use crate::store::ListEntry;
+use crate::store::{Damaged, ListEntry, Page};
 use crate::workflow::session::{Question, ScoreSource, Sprint};
 use crate::workflow::{allowed_actions, Action, Engine, Facts, Session, Stage, State};
 
+mod bound;
 mod message;
+
+pub use bound::{bound, MAX_REPLY_BYTES};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -127,9 +130,18 @@ pub struct Reply {
     /// `status`: the session as stored (documents are references).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session: Option<Session>,
-    /// `list`: the project's sessions, newest first.
+    /// `list`: a page of the project's sessions, newest first.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sessions: Option<Vec<ListEntry>>,
+    /// `list`: pass as `cursor` for the next page; absent on the last page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+    /// `list`: how many sessions the project has.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<usize>,
+    /// `list`: session files that cannot be read (first page only), with why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub damaged: Option<Vec<Damaged>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorBody>,
     /// With an error about a known session: what is legal now.
@@ -265,10 +277,28 @@ pub fn for_status(s: &Session) -> Reply {
     r
 }
 
-pub fn for_list(sessions: Vec<ListEntry>, project: &str) -> Reply {
+pub fn for_list(page: Page, project: &str) -> Reply {
+    let shown = page.sessions.len();
+    let mut msg = if shown == page.total {
+        format!("{} session(s) in {project}.", page.total)
+    } else {
+        format!(
+            "{shown} of {} session(s) in {project}; pass `next_cursor` as `cursor` for more.",
+            page.total
+        )
+    };
+    if page.damaged_total > 0 {
+        msg.push_str(&format!(
+            " {} session file(s) cannot be read: see `damaged`.",
+            page.damaged_total
+        ));
+    }
     Reply {
-        user_message: format!("{} session(s) in {project}.", sessions.len()),
-        sessions: Some(sessions),
+        user_message: msg,
+        sessions: Some(page.sessions),
+        next_cursor: page.next_cursor,
+        total: Some(page.total),
+        damaged: some_vec(page.damaged),
         ..Reply::default()
     }
 }

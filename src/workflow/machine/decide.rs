@@ -8,6 +8,7 @@ use super::super::session::{Artifact, ContentRef, Sprint, StageRecord, State};
 use super::super::stage::{Engine, Gate, Stage};
 use super::super::submission;
 use super::{sha256_hex, Step, WorkflowError};
+use crate::error::clip;
 
 /// Where the document to confirm came from (see [`Step::reviewed_document`]).
 enum Reviewed {
@@ -28,19 +29,23 @@ impl Step<'_> {
         if answers.is_empty() {
             return Err(WorkflowError::NoAnswers { known: open_ids() });
         }
-        let unknown: Vec<String> = answers
+        let unknown: Vec<&String> = answers
             .keys()
             .filter(|k| !rec.questions.iter().any(|q| &q.id == *k))
-            .cloned()
             .collect();
         if !unknown.is_empty() {
+            // Ids are the caller's text: a few, each cut short, and how many there were.
+            let mut named: Vec<String> = unknown.iter().take(5).map(|k| clip(k, 40)).collect();
+            if unknown.len() > 5 {
+                named.push(format!("and {} more", unknown.len() - 5));
+            }
             return Err(WorkflowError::UnknownQuestions {
-                unknown,
+                unknown: named,
                 known: open_ids(),
             });
         }
         if let Some((id, _)) = answers.iter().find(|(_, a)| a.trim().is_empty()) {
-            return Err(WorkflowError::EmptyAnswer { id: id.clone() });
+            return Err(WorkflowError::EmptyAnswer { id: clip(id, 40) });
         }
         let rec = self.session.record_mut(stage);
         for (id, a) in answers {
@@ -246,13 +251,4 @@ fn sprint_list(sprints: &[Sprint]) -> String {
         out.push(format!("and {} more", sprints.len() - 20));
     }
     out.join(", ")
-}
-
-/// At most `max` characters of a text, marked when cut.
-fn clip(s: &str, max: usize) -> String {
-    let mut out: String = s.chars().take(max).collect();
-    if out.len() < s.len() {
-        out.push('…');
-    }
-    out
 }

@@ -10,6 +10,50 @@ use super::super::stage::{Engine, Marker, Stage};
 use super::super::submission::{self, Submission, SubmissionError};
 use super::{Step, WorkflowError};
 
+/// Questions one submission may ask, and the characters of each.
+pub const MAX_QUESTIONS: usize = 10;
+pub const MAX_QUESTION_CHARS: usize = 1000;
+/// Gaps one submission may list, and the characters of each.
+pub const MAX_GAPS: usize = 20;
+pub const MAX_GAP_CHARS: usize = 500;
+
+/// Refuses a submission whose questions or gaps are more, or longer, than a human reads:
+/// they are shown to the human and kept in the session, so junk must not get in.
+fn check_lists(field: &'static str, s: &Submission) -> Result<(), WorkflowError> {
+    let too_large = |problem: String| WorkflowError::SubmissionTooLarge { field, problem };
+    if s.questions.len() > MAX_QUESTIONS {
+        return Err(too_large(format!(
+            "{} questions, more than the {MAX_QUESTIONS} one submission may ask; ask the ones whose answers change the document most",
+            s.questions.len()
+        )));
+    }
+    if s.gaps.len() > MAX_GAPS {
+        return Err(too_large(format!(
+            "{} gaps, more than the {MAX_GAPS} one submission may list; name the most important",
+            s.gaps.len()
+        )));
+    }
+    let long = |text: &str, max: usize| text.chars().nth(max).is_some();
+    if let Some(i) = s.questions.iter().position(|q| {
+        long(&q.question, MAX_QUESTION_CHARS)
+            || q.context
+                .as_deref()
+                .is_some_and(|c| long(c, MAX_QUESTION_CHARS))
+    }) {
+        return Err(too_large(format!(
+            "question {} (or its context) is longer than {MAX_QUESTION_CHARS} characters; ask it in a sentence or two",
+            i + 1
+        )));
+    }
+    if let Some(i) = s.gaps.iter().position(|g| long(g, MAX_GAP_CHARS)) {
+        return Err(too_large(format!(
+            "gap {} is longer than {MAX_GAP_CHARS} characters; name it in a sentence",
+            i + 1
+        )));
+    }
+    Ok(())
+}
+
 /// One engine's parsed submission with its score.
 struct Candidate {
     engine: Engine,
@@ -34,6 +78,7 @@ impl Step<'_> {
                 field: engine.result_field(),
             },
         })?;
+        check_lists(engine.result_field(), &submission)?;
         let (score, source) = match submission.reported_score {
             Some(s) => (s, ScoreSource::Reported),
             None => (

@@ -1,0 +1,188 @@
+//! Every reply stays under [`MAX_REPLY_BYTES`], whatever came in: hosts cap what a tool
+//! may return (Claude Code warns at ~10k tokens and cuts at 25k), and a reply cut by the
+//! host loses its end, where the instructions are. Long lists are capped with a count;
+//! when the texts a host and a human sent (answers, feedback) still make the reply too
+//! large, they are cut here and the reply says where they are in full.
+
+use crate::error::clip;
+
+use super::Reply;
+
+/// The most bytes of JSON one reply may have.
+pub const MAX_REPLY_BYTES: usize = 64 * 1024;
+/// The most items of a list (questions, gaps, guidance, notices) a reply carries.
+pub const MAX_ITEMS: usize = 20;
+/// The most history entries a `status` reply shows (the session file has them all).
+pub const MAX_HISTORY: usize = 50;
+
+fn size(r: &Reply) -> usize {
+    serde_json::to_vec(r).map_or(usize::MAX, |v| v.len())
+}
+
+fn cap<T>(list: &mut Option<Vec<T>>, what: &str, cut: &mut Vec<String>) {
+    if let Some(items) = list {
+        if items.len() > MAX_ITEMS {
+            cut.push(format!("{what}: the first {MAX_ITEMS} of {}", items.len()));
+            items.truncate(MAX_ITEMS);
+        }
+    }
+}
+
+/// `r` made to fit in [`MAX_REPLY_BYTES`]; what was cut is named in a notice.
+pub fn bound(mut r: Reply) -> Reply {
+    let mut cut: Vec<String> = Vec::new();
+    cap(&mut r.questions, "questions", &mut cut);
+    cap(&mut r.gaps, "gaps", &mut cut);
+    cap(&mut r.guidance, "guidance", &mut cut);
+    cap(&mut r.sprints, "sprints", &mut cut);
+    if let Some(s) = r.session.as_mut() {
+        let n = s.history.len();
+        if n > MAX_HISTORY {
+            s.history.drain(..n - MAX_HISTORY);
+            cut.push(format!(
+                "session.history: the last {MAX_HISTORY} of {n} entries"
+            ));
+        }
+    }
+    let where_in_full = r
+        .session_id
+        .as_ref()
+        .map(|id| format!(".bmad-task/session-{id}.json"))
+        .unwrap_or_else(|| "the session file".into());
+    if size(&r) > MAX_REPLY_BYTES {
+        if let Some(c) = r.context.as_mut() {
+            for a in &mut c.answers {
+                a.question = clip(&a.question, 300);
+                a.answer = a.answer.as_deref().map(|t| clip(t, 500));
+            }
+            let n = c.feedback.len();
+            if n > 3 {
+                c.feedback.drain(..n - 3);
+            }
+            for f in &mut c.feedback {
+                *f = clip(f, 1000);
+            }
+            cut.push(format!(
+                "context: answers and feedback cut short (in full in {where_in_full}, `stages.<stage>.answers` and `.feedback`)"
+            ));
+        }
+        if let Some(s) = r.session.as_mut() {
+            for rec in s.stages.iter_mut() {
+                for a in rec.answers.values_mut() {
+                    *a = clip(a, 500);
+                }
+                for f in &mut rec.feedback {
+                    *f = clip(f, 1000);
+                }
+            }
+            cut.push(format!(
+                "session: answers and feedback cut short (in full in {where_in_full})"
+            ));
+        }
+    }
+    let over = size(&r).saturating_sub(MAX_REPLY_BYTES);
+    if over > 0 {
+        if let Some(p) = r.role_prompt.as_mut() {
+            // Keep the role and its first instructions; the rest is cut with a pointer.
+            let keep = p.len().saturating_sub(over + 1024).max(4096);
+            let at = (0..=keep.min(p.len()))
+                .rev()
+                .find(|i| p.is_char_boundary(*i))
+                .unwrap_or(0);
+            p.truncate(at);
+            p.push_str(&format!(
+                "\n\n[This prompt was cut to keep the reply under 64 KiB. The answers and feedback it quoted are in full in {where_in_full} (`stages.<stage>.answers`, `.feedback`): read them before you write.]\n"
+            ));
+            cut.push("role_prompt: cut (see its last paragraph)".into());
+        }
+    }
+    if size(&r) > MAX_REPLY_BYTES {
+        // Nothing above sufficed (a reply this large has no precedent): the message and
+        // the error stay, every other large field goes.
+        r.user_message = clip(&r.user_message, 4000);
+        r.context = None;
+        r.session = None;
+        r.role_prompt = r.role_prompt.as_deref().map(|p| clip(p, 8000));
+        cut.push(format!(
+            "context and session: left out; `status` and {where_in_full} have them"
+        ));
+    }
+    if !cut.is_empty() {
+        let notices = r.notices.get_or_insert_with(Vec::new);
+        notices.truncate(MAX_ITEMS - 1);
+        notices.push(format!(
+            "This reply was shortened to stay under 64 KiB: {}.",
+            cut.join("; ")
+        ));
+    } else {
+        cap(&mut r.notices, "notices", &mut cut);
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{AnsweredQuestion, Context};
+    use super::*;
+
+    fn context(answers: usize, answer_len: usize, feedback: usize) -> Context {
+        Context {
+            objective: "x".repeat(4096),
+            specs_dir: ".claude/specs/t".into(),
+            answers: (0..answers)
+                .map(|i| AnsweredQuestion {
+                    id: format!("q{i}"),
+                    question: "Which platforms? ".repeat(50),
+                    answer: Some("é".repeat(answer_len)),
+                })
+                .collect(),
+            feedback: (0..feedback).map(|_| "f".repeat(65_536)).collect(),
+            documents: Vec::new(),
+            previous_draft: None,
+            scope: None,
+        }
+    }
+
+    #[test]
+    fn a_small_reply_is_left_as_it_is() {
+        let r = Reply {
+            user_message: "hello".into(),
+            context: Some(context(3, 100, 1)),
+            ..Reply::default()
+        };
+        let r = Reply {
+            context: r.context.map(|mut c| {
+                c.feedback[0] = "short".into();
+                c
+            }),
+            ..r
+        };
+        assert_eq!(bound(r.clone()), r);
+    }
+
+    #[test]
+    fn the_largest_inputs_give_a_reply_under_the_cap_that_says_what_was_cut() {
+        let r = Reply {
+            session_id: Some("6f1c2d3e-4b5a-4c6d-8e9f-0a1b2c3d4e5f".into()),
+            user_message: "m".repeat(10_000),
+            role_prompt: Some("p".repeat(900_000)),
+            context: Some(context(50, 32_768, 10)),
+            questions: Some(Vec::new()),
+            gaps: Some((0..100).map(|i| format!("gap {i}")).collect()),
+            notices: Some((0..30).map(|i| format!("notice {i}")).collect()),
+            ..Reply::default()
+        };
+        assert!(size(&r) > 2_000_000);
+        let b = bound(r);
+        assert!(size(&b) <= MAX_REPLY_BYTES, "{}", size(&b));
+        assert_eq!(b.gaps.as_ref().unwrap().len(), MAX_ITEMS);
+        let notices = b.notices.unwrap();
+        assert!(notices.len() <= MAX_ITEMS);
+        let last = notices.last().unwrap();
+        assert!(
+            last.contains("shortened") && last.contains("gaps: the first 20 of 100"),
+            "{last}"
+        );
+        assert!(last.contains(".bmad-task/session-6f1c2d3e"), "{last}");
+    }
+}

@@ -1,0 +1,191 @@
+//! `list`: the project's sessions, newest first, a page at a time, with the session files
+//! that cannot be read reported beside them rather than dropped. The listed fields of each
+//! file are kept in memory while the file is the same (inode, size, modification time),
+//! so a project of thousands of sessions costs a directory read and a `stat` per file,
+//! not a parse of each.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::sessions::{load_stored, session_rel, Listed};
+use super::{ListEntry, Project, Store};
+use crate::error::{clip, Error, ErrorCode, Result};
+
+/// Sessions per page.
+pub const PAGE: usize = 50;
+/// Damaged files named per page (the count says how many there are).
+const MAX_DAMAGED: usize = 20;
+
+/// A session file that `list` cannot show.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Damaged {
+    /// From the file's name.
+    pub session_id: String,
+    pub file: String,
+    pub reason: String,
+}
+
+/// One page of `list`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Page {
+    pub sessions: Vec<ListEntry>,
+    /// Pass as `cursor` for the next page; `None` on the last.
+    pub next_cursor: Option<String>,
+    /// Sessions in the project (readable ones).
+    pub total: usize,
+    /// Files that cannot be read, on the first page only.
+    pub damaged: Vec<Damaged>,
+    pub damaged_total: usize,
+}
+
+/// What a file held when it was last read, and the file it was read from.
+#[derive(Clone)]
+struct Seen {
+    stamp: (u64, u64, i128),
+    entry: std::result::Result<ListEntry, String>,
+}
+
+#[derive(Default)]
+pub(super) struct ListCache {
+    projects: Mutex<HashMap<PathBuf, HashMap<String, Seen>>>,
+}
+
+/// (inode, size, modification time in ns): a file rewritten by the server is a new inode;
+/// one edited in place has a new time.
+fn stamp(meta: &std::fs::Metadata) -> (u64, u64, i128) {
+    #[cfg(unix)]
+    let ino = std::os::unix::fs::MetadataExt::ino(meta);
+    #[cfg(not(unix))]
+    let ino = 0;
+    let mtime = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(-1, |d| d.as_nanos() as i128);
+    (ino, meta.len(), mtime)
+}
+
+fn cursor_of(e: &ListEntry) -> String {
+    format!("{}|{}", e.updated_at, e.session_id)
+}
+
+impl Store {
+    /// A page of the project's sessions, newest first; `cursor` is the `next_cursor` of
+    /// the page before.
+    pub fn list(&self, cwd: Option<&str>, cursor: Option<&str>) -> Result<Page> {
+        let project = self.project(cwd)?;
+        let after = match cursor {
+            None => None,
+            Some(c) => Some(
+                c.split_once('|')
+                    .filter(|(t, id)| !t.is_empty() && !id.is_empty())
+                    .ok_or_else(|| {
+                        Error::argument(
+                            ErrorCode::InvalidArgument,
+                            format!(
+                                "field `cursor`: `{}` is not a cursor that `list` returned; leave it out for the first page",
+                                clip(c, 80)
+                            ),
+                        )
+                    })?,
+            ),
+        };
+        if !project.has_state() {
+            return Ok(Page::default());
+        }
+        let (mut entries, damaged) = self.list_cache.read_all(&project)?;
+        entries.sort_by(|a, b| {
+            b.updated_at
+                .cmp(&a.updated_at)
+                .then_with(|| a.session_id.cmp(&b.session_id))
+        });
+        let total = entries.len();
+        // Entries up to and including the cursor's place in this order (whether or not
+        // that session is still there) were on earlier pages.
+        let start = after.map_or(0, |(t, id)| {
+            entries.partition_point(|e| {
+                let at = e.updated_at.as_str();
+                at > t || (at == t && e.session_id.as_str() <= id)
+            })
+        });
+        let sessions: Vec<ListEntry> = entries.into_iter().skip(start).take(PAGE).collect();
+        let next_cursor = (start + sessions.len() < total)
+            .then(|| sessions.last().map(cursor_of))
+            .flatten();
+        let damaged_total = damaged.len();
+        Ok(Page {
+            sessions,
+            next_cursor,
+            total,
+            damaged: if cursor.is_none() {
+                damaged.into_iter().take(MAX_DAMAGED).collect()
+            } else {
+                Vec::new()
+            },
+            damaged_total,
+        })
+    }
+}
+
+impl ListCache {
+    /// Every session file's listed fields (from memory when the file is unchanged), and
+    /// the files that cannot be read.
+    fn read_all(&self, project: &Project) -> Result<(Vec<ListEntry>, Vec<Damaged>)> {
+        let dir = project.path(".bmad-task");
+        let read = std::fs::read_dir(&dir).map_err(|e| Error::storage("read", &dir, &e))?;
+        let mut projects = self.projects.lock().unwrap_or_else(|e| e.into_inner());
+        let known = projects.entry(project.root.clone()).or_default();
+        let mut fresh: HashMap<String, Seen> = HashMap::with_capacity(known.len());
+        for e in read.flatten() {
+            let Ok(name) = e.file_name().into_string() else {
+                continue;
+            };
+            let Some(id) = name
+                .strip_prefix("session-")
+                .and_then(|n| n.strip_suffix(".json"))
+                .filter(|id| uuid::Uuid::parse_str(id).is_ok())
+            else {
+                continue;
+            };
+            let Ok(meta) = e.metadata() else { continue };
+            let stamp = stamp(&meta);
+            let seen = match known.remove(id) {
+                Some(seen) if seen.stamp == stamp => seen,
+                _ => Seen {
+                    stamp,
+                    entry: match load_stored::<Listed>(project, id) {
+                        Ok(Some(s)) => Ok(ListEntry {
+                            session_id: s.session_id,
+                            task_name: s.task_name,
+                            current_stage: s.current_stage,
+                            current_state: s.current_state,
+                            updated_at: s.updated_at,
+                        }),
+                        Ok(None) => continue,
+                        Err(e) => Err(clip(&e.to_string(), 300)),
+                    },
+                },
+            };
+            fresh.insert(id.to_string(), seen);
+        }
+        let mut entries = Vec::with_capacity(fresh.len());
+        let mut damaged = Vec::new();
+        for (id, seen) in &fresh {
+            match &seen.entry {
+                Ok(e) => entries.push(e.clone()),
+                Err(reason) => damaged.push(Damaged {
+                    session_id: id.clone(),
+                    file: session_rel(id),
+                    reason: reason.clone(),
+                }),
+            }
+        }
+        damaged.sort_by(|a, b| a.session_id.cmp(&b.session_id));
+        *known = fresh;
+        Ok((entries, damaged))
+    }
+}
