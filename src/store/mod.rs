@@ -32,7 +32,7 @@ pub use list::{Damaged, Page, PAGE};
 pub use lock::{lock_wait_from_env, DEFAULT_LOCK_WAIT, LOCK_FILE};
 pub use mapping::{Mapping, MappingEntry};
 pub use names::{candidate as task_name_candidate, is_valid as is_valid_task_name, slug_for};
-pub use project::{DefaultRoot, Project};
+pub use project::{discover, DefaultRoot, Project};
 pub use read::{ReadProblem, MAX_READ_BYTES};
 pub use sessions::session_rel;
 pub use start::Started;

@@ -20,8 +20,15 @@ pub struct DefaultRoot {
     pub value: String,
 }
 
+/// The name [`DefaultRoot::from_env`] gives the working directory as a source.
+pub const WORKING_DIRECTORY: &str = "the server's working directory";
+
+/// What to do when the server cannot tell the project by itself.
+const NAME_THE_PROJECT: &str = "name the project: give `cwd` (its absolute path) in the call, or set BMAD_PROJECT_ROOT (or CLAUDE_PROJECT_DIR) in the server's environment";
+
 impl DefaultRoot {
-    /// `BMAD_PROJECT_ROOT`, else `CLAUDE_PROJECT_DIR`, else the working directory.
+    /// `BMAD_PROJECT_ROOT`, else `CLAUDE_PROJECT_DIR`, else the project the working
+    /// directory is in (see [`discover`]).
     pub fn from_env() -> DefaultRoot {
         for var in ["BMAD_PROJECT_ROOT", "CLAUDE_PROJECT_DIR"] {
             if let Ok(v) = std::env::var(var) {
@@ -34,11 +41,44 @@ impl DefaultRoot {
             }
         }
         DefaultRoot {
-            source_name: "the server's working directory",
+            source_name: WORKING_DIRECTORY,
             value: std::env::current_dir()
-                .map(|p| p.display().to_string())
+                .map(|p| discover(&p).display().to_string())
                 .unwrap_or_default(),
         }
+    }
+}
+
+/// The project a directory is in, found as git finds a repository: the nearest ancestor
+/// (itself included) that holds `.bmad-task/`, else the nearest that holds `.git`, else
+/// the directory itself. A host started in a subfolder so shares the project's state
+/// instead of starting a second `.bmad-task/` there.
+pub fn discover(start: &Path) -> PathBuf {
+    let holding = |name: &str, dir_only: bool| {
+        start
+            .ancestors()
+            .find(|a| std::fs::metadata(a.join(name)).is_ok_and(|m| !dir_only || m.is_dir()))
+    };
+    holding(STATE_DIR, true)
+        .or_else(|| holding(".git", false))
+        .unwrap_or(start)
+        .to_path_buf()
+}
+
+/// Whether this process may create files in `dir`.
+fn writable(dir: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+            return false;
+        };
+        // SAFETY: `c` is a valid NUL-terminated path for the duration of the call.
+        unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
+    }
+    #[cfg(not(unix))]
+    {
+        !std::fs::metadata(dir).is_ok_and(|m| m.permissions().readonly())
     }
 }
 
@@ -79,6 +119,19 @@ impl Project {
         let root = p
             .canonicalize()
             .map_err(|_| invalid("it cannot be resolved"))?;
+        // A host started outside any project: the server cannot guess which is meant.
+        if source_name == WORKING_DIRECTORY {
+            if root.parent().is_none() {
+                return Err(invalid(&format!(
+                    "it is the file system's root, not a project; {NAME_THE_PROJECT}"
+                )));
+            }
+            if !writable(&root) {
+                return Err(invalid(&format!(
+                    "the server may not write there; {NAME_THE_PROJECT}"
+                )));
+            }
+        }
         Ok(Project { root })
     }
 
