@@ -140,11 +140,12 @@ pub enum Error {
     /// A field is missing, of the wrong type, or has a value outside what it accepts.
     #[error("{message}")]
     Argument { code: ErrorCode, message: String },
-    #[error("field `{field}` is {size} bytes, over its limit of {limit} bytes")]
+    #[error("field `{field}` is {size} bytes, over its limit of {limit} bytes; send less, or raise the limit with {variable} in the server's environment")]
     TooLarge {
         field: String,
         size: usize,
         limit: usize,
+        variable: &'static str,
     },
     #[error("no session {what} in project {project}; `list` shows the sessions of a project")]
     SessionNotFound { what: String, project: String },
@@ -158,7 +159,7 @@ pub enum Error {
     UnsafePath { path: String, reason: String },
     #[error("{path} is not a valid session file: {detail}")]
     Corrupt { path: String, detail: String },
-    #[error("could not {op} {path}: {reason}")]
+    #[error("could not {op} {path}: {reason}; {}", storage_hint(.reason))]
     Storage {
         op: &'static str,
         path: String,
@@ -218,6 +219,23 @@ impl Error {
             path: path.display().to_string(),
             reason: io_reason(err),
         }
+    }
+}
+
+/// What to check after a failed read or write, from the OS's reason.
+fn storage_hint(reason: &str) -> &'static str {
+    let r = reason.to_ascii_lowercase();
+    if r.contains("no space") || r.contains("quota") {
+        "free some disk space (`df -h .`) and retry; nothing was half-written"
+    } else if r.contains("permission") || r.contains("read-only") || r.contains("not permitted") {
+        "check that this user may write there (`ls -ld .bmad-task .claude/specs`) and that the file system is not read-only"
+    } else if r.contains("not a directory")
+        || r.contains("is a directory")
+        || r.contains("file exists")
+    {
+        "something else is in the way at that path (a file where a folder belongs, or the reverse): move it aside and retry"
+    } else {
+        "check free disk space and the permissions of .bmad-task/ and .claude/specs/, then retry"
     }
 }
 

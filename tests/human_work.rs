@@ -440,7 +440,10 @@ async fn a_failed_start_takes_back_what_it_made_and_the_retry_gets_the_same_name
         .refused(start_args(project, "Disk full"), "storage_error")
         .await;
     let msg = e["error"]["message"].as_str().unwrap();
-    assert!(msg.contains("No space left"), "{msg}");
+    assert!(
+        msg.contains("No space left") && msg.contains("free some disk space"),
+        "{msg}"
+    );
     assert_eq!(
         common::files_under(project),
         before,

@@ -200,6 +200,25 @@ async fn messages_quote_at_most_200_characters_of_what_the_caller_sent() {
             common::clipped(&v)
         );
     }
+    // A refusal over a configurable limit names the variable that raises it.
+    for (args, variable) in [
+        (
+            json!({"action": "start", "objective": "o".repeat(5000)}),
+            "BMAD_MAX_OBJECTIVE_BYTES",
+        ),
+        (
+            json!({"action": "reject", "session_id": sid, "feedback": "f".repeat(70_000)}),
+            "BMAD_MAX_TEXT_BYTES",
+        ),
+        (
+            json!({"action": "submit", "session_id": sid, "codex_result": "c".repeat(4 * 1024 * 1024 + 1)}),
+            "BMAD_MAX_RESULT_BYTES",
+        ),
+    ] {
+        let e = c.refused(args, "too_large").await;
+        let msg = e["error"]["message"].as_str().unwrap();
+        assert!(msg.contains(variable), "{msg}");
+    }
     // Refused submissions left nothing in the session.
     assert_eq!(
         std::fs::read(project.join(format!(".bmad-task/session-{sid}.json"))).unwrap(),

@@ -305,6 +305,9 @@ pub fn server_binary() -> Result<PathBuf, Failure> {
         if profile_dir.ends_with("release") {
             build.arg("--release");
         }
+        // A first build takes a minute or two and cargo is told to be quiet: say why
+        // nothing seems to happen.
+        eprintln!("building the server (bmad-mcp)…");
         if !build.status()?.success() {
             return Err("building bmad-mcp failed".into());
         }

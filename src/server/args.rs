@@ -220,10 +220,16 @@ fn between<'a>(s: &'a str, start: &str, end: &str) -> Option<&'a str> {
 
 fn check_size(field: &str, value: &str, limit: usize) -> Result<()> {
     if value.len() > limit {
+        let variable = match field {
+            "claude_result" | "codex_result" => "BMAD_MAX_RESULT_BYTES",
+            "objective" => "BMAD_MAX_OBJECTIVE_BYTES",
+            _ => "BMAD_MAX_TEXT_BYTES",
+        };
         return Err(Error::TooLarge {
             field: field.to_string(),
             size: value.len(),
             limit,
+            variable,
         });
     }
     Ok(())

@@ -43,20 +43,28 @@ pub struct Page {
 }
 
 /// What a file held when it was last read, and the file it was read from.
-#[derive(Clone)]
 struct Seen {
     stamp: (u64, u64, i128),
+    /// The last listing that saw the file (files gone since are dropped).
+    generation: u64,
     entry: std::result::Result<ListEntry, String>,
+}
+
+/// One project's session files as last listed.
+#[derive(Default)]
+struct Known {
+    files: HashMap<String, Seen>,
+    generation: u64,
 }
 
 #[derive(Default)]
 pub(super) struct ListCache {
-    projects: Mutex<HashMap<PathBuf, HashMap<String, Seen>>>,
+    projects: Mutex<HashMap<PathBuf, Known>>,
 }
 
 /// (inode, size, modification time in ns): a file rewritten by the server is a new inode;
 /// one edited in place has a new time.
-fn stamp(meta: &std::fs::Metadata) -> (u64, u64, i128) {
+pub(super) fn stamp(meta: &std::fs::Metadata) -> (u64, u64, i128) {
     #[cfg(unix)]
     let ino = std::os::unix::fs::MetadataExt::ino(meta);
     #[cfg(not(unix))]
@@ -97,8 +105,20 @@ impl Store {
         if !project.has_state() {
             return Ok(Page::default());
         }
-        let (mut entries, damaged) = self.list_cache.read_all(&project)?;
-        entries.sort_by(|a, b| {
+        let mut projects = self
+            .list_cache
+            .projects
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let known = projects.entry(project.root.clone()).or_default();
+        let damaged = known.refresh(&project)?;
+        // Sorted by reference: only the page's entries are copied.
+        let mut entries: Vec<&ListEntry> = known
+            .files
+            .values()
+            .filter_map(|s| s.entry.as_ref().ok())
+            .collect();
+        entries.sort_unstable_by(|a, b| {
             b.updated_at
                 .cmp(&a.updated_at)
                 .then_with(|| a.session_id.cmp(&b.session_id))
@@ -112,7 +132,12 @@ impl Store {
                 at > t || (at == t && e.session_id.as_str() <= id)
             })
         });
-        let sessions: Vec<ListEntry> = entries.into_iter().skip(start).take(PAGE).collect();
+        let sessions: Vec<ListEntry> = entries
+            .into_iter()
+            .skip(start)
+            .take(PAGE)
+            .cloned()
+            .collect();
         let next_cursor = (start + sessions.len() < total)
             .then(|| sessions.last().map(cursor_of))
             .flatten();
@@ -131,21 +156,19 @@ impl Store {
     }
 }
 
-impl ListCache {
-    /// Every session file's listed fields (from memory when the file is unchanged), and
-    /// the files that cannot be read.
-    fn read_all(&self, project: &Project) -> Result<(Vec<ListEntry>, Vec<Damaged>)> {
+impl Known {
+    /// Brings the project's entries up to date with its session files (reading only the
+    /// files that changed) and returns the files that cannot be read.
+    fn refresh(&mut self, project: &Project) -> Result<Vec<Damaged>> {
         let dir = project.path(".bmad-task");
         let read = std::fs::read_dir(&dir).map_err(|e| Error::storage("read", &dir, &e))?;
-        let mut projects = self.projects.lock().unwrap_or_else(|e| e.into_inner());
-        let known = projects.entry(project.root.clone()).or_default();
-        let mut fresh: HashMap<String, Seen> = HashMap::with_capacity(known.len());
+        self.generation = self.generation.wrapping_add(1);
+        let generation = self.generation;
         for e in read.flatten() {
-            let Ok(name) = e.file_name().into_string() else {
-                continue;
-            };
+            let name = e.file_name();
             let Some(id) = name
-                .strip_prefix("session-")
+                .to_str()
+                .and_then(|n| n.strip_prefix("session-"))
                 .and_then(|n| n.strip_suffix(".json"))
                 .filter(|id| uuid::Uuid::parse_str(id).is_ok())
             else {
@@ -153,39 +176,45 @@ impl ListCache {
             };
             let Ok(meta) = e.metadata() else { continue };
             let stamp = stamp(&meta);
-            let seen = match known.remove(id) {
-                Some(seen) if seen.stamp == stamp => seen,
-                _ => Seen {
-                    stamp,
-                    entry: match load_stored::<Listed>(project, id) {
-                        Ok(Some(s)) => Ok(ListEntry {
-                            session_id: s.session_id,
-                            task_name: s.task_name,
-                            current_stage: s.current_stage,
-                            current_state: s.current_state,
-                            updated_at: s.updated_at,
-                        }),
-                        Ok(None) => continue,
-                        Err(e) => Err(clip(&e.to_string(), 300)),
-                    },
-                },
+            if let Some(seen) = self.files.get_mut(id) {
+                if seen.stamp == stamp {
+                    seen.generation = generation;
+                    continue;
+                }
+            }
+            let entry = match load_stored::<Listed>(project, id) {
+                Ok(Some(s)) => Ok(ListEntry {
+                    session_id: s.session_id,
+                    task_name: s.task_name,
+                    current_stage: s.current_stage,
+                    current_state: s.current_state,
+                    updated_at: s.updated_at,
+                }),
+                Ok(None) => continue,
+                Err(e) => Err(clip(&e.to_string(), 300)),
             };
-            fresh.insert(id.to_string(), seen);
+            self.files.insert(
+                id.to_string(),
+                Seen {
+                    stamp,
+                    generation,
+                    entry,
+                },
+            );
         }
-        let mut entries = Vec::with_capacity(fresh.len());
-        let mut damaged = Vec::new();
-        for (id, seen) in &fresh {
-            match &seen.entry {
-                Ok(e) => entries.push(e.clone()),
-                Err(reason) => damaged.push(Damaged {
+        self.files.retain(|_, s| s.generation == generation);
+        let mut damaged: Vec<Damaged> = self
+            .files
+            .iter()
+            .filter_map(|(id, s)| {
+                s.entry.as_ref().err().map(|reason| Damaged {
                     session_id: id.clone(),
                     file: session_rel(id),
                     reason: reason.clone(),
-                }),
-            }
-        }
+                })
+            })
+            .collect();
         damaged.sort_by(|a, b| a.session_id.cmp(&b.session_id));
-        *known = fresh;
-        Ok((entries, damaged))
+        Ok(damaged)
     }
 }

@@ -1,9 +1,10 @@
 //! The task mapping (`.bmad-task/task-mapping.json`, SPEC §7): an index from session id
 //! to task name that jq users read. The session files are the truth it indexes; an
-//! unreadable mapping is rebuilt from them. Parsing it is the part of `start` (and of
-//! finding a session by task name) that grows with the project, so the parsed mapping is
-//! kept while the file holds exactly the text it was parsed from, compared byte for byte
-//! on every use: a change by another process or by hand is always seen.
+//! unreadable mapping is rebuilt from them. Reading and parsing it is the part of `start`
+//! (and of finding a session by task name) that grows with the project, so the parsed
+//! mapping is kept while the file is the one it was parsed from: same inode, size and
+//! modification time (ns). Another process replaces the file (a new inode); a hand edit
+//! changes its time: either is seen at the next use.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -82,6 +83,8 @@ impl Indexed {
 /// The last task mapping read or written, and the text it came from.
 struct CachedMapping {
     root: PathBuf,
+    /// The file's (inode, size, mtime) when `text` was read or written.
+    stamp: (u64, u64, i128),
     text: String,
     index: Indexed,
     /// Whether `text` is this server's own rendering of the mapping (it wrote it), so an
@@ -114,6 +117,12 @@ fn read(project: &Project) -> Result<Read> {
     }
 }
 
+/// The mapping file's stamp, `None` when it is absent or not a regular file.
+fn file_stamp(project: &Project) -> Option<(u64, u64, i128)> {
+    let meta = std::fs::metadata(project.check(MAPPING).ok()?).ok()?;
+    meta.is_file().then(|| super::list::stamp(&meta))
+}
+
 fn parse(text: &str) -> std::result::Result<Mapping, String> {
     serde_json::from_str::<Mapping>(text)
         .map_err(|e| format!("is not a mapping of session ids to tasks ({e})"))
@@ -124,34 +133,38 @@ impl MappingCache {
     /// the same text, else the file parsed (and cached), or rebuilt from the session
     /// files when it cannot be used (the next `start` rewrites it).
     pub(super) fn with<R>(&self, project: &Project, f: impl FnOnce(&Indexed) -> R) -> Result<R> {
+        let stamp = file_stamp(project);
+        let mut cache = self.cached.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(c) = cache
+            .as_ref()
+            .filter(|c| c.root == project.root && Some(c.stamp) == stamp)
+        {
+            return Ok(f(&c.index));
+        }
         let text = match read(project)? {
             Read::Absent => return Ok(f(&Indexed::default())),
             Read::Text(text) => text,
             Read::Unusable(why) => {
+                drop(cache);
                 tracing::warn!("{MAPPING} {why}; using the session files instead");
                 return Ok(f(&Indexed::new(rebuild(project)?)));
             }
         };
-        let mut cache = self.cached.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(c) = cache
-            .as_ref()
-            .filter(|c| c.root == project.root && c.text == text)
-        {
-            return Ok(f(&c.index));
-        }
-        match parse(&text) {
-            Ok(mapping) => {
+        match (parse(&text), stamp) {
+            (Ok(mapping), Some(stamp)) => {
                 let index = Indexed::new(mapping);
                 let out = f(&index);
                 *cache = Some(CachedMapping {
                     root: project.root.clone(),
+                    stamp,
                     text,
                     index,
                     own: false,
                 });
                 Ok(out)
             }
-            Err(why) => {
+            (Ok(mapping), None) => Ok(f(&Indexed::new(mapping))),
+            (Err(why), _) => {
                 drop(cache);
                 tracing::warn!("{MAPPING} {why}; using the session files instead");
                 Ok(f(&Indexed::new(rebuild(project)?)))
@@ -171,6 +184,22 @@ impl MappingCache {
                 rebuilt_because: Some(why),
             })
         };
+        let stamp = file_stamp(project);
+        {
+            let mut cache = self.cached.lock().unwrap_or_else(|e| e.into_inner());
+            if cache
+                .as_ref()
+                .is_some_and(|c| c.root == project.root && Some(c.stamp) == stamp)
+            {
+                if let Some(c) = cache.take() {
+                    return Ok(Taken {
+                        own_text: c.own.then_some(c.text),
+                        index: c.index,
+                        rebuilt_because: None,
+                    });
+                }
+            }
+        }
         let text = match read(project)? {
             Read::Absent => {
                 return Ok(Taken {
@@ -182,21 +211,6 @@ impl MappingCache {
             Read::Text(text) => text,
             Read::Unusable(why) => return rebuilt(why),
         };
-        {
-            let mut cache = self.cached.lock().unwrap_or_else(|e| e.into_inner());
-            if cache
-                .as_ref()
-                .is_some_and(|c| c.root == project.root && c.text == text)
-            {
-                if let Some(c) = cache.take() {
-                    return Ok(Taken {
-                        own_text: c.own.then_some(c.text),
-                        index: c.index,
-                        rebuilt_because: None,
-                    });
-                }
-            }
-        }
         match parse(&text) {
             Ok(mapping) => Ok(Taken {
                 index: Indexed::new(mapping),
@@ -209,8 +223,12 @@ impl MappingCache {
 
     /// Keeps the mapping just written (as `text`) for the next use.
     pub(super) fn remember(&self, project: &Project, text: String, index: Indexed) {
+        let Some(stamp) = file_stamp(project) else {
+            return;
+        };
         *self.cached.lock().unwrap_or_else(|e| e.into_inner()) = Some(CachedMapping {
             root: project.root.clone(),
+            stamp,
             text,
             index,
             own: true,

@@ -271,6 +271,19 @@ impl Project {
         Ok(())
     }
 
+    /// Replaces a file atomically (a reader sees the old or the new text) without waiting
+    /// for the disk: for an index that is rebuilt from the files it indexes whenever it is
+    /// missing or unreadable, where losing the last update in a power cut costs nothing
+    /// but that rebuild, and waiting for a large file's fsync would cost every call.
+    pub fn replace_unsynced(&self, rel: &str, content: &[u8]) -> Result<()> {
+        let abs = self.prepare(rel)?;
+        let fail = |e: &std::io::Error| Error::storage("write", &abs, e);
+        let mut tmp = temp_beside(&abs).map_err(|e| fail(&e))?;
+        tmp.write_all(content).map_err(|e| fail(&e))?;
+        tmp.persist(&abs).map_err(|e| fail(&e.error))?;
+        Ok(())
+    }
+
     /// Removes the temporary files that a writer killed mid-write left in the directory
     /// `rel_dir` (inside one of the two areas). Call only while holding [`Project::lock`]:
     /// then no live writer owns such a file. Returns how many were removed.

@@ -113,19 +113,19 @@ impl Store {
         let owner = owner_rel(&session.task_name);
         let session_path = session_rel(&id);
         made.files = vec![owner.clone(), session_path.clone()];
-        // The folder's owner mark first, then the session and the mapping together; the
-        // reserved directory is made durable in the same wait for the disk.
+        // The folder's owner mark first, then the session; the reserved directory is made
+        // durable in the same wait for the disk. The mapping, an index rebuilt from the
+        // session files whenever it is unusable, is replaced without that wait: its fsync
+        // grew with the project (2 MB at 10,000 sessions) and made every `start` slower.
         let owner_text = format!("{id}\n");
         project.write_in_order(
             &[
                 &[(&owner, owner_text.as_bytes())],
-                &[
-                    (&session_path, json_text(&session).as_bytes()),
-                    (MAPPING, mapping_text.as_bytes()),
-                ],
+                &[(&session_path, json_text(&session).as_bytes())],
             ],
             &[".claude/specs"],
         )?;
+        project.replace_unsynced(MAPPING, mapping_text.as_bytes())?;
         self.mapping.remember(project, mapping_text, taken.index);
         tracing::info!(session_id = %id, task_name = %session.task_name, "session started");
         Ok(Started { session, notices })
