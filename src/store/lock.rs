@@ -23,19 +23,32 @@ impl Project {
     /// Takes the project's exclusive lock, waiting at most `wait`; past it the call fails
     /// with `busy`, naming the lock file and the holder's pid when it wrote one.
     pub fn lock(&self, wait: Duration) -> Result<Held> {
-        let abs = self.prepare(LOCK_FILE)?;
-        let mut file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .read(true)
-            .write(true)
-            .open(&abs)
-            .map_err(|e| Error::storage("open", &abs, &e))?;
         let started = Instant::now();
         let mut pause = Duration::from_millis(1);
         loop {
+            let abs = self.prepare(LOCK_FILE)?;
+            let mut file = std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .read(true)
+                .write(true)
+                .open(&abs)
+                .map_err(|e| Error::storage("open", &abs, &e))?;
             match file.try_lock() {
-                Ok(()) => break,
+                // A failed `start` in a new project removes the lock file it made (see
+                // `start::undo`); whoever waited on that file holds a lock nobody else
+                // can see, so it takes the lock again on the file now at the path.
+                Ok(()) if same_file(&file, &abs) => {
+                    // Best effort: a full disk may refuse even these few bytes, which
+                    // only costs the pid in a later `busy` message.
+                    let pid = format!("{}\n", std::process::id());
+                    let _ = file
+                        .set_len(0)
+                        .and_then(|()| file.rewind())
+                        .and_then(|()| file.write_all(pid.as_bytes()));
+                    return Ok(Held { _file: file });
+                }
+                Ok(()) => continue,
                 Err(std::fs::TryLockError::WouldBlock) => {}
                 Err(std::fs::TryLockError::Error(e)) => {
                     return Err(Error::storage("lock", &abs, &e));
@@ -52,14 +65,23 @@ impl Project {
             std::thread::sleep(pause.min(wait - waited));
             pause = (pause * 2).min(Duration::from_millis(50));
         }
-        // Best effort: a full disk may refuse even these few bytes, which only costs the
-        // pid in a later `busy` message.
-        let pid = format!("{}\n", std::process::id());
-        let _ = file
-            .set_len(0)
-            .and_then(|()| file.rewind())
-            .and_then(|()| file.write_all(pid.as_bytes()));
-        Ok(Held { _file: file })
+    }
+}
+
+/// Whether the open `file` is still the one at `path` (not removed or replaced).
+fn same_file(file: &std::fs::File, path: &std::path::Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (file.metadata(), std::fs::metadata(path)) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (file, path);
+        true
     }
 }
 
@@ -108,5 +130,36 @@ mod tests {
         );
         drop(held);
         p.lock(Duration::ZERO).unwrap();
+    }
+
+    #[test]
+    fn a_waiter_whose_lock_file_was_removed_takes_the_lock_on_the_new_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = DefaultRoot {
+            source_name: "test",
+            value: dir.path().display().to_string(),
+        };
+        let p = Project::open(None, &root).unwrap();
+        let held = p.lock(Duration::ZERO).unwrap();
+        let waiter = {
+            let p = p.clone();
+            std::thread::spawn(move || p.lock(Duration::from_secs(5)).unwrap())
+        };
+        std::thread::sleep(Duration::from_millis(50));
+        // As a failed `start` does in a project it created, while holding the lock.
+        std::fs::remove_file(dir.path().join(LOCK_FILE)).unwrap();
+        drop(held);
+        let got = waiter.join().unwrap();
+        // The waiter holds the file that is at the path now: nobody else can take it.
+        let fresh = std::fs::OpenOptions::new()
+            .write(true)
+            .open(dir.path().join(LOCK_FILE))
+            .unwrap();
+        assert!(matches!(
+            fresh.try_lock(),
+            Err(std::fs::TryLockError::WouldBlock)
+        ));
+        drop(got);
+        fresh.try_lock().unwrap();
     }
 }

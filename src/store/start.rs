@@ -56,9 +56,10 @@ impl Store {
         };
         let result = self.start_locked(&project, objective, clock, &mut made);
         if result.is_err() {
-            drop(lock);
+            // Under the lock, so no other `start` is half-way in this project.
             undo(&project, &made);
         }
+        drop(lock);
         result
     }
 
@@ -161,8 +162,17 @@ fn undo(project: &Project, made: &Made) {
     }
     if made.state_dir {
         project.sweep_stale_temp(".bmad-task");
-        let _ = std::fs::remove_file(project.path(super::LOCK_FILE));
-        dirs.push(".bmad-task");
+        // Only when the lock file is all that is left: another process may have begun
+        // using the project since (it re-takes a lock whose file went, see `lock`).
+        let only_lock = std::fs::read_dir(project.path(".bmad-task")).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .all(|e| e.file_name() == std::ffi::OsStr::new(".lock"))
+        });
+        if only_lock {
+            let _ = std::fs::remove_file(project.path(super::LOCK_FILE));
+            dirs.push(".bmad-task");
+        }
     }
     for d in dirs {
         let _ = std::fs::remove_dir(project.path(d));
