@@ -59,19 +59,16 @@ fn read_json(path: &Path) -> Value {
 }
 
 /// The document a JSON fixture carries in `field`.
+/// A fixture's document as the server must store it: byte for byte.
 fn fixture_doc(name: &str, field: &str) -> String {
     read_json(&Path::new(FIXTURES).join(name))[field]
         .as_str()
         .unwrap()
-        .trim()
         .to_string()
 }
 
 fn fixture_text(name: &str) -> String {
-    std::fs::read_to_string(Path::new(FIXTURES).join(name))
-        .unwrap()
-        .trim()
-        .to_string()
+    std::fs::read_to_string(Path::new(FIXTURES).join(name)).unwrap()
 }
 
 fn session_of(project: &Path, task: &str) -> Value {
@@ -314,7 +311,7 @@ async fn dual_engine_keeps_the_better_result_then_a_rejection_and_a_resubmission
         .expect("the first round's draft");
     let draft = std::fs::read_to_string(project.join(draft)).unwrap();
     assert!(draft.contains("```markdown\n### Fixes"), "{draft}");
-    assert!(draft.ends_with("without edits."), "{draft}");
+    assert!(draft.trim_end().ends_with("without edits."), "{draft}");
 }
 
 #[test]

@@ -123,7 +123,11 @@ async fn run_workflow(era: Era) {
     assert_reply(&v, "architect", "generating", &["submit"]);
     let docs = &v["context"]["documents"];
     assert_eq!(docs[0]["path"], prd_path);
-    assert_eq!(docs[0]["size"], PRD_FINAL.trim().len());
+    assert_eq!(
+        docs[0]["size"],
+        PRD_FINAL.len(),
+        "the document byte for byte"
+    );
     assert!(
         !v.to_string().contains("braces and quotes inside fences"),
         "earlier documents are referenced, not inlined"
@@ -234,12 +238,12 @@ fn check_files(project: &std::path::Path, sid: &str) {
     let read = |f: &str| std::fs::read_to_string(specs.join(f)).unwrap();
     assert_eq!(
         read("01-product-requirements.md"),
-        PRD_FINAL.trim(),
-        "the refined PRD is the one saved"
+        PRD_FINAL,
+        "the refined PRD is the one saved, byte for byte"
     );
-    assert_eq!(read("02-system-architecture.md"), ARCH_FINAL.trim());
-    assert_eq!(read("03-sprint-plan.md"), PLAN.trim());
-    assert_eq!(read("05-qa-report.md"), QA.trim());
+    assert_eq!(read("02-system-architecture.md"), ARCH_FINAL);
+    assert_eq!(read("03-sprint-plan.md"), PLAN);
+    assert_eq!(read("05-qa-report.md"), QA);
     for n in &names {
         assert!(!read(n).trim().is_empty(), "{n} is not empty");
     }
@@ -287,10 +291,7 @@ fn check_files(project: &std::path::Path, sid: &str) {
     unique.dedup();
     assert_eq!(unique.len(), 6, "no duplicate artifacts");
     assert_eq!(s["stages"]["po"]["answers"]["q2"], "Web only");
-    assert_eq!(
-        s["stages"]["po"]["artifact"]["size"],
-        PRD_FINAL.trim().len()
-    );
+    assert_eq!(s["stages"]["po"]["artifact"]["size"], PRD_FINAL.len());
     assert_eq!(s["stages"]["sm"]["scope"], "all");
     assert_eq!(s["stages"]["sm"]["approved"], true);
     assert_eq!(

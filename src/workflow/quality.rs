@@ -34,7 +34,7 @@ fn missing_sections(stage: Stage, document: &str) -> Vec<&'static str> {
 
 static QUANTITATIVE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)[0-9]+(?:\.[0-9]+)?[ \t]*%|[<>≤≥][ \t]*=?[ \t]*[0-9]+(?:\.[0-9]+)?[ \t]*(?:ms|s|sec|seconds?|minutes?|mb|gb|kb|rps|qps|req/s|users?)(?-u:\b)|(?-u:\b)[0-9]+(?:\.[0-9]+)?[ \t]*(?:ms|rps|qps|req/s)(?-u:\b)|p9[59]",
+        r"(?i)[0-9]+(?:\.[0-9]+)?[ \t]*%|(?-u:\b)[0-9][0-9,]*(?:\.[0-9]+)?[ \t]*(?:ms|s|secs?|seconds?|mins?|minutes?|h|hours?|days?|b|bytes?|kb|kib|mb|mib|gb|gib|tb|rps|qps|req/s|users?|files?|requests?|sessions?|items?|lines?|calls?|records?|rows?|concurrent)(?-u:\b)|p9[59]",
     )
     .unwrap()
 });
@@ -121,7 +121,7 @@ pub fn guidance(stage: Stage, document: &str, reported: bool) -> Vec<String> {
         .collect();
     if !has_quantitative_targets(document) {
         out.push(
-            "State measurable targets (numbers with units: %, ms, users, requests per second)."
+            "State measurable targets (a number with its unit: 95%, 200 ms, 8 MB, 10,000 files, 50 users)."
                 .into(),
         );
     }
@@ -182,6 +182,25 @@ mod tests {
     fn metrics_and_acceptance_criteria_add_five_each() {
         assert_eq!(estimate(Stage::Po, "text with 30% growth"), 65);
         assert_eq!(estimate(Stage::Po, "latency < 200ms"), 65);
+        // Measurable in any unit, with or without a comparison.
+        for measurable in [
+            "peak memory under 8 MB",
+            "answers within 2 s",
+            "handles 10,000 files",
+            "cold start ≤ 5 ms",
+            "up to 500 concurrent users",
+            "a 4 MiB document",
+        ] {
+            assert!(has_quantitative_targets(measurable), "{measurable}");
+        }
+        for vague in [
+            "fast and small",
+            "Sprint 2: UI",
+            "version 2",
+            "the 3 stages",
+        ] {
+            assert!(!has_quantitative_targets(vague), "{vague}");
+        }
         assert_eq!(estimate(Stage::Po, "## Acceptance Criteria"), 65);
     }
 

@@ -18,10 +18,13 @@ static FENCE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?m)^[ \t]*```[ \t]*(?:json|JSON|jsonc)?[ \t]*\r?$").unwrap());
 /// A line that opens a JSON object.
 static LINE_BRACE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?m)^[ \t]*\{").unwrap());
-/// `Quality Score: N/100`.
+/// A score stated in the text, in every form the guidance and the prompts suggest:
+/// `Quality Score: N/100` (any case, Markdown bold allowed), or a line of its own that
+/// reads `"quality_score": N` or `quality_score: N` (as a model writes it after a
+/// Markdown document when told to "end with `"quality_score": N`").
 static SCORE_LINE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)quality[ \t]*score[ \t*_]*[:：][ \t*_]*([0-9]{1,3}(?:\.[0-9]+)?)[ \t*_]*/[ \t]*100",
+        r#"(?im)quality[ \t]*score[ \t*_]*[:：][ \t*_]*([0-9]{1,3}(?:\.[0-9]+)?)[ \t*_]*/[ \t]*100|^[ \t>*`]*"?quality_score"?[ \t]*[:=][ \t]*([0-9]{1,3}(?:\.[0-9]+)?)[ \t]*,?[ \t`*]*\r?$"#,
     )
     .unwrap()
 });
@@ -90,7 +93,8 @@ pub fn read(text: &str) -> Result<Submission, SubmissionError> {
     let (json, document) = match find_json_object(text) {
         Some((mut obj, span)) => {
             let document = match take_document_field(&mut obj) {
-                Some(doc) => trimmed(doc),
+                // Byte for byte, as the author wrote it (a trailing newline included).
+                Some(doc) => doc,
                 // A JSON block with only metadata: the document is the text around it.
                 None => format!("{}{}", &text[..span.start], &text[span.end..])
                     .trim()
@@ -98,9 +102,9 @@ pub fn read(text: &str) -> Result<Submission, SubmissionError> {
             };
             (Some(obj), document)
         }
-        None => (None, unwrap_markdown_fence(text).trim().to_string()),
+        None => (None, unwrap_markdown_fence(text).to_string()),
     };
-    if document.is_empty() {
+    if document.trim().is_empty() {
         return Err(SubmissionError::Empty);
     }
 
@@ -221,15 +225,6 @@ fn take_document_field(obj: &mut Map<String, Value>) -> Option<String> {
     }
 }
 
-/// `s` without surrounding whitespace, reusing its buffer when there is none.
-fn trimmed(s: String) -> String {
-    if s.trim().len() == s.len() {
-        s
-    } else {
-        s.trim().to_string()
-    }
-}
-
 /// A score given as a number or a numeric string, within 0–100.
 fn score_value(v: &Value) -> Option<u32> {
     let n = match v {
@@ -250,7 +245,8 @@ fn score_value(v: &Value) -> Option<u32> {
 pub fn last_text_score(text: &str) -> Option<u32> {
     SCORE_LINE
         .captures_iter(text)
-        .filter_map(|c| c[1].parse::<f64>().ok())
+        .filter_map(|c| c.get(1).or_else(|| c.get(2)))
+        .filter_map(|m| m.as_str().parse::<f64>().ok())
         .filter(|n| (0.0..=100.0).contains(n))
         .map(|n| n.round() as u32)
         .last()
@@ -474,7 +470,7 @@ mod tests {
         let s = read(text).unwrap();
         assert_eq!(s.document, text);
         let text = "# Config\n\n```\n{\"port\": 8080}\n```\n";
-        assert_eq!(read(text).unwrap().document, text.trim());
+        assert_eq!(read(text).unwrap().document, text);
     }
 
     #[test]
@@ -512,9 +508,54 @@ mod tests {
     #[test]
     fn a_markdown_fence_around_the_whole_reply_is_removed() {
         let s = read("```markdown\n# Plan\n\n```sh\nls\n```\n## Sprint 1: A\n```\n").unwrap();
-        assert_eq!(s.document, "# Plan\n\n```sh\nls\n```\n## Sprint 1: A");
+        assert_eq!(s.document, "# Plan\n\n```sh\nls\n```\n## Sprint 1: A\n");
         let plain = "```sh\nls\n```";
         assert_eq!(read(plain).unwrap().document, plain);
+    }
+
+    #[test]
+    fn documents_are_kept_byte_for_byte() {
+        for doc in [
+            "# PRD\n\nBody.\n",
+            "\n  # Indented start\r\nCRLF line\r\n\n",
+            "# No final newline",
+        ] {
+            assert_eq!(read(doc).unwrap().document, doc);
+            let json = serde_json::json!({"prd_draft": doc, "quality_score": 90}).to_string();
+            assert_eq!(read(&json).unwrap().document, doc);
+        }
+        assert_eq!(read(" \n\t\n"), Err(SubmissionError::Empty));
+    }
+
+    #[test]
+    fn every_form_the_guidance_suggests_for_a_score_is_read() {
+        // The forms the guidance and the prompts name, after a Markdown document.
+        for (ending, want) in [
+            ("Quality Score: 92/100", 92),
+            ("**Quality Score: 88 / 100**", 88),
+            ("\"quality_score\": 93", 93),
+            ("\"quality_score\": 91,", 91),
+            ("quality_score: 90", 90),
+            ("`\"quality_score\": 94`", 94),
+        ] {
+            let doc = format!("# PRD\n\n## Executive Summary\nText.\n\n{ending}\n");
+            assert_eq!(read(&doc).unwrap().reported_score, Some(want), "{ending}");
+        }
+        // Mentioned in passing, or out of range, it is not a score.
+        for text in [
+            "We track the quality_score: of each build",
+            "quality_score: 250",
+            "a quality_score: 90 mid-sentence",
+        ] {
+            assert_eq!(read(text).unwrap().reported_score, None, "{text}");
+        }
+        // The guidance names these forms; each is read (the advice and the parser agree).
+        let advice = crate::workflow::quality::guidance(crate::workflow::Stage::Po, "x", false);
+        let last = advice.last().unwrap();
+        assert!(
+            last.contains("\"quality_score\": N") && last.contains("Quality Score: N/100"),
+            "{last}"
+        );
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 use crate::prompts;
 use crate::workflow::session::ScoreSource;
+use crate::workflow::stage::Marker;
 use crate::workflow::{Action, Facts, Session, Stage, State};
 
 use super::{context, some_vec, Reply};
@@ -145,9 +146,22 @@ pub(super) fn awaiting_approval(s: &Session, r: &mut Reply) -> String {
     msg
 }
 
-/// `completed`: the list of documents.
+/// `completed`: the review's status, the QA score, and the list of documents.
 pub(super) fn completed(s: &Session) -> String {
-    let mut msg = String::from("The workflow is complete. Documents:\n");
+    let status = Stage::ALL
+        .into_iter()
+        .find(|st| st.has_marker(Marker::ReviewStatus))
+        .and_then(|st| s.record(st).review_status.clone())
+        .unwrap_or_else(|| "not stated".into());
+    let qa = Stage::ALL
+        .into_iter()
+        .rev()
+        .find(|st| st.has_marker(Marker::QualityScore))
+        .and_then(|st| s.record(st).score)
+        .map(|n| format!("{n}/100"))
+        .unwrap_or_else(|| "not stated".into());
+    let mut msg =
+        format!("The workflow is complete. Review status: {status}. QA score: {qa}. Documents:\n");
     for a in &s.artifacts {
         msg.push_str(&format!("- {a}\n"));
     }

@@ -201,6 +201,10 @@ fn completion_lists_the_documents() {
     s.artifacts = vec!["a.md".into(), "b.md".into()];
     assert_eq!(
         completed(&s),
-        "The workflow is complete. Documents:\n- a.md\n- b.md"
+        "The workflow is complete. Review status: not stated. QA score: not stated. Documents:\n- a.md\n- b.md"
     );
+    s.record_mut(Stage::Review).review_status = Some("Pass with Risk".into());
+    s.record_mut(Stage::Qa).score = Some(91);
+    assert!(completed(&s)
+        .starts_with("The workflow is complete. Review status: Pass with Risk. QA score: 91/100."));
 }

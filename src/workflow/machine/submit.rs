@@ -252,10 +252,21 @@ impl Step<'_> {
 
         let rec = self.session.record_mut(stage);
         rec.iteration = rec.iteration.saturating_add(1);
-        rec.score = Some(candidate.score);
-        rec.scores = BTreeMap::from([(engine, candidate.score)]);
-        rec.score_source = Some(candidate.source);
         rec.chosen_engine = Some(engine);
+        // A stage without a score gate has no score to show, unless its document states
+        // one that means something (the QA report's): an estimate would be a number
+        // that gates nothing and that readers take for a verdict.
+        let meaningful =
+            stage.has_marker(Marker::QualityScore) && candidate.source == ScoreSource::Reported;
+        if meaningful {
+            rec.score = Some(candidate.score);
+            rec.scores = BTreeMap::from([(engine, candidate.score)]);
+            rec.score_source = Some(candidate.source);
+        } else {
+            rec.score = None;
+            rec.scores.clear();
+            rec.score_source = None;
+        }
         if stage.has_marker(Marker::Sprints) {
             rec.sprints = submission::sprints(&document)
                 .into_iter()
