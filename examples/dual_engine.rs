@@ -19,7 +19,7 @@ use serde_json::json;
 /// Naming codex as a word is what asks for the second engine.
 pub const OBJECTIVE: &str = "Weekly team changelog, drafted by claude and codex";
 
-pub const FEEDBACK: &str = "Private repositories (the answer to q4) are missing, and so is who may approve: only maintainers of the repository.";
+pub const FEEDBACK: &str = "Private repositories must be included (q2, which I left open), and only maintainers of the repository may approve.";
 
 pub async fn run(demo: &mut Demo) -> Result<(), Failure> {
     let cwd = demo.project().display().to_string();
@@ -31,9 +31,9 @@ pub async fn run(demo: &mut Demo) -> Result<(), Failure> {
         .unwrap_or_default()
         .to_string();
 
-    // First drafts from both engines in one call. Both ask questions; the one they share
-    // is asked once (q1), codex's other one becomes q4. Codex scored higher, so its
-    // draft is the one kept. The human leaves q3 open.
+    // First drafts from both engines in one call. Codex scored higher, so its draft is
+    // the one kept, and its two questions are the ones asked (claude's, about a draft
+    // that was set aside, are not). The human leaves q2 open.
     demo.step(json!({
         "action": "submit",
         "stage": "po",
@@ -41,12 +41,8 @@ pub async fn run(demo: &mut Demo) -> Result<(), Failure> {
         "codex_result": fixture("dual-po-codex-draft.md")?,
     }))
     .await?;
-    demo.step(json!({"action": "answer", "answers": {
-        "q1": "GitHub first",
-        "q2": "Web only",
-        "q4": "Yes, our organisation's private repositories"
-    }}))
-    .await?;
+    demo.step(json!({"action": "answer", "answers": {"q1": "GitHub first"}}))
+        .await?;
 
     // Both revise. Claude's PRD passes the gate and codex's does not, so claude's is
     // written to .claude/specs/ for the human to read.

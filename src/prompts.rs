@@ -62,7 +62,18 @@ pub fn render(session: &Session, stage: Stage, guidance: &[String]) -> String {
             .collect(),
     );
     let feedback = list_or_none(rec.feedback.iter().map(|f| format!("- {f}")).collect());
-    let guidance = list_or_none(guidance.iter().map(|g| format!("- {g}")).collect());
+    // The server's findings, and what the last draft's author said it lacked.
+    let guidance = list_or_none(
+        guidance
+            .iter()
+            .map(|g| format!("- {g}"))
+            .chain(
+                rec.gaps
+                    .iter()
+                    .map(|g| format!("- The last draft lacked (by its author): {g}")),
+            )
+            .collect(),
+    );
     let previous = rec
         .draft_ref
         .as_ref()
@@ -238,6 +249,7 @@ mod tests {
         });
         rec.answers.insert("q1".into(), "Web only".into());
         rec.feedback.push("Shorter please".into());
+        rec.gaps.push("no rollout plan".into());
         rec.draft_ref = Some(ContentRef::new(
             ".bmad-task/temp/x/po_draft_1.md".into(),
             &"long document ".repeat(1000),
@@ -246,6 +258,10 @@ mod tests {
         let p = render(&s, Stage::Po, &[]);
         assert!(p.contains("Which platforms?") && p.contains("Web only"));
         assert!(p.contains("Shorter please"));
+        assert!(
+            p.contains("The last draft lacked (by its author): no rollout plan"),
+            "the author's gaps feed the next round"
+        );
         assert!(p.contains(".bmad-task/temp/x/po_draft_1.md"));
         assert!(p.contains("prd_updated"));
         assert!(p.len() < 6000, "the draft itself is not inlined");

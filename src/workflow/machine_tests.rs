@@ -774,3 +774,63 @@ fn each_accepted_action_adds_one_history_entry() {
     let actions: Vec<_> = r.s.history.iter().map(|h| h.action).collect();
     assert_eq!(actions, [Action::Start, Action::Submit, Action::Answer]);
 }
+
+#[test]
+fn follow_up_questions_beside_a_passing_score_go_to_the_human_first() {
+    let mut r = Run::at(State::Refining);
+    let passing_with_question =
+        r##"{"prd_updated": "# PRD v2", "quality_score": 95, "questions": ["Is SSO required?"]}"##;
+    r.submit(passing_with_question);
+    assert_eq!(r.state(), (Stage::Po, State::Clarifying));
+    let open = r.s.current().open_questions();
+    assert_eq!(open.len(), 1);
+    assert_eq!(open[0].question, "Is SSO required?");
+    // Answered, the same passing document goes to the gate.
+    let id = open[0].id.clone();
+    r.act(answer(&[(&id, "Yes")]));
+    r.submit(GATE_PRD);
+    assert_eq!(r.state(), (Stage::Po, State::AwaitingConfirmation));
+}
+
+#[test]
+fn past_the_round_cap_new_questions_are_carried_into_the_decision() {
+    let mut r = Run::at(State::Refining);
+    for _ in 0..3 {
+        r.submit(LOW_PRD);
+    }
+    assert_eq!(r.s.current().iteration, 4);
+    r.submit(
+        r##"{"prd_updated": "# PRD low", "quality_score": 70, "questions": ["Offline mode?"]}"##,
+    );
+    assert_eq!(r.state(), (Stage::Po, State::AwaitingConfirmation));
+    let open = r.s.current().open_questions();
+    assert_eq!(open.len(), 1, "kept, not dropped");
+    assert_eq!(open[0].question, "Offline mode?");
+}
+
+#[test]
+fn with_two_candidates_only_the_chosen_ones_questions_and_gaps_are_kept() {
+    let mut r = Run::new("Build it with codex");
+    let claude = r##"{"prd_draft": "# by claude", "quality_score": 60, "gaps": ["claude gap"], "questions": ["Claude asks?"]}"##;
+    let codex = r##"{"prd_draft": "# by codex", "quality_score": 80, "gaps": ["codex gap"], "questions": ["Codex asks?"]}"##;
+    r.act(submit(Some(claude), Some(codex)));
+    let rec = r.s.current();
+    assert_eq!(rec.chosen_engine, Some(Engine::Codex));
+    assert_eq!(rec.gaps, ["codex gap"]);
+    let asked: Vec<&str> = rec.questions.iter().map(|q| q.question.as_str()).collect();
+    assert_eq!(asked, ["Codex asks?"]);
+    assert!(rec.codex_result_ref.is_some() && rec.claude_result_ref.is_some());
+    // The next round only claude submits: codex's earlier result is no longer referenced.
+    r.act(answer(&[("q1", "Yes")]));
+    r.act(submit(
+        Some(r##"{"prd_updated": "# claude v2", "quality_score": 70}"##),
+        None,
+    ));
+    let rec = r.s.current();
+    assert_eq!(
+        rec.codex_result_ref, None,
+        "a stale reference to the earlier round"
+    );
+    assert_eq!(rec.chosen_engine, Some(Engine::Claude));
+    assert!(rec.gaps.is_empty());
+}

@@ -6,6 +6,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::sections::Check;
 use super::stage::Stage;
 
 pub const BASE_SCORE: u32 = 60;
@@ -113,41 +114,40 @@ pub fn estimate(stage: Stage, document: &str) -> u32 {
     score.min(ESTIMATE_CAP)
 }
 
-/// What a below-gate document should add, most useful first.
+/// What a below-gate document should add, most useful first: the stage's missing
+/// sections, then the checks of that stage only (no Given/When/Then asked of an
+/// architecture), then a stated score when there was none.
 pub fn guidance(stage: Stage, document: &str, reported: bool) -> Vec<String> {
     let mut out: Vec<String> = missing_sections(stage, document)
         .into_iter()
         .map(|s| format!("Add a \"{s}\" section."))
         .collect();
-    if !has_quantitative_targets(document) {
-        out.push(
-            "State measurable targets (a number with its unit: 95%, 200 ms, 8 MB, 10,000 files, 50 users)."
-                .into(),
-        );
-    }
-    if !has_acceptance_criteria(document) {
-        out.push("Give acceptance criteria for each requirement (Given/When/Then).".into());
-    }
     let lower = document.to_lowercase();
-    let checks: [(&str, &[&str], &str); 3] = [
-        (
-            "dependencies",
-            &["dependenc", "depends on", "prerequisite"],
-            "List dependencies (services, libraries, teams) and what happens if one is missing.",
-        ),
-        (
-            "error cases",
-            &["error", "failure", "edge case", "exception"],
-            "Describe error cases and edge cases and how each is handled.",
-        ),
-        (
-            "timeline",
-            &["timeline", "milestone", "phase", "sprint", "week"],
-            "Give a timeline or milestones.",
-        ),
-    ];
-    for (_, words, advice) in checks {
-        if !words.iter().any(|w| lower.contains(w)) {
+    let mentions = |words: &[&str]| words.iter().any(|w| lower.contains(w));
+    for check in stage.checks() {
+        let (met, advice) = match check {
+            Check::Measurable => (
+                has_quantitative_targets(document),
+                "State measurable targets (a number with its unit: 95%, 200 ms, 8 MB, 10,000 files, 50 users).",
+            ),
+            Check::AcceptanceCriteria => (
+                has_acceptance_criteria(document),
+                "Give acceptance criteria for each requirement (Given/When/Then).",
+            ),
+            Check::Dependencies => (
+                mentions(&["dependenc", "depends on", "prerequisite"]),
+                "List dependencies (services, libraries, teams) and what happens if one is missing.",
+            ),
+            Check::ErrorCases => (
+                mentions(&["error", "failure", "edge case", "exception"]),
+                "Describe error cases and edge cases and how each is handled.",
+            ),
+            Check::Timeline => (
+                mentions(&["timeline", "milestone", "phase", "sprint", "week"]),
+                "Give a timeline or milestones.",
+            ),
+        };
+        if !met {
             out.push(advice.to_string());
         }
     }
@@ -164,6 +164,25 @@ mod tests {
     use super::*;
 
     const FULL_PRD: &str = "# PRD\n## Executive Summary\nx\n## Business Goals\nx\n## User Stories\nx\n## Functional Requirements\nx\n## Technical Requirements\nx\n## Success Metrics\n99.9% uptime, p95 < 200ms\n### Acceptance Criteria\nGiven a user, when they log in, then they see the dashboard.";
+
+    #[test]
+    fn an_architecture_is_not_asked_for_given_when_then_or_milestones() {
+        let g = guidance(Stage::Architect, "# Architecture\n\nOne box.", true);
+        let all = g.join(" ");
+        assert!(
+            !all.contains("Given/When/Then") && !all.contains("timeline"),
+            "{all}"
+        );
+        assert!(
+            all.contains("Technology Stack") && all.contains("error cases"),
+            "{all}"
+        );
+        let po = guidance(Stage::Po, "# PRD", true).join(" ");
+        assert!(
+            po.contains("Given/When/Then") && po.contains("timeline"),
+            "{po}"
+        );
+    }
 
     #[test]
     fn an_empty_outline_scores_the_base() {

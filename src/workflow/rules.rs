@@ -75,18 +75,18 @@ impl AfterScored {
     }
 }
 
-/// The state after a scored submission (SPEC §4.5): questions of a first round go to the
-/// human before anything else; then the gate; then the round cap; then follow-up
-/// questions; else another revision.
+/// The state after a scored submission (SPEC §4.5): new questions go to the human before
+/// anything else (a question asked beside a passing score is not dropped), except past the
+/// round cap, where they are carried into the human's decision; then the gate; then the
+/// cap; else another revision.
 pub fn after_scored(r: ScoredRound) -> AfterScored {
-    if !r.answered_before && r.new_questions {
+    let below_cap = r.iteration < MAX_BELOW_GATE_SUBMISSIONS;
+    if r.new_questions && (!r.answered_before || below_cap) {
         AfterScored::Clarify
     } else if r.score >= r.gate {
         AfterScored::Confirm
-    } else if r.iteration >= MAX_BELOW_GATE_SUBMISSIONS {
+    } else if !below_cap {
         AfterScored::DecideAtCap
-    } else if r.new_questions {
-        AfterScored::Clarify
     } else {
         AfterScored::Refine
     }
@@ -172,7 +172,8 @@ mod tests {
             (95, 1, false, false, Confirm),
             (90, 1, false, false, Confirm),
             (89, 1, false, false, Refine),
-            (95, 2, true, true, Confirm),
+            (95, 2, true, true, Clarify),
+            (95, 2, true, false, Confirm),
             (70, 2, true, true, Clarify),
             (70, 2, true, false, Refine),
             (70, 4, true, false, Refine),

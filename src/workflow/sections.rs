@@ -2,6 +2,33 @@
 //! heading words that count as each. The stage table ([`super::stage`]) points each stage
 //! at its list; the quality estimate and the guidance read them from there.
 
+/// A quality a stage's document is checked for beyond its sections, when it falls below
+/// the gate; each stage is checked only for what its own prompt asks of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Check {
+    /// Numbers with units.
+    Measurable,
+    /// Given/When/Then or "acceptance criteria".
+    AcceptanceCriteria,
+    Dependencies,
+    ErrorCases,
+    /// A timeline or milestones.
+    Timeline,
+}
+
+pub const PO_CHECKS: &[Check] = &[
+    Check::Measurable,
+    Check::AcceptanceCriteria,
+    Check::Dependencies,
+    Check::ErrorCases,
+    Check::Timeline,
+];
+pub const ARCHITECT_CHECKS: &[Check] = &[Check::Measurable, Check::Dependencies, Check::ErrorCases];
+pub const SM_CHECKS: &[Check] = &[Check::Dependencies, Check::Timeline];
+pub const DEV_CHECKS: &[Check] = &[];
+pub const REVIEW_CHECKS: &[Check] = &[];
+pub const QA_CHECKS: &[Check] = &[Check::Measurable];
+
 /// One expected section: its display name and the heading words that count as it.
 #[derive(Debug)]
 pub struct Section {

@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::sections::{self, Section};
+use super::sections::{self, Check, Section};
 use super::session::State;
 
 /// A workflow stage, in delivery order (the derived `Ord` is the workflow order).
@@ -100,6 +100,8 @@ struct StageInfo {
     /// The submission fields that carry this stage's document, in order of preference.
     document_fields: &'static [&'static str],
     sections: &'static [Section],
+    /// What a below-gate document is checked for beyond its sections.
+    checks: &'static [Check],
     /// The role prompt (`prompts/<stage>.md`), embedded at build time.
     prompt: &'static str,
 }
@@ -117,6 +119,7 @@ const TABLE: [StageInfo; 6] = [
         markers: &[Marker::QualityScore],
         document_fields: &["prd_draft", "prd_updated"],
         sections: sections::PO,
+        checks: sections::PO_CHECKS,
         prompt: include_str!("../../prompts/po.md"),
     },
     StageInfo {
@@ -129,6 +132,7 @@ const TABLE: [StageInfo; 6] = [
         markers: &[Marker::QualityScore],
         document_fields: &["architecture_draft", "architecture_updated"],
         sections: sections::ARCHITECT,
+        checks: sections::ARCHITECT_CHECKS,
         prompt: include_str!("../../prompts/architect.md"),
     },
     StageInfo {
@@ -141,6 +145,7 @@ const TABLE: [StageInfo; 6] = [
         markers: &[Marker::Sprints],
         document_fields: &["sprint_plan", "sprint_plan_updated"],
         sections: sections::SM,
+        checks: sections::SM_CHECKS,
         prompt: include_str!("../../prompts/sm.md"),
     },
     StageInfo {
@@ -153,6 +158,7 @@ const TABLE: [StageInfo; 6] = [
         markers: &[],
         document_fields: &["implementation", "dev_result"],
         sections: sections::DEV,
+        checks: sections::DEV_CHECKS,
         prompt: include_str!("../../prompts/dev.md"),
     },
     StageInfo {
@@ -165,6 +171,7 @@ const TABLE: [StageInfo; 6] = [
         markers: &[Marker::ReviewStatus],
         document_fields: &["review", "review_result"],
         sections: sections::REVIEW,
+        checks: sections::REVIEW_CHECKS,
         prompt: include_str!("../../prompts/review.md"),
     },
     StageInfo {
@@ -177,6 +184,7 @@ const TABLE: [StageInfo; 6] = [
         markers: &[Marker::QualityScore],
         document_fields: &["qa_report", "test_report"],
         sections: sections::QA,
+        checks: sections::QA_CHECKS,
         prompt: include_str!("../../prompts/qa.md"),
     },
 ];
@@ -240,6 +248,10 @@ impl Stage {
 
     pub fn sections(self) -> &'static [Section] {
         self.info().sections
+    }
+
+    pub fn checks(self) -> &'static [Check] {
+        self.info().checks
     }
 
     pub fn prompt_source(self) -> &'static str {

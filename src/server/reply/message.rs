@@ -110,7 +110,7 @@ pub(super) fn awaiting_confirmation(s: &Session, facts: &Facts, r: &mut Reply) -
     r.artifact_path = Some(path.clone());
     r.gaps = some_vec(rec.gaps.clone());
     let score = rec.score.unwrap_or(0);
-    if rec.gate_passed == Some(true) {
+    let mut msg = if rec.gate_passed == Some(true) {
         format!(
             "The {role} document scored {score}/100 and passed the quality gate. Please review {path}, then `confirm` to accept it and move on, or `reject` with feedback."
         )
@@ -120,7 +120,19 @@ pub(super) fn awaiting_confirmation(s: &Session, facts: &Facts, r: &mut Reply) -
             "The {role} document is still at {score}/100, below the gate, after {} submissions. Please read {path} and decide: `confirm` to accept it anyway, or `reject` with feedback.",
             rec.iteration
         )
+    };
+    // Questions the author asked that nobody answered yet: the human sees them before
+    // deciding, and can answer them in the feedback of a `reject`.
+    let open = rec.open_questions();
+    if !open.is_empty() {
+        msg.push_str("\nThe author also asked (answer in the feedback of `reject` if it changes the document):\n");
+        for q in &open {
+            msg.push_str(&format!("- {}: {}\n", q.id, q.question));
+        }
+        msg.truncate(msg.trim_end().len());
+        r.questions = Some(open);
     }
+    msg
 }
 
 /// `awaiting_approval`: the human approves the sprint plan with a scope, or rejects it.

@@ -130,6 +130,17 @@ impl Step<'_> {
             .iter()
             .map(|(engine, text)| Self::candidate(stage, *engine, text))
             .collect::<Result<Vec<_>, _>>()?;
+        // A result kept from an earlier round of an engine that did not submit now would
+        // read as part of this round: the reference goes.
+        let rec = self.session.record_mut(stage);
+        for engine in [Engine::Claude, Engine::Codex] {
+            if !given.iter().any(|(e, _)| *e == engine) {
+                match engine {
+                    Engine::Claude => rec.claude_result_ref = None,
+                    Engine::Codex => rec.codex_result_ref = None,
+                }
+            }
+        }
         for (engine, text) in given {
             self.store_raw(stage, engine, text);
         }
@@ -146,13 +157,15 @@ impl Step<'_> {
         });
         let chosen = &candidates[chosen_at];
 
-        // Questions of all candidates, same text once, minus those asked in earlier rounds.
+        // The chosen candidate's questions (same text once, minus those asked in earlier
+        // rounds) and gaps: the discarded candidate's would describe a document that is
+        // not the one kept.
         let rec = self.session.record(stage);
         let mut seen: BTreeSet<String> = rec.questions.iter().map(|q| norm(&q.question)).collect();
         let round = rec.rounds().saturating_add(1);
         let mut next_id = rec.questions.len() + 1;
         let mut new_questions = Vec::new();
-        for q in candidates.iter().flat_map(|c| &c.submission.questions) {
+        for q in &chosen.submission.questions {
             if seen.insert(norm(&q.question)) {
                 new_questions.push(Question {
                     id: format!("q{next_id}"),
@@ -164,7 +177,7 @@ impl Step<'_> {
             }
         }
         let mut gaps: Vec<String> = Vec::new();
-        for g in candidates.iter().flat_map(|c| &c.submission.gaps) {
+        for g in &chosen.submission.gaps {
             if !gaps.contains(g) {
                 gaps.push(g.clone());
             }
@@ -210,12 +223,13 @@ impl Step<'_> {
             self.facts.review_path = Some(r.file_path.clone());
             self.session.record_mut(stage).draft_ref = Some(r);
         }
-        if next == AfterScored::Clarify {
-            self.session
-                .record_mut(stage)
-                .questions
-                .extend(new_questions);
-        }
+        // Asked questions are kept whatever comes next: answered in `clarifying`, or shown
+        // to the human beside the decision (past the round cap, or beside a passing score
+        // once the round cap is reached).
+        self.session
+            .record_mut(stage)
+            .questions
+            .extend(new_questions);
         self.session.current_state = next.state();
         Ok(())
     }
