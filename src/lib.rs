@@ -5,10 +5,13 @@
 //! * [`store`]: projects, atomic files, the lock, sessions on disk.
 //! * [`prompts`]: the embedded role prompts and their rendering.
 //! * [`server`]: the rmcp adapter and the tool's input and output types.
+//! * [`stdio`]: the stdio transport in front of rmcp (malformed lines, the line limit,
+//!   a broken stdout).
 
 pub mod error;
 pub mod prompts;
 pub mod server;
+pub mod stdio;
 pub mod store;
 pub mod workflow;
 

@@ -1,10 +1,14 @@
 //! The `bmad-mcp` binary: with no arguments it serves MCP over stdio.
 
+use std::process::ExitCode;
+use std::time::Duration;
+
 use clap::Parser;
 use rmcp::ServiceExt;
 use tracing_subscriber::EnvFilter;
 
 use bmad_mcp::server::args::Limits;
+use bmad_mcp::stdio::{self, StdioTransport, StdoutGone, EXIT_STDOUT_CLOSED};
 use bmad_mcp::store::DefaultRoot;
 use bmad_mcp::BmadServer;
 
@@ -14,12 +18,22 @@ use bmad_mcp::BmadServer;
 ///
 /// Environment: BMAD_PROJECT_ROOT or CLAUDE_PROJECT_DIR (project directory when a call
 /// gives no cwd), BMAD_MAX_RESULT_BYTES, BMAD_MAX_OBJECTIVE_BYTES, BMAD_MAX_TEXT_BYTES
-/// (input limits), RUST_LOG (log level; logs go to stderr).
+/// (input limits), BMAD_MAX_LINE_BYTES (the largest JSON-RPC message, one line; default
+/// 16 MiB), BMAD_LOCK_WAIT_SECS (how long a change waits for the project lock; default
+/// 10), RUST_LOG (log level; logs go to stderr).
+///
+/// Exit status: 0 when stdin closes (requests received are finished and answered first),
+/// 1 when the server cannot start, 3 when stdout is closed by the client (no call is
+/// applied after that).
 #[derive(Parser)]
 #[command(name = "bmad-mcp", version, about, long_about)]
 struct Cli {}
 
-fn main() -> std::process::ExitCode {
+/// How long a call already running when stdout breaks may go on before the process exits:
+/// short, so that the exit comes within a second; its writes are atomic either way.
+const GRACE_AFTER_STDOUT_CLOSED: Duration = Duration::from_millis(500);
+
+fn main() -> ExitCode {
     Cli::parse();
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -36,26 +50,72 @@ fn main() -> std::process::ExitCode {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("bmad-mcp: cannot start the async runtime: {e}");
-            return std::process::ExitCode::FAILURE;
+            return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(serve()) {
-        Ok(()) => std::process::ExitCode::SUCCESS,
+    // The transport first: its reader thread starts while the server (the tool's schemas)
+    // is built, which keeps the cold start as fast as it was.
+    let started = {
+        let _inside = runtime.enter();
+        stdio::start(stdio::max_line_bytes_from_env())
+    };
+    let (transport, link) = match started {
+        Ok(started) => started,
+        Err(e) => {
+            eprintln!("bmad-mcp: cannot start reading stdin: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let server = BmadServer::with_output_closed(
+        DefaultRoot::from_env(),
+        Limits::from_env(),
+        link.gone().flag(),
+    );
+    let gone = link.gone().clone();
+    let result = runtime.block_on(async {
+        serve(server, transport, gone.clone()).await?;
+        if !gone.is_set() {
+            // rmcp has answered every request it received; now they reach stdout.
+            link.finish().await;
+        }
+        Ok::<(), Box<dyn std::error::Error>>(())
+    });
+    if gone.is_set() {
+        // Neither a call still running nor the reader blocked on stdin is waited for.
+        runtime.shutdown_background();
+        return ExitCode::from(EXIT_STDOUT_CLOSED);
+    }
+    match result {
+        // Dropping the runtime (on return) waits for a call still running after rmcp
+        // stopped waiting for it.
+        Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!(error = %e, "server stopped");
-            std::process::ExitCode::FAILURE
+            ExitCode::FAILURE
         }
     }
 }
 
-async fn serve() -> Result<(), Box<dyn std::error::Error>> {
-    let server = BmadServer::new(DefaultRoot::from_env(), Limits::from_env());
+async fn serve(
+    server: BmadServer,
+    transport: StdioTransport,
+    gone: StdoutGone,
+) -> Result<(), Box<dyn std::error::Error>> {
     tracing::info!(
         version = env!("CARGO_PKG_VERSION"),
         "bmad-mcp serving on stdio"
     );
-    let running = server.serve(rmcp::transport::io::stdio_pipes()).await?;
-    let reason = running.waiting().await?;
-    tracing::info!(?reason, "client disconnected");
+    let running = tokio::select! {
+        running = server.serve(transport) => running?,
+        () = gone.wait() => return Ok(()),
+    };
+    let waiting = running.waiting();
+    tokio::pin!(waiting);
+    tokio::select! {
+        reason = &mut waiting => tracing::info!(reason = ?reason?, "client disconnected"),
+        () = gone.wait() => {
+            let _ = tokio::time::timeout(GRACE_AFTER_STDOUT_CLOSED, waiting).await;
+        }
+    }
     Ok(())
 }

@@ -495,10 +495,12 @@ async fn symlinked_areas_leading_outside_are_refused() {
     }
 }
 
-/// What a client library would never send. Unparsable lines are skipped without a reply (as
-/// the MCP SDKs do: there is no id to answer, and answering garbage can start an error
-/// storm); well-formed JSON that is not a valid request gets a JSON-RPC error; the server
-/// keeps serving and nothing is written.
+/// What a client library would never send. A line that is not JSON is skipped without a
+/// reply when no id can be read from it (as the MCP SDKs do: nobody could match the answer,
+/// and answering garbage can start an error storm); one whose id can be read (a request cut
+/// short, or followed by stray bytes) is answered -32700 with that id, since a client waits
+/// for it. JSON that is not a valid request gets exactly one JSON-RPC error; the server
+/// keeps serving and nothing is written. `protocol.rs` covers the rest of the wire.
 #[test]
 fn malformed_json_rpc_lines_are_skipped_or_answered_with_protocol_errors() {
     let sb = Sandbox::new();
@@ -522,9 +524,8 @@ fn malformed_json_rpc_lines_are_skipped_or_answered_with_protocol_errors() {
     // Skipped: the ping's answer is the very next line.
     let unparsable: Vec<&[u8]> = vec![
         b"this is not json\n",
-        b"{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"tools/call\"\n",
-        b"{\"jsonrpc\": \"2.0\", \"id\": 2, \"method\": \"tools/call\", \"params\": {\"name\": \"bmad-task\", \"arguments\": {\"action\": \"start\", \"objective\": \"x\"}}}}}\n",
         b"\xff\xfe\x00garbage\n",
+        b"{\"jsonrpc\": \"2.0\", \"method\": \"notifications/initialized\"\n",
         b"\n",
         b"   \n",
     ];
@@ -537,45 +538,60 @@ fn malformed_json_rpc_lines_are_skipped_or_answered_with_protocol_errors() {
             String::from_utf8_lossy(bytes)
         );
     }
-    // Requests that cannot be served: a JSON-RPC error naming the problem.
+    // Not JSON, but the id is readable: one parse error carrying it.
+    let with_id: [(&[u8], i64); 2] = [
+        (b"{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"tools/call\"\n", 1),
+        (b"{\"jsonrpc\": \"2.0\", \"id\": 2, \"method\": \"tools/call\", \"params\": {\"name\": \"bmad-task\", \"arguments\": {\"action\": \"start\", \"objective\": \"x\"}}}}}\n", 2),
+    ];
+    for (bytes, id) in with_id {
+        raw.send_bytes(bytes);
+        let earlier = ping(&mut raw);
+        assert_eq!(earlier.len(), 1, "{earlier:?}");
+        assert_eq!(earlier[0]["id"], id, "{earlier:?}");
+        assert_eq!(earlier[0]["error"]["code"], -32700, "{earlier:?}");
+    }
+    // Requests that cannot be served: a JSON-RPC error with the code and the field.
     let invalid = [
         (
             json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "no-such-tool", "arguments": {}}}),
+            -32602,
             "no-such-tool",
         ),
         (
             json!({"jsonrpc": "2.0", "id": 4, "method": "no/such/method"}),
+            -32601,
             "",
         ),
         (
             json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "bmad-task", "arguments": "start"}}),
-            "",
+            -32602,
+            "`params.arguments` must be an object",
         ),
         (
             json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"arguments": {"action": "list"}}}),
-            "",
+            -32602,
+            "`params.name` is missing",
         ),
     ];
-    for (message, needle) in invalid {
+    for (message, code, needle) in invalid {
         let r = raw.request(message.clone());
-        assert!(r["error"]["code"].is_i64(), "{message} → {r}");
+        assert_eq!(r["error"]["code"], code, "{message} → {r}");
         let text = r["error"]["message"].as_str().unwrap_or_default();
         assert!(text.contains(needle), "{message} → {r}");
     }
-    // Well-formed JSON that is no JSON-RPC message: at most an Invalid Request error, and
-    // the server goes on answering.
-    for line in [
-        "[]",
-        "42",
-        "{\"hello\": \"world\"}",
-        "{\"jsonrpc\": \"2.0\", \"id\": 9}",
+    // Well-formed JSON that is no JSON-RPC request: exactly one Invalid Request error, with
+    // the id when there is one, and the server goes on answering.
+    for (line, id) in [
+        ("[]", json!(null)),
+        ("42", json!(null)),
+        ("{\"hello\": \"world\"}", json!(null)),
+        ("{\"jsonrpc\": \"2.0\", \"id\": 9}", json!(9)),
     ] {
         raw.send_line(line);
         let earlier = ping(&mut raw);
-        assert!(earlier.len() <= 1, "{line} → {earlier:?}");
-        for r in earlier {
-            assert!(r["error"]["code"].is_i64(), "{line} → {r}");
-        }
+        assert_eq!(earlier.len(), 1, "{line} → {earlier:?}");
+        assert_eq!(earlier[0]["error"]["code"], -32600, "{line} → {earlier:?}");
+        assert_eq!(earlier[0]["id"], id, "{line} → {earlier:?}");
     }
     assert_eq!(
         tree_digest(sb.dir.path()),

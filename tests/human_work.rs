@@ -86,8 +86,14 @@ async fn a_decision_reads_the_document_as_it_is_and_never_replaces_a_file_it_can
         (
             "a FIFO",
             |f, _| {
-                let path = std::ffi::CString::new(f.to_str().unwrap()).unwrap();
-                assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o644) }, 0);
+                rustix::fs::mknodat(
+                    rustix::fs::CWD,
+                    f,
+                    rustix::fs::FileType::Fifo,
+                    rustix::fs::Mode::from_raw_mode(0o644),
+                    0,
+                )
+                .unwrap()
             },
             "is a FIFO",
         ),

@@ -121,6 +121,10 @@ fn version_and_help_work() {
         help.contains("claude mcp add-json") && help.contains("BMAD_PROJECT_ROOT"),
         "{help}"
     );
+    assert!(
+        help.contains("BMAD_MAX_LINE_BYTES") && help.contains("3 when stdout is closed"),
+        "{help}"
+    );
     let out = Command::new(common::BIN).arg("--bogus").output().unwrap();
     assert!(!out.status.success());
 }

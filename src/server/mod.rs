@@ -13,6 +13,7 @@
 pub mod args;
 pub mod reply;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use chrono::Utc;
@@ -43,6 +44,9 @@ struct Inner {
     tool: Tool,
     /// Set once the text patterns are being built off the call path (see `call_tool`).
     matchers: std::sync::Once,
+    /// Set when stdout breaks: from then on no call is applied, since the client could
+    /// never learn what it did.
+    output_closed: Arc<AtomicBool>,
 }
 
 #[derive(Clone)]
@@ -85,12 +89,23 @@ pub fn tool() -> Tool {
 
 impl BmadServer {
     pub fn new(default_root: DefaultRoot, limits: Limits) -> BmadServer {
+        BmadServer::with_output_closed(default_root, limits, Arc::default())
+    }
+
+    /// A server that applies no call once `output_closed` is set (the stdio transport sets
+    /// it when stdout breaks).
+    pub fn with_output_closed(
+        default_root: DefaultRoot,
+        limits: Limits,
+        output_closed: Arc<AtomicBool>,
+    ) -> BmadServer {
         BmadServer {
             inner: Arc::new(Inner {
                 store: Store::new(default_root, limits.lock_wait),
                 limits,
                 tool: tool(),
                 matchers: std::sync::Once::new(),
+                output_closed,
             }),
         }
     }
@@ -189,6 +204,12 @@ impl ServerHandler for BmadServer {
                     "unknown tool `{}`; this server has one tool, `{TOOL_NAME}`",
                     request.name
                 ),
+                None,
+            ));
+        }
+        if self.inner.output_closed.load(Ordering::SeqCst) {
+            return Err(ErrorData::internal_error(
+                "stdout is closed; the call was not applied",
                 None,
             ));
         }

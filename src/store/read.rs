@@ -101,7 +101,7 @@ impl Project {
         #[cfg(unix)]
         {
             use std::os::unix::fs::OpenOptionsExt;
-            options.custom_flags(libc::O_NONBLOCK);
+            options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
         }
         let mut file = match options.open(&abs) {
             Ok(f) => f,
@@ -171,8 +171,14 @@ mod tests {
         assert_eq!(e.to_string(), "is a directory, not a regular file");
         #[cfg(unix)]
         {
-            let fifo = std::ffi::CString::new(at("fifo.md").to_str().unwrap()).unwrap();
-            assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+            rustix::fs::mknodat(
+                rustix::fs::CWD,
+                at("fifo.md"),
+                rustix::fs::FileType::Fifo,
+                rustix::fs::Mode::from_raw_mode(0o644),
+                0,
+            )
+            .unwrap();
             // Would block forever with a plain open.
             let e = p.read(&rel("fifo.md")).unwrap_err();
             assert_eq!(e.to_string(), "is a FIFO, not a regular file");

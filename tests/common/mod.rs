@@ -247,11 +247,17 @@ pub struct Raw {
 impl Raw {
     /// Starts the server in `project` and completes a legacy `initialize` handshake.
     pub fn start(project: &Path) -> Raw {
+        Raw::start_with_env(project, &[])
+    }
+
+    /// As [`Raw::start`], with these environment variables set.
+    pub fn start_with_env(project: &Path, env: &[(&str, &str)]) -> Raw {
         use std::io::BufRead;
         let mut child = std::process::Command::new(BIN)
             .current_dir(project)
             .env_remove("BMAD_PROJECT_ROOT")
             .env_remove("CLAUDE_PROJECT_DIR")
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
