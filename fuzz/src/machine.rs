@@ -494,6 +494,7 @@ fn refused(before: &Session, command: &Command, action: Action, e: &WorkflowErro
         }
         WorkflowError::MissingResult { .. }
         | WorkflowError::EmptyDocument { .. }
+        | WorkflowError::NoDocumentField { .. }
         | WorkflowError::SubmissionTooLarge { .. } => {
             assert!(allowed);
             assert!(matches!(command, Command::Submit { .. }));
@@ -519,6 +520,12 @@ fn refused(before: &Session, command: &Command, action: Action, e: &WorkflowErro
                 command,
                 Command::Confirm { .. } | Command::Approve { .. }
             ));
+        }
+        WorkflowError::FeedbackRequired => {
+            assert!(allowed);
+            assert!(
+                matches!(command, Command::Reject { feedback, .. } if feedback.as_deref().is_none_or(|f| f.trim().is_empty()))
+            );
         }
         WorkflowError::InvalidScope { .. } => {
             assert!(allowed);

@@ -29,6 +29,13 @@ pub enum WorkflowError {
         "field `{field}`: the submission holds no document text (an empty document is never saved)"
     )]
     EmptyDocument { field: &'static str },
+    #[error("field `{field}`: the JSON holds no document under a key this stage reads; at stage `{stage}` put the document in {}; the JSON's keys were {}", quote_list(.accepted), quote_list(.seen))]
+    NoDocumentField {
+        field: &'static str,
+        stage: Stage,
+        accepted: Vec<String>,
+        seen: Vec<String>,
+    },
     #[error("field `answers`: no question with id {} in this round; open questions: {}", quote_list(.unknown), quote_list(.known))]
     UnknownQuestions {
         unknown: Vec<String>,
@@ -40,6 +47,8 @@ pub enum WorkflowError {
     EmptyAnswer { id: String },
     #[error("the document to confirm ({path}) is missing and cannot be recovered; `reject` the stage and submit it again")]
     DocumentUnavailable { path: String },
+    #[error("field `feedback` is required to send the document back: ask the human what should change, then call again with their words as `feedback`; nothing was changed")]
+    FeedbackRequired,
     #[error("field `{field}`: {problem}")]
     SubmissionTooLarge {
         field: &'static str,
@@ -81,6 +90,7 @@ impl WorkflowError {
             WorkflowError::StageMismatch { .. } => ErrorCode::StageMismatch,
             WorkflowError::MissingResult { .. } => ErrorCode::MissingField,
             WorkflowError::EmptyDocument { .. } => ErrorCode::EmptyDocument,
+            WorkflowError::NoDocumentField { .. } => ErrorCode::MissingField,
             WorkflowError::UnknownQuestions { .. } => ErrorCode::UnknownQuestion,
             WorkflowError::NoAnswers { .. } | WorkflowError::EmptyAnswer { .. } => {
                 ErrorCode::InvalidArgument
@@ -88,6 +98,7 @@ impl WorkflowError {
             WorkflowError::DocumentUnavailable { .. } => ErrorCode::DocumentMissing,
             WorkflowError::DocumentUnreadable { .. } => ErrorCode::DocumentUnreadable,
             WorkflowError::SubmissionTooLarge { .. } => ErrorCode::TooLarge,
+            WorkflowError::FeedbackRequired => ErrorCode::MissingField,
             WorkflowError::InvalidScope { .. } => ErrorCode::InvalidScope,
         }
     }

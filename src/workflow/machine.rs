@@ -148,7 +148,7 @@ pub fn apply(
         Command::Answer { answers } => step.answer(stage, answers)?,
         Command::Confirm { .. } => step.confirm(stage)?,
         Command::Approve { scope } => step.approve(stage, scope)?,
-        Command::Reject { feedback, .. } => step.reject(stage, feedback),
+        Command::Reject { feedback, .. } => step.reject(stage, feedback)?,
     }
     step.finish(action, stage, state);
     Ok(Outcome {

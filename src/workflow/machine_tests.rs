@@ -834,3 +834,74 @@ fn with_two_candidates_only_the_chosen_ones_questions_and_gaps_are_kept() {
     assert_eq!(rec.chosen_engine, Some(Engine::Claude));
     assert!(rec.gaps.is_empty());
 }
+
+#[test]
+fn a_document_under_an_unexpected_key_is_refused_naming_the_keys_accepted_and_seen() {
+    let mut r = Run::new("Build it");
+    let e = r
+        .try_do(submit(
+            Some(r##"{"prd": "# PRD\n\nBody.", "quality_score": 92}"##),
+            None,
+        ))
+        .unwrap_err();
+    assert_eq!(e.code(), "missing_field");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("`prd_draft`, `prd_updated`, `draft`, `result`, `content`")
+            && msg.contains("keys were `prd`, `quality_score`"),
+        "{msg}"
+    );
+    // At the architect stage, its own keys.
+    r.advance_to(Stage::Architect, false);
+    let e = r
+        .try_do(submit(Some(r##"{"architecture": "# A"}"##), None))
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("`architecture_draft`, `architecture_updated`"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_codex_result_in_a_single_engine_session_is_scored_with_a_notice() {
+    let mut r = Run::new("Build it");
+    let out = r.act(submit(None, Some(GATE_PRD)));
+    assert!(
+        out.facts
+            .notices
+            .iter()
+            .any(|n| n.contains("runs claude alone")),
+        "{:?}",
+        out.facts.notices
+    );
+    let mut dual = Run::new("Build it with codex");
+    let out = dual.act(submit(Some(GATE_PRD), Some(GATE_PRD)));
+    assert!(out.facts.notices.is_empty(), "{:?}", out.facts.notices);
+}
+
+#[test]
+fn a_rejection_without_feedback_is_refused_and_tells_the_host_to_ask() {
+    for (state, action) in [
+        (State::AwaitingConfirmation, Action::Reject),
+        (State::AwaitingConfirmation, Action::Confirm),
+        (State::AwaitingApproval, Action::Approve),
+    ] {
+        for feedback in [None, Some("   ".to_string())] {
+            let mut r = Run::at(state);
+            let before = r.s.clone();
+            let e = r
+                .try_do(Command::Reject {
+                    action,
+                    feedback: feedback.clone(),
+                })
+                .unwrap_err();
+            assert_eq!(e.code(), "missing_field");
+            assert!(
+                e.to_string().contains("ask the human what should change"),
+                "{e}"
+            );
+            assert_eq!(r.s, before, "{state} {action} {feedback:?}");
+        }
+    }
+}

@@ -85,6 +85,10 @@ pub struct Submission {
 pub enum SubmissionError {
     #[error("the submission holds no document text")]
     Empty,
+    /// A JSON object was read, but none of its keys is a document field, and there is no
+    /// text around it: the document was most likely put under another key.
+    #[error("the JSON has no document field (its keys: {})", .keys.join(", "))]
+    NoDocumentField { keys: Vec<String> },
 }
 
 /// Reads one engine's submission.
@@ -105,7 +109,16 @@ pub fn read(text: &str) -> Result<Submission, SubmissionError> {
         None => (None, unwrap_markdown_fence(text).to_string()),
     };
     if document.trim().is_empty() {
-        return Err(SubmissionError::Empty);
+        return Err(match json {
+            // A document field given empty is an empty document; none at all, a document
+            // put under a key no stage reads.
+            Some(obj) if !obj.is_empty() && !document_fields().any(|f| obj.contains_key(f)) => {
+                SubmissionError::NoDocumentField {
+                    keys: obj.keys().cloned().collect(),
+                }
+            }
+            _ => SubmissionError::Empty,
+        });
     }
 
     let reported_score = json
@@ -437,9 +450,18 @@ mod tests {
             read(r#"{"prd_draft": "", "quality_score": 95}"#),
             Err(SubmissionError::Empty)
         );
+        // Only metadata, nothing around it: the message will say where a document goes.
         assert_eq!(
             read("```json\n{\"quality_score\": 95}\n```"),
-            Err(SubmissionError::Empty)
+            Err(SubmissionError::NoDocumentField {
+                keys: vec!["quality_score".into()]
+            })
+        );
+        assert_eq!(
+            read(r##"{"prd": "# PRD", "quality_score": 95}"##),
+            Err(SubmissionError::NoDocumentField {
+                keys: vec!["prd".into(), "quality_score".into()]
+            })
         );
     }
 

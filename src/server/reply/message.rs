@@ -181,6 +181,27 @@ pub(super) fn completed(s: &Session) -> String {
     msg
 }
 
+/// The one instruction for the host's model in the session's state.
+pub(super) fn next_step(s: &Session) -> &'static str {
+    match s.current_state {
+        State::Generating | State::Refining => {
+            "Write the document as `role_prompt` says, then call `submit` with it. Do not ask the human unless the prompt tells you to."
+        }
+        State::Clarifying => {
+            "Show `user_message` to the human and stop. When they reply, pass their answers with `answer` ({\"q1\": \"…\"}). Never answer for them."
+        }
+        State::AwaitingConfirmation => {
+            "Show `user_message` to the human and stop. Their options: `confirm` (accept the document as it now is on disk), or `reject` with `feedback` in their words. Never decide for them."
+        }
+        State::AwaitingApproval => {
+            "Show `user_message` to the human and stop. Their options: `approve` with the `scope` they choose (`all`, or sprint numbers such as `sprint 1`), or `reject` with `feedback` in their words. Never decide for them."
+        }
+        State::Completed => {
+            "Show `user_message` to the human: the workflow is complete, and there is nothing more to call."
+        }
+    }
+}
+
 fn source_word(s: Option<ScoreSource>) -> &'static str {
     match s {
         Some(ScoreSource::Reported) => "reported by the author",

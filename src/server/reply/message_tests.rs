@@ -208,3 +208,29 @@ fn completion_lists_the_documents() {
     assert!(completed(&s)
         .starts_with("The workflow is complete. Review status: Pass with Risk. QA score: 91/100."));
 }
+
+#[test]
+fn every_state_has_one_instruction_and_those_waiting_for_the_human_say_stop() {
+    for state in State::ALL {
+        let s = session(Stage::Po, state);
+        let step = next_step(&s);
+        let waits = matches!(
+            state,
+            State::Clarifying | State::AwaitingConfirmation | State::AwaitingApproval
+        );
+        assert_eq!(
+            step.starts_with("Show `user_message` to the human and stop."),
+            waits,
+            "{state}: {step}"
+        );
+        if waits {
+            assert!(step.contains("Never"), "{state}: {step}");
+        }
+        // Never two contradicting orders: regenerating is said only where it is the task.
+        assert_eq!(
+            step.contains("call `submit`"),
+            matches!(state, State::Generating | State::Refining),
+            "{state}: {step}"
+        );
+    }
+}

@@ -91,6 +91,11 @@ pub struct Reply {
     pub interaction_type: Option<InteractionType>,
     /// For the human, in English: what happened and what they are asked.
     pub user_message: String,
+    /// For the host's model, in the second person: what to do now, one instruction.
+    /// Where the human decides, it says to show `user_message` and stop, and what the
+    /// human's options are.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_step: Option<String>,
     /// The actions the workflow waits for now.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pending_user_actions: Option<Vec<Action>>,
@@ -185,6 +190,7 @@ pub fn for_session(s: &Session, facts: &Facts, action: Action) -> Reply {
         requires_user_confirmation: Some(interaction == InteractionType::UserDecision),
         interaction_type: Some(interaction),
         pending_user_actions: Some(pending_actions(stage, state)),
+        next_step: Some(message::next_step(s).to_string()),
         notices: some_vec(facts.notices.clone()),
         ..Reply::default()
     };

@@ -217,22 +217,25 @@ impl Step<'_> {
         Ok(())
     }
 
-    pub(super) fn reject(&mut self, stage: Stage, feedback: Option<String>) {
+    /// Sends the document back with the human's feedback. Without feedback there is
+    /// nothing to revise by, so the host is told to ask for it: one instruction, not
+    /// "ask the human" and "regenerate now" at once.
+    pub(super) fn reject(
+        &mut self,
+        stage: Stage,
+        feedback: Option<String>,
+    ) -> Result<(), WorkflowError> {
         let feedback = feedback
             .map(|f| f.trim().to_string())
-            .filter(|f| !f.is_empty());
+            .filter(|f| !f.is_empty())
+            .ok_or(WorkflowError::FeedbackRequired)?;
         let rec = self.session.record_mut(stage);
         if stage.gate() == Gate::Approval {
             rec.approved = Some(false);
         }
-        match feedback {
-            Some(f) => rec.feedback.push(f),
-            None => self.facts.notices.push(
-                "No feedback was given: ask the human what should change before regenerating."
-                    .into(),
-            ),
-        }
+        rec.feedback.push(feedback);
         self.session.current_state = State::Refining;
+        Ok(())
     }
 }
 

@@ -6,9 +6,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::super::quality;
 use super::super::rules::{self, AfterPlain, AfterScored, ScoredRound};
 use super::super::session::{Question, ScoreSource, Sprint, State};
-use super::super::stage::{Engine, Marker, Stage};
+use super::super::stage::{Engine, Marker, Stage, GENERIC_DOCUMENT_FIELDS};
 use super::super::submission::{self, Submission, SubmissionError};
 use super::{Step, WorkflowError};
+use crate::error::clip;
 
 /// Questions one submission may ask, and the characters of each.
 pub const MAX_QUESTIONS: usize = 10;
@@ -77,6 +78,19 @@ impl Step<'_> {
             SubmissionError::Empty => WorkflowError::EmptyDocument {
                 field: engine.result_field(),
             },
+            // Name the keys this stage reads, and the ones the author used instead.
+            SubmissionError::NoDocumentField { keys } => WorkflowError::NoDocumentField {
+                field: engine.result_field(),
+                stage,
+                accepted: stage
+                    .document_fields()
+                    .iter()
+                    .copied()
+                    .chain(GENERIC_DOCUMENT_FIELDS)
+                    .map(String::from)
+                    .collect(),
+                seen: keys.iter().take(10).map(|k| clip(k, 40)).collect(),
+            },
         })?;
         check_lists(engine.result_field(), &submission)?;
         let (score, source) = match submission.reported_score {
@@ -124,6 +138,11 @@ impl Step<'_> {
                 stage,
                 fields: engines.into_iter().map(Engine::result_field).collect(),
             });
+        }
+        if !self.session.dual_engine() && given.iter().any(|(e, _)| *e == Engine::Codex) {
+            self.facts.notices.push(
+                "`codex_result` was scored as a candidate, though this session runs claude alone (its objective did not name codex): send it only for an independent draft written by a second model.".into(),
+            );
         }
         // Every candidate is read before anything is queued for writing.
         let mut candidates = given
