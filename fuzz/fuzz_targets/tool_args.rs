@@ -14,6 +14,7 @@ fuzz_target!(|data: &[u8]| {
         result_bytes: 256,
         objective_bytes: 48,
         text_bytes: 96,
+        ..Limits::default()
     };
     bmad_mcp_fuzz::args::check(&map, &small);
     bmad_mcp_fuzz::args::check(&map, &Limits::default());

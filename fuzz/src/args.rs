@@ -193,8 +193,9 @@ fn check_accepted(map: &Map<String, Value>, limits: &Limits, call: Call) {
             check_task_names(&objective);
             cwd
         }
-        Call::List { cwd } => {
+        Call::List { cwd, cursor } => {
             assert_eq!(action, "list");
+            assert_eq!(cursor.as_deref(), str_of(map, "cursor"));
             cwd
         }
         Call::Status { cwd, key } => {
@@ -223,6 +224,16 @@ fn check_key(map: &Map<String, Value>, key: &SessionKey) {
             let given = str_of(map, "session_id").expect("id key without session_id");
             let want = uuid::Uuid::parse_str(given.trim()).expect("accepted id parses");
             assert_eq!(id, &want.hyphenated().to_string());
+        }
+        SessionKey::Both { id, task_name } => {
+            let given = str_of(map, "session_id").expect("both keys without session_id");
+            let want = uuid::Uuid::parse_str(given.trim()).expect("accepted id parses");
+            assert_eq!(id, &want.hyphenated().to_string());
+            assert!(is_valid_task_name(task_name));
+            assert_eq!(
+                Some(task_name.as_str()),
+                str_of(map, "task_name").map(str::trim)
+            );
         }
         SessionKey::TaskName(name) => {
             assert!(
@@ -437,6 +448,7 @@ impl ArgsInput {
             result_bytes: 1 + usize::from(self.limits.0) * 8,
             objective_bytes: 1 + usize::from(self.limits.1),
             text_bytes: 1 + usize::from(self.limits.2) * 2,
+            lock_wait: bmad_mcp::store::DEFAULT_LOCK_WAIT,
         };
         (map, limits)
     }

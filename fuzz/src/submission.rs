@@ -75,6 +75,16 @@ fn read_is_well_formed(text: &str) {
                 "non-blank plain text refused as empty"
             );
         }
+        Err(SubmissionError::NoDocumentField { keys }) => {
+            // Only a JSON object without a document field says so, naming its keys.
+            assert!(text.contains('{') && !keys.is_empty());
+            for k in keys {
+                assert!(
+                    !SPEC_FIELDS.contains(&k.as_str()),
+                    "{k} is a document field"
+                );
+            }
+        }
     }
     if !text.contains('{') {
         // No JSON object can be present: the document is the text or the inside of a
@@ -85,7 +95,8 @@ fn read_is_well_formed(text: &str) {
                 assert!(s.questions.is_empty() && s.gaps.is_empty());
                 assert_eq!(s.reported_score, last_text_score(text));
                 if !text.contains("```") {
-                    assert_eq!(s.document, text.trim());
+                    // Byte for byte.
+                    assert_eq!(s.document, text);
                 }
             }
             Err(_) => assert!(text.trim().is_empty() || text.contains("```")),
