@@ -74,14 +74,24 @@ fn a_lone_surrogate_in_an_argument_is_served_as_the_replacement_character() {
     let line = start_line(1, r#""Ship the rocket \ud83d""#, &sb.project);
     let r = only_answer(&mut raw, line.as_bytes(), json!(1));
     assert_eq!(r["result"]["isError"], false, "{r}");
-    let objective = &r["result"]["structuredContent"]["context"]["objective"];
-    assert_eq!(objective, "Ship the rocket \u{fffd}", "{r}");
+    let prompt = r["result"]["structuredContent"]["role_prompt"]
+        .as_str()
+        .unwrap();
+    assert!(
+        prompt.contains("**Objective:** Ship the rocket \u{fffd}\n"),
+        "{r}"
+    );
 
     // A whole pair is a character, as always.
     let line = start_line(2, r#""Ship the rocket \ud83d\ude80""#, &sb.project);
     let r = only_answer(&mut raw, line.as_bytes(), json!(2));
-    let objective = &r["result"]["structuredContent"]["context"]["objective"];
-    assert_eq!(objective, "Ship the rocket 🚀", "{r}");
+    let prompt = r["result"]["structuredContent"]["role_prompt"]
+        .as_str()
+        .unwrap();
+    assert!(
+        prompt.contains("**Objective:** Ship the rocket 🚀\n"),
+        "{r}"
+    );
 
     let (status, rest) = raw.close();
     assert!(status.success(), "{status:?}");

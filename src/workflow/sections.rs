@@ -67,9 +67,13 @@ pub const ARCHITECT: &[Section] = &[
     sec("Components", &["component", "module", "service"]),
     sec(
         "Data Model",
-        &["data model", "schema", "database", "storage"],
+        &["data model", "schema", "database", "storage", "format"],
     ),
-    sec("API Design", &["api", "interface", "endpoint"]),
+    // The interface of a service, a library or a command-line tool.
+    sec(
+        "Interface (API, commands)",
+        &["api", "interface", "endpoint", "command", "usage"],
+    ),
     sec("Security", &["security", "auth"]),
 ];
 

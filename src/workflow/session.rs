@@ -77,7 +77,9 @@ pub enum ScoreSource {
 /// A pointer to a text kept in a file, with enough inline to recognise it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ContentRef {
-    /// The first 300 characters, ending in `…` when cut.
+    /// The first 300 characters, ending in `…` when cut. (Left out of `status` replies,
+    /// which point at the files instead; always stored.)
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub summary: String,
     /// Path relative to the project directory.
     pub file_path: String,

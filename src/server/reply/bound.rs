@@ -50,22 +50,6 @@ pub fn bound(mut r: Reply) -> Reply {
         .map(|id| format!(".bmad-task/session-{id}.json"))
         .unwrap_or_else(|| "the session file".into());
     if size(&r) > MAX_REPLY_BYTES {
-        if let Some(c) = r.context.as_mut() {
-            for a in &mut c.answers {
-                a.question = clip(&a.question, 300);
-                a.answer = a.answer.as_deref().map(|t| clip(t, 500));
-            }
-            let n = c.feedback.len();
-            if n > 3 {
-                c.feedback.drain(..n - 3);
-            }
-            for f in &mut c.feedback {
-                *f = clip(f, 1000);
-            }
-            cut.push(format!(
-                "context: answers and feedback cut short (in full in {where_in_full}, `stages.<stage>.answers` and `.feedback`)"
-            ));
-        }
         if let Some(s) = r.session.as_mut() {
             for rec in s.stages.iter_mut() {
                 for a in rec.answers.values_mut() {
@@ -122,21 +106,12 @@ pub fn bound(mut r: Reply) -> Reply {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{AnsweredQuestion, Context};
+    use super::super::Context;
     use super::*;
 
-    fn context(answers: usize, answer_len: usize, feedback: usize) -> Context {
+    fn context() -> Context {
         Context {
-            objective: "x".repeat(4096),
             specs_dir: ".claude/specs/t".into(),
-            answers: (0..answers)
-                .map(|i| AnsweredQuestion {
-                    id: format!("q{i}"),
-                    question: "Which platforms? ".repeat(50),
-                    answer: Some("é".repeat(answer_len)),
-                })
-                .collect(),
-            feedback: (0..feedback).map(|_| "f".repeat(65_536)).collect(),
             documents: Vec::new(),
             previous_draft: None,
             scope: None,
@@ -147,15 +122,9 @@ mod tests {
     fn a_small_reply_is_left_as_it_is() {
         let r = Reply {
             user_message: "hello".into(),
-            context: Some(context(3, 100, 1)),
+            role_prompt: Some("p".repeat(20_000)),
+            context: Some(context()),
             ..Reply::default()
-        };
-        let r = Reply {
-            context: r.context.map(|mut c| {
-                c.feedback[0] = "short".into();
-                c
-            }),
-            ..r
         };
         assert_eq!(bound(r.clone()), r);
     }
@@ -166,13 +135,13 @@ mod tests {
             session_id: Some("6f1c2d3e-4b5a-4c6d-8e9f-0a1b2c3d4e5f".into()),
             user_message: "m".repeat(10_000),
             role_prompt: Some("p".repeat(900_000)),
-            context: Some(context(50, 32_768, 10)),
+            context: Some(context()),
             questions: Some(Vec::new()),
             gaps: Some((0..100).map(|i| format!("gap {i}")).collect()),
             notices: Some((0..30).map(|i| format!("notice {i}")).collect()),
             ..Reply::default()
         };
-        assert!(size(&r) > 2_000_000);
+        assert!(size(&r) > 900_000);
         let b = bound(r);
         assert!(size(&b) <= MAX_REPLY_BYTES, "{}", size(&b));
         assert_eq!(b.gaps.as_ref().unwrap().len(), MAX_ITEMS);
@@ -183,6 +152,10 @@ mod tests {
             last.contains("shortened") && last.contains("gaps: the first 20 of 100"),
             "{last}"
         );
-        assert!(last.contains(".bmad-task/session-6f1c2d3e"), "{last}");
+        let prompt = b.role_prompt.unwrap();
+        assert!(
+            prompt.contains("in full in .bmad-task/session-6f1c2d3e"),
+            "the cut prompt says where the rest is"
+        );
     }
 }

@@ -59,17 +59,16 @@ pub(super) fn generate(s: &Session, facts: &Facts, action: Action, r: &mut Reply
         ));
         r.sprints = some_vec(plan.sprints.clone());
     }
-    let engines: Vec<&str> = s.engines_for(stage).iter().map(|e| e.id()).collect();
+    // For the human: who works on what. The host's instruction is `next_step`.
     let doing = if state == State::Generating {
-        "generate"
+        "writes"
     } else {
-        "revise"
+        "revises"
     };
     msg.push_str(&format!(
-        "Stage {} ({}): {doing} the document with `role_prompt` (engines: {}) and `submit` it.",
-        stage.id(),
+        "The {} {doing} the document ({}).",
         stage.role(),
-        engines.join(", ")
+        stage.id()
     ));
     msg
 }
@@ -185,20 +184,18 @@ pub(super) fn completed(s: &Session) -> String {
 pub(super) fn next_step(s: &Session) -> &'static str {
     match s.current_state {
         State::Generating | State::Refining => {
-            "Write the document as `role_prompt` says, then call `submit` with it. Do not ask the human unless the prompt tells you to."
+            "Write the document as `role_prompt` says, then `submit` it."
         }
         State::Clarifying => {
-            "Show `user_message` to the human and stop. When they reply, pass their answers with `answer` ({\"q1\": \"…\"}). Never answer for them."
+            "Show `user_message` to the human and stop. Pass on their answers with `answer`; never answer for them."
         }
         State::AwaitingConfirmation => {
-            "Show `user_message` to the human and stop. Their options: `confirm` (accept the document as it now is on disk), or `reject` with `feedback` in their words. Never decide for them."
+            "Show `user_message` to the human and stop. They `confirm`, or `reject` with `feedback` in their words; never decide for them."
         }
         State::AwaitingApproval => {
-            "Show `user_message` to the human and stop. Their options: `approve` with the `scope` they choose (`all`, or sprint numbers such as `sprint 1`), or `reject` with `feedback` in their words. Never decide for them."
+            "Show `user_message` to the human and stop. They `approve` with a `scope` (`all` or sprint numbers), or `reject` with `feedback`; never decide for them."
         }
-        State::Completed => {
-            "Show `user_message` to the human: the workflow is complete, and there is nothing more to call."
-        }
+        State::Completed => "Show `user_message` to the human; there is nothing more to call.",
     }
 }
 

@@ -36,27 +36,15 @@ pub struct DocumentRef {
     pub stage: Stage,
     pub path: String,
     pub size: u64,
-    pub summary: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-pub struct AnsweredQuestion {
-    pub id: String,
-    pub question: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub answer: Option<String>,
-}
-
-/// What the host needs to generate the next document.
+/// Where the host finds what the next document builds on: the facts themselves (the
+/// objective, the answers, the feedback, a line on each earlier document) are written
+/// once, in `role_prompt`.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct Context {
-    pub objective: String,
     /// Where this task's documents are saved.
     pub specs_dir: String,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub answers: Vec<AnsweredQuestion>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub feedback: Vec<String>,
     /// The documents of earlier stages: read them from disk.
     pub documents: Vec<DocumentRef>,
     /// The draft being revised, when there is one.
@@ -199,7 +187,8 @@ pub fn for_session(s: &Session, facts: &Facts, action: Action) -> Reply {
     let scored = s.record(facts.completed_stage.unwrap_or(stage));
     if matches!(action, Action::Submit | Action::Status) {
         r.score = scored.score;
-        r.scores = (!scored.scores.is_empty()).then(|| scored.scores.clone());
+        // Per engine only when there were two: one would repeat `score`.
+        r.scores = (scored.scores.len() > 1).then(|| scored.scores.clone());
         r.score_source = scored.score_source;
         r.gate_passed = scored.gate_passed;
         r.iteration = (scored.iteration > 0).then_some(scored.iteration);
@@ -222,18 +211,7 @@ pub fn for_session(s: &Session, facts: &Facts, action: Action) -> Reply {
 pub(super) fn context(s: &Session, stage: Stage) -> Context {
     let rec = s.record(stage);
     Context {
-        objective: s.objective.clone(),
         specs_dir: s.specs_dir(),
-        answers: rec
-            .questions
-            .iter()
-            .map(|q| AnsweredQuestion {
-                id: q.id.clone(),
-                question: q.question.clone(),
-                answer: rec.answers.get(&q.id).cloned(),
-            })
-            .collect(),
-        feedback: rec.feedback.clone(),
         documents: Stage::ALL
             .into_iter()
             .filter(|st| *st < stage)
@@ -242,7 +220,6 @@ pub(super) fn context(s: &Session, stage: Stage) -> Context {
                     stage: st,
                     path: d.file_path.clone(),
                     size: d.size,
-                    summary: d.summary.clone(),
                 })
             })
             .collect(),
@@ -268,18 +245,42 @@ pub fn for_start(s: &Session, notices: Vec<String>) -> Reply {
     };
     let mut r = for_session(s, &facts, Action::Start);
     r.user_message = format!(
-        "Started task `{}` (session {}). Its documents will be saved in {}/. {}",
+        "Started task `{}`; its documents will be saved in {}/. {}",
         s.task_name,
-        s.session_id,
         s.specs_dir(),
         r.user_message
     );
     r
 }
 
+/// `status`: the reply for the session's state, and the session as stored, its content
+/// references without their summaries (the files are named; `role_prompt` already gives a
+/// line of each earlier document).
 pub fn for_status(s: &Session) -> Reply {
     let mut r = for_session(s, &Facts::default(), Action::Status);
-    r.session = Some(s.clone());
+    if s.current_state == State::Completed {
+        // The documents are listed once, in `session.artifacts`.
+        if let Some(i) = r.user_message.find(" Documents:") {
+            r.user_message.truncate(i);
+            r.user_message
+                .push_str(" Documents: see `session.artifacts`.");
+        }
+    }
+    let mut stored = s.clone();
+    for rec in stored.stages.iter_mut() {
+        for c in [
+            &mut rec.claude_result_ref,
+            &mut rec.codex_result_ref,
+            &mut rec.final_result_ref,
+            &mut rec.draft_ref,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            c.summary.clear();
+        }
+    }
+    r.session = Some(stored);
     r
 }
 
