@@ -161,15 +161,32 @@ impl BmadServer {
     }
 }
 
+/// What the text copy holds in place of the role prompt, which follows it as Markdown.
+pub const PROMPT_IN_NEXT_BLOCK: &str =
+    "(the role prompt follows as Markdown, in the next content block)";
+
+/// The reply as a tool result: `structuredContent`, and the same JSON as text for clients
+/// that read only text. The role prompt, when there is one, reaches those clients as
+/// readable Markdown in a block of its own rather than escaped inside the JSON string (a
+/// host that shows the model `structuredContent`, as Claude Code does, gets it there).
 fn to_result(reply: Reply) -> CallToolResult {
     let reply = reply::bound(reply);
     let is_error = reply.error.is_some();
-    let value = serde_json::to_value(reply).expect("replies serialize");
-    if is_error {
-        CallToolResult::structured_error(value)
+    let value = serde_json::to_value(&reply).expect("replies serialize");
+    let mut result = if is_error {
+        CallToolResult::structured_error(value.clone())
     } else {
-        CallToolResult::structured(value)
+        CallToolResult::structured(value.clone())
+    };
+    if let Some(prompt) = reply.role_prompt {
+        let mut text = value;
+        text["role_prompt"] = PROMPT_IN_NEXT_BLOCK.into();
+        result.content = vec![
+            rmcp::model::ContentBlock::text(text.to_string()),
+            rmcp::model::ContentBlock::text(prompt),
+        ];
     }
+    result
 }
 
 impl ServerHandler for BmadServer {

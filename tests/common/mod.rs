@@ -86,14 +86,32 @@ impl Client {
             .structured_content
             .clone()
             .expect("every reply carries structuredContent");
-        // The text copy is the same JSON, for clients that read only text.
-        let text = result
+        // The text copy is the same JSON, for clients that read only text; a role prompt
+        // follows it as Markdown in a block of its own.
+        let texts: Vec<String> = result
             .content
-            .first()
-            .and_then(|c| c.as_text())
+            .iter()
+            .filter_map(|c| c.as_text())
             .map(|t| t.text.clone())
-            .expect("a text copy");
-        let from_text: Value = serde_json::from_str(&text).expect("the text copy is JSON");
+            .collect();
+        let mut from_text: Value = serde_json::from_str(texts.first().expect("a text copy"))
+            .expect("the text copy is JSON");
+        if structured.get("role_prompt").is_some() {
+            assert_eq!(
+                from_text["role_prompt"],
+                bmad_mcp::server::PROMPT_IN_NEXT_BLOCK,
+                "the text copy points at the Markdown block"
+            );
+            assert_eq!(texts.len(), 2, "the role prompt as a block of its own");
+            assert!(
+                texts[1].starts_with("# Role:"),
+                "Markdown, not escaped: {}",
+                texts[1]
+            );
+            from_text["role_prompt"] = Value::String(texts[1].clone());
+        } else {
+            assert_eq!(texts.len(), 1);
+        }
         assert_eq!(from_text, structured, "text copy equals structuredContent");
         (result.is_error == Some(true), structured)
     }

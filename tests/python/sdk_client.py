@@ -74,7 +74,12 @@ class Run:
         check(isinstance(value, dict), f"{args['action']}: structuredContent is an object, got {value!r}")
         jsonschema.validate(value, self.output_schema)
         texts = [c.text for c in result.content if getattr(c, "type", None) == "text"]
-        check(texts and json.loads(texts[0]) == value, f"{args['action']}: the text copy equals structuredContent")
+        copy = json.loads(texts[0]) if texts else None
+        if "role_prompt" in value:
+            # The role prompt follows the JSON copy as Markdown, in a block of its own.
+            check(len(texts) == 2 and texts[1].startswith("# Role:"), f"{args['action']}: the role prompt as Markdown")
+            copy["role_prompt"] = texts[1]
+        check(copy == value, f"{args['action']}: the text copy equals structuredContent")
         return bool(result.is_error), value
 
     async def ok(self, args, stage, state):
