@@ -105,16 +105,11 @@ pub fn lock_wait_from_env() -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::DefaultRoot;
+    use crate::store::project::tests::project;
 
     #[test]
     fn a_held_lock_makes_others_give_up_after_the_wait_naming_the_holder() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = DefaultRoot {
-            source_name: "test",
-            value: dir.path().display().to_string(),
-        };
-        let p = Project::open(None, &root).unwrap();
+        let (_dir, p) = project();
         let held = p.lock(Duration::ZERO).unwrap();
         let started = Instant::now();
         let e = p.lock(Duration::from_millis(200)).unwrap_err();
@@ -134,12 +129,7 @@ mod tests {
 
     #[test]
     fn a_waiter_whose_lock_file_was_removed_takes_the_lock_on_the_new_one() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = DefaultRoot {
-            source_name: "test",
-            value: dir.path().display().to_string(),
-        };
-        let p = Project::open(None, &root).unwrap();
+        let (dir, p) = project();
         let held = p.lock(Duration::ZERO).unwrap();
         let waiter = {
             let p = p.clone();

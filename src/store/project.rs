@@ -381,10 +381,11 @@ fn sync_together<'a>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn project() -> (tempfile::TempDir, Project) {
+    /// A project in a fresh temporary directory (the store's unit tests share it).
+    pub(crate) fn project() -> (tempfile::TempDir, Project) {
         let dir = tempfile::tempdir().unwrap();
         let p = Project::at("test", dir.path().to_str().unwrap()).unwrap();
         (dir, p)

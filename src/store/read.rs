@@ -142,15 +142,9 @@ impl Project {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::DefaultRoot;
 
     fn project() -> (tempfile::TempDir, Project) {
-        let dir = tempfile::tempdir().unwrap();
-        let root = DefaultRoot {
-            source_name: "test",
-            value: dir.path().display().to_string(),
-        };
-        let p = Project::open(None, &root).unwrap();
+        let (dir, p) = crate::store::project::tests::project();
         std::fs::create_dir_all(dir.path().join(".claude/specs/t")).unwrap();
         (dir, p)
     }
