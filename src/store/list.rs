@@ -182,7 +182,16 @@ impl Known {
                     continue;
                 }
             }
+            // A read that failed for the OS's reasons (permissions, too many open files)
+            // is tried again next time: only what the file holds is remembered.
+            let mut retry = false;
             let entry = match load_stored::<Listed>(project, id) {
+                Ok(Some(s)) if chrono::DateTime::parse_from_rfc3339(&s.updated_at).is_err() => {
+                    Err(format!(
+                        "{} is not a valid session file: field `updated_at` is not an RFC 3339 time",
+                        session_rel(id)
+                    ))
+                }
                 Ok(Some(s)) => Ok(ListEntry {
                     session_id: s.session_id,
                     task_name: s.task_name,
@@ -191,12 +200,16 @@ impl Known {
                     updated_at: s.updated_at,
                 }),
                 Ok(None) => continue,
-                Err(e) => Err(clip(&e.to_string(), 300)),
+                Err(e) => {
+                    retry = e.code() == ErrorCode::StorageError;
+                    Err(clip(&e.to_string(), 300))
+                }
             };
             self.files.insert(
                 id.to_string(),
                 Seen {
-                    stamp,
+                    // A stamp no file has, so the next listing reads it again.
+                    stamp: if retry { (0, 0, i128::MIN) } else { stamp },
                     generation,
                     entry,
                 },

@@ -27,13 +27,21 @@ impl Project {
         let mut pause = Duration::from_millis(1);
         loop {
             let abs = self.prepare(LOCK_FILE)?;
-            let mut file = std::fs::OpenOptions::new()
+            let opened = std::fs::OpenOptions::new()
                 .create(true)
                 .truncate(false)
                 .read(true)
                 .write(true)
-                .open(&abs)
-                .map_err(|e| Error::storage("open", &abs, &e))?;
+                .open(&abs);
+            let mut file = match opened {
+                Ok(file) => file,
+                // `.bmad-task/` went between `prepare` and `open` (a failed `start`
+                // taking back the folder it made): make it again.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && started.elapsed() < wait => {
+                    continue
+                }
+                Err(e) => return Err(Error::storage("open", &abs, &e)),
+            };
             match file.try_lock() {
                 // A failed `start` in a new project removes the lock file it made (see
                 // `start::undo`); whoever waited on that file holds a lock nobody else

@@ -70,6 +70,8 @@ impl Indexed {
             .filter_map(|digits| self.max_suffix.get(&names::head_for(base, digits)))
             .max()
             .copied()
+            // Numbers used up at the top (a name ending in -4294967295): try from 1.
+            .filter(|n| *n < u32::MAX - 1)
             .unwrap_or(0);
         let first = (!self.by_name.contains_key(base)).then(|| base.to_string());
         first.into_iter().chain(
@@ -201,9 +203,11 @@ impl MappingCache {
             }
         }
         let text = match read(project)? {
+            // No mapping: a new project, or one whose mapping was deleted (or moved aside
+            // by a `start` that then failed): the session files say what it held.
             Read::Absent => {
                 return Ok(Taken {
-                    index: Indexed::default(),
+                    index: Indexed::new(rebuild(project)?),
                     own_text: None,
                     rebuilt_because: None,
                 })

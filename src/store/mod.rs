@@ -275,15 +275,19 @@ impl Store {
     }
 }
 
-/// The time of a new history entry: the clock, but never before the session's last
-/// entry (a clock set back, or two machines sharing a project, must not reorder history).
+/// The time of a new history entry: the clock, but after the session's last entry (a
+/// clock set back, or two machines sharing a project, must not reorder history).
 fn not_before_last_entry(session: &Session, now: DateTime<Utc>) -> DateTime<Utc> {
     session
         .history
         .last()
         .and_then(|h| DateTime::parse_from_rfc3339(&h.at).ok())
         .map(|t| t.with_timezone(&Utc))
-        .map_or(now, |last| now.max(last))
+        // A millisecond after it at least: stamps (and the temporary files named by
+        // them) must not repeat when the clock is behind.
+        .map_or(now, |last| {
+            now.max(last + chrono::Duration::milliseconds(1))
+        })
 }
 
 /// The machine's read access to project files, confined like every write.

@@ -62,9 +62,10 @@ pub(super) fn load_session(project: &Project, id: &str) -> Result<Option<Session
 
 pub(super) fn load_stored<T: Stored>(project: &Project, id: &str) -> Result<Option<T>> {
     let rel = session_rel(id);
+    // The detail quotes the file's values (serde's "unknown variant `…`"): cut it short.
     let corrupt = |detail: String| Error::Corrupt {
         path: rel.clone(),
-        detail,
+        detail: crate::error::clip(&detail, 300),
     };
     let text = match project.read(&rel) {
         Ok(Some(text)) => text,

@@ -49,6 +49,8 @@ impl Store {
         };
         let lock = match project.lock(self.lock_wait) {
             Ok(lock) => lock,
+            // Another process holds the project: what exists now is its.
+            Err(e @ Error::Busy { .. }) => return Err(e),
             Err(e) => {
                 undo(&project, &made);
                 return Err(e);

@@ -31,7 +31,8 @@ pub fn read(scope: &str, plan: &[Sprint]) -> Result<Vec<u32>, ScopeError> {
         match word {
             "sprint" | "sprints" | "and" | "only" => continue,
             "to" | "through" | "-" | "–" => {
-                range_from = numbers.last().copied();
+                // A range word needs a number on each side.
+                range_from = Some(numbers.pop().ok_or(ScopeError::Unreadable)?);
                 continue;
             }
             _ => {}
@@ -47,6 +48,9 @@ pub fn read(scope: &str, plan: &[Sprint]) -> Result<Vec<u32>, ScopeError> {
             return Err(ScopeError::Unreadable);
         }
         numbers.extend(lo..=hi);
+    }
+    if range_from.is_some() {
+        return Err(ScopeError::Unreadable);
     }
     numbers.sort_unstable();
     numbers.dedup();
@@ -113,6 +117,8 @@ mod tests {
             ("sprint 1.5", ScopeError::Unreadable),
             ("3-1", ScopeError::Unreadable),
             ("1-99999999", ScopeError::Unreadable),
+            ("sprints 1 to", ScopeError::Unreadable),
+            ("to 3", ScopeError::Unreadable),
             ("99999999999", ScopeError::Unreadable),
         ];
         for (scope, want) in refused {

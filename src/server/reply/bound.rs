@@ -81,14 +81,36 @@ pub fn bound(mut r: Reply) -> Reply {
         }
     }
     if size(&r) > MAX_REPLY_BYTES {
+        // Long texts inside the lists (questions of a thousand wide characters, a sprint
+        // title of thousands): cut each; the documents and the session file have them whole.
+        for q in r.questions.iter_mut().flatten() {
+            q.question = clip(&q.question, 300);
+            q.context = q.context.as_deref().map(|c| clip(c, 300));
+        }
+        for g in r.gaps.iter_mut().flatten() {
+            *g = clip(g, 300);
+        }
+        for sp in r.sprints.iter_mut().flatten() {
+            sp.title = clip(&sp.title, 200);
+        }
+        r.user_message = clip(&r.user_message, 8000);
+        cut.push("questions, gaps, sprint titles and the message: cut short".into());
+    }
+    if let Some(e) = r.error.as_mut() {
+        e.message = clip(&e.message, 2000);
+    }
+    if size(&r) > MAX_REPLY_BYTES {
         // Nothing above sufficed (a reply this large has no precedent): the message and
         // the error stay, every other large field goes.
         r.user_message = clip(&r.user_message, 4000);
         r.context = None;
         r.session = None;
+        r.questions = None;
+        r.gaps = None;
+        r.sprints = None;
         r.role_prompt = r.role_prompt.as_deref().map(|p| clip(p, 8000));
         cut.push(format!(
-            "context and session: left out; `status` and {where_in_full} have them"
+            "context, session, questions, gaps and sprints: left out; `status` and {where_in_full} have them"
         ));
     }
     if !cut.is_empty() {
@@ -116,6 +138,42 @@ mod tests {
             previous_draft: None,
             scope: None,
         }
+    }
+
+    #[test]
+    fn wide_questions_and_sprint_titles_within_their_limits_still_fit() {
+        use crate::workflow::session::{Question, Sprint};
+        let wide = "😀".repeat(1000);
+        let r = Reply {
+            user_message: format!("Please answer: {}", wide.repeat(10)),
+            questions: Some(
+                (0..10)
+                    .map(|i| Question {
+                        id: format!("q{i}"),
+                        question: wide.clone(),
+                        context: Some(wide.clone()),
+                        round: 1,
+                    })
+                    .collect(),
+            ),
+            sprints: Some(
+                (1..=20)
+                    .map(|number| Sprint {
+                        number,
+                        title: "é".repeat(5000),
+                    })
+                    .collect(),
+            ),
+            ..Reply::default()
+        };
+        assert!(size(&r) > 150_000);
+        let b = bound(r);
+        assert!(size(&b) <= MAX_REPLY_BYTES, "{}", size(&b));
+        assert_eq!(
+            b.questions.as_ref().map(Vec::len),
+            Some(10),
+            "cut, not dropped"
+        );
     }
 
     #[test]

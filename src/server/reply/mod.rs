@@ -288,6 +288,11 @@ pub fn for_list(page: Page, project: &str) -> Reply {
     let shown = page.sessions.len();
     let mut msg = if shown == page.total {
         format!("{} session(s) in {project}.", page.total)
+    } else if page.next_cursor.is_none() {
+        format!(
+            "The last {shown} of {} session(s) in {project}.",
+            page.total
+        )
     } else {
         format!(
             "{shown} of {} session(s) in {project}; pass `next_cursor` as `cursor` for more.",

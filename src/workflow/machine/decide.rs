@@ -159,7 +159,7 @@ impl Step<'_> {
             })?
             .document;
         self.facts.notices.push(format!(
-            "{path} had been deleted; the document as submitted is the one decided on, and was written back."
+            "{path} had been deleted; the document as submitted is the one decided on, and is saved as the stage document."
         ));
         Ok(Reviewed::Submitted(document))
     }
