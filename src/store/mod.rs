@@ -323,6 +323,50 @@ mod tests {
         )
     }
 
+    /// Two `start`s race in a new project and one finds it busy: it must not take back
+    /// the `.bmad-task/` and lock file that the other made and holds (found in review: the
+    /// loser's undo removed them, so a third process could lock the project at once).
+    #[test]
+    fn a_start_that_finds_a_new_project_busy_takes_nothing_of_the_holders() {
+        let mut busy = 0;
+        for _ in 0..100 {
+            let dir = tempfile::tempdir().unwrap();
+            let root = dir.path().to_path_buf();
+            let racers: Vec<_> = (0..2)
+                .map(|_| {
+                    let root = root.clone();
+                    std::thread::spawn(move || {
+                        let store = Store::new(
+                            DefaultRoot {
+                                source_name: "test",
+                                value: root.display().to_string(),
+                            },
+                            std::time::Duration::ZERO,
+                        );
+                        store.start(None, "Race", &Utc::now).map(|s| s.session)
+                    })
+                })
+                .collect();
+            let results: Vec<_> = racers.into_iter().map(|t| t.join().unwrap()).collect();
+            for r in &results {
+                match r {
+                    Ok(s) => {
+                        assert!(
+                            root.join(LOCK_FILE).is_file(),
+                            "the winner's lock file went"
+                        );
+                        assert!(root.join(session_rel(&s.session_id)).is_file());
+                    }
+                    Err(e) => {
+                        assert_eq!(e.code(), "busy", "{e}");
+                        busy += 1;
+                    }
+                }
+            }
+        }
+        eprintln!("{busy} of 200 starts found the project busy");
+    }
+
     #[test]
     fn concurrent_starts_get_distinct_names_and_all_land_in_the_mapping() {
         let dir = tempfile::tempdir().unwrap();
