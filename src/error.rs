@@ -58,12 +58,14 @@ pub enum ErrorCode {
     SpecsFolderTaken,
     /// The approval scope names sprints the plan does not have.
     InvalidScope,
+    /// A decision names a version of the document that is no longer on disk.
+    StaleDecision,
     /// The server failed while handling the call.
     Internal,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 24] = [
+    pub const ALL: [ErrorCode; 25] = [
         ErrorCode::InvalidState,
         ErrorCode::StageMismatch,
         ErrorCode::MissingField,
@@ -87,6 +89,7 @@ impl ErrorCode {
         ErrorCode::ConflictingIds,
         ErrorCode::SpecsFolderTaken,
         ErrorCode::InvalidScope,
+        ErrorCode::StaleDecision,
         ErrorCode::Internal,
     ];
 
@@ -116,6 +119,7 @@ impl ErrorCode {
             ErrorCode::ConflictingIds => "conflicting_ids",
             ErrorCode::SpecsFolderTaken => "specs_folder_taken",
             ErrorCode::InvalidScope => "invalid_scope",
+            ErrorCode::StaleDecision => "stale_decision",
             ErrorCode::Internal => "internal",
         }
     }

@@ -485,3 +485,60 @@ async fn history_times_never_go_backwards() {
     assert_eq!(s["session"]["updated_at"].as_str(), times.last().copied());
     c.close().await;
 }
+
+/// A decision is bound to the document the human saw (issue 13, items 5 and 6): the reply
+/// shows the document's digest, a decision that names another version is refused as
+/// stale, and `status` lists every decision with who made it, how, and on what.
+#[tokio::test]
+async fn decisions_are_bound_to_the_digest_shown_and_listed_by_status() {
+    let sb = Sandbox::new();
+    let project = sb.project.as_path();
+    let c = connect(Era::Modern, project).await;
+    let v = c.ok(start_args(project, "Bound decisions")).await;
+    let sid = v["session_id"].as_str().unwrap().to_string();
+    let v = c
+        .ok(json!({"action": "submit", "session_id": sid, "claude_result": PRD}))
+        .await;
+    let shown = v["document_digest"].as_str().unwrap().to_string();
+    assert_eq!(shown.len(), 12);
+    assert!(v["user_message"]
+        .as_str()
+        .unwrap()
+        .contains(&format!("SHA-256 {shown}…")));
+    let rel = v["artifact_path"].as_str().unwrap().to_string();
+    let file = project.join(&rel);
+    assert_eq!(sha(&std::fs::read(&file).unwrap())[..12], shown);
+
+    // The file changes after the human was shown it: their decision is stale.
+    std::fs::write(&file, "# PRD\n\nChanged after it was shown.\n").unwrap();
+    let e = c
+        .refused(
+            json!({"action": "confirm", "session_id": sid, "digest": shown}),
+            "stale_decision",
+        )
+        .await;
+    let msg = e["error"]["message"].as_str().unwrap();
+    assert!(msg.contains(&rel), "{msg}");
+    c.refused(
+        json!({"action": "confirm", "session_id": sid, "digest": "not-hex"}),
+        "invalid_argument",
+    )
+    .await;
+    let now = sha(&std::fs::read(&file).unwrap());
+    c.ok(json!({"action": "confirm", "session_id": sid, "digest": &now[..12]}))
+        .await;
+
+    let s = c.ok(json!({"action": "status", "session_id": sid})).await;
+    assert_eq!(
+        s["decisions"],
+        json!([{"stage": "po", "action": "confirm", "decided_by": "host", "via": "tool", "digest": &now[..12], "at": s["session"]["history"][2]["at"]}])
+    );
+    let entry = &s["session"]["history"][2];
+    assert_eq!(entry["digest"], now);
+    assert_eq!(
+        s["session"]["history"][1].get("decided_by"),
+        None,
+        "a submission is no decision"
+    );
+    c.close().await;
+}

@@ -8,7 +8,7 @@ use bmad_mcp::workflow::{Action, Command};
 use serde_json::{Map, Number, Value};
 
 /// The fields of `BmadTaskArgs`, as the input schema names them.
-pub const FIELDS: [&str; 13] = [
+pub const FIELDS: [&str; 15] = [
     "action",
     "session_id",
     "task_name",
@@ -22,6 +22,8 @@ pub const FIELDS: [&str; 13] = [
     "approved",
     "feedback",
     "scope",
+    "cursor",
+    "digest",
 ];
 
 pub const ACTIONS: [&str; 9] = [
@@ -203,8 +205,21 @@ fn check_accepted(map: &Map<String, Value>, limits: &Limits, call: Call) {
             check_key(map, &key);
             cwd
         }
-        Call::Act { cwd, key, command } => {
+        Call::Act {
+            cwd,
+            key,
+            command,
+            decision,
+        } => {
             check_key(map, &key);
+            // A tool call is the host's word; the digest it names is the one given.
+            assert_eq!(decision.decided_by, bmad_mcp::workflow::DecidedBy::Host);
+            assert_eq!(
+                decision.seen_digest.as_deref(),
+                str_of(map, "digest")
+                    .map(|d| d.trim().to_ascii_lowercase())
+                    .as_deref()
+            );
             assert_eq!(
                 command.action().name(),
                 action,

@@ -374,11 +374,12 @@ impl Run {
     fn apply(&mut self, command: Command) {
         let before = self.session.clone();
         let action = command.action();
-        let result = apply(&before, command.clone(), &self.files, self.now);
+        let decision = bmad_mcp::workflow::Decision::by_host(None);
+        let result = apply(&before, command.clone(), &decision, &self.files, self.now);
         // No hidden input: the same call gives the same answer.
         assert_eq!(
             result,
-            apply(&before, command.clone(), &self.files, self.now)
+            apply(&before, command.clone(), &decision, &self.files, self.now)
         );
         match result {
             Ok(out) => self.accepted(&before, &command, out),
@@ -521,6 +522,7 @@ fn refused(before: &Session, command: &Command, action: Action, e: &WorkflowErro
                 Command::Confirm { .. } | Command::Approve { .. }
             ));
         }
+        WorkflowError::StaleDecision { .. } => panic!("no digest was given, none can be stale"),
         WorkflowError::FeedbackRequired => {
             assert!(allowed);
             assert!(

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::store::{is_valid_task_name, SessionKey};
-use crate::workflow::{Action, Command, Stage};
+use crate::workflow::{Action, Command, Decision, Stage};
 
 /// Arguments of the `bmad-task` tool. `action` is required; which other fields matter
 /// depends on the action.
@@ -58,6 +58,11 @@ pub struct BmadTaskArgs {
     /// For `list`: the `next_cursor` of the previous page (leave out for the first).
     #[serde(default)]
     pub cursor: Option<String>,
+    /// For a decision (`confirm`, `approve`, `reject`, `answer`): the SHA-256 of the
+    /// document as the human saw it (at least its first 12 hex digits, as replies show
+    /// it). A decision about another version than the one on disk is refused as stale.
+    #[serde(default)]
+    pub digest: Option<String>,
 }
 
 /// Size limits of the inputs (SPEC §12) and the wait for the project lock, adjustable
@@ -121,11 +126,12 @@ pub enum Call {
         cwd: Option<String>,
         key: SessionKey,
         command: Command,
+        decision: Decision,
     },
 }
 
 /// The fields of [`BmadTaskArgs`], as the input schema names them.
-pub const FIELD_NAMES: [&str; 14] = [
+pub const FIELD_NAMES: [&str; 15] = [
     "action",
     "session_id",
     "task_name",
@@ -140,6 +146,7 @@ pub const FIELD_NAMES: [&str; 14] = [
     "feedback",
     "scope",
     "cursor",
+    "digest",
 ];
 
 /// Parses the raw tool arguments into a [`Call`], or an error that names the field.
@@ -280,6 +287,23 @@ fn session_key(args: &BmadTaskArgs) -> Result<SessionKey> {
     }
 }
 
+/// A `digest` as given: 12 to 64 hex digits, lowercased.
+fn seen_digest(digest: Option<&str>) -> Result<Option<String>> {
+    let Some(d) = digest.map(str::trim) else {
+        return Ok(None);
+    };
+    if !(12..=64).contains(&d.len()) || !d.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(Error::argument(
+            ErrorCode::InvalidArgument,
+            format!(
+                "field `digest`: `{}` is not a SHA-256 or a prefix of one (12 to 64 hex digits)",
+                clip(d)
+            ),
+        ));
+    }
+    Ok(Some(d.to_ascii_lowercase()))
+}
+
 /// At most 80 characters of a caller's value, for quoting it in a message.
 fn clip(s: &str) -> String {
     crate::error::clip(s, 80)
@@ -300,6 +324,7 @@ fn validate(args: BmadTaskArgs, limits: &Limits) -> Result<Call> {
         }
     }
     let action = args.action;
+    let digest = args.digest.clone();
     // The session is named before anything else of a session action is checked.
     let (key, command) = match action {
         Action::Start => {
@@ -375,7 +400,13 @@ fn validate(args: BmadTaskArgs, limits: &Limits) -> Result<Call> {
             (key, command)
         }
     };
-    Ok(Call::Act { cwd, key, command })
+    let decision = Decision::by_host(seen_digest(digest.as_deref())?);
+    Ok(Call::Act {
+        cwd,
+        key,
+        command,
+        decision,
+    })
 }
 
 #[cfg(test)]

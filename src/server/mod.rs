@@ -140,10 +140,15 @@ impl BmadServer {
                 .load(cwd.as_deref(), &key)
                 .map(|(_, s)| reply::for_status(&s))
                 .map_err(plain),
-            Call::Act { cwd, key, command } => {
+            Call::Act {
+                cwd,
+                key,
+                command,
+                decision,
+            } => {
                 let action = command.action();
                 store
-                    .act(cwd.as_deref(), &key, command, &Utc::now)
+                    .act(cwd.as_deref(), &key, command, &decision, &Utc::now)
                     .map(|(s, facts)| reply::for_session(&s, &facts, action))
                     .map_err(|e| {
                         // Name the state and what is legal now, when the session exists.

@@ -23,7 +23,7 @@ use crate::error::{clip, Error, Result};
 use crate::workflow::machine::{self, ProjectFiles};
 use crate::workflow::session::Session;
 use crate::workflow::stage::Stage;
-use crate::workflow::{Command, Facts, State};
+use crate::workflow::{Command, Decision, Facts, State};
 
 use mapping::MappingCache;
 use sessions::{json_text, load_session, session_ids};
@@ -178,6 +178,7 @@ impl Store {
         cwd: Option<&str>,
         key: &SessionKey,
         command: Command,
+        decision: &Decision,
         clock: &dyn Fn() -> DateTime<Utc>,
     ) -> Result<(Session, Facts)> {
         let (project, found) = self.load(cwd, key)?;
@@ -189,7 +190,7 @@ impl Store {
             })?;
         let claim = self.check_owner(&project, &session)?;
         let now = not_before_last_entry(&session, clock());
-        let outcome = machine::apply(&session, command, &Files(&project), now)?;
+        let outcome = machine::apply(&session, command, decision, &Files(&project), now)?;
         let owner_text = format!("{}\n", session.session_id);
         let mut files: Vec<(&str, &[u8])> = Vec::with_capacity(outcome.writes.len() + 1);
         if let Some(owner) = &claim {
@@ -476,6 +477,7 @@ mod tests {
                     claude_result: Some("# PRD\nQuality Score: 95/100".into()),
                     codex_result: None,
                 },
+                &Decision::by_host(None),
                 &Utc::now,
             )
             .unwrap();
@@ -576,6 +578,7 @@ mod tests {
                     claude_result: Some("# PRD\nQuality Score: 95/100".into()),
                     codex_result: None,
                 },
+                &Decision::by_host(None),
                 &Utc::now,
             )
             .unwrap_err();

@@ -47,6 +47,12 @@ pub enum WorkflowError {
     EmptyAnswer { id: String },
     #[error("the document to confirm ({path}) is missing and cannot be recovered; `reject` the stage and submit it again")]
     DocumentUnavailable { path: String },
+    #[error("field `digest`: `{given}` is not the document as it is now: {path} has SHA-256 {current}…; show the human the current version and decide again")]
+    StaleDecision {
+        path: String,
+        given: String,
+        current: String,
+    },
     #[error("field `feedback` is required to send the document back: ask the human what should change, then call again with their words as `feedback`; nothing was changed")]
     FeedbackRequired,
     #[error("field `{field}`: {problem}")]
@@ -99,6 +105,7 @@ impl WorkflowError {
             WorkflowError::DocumentUnreadable { .. } => ErrorCode::DocumentUnreadable,
             WorkflowError::SubmissionTooLarge { .. } => ErrorCode::TooLarge,
             WorkflowError::FeedbackRequired => ErrorCode::MissingField,
+            WorkflowError::StaleDecision { .. } => ErrorCode::StaleDecision,
             WorkflowError::InvalidScope { .. } => ErrorCode::InvalidScope,
         }
     }

@@ -14,6 +14,7 @@ use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
 
 use super::action::Action;
+use super::decision::Decision;
 use super::error::WorkflowError;
 use super::rules;
 use super::session::{timestamp, Artifact, ContentRef, HistoryEntry, Session, StageStatus, State};
@@ -101,6 +102,7 @@ pub fn sha256_hex(text: &str) -> String {
 pub fn apply(
     session: &Session,
     command: Command,
+    decision: &Decision,
     files: &dyn ProjectFiles,
     now: DateTime<Utc>,
 ) -> Result<Outcome, WorkflowError> {
@@ -121,6 +123,8 @@ pub fn apply(
         writes: Vec::new(),
         facts: Facts::default(),
         files,
+        decision,
+        decided_digest: None,
         now,
         stamp: now.format("%Y%m%dT%H%M%S%6fZ").to_string(),
     };
@@ -164,6 +168,10 @@ struct Step<'a> {
     writes: Vec<FileWrite>,
     facts: Facts,
     files: &'a dyn ProjectFiles,
+    /// Who decides, and which version of the document they saw.
+    decision: &'a Decision,
+    /// The digest of the document a decision was about, read when it was taken.
+    decided_digest: Option<String>,
     now: DateTime<Utc>,
     stamp: String,
 }
@@ -251,12 +259,16 @@ impl Step<'_> {
 
     fn finish(&mut self, action: Action, stage: Stage, from: State) {
         let at = timestamp(self.now);
+        let decides = action != Action::Submit;
         self.session.history.push(HistoryEntry {
             at: at.clone(),
             action,
             stage,
             from: Some(from),
             to: self.session.current_state,
+            decided_by: decides.then_some(self.decision.decided_by),
+            via: decides.then_some(self.decision.via),
+            digest: self.decided_digest.take(),
             note: (!self.facts.notices.is_empty()).then(|| self.facts.notices.join(" ")),
         });
         self.session.updated_at = at;

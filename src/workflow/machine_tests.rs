@@ -9,6 +9,7 @@ use super::*;
 use crate::workflow::rules::allowed_actions;
 use crate::workflow::session::StageStatus;
 use crate::workflow::stage::Engine;
+use crate::workflow::{DecidedBy, Decision, Via};
 
 /// An in-memory project: what the machine reads, and what the caller wrote.
 #[derive(Default)]
@@ -25,6 +26,8 @@ struct Run {
     s: Session,
     files: Mem,
     clock: DateTime<Utc>,
+    /// The decision the next actions come with.
+    decision: Decision,
 }
 
 const GATE_PRD: &str =
@@ -47,12 +50,13 @@ impl Run {
             s,
             files: Mem::default(),
             clock,
+            decision: Decision::by_host(None),
         }
     }
 
     fn try_do(&mut self, c: Command) -> Result<Outcome, WorkflowError> {
         self.clock += Duration::seconds(1);
-        let out = apply(&self.s, c, &self.files, self.clock)?;
+        let out = apply(&self.s, c, &self.decision, &self.files, self.clock)?;
         for w in &out.writes {
             self.files
                 .0
@@ -737,6 +741,7 @@ fn an_emptied_or_unreadable_artifact_is_refused_at_confirmation_and_left_alone()
     let e = apply(
         &r.s,
         confirm(),
+        &Decision::by_host(None),
         &Unreadable(&r.files, path.clone()),
         r.clock,
     )
@@ -760,7 +765,7 @@ fn an_emptied_or_unreadable_artifact_is_refused_at_confirmation_and_left_alone()
 fn after_completion_every_action_is_refused() {
     let r = Run::at(State::Completed);
     for c in every_action() {
-        let e = apply(&r.s, c, &r.files, r.clock).unwrap_err();
+        let e = apply(&r.s, c, &r.decision, &r.files, r.clock).unwrap_err();
         assert_eq!(e.code(), "invalid_state");
         assert!(e.to_string().contains("completed"));
     }
@@ -904,4 +909,67 @@ fn a_rejection_without_feedback_is_refused_and_tells_the_host_to_ask() {
             assert_eq!(r.s, before, "{state} {action} {feedback:?}");
         }
     }
+}
+
+#[test]
+fn every_decision_is_recorded_with_who_how_and_the_digest_of_its_document() {
+    let mut r = Run::at(State::Clarifying);
+    let draft = r.s.current().draft_ref.clone().unwrap().file_path;
+    let draft_sha = sha256_hex(&r.files.read(&draft).unwrap().unwrap());
+    r.act(answer(&[("q1", "Web"), ("q2", "Admins")]));
+    r.submit(GATE_PRD);
+    let path = r.s.artifact_path(Stage::Po);
+    let sha = sha256_hex(&r.files.read(&path).unwrap().unwrap());
+    r.act(Command::Confirm {
+        action: Action::Confirm,
+    });
+    type Entry = (Action, Option<DecidedBy>, Option<Via>, Option<String>);
+    let entries: Vec<Entry> =
+        r.s.history
+            .iter()
+            .map(|h| (h.action, h.decided_by, h.via, h.digest.clone()))
+            .collect();
+    let host = (Some(DecidedBy::Host), Some(Via::Tool));
+    assert_eq!(
+        entries,
+        [
+            (Action::Start, None, None, None),
+            (Action::Submit, None, None, None),
+            (Action::Answer, host.0, host.1, Some(draft_sha)),
+            (Action::Submit, None, None, None),
+            (Action::Confirm, host.0, host.1, Some(sha)),
+        ]
+    );
+}
+
+#[test]
+fn a_decision_about_another_version_of_the_document_is_refused_as_stale() {
+    let mut r = Run::at(State::AwaitingConfirmation);
+    let path = r.s.artifact_path(Stage::Po);
+    let shown = sha256_hex(&r.files.read(&path).unwrap().unwrap());
+    // The human saw this version; the file changed before the decision arrived.
+    r.decision = Decision::by_host(Some(shown[..12].to_string()));
+    r.files
+        .0
+        .borrow_mut()
+        .insert(path.clone(), "# PRD, edited after it was shown".into());
+    let before = r.s.clone();
+    let e = r
+        .try_do(Command::Confirm {
+            action: Action::Confirm,
+        })
+        .unwrap_err();
+    assert_eq!(e.code(), "stale_decision");
+    assert!(e.to_string().contains(&path), "{e}");
+    assert_eq!(r.s, before);
+    // With the digest of what is on disk now, it goes through, and that digest is kept.
+    let now = sha256_hex("# PRD, edited after it was shown");
+    r.decision = Decision::by_host(Some(now[..16].to_uppercase()));
+    r.act(Command::Confirm {
+        action: Action::Confirm,
+    });
+    assert_eq!(
+        r.s.history.last().unwrap().digest.as_deref(),
+        Some(now.as_str())
+    );
 }

@@ -3,6 +3,7 @@
 //! protocol types.
 
 pub mod action;
+pub mod decision;
 pub mod error;
 pub mod machine;
 pub mod quality;
@@ -14,6 +15,7 @@ pub mod stage;
 pub mod submission;
 
 pub use action::Action;
+pub use decision::{DecidedBy, Decision, Via};
 pub use error::WorkflowError;
 pub use machine::{apply, Command, Facts, FileWrite, Outcome, ProjectFiles};
 pub use rules::{allowed_actions, is_legal};

@@ -9,6 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::action::Action;
+use super::decision::{DecidedBy, Via};
 use super::stage::{Engine, Stage};
 
 /// Bumped whenever the stored layout changes incompatibly.
@@ -298,6 +299,15 @@ pub struct HistoryEntry {
     pub stage: Stage,
     pub from: Option<State>,
     pub to: State,
+    /// For a decision (`answer`, `confirm`, `approve`, `reject`): who made it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<DecidedBy>,
+    /// … how it reached the server …
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<Via>,
+    /// … and the SHA-256 of the document it was about, as read at that moment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
@@ -352,6 +362,9 @@ impl Session {
                 stage: Stage::FIRST,
                 from: None,
                 to: State::Generating,
+                decided_by: None,
+                via: None,
+                digest: None,
                 note: None,
             }],
             created_at: at.clone(),

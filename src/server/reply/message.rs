@@ -2,7 +2,7 @@
 //! session is left in. Each says what happened and what the human or the host does next.
 
 use crate::prompts;
-use crate::workflow::session::ScoreSource;
+use crate::workflow::session::{ScoreSource, StageRecord};
 use crate::workflow::stage::Marker;
 use crate::workflow::{Action, Facts, Session, Stage, State};
 
@@ -110,8 +110,11 @@ pub(super) fn awaiting_confirmation(s: &Session, facts: &Facts, r: &mut Reply) -
     r.gaps = some_vec(rec.gaps.clone());
     let score = rec.score.unwrap_or(0);
     let mut msg = if rec.gate_passed == Some(true) {
+        let digest = short_digest(rec);
+        r.document_digest = digest.clone();
         format!(
-            "The {role} document scored {score}/100 and passed the quality gate. Please review {path}, then `confirm` to accept it and move on, or `reject` with feedback."
+            "The {role} document scored {score}/100 and passed the quality gate. Please review {path}{}, then `confirm` to accept it and move on, or `reject` with feedback.",
+            digest.map(|d| format!(" (SHA-256 {d}…)")).unwrap_or_default()
         )
     } else {
         r.guidance = some_vec(facts.guidance.clone());
@@ -144,6 +147,7 @@ pub(super) fn awaiting_approval(s: &Session, r: &mut Reply) -> String {
         .unwrap_or_default();
     r.artifact_path = Some(path.clone());
     r.sprints = Some(rec.sprints.clone());
+    r.document_digest = short_digest(rec);
     let mut msg = format!("The sprint plan is saved at {path}");
     if rec.sprints.is_empty() {
         msg.push_str(" (no `## Sprint N: Title` headings were found). ");
@@ -197,6 +201,13 @@ pub(super) fn next_step(s: &Session) -> &'static str {
         }
         State::Completed => "Show `user_message` to the human; there is nothing more to call.",
     }
+}
+
+/// The first 12 hex digits of the saved stage document's SHA-256.
+fn short_digest(rec: &StageRecord) -> Option<String> {
+    rec.artifact
+        .as_ref()
+        .map(|a| a.sha256.chars().take(12).collect())
 }
 
 fn source_word(s: Option<ScoreSource>) -> &'static str {

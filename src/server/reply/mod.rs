@@ -11,7 +11,9 @@ use crate::error::{Error, ErrorCode};
 use crate::prompts;
 use crate::store::{Damaged, ListEntry, Page};
 use crate::workflow::session::{Question, ScoreSource, Sprint};
-use crate::workflow::{allowed_actions, Action, Engine, Facts, Session, Stage, State};
+use crate::workflow::{
+    allowed_actions, Action, DecidedBy, Engine, Facts, Session, Stage, State, Via,
+};
 
 mod bound;
 mod message;
@@ -53,6 +55,19 @@ pub struct Context {
     /// For development: the sprint scope the human approved.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
+}
+
+/// One decision from the session's history.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct DecisionEntry {
+    pub stage: Stage,
+    pub action: Action,
+    pub decided_by: DecidedBy,
+    pub via: Via,
+    /// The first 12 hex digits of the SHA-256 of the document decided on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
+    pub at: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
@@ -123,6 +138,13 @@ pub struct Reply {
     /// `status`: the session as stored (documents are references).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session: Option<Session>,
+    /// Where the human decides on a stage document: the first 12 hex digits of its
+    /// SHA-256 as saved; pass it back as `digest` to bind the decision to this version.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub document_digest: Option<String>,
+    /// `status`: every decision taken, with who made it, how, and on which document.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decisions: Option<Vec<DecisionEntry>>,
     /// `list`: a page of the project's sessions, newest first.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sessions: Option<Vec<ListEntry>>,
@@ -266,6 +288,21 @@ pub fn for_status(s: &Session) -> Reply {
                 .push_str(" Documents: see `session.artifacts`.");
         }
     }
+    r.decisions = some_vec(
+        s.history
+            .iter()
+            .filter_map(|h| {
+                Some(DecisionEntry {
+                    stage: h.stage,
+                    action: h.action,
+                    decided_by: h.decided_by?,
+                    via: h.via?,
+                    digest: h.digest.as_ref().map(|d| d.chars().take(12).collect()),
+                    at: h.at.clone(),
+                })
+            })
+            .collect(),
+    );
     let mut stored = s.clone();
     for rec in stored.stages.iter_mut() {
         for c in [

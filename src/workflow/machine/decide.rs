@@ -19,6 +19,40 @@ enum Reviewed {
 }
 
 impl Step<'_> {
+    /// Binds the decision to `document`, the version of `path` it is about: refused as
+    /// stale when the decider saw another version; recorded in the history otherwise.
+    fn bind(&mut self, path: &str, document: &str) -> Result<(), WorkflowError> {
+        let sha = sha256_hex(document);
+        if !self.decision.saw(&sha) {
+            return Err(WorkflowError::StaleDecision {
+                path: path.to_string(),
+                given: clip(self.decision.seen_digest.as_deref().unwrap_or(""), 64),
+                current: sha[..12].to_string(),
+            });
+        }
+        self.decided_digest = Some(sha);
+        Ok(())
+    }
+
+    /// [`Step::bind`] to the file at `path` as it is now, when it can be read.
+    fn bind_file(&mut self, path: &str) -> Result<(), WorkflowError> {
+        match self.files.read(path) {
+            Ok(Some(text)) => self.bind(path, &text),
+            _ => Ok(()),
+        }
+    }
+
+    /// The document the human is shown while deciding: the stage document once written
+    /// (passed the gate, or a plan), else the latest draft.
+    fn shown_path(&self, stage: Stage) -> Option<String> {
+        let rec = self.session.record(stage);
+        if rec.artifact.is_some() && (rec.gate_passed != Some(false)) {
+            Some(self.session.artifact_path(stage))
+        } else {
+            rec.draft_ref.as_ref().map(|d| d.file_path.clone())
+        }
+    }
+
     pub(super) fn answer(
         &mut self,
         stage: Stage,
@@ -46,6 +80,10 @@ impl Step<'_> {
         }
         if let Some((id, _)) = answers.iter().find(|(_, a)| a.trim().is_empty()) {
             return Err(WorkflowError::EmptyAnswer { id: clip(id, 40) });
+        }
+        // Questions come with the draft that asked them.
+        if let Some(draft) = rec.draft_ref.as_ref().map(|d| d.file_path.clone()) {
+            self.bind_file(&draft)?;
         }
         let rec = self.session.record_mut(stage);
         for (id, a) in answers {
@@ -80,8 +118,14 @@ impl Step<'_> {
         let path = self.session.artifact_path(stage);
         if rec.gate_passed == Some(true) {
             match self.reviewed_document(&rec, &path)? {
-                Reviewed::OnDisk(on_disk) => self.record_as_reviewed(stage, &rec, on_disk),
-                Reviewed::Submitted(document) => self.write_artifact(stage, document)?,
+                Reviewed::OnDisk(on_disk) => {
+                    self.bind(&path, &on_disk)?;
+                    self.record_as_reviewed(stage, &rec, on_disk)
+                }
+                Reviewed::Submitted(document) => {
+                    self.bind(&path, &document)?;
+                    self.write_artifact(stage, document)?
+                }
             }
         } else {
             // The human accepts a draft that stayed below the gate.
@@ -92,6 +136,7 @@ impl Step<'_> {
                 .unwrap_or_default();
             let (Reviewed::OnDisk(document) | Reviewed::Submitted(document)) =
                 self.reviewed_document(&rec, &draft_path)?;
+            self.bind(&draft_path, &document)?;
             self.write_artifact(stage, document)?;
             self.session.record_mut(stage).draft_ref = None;
         }
@@ -175,10 +220,12 @@ impl Step<'_> {
         let path = self.session.artifact_path(stage);
         let document = match self.reviewed_document(&rec, &path)? {
             Reviewed::OnDisk(on_disk) => {
+                self.bind(&path, &on_disk)?;
                 self.record_as_reviewed(stage, &rec, on_disk.clone());
                 on_disk
             }
             Reviewed::Submitted(document) => {
+                self.bind(&path, &document)?;
                 self.write_artifact(stage, document.clone())?;
                 document
             }
@@ -229,6 +276,9 @@ impl Step<'_> {
             .map(|f| f.trim().to_string())
             .filter(|f| !f.is_empty())
             .ok_or(WorkflowError::FeedbackRequired)?;
+        if let Some(shown) = self.shown_path(stage) {
+            self.bind_file(&shown)?;
+        }
         let rec = self.session.record_mut(stage);
         if stage.gate() == Gate::Approval {
             rec.approved = Some(false);

@@ -1,0 +1,55 @@
+//! Who made a gate decision, how it reached the server, and on which exact document.
+//! The core records it in the history; it never learns how the human was asked.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Who decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DecidedBy {
+    /// The human, through a channel the model cannot answer for them.
+    Human,
+    /// The host (its model) asserted the decision in a tool call.
+    Host,
+}
+
+/// How the decision reached the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Via {
+    /// The client's own dialog (MCP elicitation).
+    Elicitation,
+    /// `bmad-mcp` run by the human in a terminal.
+    Cli,
+    /// A `bmad-task` tool call.
+    Tool,
+}
+
+/// A decision as it comes in with a command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    pub decided_by: DecidedBy,
+    pub via: Via,
+    /// The SHA-256 (or a prefix of at least 12 hex digits) of the document as the decider
+    /// saw it; a decision about another version is refused as stale.
+    pub seen_digest: Option<String>,
+}
+
+impl Decision {
+    /// A decision asserted by the host in a tool call.
+    pub fn by_host(seen_digest: Option<String>) -> Decision {
+        Decision {
+            decided_by: DecidedBy::Host,
+            via: Via::Tool,
+            seen_digest,
+        }
+    }
+
+    /// Whether the decider saw the document whose digest is `sha256`.
+    pub fn saw(&self, sha256: &str) -> bool {
+        self.seen_digest
+            .as_deref()
+            .is_none_or(|d| sha256.starts_with(&d.to_ascii_lowercase()))
+    }
+}
