@@ -7,6 +7,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use super::limits::check_size;
+pub use super::limits::Limits;
 use crate::error::{Error, ErrorCode, Result};
 use crate::store::{is_valid_task_name, SessionKey};
 use crate::workflow::{Action, Command, Decision, Stage};
@@ -63,48 +65,6 @@ pub struct BmadTaskArgs {
     /// it). A decision about another version than the one on disk is refused as stale.
     #[serde(default)]
     pub digest: Option<String>,
-}
-
-/// Size limits of the inputs (SPEC §12) and the wait for the project lock, adjustable
-/// through the environment.
-#[derive(Debug, Clone, Copy)]
-pub struct Limits {
-    pub result_bytes: usize,
-    pub objective_bytes: usize,
-    pub text_bytes: usize,
-    pub lock_wait: std::time::Duration,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            result_bytes: 4 * 1024 * 1024,
-            objective_bytes: 4 * 1024,
-            text_bytes: 64 * 1024,
-            lock_wait: crate::store::DEFAULT_LOCK_WAIT,
-        }
-    }
-}
-
-impl Limits {
-    /// Defaults, overridden by `BMAD_MAX_RESULT_BYTES`, `BMAD_MAX_OBJECTIVE_BYTES` and
-    /// `BMAD_MAX_TEXT_BYTES` (feedback, answers, scope) when set to a number.
-    pub fn from_env() -> Limits {
-        let d = Limits::default();
-        let get = |var: &str, default: usize| {
-            std::env::var(var)
-                .ok()
-                .and_then(|v| v.trim().parse::<usize>().ok())
-                .filter(|n| *n > 0)
-                .unwrap_or(default)
-        };
-        Limits {
-            result_bytes: get("BMAD_MAX_RESULT_BYTES", d.result_bytes),
-            objective_bytes: get("BMAD_MAX_OBJECTIVE_BYTES", d.objective_bytes),
-            text_bytes: get("BMAD_MAX_TEXT_BYTES", d.text_bytes),
-            lock_wait: crate::store::lock_wait_from_env(),
-        }
-    }
 }
 
 /// A validated call.
@@ -223,23 +183,6 @@ fn between<'a>(s: &'a str, start: &str, end: &str) -> Option<&'a str> {
     let i = s.find(start)? + start.len();
     let j = s[i..].find(end)? + i;
     Some(&s[i..j])
-}
-
-fn check_size(field: &str, value: &str, limit: usize) -> Result<()> {
-    if value.len() > limit {
-        let variable = match field {
-            "claude_result" | "codex_result" => "BMAD_MAX_RESULT_BYTES",
-            "objective" => "BMAD_MAX_OBJECTIVE_BYTES",
-            _ => "BMAD_MAX_TEXT_BYTES",
-        };
-        return Err(Error::TooLarge {
-            field: field.to_string(),
-            size: value.len(),
-            limit,
-            variable,
-        });
-    }
-    Ok(())
 }
 
 fn session_key(args: &BmadTaskArgs) -> Result<SessionKey> {

@@ -11,6 +11,7 @@
 //! thread. The macros would add a crate feature and do none of these.
 
 pub mod args;
+pub mod limits;
 pub mod reply;
 
 use std::sync::atomic::{AtomicBool, Ordering};

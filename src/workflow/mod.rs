@@ -7,6 +7,7 @@ pub mod decision;
 pub mod error;
 pub mod machine;
 pub mod quality;
+mod records;
 pub mod rules;
 pub mod scope;
 pub mod sections;

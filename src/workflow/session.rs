@@ -12,6 +12,8 @@ use super::action::Action;
 use super::decision::{DecidedBy, Via};
 use super::stage::{Engine, Stage};
 
+pub use super::records::StageRecords;
+
 /// Bumped whenever the stored layout changes incompatibly.
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -202,93 +204,6 @@ impl StageRecord {
 
     pub fn rounds(&self) -> u32 {
         self.questions.iter().map(|q| q.round).max().unwrap_or(0)
-    }
-}
-
-/// One record per stage, every stage present. Stored as a JSON object keyed by stage id in
-/// workflow order (`.stages.po.score` for jq); reading refuses a file that lacks a stage,
-/// names an unknown one or names one twice, so no lookup can miss.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct StageRecords([StageRecord; Stage::ALL.len()]);
-
-impl StageRecords {
-    pub fn get(&self, stage: Stage) -> &StageRecord {
-        &self.0[stage.index()]
-    }
-
-    pub fn get_mut(&mut self, stage: Stage) -> &mut StageRecord {
-        &mut self.0[stage.index()]
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = (Stage, &StageRecord)> {
-        Stage::ALL.into_iter().zip(self.0.iter())
-    }
-
-    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut StageRecord> {
-        self.0.iter_mut()
-    }
-
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        false
-    }
-}
-
-impl Serialize for StageRecords {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let mut map = serializer.serialize_map(Some(self.0.len()))?;
-        for (stage, rec) in self.iter() {
-            map.serialize_entry(&stage, rec)?;
-        }
-        map.end()
-    }
-}
-
-impl<'de> Deserialize<'de> for StageRecords {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Visitor;
-        impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = StageRecords;
-
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str(
-                    "an object with one record per stage (po, architect, sm, dev, review, qa)",
-                )
-            }
-
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> Result<StageRecords, A::Error> {
-                use serde::de::Error;
-                let mut slots: [Option<StageRecord>; Stage::ALL.len()] = Default::default();
-                while let Some(key) = map.next_key::<String>()? {
-                    let stage = Stage::parse(&key).ok_or_else(|| {
-                        let known: Vec<&str> = Stage::ALL.iter().map(|s| s.id()).collect();
-                        A::Error::custom(format!(
-                            "unknown stage `{key}`, expected one of {}",
-                            known.join(", ")
-                        ))
-                    })?;
-                    let slot = &mut slots[stage.index()];
-                    if slot.is_some() {
-                        return Err(A::Error::custom(format!("stage `{stage}` is given twice")));
-                    }
-                    *slot = Some(map.next_value()?);
-                }
-                let mut out = StageRecords::default();
-                for (stage, slot) in Stage::ALL.into_iter().zip(slots) {
-                    *out.get_mut(stage) = slot
-                        .ok_or_else(|| A::Error::custom(format!("stage `{stage}` is missing")))?;
-                }
-                Ok(out)
-            }
-        }
-        deserializer.deserialize_map(Visitor)
     }
 }
 
