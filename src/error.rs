@@ -60,12 +60,16 @@ pub enum ErrorCode {
     InvalidScope,
     /// A decision names a version of the document that is no longer on disk.
     StaleDecision,
+    /// `.bmad/config.toml` cannot be read or has a wrong key or value.
+    InvalidConfig,
+    /// The project's policy wants this decision from the human, not from the host.
+    HumanRequired,
     /// The server failed while handling the call.
     Internal,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 25] = [
+    pub const ALL: [ErrorCode; 27] = [
         ErrorCode::InvalidState,
         ErrorCode::StageMismatch,
         ErrorCode::MissingField,
@@ -90,6 +94,8 @@ impl ErrorCode {
         ErrorCode::SpecsFolderTaken,
         ErrorCode::InvalidScope,
         ErrorCode::StaleDecision,
+        ErrorCode::InvalidConfig,
+        ErrorCode::HumanRequired,
         ErrorCode::Internal,
     ];
 
@@ -120,6 +126,8 @@ impl ErrorCode {
             ErrorCode::SpecsFolderTaken => "specs_folder_taken",
             ErrorCode::InvalidScope => "invalid_scope",
             ErrorCode::StaleDecision => "stale_decision",
+            ErrorCode::InvalidConfig => "invalid_config",
+            ErrorCode::HumanRequired => "human_required",
             ErrorCode::Internal => "internal",
         }
     }
@@ -188,6 +196,10 @@ pub enum Error {
         owner: String,
         session_id: String,
     },
+    #[error("{path}: {problem}; the file is the human's project policy (see the README, \"Who decides\"): fix it, or remove it for the defaults. Nothing was changed")]
+    InvalidConfig { path: String, problem: String },
+    #[error("this project's policy (`gates = \"human\"` in .bmad/config.toml) takes `{action}` only from the human, and this client cannot show them a dialog. Nothing was changed. Show the human `user_message` and ask them to decide in a terminal, in the project: `{command}`")]
+    HumanRequired { action: String, command: String },
     #[error("the server failed while handling this call; nothing was saved past the last completed step. Retry, or check `status`.")]
     Internal,
 }
@@ -206,6 +218,8 @@ impl Error {
             Error::Busy { .. } => ErrorCode::Busy,
             Error::ConflictingIds { .. } => ErrorCode::ConflictingIds,
             Error::SpecsFolderTaken { .. } => ErrorCode::SpecsFolderTaken,
+            Error::InvalidConfig { .. } => ErrorCode::InvalidConfig,
+            Error::HumanRequired { .. } => ErrorCode::HumanRequired,
             Error::Internal => ErrorCode::Internal,
         }
     }

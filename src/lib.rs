@@ -1,6 +1,7 @@
 //! bmad-mcp: an MCP server that runs the BMAD agile workflow as an enforced state machine
 //! with durable, inspectable sessions.
 //!
+//! * [`config`]: the human's project policy, `.bmad/config.toml`.
 //! * [`workflow`]: the pure core (stages, sessions, transitions, submission reading).
 //! * [`store`]: projects, atomic files, the lock, sessions on disk.
 //! * [`prompts`]: the embedded role prompts and their rendering.
@@ -8,6 +9,8 @@
 //! * [`stdio`]: the stdio transport in front of rmcp (malformed lines, the line limit,
 //!   a broken stdout).
 
+pub mod cli;
+pub mod config;
 pub mod error;
 pub mod prompts;
 pub mod server;

@@ -25,16 +25,30 @@ use bmad_mcp::BmadServer;
 /// Exit status: 0 when stdin closes (requests received are finished and answered first),
 /// 1 when the server cannot start, 3 when stdout is closed by the client (no call is
 /// applied after that).
+///
+/// With a command, it is the human's own channel, outside the model: `confirm`,
+/// `approve`, `reject` and `answer` show what is being decided and ask on the terminal
+/// (they refuse, exit 2, when stdin is not a terminal); `list` and `status` read.
 #[derive(Parser)]
 #[command(name = "bmad-mcp", version, about, long_about)]
-struct Cli {}
+struct Cli {
+    #[command(subcommand)]
+    command: Option<bmad_mcp::cli::Cli>,
+    /// The project directory for a command (default: the project the working directory
+    /// is in, or BMAD_PROJECT_ROOT).
+    #[arg(long, global = true)]
+    project: Option<String>,
+}
 
 /// How long a call already running when stdout breaks may go on before the process exits:
 /// short, so that the exit comes within a second; its writes are atomic either way.
 const GRACE_AFTER_STDOUT_CLOSED: Duration = Duration::from_millis(500);
 
 fn main() -> ExitCode {
-    Cli::parse();
+    let cli = Cli::parse();
+    if let Some(command) = cli.command {
+        return bmad_mcp::cli::run(command, cli.project);
+    }
     tracing_subscriber::fmt()
         .with_env_filter(
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn")),

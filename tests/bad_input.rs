@@ -106,8 +106,9 @@ async fn forty_odd_malformed_calls_are_refused_and_change_nothing() {
             "`claude_result`",
         ),
         (
+            // Without a dialog to ask the human in, no answers is nothing to record.
             json!({"action": "answer", "session_id": sid}),
-            "missing_field",
+            "invalid_argument",
             "`answers`",
         ),
         (

@@ -1,7 +1,8 @@
 //! A second real client: the official MCP Python SDK (pinned in
 //! `tests/python/requirements.txt`) drives a whole workflow against the built binary, once
 //! with the legacy `initialize` handshake and once in the 2026-07-28 era. The checks are in
-//! `tests/python/sdk_client.py`.
+//! `tests/python/sdk_client.py`. The same client with an `elicitation_callback` playing the
+//! human checks the gates (`tests/python/sdk_gates.py`).
 //!
 //! The SDK lives in a venv at `target/py-venv`, which `./scripts/test` creates (the only
 //! step that needs the network); the tests themselves run offline. Without the venv these
@@ -27,6 +28,13 @@ fn python() -> PathBuf {
 }
 
 fn drive(mode: &str, negotiated: &str) {
+    let out = run_script("sdk_client.py", mode);
+    let expected = format!("mode={mode}: negotiated {negotiated}; whole workflow driven");
+    assert!(out.contains(&expected), "{out}");
+}
+
+/// Runs a script of `tests/python` with the binary and the mode; its stdout.
+fn run_script(name: &str, mode: &str) -> String {
     let python = python();
     assert!(
         python.exists(),
@@ -35,7 +43,7 @@ fn drive(mode: &str, negotiated: &str) {
          `python3 -m venv target/py-venv && target/py-venv/bin/pip install -r tests/python/requirements.txt`",
         python.display()
     );
-    let script = PathBuf::from(ROOT).join("tests/python/sdk_client.py");
+    let script = PathBuf::from(ROOT).join("tests/python").join(name);
     let out = Command::new(&python)
         .arg(&script)
         .arg(BIN)
@@ -48,10 +56,9 @@ fn drive(mode: &str, negotiated: &str) {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.success(),
-        "the Python SDK client failed ({mode}):\n{stdout}\n{stderr}"
+        "the Python SDK client failed ({name}, {mode}):\n{stdout}\n{stderr}"
     );
-    let expected = format!("mode={mode}: negotiated {negotiated}; whole workflow driven");
-    assert!(stdout.contains(&expected), "{stdout}\n{stderr}");
+    stdout.into_owned()
 }
 
 #[test]
@@ -62,4 +69,25 @@ fn the_python_sdk_drives_a_whole_workflow_with_the_legacy_handshake() {
 #[test]
 fn the_python_sdk_drives_a_whole_workflow_in_the_2026_07_28_era() {
     drive("auto", "2026-07-28");
+}
+
+/// The human decides in the client's dialog (`tests/python/sdk_gates.py`): answers, decline,
+/// cancel, a document edited while the dialog is open, reject, approve with a scope, a
+/// client without a dialog, strict mode.
+fn gates(mode: &str) {
+    let out = run_script("sdk_gates.py", mode);
+    assert!(
+        out.contains(&format!("mode={mode}: the human decided in the dialog")),
+        "{out}"
+    );
+}
+
+#[test]
+fn the_human_decides_in_the_dialog_sent_during_the_call() {
+    gates("legacy");
+}
+
+#[test]
+fn the_human_decides_in_the_dialog_of_an_input_required_result() {
+    gates("auto");
 }

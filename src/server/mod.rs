@@ -11,6 +11,8 @@
 //! thread. The macros would add a crate feature and do none of these.
 
 pub mod args;
+mod ask;
+mod dialog;
 pub mod limits;
 pub mod reply;
 
@@ -28,8 +30,8 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use schemars::generate::SchemaSettings;
 
 use crate::error::Error;
-use crate::store::{DefaultRoot, Store};
-use crate::workflow::Session;
+use crate::store::{DefaultRoot, SessionKey, Store};
+use crate::workflow::{Command, DecidedBy, Decision, Via};
 use args::{BmadTaskArgs, Call, Limits};
 use reply::Reply;
 
@@ -48,6 +50,8 @@ struct Inner {
     /// Set when stdout breaks: from then on no call is applied, since the client could
     /// never learn what it did.
     output_closed: Arc<AtomicBool>,
+    /// Seals the question a 2026-07-28 client carries back with the human's answer.
+    codec: rmcp::model::RequestStateCodec,
 }
 
 #[derive(Clone)]
@@ -107,63 +111,78 @@ impl BmadServer {
                 tool: tool(),
                 matchers: std::sync::Once::new(),
                 output_closed,
+                codec: dialog::new_codec(),
             }),
         }
     }
 
-    /// Handles one tool call to completion (blocking: file locks and fsync). A reply with
-    /// `error` set is a tool error.
+    /// Handles one tool call to completion (blocking: file locks and fsync), the host's
+    /// word standing for any decision. A reply with `error` set is a tool error.
     pub fn handle(&self, arguments: Option<JsonObject>) -> Reply {
-        match self.run(arguments) {
-            Ok(reply) => reply,
-            Err((e, session)) => reply::for_error(&e, session.as_deref()),
+        match args::parse(arguments, &self.inner.limits) {
+            Ok(call) => self.run(call),
+            Err(e) => reply::for_error(&e, None),
         }
     }
 
-    fn run(&self, arguments: Option<JsonObject>) -> Result<Reply, (Error, Option<Box<Session>>)> {
-        let inner = &self.inner;
-        let plain = |e: Error| (e, None);
-        let call = args::parse(arguments, &inner.limits).map_err(plain)?;
-        let store = &inner.store;
-        match call {
+    fn run(&self, call: Call) -> Reply {
+        let store = &self.inner.store;
+        let done = match call {
             Call::Start { cwd, objective } => store
                 .start(cwd.as_deref(), &objective, &Utc::now)
-                .map(|started| reply::for_start(&started.session, started.notices))
-                .map_err(plain),
-            Call::List { cwd, cursor } => {
-                let project = store.project(cwd.as_deref()).map_err(plain)?;
-                let page = store
-                    .list(cwd.as_deref(), cursor.as_deref())
-                    .map_err(plain)?;
+                .map(|started| reply::for_start(&started.session, started.notices)),
+            Call::List { cwd, cursor } => store.project(cwd.as_deref()).and_then(|project| {
+                let page = store.list(cwd.as_deref(), cursor.as_deref())?;
                 Ok(reply::for_list(page, &project.display()))
-            }
+            }),
             Call::Status { cwd, key } => store
                 .load(cwd.as_deref(), &key)
-                .map(|(_, s)| reply::for_status(&s))
-                .map_err(plain),
+                .map(|(_, s)| reply::for_status(&s)),
             Call::Act {
                 cwd,
                 key,
                 command,
                 decision,
-            } => {
-                let action = command.action();
-                store
-                    .act(cwd.as_deref(), &key, command, &decision, &Utc::now)
-                    .map(|(s, facts)| reply::for_session(&s, &facts, action))
-                    .map_err(|e| {
-                        // Name the state and what is legal now, when the session exists.
-                        let session = match &e {
-                            Error::SessionNotFound { .. } | Error::InvalidProject { .. } => None,
-                            _ => store
-                                .load(cwd.as_deref(), &key)
-                                .ok()
-                                .map(|(_, s)| Box::new(s)),
-                        };
-                        (e, session)
-                    })
-            }
+            } => return self.act(cwd, key, command, decision).unwrap_or_else(|r| r),
+        };
+        done.unwrap_or_else(|e| reply::for_error(&e, None))
+    }
+
+    /// Applies a session action (blocking). The error reply names the state and what is
+    /// legal now, when the session exists.
+    fn act(
+        &self,
+        cwd: Option<String>,
+        key: SessionKey,
+        command: Command,
+        decision: Decision,
+    ) -> Result<Reply, Reply> {
+        let store = &self.inner.store;
+        let action = command.action();
+        let mut notices = Vec::new();
+        if decision.decided_by == DecidedBy::Human {
+            notices.push(format!(
+                "The human decided this through {}.",
+                match decision.via {
+                    Via::Elicitation => "the dialog",
+                    Via::Cli => "the terminal",
+                    Via::Tool => "the host",
+                }
+            ));
         }
+        store
+            .act(cwd.as_deref(), &key, command, &decision, &Utc::now)
+            .map(|(s, mut facts)| {
+                facts.notices.extend(notices);
+                reply::for_session(&s, &facts, action)
+            })
+            .map_err(|e| {
+                let session = match &e {
+                    Error::SessionNotFound { .. } | Error::InvalidProject { .. } => None,
+                    _ => store.load(cwd.as_deref(), &key).ok().map(|(_, s)| s),
+                };
+                reply::for_error(&e, session.as_ref())
+            })
     }
 }
 
@@ -219,7 +238,7 @@ impl ServerHandler for BmadServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         if request.name != TOOL_NAME {
             return Err(ErrorData::invalid_params(
@@ -247,9 +266,32 @@ impl ServerHandler for BmadServer {
                 tracing::debug!(error = %e, "text patterns will be built at first use");
             }
         });
+        let call = match args::parse(request.arguments.clone(), &self.inner.limits) {
+            Ok(call) => call,
+            Err(e) => return Ok(to_result(reply::for_error(&e, None)).into()),
+        };
+        if let Call::Act {
+            cwd,
+            key,
+            command,
+            decision,
+        } = &call
+        {
+            // A decision the host asserts goes to the human when the client can ask them.
+            if command.action().decides()
+                && decision.decided_by == DecidedBy::Host
+                && dialog::can_ask(&context)
+            {
+                let gate = dialog::Gate {
+                    cwd: cwd.clone(),
+                    key: key.clone(),
+                    command: command.clone(),
+                };
+                return Ok(self.decide_in_dialog(gate, &request, &context).await);
+            }
+        }
         let server = self.clone();
-        let arguments = request.arguments;
-        let reply = tokio::task::spawn_blocking(move || server.handle(arguments))
+        let reply = tokio::task::spawn_blocking(move || server.run(call))
             .await
             .unwrap_or_else(|join_error| {
                 tracing::error!(error = %join_error, "tool call failed unexpectedly");

@@ -20,10 +20,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{clip, Error, Result};
-use crate::workflow::machine::{self, ProjectFiles};
+use crate::config::{Config, Gates};
+use crate::workflow::machine::{self, Pending, ProjectFiles};
 use crate::workflow::session::Session;
 use crate::workflow::stage::Stage;
-use crate::workflow::{Command, Decision, Facts, State};
+use crate::workflow::{Action, Command, DecidedBy, Decision, Facts, State};
 
 use mapping::MappingCache;
 use sessions::{json_text, load_session, session_ids};
@@ -169,6 +170,25 @@ impl Store {
         }))
     }
 
+    /// What `action` would ask the human now (the document, its digest, the sprints, the
+    /// questions), read without the lock and changing nothing. On error, the session
+    /// when it was found, for a reply that names its state.
+    pub fn pending(
+        &self,
+        cwd: Option<&str>,
+        key: &SessionKey,
+        action: Action,
+    ) -> std::result::Result<(Session, Pending), (Error, Option<Session>)> {
+        let (project, session) = self.load(cwd, key).map_err(|e| (e, None))?;
+        if let Err(e) = Config::load(&project) {
+            return Err((e, Some(session)));
+        }
+        match machine::pending(&session, action, &Files(&project)) {
+            Ok(p) => Ok((session, p)),
+            Err(e) => Err((e.into(), Some(session))),
+        }
+    }
+
     /// Applies a session action under the project lock, on the freshest stored state,
     /// with the clock read under the lock (never earlier than the session's last entry).
     /// Files are written first and the session last, so a crash leaves the old session
@@ -182,6 +202,23 @@ impl Store {
         clock: &dyn Fn() -> DateTime<Utc>,
     ) -> Result<(Session, Facts)> {
         let (project, found) = self.load(cwd, key)?;
+        let action = command.action();
+        if action.decides() {
+            // Read for every decision, so that a broken policy file is never ignored.
+            let config = Config::load(&project)?;
+            if config.gates == Gates::Human && decision.decided_by == DecidedBy::Host {
+                return Err(Error::HumanRequired {
+                    action: action.name().into(),
+                    command: terminal_command(
+                        match command {
+                            Command::Reject { .. } => Action::Reject,
+                            _ => action,
+                        },
+                        &found.task_name,
+                    ),
+                });
+            }
+        }
         let _lock = project.lock(self.lock_wait)?;
         let session =
             load_session(&project, &found.session_id)?.ok_or_else(|| Error::SessionNotFound {
@@ -273,6 +310,16 @@ impl Store {
                 Ok(None)
             }
         }
+    }
+}
+
+/// The command a human runs in a terminal, in the project, to take `action` themselves.
+pub fn terminal_command(action: Action, task_name: &str) -> String {
+    match action {
+        Action::Answer => format!("bmad-mcp answer {task_name}"),
+        Action::Approve => format!("bmad-mcp approve {task_name} [--scope <sprints>]"),
+        Action::Reject => format!("bmad-mcp reject {task_name} --feedback \"<what should change>\""),
+        _ => format!("bmad-mcp confirm {task_name}"),
     }
 }
 

@@ -8,6 +8,8 @@ use crate::error::{Error, Result};
 
 pub const STATE_DIR: &str = ".bmad-task";
 pub const SPECS_DIR: &str = ".claude/specs";
+/// The human's folder (committed): the project policy and prompt overrides; read only.
+pub const HUMAN_DIR: &str = ".bmad";
 /// The name prefix of the temporary file behind every atomic write. Writes happen only
 /// under the project lock, so whoever holds the lock knows that such files are leftovers
 /// of a writer that died mid-write.
@@ -143,7 +145,8 @@ impl Project {
         self.root.join(STATE_DIR).is_dir()
     }
 
-    /// Checks that a relative path stays inside `.bmad-task/` or `.claude/specs/`, with
+    /// Checks that a relative path stays inside `.bmad-task/` or `.claude/specs/` (or, to
+    /// be read, the human's `.bmad/`), with
     /// no `..`, no absolute part, and no symlink on the way that leads elsewhere.
     pub fn check(&self, rel: &str) -> Result<PathBuf> {
         let unsafe_path = |reason: &str| Error::UnsafePath {
@@ -158,6 +161,9 @@ impl Project {
             STATE_DIR
         } else if rel.starts_with(".claude/specs/") {
             SPECS_DIR
+        } else if rel.starts_with(".bmad/") {
+            // The human's folder: read (the policy, prompt overrides), never written.
+            HUMAN_DIR
         } else {
             return Err(unsafe_path(
                 "only .bmad-task/ and .claude/specs/ are written",
@@ -190,6 +196,12 @@ impl Project {
 
     /// Creates the directories of `rel` (checked) and returns the absolute path.
     pub(super) fn prepare(&self, rel: &str) -> Result<PathBuf> {
+        if rel.starts_with(".bmad/") {
+            return Err(Error::UnsafePath {
+                path: rel.to_string(),
+                reason: "the server never writes the human's .bmad/ folder".into(),
+            });
+        }
         let abs = self.check(rel)?;
         let dir = abs.parent().expect("checked paths have a parent");
         std::fs::create_dir_all(dir).map_err(|e| Error::storage("create", dir, &e))?;

@@ -63,6 +63,15 @@ impl Action {
         matches!(self, Action::Status | Action::List)
     }
 
+    /// Whether the action is a human's decision at a gate: answering the questions,
+    /// confirming, approving or sending a document back.
+    pub fn decides(self) -> bool {
+        matches!(
+            self,
+            Action::Answer | Action::Confirm | Action::ConfirmSave | Action::Approve | Action::Reject
+        )
+    }
+
     /// Whether the action acts on one session (all but `start` and `list`).
     pub fn needs_session(self) -> bool {
         !matches!(self, Action::Start | Action::List)

@@ -6,7 +6,10 @@
 //! Submissions are handled in `submit`, the human's decisions in `decide`.
 
 mod decide;
+mod pending;
 mod submit;
+
+pub use pending::{pending, Asked, Pending, Shown};
 
 use std::collections::BTreeMap;
 
@@ -259,7 +262,7 @@ impl Step<'_> {
 
     fn finish(&mut self, action: Action, stage: Stage, from: State) {
         let at = timestamp(self.now);
-        let decides = action != Action::Submit;
+        let decides = action.decides();
         self.session.history.push(HistoryEntry {
             at: at.clone(),
             action,

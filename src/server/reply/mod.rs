@@ -17,8 +17,10 @@ use crate::workflow::{
 
 mod bound;
 mod message;
+mod undecided;
 
 pub use bound::{bound, MAX_REPLY_BYTES};
+pub use undecided::{for_undecided, Undecided};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

@@ -113,6 +113,30 @@ impl Step<'_> {
         Ok(())
     }
 
+    /// The file a `confirm` or `approve` at `stage` decides on: the stage document once
+    /// written (a document that passed the gate, a plan), else the latest draft (accepted
+    /// below the gate).
+    pub(super) fn decided_path(&self, stage: Stage) -> String {
+        let rec = self.session.record(stage);
+        match &rec.draft_ref {
+            Some(draft) if stage.gate() != Gate::Approval && rec.gate_passed != Some(true) => {
+                draft.file_path.clone()
+            }
+            _ => self.session.artifact_path(stage),
+        }
+    }
+
+    /// The text a decision at `path` is about ([`Step::reviewed_document`]).
+    pub(super) fn reviewed_text(
+        &mut self,
+        rec: &StageRecord,
+        path: &str,
+    ) -> Result<String, WorkflowError> {
+        let (Reviewed::OnDisk(text) | Reviewed::Submitted(text)) =
+            self.reviewed_document(rec, path)?;
+        Ok(text)
+    }
+
     pub(super) fn confirm(&mut self, stage: Stage) -> Result<(), WorkflowError> {
         let rec = self.session.record(stage).clone();
         let path = self.session.artifact_path(stage);

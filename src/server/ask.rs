@@ -1,0 +1,346 @@
+//! The question put to the human in the client's own dialog (MCP elicitation, form mode),
+//! and what their answer means. The dialog shows `message` and each property's `title`
+//! and `description`, so everything the human must see to decide is written there: the
+//! document's path, size and digest, the score, the sprints to choose a scope from, the
+//! questions. Forms are flat: strings and single-choice lists.
+
+use std::collections::BTreeMap;
+
+use rmcp::model::{ElicitRequestParams, ElicitationSchema};
+use serde_json::{json, Map, Value};
+
+use crate::error::clip;
+use crate::workflow::machine::{Asked, Pending};
+use crate::workflow::{Action, Command};
+
+/// The most characters of a question or its context that a form shows.
+const QUESTION_CHARS: usize = 1_000;
+
+/// The form for `pending`, pre-filled with what the host proposed in `command`.
+pub fn form(pending: &Pending, command: &Command, note: Option<&str>) -> ElicitRequestParams {
+    let mut lines = vec![headline(pending)];
+    if let Some(doc) = &pending.document {
+        lines.push(format!(
+            "Document: {} ({} bytes, sha256 {}).",
+            doc.path,
+            doc.size,
+            &doc.sha256[..12]
+        ));
+    }
+    if let (Some(score), Some(gate)) = (pending.score, pending.gate) {
+        lines.push(if score >= gate {
+            format!("Score: {score}/100 (passes the gate of {gate}).")
+        } else {
+            format!("Score: {score}/100, below the gate of {gate}: confirming accepts it as it is.")
+        });
+    }
+    lines.extend(pending.notices.iter().cloned());
+    if let Some(note) = note {
+        lines.push(note.to_string());
+    }
+    lines.push(match pending.asked {
+        Asked::Answer => "Answer what you can; leave a field empty to have the next draft state its assumption.".into(),
+        _ => "Read the document, then decide. Declining changes nothing.".into(),
+    });
+    let schema = match pending.asked {
+        Asked::Answer => answer_schema(pending, command),
+        Asked::Confirm | Asked::Approve => decision_schema(pending, command),
+    };
+    ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: lines.join("\n"),
+        requested_schema: schema,
+    }
+}
+
+fn headline(p: &Pending) -> String {
+    let what = match p.asked {
+        Asked::Answer => format!("answer the {}'s questions", p.stage.role()),
+        Asked::Approve => "approve the sprint plan (and which sprints to build)".into(),
+        Asked::Confirm => format!("confirm the {}'s document", p.stage.role()),
+    };
+    format!("bmad: task `{}`, {} stage: {what}.", p.task_name, p.stage)
+}
+
+fn decision_schema(p: &Pending, command: &Command) -> ElicitationSchema {
+    let (yes, yes_title) = match p.asked {
+        Asked::Approve => ("approve", "Approve the plan"),
+        _ => ("confirm", "Confirm the document"),
+    };
+    let proposed_reject = matches!(command, Command::Reject { .. });
+    let host_feedback = match command {
+        Command::Reject { feedback, .. } => feedback.clone(),
+        _ => None,
+    };
+    let mut properties = Map::new();
+    properties.insert(
+        "decision".into(),
+        json!({
+            "type": "string",
+            "title": "Your decision",
+            "oneOf": [
+                {"const": yes, "title": yes_title},
+                {"const": "reject", "title": "Send it back with feedback"},
+            ],
+            "default": if proposed_reject { "reject" } else { yes },
+        }),
+    );
+    if p.asked == Asked::Approve {
+        let options = scope_options(p);
+        let proposed = match command {
+            Command::Approve { scope: Some(s) } => {
+                let s = s.trim().to_ascii_lowercase();
+                options.iter().find(|(v, _)| *v == s).map(|(v, _)| v.clone())
+            }
+            _ => None,
+        };
+        properties.insert(
+            "scope".into(),
+            json!({
+                "type": "string",
+                "title": "Sprints to build",
+                "description": "Development works on these sprints only.",
+                "oneOf": options.iter().map(|(v, t)| json!({"const": v, "title": t})).collect::<Vec<_>>(),
+                "default": proposed.unwrap_or_else(|| "all".into()),
+            }),
+        );
+    }
+    let mut feedback = json!({
+        "type": "string",
+        "title": "Feedback",
+        "description": "What should change (needed to send it back).",
+    });
+    if let Some(f) = host_feedback.filter(|f| !f.trim().is_empty()) {
+        feedback["default"] = clip(&f, QUESTION_CHARS).into();
+    }
+    properties.insert("feedback".into(), feedback);
+    schema(properties, &["decision"])
+}
+
+/// The scopes offered for a plan: all of it, the first k sprints, or one sprint.
+fn scope_options(p: &Pending) -> Vec<(String, String)> {
+    let mut out = vec![(
+        "all".to_string(),
+        format!("All sprints ({})", p.sprints.len().max(1)),
+    )];
+    let Some(first) = p.sprints.first() else {
+        return out;
+    };
+    for (i, s) in p.sprints.iter().enumerate().take(40) {
+        out.push((
+            s.number.to_string(),
+            format!("Sprint {}: {}", s.number, clip(&s.title, 60)),
+        ));
+        if i > 0 {
+            out.push((
+                format!("{}-{}", first.number, s.number),
+                format!("Sprints {} to {}", first.number, s.number),
+            ));
+        }
+    }
+    out
+}
+
+fn answer_schema(p: &Pending, command: &Command) -> ElicitationSchema {
+    let proposed = match command {
+        Command::Answer { answers } => answers.clone(),
+        _ => BTreeMap::new(),
+    };
+    let mut properties = Map::new();
+    for q in &p.questions {
+        let mut description = clip(&q.question, QUESTION_CHARS);
+        if let Some(c) = q.context.as_deref().filter(|c| !c.trim().is_empty()) {
+            description.push_str(&format!(" ({})", clip(c, QUESTION_CHARS)));
+        }
+        let mut field = json!({
+            "type": "string",
+            "title": clip(&q.id, 60),
+            "description": description,
+        });
+        if let Some(a) = proposed.get(&q.id) {
+            field["default"] = clip(a, QUESTION_CHARS).into();
+        }
+        properties.insert(q.id.clone(), field);
+    }
+    schema(properties, &[])
+}
+
+fn schema(properties: Map<String, Value>, required: &[&str]) -> ElicitationSchema {
+    let value = json!({"type": "object", "properties": properties, "required": required});
+    // Every property above is a string or a titled single choice, which the schema type
+    // reads; a failure would be a bug in this file, caught by its tests.
+    serde_json::from_value(value).unwrap_or_else(|e| {
+        tracing::error!(error = %e, "a dialog form did not fit the elicitation schema");
+        ElicitationSchema::builder()
+            .build()
+            .unwrap_or_else(|_| unreachable!("an empty form is valid"))
+    })
+}
+
+/// What the human's accepted form means: the command to apply, or why nothing is.
+pub fn read(pending: &Pending, content: Option<&Value>) -> Result<Command, String> {
+    let empty = Map::new();
+    let content = content.and_then(Value::as_object).unwrap_or(&empty);
+    let text = |key: &str| {
+        content
+            .get(key)
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    };
+    match pending.asked {
+        Asked::Answer => {
+            let answers: BTreeMap<String, String> = pending
+                .questions
+                .iter()
+                .filter_map(|q| text(&q.id).map(|a| (q.id.clone(), a)))
+                .collect();
+            if answers.is_empty() {
+                return Err("The human left every question empty: nothing was recorded.".into());
+            }
+            Ok(Command::Answer { answers })
+        }
+        Asked::Confirm | Asked::Approve => match text("decision").as_deref() {
+            Some("reject") => match text("feedback") {
+                Some(feedback) => Ok(Command::Reject {
+                    action: Action::Reject,
+                    feedback: Some(feedback),
+                }),
+                None => Err("The human chose to send it back but wrote no feedback: nothing was changed.".into()),
+            },
+            Some("approve") if pending.asked == Asked::Approve => Ok(Command::Approve {
+                scope: text("scope"),
+            }),
+            Some("confirm") if pending.asked == Asked::Confirm => Ok(Command::Confirm {
+                action: Action::Confirm,
+            }),
+            other => Err(format!(
+                "The dialog's answer has no usable `decision` ({}): nothing was changed.",
+                clip(other.unwrap_or("none"), 40)
+            )),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workflow::machine::Shown;
+    use crate::workflow::session::{Question, Sprint};
+    use crate::workflow::Stage;
+
+    fn pending(asked: Asked) -> Pending {
+        Pending {
+            asked,
+            stage: Stage::Sm,
+            task_name: "t".into(),
+            session_id: "s".into(),
+            document: Some(Shown {
+                path: ".claude/specs/t/03-sprint-plan.md".into(),
+                sha256: "0123456789abcdef".repeat(4),
+                size: 42,
+            }),
+            score: None,
+            gate: None,
+            sprints: vec![
+                Sprint {
+                    number: 1,
+                    title: "Core".into(),
+                },
+                Sprint {
+                    number: 2,
+                    title: "UI".into(),
+                },
+            ],
+            questions: vec![Question {
+                id: "q1".into(),
+                question: "Web or CLI?".into(),
+                context: None,
+                round: 1,
+            }],
+            notices: vec![],
+        }
+    }
+
+    fn wire(params: &ElicitRequestParams) -> Value {
+        serde_json::to_value(params).unwrap()
+    }
+
+    #[test]
+    fn the_approval_form_shows_the_document_and_offers_the_plans_sprints() {
+        let p = pending(Asked::Approve);
+        let f = wire(&form(
+            &p,
+            &Command::Approve {
+                scope: Some("1".into()),
+            },
+            None,
+        ));
+        let message = f["message"].as_str().unwrap();
+        assert!(message.contains("03-sprint-plan.md (42 bytes, sha256 0123456789ab)"));
+        let scope = &f["requestedSchema"]["properties"]["scope"];
+        let offered: Vec<&str> = scope["oneOf"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["const"].as_str().unwrap())
+            .collect();
+        assert_eq!(offered, ["all", "1", "2", "1-2"]);
+        assert_eq!(scope["default"], "1");
+        assert_eq!(
+            f["requestedSchema"]["properties"]["decision"]["default"],
+            "approve"
+        );
+    }
+
+    #[test]
+    fn an_answer_is_read_as_the_human_gave_it() {
+        let p = pending(Asked::Approve);
+        let c = json!({"decision": "approve", "scope": "1-2"});
+        assert_eq!(
+            read(&p, Some(&c)).unwrap(),
+            Command::Approve {
+                scope: Some("1-2".into())
+            }
+        );
+        let c = json!({"decision": "reject", "feedback": "  split sprint 2 "});
+        assert_eq!(
+            read(&p, Some(&c)).unwrap(),
+            Command::Reject {
+                action: Action::Reject,
+                feedback: Some("split sprint 2".into())
+            }
+        );
+        assert!(read(&p, Some(&json!({"decision": "reject"}))).is_err());
+        assert!(read(&p, Some(&json!({"decision": "confirm"}))).is_err());
+        assert!(read(&p, None).is_err());
+        let q = pending(Asked::Answer);
+        let c = json!({"q1": "CLI", "zz": "not asked"});
+        assert_eq!(
+            read(&q, Some(&c)).unwrap(),
+            Command::Answer {
+                answers: [("q1".to_string(), "CLI".to_string())].into()
+            }
+        );
+        assert!(read(&q, Some(&json!({"q1": "  "}))).is_err());
+    }
+
+    #[test]
+    fn the_answer_form_asks_each_open_question() {
+        let p = pending(Asked::Answer);
+        let f = wire(&form(
+            &p,
+            &Command::Answer {
+                answers: [("q1".to_string(), "Web".to_string())].into(),
+            },
+            Some("note"),
+        ));
+        assert_eq!(
+            f["requestedSchema"]["properties"]["q1"]["description"],
+            "Web or CLI?"
+        );
+        assert_eq!(f["requestedSchema"]["properties"]["q1"]["default"], "Web");
+        assert!(f["message"].as_str().unwrap().contains("note"));
+    }
+}

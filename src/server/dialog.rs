@@ -1,0 +1,308 @@
+//! A gate decision asked of the human in the client's own dialog, which the model cannot
+//! answer for them (MCP elicitation, form mode):
+//!
+//! * up to protocol 2025-11-25 the server sends `elicitation/create` while the call is
+//!   open, and applies the answer before replying;
+//! * from 2026-07-28 the call ends with an input-required result carrying the form and a
+//!   sealed request state; the client asks the human and calls again with the answer.
+//!
+//! Either way the answer is bound to the digest of the document as the form showed it: a
+//! document changed in between makes the answer stale, and the human is asked again with
+//! the current version. Decline changes nothing; cancel leaves the decision pending and
+//! the call ends with a reply that says how else the human can decide. The server never
+//! asks twice after a cancel within one call.
+
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ClientResult, ElicitRequestParams, ElicitResult,
+    ElicitationAction, InputRequest, InputRequiredResult, ProtocolVersion, Request, ServerRequest,
+};
+use rmcp::model::{RequestStateCodec, SealOptions};
+use rmcp::service::RequestContext;
+use rmcp::RoleServer;
+use serde::{Deserialize, Serialize};
+
+use super::ask;
+use super::reply::{self, Reply, Undecided};
+use super::{to_result, BmadServer};
+use crate::error::Error;
+use crate::store::SessionKey;
+use crate::workflow::machine::Pending;
+use crate::workflow::{Command, DecidedBy, Decision, Session, Via};
+
+/// The key of the one input request in an input-required result.
+const INPUT_KEY: &str = "decision";
+/// How many times one call asks again because the document changed while the human
+/// was deciding.
+const MAX_ASKS: usize = 3;
+/// How long a sealed question stays answerable.
+const STATE_TTL: Duration = Duration::from_secs(60 * 60);
+/// Bound into every sealed state, so that no other sealed value of this process opens.
+const STATE_CONTEXT: &[u8] = b"bmad-task gate decision v1";
+
+/// The decision a call is about, as parsed.
+pub struct Gate {
+    pub cwd: Option<String>,
+    pub key: SessionKey,
+    pub command: Command,
+}
+
+/// What the sealed request state carries back: which session, which action, and the
+/// digest of the document as the form showed it. Signed, not encrypted: nothing secret.
+#[derive(Serialize, Deserialize)]
+struct Asked {
+    session_id: String,
+    action: String,
+    sha256: Option<String>,
+}
+
+/// Whether the client declared that it can show a form to its user.
+pub fn can_ask(ctx: &RequestContext<RoleServer>) -> bool {
+    ctx.client_capabilities()
+        .and_then(|c| c.elicitation)
+        // An empty capability object means form mode (the 2025-06-18 shape).
+        .is_some_and(|e| e.form.is_some() || e.url.is_none())
+}
+
+fn is_modern(ctx: &RequestContext<RoleServer>) -> bool {
+    ctx.protocol_version()
+        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+}
+
+/// A codec with a key of this process: a state sealed before a restart does not open,
+/// and the human is asked again.
+pub fn new_codec() -> RequestStateCodec {
+    let mut key = Vec::with_capacity(32);
+    key.extend_from_slice(uuid::Uuid::new_v4().as_bytes());
+    key.extend_from_slice(uuid::Uuid::new_v4().as_bytes());
+    RequestStateCodec::new_unchecked(key)
+}
+
+/// Where a human's answer led.
+enum Applied {
+    Done(Reply),
+    /// The document changed between the question and the answer.
+    Stale,
+}
+
+impl BmadServer {
+    /// Runs `f` on a blocking thread (file locks and fsync block).
+    async fn blocking<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&BmadServer) -> T + Send + 'static,
+    ) -> Option<T> {
+        let server = self.clone();
+        tokio::task::spawn_blocking(move || f(&server)).await.ok()
+    }
+
+    /// What the decision would ask, or the reply that refuses it.
+    async fn pending(&self, gate: &Gate) -> Result<(Session, Pending), Reply> {
+        let (cwd, key, action) = (gate.cwd.clone(), gate.key.clone(), gate.command.action());
+        let found = self
+            .blocking(move |s| {
+                s.inner
+                    .store
+                    .pending(cwd.as_deref(), &key, action)
+                    .map_err(|(e, session)| reply::for_error(&e, session.as_ref()))
+            })
+            .await;
+        found.unwrap_or_else(|| Err(reply::for_error(&Error::Internal, None)))
+    }
+
+    /// The call's answer when the human decides in the dialog.
+    pub async fn decide_in_dialog(
+        &self,
+        gate: Gate,
+        request: &CallToolRequestParams,
+        ctx: &RequestContext<RoleServer>,
+    ) -> CallToolResponse {
+        if is_modern(ctx) {
+            self.decide_by_rounds(gate, request).await
+        } else {
+            to_result(self.decide_within_call(gate, ctx).await).into()
+        }
+    }
+
+    /// Up to 2025-11-25: ask while the call is open.
+    async fn decide_within_call(&self, gate: Gate, ctx: &RequestContext<RoleServer>) -> Reply {
+        let mut note = None;
+        for _ in 0..MAX_ASKS {
+            let (session, pending) = match self.pending(&gate).await {
+                Ok(found) => found,
+                Err(reply) => return reply,
+            };
+            let form = ask::form(&pending, &gate.command, note);
+            let sent = ctx
+                .peer
+                .send_request(ServerRequest::ElicitRequest(Request::new(form)));
+            let answer = tokio::select! {
+                answer = sent => answer,
+                () = ctx.ct.cancelled() => {
+                    return reply::for_undecided(&session, &pending, Undecided::Cancelled);
+                }
+            };
+            let answer = match answer {
+                Ok(result) => elicit_result(result),
+                Err(e) => {
+                    let why = format!("the client could not show the dialog ({e})");
+                    return reply::for_undecided(&session, &pending, Undecided::Failed(why));
+                }
+            };
+            let Some(answer) = answer else {
+                let why = "the client's answer to the dialog is not an elicitation result".into();
+                return reply::for_undecided(&session, &pending, Undecided::Failed(why));
+            };
+            match self.apply(&gate, &session, &pending, answer).await {
+                Applied::Done(reply) => return reply,
+                Applied::Stale => note = Some(CHANGED),
+            }
+        }
+        let (session, pending) = match self.pending(&gate).await {
+            Ok(found) => found,
+            Err(reply) => return reply,
+        };
+        reply::for_undecided(&session, &pending, Undecided::KeptChanging)
+    }
+
+    /// From 2026-07-28: the form goes back as an input-required result; the client's
+    /// retry carries the answer and the sealed question.
+    async fn decide_by_rounds(
+        &self,
+        gate: Gate,
+        request: &CallToolRequestParams,
+    ) -> CallToolResponse {
+        let (session, mut pending) = match self.pending(&gate).await {
+            Ok(found) => found,
+            Err(reply) => return to_result(reply).into(),
+        };
+        let action = gate.command.action();
+        let Some(sealed) = request.request_state.as_deref() else {
+            return self.input_required(&pending, &gate.command, None);
+        };
+        let opened: Option<Asked> = self
+            .inner
+            .codec
+            .open_json_with(sealed, STATE_CONTEXT)
+            .ok()
+            .filter(|a: &Asked| a.session_id == session.session_id && a.action == action.name());
+        let Some(asked) = opened else {
+            return self.input_required(&pending, &gate.command, Some(UNMATCHED));
+        };
+        let answer = request
+            .input_responses
+            .as_ref()
+            .and_then(|r| r.get(INPUT_KEY))
+            .and_then(|v| serde_json::from_value::<ElicitResult>(v.clone()).ok());
+        let Some(answer) = answer else {
+            return self.input_required(&pending, &gate.command, Some(UNMATCHED));
+        };
+        // The answer is about the version the form showed, not the one on disk now.
+        if let (Some(doc), Some(sha)) = (pending.document.as_mut(), asked.sha256) {
+            doc.sha256 = sha;
+        }
+        match self.apply(&gate, &session, &pending, answer).await {
+            Applied::Done(reply) => to_result(reply).into(),
+            Applied::Stale => match self.pending(&gate).await {
+                Ok((_, now)) => self.input_required(&now, &gate.command, Some(CHANGED)),
+                Err(reply) => to_result(reply).into(),
+            },
+        }
+    }
+
+    fn input_required(
+        &self,
+        pending: &Pending,
+        command: &Command,
+        note: Option<&str>,
+    ) -> CallToolResponse {
+        let asked = Asked {
+            session_id: pending.session_id.clone(),
+            action: command.action().name().to_string(),
+            sha256: pending.document.as_ref().map(|d| d.sha256.clone()),
+        };
+        let options = SealOptions::new()
+            .associated_data(STATE_CONTEXT)
+            .ttl(STATE_TTL);
+        let state = match self.inner.codec.seal_json_with(&asked, &options) {
+            Ok(state) => state,
+            Err(e) => {
+                tracing::error!(error = %e, "could not seal a dialog's request state");
+                return to_result(reply::for_error(&Error::Internal, None)).into();
+            }
+        };
+        let form: ElicitRequestParams = ask::form(pending, command, note);
+        let requests = [(
+            INPUT_KEY.to_string(),
+            InputRequest::Elicitation(Request::new(form)),
+        )]
+        .into();
+        InputRequiredResult::new(Some(requests), Some(state)).into()
+    }
+
+    /// Applies the human's answer, bound to the digest of the document they were shown.
+    async fn apply(
+        &self,
+        gate: &Gate,
+        session: &Session,
+        pending: &Pending,
+        answer: ElicitResult,
+    ) -> Applied {
+        let how = match answer.action {
+            ElicitationAction::Accept => None,
+            ElicitationAction::Decline => Some(Undecided::Declined),
+            // Cancel, or an action this server does not know: still pending.
+            _ => Some(Undecided::Cancelled),
+        };
+        if let Some(how) = how {
+            return Applied::Done(reply::for_undecided(session, pending, how));
+        }
+        let command = match ask::read(pending, answer.content.as_ref()) {
+            Ok(command) => command,
+            Err(why) => {
+                return Applied::Done(reply::for_undecided(
+                    session,
+                    pending,
+                    Undecided::Unusable(why),
+                ))
+            }
+        };
+        let decision = Decision {
+            decided_by: DecidedBy::Human,
+            via: Via::Elicitation,
+            seen_digest: pending.document.as_ref().map(|d| d.sha256.clone()),
+        };
+        let (cwd, key) = (gate.cwd.clone(), gate.key.clone());
+        let done = self
+            .blocking(move |s| s.act(cwd, key, command, decision))
+            .await
+            .unwrap_or_else(|| Err(reply::for_error(&Error::Internal, None)));
+        match done {
+            Ok(reply) => Applied::Done(reply),
+            Err(reply) if is_stale(&reply) => Applied::Stale,
+            Err(reply) => Applied::Done(reply),
+        }
+    }
+}
+
+const CHANGED: &str =
+    "The document changed while the dialog was open; this is the version on disk now.";
+const UNMATCHED: &str =
+    "The earlier answer did not match a question this server asked (it expired after an hour, or the server restarted): please decide again.";
+
+fn is_stale(reply: &Reply) -> bool {
+    reply
+        .error
+        .as_ref()
+        .is_some_and(|e| e.code == crate::error::ErrorCode::StaleDecision)
+}
+
+/// The elicitation result in a client's response, whatever shape rmcp read it as.
+fn elicit_result(result: ClientResult) -> Option<ElicitResult> {
+    match result {
+        ClientResult::ElicitResult(r) => Some(r),
+        other => serde_json::to_value(other)
+            .ok()
+            .and_then(|v| serde_json::from_value(v).ok()),
+    }
+}

@@ -1,0 +1,67 @@
+//! The reply when the human was asked in the dialog and did not decide: they declined,
+//! closed it, or their answer could not be used. The session is unchanged and says so.
+
+use crate::store::terminal_command;
+use crate::workflow::machine::{Asked, Pending};
+use crate::workflow::{Action, Facts, Session};
+
+use super::{for_session, Reply};
+
+/// Why a dialog ended without a decision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Undecided {
+    /// The human declined: not approved, nothing changed.
+    Declined,
+    /// The human closed the dialog (or the call was cancelled): still pending.
+    Cancelled,
+    /// The answer cannot be applied (why, for the human).
+    Unusable(String),
+    /// The dialog could not be shown or answered (why).
+    Failed(String),
+    /// The document changed under every answer the human gave in this call.
+    KeptChanging,
+}
+
+pub fn for_undecided(s: &Session, p: &Pending, how: Undecided) -> Reply {
+    let mut r = for_session(s, &Facts::default(), Action::Status);
+    let yes = match p.asked {
+        Asked::Answer => Action::Answer,
+        Asked::Approve => Action::Approve,
+        Asked::Confirm => Action::Confirm,
+    };
+    let terminal = match p.asked {
+        Asked::Answer => terminal_command(Action::Answer, &s.task_name),
+        _ => format!(
+            "`{}`, or `{}`",
+            terminal_command(yes, &s.task_name),
+            terminal_command(Action::Reject, &s.task_name)
+        ),
+    };
+    let (user, host) = match how {
+        Undecided::Declined => (
+            "You declined in the dialog: nothing was approved and nothing changed. Say what should change, and the document goes back for revision with your words.".to_string(),
+            "The human declined in the dialog; nothing changed. Ask them what should change; with their words call `reject` with them as `feedback` (they confirm it in the dialog). Do not decide for them.".to_string(),
+        ),
+        Undecided::Cancelled => (
+            format!("The dialog was closed without a decision: it is still pending. Decide when you are asked again, or in a terminal in the project: {terminal}."),
+            "The human closed the dialog without deciding: the decision is still pending. Show them user_message and wait; do not call again in a loop.".to_string(),
+        ),
+        Undecided::Unusable(why) => (
+            format!("{why} Decide again when asked, or in a terminal in the project: {terminal}."),
+            "The dialog's answer could not be applied (user_message says why); nothing changed. Show user_message and wait for the human.".to_string(),
+        ),
+        Undecided::Failed(why) => (
+            format!("The decision could not be asked in a dialog: {why}. Nothing changed. Decide in a terminal in the project: {terminal}."),
+            "The dialog failed; nothing changed. Show user_message to the human and wait for their decision.".to_string(),
+        ),
+        Undecided::KeptChanging => (
+            format!("The document changed each time you answered, so no answer was applied. Let the edits finish, then decide again, or in a terminal in the project: {terminal}."),
+            "The document kept changing while the human decided; nothing changed. Show user_message and wait.".to_string(),
+        ),
+    };
+    r.user_message = user;
+    r.next_step = Some(host);
+    r.document_digest = p.short_digest().map(str::to_string);
+    r.artifact_path = p.document.as_ref().map(|d| d.path.clone());
+    r
+}

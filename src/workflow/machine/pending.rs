@@ -1,0 +1,146 @@
+//! What a human is asked to decide, read without changing anything: the document as it
+//! is now (path, size, SHA-256), the score, the plan's sprints, the open questions. The
+//! channels that ask the human (the client's dialog, the terminal) show this, and bind
+//! the answer to the digest read here, so that a document changed in between makes the
+//! answer stale rather than applied to a version nobody saw.
+
+use super::super::action::Action;
+use super::super::decision::Decision;
+use super::super::rules;
+use super::super::session::{Question, Session, Sprint, State};
+use super::super::stage::{Gate, Stage};
+use super::super::submission;
+use super::{sha256_hex, Facts, ProjectFiles, Step, WorkflowError};
+
+/// The kind of question, from the state the session is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Asked {
+    /// Confirm the document, or send it back with feedback.
+    Confirm,
+    /// Approve the sprint plan and a scope, or send it back with feedback.
+    Approve,
+    /// Answer the open clarification questions.
+    Answer,
+}
+
+/// The document a decision is about, as read now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shown {
+    pub path: String,
+    pub sha256: String,
+    pub size: u64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pending {
+    pub asked: Asked,
+    pub stage: Stage,
+    pub task_name: String,
+    pub session_id: String,
+    /// `None` only for a rejection whose document cannot be read (sending it back needs
+    /// no reading).
+    pub document: Option<Shown>,
+    /// The kept candidate's score, and the stage's passing score, where it has one.
+    pub score: Option<u32>,
+    pub gate: Option<u32>,
+    /// For [`Asked::Approve`]: the sprints of the plan as it is on disk now.
+    pub sprints: Vec<Sprint>,
+    /// For [`Asked::Answer`]: the questions not yet answered.
+    pub questions: Vec<Question>,
+    /// Things the human should know (the document was edited, deleted, …).
+    pub notices: Vec<String>,
+}
+
+impl Pending {
+    /// The first 12 hex digits of the document's SHA-256, as shown to people.
+    pub fn short_digest(&self) -> Option<&str> {
+        self.document.as_ref().map(|d| &d.sha256[..12])
+    }
+}
+
+/// What `action` at `session`'s current state would ask the human. Refused as the
+/// transition itself would refuse it: an illegal action, or a document that cannot be
+/// decided on.
+pub fn pending(
+    session: &Session,
+    action: Action,
+    files: &dyn ProjectFiles,
+) -> Result<Pending, WorkflowError> {
+    let stage = session.current_stage;
+    let state = session.current_state;
+    if !rules::is_legal(stage, state, action) || !action.decides() {
+        return Err(WorkflowError::IllegalAction {
+            action,
+            state,
+            stage,
+            allowed: rules::allowed_actions(stage, state),
+        });
+    }
+    let asked = match state {
+        State::Clarifying => Asked::Answer,
+        State::AwaitingApproval => Asked::Approve,
+        _ => Asked::Confirm,
+    };
+    let decision = Decision::by_host(None);
+    let mut step = Step {
+        session: session.clone(),
+        writes: Vec::new(),
+        facts: Facts::default(),
+        files,
+        decision: &decision,
+        decided_digest: None,
+        now: chrono::DateTime::UNIX_EPOCH,
+        stamp: String::new(),
+    };
+    let rec = session.record(stage).clone();
+    let (path, text) = match asked {
+        Asked::Answer => match rec.draft_ref.as_ref().map(|d| d.file_path.clone()) {
+            Some(path) => {
+                let text = files.read(&path).ok().flatten();
+                (Some(path), text)
+            }
+            None => (None, None),
+        },
+        Asked::Confirm | Asked::Approve => {
+            let path = step.decided_path(stage);
+            match step.reviewed_text(&rec, &path) {
+                Ok(text) => (Some(path), Some(text)),
+                Err(_) if action == Action::Reject => (Some(path), None),
+                Err(e) => return Err(e),
+            }
+        }
+    };
+    let document = path.zip(text.as_ref()).map(|(path, text)| Shown {
+        path,
+        sha256: sha256_hex(text),
+        size: text.len() as u64,
+    });
+    let sprints = match (asked, &text) {
+        (Asked::Approve, Some(text)) => submission::sprints(text)
+            .into_iter()
+            .map(|(number, title)| Sprint { number, title })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let gate = match stage.gate() {
+        Gate::Score(g) => Some(g),
+        _ => None,
+    };
+    let score = rec.chosen_engine.and_then(|e| rec.scores.get(&e).copied());
+    Ok(Pending {
+        asked,
+        stage,
+        task_name: session.task_name.clone(),
+        session_id: session.session_id.clone(),
+        document,
+        score,
+        gate,
+        sprints,
+        questions: if asked == Asked::Answer {
+            rec.open_questions()
+        } else {
+            Vec::new()
+        },
+        notices: step.facts.notices,
+    })
+}
