@@ -63,7 +63,13 @@ pub fn run(cli: Cli, project: Option<String>) -> ExitCode {
     let result = match cli {
         Cli::List => list(&store),
         Cli::Status { task } => status(&store, &key(&task)),
-        Cli::Confirm { task } => decide(&store, &key(&task), Command::Confirm { action: Action::Confirm }),
+        Cli::Confirm { task } => decide(
+            &store,
+            &key(&task),
+            Command::Confirm {
+                action: Action::Confirm,
+            },
+        ),
         Cli::Approve { task, scope } => decide(&store, &key(&task), Command::Approve { scope }),
         Cli::Reject { task, feedback } => decide(
             &store,
@@ -112,7 +118,10 @@ fn list(store: &Store) -> Result<ExitCode, String> {
         );
     }
     if page.next_cursor.is_some() {
-        println!("  … and more (the newest {} are shown)", page.sessions.len());
+        println!(
+            "  … and more (the newest {} are shown)",
+            page.sessions.len()
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -202,7 +211,10 @@ fn decide(store: &Store, key: &SessionKey, command: Command) -> Result<ExitCode,
 }
 
 fn show(p: &Pending, command: &Command) {
-    println!("Task {} ({}), {} stage.", p.task_name, p.session_id, p.stage);
+    println!(
+        "Task {} ({}), {} stage.",
+        p.task_name, p.session_id, p.stage
+    );
     if let Some(doc) = &p.document {
         println!(
             "Document: {} ({} bytes, sha256 {})",

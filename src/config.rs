@@ -95,7 +95,10 @@ mod tests {
         let typo = Config::parse("\ngate = \"human\"\n").unwrap_err();
         assert!(typo.contains("unknown field `gate`"), "{typo}");
         let value = Config::parse("gates = \"humans\"").unwrap_err();
-        assert!(value.contains("humans") || value.contains("variant"), "{value}");
+        assert!(
+            value.contains("humans") || value.contains("variant"),
+            "{value}"
+        );
         let syntax = Config::parse("# policy\ngates = ").unwrap_err();
         assert!(syntax.contains("line 2"), "{syntax}");
         let kind = Config::parse("gates = true").unwrap_err();

@@ -39,7 +39,10 @@ pub fn form(pending: &Pending, command: &Command, note: Option<&str>) -> ElicitR
         lines.push(note.to_string());
     }
     lines.push(match pending.asked {
-        Asked::Answer => "Answer what you can; leave a field empty to have the next draft state its assumption.".into(),
+        Asked::Answer => {
+            "Answer what you can; leave a field empty to have the next draft state its assumption."
+                .into()
+        }
         _ => "Read the document, then decide. Declining changes nothing.".into(),
     });
     let schema = match pending.asked {
@@ -90,7 +93,10 @@ fn decision_schema(p: &Pending, command: &Command) -> ElicitationSchema {
         let proposed = match command {
             Command::Approve { scope: Some(s) } => {
                 let s = s.trim().to_ascii_lowercase();
-                options.iter().find(|(v, _)| *v == s).map(|(v, _)| v.clone())
+                options
+                    .iter()
+                    .find(|(v, _)| *v == s)
+                    .map(|(v, _)| v.clone())
             }
             _ => None,
         };
@@ -207,7 +213,10 @@ pub fn read(pending: &Pending, content: Option<&Value>) -> Result<Command, Strin
                     action: Action::Reject,
                     feedback: Some(feedback),
                 }),
-                None => Err("The human chose to send it back but wrote no feedback: nothing was changed.".into()),
+                None => Err(
+                    "The human chose to send it back but wrote no feedback: nothing was changed."
+                        .into(),
+                ),
             },
             Some("approve") if pending.asked == Asked::Approve => Ok(Command::Approve {
                 scope: text("scope"),

@@ -81,7 +81,7 @@ pub fn new_codec() -> RequestStateCodec {
 
 /// Where a human's answer led.
 enum Applied {
-    Done(Reply),
+    Done(Box<Reply>),
     /// The document changed between the question and the answer.
     Stale,
 }
@@ -97,17 +97,17 @@ impl BmadServer {
     }
 
     /// What the decision would ask, or the reply that refuses it.
-    async fn pending(&self, gate: &Gate) -> Result<(Session, Pending), Reply> {
+    async fn pending(&self, gate: &Gate) -> Result<(Session, Pending), Box<Reply>> {
         let (cwd, key, action) = (gate.cwd.clone(), gate.key.clone(), gate.command.action());
         let found = self
             .blocking(move |s| {
                 s.inner
                     .store
                     .pending(cwd.as_deref(), &key, action)
-                    .map_err(|(e, session)| reply::for_error(&e, session.as_ref()))
+                    .map_err(|(e, session)| Box::new(reply::for_error(&e, session.as_deref())))
             })
             .await;
-        found.unwrap_or_else(|| Err(reply::for_error(&Error::Internal, None)))
+        found.unwrap_or_else(|| Err(Box::new(reply::for_error(&Error::Internal, None))))
     }
 
     /// The call's answer when the human decides in the dialog.
@@ -130,7 +130,7 @@ impl BmadServer {
         for _ in 0..MAX_ASKS {
             let (session, pending) = match self.pending(&gate).await {
                 Ok(found) => found,
-                Err(reply) => return reply,
+                Err(reply) => return *reply,
             };
             let form = ask::form(&pending, &gate.command, note);
             let sent = ctx
@@ -154,13 +154,13 @@ impl BmadServer {
                 return reply::for_undecided(&session, &pending, Undecided::Failed(why));
             };
             match self.apply(&gate, &session, &pending, answer).await {
-                Applied::Done(reply) => return reply,
+                Applied::Done(reply) => return *reply,
                 Applied::Stale => note = Some(CHANGED),
             }
         }
         let (session, pending) = match self.pending(&gate).await {
             Ok(found) => found,
-            Err(reply) => return reply,
+            Err(reply) => return *reply,
         };
         reply::for_undecided(&session, &pending, Undecided::KeptChanging)
     }
@@ -174,7 +174,7 @@ impl BmadServer {
     ) -> CallToolResponse {
         let (session, mut pending) = match self.pending(&gate).await {
             Ok(found) => found,
-            Err(reply) => return to_result(reply).into(),
+            Err(reply) => return to_result(*reply).into(),
         };
         let action = gate.command.action();
         let Some(sealed) = request.request_state.as_deref() else {
@@ -202,10 +202,10 @@ impl BmadServer {
             doc.sha256 = sha;
         }
         match self.apply(&gate, &session, &pending, answer).await {
-            Applied::Done(reply) => to_result(reply).into(),
+            Applied::Done(reply) => to_result(*reply).into(),
             Applied::Stale => match self.pending(&gate).await {
                 Ok((_, now)) => self.input_required(&now, &gate.command, Some(CHANGED)),
-                Err(reply) => to_result(reply).into(),
+                Err(reply) => to_result(*reply).into(),
             },
         }
     }
@@ -255,16 +255,16 @@ impl BmadServer {
             _ => Some(Undecided::Cancelled),
         };
         if let Some(how) = how {
-            return Applied::Done(reply::for_undecided(session, pending, how));
+            return Applied::Done(Box::new(reply::for_undecided(session, pending, how)));
         }
         let command = match ask::read(pending, answer.content.as_ref()) {
             Ok(command) => command,
             Err(why) => {
-                return Applied::Done(reply::for_undecided(
+                return Applied::Done(Box::new(reply::for_undecided(
                     session,
                     pending,
                     Undecided::Unusable(why),
-                ))
+                )))
             }
         };
         let decision = Decision {
@@ -276,9 +276,9 @@ impl BmadServer {
         let done = self
             .blocking(move |s| s.act(cwd, key, command, decision))
             .await
-            .unwrap_or_else(|| Err(reply::for_error(&Error::Internal, None)));
+            .unwrap_or_else(|| Err(Box::new(reply::for_error(&Error::Internal, None))));
         match done {
-            Ok(reply) => Applied::Done(reply),
+            Ok(reply) => Applied::Done(Box::new(reply)),
             Err(reply) if is_stale(&reply) => Applied::Stale,
             Err(reply) => Applied::Done(reply),
         }

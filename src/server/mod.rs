@@ -143,7 +143,7 @@ impl BmadServer {
                 key,
                 command,
                 decision,
-            } => return self.act(cwd, key, command, decision).unwrap_or_else(|r| r),
+            } => return self.act(cwd, key, command, decision).unwrap_or_else(|r| *r),
         };
         done.unwrap_or_else(|e| reply::for_error(&e, None))
     }
@@ -156,7 +156,7 @@ impl BmadServer {
         key: SessionKey,
         command: Command,
         decision: Decision,
-    ) -> Result<Reply, Reply> {
+    ) -> Result<Reply, Box<Reply>> {
         let store = &self.inner.store;
         let action = command.action();
         let mut notices = Vec::new();
@@ -181,7 +181,7 @@ impl BmadServer {
                     Error::SessionNotFound { .. } | Error::InvalidProject { .. } => None,
                     _ => store.load(cwd.as_deref(), &key).ok().map(|(_, s)| s),
                 };
-                reply::for_error(&e, session.as_ref())
+                Box::new(reply::for_error(&e, session.as_ref()))
             })
     }
 }

@@ -19,8 +19,8 @@ use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::error::{clip, Error, Result};
 use crate::config::{Config, Gates};
+use crate::error::{clip, Error, Result};
 use crate::workflow::machine::{self, Pending, ProjectFiles};
 use crate::workflow::session::Session;
 use crate::workflow::stage::Stage;
@@ -37,6 +37,9 @@ pub use project::{discover, DefaultRoot, Project};
 pub use read::{ReadProblem, MAX_READ_BYTES};
 pub use sessions::session_rel;
 pub use start::Started;
+
+/// A refusal, with the session when it was found (a reply then names its state).
+pub type RefusedWith = (Error, Option<Box<Session>>);
 
 /// One line of `list`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -178,14 +181,14 @@ impl Store {
         cwd: Option<&str>,
         key: &SessionKey,
         action: Action,
-    ) -> std::result::Result<(Session, Pending), (Error, Option<Session>)> {
+    ) -> std::result::Result<(Session, Pending), RefusedWith> {
         let (project, session) = self.load(cwd, key).map_err(|e| (e, None))?;
         if let Err(e) = Config::load(&project) {
-            return Err((e, Some(session)));
+            return Err((e, Some(Box::new(session))));
         }
         match machine::pending(&session, action, &Files(&project)) {
             Ok(p) => Ok((session, p)),
-            Err(e) => Err((e.into(), Some(session))),
+            Err(e) => Err((e.into(), Some(Box::new(session)))),
         }
     }
 
@@ -318,7 +321,9 @@ pub fn terminal_command(action: Action, task_name: &str) -> String {
     match action {
         Action::Answer => format!("bmad-mcp answer {task_name}"),
         Action::Approve => format!("bmad-mcp approve {task_name} [--scope <sprints>]"),
-        Action::Reject => format!("bmad-mcp reject {task_name} --feedback \"<what should change>\""),
+        Action::Reject => {
+            format!("bmad-mcp reject {task_name} --feedback \"<what should change>\"")
+        }
         _ => format!("bmad-mcp confirm {task_name}"),
     }
 }

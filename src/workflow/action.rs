@@ -68,7 +68,11 @@ impl Action {
     pub fn decides(self) -> bool {
         matches!(
             self,
-            Action::Answer | Action::Confirm | Action::ConfirmSave | Action::Approve | Action::Reject
+            Action::Answer
+                | Action::Confirm
+                | Action::ConfirmSave
+                | Action::Approve
+                | Action::Reject
         )
     }
 
