@@ -37,7 +37,7 @@ use reply::Reply;
 
 pub const TOOL_NAME: &str = "bmad-task";
 
-const TOOL_DESCRIPTION: &str = "Runs the BMAD agile workflow (Product Owner → Architect → Scrum Master → Developer → Reviewer → QA) as an enforced state machine with durable sessions. `start` with an objective returns the Product Owner's role prompt; generate the document it asks for and `submit` it; the server scores it and may ask the human questions (`answer`), waits for the human to `confirm` a document that passed the gate (or `reject` it with feedback), and for the sprint plan to be `approve`d, then hands over the next role. Never answer, confirm, approve or reject on the human's behalf: show `user_message` and wait for their decision. `status` and `list` are read only. Documents are saved under .claude/specs/<task_name>/ and sessions under .bmad-task/.";
+const TOOL_DESCRIPTION: &str = "Runs the BMAD agile workflow (Product Owner → Architect → Scrum Master → Developer → Reviewer → QA) as an enforced state machine with durable sessions. `start` with an objective returns the Product Owner's role prompt; generate the document it asks for and `submit` it; the server scores it and may ask the human questions (`answer`), waits for the human to `confirm` a document that passed the gate (or `reject` it with feedback), and for the sprint plan to be `approve`d, then hands over the next role. Never answer, confirm, approve or reject on the human's behalf: follow `next_step` (where the client can show a dialog, the decision call opens it and the human decides there; otherwise show `user_message` and wait for their decision). `status` and `list` are read only. Documents are saved under .claude/specs/<task_name>/ and sessions under .bmad-task/.";
 
 const INSTRUCTIONS: &str = "bmad-mcp keeps the state of BMAD workflows. Call the `bmad-task` tool; when a reply has `requires_user_confirmation: true`, show its `user_message` to the user and act only on their answer.";
 
@@ -291,12 +291,17 @@ impl ServerHandler for BmadServer {
             }
         }
         let server = self.clone();
-        let reply = tokio::task::spawn_blocking(move || server.run(call))
+        let mut reply = tokio::task::spawn_blocking(move || server.run(call))
             .await
             .unwrap_or_else(|join_error| {
                 tracing::error!(error = %join_error, "tool call failed unexpectedly");
                 reply::for_error(&Error::Internal, None)
             });
+        if reply.error.is_none() && dialog::can_ask(&context) {
+            if let Some(step) = reply.state.and_then(reply::dialog_next_step) {
+                reply.next_step = Some(step.to_string());
+            }
+        }
         Ok(to_result(reply).into())
     }
 }

@@ -105,6 +105,8 @@ async def human_decides(binary, mode, project):
               f"the answers are the human's: {entry}")
 
         v = await run.ok({"action": "submit", "claude_result": fixture("po-final.json")}, "po", "awaiting_confirmation")
+        check("then call `confirm`: the server asks them in a dialog" in v["next_step"],
+              f"a client with a dialog is told to open it: {v['next_step']}")
         prd = Path(project, v["artifact_path"])
         digest = sha256(prd)
         check(v["document_digest"] == digest[:12], f"document_digest {v['document_digest']}")
@@ -194,7 +196,9 @@ async def host_and_strict_mode(binary, mode, project):
         run = Run(client, tool.output_schema)
         v = await run.ok({"action": "start", "cwd": project, "objective": "Build a changelog bot"}, "po", "generating")
         run.session_id = v["session_id"]
-        await run.ok({"action": "submit", "claude_result": fixture("po-final.json")}, "po", "awaiting_confirmation")
+        v = await run.ok({"action": "submit", "claude_result": fixture("po-final.json")}, "po", "awaiting_confirmation")
+        check(v["next_step"].startswith("Show `user_message` to the human and stop"),
+              f"without a dialog the host waits for the human: {v['next_step']}")
         await run.ok({"action": "confirm"}, "architect", "generating")
         entry, _ = await last_decision(run)
         check((entry["decided_by"], entry["via"]) == ("host", "tool"), f"host-asserted: {entry}")

@@ -203,6 +203,23 @@ pub(super) fn next_step(s: &Session) -> &'static str {
     }
 }
 
+/// `next_step` where the human decides and the client can show them a dialog: the host
+/// makes the call that opens it, since the human's answer there is the one that counts.
+pub fn dialog_next_step(state: State) -> Option<&'static str> {
+    match state {
+        State::Clarifying => Some(
+            "Tell the human in one line that questions await them, then call `answer` (with `answers` only if they already answered you): the server asks them each question in a dialog, and what they enter there is recorded. Never answer for them.",
+        ),
+        State::AwaitingConfirmation => Some(
+            "Tell the human in one line that the document in `artifact_path` is ready for review, then call `confirm`: the server asks them in a dialog to confirm it or send it back, and their choice there is what counts. If they already told you what to change, call `reject` with their words as `feedback` instead.",
+        ),
+        State::AwaitingApproval => Some(
+            "Tell the human in one line that the sprint plan in `artifact_path` is ready, then call `approve`: the server asks them in a dialog to approve it and pick the sprints to build, or send it back; their choice there is what counts.",
+        ),
+        _ => None,
+    }
+}
+
 /// The first 12 hex digits of the saved stage document's SHA-256.
 fn short_digest(rec: &StageRecord) -> Option<String> {
     rec.artifact

@@ -20,6 +20,7 @@ mod message;
 mod undecided;
 
 pub use bound::{bound, MAX_REPLY_BYTES};
+pub use message::dialog_next_step;
 pub use undecided::{for_undecided, Undecided};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
