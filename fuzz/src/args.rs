@@ -123,10 +123,8 @@ fn check_refused(map: &Map<String, Value>, limits: &Limits, code: &str, msg: &st
                 && str_of(map, "objective").is_none_or(|o| o.trim().is_empty());
             let no_key = !given(map, "session_id") && !given(map, "task_name");
             assert!(
-                !given(map, "action")
-                    || start_without_objective
-                    || no_key
-                    || (action == Some("answer") && !given(map, "answers")),
+                !given(map, "action") || start_without_objective || no_key,
+                // (`answer` without `answers` is parsed: a dialog asks the human.)
                 "missing_field with everything present: {msg}"
             );
         }
@@ -280,7 +278,12 @@ fn check_command(map: &Map<String, Value>, limits: &Limits, command: &Command) {
             }
         }
         Command::Answer { answers } => {
-            let given = map["answers"].as_object().expect("answers object");
+            // Absent (or null): an empty set, which a dialog fills or the machine refuses.
+            let none = Map::new();
+            let given = match map.get("answers") {
+                None | Some(Value::Null) => &none,
+                Some(v) => v.as_object().expect("answers object"),
+            };
             assert_eq!(answers.len(), given.len());
             for (k, v) in answers {
                 assert_eq!(given.get(k).and_then(Value::as_str), Some(v.as_str()));
