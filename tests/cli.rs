@@ -9,11 +9,11 @@ mod common;
 
 use std::io::{Read, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{read_json, tree_digest, Raw, BIN};
+use common::{bin, read_json, tree_digest, Raw};
 use serde_json::{json, Value};
 
 fn fixture(name: &str) -> String {
@@ -71,11 +71,8 @@ fn in_terminal(project: &Path, args: &[&str], prompt: &str, typed: &str) -> (i32
         .write(true)
         .open(name.to_str().unwrap())
         .unwrap();
-    let mut child = Command::new(BIN)
+    let mut child = bin(project)
         .args(args)
-        .current_dir(project)
-        .env_remove("BMAD_PROJECT_ROOT")
-        .env_remove("CLAUDE_PROJECT_DIR")
         .stdin(slave.try_clone().unwrap())
         .stdout(slave.try_clone().unwrap())
         .stderr(slave)
@@ -166,13 +163,7 @@ fn the_human_confirms_in_a_terminal_and_it_counts_under_the_strict_policy() {
     );
 
     // `status` and `list` print who decided.
-    let status = Command::new(BIN)
-        .args(["status", &task])
-        .current_dir(&project)
-        .env_remove("BMAD_PROJECT_ROOT")
-        .env_remove("CLAUDE_PROJECT_DIR")
-        .output()
-        .unwrap();
+    let status = bin(&project).args(["status", &task]).output().unwrap();
     let text = String::from_utf8_lossy(&status.stdout);
     assert!(status.status.success(), "{text}");
     assert!(
@@ -181,13 +172,7 @@ fn the_human_confirms_in_a_terminal_and_it_counts_under_the_strict_policy() {
             && text.contains("stage architect, state generating"),
         "{text}"
     );
-    let list = Command::new(BIN)
-        .arg("list")
-        .current_dir(&project)
-        .env_remove("BMAD_PROJECT_ROOT")
-        .env_remove("CLAUDE_PROJECT_DIR")
-        .output()
-        .unwrap();
+    let list = bin(&project).arg("list").output().unwrap();
     let text = String::from_utf8_lossy(&list.stdout);
     assert!(
         text.contains("1 session(s)") && text.contains(&task),
@@ -206,11 +191,8 @@ fn a_decision_whose_stdin_is_not_a_terminal_is_refused() {
         vec!["reject", task.as_str(), "--feedback", "more detail"],
         vec!["answer", task.as_str()],
     ] {
-        let mut child = Command::new(BIN)
+        let mut child = bin(&project)
             .args(&args)
-            .current_dir(&project)
-            .env_remove("BMAD_PROJECT_ROOT")
-            .env_remove("CLAUDE_PROJECT_DIR")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

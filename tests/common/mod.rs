@@ -35,6 +35,15 @@ pub fn command(project: &Path) -> tokio::process::Command {
     cmd
 }
 
+/// The binary as a plain process in `project`, with the project-root variables cleared.
+pub fn bin(project: &Path) -> std::process::Command {
+    let mut cmd = std::process::Command::new(BIN);
+    cmd.current_dir(project)
+        .env_remove("BMAD_PROJECT_ROOT")
+        .env_remove("CLAUDE_PROJECT_DIR");
+    cmd
+}
+
 pub async fn connect(era: Era, project: &Path) -> Client {
     connect_with(era, command(project), project).await
 }
