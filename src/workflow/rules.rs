@@ -44,6 +44,9 @@ pub struct ScoredRound {
     pub score: u32,
     /// The stage's passing score.
     pub gate: u32,
+    /// Whether the server's own check found every section the stage requires, with
+    /// content: a score alone does not pass the gate.
+    pub complete: bool,
     /// Submissions of the stage so far, this one included.
     pub iteration: u32,
     /// Whether the human has answered questions at this stage before.
@@ -57,7 +60,8 @@ pub struct ScoredRound {
 pub enum AfterScored {
     /// The human answers the new questions first.
     Clarify,
-    /// The document passed the gate: the human confirms it.
+    /// The document passed the gate (its score, and the server's check of its
+    /// sections): the human confirms it.
     Confirm,
     /// Still below the gate after [`MAX_BELOW_GATE_SUBMISSIONS`]: the human decides.
     DecideAtCap,
@@ -77,13 +81,14 @@ impl AfterScored {
 
 /// The state after a scored submission (SPEC §4.5): new questions go to the human before
 /// anything else (a question asked beside a passing score is not dropped), except past the
-/// round cap, where they are carried into the human's decision; then the gate; then the
-/// cap; else another revision.
+/// round cap, where they are carried into the human's decision; then the gate, which a
+/// score passes only when every required section is there; then the cap; else another
+/// revision.
 pub fn after_scored(r: ScoredRound) -> AfterScored {
     let below_cap = r.iteration < MAX_BELOW_GATE_SUBMISSIONS;
     if r.new_questions && (!r.answered_before || below_cap) {
         AfterScored::Clarify
-    } else if r.score >= r.gate {
+    } else if r.score >= r.gate && r.complete {
         AfterScored::Confirm
     } else if !below_cap {
         AfterScored::DecideAtCap
@@ -156,6 +161,7 @@ mod tests {
         ScoredRound {
             score,
             gate: 90,
+            complete: true,
             iteration,
             answered_before,
             new_questions,
@@ -185,6 +191,20 @@ mod tests {
         ];
         for (score, iteration, answered, asked, want) in rows {
             let r = round(score, iteration, answered, asked);
+            assert_eq!(after_scored(r), want, "{r:?}");
+        }
+        // A score at the gate with a section missing or empty is below the gate.
+        let rows = [
+            (95, 1, false, false, Refine),
+            (100, 4, true, false, Refine),
+            (95, 5, true, false, DecideAtCap),
+            (95, 1, false, true, Clarify),
+        ];
+        for (score, iteration, answered, asked, want) in rows {
+            let r = ScoredRound {
+                complete: false,
+                ..round(score, iteration, answered, asked)
+            };
             assert_eq!(after_scored(r), want, "{r:?}");
         }
         assert_eq!(Clarify.state(), State::Clarifying);

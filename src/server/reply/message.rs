@@ -38,10 +38,19 @@ pub(super) fn generate(s: &Session, facts: &Facts, action: Action, r: &mut Reply
         match action {
             Action::Submit => {
                 if let (Some(score), Some(gate)) = (rec.score, stage.passing_score()) {
-                    msg.push_str(&format!(
-                        "The document scored {score}/100 ({}), below the gate of {gate}. ",
-                        source_word(rec.score_source)
-                    ));
+                    let lacking = sections_lacking(rec);
+                    if score >= gate {
+                        msg.push_str(&format!(
+                            "The document reports {score}/100, but the server's own check of it disagrees ({}): a score alone does not pass the gate of {gate}. ",
+                            lacking.as_deref().unwrap_or("sections are missing")
+                        ));
+                    } else {
+                        msg.push_str(&format!(
+                            "The document scored {score}/100 ({}), below the gate of {gate}{}. ",
+                            source_word(rec.score_source),
+                            lacking.map(|l| format!("; {l}")).unwrap_or_default()
+                        ));
+                    }
                 }
             }
             Action::Answer => msg.push_str("Answers recorded. "),
@@ -118,8 +127,11 @@ pub(super) fn awaiting_confirmation(s: &Session, facts: &Facts, r: &mut Reply) -
         )
     } else {
         r.guidance = some_vec(facts.guidance.clone());
+        let lacking = sections_lacking(rec)
+            .map(|l| format!(" ({l})"))
+            .unwrap_or_default();
         format!(
-            "The {role} document is still at {score}/100, below the gate, after {} submissions. Please read {path} and decide: `confirm` to accept it anyway, or `reject` with feedback.",
+            "The {role} document is still below the gate after {} submissions, at {score}/100{lacking}. Please read {path} and decide: `confirm` to accept it anyway, or `reject` with feedback.",
             rec.iteration
         )
     };
@@ -201,6 +213,20 @@ pub(super) fn next_step(s: &Session) -> &'static str {
         }
         State::Completed => "Show `user_message` to the human; there is nothing more to call.",
     }
+}
+
+/// "missing sections: A, B; empty sections: C", as the server's check of the latest
+/// scored document found them; `None` when every required section is there.
+fn sections_lacking(rec: &StageRecord) -> Option<String> {
+    let parts: Vec<String> = [
+        ("missing sections", &rec.missing_sections),
+        ("empty sections", &rec.empty_sections),
+    ]
+    .into_iter()
+    .filter(|(_, list)| !list.is_empty())
+    .map(|(what, list)| format!("{what}: {}", list.join(", ")))
+    .collect();
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 /// The first 12 hex digits of the saved stage document's SHA-256.

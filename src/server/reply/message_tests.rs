@@ -160,10 +160,43 @@ fn awaiting_confirmation_points_at_the_document_to_read() {
     let mut r = Reply::default();
     let msg = awaiting_confirmation(&s, &Facts::default(), &mut r);
     assert!(
-        msg.contains("still at 80/100, below the gate, after 5 submissions"),
+        msg.contains("still below the gate after 5 submissions, at 80/100. "),
         "{msg}"
     );
     assert_eq!(r.artifact_path.as_deref(), Some(".bmad-task/temp/x/d.md"));
+    // A score at the gate that the server's check disagrees with: the sections named.
+    let rec = s.record_mut(Stage::Architect);
+    rec.score = Some(95);
+    rec.missing_sections = vec!["Security".into()];
+    rec.empty_sections = vec!["Data Model".into()];
+    let msg = awaiting_confirmation(&s, &Facts::default(), &mut r);
+    assert!(
+        msg.contains("at 95/100 (missing sections: Security; empty sections: Data Model)"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_score_the_check_disagrees_with_is_sent_back_naming_the_sections() {
+    let mut s = session(Stage::Po, State::Refining);
+    let rec = s.record_mut(Stage::Po);
+    rec.score = Some(95);
+    rec.score_source = Some(ScoreSource::Reported);
+    rec.gate_passed = Some(false);
+    rec.missing_sections = vec!["Business Goals".into(), "User Stories".into()];
+    let mut r = Reply::default();
+    let msg = generate(&s, &Facts::default(), Action::Submit, &mut r);
+    assert!(
+        msg.starts_with("The document reports 95/100, but the server's own check of it disagrees (missing sections: Business Goals, User Stories): a score alone does not pass the gate of 90. "),
+        "{msg}"
+    );
+    // Below the gate as well: the score, then what is lacking.
+    s.record_mut(Stage::Po).score = Some(70);
+    let msg = generate(&s, &Facts::default(), Action::Submit, &mut r);
+    assert!(
+        msg.starts_with("The document scored 70/100 (reported by the author), below the gate of 90; missing sections: Business Goals, User Stories. "),
+        "{msg}"
+    );
 }
 
 #[test]

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::super::quality;
 use super::super::rules::{self, AfterPlain, AfterScored, ScoredRound};
+use super::super::sections;
 use super::super::session::{Question, ScoreSource, Sprint, State};
 use super::super::stage::{Engine, Marker, Stage, GENERIC_DOCUMENT_FIELDS};
 use super::super::submission::{self, Submission, SubmissionError};
@@ -164,16 +165,20 @@ impl Step<'_> {
             self.store_raw(stage, engine, text);
         }
 
+        // The server's own check of each document: a score passes the gate only when
+        // every section the stage requires is there, with content.
+        let found: Vec<sections::Found> = candidates
+            .iter()
+            .map(|c| sections::check(stage.sections(), &c.submission.document))
+            .collect();
         // At or above the gate beats below it; then the higher score; a tie keeps claude
         // (candidates are in claude, codex order and only a strictly better one replaces).
-        let key = |c: &Candidate| (c.score >= gate, c.score);
-        let chosen_at = (1..candidates.len()).fold(0, |best, i| {
-            if key(&candidates[i]) > key(&candidates[best]) {
-                i
-            } else {
-                best
-            }
-        });
+        let key = |i: usize| {
+            let c = &candidates[i];
+            (c.score >= gate && found[i].complete(), c.score)
+        };
+        let chosen_at =
+            (1..candidates.len()).fold(0, |best, i| if key(i) > key(best) { i } else { best });
         let chosen = &candidates[chosen_at];
 
         // The chosen candidate's questions (same text once, minus those asked in earlier
@@ -203,6 +208,10 @@ impl Step<'_> {
         }
         let answered_before = !rec.answers.is_empty();
         let (score, source, engine) = (chosen.score, chosen.source, chosen.engine);
+        let found = &found[chosen_at];
+        let complete = found.complete();
+        let names = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let (missing, empty) = (names(&found.missing), names(&found.empty));
         // Documents can be megabytes: the chosen one is moved, not copied.
         let document = std::mem::take(&mut candidates[chosen_at].submission.document);
 
@@ -212,13 +221,16 @@ impl Step<'_> {
         rec.scores = candidates.iter().map(|c| (c.engine, c.score)).collect();
         rec.score_source = Some(source);
         rec.chosen_engine = Some(engine);
-        rec.gate_passed = Some(score >= gate);
+        rec.gate_passed = Some(score >= gate && complete);
+        rec.missing_sections = missing;
+        rec.empty_sections = empty;
         rec.gaps = gaps;
         let iteration = rec.iteration;
 
         let next = rules::after_scored(ScoredRound {
             score,
             gate,
+            complete,
             iteration,
             answered_before,
             new_questions: !new_questions.is_empty(),
