@@ -140,6 +140,19 @@ impl Run {
     }
 }
 
+/// A review or QA report whose own verdict fails.
+fn failing(stage: Stage) -> &'static str {
+    match stage {
+        Stage::Review => FAILING_REVIEW,
+        _ => FAILING_QA,
+    }
+}
+
+const FAILING_REVIEW: &str =
+    "# Code Review\n\n## Findings\n- critical, `src/api.rs`: no input validation.\n\nReview Status: Fail\n";
+const FAILING_QA: &str =
+    "# QA Report\n\n## Results\n7 passed, 3 failed.\n\nQuality Score: 62/100\n";
+
 const SPRINT_PLAN: &str = "# Plan\n## Sprint 1: Core\n- a\n## Sprint 2: UI\n- b\n";
 
 fn submit(claude: Option<&str>, codex: Option<&str>) -> Command {
@@ -281,6 +294,9 @@ fn reach(stage: Stage, state: State) -> Run {
             r.submit(QUESTIONS_PRD);
             r.act(answer(&[("q1", "Web"), ("q2", "Admins")]));
         }
+        State::AwaitingConfirmation if stage.verdict().is_some() => {
+            r.act(submit(None, Some(failing(stage))));
+        }
         State::AwaitingConfirmation => {
             r.submit(&passing(stage));
         }
@@ -343,7 +359,7 @@ fn apply_refuses_exactly_the_triples_the_table_calls_illegal() {
         }
     }
     assert_eq!(checked, 6 * 6 * 8);
-    assert_eq!(legal, 22, "legal triples");
+    assert_eq!(legal, 30, "legal triples");
 }
 
 #[test]
@@ -1065,4 +1081,167 @@ fn past_the_round_cap_a_score_lacking_sections_goes_to_the_human_as_below_the_ga
     let rec = r.s.current();
     assert_eq!(rec.gate_passed, Some(false));
     assert!(rec.draft_ref.is_some() && rec.artifact.is_none());
+}
+
+#[test]
+fn a_failing_review_stops_at_the_human_who_may_accept_the_risk() {
+    let mut r = Run::new("Build it");
+    r.advance_to(Stage::Review, false);
+    let out = r.act(submit(None, Some(FAILING_REVIEW)));
+    assert_eq!(r.state(), (Stage::Review, State::AwaitingConfirmation));
+    let path = r.s.artifact_path(Stage::Review);
+    assert_eq!(out.facts.review_path.as_deref(), Some(path.as_str()));
+    assert_eq!(r.files.read(&path).unwrap().unwrap(), FAILING_REVIEW);
+    let rec = r.s.record(Stage::Review);
+    assert_eq!(rec.review_status.as_deref(), Some("Fail"));
+    assert_eq!(rec.gate_passed, Some(false));
+    assert!(!r.s.artifacts.contains(&path), "listed once decided");
+    assert_eq!(out.facts.completed_stage, None);
+
+    let out = r.act(Command::Confirm {
+        action: Action::Confirm,
+    });
+    assert_eq!(r.state(), (Stage::Qa, State::Generating));
+    assert_eq!(out.facts.completed_stage, Some(Stage::Review));
+    let rec = r.s.record(Stage::Review);
+    assert!(rec.accepted_risk);
+    assert_eq!(rec.status, StageStatus::Completed);
+    assert!(r.s.artifacts.contains(&path));
+    let last = r.s.history.last().unwrap();
+    assert_eq!(
+        (last.action, last.decided_by, last.via),
+        (Action::Confirm, Some(DecidedBy::Host), Some(Via::Tool))
+    );
+    assert_eq!(
+        last.digest.as_deref(),
+        Some(sha256_hex(FAILING_REVIEW).as_str())
+    );
+    let note = last.note.clone().unwrap_or_default();
+    assert!(
+        note.contains("accepted the risk") && note.contains("Review Status: Fail"),
+        "{note}"
+    );
+    // A passing QA report completes the workflow; the review's risk stays recorded.
+    r.act(submit(None, Some("# QA\n\nQuality Score: 93/100")));
+    assert_eq!(r.state(), (Stage::Qa, State::Completed));
+    assert!(r.s.record(Stage::Review).accepted_risk);
+}
+
+#[test]
+fn a_failing_review_sent_back_returns_the_work_to_dev_with_the_findings() {
+    let mut r = Run::new("Build it");
+    r.advance_to(Stage::Review, false);
+    r.act(submit(None, Some(FAILING_REVIEW)));
+    let report = r.s.artifact_path(Stage::Review);
+    // Without feedback there is nothing to revise by.
+    for feedback in [None, Some(" ".to_string())] {
+        let e = r
+            .try_do(Command::Reject {
+                action: Action::Reject,
+                feedback,
+            })
+            .unwrap_err();
+        assert_eq!(e.code(), "missing_field");
+    }
+    let dev_reports = r.s.record(Stage::Dev).iteration;
+    r.act(Command::Reject {
+        action: Action::Reject,
+        feedback: Some("Validate the input first.".into()),
+    });
+    assert_eq!(r.state(), (Stage::Dev, State::Generating));
+    let last = r.s.history.last().unwrap();
+    assert_eq!((last.stage, last.to), (Stage::Review, State::Generating));
+    assert_eq!(
+        last.digest.as_deref(),
+        Some(sha256_hex(FAILING_REVIEW).as_str())
+    );
+    let dev = r.s.record(Stage::Dev);
+    assert_eq!(dev.status, StageStatus::InProgress);
+    let feedback = dev.feedback.last().unwrap();
+    assert!(
+        feedback.contains(&report)
+            && feedback.contains("Review Status: Fail")
+            && feedback.contains("Validate the input first."),
+        "{feedback}"
+    );
+    assert_eq!(r.s.record(Stage::Review).status, StageStatus::Pending);
+    assert!(!r.s.artifacts.contains(&report));
+    assert!(r.s.artifacts.contains(&r.s.artifact_path(Stage::Dev)));
+    // Dev's role prompt is a revision that shows the findings.
+    let prompt = crate::prompts::render(&r.s, Stage::Dev, &[]);
+    assert!(prompt.contains(feedback.as_str()), "{prompt}");
+
+    // The new work is reviewed again; this time it passes.
+    r.act(submit(None, Some("# Report\n\nInput validated.")));
+    assert_eq!(r.s.record(Stage::Dev).iteration, dev_reports + 1);
+    assert_eq!(r.state(), (Stage::Review, State::Generating));
+    r.act(submit(None, Some("# Review\n\nReview Status: Pass")));
+    assert_eq!(r.state(), (Stage::Qa, State::Generating));
+    let rec = r.s.record(Stage::Review);
+    assert_eq!(
+        (rec.review_status.as_deref(), rec.accepted_risk),
+        (Some("Pass"), false)
+    );
+    assert_eq!(r.s.artifacts.iter().filter(|a| **a == report).count(), 1);
+}
+
+#[test]
+fn a_qa_score_below_the_gate_stops_at_the_human_and_can_send_everything_after_dev_back() {
+    let mut r = Run::new("Build it");
+    r.advance_to(Stage::Qa, false);
+    r.act(submit(None, Some(FAILING_QA)));
+    assert_eq!(r.state(), (Stage::Qa, State::AwaitingConfirmation));
+    assert_eq!(r.s.record(Stage::Qa).score, Some(62));
+    r.act(Command::Reject {
+        action: Action::Confirm,
+        feedback: Some("Three cases fail: fix them.".into()),
+    });
+    assert_eq!(r.state(), (Stage::Dev, State::Generating));
+    for later in [Stage::Review, Stage::Qa] {
+        assert_eq!(r.s.record(later).status, StageStatus::Pending, "{later}");
+        assert!(!r.s.artifacts.contains(&r.s.artifact_path(later)));
+    }
+    let feedback = r.s.record(Stage::Dev).feedback.join("\n");
+    assert!(
+        feedback.contains("Quality Score: 62/100, below the gate of 90")
+            && feedback.contains(&r.s.artifact_path(Stage::Qa)),
+        "{feedback}"
+    );
+    // Round two: dev, review, then QA below the gate again, and the human accepts it.
+    r.act(submit(None, Some("# Report\nFixed.")));
+    r.act(submit(
+        None,
+        Some("# Review\nReview Status: Pass with Risk"),
+    ));
+    r.act(submit(None, Some("# QA\nQuality Score: 85/100")));
+    assert_eq!(r.state(), (Stage::Qa, State::AwaitingConfirmation));
+    r.act(Command::Confirm {
+        action: Action::ConfirmSave,
+    });
+    assert_eq!(r.state(), (Stage::Qa, State::Completed));
+    assert!(r.s.record(Stage::Qa).accepted_risk);
+    let want: Vec<String> = Stage::ALL.iter().map(|s| r.s.artifact_path(*s)).collect();
+    let mut listed = r.s.artifacts.clone();
+    listed.sort();
+    let mut want_sorted = want.clone();
+    want_sorted.sort();
+    assert_eq!(listed, want_sorted, "every document listed once");
+}
+
+#[test]
+fn reports_that_pass_or_state_no_verdict_go_on_without_the_human() {
+    for (review, qa) in [
+        (
+            "# Review\nReview Status: Pass with Risk",
+            "# QA\nQuality Score: 90/100",
+        ),
+        ("# Review\nNo status line.", "# QA\nNo score line."),
+    ] {
+        let mut r = Run::new("Build it");
+        r.advance_to(Stage::Review, false);
+        r.act(submit(None, Some(review)));
+        r.act(submit(None, Some(qa)));
+        assert_eq!(r.state(), (Stage::Qa, State::Completed), "{review} / {qa}");
+        assert!(!r.s.record(Stage::Review).accepted_risk);
+    }
 }

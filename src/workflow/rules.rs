@@ -5,7 +5,7 @@
 
 use super::action::Action;
 use super::session::State;
-use super::stage::{Gate, Stage};
+use super::stage::{Gate, Stage, Verdict};
 
 /// Submissions below the gate after which the human decides instead of another round.
 pub const MAX_BELOW_GATE_SUBMISSIONS: u32 = 5;
@@ -102,14 +102,46 @@ pub fn after_scored(r: ScoredRound) -> AfterScored {
 pub enum AfterPlain {
     /// The human approves the plan and its scope.
     AwaitApproval,
+    /// The document's own verdict fails: the human accepts the risk (`confirm`) or sends
+    /// the work back with the findings (`reject`).
+    AwaitDecision,
     /// The stage is done; the next one begins (or the workflow completes).
     Complete,
 }
 
-pub fn after_plain(stage: Stage) -> AfterPlain {
+/// `verdict_fails`: what [`verdict_failure`] found in the document, if anything.
+pub fn after_plain(stage: Stage, verdict_fails: bool) -> AfterPlain {
     match stage.gate() {
         Gate::Approval => AfterPlain::AwaitApproval,
-        Gate::Score(_) | Gate::None => AfterPlain::Complete,
+        Gate::Verdict { .. } if verdict_fails => AfterPlain::AwaitDecision,
+        Gate::Verdict { .. } | Gate::Score(_) | Gate::None => AfterPlain::Complete,
+    }
+}
+
+/// What fails in a document's own verdict on the work, said for the human: `Review
+/// Status: Fail`, or a stated QA score below the gate. `None` when it passes, or states
+/// no verdict (that is no failure: the final message says "not stated").
+pub fn verdict_failure(
+    verdict: Verdict,
+    review_status: Option<&str>,
+    score: Option<u32>,
+) -> Option<String> {
+    match verdict {
+        Verdict::ReviewStatus => {
+            (review_status == Some("Fail")).then(|| "Review Status: Fail".into())
+        }
+        Verdict::QualityScore(gate) => score
+            .filter(|s| *s < gate)
+            .map(|s| format!("Quality Score: {s}/100, below the gate of {gate}")),
+    }
+}
+
+/// Where `reject` leads from a stage's decision: its own `refining`, or for a stage whose
+/// verdict failed, the generation of the stage the work goes back to (development).
+pub fn after_reject(stage: Stage) -> (Stage, State) {
+    match stage.gate() {
+        Gate::Verdict { back_to, .. } => (back_to, State::Generating),
+        Gate::Score(_) | Gate::Approval | Gate::None => (stage, State::Refining),
     }
 }
 
@@ -121,7 +153,8 @@ mod tests {
     #[test]
     fn legality_follows_the_spec_table() {
         use State::*;
-        let rows: [(Stage, State, &[Action]); 13] = [
+        let decide: &[Action] = &[Confirm, ConfirmSave, Reject, Status];
+        let rows: [(Stage, State, &[Action]); 17] = [
             (Stage::Po, Generating, &[Submit, Status]),
             (Stage::Po, Clarifying, &[Answer, Status]),
             (Stage::Po, Refining, &[Submit, Status]),
@@ -136,8 +169,12 @@ mod tests {
             (Stage::Sm, AwaitingApproval, &[Approve, Reject, Status]),
             (Stage::Sm, AwaitingConfirmation, &[Status]),
             (Stage::Dev, Generating, &[Submit, Status]),
+            (Stage::Dev, AwaitingConfirmation, &[Status]),
             (Stage::Review, Clarifying, &[Status]),
+            (Stage::Review, AwaitingConfirmation, decide),
+            (Stage::Review, Refining, &[Status]),
             (Stage::Qa, Generating, &[Submit, Status]),
+            (Stage::Qa, AwaitingConfirmation, decide),
             (Stage::Qa, Completed, &[Status]),
         ];
         for (stage, state, want) in rows {
@@ -212,14 +249,60 @@ mod tests {
     }
 
     #[test]
-    fn only_the_sprint_plan_waits_for_approval() {
+    fn only_the_sprint_plan_waits_for_approval_and_a_failing_verdict_for_the_human() {
+        use AfterPlain::*;
         for stage in Stage::ALL {
-            let want = if stage == Stage::Sm {
-                AfterPlain::AwaitApproval
-            } else {
-                AfterPlain::Complete
+            let (passing, failing) = match stage {
+                Stage::Sm => (AwaitApproval, AwaitApproval),
+                Stage::Review | Stage::Qa => (Complete, AwaitDecision),
+                _ => (Complete, Complete),
             };
-            assert_eq!(after_plain(stage), want, "{stage}");
+            assert_eq!(after_plain(stage, false), passing, "{stage}");
+            assert_eq!(after_plain(stage, true), failing, "{stage}");
+        }
+    }
+
+    #[test]
+    fn a_verdict_fails_on_review_status_fail_or_a_qa_score_below_the_gate() {
+        let review = Verdict::ReviewStatus;
+        assert_eq!(
+            verdict_failure(review, Some("Fail"), None).as_deref(),
+            Some("Review Status: Fail")
+        );
+        for status in [Some("Pass"), Some("Pass with Risk"), None] {
+            assert_eq!(
+                verdict_failure(review, status, Some(10)),
+                None,
+                "{status:?}"
+            );
+        }
+        let qa = Verdict::QualityScore(90);
+        assert_eq!(
+            verdict_failure(qa, None, Some(89)).as_deref(),
+            Some("Quality Score: 89/100, below the gate of 90")
+        );
+        assert_eq!(verdict_failure(qa, Some("Fail"), Some(90)), None);
+        assert_eq!(
+            verdict_failure(qa, None, None),
+            None,
+            "no score, no verdict"
+        );
+    }
+
+    #[test]
+    fn a_rejection_sends_back_to_refining_or_a_failed_verdict_to_development() {
+        for stage in Stage::ALL {
+            let (to, state) = after_reject(stage);
+            let want = match stage {
+                Stage::Review | Stage::Qa => (Stage::Dev, State::Generating),
+                _ => (stage, State::Refining),
+            };
+            assert_eq!((to, state), want, "{stage}");
+            if stage.states().contains(&State::AwaitingConfirmation)
+                || stage.states().contains(&State::AwaitingApproval)
+            {
+                assert!(to.states().contains(&state), "{stage}: {to}/{state}");
+            }
         }
     }
 }

@@ -195,6 +195,10 @@ pub struct StageRecord {
     /// `Pass`, `Pass with Risk` or `Fail`, as the review stated it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub review_status: Option<String>,
+    /// The human confirmed a document whose own verdict failed (`Review Status: Fail`, a
+    /// QA score below the gate): the risk is theirs, and the workflow went on.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub accepted_risk: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub artifact: Option<Artifact>,
 }

@@ -207,7 +207,7 @@ pub fn for_session(s: &Session, facts: &Facts, action: Action) -> Reply {
         requires_user_confirmation: Some(interaction == InteractionType::UserDecision),
         interaction_type: Some(interaction),
         pending_user_actions: Some(pending_actions(stage, state)),
-        next_step: Some(message::next_step(s).to_string()),
+        next_step: Some(message::next_step(s)),
         notices: some_vec(facts.notices.clone()),
         ..Reply::default()
     };

@@ -323,15 +323,32 @@ impl Step<'_> {
                 );
             }
         }
+        let rec = self.session.record_mut(stage);
         if stage.has_marker(Marker::ReviewStatus) {
-            self.session.record_mut(stage).review_status = submission::review_status(&document);
+            rec.review_status = submission::review_status(&document);
         }
+        // A report whose own verdict fails (`Review Status: Fail`, a QA score below the
+        // gate) stops at the human.
+        let failure = stage
+            .verdict()
+            .and_then(|v| rules::verdict_failure(v, rec.review_status.as_deref(), rec.score));
+        rec.accepted_risk = false;
+        rec.gate_passed = stage
+            .verdict()
+            .filter(|_| rec.review_status.is_some() || rec.score.is_some())
+            .map(|_| failure.is_none());
         self.write_artifact(stage, document)?;
-        self.list_artifact(stage);
 
-        match rules::after_plain(stage) {
-            AfterPlain::AwaitApproval => self.session.current_state = State::AwaitingApproval,
-            AfterPlain::Complete => self.complete_stage(stage),
+        match rules::after_plain(stage, failure.is_some()) {
+            AfterPlain::AwaitApproval => {
+                self.list_artifact(stage);
+                self.session.current_state = State::AwaitingApproval
+            }
+            AfterPlain::AwaitDecision => self.session.current_state = State::AwaitingConfirmation,
+            AfterPlain::Complete => {
+                self.list_artifact(stage);
+                self.complete_stage(stage)
+            }
         }
         Ok(())
     }
