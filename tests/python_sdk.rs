@@ -63,3 +63,39 @@ fn the_python_sdk_drives_a_whole_workflow_with_the_legacy_handshake() {
 fn the_python_sdk_drives_a_whole_workflow_in_the_2026_07_28_era() {
     drive("auto", "2026-07-28");
 }
+
+/// Runs `tests/python/gate_client.py` (issue 13, items 7 and 8) in `mode`.
+fn gates(mode: &str, negotiated: &str) {
+    let python = python();
+    assert!(
+        python.exists(),
+        "{} does not exist: create the venv with `./scripts/test`",
+        python.display()
+    );
+    let out = Command::new(&python)
+        .arg(PathBuf::from(ROOT).join("tests/python/gate_client.py"))
+        .arg(BIN)
+        .arg(mode)
+        .env_remove("BMAD_PROJECT_ROOT")
+        .env_remove("CLAUDE_PROJECT_DIR")
+        .output()
+        .expect("python runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the gate client failed ({mode}):\n{stdout}\n{stderr}"
+    );
+    let expected = format!("mode={mode}: negotiated {negotiated}; gates checked");
+    assert!(stdout.contains(&expected), "{stdout}\n{stderr}");
+}
+
+#[test]
+fn the_python_sdk_meets_the_gates_the_server_judges_with_the_legacy_handshake() {
+    gates("legacy", "2025-11-25");
+}
+
+#[test]
+fn the_python_sdk_meets_the_gates_the_server_judges_in_the_2026_07_28_era() {
+    gates("auto", "2026-07-28");
+}
