@@ -5,7 +5,10 @@
 
 mod common;
 
-use common::{clipped, connect, start_args, tree_digest, Client, Era, Raw, Sandbox};
+use common::{
+    clipped, connect, passing_architecture, passing_prd, start_args, tree_digest, Client, Era, Raw,
+    Sandbox,
+};
 use serde_json::{json, Value};
 
 const UUID_UNKNOWN: &str = "6f1c2d3e-4b5a-4c6d-8e9f-0a1b2c3d4e5f";
@@ -18,9 +21,7 @@ async fn completed_session(c: &Client, project: &std::path::Path) -> String {
         v["session_id"] = json!(sid);
         v
     };
-    let prd = json!({"prd_draft": "# PRD\n\n## Executive Summary\nDone.", "quality_score": 95})
-        .to_string();
-    let arch = json!({"architecture_draft": "# Architecture\n\n## System Overview\nOne box.", "quality_score": 95}).to_string();
+    let (prd, arch) = (passing_prd(), passing_architecture());
     for args in [
         json!({"action": "submit", "claude_result": prd}),
         json!({"action": "confirm"}),

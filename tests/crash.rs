@@ -14,7 +14,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::{files_under, read_json, Sandbox};
+use common::{files_under, read_json, sections_text, Sandbox, ARCHITECTURE_SECTIONS, PRD_SECTIONS};
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServiceExt};
@@ -103,7 +103,12 @@ fn next_step(project: &Path, session: &Value, tag: &str) -> Value {
     let state = session["current_state"].as_str().unwrap();
     let submit = |field: &str, text: String| json!({"action": "submit", "session_id": sid, "stage": stage, field: text});
     let structured = |field: &str, score: u32, questions: Value| {
-        let doc = big_document(&format!("{stage} document"), tag, "");
+        let sections: &[&str] = if stage == "po" {
+            &PRD_SECTIONS
+        } else {
+            &ARCHITECTURE_SECTIONS
+        };
+        let doc = big_document(&format!("{stage} document"), tag, &sections_text(sections));
         json!({field: doc, "quality_score": score, "questions": questions}).to_string()
     };
     match (stage, state) {

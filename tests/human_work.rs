@@ -10,11 +10,13 @@ mod common;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::{connect, connect_with, start_args, tree_digest, Client, Era, Sandbox};
+use common::{
+    connect, connect_with, passing_architecture, passing_prd, start_args, tree_digest, Client, Era,
+    Sandbox,
+};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-const PRD: &str = r##"{"prd_draft": "# PRD\n\n## Executive Summary\nDone.", "quality_score": 95}"##;
 const PLAN: &str = "# Sprint Plan\n\n## Sprint 1: Core\n- a\n\n## Sprint 2: UI\n- b\n";
 
 fn sha(bytes: &[u8]) -> String {
@@ -26,7 +28,7 @@ async fn awaiting_confirmation(c: &Client, project: &Path, objective: &str) -> (
     let v = c.ok(start_args(project, objective)).await;
     let sid = v["session_id"].as_str().unwrap().to_string();
     let v = c
-        .ok(json!({"action": "submit", "session_id": sid, "claude_result": PRD}))
+        .ok(json!({"action": "submit", "session_id": sid, "claude_result": passing_prd()}))
         .await;
     assert_eq!(v["state"], "awaiting_confirmation");
     (sid, v["artifact_path"].as_str().unwrap().to_string())
@@ -35,7 +37,7 @@ async fn awaiting_confirmation(c: &Client, project: &Path, objective: &str) -> (
 /// Drives a session to the sprint plan awaiting approval; returns (id, plan path).
 async fn awaiting_approval(c: &Client, project: &Path, objective: &str) -> (String, String) {
     let (sid, _) = awaiting_confirmation(c, project, objective).await;
-    let arch = json!({"architecture_draft": "# Architecture\n\n## System Overview\nOne box.", "quality_score": 95}).to_string();
+    let arch = passing_architecture();
     for args in [
         json!({"action": "confirm"}),
         json!({"action": "submit", "claude_result": arch}),
@@ -230,7 +232,7 @@ async fn a_specs_folder_belongs_to_one_session_and_two_ids_must_agree() {
     let before = tree_digest(sb.dir.path());
     let e = c
         .refused(
-            json!({"action": "submit", "session_id": b_id, "claude_result": PRD}),
+            json!({"action": "submit", "session_id": b_id, "claude_result": passing_prd()}),
             "specs_folder_taken",
         )
         .await;
@@ -240,7 +242,7 @@ async fn a_specs_folder_belongs_to_one_session_and_two_ids_must_agree() {
         "{msg}"
     );
     assert_eq!(tree_digest(sb.dir.path()), before);
-    c.ok(json!({"action": "submit", "session_id": a_id, "claude_result": PRD}))
+    c.ok(json!({"action": "submit", "session_id": a_id, "claude_result": passing_prd()}))
         .await;
     c.close().await;
 }
@@ -273,7 +275,7 @@ async fn the_lock_wait_is_bounded_and_reads_never_wait() {
     let t = Instant::now();
     let e = c
         .refused(
-            json!({"action": "submit", "session_id": sid, "claude_result": PRD}),
+            json!({"action": "submit", "session_id": sid, "claude_result": passing_prd()}),
             "busy",
         )
         .await;
@@ -292,7 +294,7 @@ async fn the_lock_wait_is_bounded_and_reads_never_wait() {
     assert_eq!(s["state"], "generating", "nothing was applied");
 
     drop(lock);
-    c.ok(json!({"action": "submit", "session_id": sid, "claude_result": PRD}))
+    c.ok(json!({"action": "submit", "session_id": sid, "claude_result": passing_prd()}))
         .await;
     c.close().await;
 }
@@ -476,7 +478,7 @@ async fn history_times_never_go_backwards() {
     stored["history"][0]["at"] = json!(ahead);
     stored["updated_at"] = json!(ahead);
     std::fs::write(&path, serde_json::to_string_pretty(&stored).unwrap()).unwrap();
-    c.ok(json!({"action": "submit", "session_id": sid, "claude_result": PRD}))
+    c.ok(json!({"action": "submit", "session_id": sid, "claude_result": passing_prd()}))
         .await;
     let s = c.ok(json!({"action": "status", "session_id": sid})).await;
     let history = s["session"]["history"].as_array().unwrap();
@@ -497,7 +499,7 @@ async fn decisions_are_bound_to_the_digest_shown_and_listed_by_status() {
     let v = c.ok(start_args(project, "Bound decisions")).await;
     let sid = v["session_id"].as_str().unwrap().to_string();
     let v = c
-        .ok(json!({"action": "submit", "session_id": sid, "claude_result": PRD}))
+        .ok(json!({"action": "submit", "session_id": sid, "claude_result": passing_prd()}))
         .await;
     let shown = v["document_digest"].as_str().unwrap().to_string();
     assert_eq!(shown.len(), 12);

@@ -86,7 +86,13 @@ fn two_thousand_mutated_runs_keep_every_invariant() {
     eprintln!("where the runs ended: {ends:?}");
     let decoded: usize = ends.values().sum();
     assert!(decoded > 1800, "{decoded} of 2000 inputs decoded");
-    for must in ["sm/awaiting_approval", "qa/completed", "po/clarifying"] {
+    for must in [
+        "sm/awaiting_approval",
+        "qa/completed",
+        "po/clarifying",
+        "review/awaiting_confirmation",
+        "qa/awaiting_confirmation",
+    ] {
         assert!(ends.contains_key(must), "no run ended at {must}: {ends:?}");
     }
 }

@@ -91,3 +91,21 @@ fn the_human_decides_in_the_dialog_sent_during_the_call() {
 fn the_human_decides_in_the_dialog_of_an_input_required_result() {
     gates("auto");
 }
+
+/// The gates the server judges (`tests/python/gate_client.py`, issue 13 items 7 and 8): a
+/// four-line PRD claiming 95, a failing review sent back to dev, a failing QA's risk accepted.
+fn judged(mode: &str, negotiated: &str) {
+    let out = run_script("gate_client.py", mode);
+    let expected = format!("mode={mode}: negotiated {negotiated}; gates checked");
+    assert!(out.contains(&expected), "{out}");
+}
+
+#[test]
+fn the_python_sdk_meets_the_gates_the_server_judges_with_the_legacy_handshake() {
+    judged("legacy", "2025-11-25");
+}
+
+#[test]
+fn the_python_sdk_meets_the_gates_the_server_judges_in_the_2026_07_28_era() {
+    judged("auto", "2026-07-28");
+}

@@ -73,9 +73,7 @@ async fn the_largest_inputs_give_replies_under_64_kib() {
         .as_str()
         .unwrap()
         .contains("read them before you write"));
-    let passing =
-        json!({"prd_updated": "# PRD\n\n## Executive Summary\nDone.", "quality_score": 95})
-            .to_string();
+    let passing = common::passing_prd();
     for _ in 0..4 {
         let (e, v) = bounded(
             &c,

@@ -3,7 +3,10 @@
 
 mod common;
 
-use common::{command, connect, connect_with, start_args, Era};
+use common::{
+    command, connect, connect_with, document, passing_architecture, scored, start_args, Era,
+    PRD_SECTIONS,
+};
 use serde_json::json;
 
 #[tokio::test]
@@ -19,7 +22,7 @@ async fn a_new_process_finishes_a_workflow_by_task_name() {
         .await;
     let task = v["task_name"].as_str().unwrap().to_string();
     let v = a
-        .ok(json!({"action": "submit", "task_name": task, "claude_result": "{\"prd_draft\": \"# PRD\", \"quality_score\": 94}"}))
+        .ok(json!({"action": "submit", "task_name": task, "claude_result": scored("prd_draft", &document("PRD", &PRD_SECTIONS), 94)}))
         .await;
     assert_eq!(v["state"], "awaiting_confirmation");
     a.close().await;
@@ -36,7 +39,7 @@ async fn a_new_process_finishes_a_workflow_by_task_name() {
         (v["stage"].as_str(), v["state"].as_str()),
         (Some("architect"), Some("generating"))
     );
-    b.ok(json!({"action": "submit", "task_name": task, "claude_result": "{\"architecture_draft\": \"# Arch\", \"quality_score\": 95}"}))
+    b.ok(json!({"action": "submit", "task_name": task, "claude_result": passing_architecture()}))
         .await;
     b.ok(json!({"action": "confirm", "task_name": task})).await;
     b.close().await;

@@ -3,13 +3,13 @@
 
 mod common;
 
-use common::{connect, files_under, read_json, start_args, Client, Era};
+use common::{connect, document, files_under, read_json, start_args, Client, Era, PRD_SECTIONS};
 use serde_json::{json, Value};
 
 const PRD_DRAFT: &str = "# Product Requirements: Team Todo\n\n## Executive Summary\nA shared todo list.\n\n```json\n{\"example\": \"a sample \\\"quoted\\\" value\"}\n```\n";
-const PRD_FINAL: &str = "# Product Requirements: Team Todo (refined)\n\n## Executive Summary\nA shared todo list for teams of up to 50.\n\n## User Stories\n- As a member I add a todo.\n  Acceptance criteria: Given a list, when I add, then it shows within 200 ms.\n- As a member I complete a todo.\n  Acceptance criteria: Given an open todo, when I tick it, then it is marked done for everyone.\n- As an owner I invite members by email.\n\n## Success Metrics\n- 99.9% uptime; p95 latency under 200 ms.\n\n```rust\nlet s = \"}\"; // braces and quotes inside fences survive\n```\n";
+const PRD_FINAL: &str = "# Product Requirements: Team Todo (refined)\n\n## Executive Summary\nA shared todo list for teams of up to 50.\n\n## Business Goals\n- Teams track shared work in one place.\n\n## User Stories\n- As a member I add a todo.\n  Acceptance criteria: Given a list, when I add, then it shows within 200 ms.\n- As a member I complete a todo.\n  Acceptance criteria: Given an open todo, when I tick it, then it is marked done for everyone.\n- As an owner I invite members by email.\n\n## Functional Requirements\n- Add, complete and delete todos; invite by email.\n\n## Technical Requirements\n- Web browsers of the last two years; TLS everywhere.\n\n## Success Metrics\n- 99.9% uptime; p95 latency under 200 ms.\n\n```rust\nlet s = \"}\"; // braces and quotes inside fences survive\n```\n";
 const ARCH_DRAFT: &str = "# Architecture draft\n\n## System Overview\nWeb app.";
-const ARCH_FINAL: &str = "# System Architecture: Team Todo\n\n## System Overview\nAxum API + Postgres.\n\n## API Design\n`POST /todos` returns `{\"id\": 1}`.";
+const ARCH_FINAL: &str = "# System Architecture: Team Todo\n\n## System Overview\nAxum API + Postgres.\n\n## Technology Stack\nRust, Axum, PostgreSQL 16.\n\n## Components\n- API server; web client.\n\n## Data Model\n`todos(id, list_id, title, done)`.\n\n## API Design\n`POST /todos` returns `{\"id\": 1}`.\n\n## Security\nSessions in HTTP-only cookies.";
 const PLAN: &str = "# Sprint Plan\n\n## Sprint 1: API and storage\n- todos table\n\n## Sprint 2 - Web UI\n- list page\n";
 const DEV: &str =
     "# Implementation Report\n\n## Summary\nBoth sprints built.\n\n## Tests\n24 passed, 0 failed.";
@@ -384,8 +384,10 @@ async fn the_dual_engine_keeps_the_better_result_and_records_both() {
         .await;
     assert_eq!(v["engines"], json!(["claude", "codex"]));
     let sid = v["session_id"].clone();
+    let by_claude = document("By claude", &PRD_SECTIONS);
+    let by_codex = document("By codex", &PRD_SECTIONS);
     let v = c
-        .ok(json!({"action": "submit", "session_id": sid, "claude_result": json_submission("prd_draft", "# By claude", 85, &[]), "codex_result": json_submission("prd_draft", "# By codex", 91, &[])}))
+        .ok(json!({"action": "submit", "session_id": sid, "claude_result": json_submission("prd_draft", &by_claude, 85, &[]), "codex_result": json_submission("prd_draft", &by_codex, 91, &[])}))
         .await;
     assert_eq!(v["state"], "awaiting_confirmation");
     assert_eq!(v["score"], 91);
@@ -395,6 +397,6 @@ async fn the_dual_engine_keeps_the_better_result_and_records_both() {
             .join(".claude/specs/build-a-parser-using-codex/01-product-requirements.md"),
     )
     .unwrap();
-    assert_eq!(prd, "# By codex");
+    assert_eq!(prd, by_codex);
     c.close().await;
 }

@@ -83,13 +83,16 @@ fn advance(s: &Session, v: u8) -> Command {
     match s.current_state {
         State::Generating | State::Refining => {
             let draft = v.is_multiple_of(4);
+            // The "draft" of a review or QA report is one whose verdict fails.
+            let failing_review = REVIEW.replace("Pass with Risk", "Fail");
+            let failing_qa = QA_REPORT.replace("Quality Score: 91/100", "Quality Score: 72/100");
             let (d, f) = match stage {
                 Stage::Po => (PO_DRAFT, PO_FINAL),
                 Stage::Architect => (ARCHITECT_DRAFT, ARCHITECT_FINAL),
                 Stage::Sm => (SPRINT_PLAN, SPRINT_PLAN),
                 Stage::Dev => (DEV_REPORT, DEV_REPORT),
-                Stage::Review => (REVIEW, REVIEW),
-                Stage::Qa => (QA_REPORT, QA_REPORT),
+                Stage::Review => (failing_review.as_str(), REVIEW),
+                Stage::Qa => (failing_qa.as_str(), QA_REPORT),
             };
             let doc = if draft { d } else { f };
             match (stage.passing_score().is_some(), v & 16 != 0) {
@@ -115,6 +118,13 @@ fn advance(s: &Session, v: u8) -> Command {
                 .map(|q| (q.id.clone(), format!("Answer to {}", q.id)))
                 .collect(),
         },
+        // A failing report: the human sends the work back, or accepts the risk.
+        State::AwaitingConfirmation if matches!(stage, Stage::Review | Stage::Qa) && v & 2 != 0 => {
+            Command::Reject {
+                action: Action::Reject,
+                feedback: Some("Fix the findings first.".into()),
+            }
+        }
         State::AwaitingConfirmation => Command::Confirm {
             action: if v & 1 == 0 {
                 Action::Confirm
@@ -409,10 +419,26 @@ impl Run {
         assert_eq!(after.task_name, before.task_name);
         assert_eq!(after.engines, before.engines);
         assert_eq!(after.created_at, before.created_at);
-        // The stage moves forward by at most one, and only by completing the current one.
-        let advanced = after.current_stage != before.current_stage;
+        // The stage moves forward by at most one, and only by completing the current one;
+        // it moves back only when the human sends a failing review or QA report back, and
+        // then to development.
+        let advanced = after.current_stage > before.current_stage;
         if advanced {
             assert_eq!(Some(after.current_stage), before.current_stage.next());
+        }
+        if after.current_stage < before.current_stage {
+            assert!(
+                matches!(command, Command::Reject { .. }),
+                "{action} moved back"
+            );
+            assert!(matches!(before.current_stage, Stage::Review | Stage::Qa));
+            assert_eq!(before.current_state, State::AwaitingConfirmation);
+            assert_eq!(
+                (after.current_stage, after.current_state),
+                (Stage::Dev, State::Generating)
+            );
+            let feedback = after.record(Stage::Dev).feedback.last().unwrap();
+            assert!(feedback.contains(&after.artifact_path(before.current_stage)));
         }
         if advanced || after.current_state == State::Completed {
             assert_eq!(out.facts.completed_stage, Some(before.current_stage));
@@ -559,8 +585,13 @@ fn check_session(r: &Run) {
     // The state is one the stage can be in.
     let ok = match state {
         State::Generating => true,
-        State::Clarifying | State::AwaitingConfirmation => {
-            matches!(stage, Stage::Po | Stage::Architect)
+        State::Clarifying => matches!(stage, Stage::Po | Stage::Architect),
+        // Review and QA too, when their report's own verdict failed.
+        State::AwaitingConfirmation => {
+            matches!(
+                stage,
+                Stage::Po | Stage::Architect | Stage::Review | Stage::Qa
+            )
         }
         State::Refining => matches!(stage, Stage::Po | Stage::Architect | Stage::Sm),
         State::AwaitingApproval => stage == Stage::Sm,
@@ -583,6 +614,14 @@ fn check_session(r: &Run) {
             StageStatus::Pending
         };
         assert_eq!(rec.status, want, "status of {st} while at {stage}/{state}");
+        // A risk is accepted only on a review or QA report, which completes its stage.
+        if rec.accepted_risk {
+            assert!(
+                matches!(st, Stage::Review | Stage::Qa),
+                "risk accepted at {st}"
+            );
+            assert_eq!(rec.status, StageStatus::Completed);
+        }
         if let Some(n) = rec.score {
             assert!(n <= 100);
         }
@@ -632,6 +671,17 @@ fn check_session(r: &Run) {
             !cur.open_questions().is_empty(),
             "clarifying, nothing asked"
         ),
+        State::AwaitingConfirmation if matches!(stage, Stage::Review | Stage::Qa) => {
+            // A report whose verdict failed: Review Status: Fail, or a QA score below 90.
+            let failed = match stage {
+                Stage::Review => cur.review_status.as_deref() == Some("Fail"),
+                _ => cur.score.is_some_and(|n| n < 90),
+            };
+            assert!(failed, "{stage} awaits the human with a passing report");
+            assert_eq!(cur.gate_passed, Some(false));
+            assert!(cur.artifact.is_some() && cur.draft_ref.is_none());
+            assert!(!cur.accepted_risk);
+        }
         State::AwaitingConfirmation => match cur.gate_passed {
             Some(true) => assert!(cur.artifact.is_some() && cur.final_result_ref.is_some()),
             Some(false) => assert!(cur.draft_ref.is_some()),

@@ -57,6 +57,12 @@ pub fn form(pending: &Pending, command: &Command, note: Option<&str>) -> ElicitR
 }
 
 fn headline(p: &Pending) -> String {
+    if let Some(failed) = &p.failed_verdict {
+        return format!(
+            "bmad: task `{}`, {} stage: the report says {failed}. Accept the risk and go on, or send the work back to development with your feedback.",
+            p.task_name, p.stage
+        );
+    }
     let what = match p.asked {
         Asked::Answer => format!("answer the {}'s questions", p.stage.role()),
         Asked::Approve => "approve the sprint plan (and which sprints to build)".into(),
@@ -68,7 +74,13 @@ fn headline(p: &Pending) -> String {
 fn decision_schema(p: &Pending, command: &Command) -> ElicitationSchema {
     let (yes, yes_title) = match p.asked {
         Asked::Approve => ("approve", "Approve the plan"),
+        _ if p.failed_verdict.is_some() => ("confirm", "Accept the risk and go on"),
         _ => ("confirm", "Confirm the document"),
+    };
+    let no_title = if p.failed_verdict.is_some() {
+        "Send the work back to development with feedback"
+    } else {
+        "Send it back with feedback"
     };
     let proposed_reject = matches!(command, Command::Reject { .. });
     let host_feedback = match command {
@@ -83,7 +95,7 @@ fn decision_schema(p: &Pending, command: &Command) -> ElicitationSchema {
             "title": "Your decision",
             "oneOf": [
                 {"const": yes, "title": yes_title},
-                {"const": "reject", "title": "Send it back with feedback"},
+                {"const": "reject", "title": no_title},
             ],
             "default": if proposed_reject { "reject" } else { yes },
         }),
@@ -262,6 +274,7 @@ mod tests {
                     title: "UI".into(),
                 },
             ],
+            failed_verdict: None,
             questions: vec![Question {
                 id: "q1".into(),
                 question: "Web or CLI?".into(),

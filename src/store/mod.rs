@@ -366,6 +366,13 @@ mod tests {
         Ok(serde_json::from_str(&text).expect("the mapping file parses"))
     }
 
+    /// A PRD that passes the gate: every section it requires, and a score.
+    fn passing_prd() -> String {
+        let sections = crate::workflow::Stage::Po.sections();
+        let doc = crate::workflow::sections::filled("PRD", sections);
+        format!("{doc}\nQuality Score: 95/100")
+    }
+
     fn store_at(dir: &std::path::Path) -> Store {
         Store::new(
             DefaultRoot {
@@ -526,7 +533,7 @@ mod tests {
                 &SessionKey::Id(kept[1].session_id.clone()),
                 Command::Submit {
                     stage: None,
-                    claude_result: Some("# PRD\nQuality Score: 95/100".into()),
+                    claude_result: Some(passing_prd()),
                     codex_result: None,
                 },
                 &Decision::by_host(None),
@@ -627,7 +634,7 @@ mod tests {
                 &SessionKey::Id(s.session_id.clone()),
                 Command::Submit {
                     stage: None,
-                    claude_result: Some("# PRD\nQuality Score: 95/100".into()),
+                    claude_result: Some(passing_prd()),
                     codex_result: None,
                 },
                 &Decision::by_host(None),

@@ -147,7 +147,7 @@ pub fn apply(
                 Gate::Score(gate) => {
                     step.submit_scored(stage, gate, claude_result, codex_result)?
                 }
-                Gate::Approval | Gate::None => {
+                Gate::Approval | Gate::Verdict { .. } | Gate::None => {
                     step.submit_plain(stage, claude_result, codex_result)?
                 }
             }

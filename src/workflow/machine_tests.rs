@@ -30,8 +30,17 @@ struct Run {
     decision: Decision,
 }
 
-const GATE_PRD: &str =
-    r##"{"prd_updated": "# PRD v2\n\n## Executive Summary\nDone.", "quality_score": 93}"##;
+/// The document of a scored stage with every section it requires.
+fn complete_doc(stage: Stage) -> String {
+    crate::workflow::sections::filled(&format!("{} v2", stage.role()), stage.sections())
+}
+
+/// A submission that passes the gate of a scored stage: every section, a score of 93.
+fn passing(stage: Stage) -> String {
+    serde_json::json!({stage.document_fields()[0]: complete_doc(stage), "quality_score": 93})
+        .to_string()
+}
+
 const LOW_PRD: &str = r##"{"prd_updated": "# PRD low", "quality_score": 70}"##;
 const QUESTIONS_PRD: &str = r##"{"prd_draft": "# PRD v1", "quality_score": 72, "gaps": ["platforms"], "questions": [{"question": "Which platforms?"}, "Which users?"]}"##;
 
@@ -94,7 +103,7 @@ impl Run {
                 r.act(answer(&[("q1", "Web"), ("q2", "Admins")]));
             }
             State::AwaitingConfirmation => {
-                r.submit(GATE_PRD);
+                r.submit(&passing(Stage::Po));
             }
             State::AwaitingApproval => r.advance_to(Stage::Sm, true),
             State::Completed => {
@@ -110,8 +119,8 @@ impl Run {
     fn advance_to(&mut self, stage: Stage, submit_at_sm: bool) {
         while self.s.current_stage < stage {
             match self.s.current_stage {
-                Stage::Po | Stage::Architect => {
-                    self.submit(GATE_PRD);
+                stage @ (Stage::Po | Stage::Architect) => {
+                    self.submit(&passing(stage));
                     self.act(Command::Confirm {
                         action: Action::Confirm,
                     });
@@ -130,6 +139,19 @@ impl Run {
         }
     }
 }
+
+/// A review or QA report whose own verdict fails.
+fn failing(stage: Stage) -> &'static str {
+    match stage {
+        Stage::Review => FAILING_REVIEW,
+        _ => FAILING_QA,
+    }
+}
+
+const FAILING_REVIEW: &str =
+    "# Code Review\n\n## Findings\n- critical, `src/api.rs`: no input validation.\n\nReview Status: Fail\n";
+const FAILING_QA: &str =
+    "# QA Report\n\n## Results\n7 passed, 3 failed.\n\nQuality Score: 62/100\n";
 
 const SPRINT_PLAN: &str = "# Plan\n## Sprint 1: Core\n- a\n## Sprint 2: UI\n- b\n";
 
@@ -152,7 +174,7 @@ fn answer(pairs: &[(&str, &str)]) -> Command {
 
 fn every_action() -> Vec<Command> {
     vec![
-        submit(Some(GATE_PRD), None),
+        submit(Some(&passing(Stage::Po)), None),
         answer(&[("q1", "Web")]),
         Command::Confirm {
             action: Action::Confirm,
@@ -272,8 +294,11 @@ fn reach(stage: Stage, state: State) -> Run {
             r.submit(QUESTIONS_PRD);
             r.act(answer(&[("q1", "Web"), ("q2", "Admins")]));
         }
+        State::AwaitingConfirmation if stage.verdict().is_some() => {
+            r.act(submit(None, Some(failing(stage))));
+        }
         State::AwaitingConfirmation => {
-            r.submit(GATE_PRD);
+            r.submit(&passing(stage));
         }
         State::AwaitingApproval => {
             r.submit(SPRINT_PLAN);
@@ -334,7 +359,7 @@ fn apply_refuses_exactly_the_triples_the_table_calls_illegal() {
         }
     }
     assert_eq!(checked, 6 * 6 * 8);
-    assert_eq!(legal, 22, "legal triples");
+    assert_eq!(legal, 30, "legal triples");
 }
 
 #[test]
@@ -400,7 +425,7 @@ fn answers_merge_and_follow_up_questions_start_another_round() {
     let rec = r.s.record(Stage::Po);
     assert_eq!(rec.answers.len(), 3, "answers of both rounds are kept");
     assert_eq!(rec.answers["q1"], "Web");
-    r.submit(GATE_PRD);
+    r.submit(&passing(Stage::Po));
     assert_eq!(r.s.current_state, State::AwaitingConfirmation);
 }
 
@@ -420,13 +445,13 @@ fn answers_to_unknown_questions_and_empty_answers_are_refused() {
 #[test]
 fn passing_the_gate_writes_the_artifact_for_the_human_to_read() {
     let mut r = Run::at(State::Refining);
-    let out = r.submit(GATE_PRD);
+    let out = r.submit(&passing(Stage::Po));
     assert_eq!(r.s.current_state, State::AwaitingConfirmation);
     let path = ".claude/specs/build-it/01-product-requirements.md";
     assert_eq!(out.facts.review_path.as_deref(), Some(path));
     assert_eq!(
         r.files.read(path).unwrap().unwrap(),
-        "# PRD v2\n\n## Executive Summary\nDone."
+        complete_doc(Stage::Po)
     );
     let rec = r.s.record(Stage::Po);
     assert_eq!(rec.gate_passed, Some(true));
@@ -542,7 +567,8 @@ fn a_below_gate_draft_deleted_is_confirmed_as_submitted_and_an_emptied_one_is_re
 #[test]
 fn the_dual_engine_keeps_the_better_candidate() {
     let doc = |engine: &str, score: u32| {
-        format!(r##"{{"prd_updated": "by {engine}", "quality_score": {score}}}"##)
+        let text = crate::workflow::sections::filled(engine, Stage::Po.sections());
+        serde_json::json!({"prd_updated": text, "quality_score": score}).to_string()
     };
     let cases = [
         ((95, 92), Engine::Claude),
@@ -566,13 +592,13 @@ fn the_dual_engine_keeps_the_better_candidate() {
 #[test]
 fn an_engine_that_did_not_submit_is_never_scored() {
     let mut r = Run::new("Build it with codex");
-    r.act(submit(None, Some(GATE_PRD)));
+    r.act(submit(None, Some(&passing(Stage::Po))));
     let rec = r.s.record(Stage::Po);
     assert_eq!(rec.scores, BTreeMap::from([(Engine::Codex, 93)]));
     assert!(rec.claude_result_ref.is_none());
     // An empty string is not a submission either.
     let mut r = Run::new("Build it with codex");
-    r.act(submit(Some("  "), Some(GATE_PRD)));
+    r.act(submit(Some("  "), Some(&passing(Stage::Po))));
     assert_eq!(r.s.record(Stage::Po).scores.len(), 1);
 }
 
@@ -587,7 +613,7 @@ fn empty_documents_and_missing_results_are_refused_and_nothing_is_written() {
             "empty_document",
         ),
         (
-            submit(Some(GATE_PRD), Some("   {\"prd_draft\": \" \"}")),
+            submit(Some(&passing(Stage::Po)), Some("   {\"prd_draft\": \" \"}")),
             "empty_document",
         ),
     ] {
@@ -612,7 +638,7 @@ fn a_stage_other_than_the_current_one_is_refused() {
     let e = r
         .try_do(Command::Submit {
             stage: Some(Stage::Qa),
-            claude_result: Some(GATE_PRD.into()),
+            claude_result: Some(passing(Stage::Po)),
             codex_result: None,
         })
         .unwrap_err();
@@ -620,7 +646,7 @@ fn a_stage_other_than_the_current_one_is_refused() {
     assert!(e.to_string().contains("`qa`") && e.to_string().contains("`po`"));
     r.act(Command::Submit {
         stage: Some(Stage::Po),
-        claude_result: Some(GATE_PRD.into()),
+        claude_result: Some(passing(Stage::Po)),
         codex_result: None,
     });
 }
@@ -718,7 +744,7 @@ fn a_deleted_artifact_is_rebuilt_from_the_submission_at_confirmation() {
     });
     assert_eq!(
         r.files.read(&path).unwrap().unwrap(),
-        "# PRD v2\n\n## Executive Summary\nDone."
+        complete_doc(Stage::Po)
     );
 }
 
@@ -793,7 +819,7 @@ fn follow_up_questions_beside_a_passing_score_go_to_the_human_first() {
     // Answered, the same passing document goes to the gate.
     let id = open[0].id.clone();
     r.act(answer(&[(&id, "Yes")]));
-    r.submit(GATE_PRD);
+    r.submit(&passing(Stage::Po));
     assert_eq!(r.state(), (Stage::Po, State::AwaitingConfirmation));
 }
 
@@ -871,7 +897,7 @@ fn a_document_under_an_unexpected_key_is_refused_naming_the_keys_accepted_and_se
 #[test]
 fn a_codex_result_in_a_single_engine_session_is_scored_with_a_notice() {
     let mut r = Run::new("Build it");
-    let out = r.act(submit(None, Some(GATE_PRD)));
+    let out = r.act(submit(None, Some(&passing(Stage::Po))));
     assert!(
         out.facts
             .notices
@@ -881,7 +907,7 @@ fn a_codex_result_in_a_single_engine_session_is_scored_with_a_notice() {
         out.facts.notices
     );
     let mut dual = Run::new("Build it with codex");
-    let out = dual.act(submit(Some(GATE_PRD), Some(GATE_PRD)));
+    let out = dual.act(submit(Some(&passing(Stage::Po)), Some(&passing(Stage::Po))));
     assert!(out.facts.notices.is_empty(), "{:?}", out.facts.notices);
 }
 
@@ -917,7 +943,7 @@ fn every_decision_is_recorded_with_who_how_and_the_digest_of_its_document() {
     let draft = r.s.current().draft_ref.clone().unwrap().file_path;
     let draft_sha = sha256_hex(&r.files.read(&draft).unwrap().unwrap());
     r.act(answer(&[("q1", "Web"), ("q2", "Admins")]));
-    r.submit(GATE_PRD);
+    r.submit(&passing(Stage::Po));
     let path = r.s.artifact_path(Stage::Po);
     let sha = sha256_hex(&r.files.read(&path).unwrap().unwrap());
     r.act(Command::Confirm {
@@ -972,4 +998,250 @@ fn a_decision_about_another_version_of_the_document_is_refused_as_stale() {
         r.s.history.last().unwrap().digest.as_deref(),
         Some(now.as_str())
     );
+}
+
+/// A PRD of four lines: a score alone does not reach the gate.
+const SHORT_PRD: &str =
+    "# PRD: Todo app\n## Executive Summary\nA todo app for teams.\nQuality Score: 95/100\n";
+
+#[test]
+fn a_reported_score_passes_the_gate_only_with_every_required_section() {
+    let mut r = Run::new("Build it");
+    let out = r.submit(SHORT_PRD);
+    assert_eq!(r.state(), (Stage::Po, State::Refining));
+    let rec = r.s.record(Stage::Po);
+    assert_eq!(
+        rec.score,
+        Some(95),
+        "the author's score is kept as reported"
+    );
+    assert_eq!(rec.gate_passed, Some(false));
+    assert_eq!(
+        rec.missing_sections,
+        [
+            "Business Goals",
+            "User Stories",
+            "Functional Requirements",
+            "Technical Requirements",
+            "Success Metrics"
+        ]
+    );
+    assert!(rec.empty_sections.is_empty());
+    assert!(out
+        .writes
+        .iter()
+        .all(|w| !w.path.starts_with(".claude/specs")));
+    let guidance = out.facts.guidance.join("\n");
+    assert!(
+        guidance.contains("Add a \"User Stories\" section."),
+        "{guidance}"
+    );
+    // A heading with nothing under it is named as empty.
+    let hollow = SHORT_PRD.replace(
+        "## Executive Summary\nA todo app for teams.\n",
+        "## Executive Summary\n\n",
+    );
+    let hollow = format!(
+        "{hollow}\n{}",
+        complete_doc(Stage::Po).replacen("## Executive Summary", "## Intro", 1)
+    );
+    let out = r.submit(&hollow);
+    assert_eq!(
+        r.s.current().empty_sections,
+        ["Executive Summary"],
+        "{hollow}"
+    );
+    assert!(r.s.current().missing_sections.is_empty());
+    assert!(out.facts.guidance[0]
+        .contains("\"Executive Summary\" section: its heading has nothing under it"));
+    // With every section filled, the same score passes.
+    r.submit(&format!(
+        "{}\nQuality Score: 95/100",
+        complete_doc(Stage::Po)
+    ));
+    assert_eq!(r.state(), (Stage::Po, State::AwaitingConfirmation));
+    assert!(r.s.current().missing_sections.is_empty());
+}
+
+#[test]
+fn a_complete_candidate_at_the_gate_beats_a_higher_score_lacking_sections() {
+    let mut r = Run::new("Build it with codex");
+    r.act(submit(Some(SHORT_PRD), Some(&passing(Stage::Po))));
+    assert_eq!(r.s.current().chosen_engine, Some(Engine::Codex));
+    assert_eq!(r.state(), (Stage::Po, State::AwaitingConfirmation));
+}
+
+#[test]
+fn past_the_round_cap_a_score_lacking_sections_goes_to_the_human_as_below_the_gate() {
+    let mut r = Run::new("Build it");
+    for _ in 0..5 {
+        r.submit(SHORT_PRD);
+    }
+    assert_eq!(r.state(), (Stage::Po, State::AwaitingConfirmation));
+    let rec = r.s.current();
+    assert_eq!(rec.gate_passed, Some(false));
+    assert!(rec.draft_ref.is_some() && rec.artifact.is_none());
+}
+
+#[test]
+fn a_failing_review_stops_at_the_human_who_may_accept_the_risk() {
+    let mut r = Run::new("Build it");
+    r.advance_to(Stage::Review, false);
+    let out = r.act(submit(None, Some(FAILING_REVIEW)));
+    assert_eq!(r.state(), (Stage::Review, State::AwaitingConfirmation));
+    let path = r.s.artifact_path(Stage::Review);
+    assert_eq!(out.facts.review_path.as_deref(), Some(path.as_str()));
+    assert_eq!(r.files.read(&path).unwrap().unwrap(), FAILING_REVIEW);
+    let rec = r.s.record(Stage::Review);
+    assert_eq!(rec.review_status.as_deref(), Some("Fail"));
+    assert_eq!(rec.gate_passed, Some(false));
+    assert!(!r.s.artifacts.contains(&path), "listed once decided");
+    assert_eq!(out.facts.completed_stage, None);
+
+    let out = r.act(Command::Confirm {
+        action: Action::Confirm,
+    });
+    assert_eq!(r.state(), (Stage::Qa, State::Generating));
+    assert_eq!(out.facts.completed_stage, Some(Stage::Review));
+    let rec = r.s.record(Stage::Review);
+    assert!(rec.accepted_risk);
+    assert_eq!(rec.status, StageStatus::Completed);
+    assert!(r.s.artifacts.contains(&path));
+    let last = r.s.history.last().unwrap();
+    assert_eq!(
+        (last.action, last.decided_by, last.via),
+        (Action::Confirm, Some(DecidedBy::Host), Some(Via::Tool))
+    );
+    assert_eq!(
+        last.digest.as_deref(),
+        Some(sha256_hex(FAILING_REVIEW).as_str())
+    );
+    let note = last.note.clone().unwrap_or_default();
+    assert!(
+        note.contains("accepted the risk") && note.contains("Review Status: Fail"),
+        "{note}"
+    );
+    // A passing QA report completes the workflow; the review's risk stays recorded.
+    r.act(submit(None, Some("# QA\n\nQuality Score: 93/100")));
+    assert_eq!(r.state(), (Stage::Qa, State::Completed));
+    assert!(r.s.record(Stage::Review).accepted_risk);
+}
+
+#[test]
+fn a_failing_review_sent_back_returns_the_work_to_dev_with_the_findings() {
+    let mut r = Run::new("Build it");
+    r.advance_to(Stage::Review, false);
+    r.act(submit(None, Some(FAILING_REVIEW)));
+    let report = r.s.artifact_path(Stage::Review);
+    // Without feedback there is nothing to revise by.
+    for feedback in [None, Some(" ".to_string())] {
+        let e = r
+            .try_do(Command::Reject {
+                action: Action::Reject,
+                feedback,
+            })
+            .unwrap_err();
+        assert_eq!(e.code(), "missing_field");
+    }
+    let dev_reports = r.s.record(Stage::Dev).iteration;
+    r.act(Command::Reject {
+        action: Action::Reject,
+        feedback: Some("Validate the input first.".into()),
+    });
+    assert_eq!(r.state(), (Stage::Dev, State::Generating));
+    let last = r.s.history.last().unwrap();
+    assert_eq!((last.stage, last.to), (Stage::Review, State::Generating));
+    assert_eq!(
+        last.digest.as_deref(),
+        Some(sha256_hex(FAILING_REVIEW).as_str())
+    );
+    let dev = r.s.record(Stage::Dev);
+    assert_eq!(dev.status, StageStatus::InProgress);
+    let feedback = dev.feedback.last().unwrap();
+    assert!(
+        feedback.contains(&report)
+            && feedback.contains("Review Status: Fail")
+            && feedback.contains("Validate the input first."),
+        "{feedback}"
+    );
+    assert_eq!(r.s.record(Stage::Review).status, StageStatus::Pending);
+    assert!(!r.s.artifacts.contains(&report));
+    assert!(r.s.artifacts.contains(&r.s.artifact_path(Stage::Dev)));
+    // Dev's role prompt is a revision that shows the findings.
+    let prompt = crate::prompts::render(&r.s, Stage::Dev, &[]);
+    assert!(prompt.contains(feedback.as_str()), "{prompt}");
+
+    // The new work is reviewed again; this time it passes.
+    r.act(submit(None, Some("# Report\n\nInput validated.")));
+    assert_eq!(r.s.record(Stage::Dev).iteration, dev_reports + 1);
+    assert_eq!(r.state(), (Stage::Review, State::Generating));
+    r.act(submit(None, Some("# Review\n\nReview Status: Pass")));
+    assert_eq!(r.state(), (Stage::Qa, State::Generating));
+    let rec = r.s.record(Stage::Review);
+    assert_eq!(
+        (rec.review_status.as_deref(), rec.accepted_risk),
+        (Some("Pass"), false)
+    );
+    assert_eq!(r.s.artifacts.iter().filter(|a| **a == report).count(), 1);
+}
+
+#[test]
+fn a_qa_score_below_the_gate_stops_at_the_human_and_can_send_everything_after_dev_back() {
+    let mut r = Run::new("Build it");
+    r.advance_to(Stage::Qa, false);
+    r.act(submit(None, Some(FAILING_QA)));
+    assert_eq!(r.state(), (Stage::Qa, State::AwaitingConfirmation));
+    assert_eq!(r.s.record(Stage::Qa).score, Some(62));
+    r.act(Command::Reject {
+        action: Action::Confirm,
+        feedback: Some("Three cases fail: fix them.".into()),
+    });
+    assert_eq!(r.state(), (Stage::Dev, State::Generating));
+    for later in [Stage::Review, Stage::Qa] {
+        assert_eq!(r.s.record(later).status, StageStatus::Pending, "{later}");
+        assert!(!r.s.artifacts.contains(&r.s.artifact_path(later)));
+    }
+    let feedback = r.s.record(Stage::Dev).feedback.join("\n");
+    assert!(
+        feedback.contains("Quality Score: 62/100, below the gate of 90")
+            && feedback.contains(&r.s.artifact_path(Stage::Qa)),
+        "{feedback}"
+    );
+    // Round two: dev, review, then QA below the gate again, and the human accepts it.
+    r.act(submit(None, Some("# Report\nFixed.")));
+    r.act(submit(
+        None,
+        Some("# Review\nReview Status: Pass with Risk"),
+    ));
+    r.act(submit(None, Some("# QA\nQuality Score: 85/100")));
+    assert_eq!(r.state(), (Stage::Qa, State::AwaitingConfirmation));
+    r.act(Command::Confirm {
+        action: Action::ConfirmSave,
+    });
+    assert_eq!(r.state(), (Stage::Qa, State::Completed));
+    assert!(r.s.record(Stage::Qa).accepted_risk);
+    let want: Vec<String> = Stage::ALL.iter().map(|s| r.s.artifact_path(*s)).collect();
+    let mut listed = r.s.artifacts.clone();
+    listed.sort();
+    let mut want_sorted = want.clone();
+    want_sorted.sort();
+    assert_eq!(listed, want_sorted, "every document listed once");
+}
+
+#[test]
+fn reports_that_pass_or_state_no_verdict_go_on_without_the_human() {
+    for (review, qa) in [
+        (
+            "# Review\nReview Status: Pass with Risk",
+            "# QA\nQuality Score: 90/100",
+        ),
+        ("# Review\nNo status line.", "# QA\nNo score line."),
+    ] {
+        let mut r = Run::new("Build it");
+        r.advance_to(Stage::Review, false);
+        r.act(submit(None, Some(review)));
+        r.act(submit(None, Some(qa)));
+        assert_eq!(r.state(), (Stage::Qa, State::Completed), "{review} / {qa}");
+        assert!(!r.s.record(Stage::Review).accepted_risk);
+    }
 }

@@ -6,32 +6,12 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::sections::Check;
+use super::sections::{self, Check};
 use super::stage::Stage;
 
 pub const BASE_SCORE: u32 = 60;
 pub const ESTIMATE_CAP: u32 = 85;
 const STEP: u32 = 5;
-
-/// Lower-cased heading lines (`#…` or a line that is wholly bold) of a document.
-fn headings(document: &str) -> Vec<String> {
-    document
-        .lines()
-        .map(str::trim)
-        .filter(|l| l.starts_with('#') || (l.starts_with("**") && l.ends_with("**") && l.len() > 4))
-        .map(str::to_lowercase)
-        .collect()
-}
-
-fn missing_sections(stage: Stage, document: &str) -> Vec<&'static str> {
-    let heads = headings(document);
-    stage
-        .sections()
-        .iter()
-        .filter(|s| !heads.iter().any(|h| s.any_of.iter().any(|w| h.contains(w))))
-        .map(|s| s.name)
-        .collect()
-}
 
 static QUANTITATIVE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
@@ -103,7 +83,8 @@ fn has_acceptance_criteria(document: &str) -> bool {
 
 /// The score of a document that stated none (SPEC §9).
 pub fn estimate(stage: Stage, document: &str) -> u32 {
-    let present = stage.sections().len() - missing_sections(stage, document).len();
+    let present =
+        stage.sections().len() - sections::check(stage.sections(), document).missing.len();
     let mut score = BASE_SCORE + STEP * present as u32;
     if has_quantitative_targets(document) {
         score += STEP;
@@ -115,12 +96,20 @@ pub fn estimate(stage: Stage, document: &str) -> u32 {
 }
 
 /// What a below-gate document should add, most useful first: the stage's missing
-/// sections, then the checks of that stage only (no Given/When/Then asked of an
-/// architecture), then a stated score when there was none.
+/// sections and those left empty, then the checks of that stage only (no Given/When/Then
+/// asked of an architecture), then a stated score when there was none.
 pub fn guidance(stage: Stage, document: &str, reported: bool) -> Vec<String> {
-    let mut out: Vec<String> = missing_sections(stage, document)
-        .into_iter()
+    let found = sections::check(stage.sections(), document);
+    let mut out: Vec<String> = found
+        .missing
+        .iter()
         .map(|s| format!("Add a \"{s}\" section."))
+        .chain(
+            found
+                .empty
+                .iter()
+                .map(|s| format!("Write the \"{s}\" section: its heading has nothing under it.")),
+        )
         .collect();
     let lower = document.to_lowercase();
     let mentions = |words: &[&str]| words.iter().any(|w| lower.contains(w));

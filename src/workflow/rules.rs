@@ -5,7 +5,7 @@
 
 use super::action::Action;
 use super::session::State;
-use super::stage::{Gate, Stage};
+use super::stage::{Gate, Stage, Verdict};
 
 /// Submissions below the gate after which the human decides instead of another round.
 pub const MAX_BELOW_GATE_SUBMISSIONS: u32 = 5;
@@ -44,6 +44,9 @@ pub struct ScoredRound {
     pub score: u32,
     /// The stage's passing score.
     pub gate: u32,
+    /// Whether the server's own check found every section the stage requires, with
+    /// content: a score alone does not pass the gate.
+    pub complete: bool,
     /// Submissions of the stage so far, this one included.
     pub iteration: u32,
     /// Whether the human has answered questions at this stage before.
@@ -57,7 +60,8 @@ pub struct ScoredRound {
 pub enum AfterScored {
     /// The human answers the new questions first.
     Clarify,
-    /// The document passed the gate: the human confirms it.
+    /// The document passed the gate (its score, and the server's check of its
+    /// sections): the human confirms it.
     Confirm,
     /// Still below the gate after [`MAX_BELOW_GATE_SUBMISSIONS`]: the human decides.
     DecideAtCap,
@@ -77,13 +81,14 @@ impl AfterScored {
 
 /// The state after a scored submission (SPEC §4.5): new questions go to the human before
 /// anything else (a question asked beside a passing score is not dropped), except past the
-/// round cap, where they are carried into the human's decision; then the gate; then the
-/// cap; else another revision.
+/// round cap, where they are carried into the human's decision; then the gate, which a
+/// score passes only when every required section is there; then the cap; else another
+/// revision.
 pub fn after_scored(r: ScoredRound) -> AfterScored {
     let below_cap = r.iteration < MAX_BELOW_GATE_SUBMISSIONS;
     if r.new_questions && (!r.answered_before || below_cap) {
         AfterScored::Clarify
-    } else if r.score >= r.gate {
+    } else if r.score >= r.gate && r.complete {
         AfterScored::Confirm
     } else if !below_cap {
         AfterScored::DecideAtCap
@@ -97,14 +102,46 @@ pub fn after_scored(r: ScoredRound) -> AfterScored {
 pub enum AfterPlain {
     /// The human approves the plan and its scope.
     AwaitApproval,
+    /// The document's own verdict fails: the human accepts the risk (`confirm`) or sends
+    /// the work back with the findings (`reject`).
+    AwaitDecision,
     /// The stage is done; the next one begins (or the workflow completes).
     Complete,
 }
 
-pub fn after_plain(stage: Stage) -> AfterPlain {
+/// `verdict_fails`: what [`verdict_failure`] found in the document, if anything.
+pub fn after_plain(stage: Stage, verdict_fails: bool) -> AfterPlain {
     match stage.gate() {
         Gate::Approval => AfterPlain::AwaitApproval,
-        Gate::Score(_) | Gate::None => AfterPlain::Complete,
+        Gate::Verdict { .. } if verdict_fails => AfterPlain::AwaitDecision,
+        Gate::Verdict { .. } | Gate::Score(_) | Gate::None => AfterPlain::Complete,
+    }
+}
+
+/// What fails in a document's own verdict on the work, said for the human: `Review
+/// Status: Fail`, or a stated QA score below the gate. `None` when it passes, or states
+/// no verdict (that is no failure: the final message says "not stated").
+pub fn verdict_failure(
+    verdict: Verdict,
+    review_status: Option<&str>,
+    score: Option<u32>,
+) -> Option<String> {
+    match verdict {
+        Verdict::ReviewStatus => {
+            (review_status == Some("Fail")).then(|| "Review Status: Fail".into())
+        }
+        Verdict::QualityScore(gate) => score
+            .filter(|s| *s < gate)
+            .map(|s| format!("Quality Score: {s}/100, below the gate of {gate}")),
+    }
+}
+
+/// Where `reject` leads from a stage's decision: its own `refining`, or for a stage whose
+/// verdict failed, the generation of the stage the work goes back to (development).
+pub fn after_reject(stage: Stage) -> (Stage, State) {
+    match stage.gate() {
+        Gate::Verdict { back_to, .. } => (back_to, State::Generating),
+        Gate::Score(_) | Gate::Approval | Gate::None => (stage, State::Refining),
     }
 }
 
@@ -116,7 +153,8 @@ mod tests {
     #[test]
     fn legality_follows_the_spec_table() {
         use State::*;
-        let rows: [(Stage, State, &[Action]); 13] = [
+        let decide: &[Action] = &[Confirm, ConfirmSave, Reject, Status];
+        let rows: [(Stage, State, &[Action]); 17] = [
             (Stage::Po, Generating, &[Submit, Status]),
             (Stage::Po, Clarifying, &[Answer, Status]),
             (Stage::Po, Refining, &[Submit, Status]),
@@ -131,8 +169,12 @@ mod tests {
             (Stage::Sm, AwaitingApproval, &[Approve, Reject, Status]),
             (Stage::Sm, AwaitingConfirmation, &[Status]),
             (Stage::Dev, Generating, &[Submit, Status]),
+            (Stage::Dev, AwaitingConfirmation, &[Status]),
             (Stage::Review, Clarifying, &[Status]),
+            (Stage::Review, AwaitingConfirmation, decide),
+            (Stage::Review, Refining, &[Status]),
             (Stage::Qa, Generating, &[Submit, Status]),
+            (Stage::Qa, AwaitingConfirmation, decide),
             (Stage::Qa, Completed, &[Status]),
         ];
         for (stage, state, want) in rows {
@@ -156,6 +198,7 @@ mod tests {
         ScoredRound {
             score,
             gate: 90,
+            complete: true,
             iteration,
             answered_before,
             new_questions,
@@ -187,19 +230,79 @@ mod tests {
             let r = round(score, iteration, answered, asked);
             assert_eq!(after_scored(r), want, "{r:?}");
         }
+        // A score at the gate with a section missing or empty is below the gate.
+        let rows = [
+            (95, 1, false, false, Refine),
+            (100, 4, true, false, Refine),
+            (95, 5, true, false, DecideAtCap),
+            (95, 1, false, true, Clarify),
+        ];
+        for (score, iteration, answered, asked, want) in rows {
+            let r = ScoredRound {
+                complete: false,
+                ..round(score, iteration, answered, asked)
+            };
+            assert_eq!(after_scored(r), want, "{r:?}");
+        }
         assert_eq!(Clarify.state(), State::Clarifying);
         assert_eq!(DecideAtCap.state(), State::AwaitingConfirmation);
     }
 
     #[test]
-    fn only_the_sprint_plan_waits_for_approval() {
+    fn only_the_sprint_plan_waits_for_approval_and_a_failing_verdict_for_the_human() {
+        use AfterPlain::*;
         for stage in Stage::ALL {
-            let want = if stage == Stage::Sm {
-                AfterPlain::AwaitApproval
-            } else {
-                AfterPlain::Complete
+            let (passing, failing) = match stage {
+                Stage::Sm => (AwaitApproval, AwaitApproval),
+                Stage::Review | Stage::Qa => (Complete, AwaitDecision),
+                _ => (Complete, Complete),
             };
-            assert_eq!(after_plain(stage), want, "{stage}");
+            assert_eq!(after_plain(stage, false), passing, "{stage}");
+            assert_eq!(after_plain(stage, true), failing, "{stage}");
+        }
+    }
+
+    #[test]
+    fn a_verdict_fails_on_review_status_fail_or_a_qa_score_below_the_gate() {
+        let review = Verdict::ReviewStatus;
+        assert_eq!(
+            verdict_failure(review, Some("Fail"), None).as_deref(),
+            Some("Review Status: Fail")
+        );
+        for status in [Some("Pass"), Some("Pass with Risk"), None] {
+            assert_eq!(
+                verdict_failure(review, status, Some(10)),
+                None,
+                "{status:?}"
+            );
+        }
+        let qa = Verdict::QualityScore(90);
+        assert_eq!(
+            verdict_failure(qa, None, Some(89)).as_deref(),
+            Some("Quality Score: 89/100, below the gate of 90")
+        );
+        assert_eq!(verdict_failure(qa, Some("Fail"), Some(90)), None);
+        assert_eq!(
+            verdict_failure(qa, None, None),
+            None,
+            "no score, no verdict"
+        );
+    }
+
+    #[test]
+    fn a_rejection_sends_back_to_refining_or_a_failed_verdict_to_development() {
+        for stage in Stage::ALL {
+            let (to, state) = after_reject(stage);
+            let want = match stage {
+                Stage::Review | Stage::Qa => (Stage::Dev, State::Generating),
+                _ => (stage, State::Refining),
+            };
+            assert_eq!((to, state), want, "{stage}");
+            if stage.states().contains(&State::AwaitingConfirmation)
+                || stage.states().contains(&State::AwaitingApproval)
+            {
+                assert!(to.states().contains(&state), "{stage}: {to}/{state}");
+            }
         }
     }
 }

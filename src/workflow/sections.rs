@@ -121,3 +121,200 @@ pub const QA: &[Section] = &[
         &["recommendation", "release", "sign-off", "conclusion"],
     ),
 ];
+
+/// A heading of a document: its level (1–6 for `#`…`######`, 7 for a line that is
+/// wholly bold), its lower-cased text and its line number.
+#[derive(Debug)]
+struct Heading {
+    level: u8,
+    text: String,
+    line: usize,
+}
+
+/// The heading a line is, if it is one: `#` to `######` followed by a space (or
+/// nothing), or a line that is wholly bold (`**Summary**`).
+fn heading(line: &str) -> Option<(u8, &str)> {
+    let t = line.trim();
+    let hashes = t.len() - t.trim_start_matches('#').len();
+    if (1..=6).contains(&hashes) {
+        let rest = &t[hashes..];
+        if rest.is_empty() || rest.starts_with([' ', '\t']) {
+            return Some((hashes as u8, rest.trim().trim_end_matches('#').trim()));
+        }
+        return None;
+    }
+    let bold = t.len() > 4 && t.starts_with("**") && t.ends_with("**");
+    bold.then(|| (7, t.trim_matches('*').trim()))
+}
+
+/// Text that fills a section: a letter or a digit, and not a placeholder (`...`, `TBD`,
+/// `TODO`, `N/A`, `<what goes here>`) nor the author's score line.
+fn is_content(line: &str) -> bool {
+    let t = line.trim();
+    if (t.starts_with('<') && t.ends_with('>')) || super::submission::last_text_score(t).is_some() {
+        return false;
+    }
+    let word = t.trim_matches(|c: char| !c.is_alphanumeric());
+    if word.is_empty() {
+        return false;
+    }
+    let lower = word.to_lowercase();
+    ![
+        "tbd",
+        "tbc",
+        "todo",
+        "n/a",
+        "to do",
+        "to be done",
+        "placeholder",
+    ]
+    .contains(&lower.as_str())
+}
+
+/// The document's lines, and its headings; lines inside fenced code blocks are never
+/// headings (a `# comment` in a shell sample is not a section).
+fn outline_of(document: &str) -> (Vec<&str>, Vec<Heading>) {
+    let lines: Vec<&str> = document.lines().collect();
+    let mut heads = Vec::new();
+    let mut fence: Option<&str> = None;
+    for (i, line) in lines.iter().enumerate() {
+        let t = line.trim_start();
+        let marker = ["```", "~~~"].into_iter().find(|m| t.starts_with(m));
+        match (fence, marker) {
+            (None, Some(m)) => fence = Some(m),
+            (Some(open), Some(m)) if open == m && t.trim_end() == m => fence = None,
+            (Some(_), _) => {}
+            (None, None) => {
+                if let Some((level, text)) = heading(line) {
+                    heads.push(Heading {
+                        level,
+                        text: text.to_lowercase(),
+                        line: i,
+                    });
+                }
+            }
+        }
+    }
+    (lines, heads)
+}
+
+/// What the server's own reading of a document finds of the sections a stage requires,
+/// in the stage's order: those with no heading, and those whose heading has nothing
+/// under it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Found {
+    pub missing: Vec<&'static str>,
+    pub empty: Vec<&'static str>,
+}
+
+impl Found {
+    /// Every required section is there and has content.
+    pub fn complete(&self) -> bool {
+        self.missing.is_empty() && self.empty.is_empty()
+    }
+}
+
+/// Checks `document` for `sections`. A section is present when a heading holds one of
+/// its words, and filled when some real text (not a placeholder) follows that heading
+/// before the next heading of the same or a higher level. The document's title (a first
+/// heading that encloses every other) is no section: `# Architecture: Invoice Service`
+/// is not the "Components" section.
+pub fn check(sections: &[Section], document: &str) -> Found {
+    let (lines, heads) = outline_of(document);
+    let title = heads
+        .first()
+        .filter(|h| heads.len() > 1 && heads[1..].iter().all(|o| o.level > h.level))
+        .map(|h| h.line);
+    let head_lines: Vec<usize> = heads.iter().map(|h| h.line).collect();
+    let filled = |i: usize| {
+        let h = &heads[i];
+        let end = heads[i + 1..]
+            .iter()
+            .find(|o| o.level <= h.level)
+            .map_or(lines.len(), |o| o.line);
+        (h.line + 1..end).any(|l| head_lines.binary_search(&l).is_err() && is_content(lines[l]))
+    };
+    let mut found = Found::default();
+    for s in sections {
+        let matching: Vec<usize> = (0..heads.len())
+            .filter(|i| Some(heads[*i].line) != title)
+            .filter(|i| s.any_of.iter().any(|w| heads[*i].text.contains(w)))
+            .collect();
+        if matching.is_empty() {
+            found.missing.push(s.name);
+        } else if !matching.into_iter().any(filled) {
+            found.empty.push(s.name);
+        }
+    }
+    found
+}
+
+/// A document with every one of `sections`, each with a line of text under its heading:
+/// what tests submit where the server's check must find nothing lacking.
+#[cfg(test)]
+pub(crate) fn filled(title: &str, sections: &[Section]) -> String {
+    let mut doc = format!("# {title}\n");
+    for s in sections {
+        doc.push_str(&format!("\n## {}\n{} of {title}.\n", s.name, s.name));
+    }
+    doc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_section_is_a_heading_with_text_under_it() {
+        let doc = "# PRD: Todo\n\nIntro.\n\n## Executive Summary\nA todo app.\n\n## Business Goals\n\n## User Stories\n...\n\n## Functional Requirements\n### FR-1\nAdd items.\n\n## Technical Requirements\nTBD\n\nQuality Score: 95/100";
+        let found = check(PO, doc);
+        assert_eq!(found.missing, ["Success Metrics"]);
+        assert_eq!(
+            found.empty,
+            ["Business Goals", "User Stories", "Technical Requirements"]
+        );
+        assert!(!found.complete());
+    }
+
+    #[test]
+    fn the_title_is_no_section_and_code_is_no_heading() {
+        // The title holds "service" (a Components word) and encloses everything.
+        let doc = "# Architecture: Invoice Service\nOverview text.\n## Overview\nA box.\n```sh\n# components\nls\n```\n";
+        let found = check(ARCHITECT, doc);
+        assert!(found.missing.contains(&"Components"), "{found:?}");
+        assert!(!found.missing.contains(&"System Overview"), "{found:?}");
+        // A single heading that encloses nothing else is a section, not a title.
+        assert!(check(&PO[..1], "# Executive Summary\nText.").complete());
+    }
+
+    #[test]
+    fn text_under_a_subheading_fills_the_section_above_it() {
+        let doc = "## User Stories\n### US-1\nAs a user I add items.\n## Success Metrics\n**Targets**\n- 99% uptime";
+        let found = check(&PO[2..], doc);
+        assert_eq!(found.missing.len(), 2, "{found:?}");
+        assert!(found.empty.is_empty(), "{found:?}");
+        // A heading followed at once by one of the same level is empty, and so is one
+        // whose only lines are placeholders.
+        let found = check(&PO[2..3], "## User Stories\n## Other\ntext");
+        assert_eq!(found.empty, ["User Stories"]);
+        for placeholder in ["...", "<stories>", "- TBD", "TODO.", "---", "N/A"] {
+            let doc = format!("## User Stories\n{placeholder}\n");
+            assert_eq!(check(&PO[2..3], &doc).empty, ["User Stories"], "{doc}");
+        }
+    }
+
+    #[test]
+    fn the_test_fixture_has_every_section_of_every_stage() {
+        for sections in [PO, ARCHITECT, SM, DEV, REVIEW, QA] {
+            assert!(check(sections, &filled("Doc", sections)).complete());
+        }
+    }
+
+    #[test]
+    fn bold_lines_are_headings_and_hashes_need_a_space() {
+        let doc = "**Executive Summary**\nText.\n#Business Goals\nMore.";
+        let found = check(&PO[..2], doc);
+        assert_eq!(found.missing, ["Business Goals"]);
+        assert!(found.empty.is_empty());
+    }
+}

@@ -153,6 +153,13 @@ pub struct StageRecord {
     pub score_source: Option<ScoreSource>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gate_passed: Option<bool>,
+    /// Sections the stage requires that the server's own check did not find in the
+    /// latest scored submission (a score alone does not pass the gate).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing_sections: Vec<String>,
+    /// … and those it found with nothing under their heading.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub empty_sections: Vec<String>,
     /// The engine whose candidate was kept in the latest submission.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chosen_engine: Option<Engine>,
@@ -188,6 +195,10 @@ pub struct StageRecord {
     /// `Pass`, `Pass with Risk` or `Fail`, as the review stated it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub review_status: Option<String>,
+    /// The human confirmed a document whose own verdict failed (`Review Status: Fail`, a
+    /// QA score below the gate): the risk is theirs, and the workflow went on.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub accepted_risk: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub artifact: Option<Artifact>,
 }

@@ -29,8 +29,21 @@ pub enum Gate {
     Score(u32),
     /// The human approves the plan and its scope (`sm`).
     Approval,
-    /// Accepted as submitted (`dev`, `review`, `qa`).
+    /// Accepted as submitted while the document's own verdict passes; a failing one stops
+    /// at the human, who accepts the risk or sends the work back to the generation of
+    /// `back_to` with the findings (`review`, `qa`).
+    Verdict { verdict: Verdict, back_to: Stage },
+    /// Accepted as submitted (`dev`).
     None,
+}
+
+/// What a document says of the work it judges, and when that fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// `Review Status: Fail` fails.
+    ReviewStatus,
+    /// A stated `Quality Score: N/100` below this fails.
+    QualityScore(u32),
 }
 
 /// A model engine the host runs on the server's behalf.
@@ -166,7 +179,10 @@ const TABLE: [StageInfo; 6] = [
         role: "Code Reviewer",
         description: "Code review: the review report",
         artifact_file: "04-dev-reviewed.md",
-        gate: Gate::None,
+        gate: Gate::Verdict {
+            verdict: Verdict::ReviewStatus,
+            back_to: Stage::Dev,
+        },
         engines: Engines::Only(Engine::Codex),
         markers: &[Marker::ReviewStatus],
         document_fields: &["review", "review_result"],
@@ -179,7 +195,10 @@ const TABLE: [StageInfo; 6] = [
         role: "QA Engineer",
         description: "Testing: the QA report",
         artifact_file: "05-qa-report.md",
-        gate: Gate::None,
+        gate: Gate::Verdict {
+            verdict: Verdict::QualityScore(PASSING_SCORE),
+            back_to: Stage::Dev,
+        },
         engines: Engines::Only(Engine::Codex),
         markers: &[Marker::QualityScore],
         document_fields: &["qa_report", "test_report"],
@@ -266,6 +285,15 @@ impl Stage {
         }
     }
 
+    /// The verdict a stage's document gives on the work, when a failing one stops at the
+    /// human.
+    pub fn verdict(self) -> Option<Verdict> {
+        match self.gate() {
+            Gate::Verdict { verdict, .. } => Some(verdict),
+            _ => None,
+        }
+    }
+
     pub fn parse(id: &str) -> Option<Stage> {
         Stage::ALL.into_iter().find(|s| s.id() == id)
     }
@@ -306,6 +334,7 @@ impl Stage {
                 State::AwaitingConfirmation,
             ]),
             Gate::Approval => v.extend([State::Refining, State::AwaitingApproval]),
+            Gate::Verdict { .. } => v.push(State::AwaitingConfirmation),
             Gate::None => {}
         }
         if self.next().is_none() {
@@ -428,7 +457,11 @@ mod tests {
         );
         assert_eq!(Stage::Sm.states(), [Generating, Refining, AwaitingApproval]);
         assert_eq!(Stage::Dev.states(), [Generating]);
-        assert_eq!(Stage::Qa.states(), [Generating, Completed]);
+        assert_eq!(Stage::Review.states(), [Generating, AwaitingConfirmation]);
+        assert_eq!(
+            Stage::Qa.states(),
+            [Generating, AwaitingConfirmation, Completed]
+        );
     }
 
     #[test]
@@ -436,6 +469,30 @@ mod tests {
         assert_eq!(Stage::Po.passing_score(), Some(90));
         assert_eq!(Stage::Architect.passing_score(), Some(90));
         assert_eq!(Stage::Sm.gate(), Gate::Approval);
-        assert_eq!(Stage::Qa.gate(), Gate::None);
+        assert_eq!(Stage::Dev.gate(), Gate::None);
+        assert_eq!(Stage::Qa.passing_score(), None);
+    }
+
+    #[test]
+    fn a_failing_review_or_qa_report_sends_the_work_back_to_development() {
+        let judged: Vec<(Stage, Verdict)> = Stage::ALL
+            .into_iter()
+            .filter_map(|s| s.verdict().map(|v| (s, v)))
+            .collect();
+        assert_eq!(
+            judged,
+            [
+                (Stage::Review, Verdict::ReviewStatus),
+                (Stage::Qa, Verdict::QualityScore(90))
+            ]
+        );
+        for (stage, _) in judged {
+            let Gate::Verdict { back_to, .. } = stage.gate() else {
+                unreachable!()
+            };
+            assert!(back_to.builds_scope() && back_to < stage, "{stage}");
+            // The verdict is read from a marker the stage's document carries.
+            assert!(!stage.markers().is_empty());
+        }
     }
 }

@@ -361,3 +361,56 @@ impl Raw {
         (status, rest)
     }
 }
+
+/// The sections the PO's prompt requires of a PRD (the server checks each is there,
+/// with text under its heading, before a score can pass the gate).
+pub const PRD_SECTIONS: [&str; 6] = [
+    "Executive Summary",
+    "Business Goals",
+    "User Stories",
+    "Functional Requirements",
+    "Technical Requirements",
+    "Success Metrics",
+];
+
+/// The sections the architect's prompt requires of a design.
+pub const ARCHITECTURE_SECTIONS: [&str; 6] = [
+    "System Overview",
+    "Technology Stack",
+    "Components",
+    "Data Model",
+    "API",
+    "Security",
+];
+
+/// A Markdown document titled `title` with each of `sections`, a line of text under each.
+pub fn document(title: &str, sections: &[&str]) -> String {
+    format!("# {title}\n{}", sections_text(sections))
+}
+
+/// Each of `sections` as a `##` heading with a line of text under it.
+pub fn sections_text(sections: &[&str]) -> String {
+    sections
+        .iter()
+        .map(|s| format!("\n## {s}\nWhat the {s} section says.\n"))
+        .collect()
+}
+
+/// A JSON submission as the prompts ask for it: `doc` under `field`, scored `score`.
+pub fn scored(field: &str, doc: &str, score: u32) -> String {
+    json!({field: doc, "quality_score": score}).to_string()
+}
+
+/// A PRD that passes the gate: every section, scored 95.
+pub fn passing_prd() -> String {
+    scored("prd_draft", &document("PRD", &PRD_SECTIONS), 95)
+}
+
+/// An architecture that passes the gate: every section, scored 95.
+pub fn passing_architecture() -> String {
+    scored(
+        "architecture_draft",
+        &document("Architecture", &ARCHITECTURE_SECTIONS),
+        95,
+    )
+}

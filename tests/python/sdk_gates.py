@@ -188,6 +188,21 @@ async def human_decides(binary, mode, project):
               f"every decision is the human's: {decisions}")
         check(len(decisions) == 6, f"decisions {decisions}")
 
+        # A failing review: the human sends the work back to development in the dialog.
+        await run.ok({"action": "submit", "codex_result": fixture("dev-report.md")}, "review", "generating")
+        failing = fixture("review.md").replace("Pass with Risk", "Fail")
+        await run.ok({"action": "submit", "codex_result": failing}, "review", "awaiting_confirmation")
+
+        def verdict_form(params):
+            check("Review Status: Fail" in params.message, f"the failure is shown: {params.message!r}")
+            titles = [o["title"] for o in props(params)["decision"]["oneOf"]]
+            check(titles == ["Accept the risk and go on", "Send the work back to development with feedback"],
+                  f"the choices say what they do: {titles}")
+        human.expect(accept({"decision": "reject", "feedback": "Fix the flaky publish test first"}, verdict_form))
+        v = await run.ok({"action": "confirm"}, "dev", "generating")
+        check("Fix the flaky publish test first" in v["role_prompt"], "dev's prompt carries the human's feedback")
+        human.done()
+
 
 async def host_and_strict_mode(binary, mode, project):
     # A client without a dialog: the host's word, recorded as such.

@@ -2,8 +2,9 @@
 //! session is left in. Each says what happened and what the human or the host does next.
 
 use crate::prompts;
+use crate::workflow::rules::{self, after_reject};
 use crate::workflow::session::{ScoreSource, StageRecord};
-use crate::workflow::stage::Marker;
+use crate::workflow::stage::{Marker, Verdict};
 use crate::workflow::{Action, Facts, Session, Stage, State};
 
 use super::{context, some_vec, Reply};
@@ -38,10 +39,19 @@ pub(super) fn generate(s: &Session, facts: &Facts, action: Action, r: &mut Reply
         match action {
             Action::Submit => {
                 if let (Some(score), Some(gate)) = (rec.score, stage.passing_score()) {
-                    msg.push_str(&format!(
-                        "The document scored {score}/100 ({}), below the gate of {gate}. ",
-                        source_word(rec.score_source)
-                    ));
+                    let lacking = sections_lacking(rec);
+                    if score >= gate {
+                        msg.push_str(&format!(
+                            "The document reports {score}/100, but the server's own check of it disagrees ({}): a score alone does not pass the gate of {gate}. ",
+                            lacking.as_deref().unwrap_or("sections are missing")
+                        ));
+                    } else {
+                        msg.push_str(&format!(
+                            "The document scored {score}/100 ({}), below the gate of {gate}{}. ",
+                            source_word(rec.score_source),
+                            lacking.map(|l| format!("; {l}")).unwrap_or_default()
+                        ));
+                    }
                 }
             }
             Action::Answer => msg.push_str("Answers recorded. "),
@@ -50,6 +60,9 @@ pub(super) fn generate(s: &Session, facts: &Facts, action: Action, r: &mut Reply
             }
             Action::Start | Action::Status | Action::List => {}
         }
+    }
+    if state == State::Generating && action == Action::Reject {
+        msg.push_str("Sent back with the report's findings and the human's feedback. ");
     }
     if stage.builds_scope() && state == State::Generating {
         let plan = s.record(Stage::approval());
@@ -99,6 +112,9 @@ pub(super) fn clarifying(s: &Session, r: &mut Reply) -> String {
 /// or one that stayed below it for too many rounds.
 pub(super) fn awaiting_confirmation(s: &Session, facts: &Facts, r: &mut Reply) -> String {
     let rec = s.current();
+    if let Some(failure) = failed_verdict(s.current_stage, rec) {
+        return accept_or_send_back(s, &failure, r);
+    }
     let role = s.current_stage.role();
     let path = facts
         .review_path
@@ -118,8 +134,11 @@ pub(super) fn awaiting_confirmation(s: &Session, facts: &Facts, r: &mut Reply) -
         )
     } else {
         r.guidance = some_vec(facts.guidance.clone());
+        let lacking = sections_lacking(rec)
+            .map(|l| format!(" ({l})"))
+            .unwrap_or_default();
         format!(
-            "The {role} document is still at {score}/100, below the gate, after {} submissions. Please read {path} and decide: `confirm` to accept it anyway, or `reject` with feedback.",
+            "The {role} document is still below the gate after {} submissions, at {score}/100{lacking}. Please read {path} and decide: `confirm` to accept it anyway, or `reject` with feedback.",
             rec.iteration
         )
     };
@@ -135,6 +154,37 @@ pub(super) fn awaiting_confirmation(s: &Session, facts: &Facts, r: &mut Reply) -
         r.questions = Some(open);
     }
     msg
+}
+
+/// `awaiting_confirmation` at a report whose own verdict failed: the human accepts the
+/// risk, or sends the work back with the findings.
+fn accept_or_send_back(s: &Session, failure: &str, r: &mut Reply) -> String {
+    let stage = s.current_stage;
+    let rec = s.current();
+    let path = s.artifact_path(stage);
+    r.artifact_path = Some(path.clone());
+    r.review_status = rec.review_status.clone();
+    r.score = rec.score;
+    let digest = short_digest(rec);
+    r.document_digest = digest.clone();
+    let back = after_reject(stage).0;
+    let onward = match stage.next() {
+        Some(next) => format!("go on to the {} ({next})", next.role()),
+        None => "complete the workflow".into(),
+    };
+    format!(
+        "The {}'s report does not pass: {failure}. Please read {path}{}, then decide: `confirm` to accept the risk and {onward}, or `reject` with feedback to send the work back to the {} ({back}) with these findings.",
+        stage.role(),
+        digest.map(|d| format!(" (SHA-256 {d}…)")).unwrap_or_default(),
+        back.role()
+    )
+}
+
+/// What fails in the verdict a stage's report gives, if it has one and it fails.
+fn failed_verdict(stage: Stage, rec: &StageRecord) -> Option<String> {
+    stage
+        .verdict()
+        .and_then(|v| rules::verdict_failure(v, rec.review_status.as_deref(), rec.score))
 }
 
 /// `awaiting_approval`: the human approves the sprint plan with a scope, or rejects it.
@@ -161,19 +211,43 @@ pub(super) fn awaiting_approval(s: &Session, r: &mut Reply) -> String {
     msg
 }
 
-/// `completed`: the review's status, the QA score, and the list of documents.
+/// `completed`: the review's status, the QA score (each with the risk the human accepted,
+/// when its verdict failed), and the list of documents.
 pub(super) fn completed(s: &Session) -> String {
+    const ACCEPTED: &str = "risk accepted by the human";
+    let accepted = |st: Stage| s.record(st).accepted_risk;
     let status = Stage::ALL
         .into_iter()
         .find(|st| st.has_marker(Marker::ReviewStatus))
-        .and_then(|st| s.record(st).review_status.clone())
+        .and_then(|st| {
+            let status = s.record(st).review_status.clone()?;
+            let failed = failed_verdict(st, s.record(st)).is_some();
+            Some(if failed && accepted(st) {
+                format!("{status} ({ACCEPTED})")
+            } else {
+                status
+            })
+        })
         .unwrap_or_else(|| "not stated".into());
     let qa = Stage::ALL
         .into_iter()
         .rev()
         .find(|st| st.has_marker(Marker::QualityScore))
-        .and_then(|st| s.record(st).score)
-        .map(|n| format!("{n}/100"))
+        .and_then(|st| {
+            let n = s.record(st).score?;
+            let failed = failed_verdict(st, s.record(st)).is_some();
+            Some(match st.verdict() {
+                Some(Verdict::QualityScore(gate)) if failed => {
+                    let risk = if accepted(st) {
+                        format!(", {ACCEPTED}")
+                    } else {
+                        String::new()
+                    };
+                    format!("{n}/100 (below the gate of {gate}{risk})")
+                }
+                _ => format!("{n}/100"),
+            })
+        })
         .unwrap_or_else(|| "not stated".into());
     let mut msg =
         format!("The workflow is complete. Review status: {status}. QA score: {qa}. Documents:\n");
@@ -185,8 +259,17 @@ pub(super) fn completed(s: &Session) -> String {
 }
 
 /// The one instruction for the host's model in the session's state.
-pub(super) fn next_step(s: &Session) -> &'static str {
-    match s.current_state {
+pub(super) fn next_step(s: &Session) -> String {
+    let stage = s.current_stage;
+    if s.current_state == State::AwaitingConfirmation
+        && failed_verdict(stage, s.current()).is_some()
+    {
+        return format!(
+            "Show `user_message` to the human and stop. The human decides: accept the risk (`confirm`), or send the work back to `{}` (`reject` with `feedback` in their words); never decide for them.",
+            after_reject(stage).0
+        );
+    }
+    let step = match s.current_state {
         State::Generating | State::Refining => {
             "Write the document as `role_prompt` says, then `submit` it."
         }
@@ -200,7 +283,22 @@ pub(super) fn next_step(s: &Session) -> &'static str {
             "Show `user_message` to the human and stop. They `approve` with a `scope` (`all` or sprint numbers), or `reject` with `feedback`; never decide for them."
         }
         State::Completed => "Show `user_message` to the human; there is nothing more to call.",
-    }
+    };
+    step.to_string()
+}
+
+/// "missing sections: A, B; empty sections: C", as the server's check of the latest
+/// scored document found them; `None` when every required section is there.
+fn sections_lacking(rec: &StageRecord) -> Option<String> {
+    let parts: Vec<String> = [
+        ("missing sections", &rec.missing_sections),
+        ("empty sections", &rec.empty_sections),
+    ]
+    .into_iter()
+    .filter(|(_, list)| !list.is_empty())
+    .map(|(what, list)| format!("{what}: {}", list.join(", ")))
+    .collect();
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 /// `next_step` where the human decides and the client can show them a dialog: the host

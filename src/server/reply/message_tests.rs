@@ -160,10 +160,43 @@ fn awaiting_confirmation_points_at_the_document_to_read() {
     let mut r = Reply::default();
     let msg = awaiting_confirmation(&s, &Facts::default(), &mut r);
     assert!(
-        msg.contains("still at 80/100, below the gate, after 5 submissions"),
+        msg.contains("still below the gate after 5 submissions, at 80/100. "),
         "{msg}"
     );
     assert_eq!(r.artifact_path.as_deref(), Some(".bmad-task/temp/x/d.md"));
+    // A score at the gate that the server's check disagrees with: the sections named.
+    let rec = s.record_mut(Stage::Architect);
+    rec.score = Some(95);
+    rec.missing_sections = vec!["Security".into()];
+    rec.empty_sections = vec!["Data Model".into()];
+    let msg = awaiting_confirmation(&s, &Facts::default(), &mut r);
+    assert!(
+        msg.contains("at 95/100 (missing sections: Security; empty sections: Data Model)"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_score_the_check_disagrees_with_is_sent_back_naming_the_sections() {
+    let mut s = session(Stage::Po, State::Refining);
+    let rec = s.record_mut(Stage::Po);
+    rec.score = Some(95);
+    rec.score_source = Some(ScoreSource::Reported);
+    rec.gate_passed = Some(false);
+    rec.missing_sections = vec!["Business Goals".into(), "User Stories".into()];
+    let mut r = Reply::default();
+    let msg = generate(&s, &Facts::default(), Action::Submit, &mut r);
+    assert!(
+        msg.starts_with("The document reports 95/100, but the server's own check of it disagrees (missing sections: Business Goals, User Stories): a score alone does not pass the gate of 90. "),
+        "{msg}"
+    );
+    // Below the gate as well: the score, then what is lacking.
+    s.record_mut(Stage::Po).score = Some(70);
+    let msg = generate(&s, &Facts::default(), Action::Submit, &mut r);
+    assert!(
+        msg.starts_with("The document scored 70/100 (reported by the author), below the gate of 90; missing sections: Business Goals, User Stories. "),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -234,4 +267,53 @@ fn every_state_has_one_instruction_and_those_waiting_for_the_human_say_stop() {
             "{state}: {step}"
         );
     }
+}
+
+#[test]
+fn a_failing_report_asks_the_human_to_accept_the_risk_or_send_the_work_back() {
+    let mut s = session(Stage::Review, State::AwaitingConfirmation);
+    let path = artifact(&mut s, Stage::Review, 10);
+    s.record_mut(Stage::Review).review_status = Some("Fail".into());
+    let mut r = Reply::default();
+    let msg = awaiting_confirmation(&s, &Facts::default(), &mut r);
+    assert_eq!(
+        msg,
+        format!("The Code Reviewer's report does not pass: Review Status: Fail. Please read {path} (SHA-256 000000000000…), then decide: `confirm` to accept the risk and go on to the QA Engineer (qa), or `reject` with feedback to send the work back to the Developer (dev) with these findings.")
+    );
+    assert_eq!(r.artifact_path.as_deref(), Some(path.as_str()));
+    assert_eq!(r.document_digest.as_deref(), Some("000000000000"));
+    assert_eq!(r.review_status.as_deref(), Some("Fail"));
+    let step = next_step(&s);
+    assert_eq!(
+        step,
+        "Show `user_message` to the human and stop. The human decides: accept the risk (`confirm`), or send the work back to `dev` (`reject` with `feedback` in their words); never decide for them."
+    );
+
+    let mut s = session(Stage::Qa, State::AwaitingConfirmation);
+    artifact(&mut s, Stage::Qa, 10);
+    s.record_mut(Stage::Qa).score = Some(70);
+    let msg = awaiting_confirmation(&s, &Facts::default(), &mut r);
+    assert!(
+        msg.starts_with(
+            "The QA Engineer's report does not pass: Quality Score: 70/100, below the gate of 90."
+        ) && msg.contains("`confirm` to accept the risk and complete the workflow"),
+        "{msg}"
+    );
+    assert_eq!(r.score, Some(70));
+}
+
+#[test]
+fn completion_states_the_risks_the_human_accepted() {
+    let mut s = session(Stage::Qa, State::Completed);
+    let review = s.record_mut(Stage::Review);
+    review.review_status = Some("Fail".into());
+    review.accepted_risk = true;
+    let qa = s.record_mut(Stage::Qa);
+    qa.score = Some(70);
+    qa.accepted_risk = true;
+    assert!(
+        completed(&s).starts_with("The workflow is complete. Review status: Fail (risk accepted by the human). QA score: 70/100 (below the gate of 90, risk accepted by the human)."),
+        "{}",
+        completed(&s)
+    );
 }

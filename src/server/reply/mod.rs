@@ -120,6 +120,13 @@ pub struct Reply {
     pub score_source: Option<ScoreSource>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gate_passed: Option<bool>,
+    /// Sections the stage requires that the server's own check did not find in the
+    /// document: a score does not pass the gate while any is missing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub missing_sections: Option<Vec<String>>,
+    /// Sections whose heading the check found with nothing under it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub empty_sections: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub iteration: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -203,7 +210,7 @@ pub fn for_session(s: &Session, facts: &Facts, action: Action) -> Reply {
         requires_user_confirmation: Some(interaction == InteractionType::UserDecision),
         interaction_type: Some(interaction),
         pending_user_actions: Some(pending_actions(stage, state)),
-        next_step: Some(message::next_step(s).to_string()),
+        next_step: Some(message::next_step(s)),
         notices: some_vec(facts.notices.clone()),
         ..Reply::default()
     };
@@ -216,6 +223,8 @@ pub fn for_session(s: &Session, facts: &Facts, action: Action) -> Reply {
         r.scores = (scored.scores.len() > 1).then(|| scored.scores.clone());
         r.score_source = scored.score_source;
         r.gate_passed = scored.gate_passed;
+        r.missing_sections = some_vec(scored.missing_sections.clone());
+        r.empty_sections = some_vec(scored.empty_sections.clone());
         r.iteration = (scored.iteration > 0).then_some(scored.iteration);
         r.review_status = scored.review_status.clone();
     }

@@ -3,8 +3,9 @@
 
 use std::collections::BTreeMap;
 
+use super::super::rules;
 use super::super::scope::{self, ScopeError};
-use super::super::session::{Artifact, ContentRef, Sprint, StageRecord, State};
+use super::super::session::{Artifact, ContentRef, Sprint, StageRecord, StageStatus, State};
 use super::super::stage::{Engine, Gate, Stage};
 use super::super::submission;
 use super::{sha256_hex, Step, WorkflowError};
@@ -42,14 +43,16 @@ impl Step<'_> {
         }
     }
 
-    /// The document the human is shown while deciding: the stage document once written
-    /// (passed the gate, or a plan), else the latest draft.
+    /// The document the human is shown while deciding: a draft that stayed below the
+    /// gate, else the stage document (passed the gate, a plan, a report).
     fn shown_path(&self, stage: Stage) -> Option<String> {
         let rec = self.session.record(stage);
-        if rec.artifact.is_some() && (rec.gate_passed != Some(false)) {
-            Some(self.session.artifact_path(stage))
-        } else {
-            rec.draft_ref.as_ref().map(|d| d.file_path.clone())
+        match &rec.draft_ref {
+            Some(d) => Some(d.file_path.clone()),
+            None => rec
+                .artifact
+                .is_some()
+                .then(|| self.session.artifact_path(stage)),
         }
     }
 
@@ -118,10 +121,9 @@ impl Step<'_> {
     /// below the gate).
     pub(super) fn decided_path(&self, stage: Stage) -> String {
         let rec = self.session.record(stage);
+        // As `confirm` chooses: a draft still pending is what it accepts.
         match &rec.draft_ref {
-            Some(draft) if stage.gate() != Gate::Approval && rec.gate_passed != Some(true) => {
-                draft.file_path.clone()
-            }
+            Some(draft) if stage.gate() != Gate::Approval => draft.file_path.clone(),
             _ => self.session.artifact_path(stage),
         }
     }
@@ -140,7 +142,9 @@ impl Step<'_> {
     pub(super) fn confirm(&mut self, stage: Stage) -> Result<(), WorkflowError> {
         let rec = self.session.record(stage).clone();
         let path = self.session.artifact_path(stage);
-        if rec.gate_passed == Some(true) {
+        if rec.draft_ref.is_none() {
+            // The stage document: it passed the gate, or it is a report whose verdict
+            // failed and whose risk the human now accepts.
             match self.reviewed_document(&rec, &path)? {
                 Reviewed::OnDisk(on_disk) => {
                     self.bind(&path, &on_disk)?;
@@ -163,6 +167,15 @@ impl Step<'_> {
             self.bind(&draft_path, &document)?;
             self.write_artifact(stage, document)?;
             self.session.record_mut(stage).draft_ref = None;
+        }
+        if let Some(failure) = stage
+            .verdict()
+            .and_then(|v| rules::verdict_failure(v, rec.review_status.as_deref(), rec.score))
+        {
+            self.session.record_mut(stage).accepted_risk = true;
+            self.facts.notices.push(format!(
+                "The human accepted the risk of {path} ({failure}); the workflow goes on."
+            ));
         }
         self.facts.review_path = Some(path);
         self.list_artifact(stage);
@@ -300,16 +313,52 @@ impl Step<'_> {
             .map(|f| f.trim().to_string())
             .filter(|f| !f.is_empty())
             .ok_or(WorkflowError::FeedbackRequired)?;
-        if let Some(shown) = self.shown_path(stage) {
-            self.bind_file(&shown)?;
+        let shown = self.shown_path(stage);
+        if let Some(shown) = &shown {
+            self.bind_file(shown)?;
+        }
+        let (to, state) = rules::after_reject(stage);
+        if to != stage {
+            self.send_back(stage, to, shown.unwrap_or_default(), feedback);
+            self.session.current_state = state;
+            return Ok(());
         }
         let rec = self.session.record_mut(stage);
         if stage.gate() == Gate::Approval {
             rec.approved = Some(false);
         }
         rec.feedback.push(feedback);
-        self.session.current_state = State::Refining;
+        self.session.current_state = state;
         Ok(())
+    }
+
+    /// A report whose verdict failed, sent back by the human: the work returns to `to`
+    /// with the report's findings and the human's words as its feedback, and the stages
+    /// after it (this one included) run again on the new work.
+    fn send_back(&mut self, stage: Stage, to: Stage, report: String, feedback: String) {
+        let rec = self.session.record(stage);
+        let verdict = stage
+            .verdict()
+            .and_then(|v| rules::verdict_failure(v, rec.review_status.as_deref(), rec.score))
+            .unwrap_or_else(|| "sent back".into());
+        self.session.record_mut(to).feedback.push(format!(
+            "From the {}'s report ({verdict}): read its findings in {report}. The user adds: {feedback}",
+            stage.role()
+        ));
+        for later in Stage::ALL.into_iter().filter(|s| *s > to && *s <= stage) {
+            let rec = self.session.record_mut(later);
+            rec.status = StageStatus::Pending;
+            // A risk accepted on a report of the earlier work is no longer the question.
+            rec.accepted_risk = false;
+            let path = self.session.artifact_path(later);
+            self.session.artifacts.retain(|a| *a != path);
+        }
+        self.session.record_mut(to).status = StageStatus::InProgress;
+        self.session.current_stage = to;
+        self.facts.notices.push(format!(
+            "Sent back to the {} ({to}) with the findings of {report}; the stages after it run again.",
+            to.role()
+        ));
     }
 }
 

@@ -49,6 +49,9 @@ pub struct Pending {
     pub questions: Vec<Question>,
     /// Things the human should know (the document was edited, deleted, …).
     pub notices: Vec<String>,
+    /// For a report whose own verdict failed (review, QA): what failed. Confirming then
+    /// accepts the risk; sending it back returns the work to development.
+    pub failed_verdict: Option<String>,
 }
 
 impl Pending {
@@ -142,5 +145,8 @@ pub fn pending(
             Vec::new()
         },
         notices: step.facts.notices,
+        failed_verdict: stage
+            .verdict()
+            .and_then(|v| rules::verdict_failure(v, rec.review_status.as_deref(), rec.score)),
     })
 }

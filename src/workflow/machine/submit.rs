@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::super::quality;
 use super::super::rules::{self, AfterPlain, AfterScored, ScoredRound};
+use super::super::sections;
 use super::super::session::{Question, ScoreSource, Sprint, State};
 use super::super::stage::{Engine, Marker, Stage, GENERIC_DOCUMENT_FIELDS};
 use super::super::submission::{self, Submission, SubmissionError};
@@ -164,16 +165,20 @@ impl Step<'_> {
             self.store_raw(stage, engine, text);
         }
 
+        // The server's own check of each document: a score passes the gate only when
+        // every section the stage requires is there, with content.
+        let found: Vec<sections::Found> = candidates
+            .iter()
+            .map(|c| sections::check(stage.sections(), &c.submission.document))
+            .collect();
         // At or above the gate beats below it; then the higher score; a tie keeps claude
         // (candidates are in claude, codex order and only a strictly better one replaces).
-        let key = |c: &Candidate| (c.score >= gate, c.score);
-        let chosen_at = (1..candidates.len()).fold(0, |best, i| {
-            if key(&candidates[i]) > key(&candidates[best]) {
-                i
-            } else {
-                best
-            }
-        });
+        let key = |i: usize| {
+            let c = &candidates[i];
+            (c.score >= gate && found[i].complete(), c.score)
+        };
+        let chosen_at =
+            (1..candidates.len()).fold(0, |best, i| if key(i) > key(best) { i } else { best });
         let chosen = &candidates[chosen_at];
 
         // The chosen candidate's questions (same text once, minus those asked in earlier
@@ -203,6 +208,10 @@ impl Step<'_> {
         }
         let answered_before = !rec.answers.is_empty();
         let (score, source, engine) = (chosen.score, chosen.source, chosen.engine);
+        let found = &found[chosen_at];
+        let complete = found.complete();
+        let names = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let (missing, empty) = (names(&found.missing), names(&found.empty));
         // Documents can be megabytes: the chosen one is moved, not copied.
         let document = std::mem::take(&mut candidates[chosen_at].submission.document);
 
@@ -212,13 +221,16 @@ impl Step<'_> {
         rec.scores = candidates.iter().map(|c| (c.engine, c.score)).collect();
         rec.score_source = Some(source);
         rec.chosen_engine = Some(engine);
-        rec.gate_passed = Some(score >= gate);
+        rec.gate_passed = Some(score >= gate && complete);
+        rec.missing_sections = missing;
+        rec.empty_sections = empty;
         rec.gaps = gaps;
         let iteration = rec.iteration;
 
         let next = rules::after_scored(ScoredRound {
             score,
             gate,
+            complete,
             iteration,
             answered_before,
             new_questions: !new_questions.is_empty(),
@@ -311,15 +323,32 @@ impl Step<'_> {
                 );
             }
         }
+        let rec = self.session.record_mut(stage);
         if stage.has_marker(Marker::ReviewStatus) {
-            self.session.record_mut(stage).review_status = submission::review_status(&document);
+            rec.review_status = submission::review_status(&document);
         }
+        // A report whose own verdict fails (`Review Status: Fail`, a QA score below the
+        // gate) stops at the human.
+        let failure = stage
+            .verdict()
+            .and_then(|v| rules::verdict_failure(v, rec.review_status.as_deref(), rec.score));
+        rec.accepted_risk = false;
+        rec.gate_passed = stage
+            .verdict()
+            .filter(|_| rec.review_status.is_some() || rec.score.is_some())
+            .map(|_| failure.is_none());
         self.write_artifact(stage, document)?;
-        self.list_artifact(stage);
 
-        match rules::after_plain(stage) {
-            AfterPlain::AwaitApproval => self.session.current_state = State::AwaitingApproval,
-            AfterPlain::Complete => self.complete_stage(stage),
+        match rules::after_plain(stage, failure.is_some()) {
+            AfterPlain::AwaitApproval => {
+                self.list_artifact(stage);
+                self.session.current_state = State::AwaitingApproval
+            }
+            AfterPlain::AwaitDecision => self.session.current_state = State::AwaitingConfirmation,
+            AfterPlain::Complete => {
+                self.list_artifact(stage);
+                self.complete_stage(stage)
+            }
         }
         Ok(())
     }
