@@ -94,7 +94,7 @@ async def drive(binary, mode):
             check_the_human_decides(v, "Quality Score: 72/100, below the gate of 90")
             v = await run.ok({"action": "confirm"}, "qa", "completed")
             final = ("Review status: Pass with Risk. "
-                     "QA score: 72/100 (below the gate of 90, risk accepted by the human).")
+                     "QA score: 72/100 (below the gate of 90, risk accepted, as the host asserted).")
             check(final in v["user_message"], f"final message {v['user_message']!r}")
             v = await run.ok({"action": "status"}, "qa", "completed")
             stages = v["session"]["stages"]

@@ -151,7 +151,7 @@ impl Step<'_> {
         {
             self.session.record_mut(stage).accepted_risk = true;
             self.facts.notices.push(format!(
-                "The human accepted the risk of {path} ({failure}); the workflow goes on."
+                "Risk accepted: {path} does not pass ({failure}), and the workflow goes on."
             ));
         }
         self.facts.review_path = Some(path);
