@@ -27,6 +27,16 @@ fn python() -> PathBuf {
 }
 
 fn drive(mode: &str, negotiated: &str) {
+    run_client(
+        "sdk_client.py",
+        mode,
+        &format!("mode={mode}: negotiated {negotiated}; whole workflow driven"),
+    );
+}
+
+/// Runs `tests/python/<script>` in `mode` against the built binary; it must succeed and
+/// print `expected`.
+fn run_client(script: &str, mode: &str, expected: &str) {
     let python = python();
     assert!(
         python.exists(),
@@ -35,7 +45,7 @@ fn drive(mode: &str, negotiated: &str) {
          `python3 -m venv target/py-venv && target/py-venv/bin/pip install -r tests/python/requirements.txt`",
         python.display()
     );
-    let script = PathBuf::from(ROOT).join("tests/python/sdk_client.py");
+    let script = PathBuf::from(ROOT).join("tests/python").join(script);
     let out = Command::new(&python)
         .arg(&script)
         .arg(BIN)
@@ -48,10 +58,10 @@ fn drive(mode: &str, negotiated: &str) {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.success(),
-        "the Python SDK client failed ({mode}):\n{stdout}\n{stderr}"
+        "the Python SDK client {} failed ({mode}):\n{stdout}\n{stderr}",
+        script.display()
     );
-    let expected = format!("mode={mode}: negotiated {negotiated}; whole workflow driven");
-    assert!(stdout.contains(&expected), "{stdout}\n{stderr}");
+    assert!(stdout.contains(expected), "{stdout}\n{stderr}");
 }
 
 #[test]
@@ -66,28 +76,11 @@ fn the_python_sdk_drives_a_whole_workflow_in_the_2026_07_28_era() {
 
 /// Runs `tests/python/gate_client.py` (issue 13, items 7 and 8) in `mode`.
 fn gates(mode: &str, negotiated: &str) {
-    let python = python();
-    assert!(
-        python.exists(),
-        "{} does not exist: create the venv with `./scripts/test`",
-        python.display()
+    run_client(
+        "gate_client.py",
+        mode,
+        &format!("mode={mode}: negotiated {negotiated}; gates checked"),
     );
-    let out = Command::new(&python)
-        .arg(PathBuf::from(ROOT).join("tests/python/gate_client.py"))
-        .arg(BIN)
-        .arg(mode)
-        .env_remove("BMAD_PROJECT_ROOT")
-        .env_remove("CLAUDE_PROJECT_DIR")
-        .output()
-        .expect("python runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "the gate client failed ({mode}):\n{stdout}\n{stderr}"
-    );
-    let expected = format!("mode={mode}: negotiated {negotiated}; gates checked");
-    assert!(stdout.contains(&expected), "{stdout}\n{stderr}");
 }
 
 #[test]
