@@ -2,7 +2,7 @@
 //! session is left in. Each says what happened and what the human or the host does next.
 
 use crate::prompts;
-use crate::workflow::rules::{self, after_reject};
+use crate::workflow::rules::{after_reject, failed_verdict};
 use crate::workflow::session::{ScoreSource, StageRecord};
 use crate::workflow::stage::{Marker, Verdict};
 use crate::workflow::{Action, DecidedBy, Facts, Session, Stage, State};
@@ -180,13 +180,6 @@ fn accept_or_send_back(s: &Session, failure: &str, r: &mut Reply) -> String {
         digest.map(|d| format!(" (SHA-256 {d}…)")).unwrap_or_default(),
         back.role()
     )
-}
-
-/// What fails in the verdict a stage's report gives, if it has one and it fails.
-fn failed_verdict(stage: Stage, rec: &StageRecord) -> Option<String> {
-    stage
-        .verdict()
-        .and_then(|v| rules::verdict_failure(v, rec.review_status.as_deref(), rec.score))
 }
 
 /// `awaiting_approval`: the human approves the sprint plan with a scope, or rejects it.
