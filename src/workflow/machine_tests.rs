@@ -1118,7 +1118,7 @@ fn a_failing_review_stops_at_the_human_who_may_accept_the_risk() {
     );
     let note = last.note.clone().unwrap_or_default();
     assert!(
-        note.contains("accepted the risk") && note.contains("Review Status: Fail"),
+        note.contains("Risk accepted") && note.contains("Review Status: Fail"),
         "{note}"
     );
     // A passing QA report completes the workflow; the review's risk stays recorded.

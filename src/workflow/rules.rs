@@ -4,7 +4,7 @@
 //! legal through them. Pure functions, tested as tables.
 
 use super::action::Action;
-use super::session::State;
+use super::session::{StageRecord, State};
 use super::stage::{Gate, Stage, Verdict};
 
 /// Submissions below the gate after which the human decides instead of another round.
@@ -134,6 +134,14 @@ pub fn verdict_failure(
             .filter(|s| *s < gate)
             .map(|s| format!("Quality Score: {s}/100, below the gate of {gate}")),
     }
+}
+
+/// What fails in the verdict of `stage`'s latest report (its record), if the stage has a
+/// verdict and it fails.
+pub fn failed_verdict(stage: Stage, rec: &StageRecord) -> Option<String> {
+    stage
+        .verdict()
+        .and_then(|v| verdict_failure(v, rec.review_status.as_deref(), rec.score))
 }
 
 /// Where `reject` leads from a stage's decision: its own `refining`, or for a stage whose

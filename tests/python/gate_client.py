@@ -11,15 +11,12 @@ QA score. Every reply is checked against the tool's `outputSchema` (sdk_client.R
 non-zero with a message on the first failed check. tests/python_sdk.rs runs it.
 """
 
-import asyncio
 import os
-import sys
 import tempfile
-from importlib.metadata import version
 
 from mcp import Client, StdioServerParameters
 
-from sdk_client import EXPECTED_VERSION, Run, check, first_failed_check, fixture, pinned_sdk_version
+from sdk_client import EXPECTED_VERSION, Run, check, fixture, run_from_command_line
 
 SHORT_PRD = "# PRD: Todo app\n## Executive Summary\nA todo app for teams.\nQuality Score: 95/100\n"
 MISSING = ["Business Goals", "User Stories", "Functional Requirements", "Technical Requirements",
@@ -94,7 +91,7 @@ async def drive(binary, mode):
             check_the_human_decides(v, "Quality Score: 72/100, below the gate of 90")
             v = await run.ok({"action": "confirm"}, "qa", "completed")
             final = ("Review status: Pass with Risk. "
-                     "QA score: 72/100 (below the gate of 90, risk accepted by the human).")
+                     "QA score: 72/100 (below the gate of 90, risk accepted, as the host asserted).")
             check(final in v["user_message"], f"final message {v['user_message']!r}")
             v = await run.ok({"action": "status"}, "qa", "completed")
             stages = v["session"]["stages"]
@@ -107,21 +104,8 @@ async def drive(binary, mode):
 
 
 def main():
-    if len(sys.argv) != 3 or sys.argv[2] not in EXPECTED_VERSION:
-        sys.exit("usage: gate_client.py <bmad-mcp binary> <legacy|auto>")
-    binary, mode = sys.argv[1], sys.argv[2]
-    installed = version("mcp")
-    if installed != pinned_sdk_version():
-        sys.exit(f"the venv has mcp {installed}, requirements.txt pins another: run ./scripts/test to rebuild it")
-    try:
-        negotiated = asyncio.run(drive(binary, mode))
-    except BaseException as e:
-        failed = first_failed_check(e)
-        if failed is None:
-            raise
-        sys.exit(f"FAILED ({mode}): {failed}")
-    print(f"mcp {installed}, mode={mode}: negotiated {negotiated}; gates checked: "
-          f"a score without its sections refused, a failing review sent back, a failing QA risk accepted")
+    run_from_command_line("gate_client.py", drive, "gates checked: a score without its sections "
+                          "refused, a failing review sent back, a failing QA risk accepted")
 
 
 if __name__ == "__main__":

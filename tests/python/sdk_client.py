@@ -175,9 +175,11 @@ async def drive(binary, mode):
         return negotiated
 
 
-def main():
+def run_from_command_line(script, drive, done):
+    """Runs `drive(binary, mode)` for `<script> <binary> <legacy|auto>`, exiting non-zero with
+    the first failed check; prints `mcp <version>, mode=<mode>: negotiated <version>; <done>`."""
     if len(sys.argv) != 3 or sys.argv[2] not in EXPECTED_VERSION:
-        sys.exit("usage: sdk_client.py <bmad-mcp binary> <legacy|auto>")
+        sys.exit(f"usage: {script} <bmad-mcp binary> <legacy|auto>")
     binary, mode = sys.argv[1], sys.argv[2]
     pinned = pinned_sdk_version()
     installed = version("mcp")
@@ -190,8 +192,12 @@ def main():
         if failed is None:
             raise
         sys.exit(f"FAILED ({mode}): {failed}")
-    print(f"mcp {installed}, mode={mode}: negotiated {negotiated}; whole workflow driven; "
-          f"outputSchema checked on every reply; action after completion refused")
+    print(f"mcp {installed}, mode={mode}: negotiated {negotiated}; {done}")
+
+
+def main():
+    run_from_command_line("sdk_client.py", drive, "whole workflow driven; "
+                          "outputSchema checked on every reply; action after completion refused")
 
 
 if __name__ == "__main__":

@@ -2,10 +2,10 @@
 //! session is left in. Each says what happened and what the human or the host does next.
 
 use crate::prompts;
-use crate::workflow::rules::{self, after_reject};
+use crate::workflow::rules::{after_reject, failed_verdict};
 use crate::workflow::session::{ScoreSource, StageRecord};
 use crate::workflow::stage::{Marker, Verdict};
-use crate::workflow::{Action, Facts, Session, Stage, State};
+use crate::workflow::{Action, DecidedBy, Facts, Session, Stage, State};
 
 use super::{context, some_vec, Reply};
 
@@ -66,10 +66,12 @@ pub(super) fn generate(s: &Session, facts: &Facts, action: Action, r: &mut Reply
     }
     if stage.builds_scope() && state == State::Generating {
         let plan = s.record(Stage::approval());
-        msg.push_str(&format!(
-            "Sprint plan approved; scope to build: {}. ",
-            plan.scope.as_deref().unwrap_or("all")
-        ));
+        if action != Action::Reject {
+            msg.push_str(&format!(
+                "Sprint plan approved; scope to build: {}. ",
+                plan.scope.as_deref().unwrap_or("all")
+            ));
+        }
         r.sprints = some_vec(plan.sprints.clone());
     }
     // For the human: who works on what. The host's instruction is `next_step`.
@@ -180,13 +182,6 @@ fn accept_or_send_back(s: &Session, failure: &str, r: &mut Reply) -> String {
     )
 }
 
-/// What fails in the verdict a stage's report gives, if it has one and it fails.
-fn failed_verdict(stage: Stage, rec: &StageRecord) -> Option<String> {
-    stage
-        .verdict()
-        .and_then(|v| rules::verdict_failure(v, rec.review_status.as_deref(), rec.score))
-}
-
 /// `awaiting_approval`: the human approves the sprint plan with a scope, or rejects it.
 pub(super) fn awaiting_approval(s: &Session, r: &mut Reply) -> String {
     let rec = s.current();
@@ -214,18 +209,30 @@ pub(super) fn awaiting_approval(s: &Session, r: &mut Reply) -> String {
 /// `completed`: the review's status, the QA score (each with the risk the human accepted,
 /// when its verdict failed), and the list of documents.
 pub(super) fn completed(s: &Session) -> String {
-    const ACCEPTED: &str = "risk accepted by the human";
-    let accepted = |st: Stage| s.record(st).accepted_risk;
+    // Who accepted the risk, as the decision was recorded.
+    let accepted = |st: Stage| {
+        if !s.record(st).accepted_risk {
+            return None;
+        }
+        let decision =
+            s.history.iter().rev().find(|h| {
+                h.stage == st && matches!(h.action, Action::Confirm | Action::ConfirmSave)
+            });
+        Some(match decision.and_then(|h| h.decided_by) {
+            Some(DecidedBy::Human) => "risk accepted by the human",
+            Some(DecidedBy::Host) => "risk accepted, as the host asserted",
+            None => "risk accepted",
+        })
+    };
     let status = Stage::ALL
         .into_iter()
         .find(|st| st.has_marker(Marker::ReviewStatus))
         .and_then(|st| {
             let status = s.record(st).review_status.clone()?;
             let failed = failed_verdict(st, s.record(st)).is_some();
-            Some(if failed && accepted(st) {
-                format!("{status} ({ACCEPTED})")
-            } else {
-                status
+            Some(match accepted(st) {
+                Some(risk) if failed => format!("{status} ({risk})"),
+                _ => status,
             })
         })
         .unwrap_or_else(|| "not stated".into());
@@ -238,11 +245,7 @@ pub(super) fn completed(s: &Session) -> String {
             let failed = failed_verdict(st, s.record(st)).is_some();
             Some(match st.verdict() {
                 Some(Verdict::QualityScore(gate)) if failed => {
-                    let risk = if accepted(st) {
-                        format!(", {ACCEPTED}")
-                    } else {
-                        String::new()
-                    };
+                    let risk = accepted(st).map(|r| format!(", {r}")).unwrap_or_default();
                     format!("{n}/100 (below the gate of {gate}{risk})")
                 }
                 _ => format!("{n}/100"),

@@ -311,8 +311,30 @@ fn completion_states_the_risks_the_human_accepted() {
     let qa = s.record_mut(Stage::Qa);
     qa.score = Some(70);
     qa.accepted_risk = true;
+    // Who accepted each risk is read from the decision in the history.
     assert!(
-        completed(&s).starts_with("The workflow is complete. Review status: Fail (risk accepted by the human). QA score: 70/100 (below the gate of 90, risk accepted by the human)."),
+        completed(&s).starts_with("The workflow is complete. Review status: Fail (risk accepted). QA score: 70/100 (below the gate of 90, risk accepted)."),
+        "{}",
+        completed(&s)
+    );
+    for (stage, by) in [
+        (Stage::Review, DecidedBy::Human),
+        (Stage::Qa, DecidedBy::Host),
+    ] {
+        s.history.push(crate::workflow::session::HistoryEntry {
+            at: "2026-11-21T12:00:00.000Z".into(),
+            action: Action::Confirm,
+            stage,
+            from: Some(State::AwaitingConfirmation),
+            to: State::Generating,
+            decided_by: Some(by),
+            via: Some(crate::workflow::Via::Tool),
+            digest: None,
+            note: None,
+        });
+    }
+    assert!(
+        completed(&s).starts_with("The workflow is complete. Review status: Fail (risk accepted by the human). QA score: 70/100 (below the gate of 90, risk accepted, as the host asserted)."),
         "{}",
         completed(&s)
     );

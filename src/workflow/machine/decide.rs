@@ -168,13 +168,10 @@ impl Step<'_> {
             self.write_artifact(stage, document)?;
             self.session.record_mut(stage).draft_ref = None;
         }
-        if let Some(failure) = stage
-            .verdict()
-            .and_then(|v| rules::verdict_failure(v, rec.review_status.as_deref(), rec.score))
-        {
+        if let Some(failure) = rules::failed_verdict(stage, &rec) {
             self.session.record_mut(stage).accepted_risk = true;
             self.facts.notices.push(format!(
-                "The human accepted the risk of {path} ({failure}); the workflow goes on."
+                "Risk accepted: {path} does not pass ({failure}), and the workflow goes on."
             ));
         }
         self.facts.review_path = Some(path);
@@ -336,10 +333,7 @@ impl Step<'_> {
     /// with the report's findings and the human's words as its feedback, and the stages
     /// after it (this one included) run again on the new work.
     fn send_back(&mut self, stage: Stage, to: Stage, report: String, feedback: String) {
-        let rec = self.session.record(stage);
-        let verdict = stage
-            .verdict()
-            .and_then(|v| rules::verdict_failure(v, rec.review_status.as_deref(), rec.score))
+        let verdict = rules::failed_verdict(stage, self.session.record(stage))
             .unwrap_or_else(|| "sent back".into());
         self.session.record_mut(to).feedback.push(format!(
             "From the {}'s report ({verdict}): read its findings in {report}. The user adds: {feedback}",

@@ -329,9 +329,7 @@ impl Step<'_> {
         }
         // A report whose own verdict fails (`Review Status: Fail`, a QA score below the
         // gate) stops at the human.
-        let failure = stage
-            .verdict()
-            .and_then(|v| rules::verdict_failure(v, rec.review_status.as_deref(), rec.score));
+        let failure = rules::failed_verdict(stage, rec);
         rec.accepted_risk = false;
         rec.gate_passed = stage
             .verdict()
