@@ -15,6 +15,7 @@ mod ask;
 mod dialog;
 pub mod limits;
 pub mod reply;
+pub mod schema;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -27,7 +28,6 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
-use schemars::generate::SchemaSettings;
 
 use crate::error::Error;
 use crate::store::{DefaultRoot, SessionKey, Store};
@@ -66,20 +66,11 @@ fn schema_object(value: serde_json::Value) -> Arc<JsonObject> {
     }
 }
 
-/// The tool definition: input schema from [`BmadTaskArgs`], output schema from [`Reply`].
+/// The tool definition: input schema from [`BmadTaskArgs`], output schema from [`Reply`],
+/// both standard JSON Schema 2020-12 ([`schema`]).
 pub fn tool() -> Tool {
-    // Inlined, so that hosts and models see the action names without resolving `$ref`s.
-    let mut settings = SchemaSettings::draft2020_12();
-    settings.inline_subschemas = true;
-    let input = settings
-        .into_generator()
-        .into_root_schema_for::<BmadTaskArgs>();
-    let output = SchemaSettings::draft2020_12()
-        .for_serialize()
-        .into_generator()
-        .into_root_schema_for::<Reply>();
-    let input = serde_json::to_value(input).expect("schemas serialize");
-    let output = serde_json::to_value(output).expect("schemas serialize");
+    let input = schema::input::<BmadTaskArgs>();
+    let output = schema::output::<Reply>();
     Tool::new(TOOL_NAME, TOOL_DESCRIPTION, schema_object(input))
         .with_raw_output_schema(schema_object(output))
         .with_title("BMAD workflow")
