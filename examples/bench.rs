@@ -569,15 +569,15 @@ fn workflow_calls(docs: &Docs, project: &Path) -> Vec<(&'static str, Value)> {
         ("approve", json!({"action": "approve", "scope": "all"})),
         (
             "submit dev",
-            json!({"action": "submit", "codex_result": docs.dev}),
+            json!({"action": "submit", "claude_result": docs.dev}),
         ),
         (
             "submit review",
-            json!({"action": "submit", "codex_result": docs.review}),
+            json!({"action": "submit", "claude_result": docs.review}),
         ),
         (
             "submit qa",
-            json!({"action": "submit", "codex_result": docs.qa}),
+            json!({"action": "submit", "claude_result": docs.qa}),
         ),
         ("status", json!({"action": "status"})),
     ]

@@ -66,7 +66,7 @@ pub async fn run(demo: &mut Demo) -> Result<(), Failure> {
     demo.step(json!({"action": "confirm"})).await?;
 
     // Architect: both engines are asked, but only claude answered; an engine that did
-    // not submit is simply not a candidate.
+    // not submit is not a candidate, and the reply says that its draft is missing.
     demo.step(json!({"action": "submit", "claude_result": fixture("architect-final.json")?}))
         .await?;
     demo.step(json!({"action": "confirm"})).await?;

@@ -56,12 +56,13 @@ pub async fn run(demo: &mut Demo) -> Result<(), Failure> {
     demo.step(json!({"action": "approve", "scope": "all"}))
         .await?;
 
-    // Developer, Reviewer and QA: accepted as submitted.
-    demo.step(json!({"action": "submit", "codex_result": fixture("dev-report.md")?}))
+    // Developer, Reviewer and QA: accepted as submitted. This session runs the host's
+    // model alone (its objective does not name codex), so the host writes them too.
+    demo.step(json!({"action": "submit", "claude_result": fixture("dev-report.md")?}))
         .await?;
-    demo.step(json!({"action": "submit", "codex_result": fixture("review.md")?}))
+    demo.step(json!({"action": "submit", "claude_result": fixture("review.md")?}))
         .await?;
-    demo.step(json!({"action": "submit", "codex_result": fixture("qa-report.md")?}))
+    demo.step(json!({"action": "submit", "claude_result": fixture("qa-report.md")?}))
         .await?;
     demo.step(json!({"action": "status"})).await?;
     Ok(())

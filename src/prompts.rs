@@ -5,7 +5,7 @@
 //! size, summary), never inlined.
 
 use crate::workflow::session::{ContentRef, Session};
-use crate::workflow::stage::Stage;
+use crate::workflow::stage::{Engine, Stage};
 
 fn section(stage: Stage, name: &str) -> &'static str {
     let text = stage.prompt_source();
@@ -92,8 +92,9 @@ pub fn render(session: &Session, stage: Stage, guidance: &[String]) -> String {
         .map(|g| format!("{g}/100"))
         .unwrap_or_else(|| "none".into());
 
-    let values: [(&str, String); 12] = [
+    let values: [(&str, String); 13] = [
         ("design_focus", design_focus(&session.objective).to_string()),
+        ("engines", engines_note(&session.engines_for(stage))),
         ("task_name", session.task_name.clone()),
         ("objective", session.objective.clone()),
         ("inputs", inputs),
@@ -111,6 +112,21 @@ pub fn render(session: &Session, stage: Stage, guidance: &[String]) -> String {
         out = out.replace(&format!("{{{{{key}}}}}"), &value);
     }
     out
+}
+
+/// Who writes the document and how it reaches the server, in the third person: the same
+/// prompt may be handed to a second model. A `codex` result is only ever that model's.
+fn engines_note(engines: &[Engine]) -> String {
+    let second = Engine::Codex.what();
+    match engines {
+        [Engine::Claude, Engine::Codex] => format!(
+            "Two models write this document, each on its own from this prompt: the host's own model, whose reply is submitted as `claude_result`, and {second}, whose reply is submitted as `codex_result`; the server keeps the better. A host without a second model submits `claude_result` alone and never writes a reply in the second model's name."
+        ),
+        [Engine::Codex] => format!(
+            "This stage is meant for {second}, whose reply is submitted as `codex_result`. A host without a second model does the work with its own model and submits it as `claude_result`, never in the second model's name."
+        ),
+        _ => "The host's own model writes this; its reply is submitted as `claude_result`.".into(),
+    }
 }
 
 /// What is being built, as far as the objective says.
@@ -199,7 +215,7 @@ mod tests {
             "build-a-todo-app".into(),
             "/p".into(),
             "Build a todo app".into(),
-            false,
+            vec![Engine::Claude],
             Utc::now(),
         )
     }
@@ -291,6 +307,32 @@ mod tests {
         // A tool is not asked for servers; a service is.
         assert!(design_focus("Build a CLI").contains("Leave out servers"));
         assert!(!design_focus("Build a web service").contains("Leave out servers"));
+    }
+
+    #[test]
+    fn every_role_prompt_says_who_writes_it_and_what_a_codex_result_is() {
+        let mut s = session();
+        for stage in Stage::ALL {
+            let p = render(&s, stage, &[]);
+            assert!(
+                p.contains("its reply is submitted as `claude_result`"),
+                "{stage}: {p}"
+            );
+            assert!(
+                !p.contains("codex"),
+                "{stage}: one model, no word of a second"
+            );
+        }
+        s.engines = vec![Engine::Claude, Engine::Codex];
+        let po = render(&s, Stage::Po, &[]);
+        assert!(po.contains("Two models write this document, each on its own"));
+        assert!(po.contains("Codex MCP server"));
+        assert!(po.contains("never writes a reply in the second model's name"));
+        let dev = render(&s, Stage::Dev, &[]);
+        assert!(dev.contains("This stage is meant for a second, independent model"));
+        assert!(dev.contains("submits it as `claude_result`"));
+        let sm = render(&s, Stage::Sm, &[]);
+        assert!(!sm.contains("codex"), "{sm}");
     }
 
     #[test]

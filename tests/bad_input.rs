@@ -29,9 +29,9 @@ async fn completed_session(c: &Client, project: &std::path::Path) -> String {
         json!({"action": "confirm"}),
         json!({"action": "submit", "claude_result": "# Sprint Plan\n\n## Sprint 1: All\n- it"}),
         json!({"action": "approve", "scope": "all"}),
-        json!({"action": "submit", "codex_result": "# Dev\n\nBuilt it."}),
-        json!({"action": "submit", "codex_result": "# Review\n\nReview Status: Pass"}),
-        json!({"action": "submit", "codex_result": "# QA\n\nQuality Score: 90/100"}),
+        json!({"action": "submit", "claude_result": "# Dev\n\nBuilt it."}),
+        json!({"action": "submit", "claude_result": "# Review\n\nReview Status: Pass"}),
+        json!({"action": "submit", "claude_result": "# QA\n\nQuality Score: 90/100"}),
     ] {
         c.ok(with(args)).await;
     }

@@ -161,15 +161,15 @@ fn next_step(project: &Path, session: &Value, tag: &str) -> Value {
             ),
         ),
         ("dev", _) => submit(
-            "codex_result",
+            "claude_result",
             big_document("Implementation Report", tag, ""),
         ),
         ("review", _) => submit(
-            "codex_result",
+            "claude_result",
             big_document("Code Review", tag, "\nReview Status: Pass\n"),
         ),
         ("qa", _) => submit(
-            "codex_result",
+            "claude_result",
             big_document("QA Report", tag, "\nQuality Score: 91/100\n"),
         ),
         other => panic!("no step for {other:?}"),

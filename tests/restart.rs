@@ -61,7 +61,7 @@ async fn a_new_process_finishes_a_workflow_by_task_name() {
         "# Review\nReview Status: Pass",
         "# QA\nQuality Score: 95/100",
     ] {
-        d.ok(json!({"action": "submit", "task_name": task, "codex_result": doc}))
+        d.ok(json!({"action": "submit", "task_name": task, "claude_result": doc}))
             .await;
     }
     let v = d.ok(json!({"action": "status", "task_name": task})).await;

@@ -176,7 +176,8 @@ async fn run_workflow(era: Era) {
     );
     let v = c.ok(id(json!({"action": "approve", "scope": "all"}))).await;
     assert_reply(&v, "dev", "generating", &["submit"]);
-    assert_eq!(v["engines"], json!(["codex"]));
+    // A session of the host's model alone: development is the host's too.
+    assert_eq!(v["engines"], json!(["claude"]));
     assert_eq!(v["context"]["scope"], "all");
     assert!(v["role_prompt"]
         .as_str()
@@ -184,16 +185,16 @@ async fn run_workflow(era: Era) {
         .contains("Sprint 2: Web UI"));
 
     let v = c
-        .ok(id(json!({"action": "submit", "codex_result": DEV})))
+        .ok(id(json!({"action": "submit", "claude_result": DEV})))
         .await;
     assert_reply(&v, "review", "generating", &["submit"]);
     let v = c
-        .ok(id(json!({"action": "submit", "codex_result": REVIEW})))
+        .ok(id(json!({"action": "submit", "claude_result": REVIEW})))
         .await;
     assert_reply(&v, "qa", "generating", &["submit"]);
     assert_eq!(v["review_status"], "Pass with Risk");
     let v = c
-        .ok(id(json!({"action": "submit", "codex_result": QA})))
+        .ok(id(json!({"action": "submit", "claude_result": QA})))
         .await;
     assert_reply(&v, "qa", "completed", &[]);
     assert_eq!(v["interaction_type"], "workflow_completed");
@@ -202,7 +203,7 @@ async fn run_workflow(era: Era) {
     // After completion only status is allowed.
     let v = c
         .refused(
-            id(json!({"action": "submit", "codex_result": QA})),
+            id(json!({"action": "submit", "claude_result": QA})),
             "invalid_state",
         )
         .await;

@@ -4,16 +4,17 @@
 use arbitrary::Arbitrary;
 use bmad_mcp::server::args::{parse, Call, Limits};
 use bmad_mcp::store::{is_valid_task_name, slug_for, task_name_candidate, SessionKey};
-use bmad_mcp::workflow::{Action, Command};
+use bmad_mcp::workflow::{Action, Command, Engine};
 use serde_json::{Map, Number, Value};
 
 /// The fields of `BmadTaskArgs`, as the input schema names them.
-pub const FIELDS: [&str; 15] = [
+pub const FIELDS: [&str; 16] = [
     "action",
     "session_id",
     "task_name",
     "cwd",
     "objective",
+    "engines",
     "stage",
     "claude_result",
     "codex_result",
@@ -37,6 +38,9 @@ pub const ACTIONS: [&str; 9] = [
     "status",
     "list",
 ];
+
+/// Engine names as hosts may write them, and one that is none.
+const ENGINE_NAMES: [&str; 5] = ["claude", "codex", " Codex", "CLAUDE", "gpt"];
 
 pub const STAGES: [&str; 6] = ["po", "architect", "sm", "dev", "review", "qa"];
 
@@ -184,13 +188,18 @@ fn check_accepted(map: &Map<String, Value>, limits: &Limits, call: Call) {
     }
     let cwd_given = str_of(map, "cwd").map(String::from);
     let cwd = match call {
-        Call::Start { cwd, objective } => {
+        Call::Start {
+            cwd,
+            objective,
+            engines,
+        } => {
             assert_eq!(action, "start");
             let given = str_of(map, "objective").expect("start without objective");
             assert_eq!(objective, given.trim());
             assert!(!objective.is_empty());
             assert!(objective.len() <= limits.objective_bytes);
             check_task_names(&objective);
+            check_engines(map, engines.as_deref());
             cwd
         }
         Call::List { cwd, cursor } => {
@@ -312,6 +321,26 @@ fn check_command(map: &Map<String, Value>, limits: &Limits, command: &Command) {
     }
 }
 
+/// An accepted `engines` is the list given, each name a known engine once, the host's
+/// own model first; none given, none kept.
+fn check_engines(map: &Map<String, Value>, kept: Option<&[Engine]>) {
+    let Some(given) = map.get("engines").filter(|v| !v.is_null()) else {
+        assert_eq!(kept, None, "engines kept though none were given");
+        return;
+    };
+    let names = given.as_array().expect("engines accepted that are not a list");
+    let kept = kept.expect("engines given but not kept");
+    assert_eq!(names.len(), kept.len());
+    for (name, engine) in names.iter().zip(kept) {
+        let name = name.as_str().expect("an engine that is not a string");
+        assert!(engine.id().eq_ignore_ascii_case(name.trim()), "{name:?} read as {engine}");
+    }
+    assert_eq!(kept.first(), Some(&Engine::HOST), "{kept:?}");
+    for (i, e) in kept.iter().enumerate() {
+        assert!(!kept[..i].contains(e), "{e} twice in {kept:?}");
+    }
+}
+
 /// The task names `start` derives from an objective can only name a directory directly
 /// under `.claude/specs/`.
 fn check_task_names(objective: &str) {
@@ -362,6 +391,8 @@ pub enum FieldValue {
     Stage(u8),
     Action(u8),
     Answers(Vec<(AnswerKey, Text)>),
+    /// A list of engine names, known ones mostly (for `engines`).
+    Engines(Vec<u8>),
     List(Vec<Text>),
     Object(Vec<(String, Text)>),
 }
@@ -423,6 +454,12 @@ impl FieldValue {
                         };
                         (k, Value::String(t.build()))
                     })
+                    .collect(),
+            ),
+            FieldValue::Engines(picks) => Value::Array(
+                picks
+                    .iter()
+                    .map(|i| ENGINE_NAMES[usize::from(*i) % ENGINE_NAMES.len()].into())
                     .collect(),
             ),
             FieldValue::List(items) => {

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use arbitrary::Arbitrary;
 use bmad_mcp::workflow::session::{ContentRef, StageStatus};
 use bmad_mcp::workflow::{
-    allowed_actions, apply, Action, Command, Outcome, ProjectFiles, Session, Stage, State,
+    allowed_actions, apply, Action, Command, Engine, Outcome, ProjectFiles, Session, Stage, State,
     WorkflowError,
 };
 use chrono::{DateTime, Duration, TimeZone, Utc};
@@ -101,7 +101,7 @@ fn advance(s: &Session, v: u8) -> Command {
                 (true, false) => submit(Some(doc), None),
                 // The unscored stages, by their own engine or the other one.
                 (false, other) => {
-                    let own = s.engines_for(stage)[0] == bmad_mcp::workflow::Engine::Claude;
+                    let own = s.engines_for(stage)[0] == Engine::Claude;
                     if own != other {
                         submit(Some(doc), None)
                     } else {
@@ -357,7 +357,11 @@ pub fn run(input: &MachineInput) -> (Stage, State) {
         TASK.into(),
         "/project".into(),
         objective.into(),
-        input.dual,
+        if input.dual {
+            vec![Engine::Claude, Engine::Codex]
+        } else {
+            vec![Engine::Claude]
+        },
         now,
     );
     let mut r = Run {
@@ -419,6 +423,7 @@ impl Run {
         assert_eq!(after.task_name, before.task_name);
         assert_eq!(after.engines, before.engines);
         assert_eq!(after.created_at, before.created_at);
+        check_engine_notices(before, command, &out.facts.notices);
         // The stage moves forward by at most one, and only by completing the current one;
         // it moves back only when the human sends a failing review or QA report back, and
         // then to development.
@@ -562,6 +567,46 @@ fn refused(before: &Session, command: &Command, action: Action, e: &WorkflowErro
     }
 }
 
+/// A submission whose engines are not the ones the stage asks for is pointed out: a
+/// codex result in a session without a second model, one result where two engines
+/// write, the other engine's result standing in for the stage's own.
+fn check_engine_notices(before: &Session, command: &Command, notices: &[String]) {
+    let Command::Submit {
+        claude_result,
+        codex_result,
+        ..
+    } = command
+    else {
+        return;
+    };
+    let non_blank = |t: &Option<String>| t.as_deref().is_some_and(|t| !t.trim().is_empty());
+    let given: Vec<Engine> = [
+        (Engine::Claude, non_blank(claude_result)),
+        (Engine::Codex, non_blank(codex_result)),
+    ]
+    .into_iter()
+    .filter_map(|(e, g)| g.then_some(e))
+    .collect();
+    let asked = before.engines_for(before.current_stage);
+    let says = |e: Engine| notices.iter().any(|n| n.contains(e.result_field()));
+    if given.contains(&Engine::Codex) && !before.engines.contains(&Engine::Codex) {
+        assert!(
+            says(Engine::Codex),
+            "codex in a claude session: {notices:?}"
+        );
+    }
+    if let [only] = given[..] {
+        if asked.len() > 1 {
+            assert!(
+                says(only.other()),
+                "one of two engines, unsaid: {notices:?}"
+            );
+        } else if asked != [only] {
+            assert!(says(only), "{only} stood in, unsaid: {notices:?}");
+        }
+    }
+}
+
 fn check_ref(r: &Run, c: &ContentRef, what: &str) {
     assert!(
         c.file_path.starts_with(".bmad-task/") || c.file_path.starts_with(".claude/specs/"),
@@ -604,6 +649,17 @@ fn check_session(r: &Run) {
         "the table lacks {state} at {stage}"
     );
     assert_eq!(s.stages.len(), Stage::ALL.len());
+    // Every stage is written by engines the session runs, the host's own model first.
+    assert_eq!(s.engines.first(), Some(&Engine::Claude));
+    for st in Stage::ALL {
+        let engines = s.engines_for(st);
+        assert!(!engines.is_empty(), "{st} has no engine");
+        assert!(
+            engines.iter().all(|e| s.engines.contains(e)),
+            "{st}: {engines:?} of {:?}",
+            s.engines
+        );
+    }
     for (st, rec) in s.stages.iter() {
         let st = &st;
         let want = if *st < stage || (*st == stage && state == State::Completed) {

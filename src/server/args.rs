@@ -11,6 +11,7 @@ use super::limits::check_size;
 pub use super::limits::Limits;
 use crate::error::{Error, ErrorCode, Result};
 use crate::store::{is_valid_task_name, SessionKey};
+use crate::workflow::engine::{self, Engine};
 use crate::workflow::{Action, Command, Decision, Stage};
 
 /// Arguments of the `bmad-task` tool. `action` is required; which other fields matter
@@ -33,13 +34,23 @@ pub struct BmadTaskArgs {
     /// What to build (for `start`).
     #[serde(default)]
     pub objective: Option<String>,
+    /// For `start`: the models you run for this session. `claude` is you, the host's own
+    /// model, always first; add `codex` only when a second, independent model is at hand
+    /// (for instance a Codex MCP server). Default: ["claude", "codex"] when the objective
+    /// names codex as a word, else ["claude"].
+    #[serde(default)]
+    #[schemars(with = "Option<Vec<Engine>>", extend("minItems" = 1, "uniqueItems" = true))]
+    pub engines: Option<Vec<String>>,
     /// The stage the submission is for; must be the current stage when given.
     #[serde(default)]
     pub stage: Option<Stage>,
-    /// Claude's result for `submit` (the document, or the JSON form the role prompt asks for).
+    /// For `submit`: your own result, as the role prompt asks for it (the document, or
+    /// the JSON form it shows).
     #[serde(default)]
     pub claude_result: Option<String>,
-    /// Codex's result for `submit`.
+    /// For `submit`, only when the reply's `engines` lists codex: the independent result
+    /// of a second model (for instance through a Codex MCP server) given the same role
+    /// prompt. Without a second model, leave it out; never write it yourself.
     #[serde(default)]
     pub codex_result: Option<String>,
     /// For `answer`: question id → the human's answer, e.g. {"q1": "Web only"}.
@@ -73,6 +84,8 @@ pub enum Call {
     Start {
         cwd: Option<String>,
         objective: String,
+        /// The host's `engines`, checked; `None` leaves the choice to the objective.
+        engines: Option<Vec<Engine>>,
     },
     List {
         cwd: Option<String>,
@@ -91,12 +104,13 @@ pub enum Call {
 }
 
 /// The fields of [`BmadTaskArgs`], as the input schema names them.
-pub const FIELD_NAMES: [&str; 15] = [
+pub const FIELD_NAMES: [&str; 16] = [
     "action",
     "session_id",
     "task_name",
     "cwd",
     "objective",
+    "engines",
     "stage",
     "claude_result",
     "codex_result",
@@ -279,9 +293,21 @@ fn validate(args: BmadTaskArgs, limits: &Limits) -> Result<Call> {
                 ));
             }
             check_size("objective", objective, limits.objective_bytes)?;
+            let engines = match &args.engines {
+                Some(names) => Some(
+                    engine::check_list(names, &Stage::required_engines()).map_err(|why| {
+                        Error::argument(
+                            ErrorCode::InvalidArgument,
+                            format!("field `engines`: {why}"),
+                        )
+                    })?,
+                ),
+                None => None,
+            };
             return Ok(Call::Start {
                 cwd,
                 objective: objective.to_string(),
+                engines,
             });
         }
         Action::List => {
@@ -497,6 +523,53 @@ mod tests {
         props.sort_unstable();
         names.sort_unstable();
         assert_eq!(props, names);
+    }
+
+    #[test]
+    fn engines_are_checked_for_start_and_name_the_field() {
+        let start = |engines: Value| {
+            call(
+                json!({"action": "start", "objective": "Rename the Codex class", "engines": engines}),
+            )
+        };
+        let Call::Start { engines, .. } = start(json!(["claude"])).unwrap() else {
+            panic!()
+        };
+        assert_eq!(engines, Some(vec![Engine::Claude]));
+        let Call::Start { engines, .. } = start(json!(["claude", "codex"])).unwrap() else {
+            panic!()
+        };
+        assert_eq!(engines, Some(vec![Engine::Claude, Engine::Codex]));
+        let Call::Start { engines, .. } = start(Value::Null).unwrap() else {
+            panic!()
+        };
+        assert_eq!(engines, None, "null is as absent: the objective decides");
+        for (engines, says) in [
+            (json!([]), "empty"),
+            (json!(["claude", "gemini"]), "`gemini` is not an engine"),
+            (json!(["claude", "codex", "codex"]), "listed twice"),
+            (json!(["codex"]), "`claude`"),
+            (json!(["codex", "claude"]), "must come first"),
+            (json!("claude"), "expected a sequence"),
+            (json!([{"claude": null}]), "expected a string"),
+            (json!([1]), "expected a string"),
+        ] {
+            let e = start(engines.clone()).unwrap_err();
+            assert_eq!(e.code(), "invalid_argument", "{engines}: {e}");
+            let msg = e.to_string();
+            assert!(msg.starts_with("field `engines"), "{engines}: {msg}");
+            assert!(msg.contains(says), "{engines}: {msg}");
+        }
+        // The schema offers the two names, each once, at least one.
+        let schema = crate::server::tool();
+        let engines = &schema.input_schema["properties"]["engines"];
+        let names: Vec<&Value> = engines["items"]["oneOf"]
+            .as_array()
+            .map(|v| v.iter().map(|e| &e["const"]).collect())
+            .unwrap_or_default();
+        assert_eq!(names, [&json!("claude"), &json!("codex")], "{engines}");
+        assert_eq!(engines["uniqueItems"], true);
+        assert_eq!(engines["minItems"], 1);
     }
 
     #[test]

@@ -119,9 +119,15 @@ impl BmadServer {
     fn run(&self, call: Call) -> Reply {
         let store = &self.inner.store;
         let done = match call {
-            Call::Start { cwd, objective } => store
-                .start(cwd.as_deref(), &objective, &Utc::now)
-                .map(|started| reply::for_start(&started.session, started.notices)),
+            Call::Start {
+                cwd,
+                objective,
+                engines,
+            } => store
+                .start(cwd.as_deref(), &objective, engines.as_deref(), &Utc::now)
+                .map(|started| {
+                    reply::for_start(&started.session, started.notices, engines.is_some())
+                }),
             Call::List { cwd, cursor } => store.project(cwd.as_deref()).and_then(|project| {
                 let page = store.list(cwd.as_deref(), cursor.as_deref())?;
                 Ok(reply::for_list(page, &project.display()))

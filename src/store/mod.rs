@@ -403,7 +403,9 @@ mod tests {
                             },
                             std::time::Duration::ZERO,
                         );
-                        store.start(None, "Race", &Utc::now).map(|s| s.session)
+                        store
+                            .start(None, "Race", None, &Utc::now)
+                            .map(|s| s.session)
                     })
                 })
                 .collect();
@@ -438,7 +440,7 @@ mod tests {
                     (0..20)
                         .map(|_| {
                             store
-                                .start(None, "Same objective", &Utc::now)
+                                .start(None, "Same objective", None, &Utc::now)
                                 .unwrap()
                                 .session
                         })
@@ -463,14 +465,17 @@ mod tests {
     fn a_session_is_found_by_task_name_even_when_the_mapping_lost_it() {
         let dir = tempfile::tempdir().unwrap();
         let store = store_at(dir.path());
-        let s = store.start(None, "Find me", &Utc::now).unwrap().session;
+        let s = store
+            .start(None, "Find me", None, &Utc::now)
+            .unwrap()
+            .session;
         std::fs::write(dir.path().join(MAPPING), "{ torn").unwrap();
         let (_, found) = store
             .load(None, &SessionKey::TaskName("find-me".into()))
             .unwrap();
         assert_eq!(found.session_id, s.session_id);
         // The next start rebuilds the mapping from the session files.
-        store.start(None, "Find me", &Utc::now).unwrap();
+        store.start(None, "Find me", None, &Utc::now).unwrap();
         let project = store.project(None).unwrap();
         assert_eq!(read_mapping(&project).unwrap().len(), 2);
     }
@@ -480,9 +485,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         // Two stores over one project stand for two server processes.
         let (a, b) = (store_at(dir.path()), store_at(dir.path()));
-        let first = a.start(None, "Shared name", &Utc::now).unwrap().session;
-        let second = b.start(None, "Shared name", &Utc::now).unwrap().session;
-        let third = a.start(None, "Shared name", &Utc::now).unwrap().session;
+        let first = a
+            .start(None, "Shared name", None, &Utc::now)
+            .unwrap()
+            .session;
+        let second = b
+            .start(None, "Shared name", None, &Utc::now)
+            .unwrap()
+            .session;
+        let third = a
+            .start(None, "Shared name", None, &Utc::now)
+            .unwrap()
+            .session;
         assert_eq!(
             [&first, &second, &third].map(|s| s.task_name.as_str()),
             ["shared-name", "shared-name-1", "shared-name-2"]
@@ -508,7 +522,10 @@ mod tests {
             .load(None, &SessionKey::TaskName("renamed-task1".into()))
             .unwrap();
         assert_eq!(found.session_id, second.session_id);
-        let fourth = a.start(None, "Shared name", &Utc::now).unwrap().session;
+        let fourth = a
+            .start(None, "Shared name", None, &Utc::now)
+            .unwrap()
+            .session;
         assert_eq!(fourth.task_name, "shared-name-3");
         let mapping = read_mapping(&project).unwrap();
         assert_eq!(mapping.len(), 4);
@@ -521,10 +538,10 @@ mod tests {
         let store = store_at(dir.path());
         let kept: Vec<Session> = ["One", "Two", "Three"]
             .iter()
-            .map(|o| store.start(None, o, &Utc::now).unwrap().session)
+            .map(|o| store.start(None, o, None, &Utc::now).unwrap().session)
             .collect();
         let damaged = store
-            .start(None, "Damaged body", &Utc::now)
+            .start(None, "Damaged body", None, &Utc::now)
             .unwrap()
             .session;
         let (after, _) = store
@@ -542,7 +559,7 @@ mod tests {
             .unwrap();
         let broken: Vec<Session> = ["Torn", "Renamed", "Wrong id", "Future"]
             .iter()
-            .map(|o| store.start(None, o, &Utc::now).unwrap().session)
+            .map(|o| store.start(None, o, None, &Utc::now).unwrap().session)
             .collect();
         let path = |s: &Session| dir.path().join(session_rel(&s.session_id));
         let text = |s: &Session| std::fs::read_to_string(path(s)).unwrap();
@@ -615,7 +632,10 @@ mod tests {
     fn a_tampered_session_file_cannot_steer_writes_outside_the_project() {
         let dir = tempfile::tempdir().unwrap();
         let store = store_at(dir.path());
-        let s = store.start(None, "Tamper", &Utc::now).unwrap().session;
+        let s = store
+            .start(None, "Tamper", None, &Utc::now)
+            .unwrap()
+            .session;
         let path = dir.path().join(session_rel(&s.session_id));
         let text = std::fs::read_to_string(&path).unwrap();
         let tampered = text.replace("\"task_name\": \"tamper\"", "\"task_name\": \"../../evil\"");

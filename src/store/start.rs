@@ -9,8 +9,8 @@ use super::mapping::{with_entry, MappingEntry, MAPPING};
 use super::sessions::{json_text, session_rel};
 use super::{owner_rel, slug_for, Project, Store};
 use crate::error::{Error, Result};
+use crate::workflow::engine::{self, Engine};
 use crate::workflow::session::{timestamp, Session};
-use crate::workflow::stage::objective_wants_codex;
 
 /// A started session, and what the caller should be told about the project.
 #[derive(Debug)]
@@ -30,10 +30,13 @@ struct Made {
 }
 
 impl Store {
+    /// Starts a session for `objective`, running `engines` when the host listed them
+    /// (checked by the caller), else the engines the objective implies.
     pub fn start(
         &self,
         cwd: Option<&str>,
         objective: &str,
+        engines: Option<&[Engine]>,
         clock: &dyn Fn() -> DateTime<Utc>,
     ) -> Result<Started> {
         let project = self.project(cwd)?;
@@ -56,7 +59,8 @@ impl Store {
                 return Err(e);
             }
         };
-        let result = self.start_locked(&project, objective, clock, &mut made);
+        let engines = engine::for_start(objective, engines);
+        let result = self.start_locked(&project, objective, engines, clock, &mut made);
         if result.is_err() {
             // Under the lock, so no other `start` is half-way in this project.
             undo(&project, &made);
@@ -69,6 +73,7 @@ impl Store {
         &self,
         project: &Project,
         objective: &str,
+        engines: Vec<Engine>,
         clock: &dyn Fn() -> DateTime<Utc>,
         made: &mut Made,
     ) -> Result<Started> {
@@ -98,7 +103,7 @@ impl Store {
             task_name,
             project.display(),
             objective.to_string(),
-            objective_wants_codex(objective),
+            engines,
             now,
         );
         let entry = MappingEntry {

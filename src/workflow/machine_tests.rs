@@ -52,7 +52,7 @@ impl Run {
             "build-it".into(),
             "/p".into(),
             objective.into(),
-            crate::workflow::stage::objective_wants_codex(objective),
+            crate::workflow::engine::for_start(objective, None),
             clock,
         );
         Run {
@@ -129,8 +129,12 @@ impl Run {
                     self.submit(SPRINT_PLAN);
                     self.act(Command::Approve { scope: None });
                 }
-                _ => {
+                // The stage's own engine: codex when the session runs it, else claude.
+                s if self.s.engines_for(s) == [Engine::Codex] => {
                     self.act(submit(None, Some("# Report\nDone.")));
+                }
+                _ => {
+                    self.act(submit(Some("# Report\nDone."), None));
                 }
             }
         }
@@ -702,11 +706,17 @@ fn approval_scope_defaults_to_all() {
 
 #[test]
 fn the_unscored_stages_take_the_other_engine_when_theirs_is_absent() {
-    let mut r = Run::at(State::Generating);
+    // With codex: development is codex's; claude's report stands in, and it is said.
+    let mut r = Run::new("Build it with codex");
     r.advance_to(Stage::Dev, false);
+    assert_eq!(r.s.engines_for(Stage::Dev), [Engine::Codex]);
     let out = r.act(submit(Some("# Dev by claude"), None));
     assert_eq!(r.s.record(Stage::Dev).chosen_engine, Some(Engine::Claude));
-    assert!(out.facts.notices.is_empty());
+    assert!(
+        out.facts.notices[0].contains("`claude_result` was taken in place of `codex_result`"),
+        "{:?}",
+        out.facts.notices
+    );
     let out = r.act(submit(
         Some("# Review A\nReview Status: Fail"),
         Some("# Review B\nReview Status: Pass"),
@@ -715,6 +725,51 @@ fn the_unscored_stages_take_the_other_engine_when_theirs_is_absent() {
     assert_eq!(rec.chosen_engine, Some(Engine::Codex));
     assert_eq!(rec.review_status.as_deref(), Some("Pass"));
     assert!(out.facts.notices[0].contains("claude_result"));
+}
+
+#[test]
+fn a_session_of_claude_alone_is_never_asked_for_codex() {
+    let mut r = Run::new("Build it");
+    r.advance_to(Stage::Dev, false);
+    for stage in Stage::ALL {
+        assert_eq!(r.s.engines_for(stage), [Engine::Claude], "{stage}");
+    }
+    let out = r.act(submit(Some("# Dev by claude"), None));
+    assert_eq!(r.s.record(Stage::Dev).chosen_engine, Some(Engine::Claude));
+    assert!(out.facts.notices.is_empty(), "{:?}", out.facts.notices);
+    // A codex result is still taken, and the host is told what it is for.
+    let out = r.act(submit(None, Some("# Review\nReview Status: Pass")));
+    assert_eq!(r.s.record(Stage::Review).chosen_engine, Some(Engine::Codex));
+    assert!(
+        out.facts.notices[0].contains("runs claude alone"),
+        "{:?}",
+        out.facts.notices
+    );
+}
+
+#[test]
+fn one_result_where_two_engines_write_gets_a_notice() {
+    let prd = passing(Stage::Po);
+    let prd = prd.as_str();
+    let mut r = Run::new("Build it with codex");
+    let out = r.act(submit(Some(prd), None));
+    let notice = out
+        .facts
+        .notices
+        .iter()
+        .find(|n| n.starts_with("Only `claude_result` was given"))
+        .unwrap_or_else(|| panic!("{:?}", out.facts.notices));
+    assert!(notice.contains("no `codex_result` was scored"), "{notice}");
+    assert!(notice.contains("engines: [\"claude\"]"), "{notice}");
+    // The host's model may be the one that failed: codex alone is scored, and said.
+    let mut r = Run::new("Build it with codex");
+    let out = r.act(submit(None, Some(prd)));
+    assert!(out.facts.notices[0].contains("no `claude_result`"));
+    assert_eq!(r.s.current().chosen_engine, Some(Engine::Codex));
+    // Two results in a session of two engines: nothing to say.
+    let mut r = Run::new("Build it with codex");
+    let out = r.act(submit(Some(prd), Some(LOW_PRD)));
+    assert!(out.facts.notices.is_empty(), "{:?}", out.facts.notices);
 }
 
 #[test]

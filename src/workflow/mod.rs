@@ -4,6 +4,7 @@
 
 pub mod action;
 pub mod decision;
+pub mod engine;
 pub mod error;
 pub mod machine;
 pub mod quality;

@@ -246,7 +246,9 @@ pub struct Session {
     /// Absolute path of the project directory.
     pub cwd: String,
     pub objective: String,
-    /// Engines of the scored stages (`po`, `architect`), fixed at `start`.
+    /// The engines the host runs for this session, fixed at `start`: `claude` (the
+    /// host's own model) and, when listed, `codex` (a second, independent model). Which
+    /// of them writes each stage is the stage table's.
     pub engines: Vec<Engine>,
     pub current_stage: Stage,
     pub current_state: State,
@@ -265,7 +267,7 @@ impl Session {
         task_name: String,
         cwd: String,
         objective: String,
-        dual: bool,
+        engines: Vec<Engine>,
         now: DateTime<Utc>,
     ) -> Session {
         let mut stages = StageRecords::default();
@@ -277,7 +279,7 @@ impl Session {
             task_name,
             cwd,
             objective,
-            engines: Stage::FIRST.engines(dual),
+            engines,
             current_stage: Stage::FIRST,
             current_state: State::Generating,
             stages,
@@ -298,12 +300,14 @@ impl Session {
         }
     }
 
+    /// Whether the session runs a second model beside the host's.
     pub fn dual_engine(&self) -> bool {
-        self.engines.contains(&Engine::Codex)
+        self.engines.len() > 1
     }
 
+    /// The engines that write `stage`'s document in this session.
     pub fn engines_for(&self, stage: Stage) -> Vec<Engine> {
-        stage.engines(self.dual_engine())
+        stage.engines(&self.engines)
     }
 
     pub fn record(&self, stage: Stage) -> &StageRecord {
@@ -348,7 +352,7 @@ mod tests {
             "t".into(),
             "/p".into(),
             "o".into(),
-            false,
+            vec![Engine::Claude],
             Utc::now(),
         );
         assert_eq!(s.current_stage, Stage::Po);

@@ -5,6 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub use super::engine::Engine;
 use super::sections::{self, Check, Section};
 use super::session::State;
 
@@ -46,41 +47,6 @@ pub enum Verdict {
     QualityScore(u32),
 }
 
-/// A model engine the host runs on the server's behalf.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Engine {
-    Claude,
-    Codex,
-}
-
-impl Engine {
-    /// The engine other than this one.
-    pub fn other(self) -> Engine {
-        match self {
-            Engine::Claude => Engine::Codex,
-            Engine::Codex => Engine::Claude,
-        }
-    }
-
-    pub fn id(self) -> &'static str {
-        match self {
-            Engine::Claude => "claude",
-            Engine::Codex => "codex",
-        }
-    }
-
-    /// The `submit` field that carries this engine's result.
-    pub fn result_field(self) -> &'static str {
-        match self {
-            Engine::Claude => "claude_result",
-            Engine::Codex => "codex_result",
-        }
-    }
-}
-
 /// A marker a stage's document carries, read by the server from the text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Marker {
@@ -92,13 +58,17 @@ pub enum Marker {
     QualityScore,
 }
 
-/// Which engines generate a stage's document.
+/// Which of the session's engines write a stage's document (SPEC §6, with the session's
+/// engines as the host declared them at `start`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Engines {
-    /// One engine, always.
+    /// This engine, in every session: the session must run it.
     Only(Engine),
-    /// Claude, and codex beside it when the session runs both (SPEC §6).
-    ClaudeOrBoth,
+    /// Every engine the session runs, each on its own; the better draft is kept.
+    Every,
+    /// This engine when the session runs it, else the session's first (the host's own
+    /// model): a host without a second model is never asked for one.
+    Prefer(Engine),
 }
 
 /// Every per-stage fact, one row per stage.
@@ -128,7 +98,7 @@ const TABLE: [StageInfo; 6] = [
         description: "Requirements analysis: the product requirements document (PRD)",
         artifact_file: "01-product-requirements.md",
         gate: Gate::Score(PASSING_SCORE),
-        engines: Engines::ClaudeOrBoth,
+        engines: Engines::Every,
         markers: &[Marker::QualityScore],
         document_fields: &["prd_draft", "prd_updated"],
         sections: sections::PO,
@@ -141,7 +111,7 @@ const TABLE: [StageInfo; 6] = [
         description: "Technical design: the system architecture document",
         artifact_file: "02-system-architecture.md",
         gate: Gate::Score(PASSING_SCORE),
-        engines: Engines::ClaudeOrBoth,
+        engines: Engines::Every,
         markers: &[Marker::QualityScore],
         document_fields: &["architecture_draft", "architecture_updated"],
         sections: sections::ARCHITECT,
@@ -167,7 +137,7 @@ const TABLE: [StageInfo; 6] = [
         description: "Implementation: the code and its implementation report",
         artifact_file: "code-implementation.md",
         gate: Gate::None,
-        engines: Engines::Only(Engine::Codex),
+        engines: Engines::Prefer(Engine::Codex),
         markers: &[],
         document_fields: &["implementation", "dev_result"],
         sections: sections::DEV,
@@ -183,7 +153,7 @@ const TABLE: [StageInfo; 6] = [
             verdict: Verdict::ReviewStatus,
             back_to: Stage::Dev,
         },
-        engines: Engines::Only(Engine::Codex),
+        engines: Engines::Prefer(Engine::Codex),
         markers: &[Marker::ReviewStatus],
         document_fields: &["review", "review_result"],
         sections: sections::REVIEW,
@@ -199,7 +169,7 @@ const TABLE: [StageInfo; 6] = [
             verdict: Verdict::QualityScore(PASSING_SCORE),
             back_to: Stage::Dev,
         },
-        engines: Engines::Only(Engine::Codex),
+        engines: Engines::Prefer(Engine::Codex),
         markers: &[Marker::QualityScore],
         document_fields: &["qa_report", "test_report"],
         sections: sections::QA,
@@ -343,14 +313,32 @@ impl Stage {
         v
     }
 
-    /// The engines that generate this stage's document. `dual` is the session's choice,
-    /// fixed at `start` from the objective (SPEC §6).
-    pub fn engines(self, dual: bool) -> Vec<Engine> {
+    /// The engines that write this stage's document in a session that runs `session`
+    /// (its engines, fixed at `start`); never one the session does not run, unless the
+    /// stage table gives the stage to it alone (then every session must run it, see
+    /// [`Stage::required_engines`]).
+    pub fn engines(self, session: &[Engine]) -> Vec<Engine> {
+        let first = session.first().copied().unwrap_or(Engine::HOST);
         match self.info().engines {
-            Engines::ClaudeOrBoth if dual => vec![Engine::Claude, Engine::Codex],
-            Engines::ClaudeOrBoth => vec![Engine::Claude],
+            Engines::Every if session.is_empty() => vec![first],
+            Engines::Every => session.to_vec(),
             Engines::Only(e) => vec![e],
+            Engines::Prefer(e) if session.contains(&e) => vec![e],
+            Engines::Prefer(_) => vec![first],
         }
+    }
+
+    /// The engines some stage is given alone: every session's list must hold them.
+    pub fn required_engines() -> Vec<Engine> {
+        let mut out: Vec<Engine> = Vec::new();
+        for s in Stage::ALL {
+            if let Engines::Only(e) = s.info().engines {
+                if !out.contains(&e) {
+                    out.push(e);
+                }
+            }
+        }
+        out
     }
 }
 
@@ -358,19 +346,6 @@ impl std::fmt::Display for Stage {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.id())
     }
-}
-
-/// Whether an objective asks for the second engine: it names `codex` as a word.
-/// A neighbouring CJK character counts as a boundary, so `使用codex` asks for codex too.
-pub fn objective_wants_codex(objective: &str) -> bool {
-    let lower = objective.to_ascii_lowercase();
-    let bytes = lower.as_bytes();
-    let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-    lower.match_indices("codex").any(|(i, m)| {
-        let before = i.checked_sub(1).map(|j| bytes[j]);
-        let after = bytes.get(i + m.len()).copied();
-        !before.is_some_and(is_word) && !after.is_some_and(is_word)
-    })
 }
 
 #[cfg(test)]
@@ -399,23 +374,25 @@ mod tests {
     }
 
     #[test]
-    fn engines_follow_the_spec_table() {
-        assert_eq!(Stage::Po.engines(true), vec![Engine::Claude, Engine::Codex]);
-        assert_eq!(Stage::Architect.engines(false), vec![Engine::Claude]);
-        assert_eq!(Stage::Sm.engines(true), vec![Engine::Claude]);
+    fn engines_follow_the_spec_table_within_the_sessions_engines() {
+        use Engine::*;
+        let both = [Claude, Codex];
+        assert_eq!(Stage::Po.engines(&both), [Claude, Codex]);
+        assert_eq!(Stage::Architect.engines(&[Claude]), [Claude]);
+        assert_eq!(Stage::Sm.engines(&both), [Claude]);
         for s in [Stage::Dev, Stage::Review, Stage::Qa] {
-            assert_eq!(s.engines(true), vec![Engine::Codex]);
+            assert_eq!(s.engines(&both), [Codex], "{s}");
+            // A session without a second model is never asked for one.
+            assert_eq!(s.engines(&[Claude]), [Claude], "{s}");
         }
-    }
-
-    #[test]
-    fn codex_is_recognised_only_as_a_word() {
-        assert!(objective_wants_codex("Build a CLI with codex"));
-        assert!(objective_wants_codex("使用 codex 构建登录"));
-        assert!(objective_wants_codex("Codex: build it"));
-        assert!(objective_wants_codex("使用codex开发"));
-        assert!(!objective_wants_codex("Build a codexample parser"));
-        assert!(!objective_wants_codex("Build a todo app"));
+        for s in Stage::ALL {
+            for session in [&[Claude][..], &both[..]] {
+                let engines = s.engines(session);
+                assert!(!engines.is_empty());
+                assert!(engines.iter().all(|e| session.contains(e)), "{s}");
+            }
+        }
+        assert_eq!(Stage::required_engines(), [Claude]);
     }
 
     #[test]

@@ -148,11 +148,11 @@ async def drive(binary, mode):
             check([s["number"] for s in v["sprints"]] == [1, 2], f"sprints {v['sprints']}")
             v = await run.ok({"action": "approve", "scope": "sprint 1"}, "dev", "generating")
             check(v["context"]["scope"] == "sprint 1", f"scope {v['context'].get('scope')}")
-            check(v["engines"] == ["codex"], f"dev engines {v['engines']}")
-            await run.ok({"action": "submit", "codex_result": fixture("dev-report.md")}, "review", "generating")
-            v = await run.ok({"action": "submit", "codex_result": fixture("review.md")}, "qa", "generating")
+            check(v["engines"] == ["claude"], f"dev engines {v['engines']}")
+            await run.ok({"action": "submit", "claude_result": fixture("dev-report.md")}, "review", "generating")
+            v = await run.ok({"action": "submit", "claude_result": fixture("review.md")}, "qa", "generating")
             check(v["review_status"] == "Pass with Risk", f"review status {v.get('review_status')}")
-            v = await run.ok({"action": "submit", "codex_result": fixture("qa-report.md")}, "qa", "completed")
+            v = await run.ok({"action": "submit", "claude_result": fixture("qa-report.md")}, "qa", "completed")
             check(v["interaction_type"] == "workflow_completed" and v["score"] == 91, f"completion {v}")
 
             # After completion every action but status is refused, as a tool error.
@@ -166,6 +166,21 @@ async def drive(binary, mode):
             check(v["session"]["stages"]["po"]["score"] == 93, "status shows the stored session")
             _, listed = await run.call({"action": "list", "cwd": project})
             check([s["current_state"] for s in listed["sessions"]] == ["completed"], f"list {listed}")
+
+            # Engines for any host: the host's list overrides the objective's word, and a
+            # list that is no list of engines is refused naming the field.
+            one = await run.ok({"action": "start", "cwd": project, "objective": "Rename the Codex class",
+                                "engines": ["claude"]}, "po", "generating")
+            check(one["engines"] == ["claude"] and "codex" not in one["next_step"],
+                  f"one engine: {one['engines']} {one['next_step']}")
+            two = await run.ok({"action": "start", "cwd": project, "objective": "Rename the Codex class"},
+                               "po", "generating")
+            check(two["engines"] == ["claude", "codex"] and "Codex MCP server" in two["next_step"],
+                  f"the objective's word: {two['engines']} {two['next_step']}")
+            is_error, bad = await run.call({"action": "start", "cwd": project, "objective": "x",
+                                            "engines": ["codex", "claude"]})
+            check(is_error and bad["error"]["code"] == "invalid_argument"
+                  and bad["error"]["message"].startswith("field `engines`"), f"bad engines {bad}")
 
         folder = Path(project, ".claude", "specs", v["task_name"])
         check((folder / ".bmad-session").read_text().strip() == v["session_id"], "the folder names its session")

@@ -5,7 +5,7 @@ use crate::prompts;
 use crate::workflow::rules::{after_reject, failed_verdict};
 use crate::workflow::session::{ScoreSource, StageRecord};
 use crate::workflow::stage::{Marker, Verdict};
-use crate::workflow::{Action, DecidedBy, Facts, Session, Stage, State};
+use crate::workflow::{Action, DecidedBy, Engine, Facts, Session, Stage, State};
 
 use super::{context, some_vec, Reply};
 
@@ -273,9 +273,7 @@ pub(super) fn next_step(s: &Session) -> String {
         );
     }
     let step = match s.current_state {
-        State::Generating | State::Refining => {
-            "Write the document as `role_prompt` says, then `submit` it."
-        }
+        State::Generating | State::Refining => return generate_step(&s.engines_for(stage)),
         State::Clarifying => {
             "Show `user_message` to the human and stop. Pass on their answers with `answer`; never answer for them."
         }
@@ -302,6 +300,21 @@ fn sections_lacking(rec: &StageRecord) -> Option<String> {
     .map(|(what, list)| format!("{what}: {}", list.join(", ")))
     .collect();
     (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+/// What the host does to generate a document, by the engines that write it: its own
+/// model's result is `claude_result`; a `codex_result` is only ever a second model's.
+fn generate_step(engines: &[Engine]) -> String {
+    let second = Engine::Codex.what();
+    match engines {
+        [Engine::Claude, Engine::Codex] => format!(
+            "Write the document as `role_prompt` says and `submit` it as `claude_result`, with `codex_result` in the same call: the independent result of {second}, given the same `role_prompt`. Without a second model, submit `claude_result` alone; never write `codex_result` yourself."
+        ),
+        [Engine::Codex] => format!(
+            "Have {second} do this as `role_prompt` says, and `submit` its result as `codex_result`. Without a second model, do it yourself and submit it as `claude_result`; never as `codex_result`."
+        ),
+        _ => "Write the document as `role_prompt` says, then `submit` it as `claude_result`.".into(),
+    }
 }
 
 /// `next_step` where the human decides and the client can show them a dialog: the host

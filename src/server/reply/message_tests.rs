@@ -11,7 +11,7 @@ fn session(stage: Stage, state: State) -> Session {
         "todo-app".into(),
         "/p".into(),
         "Build a todo app".into(),
-        false,
+        vec![Engine::Claude],
         Utc::now(),
     );
     s.current_stage = stage;
@@ -338,4 +338,38 @@ fn completion_states_the_risks_the_human_accepted() {
         "{}",
         completed(&s)
     );
+}
+
+#[test]
+fn the_generate_step_says_what_a_codex_result_is_and_what_to_do_without_one() {
+    let mut s = session(Stage::Po, State::Generating);
+    let alone = next_step(&s);
+    assert!(alone.contains("`claude_result`"), "{alone}");
+    assert!(
+        !alone.contains("codex"),
+        "a host of one model never hears of codex: {alone}"
+    );
+
+    s.engines = vec![Engine::Claude, Engine::Codex];
+    let both = next_step(&s);
+    for says in [
+        "`codex_result` in the same call",
+        "second, independent model",
+        "Codex MCP server",
+        "Without a second model, submit `claude_result` alone",
+        "never write `codex_result` yourself",
+    ] {
+        assert!(both.contains(says), "{says}: {both}");
+    }
+    // A stage the table gives to codex: the second model does it, or the host does.
+    s.current_stage = Stage::Dev;
+    let dev = next_step(&s);
+    assert!(dev.starts_with("Have a second, independent model"), "{dev}");
+    assert!(
+        dev.contains("do it yourself and submit it as `claude_result`"),
+        "{dev}"
+    );
+    // The sprint plan is the host's model's alone, even with a second model.
+    s.current_stage = Stage::Sm;
+    assert!(!next_step(&s).contains("codex"));
 }

@@ -108,6 +108,9 @@ pub struct Reply {
     /// The prompt for the host's model, rendered for this stage and round.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub role_prompt: Option<String>,
+    /// Who writes this document: `claude` is you, the host's own model (submit as
+    /// `claude_result`); `codex` is a second, independent model, for instance through a
+    /// Codex MCP server (`codex_result`). `next_step` says what to do without one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub engines: Option<Vec<Engine>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -272,7 +275,16 @@ pub(super) fn context(s: &Session, stage: Stage) -> Context {
     }
 }
 
-pub fn for_start(s: &Session, notices: Vec<String>) -> Reply {
+/// The reply to `start`. `engines_given`: whether the host listed the engines; when it
+/// did not and the objective's word turned the second model on, the reply says so.
+pub fn for_start(s: &Session, mut notices: Vec<String>, engines_given: bool) -> Reply {
+    if !engines_given && s.dual_engine() {
+        notices.push(format!(
+            "This session runs claude and codex because the objective names codex: {} writes a second draft of the first stages. If none is at hand, start again with `engines: [\"{}\"]`.",
+            Engine::Codex.what(),
+            Engine::HOST
+        ));
+    }
     let facts = Facts {
         notices,
         ..Facts::default()
