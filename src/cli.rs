@@ -47,6 +47,12 @@ pub enum Cli {
     List,
     /// Where a task stands and who decided what.
     Status { task: String },
+    /// A Claude Code hook of the bmad plugin: `hook pre-tool-use` reads the hook's JSON on
+    /// stdin and makes Claude Code ask the human before a gate call (see src/hook.rs).
+    Hook {
+        #[command(subcommand)]
+        event: crate::hook::Event,
+    },
 }
 
 /// Runs a command for a person in a terminal, in the project `project` (default: the
@@ -79,6 +85,7 @@ pub fn run(cli: Cli, project: Option<String>) -> ExitCode {
                 feedback: Some(feedback),
             },
         ),
+        Cli::Hook { event } => Ok(crate::hook::run(event)),
         Cli::Answer { task } => decide(
             &store,
             &key(&task),

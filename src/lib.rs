@@ -12,6 +12,7 @@
 pub mod cli;
 pub mod config;
 pub mod error;
+pub mod hook;
 pub mod prompts;
 pub mod server;
 pub mod stdio;
