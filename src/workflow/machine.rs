@@ -6,6 +6,7 @@
 //! Submissions are handled in `submit`, the human's decisions in `decide`.
 
 mod decide;
+mod engines;
 mod pending;
 mod submit;
 
