@@ -8,7 +8,8 @@ mod common;
 use common::{connect, start_args, Client, Era};
 use serde_json::{json, Value};
 
-const PRD: &str = r##"{"prd_draft": "# Product Requirements: Rename\n\n## Executive Summary\nRename it.", "quality_score": 93}"##;
+/// A PRD that passes the gate: every required section and a stated score of 93.
+const PRD: &str = include_str!("../examples/fixtures/po-final.json");
 
 async fn start(c: &Client, objective: &str, engines: Option<Value>) -> Value {
     let mut args = start_args(&c.project, objective);
