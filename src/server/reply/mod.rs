@@ -280,7 +280,7 @@ pub(super) fn context(s: &Session, stage: Stage) -> Context {
 pub fn for_start(s: &Session, mut notices: Vec<String>, engines_given: bool) -> Reply {
     if !engines_given && s.dual_engine() {
         notices.push(format!(
-            "This session runs claude and codex because the objective names codex: {} writes a second draft of the first stages. If none is at hand, start again with `engines: [\"{}\"]`.",
+            "This session runs claude and codex because the objective names codex: codex is {}, and each reply's `engines` says who writes the document. If none is at hand, start again with `engines: [\"{}\"]`.",
             Engine::Codex.what(),
             Engine::HOST
         ));
