@@ -13,7 +13,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{bin, read_json, tree_digest, Raw};
+use common::{bin, last_entry, read_json, tree_digest, Raw};
 use serde_json::{json, Value};
 
 fn fixture(name: &str) -> String {
@@ -145,7 +145,7 @@ fn the_human_confirms_in_a_terminal_and_it_counts_under_the_strict_policy() {
     }
     let s = session(&project, &id);
     assert_eq!(s["current_stage"], "architect");
-    let last = s["history"].as_array().unwrap().last().unwrap().clone();
+    let last = last_entry(&s);
     assert_eq!(
         (
             &last["action"],
@@ -268,7 +268,7 @@ fn the_human_sends_back_and_approves_a_scope_in_a_terminal() {
     let s = session(&project, &id);
     assert_eq!(s["current_stage"], "dev");
     assert_eq!(s["stages"]["sm"]["scope_sprints"], json!([1]));
-    let last = s["history"].as_array().unwrap().last().unwrap().clone();
+    let last = last_entry(&s);
     assert_eq!(
         (&last["decided_by"], &last["via"]),
         (&json!("human"), &json!("cli"))

@@ -19,7 +19,7 @@ use rmcp::{
 };
 use serde_json::{json, Value};
 
-use common::{command, read_json};
+use common::{command, last_entry, read_json};
 
 /// The user behind the client: answers each dialog with the next planned result.
 #[derive(Clone, Default)]
@@ -125,12 +125,7 @@ async fn decide_in_dialog(modern: bool) {
         "{shown:?}"
     );
     let session = read_json(&project.join(format!(".bmad-task/session-{id}.json")));
-    let last = session["history"]
-        .as_array()
-        .unwrap()
-        .last()
-        .unwrap()
-        .clone();
+    let last = last_entry(&session);
     assert_eq!(
         (&last["decided_by"], &last["via"]),
         (&json!("human"), &json!("elicitation")),

@@ -4,8 +4,8 @@
 mod common;
 
 use common::{
-    connect, document, passing_architecture, passing_prd, start_args, Client, Era, Sandbox,
-    PRD_SECTIONS,
+    connect, document, last_entry, passing_architecture, passing_prd, start_args, Client, Era,
+    Sandbox, PRD_SECTIONS,
 };
 use serde_json::{json, Value};
 
@@ -171,12 +171,7 @@ async fn a_failing_review_sent_back_by_the_human_returns_to_dev_with_the_finding
     let stages = &s["session"]["stages"];
     assert_eq!(stages["review"]["status"], "pending");
     assert_eq!(stages["dev"]["status"], "in_progress");
-    let last = s["session"]["history"]
-        .as_array()
-        .unwrap()
-        .last()
-        .unwrap()
-        .clone();
+    let last = last_entry(&s["session"]);
     assert_eq!(
         (
             &last["action"],

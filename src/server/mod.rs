@@ -234,7 +234,7 @@ impl ServerHandler for BmadServer {
 
     async fn call_tool(
         &self,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         if request.name != TOOL_NAME {
@@ -263,7 +263,9 @@ impl ServerHandler for BmadServer {
                 tracing::debug!(error = %e, "text patterns will be built at first use");
             }
         });
-        let call = match args::parse(request.arguments.clone(), &self.inner.limits) {
+        // Taken, not copied: a submission's arguments may be megabytes. A dialog's retry
+        // needs only the request's other fields.
+        let call = match args::parse(request.arguments.take(), &self.inner.limits) {
             Ok(call) => call,
             Err(e) => return Ok(to_result(reply::for_error(&e, None)).into()),
         };

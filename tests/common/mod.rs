@@ -200,6 +200,15 @@ fn tree(base: &Path) -> Vec<(String, String)> {
     out
 }
 
+/// The newest history entry of a session (as stored, or as `status` nests it).
+pub fn last_entry(session: &Value) -> Value {
+    session["history"]
+        .as_array()
+        .and_then(|h| h.last())
+        .cloned()
+        .unwrap_or_else(|| panic!("a session with history: {session}"))
+}
+
 pub fn read_json(path: &Path) -> Value {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
