@@ -65,7 +65,7 @@ pub fn can_ask(ctx: &RequestContext<RoleServer>) -> bool {
         .is_some_and(|e| e.form.is_some() || e.url.is_none())
 }
 
-fn is_modern(ctx: &RequestContext<RoleServer>) -> bool {
+pub(super) fn is_modern(ctx: &RequestContext<RoleServer>) -> bool {
     ctx.protocol_version()
         .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
 }
@@ -87,15 +87,6 @@ enum Applied {
 }
 
 impl BmadServer {
-    /// Runs `f` on a blocking thread (file locks and fsync block).
-    async fn blocking<T: Send + 'static>(
-        &self,
-        f: impl FnOnce(&BmadServer) -> T + Send + 'static,
-    ) -> Option<T> {
-        let server = self.clone();
-        tokio::task::spawn_blocking(move || f(&server)).await.ok()
-    }
-
     /// What the decision would ask, or the reply that refuses it.
     async fn pending(&self, gate: &Gate) -> Result<(Session, Pending), Box<Reply>> {
         let (cwd, key, action) = (gate.cwd.clone(), gate.key.clone(), gate.command.action());

@@ -15,18 +15,22 @@ mod ask;
 mod dialog;
 pub mod limits;
 pub mod reply;
+pub mod resources;
 pub mod schema;
+pub mod slash;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use chrono::Utc;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, GetPromptRequestParams,
+    GetPromptResponse, Implementation, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, ServerCapabilities, ServerConfig, SubscriptionFilter,
+    Tool, ToolAnnotations,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use crate::error::Error;
@@ -52,6 +56,9 @@ struct Inner {
     output_closed: Arc<AtomicBool>,
     /// Seals the question a 2026-07-28 client carries back with the human's answer.
     codec: rmcp::model::RequestStateCodec,
+    /// Rings when the resources may have changed (a session started, a document
+    /// submitted), for the 2026-07-28 clients' `subscriptions/listen`.
+    resources_changed: tokio::sync::broadcast::Sender<()>,
 }
 
 #[derive(Clone)]
@@ -103,6 +110,7 @@ impl BmadServer {
                 matchers: std::sync::Once::new(),
                 output_closed,
                 codec: dialog::new_codec(),
+                resources_changed: tokio::sync::broadcast::channel(8).0,
             }),
         }
     }
@@ -213,12 +221,19 @@ fn to_result(reply: Reply) -> CallToolResult {
 
 impl ServerHandler for BmadServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(
-                Implementation::new("bmad-mcp", env!("CARGO_PKG_VERSION"))
-                    .with_title("BMAD workflow server"),
-            )
-            .with_instructions(INSTRUCTIONS)
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_prompts()
+                .enable_resources()
+                .enable_resources_list_changed()
+                .enable_tools()
+                .build(),
+        )
+        .with_server_info(
+            Implementation::new("bmad-mcp", env!("CARGO_PKG_VERSION"))
+                .with_title("BMAD workflow server"),
+        )
+        .with_instructions(INSTRUCTIONS)
     }
 
     async fn list_tools(
@@ -289,6 +304,12 @@ impl ServerHandler for BmadServer {
                 return Ok(self.decide_in_dialog(gate, &request, &context).await);
             }
         }
+        // A session may come, or a stage document appear: the resource list may change.
+        let lists_change = match &call {
+            Call::Start { .. } => true,
+            Call::Act { command, .. } => command.action() == crate::workflow::Action::Submit,
+            Call::List { .. } | Call::Status { .. } => false,
+        };
         let server = self.clone();
         let mut reply = tokio::task::spawn_blocking(move || server.run(call))
             .await
@@ -301,6 +322,126 @@ impl ServerHandler for BmadServer {
                 reply.next_step = Some(step.to_string());
             }
         }
+        if lists_change && reply.error.is_none() {
+            self.resources_changed(&context).await;
+        }
         Ok(to_result(reply).into())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(ListPromptsResult::with_all_items(slash::list()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        self.read(move |store| slash::get(store, &request.name, request.arguments.as_ref()))
+            .await
+            .map(GetPromptResponse::Complete)
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let cursor = request.and_then(|r| r.cursor);
+        let (resources, next) = self
+            .read(move |store| resources::list(store, cursor.as_deref()))
+            .await?;
+        let mut result = ListResourcesResult::with_all_items(resources);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(
+            resources::templates(),
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        self.read(move |store| resources::read(store, &request.uri))
+            .await
+            .map(|c| ReadResourceResponse::Complete(ReadResourceResult::new(vec![c])))
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let mut accepted = SubscriptionFilter::new();
+        accepted.resources_list_changed = requested.resources_list_changed;
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let mut changed = self.inner.resources_changed.subscribe();
+        loop {
+            tokio::select! {
+                _ = context.cancelled() => return Ok(()),
+                rung = changed.recv() => {
+                    if let Err(tokio::sync::broadcast::error::RecvError::Closed) = rung {
+                        return Ok(());
+                    }
+                    // Lagged: several changes read as one, which is what the client needs.
+                    if context.sink().notify_resource_list_changed().await.is_err() {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl BmadServer {
+    /// Runs `f` on a blocking thread (file locks and fsync block); `None` when it panicked.
+    pub(super) async fn blocking<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&BmadServer) -> T + Send + 'static,
+    ) -> Option<T> {
+        let server = self.clone();
+        tokio::task::spawn_blocking(move || f(&server)).await.ok()
+    }
+
+    /// A read of the project for prompts and resources, on a blocking thread.
+    async fn read<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Store) -> Result<T, ErrorData> + Send + 'static,
+    ) -> Result<T, ErrorData> {
+        self.blocking(move |s| f(&s.inner.store))
+            .await
+            .unwrap_or_else(|| {
+                tracing::error!("a read of the project failed unexpectedly");
+                Err(ErrorData::internal_error(
+                    "the server failed while reading",
+                    None,
+                ))
+            })
+    }
+
+    /// Tells the client the resource list may have changed: a notification in the
+    /// 2025 era, through `subscriptions/listen` in the 2026-07-28 era.
+    async fn resources_changed(&self, context: &RequestContext<RoleServer>) {
+        if dialog::is_modern(context) {
+            // No listener is fine: nobody asked.
+            let _ = self.inner.resources_changed.send(());
+        } else if let Err(e) = context.peer.notify_resource_list_changed().await {
+            tracing::debug!(error = %e, "the resource list notification was not sent");
+        }
     }
 }

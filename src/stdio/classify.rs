@@ -14,8 +14,8 @@
 //!   garbage is how two peers start an error storm (the MCP SDKs skip such lines too).
 
 use rmcp::model::{
-    CallToolRequestParams, ClientJsonRpcMessage, ClientRequest, ErrorCode, InitializeRequestParams,
-    JsonRpcMessage,
+    CallToolRequestParams, ClientJsonRpcMessage, ClientRequest, ErrorCode, GetPromptRequestParams,
+    InitializeRequestParams, JsonRpcMessage, ReadResourceRequestParams,
 };
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
@@ -36,12 +36,18 @@ pub enum Verdict {
 
 /// Methods this server serves. A request to one of them whose params rmcp cannot read
 /// reaches rmcp as an unknown method; any other method is unknown indeed.
-const SERVED: [&str; 5] = [
+const SERVED: [&str; 11] = [
     "initialize",
     "server/discover",
     "ping",
     "tools/list",
     "tools/call",
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "subscriptions/listen",
 ];
 
 /// Decides about one line (without its newline).
@@ -203,6 +209,10 @@ fn params_problem(method: &str, params: Option<&Value>) -> String {
     let detail = match method {
         "tools/call" => serde_json::from_value::<CallToolRequestParams>(params.clone()).err(),
         "initialize" => serde_json::from_value::<InitializeRequestParams>(params.clone()).err(),
+        "prompts/get" => serde_json::from_value::<GetPromptRequestParams>(params.clone()).err(),
+        "resources/read" => {
+            serde_json::from_value::<ReadResourceRequestParams>(params.clone()).err()
+        }
         _ => None,
     };
     match detail {
@@ -428,7 +438,16 @@ mod tests {
             "{r}"
         );
         // A method this server does not serve stays rmcp's to refuse (-32601).
-        forwarded(r#"{"jsonrpc":"2.0","id":5,"method":"resources/read","params":null}"#);
+        forwarded(r#"{"jsonrpc":"2.0","id":5,"method":"completion/complete","params":null}"#);
+        // Served methods with a required param name it.
+        let r = reply(r#"{"jsonrpc":"2.0","id":6,"method":"resources/read","params":{}}"#);
+        assert_eq!(r["error"]["code"], -32602, "{r}");
+        assert!(
+            r["error"]["message"].as_str().unwrap().contains("uri"),
+            "{r}"
+        );
+        let r = reply(r#"{"jsonrpc":"2.0","id":7,"method":"prompts/get","params":null}"#);
+        assert_eq!(r["error"]["code"], -32602, "{r}");
     }
 
     #[test]

@@ -140,6 +140,11 @@ impl Client {
         v
     }
 
+    /// The client side of the connection, for requests other than tool calls.
+    pub fn peer(&self) -> &rmcp::Peer<RoleClient> {
+        self.service.peer()
+    }
+
     pub async fn list_tools(&self) -> Vec<rmcp::model::Tool> {
         self.service.list_all_tools().await.expect("tools/list")
     }

@@ -1,0 +1,83 @@
+//! The replies to the read-only actions: `status` (the session, its decisions) and `list`.
+
+use crate::store::Page;
+use crate::workflow::{Action, Facts, Session, State};
+
+use super::{for_session, some_vec, DecisionEntry, Reply};
+
+/// `status`: the reply for the session's state, and the session as stored, its content
+/// references without their summaries (the files are named; `role_prompt` already gives a
+/// line of each earlier document).
+pub fn for_status(s: &Session) -> Reply {
+    let mut r = for_session(s, &Facts::default(), Action::Status);
+    if s.current_state == State::Completed {
+        // The documents are listed once, in `session.artifacts`.
+        if let Some(i) = r.user_message.find(" Documents:") {
+            r.user_message.truncate(i);
+            r.user_message
+                .push_str(" Documents: see `session.artifacts`.");
+        }
+    }
+    r.decisions = some_vec(
+        s.history
+            .iter()
+            .filter_map(|h| {
+                Some(DecisionEntry {
+                    stage: h.stage,
+                    action: h.action,
+                    decided_by: h.decided_by?,
+                    via: h.via?,
+                    digest: h.digest.as_ref().map(|d| d.chars().take(12).collect()),
+                    at: h.at.clone(),
+                })
+            })
+            .collect(),
+    );
+    let mut stored = s.clone();
+    for rec in stored.stages.iter_mut() {
+        for c in [
+            &mut rec.claude_result_ref,
+            &mut rec.codex_result_ref,
+            &mut rec.final_result_ref,
+            &mut rec.draft_ref,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            c.summary.clear();
+        }
+    }
+    r.session = Some(stored);
+    r
+}
+
+pub fn for_list(page: Page, project: &str) -> Reply {
+    let shown = page.sessions.len();
+    let mut msg = if shown == page.total {
+        format!("{} session(s) in {project}.", page.total)
+    } else if page.next_cursor.is_none() {
+        format!(
+            "The last {shown} of {} session(s) in {project}.",
+            page.total
+        )
+    } else {
+        format!(
+            "{shown} of {} session(s) in {project}; pass `next_cursor` as `cursor` for more.",
+            page.total
+        )
+    };
+    if page.damaged_total > 0 {
+        msg.push_str(&format!(
+            " {} session file(s) cannot be read: see `damaged`.",
+            page.damaged_total
+        ));
+    }
+    Reply {
+        user_message: msg,
+        sessions: Some(page.sessions),
+        next_cursor: page.next_cursor,
+        total: Some(page.total),
+        damaged: some_vec(page.damaged),
+        ..Reply::default()
+    }
+}

@@ -1,0 +1,326 @@
+//! MCP prompts, which Claude Code offers as slash commands (`/bmad:start …`):
+//!
+//! * `start` (`objective`): begin a workflow;
+//! * `status` (`task`, optional): where a task stands, or the project's tasks;
+//! * `resume` (`task`, optional; the most recently updated session by default): a briefing of
+//!   at most [`MAX_BRIEFING`] bytes from which an assistant whose context was compacted
+//!   carries on: stage, state, the decisions and who took them, the documents by path, the
+//!   next action.
+//!
+//! Each is one user message. They read the server's default project and change nothing.
+
+use rmcp::model::{GetPromptResult, Prompt, PromptArgument, PromptMessage, Role};
+use rmcp::ErrorData;
+
+use super::reply;
+use super::TOOL_NAME;
+use crate::error::{clip, Error};
+use crate::store::{SessionKey, Store};
+use crate::workflow::{DecidedBy, Session, Stage, Via};
+
+/// The most a `resume` briefing holds, in bytes.
+pub const MAX_BRIEFING: usize = 4096;
+/// Decisions a briefing names (the newest).
+const MAX_DECISIONS: usize = 8;
+/// Open questions a briefing names.
+const MAX_QUESTIONS: usize = 5;
+
+pub fn list() -> Vec<Prompt> {
+    let task = || {
+        PromptArgument::new("task")
+            .with_description("The task name or session id (optional)")
+            .with_required(false)
+    };
+    vec![
+        Prompt::new(
+            "start",
+            Some("Start a BMAD workflow (Product Owner → Architect → Scrum Master → Developer → Reviewer → QA) for what you want built."),
+            Some(vec![PromptArgument::new("objective")
+                .with_description("What to build, in your words")
+                .with_required(false)]),
+        )
+        .with_title("Start a BMAD workflow"),
+        Prompt::new(
+            "status",
+            Some("Where a BMAD task stands, or the project's tasks when none is named."),
+            Some(vec![task()]),
+        )
+        .with_title("BMAD status"),
+        Prompt::new(
+            "resume",
+            Some("A short briefing to carry on a BMAD task after the conversation lost it (default: the task updated last)."),
+            Some(vec![task()]),
+        )
+        .with_title("Resume a BMAD task"),
+    ]
+}
+
+/// An argument's value; Claude Code sends `""` for one the user left out.
+fn argument(args: Option<&rmcp::model::JsonObject>, name: &str) -> Option<String> {
+    args?
+        .get(name)?
+        .as_str()
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(str::to_string)
+}
+
+fn message(description: &str, text: String) -> GetPromptResult {
+    GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
+        .with_description(description)
+}
+
+/// `prompts/get` (blocking: it reads the project).
+pub fn get(
+    store: &Store,
+    name: &str,
+    args: Option<&rmcp::model::JsonObject>,
+) -> Result<GetPromptResult, ErrorData> {
+    match name {
+        "start" => Ok(message(
+            "Start a BMAD workflow",
+            start(argument(args, "objective")),
+        )),
+        "status" => status(store, argument(args, "task")).map(|t| message("BMAD status", t)),
+        "resume" => resume(store, argument(args, "task")).map(|t| message("BMAD briefing", t)),
+        other => Err(ErrorData::invalid_params(
+            format!(
+                "no prompt `{}`; this server has `start`, `status` and `resume`",
+                clip(other, 80)
+            ),
+            None,
+        )),
+    }
+}
+
+fn start(objective: Option<String>) -> String {
+    let call = format!("Call the `{TOOL_NAME}` tool with `action: \"start\"` and that objective, then follow the reply's `next_step`.");
+    match objective {
+        None => format!("I want to run a BMAD workflow. Ask me what I want built (the objective), in one or two sentences. {call}"),
+        Some(o) => format!(
+            "Run a BMAD workflow for this objective: «{}». Some clients pass only the first word of what follows a slash command: if the command I typed holds more words than that, the objective is all of them. {call}",
+            clip(&o, 2000)
+        ),
+    }
+}
+
+fn key_of(task: &str) -> SessionKey {
+    if uuid::Uuid::parse_str(task).is_ok() {
+        SessionKey::Id(task.to_string())
+    } else {
+        SessionKey::TaskName(task.to_string())
+    }
+}
+
+fn tool_error(e: Error) -> ErrorData {
+    match e {
+        Error::SessionNotFound { .. } => ErrorData::invalid_params(e.to_string(), None),
+        other => ErrorData::internal_error(other.to_string(), None),
+    }
+}
+
+fn status(store: &Store, task: Option<String>) -> Result<String, ErrorData> {
+    let Some(task) = task else {
+        let page = store.list(None, None).map_err(tool_error)?;
+        let project = store.project(None).map_err(tool_error)?.display();
+        if page.total == 0 {
+            return Ok(format!("There are no BMAD tasks in {project} yet. Tell me what to build, and start one with the `{TOOL_NAME}` tool (`action: \"start\"`)."));
+        }
+        let mut text = format!(
+            "Show me the BMAD tasks of {project} ({} in all, newest first) as a short table:\n",
+            page.total
+        );
+        for e in page.sessions.iter().take(20) {
+            text.push_str(&format!(
+                "- {}: {} stage, {} (updated {})\n",
+                e.task_name,
+                e.current_stage.id(),
+                e.current_state.id(),
+                e.updated_at
+            ));
+        }
+        text.push_str(&format!(
+            "For one of them, call `{TOOL_NAME}` with `action: \"status\"` and its `task_name`."
+        ));
+        return Ok(text);
+    };
+    let (_, s) = store.load(None, &key_of(&task)).map_err(tool_error)?;
+    let r = reply::for_status(&s);
+    Ok(format!(
+        "Tell me where BMAD task `{}` stands, from this:\n\n{}\n\nWhat the assistant does next: {}\n\nCall `{TOOL_NAME}` with `action: \"status\"` and `task_name: \"{}\"` for everything else.",
+        s.task_name,
+        r.user_message,
+        r.next_step.unwrap_or_default(),
+        s.task_name
+    ))
+}
+
+fn resume(store: &Store, task: Option<String>) -> Result<String, ErrorData> {
+    let key = match task {
+        Some(t) => key_of(&t),
+        None => {
+            let page = store.list(None, None).map_err(tool_error)?;
+            match page.sessions.first() {
+                Some(newest) => SessionKey::Id(newest.session_id.clone()),
+                None => {
+                    let project = store.project(None).map_err(tool_error)?.display();
+                    return Ok(format!("There is no BMAD task in {project} to resume. Ask me what to build, and start one with the `{TOOL_NAME}` tool (`action: \"start\"`)."));
+                }
+            }
+        }
+    };
+    let (_, s) = store.load(None, &key).map_err(tool_error)?;
+    Ok(briefing(&s))
+}
+
+fn who(by: DecidedBy, via: Via) -> &'static str {
+    match (by, via) {
+        (DecidedBy::Human, Via::Elicitation) => "the human, in the dialog",
+        (DecidedBy::Human, Via::Cli) => "the human, in the terminal",
+        (DecidedBy::Human, Via::Tool) => "the human",
+        (DecidedBy::Host, _) => "the host, on the human's word",
+    }
+}
+
+/// The briefing, at most [`MAX_BRIEFING`] bytes: each part is bounded, and the whole is
+/// cut at the limit as a last resort.
+pub fn briefing(s: &Session) -> String {
+    let rec = s.current();
+    let mut b = format!(
+        "BMAD briefing (resume): task `{}`, session {}, project {}.\nObjective: {}\nNow: stage {} ({}), state {}: {}. Updated {}.\n",
+        clip(&s.task_name, 80),
+        s.session_id,
+        clip(&s.cwd, 200),
+        clip(&s.objective, 400),
+        s.current_stage.role(),
+        s.current_stage.id(),
+        s.current_state.id(),
+        s.current_stage.description(),
+        s.updated_at
+    );
+    let done: Vec<String> = Stage::ALL
+        .into_iter()
+        .filter_map(|st| {
+            let r = s.record(st);
+            let a = r.artifact.as_ref()?;
+            let score = r.score.map(|x| format!(", {x}/100")).unwrap_or_default();
+            let risk = if r.accepted_risk {
+                ", risk accepted"
+            } else {
+                ""
+            };
+            Some(format!(
+                "- {}: {} ({} bytes{score}{risk})",
+                st.role(),
+                a.path,
+                a.size
+            ))
+        })
+        .collect();
+    if !done.is_empty() {
+        b.push_str("Documents (read them from disk when you need them):\n");
+        b.push_str(&done.join("\n"));
+        b.push('\n');
+    }
+    if let Some(d) = rec.draft_ref.as_ref().filter(|_| rec.artifact.is_none()) {
+        b.push_str(&format!(
+            "Current draft: {} ({} bytes).\n",
+            d.file_path, d.size
+        ));
+    }
+    let decisions: Vec<String> = s
+        .history
+        .iter()
+        .filter_map(|h| {
+            let by = h.decided_by?;
+            let via = h.via?;
+            let digest = h
+                .digest
+                .as_deref()
+                .map(|d| format!(", on sha256 {}", &d[..d.len().min(12)]))
+                .unwrap_or_default();
+            Some(format!(
+                "- {} {}: {}{digest} ({})",
+                h.stage.id(),
+                h.action,
+                who(by, via),
+                h.at
+            ))
+        })
+        .collect();
+    if !decisions.is_empty() {
+        let skip = decisions.len().saturating_sub(MAX_DECISIONS);
+        b.push_str(&format!(
+            "Decisions ({} in all{}):\n",
+            decisions.len(),
+            if skip > 0 { ", the newest shown" } else { "" }
+        ));
+        b.push_str(&decisions[skip..].join("\n"));
+        b.push('\n');
+    }
+    let open = rec.open_questions();
+    if !open.is_empty() {
+        b.push_str(&format!("Open questions for the human ({}):\n", open.len()));
+        for q in open.iter().take(MAX_QUESTIONS) {
+            b.push_str(&format!("- {}: {}\n", q.id, clip(&q.question, 160)));
+        }
+    }
+    if let Some(scope) = &s.record(Stage::approval()).scope {
+        b.push_str(&format!("Approved scope: {}.\n", clip(scope, 120)));
+    }
+    let status = format!(
+        "`{TOOL_NAME}` with `action: \"status\"` and `session_id: \"{}\"`",
+        s.session_id
+    );
+    let r = reply::for_status(s);
+    if r.role_prompt.is_some() {
+        b.push_str(&format!(
+            "Next: the role prompt is not in this briefing: call {status}; its `role_prompt` says what to write. Then: {}",
+            r.next_step.unwrap_or_default()
+        ));
+    } else {
+        b.push_str(&format!(
+            "Next: {}\nFor the full state, call {status}.",
+            r.next_step.unwrap_or_default()
+        ));
+    }
+    cut(b, MAX_BRIEFING)
+}
+
+/// `text` cut to at most `max` bytes on a character boundary, marked when cut.
+fn cut(mut text: String, max: usize) -> String {
+    if text.len() <= max {
+        return text;
+    }
+    let mark = "\n[cut]";
+    let mut at = max - mark.len();
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    text.truncate(at);
+    text.push_str(mark);
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cut_keeps_characters_whole_and_the_limit() {
+        let long = "é".repeat(5000);
+        let c = cut(long, MAX_BRIEFING);
+        assert!(c.len() <= MAX_BRIEFING, "{}", c.len());
+        assert!(c.ends_with("[cut]"));
+        assert_eq!(cut("short".into(), 10), "short");
+    }
+
+    #[test]
+    fn the_start_prompt_says_what_to_call_with_or_without_an_objective() {
+        let with = start(Some("Build a todo app".into()));
+        assert!(with.contains("«Build a todo app»"), "{with}");
+        assert!(with.contains("action: \"start\""), "{with}");
+        let without = start(None);
+        assert!(without.contains("Ask me what I want built"), "{without}");
+    }
+}
