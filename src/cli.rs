@@ -47,6 +47,12 @@ pub enum Cli {
     List,
     /// Where a task stands and who decided what.
     Status { task: String },
+    /// Which file each role prompt comes from (the project's .bmad/prompts/, the user's,
+    /// or the built-in one); `prompts export DIR` writes the built-in ones to DIR.
+    Prompts {
+        #[command(subcommand)]
+        command: Option<crate::prompts::commands::PromptsCommand>,
+    },
     /// A Claude Code hook of the bmad plugin: `hook pre-tool-use` reads the hook's JSON on
     /// stdin and makes Claude Code ask the human before a gate call (see src/hook.rs).
     Hook {
@@ -86,6 +92,13 @@ pub fn run(cli: Cli, project: Option<String>) -> ExitCode {
             },
         ),
         Cli::Hook { event } => Ok(crate::hook::run(event)),
+        Cli::Prompts { command: None } => store
+            .project(None)
+            .map_err(|e| e.to_string())
+            .and_then(|p| crate::prompts::commands::list(&p)),
+        Cli::Prompts {
+            command: Some(crate::prompts::commands::PromptsCommand::Export { dir, force }),
+        } => crate::prompts::commands::export(&dir, force),
         Cli::Answer { task } => decide(
             &store,
             &key(&task),
@@ -135,7 +148,7 @@ fn list(store: &Store) -> Result<ExitCode, String> {
 
 fn status(store: &Store, key: &SessionKey) -> Result<ExitCode, String> {
     let (_, s) = store.load(None, key).map_err(|e| e.to_string())?;
-    let r = reply::for_status(&s);
+    let r = reply::for_status(&s, None);
     println!("task {} ({})", s.task_name, s.session_id);
     println!("stage {}, state {}", s.current_stage, s.current_state);
     println!("{}", r.user_message);
@@ -207,7 +220,7 @@ fn decide(store: &Store, key: &SessionKey, command: Command) -> Result<ExitCode,
     let action = command.action();
     match store.act(None, key, command, &decision, &Utc::now) {
         Ok((s, facts)) => {
-            println!("{}", reply::for_session(&s, &facts, action).user_message);
+            println!("{}", reply::for_session(&s, &facts, action, None).user_message);
             Ok(ExitCode::SUCCESS)
         }
         Err(e @ Error::Workflow(crate::workflow::WorkflowError::StaleDecision { .. })) => Err(

@@ -64,12 +64,14 @@ pub enum ErrorCode {
     InvalidConfig,
     /// The project's policy wants this decision from the human, not from the host.
     HumanRequired,
+    /// A role prompt override (`.bmad/prompts/<role>.md` or the user's) cannot be used.
+    InvalidPrompt,
     /// The server failed while handling the call.
     Internal,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 27] = [
+    pub const ALL: [ErrorCode; 28] = [
         ErrorCode::InvalidState,
         ErrorCode::StageMismatch,
         ErrorCode::MissingField,
@@ -96,6 +98,7 @@ impl ErrorCode {
         ErrorCode::StaleDecision,
         ErrorCode::InvalidConfig,
         ErrorCode::HumanRequired,
+        ErrorCode::InvalidPrompt,
         ErrorCode::Internal,
     ];
 
@@ -128,6 +131,7 @@ impl ErrorCode {
             ErrorCode::StaleDecision => "stale_decision",
             ErrorCode::InvalidConfig => "invalid_config",
             ErrorCode::HumanRequired => "human_required",
+            ErrorCode::InvalidPrompt => "invalid_prompt",
             ErrorCode::Internal => "internal",
         }
     }
@@ -200,6 +204,8 @@ pub enum Error {
     InvalidConfig { path: String, problem: String },
     #[error("this project's policy (`gates = \"human\"` in .bmad/config.toml) takes `{action}` only from the human, and this client cannot show them a dialog. Nothing was changed. Show the human `user_message` and ask them to decide in a terminal, in the project: `{command}`")]
     HumanRequired { action: String, command: String },
+    #[error("{path} {problem}; it is a role prompt override (see the README, \"Role prompts\"): fix it, or remove it to use the next in line (`bmad-mcp prompts` shows which file each role uses). Nothing was changed")]
+    InvalidPrompt { path: String, problem: String },
     #[error("the server failed while handling this call; nothing was saved past the last completed step. Retry, or check `status`.")]
     Internal,
 }
@@ -220,6 +226,7 @@ impl Error {
             Error::SpecsFolderTaken { .. } => ErrorCode::SpecsFolderTaken,
             Error::InvalidConfig { .. } => ErrorCode::InvalidConfig,
             Error::HumanRequired { .. } => ErrorCode::HumanRequired,
+            Error::InvalidPrompt { .. } => ErrorCode::InvalidPrompt,
             Error::Internal => ErrorCode::Internal,
         }
     }

@@ -2,7 +2,8 @@
 //! `tests/python/requirements.txt`) drives a whole workflow against the built binary, once
 //! with the legacy `initialize` handshake and once in the 2026-07-28 era. The checks are in
 //! `tests/python/sdk_client.py`. The same client with an `elicitation_callback` playing the
-//! human checks the gates (`tests/python/sdk_gates.py`).
+//! human checks the gates (`tests/python/sdk_gates.py`); `tests/python/host_client.py` uses
+//! the prompts, the resources and the role prompt overrides.
 //!
 //! The SDK lives in a venv at `target/py-venv`, which `./scripts/test` creates (the only
 //! step that needs the network); the tests themselves run offline. Without the venv these
@@ -108,4 +109,22 @@ fn the_python_sdk_meets_the_gates_the_server_judges_with_the_legacy_handshake() 
 #[test]
 fn the_python_sdk_meets_the_gates_the_server_judges_in_the_2026_07_28_era() {
     judged("auto", "2026-07-28");
+}
+
+/// What the server offers a host besides its tool (`tests/python/host_client.py`, issue 15
+/// items 1-3): the prompts, the resources, and the role prompt overrides.
+fn host(mode: &str, negotiated: &str) {
+    let out = run_script("host_client.py", mode);
+    let expected = format!("mode={mode}: negotiated {negotiated}; prompts, resources");
+    assert!(out.contains(&expected), "{out}");
+}
+
+#[test]
+fn the_python_sdk_uses_the_prompts_resources_and_overrides_with_the_legacy_handshake() {
+    host("legacy", "2025-11-25");
+}
+
+#[test]
+fn the_python_sdk_uses_the_prompts_resources_and_overrides_in_the_2026_07_28_era() {
+    host("auto", "2026-07-28");
 }

@@ -12,6 +12,7 @@
 
 pub mod args;
 mod ask;
+mod calls;
 mod dialog;
 pub mod limits;
 pub mod reply;
@@ -22,7 +23,6 @@ pub mod slash;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use chrono::Utc;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, GetPromptRequestParams,
     GetPromptResponse, Implementation, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
@@ -34,8 +34,8 @@ use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use crate::error::Error;
-use crate::store::{DefaultRoot, SessionKey, Store};
-use crate::workflow::{Command, DecidedBy, Decision, Via};
+use crate::store::{DefaultRoot, Store};
+use crate::workflow::DecidedBy;
 use args::{BmadTaskArgs, Call, Limits};
 use reply::Reply;
 
@@ -113,81 +113,6 @@ impl BmadServer {
                 resources_changed: tokio::sync::broadcast::channel(8).0,
             }),
         }
-    }
-
-    /// Handles one tool call to completion (blocking: file locks and fsync), the host's
-    /// word standing for any decision. A reply with `error` set is a tool error.
-    pub fn handle(&self, arguments: Option<JsonObject>) -> Reply {
-        match args::parse(arguments, &self.inner.limits) {
-            Ok(call) => self.run(call),
-            Err(e) => reply::for_error(&e, None),
-        }
-    }
-
-    fn run(&self, call: Call) -> Reply {
-        let store = &self.inner.store;
-        let done = match call {
-            Call::Start {
-                cwd,
-                objective,
-                engines,
-            } => store
-                .start(cwd.as_deref(), &objective, engines.as_deref(), &Utc::now)
-                .map(|started| {
-                    reply::for_start(&started.session, started.notices, engines.is_some())
-                }),
-            Call::List { cwd, cursor } => store.project(cwd.as_deref()).and_then(|project| {
-                let page = store.list(cwd.as_deref(), cursor.as_deref())?;
-                Ok(reply::for_list(page, &project.display()))
-            }),
-            Call::Status { cwd, key } => store
-                .load(cwd.as_deref(), &key)
-                .map(|(_, s)| reply::for_status(&s)),
-            Call::Act {
-                cwd,
-                key,
-                command,
-                decision,
-            } => return self.act(cwd, key, command, decision).unwrap_or_else(|r| *r),
-        };
-        done.unwrap_or_else(|e| reply::for_error(&e, None))
-    }
-
-    /// Applies a session action (blocking). The error reply names the state and what is
-    /// legal now, when the session exists.
-    fn act(
-        &self,
-        cwd: Option<String>,
-        key: SessionKey,
-        command: Command,
-        decision: Decision,
-    ) -> Result<Reply, Box<Reply>> {
-        let store = &self.inner.store;
-        let action = command.action();
-        let mut notices = Vec::new();
-        if decision.decided_by == DecidedBy::Human {
-            notices.push(format!(
-                "The human decided this through {}.",
-                match decision.via {
-                    Via::Elicitation => "the dialog",
-                    Via::Cli => "the terminal",
-                    Via::Tool => "the host",
-                }
-            ));
-        }
-        store
-            .act(cwd.as_deref(), &key, command, &decision, &Utc::now)
-            .map(|(s, mut facts)| {
-                facts.notices.extend(notices);
-                reply::for_session(&s, &facts, action)
-            })
-            .map_err(|e| {
-                let session = match &e {
-                    Error::SessionNotFound { .. } | Error::InvalidProject { .. } => None,
-                    _ => store.load(cwd.as_deref(), &key).ok().map(|(_, s)| s),
-                };
-                Box::new(reply::for_error(&e, session.as_ref()))
-            })
     }
 }
 
@@ -355,7 +280,8 @@ impl ServerHandler for BmadServer {
         let (resources, next) = self
             .read(move |store| resources::list(store, cursor.as_deref()))
             .await?;
-        let mut result = ListResourcesResult::with_all_items(resources);
+        // Sessions change with every action: never fresh for a cache (SEP-2549).
+        let mut result = ListResourcesResult::with_all_items(resources).with_ttl_ms(0);
         result.next_cursor = next;
         Ok(result)
     }
@@ -377,7 +303,9 @@ impl ServerHandler for BmadServer {
     ) -> Result<ReadResourceResponse, ErrorData> {
         self.read(move |store| resources::read(store, &request.uri))
             .await
-            .map(|c| ReadResourceResponse::Complete(ReadResourceResult::new(vec![c])))
+            .map(|c| {
+                ReadResourceResponse::Complete(ReadResourceResult::new(vec![c]).with_ttl_ms(0))
+            })
     }
 
     fn accepted_subscription_filter(
@@ -404,44 +332,6 @@ impl ServerHandler for BmadServer {
                     }
                 }
             }
-        }
-    }
-}
-
-impl BmadServer {
-    /// Runs `f` on a blocking thread (file locks and fsync block); `None` when it panicked.
-    pub(super) async fn blocking<T: Send + 'static>(
-        &self,
-        f: impl FnOnce(&BmadServer) -> T + Send + 'static,
-    ) -> Option<T> {
-        let server = self.clone();
-        tokio::task::spawn_blocking(move || f(&server)).await.ok()
-    }
-
-    /// A read of the project for prompts and resources, on a blocking thread.
-    async fn read<T: Send + 'static>(
-        &self,
-        f: impl FnOnce(&Store) -> Result<T, ErrorData> + Send + 'static,
-    ) -> Result<T, ErrorData> {
-        self.blocking(move |s| f(&s.inner.store))
-            .await
-            .unwrap_or_else(|| {
-                tracing::error!("a read of the project failed unexpectedly");
-                Err(ErrorData::internal_error(
-                    "the server failed while reading",
-                    None,
-                ))
-            })
-    }
-
-    /// Tells the client the resource list may have changed: a notification in the
-    /// 2025 era, through `subscriptions/listen` in the 2026-07-28 era.
-    async fn resources_changed(&self, context: &RequestContext<RoleServer>) {
-        if dialog::is_modern(context) {
-            // No listener is fine: nobody asked.
-            let _ = self.inner.resources_changed.send(());
-        } else if let Err(e) = context.peer.notify_resource_list_changed().await {
-            tracing::debug!(error = %e, "the resource list notification was not sent");
         }
     }
 }

@@ -16,7 +16,7 @@ use super::reply;
 use super::TOOL_NAME;
 use crate::error::{clip, Error};
 use crate::store::{SessionKey, Store};
-use crate::workflow::{DecidedBy, Session, Stage, Via};
+use crate::workflow::{DecidedBy, Session, Stage, State, Via};
 
 /// The most a `resume` briefing holds, in bytes.
 pub const MAX_BRIEFING: usize = 4096;
@@ -145,7 +145,7 @@ fn status(store: &Store, task: Option<String>) -> Result<String, ErrorData> {
         return Ok(text);
     };
     let (_, s) = store.load(None, &key_of(&task)).map_err(tool_error)?;
-    let r = reply::for_status(&s);
+    let r = reply::for_status(&s, None);
     Ok(format!(
         "Tell me where BMAD task `{}` stands, from this:\n\n{}\n\nWhat the assistant does next: {}\n\nCall `{TOOL_NAME}` with `action: \"status\"` and `task_name: \"{}\"` for everything else.",
         s.task_name,
@@ -272,8 +272,8 @@ pub fn briefing(s: &Session) -> String {
         "`{TOOL_NAME}` with `action: \"status\"` and `session_id: \"{}\"`",
         s.session_id
     );
-    let r = reply::for_status(s);
-    if r.role_prompt.is_some() {
+    let r = reply::for_status(s, None);
+    if matches!(s.current_state, State::Generating | State::Refining) {
         b.push_str(&format!(
             "Next: the role prompt is not in this briefing: call {status}; its `role_prompt` says what to write. Then: {}",
             r.next_step.unwrap_or_default()

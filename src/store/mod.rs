@@ -6,7 +6,7 @@ mod list;
 mod lock;
 mod mapping;
 mod names;
-mod project;
+pub(crate) mod project;
 mod read;
 mod sessions;
 mod start;
@@ -34,7 +34,7 @@ pub use lock::{lock_wait_from_env, DEFAULT_LOCK_WAIT, LOCK_FILE};
 pub use mapping::{Mapping, MappingEntry};
 pub use names::{candidate as task_name_candidate, is_valid as is_valid_task_name, slug_for};
 pub use project::{discover, DefaultRoot, Project};
-pub use read::{ReadProblem, MAX_READ_BYTES};
+pub use read::{read_text, ReadProblem, MAX_READ_BYTES};
 pub use sessions::session_rel;
 pub use start::Started;
 

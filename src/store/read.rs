@@ -94,49 +94,54 @@ impl Project {
     /// The text of a file inside the project's areas; `None` when it does not exist.
     pub fn read(&self, rel: &str) -> Result<Option<String>, ReadProblem> {
         let abs = self.check(rel).map_err(ReadProblem::Unsafe)?;
-        let mut options = std::fs::OpenOptions::new();
-        options.read(true);
-        // Opening a FIFO for reading waits for a writer unless non-blocking; whatever the
-        // open gives is then checked with fstat before a byte is read.
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
-        }
-        let mut file = match options.open(&abs) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(ReadProblem::Io(e)),
-        };
-        let meta = file.metadata().map_err(ReadProblem::Io)?;
-        if let Some(what) = kind_of(&meta) {
-            return Err(ReadProblem::NotAFile(what));
-        }
-        let limit = MAX_READ_BYTES;
-        if meta.len() > limit {
-            return Err(ReadProblem::TooLarge {
-                size: meta.len(),
-                limit,
-            });
-        }
-        let mut bytes = Vec::with_capacity(meta.len() as usize);
-        // One byte past the limit tells a file that grew while being read.
-        (&mut file)
-            .take(limit + 1)
-            .read_to_end(&mut bytes)
-            .map_err(ReadProblem::Io)?;
-        if bytes.len() as u64 > limit {
-            return Err(ReadProblem::TooLarge {
-                size: bytes.len() as u64,
-                limit,
-            });
-        }
-        String::from_utf8(bytes)
-            .map(Some)
-            .map_err(|e| ReadProblem::NotText {
-                offset: e.utf8_error().valid_up_to(),
-            })
+        read_text(&abs, MAX_READ_BYTES)
     }
+}
+
+/// The text of the file at `abs`, at most `limit` bytes, without trusting what it is;
+/// `None` when it does not exist. The path is the caller's to have checked.
+pub fn read_text(abs: &std::path::Path, limit: u64) -> Result<Option<String>, ReadProblem> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    // Opening a FIFO for reading waits for a writer unless non-blocking; whatever the
+    // open gives is then checked with fstat before a byte is read.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
+    }
+    let mut file = match options.open(abs) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(ReadProblem::Io(e)),
+    };
+    let meta = file.metadata().map_err(ReadProblem::Io)?;
+    if let Some(what) = kind_of(&meta) {
+        return Err(ReadProblem::NotAFile(what));
+    }
+    if meta.len() > limit {
+        return Err(ReadProblem::TooLarge {
+            size: meta.len(),
+            limit,
+        });
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    // One byte past the limit tells a file that grew while being read.
+    (&mut file)
+        .take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(ReadProblem::Io)?;
+    if bytes.len() as u64 > limit {
+        return Err(ReadProblem::TooLarge {
+            size: bytes.len() as u64,
+            limit,
+        });
+    }
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|e| ReadProblem::NotText {
+            offset: e.utf8_error().valid_up_to(),
+        })
 }
 
 #[cfg(test)]

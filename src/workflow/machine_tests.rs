@@ -1223,7 +1223,7 @@ fn a_failing_review_sent_back_returns_the_work_to_dev_with_the_findings() {
     assert!(!r.s.artifacts.contains(&report));
     assert!(r.s.artifacts.contains(&r.s.artifact_path(Stage::Dev)));
     // Dev's role prompt is a revision that shows the findings.
-    let prompt = crate::prompts::render(&r.s, Stage::Dev, &[]);
+    let prompt = crate::prompts::render(&r.s, Stage::Dev, &[], Stage::Dev.prompt_source());
     assert!(prompt.contains(feedback.as_str()), "{prompt}");
 
     // The new work is reviewed again; this time it passes.

@@ -25,13 +25,18 @@ pub struct Client {
     pub project: PathBuf,
 }
 
+/// A user configuration directory that does not exist: the tests' servers read no role
+/// prompt of the person running them.
+pub const NO_USER_CONFIG: &str = "/nonexistent/bmad-mcp-tests/config";
+
 /// A server command for `project`, with the project-root variables cleared so the
 /// test decides where the server looks.
 pub fn command(project: &Path) -> tokio::process::Command {
     let mut cmd = tokio::process::Command::new(BIN);
     cmd.current_dir(project)
         .env_remove("BMAD_PROJECT_ROOT")
-        .env_remove("CLAUDE_PROJECT_DIR");
+        .env_remove("CLAUDE_PROJECT_DIR")
+        .env("XDG_CONFIG_HOME", NO_USER_CONFIG);
     cmd
 }
 
@@ -40,7 +45,8 @@ pub fn bin(project: &Path) -> std::process::Command {
     let mut cmd = std::process::Command::new(BIN);
     cmd.current_dir(project)
         .env_remove("BMAD_PROJECT_ROOT")
-        .env_remove("CLAUDE_PROJECT_DIR");
+        .env_remove("CLAUDE_PROJECT_DIR")
+        .env("XDG_CONFIG_HOME", NO_USER_CONFIG);
     cmd
 }
 

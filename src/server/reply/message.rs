@@ -1,7 +1,7 @@
 //! The user message and the state-specific fields of a reply: one function per state the
 //! session is left in. Each says what happened and what the human or the host does next.
 
-use crate::prompts;
+use crate::prompts::{self, Templates};
 use crate::workflow::rules::{after_reject, failed_verdict};
 use crate::workflow::session::{ScoreSource, StageRecord};
 use crate::workflow::stage::{Marker, Verdict};
@@ -26,11 +26,20 @@ pub(super) fn completed_stage(s: &Session, facts: &Facts) -> String {
 }
 
 /// `generating` and `refining`: the host (re)generates the document with the role prompt.
-pub(super) fn generate(s: &Session, facts: &Facts, action: Action, r: &mut Reply) -> String {
+pub(super) fn generate(
+    s: &Session,
+    facts: &Facts,
+    action: Action,
+    prompts: Option<&Templates>,
+    r: &mut Reply,
+) -> String {
     let stage = s.current_stage;
     let state = s.current_state;
     let rec = s.current();
-    r.role_prompt = Some(prompts::render(s, stage, &facts.guidance));
+    if let Some(template) = prompts.map(|p| p.get(stage)) {
+        r.role_prompt = Some(prompts::render(s, stage, &facts.guidance, &template.text));
+        r.role_prompt_source = Some(template.describe());
+    }
     r.engines = Some(s.engines_for(stage));
     r.context = Some(context(s, stage));
     r.guidance = some_vec(facts.guidance.clone());

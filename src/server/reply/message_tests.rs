@@ -48,7 +48,13 @@ fn a_completed_stage_is_named_with_its_saved_document() {
 fn generating_hands_over_the_role_prompt_and_context() {
     let s = session(Stage::Po, State::Generating);
     let mut r = Reply::default();
-    let msg = generate(&s, &Facts::default(), Action::Start, &mut r);
+    let msg = generate(
+        &s,
+        &Facts::default(),
+        Action::Start,
+        Some(&Templates::built_in()),
+        &mut r,
+    );
     assert_eq!(msg, "The Product Owner writes the document (po).");
     assert!(r.role_prompt.unwrap().contains("Build a todo app"));
     assert_eq!(r.context.unwrap().specs_dir, ".claude/specs/todo-app");
@@ -75,7 +81,7 @@ fn refining_says_why_the_document_came_back() {
     ];
     for (action, opening) in cases {
         let mut r = Reply::default();
-        let msg = generate(&s, &facts, action, &mut r);
+        let msg = generate(&s, &facts, action, Some(&Templates::built_in()), &mut r);
         assert!(msg.starts_with(opening), "{action}: {msg}");
         assert!(
             msg.ends_with("The Product Owner revises the document (po)."),
@@ -95,7 +101,13 @@ fn development_starts_with_the_approved_scope_and_sprints() {
         title: "Core".into(),
     }];
     let mut r = Reply::default();
-    let msg = generate(&s, &Facts::default(), Action::Approve, &mut r);
+    let msg = generate(
+        &s,
+        &Facts::default(),
+        Action::Approve,
+        Some(&Templates::built_in()),
+        &mut r,
+    );
     assert!(
         msg.starts_with("Sprint plan approved; scope to build: sprint 1. The Developer writes"),
         "{msg}"
@@ -185,14 +197,26 @@ fn a_score_the_check_disagrees_with_is_sent_back_naming_the_sections() {
     rec.gate_passed = Some(false);
     rec.missing_sections = vec!["Business Goals".into(), "User Stories".into()];
     let mut r = Reply::default();
-    let msg = generate(&s, &Facts::default(), Action::Submit, &mut r);
+    let msg = generate(
+        &s,
+        &Facts::default(),
+        Action::Submit,
+        Some(&Templates::built_in()),
+        &mut r,
+    );
     assert!(
         msg.starts_with("The document reports 95/100, but the server's own check of it disagrees (missing sections: Business Goals, User Stories): a score alone does not pass the gate of 90. "),
         "{msg}"
     );
     // Below the gate as well: the score, then what is lacking.
     s.record_mut(Stage::Po).score = Some(70);
-    let msg = generate(&s, &Facts::default(), Action::Submit, &mut r);
+    let msg = generate(
+        &s,
+        &Facts::default(),
+        Action::Submit,
+        Some(&Templates::built_in()),
+        &mut r,
+    );
     assert!(
         msg.starts_with("The document scored 70/100 (reported by the author), below the gate of 90; missing sections: Business Goals, User Stories. "),
         "{msg}"

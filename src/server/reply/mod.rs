@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::error::{Error, ErrorCode};
-use crate::prompts;
+use crate::prompts::{self, Templates};
 use crate::store::{Damaged, ListEntry};
 use crate::workflow::session::{Question, ScoreSource, Sprint};
 use crate::workflow::{
@@ -110,6 +110,10 @@ pub struct Reply {
     /// The prompt for the host's model, rendered for this stage and round.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub role_prompt: Option<String>,
+    /// Where `role_prompt` comes from: `built-in`, or the project's or the user's file
+    /// that overrides it (`project file .bmad/prompts/po.md`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role_prompt_source: Option<String>,
     /// Who writes this document: `claude` is you, the host's own model (submit as
     /// `claude_result`); `codex` is a second, independent model, for instance through a
     /// Codex MCP server (`codex_result`). `next_step` says what to do without one.
@@ -195,7 +199,16 @@ pub fn pending_actions(stage: Stage, state: State) -> Vec<Action> {
 /// The reply after an action (or for `status`), from the session as it now stands. The
 /// user message and the state-specific fields come from [`message`], one function per
 /// state.
-pub fn for_session(s: &Session, facts: &Facts, action: Action) -> Reply {
+///
+/// `prompts`: the role prompts in effect, for a state in which the host writes; `None`
+/// where the reply is not for the host (the terminal, a briefing), and no role prompt is
+/// given.
+pub fn for_session(
+    s: &Session,
+    facts: &Facts,
+    action: Action,
+    prompts: Option<&Templates>,
+) -> Reply {
     let stage = s.current_stage;
     let state = s.current_state;
     let interaction = match state {
@@ -237,7 +250,7 @@ pub fn for_session(s: &Session, facts: &Facts, action: Action) -> Reply {
 
     let mut msg = message::completed_stage(s, facts);
     msg.push_str(&match state {
-        State::Generating | State::Refining => message::generate(s, facts, action, &mut r),
+        State::Generating | State::Refining => message::generate(s, facts, action, prompts, &mut r),
         State::Clarifying => message::clarifying(s, &mut r),
         State::AwaitingConfirmation => message::awaiting_confirmation(s, facts, &mut r),
         State::AwaitingApproval => message::awaiting_approval(s, &mut r),
@@ -279,7 +292,12 @@ pub(super) fn context(s: &Session, stage: Stage) -> Context {
 
 /// The reply to `start`. `engines_given`: whether the host listed the engines; when it
 /// did not and the objective's word turned the second model on, the reply says so.
-pub fn for_start(s: &Session, mut notices: Vec<String>, engines_given: bool) -> Reply {
+pub fn for_start(
+    s: &Session,
+    mut notices: Vec<String>,
+    engines_given: bool,
+    prompts: &Templates,
+) -> Reply {
     if !engines_given && s.dual_engine() {
         notices.push(format!(
             "This session runs claude and codex because the objective names codex: codex is {}, and each reply's `engines` says who writes the document. If none is at hand, start again with `engines: [\"{}\"]`.",
@@ -291,7 +309,7 @@ pub fn for_start(s: &Session, mut notices: Vec<String>, engines_given: bool) -> 
         notices,
         ..Facts::default()
     };
-    let mut r = for_session(s, &facts, Action::Start);
+    let mut r = for_session(s, &facts, Action::Start, Some(prompts));
     r.user_message = format!(
         "Started task `{}`; its documents will be saved in {}/. {}",
         s.task_name,

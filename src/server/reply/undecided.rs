@@ -23,7 +23,8 @@ pub enum Undecided {
 }
 
 pub fn for_undecided(s: &Session, p: &Pending, how: Undecided) -> Reply {
-    let mut r = for_session(s, &Facts::default(), Action::Status);
+    // A decision is pending: the host writes nothing, and no role prompt is given.
+    let mut r = for_session(s, &Facts::default(), Action::Status, None);
     let yes = match p.asked {
         Asked::Answer => Action::Answer,
         Asked::Approve => Action::Approve,

@@ -7,8 +7,17 @@
 use crate::workflow::session::{ContentRef, Session};
 use crate::workflow::stage::{Engine, Stage};
 
-fn section(stage: Stage, name: &str) -> &'static str {
-    let text = stage.prompt_source();
+pub mod commands;
+mod source;
+
+pub use source::{user_dir, Origin, Template, Templates, MAX_PROMPT_BYTES};
+
+/// A section of a prompt file. A file without section markers is one `role` section,
+/// used for every round.
+fn section<'a>(text: &'a str, name: &str) -> &'a str {
+    if !text.contains("<!-- section: ") {
+        return if name == "role" { text.trim() } else { "" };
+    }
     let marker = format!("<!-- section: {name} -->");
     let Some(start) = text.find(&marker) else {
         return "";
@@ -24,15 +33,19 @@ pub fn is_revision(session: &Session, stage: Stage) -> bool {
     rec.iteration > 0 || !rec.feedback.is_empty()
 }
 
-/// The role prompt for the host's next generation at `stage`.
-pub fn render(session: &Session, stage: Stage, guidance: &[String]) -> String {
+/// The role prompt for the host's next generation at `stage`, from `template` (the
+/// stage's prompt file: built in, or the project's or the user's override).
+pub fn render(session: &Session, stage: Stage, guidance: &[String], template: &str) -> String {
     let rec = session.record(stage);
     let round = if is_revision(session, stage) {
         "revise"
     } else {
         "first"
     };
-    let template = format!("{}\n\n{}\n", section(stage, "role"), section(stage, round));
+    let template = match (section(template, "role"), section(template, round)) {
+        (role, "") => format!("{role}\n"),
+        (role, round) => format!("{role}\n\n{round}\n"),
+    };
 
     let inputs = list_or_none(
         Stage::ALL
@@ -222,7 +235,7 @@ mod tests {
 
     /// The fenced example of the output form that a prompt section shows, as shown.
     fn shown(stage: Stage, round: &str) -> Option<String> {
-        let text = section(stage, round);
+        let text = section(stage.prompt_source(), round);
         let open = text.find("```json").or_else(|| text.find("```markdown"))?;
         let body_start = open + text[open..].find('\n')? + 1;
         let end = body_start + text[body_start..].find("\n```")?;
@@ -262,7 +275,11 @@ mod tests {
     #[test]
     fn every_prompt_says_which_document_keys_are_read() {
         for stage in Stage::ALL {
-            let text = format!("{}{}", section(stage, "first"), section(stage, "revise"));
+            let text = format!(
+                "{}{}",
+                section(stage.prompt_source(), "first"),
+                section(stage.prompt_source(), "revise")
+            );
             assert!(
                 stage
                     .document_fields()
@@ -273,8 +290,8 @@ mod tests {
         }
         let po = format!(
             "{}{}",
-            section(Stage::Po, "first"),
-            section(Stage::Po, "revise")
+            section(Stage::Po.prompt_source(), "first"),
+            section(Stage::Po.prompt_source(), "revise")
         );
         assert!(po.contains("`prd_draft`") && po.contains("`prd_updated`"));
     }
@@ -301,7 +318,7 @@ mod tests {
             assert_eq!(kind_of(objective), kind, "{objective}");
             let mut s = session();
             s.objective = objective.into();
-            let p = render(&s, Stage::Architect, &[]);
+            let p = render(&s, Stage::Architect, &[], Stage::Architect.prompt_source());
             assert!(p.contains(phrase), "{objective}: {p}");
         }
         // A tool is not asked for servers; a service is.
@@ -313,7 +330,7 @@ mod tests {
     fn every_role_prompt_says_who_writes_it_and_what_a_codex_result_is() {
         let mut s = session();
         for stage in Stage::ALL {
-            let p = render(&s, stage, &[]);
+            let p = render(&s, stage, &[], stage.prompt_source());
             assert!(
                 p.contains("its reply is submitted as `claude_result`"),
                 "{stage}: {p}"
@@ -324,14 +341,14 @@ mod tests {
             );
         }
         s.engines = vec![Engine::Claude, Engine::Codex];
-        let po = render(&s, Stage::Po, &[]);
+        let po = render(&s, Stage::Po, &[], Stage::Po.prompt_source());
         assert!(po.contains("Two models write this document, each on its own"));
         assert!(po.contains("Codex MCP server"));
         assert!(po.contains("never writes a reply in the second model's name"));
-        let dev = render(&s, Stage::Dev, &[]);
+        let dev = render(&s, Stage::Dev, &[], Stage::Dev.prompt_source());
         assert!(dev.contains("This stage is meant for a second, independent model"));
         assert!(dev.contains("submits it as `claude_result`"));
-        let sm = render(&s, Stage::Sm, &[]);
+        let sm = render(&s, Stage::Sm, &[], Stage::Sm.prompt_source());
         assert!(!sm.contains("codex"), "{sm}");
     }
 
@@ -339,8 +356,8 @@ mod tests {
     fn the_dev_prompt_is_not_tied_to_one_language() {
         let text = format!(
             "{}{}",
-            section(Stage::Dev, "role"),
-            section(Stage::Dev, "first")
+            section(Stage::Dev.prompt_source(), "role"),
+            section(Stage::Dev.prompt_source(), "first")
         );
         for tied in [".rs`", ".py`", ".ts`", "cargo ", "npm ", "pytest"] {
             assert!(!text.contains(tied), "the dev prompt mentions {tied}");
@@ -350,9 +367,10 @@ mod tests {
     #[test]
     fn every_stage_has_a_role_and_a_first_round_section() {
         for s in Stage::ALL {
-            assert!(section(s, "role").contains("# Role:"), "{s}");
-            assert!(!section(s, "first").is_empty(), "{s}");
-            assert!(!section(s, "revise").is_empty(), "{s}");
+            let text = s.prompt_source();
+            assert!(section(text, "role").contains("# Role:"), "{s}");
+            assert!(!section(text, "first").is_empty(), "{s}");
+            assert!(!section(text, "revise").is_empty(), "{s}");
         }
     }
 
@@ -362,7 +380,7 @@ mod tests {
         for stage in Stage::ALL {
             for revise in [false, true] {
                 s.record_mut(stage).iteration = u32::from(revise);
-                let p = render(&s, stage, &["Add metrics".into()]);
+                let p = render(&s, stage, &["Add metrics".into()], stage.prompt_source());
                 assert!(!p.contains("{{"), "{stage}: {p}");
                 assert!(p.contains("Build a todo app"));
                 assert!(p.contains("build-a-todo-app"));
@@ -444,7 +462,7 @@ mod tests {
             &"long document ".repeat(1000),
             Utc::now(),
         ));
-        let p = render(&s, Stage::Po, &[]);
+        let p = render(&s, Stage::Po, &[], Stage::Po.prompt_source());
         assert!(p.contains("Which platforms?") && p.contains("Web only"));
         assert!(p.contains("Shorter please"));
         assert!(

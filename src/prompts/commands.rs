@@ -1,0 +1,93 @@
+//! `bmad-mcp prompts`: which file each role prompt comes from; `bmad-mcp prompts export
+//! DIR`: the built-in prompts written out, as a starting point for overrides.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::Subcommand;
+
+use super::source::{resolve, user_dir, PROJECT_PROMPTS};
+use crate::store::Project;
+use crate::workflow::Stage;
+
+#[derive(Subcommand, Debug)]
+pub enum PromptsCommand {
+    /// Write the built-in role prompts to DIR as <role>.md, to start overrides from.
+    Export {
+        dir: std::path::PathBuf,
+        /// Replace files that are already there.
+        #[arg(long)]
+        force: bool,
+    },
+}
+
+/// Lists, per role, the prompt in effect in `project`; fails when one cannot be used.
+pub fn list(project: &Project) -> Result<ExitCode, String> {
+    let user = user_dir();
+    println!(
+        "Role prompts for {} (project {}/, then user {}, then built-in):",
+        project.display(),
+        PROJECT_PROMPTS,
+        user.as_ref()
+            .map(|d| d.display().to_string())
+            .unwrap_or_else(|| "(no configuration directory)".into())
+    );
+    let mut failed = false;
+    for stage in Stage::ALL {
+        match resolve(project, user.as_deref(), stage) {
+            Ok(t) => println!(
+                "  {:<10} {:<9} {}",
+                stage.id(),
+                t.origin.name(),
+                t.path.as_deref().unwrap_or("(embedded)")
+            ),
+            Err(e) => {
+                failed = true;
+                let why = match e {
+                    crate::error::Error::InvalidPrompt { path, problem } => {
+                        format!("{path} {problem}")
+                    }
+                    other => other.to_string(),
+                };
+                println!("  {:<10} {:<9} {why}", stage.id(), "error");
+            }
+        }
+    }
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Writes the built-in prompts into `dir` (created if needed); refuses to replace a file
+/// unless `force`, and then writes none.
+pub fn export(dir: &Path, force: bool) -> Result<ExitCode, String> {
+    let files: Vec<_> = Stage::ALL
+        .into_iter()
+        .map(|s| (dir.join(format!("{}.md", s.id())), s.prompt_source()))
+        .collect();
+    let there: Vec<String> = files
+        .iter()
+        .filter(|(p, _)| p.symlink_metadata().is_ok())
+        .map(|(p, _)| p.display().to_string())
+        .collect();
+    if !there.is_empty() && !force {
+        return Err(format!(
+            "{} already exist(s); nothing was written. Pass --force to replace them",
+            there.join(", ")
+        ));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    for (path, text) in &files {
+        std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        println!("wrote {}", path.display());
+    }
+    println!(
+        "Edit them and place them in {PROJECT_PROMPTS}/ of a project (for the team) or in {} (for you); keep the `<!-- section: … -->` markers to have different text for a first draft and a revision.",
+        user_dir()
+            .map(|d| d.display().to_string())
+            .unwrap_or_else(|| "your configuration directory's bmad-mcp/prompts/".into())
+    );
+    Ok(ExitCode::SUCCESS)
+}

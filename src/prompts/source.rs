@@ -1,0 +1,207 @@
+//! Where each role prompt comes from. The rule of the BMAD servers: the project's file over
+//! the user's over the built-in one.
+//!
+//! 1. `.bmad/prompts/<role>.md` in the project (committed, shared by the team);
+//! 2. `<config>/bmad-mcp/prompts/<role>.md`, where `<config>` is `$XDG_CONFIG_HOME` when it
+//!    is set, else the platform's configuration directory (`~/.config` on Linux,
+//!    `~/Library/Application Support` on macOS, `%APPDATA%` on Windows);
+//! 3. the prompt built into the binary (`prompts/<role>.md` of this repository).
+//!
+//! `<role>` is the stage id: `po`, `architect`, `sm`, `dev`, `review`, `qa`. A file that is
+//! there but cannot be used (not a regular file, not UTF-8, empty, too large) is an error
+//! naming it: a team's prompt must never be replaced by another without a word.
+//!
+//! What a prompt can change is what the host's model is told. It cannot change what the
+//! server enforces: the gates, the sections each stage's check requires, the states.
+
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::store::{read_text, Project, ReadProblem};
+use crate::workflow::Stage;
+
+/// The largest prompt file read, in bytes.
+pub const MAX_PROMPT_BYTES: u64 = 256 * 1024;
+
+/// The project's prompt folder, relative to the project.
+pub const PROJECT_PROMPTS: &str = ".bmad/prompts";
+
+/// Where a prompt in effect comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    Project,
+    User,
+    BuiltIn,
+}
+
+impl Origin {
+    pub fn name(self) -> &'static str {
+        match self {
+            Origin::Project => "project",
+            Origin::User => "user",
+            Origin::BuiltIn => "built-in",
+        }
+    }
+}
+
+/// One role's prompt file, as read.
+#[derive(Debug, Clone)]
+pub struct Template {
+    pub stage: Stage,
+    pub text: Cow<'static, str>,
+    pub origin: Origin,
+    /// The file it was read from (relative to the project for the project's own); `None`
+    /// for the built-in prompt.
+    pub path: Option<String>,
+}
+
+impl Template {
+    pub fn built_in(stage: Stage) -> Template {
+        Template {
+            stage,
+            text: Cow::Borrowed(stage.prompt_source()),
+            origin: Origin::BuiltIn,
+            path: None,
+        }
+    }
+
+    /// "project file .bmad/prompts/po.md", "user file /home/…/po.md", "built-in".
+    pub fn describe(&self) -> String {
+        match &self.path {
+            Some(p) => format!("{} file {p}", self.origin.name()),
+            None => self.origin.name().to_string(),
+        }
+    }
+}
+
+/// The prompt in effect for every role.
+#[derive(Debug, Clone)]
+pub struct Templates(Vec<Template>);
+
+/// The user's prompt folder, when there is a configuration directory.
+pub fn user_dir() -> Option<PathBuf> {
+    let config = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(dirs::config_dir)?;
+    Some(config.join("bmad-mcp").join("prompts"))
+}
+
+fn file_name(stage: Stage) -> String {
+    format!("{}.md", stage.id())
+}
+
+/// The text of a prompt file, or why it cannot be used; `None` when there is none.
+fn usable(
+    read: std::result::Result<Option<String>, ReadProblem>,
+    path: &str,
+) -> Result<Option<String>> {
+    let invalid = |problem: String| Error::InvalidPrompt {
+        path: path.to_string(),
+        problem,
+    };
+    match read {
+        Ok(None) => Ok(None),
+        Ok(Some(text)) if text.trim().is_empty() => Err(invalid("is empty".into())),
+        Ok(Some(text)) => Ok(Some(text)),
+        Err(ReadProblem::Unsafe(e)) => Err(invalid(e.to_string())),
+        Err(problem) => Err(invalid(problem.to_string())),
+    }
+}
+
+/// The prompt in effect for `stage` in `project`, with `user` as the user's folder.
+pub fn resolve(project: &Project, user: Option<&Path>, stage: Stage) -> Result<Template> {
+    let rel = format!("{PROJECT_PROMPTS}/{}", file_name(stage));
+    // Through the project's confined reader: a link out of the project is refused.
+    let abs = project.check(&rel).map_err(|e| Error::InvalidPrompt {
+        path: rel.clone(),
+        problem: e.to_string(),
+    })?;
+    if let Some(text) = usable(read_text(&abs, MAX_PROMPT_BYTES), &rel)? {
+        return Ok(Template {
+            stage,
+            text: Cow::Owned(text),
+            origin: Origin::Project,
+            path: Some(rel),
+        });
+    }
+    if let Some(dir) = user {
+        let abs = dir.join(file_name(stage));
+        let shown = abs.display().to_string();
+        if let Some(text) = usable(read_text(&abs, MAX_PROMPT_BYTES), &shown)? {
+            return Ok(Template {
+                stage,
+                text: Cow::Owned(text),
+                origin: Origin::User,
+                path: Some(shown),
+            });
+        }
+    }
+    Ok(Template::built_in(stage))
+}
+
+impl Templates {
+    pub fn built_in() -> Templates {
+        Templates(Stage::ALL.into_iter().map(Template::built_in).collect())
+    }
+
+    /// Every role's prompt for `project`; the first that cannot be used is the error.
+    pub fn load(project: &Project) -> Result<Templates> {
+        let user = user_dir();
+        Stage::ALL
+            .into_iter()
+            .map(|stage| resolve(project, user.as_deref(), stage))
+            .collect::<Result<Vec<_>>>()
+            .map(Templates)
+    }
+
+    pub fn get(&self, stage: Stage) -> &Template {
+        &self.0[stage.index()]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_project_beats_the_user_who_beats_the_built_in_and_a_bad_file_is_named() {
+        let (dir, project) = crate::store::project::tests::project();
+        let user = tempfile::tempdir().unwrap();
+        let at = |s: Stage| resolve(&project, Some(user.path()), s).unwrap();
+        assert_eq!(at(Stage::Po).origin, Origin::BuiltIn);
+        std::fs::write(user.path().join("po.md"), "# Role: our PO\n").unwrap();
+        let po = at(Stage::Po);
+        assert_eq!(
+            (po.origin, po.text.as_ref()),
+            (Origin::User, "# Role: our PO\n")
+        );
+        std::fs::create_dir_all(dir.path().join(PROJECT_PROMPTS)).unwrap();
+        std::fs::write(dir.path().join(".bmad/prompts/po.md"), "# Role: team PO\n").unwrap();
+        let po = at(Stage::Po);
+        assert_eq!(po.origin, Origin::Project);
+        assert_eq!(po.describe(), "project file .bmad/prompts/po.md");
+        assert_eq!(at(Stage::Qa).origin, Origin::BuiltIn, "per role");
+
+        for (bytes, problem) in [(&b"  \n"[..], "is empty"), (&b"caf\xe9"[..], "not UTF-8")] {
+            std::fs::write(user.path().join("qa.md"), bytes).unwrap();
+            let e = resolve(&project, Some(user.path()), Stage::Qa).unwrap_err();
+            assert_eq!(e.code(), crate::error::ErrorCode::InvalidPrompt);
+            let m = e.to_string();
+            assert!(m.contains("qa.md") && m.contains(problem), "{m}");
+        }
+        std::fs::remove_file(user.path().join("qa.md")).unwrap();
+        std::fs::create_dir(dir.path().join(".bmad/prompts/dev.md")).unwrap();
+        let e = resolve(&project, Some(user.path()), Stage::Dev).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains(".bmad/prompts/dev.md is a directory"),
+            "{e}"
+        );
+        let big = std::fs::File::create(user.path().join("sm.md")).unwrap();
+        big.set_len(MAX_PROMPT_BYTES + 1).unwrap();
+        let e = resolve(&project, Some(user.path()), Stage::Sm).unwrap_err();
+        assert!(e.to_string().contains("over the"), "{e}");
+    }
+}

@@ -1,0 +1,151 @@
+//! Running the calls: a tool call against the [`Store`] on a blocking thread, the reads
+//! of prompts and resources, and the resource-list notification.
+
+use chrono::Utc;
+use rmcp::model::JsonObject;
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer};
+
+use super::args::{self, Call};
+use super::{dialog, reply, BmadServer, Reply};
+use crate::error::Error;
+use crate::prompts::Templates;
+use crate::store::{SessionKey, Store};
+use crate::workflow::{Command, DecidedBy, Decision, Via};
+
+impl BmadServer {
+    /// Handles one tool call to completion (blocking: file locks and fsync), the host's
+    /// word standing for any decision. A reply with `error` set is a tool error.
+    pub fn handle(&self, arguments: Option<JsonObject>) -> Reply {
+        match args::parse(arguments, &self.inner.limits) {
+            Ok(call) => self.run(call),
+            Err(e) => reply::for_error(&e, None),
+        }
+    }
+
+    pub(super) fn run(&self, call: Call) -> Reply {
+        let store = &self.inner.store;
+        let done = match call {
+            // The role prompts are read before anything changes: an override that cannot
+            // be used refuses the call, rather than leave a change without its prompt.
+            Call::Start {
+                cwd,
+                objective,
+                engines,
+            } => store.project(cwd.as_deref()).and_then(|project| {
+                let prompts = Templates::load(&project)?;
+                let started =
+                    store.start(cwd.as_deref(), &objective, engines.as_deref(), &Utc::now)?;
+                Ok(reply::for_start(
+                    &started.session,
+                    started.notices,
+                    engines.is_some(),
+                    &prompts,
+                ))
+            }),
+            Call::List { cwd, cursor } => store.project(cwd.as_deref()).and_then(|project| {
+                let page = store.list(cwd.as_deref(), cursor.as_deref())?;
+                Ok(reply::for_list(page, &project.display()))
+            }),
+            Call::Status { cwd, key } => store.load(cwd.as_deref(), &key).map(|(project, s)| {
+                match Templates::load(&project) {
+                    Ok(prompts) => reply::for_status(&s, Some(&prompts)),
+                    Err(e) => reply::for_error(&e, Some(&s)),
+                }
+            }),
+            Call::Act {
+                cwd,
+                key,
+                command,
+                decision,
+            } => return self.act(cwd, key, command, decision).unwrap_or_else(|r| *r),
+        };
+        done.unwrap_or_else(|e| reply::for_error(&e, None))
+    }
+
+    /// Applies a session action (blocking). The error reply names the state and what is
+    /// legal now, when the session exists.
+    pub(super) fn act(
+        &self,
+        cwd: Option<String>,
+        key: SessionKey,
+        command: Command,
+        decision: Decision,
+    ) -> Result<Reply, Box<Reply>> {
+        let store = &self.inner.store;
+        let action = command.action();
+        let mut notices = Vec::new();
+        if decision.decided_by == DecidedBy::Human {
+            notices.push(format!(
+                "The human decided this through {}.",
+                match decision.via {
+                    Via::Elicitation => "the dialog",
+                    Via::Cli => "the terminal",
+                    Via::Tool => "the host",
+                }
+            ));
+        }
+        // The role prompts, read before anything changes (see `run`). A session that
+        // cannot be found here is the action's to report.
+        let prompts = match store.load(cwd.as_deref(), &key) {
+            Ok((project, s)) => match Templates::load(&project) {
+                Ok(p) => Some(p),
+                Err(e) => return Err(Box::new(reply::for_error(&e, Some(&s)))),
+            },
+            Err(_) => None,
+        };
+        store
+            .act(cwd.as_deref(), &key, command, &decision, &Utc::now)
+            .and_then(|(s, mut facts)| {
+                facts.notices.extend(notices);
+                let prompts = match prompts {
+                    Some(p) => p,
+                    None => Templates::load(&store.project(Some(&s.cwd))?)?,
+                };
+                Ok(reply::for_session(&s, &facts, action, Some(&prompts)))
+            })
+            .map_err(|e| {
+                let session = match &e {
+                    Error::SessionNotFound { .. } | Error::InvalidProject { .. } => None,
+                    _ => store.load(cwd.as_deref(), &key).ok().map(|(_, s)| s),
+                };
+                Box::new(reply::for_error(&e, session.as_ref()))
+            })
+    }
+
+    /// Runs `f` on a blocking thread (file locks and fsync block); `None` when it panicked.
+    pub(super) async fn blocking<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&BmadServer) -> T + Send + 'static,
+    ) -> Option<T> {
+        let server = self.clone();
+        tokio::task::spawn_blocking(move || f(&server)).await.ok()
+    }
+
+    /// A read of the project for prompts and resources, on a blocking thread.
+    pub(super) async fn read<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Store) -> Result<T, ErrorData> + Send + 'static,
+    ) -> Result<T, ErrorData> {
+        self.blocking(move |s| f(&s.inner.store))
+            .await
+            .unwrap_or_else(|| {
+                tracing::error!("a read of the project failed unexpectedly");
+                Err(ErrorData::internal_error(
+                    "the server failed while reading",
+                    None,
+                ))
+            })
+    }
+
+    /// Tells the client the resource list may have changed: a notification in the
+    /// 2025 era, through `subscriptions/listen` in the 2026-07-28 era.
+    pub(super) async fn resources_changed(&self, context: &RequestContext<RoleServer>) {
+        if dialog::is_modern(context) {
+            // No listener is fine: nobody asked.
+            let _ = self.inner.resources_changed.send(());
+        } else if let Err(e) = context.peer.notify_resource_list_changed().await {
+            tracing::debug!(error = %e, "the resource list notification was not sent");
+        }
+    }
+}
