@@ -139,13 +139,25 @@ impl BmadServer {
     }
 
     /// Tells the client the resource list may have changed: a notification in the
-    /// 2025 era, through `subscriptions/listen` in the 2026-07-28 era.
-    pub(super) async fn resources_changed(&self, context: &RequestContext<RoleServer>) {
+    /// 2025 era, through `subscriptions/listen` in the 2026-07-28 era. Never waited for:
+    /// a peer that stopped reading (stdin closed while the call ran) must not keep the
+    /// answer to the call from being written.
+    pub(super) fn resources_changed(&self, context: &RequestContext<RoleServer>) {
         if dialog::is_modern(context) {
             // No listener is fine: nobody asked.
             let _ = self.inner.resources_changed.send(());
-        } else if let Err(e) = context.peer.notify_resource_list_changed().await {
-            tracing::debug!(error = %e, "the resource list notification was not sent");
+            return;
         }
+        let peer = context.peer.clone();
+        tokio::spawn(async move {
+            let sent = tokio::time::timeout(
+                std::time::Duration::from_secs(5),
+                peer.notify_resource_list_changed(),
+            )
+            .await;
+            if !matches!(sent, Ok(Ok(()))) {
+                tracing::debug!("the resource list notification was not sent");
+            }
+        });
     }
 }

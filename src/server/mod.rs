@@ -43,7 +43,7 @@ pub const TOOL_NAME: &str = "bmad-task";
 
 const TOOL_DESCRIPTION: &str = "Runs the BMAD agile workflow (Product Owner → Architect → Scrum Master → Developer → Reviewer → QA) as an enforced state machine with durable sessions. `start` with an objective returns the Product Owner's role prompt; generate the document it asks for and `submit` it; the server scores it and may ask the human questions (`answer`), waits for the human to `confirm` a document that passed the gate (or `reject` it with feedback), and for the sprint plan to be `approve`d, then hands over the next role. Never answer, confirm, approve or reject on the human's behalf: follow `next_step` (where the client can show a dialog, the decision call opens it and the human decides there; otherwise show `user_message` and wait for their decision). `status` and `list` are read only. Documents are saved under .claude/specs/<task_name>/ and sessions under .bmad-task/.";
 
-const INSTRUCTIONS: &str = "bmad-mcp keeps the state of BMAD workflows. Call the `bmad-task` tool; when a reply has `requires_user_confirmation: true`, show its `user_message` to the user and act only on their answer.";
+const INSTRUCTIONS: &str = "bmad-mcp keeps the state of BMAD workflows. Call the `bmad-task` tool; when a reply has `requires_user_confirmation: true`, show its `user_message` to the user and act only on their answer. If you lost track of a task, the `resume` prompt (or `status`) tells you where it stands.";
 
 struct Inner {
     store: Store,
@@ -248,7 +248,7 @@ impl ServerHandler for BmadServer {
             }
         }
         if lists_change && reply.error.is_none() {
-            self.resources_changed(&context).await;
+            self.resources_changed(&context);
         }
         Ok(to_result(reply).into())
     }

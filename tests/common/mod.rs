@@ -347,13 +347,19 @@ impl Raw {
         stdin.flush().unwrap();
     }
 
-    /// The next line the server writes (waiting up to a minute).
+    /// The next message the server writes but notifications (waiting up to a minute).
     pub fn next_reply(&mut self) -> Value {
-        let line = self
-            .lines
-            .recv_timeout(std::time::Duration::from_secs(60))
-            .expect("the server answers");
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON on stdout ({e}): {line}"))
+        loop {
+            let line = self
+                .lines
+                .recv_timeout(std::time::Duration::from_secs(60))
+                .expect("the server answers");
+            let v: Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("not JSON on stdout ({e}): {line}"));
+            if !is_notification(&v) {
+                return v;
+            }
+        }
     }
 
     /// Sends a request and returns the next line, which must answer it.
@@ -377,9 +383,19 @@ impl Raw {
             .lines
             .iter()
             .map(|l| serde_json::from_str(&l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+            .filter(|v| !is_notification(v))
             .collect();
         (status, rest)
     }
+}
+
+/// A notification from the server (`notifications/resources/list_changed` after a `start`
+/// or `submit`), which the raw client passes over.
+fn is_notification(v: &Value) -> bool {
+    v.get("id").is_none()
+        && v["method"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("notifications/"))
 }
 
 /// The sections the PO's prompt requires of a PRD (the server checks each is there,
