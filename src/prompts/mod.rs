@@ -116,7 +116,7 @@ pub fn render(session: &Session, stage: Stage, guidance: &[String], template: &s
         ("guidance", guidance),
         ("previous", previous),
         ("iteration", (rec.iteration + 1).to_string()),
-        ("scope", plan.scope.clone().unwrap_or_else(|| "all".into())),
+        ("scope", scope_of(plan)),
         ("sprints", sprints),
         ("gate", gate),
     ];
@@ -190,6 +190,37 @@ fn design_focus(objective: &str) -> &'static str {
         Kind::Library => "This is a library. Design its interface as a public API (types, functions, errors) with an example of use, how callers handle its errors, its dependencies, and how it is versioned and published. Leave out deployment and servers.",
         Kind::Service => "This is a service. Design its interface as endpoints or messages with request and response shapes, its storage, authentication, and how it is deployed, scaled, monitored and recovered.",
         Kind::Unknown => "Fit the design to what is being built: a tool's interface is its commands and exit codes, a library's its public API, a service's its endpoints, with storage and deployment.",
+    }
+}
+
+/// The approved scope as the sprint numbers it names, with the human's words beside them
+/// ("sprints 1 and 3 (approved as `first and third`)"); `all` before any approval.
+fn scope_of(plan: &crate::workflow::session::StageRecord) -> String {
+    let said = plan.scope.as_deref().unwrap_or("all");
+    let Some(numbers) = plan.scope_sprints.as_ref().filter(|n| !n.is_empty()) else {
+        return said.to_string();
+    };
+    let every = numbers.len() == plan.sprints.len();
+    let listed = match numbers.as_slice() {
+        [one] => format!("sprint {one}"),
+        [init @ .., last] => format!(
+            "sprints {} and {last}",
+            init.iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        [] => unreachable!("filtered above"),
+    };
+    let listed = if every {
+        format!("all ({listed})")
+    } else {
+        format!("{listed} only")
+    };
+    if said.trim().eq_ignore_ascii_case("all") {
+        listed
+    } else {
+        format!("{listed} (approved as `{}`)", crate::error::clip(said, 80))
     }
 }
 
@@ -361,6 +392,37 @@ mod tests {
         );
         for tied in [".rs`", ".py`", ".ts`", "cargo ", "npm ", "pytest"] {
             assert!(!text.contains(tied), "the dev prompt mentions {tied}");
+        }
+    }
+
+    #[test]
+    fn the_dev_prompt_names_the_approved_sprints_with_the_humans_words() {
+        let mut s = session();
+        let plan = s.record_mut(Stage::Sm);
+        plan.sprints = (1..=3)
+            .map(|n| crate::workflow::session::Sprint {
+                number: n,
+                title: format!("S{n}"),
+            })
+            .collect();
+        assert_eq!(scope_of(s.record(Stage::Sm)), "all", "before approval");
+        for (said, numbers, shown) in [
+            ("all", vec![1, 2, 3], "all (sprints 1, 2 and 3)"),
+            (
+                "sprint 1 and 3",
+                vec![1, 3],
+                "sprints 1 and 3 only (approved as `sprint 1 and 3`)",
+            ),
+            ("2", vec![2], "sprint 2 only (approved as `2`)"),
+        ] {
+            let plan = s.record_mut(Stage::Sm);
+            plan.scope = Some(said.into());
+            plan.scope_sprints = Some(numbers);
+            let p = render(&s, Stage::Dev, &[], Stage::Dev.prompt_source());
+            assert!(
+                p.contains(&format!("**Scope the user approved:** {shown}\n")),
+                "{said}: {p}"
+            );
         }
     }
 
