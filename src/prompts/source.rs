@@ -115,8 +115,15 @@ pub fn resolve(project: &Project, user: Option<&Path>, stage: Stage) -> Result<T
     let rel = format!("{PROJECT_PROMPTS}/{}", file_name(stage));
     // Through the project's confined reader: a link out of the project is refused.
     let abs = project.check(&rel).map_err(|e| Error::InvalidPrompt {
+        problem: match e {
+            // "<path> is a symbolic link that leads outside …": said once.
+            Error::UnsafePath { reason, .. } => reason
+                .strip_prefix(&rel)
+                .map(|r| r.trim_start().to_string())
+                .unwrap_or(reason),
+            other => other.to_string(),
+        },
         path: rel.clone(),
-        problem: e.to_string(),
     })?;
     if let Some(text) = usable(read_text(&abs, MAX_PROMPT_BYTES), &rel)? {
         return Ok(Template {
@@ -199,6 +206,17 @@ mod tests {
                 .contains(".bmad/prompts/dev.md is a directory"),
             "{e}"
         );
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink("/etc/hostname", dir.path().join(".bmad/prompts/review.md"))
+                .unwrap();
+            let e = resolve(&project, Some(user.path()), Stage::Review).unwrap_err();
+            assert!(
+                e.to_string()
+                    .starts_with(".bmad/prompts/review.md is a symbolic link that leads outside"),
+                "{e}"
+            );
+        }
         let big = std::fs::File::create(user.path().join("sm.md")).unwrap();
         big.set_len(MAX_PROMPT_BYTES + 1).unwrap();
         let e = resolve(&project, Some(user.path()), Stage::Sm).unwrap_err();
