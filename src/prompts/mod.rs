@@ -1,6 +1,6 @@
 //! The role prompts and their rendering for a stage and round. Each role's file is the
 //! project's or the user's override, else the one built in (`prompts/<stage>.md`, embedded
-//! by the stage table): see [`source`]. A prompt file has three sections, marked by HTML
+//! by the stage table): see `source.rs`. A prompt file has three sections, marked by HTML
 //! comments: `role` (always), `first` (the first submission of a stage) and `revise` (after
 //! answers, feedback or a below-gate score). Earlier documents are given as references
 //! (path, size, summary), never inlined.
