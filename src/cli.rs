@@ -47,6 +47,12 @@ pub enum Cli {
     List,
     /// Where a task stands and who decided what.
     Status { task: String },
+    /// The project's policy, .bmad/config.toml: `show` what is in effect and what waits,
+    /// `approve` the file as it is now (asks on the terminal).
+    Config {
+        #[command(subcommand)]
+        action: crate::config::terminal::ConfigAction,
+    },
     /// A Claude Code hook of the bmad plugin: `hook pre-tool-use` reads the hook's JSON on
     /// stdin and makes Claude Code ask the human before a gate call (see src/hook.rs).
     Hook {
@@ -86,6 +92,7 @@ pub fn run(cli: Cli, project: Option<String>) -> ExitCode {
             },
         ),
         Cli::Hook { event } => Ok(crate::hook::run(event)),
+        Cli::Config { action } => crate::config::terminal::run(&store, action),
         Cli::Answer { task } => decide(
             &store,
             &key(&task),
@@ -276,7 +283,7 @@ fn read_line(prompt: &str) -> Result<Option<String>, String> {
     Ok((n > 0).then(|| line.trim().to_string()))
 }
 
-fn yes(prompt: &str) -> Result<bool, String> {
+pub(crate) fn yes(prompt: &str) -> Result<bool, String> {
     Ok(read_line(prompt)?.is_some_and(|a| matches!(a.to_ascii_lowercase().as_str(), "y" | "yes")))
 }
 

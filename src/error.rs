@@ -200,6 +200,8 @@ pub enum Error {
     InvalidConfig { path: String, problem: String },
     #[error("this project's policy (`gates = \"human\"` in .bmad/config.toml) takes `{action}` only from the human, and this client cannot show them a dialog. Nothing was changed. Show the human `user_message` and ask them to decide in a terminal, in the project: `{command}`")]
     HumanRequired { action: String, command: String },
+    #[error("the project's checks do not pass ({failure}): accepting that is the human's decision, through the client's dialog or the terminal, never the host's word alone. Nothing was changed. Show the human `user_message`; they accept the failure in a terminal in the project (`{command}`), or the work goes back with `reject` and their feedback")]
+    ChecksFailed { failure: String, command: String },
     #[error("the server failed while handling this call; nothing was saved past the last completed step. Retry, or check `status`.")]
     Internal,
 }
@@ -219,7 +221,7 @@ impl Error {
             Error::ConflictingIds { .. } => ErrorCode::ConflictingIds,
             Error::SpecsFolderTaken { .. } => ErrorCode::SpecsFolderTaken,
             Error::InvalidConfig { .. } => ErrorCode::InvalidConfig,
-            Error::HumanRequired { .. } => ErrorCode::HumanRequired,
+            Error::HumanRequired { .. } | Error::ChecksFailed { .. } => ErrorCode::HumanRequired,
             Error::Internal => ErrorCode::Internal,
         }
     }

@@ -16,6 +16,7 @@ mod dialog;
 pub mod limits;
 pub mod reply;
 pub mod schema;
+mod watch;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -34,6 +35,7 @@ use crate::store::{DefaultRoot, SessionKey, Store};
 use crate::workflow::{Command, DecidedBy, Decision, Via};
 use args::{BmadTaskArgs, Call, Limits};
 use reply::Reply;
+use watch::Watched;
 
 pub const TOOL_NAME: &str = "bmad-task";
 
@@ -117,6 +119,11 @@ impl BmadServer {
     }
 
     fn run(&self, call: Call) -> Reply {
+        self.run_watched(call, &Watched::none())
+    }
+
+    /// [`BmadServer::run`], reporting the progress of checks and stopping them on cancel.
+    fn run_watched(&self, call: Call, watched: &Watched) -> Reply {
         let store = &self.inner.store;
         let done = match call {
             Call::Start {
@@ -140,7 +147,11 @@ impl BmadServer {
                 key,
                 command,
                 decision,
-            } => return self.act(cwd, key, command, decision).unwrap_or_else(|r| *r),
+            } => {
+                return self
+                    .act_watched(cwd, key, command, decision, watched)
+                    .unwrap_or_else(|r| *r)
+            }
         };
         done.unwrap_or_else(|e| reply::for_error(&e, None))
     }
@@ -153,6 +164,19 @@ impl BmadServer {
         key: SessionKey,
         command: Command,
         decision: Decision,
+    ) -> Result<Reply, Box<Reply>> {
+        self.act_watched(cwd, key, command, decision, &Watched::none())
+    }
+
+    /// [`BmadServer::act`]; a submission that needs the project's checks runs them first,
+    /// outside the project lock ([`BmadServer::observe`]).
+    fn act_watched(
+        &self,
+        cwd: Option<String>,
+        key: SessionKey,
+        command: Command,
+        decision: Decision,
+        watched: &Watched,
     ) -> Result<Reply, Box<Reply>> {
         let store = &self.inner.store;
         let action = command.action();
@@ -167,8 +191,17 @@ impl BmadServer {
                 }
             ));
         }
-        store
-            .act(cwd.as_deref(), &key, command, &decision, &Utc::now)
+        self.observe(cwd.as_deref(), &key, &command, watched)
+            .and_then(|observed| {
+                store.act_observed(
+                    cwd.as_deref(),
+                    &key,
+                    command,
+                    &decision,
+                    observed,
+                    &Utc::now,
+                )
+            })
             .map(|(s, mut facts)| {
                 facts.notices.extend(notices);
                 reply::for_session(&s, &facts, action)
@@ -290,7 +323,8 @@ impl ServerHandler for BmadServer {
             }
         }
         let server = self.clone();
-        let mut reply = tokio::task::spawn_blocking(move || server.run(call))
+        let (watched, _watchers) = watch::watch(&context);
+        let mut reply = tokio::task::spawn_blocking(move || server.run_watched(call, &watched))
             .await
             .unwrap_or_else(|join_error| {
                 tracing::error!(error = %join_error, "tool call failed unexpectedly");

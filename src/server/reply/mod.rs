@@ -12,7 +12,7 @@ use crate::prompts;
 use crate::store::{Damaged, ListEntry, Page};
 use crate::workflow::session::{Question, ScoreSource, Sprint};
 use crate::workflow::{
-    allowed_actions, Action, DecidedBy, Engine, Facts, Session, Stage, State, Via,
+    allowed_actions, Action, CheckRun, DecidedBy, Engine, Facts, Session, Stage, State, Via,
 };
 
 mod bound;
@@ -148,6 +148,11 @@ pub struct Reply {
     pub sprints: Option<Vec<Sprint>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub review_status: Option<String>,
+    /// The project's checks as the server ran them on the submission (dev, QA): per
+    /// check the command, how it ended, the exit code, the time, the digest of its
+    /// output, where the kept output is, and its last lines; and the commit they ran on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checks: Option<CheckRun>,
     /// `status`: the session as stored (documents are references).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session: Option<Session>,
@@ -230,6 +235,7 @@ pub fn for_session(s: &Session, facts: &Facts, action: Action) -> Reply {
         r.empty_sections = some_vec(scored.empty_sections.clone());
         r.iteration = (scored.iteration > 0).then_some(scored.iteration);
         r.review_status = scored.review_status.clone();
+        r.checks = scored.checks.clone();
     }
     r.artifact_path = facts.review_path.clone();
 
