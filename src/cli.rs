@@ -244,7 +244,7 @@ fn show(p: &Pending, command: &Command) {
         println!("Note: {n}");
     }
     if let Some(failed) = &p.failed_verdict {
-        println!("The report says {failed}: confirming accepts the risk and goes on; rejecting sends the work back to development.");
+        println!("It does not pass ({failed}): confirming accepts the risk and goes on; rejecting sends the work back to development.");
     }
     if p.asked == Asked::Approve {
         let sprints: Vec<String> = p

@@ -35,7 +35,9 @@ pub const CONFIG_REL: &str = ".bmad/config.toml";
 /// A check's time limit when neither the check, the file nor the environment names one.
 pub const DEFAULT_CHECK_TIMEOUT: Duration = Duration::from_secs(600);
 /// The most checks a project may name (each one's tail is in the reply).
-pub const MAX_CHECKS: usize = 12;
+pub const MAX_CHECKS: usize = 8;
+/// The longest command a check may have, in bytes.
+const MAX_COMMAND_BYTES: usize = 2000;
 /// The longest time limit a check may have: a day.
 const MAX_TIMEOUT_SECS: u64 = 24 * 60 * 60;
 
@@ -178,6 +180,12 @@ impl Config {
             if spec.command.trim().is_empty() {
                 return Err(format!(
                     "{}key `checks.{name}`: the command is empty",
+                    at(name)
+                ));
+            }
+            if spec.command.len() > MAX_COMMAND_BYTES {
+                return Err(format!(
+                    "{}key `checks.{name}`: the command is longer than {MAX_COMMAND_BYTES} bytes; put it in a script and run that",
                     at(name)
                 ));
             }

@@ -13,9 +13,13 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rmcp::model::{CallToolRequestParams, ClientRequest, ProgressNotificationParam, Request};
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, ClientRequest, ElicitRequestParams,
+    ElicitResult, ElicitationAction, Implementation, ProgressNotificationParam, ProtocolVersion,
+    Request,
+};
 use rmcp::service::{NotificationContext, PeerRequestOptions};
-use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
 use serde_json::{json, Value};
 
 use common::{
@@ -389,13 +393,39 @@ fn assert_gone(pid_file: &Path) {
     }
 }
 
-/// A host that records the progress the server reports.
+/// A host that records the progress the server reports, and whose user answers the
+/// server's dialogs with the planned results.
 #[derive(Clone, Default)]
 struct Host {
     progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
+    plan: Arc<Mutex<std::collections::VecDeque<ElicitResult>>>,
+    shown: Arc<Mutex<Vec<String>>>,
 }
 
 impl ClientHandler for Host {
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, rmcp::ErrorData> {
+        if let ElicitRequestParams::FormElicitationParams { message, .. } = &request {
+            self.shown.lock().unwrap().push(message.clone());
+        }
+        Ok(self
+            .plan
+            .lock()
+            .unwrap()
+            .pop_front()
+            .expect("a planned answer"))
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::builder().enable_elicitation().build(),
+            Implementation::new("checks-test", "1.0.0"),
+        )
+    }
+
     async fn on_progress(
         &self,
         params: ProgressNotificationParam,
@@ -654,4 +684,56 @@ async fn a_project_without_checks_is_told_how_to_add_them() {
         "the advice is the reply's, not the history's: {note}"
     );
     c.close().await;
+}
+
+#[tokio::test]
+async fn the_human_accepts_a_failing_check_in_the_clients_dialog() {
+    let (_dir, project) = project();
+    write_config(&project, "[checks]\ntest = \"echo 2 failed; exit 1\"\n");
+    approve_config(&project);
+    let c = connect(Era::Legacy, &project).await;
+    let sid = at_dev(&c, &project).await;
+    let v = c.ok(submit(&sid, REPORT)).await;
+    assert_eq!(v["state"], "awaiting_confirmation");
+    c.close().await;
+
+    // A 2026-07-28 client: the form comes back as an input-required result.
+    let host = Host::default();
+    host.plan.lock().unwrap().push_back({
+        let mut r = ElicitResult::new(ElicitationAction::Accept);
+        r.content = Some(json!({"decision": "confirm"}));
+        r
+    });
+    let service = host
+        .clone()
+        .serve_with_lifecycle(
+            rmcp::transport::TokioChildProcess::new(command(&project)).unwrap(),
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .unwrap();
+    let Value::Object(args) = json!({"action": "confirm", "session_id": sid}) else {
+        unreachable!()
+    };
+    let r = service
+        .call_tool(CallToolRequestParams::new("bmad-task").with_arguments(args))
+        .await
+        .unwrap();
+    let v = r.structured_content.unwrap();
+    assert_eq!(v["stage"], "review", "{v:#}");
+    let shown = host.shown.lock().unwrap().clone();
+    assert!(
+        shown.len() == 1 && shown[0].contains("does not pass (check `test` failed (exit 1))"),
+        "{shown:?}"
+    );
+    let s = session_file(&project, &sid);
+    let last = last_entry(&s);
+    assert_eq!(
+        (&last["decided_by"], &last["via"]),
+        (&json!("human"), &json!("elicitation"))
+    );
+    assert_eq!(s["stages"]["dev"]["accepted_risk"], true);
+    let _ = service.cancel().await;
 }

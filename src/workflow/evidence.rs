@@ -57,7 +57,7 @@ pub struct CheckResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_path: Option<String>,
     /// The last lines of the output (at most 2 KB), for the reply.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub tail: String,
 }
 

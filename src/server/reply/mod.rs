@@ -335,6 +335,10 @@ pub fn for_status(s: &Session) -> Reply {
     );
     let mut stored = s.clone();
     for rec in stored.stages.iter_mut() {
+        // The checks' output ends are in `checks` (the current stage's) and in the files.
+        for c in rec.checks.iter_mut().flat_map(|run| run.checks.iter_mut()) {
+            c.tail.clear();
+        }
         for c in [
             &mut rec.claude_result_ref,
             &mut rec.codex_result_ref,
