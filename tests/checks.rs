@@ -192,6 +192,15 @@ async fn a_passing_check_is_run_recorded_cited_to_qa_and_run_again_before_qa_com
         // runs.txt (and .bmad-task/) are not committed.
         assert_eq!(v["checks"]["git"]["dirty"], true);
     }
+    // The reply, `checks` included, is what the tool's output schema declares.
+    let tool = bmad_mcp::server::tool();
+    let schema = Value::Object(tool.output_schema.as_deref().cloned().unwrap());
+    let validator = jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .build(&schema)
+        .unwrap();
+    let problems: Vec<String> = validator.iter_errors(&v).map(|e| e.to_string()).collect();
+    assert!(problems.is_empty(), "{problems:?}");
     let s = session_file(&project, &sid);
     assert_eq!(
         s["stages"]["dev"]["checks"], v["checks"],
