@@ -327,7 +327,7 @@ fn git_state(root: &Path) -> Option<GitState> {
         .then(|| String::from_utf8_lossy(&head.stdout).trim().to_string())
         .filter(|c| !c.is_empty());
     let status = git(&["status", "--porcelain"])?;
-    status.status.success().then(|| GitState {
+    status.status.success().then_some(GitState {
         commit,
         dirty: !status.stdout.is_empty(),
     })

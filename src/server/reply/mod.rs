@@ -9,17 +9,19 @@ use serde::Serialize;
 
 use crate::error::{Error, ErrorCode};
 use crate::prompts;
-use crate::store::{Damaged, ListEntry, Page};
+use crate::store::{Damaged, ListEntry};
 use crate::workflow::session::{Question, ScoreSource, Sprint};
 use crate::workflow::{
     allowed_actions, Action, CheckRun, DecidedBy, Engine, Facts, Session, Stage, State, Via,
 };
 
 mod bound;
+mod list;
 mod message;
 mod undecided;
 
 pub use bound::{bound, MAX_REPLY_BYTES};
+pub use list::for_list;
 pub use message::dialog_next_step;
 pub use undecided::{for_undecided, Undecided};
 
@@ -353,37 +355,6 @@ pub fn for_status(s: &Session) -> Reply {
     }
     r.session = Some(stored);
     r
-}
-
-pub fn for_list(page: Page, project: &str) -> Reply {
-    let shown = page.sessions.len();
-    let mut msg = if shown == page.total {
-        format!("{} session(s) in {project}.", page.total)
-    } else if page.next_cursor.is_none() {
-        format!(
-            "The last {shown} of {} session(s) in {project}.",
-            page.total
-        )
-    } else {
-        format!(
-            "{shown} of {} session(s) in {project}; pass `next_cursor` as `cursor` for more.",
-            page.total
-        )
-    };
-    if page.damaged_total > 0 {
-        msg.push_str(&format!(
-            " {} session file(s) cannot be read: see `damaged`.",
-            page.damaged_total
-        ));
-    }
-    Reply {
-        user_message: msg,
-        sessions: Some(page.sessions),
-        next_cursor: page.next_cursor,
-        total: Some(page.total),
-        damaged: some_vec(page.damaged),
-        ..Reply::default()
-    }
 }
 
 /// A tool error: code and message, plus the session's state where one is known.
