@@ -121,17 +121,19 @@ impl Capture {
             ));
         }
         kept.push_str(&String::from_utf8_lossy(tail));
-        let end = if tail.is_empty() {
-            &self.head[..]
-        } else {
-            tail
-        };
-        let short = &end[end.len().saturating_sub(TAIL_BYTES)..];
-        let short = String::from_utf8_lossy(short);
+        // The last bytes printed: from the tail, and the head's end when nothing was left
+        // out between them and the tail is short.
+        let mut end: Vec<u8> = Vec::with_capacity(TAIL_BYTES);
+        if left_out == 0 {
+            let need = TAIL_BYTES.saturating_sub(tail.len());
+            end.extend_from_slice(&self.head[self.head.len().saturating_sub(need)..]);
+        }
+        end.extend_from_slice(&tail[tail.len().saturating_sub(TAIL_BYTES)..]);
+        let short = String::from_utf8_lossy(&end);
         // From a line start when one is near, without a partial character at the front.
         let short = short.trim_start_matches('\u{FFFD}');
         let short = match short.find('\n') {
-            Some(i) if i < 200 && short.len() == TAIL_BYTES => &short[i + 1..],
+            Some(i) if i < 200 && end.len() == TAIL_BYTES => &short[i + 1..],
             _ => short,
         };
         (
@@ -356,6 +358,16 @@ mod tests {
         assert!(kept.contains("bytes of output left out"));
         assert_eq!(tail.len(), TAIL_BYTES);
         assert!(all.ends_with(tail.as_bytes()));
+        // A head just full and a short tail: the reply's end spans both.
+        let mut c = Capture::default();
+        c.push(&vec![b'h'; KEPT_HEAD]);
+        c.push(b"\nlast line\n");
+        let (kept, tail, _) = c.finish();
+        assert_eq!(kept.len(), KEPT_HEAD + 11);
+        assert!(
+            tail.ends_with("hh\nlast line\n") && tail.len() > 100,
+            "{tail}"
+        );
         // A short output is kept whole.
         let mut c = Capture::default();
         c.push(b"ok\n");

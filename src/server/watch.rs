@@ -7,12 +7,11 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use chrono::Utc;
 use rmcp::model::ProgressNotificationParam;
 use rmcp::service::RequestContext;
 use rmcp::RoleServer;
 use tokio::sync::mpsc;
-
-use chrono::Utc;
 
 use crate::checks::{self, Tick};
 use crate::store::{Observed, Plan};
