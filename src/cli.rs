@@ -146,6 +146,18 @@ fn status(store: &Store, key: &SessionKey) -> Result<ExitCode, String> {
     println!("task {} ({})", s.task_name, s.session_id);
     println!("stage {}, state {}", s.current_stage, s.current_state);
     println!("{}", r.user_message);
+    for (stage, rec) in s.stages.iter() {
+        let Some(run) = &rec.checks else { continue };
+        println!("checks of {stage}, run {}:", run.at);
+        for c in &run.checks {
+            println!(
+                "  {}  ({} ms, output sha256 {})",
+                c.describe(),
+                c.duration_ms,
+                c.output_sha256
+            );
+        }
+    }
     let decisions = r.decisions.unwrap_or_default();
     if !decisions.is_empty() {
         println!("decisions:");

@@ -320,6 +320,12 @@ async fn a_failing_check_keeps_the_work_in_dev_until_the_human_accepts_it() {
     let s = session_file(&project, &sid);
     assert_eq!(s["current_stage"], "review");
     assert_eq!(s["stages"]["dev"]["accepted_risk"], true);
+    let status = bin(&project).args(["status", &task]).output().unwrap();
+    let status = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        status.contains("checks of dev, run ") && status.contains("check `test` failed (exit 3)"),
+        "{status}"
+    );
     let last = last_entry(&s);
     assert_eq!(
         (&last["action"], &last["decided_by"], &last["via"]),
@@ -745,4 +751,54 @@ async fn the_human_accepts_a_failing_check_in_the_clients_dialog() {
     );
     assert_eq!(s["stages"]["dev"]["accepted_risk"], true);
     let _ = service.cancel().await;
+}
+
+#[tokio::test]
+async fn checks_run_outside_the_lock_and_a_submission_the_session_moved_past_is_not_recorded() {
+    let (_dir, project) = project();
+    write_config(&project, "[checks]\ntest = \"sleep 2\"\n");
+    approve_config(&project);
+    let a = connect(Era::Legacy, &project).await;
+    let sid = at_dev(&a, &project).await;
+    let b = connect(Era::Legacy, &project).await;
+    // Two windows submit the work at once: both run the checks, one is recorded.
+    let started = Instant::now();
+    let status = async {
+        // While the checks run, the project lock is free: a change elsewhere goes through.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let t = Instant::now();
+        b.ok(start_args(&project, "Another task")).await;
+        t.elapsed()
+    };
+    let (ra, rb, waited) = tokio::join!(
+        a.call(submit(&sid, REPORT)),
+        b.call(submit(&sid, REPORT)),
+        status
+    );
+    assert!(
+        waited < Duration::from_secs(1),
+        "a start waited {waited:?} for the checks"
+    );
+    assert!(started.elapsed() >= Duration::from_secs(2));
+    let (ok, refused) = match (ra, rb) {
+        ((false, ok), (true, refused)) | ((true, refused), (false, ok)) => (ok, refused),
+        other => panic!("one submission is recorded, one refused: {other:#?}"),
+    };
+    assert_eq!(ok["stage"], "review", "{ok:#}");
+    assert_eq!(refused["error"]["code"], "invalid_state");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("moved on while the checks ran"),
+        "{message}"
+    );
+    let s = session_file(&project, &sid);
+    let submits = s["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["action"] == "submit" && h["stage"] == "dev")
+        .count();
+    assert_eq!(submits, 1);
+    a.close().await;
+    b.close().await;
 }
