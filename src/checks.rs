@@ -160,7 +160,7 @@ fn run_one(
         duration_ms: 0,
         output_bytes: 0,
         output_sha256: format!("{:x}", Sha256::digest(b"")),
-        output_path: None,
+        output: None,
         tail: String::new(),
     };
     if watch.cancel.load(Ordering::SeqCst) {

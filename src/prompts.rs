@@ -202,9 +202,9 @@ fn checks_text(session: &Session, stage: Stage) -> String {
                 c.command,
                 c.duration_ms as f64 / 1000.0,
                 &c.output_sha256[..12.min(c.output_sha256.len())],
-                c.output_path
-                    .as_deref()
-                    .map(|p| format!(", output in `{p}`"))
+                c.output
+                    .as_ref()
+                    .map(|o| format!(", output in `{}`", o.file_path))
                     .unwrap_or_default()
             )
         })

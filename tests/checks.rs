@@ -180,7 +180,8 @@ async fn a_passing_check_is_run_recorded_cited_to_qa_and_run_again_before_qa_com
     assert_eq!(check["exit_code"], 0);
     assert_eq!(check["tail"], "all 12 tests passed\n");
     assert_eq!(check["output_sha256"], sha256_hex(b"all 12 tests passed\n"));
-    let kept = project.join(check["output_path"].as_str().unwrap());
+    let kept = project.join(check["output"]["file_path"].as_str().unwrap());
+    assert_eq!(check["output"]["summary"], "all 12 tests passed");
     assert_eq!(
         std::fs::read_to_string(kept).unwrap(),
         "all 12 tests passed\n"
@@ -655,9 +656,10 @@ async fn a_check_that_prints_a_gigabyte_stays_bounded_in_memory_on_disk_and_in_t
     assert_eq!(check["outcome"], "passed", "{v:#}");
     assert_eq!(check["output_bytes"], 1_000_000_000u64);
     assert!(check["tail"].as_str().unwrap().len() <= 2048);
-    let kept = std::fs::metadata(project.join(check["output_path"].as_str().unwrap()))
+    let kept = std::fs::metadata(project.join(check["output"]["file_path"].as_str().unwrap()))
         .unwrap()
         .len();
+    assert_eq!(check["output"]["size"], kept);
     assert!(kept <= 1024 * 1024 + 200, "kept {kept} bytes");
     assert!(
         peak_kib < 128 * 1024,

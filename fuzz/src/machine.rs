@@ -302,7 +302,7 @@ fn evidence(step: &Step, session: &Session) -> Evidence {
         duration_ms: u64::from(*v),
         output_bytes: 0,
         output_sha256: String::new(),
-        output_path: None,
+        output: None,
         tail: String::new(),
     };
     Evidence::Ran {
@@ -771,6 +771,12 @@ fn check_session(r: &Run) {
         ] {
             if let Some(c) = c {
                 check_ref(r, c, what);
+            }
+        }
+        // The kept output of each check the server ran is a file of the session's.
+        for c in rec.checks.iter().flat_map(|run| run.checks.iter()) {
+            if let Some(o) = &c.output {
+                check_ref(r, o, "a check's output");
             }
         }
     }

@@ -6,6 +6,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::session::ContentRef;
+
 /// How one check ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -53,9 +55,10 @@ pub struct CheckResult {
     pub output_bytes: u64,
     /// … and the SHA-256 of all of it, even of what was not kept.
     pub output_sha256: String,
-    /// The kept output (all of it, or its first and last 512 KiB), relative to the project.
+    /// The kept output (all of it, or its first and last 512 KiB), as a content reference
+    /// (its file relative to the project); absent when the check printed nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub output_path: Option<String>,
+    pub output: Option<ContentRef>,
     /// The last lines of the output (at most 2 KB), for the reply.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub tail: String,
@@ -148,7 +151,7 @@ mod tests {
             duration_ms: 1500,
             output_bytes: 0,
             output_sha256: String::new(),
-            output_path: None,
+            output: None,
             tail: String::new(),
         }
     }

@@ -229,7 +229,7 @@ impl Step<'_> {
                         continue;
                     }
                     let path = self.temp_path(stage, &format!("check-{}", check.name), "log");
-                    check.output_path = Some(self.write(path, output).file_path);
+                    check.output = Some(self.write(path, output));
                 }
                 self.facts.notices.push(match run.failure() {
                     None => format!(

@@ -1337,7 +1337,7 @@ fn checks_run(checks: &[(&str, bool)]) -> Evidence {
             duration_ms: 1200,
             output_bytes: 3,
             output_sha256: "a".repeat(64),
-            output_path: None,
+            output: None,
             tail: "out".into(),
         })
         .collect();
@@ -1368,7 +1368,7 @@ fn failing_checks_stop_development_until_the_human_accepts_them_or_sends_the_wor
     let run = rec.checks.as_ref().expect("the run is recorded");
     // Each check's kept output is a file of the session's, named by the check.
     for c in &run.checks {
-        let path = c.output_path.as_deref().expect("the output is kept");
+        let path = &c.output.as_ref().expect("the output is kept").file_path;
         assert!(path.contains(&format!("dev_check-{}_", c.name)), "{path}");
         assert_eq!(
             r.files.read(path).unwrap().unwrap(),

@@ -340,6 +340,9 @@ pub fn for_status(s: &Session) -> Reply {
         // The checks' output ends are in `checks` (the current stage's) and in the files.
         for c in rec.checks.iter_mut().flat_map(|run| run.checks.iter_mut()) {
             c.tail.clear();
+            if let Some(o) = c.output.as_mut() {
+                o.summary.clear();
+            }
         }
         for c in [
             &mut rec.claude_result_ref,
