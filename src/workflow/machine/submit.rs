@@ -331,8 +331,8 @@ impl Step<'_> {
         // gate), or a check the server ran that fails, stops at the human.
         let failure = rules::failed_verdict(stage, rec);
         rec.accepted_risk = false;
-        let judged = stage.verdict().is_some()
-            && (rec.review_status.is_some() || rec.score.is_some())
+        let judged = (stage.verdict().is_some()
+            && (rec.review_status.is_some() || rec.score.is_some()))
             || rec.checks.is_some();
         rec.gate_passed = judged.then_some(failure.is_none());
         self.write_artifact(stage, document)?;
