@@ -53,6 +53,12 @@ pub enum Cli {
         #[command(subcommand)]
         command: Option<crate::prompts::commands::PromptsCommand>,
     },
+    /// The project's policy, .bmad/config.toml: `show` what is in effect and what waits,
+    /// `approve` the file as it is now (asks on the terminal).
+    Config {
+        #[command(subcommand)]
+        action: crate::config::terminal::ConfigAction,
+    },
     /// A Claude Code hook of the bmad plugin: `hook pre-tool-use` reads the hook's JSON on
     /// stdin and makes Claude Code ask the human before a gate call (see src/hook.rs).
     Hook {
@@ -99,6 +105,7 @@ pub fn run(cli: Cli, project: Option<String>) -> ExitCode {
         Cli::Prompts {
             command: Some(crate::prompts::commands::PromptsCommand::Export { dir, force }),
         } => crate::prompts::commands::export(&dir, force),
+        Cli::Config { action } => crate::config::terminal::run(&store, action),
         Cli::Answer { task } => decide(
             &store,
             &key(&task),
@@ -152,6 +159,18 @@ fn status(store: &Store, key: &SessionKey) -> Result<ExitCode, String> {
     println!("task {} ({})", s.task_name, s.session_id);
     println!("stage {}, state {}", s.current_stage, s.current_state);
     println!("{}", r.user_message);
+    for (stage, rec) in s.stages.iter() {
+        let Some(run) = &rec.checks else { continue };
+        println!("checks of {stage}, run {}:", run.at);
+        for c in &run.checks {
+            println!(
+                "  {}  ({} ms, output sha256 {})",
+                c.describe(),
+                c.duration_ms,
+                c.output_sha256
+            );
+        }
+    }
     let decisions = r.decisions.unwrap_or_default();
     if !decisions.is_empty() {
         println!("decisions:");
@@ -250,7 +269,7 @@ fn show(p: &Pending, command: &Command) {
         println!("Note: {n}");
     }
     if let Some(failed) = &p.failed_verdict {
-        println!("The report says {failed}: confirming accepts the risk and goes on; rejecting sends the work back to development.");
+        println!("It does not pass ({failed}): confirming accepts the risk and goes on; rejecting sends the work back to development.");
     }
     if p.asked == Asked::Approve {
         let sprints: Vec<String> = p
@@ -289,7 +308,7 @@ fn read_line(prompt: &str) -> Result<Option<String>, String> {
     Ok((n > 0).then(|| line.trim().to_string()))
 }
 
-fn yes(prompt: &str) -> Result<bool, String> {
+pub(crate) fn yes(prompt: &str) -> Result<bool, String> {
     Ok(read_line(prompt)?.is_some_and(|a| matches!(a.to_ascii_lowercase().as_str(), "y" | "yes")))
 }
 

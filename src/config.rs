@@ -5,10 +5,24 @@
 //! # dialog where it has one and otherwise takes the host's word; "human" takes a
 //! # decision only from the human (the dialog, or `bmad-mcp confirm|approve|reject`).
 //! gates = "human"
+//! # The default time limit of each check, in seconds (else BMAD_CHECK_TIMEOUT_SECS, 600).
+//! check_timeout_secs = 900
+//!
+//! # The project's own checks, which the server runs after `dev` and before QA completes.
+//! [checks]
+//! test = "cargo test --locked"
+//! lint = { command = "cargo clippy -- -D warnings", timeout_secs = 300 }
 //! ```
 //!
 //! A file that cannot be read, is not TOML, or has an unknown key or value is an error
-//! naming the file and the key: a typo must not silently weaken the policy.
+//! naming the file and the key: a typo must not silently weaken the policy. What the
+//! server acts on is the version the human last approved ([`approval`]).
+
+pub mod approval;
+pub mod terminal;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
 
 use serde::Deserialize;
 
@@ -18,8 +32,17 @@ use crate::store::{Project, ReadProblem};
 /// Where the policy lives, relative to the project.
 pub const CONFIG_REL: &str = ".bmad/config.toml";
 
-/// Who may pass the gates.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+/// A check's time limit when neither the check, the file nor the environment names one.
+pub const DEFAULT_CHECK_TIMEOUT: Duration = Duration::from_secs(600);
+/// The most checks a project may name (each one's tail is in the reply).
+pub const MAX_CHECKS: usize = 8;
+/// The longest command a check may have, in bytes.
+const MAX_COMMAND_BYTES: usize = 2000;
+/// The longest time limit a check may have: a day.
+const MAX_TIMEOUT_SECS: u64 = 24 * 60 * 60;
+
+/// Who may pass the gates. The derived order is the strength: `human` is stricter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Gates {
     /// The human through the client's dialog where it has one, else the host's word.
@@ -38,17 +61,67 @@ impl Gates {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+/// One check: a command for `sh -c` in the project directory, and its own time limit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckSpec {
+    pub command: String,
+    pub timeout_secs: Option<u64>,
+}
+
+/// The table form of a check: `{ command = "…", timeout_secs = 60 }`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CheckTable {
+    command: String,
+    timeout_secs: Option<u64>,
+}
+
+impl<'de> Deserialize<'de> for CheckSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = CheckSpec;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a command string, or a table with `command` and `timeout_secs`")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<CheckSpec, E> {
+                Ok(CheckSpec {
+                    command: v.to_string(),
+                    timeout_secs: None,
+                })
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> std::result::Result<CheckSpec, A::Error> {
+                let t = CheckTable::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(CheckSpec {
+                    command: t.command,
+                    timeout_secs: t.timeout_secs,
+                })
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     #[serde(default)]
     pub gates: Gates,
+    /// The default time limit of each check, in seconds.
+    #[serde(default)]
+    pub check_timeout_secs: Option<u64>,
+    /// The project's checks by name, run in name order.
+    #[serde(default)]
+    pub checks: BTreeMap<String, CheckSpec>,
 }
 
 impl Config {
     /// Reads the policy from TOML text; the error names the key and the line.
     pub fn parse(text: &str) -> std::result::Result<Config, String> {
-        toml::from_str(text).map_err(|e| {
+        let config: Config = toml::from_str(text).map_err(|e| {
             let message = e.message().trim().to_string();
             // A span over the whole file (an unknown key at the top) points at no line.
             let line = e
@@ -59,21 +132,120 @@ impl Config {
                 Some(line) => format!("line {line}: {message}"),
                 None => message,
             }
-        })
+        })?;
+        config.validate(text)?;
+        Ok(config)
     }
 
-    /// The project's policy: the defaults when the file is absent.
-    pub fn load(project: &Project) -> Result<Config> {
-        let invalid = |problem: String| Error::InvalidConfig {
-            path: project.path(CONFIG_REL).display().to_string(),
-            problem,
+    /// What TOML cannot say: check names that are safe in a file name, commands that are
+    /// not blank, time limits within reason, and not more checks than a reply can show.
+    fn validate(&self, text: &str) -> std::result::Result<(), String> {
+        let at = |key: &str| {
+            text.lines()
+                .position(|l| {
+                    let l = l.trim_start();
+                    l.starts_with(key)
+                        || l.starts_with(&format!("\"{key}\""))
+                        || l.starts_with(&format!("[checks.{key}]"))
+                })
+                .map(|i| format!("line {}: ", i + 1))
+                .unwrap_or_default()
         };
-        match project.read(CONFIG_REL) {
-            Ok(None) => Ok(Config::default()),
-            Ok(Some(text)) => Config::parse(&text).map_err(invalid),
-            Err(ReadProblem::Unsafe(e)) => Err(e),
-            Err(problem) => Err(invalid(format!("cannot be read: {problem}"))),
+        if self.checks.len() > MAX_CHECKS {
+            return Err(format!(
+                "`checks` names {} checks, more than the {MAX_CHECKS} the server runs; combine some into one command",
+                self.checks.len()
+            ));
         }
+        let timeout_ok = |t: Option<u64>| t.is_none_or(|t| (1..=MAX_TIMEOUT_SECS).contains(&t));
+        if !timeout_ok(self.check_timeout_secs) {
+            return Err(format!(
+                "{}key `check_timeout_secs`: give a number of seconds from 1 to {MAX_TIMEOUT_SECS}",
+                at("check_timeout_secs")
+            ));
+        }
+        for (name, spec) in &self.checks {
+            let safe = !name.is_empty()
+                && name.len() <= 40
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+            if !safe {
+                return Err(format!(
+                    "{}key `checks.{}`: a check's name is 1 to 40 letters, digits, `-` or `_`",
+                    at(name),
+                    crate::error::clip(name, 40)
+                ));
+            }
+            if spec.command.trim().is_empty() {
+                return Err(format!(
+                    "{}key `checks.{name}`: the command is empty",
+                    at(name)
+                ));
+            }
+            if spec.command.len() > MAX_COMMAND_BYTES {
+                return Err(format!(
+                    "{}key `checks.{name}`: the command is longer than {MAX_COMMAND_BYTES} bytes; put it in a script and run that",
+                    at(name)
+                ));
+            }
+            if !timeout_ok(spec.timeout_secs) {
+                return Err(format!(
+                    "{}key `checks.{name}.timeout_secs`: give a number of seconds from 1 to {MAX_TIMEOUT_SECS}",
+                    at(name)
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The time limit of the check `spec`: its own, else the file's default, else
+    /// `fallback` (the environment's, or [`DEFAULT_CHECK_TIMEOUT`]).
+    pub fn timeout_of(&self, spec: &CheckSpec, fallback: Duration) -> Duration {
+        spec.timeout_secs
+            .or(self.check_timeout_secs)
+            .map(Duration::from_secs)
+            .unwrap_or(fallback)
+    }
+
+    /// The text of the file as it is now (`None` when there is none).
+    pub fn read_text(project: &Project) -> Result<Option<String>> {
+        match project.read(CONFIG_REL) {
+            Ok(text) => Ok(text),
+            Err(ReadProblem::Unsafe(e)) => Err(e),
+            Err(problem) => Err(invalid(
+                project,
+                CONFIG_REL,
+                format!("cannot be read: {problem}"),
+            )),
+        }
+    }
+
+    /// The project's policy as the file says it now: the defaults when the file is
+    /// absent. (What the server acts on is [`approval::Policy`].)
+    pub fn load(project: &Project) -> Result<Config> {
+        match Config::read_text(project)? {
+            None => Ok(Config::default()),
+            Some(text) => Config::parse(&text).map_err(|p| invalid(project, CONFIG_REL, p)),
+        }
+    }
+}
+
+/// The environment's default time limit of a check (`BMAD_CHECK_TIMEOUT_SECS`), else
+/// [`DEFAULT_CHECK_TIMEOUT`]. A value that is not a positive whole number is ignored.
+pub fn check_timeout_from_env() -> Duration {
+    std::env::var("BMAD_CHECK_TIMEOUT_SECS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|n| *n > 0)
+        .map(Duration::from_secs)
+        .unwrap_or(DEFAULT_CHECK_TIMEOUT)
+}
+
+pub(crate) fn invalid(project: &Project, rel: &str, problem: String) -> Error {
+    Error::InvalidConfig {
+        path: project.path(rel).display().to_string(),
+        problem,
     }
 }
 
@@ -103,5 +275,44 @@ mod tests {
         assert!(syntax.contains("line 2"), "{syntax}");
         let kind = Config::parse("gates = true").unwrap_err();
         assert!(!kind.is_empty());
+    }
+
+    #[test]
+    fn checks_read_as_strings_or_tables_and_wrong_ones_are_named() {
+        let c = Config::parse(
+            "check_timeout_secs = 30\n[checks]\ntest = \"cargo test\"\nlint = { command = \"cargo clippy\", timeout_secs = 5 }\n",
+        )
+        .unwrap();
+        assert_eq!(c.checks.len(), 2);
+        assert_eq!(c.checks["test"].command, "cargo test");
+        let fallback = Duration::from_secs(600);
+        assert_eq!(
+            c.timeout_of(&c.checks["lint"], fallback),
+            Duration::from_secs(5)
+        );
+        assert_eq!(
+            c.timeout_of(&c.checks["test"], fallback),
+            Duration::from_secs(30)
+        );
+        let bad = Config::parse("[checks]\nlint = { command = \"x\", timeout = 5 }\n").unwrap_err();
+        assert!(
+            bad.contains("unknown field `timeout`") && bad.contains("line 2"),
+            "{bad}"
+        );
+        let bad = Config::parse("\n[checks]\n\"a b\" = \"x\"\n").unwrap_err();
+        assert!(
+            bad.contains("checks.a b") && bad.contains("line 3"),
+            "{bad}"
+        );
+        let bad = Config::parse("[checks]\ntest = \"  \"\n").unwrap_err();
+        assert!(
+            bad.contains("checks.test") && bad.contains("empty"),
+            "{bad}"
+        );
+        let bad = Config::parse("[checks]\ntest = 5\n").unwrap_err();
+        assert!(bad.contains("command string"), "{bad}");
+        let bad = Config::parse("[checks.t]\ncommand = \"x\"\ntimeout_secs = 0\n").unwrap_err();
+        assert!(bad.contains("checks.t.timeout_secs"), "{bad}");
+        assert!(Gates::Human > Gates::Auto);
     }
 }

@@ -206,6 +206,9 @@ pub enum Error {
     HumanRequired { action: String, command: String },
     #[error("{path} {problem}; it is a role prompt override (see the README, \"Role prompts\"): fix it, or remove it to use the next in line (`bmad-mcp prompts` shows which file each role uses). Nothing was changed")]
     InvalidPrompt { path: String, problem: String },
+
+    #[error("the project's checks do not pass ({failure}): accepting that is the human's decision, through the client's dialog or the terminal, never the host's word alone. Nothing was changed. Show the human `user_message`; they accept the failure in a terminal in the project (`{command}`), or the work goes back with `reject` and their feedback")]
+    ChecksFailed { failure: String, command: String },
     #[error("the server failed while handling this call; nothing was saved past the last completed step. Retry, or check `status`.")]
     Internal,
 }
@@ -225,7 +228,7 @@ impl Error {
             Error::ConflictingIds { .. } => ErrorCode::ConflictingIds,
             Error::SpecsFolderTaken { .. } => ErrorCode::SpecsFolderTaken,
             Error::InvalidConfig { .. } => ErrorCode::InvalidConfig,
-            Error::HumanRequired { .. } => ErrorCode::HumanRequired,
+            Error::HumanRequired { .. } | Error::ChecksFailed { .. } => ErrorCode::HumanRequired,
             Error::InvalidPrompt { .. } => ErrorCode::InvalidPrompt,
             Error::Internal => ErrorCode::Internal,
         }

@@ -1,7 +1,8 @@
 //! bmad-mcp: an MCP server that runs the BMAD agile workflow as an enforced state machine
 //! with durable, inspectable sessions.
 //!
-//! * [`config`]: the human's project policy, `.bmad/config.toml`.
+//! * [`config`]: the human's project policy, `.bmad/config.toml`, and its approval.
+//! * [`checks`]: running the project's checks (process groups, timeouts, bounded output).
 //! * [`workflow`]: the pure core (stages, sessions, transitions, submission reading).
 //! * [`store`]: projects, atomic files, the lock, sessions on disk.
 //! * [`prompts`]: the embedded role prompts and their rendering.
@@ -9,6 +10,7 @@
 //! * [`stdio`]: the stdio transport in front of rmcp (malformed lines, the line limit,
 //!   a broken stdout).
 
+pub mod checks;
 pub mod cli;
 pub mod config;
 pub mod error;

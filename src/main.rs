@@ -20,7 +20,8 @@ use bmad_mcp::BmadServer;
 /// gives no cwd), BMAD_MAX_RESULT_BYTES, BMAD_MAX_OBJECTIVE_BYTES, BMAD_MAX_TEXT_BYTES
 /// (input limits), BMAD_MAX_LINE_BYTES (the largest JSON-RPC message, one line; default
 /// 16 MiB), BMAD_LOCK_WAIT_SECS (how long a change waits for the project lock; default
-/// 10), RUST_LOG (log level; logs go to stderr).
+/// 10), BMAD_CHECK_TIMEOUT_SECS (a project check's default time limit; default 600),
+/// RUST_LOG (log level; logs go to stderr).
 ///
 /// Exit status: 0 when stdin closes (requests received are finished and answered first),
 /// 1 when the server cannot start, 3 when stdout is closed by the client (no call is
@@ -28,7 +29,9 @@ use bmad_mcp::BmadServer;
 ///
 /// With a command, it is the human's own channel, outside the model: `confirm`,
 /// `approve`, `reject` and `answer` show what is being decided and ask on the terminal
-/// (they refuse, exit 2, when stdin is not a terminal); `list` and `status` read.
+/// (they refuse, exit 2, when stdin is not a terminal); `list` and `status` read;
+/// `config show` and `config approve` are the project's checks and policy
+/// (.bmad/config.toml), which the server acts on only as the human approved them.
 #[derive(Parser)]
 #[command(name = "bmad-mcp", version, about, long_about)]
 struct Cli {

@@ -92,6 +92,7 @@ fn two_thousand_mutated_runs_keep_every_invariant() {
         "po/clarifying",
         "review/awaiting_confirmation",
         "qa/awaiting_confirmation",
+        "dev/awaiting_confirmation",
     ] {
         assert!(ends.contains_key(must), "no run ended at {must}: {ends:?}");
     }

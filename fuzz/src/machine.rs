@@ -8,8 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use arbitrary::Arbitrary;
 use bmad_mcp::workflow::session::{ContentRef, StageStatus};
 use bmad_mcp::workflow::{
-    allowed_actions, apply, Action, Command, Engine, Outcome, ProjectFiles, Session, Stage, State,
-    WorkflowError,
+    allowed_actions, apply_observed, rules, Action, CheckOutcome, CheckResult, CheckRun, Command,
+    Engine, Evidence, Outcome, ProjectFiles, Session, Stage, State, WorkflowError,
 };
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use serde_json::{json, Value};
@@ -119,7 +119,9 @@ fn advance(s: &Session, v: u8) -> Command {
                 .collect(),
         },
         // A failing report: the human sends the work back, or accepts the risk.
-        State::AwaitingConfirmation if matches!(stage, Stage::Review | Stage::Qa) && v & 2 != 0 => {
+        State::AwaitingConfirmation
+            if matches!(stage, Stage::Dev | Stage::Review | Stage::Qa) && v & 2 != 0 =>
+        {
             Command::Reject {
                 action: Action::Reject,
                 feedback: Some("Fix the findings first.".into()),
@@ -276,6 +278,48 @@ impl Doc {
     }
 }
 
+/// The project's checks as the server would have run them for a submission: a well-behaved
+/// host's step of 0xFE says they failed, 0xFD that they passed; otherwise none ran (the
+/// seeds were written before checks, and keep their ends).
+fn evidence(step: &Step, session: &Session) -> Evidence {
+    let Step::Advance(v) = step else {
+        return Evidence::None;
+    };
+    if !session.current_stage.runs_checks() || !matches!(v, 0xFD | 0xFE) {
+        return Evidence::None;
+    }
+    let passed = *v == 0xFD;
+    let check = CheckResult {
+        name: "test".into(),
+        command: "cargo test".into(),
+        outcome: if passed {
+            CheckOutcome::Passed
+        } else {
+            CheckOutcome::Failed
+        },
+        exit_code: Some(if passed { 0 } else { 101 }),
+        signal: None,
+        duration_ms: u64::from(*v),
+        output_bytes: 0,
+        output_sha256: String::new(),
+        output: None,
+        tail: String::new(),
+    };
+    Evidence::Ran {
+        run: CheckRun {
+            at: "2026-11-21T12:00:00.000Z".into(),
+            config_sha256: "0".repeat(64),
+            git: None,
+            checks: vec![check],
+        },
+        outputs: vec![if passed {
+            String::new()
+        } else {
+            "test failed\n".into()
+        }],
+    }
+}
+
 impl Step {
     fn command(&self, session: &Session) -> Option<Command> {
         let stage = session.current_stage;
@@ -376,7 +420,7 @@ pub fn run(input: &MachineInput) -> (Stage, State) {
         // The clock never goes back; two calls may share a millisecond.
         r.now += Duration::milliseconds(i64::from(*dt));
         match step.command(&r.session) {
-            Some(command) => r.apply(command),
+            Some(command) => r.apply(command, evidence(step, &r.session)),
             None => r.human(step),
         }
         check_session(&r);
@@ -385,16 +429,23 @@ pub fn run(input: &MachineInput) -> (Stage, State) {
 }
 
 impl Run {
-    fn apply(&mut self, command: Command) {
+    fn apply(&mut self, command: Command, evidence: Evidence) {
         let before = self.session.clone();
         let action = command.action();
         let decision = bmad_mcp::workflow::Decision::by_host(None);
-        let result = apply(&before, command.clone(), &decision, &self.files, self.now);
+        let run = |evidence: Evidence| {
+            apply_observed(
+                &before,
+                command.clone(),
+                &decision,
+                evidence,
+                &self.files,
+                self.now,
+            )
+        };
+        let result = run(evidence.clone());
         // No hidden input: the same call gives the same answer.
-        assert_eq!(
-            result,
-            apply(&before, command.clone(), &decision, &self.files, self.now)
-        );
+        assert_eq!(result, run(evidence));
         match result {
             Ok(out) => self.accepted(&before, &command, out),
             Err(e) => refused(&before, &command, action, &e),
@@ -631,11 +682,12 @@ fn check_session(r: &Run) {
     let ok = match state {
         State::Generating => true,
         State::Clarifying => matches!(stage, Stage::Po | Stage::Architect),
-        // Review and QA too, when their report's own verdict failed.
+        // Review and QA too, when their report's own verdict failed; development and QA
+        // when the project's checks failed.
         State::AwaitingConfirmation => {
             matches!(
                 stage,
-                Stage::Po | Stage::Architect | Stage::Review | Stage::Qa
+                Stage::Po | Stage::Architect | Stage::Dev | Stage::Review | Stage::Qa
             )
         }
         State::Refining => matches!(stage, Stage::Po | Stage::Architect | Stage::Sm),
@@ -670,10 +722,11 @@ fn check_session(r: &Run) {
             StageStatus::Pending
         };
         assert_eq!(rec.status, want, "status of {st} while at {stage}/{state}");
-        // A risk is accepted only on a review or QA report, which completes its stage.
+        // A risk is accepted only on a review or QA report, or on failing checks of
+        // development, and completes its stage.
         if rec.accepted_risk {
             assert!(
-                matches!(st, Stage::Review | Stage::Qa),
+                matches!(st, Stage::Dev | Stage::Review | Stage::Qa),
                 "risk accepted at {st}"
             );
             assert_eq!(rec.status, StageStatus::Completed);
@@ -720,6 +773,12 @@ fn check_session(r: &Run) {
                 check_ref(r, c, what);
             }
         }
+        // The kept output of each check the server ran is a file of the session's.
+        for c in rec.checks.iter().flat_map(|run| run.checks.iter()) {
+            if let Some(o) = &c.output {
+                check_ref(r, o, "a check's output");
+            }
+        }
     }
     let cur = s.current();
     match state {
@@ -727,13 +786,21 @@ fn check_session(r: &Run) {
             !cur.open_questions().is_empty(),
             "clarifying, nothing asked"
         ),
-        State::AwaitingConfirmation if matches!(stage, Stage::Review | Stage::Qa) => {
-            // A report whose verdict failed: Review Status: Fail, or a QA score below 90.
-            let failed = match stage {
+        State::AwaitingConfirmation if matches!(stage, Stage::Dev | Stage::Review | Stage::Qa) => {
+            // A report whose verdict failed: Review Status: Fail, or a QA score below 90;
+            // or a check the server ran that failed (development, QA).
+            let report = match stage {
                 Stage::Review => cur.review_status.as_deref() == Some("Fail"),
-                _ => cur.score.is_some_and(|n| n < 90),
+                Stage::Qa => cur.score.is_some_and(|n| n < 90),
+                _ => false,
             };
-            assert!(failed, "{stage} awaits the human with a passing report");
+            let checks =
+                stage.runs_checks() && cur.checks.as_ref().is_some_and(|run| !run.passed());
+            assert!(
+                report || checks,
+                "{stage} awaits the human with a passing report"
+            );
+            assert_eq!(rules::failed_checks(stage, cur).is_some(), checks);
             assert_eq!(cur.gate_passed, Some(false));
             assert!(cur.artifact.is_some() && cur.draft_ref.is_none());
             assert!(!cur.accepted_risk);

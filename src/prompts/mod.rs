@@ -106,7 +106,8 @@ pub fn render(session: &Session, stage: Stage, guidance: &[String], template: &s
         .map(|g| format!("{g}/100"))
         .unwrap_or_else(|| "none".into());
 
-    let values: [(&str, String); 13] = [
+    let values: [(&str, String); 14] = [
+        ("checks", checks_text(session, stage)),
         ("design_focus", design_focus(&session.objective).to_string()),
         ("engines", engines_note(&session.engines_for(stage))),
         ("task_name", session.task_name.clone()),
@@ -223,6 +224,52 @@ fn scope_of(plan: &crate::workflow::session::StageRecord) -> String {
     } else {
         format!("{listed} (approved as `{}`)", crate::error::clip(said, 80))
     }
+}
+
+/// The project's checks as the server last ran them for `stage` (its own latest run, else
+/// the latest of an earlier stage: QA cites development's), one line each.
+fn checks_text(session: &Session, stage: Stage) -> String {
+    let run = Stage::ALL
+        .into_iter()
+        .rev()
+        .filter(|s| *s <= stage && s.runs_checks())
+        .find_map(|s| session.record(s).checks.as_ref());
+    let Some(run) = run else {
+        return "(none: the server ran no checks, since the project names none in .bmad/config.toml or none is approved yet)".into();
+    };
+    let mut lines: Vec<String> = run
+        .checks
+        .iter()
+        .map(|c| {
+            format!(
+                "- {}: `{}`, {:.1} s, output sha256 {}{}",
+                c.describe(),
+                c.command,
+                c.duration_ms as f64 / 1000.0,
+                &c.output_sha256[..12.min(c.output_sha256.len())],
+                c.output
+                    .as_ref()
+                    .map(|o| format!(", output in `{}`", o.file_path))
+                    .unwrap_or_default()
+            )
+        })
+        .collect();
+    let commit = match &run.git {
+        Some(g) => format!(
+            " on commit {}{}",
+            g.commit
+                .as_deref()
+                .map_or("(none yet)", |c| &c[..12.min(c.len())]),
+            if g.dirty {
+                " with uncommitted changes"
+            } else {
+                ""
+            }
+        ),
+        None => String::new(),
+    };
+    lines.push(format!("(run by the server at {}{commit})", run.at));
+    lines.join("\n")
 }
 
 fn describe_ref(r: &ContentRef) -> String {

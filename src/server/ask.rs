@@ -59,7 +59,7 @@ pub fn form(pending: &Pending, command: &Command, note: Option<&str>) -> ElicitR
 fn headline(p: &Pending) -> String {
     if let Some(failed) = &p.failed_verdict {
         return format!(
-            "bmad: task `{}`, {} stage: the report says {failed}. Accept the risk and go on, or send the work back to development with your feedback.",
+            "bmad: task `{}`, {} stage: it does not pass ({failed}). Accept the risk and go on, or send the work back to development with your feedback.",
             p.task_name, p.stage
         );
     }

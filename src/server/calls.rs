@@ -7,6 +7,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 
 use super::args::{self, Call};
+use super::watch::Watched;
 use super::{dialog, reply, BmadServer, Reply};
 use crate::error::Error;
 use crate::prompts::Templates;
@@ -24,6 +25,11 @@ impl BmadServer {
     }
 
     pub(super) fn run(&self, call: Call) -> Reply {
+        self.run_watched(call, &Watched::none())
+    }
+
+    /// [`BmadServer::run`], reporting the progress of checks and stopping them on cancel.
+    pub(super) fn run_watched(&self, call: Call, watched: &Watched) -> Reply {
         let store = &self.inner.store;
         let done = match call {
             // The role prompts are read before anything changes: an override that cannot
@@ -58,7 +64,11 @@ impl BmadServer {
                 key,
                 command,
                 decision,
-            } => return self.act(cwd, key, command, decision).unwrap_or_else(|r| *r),
+            } => {
+                return self
+                    .act_watched(cwd, key, command, decision, watched)
+                    .unwrap_or_else(|r| *r)
+            }
         };
         done.unwrap_or_else(|e| reply::for_error(&e, None))
     }
@@ -71,6 +81,19 @@ impl BmadServer {
         key: SessionKey,
         command: Command,
         decision: Decision,
+    ) -> Result<Reply, Box<Reply>> {
+        self.act_watched(cwd, key, command, decision, &Watched::none())
+    }
+
+    /// [`BmadServer::act`]; a submission that needs the project's checks runs them first,
+    /// outside the project lock ([`BmadServer::observe`]).
+    pub(super) fn act_watched(
+        &self,
+        cwd: Option<String>,
+        key: SessionKey,
+        command: Command,
+        decision: Decision,
+        watched: &Watched,
     ) -> Result<Reply, Box<Reply>> {
         let store = &self.inner.store;
         let action = command.action();
@@ -94,8 +117,17 @@ impl BmadServer {
             },
             Err(_) => None,
         };
-        store
-            .act(cwd.as_deref(), &key, command, &decision, &Utc::now)
+        self.observe(cwd.as_deref(), &key, &command, watched)
+            .and_then(|observed| {
+                store.act_observed(
+                    cwd.as_deref(),
+                    &key,
+                    command,
+                    &decision,
+                    observed,
+                    &Utc::now,
+                )
+            })
             .and_then(|(s, mut facts)| {
                 facts.notices.extend(notices);
                 let prompts = match prompts {

@@ -19,6 +19,7 @@ pub mod reply;
 pub mod resources;
 pub mod schema;
 pub mod slash;
+mod watch;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -236,7 +237,8 @@ impl ServerHandler for BmadServer {
             Call::List { .. } | Call::Status { .. } => false,
         };
         let server = self.clone();
-        let mut reply = tokio::task::spawn_blocking(move || server.run(call))
+        let (watched, _watchers) = watch::watch(&context);
+        let mut reply = tokio::task::spawn_blocking(move || server.run_watched(call, &watched))
             .await
             .unwrap_or_else(|join_error| {
                 tracing::error!(error = %join_error, "tool call failed unexpectedly");

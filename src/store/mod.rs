@@ -2,6 +2,7 @@
 //! loading fresh state, writing an outcome's files and then the session (SPEC §7).
 //! Disk is the only truth, so several server processes can share one project.
 
+mod evidence;
 mod list;
 mod lock;
 mod mapping;
@@ -19,16 +20,17 @@ use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::config::{Config, Gates};
+use crate::config::approval::{Policy, APPROVED_REL};
 use crate::error::{clip, Error, Result};
 use crate::workflow::machine::{self, Pending, ProjectFiles};
 use crate::workflow::session::Session;
 use crate::workflow::stage::Stage;
-use crate::workflow::{Action, Command, DecidedBy, Decision, Facts, State};
+use crate::workflow::{Action, Command, Decision, Facts, State};
 
 use mapping::MappingCache;
 use sessions::{json_text, load_session, session_ids};
 
+pub use evidence::{ChecksToRun, Observed, Plan, HOW_TO_ADD_CHECKS};
 pub use list::{Damaged, Page, PAGE};
 pub use lock::{lock_wait_from_env, DEFAULT_LOCK_WAIT, LOCK_FILE};
 pub use mapping::{Mapping, MappingEntry};
@@ -183,7 +185,7 @@ impl Store {
         action: Action,
     ) -> std::result::Result<(Session, Pending), RefusedWith> {
         let (project, session) = self.load(cwd, key).map_err(|e| (e, None))?;
-        if let Err(e) = Config::load(&project) {
+        if let Err(e) = Policy::read(&project) {
             return Err((e, Some(Box::new(session))));
         }
         match machine::pending(&session, action, &Files(&project)) {
@@ -204,37 +206,59 @@ impl Store {
         decision: &Decision,
         clock: &dyn Fn() -> DateTime<Utc>,
     ) -> Result<(Session, Facts)> {
+        self.act_observed(cwd, key, command, decision, Observed::default(), clock)
+    }
+
+    /// [`Store::act`], with what the server observed for it: the checks it ran before
+    /// taking the lock, bound to the session as it was then (a session that moved on
+    /// meanwhile refuses the submission: the checks may not be about its work).
+    pub fn act_observed(
+        &self,
+        cwd: Option<&str>,
+        key: &SessionKey,
+        command: Command,
+        decision: &Decision,
+        observed: Observed,
+        clock: &dyn Fn() -> DateTime<Utc>,
+    ) -> Result<(Session, Facts)> {
         let (project, found) = self.load(cwd, key)?;
-        let action = command.action();
-        if action.decides() {
-            // Read for every decision, so that a broken policy file is never ignored.
-            let config = Config::load(&project)?;
-            if config.gates == Gates::Human && decision.decided_by == DecidedBy::Host {
-                return Err(Error::HumanRequired {
-                    action: action.name().into(),
-                    command: terminal_command(
-                        match command {
-                            Command::Reject { .. } => Action::Reject,
-                            _ => action,
-                        },
-                        &found.task_name,
-                    ),
-                });
-            }
-        }
+        let policy = self.policy_for(&project, &found, &command, decision)?;
         let _lock = project.lock(self.lock_wait)?;
         let session =
             load_session(&project, &found.session_id)?.ok_or_else(|| Error::SessionNotFound {
                 what: key.describe(),
                 project: project.display(),
             })?;
+        if observed
+            .history_len
+            .is_some_and(|n| n != session.history.len())
+        {
+            return Err(Error::argument(
+                crate::error::ErrorCode::InvalidState,
+                format!(
+                    "the session moved on while the checks ran (it is now at stage `{}`, state `{}`): nothing was recorded. Check `status`, then submit again if it still applies",
+                    session.current_stage, session.current_state
+                ),
+            ));
+        }
         let claim = self.check_owner(&project, &session)?;
         let now = not_before_last_entry(&session, clock());
-        let outcome = machine::apply(&session, command, decision, &Files(&project), now)?;
+        let mut outcome = machine::apply_observed(
+            &session,
+            command,
+            decision,
+            observed.evidence,
+            &Files(&project),
+            now,
+        )?;
         let owner_text = format!("{}\n", session.session_id);
-        let mut files: Vec<(&str, &[u8])> = Vec::with_capacity(outcome.writes.len() + 1);
+        let strengthened = evidence::strengthened_record(policy.as_ref(), now);
+        let mut files: Vec<(&str, &[u8])> = Vec::with_capacity(outcome.writes.len() + 2);
         if let Some(owner) = &claim {
             files.push((owner, owner_text.as_bytes()));
+        }
+        if let Some(record) = &strengthened {
+            files.push((APPROVED_REL, record.as_bytes()));
         }
         files.extend(
             outcome
@@ -260,6 +284,13 @@ impl Store {
             files = outcome.writes.len(),
             "action applied"
         );
+        // Said in the reply, not kept in the history: the policy's, not the step's.
+        outcome.facts.notices.extend(observed.notices);
+        if let Some(notice) = policy.as_ref().and_then(Policy::waiting_notice) {
+            if !outcome.facts.notices.contains(&notice) {
+                outcome.facts.notices.push(notice);
+            }
+        }
         Ok((outcome.session, outcome.facts))
     }
 

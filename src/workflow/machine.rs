@@ -20,6 +20,7 @@ use sha2::{Digest, Sha256};
 use super::action::Action;
 use super::decision::Decision;
 use super::error::WorkflowError;
+use super::evidence::Evidence;
 use super::rules;
 use super::session::{timestamp, Artifact, ContentRef, HistoryEntry, Session, StageStatus, State};
 use super::stage::{Gate, Stage};
@@ -102,11 +103,25 @@ pub fn sha256_hex(text: &str) -> String {
 }
 
 /// Applies one action to a session. On error nothing is to be written and the session
-/// stays as it was.
+/// stays as it was. No checks ran: see [`apply_observed`].
 pub fn apply(
     session: &Session,
     command: Command,
     decision: &Decision,
+    files: &dyn ProjectFiles,
+    now: DateTime<Utc>,
+) -> Result<Outcome, WorkflowError> {
+    apply_observed(session, command, decision, Evidence::None, files, now)
+}
+
+/// [`apply`], with what the server observed beside the command: the project's checks as
+/// it ran them for this submission. A submission of a stage that runs checks records them,
+/// and stops at the human while one fails.
+pub fn apply_observed(
+    session: &Session,
+    command: Command,
+    decision: &Decision,
+    evidence: Evidence,
     files: &dyn ProjectFiles,
     now: DateTime<Utc>,
 ) -> Result<Outcome, WorkflowError> {
@@ -129,6 +144,7 @@ pub fn apply(
         files,
         decision,
         decided_digest: None,
+        evidence,
         now,
         stamp: now.format("%Y%m%dT%H%M%S%6fZ").to_string(),
     };
@@ -176,6 +192,8 @@ struct Step<'a> {
     decision: &'a Decision,
     /// The digest of the document a decision was about, read when it was taken.
     decided_digest: Option<String>,
+    /// The checks the server ran for a submission, taken when it is recorded.
+    evidence: Evidence,
     now: DateTime<Utc>,
     stamp: String,
 }
@@ -198,6 +216,36 @@ impl Step<'_> {
     fn write_temp(&mut self, stage: Stage, kind: &str, content: String) -> ContentRef {
         let path = self.temp_path(stage, kind, "md");
         self.write(path, content)
+    }
+
+    /// Records the checks run for this submission of `stage` (none when none ran), each
+    /// check's kept output as a file of its own beside the session's other texts.
+    fn record_checks(&mut self, stage: Stage) {
+        let run = match std::mem::take(&mut self.evidence) {
+            Evidence::None => None,
+            Evidence::Ran { mut run, outputs } => {
+                for (check, output) in run.checks.iter_mut().zip(outputs) {
+                    if output.trim().is_empty() {
+                        continue;
+                    }
+                    let path = self.temp_path(stage, &format!("check-{}", check.name), "log");
+                    check.output = Some(self.write(path, output));
+                }
+                self.facts.notices.push(match run.failure() {
+                    None => format!(
+                        "The server ran the project's checks: {} passed.",
+                        run.checks
+                            .iter()
+                            .map(|c| format!("`{}`", c.name))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                    Some(failure) => format!("The server ran the project's checks: {failure}."),
+                });
+                Some(run)
+            }
+        };
+        self.session.record_mut(stage).checks = run;
     }
 
     /// Writes the stage document to `.claude/specs/<task>/` and records it. A file there

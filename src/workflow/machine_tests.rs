@@ -28,6 +28,8 @@ struct Run {
     clock: DateTime<Utc>,
     /// The decision the next actions come with.
     decision: Decision,
+    /// The checks the server ran for the next action (taken by it).
+    evidence: Evidence,
 }
 
 /// The document of a scored stage with every section it requires.
@@ -60,12 +62,21 @@ impl Run {
             files: Mem::default(),
             clock,
             decision: Decision::by_host(None),
+            evidence: Evidence::None,
         }
     }
 
     fn try_do(&mut self, c: Command) -> Result<Outcome, WorkflowError> {
         self.clock += Duration::seconds(1);
-        let out = apply(&self.s, c, &self.decision, &self.files, self.clock)?;
+        let evidence = std::mem::take(&mut self.evidence);
+        let out = apply_observed(
+            &self.s,
+            c,
+            &self.decision,
+            evidence,
+            &self.files,
+            self.clock,
+        )?;
         for w in &out.writes {
             self.files
                 .0
@@ -301,6 +312,11 @@ fn reach(stage: Stage, state: State) -> Run {
         State::AwaitingConfirmation if stage.verdict().is_some() => {
             r.act(submit(None, Some(failing(stage))));
         }
+        // A stage without a verdict of its own waits for the human on failing checks.
+        State::AwaitingConfirmation if stage.runs_checks() => {
+            r.evidence = checks_run(&[("test", false)]);
+            r.submit("# Implementation Report\n\n## Summary\nBuilt.");
+        }
         State::AwaitingConfirmation => {
             r.submit(&passing(stage));
         }
@@ -363,7 +379,9 @@ fn apply_refuses_exactly_the_triples_the_table_calls_illegal() {
         }
     }
     assert_eq!(checked, 6 * 6 * 8);
-    assert_eq!(legal, 30, "legal triples");
+    // 30, and development waiting on failing checks: confirm, confirm_save, reject and
+    // confirm with `confirmed: false`.
+    assert_eq!(legal, 34, "legal triples");
 }
 
 #[test]
@@ -1299,4 +1317,140 @@ fn reports_that_pass_or_state_no_verdict_go_on_without_the_human() {
         assert_eq!(r.state(), (Stage::Qa, State::Completed), "{review} / {qa}");
         assert!(!r.s.record(Stage::Review).accepted_risk);
     }
+}
+
+/// What the server would have observed running checks named `name`, passing or not.
+fn checks_run(checks: &[(&str, bool)]) -> Evidence {
+    use crate::workflow::{CheckOutcome, CheckResult, CheckRun};
+    let results = checks
+        .iter()
+        .map(|(name, passed)| CheckResult {
+            name: name.to_string(),
+            command: format!("run {name}"),
+            outcome: if *passed {
+                CheckOutcome::Passed
+            } else {
+                CheckOutcome::Failed
+            },
+            exit_code: Some(if *passed { 0 } else { 1 }),
+            signal: None,
+            duration_ms: 1200,
+            output_bytes: 3,
+            output_sha256: "a".repeat(64),
+            output: None,
+            tail: "out".into(),
+        })
+        .collect();
+    Evidence::Ran {
+        run: CheckRun {
+            at: "2026-11-21T12:00:00.000Z".into(),
+            config_sha256: "c".repeat(64),
+            git: None,
+            checks: results,
+        },
+        outputs: checks
+            .iter()
+            .map(|(n, _)| format!("{n} said out\n"))
+            .collect(),
+    }
+}
+
+#[test]
+fn failing_checks_stop_development_until_the_human_accepts_them_or_sends_the_work_back() {
+    let report = "# Implementation Report\n\n## Summary\nBuilt.";
+    let mut r = Run::new("Build it");
+    r.advance_to(Stage::Dev, false);
+    r.evidence = checks_run(&[("lint", true), ("test", false)]);
+    let out = r.submit(report);
+    assert_eq!(r.state(), (Stage::Dev, State::AwaitingConfirmation));
+    let rec = r.s.record(Stage::Dev);
+    assert_eq!(rec.gate_passed, Some(false));
+    let run = rec.checks.as_ref().expect("the run is recorded");
+    // Each check's kept output is a file of the session's, named by the check.
+    for c in &run.checks {
+        let path = &c.output.as_ref().expect("the output is kept").file_path;
+        assert!(path.contains(&format!("dev_check-{}_", c.name)), "{path}");
+        assert_eq!(
+            r.files.read(path).unwrap().unwrap(),
+            format!("{} said out\n", c.name)
+        );
+    }
+    assert!(
+        out.facts
+            .notices
+            .iter()
+            .any(|n| n.contains("check `test` failed (exit 1)")),
+        "{:?}",
+        out.facts.notices
+    );
+    assert_eq!(
+        rules::failed_verdict(Stage::Dev, r.s.record(Stage::Dev)).as_deref(),
+        Some("check `test` failed (exit 1)")
+    );
+
+    // Sent back: development again, with the human's words.
+    r.act(Command::Reject {
+        action: Action::Reject,
+        feedback: Some("Make the tests pass.".into()),
+    });
+    assert_eq!(r.state(), (Stage::Dev, State::Generating));
+    assert_eq!(r.s.record(Stage::Dev).feedback, ["Make the tests pass."]);
+
+    // Failing again, and accepted by the human: the risk is recorded, review begins.
+    r.evidence = checks_run(&[("test", false)]);
+    r.submit(report);
+    r.decision = Decision {
+        decided_by: DecidedBy::Human,
+        via: Via::Cli,
+        seen_digest: None,
+    };
+    let out = r.act(Command::Confirm {
+        action: Action::Confirm,
+    });
+    assert_eq!(r.state(), (Stage::Review, State::Generating));
+    assert!(r.s.record(Stage::Dev).accepted_risk);
+    assert_eq!(out.facts.completed_stage, Some(Stage::Dev));
+
+    // Passing checks go on at once; none run (no config) go on as before.
+    let mut r = Run::new("Build it");
+    r.advance_to(Stage::Dev, false);
+    r.evidence = checks_run(&[("test", true)]);
+    r.submit(report);
+    assert_eq!(r.state(), (Stage::Review, State::Generating));
+    assert_eq!(r.s.record(Stage::Dev).gate_passed, Some(true));
+    let mut r = Run::new("Build it");
+    r.advance_to(Stage::Dev, false);
+    r.submit(report);
+    assert_eq!(r.state(), (Stage::Review, State::Generating));
+    assert!(r.s.record(Stage::Dev).checks.is_none());
+}
+
+#[test]
+fn qa_does_not_complete_on_a_passing_score_while_a_check_fails() {
+    let mut r = Run::new("Build it");
+    r.advance_to(Stage::Qa, false);
+    r.evidence = checks_run(&[("test", false)]);
+    r.submit("# QA\nQuality Score: 95/100");
+    assert_eq!(r.state(), (Stage::Qa, State::AwaitingConfirmation));
+    let rec = r.s.record(Stage::Qa);
+    assert_eq!(rec.gate_passed, Some(false));
+    assert_eq!(
+        rules::failed_verdict(Stage::Qa, rec).as_deref(),
+        Some("check `test` failed (exit 1)")
+    );
+    // A failing score and failing checks are both named.
+    let mut r = Run::new("Build it");
+    r.advance_to(Stage::Qa, false);
+    r.evidence = checks_run(&[("test", false)]);
+    r.submit(FAILING_QA);
+    assert_eq!(
+        rules::failed_verdict(Stage::Qa, r.s.record(Stage::Qa)).as_deref(),
+        Some("Quality Score: 62/100, below the gate of 90; check `test` failed (exit 1)")
+    );
+    // Sending it back returns the work to development.
+    r.act(Command::Reject {
+        action: Action::Reject,
+        feedback: Some("Fix it.".into()),
+    });
+    assert_eq!(r.state(), (Stage::Dev, State::Generating));
 }

@@ -109,11 +109,13 @@ pub enum AfterPlain {
     Complete,
 }
 
-/// `verdict_fails`: what [`verdict_failure`] found in the document, if anything.
+/// `verdict_fails`: what [`failed_verdict`] found (in the document's own verdict, or in
+/// the project's checks the server ran), if anything.
 pub fn after_plain(stage: Stage, verdict_fails: bool) -> AfterPlain {
     match stage.gate() {
         Gate::Approval => AfterPlain::AwaitApproval,
         Gate::Verdict { .. } if verdict_fails => AfterPlain::AwaitDecision,
+        Gate::None if verdict_fails && stage.runs_checks() => AfterPlain::AwaitDecision,
         Gate::Verdict { .. } | Gate::Score(_) | Gate::None => AfterPlain::Complete,
     }
 }
@@ -137,19 +139,35 @@ pub fn verdict_failure(
 }
 
 /// What fails in the verdict of `stage`'s latest report (its record), if the stage has a
-/// verdict and it fails.
+/// verdict and it fails, and in the project's checks the server ran on the stage's latest
+/// submission: the evidence the human must accept before the stage completes.
 pub fn failed_verdict(stage: Stage, rec: &StageRecord) -> Option<String> {
-    stage
+    let report = stage
         .verdict()
-        .and_then(|v| verdict_failure(v, rec.review_status.as_deref(), rec.score))
+        .and_then(|v| verdict_failure(v, rec.review_status.as_deref(), rec.score));
+    let checks = failed_checks(stage, rec);
+    match (report, checks) {
+        (Some(r), Some(c)) => Some(format!("{r}; {c}")),
+        (r, c) => r.or(c),
+    }
+}
+
+/// What fails in the checks run on `stage`'s latest submission, if it runs checks.
+pub fn failed_checks(stage: Stage, rec: &StageRecord) -> Option<String> {
+    if !stage.runs_checks() {
+        return None;
+    }
+    rec.checks.as_ref().and_then(|run| run.failure())
 }
 
 /// Where `reject` leads from a stage's decision: its own `refining`, or for a stage whose
-/// verdict failed, the generation of the stage the work goes back to (development).
+/// verdict failed, the generation of the stage the work goes back to (development); a
+/// stage without a gate whose checks failed generates again.
 pub fn after_reject(stage: Stage) -> (Stage, State) {
     match stage.gate() {
         Gate::Verdict { back_to, .. } => (back_to, State::Generating),
-        Gate::Score(_) | Gate::Approval | Gate::None => (stage, State::Refining),
+        Gate::None => (stage, State::Generating),
+        Gate::Score(_) | Gate::Approval => (stage, State::Refining),
     }
 }
 
@@ -177,7 +195,7 @@ mod tests {
             (Stage::Sm, AwaitingApproval, &[Approve, Reject, Status]),
             (Stage::Sm, AwaitingConfirmation, &[Status]),
             (Stage::Dev, Generating, &[Submit, Status]),
-            (Stage::Dev, AwaitingConfirmation, &[Status]),
+            (Stage::Dev, AwaitingConfirmation, decide),
             (Stage::Review, Clarifying, &[Status]),
             (Stage::Review, AwaitingConfirmation, decide),
             (Stage::Review, Refining, &[Status]),
@@ -262,7 +280,8 @@ mod tests {
         for stage in Stage::ALL {
             let (passing, failing) = match stage {
                 Stage::Sm => (AwaitApproval, AwaitApproval),
-                Stage::Review | Stage::Qa => (Complete, AwaitDecision),
+                // Dev fails only on its checks; review and QA on their report or checks.
+                Stage::Dev | Stage::Review | Stage::Qa => (Complete, AwaitDecision),
                 _ => (Complete, Complete),
             };
             assert_eq!(after_plain(stage, false), passing, "{stage}");
@@ -302,7 +321,7 @@ mod tests {
         for stage in Stage::ALL {
             let (to, state) = after_reject(stage);
             let want = match stage {
-                Stage::Review | Stage::Qa => (Stage::Dev, State::Generating),
+                Stage::Dev | Stage::Review | Stage::Qa => (Stage::Dev, State::Generating),
                 _ => (stage, State::Refining),
             };
             assert_eq!((to, state), want, "{stage}");

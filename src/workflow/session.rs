@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::action::Action;
 use super::decision::{DecidedBy, Via};
+use super::evidence::CheckRun;
 use super::stage::{Engine, Stage};
 
 pub use super::records::StageRecords;
@@ -201,6 +202,9 @@ pub struct StageRecord {
     pub accepted_risk: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub artifact: Option<Artifact>,
+    /// The project's checks as the server ran them on the latest submission (dev, QA).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checks: Option<CheckRun>,
 }
 
 impl StageRecord {

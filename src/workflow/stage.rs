@@ -34,7 +34,8 @@ pub enum Gate {
     /// at the human, who accepts the risk or sends the work back to the generation of
     /// `back_to` with the findings (`review`, `qa`).
     Verdict { verdict: Verdict, back_to: Stage },
-    /// Accepted as submitted (`dev`).
+    /// Accepted as submitted (`dev`), unless the project's checks fail (see
+    /// [`Stage::runs_checks`]).
     None,
 }
 
@@ -87,6 +88,9 @@ struct StageInfo {
     checks: &'static [Check],
     /// The role prompt (`prompts/<stage>.md`), embedded at build time.
     prompt: &'static str,
+    /// Whether the server runs the project's checks on a submission of this stage, which
+    /// cannot complete while one fails unless the human accepts the failure.
+    runs_checks: bool,
 }
 
 const PASSING_SCORE: u32 = 90;
@@ -104,6 +108,7 @@ const TABLE: [StageInfo; 6] = [
         sections: sections::PO,
         checks: sections::PO_CHECKS,
         prompt: include_str!("../../prompts/po.md"),
+        runs_checks: false,
     },
     StageInfo {
         id: "architect",
@@ -117,6 +122,7 @@ const TABLE: [StageInfo; 6] = [
         sections: sections::ARCHITECT,
         checks: sections::ARCHITECT_CHECKS,
         prompt: include_str!("../../prompts/architect.md"),
+        runs_checks: false,
     },
     StageInfo {
         id: "sm",
@@ -130,6 +136,7 @@ const TABLE: [StageInfo; 6] = [
         sections: sections::SM,
         checks: sections::SM_CHECKS,
         prompt: include_str!("../../prompts/sm.md"),
+        runs_checks: false,
     },
     StageInfo {
         id: "dev",
@@ -143,6 +150,7 @@ const TABLE: [StageInfo; 6] = [
         sections: sections::DEV,
         checks: sections::DEV_CHECKS,
         prompt: include_str!("../../prompts/dev.md"),
+        runs_checks: true,
     },
     StageInfo {
         id: "review",
@@ -159,6 +167,7 @@ const TABLE: [StageInfo; 6] = [
         sections: sections::REVIEW,
         checks: sections::REVIEW_CHECKS,
         prompt: include_str!("../../prompts/review.md"),
+        runs_checks: false,
     },
     StageInfo {
         id: "qa",
@@ -175,6 +184,7 @@ const TABLE: [StageInfo; 6] = [
         sections: sections::QA,
         checks: sections::QA_CHECKS,
         prompt: include_str!("../../prompts/qa.md"),
+        runs_checks: true,
     },
 ];
 
@@ -247,6 +257,11 @@ impl Stage {
         self.info().prompt
     }
 
+    /// Whether a submission of this stage is checked by running the project's checks.
+    pub fn runs_checks(self) -> bool {
+        self.info().runs_checks
+    }
+
     /// The passing score of a scored stage.
     pub fn passing_score(self) -> Option<u32> {
         match self.gate() {
@@ -305,6 +320,8 @@ impl Stage {
             ]),
             Gate::Approval => v.extend([State::Refining, State::AwaitingApproval]),
             Gate::Verdict { .. } => v.push(State::AwaitingConfirmation),
+            // A failing check stops at the human too.
+            Gate::None if self.runs_checks() => v.push(State::AwaitingConfirmation),
             Gate::None => {}
         }
         if self.next().is_none() {
@@ -433,7 +450,7 @@ mod tests {
             [Generating, Clarifying, Refining, AwaitingConfirmation]
         );
         assert_eq!(Stage::Sm.states(), [Generating, Refining, AwaitingApproval]);
-        assert_eq!(Stage::Dev.states(), [Generating]);
+        assert_eq!(Stage::Dev.states(), [Generating, AwaitingConfirmation]);
         assert_eq!(Stage::Review.states(), [Generating, AwaitingConfirmation]);
         assert_eq!(
             Stage::Qa.states(),

@@ -2,7 +2,8 @@
 //! session is left in. Each says what happened and what the human or the host does next.
 
 use crate::prompts::{self, Templates};
-use crate::workflow::rules::{after_reject, failed_verdict};
+use crate::store::terminal_command;
+use crate::workflow::rules::{after_reject, failed_checks, failed_verdict};
 use crate::workflow::session::{ScoreSource, StageRecord};
 use crate::workflow::stage::{Marker, Verdict};
 use crate::workflow::{Action, DecidedBy, Engine, Facts, Session, Stage, State};
@@ -178,17 +179,26 @@ fn accept_or_send_back(s: &Session, failure: &str, r: &mut Reply) -> String {
     r.score = rec.score;
     let digest = short_digest(rec);
     r.document_digest = digest.clone();
+    r.checks = rec.checks.clone();
     let back = after_reject(stage).0;
     let onward = match stage.next() {
         Some(next) => format!("go on to the {} ({next})", next.role()),
         None => "complete the workflow".into(),
     };
-    format!(
-        "The {}'s report does not pass: {failure}. Please read {path}{}, then decide: `confirm` to accept the risk and {onward}, or `reject` with feedback to send the work back to the {} ({back}) with these findings.",
+    let mut msg = format!(
+        "The {}'s {} does not pass: {failure}. Please read {path}{}, then decide: `confirm` to accept the risk and {onward}, or `reject` with feedback to send the work back to the {} ({back}) with these findings.",
         stage.role(),
+        if stage.verdict().is_some() { "report" } else { "work" },
         digest.map(|d| format!(" (SHA-256 {d}…)")).unwrap_or_default(),
         back.role()
-    )
+    );
+    if failed_checks(stage, rec).is_some() {
+        msg.push_str(&format!(
+            " The checks' output is in `checks`. Accepting a failing check is yours alone: in the dialog, or in a terminal in the project (`{}`).",
+            terminal_command(Action::Confirm, &s.task_name)
+        ));
+    }
+    msg
 }
 
 /// `awaiting_approval`: the human approves the sprint plan with a scope, or rejects it.
@@ -261,8 +271,25 @@ pub(super) fn completed(s: &Session) -> String {
             })
         })
         .unwrap_or_else(|| "not stated".into());
-    let mut msg =
-        format!("The workflow is complete. Review status: {status}. QA score: {qa}. Documents:\n");
+    // The checks the server ran before QA completed, when the project names any.
+    let checks = Stage::ALL
+        .into_iter()
+        .rev()
+        .find(|st| st.runs_checks() && s.record(*st).checks.is_some())
+        .and_then(|st| {
+            let run = s.record(st).checks.as_ref()?;
+            Some(match run.failure() {
+                None => format!(" Checks: all {} passed.", run.checks.len()),
+                Some(f) => format!(
+                    " Checks: {f} ({}).",
+                    accepted(st).unwrap_or("risk accepted")
+                ),
+            })
+        })
+        .unwrap_or_default();
+    let mut msg = format!(
+        "The workflow is complete. Review status: {status}. QA score: {qa}.{checks} Documents:\n"
+    );
     for a in &s.artifacts {
         msg.push_str(&format!("- {a}\n"));
     }
@@ -273,6 +300,14 @@ pub(super) fn completed(s: &Session) -> String {
 /// The one instruction for the host's model in the session's state.
 pub(super) fn next_step(s: &Session) -> String {
     let stage = s.current_stage;
+    if s.current_state == State::AwaitingConfirmation && failed_checks(stage, s.current()).is_some()
+    {
+        return format!(
+            "Show `user_message` to the human and stop. The project's checks failed: the human accepts that themselves (the dialog of a `confirm` call, or `{}` in a terminal), or the work goes back to `{}` (`reject` with `feedback` in their words); never decide for them.",
+            terminal_command(Action::Confirm, &s.task_name),
+            after_reject(stage).0
+        );
+    }
     if s.current_state == State::AwaitingConfirmation
         && failed_verdict(stage, s.current()).is_some()
     {

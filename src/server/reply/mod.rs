@@ -12,17 +12,19 @@ use crate::prompts::{self, Templates};
 use crate::store::{Damaged, ListEntry};
 use crate::workflow::session::{Question, ScoreSource, Sprint};
 use crate::workflow::{
-    allowed_actions, Action, DecidedBy, Engine, Facts, Session, Stage, State, Via,
+    allowed_actions, Action, CheckRun, DecidedBy, Engine, Facts, Session, Stage, State, Via,
 };
 
 mod bound;
+mod list;
 mod message;
 mod status;
 mod undecided;
 
 pub use bound::{bound, MAX_REPLY_BYTES};
+pub use list::for_list;
 pub use message::dialog_next_step;
-pub use status::{for_list, for_status};
+pub use status::for_status;
 pub use undecided::{for_undecided, Undecided};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
@@ -154,6 +156,11 @@ pub struct Reply {
     pub sprints: Option<Vec<Sprint>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub review_status: Option<String>,
+    /// The project's checks as the server ran them on the submission (dev, QA): per
+    /// check the command, how it ended, the exit code, the time, the digest of its
+    /// output, where the kept output is, and its last lines; and the commit they ran on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checks: Option<CheckRun>,
     /// `status`: the session as stored (documents are references).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session: Option<Session>,
@@ -245,6 +252,7 @@ pub fn for_session(
         r.empty_sections = some_vec(scored.empty_sections.clone());
         r.iteration = (scored.iteration > 0).then_some(scored.iteration);
         r.review_status = scored.review_status.clone();
+        r.checks = scored.checks.clone();
     }
     r.artifact_path = facts.review_path.clone();
 

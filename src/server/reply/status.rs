@@ -1,7 +1,6 @@
-//! The replies to the read-only actions: `status` (the session, its decisions) and `list`.
+//! The reply to `status`: the session, its decisions.
 
 use crate::prompts::Templates;
-use crate::store::Page;
 use crate::workflow::{Action, Facts, Session, State};
 
 use super::{for_session, some_vec, DecisionEntry, Reply};
@@ -36,6 +35,13 @@ pub fn for_status(s: &Session, prompts: Option<&Templates>) -> Reply {
     );
     let mut stored = s.clone();
     for rec in stored.stages.iter_mut() {
+        // The checks' output ends are in `checks` (the current stage's) and in the files.
+        for c in rec.checks.iter_mut().flat_map(|run| run.checks.iter_mut()) {
+            c.tail.clear();
+            if let Some(o) = c.output.as_mut() {
+                o.summary.clear();
+            }
+        }
         for c in [
             &mut rec.claude_result_ref,
             &mut rec.codex_result_ref,
@@ -50,35 +56,4 @@ pub fn for_status(s: &Session, prompts: Option<&Templates>) -> Reply {
     }
     r.session = Some(stored);
     r
-}
-
-pub fn for_list(page: Page, project: &str) -> Reply {
-    let shown = page.sessions.len();
-    let mut msg = if shown == page.total {
-        format!("{} session(s) in {project}.", page.total)
-    } else if page.next_cursor.is_none() {
-        format!(
-            "The last {shown} of {} session(s) in {project}.",
-            page.total
-        )
-    } else {
-        format!(
-            "{shown} of {} session(s) in {project}; pass `next_cursor` as `cursor` for more.",
-            page.total
-        )
-    };
-    if page.damaged_total > 0 {
-        msg.push_str(&format!(
-            " {} session file(s) cannot be read: see `damaged`.",
-            page.damaged_total
-        ));
-    }
-    Reply {
-        user_message: msg,
-        sessions: Some(page.sessions),
-        next_cursor: page.next_cursor,
-        total: Some(page.total),
-        damaged: some_vec(page.damaged),
-        ..Reply::default()
-    }
 }

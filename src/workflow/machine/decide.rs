@@ -347,7 +347,10 @@ impl Step<'_> {
             let path = self.session.artifact_path(later);
             self.session.artifacts.retain(|a| *a != path);
         }
-        self.session.record_mut(to).status = StageStatus::InProgress;
+        let redone = self.session.record_mut(to);
+        redone.status = StageStatus::InProgress;
+        // Failing checks accepted on the earlier work are no longer the question either.
+        redone.accepted_risk = false;
         self.session.current_stage = to;
         self.facts.notices.push(format!(
             "Sent back to the {} ({to}) with the findings of {report}; the stages after it run again.",

@@ -92,6 +92,7 @@ pub fn pending(
         files,
         decision: &decision,
         decided_digest: None,
+        evidence: Default::default(),
         now: chrono::DateTime::UNIX_EPOCH,
         stamp: String::new(),
     };
@@ -145,8 +146,6 @@ pub fn pending(
             Vec::new()
         },
         notices: step.facts.notices,
-        failed_verdict: stage
-            .verdict()
-            .and_then(|v| rules::verdict_failure(v, rec.review_status.as_deref(), rec.score)),
+        failed_verdict: rules::failed_verdict(stage, &rec),
     })
 }

@@ -325,14 +325,16 @@ impl Step<'_> {
         if stage.has_marker(Marker::ReviewStatus) {
             rec.review_status = submission::review_status(&document);
         }
+        self.record_checks(stage);
+        let rec = self.session.record_mut(stage);
         // A report whose own verdict fails (`Review Status: Fail`, a QA score below the
-        // gate) stops at the human.
+        // gate), or a check the server ran that fails, stops at the human.
         let failure = rules::failed_verdict(stage, rec);
         rec.accepted_risk = false;
-        rec.gate_passed = stage
-            .verdict()
-            .filter(|_| rec.review_status.is_some() || rec.score.is_some())
-            .map(|_| failure.is_none());
+        let judged = (stage.verdict().is_some()
+            && (rec.review_status.is_some() || rec.score.is_some()))
+            || rec.checks.is_some();
+        rec.gate_passed = judged.then_some(failure.is_none());
         self.write_artifact(stage, document)?;
 
         match rules::after_plain(stage, failure.is_some()) {

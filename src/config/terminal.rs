@@ -1,0 +1,110 @@
+//! `bmad-mcp config show|approve`: the human's view of the project's policy, and their
+//! approval of a new version of `.bmad/config.toml` (shown with what changed and its
+//! digest, asked on the terminal, refused when stdin is not a terminal, as every other
+//! decision of theirs).
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+use chrono::Utc;
+use clap::Subcommand;
+
+use super::approval::{changes, Policy, APPROVED_REL};
+use super::{Config, CONFIG_REL};
+use crate::cli::{yes, EXIT_NOT_A_TERMINAL};
+use crate::store::Store;
+use crate::workflow::Via;
+
+#[derive(Subcommand, Debug)]
+pub enum ConfigAction {
+    /// What the server acts on (the approved version) and what waits for approval.
+    Show,
+    /// Approve .bmad/config.toml as it is now: its checks run from then on, and its
+    /// gates policy holds (asks on the terminal).
+    Approve,
+}
+
+pub fn run(store: &Store, action: ConfigAction) -> Result<ExitCode, String> {
+    let project = store.project(None).map_err(|e| e.to_string())?;
+    let policy = Policy::read(&project).map_err(|e| e.to_string())?;
+    show(&policy);
+    match action {
+        ConfigAction::Show => Ok(ExitCode::SUCCESS),
+        ConfigAction::Approve => approve(store, &policy),
+    }
+}
+
+fn show(p: &Policy) {
+    let c = &p.effective;
+    match &p.approved_sha256 {
+        Some(sha) => println!("Approved version: sha256 {} ({APPROVED_REL})", &sha[..12]),
+        None => println!("Approved version: none yet (the defaults: gates \"auto\", no checks)"),
+    }
+    println!("In effect: gates = \"{}\"", c.gates.name());
+    if c.checks.is_empty() {
+        println!("Checks in effect: none");
+    }
+    for (name, spec) in &c.checks {
+        println!("Check in effect: {name} = `{}`", spec.command);
+    }
+    match &p.waiting {
+        None => println!("{CONFIG_REL}: nothing waits for approval."),
+        Some(w) => {
+            println!(
+                "{CONFIG_REL} (sha256 {}) waits for approval:",
+                w.sha256.get(..12).unwrap_or("none: the file is gone")
+            );
+            for change in &w.changes {
+                println!("  - {change}");
+            }
+        }
+    }
+}
+
+fn approve(store: &Store, p: &Policy) -> Result<ExitCode, String> {
+    if !std::io::stdin().is_terminal() {
+        eprintln!(
+            "bmad-mcp: refusing to approve: stdin is not a terminal. Approving the project's checks and policy is the human's decision; run this command yourself in a terminal."
+        );
+        return Ok(ExitCode::from(EXIT_NOT_A_TERMINAL));
+    }
+    let Some(text) = &p.file_text else {
+        return Err(format!("there is no {CONFIG_REL} to approve"));
+    };
+    let file = Config::parse(text).map_err(|e| format!("{CONFIG_REL}: {e}"))?;
+    let sha = crate::workflow::machine::sha256_hex(text);
+    if p.approved_sha256.as_deref() == Some(sha.as_str()) {
+        println!("{CONFIG_REL} is already the approved version: nothing to do.");
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("\nTo approve: {CONFIG_REL}, sha256 {}", &sha[..12]);
+    println!("  gates = \"{}\"", file.gates.name());
+    for (name, spec) in &file.checks {
+        println!(
+            "  check {name} = `{}`{}",
+            spec.command,
+            spec.timeout_secs
+                .or(file.check_timeout_secs)
+                .map(|t| format!(" (time limit {t} s)"))
+                .unwrap_or_default()
+        );
+    }
+    for change in changes(&p.effective, &file) {
+        println!("  change: {change}");
+    }
+    println!(
+        "The server will run these commands in the project after `dev` and before QA completes."
+    );
+    if !yes("Approve it? [y/N] ")? {
+        println!("Not approved: nothing changed.");
+        return Ok(ExitCode::FAILURE);
+    }
+    let approved = store
+        .approve_config(&sha, Via::Cli, &Utc::now)
+        .map_err(|e| e.to_string())?;
+    println!(
+        "Approved (sha256 {}), recorded in {APPROVED_REL} as the human's, via the terminal.",
+        &approved.sha256[..12]
+    );
+    Ok(ExitCode::SUCCESS)
+}
