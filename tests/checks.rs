@@ -7,7 +7,8 @@
 
 mod common;
 
-use std::io::{Read, Write};
+use common::terminal::in_terminal;
+
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -23,8 +24,8 @@ use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient, Ser
 use serde_json::{json, Value};
 
 use common::{
-    bin, command, connect, last_entry, passing_architecture, passing_prd, read_json, start_args,
-    Client, Era,
+    at_dev, bin, command, connect, last_entry, passing_architecture, passing_prd, read_json,
+    start_args, Era,
 };
 
 const REPORT: &str = "# Implementation Report\n\n## Summary\nBuilt.";
@@ -40,82 +41,12 @@ fn write_config(project: &Path, text: &str) {
     std::fs::write(project.join(".bmad/config.toml"), text).unwrap();
 }
 
-/// A command run with a pseudo-terminal as stdin, stdout and stderr; `typed` is sent
-/// once the output shows `prompt`. Returns the exit code and everything shown.
-fn in_terminal(project: &Path, args: &[&str], prompt: &str, typed: &str) -> (i32, String) {
-    use rustix::pty::{grantpt, openpt, ptsname, unlockpt, OpenptFlags};
-    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).expect("a pseudo-terminal");
-    grantpt(&master).unwrap();
-    unlockpt(&master).unwrap();
-    let name = ptsname(&master, Vec::new()).unwrap();
-    let slave = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(name.to_str().unwrap())
-        .unwrap();
-    let mut child = bin(project)
-        .args(args)
-        .stdin(slave.try_clone().unwrap())
-        .stdout(slave.try_clone().unwrap())
-        .stderr(slave)
-        .spawn()
-        .expect("bmad-mcp runs");
-    let mut master = std::fs::File::from(master);
-    let shown = Arc::new(Mutex::new(String::new()));
-    let reader = {
-        let mut master = master.try_clone().unwrap();
-        let shown = shown.clone();
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = master.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                let text = String::from_utf8_lossy(&buf[..n]).into_owned();
-                shown.lock().unwrap().push_str(&text);
-            }
-        })
-    };
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !shown.lock().unwrap().contains(prompt) {
-        if Instant::now() > deadline || child.try_wait().unwrap().is_some() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let _ = master.write_all(typed.as_bytes());
-    let status = child.wait().unwrap();
-    drop(master);
-    let _ = reader.join();
-    let out = shown.lock().unwrap().clone();
-    (status.code().unwrap_or(-1), out)
-}
-
 /// The human approves `.bmad/config.toml` as it is, in a terminal.
 fn approve_config(project: &Path) -> String {
     let (code, out) = in_terminal(project, &["config", "approve"], "[y/N]", "y\n");
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("Approved (sha256"), "{out}");
     out
-}
-
-/// A session taken to `dev` `generating`; returns its id.
-async fn at_dev(c: &Client, project: &Path) -> Value {
-    let v = c.ok(start_args(project, "Build a todo app")).await;
-    let sid = v["session_id"].clone();
-    for args in [
-        json!({"action": "submit", "claude_result": passing_prd()}),
-        json!({"action": "confirm"}),
-        json!({"action": "submit", "claude_result": passing_architecture()}),
-        json!({"action": "confirm"}),
-        json!({"action": "submit", "claude_result": "# Sprint Plan\n\n## Sprint 1: All\n- it\n"}),
-        json!({"action": "approve", "scope": "all"}),
-    ] {
-        let mut args = args;
-        args["session_id"] = sid.clone();
-        c.ok(args).await;
-    }
-    sid
 }
 
 fn submit(sid: &Value, doc: &str) -> Value {

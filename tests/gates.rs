@@ -4,8 +4,7 @@
 mod common;
 
 use common::{
-    connect, document, last_entry, passing_architecture, passing_prd, start_args, Client, Era,
-    Sandbox, PRD_SECTIONS,
+    at_dev, connect, document, last_entry, start_args, Client, Era, Sandbox, PRD_SECTIONS,
 };
 use serde_json::{json, Value};
 
@@ -76,21 +75,9 @@ async fn a_four_line_prd_claiming_95_goes_back_to_refining_naming_the_missing_se
 
 /// Starts a session and takes it to the review stage; returns its id.
 async fn at_review(c: &Client, project: &std::path::Path) -> Value {
-    let v = c.ok(start_args(project, "Build a todo app")).await;
-    let sid = v["session_id"].clone();
-    for args in [
-        json!({"action": "submit", "claude_result": passing_prd()}),
-        json!({"action": "confirm"}),
-        json!({"action": "submit", "claude_result": passing_architecture()}),
-        json!({"action": "confirm"}),
-        json!({"action": "submit", "claude_result": "# Sprint Plan\n\n## Sprint 1: All\n- it\n"}),
-        json!({"action": "approve", "scope": "all"}),
-        json!({"action": "submit", "codex_result": "# Implementation Report\n\n## Summary\nBuilt."}),
-    ] {
-        let mut args = args;
-        args["session_id"] = sid.clone();
-        c.ok(args).await;
-    }
+    let sid = at_dev(c, project).await;
+    c.ok(json!({"action": "submit", "session_id": sid, "codex_result": "# Implementation Report\n\n## Summary\nBuilt."}))
+        .await;
     sid
 }
 

@@ -1,6 +1,8 @@
 //! Drives the built `bmad-mcp` binary through rmcp's client, as a host would.
 #![allow(dead_code)]
 
+pub mod terminal;
+
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
@@ -449,4 +451,24 @@ pub fn passing_architecture() -> String {
         &document("Architecture", &ARCHITECTURE_SECTIONS),
         95,
     )
+}
+
+/// Starts a session in `project` and takes it to `dev` `generating` (every gate passed on
+/// the host's word); returns its id.
+pub async fn at_dev(c: &Client, project: &Path) -> Value {
+    let v = c.ok(start_args(project, "Build a todo app")).await;
+    let sid = v["session_id"].clone();
+    for args in [
+        json!({"action": "submit", "claude_result": passing_prd()}),
+        json!({"action": "confirm"}),
+        json!({"action": "submit", "claude_result": passing_architecture()}),
+        json!({"action": "confirm"}),
+        json!({"action": "submit", "claude_result": "# Sprint Plan\n\n## Sprint 1: All\n- it\n"}),
+        json!({"action": "approve", "scope": "all"}),
+    ] {
+        let mut args = args;
+        args["session_id"] = sid.clone();
+        c.ok(args).await;
+    }
+    sid
 }

@@ -5,6 +5,11 @@ use chrono::Utc;
 use super::*;
 use crate::workflow::session::{Artifact, ContentRef, Question, Sprint};
 
+/// The state's message and fields, with the built-in role prompts.
+fn generate_built_in(s: &Session, facts: &Facts, action: Action, r: &mut Reply) -> String {
+    generate(s, facts, action, Some(&Templates::built_in()), r)
+}
+
 fn session(stage: Stage, state: State) -> Session {
     let mut s = Session::new(
         "6f1c2d3e-4b5a-4c6d-8e9f-0a1b2c3d4e5f".into(),
@@ -48,13 +53,7 @@ fn a_completed_stage_is_named_with_its_saved_document() {
 fn generating_hands_over_the_role_prompt_and_context() {
     let s = session(Stage::Po, State::Generating);
     let mut r = Reply::default();
-    let msg = generate(
-        &s,
-        &Facts::default(),
-        Action::Start,
-        Some(&Templates::built_in()),
-        &mut r,
-    );
+    let msg = generate_built_in(&s, &Facts::default(), Action::Start, &mut r);
     assert_eq!(msg, "The Product Owner writes the document (po).");
     assert!(r.role_prompt.unwrap().contains("Build a todo app"));
     assert_eq!(r.context.unwrap().specs_dir, ".claude/specs/todo-app");
@@ -81,7 +80,7 @@ fn refining_says_why_the_document_came_back() {
     ];
     for (action, opening) in cases {
         let mut r = Reply::default();
-        let msg = generate(&s, &facts, action, Some(&Templates::built_in()), &mut r);
+        let msg = generate_built_in(&s, &facts, action, &mut r);
         assert!(msg.starts_with(opening), "{action}: {msg}");
         assert!(
             msg.ends_with("The Product Owner revises the document (po)."),
@@ -101,13 +100,7 @@ fn development_starts_with_the_approved_scope_and_sprints() {
         title: "Core".into(),
     }];
     let mut r = Reply::default();
-    let msg = generate(
-        &s,
-        &Facts::default(),
-        Action::Approve,
-        Some(&Templates::built_in()),
-        &mut r,
-    );
+    let msg = generate_built_in(&s, &Facts::default(), Action::Approve, &mut r);
     assert!(
         msg.starts_with("Sprint plan approved; scope to build: sprint 1. The Developer writes"),
         "{msg}"
@@ -197,26 +190,14 @@ fn a_score_the_check_disagrees_with_is_sent_back_naming_the_sections() {
     rec.gate_passed = Some(false);
     rec.missing_sections = vec!["Business Goals".into(), "User Stories".into()];
     let mut r = Reply::default();
-    let msg = generate(
-        &s,
-        &Facts::default(),
-        Action::Submit,
-        Some(&Templates::built_in()),
-        &mut r,
-    );
+    let msg = generate_built_in(&s, &Facts::default(), Action::Submit, &mut r);
     assert!(
         msg.starts_with("The document reports 95/100, but the server's own check of it disagrees (missing sections: Business Goals, User Stories): a score alone does not pass the gate of 90. "),
         "{msg}"
     );
     // Below the gate as well: the score, then what is lacking.
     s.record_mut(Stage::Po).score = Some(70);
-    let msg = generate(
-        &s,
-        &Facts::default(),
-        Action::Submit,
-        Some(&Templates::built_in()),
-        &mut r,
-    );
+    let msg = generate_built_in(&s, &Facts::default(), Action::Submit, &mut r);
     assert!(
         msg.starts_with("The document scored 70/100 (reported by the author), below the gate of 90; missing sections: Business Goals, User Stories. "),
         "{msg}"
