@@ -30,7 +30,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use crate::error::Error;
-use crate::store::{DefaultRoot, SessionKey, Store};
+use crate::store::{DefaultRoot, Roots, SessionKey, Store};
 use crate::workflow::{Command, DecidedBy, Decision, Via};
 use args::{BmadTaskArgs, Call, Limits};
 use reply::Reply;
@@ -95,9 +95,20 @@ impl BmadServer {
         limits: Limits,
         output_closed: Arc<AtomicBool>,
     ) -> BmadServer {
+        let store = Store::new(default_root, limits.lock_wait);
+        BmadServer::from_store(store, limits, output_closed)
+    }
+
+    /// A server for HTTP clients: every call's project must lie inside one of `roots`.
+    pub fn within(roots: Roots, limits: Limits) -> BmadServer {
+        let store = Store::within(roots, limits.lock_wait);
+        BmadServer::from_store(store, limits, Arc::default())
+    }
+
+    fn from_store(store: Store, limits: Limits, output_closed: Arc<AtomicBool>) -> BmadServer {
         BmadServer {
             inner: Arc::new(Inner {
-                store: Store::new(default_root, limits.lock_wait),
+                store,
                 limits,
                 tool: tool(),
                 matchers: std::sync::Once::new(),
@@ -175,7 +186,9 @@ impl BmadServer {
             })
             .map_err(|e| {
                 let session = match &e {
-                    Error::SessionNotFound { .. } | Error::InvalidProject { .. } => None,
+                    Error::SessionNotFound { .. }
+                    | Error::InvalidProject { .. }
+                    | Error::ForbiddenProject { .. } => None,
                     _ => store.load(cwd.as_deref(), &key).ok().map(|(_, s)| s),
                 };
                 Box::new(reply::for_error(&e, session.as_ref()))
@@ -265,6 +278,7 @@ impl ServerHandler for BmadServer {
         });
         // Taken, not copied: a submission's arguments may be megabytes. A dialog's retry
         // needs only the request's other fields.
+        tracing::debug!("tool call received");
         let call = match args::parse(request.arguments.take(), &self.inner.limits) {
             Ok(call) => call,
             Err(e) => return Ok(to_result(reply::for_error(&e, None)).into()),
