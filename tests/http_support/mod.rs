@@ -8,6 +8,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rmcp::model::ProtocolVersion;
@@ -27,6 +28,8 @@ pub struct Server {
     pub addr: SocketAddr,
     pub url: String,
     stderr: Receiver<String>,
+    /// Every stderr line so far, shown when a test fails.
+    log: Arc<Mutex<Vec<String>>>,
 }
 
 /// The server's command with the given arguments after `serve --http 127.0.0.1:0`, the
@@ -52,12 +55,13 @@ impl Server {
         let mut child = command(args, env).spawn().expect("the server starts");
         let stderr = child.stderr.take().unwrap();
         let (tx, rx) = std::sync::mpsc::channel();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let kept = Arc::clone(&log);
         std::thread::spawn(move || {
             for line in std::io::BufReader::new(stderr).lines() {
                 let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
+                kept.lock().unwrap().push(line.clone());
+                let _ = tx.send(line);
             }
         });
         let mut server = Server {
@@ -65,6 +69,7 @@ impl Server {
             addr: "127.0.0.1:1".parse().unwrap(),
             url: String::new(),
             stderr: rx,
+            log,
         };
         let line = server.wait_for("serving MCP over streamable HTTP at http://");
         let url = line
@@ -151,6 +156,9 @@ impl Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("server stderr:\n{}", self.log.lock().unwrap().join("\n"));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
