@@ -160,10 +160,13 @@ fn browser_origins_and_foreign_hosts_are_refused() {
         raw(server.addr, "POST", &headers, body.as_bytes())
     };
     let localhost = format!("localhost:{}", server.addr.port());
+    let own = format!("http://{}", server.addr);
     for (extra, want) in [
         (vec![], 200),
         (vec![("Host", localhost.as_str())], 200),
         (vec![("Origin", "http://localhost:3000")], 200),
+        // The server's own origin: no page has it, since the server serves none.
+        (vec![("Origin", own.as_str())], 200),
         (vec![("Origin", "http://evil.example")], 403),
         (vec![("Origin", "http://localhost:3001")], 403),
         (vec![("Origin", "null")], 403),
@@ -176,7 +179,7 @@ fn browser_origins_and_foreign_hosts_are_refused() {
         assert_eq!(answer.status, want, "{extra:?}: {}", answer.body);
     }
     drop(server);
-    // Without --allow-origin, no origin at all is accepted.
+    // Without --allow-origin, no other origin is accepted.
     let server = Server::start(&["--root", &root], &[]);
     let mut headers = CALL_HEADERS.to_vec();
     headers.push(("Origin", "http://localhost:3000"));

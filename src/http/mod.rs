@@ -2,7 +2,8 @@
 //! IDEs sharing one server. rmcp's `StreamableHttpService` speaks both protocol eras
 //! (sessions through `LocalSessionManager` for clients up to 2025-11-25, stateless
 //! requests for 2026-07-28) and checks `Host` against the bound names (DNS rebinding),
-//! `Origin` against the allow-list (empty by default: any browser page is refused) and
+//! `Origin` against the allow-list (by default only the server's own origin, which no
+//! page has since the server serves none: any browser page is refused) and
 //! the body size; axum mounts it, behind the bearer token check ([`guard`]) and a time
 //! limit per request.
 //!
@@ -78,7 +79,7 @@ async fn serve(plan: Plan) -> std::io::Result<()> {
     let sessions_end = CancellationToken::new();
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(options::allowed_hosts(bound, &plan.allow_hosts))
-        .with_allowed_origins(plan.allow_origins.clone())
+        .with_allowed_origins(options::allowed_origins(bound, &plan.allow_origins))
         .enforce_origin_validation()
         .with_max_request_body_bytes(crate::stdio::max_line_bytes_from_env())
         .with_cancellation_token(sessions_end.clone());

@@ -41,8 +41,9 @@ pub struct ServeArgs {
     #[arg(long, value_name = "TOKEN", env = TOKEN_ENV, hide_env_values = true)]
     pub token: Option<String>,
     /// A browser origin allowed to call the server, such as `http://localhost:3000`
-    /// (repeatable). By default a request carrying any `Origin` is refused (403), so no
-    /// web page can drive the server.
+    /// (repeatable). By default a request carrying an `Origin` other than the server's
+    /// own (which no page has: it serves none) is refused (403), so no web page can drive
+    /// the server.
     #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "http")]
     pub allow_origins: Vec<String>,
     /// A further name clients reach the server by, `NAME` or `NAME:PORT`, accepted in
@@ -153,6 +154,17 @@ pub fn allowed_hosts(addr: SocketAddr, extra: &[String]) -> Vec<String> {
     hosts
 }
 
+/// The `Origin` values accepted: the server's own (`http://` and a bound name, as in
+/// [`allowed_hosts`]), which no page can have since the server serves none, and the ones
+/// the user allowed.
+pub fn allowed_origins(addr: SocketAddr, extra: &[String]) -> Vec<String> {
+    allowed_hosts(addr, &[])
+        .into_iter()
+        .map(|host| format!("http://{host}"))
+        .chain(extra.iter().cloned())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,5 +208,10 @@ mod tests {
         assert_eq!(v6, ["[::1]:9", "localhost:9", "box.lan"]);
         let public = allowed_hosts("192.0.2.1:9".parse().unwrap(), &[]);
         assert_eq!(public, ["192.0.2.1:9"]);
+        let origins = allowed_origins("127.0.0.1:9".parse().unwrap(), &["http://a:1".into()]);
+        assert_eq!(
+            origins,
+            ["http://127.0.0.1:9", "http://localhost:9", "http://a:1"]
+        );
     }
 }
