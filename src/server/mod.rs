@@ -276,9 +276,9 @@ impl ServerHandler for BmadServer {
                 tracing::debug!(error = %e, "text patterns will be built at first use");
             }
         });
+        tracing::debug!("tool call received");
         // Taken, not copied: a submission's arguments may be megabytes. A dialog's retry
         // needs only the request's other fields.
-        tracing::debug!("tool call received");
         let call = match args::parse(request.arguments.take(), &self.inner.limits) {
             Ok(call) => call,
             Err(e) => return Ok(to_result(reply::for_error(&e, None)).into()),
