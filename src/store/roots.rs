@@ -24,9 +24,9 @@ impl Roots {
     pub fn new(dirs: &[PathBuf]) -> std::result::Result<Roots, String> {
         let mut out: Vec<PathBuf> = Vec::new();
         for dir in dirs {
-            let canonical = dir
-                .canonicalize()
-                .map_err(|e| format!("--root {}: {}", dir.display(), e))?;
+            let canonical = dir.canonicalize().map_err(|e| {
+                format!("--root {}: {}", dir.display(), crate::error::io_reason(&e))
+            })?;
             if !canonical.is_dir() {
                 return Err(format!("--root {}: not a directory", dir.display()));
             }
