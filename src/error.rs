@@ -42,6 +42,8 @@ pub enum ErrorCode {
     SessionNotFound,
     /// The project directory is unusable.
     InvalidCwd,
+    /// `cwd` lies outside every root an HTTP server was started with.
+    ForbiddenProject,
     /// A path would lead outside `.bmad-task/` or `.claude/specs/`.
     UnsafePath,
     /// A session file cannot be trusted.
@@ -71,7 +73,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 28] = [
+    pub const ALL: [ErrorCode; 29] = [
         ErrorCode::InvalidState,
         ErrorCode::StageMismatch,
         ErrorCode::MissingField,
@@ -87,6 +89,7 @@ impl ErrorCode {
         ErrorCode::TooLarge,
         ErrorCode::SessionNotFound,
         ErrorCode::InvalidCwd,
+        ErrorCode::ForbiddenProject,
         ErrorCode::UnsafePath,
         ErrorCode::SessionCorrupt,
         ErrorCode::StorageError,
@@ -120,6 +123,7 @@ impl ErrorCode {
             ErrorCode::TooLarge => "too_large",
             ErrorCode::SessionNotFound => "session_not_found",
             ErrorCode::InvalidCwd => "invalid_cwd",
+            ErrorCode::ForbiddenProject => "forbidden_project",
             ErrorCode::UnsafePath => "unsafe_path",
             ErrorCode::SessionCorrupt => "session_corrupt",
             ErrorCode::StorageError => "storage_error",
@@ -171,6 +175,8 @@ pub enum Error {
         value: String,
         reason: String,
     },
+    #[error("field `cwd` `{cwd}` is not inside a root this server was started with ({roots}); name a project inside one of them, or start the server with another `--root`")]
+    ForbiddenProject { cwd: String, roots: String },
     #[error("refusing to touch {path}: {reason}")]
     UnsafePath { path: String, reason: String },
     #[error("{path} is not a valid session file: {detail}")]
@@ -221,6 +227,7 @@ impl Error {
             Error::TooLarge { .. } => ErrorCode::TooLarge,
             Error::SessionNotFound { .. } => ErrorCode::SessionNotFound,
             Error::InvalidProject { .. } => ErrorCode::InvalidCwd,
+            Error::ForbiddenProject { .. } => ErrorCode::ForbiddenProject,
             Error::UnsafePath { .. } => ErrorCode::UnsafePath,
             Error::Corrupt { .. } => ErrorCode::SessionCorrupt,
             Error::Storage { .. } => ErrorCode::StorageError,

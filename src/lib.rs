@@ -9,12 +9,15 @@
 //! * [`server`]: the rmcp adapter and the tool's input and output types.
 //! * [`stdio`]: the stdio transport in front of rmcp (malformed lines, the line limit,
 //!   a broken stdout).
+//! * [`http`]: `serve --http`, the streamable HTTP transport, locked down (loopback,
+//!   bearer token, Host and Origin checks, roots).
 
 pub mod checks;
 pub mod cli;
 pub mod config;
 pub mod error;
 pub mod hook;
+pub mod http;
 pub mod prompts;
 pub mod server;
 pub mod stdio;

@@ -1,12 +1,14 @@
-//! The `bmad-mcp` binary: with no arguments it serves MCP over stdio.
+//! The `bmad-mcp` binary: with no arguments it serves MCP over stdio; `serve --http`
+//! serves streamable HTTP.
 
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::Parser;
+use clap::{Parser, Subcommand};
 use rmcp::ServiceExt;
 use tracing_subscriber::EnvFilter;
 
+use bmad_mcp::http::ServeArgs;
 use bmad_mcp::server::args::Limits;
 use bmad_mcp::stdio::{self, StdioTransport, StdoutGone, EXIT_STDOUT_CLOSED};
 use bmad_mcp::store::DefaultRoot;
@@ -27,6 +29,12 @@ use bmad_mcp::BmadServer;
 /// 1 when the server cannot start, 3 when stdout is closed by the client (no call is
 /// applied after that).
 ///
+/// `serve --http [ADDR]` serves several IDEs at once over streamable HTTP at
+/// http://127.0.0.1:8765/mcp, locked down: loopback unless a token is set
+/// (BMAD_MCP_TOKEN), no browser origin, the projects under `--root` only. It stops on
+/// SIGTERM or SIGINT, after answering the requests in flight (exit 0); 2 when the options
+/// are refused.
+///
 /// With a command, it is the human's own channel, outside the model: `confirm`,
 /// `approve`, `reject` and `answer` show what is being decided and ask on the terminal
 /// (they refuse, exit 2, when stdin is not a terminal); `list` and `status` read;
@@ -36,11 +44,19 @@ use bmad_mcp::BmadServer;
 #[command(name = "bmad-mcp", version, about, long_about)]
 struct Cli {
     #[command(subcommand)]
-    command: Option<bmad_mcp::cli::Cli>,
+    command: Option<Command>,
     /// The project directory for a command (default: the project the working directory
     /// is in, or BMAD_PROJECT_ROOT).
     #[arg(long, global = true)]
     project: Option<String>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve MCP over stdio (as with no command), or over streamable HTTP with `--http`.
+    Serve(ServeArgs),
+    #[command(flatten)]
+    Human(bmad_mcp::cli::Cli),
 }
 
 /// How long a call already running when stdout breaks may go on before the process exits:
@@ -49,9 +65,11 @@ const GRACE_AFTER_STDOUT_CLOSED: Duration = Duration::from_millis(500);
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Some(command) = cli.command {
-        return bmad_mcp::cli::run(command, cli.project);
-    }
+    let options = match cli.command {
+        Some(Command::Human(command)) => return bmad_mcp::cli::run(command, cli.project),
+        Some(Command::Serve(options)) => options,
+        None => ServeArgs::default(),
+    };
     tracing_subscriber::fmt()
         .with_env_filter(
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn")),
@@ -59,6 +77,9 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .with_ansi(false)
         .init();
+    if let Some(addr) = &options.http {
+        return bmad_mcp::http::run(&options, addr);
+    }
 
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()

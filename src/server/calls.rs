@@ -138,7 +138,9 @@ impl BmadServer {
             })
             .map_err(|e| {
                 let session = match &e {
-                    Error::SessionNotFound { .. } | Error::InvalidProject { .. } => None,
+                    Error::SessionNotFound { .. }
+                    | Error::InvalidProject { .. }
+                    | Error::ForbiddenProject { .. } => None,
                     _ => store.load(cwd.as_deref(), &key).ok().map(|(_, s)| s),
                 };
                 Box::new(reply::for_error(&e, session.as_ref()))

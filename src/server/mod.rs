@@ -35,7 +35,7 @@ use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use crate::error::Error;
-use crate::store::{DefaultRoot, Store};
+use crate::store::{DefaultRoot, Roots, Store};
 use crate::workflow::DecidedBy;
 use args::{BmadTaskArgs, Call, Limits};
 use reply::Reply;
@@ -103,9 +103,20 @@ impl BmadServer {
         limits: Limits,
         output_closed: Arc<AtomicBool>,
     ) -> BmadServer {
+        let store = Store::new(default_root, limits.lock_wait);
+        BmadServer::from_store(store, limits, output_closed)
+    }
+
+    /// A server for HTTP clients: every call's project must lie inside one of `roots`.
+    pub fn within(roots: Roots, limits: Limits) -> BmadServer {
+        let store = Store::within(roots, limits.lock_wait);
+        BmadServer::from_store(store, limits, Arc::default())
+    }
+
+    fn from_store(store: Store, limits: Limits, output_closed: Arc<AtomicBool>) -> BmadServer {
         BmadServer {
             inner: Arc::new(Inner {
-                store: Store::new(default_root, limits.lock_wait),
+                store,
                 limits,
                 tool: tool(),
                 matchers: std::sync::Once::new(),
@@ -204,6 +215,7 @@ impl ServerHandler for BmadServer {
                 tracing::debug!(error = %e, "text patterns will be built at first use");
             }
         });
+        tracing::debug!("tool call received");
         // Taken, not copied: a submission's arguments may be megabytes. A dialog's retry
         // needs only the request's other fields.
         let call = match args::parse(request.arguments.take(), &self.inner.limits) {

@@ -9,6 +9,7 @@ mod mapping;
 mod names;
 pub(crate) mod project;
 mod read;
+mod roots;
 mod sessions;
 mod start;
 
@@ -37,6 +38,7 @@ pub use mapping::{Mapping, MappingEntry};
 pub use names::{candidate as task_name_candidate, is_valid as is_valid_task_name, slug_for};
 pub use project::{discover, DefaultRoot, Project};
 pub use read::{read_text, ReadProblem, MAX_READ_BYTES};
+pub use roots::Roots;
 pub use sessions::session_rel;
 pub use start::Started;
 
@@ -83,6 +85,8 @@ pub fn owner_rel(task_name: &str) -> String {
 
 pub struct Store {
     default_root: DefaultRoot,
+    /// Over HTTP: the directories calls may name; then `default_root` is not used.
+    roots: Option<Roots>,
     /// How long a change waits for the project lock.
     lock_wait: std::time::Duration,
     /// Projects whose `.bmad-task/` this process has already swept of interrupted writes.
@@ -97,6 +101,7 @@ impl Store {
     pub fn new(default_root: DefaultRoot, lock_wait: std::time::Duration) -> Store {
         Store {
             default_root,
+            roots: None,
             lock_wait,
             swept: Mutex::new(HashSet::new()),
             mapping: MappingCache::default(),
@@ -121,8 +126,26 @@ impl Store {
         }
     }
 
+    /// A store whose projects must lie inside `roots` (the HTTP server's).
+    pub fn within(roots: Roots, lock_wait: std::time::Duration) -> Store {
+        let first = roots.dirs()[0].display().to_string();
+        Store {
+            roots: Some(roots),
+            ..Store::new(
+                DefaultRoot {
+                    source_name: "--root",
+                    value: first,
+                },
+                lock_wait,
+            )
+        }
+    }
+
     pub fn project(&self, cwd: Option<&str>) -> Result<Project> {
-        Project::open(cwd, &self.default_root)
+        match &self.roots {
+            Some(roots) => roots.open(cwd),
+            None => Project::open(cwd, &self.default_root),
+        }
     }
 
     /// Finds a session in the given `cwd`, else in the default project root. When both

@@ -94,7 +94,7 @@ impl Project {
         }
     }
 
-    fn at(source_name: &'static str, value: &str) -> Result<Project> {
+    pub(super) fn at(source_name: &'static str, value: &str) -> Result<Project> {
         let invalid = |reason: &str| Error::InvalidProject {
             source_name,
             value: crate::error::clip(value, crate::error::QUOTE_CHARS),

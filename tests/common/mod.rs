@@ -89,6 +89,14 @@ pub async fn connect_with(era: Era, cmd: tokio::process::Command, project: &Path
 }
 
 impl Client {
+    /// A client over any transport (the HTTP tests connect their own).
+    pub fn from_service(service: RunningService<RoleClient, ()>, project: &Path) -> Client {
+        Client {
+            service,
+            project: project.to_path_buf(),
+        }
+    }
+
     /// Calls `bmad-task`; returns whether it was a tool error, and the structured value.
     pub async fn call(&self, args: Value) -> (bool, Value) {
         let Value::Object(map) = args else {

@@ -1,0 +1,168 @@
+//! `bmad-mcp serve --http`: the same server over streamable HTTP at `/mcp`, for several
+//! IDEs sharing one server. rmcp's `StreamableHttpService` speaks both protocol eras
+//! (sessions through `LocalSessionManager` for clients up to 2025-11-25, stateless
+//! requests for 2026-07-28) and checks `Host` against the bound names (DNS rebinding),
+//! `Origin` against the allow-list (by default only the server's own origin, which no
+//! page has since the server serves none: any browser page is refused) and
+//! the body size; axum mounts it, behind the bearer token check ([`guard`]) and a time
+//! limit per request.
+//!
+//! Shutdown (SIGTERM, SIGINT): no new connection is accepted, the requests being
+//! answered finish and their answers are sent, then the open event streams are closed
+//! and the process exits 0. A call whose client went away still completes its writes:
+//! the runtime waits for its blocking thread. Every write is atomic either way.
+
+pub mod guard;
+pub mod options;
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::http::StatusCode;
+use axum::Router;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tower_http::timeout::TimeoutLayer;
+
+use crate::server::args::Limits;
+use crate::BmadServer;
+pub use options::{Plan, ServeArgs};
+
+/// The exit status when the options are refused (an unsafe or unusable setup).
+pub const EXIT_REFUSED: u8 = 2;
+
+/// The path the MCP endpoint is served at.
+pub const ENDPOINT: &str = "/mcp";
+
+/// How long shutdown waits for the requests being answered before it closes them.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
+
+/// Checks the options and serves until SIGTERM or SIGINT.
+pub fn run(args: &ServeArgs, addr: &str) -> ExitCode {
+    let plan = match args.plan(addr) {
+        Ok(plan) => plan,
+        Err(message) => {
+            eprintln!("bmad-mcp: {message}");
+            return ExitCode::from(EXIT_REFUSED);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("bmad-mcp: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // Dropping the runtime (on return) waits for calls still running on blocking threads.
+    match runtime.block_on(serve(plan)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("bmad-mcp: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn serve(plan: Plan) -> std::io::Result<()> {
+    let listener = tokio::net::TcpListener::bind(plan.addr)
+        .await
+        .map_err(|e| {
+            std::io::Error::new(e.kind(), format!("cannot listen on {}: {e}", plan.addr))
+        })?;
+    let bound = listener.local_addr()?;
+    let sessions_end = CancellationToken::new();
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(options::allowed_hosts(bound, &plan.allow_hosts))
+        .with_allowed_origins(options::allowed_origins(bound, &plan.allow_origins))
+        .enforce_origin_validation()
+        .with_max_request_body_bytes(crate::stdio::max_line_bytes_from_env())
+        .with_cancellation_token(sessions_end.clone());
+    let server = BmadServer::within(plan.roots.clone(), Limits::from_env());
+    let service = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let in_flight = TaskTracker::new();
+    let mut app =
+        Router::new()
+            .route_service(ENDPOINT, service)
+            .layer(axum::middleware::from_fn_with_state(
+                in_flight.clone(),
+                guard::track,
+            ));
+    if let Some(token) = &plan.token {
+        app = app.layer(axum::middleware::from_fn_with_state(
+            guard::Token::new(token),
+            guard::require_token,
+        ));
+    }
+    let app = app.layer(TimeoutLayer::with_status_code(
+        StatusCode::REQUEST_TIMEOUT,
+        plan.request_time,
+    ));
+    eprintln!(
+        "bmad-mcp {}: serving MCP over streamable HTTP at http://{bound}{ENDPOINT} (roots: {}; {})",
+        env!("CARGO_PKG_VERSION"),
+        plan.roots.describe(),
+        if plan.token.is_some() {
+            "bearer token required"
+        } else {
+            "no token"
+        }
+    );
+    let shutdown = async move {
+        stop_signal().await;
+        tracing::info!(
+            in_flight = in_flight.len(),
+            "stopping: finishing the requests being answered"
+        );
+        in_flight.close();
+        // Open event streams never end by themselves: they are closed once the answers
+        // are out, so that the server's own wait for its connections can finish.
+        tokio::spawn(async move {
+            if tokio::time::timeout(SHUTDOWN_GRACE, in_flight.wait())
+                .await
+                .is_err()
+            {
+                tracing::warn!("requests still open after {SHUTDOWN_GRACE:?}; closing them");
+            }
+            sessions_end.cancel();
+        });
+    };
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await?;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// SIGTERM or SIGINT (Ctrl-C).
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot watch SIGTERM; Ctrl-C still stops the server");
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

@@ -1,0 +1,123 @@
+//! Several clients of one HTTP server at once, as several IDEs sharing it: the guarantees
+//! of stdio hold (every start lands under a distinct name, a session changed by two
+//! clients at once records each accepted step exactly once).
+
+mod common;
+mod http_support;
+
+use std::collections::BTreeSet;
+
+use common::{read_json, start_args, Era, Sandbox};
+use http_support::Server;
+use serde_json::{json, Value};
+
+const CLIENTS: usize = 8;
+const STARTS_EACH: usize = 100;
+const OBJECTIVE: &str = "Add a search box to the documentation site";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn eight_clients_start_a_hundred_sessions_each_on_one_project() {
+    let sb = Sandbox::new();
+    let server = Server::start(&["--root", sb.project.to_str().unwrap()], &[]);
+    let mut clients = Vec::new();
+    for i in 0..CLIENTS {
+        let era = if i % 2 == 0 { Era::Legacy } else { Era::Modern };
+        clients.push(server.connect(era, None, &sb.project).await);
+    }
+    let runs: Vec<_> = clients
+        .into_iter()
+        .map(|c| {
+            let project = sb.project.clone();
+            tokio::spawn(async move {
+                let mut started = Vec::new();
+                for _ in 0..STARTS_EACH {
+                    let v = c.ok(start_args(&project, OBJECTIVE)).await;
+                    started.push((
+                        v["session_id"].as_str().unwrap().to_string(),
+                        v["task_name"].as_str().unwrap().to_string(),
+                    ));
+                }
+                c.close().await;
+                started
+            })
+        })
+        .collect();
+    let mut started = Vec::new();
+    for run in runs {
+        started.extend(run.await.expect("the client finishes"));
+    }
+    let total = CLIENTS * STARTS_EACH;
+    assert_eq!(started.len(), total);
+    let ids: BTreeSet<&str> = started.iter().map(|(id, _)| id.as_str()).collect();
+    let names: BTreeSet<&str> = started.iter().map(|(_, n)| n.as_str()).collect();
+    assert_eq!(ids.len(), total, "distinct session ids");
+    assert_eq!(names.len(), total, "distinct task names");
+
+    let state = sb.project.join(".bmad-task");
+    let mut files = 0;
+    for e in std::fs::read_dir(&state).unwrap() {
+        let name = e.unwrap().file_name().into_string().unwrap();
+        if let Some(id) = name
+            .strip_prefix("session-")
+            .and_then(|n| n.strip_suffix(".json"))
+        {
+            files += 1;
+            let s = read_json(&state.join(&name));
+            assert!(ids.contains(id), "{id} was not returned by any start");
+            assert_eq!(s["history"].as_array().unwrap().len(), 1);
+        }
+    }
+    assert_eq!(files, total, "one session file per start");
+    let mapping = read_json(&state.join("task-mapping.json"));
+    assert_eq!(mapping.as_object().unwrap().len(), total);
+    for (id, name) in &started {
+        assert_eq!(mapping[id]["task_name"], name.as_str());
+    }
+    sb.assert_confined(&[]);
+}
+
+fn prd(score: u32) -> String {
+    json!({
+        "prd_draft": format!("# Product Requirements\n\n## Executive Summary\nSearch, scored {score}."),
+        "quality_score": score,
+        "questions": [{"id": "a", "question": "Which pages are indexed?"}],
+    })
+    .to_string()
+}
+
+/// Two clients (one of each era) send the same step to one session at the same moment:
+/// exactly one applies, the other is refused with the state, and the history holds the
+/// step once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_clients_racing_on_one_session_apply_once() {
+    let sb = Sandbox::new();
+    let server = Server::start(&["--root", sb.project.to_str().unwrap()], &[]);
+    let a = server.connect(Era::Modern, None, &sb.project).await;
+    let b = server.connect(Era::Legacy, None, &sb.project).await;
+    for round in 0..12 {
+        let v = a.ok(start_args(&sb.project, "Search the docs")).await;
+        let sid = v["session_id"].as_str().unwrap().to_string();
+        let submit = |score: u32| json!({"action": "submit", "session_id": sid, "claude_result": prd(score)});
+        let ((a_err, av), (b_err, bv)) = tokio::join!(a.call(submit(61)), b.call(submit(62)));
+        let outcomes = [(a_err, &av), (b_err, &bv)];
+        let won: Vec<&Value> = outcomes.iter().filter(|o| !o.0).map(|o| o.1).collect();
+        let lost: Vec<&Value> = outcomes.iter().filter(|o| o.0).map(|o| o.1).collect();
+        assert_eq!(won.len(), 1, "round {round}: {av} {bv}");
+        assert_eq!(lost[0]["error"]["code"], "invalid_state", "{:#}", lost[0]);
+        assert_eq!(lost[0]["state"], "clarifying");
+        let s = read_json(&sb.project.join(format!(".bmad-task/session-{sid}.json")));
+        let actions: Vec<&str> = s["history"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["action"].as_str().unwrap())
+            .collect();
+        assert_eq!(actions, ["start", "submit"], "round {round}");
+        assert_eq!(s["stages"]["po"]["score"], won[0]["score"]);
+        let temp = common::files_under(&sb.project.join(format!(".bmad-task/temp/{sid}")));
+        assert_eq!(temp.len(), 2, "only the winner's files: {temp:?}");
+    }
+    a.close().await;
+    b.close().await;
+    sb.assert_confined(&[]);
+}
