@@ -152,7 +152,7 @@ impl Policy {
     pub fn waiting_notice(&self) -> Option<String> {
         let w = self.waiting.as_ref()?;
         Some(format!(
-            "{CONFIG_REL} changed and waits for the human's approval ({}; sha256 {}); until then the version last approved stands{}. The human approves it in a terminal in the project: `{APPROVE_COMMAND}`.",
+            "{CONFIG_REL} changed and waits for the human's approval ({}; sha256 {}); until then the version last approved stands{}. The human approves it in a terminal in the project (`{APPROVE_COMMAND}`), or in the dialog of their next decision where the client shows one.",
             w.changes.join("; "),
             &w.sha256.get(..12).unwrap_or("none"),
             if self.effective.checks.is_empty() {

@@ -100,7 +100,7 @@ fn approve(store: &Store, p: &Policy) -> Result<ExitCode, String> {
         return Ok(ExitCode::FAILURE);
     }
     let approved = store
-        .approve_config(&sha, Via::Cli, &Utc::now)
+        .approve_config(None, &sha, Via::Cli, &Utc::now)
         .map_err(|e| e.to_string())?;
     println!(
         "Approved (sha256 {}), recorded in {APPROVED_REL} as the human's, via the terminal.",

@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 use rmcp::model::{ElicitRequestParams, ElicitationSchema};
 use serde_json::{json, Map, Value};
 
+use crate::config::approval::Waiting;
+use crate::config::CONFIG_REL;
 use crate::error::clip;
 use crate::workflow::machine::{Asked, Pending};
 use crate::workflow::{Action, Command};
@@ -16,8 +18,18 @@ use crate::workflow::{Action, Command};
 /// The most characters of a question or its context that a form shows.
 const QUESTION_CHARS: usize = 1_000;
 
-/// The form for `pending`, pre-filled with what the host proposed in `command`.
-pub fn form(pending: &Pending, command: &Command, note: Option<&str>) -> ElicitRequestParams {
+/// The form's property for approving a changed `.bmad/config.toml` beside the decision.
+pub const APPROVE_CONFIG: &str = "approve_config";
+
+/// The form for `pending`, pre-filled with what the host proposed in `command`. When the
+/// project's config waits for the human (`config`), the form also offers to approve it:
+/// a separate choice, off unless the human ticks it.
+pub fn form(
+    pending: &Pending,
+    command: &Command,
+    note: Option<&str>,
+    config: Option<&Waiting>,
+) -> ElicitRequestParams {
     let mut lines = vec![headline(pending)];
     if let Some(doc) = &pending.document {
         lines.push(format!(
@@ -45,10 +57,17 @@ pub fn form(pending: &Pending, command: &Command, note: Option<&str>) -> ElicitR
         }
         _ => "Read the document, then decide. Declining changes nothing.".into(),
     });
-    let schema = match pending.asked {
+    let mut schema = match pending.asked {
         Asked::Answer => answer_schema(pending, command),
         Asked::Confirm | Asked::Approve => decision_schema(pending, command),
     };
+    if let Some(waiting) = config {
+        lines.push(format!(
+            "Also waiting for you: {CONFIG_REL} changed ({}).",
+            waiting.changes.join("; ")
+        ));
+        schema = with_config_choice(schema, waiting);
+    }
     ElicitRequestParams::FormElicitationParams {
         meta: None,
         message: lines.join("\n"),
@@ -195,6 +214,33 @@ fn schema(properties: Map<String, Value>, required: &[&str]) -> ElicitationSchem
     })
 }
 
+fn with_config_choice(schema: ElicitationSchema, waiting: &Waiting) -> ElicitationSchema {
+    let mut value = serde_json::to_value(&schema).unwrap_or_default();
+    if let Some(properties) = value.get_mut("properties").and_then(Value::as_object_mut) {
+        properties.insert(
+            APPROVE_CONFIG.into(),
+            json!({
+                "type": "boolean",
+                "title": format!("Also approve {CONFIG_REL} as it is now (sha256 {})", &waiting.sha256[..12.min(waiting.sha256.len())]),
+                "description": clip(&format!(
+                    "The server runs the approved checks after dev and before QA completes, and holds the approved gates policy. Changed: {}.",
+                    waiting.changes.join("; ")
+                ), 2_000),
+                "default": false,
+            }),
+        );
+    }
+    serde_json::from_value(value).unwrap_or(schema)
+}
+
+/// Whether the human's accepted form also approves the project's config.
+pub fn approves_config(content: Option<&Value>) -> bool {
+    content
+        .and_then(|c| c.get(APPROVE_CONFIG))
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+
 /// What the human's accepted form means: the command to apply, or why nothing is.
 pub fn read(pending: &Pending, content: Option<&Value>) -> Result<Command, String> {
     let empty = Map::new();
@@ -298,6 +344,7 @@ mod tests {
                 scope: Some("1".into()),
             },
             None,
+            None,
         ));
         let message = f["message"].as_str().unwrap();
         assert!(message.contains("03-sprint-plan.md (42 bytes, sha256 0123456789ab)"));
@@ -349,6 +396,51 @@ mod tests {
     }
 
     #[test]
+    fn a_waiting_config_is_offered_as_a_choice_of_its_own_off_by_default() {
+        let p = pending(Asked::Confirm);
+        let waiting = Waiting {
+            sha256: "abcdef0123456789".repeat(4),
+            changes: vec!["check `test` added: `cargo test`".into()],
+        };
+        let confirm = Command::Confirm {
+            action: Action::Confirm,
+        };
+        let f = wire(&form(&p, &confirm, None, Some(&waiting)));
+        let choice = &f["requestedSchema"]["properties"][APPROVE_CONFIG];
+        assert_eq!(choice["type"], "boolean");
+        assert_eq!(choice["default"], false);
+        assert!(
+            choice["title"]
+                .as_str()
+                .unwrap()
+                .contains("sha256 abcdef012345"),
+            "{choice}"
+        );
+        assert!(choice["description"]
+            .as_str()
+            .unwrap()
+            .contains("check `test` added: `cargo test`"));
+        assert!(f["message"]
+            .as_str()
+            .unwrap()
+            .contains("Also waiting for you"));
+        let required = f["requestedSchema"]["required"].as_array().unwrap();
+        assert!(!required.contains(&json!(APPROVE_CONFIG)), "optional");
+        assert!(approves_config(Some(
+            &json!({"decision": "confirm", APPROVE_CONFIG: true})
+        )));
+        assert!(!approves_config(Some(&json!({"decision": "confirm"}))));
+        assert!(
+            !approves_config(Some(&json!({APPROVE_CONFIG: "true"}))),
+            "only a boolean"
+        );
+        let plain = wire(&form(&p, &confirm, None, None));
+        assert!(plain["requestedSchema"]["properties"]
+            .get(APPROVE_CONFIG)
+            .is_none());
+    }
+
+    #[test]
     fn the_answer_form_asks_each_open_question() {
         let p = pending(Asked::Answer);
         let f = wire(&form(
@@ -357,6 +449,7 @@ mod tests {
                 answers: [("q1".to_string(), "Web".to_string())].into(),
             },
             Some("note"),
+            None,
         ));
         assert_eq!(
             f["requestedSchema"]["properties"]["q1"]["description"],

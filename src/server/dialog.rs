@@ -26,6 +26,10 @@ use serde::{Deserialize, Serialize};
 use super::ask;
 use super::reply::{self, Reply, Undecided};
 use super::{to_result, BmadServer};
+use chrono::Utc;
+
+use crate::config::approval::Waiting;
+use crate::config::CONFIG_REL;
 use crate::error::Error;
 use crate::store::SessionKey;
 use crate::workflow::machine::Pending;
@@ -55,6 +59,9 @@ struct Asked {
     session_id: String,
     action: String,
     sha256: Option<String>,
+    /// The digest of `.bmad/config.toml` as the form offered to approve it, if it did.
+    #[serde(default)]
+    config_sha256: Option<String>,
 }
 
 /// Whether the client declared that it can show a form to its user.
@@ -87,15 +94,22 @@ enum Applied {
 }
 
 impl BmadServer {
-    /// What the decision would ask, or the reply that refuses it.
-    async fn pending(&self, gate: &Gate) -> Result<(Session, Pending), Box<Reply>> {
+    /// What the decision would ask (and what of the project's config waits for the
+    /// human beside it), or the reply that refuses it.
+    async fn pending(
+        &self,
+        gate: &Gate,
+    ) -> Result<(Session, Pending, Option<Waiting>), Box<Reply>> {
         let (cwd, key, action) = (gate.cwd.clone(), gate.key.clone(), gate.command.action());
         let found = self
             .blocking(move |s| {
-                s.inner
-                    .store
+                let store = &s.inner.store;
+                let (session, pending) = store
                     .pending(cwd.as_deref(), &key, action)
-                    .map_err(|(e, session)| Box::new(reply::for_error(&e, session.as_deref())))
+                    .map_err(|(e, session)| Box::new(reply::for_error(&e, session.as_deref())))?;
+                // A config that cannot be read is refused by the decision itself.
+                let waiting = store.config_waiting(Some(&session.cwd)).ok().flatten();
+                Ok((session, pending, waiting))
             })
             .await;
         found.unwrap_or_else(|| Err(Box::new(reply::for_error(&Error::Internal, None))))
@@ -119,11 +133,11 @@ impl BmadServer {
     async fn decide_within_call(&self, gate: Gate, ctx: &RequestContext<RoleServer>) -> Reply {
         let mut note = None;
         for _ in 0..MAX_ASKS {
-            let (session, pending) = match self.pending(&gate).await {
+            let (session, pending, config) = match self.pending(&gate).await {
                 Ok(found) => found,
                 Err(reply) => return *reply,
             };
-            let form = ask::form(&pending, &gate.command, note);
+            let form = ask::form(&pending, &gate.command, note, config.as_ref());
             let sent = ctx
                 .peer
                 .send_request(ServerRequest::ElicitRequest(Request::new(form)));
@@ -144,12 +158,16 @@ impl BmadServer {
                 let why = "the client's answer to the dialog is not an elicitation result".into();
                 return reply::for_undecided(&session, &pending, Undecided::Failed(why));
             };
-            match self.apply(&gate, &session, &pending, answer).await {
+            let config_seen = config.map(|w| w.sha256);
+            match self
+                .apply(&gate, &session, &pending, answer, config_seen)
+                .await
+            {
                 Applied::Done(reply) => return *reply,
                 Applied::Stale => note = Some(CHANGED),
             }
         }
-        let (session, pending) = match self.pending(&gate).await {
+        let (session, pending, _) = match self.pending(&gate).await {
             Ok(found) => found,
             Err(reply) => return *reply,
         };
@@ -163,13 +181,13 @@ impl BmadServer {
         gate: Gate,
         request: &CallToolRequestParams,
     ) -> CallToolResponse {
-        let (session, mut pending) = match self.pending(&gate).await {
+        let (session, mut pending, config) = match self.pending(&gate).await {
             Ok(found) => found,
             Err(reply) => return to_result(*reply).into(),
         };
         let action = gate.command.action();
         let Some(sealed) = request.request_state.as_deref() else {
-            return self.input_required(&pending, &gate.command, None);
+            return self.input_required(&pending, &gate.command, None, config.as_ref());
         };
         let opened: Option<Asked> = self
             .inner
@@ -178,7 +196,7 @@ impl BmadServer {
             .ok()
             .filter(|a: &Asked| a.session_id == session.session_id && a.action == action.name());
         let Some(asked) = opened else {
-            return self.input_required(&pending, &gate.command, Some(UNMATCHED));
+            return self.input_required(&pending, &gate.command, Some(UNMATCHED), config.as_ref());
         };
         let answer = request
             .input_responses
@@ -186,16 +204,22 @@ impl BmadServer {
             .and_then(|r| r.get(INPUT_KEY))
             .and_then(|v| serde_json::from_value::<ElicitResult>(v.clone()).ok());
         let Some(answer) = answer else {
-            return self.input_required(&pending, &gate.command, Some(UNMATCHED));
+            return self.input_required(&pending, &gate.command, Some(UNMATCHED), config.as_ref());
         };
         // The answer is about the version the form showed, not the one on disk now.
         if let (Some(doc), Some(sha)) = (pending.document.as_mut(), asked.sha256) {
             doc.sha256 = sha;
         }
-        match self.apply(&gate, &session, &pending, answer).await {
+        // … and the config's approval, if offered, about the version the form showed.
+        match self
+            .apply(&gate, &session, &pending, answer, asked.config_sha256)
+            .await
+        {
             Applied::Done(reply) => to_result(*reply).into(),
             Applied::Stale => match self.pending(&gate).await {
-                Ok((_, now)) => self.input_required(&now, &gate.command, Some(CHANGED)),
+                Ok((_, now, config)) => {
+                    self.input_required(&now, &gate.command, Some(CHANGED), config.as_ref())
+                }
                 Err(reply) => to_result(*reply).into(),
             },
         }
@@ -206,11 +230,13 @@ impl BmadServer {
         pending: &Pending,
         command: &Command,
         note: Option<&str>,
+        config: Option<&Waiting>,
     ) -> CallToolResponse {
         let asked = Asked {
             session_id: pending.session_id.clone(),
             action: command.action().name().to_string(),
             sha256: pending.document.as_ref().map(|d| d.sha256.clone()),
+            config_sha256: config.map(|w| w.sha256.clone()),
         };
         let options = SealOptions::new()
             .associated_data(STATE_CONTEXT)
@@ -222,7 +248,7 @@ impl BmadServer {
                 return to_result(reply::for_error(&Error::Internal, None)).into();
             }
         };
-        let form: ElicitRequestParams = ask::form(pending, command, note);
+        let form: ElicitRequestParams = ask::form(pending, command, note, config);
         let requests = [(
             INPUT_KEY.to_string(),
             InputRequest::Elicitation(Request::new(form)),
@@ -231,13 +257,16 @@ impl BmadServer {
         InputRequiredResult::new(Some(requests), Some(state)).into()
     }
 
-    /// Applies the human's answer, bound to the digest of the document they were shown.
+    /// Applies the human's answer, bound to the digest of the document they were shown,
+    /// and their approval of the config when the form offered it (`config_seen`: the
+    /// digest of the version shown) and they gave it.
     async fn apply(
         &self,
         gate: &Gate,
         session: &Session,
         pending: &Pending,
         answer: ElicitResult,
+        config_seen: Option<String>,
     ) -> Applied {
         let how = match answer.action {
             ElicitationAction::Accept => None,
@@ -248,6 +277,7 @@ impl BmadServer {
         if let Some(how) = how {
             return Applied::Done(Box::new(reply::for_undecided(session, pending, how)));
         }
+        let config_seen = config_seen.filter(|_| ask::approves_config(answer.content.as_ref()));
         let command = match ask::read(pending, answer.content.as_ref()) {
             Ok(command) => command,
             Err(why) => {
@@ -268,11 +298,30 @@ impl BmadServer {
             .blocking(move |s| s.act(cwd, key, command, decision))
             .await
             .unwrap_or_else(|| Err(Box::new(reply::for_error(&Error::Internal, None))));
-        match done {
-            Ok(reply) => Applied::Done(Box::new(reply)),
-            Err(reply) if is_stale(&reply) => Applied::Stale,
-            Err(reply) => Applied::Done(reply),
+        let mut reply = match done {
+            Ok(reply) => reply,
+            Err(reply) if is_stale(&reply) => return Applied::Stale,
+            Err(reply) => *reply,
+        };
+        if let Some(sha) = config_seen {
+            let cwd = session.cwd.clone();
+            let approved = self
+                .blocking(move |s| {
+                    s.inner
+                        .store
+                        .approve_config(Some(&cwd), &sha, Via::Elicitation, &Utc::now)
+                })
+                .await
+                .unwrap_or(Err(Error::Internal));
+            reply.notices.get_or_insert_with(Vec::new).push(match approved {
+                Ok(a) => format!(
+                    "The human also approved {CONFIG_REL} (sha256 {}) in the dialog: its checks and gates policy hold from now on.",
+                    &a.sha256[..12]
+                ),
+                Err(e) => format!("{CONFIG_REL} was not approved: {e}"),
+            });
         }
+        Applied::Done(Box::new(reply))
     }
 }
 

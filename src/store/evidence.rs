@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 
 use super::{Files, SessionKey, Store};
 use crate::checks::Planned;
-use crate::config::approval::{Approved, How, Policy, APPROVED_REL, APPROVE_COMMAND};
+use crate::config::approval::{Approved, How, Policy, Waiting, APPROVED_REL, APPROVE_COMMAND};
 use crate::config::{Gates, CONFIG_REL};
 use crate::error::{Error, Result};
 use crate::workflow::machine;
@@ -144,16 +144,22 @@ impl Store {
         Ok(Some(policy))
     }
 
+    /// What of `.bmad/config.toml` waits for the human's approval in the project at `cwd`.
+    pub fn config_waiting(&self, cwd: Option<&str>) -> Result<Option<Waiting>> {
+        Ok(Policy::read(&self.project(cwd)?)?.waiting)
+    }
+
     /// Approves `.bmad/config.toml` as it is now, as the human decided through `via`:
     /// from now on its checks run and its gates policy holds. `seen_sha256` is the
     /// digest of the version the human was shown; another version is not approved.
     pub fn approve_config(
         &self,
+        cwd: Option<&str>,
         seen_sha256: &str,
         via: Via,
         clock: &dyn Fn() -> DateTime<Utc>,
     ) -> Result<Approved> {
-        let project = self.project(None)?;
+        let project = self.project(cwd)?;
         let _lock = project.lock(self.lock_wait)?;
         let policy = Policy::read(&project)?;
         let text = policy.file_text.ok_or_else(|| {
