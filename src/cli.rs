@@ -80,18 +80,22 @@ pub fn run(cli: Cli, project: Option<String>) -> ExitCode {
     let store = Store::new(root, lock_wait_from_env());
     let result = match cli {
         Cli::List => list(&store),
-        Cli::Status { task } => status(&store, &key(&task)),
+        Cli::Status { task } => status(&store, &SessionKey::from_task(&task)),
         Cli::Confirm { task } => decide(
             &store,
-            &key(&task),
+            &SessionKey::from_task(&task),
             Command::Confirm {
                 action: Action::Confirm,
             },
         ),
-        Cli::Approve { task, scope } => decide(&store, &key(&task), Command::Approve { scope }),
+        Cli::Approve { task, scope } => decide(
+            &store,
+            &SessionKey::from_task(&task),
+            Command::Approve { scope },
+        ),
         Cli::Reject { task, feedback } => decide(
             &store,
-            &key(&task),
+            &SessionKey::from_task(&task),
             Command::Reject {
                 action: Action::Reject,
                 feedback: Some(feedback),
@@ -108,7 +112,7 @@ pub fn run(cli: Cli, project: Option<String>) -> ExitCode {
         Cli::Config { action } => crate::config::terminal::run(&store, action),
         Cli::Answer { task } => decide(
             &store,
-            &key(&task),
+            &SessionKey::from_task(&task),
             Command::Answer {
                 answers: Default::default(),
             },
@@ -120,14 +124,6 @@ pub fn run(cli: Cli, project: Option<String>) -> ExitCode {
             eprintln!("bmad-mcp: {message}");
             ExitCode::FAILURE
         }
-    }
-}
-
-fn key(task: &str) -> SessionKey {
-    if uuid::Uuid::parse_str(task).is_ok() {
-        SessionKey::Id(task.to_string())
-    } else {
-        SessionKey::TaskName(task.to_string())
     }
 }
 

@@ -104,14 +104,6 @@ fn start(objective: Option<String>) -> String {
     }
 }
 
-fn key_of(task: &str) -> SessionKey {
-    if uuid::Uuid::parse_str(task).is_ok() {
-        SessionKey::Id(task.to_string())
-    } else {
-        SessionKey::TaskName(task.to_string())
-    }
-}
-
 fn tool_error(e: Error) -> ErrorData {
     match e {
         Error::SessionNotFound { .. } => ErrorData::invalid_params(e.to_string(), None),
@@ -144,7 +136,9 @@ fn status(store: &Store, task: Option<String>) -> Result<String, ErrorData> {
         ));
         return Ok(text);
     };
-    let (_, s) = store.load(None, &key_of(&task)).map_err(tool_error)?;
+    let (_, s) = store
+        .load(None, &SessionKey::from_task(&task))
+        .map_err(tool_error)?;
     let r = reply::for_status(&s, None);
     Ok(format!(
         "Tell me where BMAD task `{}` stands, from this:\n\n{}\n\nWhat the assistant does next: {}\n\nCall `{TOOL_NAME}` with `action: \"status\"` and `task_name: \"{}\"` for everything else.",
@@ -157,7 +151,7 @@ fn status(store: &Store, task: Option<String>) -> Result<String, ErrorData> {
 
 fn resume(store: &Store, task: Option<String>) -> Result<String, ErrorData> {
     let key = match task {
-        Some(t) => key_of(&t),
+        Some(t) => SessionKey::from_task(&t),
         None => {
             let page = store.list(None, None).map_err(tool_error)?;
             match page.sessions.first() {

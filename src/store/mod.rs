@@ -3,6 +3,7 @@
 //! Disk is the only truth, so several server processes can share one project.
 
 mod evidence;
+mod key;
 mod list;
 mod lock;
 mod mapping;
@@ -32,6 +33,7 @@ use mapping::MappingCache;
 use sessions::{json_text, load_session, session_ids};
 
 pub use evidence::{ChecksToRun, Observed, Plan, HOW_TO_ADD_CHECKS};
+pub use key::SessionKey;
 pub use list::{Damaged, Page, PAGE};
 pub use lock::{lock_wait_from_env, DEFAULT_LOCK_WAIT, LOCK_FILE};
 pub use mapping::{Mapping, MappingEntry};
@@ -53,29 +55,6 @@ pub struct ListEntry {
     pub current_stage: Stage,
     pub current_state: State,
     pub updated_at: String,
-}
-
-/// How a call names its session.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SessionKey {
-    Id(String),
-    TaskName(String),
-    /// Both given: they must name the same session.
-    Both {
-        id: String,
-        task_name: String,
-    },
-}
-
-impl SessionKey {
-    fn describe(&self) -> String {
-        match self {
-            SessionKey::Id(id) | SessionKey::Both { id, .. } => {
-                format!("with session_id `{id}`")
-            }
-            SessionKey::TaskName(t) => format!("with task_name `{t}`"),
-        }
-    }
 }
 
 /// The file in a task's specs folder that names the session it belongs to.
