@@ -8,19 +8,15 @@
 mod common;
 
 use common::terminal::in_terminal;
+use common::user::User;
 
 use std::path::Path;
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientConfig, ClientRequest, ElicitRequestParams,
-    ElicitResult, ElicitationAction, Implementation, ProgressNotificationParam, ProtocolVersion,
-    Request,
-};
-use rmcp::service::{NotificationContext, PeerRequestOptions};
-use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
+use rmcp::model::{CallToolRequestParams, ClientRequest, ElicitationAction, Request};
+use rmcp::service::PeerRequestOptions;
+use rmcp::ServiceExt;
 use serde_json::{json, Value};
 
 use common::{
@@ -340,48 +336,6 @@ fn assert_gone(pid_file: &Path) {
     }
 }
 
-/// A host that records the progress the server reports, and whose user answers the
-/// server's dialogs with the planned results.
-#[derive(Clone, Default)]
-struct Host {
-    progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
-    plan: Arc<Mutex<std::collections::VecDeque<ElicitResult>>>,
-    shown: Arc<Mutex<Vec<String>>>,
-}
-
-impl ClientHandler for Host {
-    async fn create_elicitation(
-        &self,
-        request: ElicitRequestParams,
-        _context: rmcp::service::RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, rmcp::ErrorData> {
-        if let ElicitRequestParams::FormElicitationParams { message, .. } = &request {
-            self.shown.lock().unwrap().push(message.clone());
-        }
-        Ok(self
-            .plan
-            .lock()
-            .unwrap()
-            .pop_front()
-            .expect("a planned answer"))
-    }
-
-    fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(
-            ClientCapabilities::builder().enable_elicitation().build(),
-            Implementation::new("checks-test", "1.0.0"),
-        )
-    }
-
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        self.progress.lock().unwrap().push(params);
-    }
-}
-
 #[tokio::test]
 async fn a_long_check_reports_progress_and_a_cancelled_call_kills_it_and_records_it() {
     let (_dir, project) = project();
@@ -394,12 +348,13 @@ async fn a_long_check_reports_progress_and_a_cancelled_call_kills_it_and_records
     let sid = at_dev(&c, &project).await;
     c.close().await;
 
-    let host = Host::default();
+    let host = User::default();
     let service = host
-        .clone()
-        .serve(rmcp::transport::TokioChildProcess::new(command(&project)).unwrap())
-        .await
-        .unwrap();
+        .connect(
+            rmcp::transport::TokioChildProcess::new(command(&project)).unwrap(),
+            false,
+        )
+        .await;
     let Value::Object(args) = submit(&sid, REPORT) else {
         unreachable!()
     };
@@ -646,22 +601,17 @@ async fn the_human_accepts_a_failing_check_in_the_clients_dialog() {
     c.close().await;
 
     // A 2026-07-28 client: the form comes back as an input-required result.
-    let host = Host::default();
-    host.plan.lock().unwrap().push_back({
-        let mut r = ElicitResult::new(ElicitationAction::Accept);
-        r.content = Some(json!({"decision": "confirm"}));
-        r
-    });
+    let host = User::default();
+    host.will(
+        ElicitationAction::Accept,
+        Some(json!({"decision": "confirm"})),
+    );
     let service = host
-        .clone()
-        .serve_with_lifecycle(
+        .connect(
             rmcp::transport::TokioChildProcess::new(command(&project)).unwrap(),
-            ClientLifecycleMode::Discover {
-                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-            },
+            true,
         )
-        .await
-        .unwrap();
+        .await;
     let Value::Object(args) = json!({"action": "confirm", "session_id": sid}) else {
         unreachable!()
     };

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod terminal;
+pub mod user;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
