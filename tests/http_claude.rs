@@ -6,43 +6,19 @@
 mod common;
 mod http_support;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
 
 use common::Sandbox;
 use http_support::{Server, TOKEN};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
-fn cli() -> PathBuf {
-    let path = std::env::var_os("BMAD_CLAUDE_CLI")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(ROOT).join("target/claude-cli/node_modules/.bin/claude"));
-    assert!(
-        path.is_file(),
-        "the Claude Code CLI is not at {}. Run ./scripts/test, which installs it, or set \
-         BMAD_CLAUDE_CLI.",
-        path.display()
-    );
-    path
-}
-
 /// Runs the CLI offline with a home of its own; returns (exit status, stdout + stderr).
 /// `mcp add` and `mcp list` end by themselves (the health check has its own timeout).
 fn claude(home: &Path, args: &[&str]) -> (i32, String) {
-    let out = Command::new(cli())
-        .args(args)
-        .current_dir(home)
-        .env("HOME", home)
-        .env("CLAUDE_CONFIG_DIR", home.join(".claude"))
-        .env("DISABLE_TELEMETRY", "1")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env("DISABLE_ERROR_REPORTING", "1")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env_remove("ANTHROPIC_API_KEY")
-        .stdin(Stdio::null())
+    let out = common::claude::command(home, args)
         .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", cli().display()));
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", common::claude::cli().display()));
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),

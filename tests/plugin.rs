@@ -13,49 +13,27 @@
 //! findings of the plugin directory (a missing icon) concern a directory submission, not
 //! whether Claude Code loads the plugin: only a blocking one fails.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+mod common;
+
+use std::path::Path;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-const PINNED: &str = "2.1.330";
+use common::claude::PINNED;
 const PLUGIN: &str = "plugins/bmad";
 const TOOL_NAMES: [&str; 2] = ["mcp__bmad__bmad-task", "mcp__plugin_bmad_bmad__bmad-task"];
-
-fn cli() -> PathBuf {
-    let path = std::env::var_os("BMAD_CLAUDE_CLI")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(ROOT).join("target/claude-cli/node_modules/.bin/claude"));
-    assert!(
-        path.is_file(),
-        "the Claude Code CLI is not at {}. Run ./scripts/test, which installs it \
-         (npm install --prefix target/claude-cli @anthropic-ai/claude-code@{PINNED}), \
-         or set BMAD_CLAUDE_CLI to a claude {PINNED} binary.",
-        path.display()
-    );
-    path
-}
 
 /// Runs the CLI with a home of its own (no user settings read, nothing of the user's
 /// written), no telemetry, and a time limit; returns (exit status, stdout, stderr).
 fn claude(home: &Path, args: &[&str]) -> (i32, String, String) {
-    let mut child = Command::new(cli())
-        .args(args)
-        .current_dir(home)
-        .env("HOME", home)
-        .env("CLAUDE_CONFIG_DIR", home.join(".claude"))
-        .env("DISABLE_TELEMETRY", "1")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env("DISABLE_ERROR_REPORTING", "1")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env_remove("ANTHROPIC_API_KEY")
-        .stdin(Stdio::null())
+    let mut child = common::claude::command(home, args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", cli().display()));
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", common::claude::cli().display()));
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         if child.try_wait().expect("wait for claude").is_some() {

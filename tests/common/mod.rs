@@ -1,6 +1,7 @@
 //! Drives the built `bmad-mcp` binary through rmcp's client, as a host would.
 #![allow(dead_code)]
 
+pub mod claude;
 pub mod terminal;
 pub mod user;
 
