@@ -5,8 +5,6 @@
 mod common;
 mod http_support;
 
-use std::collections::BTreeSet;
-
 use common::{read_json, start_args, Era, Sandbox};
 use http_support::Server;
 use serde_json::{json, Value};
@@ -48,31 +46,7 @@ async fn eight_clients_start_a_hundred_sessions_each_on_one_project() {
     }
     let total = CLIENTS * STARTS_EACH;
     assert_eq!(started.len(), total);
-    let ids: BTreeSet<&str> = started.iter().map(|(id, _)| id.as_str()).collect();
-    let names: BTreeSet<&str> = started.iter().map(|(_, n)| n.as_str()).collect();
-    assert_eq!(ids.len(), total, "distinct session ids");
-    assert_eq!(names.len(), total, "distinct task names");
-
-    let state = sb.project.join(".bmad-task");
-    let mut files = 0;
-    for e in std::fs::read_dir(&state).unwrap() {
-        let name = e.unwrap().file_name().into_string().unwrap();
-        if let Some(id) = name
-            .strip_prefix("session-")
-            .and_then(|n| n.strip_suffix(".json"))
-        {
-            files += 1;
-            let s = read_json(&state.join(&name));
-            assert!(ids.contains(id), "{id} was not returned by any start");
-            assert_eq!(s["history"].as_array().unwrap().len(), 1);
-        }
-    }
-    assert_eq!(files, total, "one session file per start");
-    let mapping = read_json(&state.join("task-mapping.json"));
-    assert_eq!(mapping.as_object().unwrap().len(), total);
-    for (id, name) in &started {
-        assert_eq!(mapping[id]["task_name"], name.as_str());
-    }
+    common::assert_each_start_stored(&sb.project, &started, OBJECTIVE);
     sb.assert_confined(&[]);
 }
 

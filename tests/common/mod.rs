@@ -482,3 +482,52 @@ pub async fn at_dev(c: &Client, project: &Path) -> Value {
     }
     sid
 }
+
+/// What concurrent `start`s must leave behind, however they reached the server: one
+/// session file per start (each returned id, in `generating`, with one history entry),
+/// distinct ids and task names, every start in `task-mapping.json` with `objective`, every
+/// specs folder reserved, and every JSON file whole. `started` is (session id, task name).
+pub fn assert_each_start_stored(project: &Path, started: &[(String, String)], objective: &str) {
+    use std::collections::BTreeSet;
+    let total = started.len();
+    let ids: BTreeSet<&str> = started.iter().map(|(id, _)| id.as_str()).collect();
+    let names: BTreeSet<&str> = started.iter().map(|(_, n)| n.as_str()).collect();
+    assert_eq!(ids.len(), total, "distinct session ids");
+    assert_eq!(names.len(), total, "distinct task names");
+
+    let state = project.join(".bmad-task");
+    let mut files = 0;
+    for e in std::fs::read_dir(&state).unwrap() {
+        let name = e.unwrap().file_name().into_string().unwrap();
+        if let Some(id) = name
+            .strip_prefix("session-")
+            .and_then(|n| n.strip_suffix(".json"))
+        {
+            files += 1;
+            let s = read_json(&state.join(&name));
+            assert_eq!(s["session_id"], id);
+            assert!(ids.contains(id), "{id} was not returned by any start");
+            assert_eq!(s["current_state"], "generating");
+            assert_eq!(s["history"].as_array().unwrap().len(), 1);
+        }
+    }
+    assert_eq!(files, total, "one session file per start");
+
+    let mapping = read_json(&state.join("task-mapping.json"));
+    let mapping = mapping.as_object().unwrap();
+    assert_eq!(mapping.len(), total, "every start is in task-mapping.json");
+    for (id, name) in started {
+        assert_eq!(mapping[id]["task_name"], name.as_str());
+        assert_eq!(mapping[id]["objective"], objective);
+        assert!(
+            project.join(".claude/specs").join(name).is_dir(),
+            "{name} is reserved"
+        );
+    }
+    // Every JSON file the server wrote parses.
+    for f in files_under(project) {
+        if f.ends_with(".json") {
+            read_json(&project.join(f));
+        }
+    }
+}
