@@ -1,7 +1,9 @@
-//! Two axum middlewares in front of rmcp's service: the bearer token check, and the
-//! count of requests still being answered, which shutdown waits for.
+//! Axum middlewares in front of rmcp's service: the bearer token check, the time and size
+//! limit on a request's arrival, and the count of requests still being answered, which
+//! shutdown waits for.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -57,6 +59,54 @@ pub async fn require_token(State(token): State<Token>, request: Request, next: N
         "Unauthorized: send `Authorization: Bearer <token>` with the server's token\n",
     )
         .into_response()
+}
+
+/// How long a request's body may take to arrive, and how large it may be.
+#[derive(Clone, Copy)]
+pub struct Arrival {
+    pub time: Duration,
+    pub max_bytes: usize,
+}
+
+/// Reads the request's body within the time limit (408 otherwise) and the size limit (413
+/// otherwise), then hands it on. The answer itself has no time limit: a call may wait for
+/// the human's dialog or run the project's checks for minutes.
+pub async fn arrive_in_time(
+    State(limit): State<Arrival>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let (parts, body) = request.into_parts();
+    let read = tokio::time::timeout(limit.time, axum::body::to_bytes(body, limit.max_bytes));
+    let bytes = match read.await {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(_)) => {
+            return (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!(
+                    "Payload Too Large: a message may be at most {} bytes (BMAD_MAX_LINE_BYTES)\n",
+                    limit.max_bytes
+                ),
+            )
+                .into_response()
+        }
+        Err(_) => {
+            tracing::warn!(
+                path = %parts.uri.path(),
+                "a request's body did not arrive in time"
+            );
+            return (
+                StatusCode::REQUEST_TIMEOUT,
+                format!(
+                    "Request Timeout: the request did not arrive within {} s (BMAD_HTTP_REQUEST_SECS)\n",
+                    limit.time.as_secs()
+                ),
+            )
+                .into_response();
+        }
+    };
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
 }
 
 /// Counts a request as in flight until its response has been sent in full (the body is

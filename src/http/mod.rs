@@ -5,7 +5,8 @@
 //! `Origin` against the allow-list (by default only the server's own origin, which no
 //! page has since the server serves none: any browser page is refused) and
 //! the body size; axum mounts it, behind the bearer token check ([`guard`]) and a time
-//! limit per request.
+//! limit on each request's arrival (not on its answer, which may wait for the human's
+//! dialog or the project's checks).
 //!
 //! Shutdown (SIGTERM, SIGINT): no new connection is accepted, the requests being
 //! answered finish and their answers are sent, then the open event streams are closed
@@ -19,13 +20,11 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::http::StatusCode;
 use axum::Router;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
-use tower_http::timeout::TimeoutLayer;
 
 use crate::server::args::Limits;
 use crate::BmadServer;
@@ -103,9 +102,12 @@ async fn serve(plan: Plan) -> std::io::Result<()> {
             guard::require_token,
         ));
     }
-    let app = app.layer(TimeoutLayer::with_status_code(
-        StatusCode::REQUEST_TIMEOUT,
-        plan.request_time,
+    let app = app.layer(axum::middleware::from_fn_with_state(
+        guard::Arrival {
+            time: plan.request_time,
+            max_bytes: crate::stdio::max_line_bytes_from_env(),
+        },
+        guard::arrive_in_time,
     ));
     eprintln!(
         "bmad-mcp {}: serving MCP over streamable HTTP at http://{bound}{ENDPOINT} (roots: {}; {})",

@@ -15,12 +15,13 @@ pub const DEFAULT_ADDR: &str = "127.0.0.1:8765";
 /// other users of the machine can read in the process list).
 pub const TOKEN_ENV: &str = "BMAD_MCP_TOKEN";
 
-/// The environment variable that bounds how long a request may take to arrive and be
-/// answered, in seconds.
+/// The environment variable that bounds how long a request's body may take to arrive, in
+/// seconds. The answer has no time limit: a call may wait for the human's dialog or run the
+/// project's checks.
 pub const REQUEST_SECS_ENV: &str = "BMAD_HTTP_REQUEST_SECS";
 
-/// The default of [`REQUEST_SECS_ENV`]: a call waits at most `BMAD_LOCK_WAIT_SECS` (10 s)
-/// for the project, and writes its files in well under a second.
+/// The default of [`REQUEST_SECS_ENV`]: a 16 MiB message arrives over loopback in well
+/// under a second; a minute leaves room for a slow link.
 pub const DEFAULT_REQUEST_SECS: u64 = 60;
 
 /// Serve MCP: over stdio (the default, as with no command at all), or over streamable
