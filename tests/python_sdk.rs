@@ -3,7 +3,8 @@
 //! with the legacy `initialize` handshake and once in the 2026-07-28 era. The checks are in
 //! `tests/python/sdk_client.py`. The same client with an `elicitation_callback` playing the
 //! human checks the gates (`tests/python/sdk_gates.py`); `tests/python/host_client.py` uses
-//! the prompts, the resources and the role prompt overrides.
+//! the prompts, the resources and the role prompt overrides; `tests/python/http_client.py`
+//! connects to `serve --http` by URL.
 //!
 //! The SDK lives in a venv at `target/py-venv`, which `./scripts/test` creates (the only
 //! step that needs the network); the tests themselves run offline. Without the venv these
@@ -127,4 +128,22 @@ fn the_python_sdk_uses_the_prompts_resources_and_overrides_with_the_legacy_hands
 #[test]
 fn the_python_sdk_uses_the_prompts_resources_and_overrides_in_the_2026_07_28_era() {
     host("auto", "2026-07-28");
+}
+
+/// The SDK over streamable HTTP (`tests/python/http_client.py`, issue 16): `serve --http`
+/// with one root, a decision in the dialog, a project outside the root refused, SIGTERM.
+fn over_http(mode: &str, negotiated: &str) {
+    let out = run_script("http_client.py", mode);
+    let expected = format!("mode={mode}: negotiated {negotiated}; over HTTP");
+    assert!(out.contains(&expected), "{out}");
+}
+
+#[test]
+fn the_python_sdk_works_over_http_with_the_legacy_handshake() {
+    over_http("legacy", "2025-11-25");
+}
+
+#[test]
+fn the_python_sdk_works_over_http_in_the_2026_07_28_era() {
+    over_http("auto", "2026-07-28");
 }
