@@ -58,12 +58,13 @@ pub async fn connect(era: Era, project: &Path) -> Client {
     connect_with(era, command(project), project).await
 }
 
-pub async fn connect_with(era: Era, cmd: tokio::process::Command, project: &Path) -> Client {
-    let (transport, _stderr) = TokioChildProcess::builder(cmd)
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the server starts");
-    let service = match era {
+/// A plain client over `transport`: the `initialize` handshake, or `server/discover`.
+pub async fn handshake<T, E, A>(era: Era, transport: T) -> RunningService<RoleClient, ()>
+where
+    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    match era {
         Era::Legacy => ().serve(transport).await.expect("initialize handshake"),
         Era::Modern => ()
             .serve_with_lifecycle(
@@ -74,7 +75,15 @@ pub async fn connect_with(era: Era, cmd: tokio::process::Command, project: &Path
             )
             .await
             .expect("server/discover handshake"),
-    };
+    }
+}
+
+pub async fn connect_with(era: Era, cmd: tokio::process::Command, project: &Path) -> Client {
+    let (transport, _stderr) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the server starts");
+    let service = handshake(era, transport).await;
     let negotiated = service
         .peer_info()
         .map(|i| i.protocol_version.clone())

@@ -14,7 +14,6 @@ use std::time::{Duration, Instant};
 use rmcp::model::ProtocolVersion;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::{ClientLifecycleMode, ClientServiceExt, ServiceExt};
 use serde_json::{json, Value};
 
 use crate::common::{Client, Era, BIN};
@@ -132,18 +131,7 @@ impl Server {
             config = config.auth_header(token);
         }
         let transport = StreamableHttpClientTransport::from_config(config);
-        let service = match era {
-            Era::Legacy => ().serve(transport).await.expect("initialize over HTTP"),
-            Era::Modern => ()
-                .serve_with_lifecycle(
-                    transport,
-                    ClientLifecycleMode::Discover {
-                        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-                    },
-                )
-                .await
-                .expect("server/discover over HTTP"),
-        };
+        let service = super::common::handshake(era, transport).await;
         let negotiated = service.peer_info().map(|i| i.protocol_version.clone());
         let want = match era {
             Era::Legacy => ProtocolVersion::V_2025_11_25,
