@@ -52,15 +52,6 @@ async fn futures_join<T>(runs: impl Iterator<Item = tokio::task::JoinHandle<T>>)
     out
 }
 
-fn prd(score: u32) -> String {
-    json!({
-        "prd_draft": format!("# Product Requirements\n\n## Executive Summary\nSearch for the docs, scored {score}."),
-        "quality_score": score,
-        "questions": [{"id": "a", "question": "Which pages are indexed?"}],
-    })
-    .to_string()
-}
-
 /// The same session, the same moment, two processes: one submit is applied and the other
 /// is refused with a state error, or applied after it; the history never loses or repeats
 /// a step. Repeated so the two calls really overlap in some rounds.
@@ -73,7 +64,7 @@ async fn two_processes_submitting_to_one_session_apply_once() {
     for round in 0..rounds {
         let v = a.ok(start_args(&sb.project, "Search the docs")).await;
         let sid = v["session_id"].as_str().unwrap().to_string();
-        let submit = |score: u32| json!({"action": "submit", "session_id": sid, "stage": "po", "claude_result": prd(score)});
+        let submit = |score: u32| json!({"action": "submit", "session_id": sid, "stage": "po", "claude_result": common::prd_asking(score)});
         let ((a_err, av), (b_err, bv)) = tokio::join!(a.call(submit(61)), b.call(submit(62)));
         let outcomes = [(a_err, &av), (b_err, &bv)];
         let won: Vec<&Value> = outcomes.iter().filter(|o| !o.0).map(|o| o.1).collect();
@@ -124,7 +115,8 @@ async fn two_processes_submitting_to_one_session_apply_once() {
     // Pipelined calls on one connection are serialised by the same lock.
     let v = a.ok(start_args(&sb.project, "Pipelined")).await;
     let sid = v["session_id"].as_str().unwrap().to_string();
-    let submit = json!({"action": "submit", "session_id": sid, "claude_result": prd(70)});
+    let submit =
+        json!({"action": "submit", "session_id": sid, "claude_result": common::prd_asking(70)});
     let (r1, r2, r3) = tokio::join!(
         a.call(submit.clone()),
         a.call(submit.clone()),

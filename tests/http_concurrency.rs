@@ -50,15 +50,6 @@ async fn eight_clients_start_a_hundred_sessions_each_on_one_project() {
     sb.assert_confined(&[]);
 }
 
-fn prd(score: u32) -> String {
-    json!({
-        "prd_draft": format!("# Product Requirements\n\n## Executive Summary\nSearch, scored {score}."),
-        "quality_score": score,
-        "questions": [{"id": "a", "question": "Which pages are indexed?"}],
-    })
-    .to_string()
-}
-
 /// Two clients (one of each era) send the same step to one session at the same moment:
 /// exactly one applies, the other is refused with the state, and the history holds the
 /// step once.
@@ -71,7 +62,7 @@ async fn two_clients_racing_on_one_session_apply_once() {
     for round in 0..12 {
         let v = a.ok(start_args(&sb.project, "Search the docs")).await;
         let sid = v["session_id"].as_str().unwrap().to_string();
-        let submit = |score: u32| json!({"action": "submit", "session_id": sid, "claude_result": prd(score)});
+        let submit = |score: u32| json!({"action": "submit", "session_id": sid, "claude_result": common::prd_asking(score)});
         let ((a_err, av), (b_err, bv)) = tokio::join!(a.call(submit(61)), b.call(submit(62)));
         let outcomes = [(a_err, &av), (b_err, &bv)];
         let won: Vec<&Value> = outcomes.iter().filter(|o| !o.0).map(|o| o.1).collect();

@@ -540,3 +540,14 @@ pub fn assert_each_start_stored(project: &Path, started: &[(String, String)], ob
         }
     }
 }
+
+/// A PRD below the gate scored `score`, with one question for the human: a submission two
+/// racing clients can both send.
+pub fn prd_asking(score: u32) -> String {
+    json!({
+        "prd_draft": format!("# Product Requirements\n\n## Executive Summary\nSearch for the docs, scored {score}."),
+        "quality_score": score,
+        "questions": [{"id": "a", "question": "Which pages are indexed?"}],
+    })
+    .to_string()
+}
