@@ -1,27 +1,38 @@
 //! bmad-mcp: an MCP server that runs the BMAD agile workflow as an enforced state machine
 //! with durable, inspectable sessions.
 //!
-//! * [`config`]: the human's project policy, `.bmad/config.toml`, and its approval.
-//! * [`checks`]: running the project's checks (process groups, timeouts, bounded output).
-//! * [`workflow`]: the pure core (stages, sessions, transitions, submission reading).
-//! * [`store`]: projects, atomic files, the lock, sessions on disk.
-//! * [`prompts`]: the embedded role prompts and their rendering.
-//! * [`server`]: the rmcp adapter and the tool's input and output types.
-//! * [`stdio`]: the stdio transport in front of rmcp (malformed lines, the line limit,
-//!   a broken stdout).
-//! * [`http`]: `serve --http`, the streamable HTTP transport, locked down (loopback,
-//!   bearer token, Host and Origin checks, roots).
+//!
+//! The modules, in layer order: each may use only those listed before it
+//! (ARCHITECTURE.md has the rule, one request's path and where each rule lives).
+//!
+//! 1. [`code`]: the error codes and how messages quote untrusted text (a leaf).
+//! 2. [`workflow`]: the pure core (stages, sessions, transitions, reading submissions);
+//!    no I/O.
+//! 3. [`error`]: the one error type a call reports.
+//! 4. [`files`]: the confined-file layer (the project, confined reads and atomic writes,
+//!    the lock, the HTTP server's roots).
+//! 5. [`prompts`]: the role prompts (built-in, the user's, the project's) and their
+//!    rendering.
+//! 6. [`store`]: sessions on disk (finding, reading, starting, listing, changing one
+//!    under the lock).
+//! 7. [`evidence`]: the evidence gate (the policy file and its approval, the checks, the
+//!    admission of a change).
+//! 8. [`server`]: the rmcp adapter (the tool, its arguments and replies, the human's
+//!    dialog, prompts and resources).
+//! 9. [`stdio`] and [`http`]: the transports in front of the adapter.
+//! 10. [`terminal`]: everything the human types (`bmad-mcp confirm|approve|…`, `config`,
+//!     `prompts`, `hook`), with one exit-code type.
 
-pub mod checks;
-pub mod cli;
-pub mod config;
+pub mod code;
 pub mod error;
-pub mod hook;
+pub mod evidence;
+pub mod files;
 pub mod http;
 pub mod prompts;
 pub mod server;
 pub mod stdio;
 pub mod store;
+pub mod terminal;
 pub mod workflow;
 
 pub use error::Error;

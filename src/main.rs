@@ -8,10 +8,10 @@ use clap::{Parser, Subcommand};
 use rmcp::ServiceExt;
 use tracing_subscriber::EnvFilter;
 
+use bmad_mcp::files::DefaultRoot;
 use bmad_mcp::http::ServeArgs;
 use bmad_mcp::server::args::Limits;
 use bmad_mcp::stdio::{self, StdioTransport, StdoutGone, EXIT_STDOUT_CLOSED};
-use bmad_mcp::store::DefaultRoot;
 use bmad_mcp::BmadServer;
 
 /// MCP server (stdio) that runs the BMAD agile workflow: Product Owner → Architect →
@@ -56,7 +56,7 @@ enum Command {
     /// Serve MCP over stdio (as with no command), or over streamable HTTP with `--http`.
     Serve(ServeArgs),
     #[command(flatten)]
-    Human(bmad_mcp::cli::Cli),
+    Human(bmad_mcp::terminal::Cli),
 }
 
 /// How long a call already running when stdout breaks may go on before the process exits:
@@ -66,7 +66,7 @@ const GRACE_AFTER_STDOUT_CLOSED: Duration = Duration::from_millis(500);
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let options = match cli.command {
-        Some(Command::Human(command)) => return bmad_mcp::cli::run(command, cli.project),
+        Some(Command::Human(command)) => return bmad_mcp::terminal::run(command, cli.project),
         Some(Command::Serve(options)) => options,
         None => ServeArgs::default(),
     };

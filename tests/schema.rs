@@ -101,7 +101,7 @@ fn the_strict_validator_accepts_replies_the_server_gives() {
         .expect("the output schema compiles");
     let project = tempfile::tempdir().unwrap();
     let server = bmad_mcp::BmadServer::new(
-        bmad_mcp::store::DefaultRoot {
+        bmad_mcp::files::DefaultRoot {
             source_name: "test",
             value: project.path().display().to_string(),
         },

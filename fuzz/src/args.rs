@@ -503,7 +503,7 @@ impl ArgsInput {
             result_bytes: 1 + usize::from(self.limits.0) * 8,
             objective_bytes: 1 + usize::from(self.limits.1),
             text_bytes: 1 + usize::from(self.limits.2) * 2,
-            lock_wait: bmad_mcp::store::DEFAULT_LOCK_WAIT,
+            lock_wait: bmad_mcp::files::DEFAULT_LOCK_WAIT,
         };
         (map, limits)
     }

@@ -6,7 +6,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::store::{discover, Roots};
+use crate::files::{discover, Roots};
 
 /// Where `--http` without an address listens.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:8765";

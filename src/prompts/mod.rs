@@ -8,10 +8,11 @@
 use crate::workflow::session::{ContentRef, Session};
 use crate::workflow::stage::{Engine, Stage};
 
-pub mod commands;
 mod source;
 
-pub use source::{user_dir, Origin, Template, Templates, MAX_PROMPT_BYTES};
+pub use source::{
+    needed, resolve, user_dir, Origin, Template, Templates, MAX_PROMPT_BYTES, PROJECT_PROMPTS,
+};
 
 /// A section of a prompt file. A file without section markers is one `role` section,
 /// used for every round.

@@ -18,8 +18,8 @@ use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::store::{read_text, Project, ReadProblem};
-use crate::workflow::Stage;
+use crate::files::{read_text, Project, ReadProblem};
+use crate::workflow::{Session, Stage, State};
 
 /// The largest prompt file read, in bytes.
 pub const MAX_PROMPT_BYTES: u64 = 256 * 1024;
@@ -148,6 +148,16 @@ pub fn resolve(project: &Project, user: Option<&Path>, stage: Stage) -> Result<T
     Ok(Template::built_in(stage))
 }
 
+/// The role prompt a reply about `s` hands the host: the current stage's, in a state in
+/// which the host writes (two files looked for: the project's, the user's); `None` in
+/// every other state, where no prompt is read.
+pub fn needed(project: &Project, s: &Session) -> Result<Option<Template>> {
+    if !matches!(s.current_state, State::Generating | State::Refining) {
+        return Ok(None);
+    }
+    resolve(project, user_dir().as_deref(), s.current_stage).map(Some)
+}
+
 impl Templates {
     pub fn built_in() -> Templates {
         Templates(Stage::ALL.into_iter().map(Template::built_in).collect())
@@ -174,7 +184,7 @@ mod tests {
 
     #[test]
     fn the_project_beats_the_user_who_beats_the_built_in_and_a_bad_file_is_named() {
-        let (dir, project) = crate::store::project::tests::project();
+        let (dir, project) = crate::files::project::tests::project();
         let user = tempfile::tempdir().unwrap();
         let at = |s: Stage| resolve(&project, Some(user.path()), s).unwrap();
         assert_eq!(at(Stage::Po).origin, Origin::BuiltIn);

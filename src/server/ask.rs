@@ -9,9 +9,9 @@ use std::collections::BTreeMap;
 use rmcp::model::{ElicitRequestParams, ElicitationSchema};
 use serde_json::{json, Map, Value};
 
-use crate::config::approval::Waiting;
-use crate::config::CONFIG_REL;
 use crate::error::clip;
+use crate::evidence::approval::Waiting;
+use crate::evidence::config::CONFIG_REL;
 use crate::workflow::machine::{Asked, Pending};
 use crate::workflow::{Action, Command};
 

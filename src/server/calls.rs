@@ -7,12 +7,12 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 
 use super::args::{self, Call};
-use super::watch::Watched;
 use super::{dialog, reply, BmadServer, Reply};
-use crate::error::Error;
-use crate::prompts::Templates;
+use crate::evidence::{self, Watched};
+use crate::files::Project;
+use crate::prompts::{self, user_dir};
 use crate::store::{SessionKey, Store};
-use crate::workflow::{Command, DecidedBy, Decision, Via};
+use crate::workflow::{Command, DecidedBy, Decision, Session, Stage, Via};
 
 impl BmadServer {
     /// Handles one tool call to completion (blocking: file locks and fsync), the host's
@@ -32,21 +32,21 @@ impl BmadServer {
     pub(super) fn run_watched(&self, call: Call, watched: &Watched) -> Reply {
         let store = &self.inner.store;
         let done = match call {
-            // The role prompts are read before anything changes: an override that cannot
+            // The role prompt is read before anything changes: an override that cannot
             // be used refuses the call, rather than leave a change without its prompt.
             Call::Start {
                 cwd,
                 objective,
                 engines,
             } => store.project(cwd.as_deref()).and_then(|project| {
-                let prompts = Templates::load(&project)?;
+                let prompt = prompts::resolve(&project, user_dir().as_deref(), Stage::FIRST)?;
                 let started =
                     store.start(cwd.as_deref(), &objective, engines.as_deref(), &Utc::now)?;
                 Ok(reply::for_start(
                     &started.session,
                     started.notices,
                     engines.is_some(),
-                    &prompts,
+                    Some(&prompt),
                 ))
             }),
             Call::List { cwd, cursor } => store.project(cwd.as_deref()).and_then(|project| {
@@ -54,8 +54,8 @@ impl BmadServer {
                 Ok(reply::for_list(page, &project.display()))
             }),
             Call::Status { cwd, key } => store.load(cwd.as_deref(), &key).map(|(project, s)| {
-                match Templates::load(&project) {
-                    Ok(prompts) => reply::for_status(&s, Some(&prompts)),
+                match prompts::needed(&project, &s) {
+                    Ok(prompt) => reply::for_status(&s, prompt.as_ref()),
                     Err(e) => reply::for_error(&e, Some(&s)),
                 }
             }),
@@ -85,8 +85,10 @@ impl BmadServer {
         self.act_watched(cwd, key, command, decision, &Watched::none())
     }
 
-    /// [`BmadServer::act`]; a submission that needs the project's checks runs them first,
-    /// outside the project lock ([`BmadServer::observe`]).
+    /// [`BmadServer::act`]; a submission that needs the project's checks runs them outside
+    /// the project lock ([`evidence::act`]). The session is found once and read once under
+    /// the lock (once more when checks ran); the role prompt the reply hands over is the
+    /// only one read, after the machine applied the action and before anything is written.
     pub(super) fn act_watched(
         &self,
         cwd: Option<String>,
@@ -108,43 +110,28 @@ impl BmadServer {
                 }
             ));
         }
-        // The role prompts, read before anything changes (see `run`). A session that
-        // cannot be found here is the action's to report.
-        let prompts = match store.load(cwd.as_deref(), &key) {
-            Ok((project, s)) => match Templates::load(&project) {
-                Ok(p) => Some(p),
-                Err(e) => return Err(Box::new(reply::for_error(&e, Some(&s)))),
-            },
-            Err(_) => None,
+        let mut prompt = None;
+        let mut ready = |project: &Project, s: &Session| {
+            prompt = prompts::needed(project, s)?;
+            Ok(())
         };
-        self.observe(cwd.as_deref(), &key, &command, watched)
-            .and_then(|observed| {
-                store.act_observed(
-                    cwd.as_deref(),
-                    &key,
-                    command,
-                    &decision,
-                    observed,
-                    &Utc::now,
-                )
-            })
-            .and_then(|(s, mut facts)| {
+        let acted = evidence::act(
+            store,
+            cwd.as_deref(),
+            &key,
+            command,
+            &decision,
+            watched,
+            &mut ready,
+            &Utc::now,
+        );
+        match acted {
+            Ok((s, mut facts)) => {
                 facts.notices.extend(notices);
-                let prompts = match prompts {
-                    Some(p) => p,
-                    None => Templates::load(&store.project(Some(&s.cwd))?)?,
-                };
-                Ok(reply::for_session(&s, &facts, action, Some(&prompts)))
-            })
-            .map_err(|e| {
-                let session = match &e {
-                    Error::SessionNotFound { .. }
-                    | Error::InvalidProject { .. }
-                    | Error::ForbiddenProject { .. } => None,
-                    _ => store.load(cwd.as_deref(), &key).ok().map(|(_, s)| s),
-                };
-                Box::new(reply::for_error(&e, session.as_ref()))
-            })
+                Ok(reply::for_session(&s, &facts, action, prompt.as_ref()))
+            }
+            Err((e, session)) => Err(Box::new(reply::for_error(&e, session.as_deref()))),
+        }
     }
 
     /// Runs `f` on a blocking thread (file locks and fsync block); `None` when it panicked.

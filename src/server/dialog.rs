@@ -28,9 +28,9 @@ use super::reply::{self, Reply, Undecided};
 use super::{to_result, BmadServer};
 use chrono::Utc;
 
-use crate::config::approval::Waiting;
-use crate::config::CONFIG_REL;
 use crate::error::Error;
+use crate::evidence::config::CONFIG_REL;
+use crate::evidence::{self, approval::Waiting};
 use crate::store::SessionKey;
 use crate::workflow::machine::Pending;
 use crate::workflow::{Command, DecidedBy, Decision, Session, Via};
@@ -104,11 +104,12 @@ impl BmadServer {
         let found = self
             .blocking(move |s| {
                 let store = &s.inner.store;
-                let (session, pending) = store
-                    .pending(cwd.as_deref(), &key, action)
+                let (session, pending) = evidence::pending(store, cwd.as_deref(), &key, action)
                     .map_err(|(e, session)| Box::new(reply::for_error(&e, session.as_deref())))?;
                 // A config that cannot be read is refused by the decision itself.
-                let waiting = store.config_waiting(Some(&session.cwd)).ok().flatten();
+                let waiting = evidence::config_waiting(store, Some(&session.cwd))
+                    .ok()
+                    .flatten();
                 Ok((session, pending, waiting))
             })
             .await;
@@ -307,9 +308,13 @@ impl BmadServer {
             let cwd = session.cwd.clone();
             let approved = self
                 .blocking(move |s| {
-                    s.inner
-                        .store
-                        .approve_config(Some(&cwd), &sha, Via::Elicitation, &Utc::now)
+                    evidence::approve_config(
+                        &s.inner.store,
+                        Some(&cwd),
+                        &sha,
+                        Via::Elicitation,
+                        &Utc::now,
+                    )
                 })
                 .await
                 .unwrap_or(Err(Error::Internal));

@@ -19,7 +19,7 @@ impl Default for Limits {
             result_bytes: 4 * 1024 * 1024,
             objective_bytes: 4 * 1024,
             text_bytes: 64 * 1024,
-            lock_wait: crate::store::DEFAULT_LOCK_WAIT,
+            lock_wait: crate::files::DEFAULT_LOCK_WAIT,
         }
     }
 }
@@ -40,7 +40,7 @@ impl Limits {
             result_bytes: get("BMAD_MAX_RESULT_BYTES", d.result_bytes),
             objective_bytes: get("BMAD_MAX_OBJECTIVE_BYTES", d.objective_bytes),
             text_bytes: get("BMAD_MAX_TEXT_BYTES", d.text_bytes),
-            lock_wait: crate::store::lock_wait_from_env(),
+            lock_wait: crate::files::lock_wait_from_env(),
         }
     }
 }

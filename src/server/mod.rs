@@ -15,11 +15,11 @@ mod ask;
 mod calls;
 mod dialog;
 pub mod limits;
+mod progress;
 pub mod reply;
 pub mod resources;
 pub mod schema;
 pub mod slash;
-mod watch;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -35,7 +35,8 @@ use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use crate::error::Error;
-use crate::store::{DefaultRoot, Roots, Store};
+use crate::files::{DefaultRoot, Roots};
+use crate::store::Store;
 use crate::workflow::DecidedBy;
 use args::{BmadTaskArgs, Call, Limits};
 use reply::Reply;
@@ -249,7 +250,7 @@ impl ServerHandler for BmadServer {
             Call::List { .. } | Call::Status { .. } => false,
         };
         let server = self.clone();
-        let (watched, _watchers) = watch::watch(&context);
+        let (watched, _watchers) = progress::watch(&context);
         let mut reply = tokio::task::spawn_blocking(move || server.run_watched(call, &watched))
             .await
             .unwrap_or_else(|join_error| {

@@ -14,7 +14,8 @@ use rmcp::ErrorData;
 use serde::Serialize;
 
 use crate::error::Error;
-use crate::store::{session_rel, Damaged, ListEntry, ReadProblem, SessionKey, Store};
+use crate::files::ReadProblem;
+use crate::store::{session_rel, Damaged, ListEntry, SessionKey, Store};
 use crate::workflow::{Session, Stage};
 
 pub const SESSIONS_URI: &str = "bmad://sessions";

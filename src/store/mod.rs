@@ -2,47 +2,44 @@
 //! loading fresh state, writing an outcome's files and then the session (SPEC §7).
 //! Disk is the only truth, so several server processes can share one project.
 
-mod evidence;
+mod act;
 mod key;
 mod list;
-mod lock;
 mod mapping;
 mod names;
-pub(crate) mod project;
-mod read;
-mod roots;
 mod sessions;
 mod start;
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::config::approval::{Policy, APPROVED_REL};
-use crate::error::{clip, Error, Result};
-use crate::workflow::machine::{self, Pending, ProjectFiles};
+use crate::error::{Error, Result};
+use crate::files::{DefaultRoot, Project, ReadProblem, Roots};
 use crate::workflow::session::Session;
 use crate::workflow::stage::Stage;
-use crate::workflow::{Action, Command, Decision, Facts, State};
+use crate::workflow::{Action, State};
 
 use mapping::MappingCache;
-use sessions::{json_text, load_session, session_ids};
+use sessions::{load_session, session_ids};
 
-pub use evidence::{ChecksToRun, Observed, Plan, HOW_TO_ADD_CHECKS};
+pub use act::{Acted, Admission, Admitted, Files, Gate, Observed};
 pub use key::SessionKey;
 pub use list::{Damaged, Page, PAGE};
-pub use lock::{lock_wait_from_env, DEFAULT_LOCK_WAIT, LOCK_FILE};
 pub use mapping::{Mapping, MappingEntry};
 pub use names::{candidate as task_name_candidate, is_valid as is_valid_task_name, slug_for};
-pub use project::{discover, DefaultRoot, Project};
-pub use read::{read_text, ReadProblem, MAX_READ_BYTES};
-pub use roots::Roots;
 pub use sessions::session_rel;
 pub use start::Started;
+
+/// Where a session is: its project, and its id (its file is `session_rel(id)`).
+#[derive(Debug, Clone)]
+pub struct Located {
+    pub project: Project,
+    pub id: String,
+}
 
 /// A refusal, with the session when it was found (a reply then names its state).
 pub type RefusedWith = (Error, Option<Box<Session>>);
@@ -120,6 +117,11 @@ impl Store {
         }
     }
 
+    /// How long a change waits for the project lock.
+    pub fn lock_wait(&self) -> std::time::Duration {
+        self.lock_wait
+    }
+
     pub fn project(&self, cwd: Option<&str>) -> Result<Project> {
         match &self.roots {
             Some(roots) => roots.open(cwd),
@@ -127,30 +129,19 @@ impl Store {
         }
     }
 
-    /// Finds a session in the given `cwd`, else in the default project root. When both
-    /// an id and a task name are given, they must name the same session.
+    /// Finds a session in the given `cwd`, else in the default project root, and reads it
+    /// (one read of its file). When both an id and a task name are given, they must name
+    /// the same session.
     pub fn load(&self, cwd: Option<&str>, key: &SessionKey) -> Result<(Project, Session)> {
-        let (project, session) = self.find(cwd, key)?;
-        if let SessionKey::Both { id, task_name } = key {
-            if &session.task_name != task_name {
-                let named = self
-                    .find_session(&project, &SessionKey::TaskName(task_name.clone()))
-                    .ok()
-                    .flatten()
-                    .map(|s| format!("session `{}`", s.session_id))
-                    .unwrap_or_else(|| "no session".into());
-                return Err(Error::ConflictingIds {
-                    id: id.clone(),
-                    its_task: session.task_name,
-                    task_name: task_name.clone(),
-                    named,
-                });
-            }
-        }
-        Ok((project, session))
+        let at = self.locate(cwd, key)?;
+        let session = self.read(&at, key)?;
+        Ok((at.project, session))
     }
 
-    fn find(&self, cwd: Option<&str>, key: &SessionKey) -> Result<(Project, Session)> {
+    /// Where the session `key` names is, found without reading its file where the key
+    /// allows: an id names its file, a task name is looked up in the mapping (the session
+    /// files are read only when the mapping does not know the name).
+    pub fn locate(&self, cwd: Option<&str>, key: &SessionKey) -> Result<Located> {
         let mut searched = Vec::new();
         let mut first_err = None;
         let mut candidates = vec![self.project(cwd)?];
@@ -163,8 +154,8 @@ impl Store {
         }
         for project in candidates {
             searched.push(project.display());
-            match self.find_session(&project, key) {
-                Ok(Some(s)) => return Ok((project, s)),
+            match self.locate_in(&project, key) {
+                Ok(Some(id)) => return Ok(Located { project, id }),
                 Ok(None) => {}
                 Err(e) => {
                     first_err.get_or_insert(e);
@@ -177,175 +168,67 @@ impl Store {
         }))
     }
 
-    /// What `action` would ask the human now (the document, its digest, the sprints, the
-    /// questions), read without the lock and changing nothing. On error, the session
-    /// when it was found, for a reply that names its state.
-    pub fn pending(
-        &self,
-        cwd: Option<&str>,
-        key: &SessionKey,
-        action: Action,
-    ) -> std::result::Result<(Session, Pending), RefusedWith> {
-        let (project, session) = self.load(cwd, key).map_err(|e| (e, None))?;
-        if let Err(e) = Policy::read(&project) {
-            return Err((e, Some(Box::new(session))));
-        }
-        match machine::pending(&session, action, &Files(&project)) {
-            Ok(p) => Ok((session, p)),
-            Err(e) => Err((e.into(), Some(Box::new(session)))),
-        }
-    }
-
-    /// Applies a session action under the project lock, on the freshest stored state,
-    /// with the clock read under the lock (never earlier than the session's last entry).
-    /// Files are written first and the session last, so a crash leaves the old session
-    /// pointing at files that still exist.
-    pub fn act(
-        &self,
-        cwd: Option<&str>,
-        key: &SessionKey,
-        command: Command,
-        decision: &Decision,
-        clock: &dyn Fn() -> DateTime<Utc>,
-    ) -> Result<(Session, Facts)> {
-        self.act_observed(cwd, key, command, decision, Observed::default(), clock)
-    }
-
-    /// [`Store::act`], with what the server observed for it: the checks it ran before
-    /// taking the lock, bound to the session as it was then (a session that moved on
-    /// meanwhile refuses the submission: the checks may not be about its work).
-    pub fn act_observed(
-        &self,
-        cwd: Option<&str>,
-        key: &SessionKey,
-        command: Command,
-        decision: &Decision,
-        observed: Observed,
-        clock: &dyn Fn() -> DateTime<Utc>,
-    ) -> Result<(Session, Facts)> {
-        let (project, found) = self.load(cwd, key)?;
-        let policy = self.policy_for(&project, &found, &command, decision)?;
-        let _lock = project.lock(self.lock_wait)?;
-        let session =
-            load_session(&project, &found.session_id)?.ok_or_else(|| Error::SessionNotFound {
-                what: key.describe(),
-                project: project.display(),
-            })?;
-        if observed
-            .history_len
-            .is_some_and(|n| n != session.history.len())
-        {
-            return Err(Error::argument(
-                crate::error::ErrorCode::InvalidState,
-                format!(
-                    "the session moved on while the checks ran (it is now at stage `{}`, state `{}`): nothing was recorded. Check `status`, then submit again if it still applies",
-                    session.current_stage, session.current_state
-                ),
-            ));
-        }
-        let claim = self.check_owner(&project, &session)?;
-        let now = not_before_last_entry(&session, clock());
-        let mut outcome = machine::apply_observed(
-            &session,
-            command,
-            decision,
-            observed.evidence,
-            &Files(&project),
-            now,
-        )?;
-        let owner_text = format!("{}\n", session.session_id);
-        let strengthened = evidence::strengthened_record(policy.as_ref(), now);
-        let mut files: Vec<(&str, &[u8])> = Vec::with_capacity(outcome.writes.len() + 2);
-        if let Some(owner) = &claim {
-            files.push((owner, owner_text.as_bytes()));
-        }
-        if let Some(record) = &strengthened {
-            files.push((APPROVED_REL, record.as_bytes()));
-        }
-        files.extend(
-            outcome
-                .writes
-                .iter()
-                .map(|w| (w.path.as_str(), w.content.as_bytes())),
-        );
-        for (path, _) in &files {
-            project.check(path)?;
-        }
-        let dirs: BTreeSet<&str> = files
-            .iter()
-            .filter_map(|(path, _)| path.rsplit_once('/').map(|(dir, _)| dir))
-            .collect();
-        self.sweep(&project, &dirs.into_iter().collect::<Vec<_>>());
-        let session_text = json_text(&outcome.session);
-        let session_path = session_rel(&outcome.session.session_id);
-        project.write_in_order(&[&files, &[(&session_path, session_text.as_bytes())]], &[])?;
-        tracing::info!(
-            session_id = %outcome.session.session_id,
-            stage = %outcome.session.current_stage,
-            state = %outcome.session.current_state,
-            files = outcome.writes.len(),
-            "action applied"
-        );
-        // Said in the reply, not kept in the history: the policy's, not the step's.
-        outcome.facts.notices.extend(observed.notices);
-        if let Some(notice) = policy.as_ref().and_then(Policy::waiting_notice) {
-            if !outcome.facts.notices.contains(&notice) {
-                outcome.facts.notices.push(notice);
-            }
-        }
-        Ok((outcome.session, outcome.facts))
-    }
-
-    /// Refuses a session whose specs folder belongs to another session (two sessions with
-    /// one task name, as a merge of two branches can leave). A folder with no owner mark
-    /// (made before marks existed) is claimed: the returned path is to be written.
-    fn check_owner(&self, project: &Project, session: &Session) -> Result<Option<String>> {
-        let rel = owner_rel(&session.task_name);
-        let folder = session.specs_dir();
-        let owner = match project.read(&rel) {
-            Ok(None) => return Ok(Some(rel)),
-            Ok(Some(text)) => text.trim().to_string(),
-            Err(ReadProblem::Unsafe(e)) => return Err(e),
-            Err(problem) => format!("(unreadable: {rel} {problem})"),
+    /// Reads the located session (one read of its file) and checks it is the one `key`
+    /// names: a task name the mapping placed wrongly is looked for in the session files.
+    pub fn read(&self, at: &Located, key: &SessionKey) -> Result<Session> {
+        let missing = || Error::SessionNotFound {
+            what: key.describe(),
+            project: at.project.display(),
         };
-        if owner == session.session_id {
-            return Ok(None);
+        let session = load_session(&at.project, &at.id)?.ok_or_else(missing)?;
+        match key {
+            SessionKey::TaskName(name) if &session.task_name != name => {
+                self.scan(&at.project, name)?.ok_or_else(missing)
+            }
+            SessionKey::Both { id, task_name } if &session.task_name != task_name => {
+                let named = self
+                    .locate_in(&at.project, &SessionKey::TaskName(task_name.clone()))
+                    .ok()
+                    .flatten()
+                    .map(|s| format!("session `{s}`"))
+                    .unwrap_or_else(|| "no session".into());
+                Err(Error::ConflictingIds {
+                    id: id.clone(),
+                    its_task: session.task_name,
+                    task_name: task_name.clone(),
+                    named,
+                })
+            }
+            _ => Ok(session),
         }
-        Err(Error::SpecsFolderTaken {
-            folder,
-            owner: clip(&owner, 80),
-            session_id: session.session_id.clone(),
-        })
     }
 
-    fn find_session(&self, project: &Project, key: &SessionKey) -> Result<Option<Session>> {
+    /// The id of the session `key` names in `project`, when its file is there.
+    fn locate_in(&self, project: &Project, key: &SessionKey) -> Result<Option<String>> {
         if !project.has_state() {
             return Ok(None);
         }
+        let there = |id: &str| std::fs::symlink_metadata(project.path(&session_rel(id))).is_ok();
         match key {
-            SessionKey::Id(id) | SessionKey::Both { id, .. } => load_session(project, id),
+            SessionKey::Id(id) | SessionKey::Both { id, .. } => Ok(there(id).then(|| id.clone())),
             SessionKey::TaskName(name) => {
                 let id = self
                     .mapping
                     .with(project, |m| m.by_name.get(name).cloned())?;
-                if let Some(id) = id {
-                    if let Some(s) = load_session(project, &id)? {
-                        if &s.task_name == name {
-                            return Ok(Some(s));
-                        }
-                    }
+                match id.filter(|id| there(id)) {
+                    Some(id) => Ok(Some(id)),
+                    None => Ok(self.scan(project, name)?.map(|s| s.session_id)),
                 }
-                // The mapping is an index; the session files are the truth.
-                for id in session_ids(project)? {
-                    if let Ok(Some(s)) = load_session(project, &id) {
-                        if &s.task_name == name {
-                            return Ok(Some(s));
-                        }
-                    }
-                }
-                Ok(None)
             }
         }
+    }
+
+    /// The session named `name`, looked for in every session file: the mapping is an
+    /// index, the session files are the truth.
+    fn scan(&self, project: &Project, name: &str) -> Result<Option<Session>> {
+        for id in session_ids(project)? {
+            if let Ok(Some(s)) = load_session(project, &id) {
+                if s.task_name == name {
+                    return Ok(Some(s));
+                }
+            }
+        }
+        Ok(None)
     }
 }
 
@@ -361,34 +244,49 @@ pub fn terminal_command(action: Action, task_name: &str) -> String {
     }
 }
 
-/// The time of a new history entry: the clock, but after the session's last entry (a
-/// clock set back, or two machines sharing a project, must not reorder history).
-fn not_before_last_entry(session: &Session, now: DateTime<Utc>) -> DateTime<Utc> {
-    session
-        .history
-        .last()
-        .and_then(|h| DateTime::parse_from_rfc3339(&h.at).ok())
-        .map(|t| t.with_timezone(&Utc))
-        // A millisecond after it at least: stamps (and the temporary files named by
-        // them) must not repeat when the clock is behind.
-        .map_or(now, |last| {
-            now.max(last + chrono::Duration::milliseconds(1))
-        })
-}
-
-/// The machine's read access to project files, confined like every write.
-struct Files<'a>(&'a Project);
-
-impl ProjectFiles for Files<'_> {
-    fn read(&self, rel_path: &str) -> std::result::Result<Option<String>, String> {
-        self.0.read(rel_path).map_err(|p| p.to_string())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::files::{DEFAULT_LOCK_WAIT, LOCK_FILE};
     use crate::store::mapping::MAPPING;
+    use crate::workflow::{Command, Decision, Facts};
+    use chrono::Utc;
+
+    /// No gate: every change is admitted as it is.
+    struct Open;
+
+    impl Gate for Open {
+        fn admit(
+            &self,
+            _: &Project,
+            _: &Session,
+            _: &Command,
+            _: &Decision,
+            _: chrono::DateTime<Utc>,
+        ) -> Result<Admission> {
+            Ok(Admission::Admit(Admitted::default()))
+        }
+    }
+
+    /// A change by the host's word, through no gate.
+    fn act(store: &Store, key: &SessionKey, command: Command) -> Result<(Session, Facts)> {
+        let acted = store
+            .act(
+                None,
+                key,
+                command,
+                &Decision::by_host(None),
+                Observed::default(),
+                &Open,
+                &mut |_, _| Ok(()),
+                &Utc::now,
+            )
+            .map_err(|(e, _)| e)?;
+        match acted {
+            Acted::Done(s, facts) => Ok((*s, facts)),
+            Acted::Deferred => panic!("no gate defers"),
+        }
+    }
 
     /// The mapping as the file holds it.
     fn read_mapping(project: &Project) -> Result<Mapping> {
@@ -577,19 +475,16 @@ mod tests {
             .start(None, "Damaged body", None, &Utc::now)
             .unwrap()
             .session;
-        let (after, _) = store
-            .act(
-                None,
-                &SessionKey::Id(kept[1].session_id.clone()),
-                Command::Submit {
-                    stage: None,
-                    claude_result: Some(passing_prd()),
-                    codex_result: None,
-                },
-                &Decision::by_host(None),
-                &Utc::now,
-            )
-            .unwrap();
+        let (after, _) = act(
+            &store,
+            &SessionKey::Id(kept[1].session_id.clone()),
+            Command::Submit {
+                stage: None,
+                claude_result: Some(passing_prd()),
+                codex_result: None,
+            },
+        )
+        .unwrap();
         let broken: Vec<Session> = ["Torn", "Renamed", "Wrong id", "Future"]
             .iter()
             .map(|o| store.start(None, o, None, &Utc::now).unwrap().session)
@@ -681,19 +576,16 @@ mod tests {
                 .collect()
         };
         let root_before = listing(dir.path());
-        let e = store
-            .act(
-                None,
-                &SessionKey::Id(s.session_id.clone()),
-                Command::Submit {
-                    stage: None,
-                    claude_result: Some(passing_prd()),
-                    codex_result: None,
-                },
-                &Decision::by_host(None),
-                &Utc::now,
-            )
-            .unwrap_err();
+        let e = act(
+            &store,
+            &SessionKey::Id(s.session_id.clone()),
+            Command::Submit {
+                stage: None,
+                claude_result: Some(passing_prd()),
+                codex_result: None,
+            },
+        )
+        .unwrap_err();
         assert_eq!(e.code(), "session_corrupt");
         // `.claude/specs/../../evil` would have landed in the project root.
         assert!(!dir.path().join("evil").exists());

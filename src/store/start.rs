@@ -177,7 +177,7 @@ fn undo(project: &Project, made: &Made) {
                 .all(|e| e.file_name() == std::ffi::OsStr::new(".lock"))
         });
         if only_lock {
-            let _ = std::fs::remove_file(project.path(super::LOCK_FILE));
+            let _ = std::fs::remove_file(project.path(crate::files::LOCK_FILE));
             dirs.push(".bmad-task");
         }
     }

@@ -106,7 +106,7 @@ pub fn check_list(names: &[String], required: &[Engine]) -> Result<Vec<Engine>, 
             let known: Vec<String> = Engine::ALL.iter().map(|e| format!("`{e}`")).collect();
             return Err(format!(
                 "`{}` is not an engine; the engines are {}",
-                crate::error::clip(name, 40),
+                crate::code::clip(name, 40),
                 known.join(" and ")
             ));
         };

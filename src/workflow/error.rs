@@ -1,7 +1,7 @@
 //! Why the transition function refused an action. On any of these, nothing is written and
 //! the session stays as it was.
 
-use crate::error::ErrorCode;
+use crate::code::ErrorCode;
 
 use super::action::Action;
 use super::session::State;

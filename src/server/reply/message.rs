@@ -1,7 +1,7 @@
 //! The user message and the state-specific fields of a reply: one function per state the
 //! session is left in. Each says what happened and what the human or the host does next.
 
-use crate::prompts::{self, Templates};
+use crate::prompts::{self, Template};
 use crate::store::terminal_command;
 use crate::workflow::rules::{after_reject, failed_checks, failed_verdict};
 use crate::workflow::session::{ScoreSource, StageRecord};
@@ -31,13 +31,13 @@ pub(super) fn generate(
     s: &Session,
     facts: &Facts,
     action: Action,
-    prompts: Option<&Templates>,
+    prompt: Option<&Template>,
     r: &mut Reply,
 ) -> String {
     let stage = s.current_stage;
     let state = s.current_state;
     let rec = s.current();
-    if let Some(template) = prompts.map(|p| p.get(stage)) {
+    if let Some(template) = prompt.filter(|t| t.stage == stage) {
         r.role_prompt = Some(prompts::render(s, stage, &facts.guidance, &template.text));
         r.role_prompt_source = Some(template.describe());
     }

@@ -7,7 +7,13 @@ use crate::workflow::session::{Artifact, ContentRef, Question, Sprint};
 
 /// The state's message and fields, with the built-in role prompts.
 fn generate_built_in(s: &Session, facts: &Facts, action: Action, r: &mut Reply) -> String {
-    generate(s, facts, action, Some(&Templates::built_in()), r)
+    generate(
+        s,
+        facts,
+        action,
+        Some(&Template::built_in(s.current_stage)),
+        r,
+    )
 }
 
 fn session(stage: Stage, state: State) -> Session {

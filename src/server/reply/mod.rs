@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::error::{Error, ErrorCode};
-use crate::prompts::{self, Templates};
+use crate::prompts::{self, Template};
 use crate::store::{Damaged, ListEntry};
 use crate::workflow::session::{Question, ScoreSource, Sprint};
 use crate::workflow::{
@@ -207,15 +207,10 @@ pub fn pending_actions(stage: Stage, state: State) -> Vec<Action> {
 /// user message and the state-specific fields come from [`message`], one function per
 /// state.
 ///
-/// `prompts`: the role prompts in effect, for a state in which the host writes; `None`
-/// where the reply is not for the host (the terminal, a briefing), and no role prompt is
-/// given.
-pub fn for_session(
-    s: &Session,
-    facts: &Facts,
-    action: Action,
-    prompts: Option<&Templates>,
-) -> Reply {
+/// `prompt`: the role prompt in effect for the current stage, in a state in which the
+/// host writes ([`prompts::needed`]); `None` where the reply is not for the host (the
+/// terminal, a briefing), and no role prompt is given.
+pub fn for_session(s: &Session, facts: &Facts, action: Action, prompt: Option<&Template>) -> Reply {
     let stage = s.current_stage;
     let state = s.current_state;
     let interaction = match state {
@@ -258,7 +253,7 @@ pub fn for_session(
 
     let mut msg = message::completed_stage(s, facts);
     msg.push_str(&match state {
-        State::Generating | State::Refining => message::generate(s, facts, action, prompts, &mut r),
+        State::Generating | State::Refining => message::generate(s, facts, action, prompt, &mut r),
         State::Clarifying => message::clarifying(s, &mut r),
         State::AwaitingConfirmation => message::awaiting_confirmation(s, facts, &mut r),
         State::AwaitingApproval => message::awaiting_approval(s, &mut r),
@@ -304,7 +299,7 @@ pub fn for_start(
     s: &Session,
     mut notices: Vec<String>,
     engines_given: bool,
-    prompts: &Templates,
+    prompt: Option<&Template>,
 ) -> Reply {
     if !engines_given && s.dual_engine() {
         notices.push(format!(
@@ -317,7 +312,7 @@ pub fn for_start(
         notices,
         ..Facts::default()
     };
-    let mut r = for_session(s, &facts, Action::Start, Some(prompts));
+    let mut r = for_session(s, &facts, Action::Start, prompt);
     r.user_message = format!(
         "Started task `{}`; its documents will be saved in {}/. {}",
         s.task_name,

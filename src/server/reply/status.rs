@@ -1,6 +1,6 @@
 //! The reply to `status`: the session, its decisions.
 
-use crate::prompts::Templates;
+use crate::prompts::Template;
 use crate::workflow::{Action, Facts, Session, State};
 
 use super::{for_session, some_vec, DecisionEntry, Reply};
@@ -8,8 +8,8 @@ use super::{for_session, some_vec, DecisionEntry, Reply};
 /// `status`: the reply for the session's state, and the session as stored, its content
 /// references without their summaries (the files are named; `role_prompt` already gives a
 /// line of each earlier document).
-pub fn for_status(s: &Session, prompts: Option<&Templates>) -> Reply {
-    let mut r = for_session(s, &Facts::default(), Action::Status, prompts);
+pub fn for_status(s: &Session, prompt: Option<&Template>) -> Reply {
+    let mut r = for_session(s, &Facts::default(), Action::Status, prompt);
     if s.current_state == State::Completed {
         // The documents are listed once, in `session.artifacts`.
         if let Some(i) = r.user_message.find(" Documents:") {

@@ -9,7 +9,7 @@ use super::super::session::{Artifact, ContentRef, Sprint, StageRecord, StageStat
 use super::super::stage::{Engine, Gate, Stage};
 use super::super::submission;
 use super::{sha256_hex, Step, WorkflowError};
-use crate::error::clip;
+use crate::code::clip;
 
 /// Where the document to confirm came from (see [`Step::reviewed_document`]).
 enum Reviewed {

@@ -10,7 +10,7 @@ use super::super::session::{Question, ScoreSource, Sprint, State};
 use super::super::stage::{Engine, Marker, Stage, GENERIC_DOCUMENT_FIELDS};
 use super::super::submission::{self, Submission, SubmissionError};
 use super::{Step, WorkflowError};
-use crate::error::clip;
+use crate::code::clip;
 
 /// Questions one submission may ask, and the characters of each.
 pub const MAX_QUESTIONS: usize = 10;

@@ -16,10 +16,7 @@
 //!
 //! A file that cannot be read, is not TOML, or has an unknown key or value is an error
 //! naming the file and the key: a typo must not silently weaken the policy. What the
-//! server acts on is the version the human last approved ([`approval`]).
-
-pub mod approval;
-pub mod terminal;
+//! server acts on is the version the human last approved ([`super::approval`]).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -27,7 +24,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::error::{Error, Result};
-use crate::store::{Project, ReadProblem};
+use crate::files::{Project, ReadProblem};
 
 /// Where the policy lives, relative to the project.
 pub const CONFIG_REL: &str = ".bmad/config.toml";

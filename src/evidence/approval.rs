@@ -7,9 +7,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{invalid, Config, CONFIG_REL};
+use super::config::{invalid, Config, CONFIG_REL};
 use crate::error::Result;
-use crate::store::{Project, ReadProblem};
+use crate::files::{Project, ReadProblem};
 use crate::workflow::machine::sha256_hex;
 use crate::workflow::{DecidedBy, Via};
 
@@ -235,7 +235,7 @@ fn read_approved(project: &Project) -> Result<Option<Approved>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Gates;
+    use crate::evidence::config::Gates;
 
     fn policy(file: &str, approved: Option<&str>) -> Policy {
         let base = approved

@@ -2,12 +2,12 @@
 //! DIR`: the built-in prompts written out, as a starting point for overrides.
 
 use std::path::Path;
-use std::process::ExitCode;
 
 use clap::Subcommand;
 
-use super::source::{resolve, user_dir, PROJECT_PROMPTS};
-use crate::store::Project;
+use super::{Exit, Outcome};
+use crate::files::Project;
+use crate::prompts::{resolve, user_dir, PROJECT_PROMPTS};
 use crate::workflow::Stage;
 
 #[derive(Subcommand, Debug)]
@@ -22,7 +22,7 @@ pub enum PromptsCommand {
 }
 
 /// Lists, per role, the prompt in effect in `project`; fails when one cannot be used.
-pub fn list(project: &Project) -> Result<ExitCode, String> {
+pub fn list(project: &Project) -> Outcome {
     let user = user_dir();
     println!(
         "Role prompts for {} (project {}/, then user {}, then built-in):",
@@ -53,16 +53,12 @@ pub fn list(project: &Project) -> Result<ExitCode, String> {
             }
         }
     }
-    Ok(if failed {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(if failed { Exit::Failed } else { Exit::Done })
 }
 
 /// Writes the built-in prompts into `dir` (created if needed); refuses to replace a file
 /// unless `force`, and then writes none.
-pub fn export(dir: &Path, force: bool) -> Result<ExitCode, String> {
+pub fn export(dir: &Path, force: bool) -> Outcome {
     let files: Vec<_> = Stage::ALL
         .into_iter()
         .map(|s| (dir.join(format!("{}.md", s.id())), s.prompt_source()))
@@ -89,5 +85,5 @@ pub fn export(dir: &Path, force: bool) -> Result<ExitCode, String> {
             .map(|d| d.display().to_string())
             .unwrap_or_else(|| "your configuration directory's bmad-mcp/prompts/".into())
     );
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Done)
 }

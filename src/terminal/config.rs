@@ -4,14 +4,13 @@
 //! decision of theirs).
 
 use std::io::IsTerminal;
-use std::process::ExitCode;
 
 use chrono::Utc;
 use clap::Subcommand;
 
-use super::approval::{changes, Policy, APPROVED_REL};
-use super::{Config, CONFIG_REL};
-use crate::cli::{yes, EXIT_NOT_A_TERMINAL};
+use super::{yes, Exit, Outcome};
+use crate::evidence::approval::{changes, Policy, APPROVED_REL};
+use crate::evidence::config::{Config, CONFIG_REL};
 use crate::store::Store;
 use crate::workflow::Via;
 
@@ -24,12 +23,12 @@ pub enum ConfigAction {
     Approve,
 }
 
-pub fn run(store: &Store, action: ConfigAction) -> Result<ExitCode, String> {
+pub fn run(store: &Store, action: ConfigAction) -> Outcome {
     let project = store.project(None).map_err(|e| e.to_string())?;
     let policy = Policy::read(&project).map_err(|e| e.to_string())?;
     show(&policy);
     match action {
-        ConfigAction::Show => Ok(ExitCode::SUCCESS),
+        ConfigAction::Show => Ok(Exit::Done),
         ConfigAction::Approve => approve(store, &policy),
     }
 }
@@ -61,12 +60,12 @@ fn show(p: &Policy) {
     }
 }
 
-fn approve(store: &Store, p: &Policy) -> Result<ExitCode, String> {
+fn approve(store: &Store, p: &Policy) -> Outcome {
     if !std::io::stdin().is_terminal() {
         eprintln!(
             "bmad-mcp: refusing to approve: stdin is not a terminal. Approving the project's checks and policy is the human's decision; run this command yourself in a terminal."
         );
-        return Ok(ExitCode::from(EXIT_NOT_A_TERMINAL));
+        return Ok(Exit::NotATerminal);
     }
     let Some(text) = &p.file_text else {
         return Err(format!("there is no {CONFIG_REL} to approve"));
@@ -75,7 +74,7 @@ fn approve(store: &Store, p: &Policy) -> Result<ExitCode, String> {
     let sha = crate::workflow::machine::sha256_hex(text);
     if p.approved_sha256.as_deref() == Some(sha.as_str()) {
         println!("{CONFIG_REL} is already the approved version: nothing to do.");
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Exit::Done);
     }
     println!("\nTo approve: {CONFIG_REL}, sha256 {}", &sha[..12]);
     println!("  gates = \"{}\"", file.gates.name());
@@ -97,14 +96,13 @@ fn approve(store: &Store, p: &Policy) -> Result<ExitCode, String> {
     );
     if !yes("Approve it? [y/N] ")? {
         println!("Not approved: nothing changed.");
-        return Ok(ExitCode::FAILURE);
+        return Ok(Exit::Failed);
     }
-    let approved = store
-        .approve_config(None, &sha, Via::Cli, &Utc::now)
+    let approved = crate::evidence::approve_config(store, None, &sha, Via::Cli, &Utc::now)
         .map_err(|e| e.to_string())?;
     println!(
         "Approved (sha256 {}), recorded in {APPROVED_REL} as the human's, via the terminal.",
         &approved.sha256[..12]
     );
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Done)
 }

@@ -113,7 +113,7 @@ pub fn lock_wait_from_env() -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::project::tests::project;
+    use crate::files::project::tests::project;
 
     #[test]
     fn a_held_lock_makes_others_give_up_after_the_wait_naming_the_holder() {

@@ -13,7 +13,6 @@
 //! call it could name.
 
 use std::io::{Read, Write};
-use std::process::ExitCode;
 
 use clap::Subcommand;
 use serde_json::{json, Map, Value};
@@ -42,7 +41,7 @@ const MAX_INPUT_BYTES: u64 = 8 * 1024 * 1024;
 const QUOTE_CHARS: usize = 300;
 
 /// Runs the hook for `event` on this process's stdin and stdout. Always exits 0.
-pub fn run(event: Event) -> ExitCode {
+pub fn run(event: Event) -> super::Exit {
     let mut input = Vec::new();
     let mut stdin = std::io::stdin().lock();
     let read = (&mut stdin).take(MAX_INPUT_BYTES).read_to_end(&mut input);
@@ -57,7 +56,7 @@ pub fn run(event: Event) -> ExitCode {
         // A closed stdout leaves Claude Code with no decision, as no hook would.
         let _ = writeln!(stdout, "{out}").and_then(|()| stdout.flush());
     }
-    ExitCode::SUCCESS
+    super::Exit::Done
 }
 
 /// The decision for one PreToolUse input, as the JSON line to print; `None` when the
@@ -146,7 +145,7 @@ fn quote(s: &str) -> String {
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
-    format!("“{}”", crate::error::clip(flat.trim(), QUOTE_CHARS))
+    format!("“{}”", crate::code::clip(flat.trim(), QUOTE_CHARS))
 }
 
 #[cfg(test)]

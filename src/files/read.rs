@@ -149,7 +149,7 @@ mod tests {
     use super::*;
 
     fn project() -> (tempfile::TempDir, Project) {
-        let (dir, p) = crate::store::project::tests::project();
+        let (dir, p) = crate::files::project::tests::project();
         std::fs::create_dir_all(dir.path().join(".claude/specs/t")).unwrap();
         (dir, p)
     }

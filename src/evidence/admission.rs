@@ -1,0 +1,305 @@
+//! The gate in front of the store: which decisions the policy keeps for the human and
+//! which checks a submission needs run (as last approved), both decided under the lock on
+//! the session as stored; the checks then run outside it (minutes of checks must not make
+//! every other call `busy`); and approving a new version of `.bmad/config.toml`.
+
+use std::cell::RefCell;
+
+use chrono::{DateTime, Utc};
+
+use super::approval::{Approved, How, Policy, Waiting, APPROVED_REL, APPROVE_COMMAND};
+use super::checks::Planned;
+use super::config::{check_timeout_from_env, Gates, CONFIG_REL};
+use super::watch::Watched;
+use crate::code::ErrorCode;
+use crate::error::{Error, Result};
+use crate::files::Project;
+use crate::store::{
+    terminal_command, Acted, Admission, Admitted, Files, Gate, Observed, RefusedWith, SessionKey,
+    Store,
+};
+use crate::workflow::machine::{self, Pending};
+use crate::workflow::session::{timestamp, Session};
+use crate::workflow::{rules, Action, Command, DecidedBy, Decision, Facts, Via};
+
+/// What a call must do before its submission is recorded.
+pub enum Plan {
+    /// Nothing to run; the notices say why (no checks named, or none approved yet).
+    Record { notices: Vec<String> },
+    /// Run these checks first, then record the submission with what they showed.
+    Run(ChecksToRun),
+}
+
+pub struct ChecksToRun {
+    pub project: Project,
+    pub planned: Vec<Planned>,
+    /// The approved config whose checks these are.
+    pub config_sha256: String,
+    /// The session as it was when the checks started: a submission recorded later must
+    /// find it unchanged, or the checks may not be about the work it reports.
+    pub history_len: usize,
+    pub notices: Vec<String>,
+}
+
+/// How to add checks, for a project that names none.
+pub const HOW_TO_ADD_CHECKS: &str = "No checks are configured, so nothing was run to show that the code builds and its tests pass. To have the server run them after `dev` and before QA completes, name them in .bmad/config.toml, e.g.\n[checks]\ntest = \"cargo test --locked\"\nlint = { command = \"cargo clippy -- -D warnings\", timeout_secs = 300 }\nthen approve the file in a terminal: `bmad-mcp config approve`.";
+
+/// Which checks `command` needs run before it is recorded, on the session as stored: a
+/// submission at a stage that runs checks, and only when it would be accepted (the
+/// machine is asked first, changing nothing), so that no check runs for a call that is
+/// refused anyway.
+fn plan(
+    project: &Project,
+    session: &Session,
+    command: &Command,
+    policy: &Policy,
+    now: DateTime<Utc>,
+) -> Result<Plan> {
+    if command.action() != Action::Submit || !session.current_stage.runs_checks() {
+        return Ok(Plan::Record { notices: vec![] });
+    }
+    machine::apply(
+        session,
+        command.clone(),
+        &Decision::by_host(None),
+        &Files(project),
+        now,
+    )?;
+    let mut notices: Vec<String> = policy.waiting_notice().into_iter().collect();
+    let config = &policy.effective;
+    let Some(sha) = policy
+        .approved_sha256
+        .clone()
+        .filter(|_| !config.checks.is_empty())
+    else {
+        if policy.waiting.is_none() {
+            notices.push(HOW_TO_ADD_CHECKS.into());
+        }
+        return Ok(Plan::Record { notices });
+    };
+    let planned = config
+        .checks
+        .iter()
+        .map(|(name, spec)| Planned {
+            name: name.clone(),
+            command: spec.command.clone(),
+            timeout: config.timeout_of(spec, check_timeout_from_env()),
+        })
+        .collect();
+    Ok(Plan::Run(ChecksToRun {
+        project: project.clone(),
+        planned,
+        config_sha256: sha,
+        history_len: session.history.len(),
+        notices,
+    }))
+}
+
+/// The policy as the store's [`Gate`]: read for every decision and at every stage that
+/// runs checks, so that a broken file is never ignored. Until the change comes with what
+/// was observed, a submission whose checks must run is deferred, its checks kept here.
+pub struct PolicyGate {
+    observed: bool,
+    to_run: RefCell<Option<ChecksToRun>>,
+}
+
+impl PolicyGate {
+    /// The gate for a change that comes with nothing observed yet (`observed: false`), or
+    /// with the checks already run for it.
+    pub fn new(observed: bool) -> PolicyGate {
+        PolicyGate {
+            observed,
+            to_run: RefCell::new(None),
+        }
+    }
+
+    /// The checks a deferred change must run first.
+    pub fn take_checks(&self) -> Option<ChecksToRun> {
+        self.to_run.borrow_mut().take()
+    }
+}
+
+impl Gate for PolicyGate {
+    fn admit(
+        &self,
+        project: &Project,
+        session: &Session,
+        command: &Command,
+        decision: &Decision,
+        now: DateTime<Utc>,
+    ) -> Result<Admission> {
+        let Some(policy) = policy_for(project, session, command, decision)? else {
+            return Ok(Admission::Admit(Admitted::default()));
+        };
+        let mut notices: Vec<String> = policy.waiting_notice().into_iter().collect();
+        if !self.observed {
+            match plan(project, session, command, &policy, now)? {
+                Plan::Run(run) => {
+                    *self.to_run.borrow_mut() = Some(run);
+                    return Ok(Admission::Defer);
+                }
+                Plan::Record { notices: more } => {
+                    notices = more.into_iter().chain(notices).collect();
+                    notices.dedup();
+                }
+            }
+        }
+        // The file only strengthened the gates: from now on relaxing them asks the human.
+        let files = match &policy.strengthened {
+            Some(text) => {
+                let record = Approved::new(text.clone(), How::Strengthened, None, timestamp(now));
+                vec![(APPROVED_REL, record.to_json())]
+            }
+            None => vec![],
+        };
+        Ok(Admission::Admit(Admitted { files, notices }))
+    }
+}
+
+/// Applies a session action through the policy gate (see [`Store::act`]). A submission
+/// whose checks must run is deferred, its checks run outside the lock (watched by
+/// `watched`), and the submission then asked for again with what they showed: the
+/// session is read once under the lock, and once more when checks ran.
+#[allow(clippy::too_many_arguments)]
+pub fn act(
+    store: &Store,
+    cwd: Option<&str>,
+    key: &SessionKey,
+    command: Command,
+    decision: &Decision,
+    watched: &Watched,
+    ready: &mut dyn FnMut(&Project, &Session) -> Result<()>,
+    clock: &dyn Fn() -> DateTime<Utc>,
+) -> std::result::Result<(Session, Facts), RefusedWith> {
+    let first = PolicyGate::new(false);
+    let acted = store.act(
+        cwd,
+        key,
+        command.clone(),
+        decision,
+        Observed::default(),
+        &first,
+        ready,
+        clock,
+    )?;
+    if let Acted::Done(session, facts) = acted {
+        return Ok((*session, facts));
+    }
+    let run = first
+        .take_checks()
+        .expect("the policy gate defers only with checks to run");
+    let observed = super::watch::run_checks(run, watched);
+    match store.act(
+        cwd,
+        key,
+        command,
+        decision,
+        observed,
+        &PolicyGate::new(true),
+        ready,
+        clock,
+    )? {
+        Acted::Done(session, facts) => Ok((*session, facts)),
+        Acted::Deferred => unreachable!("a gate with its checks observed never defers"),
+    }
+}
+
+/// What `action` would ask the human now (the document, its digest, the sprints, the
+/// questions), read without the lock and changing nothing; a policy file that cannot be
+/// read refuses it, as it would refuse the decision. On error, the session when it was
+/// found, for a reply that names its state.
+pub fn pending(
+    store: &Store,
+    cwd: Option<&str>,
+    key: &SessionKey,
+    action: Action,
+) -> std::result::Result<(Session, Pending), RefusedWith> {
+    let (project, session) = store.load(cwd, key).map_err(|e| (e, None))?;
+    let pending = Policy::read(&project)
+        .and_then(|_| Ok(machine::pending(&session, action, &Files(&project))?));
+    match pending {
+        Ok(p) => Ok((session, p)),
+        Err(e) => Err((e, Some(Box::new(session)))),
+    }
+}
+
+/// Refuses a decision the policy keeps for the human, and a failure of the project's
+/// checks accepted on the host's word alone. Returns the policy, read for every decision
+/// so that a broken file is never ignored.
+fn policy_for(
+    project: &Project,
+    session: &Session,
+    command: &Command,
+    decision: &Decision,
+) -> Result<Option<Policy>> {
+    let action = command.action();
+    if !action.decides() && !session.current_stage.runs_checks() {
+        return Ok(None);
+    }
+    let policy = Policy::read(project)?;
+    if !action.decides() || decision.decided_by == DecidedBy::Human {
+        return Ok(Some(policy));
+    }
+    let asked = match command {
+        Command::Reject { .. } => Action::Reject,
+        _ => action,
+    };
+    if policy.effective.gates == Gates::Human {
+        return Err(Error::HumanRequired {
+            action: action.name().into(),
+            command: terminal_command(asked, &session.task_name),
+        });
+    }
+    let stage = session.current_stage;
+    let accepts = matches!(command, Command::Confirm { .. });
+    if let Some(failure) = rules::failed_checks(stage, session.current()).filter(|_| accepts) {
+        return Err(Error::ChecksFailed {
+            failure,
+            command: terminal_command(Action::Confirm, &session.task_name),
+        });
+    }
+    Ok(Some(policy))
+}
+
+/// What of `.bmad/config.toml` waits for the human's approval in the project at `cwd`.
+pub fn config_waiting(store: &Store, cwd: Option<&str>) -> Result<Option<Waiting>> {
+    Ok(Policy::read(&store.project(cwd)?)?.waiting)
+}
+
+/// Approves `.bmad/config.toml` as it is now, as the human decided through `via`: from now
+/// on its checks run and its gates policy holds. `seen_sha256` is the digest of the version
+/// the human was shown; another version is not approved.
+pub fn approve_config(
+    store: &Store,
+    cwd: Option<&str>,
+    seen_sha256: &str,
+    via: Via,
+    clock: &dyn Fn() -> DateTime<Utc>,
+) -> Result<Approved> {
+    let project = store.project(cwd)?;
+    let _lock = project.lock(store.lock_wait())?;
+    let policy = Policy::read(&project)?;
+    let text = policy.file_text.ok_or_else(|| {
+        Error::argument(
+            ErrorCode::InvalidConfig,
+            format!(
+                "there is no {CONFIG_REL} to approve in {}",
+                project.display()
+            ),
+        )
+    })?;
+    let approved = Approved::new(
+        text,
+        How::Approved,
+        Some((DecidedBy::Human, via)),
+        timestamp(clock()),
+    );
+    if approved.sha256 != seen_sha256 {
+        return Err(Error::argument(
+            ErrorCode::StaleDecision,
+            format!("{CONFIG_REL} changed while you decided (sha256 now {}); run `{APPROVE_COMMAND}` again to see it as it is", &approved.sha256[..12]),
+        ));
+    }
+    project.write_atomic(APPROVED_REL, approved.to_json().as_bytes())?;
+    Ok(approved)
+}

@@ -1,0 +1,16 @@
+//! The evidence gate, in one place: the human's policy file (`.bmad/config.toml`,
+//! [`config`]), its approval ([`approval`]), running the project's checks ([`checks`]),
+//! observing them while a call waits ([`watch`]), and admitting a change to a session
+//! ([`admission`]: the checks a submission needs, the decisions the policy keeps for the
+//! human). It sits above the store, which it drives through [`crate::store::Gate`]; the
+//! pure core keeps only the record of what the checks showed
+//! ([`crate::workflow::Evidence`]).
+
+pub mod admission;
+pub mod approval;
+pub mod checks;
+pub mod config;
+pub mod watch;
+
+pub use admission::{act, approve_config, config_waiting, pending, HOW_TO_ADD_CHECKS};
+pub use watch::Watched;

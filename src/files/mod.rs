@@ -1,0 +1,15 @@
+//! The confined-file layer: a project directory and everything that touches its files.
+//! Every path is relative to the project and checked before use (no `..`, no link out of
+//! the project, no special files); writes are atomic (temporary file, fsync, rename); reads
+//! are bounded; one lock file serialises the project's changes across processes; over
+//! HTTP, the roots a call may name. Nothing here knows sessions or the workflow.
+
+mod lock;
+pub(crate) mod project;
+mod read;
+mod roots;
+
+pub use lock::{lock_wait_from_env, DEFAULT_LOCK_WAIT, LOCK_FILE};
+pub use project::{discover, DefaultRoot, Project};
+pub use read::{read_text, ReadProblem, MAX_READ_BYTES};
+pub use roots::Roots;

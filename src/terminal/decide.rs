@@ -1,0 +1,141 @@
+//! The terminal's decisions: `confirm`, `approve`, `reject` and `answer` show what is
+//! being decided, ask on the terminal, and apply the human's answer bound to the document
+//! as shown, through the same evidence gate as every other channel.
+
+use std::io::IsTerminal;
+
+use chrono::Utc;
+
+use super::{read_line, yes, Exit, Outcome};
+use crate::error::Error;
+use crate::evidence;
+use crate::evidence::Watched;
+use crate::server::reply;
+use crate::store::{SessionKey, Store};
+use crate::workflow::machine::{Asked, Pending};
+use crate::workflow::{Command, DecidedBy, Decision, Via, WorkflowError};
+
+/// Shows what is being decided, asks on the terminal, applies the human's answer bound to
+/// the document as shown.
+pub(super) fn decide(store: &Store, key: &SessionKey, command: Command) -> Outcome {
+    if !std::io::stdin().is_terminal() {
+        eprintln!(
+            "bmad-mcp: refusing to decide: stdin is not a terminal. A gate decision is the human's; run this command yourself in a terminal."
+        );
+        return Ok(Exit::NotATerminal);
+    }
+    let (_, pending) =
+        evidence::pending(store, None, key, command.action()).map_err(|(e, _)| e.to_string())?;
+    show(&pending, &command);
+    let command = match command {
+        Command::Answer { .. } => {
+            let answers = ask_each(&pending)?;
+            if answers.is_empty() {
+                println!("No answers given: nothing changed.");
+                return Ok(Exit::Failed);
+            }
+            Command::Answer { answers }
+        }
+        other => {
+            let verb = match &other {
+                Command::Approve { .. } => "Approve it",
+                Command::Reject { .. } => "Send it back with this feedback",
+                _ => "Confirm it",
+            };
+            if !yes(&format!("{verb}? [y/N] "))? {
+                println!("Not decided: nothing changed.");
+                return Ok(Exit::Failed);
+            }
+            other
+        }
+    };
+    let decision = Decision {
+        decided_by: DecidedBy::Human,
+        via: Via::Cli,
+        seen_digest: pending.document.as_ref().map(|d| d.sha256.clone()),
+    };
+    let action = command.action();
+    let acted = evidence::act(
+        store,
+        None,
+        key,
+        command,
+        &decision,
+        &Watched::none(),
+        &mut |_, _| Ok(()),
+        &Utc::now,
+    );
+    match acted.map_err(|(e, _)| e) {
+        Ok((s, facts)) => {
+            println!("{}", reply::for_session(&s, &facts, action, None).user_message);
+            Ok(Exit::Done)
+        }
+        Err(e @ Error::Workflow(WorkflowError::StaleDecision { .. })) => Err(
+            format!("{e}\nThe document changed while you decided: run the command again to see it as it is now."),
+        ),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn show(p: &Pending, command: &Command) {
+    println!(
+        "Task {} ({}), {} stage.",
+        p.task_name, p.session_id, p.stage
+    );
+    if let Some(doc) = &p.document {
+        println!(
+            "Document: {} ({} bytes, sha256 {})",
+            doc.path,
+            doc.size,
+            &doc.sha256[..12]
+        );
+    }
+    if let (Some(score), Some(gate)) = (p.score, p.gate) {
+        println!("Score: {score}/100 (gate {gate})");
+    }
+    for n in &p.notices {
+        println!("Note: {n}");
+    }
+    if let Some(failed) = &p.failed_verdict {
+        println!("It does not pass ({failed}): confirming accepts the risk and goes on; rejecting sends the work back to development.");
+    }
+    if p.asked == Asked::Approve {
+        let sprints: Vec<String> = p
+            .sprints
+            .iter()
+            .map(|s| format!("{} ({})", s.number, s.title))
+            .collect();
+        println!(
+            "Sprints in the plan: {}",
+            if sprints.is_empty() {
+                "none named".to_string()
+            } else {
+                sprints.join(", ")
+            }
+        );
+    }
+    match command {
+        Command::Approve { scope } => {
+            println!("Scope: {}", scope.as_deref().unwrap_or("all"))
+        }
+        Command::Reject {
+            feedback: Some(f), ..
+        } => println!("Feedback: {f}"),
+        _ => {}
+    }
+}
+
+fn ask_each(p: &Pending) -> Result<std::collections::BTreeMap<String, String>, String> {
+    let mut answers = std::collections::BTreeMap::new();
+    println!("Answer each question (an empty line leaves it open):");
+    for q in &p.questions {
+        println!("\n{}: {}", q.id, q.question);
+        if let Some(c) = q.context.as_deref() {
+            println!("  ({c})");
+        }
+        if let Some(a) = read_line("> ")?.filter(|a| !a.is_empty()) {
+            answers.insert(q.id.clone(), a);
+        }
+    }
+    Ok(answers)
+}

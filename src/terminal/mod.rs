@@ -1,0 +1,173 @@
+//! Everything the human types, in one place: the human's own channel, outside the model.
+//! `bmad-mcp confirm|approve|reject|answer <task>` run in a terminal shows what is being
+//! decided (as the dialog would) and asks on the terminal ([`decide`]); `list` and
+//! `status` are for reading ([`read`]); `config show|approve` for the project's policy
+//! ([`config`]); `prompts` for the role prompts in effect ([`prompts`]); `hook` for the
+//! Claude Code plugin's hook ([`hook`]). A decision made here is recorded as the human's
+//! (`via: "cli"`), bound to the digest of the document it showed, and counts as the
+//! human's under `gates = "human"`. It refuses to decide when stdin is not a terminal: an
+//! assistant's shell tool pipes its input, a person types it. Every command ends with
+//! one [`Exit`].
+
+pub mod config;
+mod decide;
+pub mod hook;
+pub mod prompts;
+mod read;
+
+use std::io::{BufRead, Write};
+use std::process::ExitCode;
+
+use clap::Subcommand;
+
+use crate::files::{lock_wait_from_env, DefaultRoot};
+use crate::store::{SessionKey, Store};
+use crate::workflow::{Action, Command};
+
+/// How a terminal command ends, as its exit status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// 0: done.
+    Done,
+    /// 1: refused, failed, or nothing decided (the reason is on stderr or stdout).
+    Failed,
+    /// 2: a decision refused because stdin is not a terminal.
+    NotATerminal,
+}
+
+impl From<Exit> for ExitCode {
+    fn from(exit: Exit) -> ExitCode {
+        ExitCode::from(match exit {
+            Exit::Done => 0,
+            Exit::Failed => 1,
+            Exit::NotATerminal => 2,
+        })
+    }
+}
+
+/// What a command returns: how it ended, or the message of the error that ended it
+/// (printed to stderr, exit 1).
+pub type Outcome = Result<Exit, String>;
+
+#[derive(Subcommand, Debug)]
+pub enum Cli {
+    /// Confirm the document the task waits on (asks on the terminal).
+    Confirm {
+        /// Task name or session id.
+        task: String,
+    },
+    /// Approve the sprint plan, for all sprints or a scope (asks on the terminal).
+    Approve {
+        task: String,
+        /// Which sprints development builds, e.g. `1`, `1-2`, `sprint 1 and 3`; default all.
+        #[arg(long)]
+        scope: Option<String>,
+    },
+    /// Send the document back for revision with feedback (asks on the terminal).
+    Reject {
+        task: String,
+        /// What should change.
+        #[arg(long)]
+        feedback: String,
+    },
+    /// Answer the open clarification questions, one by one on the terminal.
+    Answer { task: String },
+    /// The project's sessions, newest first.
+    List,
+    /// Where a task stands and who decided what.
+    Status { task: String },
+    /// Which file each role prompt comes from (the project's .bmad/prompts/, the user's,
+    /// or the built-in one); `prompts export DIR` writes the built-in ones to DIR.
+    Prompts {
+        #[command(subcommand)]
+        command: Option<prompts::PromptsCommand>,
+    },
+    /// The project's policy, .bmad/config.toml: `show` what is in effect and what waits,
+    /// `approve` the file as it is now (asks on the terminal).
+    Config {
+        #[command(subcommand)]
+        action: config::ConfigAction,
+    },
+    /// A Claude Code hook of the bmad plugin: `hook pre-tool-use` reads the hook's JSON on
+    /// stdin and makes Claude Code ask the human before a gate call (docs/plugin.md).
+    Hook {
+        #[command(subcommand)]
+        event: hook::Event,
+    },
+}
+
+/// Runs a command for a person in a terminal, in the project `project` (default: the
+/// project the working directory is in, or BMAD_PROJECT_ROOT).
+pub fn run(cli: Cli, project: Option<String>) -> ExitCode {
+    let root = match project {
+        Some(value) => DefaultRoot {
+            source_name: "--project",
+            value,
+        },
+        None => DefaultRoot::from_env(),
+    };
+    let store = Store::new(root, lock_wait_from_env());
+    let result = match cli {
+        Cli::List => read::list(&store),
+        Cli::Status { task } => read::status(&store, &SessionKey::from_task(&task)),
+        Cli::Confirm { task } => decide::decide(
+            &store,
+            &SessionKey::from_task(&task),
+            Command::Confirm {
+                action: Action::Confirm,
+            },
+        ),
+        Cli::Approve { task, scope } => decide::decide(
+            &store,
+            &SessionKey::from_task(&task),
+            Command::Approve { scope },
+        ),
+        Cli::Reject { task, feedback } => decide::decide(
+            &store,
+            &SessionKey::from_task(&task),
+            Command::Reject {
+                action: Action::Reject,
+                feedback: Some(feedback),
+            },
+        ),
+        Cli::Hook { event } => Ok(hook::run(event)),
+        Cli::Prompts { command: None } => store
+            .project(None)
+            .map_err(|e| e.to_string())
+            .and_then(|p| prompts::list(&p)),
+        Cli::Prompts {
+            command: Some(prompts::PromptsCommand::Export { dir, force }),
+        } => prompts::export(&dir, force),
+        Cli::Config { action } => config::run(&store, action),
+        Cli::Answer { task } => decide::decide(
+            &store,
+            &SessionKey::from_task(&task),
+            Command::Answer {
+                answers: Default::default(),
+            },
+        ),
+    };
+    match result {
+        Ok(exit) => exit.into(),
+        Err(message) => {
+            eprintln!("bmad-mcp: {message}");
+            Exit::Failed.into()
+        }
+    }
+}
+
+fn read_line(prompt: &str) -> Result<Option<String>, String> {
+    print!("{prompt}");
+    std::io::stdout().flush().map_err(|e| e.to_string())?;
+    let mut line = String::new();
+    let n = std::io::stdin()
+        .lock()
+        .read_line(&mut line)
+        .map_err(|e| format!("cannot read the terminal: {e}"))?;
+    Ok((n > 0).then(|| line.trim().to_string()))
+}
+
+/// Asks `prompt` on the terminal: whether the answer was yes.
+pub(crate) fn yes(prompt: &str) -> Result<bool, String> {
+    Ok(read_line(prompt)?.is_some_and(|a| matches!(a.to_ascii_lowercase().as_str(), "y" | "yes")))
+}

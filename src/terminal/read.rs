@@ -1,0 +1,79 @@
+//! The terminal's reading commands: `list` (the project's sessions, newest first) and
+//! `status` (where a task stands, its checks, who decided what). They change nothing.
+
+use super::{Exit, Outcome};
+use crate::server::reply;
+use crate::store::{SessionKey, Store};
+
+pub(super) fn list(store: &Store) -> Outcome {
+    let project = store.project(None).map_err(|e| e.to_string())?;
+    let page = store.list(None, None).map_err(|e| e.to_string())?;
+    println!("{} session(s) in {}", page.total, project.display());
+    // As wide as the longest name shown: a long name must not push the row apart.
+    let width = page
+        .sessions
+        .iter()
+        .map(|s| s.task_name.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(32);
+    for s in &page.sessions {
+        println!(
+            "  {:<width$} {:<9} {:<22} {}",
+            s.task_name,
+            s.current_stage.to_string(),
+            s.current_state.to_string(),
+            s.updated_at
+        );
+    }
+    if page.next_cursor.is_some() {
+        println!(
+            "  … and more (the newest {} are shown)",
+            page.sessions.len()
+        );
+    }
+    Ok(Exit::Done)
+}
+
+pub(super) fn status(store: &Store, key: &SessionKey) -> Outcome {
+    let (_, s) = store.load(None, key).map_err(|e| e.to_string())?;
+    let r = reply::for_status(&s, None);
+    println!("task {} ({})", s.task_name, s.session_id);
+    println!("stage {}, state {}", s.current_stage, s.current_state);
+    println!("{}", r.user_message);
+    for (stage, rec) in s.stages.iter() {
+        let Some(run) = &rec.checks else { continue };
+        println!("checks of {stage}, run {}:", run.at);
+        for c in &run.checks {
+            println!(
+                "  {}  ({} ms, output sha256 {})",
+                c.describe(),
+                c.duration_ms,
+                c.output_sha256
+            );
+        }
+    }
+    let decisions = r.decisions.unwrap_or_default();
+    if !decisions.is_empty() {
+        println!("decisions:");
+        for d in decisions {
+            println!(
+                "  {}  {:<9} {:<8} by {:<5} via {:<11} on {}",
+                d.at,
+                d.stage.to_string(),
+                d.action.name(),
+                serde_name(&d.decided_by),
+                serde_name(&d.via),
+                d.digest.as_deref().unwrap_or("-")
+            );
+        }
+    }
+    Ok(Exit::Done)
+}
+
+fn serde_name<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
