@@ -28,6 +28,7 @@ pub mod error;
 pub mod evidence;
 pub mod files;
 pub mod http;
+pub mod layers;
 pub mod prompts;
 pub mod server;
 pub mod stdio;
