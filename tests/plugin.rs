@@ -197,7 +197,10 @@ fn the_documented_commands_install_and_uninstall_the_plugin() {
 
     let (code, out, err) = claude(home.path(), &["plugin", "uninstall", "bmad@bmad-mcp"]);
     assert_eq!(code, 0, "uninstall: {out}{err}");
-    let (code, out, err) = claude(home.path(), &["plugin", "marketplace", "remove", "bmad-mcp"]);
+    let (code, out, err) = claude(
+        home.path(),
+        &["plugin", "marketplace", "remove", "bmad-mcp"],
+    );
     assert_eq!(code, 0, "marketplace remove: {out}{err}");
     let (code, out, err) = claude(home.path(), &["plugin", "list", "--json"]);
     assert_eq!(code, 0, "list: {out}{err}");
