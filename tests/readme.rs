@@ -164,8 +164,7 @@ fn the_recipe_reader_pairs_commands_with_outputs_and_refuses_a_missing_output() 
     let no_output = "## Recipes\n\n```sh\njq . a\n```\nprose\n";
     assert!(recipes_in(no_output).unwrap_err().contains("jq . a"));
     let wrong_order = "## Recipes\n\n```text\n1\n```\n";
-    let heading_in_output =
-        "## Recipes\n```sh\nhead a.md\n```\n```text\n## Not a heading\n```\n";
+    let heading_in_output = "## Recipes\n```sh\nhead a.md\n```\n```text\n## Not a heading\n```\n";
     assert_eq!(
         recipes_in(heading_in_output).unwrap()[0].expected,
         "## Not a heading\n"
@@ -285,4 +284,177 @@ fn every_error_code_has_a_troubleshooting_row_with_a_next_step() {
             "{quoted}: `{what_to_do}` does not say what to do"
         );
     }
+}
+
+/// The README is what a newcomer reads in five minutes; the rest belongs in `docs/`.
+#[test]
+fn the_readme_stays_short() {
+    let text = readme();
+    let lines = text.lines().count();
+    assert!(
+        lines <= 300,
+        "README.md has {lines} lines, over 300: move the detail to a page of docs/"
+    );
+    assert!(
+        text.len() <= 25_000,
+        "README.md is {} bytes, over 25 KB: move the detail to a page of docs/",
+        text.len()
+    );
+}
+
+/// `text` without its fenced blocks and inline code, where a `[…](…)` is no link.
+fn prose(text: &str) -> String {
+    let mut out = String::new();
+    let mut in_fence = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            in_fence = !in_fence;
+            continue;
+        }
+        if in_fence {
+            continue;
+        }
+        // Inline code spans alternate with prose between backquotes.
+        for (i, part) in line.split('`').enumerate() {
+            if i % 2 == 0 {
+                out.push_str(part);
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The targets of the Markdown links (`[text](target)`, images too) in `text`'s prose.
+fn link_targets(text: &str) -> Vec<String> {
+    let re = regex::Regex::new(r"\]\(([^)\s]+)(?:\s+\x22[^\x22]*\x22)?\)").unwrap();
+    re.captures_iter(&prose(text))
+        .map(|c| c[1].to_string())
+        .collect()
+}
+
+/// The anchors GitHub gives the headings of a Markdown page: lower case, punctuation
+/// dropped, spaces as `-`, a repeated one numbered.
+fn anchors(page: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut in_fence = false;
+    for line in page.lines() {
+        if line.trim_start().starts_with("```") {
+            in_fence = !in_fence;
+            continue;
+        }
+        let Some(title) = line.strip_prefix('#') else {
+            continue;
+        };
+        if in_fence {
+            continue;
+        }
+        let title = title.trim_start_matches('#');
+        if !title.starts_with(' ') {
+            continue;
+        }
+        let slug: String = title
+            .trim()
+            .to_lowercase()
+            .chars()
+            .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_'))
+            .map(|c| if c == ' ' { '-' } else { c })
+            .collect();
+        let n = out
+            .iter()
+            .filter(|a| {
+                **a == slug
+                    || a.strip_prefix(&format!("{slug}-"))
+                        .is_some_and(|d| d.parse::<u32>().is_ok())
+            })
+            .count();
+        out.push(if n == 0 { slug } else { format!("{slug}-{n}") });
+    }
+    out
+}
+
+/// What is wrong with each relative link of the page at `path` (relative to the
+/// repository): a file that does not exist, or an anchor its page does not have.
+fn broken_links(path: &str) -> Vec<String> {
+    let root = Path::new(ROOT);
+    let text = std::fs::read_to_string(root.join(path)).unwrap();
+    let dir = root.join(path).parent().unwrap().to_path_buf();
+    let mut broken = Vec::new();
+    for target in link_targets(&text) {
+        if target.contains("://") || target.starts_with("mailto:") {
+            continue;
+        }
+        let (file, anchor) = match target.split_once('#') {
+            Some((file, anchor)) => (file, Some(anchor)),
+            None => (target.as_str(), None),
+        };
+        let resolved = if file.is_empty() {
+            root.join(path)
+        } else {
+            dir.join(file)
+        };
+        if !resolved.exists() {
+            broken.push(format!(
+                "{path}: `{target}`: no file {}",
+                resolved.display()
+            ));
+            continue;
+        }
+        if let Some(anchor) = anchor {
+            let page = std::fs::read_to_string(&resolved).unwrap_or_default();
+            if !anchors(&page).iter().any(|a| a == anchor) {
+                broken.push(format!("{path}: `{target}`: no heading with that anchor"));
+            }
+        }
+    }
+    broken
+}
+
+/// The pages of `docs/`, as paths relative to the repository.
+fn doc_pages() -> Vec<String> {
+    let mut pages: Vec<String> = std::fs::read_dir(Path::new(ROOT).join("docs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".md"))
+        .map(|n| format!("docs/{n}"))
+        .collect();
+    pages.sort();
+    pages
+}
+
+#[test]
+fn every_relative_link_in_the_readme_and_docs_leads_somewhere() {
+    let mut pages = vec!["README.md".to_string()];
+    pages.extend(doc_pages());
+    assert!(pages.len() >= 10, "{pages:?}");
+    let broken: Vec<String> = pages.iter().flat_map(|p| broken_links(p)).collect();
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+}
+
+#[test]
+fn the_readme_links_every_page_of_the_docs() {
+    let targets = link_targets(&readme());
+    for page in doc_pages() {
+        assert!(
+            targets
+                .iter()
+                .any(|t| t.split('#').next() == Some(page.as_str())),
+            "README.md does not link {page}"
+        );
+    }
+}
+
+#[test]
+fn the_link_checker_finds_links_and_anchors_and_skips_code() {
+    let text = "See [the guide](docs/guide.md), ![x](a.png \"t\") and [web](https://x.y/z).\n\
+                `[not](a link)` and\n```\n[nor](this)\n```\n[here](#who-decides)\n";
+    assert_eq!(
+        link_targets(text),
+        ["docs/guide.md", "a.png", "https://x.y/z", "#who-decides"]
+    );
+    assert_eq!(
+        anchors("# Who decides\n## Who decides\n```\n# not a heading\n```\n## `cwd`, and §7.1: the project!\n#no"),
+        ["who-decides", "who-decides-1", "cwd-and-71-the-project"]
+    );
 }
