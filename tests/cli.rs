@@ -220,3 +220,65 @@ fn the_human_sends_back_and_approves_a_scope_in_a_terminal() {
         (&json!("human"), &json!("cli"))
     );
 }
+
+/// `answer` asks each open question in turn and records what was typed, with no y/N step
+/// (docs/guide.md says so): an empty line leaves a question open, and with nothing typed
+/// nothing changes (exit 1).
+#[test]
+fn the_human_answers_each_question_in_a_terminal_without_a_yes() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().canonicalize().unwrap();
+    let mut raw = Raw::start(&project);
+    let started = raw.call(
+        1,
+        json!({"action": "start", "objective": "Build a weekly changelog service", "cwd": project}),
+    );
+    let v = &started["result"]["structuredContent"];
+    let (task, id) = (
+        v["task_name"].as_str().unwrap().to_string(),
+        v["session_id"].as_str().unwrap().to_string(),
+    );
+    let submitted = raw.call(
+        2,
+        json!({"action": "submit", "session_id": id, "claude_result": fixture("po-draft.json")}),
+    );
+    let asked = &submitted["result"]["structuredContent"];
+    assert_eq!(asked["state"], "clarifying", "{submitted}");
+    assert_eq!(
+        asked["questions"].as_array().map(Vec::len),
+        Some(3),
+        "{asked}"
+    );
+    raw.close();
+
+    let before = tree_digest(&project);
+    let (code, out) = in_terminal(&project, &["answer", &task], "> ", "\n\n\n");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("No answers given: nothing changed."), "{out}");
+    assert_eq!(
+        tree_digest(&project),
+        before,
+        "nothing typed changes nothing"
+    );
+
+    let (code, out) = in_terminal(
+        &project,
+        &["answer", &task],
+        "> ",
+        "GitHub first\n\nMaintainers only\n",
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("Answer each question"), "{out}");
+    assert!(!out.contains("[y/N]"), "no y/N step: {out}");
+    let s = session(&project, &id);
+    assert_eq!(s["current_state"], "refining");
+    assert_eq!(
+        s["stages"]["po"]["answers"],
+        json!({"q1": "GitHub first", "q3": "Maintainers only"})
+    );
+    let last = last_entry(&s);
+    assert_eq!(
+        (&last["action"], &last["decided_by"], &last["via"]),
+        (&json!("answer"), &json!("human"), &json!("cli"))
+    );
+}

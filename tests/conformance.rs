@@ -2,8 +2,8 @@
 //! `scripts/test`) run against `serve --http`: every server scenario of its active suite,
 //! in both protocol eras, must pass, apart from the checks listed in
 //! `tests/conformance/expected-failures.yml`, which do not apply to this server. The
-//! suite itself fails on a listed check that passes, so the list stays honest; the README
-//! lists the same entries.
+//! suite itself fails on a listed check that passes, so the list stays honest;
+//! `docs/http.md` lists the same entries.
 //!
 //! The suite needs Node 22 or newer: `./scripts/test` installs a pinned one into
 //! `target/node22` and the suite into `target/conformance` (`BMAD_NODE` names another
@@ -146,15 +146,15 @@ fn the_conformance_suite_passes_in_the_2026_07_28_era() {
 }
 
 #[test]
-fn the_readme_lists_every_check_the_suite_may_fail_here() {
-    let readme = std::fs::read_to_string(Path::new(ROOT).join("README.md")).unwrap();
+fn the_http_page_lists_every_check_the_suite_may_fail_here() {
+    let page = std::fs::read_to_string(Path::new(ROOT).join("docs/http.md")).unwrap();
     let entries = baseline_entries();
     assert!(entries.len() >= 10, "{entries:?}");
     for entry in entries {
         let scenario = entry.split(':').next().unwrap();
         assert!(
-            readme.contains(&format!("`{scenario}`")),
-            "the README's conformance section does not list {scenario}"
+            page.contains(&format!("`{scenario}`")),
+            "the conformance section of docs/http.md does not list {scenario}"
         );
     }
 }

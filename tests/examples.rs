@@ -513,10 +513,10 @@ async fn the_committed_sample_matches_what_the_examples_produce_now() {
         "the committed .bmad-task.example/ no longer matches what the server writes \
          (ids, times and the project path ignored):\n{}\n\nIf the change is intended, refresh \
          it with `BMAD_UPDATE_SAMPLE=1 cargo test --test examples sample`, update \
-         .bmad-task.example/README.md and the README's jq outputs, and commit.",
+         .bmad-task.example/README.md and the jq outputs in docs/jq.md, and commit.",
         problems.join("\n")
     );
-    // The sample is what users and the README's recipes read: it has both sessions.
+    // The sample is what users and the recipes in docs/jq.md read: it has both sessions.
     assert_eq!(
         committed
             .keys()

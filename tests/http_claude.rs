@@ -1,7 +1,8 @@
 //! Claude Code over HTTP: the pinned Claude Code CLI (the one `./scripts/test` installs
-//! into `target/claude-cli`, or `BMAD_CLAUDE_CLI`), in a throw-away home, registers a
-//! running `serve --http` with the README's command and `claude mcp list` sees it
-//! connected; with a token, only the registration that sends it connects.
+//! into `target/claude-cli`, or `BMAD_CLAUDE_CLI`), in a throw-away home, replaces the
+//! README's stdio registration with a running `serve --http` by the commands of
+//! `docs/http.md`, and `claude mcp list` sees it connected, with no conflict of scopes;
+//! with a token, only the registration that sends it connects.
 
 mod common;
 mod http_support;
@@ -39,9 +40,28 @@ fn claude_mcp_list_sees_the_http_server_connected() {
     let sb = Sandbox::new();
     let server = Server::start(&["--root", sb.project.to_str().unwrap()], &[]);
     let home = tempfile::tempdir().unwrap();
+    // The README's registration, as a user who followed it has it.
+    let stdio = r#"{"type":"stdio","command":"bmad-mcp","args":[],"env":{}}"#;
     let (code, out) = claude(
         home.path(),
-        &["mcp", "add", "--transport", "http", "bmad", &server.url],
+        &["mcp", "add-json", "-s", "user", "bmad", stdio],
+    );
+    assert_eq!(code, 0, "{out}");
+    // docs/http.md: that registration goes, the HTTP one takes its place.
+    let (code, out) = claude(home.path(), &["mcp", "remove", "bmad", "-s", "user"]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = claude(
+        home.path(),
+        &[
+            "mcp",
+            "add",
+            "--transport",
+            "http",
+            "-s",
+            "user",
+            "bmad",
+            &server.url,
+        ],
     );
     assert_eq!(code, 0, "{out}");
     let (code, list) = claude(home.path(), &["mcp", "list"]);
@@ -52,10 +72,18 @@ fn claude_mcp_list_sees_the_http_server_connected() {
         "{list}"
     );
     assert!(!line.contains("Failed"), "{list}");
+    assert!(!list.contains("Conflicting scopes"), "{list}");
 
-    // The README gives this command.
+    // The docs give these commands, in this order.
     let readme = std::fs::read_to_string(Path::new(ROOT).join("README.md")).unwrap();
-    assert!(readme.contains("claude mcp add --transport http bmad http://127.0.0.1:8765/mcp"));
+    assert!(readme.contains(&format!("claude mcp add-json -s user bmad '{stdio}'")));
+    let page = std::fs::read_to_string(Path::new(ROOT).join("docs/http.md")).unwrap();
+    let remove = page.find("claude mcp remove bmad -s user");
+    let add = page.find("claude mcp add --transport http -s user bmad http://127.0.0.1:8765/mcp");
+    assert!(
+        remove.is_some() && add.is_some() && remove < add,
+        "docs/http.md gives the removal, then the registration"
+    );
 }
 
 #[test]
@@ -74,6 +102,8 @@ fn with_a_token_only_the_registration_that_sends_it_connects() {
             "add",
             "--transport",
             "http",
+            "-s",
+            "user",
             "bmad",
             &server.url,
             "--header",

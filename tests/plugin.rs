@@ -1,7 +1,8 @@
 //! The Claude Code plugin (`.claude-plugin/marketplace.json`, `plugins/bmad/`) as the
 //! pinned Claude Code CLI reads it: `claude plugin validate --json` passes on the
 //! marketplace and on the plugin, the plugin provides the `bmad` server and the gate hook
-//! on both names of the tool, and the README's install commands install it.
+//! on both names of the tool, and the install and uninstall commands of `docs/plugin.md`
+//! install it and take it away again.
 //!
 //! The CLI is the one `./scripts/test` installs with npm into
 //! `target/claude-cli/node_modules/.bin/claude` (`BMAD_CLAUDE_CLI` names another one).
@@ -177,8 +178,9 @@ fn a_broken_plugin_fails_the_same_checks() {
 }
 
 #[test]
-fn the_readme_install_commands_install_the_plugin() {
+fn the_documented_commands_install_and_uninstall_the_plugin() {
     let home = tempfile::tempdir().unwrap();
+    // `claude plugin marketplace add "$PWD"`, run at the root of the clone.
     let (code, out, err) = claude(home.path(), &["plugin", "marketplace", "add", ROOT]);
     assert_eq!(code, 0, "marketplace add: {out}{err}");
     let (code, out, err) = claude(home.path(), &["plugin", "install", "bmad@bmad-mcp"]);
@@ -192,11 +194,25 @@ fn the_readme_install_commands_install_the_plugin() {
         .unwrap_or_else(|| panic!("not installed: {list:#}"));
     assert_eq!(bmad["enabled"], true);
     assert_eq!(bmad["mcpServers"]["bmad"]["command"], "bmad-mcp");
-    let readme = std::fs::read_to_string(Path::new(ROOT).join("README.md")).unwrap();
+
+    let (code, out, err) = claude(home.path(), &["plugin", "uninstall", "bmad@bmad-mcp"]);
+    assert_eq!(code, 0, "uninstall: {out}{err}");
+    let (code, out, err) = claude(
+        home.path(),
+        &["plugin", "marketplace", "remove", "bmad-mcp"],
+    );
+    assert_eq!(code, 0, "marketplace remove: {out}{err}");
+    let (code, out, err) = claude(home.path(), &["plugin", "list", "--json"]);
+    assert_eq!(code, 0, "list: {out}{err}");
+    assert!(!out.contains("bmad@bmad-mcp"), "still installed: {out}");
+
+    let page = std::fs::read_to_string(Path::new(ROOT).join("docs/plugin.md")).unwrap();
     for line in [
-        "claude plugin marketplace add",
+        "claude plugin marketplace add \"$PWD\"",
         "claude plugin install bmad@bmad-mcp",
+        "claude plugin uninstall bmad@bmad-mcp",
+        "claude plugin marketplace remove bmad-mcp",
     ] {
-        assert!(readme.contains(line), "the README says `{line}`");
+        assert!(page.contains(line), "docs/plugin.md says `{line}`");
     }
 }

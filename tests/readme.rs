@@ -1,11 +1,13 @@
-//! The README stays true: every `jq` recipe in it runs against the committed sample
-//! `.bmad-task.example/` and prints exactly the output the README shows under it; the
-//! environment variables it documents are the ones the code reads; its test command is
-//! the one CI runs.
+//! The documentation stays true: every `jq` recipe of `docs/jq.md` runs against the
+//! committed sample `.bmad-task.example/` and prints exactly the output the page shows
+//! under it; the environment variables `docs/reference.md` documents are the ones the code
+//! reads; every error code has a row in `docs/troubleshooting.md`; the README opens with
+//! the commands CI runs and stays short; every relative link in the README and in `docs/`
+//! leads to a file (and a heading) that exists.
 //!
-//! The recipes are read from the README itself (a ```sh block followed by a ```text block
-//! in the section "Inspecting sessions with jq"), so the two cannot drift apart. They need
-//! `jq` on PATH (`.ci/run` installs it when missing).
+//! The recipes are read from the page itself (a ```sh block followed by a ```text block
+//! in its section "Recipes"), so the two cannot drift apart. They need `jq` on PATH
+//! (`.ci/run` installs it when missing).
 
 use std::path::Path;
 use std::process::Command;
@@ -16,12 +18,18 @@ fn readme() -> String {
     std::fs::read_to_string(Path::new(ROOT).join("README.md")).unwrap()
 }
 
+/// A page of `docs/`, by file name.
+fn doc(name: &str) -> String {
+    let path = Path::new(ROOT).join("docs").join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
 /// The text of the `## <title>` section, up to the next `## ` heading outside a fence.
 fn section(text: &str, title: &str) -> Result<String, String> {
     let heading = format!("## {title}");
     let mut lines = text.lines().skip_while(|l| *l != heading);
     if lines.next().is_none() {
-        return Err(format!("README has no section `{heading}`"));
+        return Err(format!("no section `{heading}`"));
     }
     let mut out = String::new();
     let mut in_fence = false;
@@ -63,9 +71,10 @@ struct Recipe {
     expected: String,
 }
 
-/// The recipes of the jq section: each ```sh block and the ```text block after it.
-fn recipes_in(readme: &str) -> Result<Vec<Recipe>, String> {
-    let blocks = fenced_blocks(&section(readme, "Inspecting sessions with jq")?);
+/// The recipes of a page's "Recipes" section: each ```sh block and the ```text block
+/// after it.
+fn recipes_in(page: &str) -> Result<Vec<Recipe>, String> {
+    let blocks = fenced_blocks(&section(page, "Recipes")?);
     let mut out = Vec::new();
     let mut blocks = blocks.into_iter();
     while let Some((info, command)) = blocks.next() {
@@ -92,17 +101,17 @@ fn jq_available() {
         .is_ok_and(|o| o.status.success());
     assert!(
         ok,
-        "jq is not on PATH: the README's recipes need it (`apt-get install jq`, `brew install jq`)"
+        "jq is not on PATH: the recipes of docs/jq.md need it (`apt-get install jq`, `brew install jq`)"
     );
 }
 
 #[test]
-fn every_jq_recipe_prints_what_the_readme_shows_on_the_sample() {
+fn every_jq_recipe_prints_what_the_docs_show_on_the_sample() {
     jq_available();
-    let recipes = recipes_in(&readme()).unwrap();
+    let recipes = recipes_in(&doc("jq.md")).unwrap();
     assert!(
         recipes.len() >= 10,
-        "expected the README's recipes, found {}",
+        "expected the recipes of docs/jq.md, found {}",
         recipes.len()
     );
     let sample = Path::new(ROOT).join(".bmad-task.example");
@@ -111,7 +120,7 @@ fn every_jq_recipe_prints_what_the_readme_shows_on_the_sample() {
         assert!(r.command.contains("jq "), "not a jq recipe: {}", r.command);
         assert!(
             !r.expected.trim().is_empty(),
-            "the README shows no output for `{}`",
+            "docs/jq.md shows no output for `{}`",
             r.command.trim()
         );
         let out = Command::new("sh")
@@ -123,7 +132,7 @@ fn every_jq_recipe_prints_what_the_readme_shows_on_the_sample() {
         let stdout = String::from_utf8_lossy(&out.stdout);
         if !out.status.success() || stdout.trim_end() != r.expected.trim_end() {
             failures.push(format!(
-                "`{}`\n  exit: {}\n  printed:\n{}\n  README shows:\n{}\n  stderr: {}",
+                "`{}`\n  exit: {}\n  printed:\n{}\n  docs/jq.md shows:\n{}\n  stderr: {}",
                 r.command.trim(),
                 out.status,
                 stdout,
@@ -134,8 +143,8 @@ fn every_jq_recipe_prints_what_the_readme_shows_on_the_sample() {
     }
     assert!(
         failures.is_empty(),
-        "{} of {} README recipes disagree with the sample (if the sample was refreshed on \
-         purpose, update the outputs in README.md):\n\n{}",
+        "{} of {} recipes of docs/jq.md disagree with the sample (if the sample was refreshed \
+         on purpose, update the outputs in docs/jq.md):\n\n{}",
         failures.len(),
         recipes.len(),
         failures.join("\n\n")
@@ -144,7 +153,7 @@ fn every_jq_recipe_prints_what_the_readme_shows_on_the_sample() {
 
 #[test]
 fn the_recipe_reader_pairs_commands_with_outputs_and_refuses_a_missing_output() {
-    let good = "## Inspecting sessions with jq\n\nState:\n\n```sh\njq . a\n```\n```text\n1\n```\n\n## Next\n\n```sh\nnot a recipe\n```\n";
+    let good = "## Recipes\n\nState:\n\n```sh\njq . a\n```\n```text\n1\n```\n\n## Next\n\n```sh\nnot a recipe\n```\n";
     assert_eq!(
         recipes_in(good).unwrap(),
         [Recipe {
@@ -152,11 +161,10 @@ fn the_recipe_reader_pairs_commands_with_outputs_and_refuses_a_missing_output() 
             expected: "1\n".into()
         }]
     );
-    let no_output = "## Inspecting sessions with jq\n\n```sh\njq . a\n```\nprose\n";
+    let no_output = "## Recipes\n\n```sh\njq . a\n```\nprose\n";
     assert!(recipes_in(no_output).unwrap_err().contains("jq . a"));
-    let wrong_order = "## Inspecting sessions with jq\n\n```text\n1\n```\n";
-    let heading_in_output =
-        "## Inspecting sessions with jq\n```sh\nhead a.md\n```\n```text\n## Not a heading\n```\n";
+    let wrong_order = "## Recipes\n\n```text\n1\n```\n";
+    let heading_in_output = "## Recipes\n```sh\nhead a.md\n```\n```text\n## Not a heading\n```\n";
     assert_eq!(
         recipes_in(heading_in_output).unwrap()[0].expected,
         "## Not a heading\n"
@@ -181,7 +189,7 @@ fn variables_in(dir: &Path, out: &mut std::collections::BTreeSet<String>) {
 }
 
 #[test]
-fn the_readme_documents_every_environment_variable_the_server_reads() {
+fn the_reference_documents_every_environment_variable_the_server_reads() {
     let mut server = std::collections::BTreeSet::new();
     variables_in(&Path::new(ROOT).join("src"), &mut server);
     // RUST_LOG is read by tracing's EnvFilter, not by name in our code.
@@ -190,21 +198,25 @@ fn the_readme_documents_every_environment_variable_the_server_reads() {
         server.contains("BMAD_PROJECT_ROOT") && server.len() >= 6,
         "{server:?}"
     );
-    let env = section(&readme(), "Environment").unwrap();
+    let env = section(&doc("reference.md"), "Environment").unwrap();
     for var in &server {
         assert!(
             env.contains(&format!("| `{var}` |")),
-            "README's Environment table lacks {var}"
+            "the Environment table of docs/reference.md lacks {var}"
         );
     }
-    // And the variables of the examples and tests are named there too.
+    // And the variables of the examples, benchmarks and tests are named there too.
     let mut others = std::collections::BTreeSet::new();
-    variables_in(&Path::new(ROOT).join("examples"), &mut others);
-    variables_in(&Path::new(ROOT).join("tests"), &mut others);
+    for dir in ["examples", "benches", "tests"] {
+        let dir = Path::new(ROOT).join(dir);
+        if dir.is_dir() {
+            variables_in(&dir, &mut others);
+        }
+    }
     for var in others.difference(&server) {
         assert!(
             env.contains(&format!("`{var}`")),
-            "README's Environment section does not mention {var}"
+            "the Environment section of docs/reference.md does not mention {var}"
         );
     }
 }
@@ -243,11 +255,12 @@ fn the_readme_commands_are_what_ci_runs() {
     );
 }
 
-/// Every error code the tool can return has a row in the troubleshooting table that names
-/// it in backquotes and says what to do (more than a few words).
+/// Every error code the tool can return has a row in the "Error codes" table of
+/// docs/troubleshooting.md that names it in backquotes and says what to do (more than a
+/// few words).
 #[test]
 fn every_error_code_has_a_troubleshooting_row_with_a_next_step() {
-    let text = section(&readme(), "Troubleshooting").unwrap();
+    let text = section(&doc("troubleshooting.md"), "Error codes").unwrap();
     let rows: Vec<(&str, &str)> = text
         .lines()
         .filter_map(|l| {
@@ -264,11 +277,184 @@ fn every_error_code_has_a_troubleshooting_row_with_a_next_step() {
                 .any(|c| c.split_whitespace().next() == Some(quoted.as_str()))
         });
         let Some((_, what_to_do)) = row else {
-            panic!("README's troubleshooting table has no row for {quoted}");
+            panic!("the Error codes table of docs/troubleshooting.md has no row for {quoted}");
         };
         assert!(
             what_to_do.split_whitespace().count() >= 8,
             "{quoted}: `{what_to_do}` does not say what to do"
         );
     }
+}
+
+/// The README is what a newcomer reads in five minutes; the rest belongs in `docs/`.
+#[test]
+fn the_readme_stays_short() {
+    let text = readme();
+    let lines = text.lines().count();
+    assert!(
+        lines <= 300,
+        "README.md has {lines} lines, over 300: move the detail to a page of docs/"
+    );
+    assert!(
+        text.len() <= 25_000,
+        "README.md is {} bytes, over 25 KB: move the detail to a page of docs/",
+        text.len()
+    );
+}
+
+/// `text` without its fenced blocks and inline code, where a `[…](…)` is no link.
+fn prose(text: &str) -> String {
+    let mut out = String::new();
+    let mut in_fence = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            in_fence = !in_fence;
+            continue;
+        }
+        if in_fence {
+            continue;
+        }
+        // Inline code spans alternate with prose between backquotes.
+        for (i, part) in line.split('`').enumerate() {
+            if i % 2 == 0 {
+                out.push_str(part);
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The targets of the Markdown links (`[text](target)`, images too) in `text`'s prose.
+fn link_targets(text: &str) -> Vec<String> {
+    let re = regex::Regex::new(r"\]\(([^)\s]+)(?:\s+\x22[^\x22]*\x22)?\)").unwrap();
+    re.captures_iter(&prose(text))
+        .map(|c| c[1].to_string())
+        .collect()
+}
+
+/// The anchors GitHub gives the headings of a Markdown page: lower case, punctuation
+/// dropped, spaces as `-`, a repeated one numbered.
+fn anchors(page: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut in_fence = false;
+    for line in page.lines() {
+        if line.trim_start().starts_with("```") {
+            in_fence = !in_fence;
+            continue;
+        }
+        let Some(title) = line.strip_prefix('#') else {
+            continue;
+        };
+        if in_fence {
+            continue;
+        }
+        let title = title.trim_start_matches('#');
+        if !title.starts_with(' ') {
+            continue;
+        }
+        let slug: String = title
+            .trim()
+            .to_lowercase()
+            .chars()
+            .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_'))
+            .map(|c| if c == ' ' { '-' } else { c })
+            .collect();
+        let n = out
+            .iter()
+            .filter(|a| {
+                **a == slug
+                    || a.strip_prefix(&format!("{slug}-"))
+                        .is_some_and(|d| d.parse::<u32>().is_ok())
+            })
+            .count();
+        out.push(if n == 0 { slug } else { format!("{slug}-{n}") });
+    }
+    out
+}
+
+/// What is wrong with each relative link of the page at `path` (relative to the
+/// repository): a file that does not exist, or an anchor its page does not have.
+fn broken_links(path: &str) -> Vec<String> {
+    let root = Path::new(ROOT);
+    let text = std::fs::read_to_string(root.join(path)).unwrap();
+    let dir = root.join(path).parent().unwrap().to_path_buf();
+    let mut broken = Vec::new();
+    for target in link_targets(&text) {
+        if target.contains("://") || target.starts_with("mailto:") {
+            continue;
+        }
+        let (file, anchor) = match target.split_once('#') {
+            Some((file, anchor)) => (file, Some(anchor)),
+            None => (target.as_str(), None),
+        };
+        let resolved = if file.is_empty() {
+            root.join(path)
+        } else {
+            dir.join(file)
+        };
+        if !resolved.exists() {
+            broken.push(format!(
+                "{path}: `{target}`: no file {}",
+                resolved.display()
+            ));
+            continue;
+        }
+        if let Some(anchor) = anchor {
+            let page = std::fs::read_to_string(&resolved).unwrap_or_default();
+            if !anchors(&page).iter().any(|a| a == anchor) {
+                broken.push(format!("{path}: `{target}`: no heading with that anchor"));
+            }
+        }
+    }
+    broken
+}
+
+/// The pages of `docs/`, as paths relative to the repository.
+fn doc_pages() -> Vec<String> {
+    let mut pages: Vec<String> = std::fs::read_dir(Path::new(ROOT).join("docs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".md"))
+        .map(|n| format!("docs/{n}"))
+        .collect();
+    pages.sort();
+    pages
+}
+
+#[test]
+fn every_relative_link_in_the_readme_and_docs_leads_somewhere() {
+    let mut pages = vec!["README.md".to_string()];
+    pages.extend(doc_pages());
+    assert!(pages.len() >= 10, "{pages:?}");
+    let broken: Vec<String> = pages.iter().flat_map(|p| broken_links(p)).collect();
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+}
+
+#[test]
+fn the_readme_links_every_page_of_the_docs() {
+    let targets = link_targets(&readme());
+    for page in doc_pages() {
+        assert!(
+            targets
+                .iter()
+                .any(|t| t.split('#').next() == Some(page.as_str())),
+            "README.md does not link {page}"
+        );
+    }
+}
+
+#[test]
+fn the_link_checker_finds_links_and_anchors_and_skips_code() {
+    let text = "See [the guide](docs/guide.md), ![x](a.png \"t\") and [web](https://x.y/z).\n\
+                `[not](a link)` and\n```\n[nor](this)\n```\n[here](#who-decides)\n";
+    assert_eq!(
+        link_targets(text),
+        ["docs/guide.md", "a.png", "https://x.y/z", "#who-decides"]
+    );
+    assert_eq!(
+        anchors("# Who decides\n## Who decides\n```\n# not a heading\n```\n## `cwd`, and §7.1: the project!\n#no"),
+        ["who-decides", "who-decides-1", "cwd-and-71-the-project"]
+    );
 }
