@@ -5,8 +5,8 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-/// Every code a tool error can carry. The README's troubleshooting table has a row for
-/// each, with what to do (a test keeps them in step).
+/// Every code a tool error can carry. The "Error codes" table of docs/troubleshooting.md
+/// has a row for each, with what to do (a test keeps them in step).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {

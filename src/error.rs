@@ -58,11 +58,11 @@ pub enum Error {
         owner: String,
         session_id: String,
     },
-    #[error("{path}: {problem}; the file is the human's project policy (see the README, \"Who decides\"): fix it, or remove it for the defaults. Nothing was changed")]
+    #[error("{path}: {problem}; the file is the human's project policy (see docs/guide.md, \"Who decides\", and docs/checks.md): fix it, or remove it for the defaults. Nothing was changed")]
     InvalidConfig { path: String, problem: String },
     #[error("this project's policy (`gates = \"human\"` in .bmad/config.toml) takes `{action}` only from the human, and this client cannot show them a dialog. Nothing was changed. Show the human `user_message` and ask them to decide in a terminal, in the project: `{command}`")]
     HumanRequired { action: String, command: String },
-    #[error("{path} {problem}; it is a role prompt override (see the README, \"Role prompts\"): fix it, or remove it to use the next in line (`bmad-mcp prompts` shows which file each role uses). Nothing was changed")]
+    #[error("{path} {problem}; it is a role prompt override (see docs/guide.md, \"Role prompts\"): fix it, or remove it to use the next in line (`bmad-mcp prompts` shows which file each role uses). Nothing was changed")]
     InvalidPrompt { path: String, problem: String },
 
     #[error("the project's checks do not pass ({failure}): accepting that is the human's decision, through the client's dialog or the terminal, never the host's word alone. Nothing was changed. Show the human `user_message`; they accept the failure in a terminal in the project (`{command}`), or the work goes back with `reject` and their feedback")]

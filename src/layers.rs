@@ -95,7 +95,10 @@ mod tests {
                 continue;
             }
             let Some(own) = rank(module) else {
-                wrong.push(format!("{}: module `{module}` is in no layer", rel.display()));
+                wrong.push(format!(
+                    "{}: module `{module}` is in no layer",
+                    rel.display()
+                ));
                 continue;
             };
             seen.insert(module.to_string());
@@ -113,12 +116,17 @@ mod tests {
         assert!(wrong.is_empty(), "{}", wrong.join("\n"));
         let listed: std::collections::BTreeSet<String> =
             LAYERS.iter().map(|m| m.to_string()).collect();
-        assert_eq!(seen, listed, "every layer is a module and every module a layer");
+        assert_eq!(
+            seen, listed,
+            "every layer is a module and every module a layer"
+        );
     }
 
     #[test]
     fn the_reader_sees_groups_and_ignores_comments() {
-        let code = code_of("use crate::{store::Store, files};\n// crate::server\nlet x = crate::code::clip;");
+        let code = code_of(
+            "use crate::{store::Store, files};\n// crate::server\nlet x = crate::code::clip;",
+        );
         assert_eq!(uses(&code), ["store", "files", "code"]);
     }
 }

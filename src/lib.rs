@@ -1,6 +1,6 @@
 //! bmad-mcp: an MCP server that runs the BMAD agile workflow as an enforced state machine
-//! with durable, inspectable sessions.
-//!
+//! with durable, inspectable sessions. The behaviour is specified in `docs/spec.md` (the
+//! code's `docs/spec.md §N` comments point into it).
 //!
 //! The modules, in layer order: each may use only those listed before it
 //! (ARCHITECTURE.md has the rule, one request's path and where each rule lives).

@@ -44,7 +44,7 @@ const ENGINE_NAMES: [&str; 5] = ["claude", "codex", " Codex", "CLAUDE", "gpt"];
 
 pub const STAGES: [&str; 6] = ["po", "architect", "sm", "dev", "review", "qa"];
 
-/// The codes an argument refusal may carry (SPEC §12); parsing never touches a session,
+/// The codes an argument refusal may carry (docs/spec.md §12); parsing never touches a session,
 /// so no workflow or storage code can come out of it.
 const ARGUMENT_CODES: [&str; 8] = [
     "missing_field",

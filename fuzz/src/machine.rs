@@ -735,7 +735,7 @@ fn check_session(r: &Run) {
             assert!(n <= 100);
         }
         assert!(rec.scores.values().all(|n| *n <= 100));
-        // Only engines that submitted are scored (SPEC §4.3); the chosen one among them.
+        // Only engines that submitted are scored (docs/spec.md §4.3); the chosen one among them.
         if let Some(e) = rec.chosen_engine {
             // Scored at a gate; elsewhere only a score the document states (QA).
             if st.passing_score().is_some() {

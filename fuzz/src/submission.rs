@@ -1,4 +1,4 @@
-//! Properties of submission reading (SPEC §8) and of the stage markers read from a
+//! Properties of submission reading (docs/spec.md §8) and of the stage markers read from a
 //! document (score line, sprint headings, review status).
 
 use bmad_mcp::workflow::submission::{
@@ -6,7 +6,7 @@ use bmad_mcp::workflow::submission::{
 };
 use serde_json::{json, Value};
 
-/// The document fields in the order SPEC §8 lists them (kept here, not imported, so the
+/// The document fields in the order docs/spec.md §8 lists them (kept here, not imported, so the
 /// check is independent of the constant in the code under test).
 const SPEC_FIELDS: [&str; 15] = [
     "prd_draft",
@@ -104,7 +104,7 @@ fn read_is_well_formed(text: &str) {
     }
 }
 
-/// A text that is one JSON object as a whole is read by field, per SPEC §8.
+/// A text that is one JSON object as a whole is read by field, per docs/spec.md §8.
 fn whole_json_object(text: &str) {
     let Ok(Value::Object(obj)) = serde_json::from_str::<Value>(text.trim()) else {
         return;

@@ -1,9 +1,9 @@
-//! The input limits (SPEC §12) and the lock wait, from the environment, and the check of
+//! The input limits (docs/spec.md §12.2) and the lock wait, from the environment, and the check of
 //! a value against its limit, whose refusal names the variable that raises it.
 
 use crate::error::{Error, Result};
 
-/// Size limits of the inputs (SPEC §12) and the wait for the project lock, adjustable
+/// Size limits of the inputs (docs/spec.md §12.2) and the wait for the project lock, adjustable
 /// through the environment.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {

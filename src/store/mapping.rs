@@ -1,4 +1,4 @@
-//! The task mapping (`.bmad-task/task-mapping.json`, SPEC §7): an index from session id
+//! The task mapping (`.bmad-task/task-mapping.json`, docs/spec.md §7.6): an index from session id
 //! to task name that jq users read. The session files are the truth it indexes; an
 //! unreadable mapping is rebuilt from them. Reading and parsing it is the part of `start`
 //! (and of finding a session by task name) that grows with the project, so the parsed

@@ -1,5 +1,5 @@
 //! Durable sessions: finding the project and the session, taking the project lock,
-//! loading fresh state, writing an outcome's files and then the session (SPEC §7).
+//! loading fresh state, writing an outcome's files and then the session (docs/spec.md §7.7–§7.9).
 //! Disk is the only truth, so several server processes can share one project.
 
 mod act;

@@ -1,5 +1,5 @@
 //! Task names: the objective slugged (non-ASCII transliterated), at most 50 characters,
-//! made unique with `-1`, `-2`, … (SPEC §7).
+//! made unique with `-1`, `-2`, … (docs/spec.md §7.5).
 
 pub const MAX_TASK_NAME: usize = 50;
 

@@ -1,4 +1,4 @@
-//! The transition function: `(Session, Command) → Outcome | WorkflowError` (SPEC §3–§5).
+//! The transition function: `(Session, Command) → Outcome | WorkflowError` (docs/spec.md §3–§5).
 //! It decides everything (the next state, the files to write, the facts for the reply)
 //! and does no I/O of its own: the caller passes the clock and a read-only view of the
 //! project's files, and writes the outcome. Which action is legal where, and which state

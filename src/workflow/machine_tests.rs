@@ -1,4 +1,4 @@
-//! Transition tests: every (state, action) pair, then the rules of SPEC §4–§6 one by one.
+//! Transition tests: every (state, action) pair, then the rules of docs/spec.md §4–§6 one by one.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};

@@ -1,5 +1,5 @@
 //! The estimated score for documents that state none, and the improvement guidance given
-//! when a draft falls below the gate (SPEC §9). The estimate is capped below the gate on
+//! when a draft falls below the gate (docs/spec.md §9.2, §9.4). The estimate is capped below the gate on
 //! purpose: passing needs a score the author reports and stands behind.
 
 use std::sync::LazyLock;
@@ -81,7 +81,7 @@ fn has_acceptance_criteria(document: &str) -> bool {
     false
 }
 
-/// The score of a document that stated none (SPEC §9).
+/// The score of a document that stated none (docs/spec.md §9.2).
 pub fn estimate(stage: Stage, document: &str) -> u32 {
     let present =
         stage.sections().len() - sections::check(stage.sections(), document).missing.len();

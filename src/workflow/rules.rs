@@ -1,4 +1,4 @@
-//! The rules of the workflow in one place (SPEC §3–§5): which action is legal at a
+//! The rules of the workflow in one place (docs/spec.md §3–§5): which action is legal at a
 //! (stage, state), and which state follows a submission. The transition function
 //! ([`super::machine::apply`]) refuses and moves through these; replies list what is
 //! legal through them. Pure functions, tested as tables.
@@ -79,7 +79,7 @@ impl AfterScored {
     }
 }
 
-/// The state after a scored submission (SPEC §4.5): new questions go to the human before
+/// The state after a scored submission (docs/spec.md §4.5): new questions go to the human before
 /// anything else (a question asked beside a passing score is not dropped), except past the
 /// round cap, where they are carried into the human's decision; then the gate, which a
 /// score passes only when every required section is there; then the cap; else another
@@ -97,7 +97,7 @@ pub fn after_scored(r: ScoredRound) -> AfterScored {
     }
 }
 
-/// Where a submission at a stage without a score gate leads (SPEC §5).
+/// Where a submission at a stage without a score gate leads (docs/spec.md §5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AfterPlain {
     /// The human approves the plan and its scope.

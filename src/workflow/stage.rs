@@ -59,7 +59,7 @@ pub enum Marker {
     QualityScore,
 }
 
-/// Which of the session's engines write a stage's document (SPEC §6, with the session's
+/// Which of the session's engines write a stage's document (docs/spec.md §6.3, with the session's
 /// engines as the host declared them at `start`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Engines {

@@ -1,4 +1,4 @@
-//! Reading what a model submitted (SPEC §8): the document, its self-reported score, its
+//! Reading what a model submitted (docs/spec.md §8): the document, its self-reported score, its
 //! clarification questions and gaps, and the stage-specific markers (sprint headings,
 //! review status). JSON is read with a JSON parser, so documents that contain fences,
 //! quotes or braces of their own come through whole.

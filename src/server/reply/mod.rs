@@ -1,4 +1,4 @@
-//! The tool's output (SPEC §10): one JSON object, declared as the tool's `outputSchema`
+//! The tool's output (docs/spec.md §10): one JSON object, declared as the tool's `outputSchema`
 //! and sent as `structuredContent`. Everything the model and the human need is in it;
 //! documents are referenced by path, never inlined.
 

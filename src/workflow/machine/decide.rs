@@ -1,5 +1,5 @@
 //! The human's side of a stage: answers to questions, confirming a document, approving
-//! the sprint plan, sending a document back (SPEC §3).
+//! the sprint plan, sending a document back (docs/spec.md §3.4–§3.7).
 
 use std::collections::BTreeMap;
 

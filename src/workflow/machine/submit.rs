@@ -1,5 +1,5 @@
 //! `submit`: reading and scoring the candidates, choosing one, and moving the stage on
-//! as [`rules::after_scored`] and [`rules::after_plain`] say (SPEC §4–§5).
+//! as [`rules::after_scored`] and [`rules::after_plain`] say (docs/spec.md §4–§5).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -127,7 +127,7 @@ impl Step<'_> {
     ) -> Result<(), WorkflowError> {
         let given = present(claude, codex);
         if given.is_empty() {
-            // Every result given is scored (SPEC §4.1), so either field will do; the
+            // Every result given is scored (docs/spec.md §4.1), so either field will do; the
             // session's own engines are named first.
             let mut engines = self.session.engines_for(stage);
             for e in [Engine::Claude, Engine::Codex] {
