@@ -16,7 +16,8 @@ use bmad_mcp::BmadServer;
 
 /// MCP server (stdio) that runs the BMAD agile workflow: Product Owner → Architect →
 /// Scrum Master → Developer → Reviewer → QA. Register it in Claude Code with
-/// `claude mcp add-json bmad '{"type":"stdio","command":"bmad-mcp"}'`.
+/// `claude mcp add-json -s user bmad '{"type":"stdio","command":"bmad-mcp"}'`; the
+/// guide, the reference and troubleshooting are in the repository's docs/ folder.
 ///
 /// Environment: BMAD_PROJECT_ROOT or CLAUDE_PROJECT_DIR (project directory when a call
 /// gives no cwd), BMAD_MAX_RESULT_BYTES, BMAD_MAX_OBJECTIVE_BYTES, BMAD_MAX_TEXT_BYTES
@@ -33,7 +34,8 @@ use bmad_mcp::BmadServer;
 /// http://127.0.0.1:8765/mcp, locked down: loopback unless a token is set
 /// (BMAD_MCP_TOKEN), no browser origin, the projects under `--root` only. It stops on
 /// SIGTERM or SIGINT, after answering the requests in flight (exit 0); 2 when the options
-/// are refused.
+/// are refused. BMAD_HTTP_REQUEST_SECS bounds how long a request may take to arrive
+/// (default 60).
 ///
 /// With a command, it is the human's own channel, outside the model: `confirm`,
 /// `approve`, `reject` and `answer` show what is being decided and ask on the terminal
@@ -45,8 +47,8 @@ use bmad_mcp::BmadServer;
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
-    /// The project directory for a command (default: the project the working directory
-    /// is in, or BMAD_PROJECT_ROOT).
+    /// The project directory for a command (default: BMAD_PROJECT_ROOT, else
+    /// CLAUDE_PROJECT_DIR, else the project the working directory is in).
     #[arg(long, global = true)]
     project: Option<String>,
 }
