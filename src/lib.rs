@@ -22,6 +22,8 @@
 //! 9. [`stdio`] and [`http`]: the transports in front of the adapter.
 //! 10. [`terminal`]: everything the human types (`bmad-mcp confirm|approve|…`, `config`,
 //!     `prompts`, `hook`), with one exit-code type.
+//!
+//! [`layers`] holds that order as data, with the test that keeps every `use` within it.
 
 pub mod code;
 pub mod error;
