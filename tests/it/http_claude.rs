@@ -1,0 +1,104 @@
+//! Claude Code over HTTP: the pinned Claude Code CLI (the one `./scripts/test` installs
+//! into `target/claude-cli`, or `BMAD_CLAUDE_CLI`), in a throw-away home, registers a
+//! running `serve --http` with the README's command and `claude mcp list` sees it
+//! connected; with a token, only the registration that sends it connects.
+
+use crate::support;
+
+use std::path::Path;
+
+use crate::support::http::{Server, TOKEN};
+use crate::support::Sandbox;
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// Runs the CLI offline with a home of its own; returns (exit status, stdout + stderr).
+/// `mcp add` and `mcp list` end by themselves (the health check has its own timeout).
+fn claude(home: &Path, args: &[&str]) -> (i32, String) {
+    let out = support::claude::command(home, args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", support::claude::cli().display()));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap_or(-1), text)
+}
+
+/// The line `claude mcp list` prints for `name`.
+fn listed<'a>(list: &'a str, name: &str) -> &'a str {
+    list.lines()
+        .find(|l| l.starts_with(&format!("{name}: ")))
+        .unwrap_or_else(|| panic!("{name} is not listed:\n{list}"))
+}
+
+#[test]
+fn claude_mcp_list_sees_the_http_server_connected() {
+    let sb = Sandbox::new();
+    let server = Server::start(&["--root", sb.project.to_str().unwrap()], &[]);
+    let home = tempfile::tempdir().unwrap();
+    let (code, out) = claude(
+        home.path(),
+        &["mcp", "add", "--transport", "http", "bmad", &server.url],
+    );
+    assert_eq!(code, 0, "{out}");
+    let (code, list) = claude(home.path(), &["mcp", "list"]);
+    assert_eq!(code, 0, "{list}");
+    let line = listed(&list, "bmad");
+    assert!(
+        line.contains(&server.url) && line.contains("(HTTP)") && line.contains("Connected"),
+        "{list}"
+    );
+    assert!(!line.contains("Failed"), "{list}");
+
+    // The README gives this command.
+    let readme = std::fs::read_to_string(Path::new(ROOT).join("README.md")).unwrap();
+    assert!(readme.contains("claude mcp add --transport http bmad http://127.0.0.1:8765/mcp"));
+}
+
+#[test]
+fn with_a_token_only_the_registration_that_sends_it_connects() {
+    let sb = Sandbox::new();
+    let server = Server::start(
+        &["--root", sb.project.to_str().unwrap()],
+        &[("BMAD_MCP_TOKEN", TOKEN)],
+    );
+    let home = tempfile::tempdir().unwrap();
+    let header = format!("Authorization: Bearer {TOKEN}");
+    let (code, out) = claude(
+        home.path(),
+        &[
+            "mcp",
+            "add",
+            "--transport",
+            "http",
+            "bmad",
+            &server.url,
+            "--header",
+            &header,
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = claude(
+        home.path(),
+        &[
+            "mcp",
+            "add",
+            "--transport",
+            "http",
+            "tokenless",
+            &server.url,
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    let (_, list) = claude(home.path(), &["mcp", "list"]);
+    let with = listed(&list, "bmad");
+    assert!(
+        with.contains("Connected") && !with.contains("Failed"),
+        "{list}"
+    );
+    let without = listed(&list, "tokenless");
+    assert!(!without.contains("✔ Connected"), "{list}");
+    assert!(without.contains("401"), "{list}");
+}
