@@ -2,15 +2,15 @@
 //! client sees it, over stdio and over HTTP in both protocol eras, and 100 clients of one
 //! HTTP server calling at once. It prints figures; it never fails because of one.
 //!
-//!     cargo run --release --example bench_http                # the full run, ~1 min
-//!     cargo run --release --example bench_http -- --quick     # fewer calls
+//!     cargo bench --bench http                # the full run, ~1 min
+//!     cargo bench --bench http -- --quick     # fewer calls
 //!
 //! Every client is rmcp's (the child-process transport for stdio, the streamable HTTP
 //! client over reqwest for HTTP), so both sides carry the same client overhead. The calls
 //! are `status` (a read: the transport's cost stands out) and `start` (a change: the
-//! project lock, four files written and fsynced). `BMAD_MCP_BIN` overrides the binary.
+//! project lock, four files written and fsynced). `BMAD_MCP_BIN` overrides the binary
+//! (by default the one `cargo bench` builds).
 
-#[path = "common/mod.rs"]
 mod common;
 
 use std::path::{Path, PathBuf};

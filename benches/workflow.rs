@@ -3,9 +3,9 @@
 //! `list` grow with the number of sessions in a project. It prints a table with each
 //! target beside its figure; it never fails because of a figure.
 //!
-//!     cargo run --release --example bench                     # the full run, 10–30 s
-//!     cargo run --release --example bench -- --quick          # fewer runs
-//!     cargo run --release --example bench -- --only cold,sessions
+//!     cargo bench --bench workflow                          # the full run, 10–30 s
+//!     cargo bench --bench workflow -- --quick               # fewer runs
+//!     cargo bench --bench workflow -- --only cold,sessions
 //!
 //! Sections for `--only`: `disk`, `cold`, `workflow`, `replies`, `mib`, `sessions`.
 //!
@@ -17,11 +17,10 @@
 //! ext4, so every fsync the server does reaches the disk); the workflow is also run with
 //! its projects in `/dev/shm` (tmpfs, where fsync returns at once) when there is one.
 //!
-//! `BMAD_MCP_BIN` overrides the server binary. `BENCH_SERVER_WRAPPER` runs the server
-//! under another program, e.g. `valgrind --tool=callgrind` (figures are then meaningless
-//! but the profile is not).
+//! `BMAD_MCP_BIN` overrides the server binary (by default the one `cargo bench` builds
+//! beside the bench). `BENCH_SERVER_WRAPPER` runs the server under another program, e.g.
+//! `valgrind --tool=callgrind` (figures are then meaningless but the profile is not).
 
-#[path = "common/mod.rs"]
 mod common;
 
 use std::io::{BufRead, BufReader, Write};
@@ -75,8 +74,13 @@ fn main() -> Res<()> {
                 let list = args.next().ok_or("--only needs a list of sections")?;
                 only = Some(list.split(',').map(str::to_string).collect());
             }
+            // `cargo bench` adds it to every bench's arguments.
+            "--bench" => {}
             "-h" | "--help" => {
-                println!("usage: bench [--quick] [--only disk,cold,workflow,replies,mib,sessions]");
+                println!(
+                    "usage: cargo bench --bench workflow -- [--quick] \
+                     [--only disk,cold,workflow,replies,mib,sessions]"
+                );
                 return Ok(());
             }
             other => return Err(format!("unknown argument `{other}` (try --help)").into()),
@@ -149,7 +153,7 @@ fn print_machine(cfg: &Config) -> Res<()> {
         std::env::temp_dir().display()
     );
     if cfg!(debug_assertions) {
-        println!("warning: this is a debug build of the bench; run it with --release");
+        println!("warning: a debug build of the bench; `cargo bench` builds the release one");
     }
     Ok(())
 }
