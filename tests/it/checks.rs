@@ -350,7 +350,7 @@ async fn a_long_check_reports_progress_and_a_cancelled_call_kills_it_and_records
     let service = host
         .connect(
             rmcp::transport::TokioChildProcess::new(command(&project)).unwrap(),
-            false,
+            Era::Legacy,
         )
         .await;
     let Value::Object(args) = submit(&sid, REPORT) else {
@@ -607,7 +607,7 @@ async fn the_human_accepts_a_failing_check_in_the_clients_dialog() {
     let service = host
         .connect(
             rmcp::transport::TokioChildProcess::new(command(&project)).unwrap(),
-            true,
+            Era::Modern,
         )
         .await;
     let Value::Object(args) = json!({"action": "confirm", "session_id": sid}) else {

@@ -14,9 +14,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::support::http::Server;
-use crate::support::Sandbox;
+use crate::support::{Sandbox, ROOT};
 
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 const BASELINE: &str = "tests/conformance/expected-failures.yml";
 const SUITE: &str =
     "target/conformance/node_modules/@modelcontextprotocol/conformance/dist/index.js";

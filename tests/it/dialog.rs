@@ -10,14 +10,17 @@ use rmcp::transport::TokioChildProcess;
 use serde_json::{json, Value};
 
 use crate::support::user::{decline_then_confirm, structured, User};
-use crate::support::{command, read_json};
+use crate::support::{command, read_json, Era};
 
 async fn decide_in_dialog(modern: bool) {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().canonicalize().unwrap();
     let user = User::default();
     let service = user
-        .connect(TokioChildProcess::new(command(&project)).unwrap(), modern)
+        .connect(
+            TokioChildProcess::new(command(&project)).unwrap(),
+            if modern { Era::Modern } else { Era::Legacy },
+        )
         .await;
     decline_then_confirm(&service, &user, &project).await;
     let _ = service.cancel().await;
@@ -47,7 +50,10 @@ async fn approve_the_config_in_the_dialog(modern: bool) {
     .unwrap();
     let user = User::default();
     let service = user
-        .connect(TokioChildProcess::new(command(&project)).unwrap(), modern)
+        .connect(
+            TokioChildProcess::new(command(&project)).unwrap(),
+            if modern { Era::Modern } else { Era::Legacy },
+        )
         .await;
     let call = |args: Value| structured(&service, args);
     let approved = project.join(".bmad-task/config-approved.json");

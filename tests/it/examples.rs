@@ -26,7 +26,8 @@ use bmad_mcp::workflow::Stage;
 use regex::Regex;
 use serde_json::{json, Value};
 
-const BIN: &str = env!("CARGO_BIN_EXE_bmad-mcp");
+use crate::support::{read_json, BIN};
+
 const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/.bmad-task.example");
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/fixtures");
 
@@ -51,11 +52,6 @@ macro_rules! run_example {
             files: report.files,
         }
     }};
-}
-
-fn read_json(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// The document a JSON fixture carries in `field`.

@@ -8,8 +8,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::{json, Value};
 
-const BIN: &str = env!("CARGO_BIN_EXE_bmad-mcp");
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+use crate::support::{isolate, BIN, ROOT};
 
 /// The hook command of the plugin, its program replaced by the built binary.
 fn hook_command() -> Command {
@@ -23,9 +22,7 @@ fn hook_command() -> Command {
     let mut words = command.split_whitespace();
     assert_eq!(words.next(), Some("bmad-mcp"), "{command}");
     let mut cmd = Command::new(BIN);
-    cmd.args(words)
-        .env_remove("BMAD_PROJECT_ROOT")
-        .env_remove("CLAUDE_PROJECT_DIR");
+    isolate(cmd.args(words));
     cmd
 }
 

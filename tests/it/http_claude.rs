@@ -8,22 +8,12 @@ use crate::support;
 use std::path::Path;
 
 use crate::support::http::{Server, TOKEN};
-use crate::support::Sandbox;
-
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+use crate::support::{Sandbox, ROOT};
 
 /// Runs the CLI offline with a home of its own; returns (exit status, stdout + stderr).
-/// `mcp add` and `mcp list` end by themselves (the health check has its own timeout).
 fn claude(home: &Path, args: &[&str]) -> (i32, String) {
-    let out = support::claude::command(home, args)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", support::claude::cli().display()));
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code().unwrap_or(-1), text)
+    let (code, stdout, stderr) = support::claude::run(home, args);
+    (code, format!("{stdout}{stderr}"))
 }
 
 /// The line `claude mcp list` prints for `name`.

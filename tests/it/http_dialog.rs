@@ -8,6 +8,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 
 use crate::support::http::Server;
 use crate::support::user::{decline_then_confirm, User};
+use crate::support::Era;
 
 async fn decide_in_dialog(modern: bool) {
     let dir = tempfile::tempdir().unwrap();
@@ -15,7 +16,9 @@ async fn decide_in_dialog(modern: bool) {
     let server = Server::start(&["--root", project.to_str().unwrap()], &[]);
     let user = User::default();
     let transport = StreamableHttpClientTransport::from_uri(server.url.as_str());
-    let service = user.connect(transport, modern).await;
+    let service = user
+        .connect(transport, if modern { Era::Modern } else { Era::Legacy })
+        .await;
     decline_then_confirm(&service, &user, &project).await;
     let _ = service.cancel().await;
 }

@@ -11,13 +11,13 @@ use rmcp::model::{
     Implementation,
 };
 use rmcp::service::RequestContext;
-use rmcp::transport::StreamableHttpClientTransport;
+
 use rmcp::{ClientHandler, ErrorData, RoleClient};
 use serde_json::json;
 
 use crate::support::http::Server;
 use crate::support::user::answer;
-use crate::support::{passing_prd, read_json};
+use crate::support::{passing_prd, read_json, Era};
 
 /// A human who takes a while to decide.
 #[derive(Clone)]
@@ -52,10 +52,9 @@ async fn a_dialog_longer_than_the_request_time_limit_is_still_answered() {
         &["--root", project.to_str().unwrap()],
         &[("BMAD_HTTP_REQUEST_SECS", "1")],
     );
-    let transport = StreamableHttpClientTransport::from_uri(server.url.as_str());
-    let service = rmcp::ServiceExt::serve(SlowUser(Duration::from_secs(3)), transport)
-        .await
-        .unwrap();
+    let service = server
+        .connect_as(SlowUser(Duration::from_secs(3)), Era::Legacy, None)
+        .await;
     let call = |args: serde_json::Value| {
         let service = &service;
         async move {
@@ -89,7 +88,7 @@ async fn a_dialog_longer_than_the_request_time_limit_is_still_answered() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn checks_that_run_longer_than_the_request_time_limit_are_still_answered() {
-    for era in [support::Era::Legacy, support::Era::Modern] {
+    for era in Era::BOTH {
         let dir = tempfile::tempdir().unwrap();
         let project = dir.path().canonicalize().unwrap();
         std::fs::create_dir_all(project.join(".bmad")).unwrap();

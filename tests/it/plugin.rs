@@ -13,51 +13,20 @@
 //! findings of the plugin directory (a missing icon) concern a directory submission, not
 //! whether Claude Code loads the plugin: only a blocking one fails.
 
-use crate::support;
-
 use std::path::Path;
-use std::process::Stdio;
-use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-use crate::support::claude::PINNED;
+use crate::support::claude::{run, PINNED};
+use crate::support::ROOT;
 const PLUGIN: &str = "plugins/bmad";
 const TOOL_NAMES: [&str; 2] = ["mcp__bmad__bmad-task", "mcp__plugin_bmad_bmad__bmad-task"];
-
-/// Runs the CLI with a home of its own (no user settings read, nothing of the user's
-/// written), no telemetry, and a time limit; returns (exit status, stdout, stderr).
-fn claude(home: &Path, args: &[&str]) -> (i32, String, String) {
-    let mut child = support::claude::command(home, args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", support::claude::cli().display()));
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        if child.try_wait().expect("wait for claude").is_some() {
-            break;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("claude {args:?} took more than 120 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let out = child.wait_with_output().expect("claude's output");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 /// `claude plugin validate <target> --json`, parsed.
 fn validate(target: &Path) -> Value {
     let home = tempfile::tempdir().unwrap();
     let target = target.to_str().unwrap();
-    let (code, out, err) = claude(home.path(), &["plugin", "validate", target, "--json"]);
+    let (code, out, err) = run(home.path(), &["plugin", "validate", target, "--json"]);
     serde_json::from_str(&out).unwrap_or_else(|e| {
         panic!("validate {target} (exit {code}) printed no JSON ({e}):\n{out}\n{err}")
     })
@@ -90,7 +59,7 @@ fn problems(report: &Value) -> Vec<String> {
 #[test]
 fn the_pinned_cli_is_the_one_used() {
     let home = tempfile::tempdir().unwrap();
-    let (code, out, err) = claude(home.path(), &["--version"]);
+    let (code, out, err) = run(home.path(), &["--version"]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.starts_with(PINNED), "claude --version: {out}");
 }
@@ -179,11 +148,11 @@ fn a_broken_plugin_fails_the_same_checks() {
 #[test]
 fn the_readme_install_commands_install_the_plugin() {
     let home = tempfile::tempdir().unwrap();
-    let (code, out, err) = claude(home.path(), &["plugin", "marketplace", "add", ROOT]);
+    let (code, out, err) = run(home.path(), &["plugin", "marketplace", "add", ROOT]);
     assert_eq!(code, 0, "marketplace add: {out}{err}");
-    let (code, out, err) = claude(home.path(), &["plugin", "install", "bmad@bmad-mcp"]);
+    let (code, out, err) = run(home.path(), &["plugin", "install", "bmad@bmad-mcp"]);
     assert_eq!(code, 0, "install: {out}{err}");
-    let (code, out, err) = claude(home.path(), &["plugin", "list", "--json"]);
+    let (code, out, err) = run(home.path(), &["plugin", "list", "--json"]);
     assert_eq!(code, 0, "list: {out}{err}");
     let list: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
     let bmad = list

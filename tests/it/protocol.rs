@@ -5,10 +5,10 @@
 //! sent after.
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::support::{tree_digest, Raw, Sandbox, BIN};
+use crate::support::{bin, tree_digest, Raw, Sandbox};
 use serde_json::{json, Value};
 
 /// Sends `line`, then a ping, and returns every line the server wrote before the ping's
@@ -237,10 +237,7 @@ fn the_default_limit_is_16_mib() {
 
 /// The server with its stdin and stdout piped, after a legacy `initialize`.
 fn started(project: &std::path::Path) -> (std::process::Child, std::process::ChildStdin) {
-    let mut child = Command::new(BIN)
-        .current_dir(project)
-        .env_remove("BMAD_PROJECT_ROOT")
-        .env_remove("CLAUDE_PROJECT_DIR")
+    let mut child = bin(project)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

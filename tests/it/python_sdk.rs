@@ -13,8 +13,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-const BIN: &str = env!("CARGO_BIN_EXE_bmad-mcp");
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+use crate::support::{BIN, ROOT};
 
 /// The venv's interpreter, or `BMAD_TEST_PYTHON` when set (one with the pinned SDK).
 fn python() -> PathBuf {

@@ -11,11 +11,8 @@ use serde_json::{json, Value};
 #[test]
 fn every_stdout_line_is_a_json_rpc_message_even_at_trace_level() {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(support::BIN)
-        .current_dir(dir.path())
+    let mut child = support::bin(dir.path())
         .env("RUST_LOG", "trace")
-        .env_remove("BMAD_PROJECT_ROOT")
-        .env_remove("CLAUDE_PROJECT_DIR")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 /// The version `./scripts/test` installs.
 pub const PINNED: &str = "2.1.330";
@@ -39,4 +40,31 @@ pub fn command(home: &Path, args: &[&str]) -> Command {
         .env_remove("ANTHROPIC_API_KEY")
         .stdin(Stdio::null());
     cmd
+}
+
+/// Runs `claude <args>` in `home` as [`command`] sets it up, for at most 120 s; returns
+/// (exit status, stdout, stderr).
+pub fn run(home: &Path, args: &[&str]) -> (i32, String, String) {
+    let mut child = command(home, args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", cli().display()));
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        if child.try_wait().expect("wait for claude").is_some() {
+            break;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("claude {args:?} took more than 120 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().expect("claude's output");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }

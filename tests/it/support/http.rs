@@ -1,22 +1,21 @@
 //! Starts `bmad-mcp serve --http` on a free loopback port and talks to it: through rmcp's
 //! streamable HTTP client (both eras), and as raw HTTP/1.1 for what a client library
 //! would never send (no token, a foreign `Host`, a browser `Origin`, an oversize body).
-#![allow(dead_code)]
 
-use std::io::{BufRead, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rmcp::model::ProtocolVersion;
+use rmcp::service::{RunningService, Service};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::RoleClient;
 use serde_json::{json, Value};
 
-use super::{Client, Era, BIN};
+use super::stderr::Stderr;
+use super::{handshake, isolate, Client, Era, BIN};
 
 /// A token long enough for the server to accept it.
 pub const TOKEN: &str = "test-token-0123456789abcdef";
@@ -26,19 +25,16 @@ pub struct Server {
     pub child: Child,
     pub addr: SocketAddr,
     pub url: String,
-    stderr: Receiver<String>,
-    /// Every stderr line so far, shown when a test fails.
-    log: Arc<Mutex<Vec<String>>>,
+    stderr: Stderr,
 }
 
-/// The server's command with the given arguments after `serve --http 127.0.0.1:0`, the
-/// project variables cleared, and `env` set.
+/// The server's command with the given arguments after `serve --http 127.0.0.1:0`,
+/// isolated, no token, and `env` set.
 pub fn command(args: &[&str], env: &[(&str, &str)]) -> Command {
     let mut cmd = Command::new(BIN);
-    cmd.args(["serve", "--http", "127.0.0.1:0"])
+    isolate(&mut cmd)
+        .args(["serve", "--http", "127.0.0.1:0"])
         .args(args)
-        .env_remove("BMAD_PROJECT_ROOT")
-        .env_remove("CLAUDE_PROJECT_DIR")
         .env_remove("BMAD_MCP_TOKEN")
         .envs(env.iter().copied())
         .stdin(Stdio::null())
@@ -52,23 +48,12 @@ impl Server {
     /// the line that names the address it listens on.
     pub fn start(args: &[&str], env: &[(&str, &str)]) -> Server {
         let mut child = command(args, env).spawn().expect("the server starts");
-        let stderr = child.stderr.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let kept = Arc::clone(&log);
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stderr).lines() {
-                let Ok(line) = line else { break };
-                kept.lock().unwrap().push(line.clone());
-                let _ = tx.send(line);
-            }
-        });
+        let stderr = Stderr::read(child.stderr.take().unwrap());
         let mut server = Server {
             child,
             addr: "127.0.0.1:1".parse().unwrap(),
             url: String::new(),
-            stderr: rx,
-            log,
+            stderr,
         };
         let line = server.wait_for("serving MCP over streamable HTTP at http://");
         let url = line
@@ -88,19 +73,7 @@ impl Server {
 
     /// Waits (up to a minute) for a line on stderr holding `needle`; returns it.
     pub fn wait_for(&mut self, needle: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.stderr.recv_timeout(left) {
-                Ok(line) if line.contains(needle) => return line,
-                Ok(_) => {}
-                Err(RecvTimeoutError::Timeout) => panic!("no `{needle}` on stderr in a minute"),
-                Err(RecvTimeoutError::Disconnected) => {
-                    let status = self.child.wait().unwrap();
-                    panic!("the server exited ({status}) before saying `{needle}`")
-                }
-            }
-        }
+        self.stderr.wait_for(&mut self.child, needle)
     }
 
     /// Sends SIGTERM.
@@ -126,27 +99,33 @@ impl Server {
 
     /// An rmcp client over streamable HTTP in `era`, with the token when given.
     pub async fn connect(&self, era: Era, token: Option<&str>, project: &Path) -> Client {
+        let service = self.connect_as((), era, token).await;
+        Client::from_service(service, project)
+    }
+
+    /// A client over streamable HTTP in `era` whose requests `handler` answers (a human in
+    /// a dialog), with the token when given.
+    pub async fn connect_as<H: Service<RoleClient>>(
+        &self,
+        handler: H,
+        era: Era,
+        token: Option<&str>,
+    ) -> RunningService<RoleClient, H> {
         let mut config = StreamableHttpClientTransportConfig::with_uri(self.url.as_str());
         if let Some(token) = token {
             config = config.auth_header(token);
         }
-        let transport = StreamableHttpClientTransport::from_config(config);
-        let service = super::handshake(era, transport).await;
-        let negotiated = service.peer_info().map(|i| i.protocol_version.clone());
-        let want = match era {
-            Era::Legacy => ProtocolVersion::V_2025_11_25,
-            Era::Modern => ProtocolVersion::V_2026_07_28,
-        };
-        assert_eq!(negotiated, Some(want), "negotiated protocol version");
-        Client::from_service(service, project)
+        handshake(
+            handler,
+            era,
+            StreamableHttpClientTransport::from_config(config),
+        )
+        .await
     }
 }
 
 impl Drop for Server {
     fn drop(&mut self) {
-        if std::thread::panicking() {
-            eprintln!("server stderr:\n{}", self.log.lock().unwrap().join("\n"));
-        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

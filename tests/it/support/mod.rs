@@ -1,21 +1,31 @@
-//! Drives the built `bmad-mcp` binary through rmcp's client, as a host would.
-#![allow(dead_code)]
+//! The helpers of the integration tests: the built `bmad-mcp` binary as a process, driven
+//! through rmcp's client as a host would ([`Client`]) or with raw JSON-RPC lines
+//! ([`raw::Raw`]); the same over `serve --http` ([`http`]); the human in a dialog
+//! ([`user`]) and in a terminal ([`terminal`]); the pinned Claude Code CLI ([`claude`]);
+//! the documents the tests submit, and what they check on disk.
 
 pub mod claude;
 pub mod http;
+pub mod raw;
+pub mod stderr;
 pub mod terminal;
 pub mod user;
+
+pub use raw::Raw;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use rmcp::model::{CallToolRequestParams, ProtocolVersion};
-use rmcp::service::RunningService;
+use rmcp::service::{RunningService, Service};
 use rmcp::transport::TokioChildProcess;
-use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
+use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
 use serde_json::{json, Value};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_bmad-mcp");
+
+/// The repository, for the files the tests read (README, plugin, Python clients).
+pub const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Era {
@@ -23,6 +33,27 @@ pub enum Era {
     Legacy,
     /// `server/discover` with per-request metadata (2026-07-28), as Claude Code speaks.
     Modern,
+}
+
+impl Era {
+    pub const BOTH: [Era; 2] = [Era::Legacy, Era::Modern];
+
+    /// The version the server must agree to.
+    pub fn version(self) -> ProtocolVersion {
+        match self {
+            Era::Legacy => ProtocolVersion::V_2025_11_25,
+            Era::Modern => ProtocolVersion::V_2026_07_28,
+        }
+    }
+
+    fn lifecycle(self) -> ClientLifecycleMode {
+        match self {
+            Era::Legacy => ClientLifecycleMode::Initialize,
+            Era::Modern => ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        }
+    }
 }
 
 pub struct Client {
@@ -34,49 +65,53 @@ pub struct Client {
 /// prompt of the person running them.
 pub const NO_USER_CONFIG: &str = "/nonexistent/bmad-mcp-tests/config";
 
-/// A server command for `project`, with the project-root variables cleared so the
-/// test decides where the server looks.
-pub fn command(project: &Path) -> tokio::process::Command {
-    let mut cmd = tokio::process::Command::new(BIN);
-    cmd.current_dir(project)
-        .env_remove("BMAD_PROJECT_ROOT")
+/// What every server a test starts runs with: the project-root variables cleared, so the
+/// test decides where the server looks, and no user configuration.
+pub fn isolate(cmd: &mut std::process::Command) -> &mut std::process::Command {
+    cmd.env_remove("BMAD_PROJECT_ROOT")
         .env_remove("CLAUDE_PROJECT_DIR")
-        .env("XDG_CONFIG_HOME", NO_USER_CONFIG);
+        .env("XDG_CONFIG_HOME", NO_USER_CONFIG)
+}
+
+/// The binary as a plain process in `project`, isolated.
+pub fn bin(project: &Path) -> std::process::Command {
+    let mut cmd = std::process::Command::new(BIN);
+    isolate(cmd.current_dir(project));
     cmd
 }
 
-/// The binary as a plain process in `project`, with the project-root variables cleared.
-pub fn bin(project: &Path) -> std::process::Command {
-    let mut cmd = std::process::Command::new(BIN);
-    cmd.current_dir(project)
-        .env_remove("BMAD_PROJECT_ROOT")
-        .env_remove("CLAUDE_PROJECT_DIR")
-        .env("XDG_CONFIG_HOME", NO_USER_CONFIG);
-    cmd
+/// [`bin`] as a tokio command, for rmcp's child-process transport.
+pub fn command(project: &Path) -> tokio::process::Command {
+    bin(project).into()
 }
 
 pub async fn connect(era: Era, project: &Path) -> Client {
     connect_with(era, command(project), project).await
 }
 
-/// A plain client over `transport`: the `initialize` handshake, or `server/discover`.
-pub async fn handshake<T, E, A>(era: Era, transport: T) -> RunningService<RoleClient, ()>
+/// A client over `transport` in `era` (the `initialize` handshake, or `server/discover`)
+/// whose requests `handler` answers, once the server has agreed to the era's version.
+pub async fn handshake<H, T, E, A>(
+    handler: H,
+    era: Era,
+    transport: T,
+) -> RunningService<RoleClient, H>
 where
+    H: Service<RoleClient>,
     T: rmcp::transport::IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
-    match era {
-        Era::Legacy => ().serve(transport).await.expect("initialize handshake"),
-        Era::Modern => ()
-            .serve_with_lifecycle(
-                transport,
-                ClientLifecycleMode::Discover {
-                    preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-                },
-            )
-            .await
-            .expect("server/discover handshake"),
-    }
+    let service = handler
+        .serve_with_lifecycle(transport, era.lifecycle())
+        .await
+        .unwrap_or_else(|e| panic!("{era:?} handshake: {e}"));
+    let negotiated = service.peer_info().map(|i| i.protocol_version.clone());
+    assert_eq!(
+        negotiated,
+        Some(era.version()),
+        "negotiated protocol version"
+    );
+    service
 }
 
 pub async fn connect_with(era: Era, cmd: tokio::process::Command, project: &Path) -> Client {
@@ -84,20 +119,7 @@ pub async fn connect_with(era: Era, cmd: tokio::process::Command, project: &Path
         .stderr(Stdio::null())
         .spawn()
         .expect("the server starts");
-    let service = handshake(era, transport).await;
-    let negotiated = service
-        .peer_info()
-        .map(|i| i.protocol_version.clone())
-        .expect("the server told its protocol version");
-    let want = match era {
-        Era::Legacy => ProtocolVersion::V_2025_11_25,
-        Era::Modern => ProtocolVersion::V_2026_07_28,
-    };
-    assert_eq!(negotiated, want, "negotiated protocol version");
-    Client {
-        service,
-        project: project.to_path_buf(),
-    }
+    Client::from_service(handshake((), era, transport).await, project)
 }
 
 impl Client {
@@ -304,120 +326,6 @@ impl Sandbox {
             "files written outside the two areas: {stray:?}"
         );
     }
-}
-
-/// The server driven over raw JSON-RPC lines, for what a client library would never send.
-pub struct Raw {
-    pub child: std::process::Child,
-    stdin: Option<std::process::ChildStdin>,
-    lines: std::sync::mpsc::Receiver<String>,
-}
-
-impl Raw {
-    /// Starts the server in `project` and completes a legacy `initialize` handshake.
-    pub fn start(project: &Path) -> Raw {
-        Raw::start_with_env(project, &[])
-    }
-
-    /// As [`Raw::start`], with these environment variables set.
-    pub fn start_with_env(project: &Path, env: &[(&str, &str)]) -> Raw {
-        use std::io::BufRead;
-        let mut child = std::process::Command::new(BIN)
-            .current_dir(project)
-            .env_remove("BMAD_PROJECT_ROOT")
-            .env_remove("CLAUDE_PROJECT_DIR")
-            .envs(env.iter().copied())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the server starts");
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut raw = Raw {
-            stdin: child.stdin.take(),
-            child,
-            lines: rx,
-        };
-        raw.request(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}));
-        raw.send_line(
-            &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
-        );
-        raw
-    }
-
-    pub fn send_line(&mut self, line: &str) {
-        use std::io::Write;
-        let stdin = self.stdin.as_mut().expect("stdin is open");
-        stdin.write_all(line.as_bytes()).unwrap();
-        stdin.write_all(b"\n").unwrap();
-        stdin.flush().unwrap();
-    }
-
-    pub fn send_bytes(&mut self, bytes: &[u8]) {
-        use std::io::Write;
-        let stdin = self.stdin.as_mut().expect("stdin is open");
-        stdin.write_all(bytes).unwrap();
-        stdin.flush().unwrap();
-    }
-
-    /// The next message the server writes but notifications (waiting up to a minute).
-    pub fn next_reply(&mut self) -> Value {
-        loop {
-            let line = self
-                .lines
-                .recv_timeout(std::time::Duration::from_secs(60))
-                .expect("the server answers");
-            let v: Value = serde_json::from_str(&line)
-                .unwrap_or_else(|e| panic!("not JSON on stdout ({e}): {line}"));
-            if !is_notification(&v) {
-                return v;
-            }
-        }
-    }
-
-    /// Sends a request and returns the next line, which must answer it.
-    pub fn request(&mut self, message: Value) -> Value {
-        self.send_line(&message.to_string());
-        let reply = self.next_reply();
-        assert_eq!(reply["id"], message["id"], "{reply}");
-        reply
-    }
-
-    /// A `tools/call` of `bmad-task` with `arguments`.
-    pub fn call(&mut self, id: i64, arguments: Value) -> Value {
-        self.request(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "bmad-task", "arguments": arguments}}))
-    }
-
-    /// Closes stdin and waits for the process; returns the lines written after the close.
-    pub fn close(mut self) -> (std::process::ExitStatus, Vec<Value>) {
-        drop(self.stdin.take());
-        let status = self.child.wait().unwrap();
-        let rest = self
-            .lines
-            .iter()
-            .map(|l| serde_json::from_str(&l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-            .filter(|v| !is_notification(v))
-            .collect();
-        (status, rest)
-    }
-}
-
-/// A notification from the server (`notifications/resources/list_changed` after a `start`
-/// or `submit`), which the raw client passes over.
-fn is_notification(v: &Value) -> bool {
-    v.get("id").is_none()
-        && v["method"]
-            .as_str()
-            .is_some_and(|m| m.starts_with("notifications/"))
 }
 
 /// The sections the PO's prompt requires of a PRD (the server checks each is there,

@@ -8,16 +8,14 @@ use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
-    ElicitationAction, Implementation, ProgressNotificationParam, ProtocolVersion,
+    ElicitationAction, Implementation, ProgressNotificationParam,
 };
 use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::transport::IntoTransport;
-use rmcp::{
-    ClientHandler, ClientLifecycleMode, ClientServiceExt, ErrorData, RoleClient, ServiceExt,
-};
+use rmcp::{ClientHandler, ErrorData, RoleClient};
 use serde_json::{json, Value};
 
-use super::{last_entry, read_json};
+use super::{handshake, last_entry, read_json, Era};
 
 #[derive(Clone, Default)]
 pub struct User {
@@ -45,32 +43,13 @@ impl User {
             .expect("a dialog was shown")
     }
 
-    /// Connects over `transport`: the `initialize` handshake, or 2026-07-28 when `modern`.
-    pub async fn connect<T, E, A>(
-        &self,
-        transport: T,
-        modern: bool,
-    ) -> RunningService<RoleClient, User>
+    /// Connects over `transport` in `era`, this human answering the server's dialogs.
+    pub async fn connect<T, E, A>(&self, transport: T, era: Era) -> RunningService<RoleClient, User>
     where
         T: IntoTransport<RoleClient, E, A>,
         E: std::error::Error + Send + Sync + 'static,
     {
-        if modern {
-            self.clone()
-                .serve_with_lifecycle(
-                    transport,
-                    ClientLifecycleMode::Discover {
-                        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-                    },
-                )
-                .await
-                .expect("server/discover handshake")
-        } else {
-            self.clone()
-                .serve(transport)
-                .await
-                .expect("initialize handshake")
-        }
+        handshake(self.clone(), era, transport).await
     }
 }
 
