@@ -1,70 +1,79 @@
-//! Several server processes on one project, as when a user has several assistant windows
-//! open: every start lands, names never collide, and a session changed from two processes at
-//! once records each accepted step exactly once.
+//! Several clients on one project at once, over stdio (a server process each, as when a
+//! user has several assistant windows open) and over HTTP (clients of one server, as
+//! several IDEs sharing it): every start lands, names never collide, and a session changed
+//! by two clients at once records each accepted step exactly once.
 
-use crate::support;
+use std::sync::Arc;
 
-use crate::support::{connect, read_json, start_args, Era, Sandbox};
 use serde_json::{json, Value};
 
-const PROCESSES: usize = 4;
-const STARTS_EACH: usize = 200;
+use crate::support::transport::{each_transport, Transport};
+use crate::support::{
+    assert_each_start_stored, files_under, prd_asking, read_json, start_args, Era, Sandbox,
+};
+
 const OBJECTIVE: &str = "Add a search box to the documentation site";
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn four_processes_start_two_hundred_sessions_each() {
+/// 800 starts at once on one project: 4 server processes making 200 each over stdio, 8
+/// clients of one server making 100 each over HTTP, both eras. All the clients connect at
+/// once, and each starts calling as soon as it is connected.
+async fn many_clients_start_sessions_on_one_project(t: Transport) {
+    let (clients, starts_each) = match t {
+        Transport::Stdio => (4, 200),
+        Transport::Http => (8, 100),
+    };
     let sb = Sandbox::new();
-    // All four are spawned at once, and each starts calling as soon as it is connected.
-    let runs = (0..PROCESSES).map(|i| {
-        let project = sb.project.clone();
-        tokio::spawn(async move {
-            let era = if i % 2 == 0 { Era::Legacy } else { Era::Modern };
-            let c = connect(era, &project).await;
-            let mut started = Vec::new();
-            for _ in 0..STARTS_EACH {
-                let v = c.ok(start_args(&project, OBJECTIVE)).await;
-                started.push((
-                    v["session_id"].as_str().unwrap().to_string(),
-                    v["task_name"].as_str().unwrap().to_string(),
-                ));
-            }
-            c.close().await;
-            started
+    let host = Arc::new(t.host(&sb.project));
+    let runs: Vec<_> = (0..clients)
+        .map(|i| {
+            let (host, project) = (Arc::clone(&host), sb.project.clone());
+            tokio::spawn(async move {
+                let era = if i % 2 == 0 { Era::Legacy } else { Era::Modern };
+                let c = host.connect(era).await;
+                let mut started = Vec::new();
+                for _ in 0..starts_each {
+                    let v = c.ok(start_args(&project, OBJECTIVE)).await;
+                    started.push((
+                        v["session_id"].as_str().unwrap().to_string(),
+                        v["task_name"].as_str().unwrap().to_string(),
+                    ));
+                }
+                c.close().await;
+                started
+            })
         })
-    });
+        .collect();
     let mut started = Vec::new();
-    for run in futures_join(runs).await {
-        started.extend(run);
+    for run in runs {
+        started.extend(run.await.expect("the client finishes"));
     }
-    let total = PROCESSES * STARTS_EACH;
-    assert_eq!(started.len(), total, "every start succeeded");
+    assert_eq!(
+        started.len(),
+        clients * starts_each,
+        "every start succeeded"
+    );
 
-    support::assert_each_start_stored(&sb.project, &started, OBJECTIVE);
+    assert_each_start_stored(&sb.project, &started, OBJECTIVE);
     sb.assert_confined(&[]);
 }
 
-/// Runs the spawned tasks to the end, in order.
-async fn futures_join<T>(runs: impl Iterator<Item = tokio::task::JoinHandle<T>>) -> Vec<T> {
-    let mut out = Vec::new();
-    for r in runs.collect::<Vec<_>>() {
-        out.push(r.await.expect("the task finishes"));
-    }
-    out
-}
+each_transport!(async many_clients_start_sessions_on_one_project
+    => many_clients_start_sessions_on_one_project);
 
-/// The same session, the same moment, two processes: one submit is applied and the other
-/// is refused with a state error, or applied after it; the history never loses or repeats
-/// a step. Repeated so the two calls really overlap in some rounds.
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn two_processes_submitting_to_one_session_apply_once() {
+/// The same session, the same moment, two clients (one of each era): one submit is
+/// applied and the other is refused with a state error; the history never loses or repeats
+/// a step. Repeated so the two calls really overlap in some rounds. Then pipelined calls on
+/// one connection, which the same lock serialises.
+async fn two_clients_submitting_to_one_session_apply_once(t: Transport) {
     let sb = Sandbox::new();
-    let a = connect(Era::Modern, &sb.project).await;
-    let b = connect(Era::Legacy, &sb.project).await;
+    let host = t.host(&sb.project);
+    let a = host.connect(Era::Modern).await;
+    let b = host.connect(Era::Legacy).await;
     let rounds = 12;
     for round in 0..rounds {
         let v = a.ok(start_args(&sb.project, "Search the docs")).await;
         let sid = v["session_id"].as_str().unwrap().to_string();
-        let submit = |score: u32| json!({"action": "submit", "session_id": sid, "stage": "po", "claude_result": support::prd_asking(score)});
+        let submit = |score: u32| json!({"action": "submit", "session_id": sid, "stage": "po", "claude_result": prd_asking(score)});
         let ((a_err, av), (b_err, bv)) = tokio::join!(a.call(submit(61)), b.call(submit(62)));
         let outcomes = [(a_err, &av), (b_err, &bv)];
         let won: Vec<&Value> = outcomes.iter().filter(|o| !o.0).map(|o| o.1).collect();
@@ -97,7 +106,7 @@ async fn two_processes_submitting_to_one_session_apply_once() {
             "the winner's result is stored"
         );
         // Only the winner's files exist: one raw result and one draft.
-        let temp = support::files_under(&sb.project.join(format!(".bmad-task/temp/{sid}")));
+        let temp = files_under(&sb.project.join(format!(".bmad-task/temp/{sid}")));
         assert_eq!(temp.len(), 2, "{temp:?}");
 
         // A step legal now, sent from both at once: the first applies, the second finds
@@ -115,8 +124,7 @@ async fn two_processes_submitting_to_one_session_apply_once() {
     // Pipelined calls on one connection are serialised by the same lock.
     let v = a.ok(start_args(&sb.project, "Pipelined")).await;
     let sid = v["session_id"].as_str().unwrap().to_string();
-    let submit =
-        json!({"action": "submit", "session_id": sid, "claude_result": support::prd_asking(70)});
+    let submit = json!({"action": "submit", "session_id": sid, "claude_result": prd_asking(70)});
     let (r1, r2, r3) = tokio::join!(
         a.call(submit.clone()),
         a.call(submit.clone()),
@@ -133,3 +141,6 @@ async fn two_processes_submitting_to_one_session_apply_once() {
     b.close().await;
     sb.assert_confined(&[]);
 }
+
+each_transport!(async two_clients_submitting_to_one_session_apply_once
+    => two_clients_submitting_to_one_session_apply_once);

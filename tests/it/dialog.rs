@@ -1,45 +1,37 @@
-//! rmcp's own client as a host whose user answers the server's dialog: in the legacy era
-//! the server sends `elicitation/create` during the call, in 2026-07-28 it returns an
-//! input-required result that rmcp's `call_tool` fulfils through the same handler and
-//! retries. A declined dialog changes nothing; an accepted one is recorded as the human's.
-
-use crate::support;
+//! rmcp's own client as a host whose user answers the server's dialog, over stdio and over
+//! HTTP. In the legacy era the server sends `elicitation/create` during the call (over
+//! HTTP on the call's event stream, the client answering with a POST of its own); in
+//! 2026-07-28 it returns an input-required result that rmcp's `call_tool` fulfils through
+//! the same handler and retries. A declined dialog changes nothing; an accepted one is
+//! recorded as the human's.
 
 use rmcp::model::ElicitationAction;
-use rmcp::transport::TokioChildProcess;
 use serde_json::{json, Value};
 
+use crate::support::transport::{each_transport, Transport};
 use crate::support::user::{decline_then_confirm, structured, User};
-use crate::support::{command, read_json, Era};
+use crate::support::{passing_architecture, passing_prd, read_json, Era};
 
-async fn decide_in_dialog(modern: bool) {
+async fn decide_in_dialog(t: Transport, era: Era) {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().canonicalize().unwrap();
+    let host = t.host(&project);
     let user = User::default();
-    let service = user
-        .connect(
-            TokioChildProcess::new(command(&project)).unwrap(),
-            if modern { Era::Modern } else { Era::Legacy },
-        )
-        .await;
+    let service = host.connect_as(user.clone(), era).await;
     decline_then_confirm(&service, &user, &project).await;
     let _ = service.cancel().await;
 }
 
-#[tokio::test]
-async fn the_user_decides_in_the_dialog_during_the_call() {
-    decide_in_dialog(false).await;
-}
+each_transport!(async the_user_decides_in_the_dialog_during_the_call
+    => |t| decide_in_dialog(t, Era::Legacy));
 
-#[tokio::test]
-async fn the_user_decides_in_the_dialog_of_an_input_required_result() {
-    decide_in_dialog(true).await;
-}
+each_transport!(async the_user_decides_in_the_dialog_of_an_input_required_result
+    => |t| decide_in_dialog(t, Era::Modern));
 
 /// A `.bmad/config.toml` that waits for the human (its checks were never approved) is
 /// offered beside the decision, off by default: left unticked nothing is approved; ticked,
 /// the version shown is approved as the human's, via the dialog.
-async fn approve_the_config_in_the_dialog(modern: bool) {
+async fn approve_the_config_in_the_dialog(t: Transport, era: Era) {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().canonicalize().unwrap();
     std::fs::create_dir_all(project.join(".bmad")).unwrap();
@@ -48,20 +40,15 @@ async fn approve_the_config_in_the_dialog(modern: bool) {
         "[checks]\nunit = \"true\"\n",
     )
     .unwrap();
+    let host = t.host(&project);
     let user = User::default();
-    let service = user
-        .connect(
-            TokioChildProcess::new(command(&project)).unwrap(),
-            if modern { Era::Modern } else { Era::Legacy },
-        )
-        .await;
+    let service = host.connect_as(user.clone(), era).await;
     let call = |args: Value| structured(&service, args);
     let approved = project.join(".bmad-task/config-approved.json");
     let v = call(json!({"action": "start", "objective": "Build a changelog bot", "cwd": project}))
         .await;
     let id = v["session_id"].as_str().unwrap().to_string();
-    call(json!({"action": "submit", "session_id": id, "claude_result": support::passing_prd()}))
-        .await;
+    call(json!({"action": "submit", "session_id": id, "claude_result": passing_prd()})).await;
     // Confirmed, the config left alone.
     user.will(
         ElicitationAction::Accept,
@@ -78,7 +65,7 @@ async fn approve_the_config_in_the_dialog(modern: bool) {
         "{shown}"
     );
 
-    call(json!({"action": "submit", "session_id": id, "claude_result": support::passing_architecture()}))
+    call(json!({"action": "submit", "session_id": id, "claude_result": passing_architecture()}))
         .await;
     user.will(
         ElicitationAction::Accept,
@@ -113,12 +100,8 @@ async fn approve_the_config_in_the_dialog(modern: bool) {
     let _ = service.cancel().await;
 }
 
-#[tokio::test]
-async fn the_user_approves_the_changed_config_in_the_dialog_during_the_call() {
-    approve_the_config_in_the_dialog(false).await;
-}
+each_transport!(async the_user_approves_the_changed_config_in_the_dialog_during_the_call
+    => |t| approve_the_config_in_the_dialog(t, Era::Legacy));
 
-#[tokio::test]
-async fn the_user_approves_the_changed_config_in_the_dialog_of_an_input_required_result() {
-    approve_the_config_in_the_dialog(true).await;
-}
+each_transport!(async the_user_approves_the_changed_config_in_the_dialog_of_an_input_required_result
+    => |t| approve_the_config_in_the_dialog(t, Era::Modern));

@@ -23,26 +23,23 @@ mod workflow_e2e; // a whole PO → QA run in both eras, every reply and every f
 
 // The human's channels.
 mod cli; // the terminal commands, through a pseudo-terminal
-mod dialog; // the human decides in the client's dialog (elicitation), both eras
+mod dialog; // the human decides in the client's dialog (elicitation), both eras, stdio and HTTP
 mod hook; // `bmad-mcp hook pre-tool-use`, as the plugin runs it
 
 // The server process: where it works, what it writes, how it ends.
-mod concurrency; // several processes on one project
+mod concurrency; // several clients on one project: processes (stdio), one server (HTTP)
 mod crash; // SIGKILL during writes: every file whole
 mod project_root; // finding the project from the working directory, as git does
 mod prompt_overrides; // role prompts from the project and the user's config
 mod protocol; // the JSON-RPC wire: one answer per request, limits, a closed stdout
 mod restart; // sessions survive the process
 mod schema;
-mod shutdown; // closing stdin mid-session: exit 0, nothing acknowledged lost
+mod shutdown; // ended mid-session (stdin closed, SIGTERM): calls answered, exit 0, all kept
 mod stdout; // stdout carries only JSON-RPC, even at trace level; --version, --help // the tool's schemas are valid JSON Schema 2020-12
 
 // `serve --http`.
 mod http; // a call over HTTP in both eras, roots, the lock-down (token, Host, Origin, sizes)
-mod http_concurrency; // several clients of one server
-mod http_dialog; // the dialog over HTTP
 mod http_long_calls; // a call may take as long as the human or the checks take
-mod http_shutdown; // SIGTERM: calls in flight finish, exit 0
 
 // Real clients and the repository's own promises.
 mod conformance; // the official MCP conformance suite against `serve --http`

@@ -71,6 +71,11 @@ impl Server {
         server
     }
 
+    /// Starts the server with `project` as its only root.
+    pub fn for_project(project: &Path, env: &[(&str, &str)]) -> Server {
+        Server::start(&["--root", project.to_str().unwrap()], env)
+    }
+
     /// Waits (up to a minute) for a line on stderr holding `needle`; returns it.
     pub fn wait_for(&mut self, needle: &str) -> String {
         self.stderr.wait_for(&mut self.child, needle)

@@ -1,14 +1,16 @@
 //! The helpers of the integration tests: the built `bmad-mcp` binary as a process, driven
 //! through rmcp's client as a host would ([`Client`]) or with raw JSON-RPC lines
-//! ([`raw::Raw`]); the same over `serve --http` ([`http`]); the human in a dialog
-//! ([`user`]) and in a terminal ([`terminal`]); the pinned Claude Code CLI ([`claude`]);
-//! the documents the tests submit, and what they check on disk.
+//! ([`raw::Raw`]); the same over `serve --http` ([`http`]); a scenario run over either
+//! ([`transport`]); the human in a dialog ([`user`]) and in a terminal ([`terminal`]); the
+//! pinned Claude Code CLI ([`claude`]); the documents the tests submit, and what they check
+//! on disk.
 
 pub mod claude;
 pub mod http;
 pub mod raw;
 pub mod stderr;
 pub mod terminal;
+pub mod transport;
 pub mod user;
 
 pub use raw::Raw;

@@ -9,10 +9,13 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use super::stderr::Stderr;
+
 pub struct Raw {
     pub child: std::process::Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
+    stderr: Stderr,
 }
 
 impl Raw {
@@ -27,7 +30,7 @@ impl Raw {
             .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .expect("the server starts");
         let stdout = child.stdout.take().unwrap();
@@ -42,6 +45,7 @@ impl Raw {
         });
         let mut raw = Raw {
             stdin: child.stdin.take(),
+            stderr: Stderr::read(child.stderr.take().unwrap()),
             child,
             lines: rx,
         };
@@ -91,6 +95,16 @@ impl Raw {
     /// A `tools/call` of `bmad-task` with `arguments`.
     pub fn call(&mut self, id: i64, arguments: Value) -> Value {
         self.request(tool_call(id, arguments))
+    }
+
+    /// Sends a `tools/call` of `bmad-task` without waiting for its answer.
+    pub fn send_call(&mut self, id: i64, arguments: Value) {
+        self.send_line(&tool_call(id, arguments).to_string());
+    }
+
+    /// Waits (up to a minute) for a line on stderr holding `needle`; returns it.
+    pub fn wait_for(&mut self, needle: &str) -> String {
+        self.stderr.wait_for(&mut self.child, needle)
     }
 
     /// Closes stdin, as a host does when it is done with the server.
