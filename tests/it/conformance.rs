@@ -7,7 +7,9 @@
 //!
 //! The suite needs Node 22 or newer: `./scripts/test` installs a pinned one into
 //! `target/node22` and the suite into `target/conformance` (`BMAD_NODE` names another
-//! node binary). Without them the test fails, saying how to install them.
+//! node binary), then runs the suite's tests, which a bare `cargo test` reports ignored,
+//! saying why. Run without them (`--include-ignored`), they fail, saying how to install
+//! them.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -122,6 +124,7 @@ fn assert_passed(summary: &str, scenarios: &[&str]) {
 }
 
 #[test]
+#[ignore = "needs the pinned MCP conformance suite: run ./scripts/test"]
 fn the_conformance_suite_passes_in_the_session_era() {
     let summary = run_suite(&[]);
     assert_passed(
@@ -136,6 +139,7 @@ fn the_conformance_suite_passes_in_the_session_era() {
 }
 
 #[test]
+#[ignore = "needs the pinned MCP conformance suite: run ./scripts/test"]
 fn the_conformance_suite_passes_in_the_2026_07_28_era() {
     let summary = run_suite(&["--spec-version", "2026-07-28"]);
     assert_passed(&summary, &["tools-list", "dns-rebinding-protection"]);

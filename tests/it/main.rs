@@ -1,14 +1,22 @@
 //! The integration tests: one binary, `it`, with a module per concern. Every module drives
 //! the built `bmad-mcp` binary (or reads the repository) as a user or a host would.
 //!
-//!     cargo test --test it                  # all of them
-//!     cargo test --test it dialog::         # one module
+//!     ./scripts/test                        # all of them, the pinned clients installed first
+//!     ./scripts/test dialog::               # one module
+//!     cargo test --test it ::http           # the HTTP variant of each two-transport scenario
+//!
+//! The tests that need a pinned external client (the Python SDK, the Claude Code CLI, the
+//! MCP conformance suite on Node 22) are `#[ignore]`d with the reason, so a bare
+//! `cargo test` on a fresh clone passes and lists them as ignored; `./scripts/test`
+//! installs the clients into `target/` and runs everything (`--include-ignored`). Tests
+//! that need only `jq`, git or a pseudo-terminal are not ignored.
 //!
 //! Data the tests read stays beside this folder: `tests/python/` (the Python SDK clients)
 //! and `tests/conformance/` (the conformance suite's expected failures).
 
 // The helpers: the binary over stdio (rmcp's client, raw JSON-RPC lines), `serve --http`,
-// the human in a dialog and in a terminal, the Claude Code CLI.
+// a scenario run over either transport, the human in a dialog and in a terminal, the
+// Claude Code CLI.
 mod support;
 
 // The workflow through the tool.

@@ -5,7 +5,9 @@
 //!
 //! The CLI is the one `./scripts/test` installs with npm into
 //! `target/claude-cli/node_modules/.bin/claude` (`BMAD_CLAUDE_CLI` names another one).
-//! Without it these tests fail, saying how to install it: they never pass unrun.
+//! A bare `cargo test` reports these tests ignored, saying why; `./scripts/test` runs them.
+//! Run without the CLI (`--include-ignored`), they fail, saying how to install it: they
+//! never pass unrun.
 //!
 //! `validate` exits 0 even with warnings, so its JSON is read. Errors fail, and so do the
 //! manifest's warnings: an unknown key is only a warning and Claude Code drops it, so a
@@ -57,6 +59,7 @@ fn problems(report: &Value) -> Vec<String> {
 }
 
 #[test]
+#[ignore = "needs the pinned Claude Code CLI: run ./scripts/test"]
 fn the_pinned_cli_is_the_one_used() {
     let home = tempfile::tempdir().unwrap();
     let (code, out, err) = run(home.path(), &["--version"]);
@@ -65,6 +68,7 @@ fn the_pinned_cli_is_the_one_used() {
 }
 
 #[test]
+#[ignore = "needs the pinned Claude Code CLI: run ./scripts/test"]
 fn the_marketplace_validates_and_lists_the_plugin() {
     let report = validate(Path::new(ROOT));
     assert_eq!(report["manifest"]["type"], "marketplace", "{report:#}");
@@ -84,6 +88,7 @@ fn the_marketplace_validates_and_lists_the_plugin() {
 }
 
 #[test]
+#[ignore = "needs the pinned Claude Code CLI: run ./scripts/test"]
 fn the_plugin_validates_and_provides_the_server_and_the_gate_hook() {
     let report = validate(&Path::new(ROOT).join(PLUGIN));
     assert_eq!(report["manifest"]["type"], "plugin", "{report:#}");
@@ -121,6 +126,7 @@ fn the_plugin_validates_and_provides_the_server_and_the_gate_hook() {
 }
 
 #[test]
+#[ignore = "needs the pinned Claude Code CLI: run ./scripts/test"]
 fn a_broken_plugin_fails_the_same_checks() {
     // The checks above can fail: a misspelt key is a warning, a hook of the wrong shape
     // an error.
@@ -146,6 +152,7 @@ fn a_broken_plugin_fails_the_same_checks() {
 }
 
 #[test]
+#[ignore = "needs the pinned Claude Code CLI: run ./scripts/test"]
 fn the_readme_install_commands_install_the_plugin() {
     let home = tempfile::tempdir().unwrap();
     let (code, out, err) = run(home.path(), &["plugin", "marketplace", "add", ROOT]);

@@ -7,8 +7,10 @@
 //! connects to `serve --http` by URL.
 //!
 //! The SDK lives in a venv at `target/py-venv`, which `./scripts/test` creates (the only
-//! step that needs the network); the tests themselves run offline. Without the venv these
-//! tests fail and say how to create it: they never pass without running the client.
+//! step that needs the network) before it runs every test, these included; the tests
+//! themselves run offline. A bare `cargo test` reports them ignored, saying why. Run
+//! without the venv (`--include-ignored`), they fail and say how to create it: they never
+//! pass without running the client.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -63,11 +65,13 @@ fn run_script(name: &str, mode: &str) -> String {
 }
 
 #[test]
+#[ignore = "needs the pinned Python SDK: run ./scripts/test"]
 fn the_python_sdk_drives_a_whole_workflow_with_the_legacy_handshake() {
     drive("legacy", "2025-11-25");
 }
 
 #[test]
+#[ignore = "needs the pinned Python SDK: run ./scripts/test"]
 fn the_python_sdk_drives_a_whole_workflow_in_the_2026_07_28_era() {
     drive("auto", "2026-07-28");
 }
@@ -84,11 +88,13 @@ fn gates(mode: &str) {
 }
 
 #[test]
+#[ignore = "needs the pinned Python SDK: run ./scripts/test"]
 fn the_human_decides_in_the_dialog_sent_during_the_call() {
     gates("legacy");
 }
 
 #[test]
+#[ignore = "needs the pinned Python SDK: run ./scripts/test"]
 fn the_human_decides_in_the_dialog_of_an_input_required_result() {
     gates("auto");
 }
@@ -102,11 +108,13 @@ fn judged(mode: &str, negotiated: &str) {
 }
 
 #[test]
+#[ignore = "needs the pinned Python SDK: run ./scripts/test"]
 fn the_python_sdk_meets_the_gates_the_server_judges_with_the_legacy_handshake() {
     judged("legacy", "2025-11-25");
 }
 
 #[test]
+#[ignore = "needs the pinned Python SDK: run ./scripts/test"]
 fn the_python_sdk_meets_the_gates_the_server_judges_in_the_2026_07_28_era() {
     judged("auto", "2026-07-28");
 }
@@ -120,11 +128,13 @@ fn host(mode: &str, negotiated: &str) {
 }
 
 #[test]
+#[ignore = "needs the pinned Python SDK: run ./scripts/test"]
 fn the_python_sdk_uses_the_prompts_resources_and_overrides_with_the_legacy_handshake() {
     host("legacy", "2025-11-25");
 }
 
 #[test]
+#[ignore = "needs the pinned Python SDK: run ./scripts/test"]
 fn the_python_sdk_uses_the_prompts_resources_and_overrides_in_the_2026_07_28_era() {
     host("auto", "2026-07-28");
 }
@@ -138,11 +148,13 @@ fn over_http(mode: &str, negotiated: &str) {
 }
 
 #[test]
+#[ignore = "needs the pinned Python SDK: run ./scripts/test"]
 fn the_python_sdk_works_over_http_with_the_legacy_handshake() {
     over_http("legacy", "2025-11-25");
 }
 
 #[test]
+#[ignore = "needs the pinned Python SDK: run ./scripts/test"]
 fn the_python_sdk_works_over_http_in_the_2026_07_28_era() {
     over_http("auto", "2026-07-28");
 }
