@@ -4,7 +4,7 @@
 //! digest), and the next server carries the session on to completion.
 //!
 //! The CI run uses 20 rounds with a fixed seed. The long version:
-//! `BMAD_CRASH_ROUNDS=300 BMAD_CRASH_SEED=$RANDOM cargo test --release --test crash -- --nocapture`
+//! `BMAD_CRASH_ROUNDS=300 BMAD_CRASH_SEED=$RANDOM cargo test --release --test it crash:: -- --nocapture`
 
 #![cfg(unix)]
 

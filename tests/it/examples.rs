@@ -5,7 +5,7 @@
 //! (named after their task instead), times, the timestamps in temp-file names (numbered
 //! in order instead), and the project path. Everything else (file names, fields, values,
 //! documents, sizes, hashes) must match. To refresh the committed copy after an intended
-//! format change: `BMAD_UPDATE_SAMPLE=1 cargo test --test examples sample`.
+//! format change: `BMAD_UPDATE_SAMPLE=1 cargo test --test it examples::the_committed_sample`.
 
 // Each example includes `examples/common/mod.rs` as its own `common` module, so this crate,
 // which includes both examples, holds two copies of it; that is intended.
@@ -508,7 +508,7 @@ async fn the_committed_sample_matches_what_the_examples_produce_now() {
         problems.is_empty(),
         "the committed .bmad-task.example/ no longer matches what the server writes \
          (ids, times and the project path ignored):\n{}\n\nIf the change is intended, refresh \
-         it with `BMAD_UPDATE_SAMPLE=1 cargo test --test examples sample`, update \
+         it with `BMAD_UPDATE_SAMPLE=1 cargo test --test it examples::the_committed_sample`, update \
          .bmad-task.example/README.md and the README's jq outputs, and commit.",
         problems.join("\n")
     );
