@@ -175,6 +175,9 @@ fn fresh_project(base: &Path, name: &str) -> Res<PathBuf> {
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> Res<()> {
+    if !common::benchmarking("http") {
+        return Ok(());
+    }
     let quick = std::env::args().any(|a| a == "--quick");
     let n = if quick { 50 } else { 300 };
     let (clients, each) = (100, if quick { 3 } else { 10 });

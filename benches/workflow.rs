@@ -79,6 +79,9 @@ impl Config {
 }
 
 fn main() -> Res<()> {
+    if !common::benchmarking("workflow") {
+        return Ok(());
+    }
     let mut quick = false;
     let mut only = None;
     let mut args = std::env::args().skip(1);
