@@ -26,12 +26,12 @@ mod engines; // the `engines` of `start`, codex results and the replies that nam
 mod gates; // gates a score cannot pass; failing reviews and QA stop at the human
 mod human_work; // the documents humans edit are read as written; failed calls leave nothing
 mod replies; // replies stay bounded whatever comes in
-mod resources;
-mod workflow_e2e; // a whole PO → QA run in both eras, every reply and every file // the MCP prompts and the `bmad://sessions…` resources
+mod resources; // the MCP prompts and the `bmad://sessions…` resources
+mod workflow_e2e; // a whole PO → QA run in both eras, every reply and every file
 
 // The human's channels.
 mod cli; // the terminal commands, through a pseudo-terminal
-mod dialog; // the human decides in the client's dialog (elicitation), both eras, stdio and HTTP
+mod dialog; // the human decides in the client's dialog, both eras, stdio and HTTP
 mod hook; // `bmad-mcp hook pre-tool-use`, as the plugin runs it
 
 // The server process: where it works, what it writes, how it ends.
@@ -41,9 +41,9 @@ mod project_root; // finding the project from the working directory, as git does
 mod prompt_overrides; // role prompts from the project and the user's config
 mod protocol; // the JSON-RPC wire: one answer per request, limits, a closed stdout
 mod restart; // sessions survive the process
-mod schema;
-mod shutdown; // ended mid-session (stdin closed, SIGTERM): calls answered, exit 0, all kept
-mod stdout; // stdout carries only JSON-RPC, even at trace level; --version, --help // the tool's schemas are valid JSON Schema 2020-12
+mod schema; // the tool's schemas are valid JSON Schema 2020-12
+mod shutdown; // ended mid-session (stdin closed, SIGTERM): calls answered, exit 0
+mod stdout; // stdout carries only JSON-RPC, even at trace level; --version, --help
 
 // `serve --http`.
 mod http; // a call over HTTP in both eras, roots, the lock-down (token, Host, Origin, sizes)
@@ -53,7 +53,7 @@ mod http_long_calls; // a call may take as long as the human or the checks take
 mod conformance; // the official MCP conformance suite against `serve --http`
 mod examples; // the examples run as users run them; the committed sample stays theirs
 mod http_claude; // the pinned Claude Code CLI registers `serve --http` and connects
-mod machine_model;
+mod machine_model; // the fuzz crate's model of the state machine, on its corpus
 mod plugin; // the Claude Code plugin as the pinned Claude Code CLI validates it
 mod python_sdk; // the official MCP Python SDK drives workflows, gates, resources, HTTP
-mod readme; // the README's jq recipes, environment table and commands stay true // the fuzz crate's model of the state machine, on its corpus
+mod readme; // the README's jq recipes, environment table and commands stay true
