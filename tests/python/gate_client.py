@@ -8,7 +8,7 @@ reply naming the missing sections. Item 8: a review that says `Review Status: Fa
 the human, who sends the work back to `dev` with the findings; a QA score below the gate
 stops at the human, who accepts the risk; the final message states the review status and the
 QA score. Every reply is checked against the tool's `outputSchema` (sdk_client.Run). Exits
-non-zero with a message on the first failed check. tests/python_sdk.rs runs it.
+non-zero with a message on the first failed check. tests/it/python_sdk.rs runs it.
 """
 
 import os

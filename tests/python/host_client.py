@@ -7,7 +7,7 @@ The prompts (`start`, `status`, `resume`: listed, got, the briefing at most 4 KB
 resources (`bmad://sessions…`: listed concretely with MIME types, read, templates, a stage
 without a document refused), and the role prompt overrides (the project's file beats the
 user's, which beats the built-in one; the reply names the source). Exits non-zero with a
-message on the first failed check. tests/python_sdk.rs runs it.
+message on the first failed check. tests/it/python_sdk.rs runs it.
 """
 
 import json

@@ -7,7 +7,7 @@ to the gate, lets the scripted human confirm it in the client's dialog (legacy: 
 asks on the call's event stream; auto: an input-required result), checks that a project
 outside the root is refused with `forbidden_project`, lists the resources, and stops the
 server with SIGTERM: exit status 0. Exits non-zero with a message on the first failed check.
-tests/python_sdk.rs runs it.
+tests/it/python_sdk.rs runs it.
 """
 
 import os

@@ -7,7 +7,7 @@ stdio against the built binary.
 probes `server/discover` and must end up in the 2026-07-28 era (the SDK would silently fall
 back to `initialize` otherwise, so the negotiated version is checked). Every reply is checked
 against the tool's declared `outputSchema`, and an action after completion must be refused.
-Exits non-zero with a message on the first failed check. tests/python_sdk.rs runs it.
+Exits non-zero with a message on the first failed check. tests/it/python_sdk.rs runs it.
 """
 
 import asyncio

@@ -11,7 +11,7 @@ cancel (asked once, still pending), a document edited between question and answe
 again, the edited version recorded), reject with the human's feedback, approve with a scope
 chosen from the plan's sprints, a client without a dialog (recorded as the host's word),
 strict mode refusing the host and taking the human's dialog answer, a broken policy file.
-tests/python_sdk.rs runs it.
+tests/it/python_sdk.rs runs it.
 """
 
 import asyncio

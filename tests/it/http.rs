@@ -1,0 +1,287 @@
+//! `serve --http`: a whole call over streamable HTTP in both protocol eras through rmcp's
+//! client, the roots that confine projects, and the lock-down (token, `Host`, `Origin`,
+//! body size, refusals to start), checked with raw requests.
+
+use crate::support;
+
+use crate::support::http::{raw, tool_call, Server, CALL_HEADERS, TOKEN};
+use crate::support::{passing_prd, read_json, Era, Sandbox};
+use serde_json::json;
+
+fn root_arg(path: &std::path::Path) -> String {
+    path.to_str().unwrap().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workflow_step_runs_over_http_in_both_eras_with_one_root_and_no_cwd() {
+    let sb = Sandbox::new();
+    let root = root_arg(&sb.project);
+    let server = Server::start(&["--root", &root], &[]);
+    for era in [Era::Legacy, Era::Modern] {
+        let c = server.connect(era, None, &sb.project).await;
+        let tools = c.list_tools().await;
+        assert_eq!(tools.len(), 1);
+        assert_eq!(tools[0].name, "bmad-task");
+        // No `cwd`: the only root is the project.
+        let v = c
+            .ok(json!({"action": "start", "objective": format!("Notes over HTTP {era:?}")}))
+            .await;
+        let sid = v["session_id"].as_str().unwrap().to_string();
+        let v = c
+            .ok(json!({"action": "submit", "session_id": sid, "claude_result": passing_prd()}))
+            .await;
+        assert_eq!(v["state"], "awaiting_confirmation", "{v:#}");
+        let s = read_json(&sb.project.join(format!(".bmad-task/session-{sid}.json")));
+        assert_eq!(s["current_state"], "awaiting_confirmation");
+        let v = c.ok(json!({"action": "status", "session_id": sid})).await;
+        assert_eq!(v["session"]["current_stage"], "po");
+        c.close().await;
+    }
+    sb.assert_confined(&[]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cwd_outside_every_root_is_forbidden_and_several_roots_need_a_cwd() {
+    let sb = Sandbox::new();
+    let second = sb.dir.path().join("second");
+    std::fs::create_dir(&second).unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&sb.outside, sb.project.join("escape")).unwrap();
+    let (a, b) = (root_arg(&sb.project), root_arg(&second));
+    let server = Server::start(&["--root", &a, "--root", &b], &[]);
+    let c = server.connect(Era::Modern, None, &sb.project).await;
+    c.ok(json!({"action": "start", "objective": "In the first root", "cwd": a}))
+        .await;
+    c.ok(json!({"action": "start", "objective": "In the second root", "cwd": b}))
+        .await;
+    let forbidden = [
+        root_arg(&sb.outside),
+        format!("{a}/../outside"),
+        format!("{a}/escape"),
+        "/".to_string(),
+        "/no/such/dir".to_string(),
+    ];
+    for cwd in &forbidden {
+        let v = c
+            .refused(
+                json!({"action": "start", "objective": "Elsewhere", "cwd": cwd}),
+                "forbidden_project",
+            )
+            .await;
+        let message = v["error"]["message"].as_str().unwrap();
+        assert!(message.contains(&a) && message.contains(&b), "{message}");
+        c.refused(json!({"action": "list", "cwd": cwd}), "forbidden_project")
+            .await;
+    }
+    let v = c
+        .refused(
+            json!({"action": "start", "objective": "Where?"}),
+            "missing_field",
+        )
+        .await;
+    assert!(v["error"]["message"].as_str().unwrap().contains("cwd"));
+    c.close().await;
+    assert!(
+        support::files_under(&sb.outside).is_empty(),
+        "nothing written outside the roots"
+    );
+    assert_eq!(
+        std::fs::read_dir(second.join(".bmad-task"))
+            .unwrap()
+            .filter(|e| e
+                .as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("session-"))
+            .count(),
+        1
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_token_every_request_needs_it() {
+    let sb = Sandbox::new();
+    let root = root_arg(&sb.project);
+    let server = Server::start(&["--root", &root], &[("BMAD_MCP_TOKEN", TOKEN)]);
+    let body = tool_call(1, json!({"action": "list"})).to_string();
+    let bearer = format!("Bearer {TOKEN}");
+    let wrong = format!("Bearer {TOKEN}x");
+    for auth in [
+        None,
+        Some("Bearer"),
+        Some(wrong.as_str()),
+        Some("Basic dXNlcjpwYXNz"),
+    ] {
+        let mut headers = CALL_HEADERS.to_vec();
+        headers.extend(auth.map(|a| ("Authorization", a)));
+        let answer = raw(server.addr, "POST", &headers, body.as_bytes());
+        assert_eq!(answer.status, 401, "{auth:?}: {}", answer.body);
+        assert!(
+            answer
+                .head
+                .to_ascii_lowercase()
+                .contains("www-authenticate: bearer"),
+            "{}",
+            answer.head
+        );
+    }
+    // The GET stream and session deletion are guarded too.
+    for method in ["GET", "DELETE"] {
+        assert_eq!(raw(server.addr, method, &[], b"").status, 401, "{method}");
+    }
+    let mut headers = CALL_HEADERS.to_vec();
+    headers.push(("Authorization", &bearer));
+    let answer = raw(server.addr, "POST", &headers, body.as_bytes());
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    assert_eq!(answer.message()["result"]["structuredContent"]["total"], 0);
+
+    // rmcp's client with the token, both eras.
+    for era in [Era::Legacy, Era::Modern] {
+        let c = server.connect(era, Some(TOKEN), &sb.project).await;
+        c.ok(json!({"action": "list"})).await;
+        c.close().await;
+    }
+}
+
+#[test]
+fn browser_origins_and_foreign_hosts_are_refused() {
+    let sb = Sandbox::new();
+    let root = root_arg(&sb.project);
+    let server = Server::start(
+        &["--root", &root, "--allow-origin", "http://localhost:3000"],
+        &[],
+    );
+    let body = tool_call(1, json!({"action": "list"})).to_string();
+    let send = |extra: &[(&str, &str)]| {
+        let mut headers = CALL_HEADERS.to_vec();
+        headers.extend_from_slice(extra);
+        raw(server.addr, "POST", &headers, body.as_bytes())
+    };
+    let localhost = format!("localhost:{}", server.addr.port());
+    let own = format!("http://{}", server.addr);
+    for (extra, want) in [
+        (vec![], 200),
+        (vec![("Host", localhost.as_str())], 200),
+        (vec![("Origin", "http://localhost:3000")], 200),
+        // The server's own origin: no page has it, since the server serves none.
+        (vec![("Origin", own.as_str())], 200),
+        (vec![("Origin", "http://evil.example")], 403),
+        (vec![("Origin", "http://localhost:3001")], 403),
+        (vec![("Origin", "null")], 403),
+        (vec![("Host", "evil.example")], 403),
+        (vec![("Host", "evil.example:80")], 403),
+        // A rebinding page reaches the port through a name that resolves to loopback.
+        (vec![("Host", "rebind.example:8765")], 403),
+    ] {
+        let answer = send(&extra);
+        assert_eq!(answer.status, want, "{extra:?}: {}", answer.body);
+    }
+    drop(server);
+    // Without --allow-origin, no other origin is accepted.
+    let server = Server::start(&["--root", &root], &[]);
+    let mut headers = CALL_HEADERS.to_vec();
+    headers.push(("Origin", "http://localhost:3000"));
+    let answer = raw(server.addr, "POST", &headers, body.as_bytes());
+    assert_eq!(answer.status, 403, "{}", answer.body);
+}
+
+#[test]
+fn a_body_over_the_message_limit_is_refused_with_413_and_changes_nothing() {
+    let sb = Sandbox::new();
+    let root = root_arg(&sb.project);
+    let server = Server::start(&["--root", &root], &[("BMAD_MAX_LINE_BYTES", "4096")]);
+    let big = tool_call(1, json!({"action": "start", "objective": "x".repeat(5000)})).to_string();
+    let answer = raw(server.addr, "POST", &CALL_HEADERS, big.as_bytes());
+    assert_eq!(answer.status, 413, "{}", answer.body);
+    let small = tool_call(2, json!({"action": "start", "objective": "Small"})).to_string();
+    let answer = raw(server.addr, "POST", &CALL_HEADERS, small.as_bytes());
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    let sessions = support::files_under(&sb.project.join(".bmad-task"))
+        .into_iter()
+        .filter(|f| f.starts_with("session-"))
+        .count();
+    assert_eq!(sessions, 1, "only the small start landed");
+}
+
+#[test]
+fn a_request_that_does_not_arrive_in_time_gets_408() {
+    let sb = Sandbox::new();
+    let root = root_arg(&sb.project);
+    let server = Server::start(&["--root", &root], &[("BMAD_HTTP_REQUEST_SECS", "1")]);
+    // The body announced is never sent: the server stops waiting after a second.
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(server.addr).unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{{",
+        server.addr
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+}
+
+#[test]
+fn unsafe_or_unusable_setups_refuse_to_start_with_exit_2() {
+    let sb = Sandbox::new();
+    let root = root_arg(&sb.project);
+    let missing = root_arg(&sb.dir.path().join("missing"));
+    for (args, env, says) in [
+        (
+            vec!["0.0.0.0:0", "--root", &root],
+            vec![],
+            "without a token",
+        ),
+        (
+            vec!["0.0.0.0:0", "--root", &root, "--token", "short"],
+            vec![],
+            "at least 16",
+        ),
+        (vec!["127.0.0.1:0", "--root", &missing], vec![], "--root"),
+        (
+            vec!["127.0.0.1:0", "--root", "/"],
+            vec![],
+            "file system's root",
+        ),
+        (vec!["nowhere:x", "--root", &root], vec![], "not an address"),
+        (
+            vec![
+                "127.0.0.1:0",
+                "--root",
+                &root,
+                "--allow-origin",
+                "localhost",
+            ],
+            vec![],
+            "scheme",
+        ),
+    ] {
+        let out = std::process::Command::new(support::BIN)
+            .arg("serve")
+            .arg("--http")
+            .args(&args)
+            .env_remove("BMAD_MCP_TOKEN")
+            .envs(env.iter().map(|(k, v): &(&str, &str)| (*k, *v)))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+    // With a token from the environment, a non-loopback address is served.
+    let mut server = std::process::Command::new(support::BIN)
+        .args(["serve", "--http", "0.0.0.0:0", "--root", &root])
+        .env("BMAD_MCP_TOKEN", TOKEN)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    use std::io::BufRead;
+    std::io::BufReader::new(server.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(line.contains("bearer token required"), "{line}");
+}

@@ -1,0 +1,59 @@
+//! The integration tests: one binary, `it`, with a module per concern. Every module drives
+//! the built `bmad-mcp` binary (or reads the repository) as a user or a host would.
+//!
+//!     ./scripts/test                        # all of them, the pinned clients installed first
+//!     ./scripts/test dialog::               # one module
+//!     cargo test --test it ::http           # the HTTP variant of each two-transport scenario
+//!
+//! The tests that need a pinned external client (the Python SDK, the Claude Code CLI, the
+//! MCP conformance suite on Node 22) are `#[ignore]`d with the reason, so a bare
+//! `cargo test` on a fresh clone passes and lists them as ignored; `./scripts/test`
+//! installs the clients into `target/` and runs everything (`--include-ignored`). Tests
+//! that need only `jq`, git or a pseudo-terminal are not ignored.
+//!
+//! Data the tests read stays beside this folder: `tests/python/` (the Python SDK clients)
+//! and `tests/conformance/` (the conformance suite's expected failures).
+
+// The helpers: the binary over stdio (rmcp's client, raw JSON-RPC lines), `serve --http`,
+// a scenario run over either transport, the human in a dialog and in a terminal, the
+// Claude Code CLI.
+mod support;
+
+// The workflow through the tool.
+mod bad_input; // malformed calls, each refused with its code, the sandbox untouched
+mod checks; // the project's checks (`.bmad/config.toml`): run, recorded, bounded, cancelled
+mod engines; // the `engines` of `start`, codex results and the replies that name them
+mod gates; // gates a score cannot pass; failing reviews and QA stop at the human
+mod human_work; // the documents humans edit are read as written; failed calls leave nothing
+mod replies; // replies stay bounded whatever comes in
+mod resources; // the MCP prompts and the `bmad://sessions…` resources
+mod workflow_e2e; // a whole PO → QA run in both eras, every reply and every file
+
+// The human's channels.
+mod cli; // the terminal commands, through a pseudo-terminal
+mod dialog; // the human decides in the client's dialog, both eras, stdio and HTTP
+mod hook; // `bmad-mcp hook pre-tool-use`, as the plugin runs it
+
+// The server process: where it works, what it writes, how it ends.
+mod concurrency; // several clients on one project: processes (stdio), one server (HTTP)
+mod crash; // SIGKILL during writes: every file whole
+mod project_root; // finding the project from the working directory, as git does
+mod prompt_overrides; // role prompts from the project and the user's config
+mod protocol; // the JSON-RPC wire: one answer per request, limits, a closed stdout
+mod restart; // sessions survive the process
+mod schema; // the tool's schemas are valid JSON Schema 2020-12
+mod shutdown; // ended mid-session (stdin closed, SIGTERM): calls answered, exit 0
+mod stdout; // stdout carries only JSON-RPC, even at trace level; --version, --help
+
+// `serve --http`.
+mod http; // a call over HTTP in both eras, roots, the lock-down (token, Host, Origin, sizes)
+mod http_long_calls; // a call may take as long as the human or the checks take
+
+// Real clients and the repository's own promises.
+mod conformance; // the official MCP conformance suite against `serve --http`
+mod examples; // the examples run as users run them; the committed sample stays theirs
+mod http_claude; // the pinned Claude Code CLI registers `serve --http` and connects
+mod machine_model; // the fuzz crate's model of the state machine, on its corpus
+mod plugin; // the Claude Code plugin as the pinned Claude Code CLI validates it
+mod python_sdk; // the official MCP Python SDK drives workflows, gates, resources, HTTP
+mod readme; // the README's jq recipes, environment table and commands stay true

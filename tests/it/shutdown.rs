@@ -1,0 +1,165 @@
+//! Shutdown: when the host ends the server in the middle of a session (closes stdin, or
+//! sends SIGTERM to `serve --http`), calls still being handled are finished and answered,
+//! the server exits with status 0, and everything it acknowledged is on disk, whole, for
+//! the next server.
+
+use std::fs::File;
+
+use serde_json::{json, Value};
+
+use crate::support::transport::{each_transport, Transport, Wire};
+use crate::support::{files_under, read_json, Era, Sandbox};
+
+/// A PRD of about `size` bytes scored 70, with a question: it leaves the session
+/// `clarifying`.
+fn prd(size: usize) -> String {
+    let mut doc = String::from("# PRD\n\n## Executive Summary\nA notes app.\n");
+    while doc.len() < size {
+        doc.push_str("- a requirement that keeps the document long enough to take a while\n");
+    }
+    json!({"prd_draft": doc, "quality_score": 70, "questions": ["Which platforms?"]}).to_string()
+}
+
+/// A server over `t` in a fresh sandbox, logging at debug level, with one session started.
+fn started(t: Transport) -> (Sandbox, Wire, String) {
+    let sb = Sandbox::new();
+    let mut wire = t.wire(&sb.project, &[("RUST_LOG", "bmad_mcp=debug")]);
+    let v = wire.call(
+        1,
+        json!({"action": "start", "objective": "Notes app", "cwd": sb.project}),
+    );
+    let sid = v["result"]["structuredContent"]["session_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{v}"))
+        .to_string();
+    // The start's own line, so that the next ones are the later calls'.
+    wire.wait_for("tool call received");
+    (sb, wire, sid)
+}
+
+/// What the server acknowledged is stored whole: the session `clarifying` after its start
+/// and submit, every JSON file parses, no temporary file is left, nothing outside the
+/// project's two areas.
+fn assert_stored(sb: &Sandbox, sid: &str) -> Value {
+    let s = read_json(&sb.project.join(format!(".bmad-task/session-{sid}.json")));
+    assert_eq!(s["current_state"], "clarifying");
+    assert_eq!(s["history"].as_array().unwrap().len(), 2);
+    for f in files_under(&sb.project) {
+        if f.ends_with(".json") {
+            read_json(&sb.project.join(&f));
+        }
+        assert!(!f.contains(".bmad-tmp-"), "a temporary file was left: {f}");
+    }
+    sb.assert_confined(&[]);
+    s
+}
+
+/// Ended between calls, the server exits 0 and writes nothing more.
+fn ending_mid_session_exits_zero_and_keeps_what_was_acknowledged(t: Transport) {
+    let (sb, mut wire, sid) = started(t);
+    let v = wire.call(
+        2,
+        json!({"action": "submit", "session_id": sid, "claude_result": prd(1000)}),
+    );
+    assert_eq!(
+        v["result"]["structuredContent"]["state"], "clarifying",
+        "{v}"
+    );
+    wire.end();
+    let (status, rest) = wire.finish();
+    assert!(status.success(), "exit status {status:?}");
+    assert!(rest.is_empty(), "{rest:?}");
+    assert_stored(&sb, &sid);
+}
+
+each_transport!(ending_mid_session_exits_zero_and_keeps_what_was_acknowledged
+    => ending_mid_session_exits_zero_and_keeps_what_was_acknowledged);
+
+/// Calls in flight when the host ends the server are finished and answered before it exits,
+/// and what they answered is what is stored. The test holds the project lock itself, so
+/// the calls (a 1 MiB submission and a second start) are provably still waiting when the
+/// server learns it is to end; it lets go only then.
+fn calls_in_flight_when_the_server_is_ended_are_finished_and_answered(t: Transport) {
+    let (sb, mut wire, sid) = started(t);
+    // Hold the project's lock: the calls will wait for it.
+    let lock = File::options()
+        .write(true)
+        .open(sb.project.join(".bmad-task/.lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    wire.send_call(
+        2,
+        json!({"action": "submit", "session_id": sid, "claude_result": prd(1 << 20)}),
+    );
+    wire.send_call(
+        3,
+        json!({"action": "start", "objective": "Second task", "cwd": sb.project}),
+    );
+    // The calls are the server's: over stdio once their lines are written (the server
+    // reads what stdin holds before it sees the end), over HTTP once it has received the
+    // requests; ended sooner, a request not yet received would rightly find no server.
+    if t == Transport::Http {
+        wire.wait_for("tool call received");
+        wire.wait_for("tool call received");
+    }
+    wire.end();
+    let ending = wire.ending_line();
+    wire.wait_for(ending);
+    lock.unlock().unwrap();
+    drop(lock);
+
+    let (status, replies) = wire.finish();
+    assert!(status.success(), "exit status {status:?}");
+    let by_id = |id: i64| -> &Value {
+        replies
+            .iter()
+            .find(|r| r["id"] == id)
+            .unwrap_or_else(|| panic!("call {id} was not answered: {replies:?}"))
+    };
+    assert_eq!(
+        by_id(2)["result"]["structuredContent"]["state"],
+        "clarifying",
+        "{:#}",
+        by_id(2)
+    );
+    let second = by_id(3)["result"]["structuredContent"]["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let s = assert_stored(&sb, &sid);
+    let r = &s["stages"]["po"]["claude_result_ref"];
+    let size = std::fs::metadata(sb.project.join(r["file_path"].as_str().unwrap()))
+        .unwrap()
+        .len();
+    assert!(
+        size > 1 << 20,
+        "the whole submission was kept: {size} bytes"
+    );
+    assert!(sb
+        .project
+        .join(format!(".bmad-task/session-{second}.json"))
+        .exists());
+    let mapping = read_json(&sb.project.join(".bmad-task/task-mapping.json"));
+    assert_eq!(mapping.as_object().unwrap().len(), 2);
+}
+
+each_transport!(calls_in_flight_when_the_server_is_ended_are_finished_and_answered
+    => calls_in_flight_when_the_server_is_ended_are_finished_and_answered);
+
+/// Over HTTP only, as stdio has no such stream: a legacy client keeps its session's event
+/// stream open; SIGTERM still ends the server (the stream is closed once nothing is being
+/// answered), with status 0.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_with_an_open_legacy_session_exits_zero() {
+    let sb = Sandbox::new();
+    let mut server = crate::support::http::Server::for_project(&sb.project, &[]);
+    let c = server.connect(Era::Legacy, None, &sb.project).await;
+    c.ok(json!({"action": "start", "objective": "Open session"}))
+        .await;
+    server.terminate();
+    let status = tokio::task::spawn_blocking(move || server.wait_exit())
+        .await
+        .unwrap();
+    assert!(status.success(), "exit status {status:?}");
+    drop(c);
+}

@@ -1,0 +1,130 @@
+//! stdout belongs to the protocol: even at `RUST_LOG=trace`, every line the server writes
+//! there is a JSON-RPC message; logs go to stderr. Closing stdin ends the server cleanly.
+
+use crate::support;
+
+use std::io::{BufRead, Write};
+use std::process::{Command, Stdio};
+
+use serde_json::{json, Value};
+
+#[test]
+fn every_stdout_line_is_a_json_rpc_message_even_at_trace_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = support::bin(dir.path())
+        .env("RUST_LOG", "trace")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let messages = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "bmad-task", "arguments": {"action": "start", "objective": "Log everything"}}}),
+        json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "bmad-task", "arguments": {"action": "approve", "task_name": "log-everything"}}}),
+        json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "no-such-tool", "arguments": {}}}),
+    ];
+    // Drain stderr as it comes: trace logs would fill the pipe and stall the server.
+    let mut stderr_pipe = child.stderr.take().unwrap();
+    let stderr_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut stderr_pipe, &mut s).unwrap();
+        s
+    });
+    let mut stdin = child.stdin.take().unwrap();
+    let mut reader = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut lines = Vec::new();
+    // Requests are sent one at a time (the server runs concurrent requests in parallel),
+    // reading stdout until each is answered.
+    let mut send_and_wait =
+        |stdin: &mut std::process::ChildStdin, text: String, id: Option<i64>| {
+            writeln!(stdin, "{text}").unwrap();
+            stdin.flush().unwrap();
+            let Some(id) = id else { return };
+            for line in reader.by_ref() {
+                let line = line.unwrap();
+                let answered = serde_json::from_str::<Value>(&line).is_ok_and(|v| v["id"] == id);
+                lines.push(line);
+                if answered {
+                    return;
+                }
+            }
+            panic!("stdout closed before request {id} was answered");
+        };
+    for m in &messages {
+        send_and_wait(&mut stdin, m.to_string(), m["id"].as_i64());
+    }
+    send_and_wait(&mut stdin, "this is not json".to_string(), None);
+    let last = json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "bmad-task", "arguments": {"action": "list"}}});
+    send_and_wait(&mut stdin, last.to_string(), Some(6));
+    drop(stdin);
+    lines.extend(reader.map_while(Result::ok));
+    let status = child.wait().unwrap();
+    let stderr = stderr_reader.join().unwrap();
+
+    assert!(
+        status.success(),
+        "exit status {status:?} after stdin closed"
+    );
+    assert!(lines.len() >= 6, "{lines:#?}");
+    let mut ids = Vec::new();
+    for line in &lines {
+        let v: Value = serde_json::from_str(line)
+            .unwrap_or_else(|e| panic!("not JSON on stdout ({e}): {line}"));
+        assert_eq!(v["jsonrpc"], "2.0", "{line}");
+        if let Some(id) = v["id"].as_i64() {
+            ids.push(id);
+        }
+        if v["id"] == 3 {
+            assert_eq!(v["result"]["structuredContent"]["state"], "generating");
+        }
+        if v["id"] == 4 {
+            assert_eq!(v["result"]["isError"], true);
+            assert_eq!(
+                v["result"]["structuredContent"]["error"]["code"],
+                "invalid_state"
+            );
+        }
+        if v["id"] == 5 {
+            assert!(
+                v["error"]["code"].is_i64(),
+                "an unknown tool is a protocol error: {line}"
+            );
+        }
+    }
+    for id in 1..=6 {
+        assert!(ids.contains(&id), "no reply to request {id}: {lines:#?}");
+    }
+    assert!(
+        stderr.contains("TRACE") || stderr.contains("DEBUG"),
+        "logs go to stderr"
+    );
+}
+
+#[test]
+fn version_and_help_work() {
+    let out = Command::new(support::BIN)
+        .arg("--version")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap().trim(),
+        format!("bmad-mcp {}", env!("CARGO_PKG_VERSION"))
+    );
+    let out = Command::new(support::BIN).arg("--help").output().unwrap();
+    assert!(out.status.success());
+    let help = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        help.contains("claude mcp add-json") && help.contains("BMAD_PROJECT_ROOT"),
+        "{help}"
+    );
+    assert!(
+        help.contains("BMAD_MAX_LINE_BYTES") && help.contains("3 when stdout is closed"),
+        "{help}"
+    );
+    let out = Command::new(support::BIN).arg("--bogus").output().unwrap();
+    assert!(!out.status.success());
+}
