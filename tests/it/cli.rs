@@ -23,8 +23,9 @@ fn fixture(name: &str) -> String {
     .unwrap()
 }
 
-/// A project whose session waits for the PRD to be confirmed; returns (task, session id).
-fn waiting_for_confirmation(project: &Path) -> (String, String) {
+/// A project whose session has a PO submission `fixture` in it, answered in `state`;
+/// returns (task, session id, the submission's reply).
+fn submitted(project: &Path, fixture_name: &str, state: &str) -> (String, String, Value) {
     let mut raw = Raw::start(project);
     let started = raw.call(
         1,
@@ -37,13 +38,17 @@ fn waiting_for_confirmation(project: &Path) -> (String, String) {
     );
     let submitted = raw.call(
         2,
-        json!({"action": "submit", "session_id": id, "claude_result": fixture("po-final.json")}),
+        json!({"action": "submit", "session_id": id, "claude_result": fixture(fixture_name)}),
     );
-    assert_eq!(
-        submitted["result"]["structuredContent"]["state"], "awaiting_confirmation",
-        "{submitted}"
-    );
+    let reply = submitted["result"]["structuredContent"].clone();
+    assert_eq!(reply["state"], state, "{submitted}");
     raw.close();
+    (task, id, reply)
+}
+
+/// A project whose session waits for the PRD to be confirmed; returns (task, session id).
+fn waiting_for_confirmation(project: &Path) -> (String, String) {
+    let (task, id, _) = submitted(project, "po-final.json", "awaiting_confirmation");
     (task, id)
 }
 
@@ -226,28 +231,12 @@ fn the_human_sends_back_and_approves_a_scope_in_a_terminal() {
 fn the_human_answers_each_question_in_a_terminal_without_a_yes() {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().canonicalize().unwrap();
-    let mut raw = Raw::start(&project);
-    let started = raw.call(
-        1,
-        json!({"action": "start", "objective": "Build a weekly changelog service", "cwd": project}),
-    );
-    let v = &started["result"]["structuredContent"];
-    let (task, id) = (
-        v["task_name"].as_str().unwrap().to_string(),
-        v["session_id"].as_str().unwrap().to_string(),
-    );
-    let submitted = raw.call(
-        2,
-        json!({"action": "submit", "session_id": id, "claude_result": fixture("po-draft.json")}),
-    );
-    let asked = &submitted["result"]["structuredContent"];
-    assert_eq!(asked["state"], "clarifying", "{submitted}");
+    let (task, id, asked) = submitted(&project, "po-draft.json", "clarifying");
     assert_eq!(
         asked["questions"].as_array().map(Vec::len),
         Some(3),
         "{asked}"
     );
-    raw.close();
 
     let before = tree_digest(&project);
     let (code, out) = in_terminal(&project, &["answer", &task], "> ", "\n\n\n");
