@@ -22,14 +22,7 @@ use crate::workflow::machine::{self, Pending};
 use crate::workflow::session::{timestamp, Session};
 use crate::workflow::{rules, Action, Command, DecidedBy, Decision, Facts, Via};
 
-/// What a call must do before its submission is recorded.
-pub enum Plan {
-    /// Nothing to run; the notices say why (no checks named, or none approved yet).
-    Record { notices: Vec<String> },
-    /// Run these checks first, then record the submission with what they showed.
-    Run(ChecksToRun),
-}
-
+/// The checks a submission must run before it is recorded.
 pub struct ChecksToRun {
     pub project: Project,
     pub planned: Vec<Planned>,
@@ -38,26 +31,29 @@ pub struct ChecksToRun {
     /// The session as it was when the checks started: a submission recorded later must
     /// find it unchanged, or the checks may not be about the work it reports.
     pub history_len: usize,
-    pub notices: Vec<String>,
 }
 
 /// How to add checks, for a project that names none.
 pub const HOW_TO_ADD_CHECKS: &str = "No checks are configured, so nothing was run to show that the code builds and its tests pass. To have the server run them after `dev` and before QA completes, name them in .bmad/config.toml, e.g.\n[checks]\ntest = \"cargo test --locked\"\nlint = { command = \"cargo clippy -- -D warnings\", timeout_secs = 300 }\nthen approve the file in a terminal: `bmad-mcp config approve`.";
 
-/// Which checks `command` needs run before it is recorded, on the session as stored: a
-/// submission at a stage that runs checks, and only when it would be accepted (the
-/// machine is asked first, changing nothing), so that no check runs for a call that is
-/// refused anyway.
-fn plan(
+/// The checks a submission at a stage that runs them needs run, as last approved; `None`
+/// when none are approved. The machine is asked first (changing nothing), so that no
+/// check runs for a submission that is refused anyway.
+fn checks_to_run(
     project: &Project,
     session: &Session,
     command: &Command,
     policy: &Policy,
     now: DateTime<Utc>,
-) -> Result<Plan> {
-    if command.action() != Action::Submit || !session.current_stage.runs_checks() {
-        return Ok(Plan::Record { notices: vec![] });
-    }
+) -> Result<Option<ChecksToRun>> {
+    let config = &policy.effective;
+    let Some(sha) = policy
+        .approved_sha256
+        .clone()
+        .filter(|_| !config.checks.is_empty())
+    else {
+        return Ok(None);
+    };
     machine::apply(
         session,
         command.clone(),
@@ -65,18 +61,6 @@ fn plan(
         &Files(project),
         now,
     )?;
-    let mut notices: Vec<String> = policy.waiting_notice().into_iter().collect();
-    let config = &policy.effective;
-    let Some(sha) = policy
-        .approved_sha256
-        .clone()
-        .filter(|_| !config.checks.is_empty())
-    else {
-        if policy.waiting.is_none() {
-            notices.push(HOW_TO_ADD_CHECKS.into());
-        }
-        return Ok(Plan::Record { notices });
-    };
     let planned = config
         .checks
         .iter()
@@ -86,12 +70,11 @@ fn plan(
             timeout: config.timeout_of(spec, check_timeout_from_env()),
         })
         .collect();
-    Ok(Plan::Run(ChecksToRun {
+    Ok(Some(ChecksToRun {
         project: project.clone(),
         planned,
         config_sha256: sha,
         history_len: session.history.len(),
-        notices,
     }))
 }
 
@@ -132,16 +115,16 @@ impl Gate for PolicyGate {
             return Ok(Admission::Admit(Admitted::default()));
         };
         let mut notices: Vec<String> = policy.waiting_notice().into_iter().collect();
-        if !self.observed {
-            match plan(project, session, command, &policy, now)? {
-                Plan::Run(run) => {
+        let submits = command.action() == Action::Submit && session.current_stage.runs_checks();
+        if submits && !self.observed {
+            match checks_to_run(project, session, command, &policy, now)? {
+                Some(run) => {
                     *self.to_run.borrow_mut() = Some(run);
                     return Ok(Admission::Defer);
                 }
-                Plan::Record { notices: more } => {
-                    notices = more.into_iter().chain(notices).collect();
-                    notices.dedup();
-                }
+                // Nothing approved, and nothing waiting for approval: say how to add checks.
+                None if policy.waiting.is_none() => notices.push(HOW_TO_ADD_CHECKS.into()),
+                None => {}
             }
         }
         // The file only strengthened the gates: from now on relaxing them asks the human.

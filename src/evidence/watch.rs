@@ -62,6 +62,5 @@ pub fn run_checks(run: ChecksToRun, watched: &Watched) -> Observed {
     Observed {
         evidence,
         history_len: Some(run.history_len),
-        notices: run.notices,
     }
 }

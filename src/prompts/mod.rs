@@ -10,9 +10,7 @@ use crate::workflow::stage::{Engine, Stage};
 
 mod source;
 
-pub use source::{
-    needed, resolve, user_dir, Origin, Template, Templates, MAX_PROMPT_BYTES, PROJECT_PROMPTS,
-};
+pub use source::{needed, resolve, user_dir, Origin, Template, MAX_PROMPT_BYTES, PROJECT_PROMPTS};
 
 /// A section of a prompt file. A file without section markers is one `role` section,
 /// used for every round.

@@ -75,10 +75,6 @@ impl Template {
     }
 }
 
-/// The prompt in effect for every role.
-#[derive(Debug, Clone)]
-pub struct Templates(Vec<Template>);
-
 /// The user's prompt folder, when there is a configuration directory.
 pub fn user_dir() -> Option<PathBuf> {
     let config = std::env::var_os("XDG_CONFIG_HOME")
@@ -156,26 +152,6 @@ pub fn needed(project: &Project, s: &Session) -> Result<Option<Template>> {
         return Ok(None);
     }
     resolve(project, user_dir().as_deref(), s.current_stage).map(Some)
-}
-
-impl Templates {
-    pub fn built_in() -> Templates {
-        Templates(Stage::ALL.into_iter().map(Template::built_in).collect())
-    }
-
-    /// Every role's prompt for `project`; the first that cannot be used is the error.
-    pub fn load(project: &Project) -> Result<Templates> {
-        let user = user_dir();
-        Stage::ALL
-            .into_iter()
-            .map(|stage| resolve(project, user.as_deref(), stage))
-            .collect::<Result<Vec<_>>>()
-            .map(Templates)
-    }
-
-    pub fn get(&self, stage: Stage) -> &Template {
-        &self.0[stage.index()]
-    }
 }
 
 #[cfg(test)]

@@ -24,7 +24,6 @@ use crate::workflow::{Command, Decision, Evidence, Facts};
 pub struct Observed {
     pub evidence: Evidence,
     pub history_len: Option<usize>,
-    pub notices: Vec<String>,
 }
 
 /// What the layer above the store decides about a change, under the lock, on the session
@@ -167,7 +166,6 @@ impl Store {
             "action applied"
         );
         // Said in the reply, not kept in the history: the policy's, not the step's.
-        outcome.facts.notices.extend(observed.notices);
         for notice in admitted.notices {
             if !outcome.facts.notices.contains(&notice) {
                 outcome.facts.notices.push(notice);
