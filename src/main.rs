@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use rmcp::ServiceExt;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::EnvFilter;
 
 use bmad_mcp::files::DefaultRoot;
@@ -72,12 +74,16 @@ fn main() -> ExitCode {
         Some(Command::Serve(options)) => options,
         None => ServeArgs::default(),
     };
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn")),
+    // The default is quiet when all is well: warnings and errors, without the end of a
+    // stream its client closed, which rmcp logs as an error (`server::quiet`).
+    tracing_subscriber::registry()
+        .with(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn")))
+        .with(bmad_mcp::server::quiet::Quiet)
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_ansi(false),
         )
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
         .init();
     if let Some(addr) = &options.http {
         return bmad_mcp::http::run(&options, addr);

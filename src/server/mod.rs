@@ -16,6 +16,7 @@ mod calls;
 mod dialog;
 pub mod limits;
 mod progress;
+pub mod quiet;
 pub mod reply;
 pub mod resources;
 pub mod schema;

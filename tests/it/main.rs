@@ -48,6 +48,7 @@ mod stdout; // stdout carries only JSON-RPC, even at trace level; --version, --h
 // `serve --http`.
 mod http; // a call over HTTP in both eras, roots, the lock-down (token, Host, Origin, sizes)
 mod http_long_calls; // a call may take as long as the human or the checks take
+mod http_quiet; // a health check (connect, then close) logs no ERROR line
 
 // Real clients and the repository's own promises.
 mod conformance; // the official MCP conformance suite against `serve --http`

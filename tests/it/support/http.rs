@@ -81,6 +81,11 @@ impl Server {
         self.stderr.wait_for(&mut self.child, needle)
     }
 
+    /// Every line the server logged on stderr so far.
+    pub fn logged(&self) -> Vec<String> {
+        self.stderr.lines()
+    }
+
     /// Sends SIGTERM.
     pub fn terminate(&self) {
         let pid = rustix::process::Pid::from_raw(self.child.id() as i32).unwrap();

@@ -51,6 +51,13 @@ impl Stderr {
     }
 }
 
+impl Stderr {
+    /// Every line logged so far.
+    pub fn lines(&self) -> Vec<String> {
+        self.log.lock().unwrap().clone()
+    }
+}
+
 impl Drop for Stderr {
     fn drop(&mut self) {
         if std::thread::panicking() {
