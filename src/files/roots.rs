@@ -74,7 +74,17 @@ impl Roots {
     pub fn open(&self, cwd: Option<&str>) -> Result<Project> {
         let Some(cwd) = cwd else {
             return match self.dirs.as_slice() {
-                [only] => Project::at(ONLY_ROOT, &only.display().to_string()),
+                [only] => match projects_inside(only) {
+                    held if held.is_empty() => Project::at(ONLY_ROOT, &only.display().to_string()),
+                    held => Err(Error::argument(
+                        crate::error::ErrorCode::MissingField,
+                        format!(
+                            "field `cwd` is required: this server's only root ({}) holds projects ({}) rather than being one, so a call must say which; give the absolute path of the project as `cwd`",
+                            only.display(),
+                            held.join(", ")
+                        ),
+                    )),
+                },
                 _ => Err(Error::argument(
                     crate::error::ErrorCode::MissingField,
                     format!(
@@ -98,6 +108,36 @@ impl Roots {
             Err(_) => Err(forbidden()),
         }
     }
+}
+
+/// Whether `dir` is a project itself: it holds the workflow's state (`.bmad-task/`) or a
+/// repository (`.git`).
+fn is_project(dir: &Path) -> bool {
+    dir.join(super::project::STATE_DIR).is_dir() || dir.join(".git").exists()
+}
+
+/// When `dir` is not a project itself, the projects directly inside it (up to three
+/// names, `…` after them), so that a call without `cwd` does not put its state beside
+/// them: a root that holds projects is a folder of projects, not one. Empty when `dir` is
+/// a project, or holds none.
+fn projects_inside(dir: &Path) -> Vec<String> {
+    if is_project(dir) {
+        return Vec::new();
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()) && is_project(&e.path()))
+        .map(|e| clip(&e.file_name().to_string_lossy(), QUOTE_CHARS))
+        .collect();
+    names.sort();
+    if names.len() > 3 {
+        names.truncate(3);
+        names.push("…".into());
+    }
+    names
 }
 
 #[cfg(test)]
@@ -144,6 +184,27 @@ mod tests {
         assert_eq!(r.open(None).unwrap_err().code(), "missing_field");
         let one = roots(&[&a]);
         assert_eq!(one.open(None).unwrap().root, a.canonicalize().unwrap());
+    }
+
+    #[test]
+    fn without_cwd_a_root_that_holds_projects_is_not_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let all = dir.path().join("code");
+        std::fs::create_dir_all(all.join("app/.git")).unwrap();
+        std::fs::create_dir_all(all.join("notes")).unwrap();
+        let r = roots(&[&all]);
+        let e = r.open(None).unwrap_err();
+        assert_eq!(e.code(), "missing_field");
+        assert!(
+            e.to_string().contains("`cwd`") && e.to_string().contains("app"),
+            "{e}"
+        );
+        assert!(!e.to_string().contains("notes"), "{e}");
+        let app = all.join("app");
+        assert!(r.open(Some(app.to_str().unwrap())).is_ok());
+        // Once the root is a project itself (state or a repository), it is the project.
+        std::fs::create_dir(all.join(".bmad-task")).unwrap();
+        assert_eq!(r.open(None).unwrap().root, all.canonicalize().unwrap());
     }
 
     #[cfg(unix)]

@@ -285,3 +285,50 @@ fn unsafe_or_unusable_setups_refuse_to_start_with_exit_2() {
     let _ = server.wait();
     assert!(line.contains("bearer token required"), "{line}");
 }
+
+/// Issue 24: `--root` naming the folder that holds the user's projects. A call without
+/// `cwd` cannot tell which one it is for: refused, naming `cwd`, with nothing written
+/// into that folder; with `cwd` it works in the project. The schema says when `cwd` is
+/// needed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_root_that_holds_projects_needs_a_cwd_and_gets_no_state_of_its_own() {
+    let sb = Sandbox::new();
+    let all = sb.dir.path().join("src");
+    let app = all.join("app");
+    std::fs::create_dir_all(app.join(".git")).unwrap();
+    let server = Server::start(&["--root", &root_arg(&all)], &[]);
+    for era in [Era::Legacy, Era::Modern] {
+        let c = server.connect(era, None, &app).await;
+        let tools = c.list_tools().await;
+        let cwd = tools[0].input_schema["properties"]["cwd"]["description"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(cwd.contains("Over HTTP it is needed"), "{cwd}");
+        for args in [
+            json!({"action": "start", "objective": "Notes for the app"}),
+            json!({"action": "list"}),
+        ] {
+            let v = c.refused(args, "missing_field").await;
+            let message = v["error"]["message"].as_str().unwrap();
+            assert!(
+                message.contains("`cwd`")
+                    && message.contains("app")
+                    && message.contains("holds projects"),
+                "{message}"
+            );
+        }
+        let top: Vec<_> = std::fs::read_dir(&all)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(top, ["app"], "nothing written in the folder of projects");
+        let v = c
+            .ok(json!({"action": "start", "objective": format!("Notes {era:?}"), "cwd": root_arg(&app)}))
+            .await;
+        let sid = v["session_id"].as_str().unwrap();
+        assert!(app.join(format!(".bmad-task/session-{sid}.json")).is_file());
+        c.close().await;
+    }
+    assert!(!all.join(".bmad-task").exists() && !all.join(".claude").exists());
+}
