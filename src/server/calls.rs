@@ -56,7 +56,16 @@ impl BmadServer {
             Call::Status { cwd, key } => store.load(cwd.as_deref(), &key).map(|(project, s)| {
                 match prompts::needed(&project, &s) {
                     Ok(prompt) => reply::for_status(&s, prompt.as_ref()),
-                    Err(e) => reply::for_error(&e, Some(&s)),
+                    // A read-only call is not refused for an optional file it merely
+                    // consults: the state is answered, the override's problem named.
+                    Err(e) => {
+                        let mut r = reply::for_status(&s, None);
+                        r.notices.get_or_insert_with(Vec::new).push(format!(
+                            "This reply carries no role prompt ({}): {e}",
+                            e.code()
+                        ));
+                        r
+                    }
                 }
             }),
             Call::Act {

@@ -212,3 +212,52 @@ fn the_prompts_command_lists_the_file_in_effect_and_exports_the_built_in_ones() 
         "{out}"
     );
 }
+
+/// Issue 24: a read-only call is never refused for an optional file it merely consults.
+/// With the user's config folder unusable (a file where the folder should be) and then the
+/// project's override a FIFO, `status` still answers the session's state, naming the
+/// problem in a notice, and `list` answers as ever.
+#[tokio::test]
+async fn status_and_list_answer_despite_an_override_that_cannot_be_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    let config = dir.path().join("config");
+    std::fs::create_dir_all(&project).unwrap();
+    let c = connect_with(Era::Modern, server(&project, &config), &project).await;
+    let v = c.ok(start_args(&project, "Build a todo app")).await;
+    let sid = v["session_id"].clone();
+
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("bmad-mcp"), "not a folder").unwrap();
+    let v = c.ok(json!({"action": "status", "session_id": sid})).await;
+    assert_eq!(v["session"]["current_stage"], "po", "{v:#}");
+    assert_eq!(v["state"], "generating", "{v:#}");
+    assert!(v.get("error").is_none(), "{v:#}");
+    let notices = v["notices"].to_string();
+    assert!(
+        notices.contains("no role prompt") && notices.contains("bmad-mcp/prompts/po.md"),
+        "{v:#}"
+    );
+    let v = c.ok(json!({"action": "list"})).await;
+    assert_eq!(v["total"], 1, "{v:#}");
+
+    #[cfg(unix)]
+    {
+        std::fs::remove_file(config.join("bmad-mcp")).unwrap();
+        std::fs::create_dir_all(project.join(".bmad/prompts")).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(project.join(".bmad/prompts/po.md"))
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let v = c.ok(json!({"action": "status", "session_id": sid})).await;
+        assert_eq!(v["state"], "generating", "{v:#}");
+        assert!(
+            v["notices"]
+                .to_string()
+                .contains(".bmad/prompts/po.md is a FIFO"),
+            "{v:#}"
+        );
+    }
+    c.close().await;
+}
