@@ -114,9 +114,22 @@ fn read(project: &Project) -> Result<Read> {
     match project.read(MAPPING) {
         Ok(None) => Ok(Read::Absent),
         Ok(Some(text)) => Ok(Read::Text(text)),
+        // The mapping itself a link out of `.bmad-task/` (not the folder: then the
+        // sessions are out of reach too): derived, so rebuilt like a damaged one.
+        Err(ReadProblem::Unsafe(_)) if is_link(project) => Ok(Read::Unusable(
+            "is a symbolic link that leads outside .bmad-task".into(),
+        )),
         Err(ReadProblem::Unsafe(e)) => Err(e),
         Err(problem) => Ok(Read::Unusable(problem.to_string())),
     }
+}
+
+/// Whether the mapping is a symbolic link in a `.bmad-task/` that is itself in place.
+pub(super) fn is_link(project: &Project) -> bool {
+    let in_place = project.check(&format!("{MAPPING}.probe")).is_ok();
+    in_place
+        && std::fs::symlink_metadata(project.path(MAPPING))
+            .is_ok_and(|m| m.file_type().is_symlink())
 }
 
 /// The mapping file's stamp, `None` when it is absent or not a regular file.

@@ -41,7 +41,8 @@ impl Store {
     ) -> Result<Started> {
         let project = self.project(cwd)?;
         // Refuse unsafe layouts before anything is created.
-        project.check(MAPPING)?;
+        // (The mapping itself may be a link out: it is derived, and moved aside below.)
+        project.check(&format!("{MAPPING}.new"))?;
         project.check(".claude/specs/x")?;
         let exists = |rel: &str| project.path(rel).symlink_metadata().is_ok();
         let mut made = Made {
@@ -143,8 +144,12 @@ impl Store {
 /// Moves an unusable task mapping aside (nothing is deleted) and says so.
 fn keep_aside(project: &Project, why: &str, now: DateTime<Utc>) -> Result<String> {
     let aside = format!("{MAPPING}.unreadable-{}", now.format("%Y%m%dT%H%M%S%3fZ"));
-    let from = project.check(MAPPING)?;
     let to = project.check(&aside)?;
+    // A link out of `.bmad-task/` is moved aside itself (a rename never follows it).
+    let from = match project.check(MAPPING) {
+        Err(_) if super::mapping::is_link(project) => project.path(MAPPING),
+        checked => checked?,
+    };
     std::fs::rename(&from, &to).map_err(|e| Error::storage("move aside", &from, &e))?;
     Ok(format!(
         "{MAPPING} {why}; it was rebuilt from the session files, and the old one is kept as {aside}."

@@ -307,7 +307,12 @@ async fn damaged_task_mappings_are_rebuilt_and_kept_aside_and_never_block_a_star
     let first = c.ok(start_args(project, "Mapped")).await;
     let mapping = project.join(".bmad-task/task-mapping.json");
     type Damage = fn(&Path);
-    let damages: [(&str, Damage, &str); 4] = [
+    // The sandbox's `outside/elsewhere.json`, from the mapping's path.
+    fn elsewhere(m: &Path) -> std::path::PathBuf {
+        m.ancestors().nth(3).unwrap().join("outside/elsewhere.json")
+    }
+    std::fs::write(elsewhere(&mapping), "{}").unwrap();
+    let damages: [(&str, Damage, &str); 6] = [
         (
             "not UTF-8",
             |m| std::fs::write(m, b"{\"\xff\": 1}").unwrap(),
@@ -327,6 +332,20 @@ async fn damaged_task_mappings_are_rebuilt_and_kept_aside_and_never_block_a_star
             "a directory",
             |m| std::fs::create_dir(m).unwrap(),
             "is a directory",
+        ),
+        // Issue 24: a special file, and a link out of its folder, are rebuilt too.
+        (
+            "a FIFO",
+            |m| {
+                let made = std::process::Command::new("mkfifo").arg(m).status();
+                assert!(made.unwrap().success());
+            },
+            "is a FIFO",
+        ),
+        (
+            "a link out of .bmad-task",
+            |m| std::os::unix::fs::symlink(elsewhere(m), m).unwrap(),
+            "is a symbolic link that leads outside .bmad-task",
         ),
     ];
     for (i, (what, damage, want)) in damages.into_iter().enumerate() {
@@ -360,6 +379,11 @@ async fn damaged_task_mappings_are_rebuilt_and_kept_aside_and_never_block_a_star
         let rebuilt = support::read_json(&mapping);
         assert_eq!(rebuilt.as_object().unwrap().len(), i + 2, "{what}");
     }
+    assert_eq!(
+        std::fs::read_to_string(elsewhere(&mapping)).unwrap(),
+        "{}",
+        "the link's target is never written"
+    );
     // A session file that is not UTF-8 is corrupt, not a storage error.
     let sid = first["session_id"].as_str().unwrap();
     std::fs::write(
