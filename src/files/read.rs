@@ -98,9 +98,31 @@ impl Project {
     }
 }
 
+impl Project {
+    /// The file's bytes as text with every byte that is not UTF-8 read as U+FFFD, for
+    /// salvaging what a damaged file still says; `None` when it cannot be read at all.
+    pub fn read_lossy(&self, rel: &str, limit: u64) -> Option<String> {
+        let abs = self.check(rel).ok()?;
+        let bytes = read_bytes(&abs, limit).ok()??;
+        Some(String::from_utf8_lossy(&bytes).into_owned())
+    }
+}
+
 /// The text of the file at `abs`, at most `limit` bytes, without trusting what it is;
 /// `None` when it does not exist. The path is the caller's to have checked.
 pub fn read_text(abs: &std::path::Path, limit: u64) -> Result<Option<String>, ReadProblem> {
+    let Some(bytes) = read_bytes(abs, limit)? else {
+        return Ok(None);
+    };
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|e| ReadProblem::NotText {
+            offset: e.utf8_error().valid_up_to(),
+        })
+}
+
+/// [`read_text`]'s bytes, before they are checked to be UTF-8.
+fn read_bytes(abs: &std::path::Path, limit: u64) -> Result<Option<Vec<u8>>, ReadProblem> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
     // Opening a FIFO for reading waits for a writer unless non-blocking; whatever the
@@ -137,11 +159,7 @@ pub fn read_text(abs: &std::path::Path, limit: u64) -> Result<Option<String>, Re
             limit,
         });
     }
-    String::from_utf8(bytes)
-        .map(Some)
-        .map_err(|e| ReadProblem::NotText {
-            offset: e.utf8_error().valid_up_to(),
-        })
+    Ok(Some(bytes))
 }
 
 #[cfg(test)]

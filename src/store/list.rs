@@ -11,6 +11,7 @@ use std::sync::Mutex;
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use super::salvage::{salvage, Readable};
 use super::sessions::{load_stored, session_rel, Listed};
 use super::{ListEntry, Project, Store};
 use crate::error::{clip, Error, ErrorCode, Result};
@@ -27,6 +28,10 @@ pub struct Damaged {
     pub session_id: String,
     pub file: String,
     pub reason: String,
+    /// What the file still says (any of `task_name`, `current_stage`, `current_state`,
+    /// `updated_at` that can be read), for display only.
+    #[serde(flatten)]
+    pub readable: Readable,
 }
 
 /// One page of `list`.
@@ -47,7 +52,7 @@ struct Seen {
     stamp: (u64, u64, i128),
     /// The last listing that saw the file (files gone since are dropped).
     generation: u64,
-    entry: std::result::Result<ListEntry, String>,
+    entry: std::result::Result<ListEntry, (String, Readable)>,
 }
 
 /// One project's session files as last listed.
@@ -187,9 +192,12 @@ impl Known {
             let mut retry = false;
             let entry = match load_stored::<Listed>(project, id) {
                 Ok(Some(s)) if chrono::DateTime::parse_from_rfc3339(&s.updated_at).is_err() => {
-                    Err(format!(
-                        "{} is not a valid session file: field `updated_at` is not an RFC 3339 time",
-                        session_rel(id)
+                    Err((
+                        format!(
+                            "{} is not a valid session file: field `updated_at` is not an RFC 3339 time",
+                            session_rel(id)
+                        ),
+                        salvage(project, id),
                     ))
                 }
                 Ok(Some(s)) => Ok(ListEntry {
@@ -202,7 +210,12 @@ impl Known {
                 Ok(None) => continue,
                 Err(e) => {
                     retry = e.code() == ErrorCode::StorageError;
-                    Err(clip(&e.to_string(), 300))
+                    let readable = if retry {
+                        Readable::default()
+                    } else {
+                        salvage(project, id)
+                    };
+                    Err((clip(&e.to_string(), 300), readable))
                 }
             };
             self.files.insert(
@@ -220,10 +233,11 @@ impl Known {
             .files
             .iter()
             .filter_map(|(id, s)| {
-                s.entry.as_ref().err().map(|reason| Damaged {
+                s.entry.as_ref().err().map(|(reason, readable)| Damaged {
                     session_id: id.clone(),
                     file: session_rel(id),
                     reason: reason.clone(),
+                    readable: readable.clone(),
                 })
             })
             .collect();

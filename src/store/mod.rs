@@ -7,6 +7,7 @@ mod key;
 mod list;
 mod mapping;
 mod names;
+mod salvage;
 mod sessions;
 mod start;
 
@@ -31,6 +32,7 @@ pub use key::SessionKey;
 pub use list::{Damaged, Page, PAGE};
 pub use mapping::{Mapping, MappingEntry};
 pub use names::{candidate as task_name_candidate, is_valid as is_valid_task_name, slug_for};
+pub use salvage::Readable;
 pub use sessions::session_rel;
 pub use start::Started;
 

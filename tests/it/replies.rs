@@ -326,3 +326,58 @@ async fn list_comes_in_pages_and_reports_damaged_files_apart() {
     assert!(e["error"]["message"].as_str().unwrap().contains("`cursor`"));
     c.close().await;
 }
+
+/// Issue 24: a session file with one bad byte (not UTF-8), or torn after its first fields,
+/// stays visible in `list`: among the damaged files, with what can still be read of it.
+#[tokio::test]
+async fn a_session_file_with_one_bad_byte_stays_visible_with_what_can_be_read() {
+    let sb = Sandbox::new();
+    let project = sb.project.as_path();
+    let c = connect(Era::Modern, project).await;
+    let mut files = Vec::new();
+    for objective in ["Notes app", "Torn tale"] {
+        let v = c.ok(start_args(project, objective)).await;
+        let sid = v["session_id"].as_str().unwrap().to_string();
+        files.push((
+            sid.clone(),
+            project.join(format!(".bmad-task/session-{sid}.json")),
+        ));
+    }
+    let mut bytes = std::fs::read(&files[0].1).unwrap();
+    let at = bytes.windows(4).position(|w| w == b"app\"").unwrap();
+    bytes[at] = 0xff;
+    std::fs::write(&files[0].1, &bytes).unwrap();
+    let text = std::fs::read_to_string(&files[1].1).unwrap();
+    let cut = text.find("\"stages\"").unwrap();
+    std::fs::write(&files[1].1, &text[..cut]).unwrap();
+
+    let v = c.ok(json!({"action": "list"})).await;
+    assert_eq!(v["total"], 0, "{v:#}");
+    let damaged = v["damaged"].as_array().unwrap();
+    assert_eq!(damaged.len(), 2, "{v:#}");
+    for (sid, _) in &files {
+        let d = damaged
+            .iter()
+            .find(|d| d["session_id"] == sid.as_str())
+            .unwrap_or_else(|| panic!("{sid} is listed: {v:#}"));
+        assert_eq!(d["current_stage"], "po", "{d:#}");
+        assert_eq!(d["current_state"], "generating", "{d:#}");
+        assert!(d["task_name"].is_string(), "{d:#}");
+        assert!(d["reason"]
+            .as_str()
+            .unwrap()
+            .contains("not a valid session file"));
+    }
+    let names: Vec<&str> = damaged
+        .iter()
+        .map(|d| d["task_name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"torn-tale"), "{names:?}");
+    // The session is still refused whole where a call needs it.
+    c.refused(
+        json!({"action": "status", "session_id": files[0].0}),
+        "session_corrupt",
+    )
+    .await;
+    c.close().await;
+}
