@@ -15,6 +15,7 @@
 
 pub mod guard;
 pub mod options;
+mod wire;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -89,13 +90,13 @@ async fn serve(plan: Plan) -> std::io::Result<()> {
         config,
     );
     let in_flight = TaskTracker::new();
-    let mut app =
-        Router::new()
-            .route_service(ENDPOINT, service)
-            .layer(axum::middleware::from_fn_with_state(
-                in_flight.clone(),
-                guard::track,
-            ));
+    let mut app = Router::new()
+        .route_service(ENDPOINT, service)
+        .layer(axum::middleware::from_fn_with_state(
+            in_flight.clone(),
+            guard::track,
+        ))
+        .layer(axum::middleware::from_fn(wire::answer_bounded));
     if let Some(token) = &plan.token {
         app = app.layer(axum::middleware::from_fn_with_state(
             guard::Token::new(token),

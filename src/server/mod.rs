@@ -21,6 +21,7 @@ pub mod reply;
 pub mod resources;
 pub mod schema;
 pub mod slash;
+pub mod wire;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -195,7 +196,7 @@ impl ServerHandler for BmadServer {
             return Err(ErrorData::invalid_params(
                 format!(
                     "unknown tool `{}`; this server has one tool, `{TOOL_NAME}`",
-                    request.name
+                    crate::code::clip(&request.name, crate::code::QUOTE_CHARS)
                 ),
                 None,
             ));
@@ -322,6 +323,14 @@ impl ServerHandler for BmadServer {
             .map(|c| {
                 ReadResourceResponse::Complete(ReadResourceResult::new(vec![c]).with_ttl_ms(0))
             })
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, ErrorData> {
+        Err(wire::method_not_found(&request.method))
     }
 
     fn accepted_subscription_filter(

@@ -314,6 +314,12 @@ fn not_a_request(top: &Top, e: &serde_json::Error) -> String {
     if top.has_id && top.id().is_none() {
         problems.push("`id` must be a string or an integer");
     }
+    // Valid JSON-RPC, but past what an MCP id holds: answered with that id, saying so.
+    let too_big = top.id().filter(|v| v.is_u64() && !v.is_i64());
+    let too_big = too_big.map(|id| format!("`id` {id} is over the largest integer id this server reads (2^63 - 1); send a smaller integer or a string"));
+    if let Some(message) = &too_big {
+        problems.push(message);
+    }
     if !top.jsonrpc_is_2_0() {
         problems.push(r#"`jsonrpc` must be "2.0""#);
     }

@@ -40,6 +40,16 @@ pub const MAX_LINE_ENV: &str = "BMAD_MAX_LINE_BYTES";
 /// The default limit of one message (a line, without its newline): 16 MiB, as rmcp's.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
+/// The JSON-RPC error a message (one line's bytes) gets from this transport itself, when
+/// it is no request rmcp can serve (see `classify`); `None` when it is for rmcp, or is
+/// answered by nobody. The HTTP transport answers its POST bodies with it too.
+pub fn answer_for(message: &[u8]) -> Option<Vec<u8>> {
+    match classify::line(message) {
+        Verdict::Answer(line) => Some(line),
+        Verdict::Forward(_) | Verdict::Skip(_) => None,
+    }
+}
+
 /// The exit status when stdout broke.
 pub const EXIT_STDOUT_CLOSED: u8 = 3;
 
@@ -316,7 +326,19 @@ impl Transport<RoleServer> for StdioTransport {
         &mut self,
         item: ServerJsonRpcMessage,
     ) -> impl std::future::Future<Output = io::Result<()>> + Send + 'static {
-        let line = serde_json::to_vec(&item).map(|mut line| {
+        // An error is cut to size first (rmcp quotes what the client sent in some).
+        let line = match &item {
+            rmcp::model::JsonRpcMessage::Error(_) => {
+                serde_json::to_value(&item).and_then(|mut v| {
+                    match crate::server::wire::bound_message(&mut v) {
+                        true => serde_json::to_vec(&v),
+                        false => serde_json::to_vec(&item),
+                    }
+                })
+            }
+            _ => serde_json::to_vec(&item),
+        };
+        let line = line.map(|mut line| {
             line.push(b'\n');
             line
         });

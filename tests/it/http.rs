@@ -332,3 +332,90 @@ async fn a_root_that_holds_projects_needs_a_cwd_and_gets_no_state_of_its_own() {
     }
     assert!(!all.join(".bmad-task").exists() && !all.join(".claude").exists());
 }
+
+/// Issue 24, over HTTP in the 2026-07-28 era: an error quoting a 1 MB value the client
+/// sent comes back bounded; a request with an id past what an MCP id holds, or a
+/// `jsonrpc` other than "2.0", is answered -32600 Invalid Request with its own id (rmcp
+/// answered 415 in plain text); ids at the edges of the integer range are served.
+#[test]
+fn errors_stay_bounded_and_every_request_gets_its_own_id() {
+    let sb = Sandbox::new();
+    let server = Server::for_project(&sb.project, &[]);
+    let big = "y".repeat(1_000_000);
+    let headers = |method: &'static str| {
+        let mut h = CALL_HEADERS.to_vec();
+        h[3] = ("Mcp-Method", method);
+        h.truncate(4);
+        h
+    };
+    let with_meta = |mut m: serde_json::Value| {
+        m["params"]["_meta"] = support::http::meta();
+        m
+    };
+    let cases = [
+        (
+            with_meta(json!({"jsonrpc": "2.0", "id": 1, "method": big, "params": {}})),
+            headers("x"),
+        ),
+        (
+            {
+                let mut m = with_meta(
+                    json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}),
+                );
+                m["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!(big);
+                m
+            },
+            headers("tools/list"),
+        ),
+        (
+            with_meta(
+                json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": big, "arguments": {}}}),
+            ),
+            CALL_HEADERS.to_vec(),
+        ),
+    ];
+    for (body, headers) in &cases {
+        let a = raw(server.addr, "POST", headers, body.to_string().as_bytes());
+        assert!(
+            a.body.len() < 4096,
+            "{} bytes: {}",
+            a.body.len(),
+            &a.body[..300]
+        );
+        let m = a.message();
+        assert_eq!(m["id"], body["id"], "{m}");
+        assert!(m["error"]["message"].as_str().unwrap().contains('…'), "{m}");
+    }
+    let ids = [
+        (
+            r#"{"jsonrpc": "2.0", "id": 18446744073709551615, "method": "tools/list", "params": {"_meta": META}}"#,
+            Some(-32600),
+        ),
+        (
+            r#"{"jsonrpc": "1.0", "id": 7, "method": "tools/list", "params": {"_meta": META}}"#,
+            Some(-32600),
+        ),
+        (
+            r#"{"jsonrpc": "2.0", "id": 9223372036854775807, "method": "tools/list", "params": {"_meta": META}}"#,
+            None,
+        ),
+        (
+            r#"{"jsonrpc": "2.0", "id": -9223372036854775808, "method": "tools/list", "params": {"_meta": META}}"#,
+            None,
+        ),
+    ];
+    for (body, code) in ids {
+        let body = body.replace("META", &support::http::meta().to_string());
+        let a = raw(server.addr, "POST", &headers("tools/list"), body.as_bytes());
+        let m = a.message();
+        let sent: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(m["id"], sent["id"], "{} {}", a.status, a.body);
+        match code {
+            Some(code) => {
+                assert_eq!(a.status, 400, "{}", a.body);
+                assert_eq!(m["error"]["code"], code, "{m}");
+            }
+            None => assert!(m["result"]["tools"].is_array(), "{m}"),
+        }
+    }
+}

@@ -334,3 +334,135 @@ fn a_server_with_nothing_to_write_still_notices_that_stdout_is_closed() {
     eprintln!("exited {took:?} after stdout was closed: {status:?}");
     assert_status_3(status, took, &stderr);
 }
+
+/// The per-request metadata of a 2026-07-28 request, with `extra` members.
+fn meta_2026(extra: Value) -> Value {
+    let mut meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"}
+    });
+    meta.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    meta
+}
+
+/// Runs the server over stdio on `lines` (after a legacy `initialize` unless `modern`,
+/// where each request carries its 2026-07-28 `_meta`), closes stdin, and returns every
+/// line it wrote, as JSON.
+fn answers_to(project: &std::path::Path, modern: bool, lines: &[Value]) -> Vec<(usize, Value)> {
+    let mut child = bin(project)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut text = String::new();
+    if !modern {
+        text.push_str(&json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}).to_string());
+        text.push('\n');
+        text.push_str(r#"{"jsonrpc": "2.0", "method": "notifications/initialized"}"#);
+        text.push('\n');
+    } else {
+        // A first request that serves the era (a lone ping before any is not answered
+        // when stdin closes at once: rmcp still waits for its first request then).
+        text.push_str(&json!({"jsonrpc": "2.0", "id": "init", "method": "tools/list", "params": {"_meta": meta_2026(json!({}))}}).to_string());
+        text.push('\n');
+    }
+    for line in lines {
+        let mut line = line.clone();
+        if modern && line.get("method").is_some() && line.get("id").is_some() {
+            let params = line
+                .as_object_mut()
+                .unwrap()
+                .entry("params")
+                .or_insert_with(|| json!({}));
+            if params.get("_meta").is_none() {
+                params["_meta"] = meta_2026(json!({}));
+            }
+        }
+        text.push_str(&line.to_string());
+        text.push('\n');
+    }
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(text.as_bytes());
+    });
+    let mut out = Vec::new();
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        let v: Value = serde_json::from_str(&line).unwrap();
+        if v["id"] != "init" {
+            out.push((line.len(), v));
+        }
+    }
+    writer.join().unwrap();
+    child.wait().unwrap();
+    out
+}
+
+/// The answer whose id is `id`.
+fn answer_with(answers: &[(usize, Value)], id: &Value) -> (usize, Value) {
+    let found: Vec<_> = answers.iter().filter(|(_, v)| v["id"] == *id).collect();
+    assert_eq!(found.len(), 1, "one answer with id {id}: {answers:?}");
+    found[0].clone()
+}
+
+/// Issue 24: an error quotes at most a bounded part of what the client sent, in both eras:
+/// a 1 MB method name, `_meta` protocol version or tool name comes back clipped.
+#[test]
+fn every_error_stays_bounded_in_both_eras() {
+    let sb = Sandbox::new();
+    let big = "y".repeat(1_000_000);
+    for modern in [false, true] {
+        let lines = [
+            json!({"jsonrpc": "2.0", "id": 1, "method": big}),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "ping",
+                   "params": {"_meta": meta_2026(json!({"io.modelcontextprotocol/protocolVersion": big}))}}),
+            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                   "params": {"name": big, "arguments": {}}}),
+        ];
+        let answers = answers_to(&sb.project, modern, &lines);
+        for id in 1..=3 {
+            let (len, v) = answer_with(&answers, &json!(id));
+            assert!(v["error"].is_object(), "modern {modern}: {v}");
+            assert!(len < 4096, "modern {modern}: answer {id} is {len} bytes");
+        }
+        let (_, v) = answer_with(&answers, &json!(1));
+        assert_eq!(v["error"]["code"], -32601, "{v}");
+        assert!(v["error"]["message"].as_str().unwrap().ends_with('…'));
+    }
+}
+
+/// Issue 24: every valid JSON-RPC request is answered with its own id, at the edges of the
+/// integer range too; an id past what an MCP id holds, or a `jsonrpc` other than "2.0",
+/// gets -32600 Invalid Request with that id, saying what is wrong.
+#[test]
+fn ids_at_the_edge_of_the_integer_range_are_answered_with_their_own_id() {
+    let sb = Sandbox::new();
+    for modern in [false, true] {
+        let lines: Vec<Value> = [
+            r#"{"jsonrpc": "2.0", "id": 9223372036854775807, "method": "tools/list"}"#,
+            r#"{"jsonrpc": "2.0", "id": -9223372036854775808, "method": "tools/list"}"#,
+            r#"{"jsonrpc": "2.0", "id": 18446744073709551615, "method": "tools/list"}"#,
+            r#"{"jsonrpc": "1.0", "id": 7, "method": "tools/list"}"#,
+            r#"{"id": 8, "method": "tools/list"}"#,
+        ]
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+        let answers = answers_to(&sb.project, modern, &lines);
+        assert_eq!(answers.len(), 5, "one answer each: {answers:?}");
+        for id in [json!(i64::MAX), json!(i64::MIN)] {
+            let (_, v) = answer_with(&answers, &id);
+            assert!(v["result"]["tools"].is_array(), "modern {modern}: {v}");
+        }
+        let (_, v) = answer_with(&answers, &json!(u64::MAX));
+        assert_error(&v, -32600, &["`id` 18446744073709551615", "2^63 - 1"]);
+        for id in [7, 8] {
+            let (_, v) = answer_with(&answers, &json!(id));
+            assert_error(&v, -32600, &[r#"`jsonrpc` must be "2.0""#]);
+        }
+    }
+}
