@@ -29,7 +29,11 @@ fn listed<'a>(list: &'a str, name: &str) -> &'a str {
 #[ignore = "needs the pinned Claude Code CLI: run ./scripts/test"]
 fn claude_mcp_list_sees_the_http_server_connected() {
     let sb = Sandbox::new();
-    let server = Server::start(&["--root", sb.project.to_str().unwrap()], &[]);
+    // At info level, to see the health check's subscription end (issue 24).
+    let mut server = Server::start(
+        &["--root", sb.project.to_str().unwrap()],
+        &[("RUST_LOG", "info")],
+    );
     let home = tempfile::tempdir().unwrap();
     // The README's registration, as a user who followed it has it.
     let stdio = r#"{"type":"stdio","command":"bmad-mcp","args":[],"env":{}}"#;
@@ -64,6 +68,15 @@ fn claude_mcp_list_sees_the_http_server_connected() {
     );
     assert!(!line.contains("Failed"), "{list}");
     assert!(!list.contains("Conflicting scopes"), "{list}");
+    // Quiet when all is well: the health check leaves no ERROR line on the server's stderr.
+    server.wait_for("serve finished quit_reason=Cancelled");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let logged = server.logged();
+    assert!(
+        !logged.iter().any(|l| l.contains(" ERROR ")),
+        "{}",
+        logged.join("\n")
+    );
 
     // The docs give these commands, in this order.
     let readme = std::fs::read_to_string(Path::new(ROOT).join("README.md")).unwrap();
