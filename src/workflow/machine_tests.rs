@@ -880,6 +880,40 @@ fn each_accepted_action_adds_one_history_entry() {
 }
 
 #[test]
+fn the_round_cap_counts_only_rounds_below_the_gate() {
+    // Four passing drafts, each sent back by the human: none stayed below the gate.
+    let mut r = Run::new("Build it");
+    for i in 1..=4 {
+        r.submit(&passing(Stage::Po));
+        assert_eq!(r.state(), (Stage::Po, State::AwaitingConfirmation), "{i}");
+        r.act(Command::Reject {
+            action: Action::Reject,
+            feedback: Some("one more thing".into()),
+        });
+    }
+    // The fifth submission, below the gate, is a first below-gate round: revise.
+    r.submit(LOW_PRD);
+    assert_eq!(r.state(), (Stage::Po, State::Refining));
+    let rec = r.s.record(Stage::Po);
+    assert_eq!((rec.iteration, rec.below_gate), (5, 1));
+    for _ in 0..3 {
+        r.submit(LOW_PRD);
+    }
+    assert_eq!(r.state(), (Stage::Po, State::Refining));
+    let out = r.submit(LOW_PRD);
+    assert_eq!(r.state(), (Stage::Po, State::AwaitingConfirmation));
+    assert_eq!(r.s.record(Stage::Po).below_gate, 5);
+    assert!(
+        out.facts
+            .notices
+            .iter()
+            .any(|n| n.starts_with("5 submissions at this stage have stayed below the gate")),
+        "{:?}",
+        out.facts.notices
+    );
+}
+
+#[test]
 fn follow_up_questions_beside_a_passing_score_go_to_the_human_first() {
     let mut r = Run::at(State::Refining);
     let passing_with_question =

@@ -47,8 +47,9 @@ pub struct ScoredRound {
     /// Whether the server's own check found every section the stage requires, with
     /// content: a score alone does not pass the gate.
     pub complete: bool,
-    /// Submissions of the stage so far, this one included.
-    pub iteration: u32,
+    /// Submissions of the stage that stayed below the gate so far, this one included
+    /// when it did (a passing draft the human sent back does not count).
+    pub below_gate: u32,
     /// Whether the human has answered questions at this stage before.
     pub answered_before: bool,
     /// Whether this submission asks questions not asked before.
@@ -85,7 +86,7 @@ impl AfterScored {
 /// score passes only when every required section is there; then the cap; else another
 /// revision.
 pub fn after_scored(r: ScoredRound) -> AfterScored {
-    let below_cap = r.iteration < MAX_BELOW_GATE_SUBMISSIONS;
+    let below_cap = r.below_gate < MAX_BELOW_GATE_SUBMISSIONS;
     if r.new_questions && (!r.answered_before || below_cap) {
         AfterScored::Clarify
     } else if r.score >= r.gate && r.complete {
@@ -217,7 +218,7 @@ mod tests {
 
     fn round(
         score: u32,
-        iteration: u32,
+        below_gate: u32,
         answered_before: bool,
         new_questions: bool,
     ) -> ScoredRound {
@@ -225,7 +226,7 @@ mod tests {
             score,
             gate: 90,
             complete: true,
-            iteration,
+            below_gate,
             answered_before,
             new_questions,
         }
@@ -234,7 +235,7 @@ mod tests {
     #[test]
     fn the_state_after_a_scored_submission_follows_the_spec_table() {
         use AfterScored::*;
-        // (score, iteration, answered before, new questions) → next
+        // (score, below-gate rounds, answered before, new questions) → next
         let rows = [
             (72, 1, false, true, Clarify),
             (95, 1, false, true, Clarify),

@@ -247,3 +247,54 @@ async fn a_qa_score_below_the_gate_whose_risk_the_human_accepts_is_recorded_and_
     assert_eq!(decided, [(&json!("confirm"), &json!("host")); 2]);
     c.close().await;
 }
+
+/// Issue 24 item 5: the round cap counts the rounds that stayed below the gate. Four
+/// passing drafts the human sent back are no such rounds: the fifth submission, below the
+/// gate, is revised like a first one, and only the fifth below-gate round hands the
+/// decision to the human.
+#[tokio::test]
+async fn passing_rounds_the_human_sent_back_do_not_count_toward_the_round_cap() {
+    let sb = Sandbox::new();
+    let c = connect(Era::Modern, &sb.project).await;
+    let v = c.ok(start_args(&sb.project, "Build a todo app")).await;
+    let sid = v["session_id"].clone();
+    let passing = crate::support::passing_prd();
+    for round in 1..=4 {
+        let v = c
+            .ok(json!({"action": "submit", "session_id": sid, "claude_result": passing}))
+            .await;
+        assert_eq!(v["state"], "awaiting_confirmation", "round {round}: {v:#}");
+        assert_eq!(v["gate_passed"], true);
+        c.ok(json!({"action": "reject", "session_id": sid, "feedback": format!("Round {round}: one more thing.")}))
+            .await;
+    }
+    let low = crate::support::scored("prd_updated", &document("PRD", &PRD_SECTIONS[..2]), 70);
+    for below in 1..=4 {
+        let v = c
+            .ok(json!({"action": "submit", "session_id": sid, "claude_result": low}))
+            .await;
+        assert_eq!(
+            (&v["state"], &v["iteration"]),
+            (&json!("refining"), &json!(4 + below)),
+            "below-gate round {below}: {v:#}"
+        );
+        assert!(v["guidance"].is_array(), "{v:#}");
+    }
+    let v = c
+        .ok(json!({"action": "submit", "session_id": sid, "claude_result": low}))
+        .await;
+    assert_eq!(v["state"], "awaiting_confirmation", "{v:#}");
+    assert_eq!(v["gate_passed"], false);
+    let message = v["user_message"].as_str().unwrap();
+    assert!(
+        message.contains("still below the gate after 5 submissions"),
+        "{message}"
+    );
+    let s = c.ok(json!({"action": "status", "session_id": sid})).await;
+    let po = &s["session"]["stages"]["po"];
+    assert_eq!(
+        (&po["iteration"], &po["below_gate"]),
+        (&json!(9), &json!(5))
+    );
+    c.close().await;
+}

@@ -151,7 +151,7 @@ pub(super) fn awaiting_confirmation(s: &Session, facts: &Facts, r: &mut Reply) -
             .unwrap_or_default();
         format!(
             "The {role} document is still below the gate after {} submissions, at {score}/100{lacking}. Please read {path} and decide: `confirm` to accept it anyway, or `reject` with feedback.",
-            rec.iteration
+            rec.below_gate
         )
     };
     // Questions the author asked that nobody answered yet: the human sees them before

@@ -162,7 +162,8 @@ fn awaiting_confirmation_points_at_the_document_to_read() {
     let rec = s.record_mut(Stage::Architect);
     rec.score = Some(80);
     rec.gate_passed = Some(false);
-    rec.iteration = 5;
+    rec.iteration = 7;
+    rec.below_gate = 5;
     rec.draft_ref = Some(ContentRef::new(
         ".bmad-task/temp/x/d.md".into(),
         "d",

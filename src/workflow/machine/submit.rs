@@ -212,29 +212,33 @@ impl Step<'_> {
         // Documents can be megabytes: the chosen one is moved, not copied.
         let document = std::mem::take(&mut candidates[chosen_at].submission.document);
 
+        let passed = score >= gate && complete;
         let rec = self.session.record_mut(stage);
         rec.iteration = rec.iteration.saturating_add(1);
+        if !passed {
+            rec.below_gate = rec.below_gate.saturating_add(1);
+        }
         rec.score = Some(score);
         rec.scores = candidates.iter().map(|c| (c.engine, c.score)).collect();
         rec.score_source = Some(source);
         rec.chosen_engine = Some(engine);
-        rec.gate_passed = Some(score >= gate && complete);
+        rec.gate_passed = Some(passed);
         rec.missing_sections = missing;
         rec.empty_sections = empty;
         rec.gaps = gaps;
-        let iteration = rec.iteration;
+        let below_gate = rec.below_gate;
 
         let next = rules::after_scored(ScoredRound {
             score,
             gate,
             complete,
-            iteration,
+            below_gate,
             answered_before,
             new_questions: !new_questions.is_empty(),
         });
         match next {
             AfterScored::DecideAtCap => self.facts.notices.push(format!(
-                "{iteration} submissions at this stage have stayed below the gate of {gate}: the human decides now whether to confirm this draft anyway or reject it with feedback."
+                "{below_gate} submissions at this stage have stayed below the gate of {gate}: the human decides now whether to confirm this draft anyway or reject it with feedback."
             )),
             AfterScored::Refine => {
                 self.facts.guidance =
