@@ -116,7 +116,7 @@ pub fn render(session: &Session, stage: Stage, guidance: &[String], template: &s
         ("feedback", feedback),
         ("guidance", guidance),
         ("previous", previous),
-        ("iteration", (rec.iteration + 1).to_string()),
+        ("iteration", rec.iteration.saturating_add(1).to_string()),
         ("scope", scope_of(plan)),
         ("sprints", sprints),
         ("gate", gate),
