@@ -160,6 +160,10 @@ pub struct StageRecord {
     pub scores: BTreeMap<Engine, u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub score_source: Option<ScoreSource>,
+    /// A score the latest submission stated that is not a number from 0 to 100 (`high`),
+    /// as written (clipped): named as unreadable, never as "no score stated".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score_unreadable: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gate_passed: Option<bool>,
     /// Sections the stage requires that the server's own check did not find in the

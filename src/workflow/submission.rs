@@ -77,6 +77,9 @@ pub struct Submission {
     pub document: String,
     /// A score the submission stated itself, 0–100.
     pub reported_score: Option<u32>,
+    /// A `quality_score` the JSON gave that is not a number from 0 to 100 (`"high"`,
+    /// `150`), as written and clipped, when no readable score was stated either.
+    pub unreadable_score: Option<String>,
     pub questions: Vec<AskedQuestion>,
     pub gaps: Vec<String>,
 }
@@ -126,6 +129,16 @@ pub fn read(text: &str) -> Result<Submission, SubmissionError> {
         .and_then(|o| o.get("quality_score"))
         .and_then(score_value)
         .or_else(|| last_text_score(text));
+    let unreadable_score = match json.as_ref().and_then(|o| o.get("quality_score")) {
+        Some(v) if reported_score.is_none() && !v.is_null() => Some(crate::code::clip(
+            &match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            },
+            40,
+        )),
+        _ => None,
+    };
 
     let questions = json
         .as_ref()
@@ -141,6 +154,7 @@ pub fn read(text: &str) -> Result<Submission, SubmissionError> {
     Ok(Submission {
         document,
         reported_score,
+        unreadable_score,
         questions,
         gaps,
     })

@@ -298,3 +298,84 @@ async fn passing_rounds_the_human_sent_back_do_not_count_toward_the_round_cap() 
     );
     c.close().await;
 }
+
+/// Issue 24 item 2: no verdict is optional. A review without a `Review Status:` line and a
+/// QA report without a score stop at the human as failing ones do; a score that is there
+/// but unreadable is named as such; a report submitted again exactly as the human sent it
+/// back is flagged as unchanged, in the reply and in what the terminal shows the human.
+#[cfg(unix)]
+#[tokio::test]
+async fn a_report_without_a_verdict_stops_at_the_human_and_an_unchanged_one_is_flagged() {
+    use crate::support::terminal::in_terminal;
+    let sb = Sandbox::new();
+    let c = connect(Era::Modern, &sb.project).await;
+    let sid = at_review(&c, &sb.project).await;
+    let no_status = "# Code Review\n\n## Findings\n- none worth naming.\n";
+    let v = c
+        .ok(json!({"action": "submit", "session_id": sid, "codex_result": no_status}))
+        .await;
+    assert_the_human_decides(&v, "review", "Review Status: not stated");
+    let task = v["task_name"].as_str().unwrap().to_string();
+    c.ok(json!({"action": "reject", "session_id": sid, "feedback": "Review it again and say whether it passes."}))
+        .await;
+    let notices = |v: &Value| -> Vec<String> {
+        v["notices"]
+            .as_array()
+            .map(|a| a.iter().map(|n| n.as_str().unwrap().to_string()).collect())
+            .unwrap_or_default()
+    };
+    let v = c
+        .ok(json!({"action": "submit", "session_id": sid, "codex_result": "# Implementation Report\n\n## Summary\nBuilt again."}))
+        .await;
+    assert!(
+        notices(&v).iter().all(|n| !n.starts_with("Unchanged")),
+        "{v:#}"
+    );
+    // The same review, byte for byte: flagged to the host and to the human.
+    let v = c
+        .ok(json!({"action": "submit", "session_id": sid, "codex_result": no_status}))
+        .await;
+    assert_the_human_decides(&v, "review", "Review Status: not stated");
+    let unchanged = "Unchanged: the Code Reviewer's document is the same one that was sent back";
+    assert!(
+        notices(&v).iter().any(|n| n.starts_with(unchanged)),
+        "{v:#}"
+    );
+    let (code, out) = in_terminal(&sb.project, &["confirm", &task], "[y/N]", "n\n");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains(&format!("Note: {unchanged}")), "{out}");
+    assert!(
+        out.contains("It does not pass (Review Status: not stated)"),
+        "{out}"
+    );
+
+    // The human accepts that risk; QA states no score.
+    c.ok(json!({"action": "confirm", "session_id": sid})).await;
+    let v = c
+        .ok(json!({"action": "submit", "session_id": sid, "codex_result": "# QA Report\n\n## Results\nAll passed.\n"}))
+        .await;
+    assert_the_human_decides(&v, "qa", "Quality Score: not stated");
+    c.ok(json!({"action": "reject", "session_id": sid, "feedback": "State the score."}))
+        .await;
+    for doc in [
+        "# Implementation Report\n\n## Summary\nBuilt a third time.",
+        "# Code Review\n\nReview Status: Pass",
+    ] {
+        c.ok(json!({"action": "submit", "session_id": sid, "codex_result": doc}))
+            .await;
+    }
+    // A score that is there but is no number is named, not taken for "no score".
+    let qa =
+        json!({"qa_report": "# QA Report\n\nAll passed.", "quality_score": "high"}).to_string();
+    let v = c
+        .ok(json!({"action": "submit", "session_id": sid, "codex_result": qa}))
+        .await;
+    assert_the_human_decides(
+        &v,
+        "qa",
+        "Quality Score: \"high\" is not a number from 0 to 100",
+    );
+    let s = c.ok(json!({"action": "status", "session_id": sid})).await;
+    assert_eq!(s["session"]["stages"]["qa"]["score_unreadable"], "high");
+    c.close().await;
+}

@@ -58,7 +58,7 @@ pub(super) fn generate(
                     } else {
                         msg.push_str(&format!(
                             "The document scored {score}/100 ({}), below the gate of {gate}{}. ",
-                            source_word(rec.score_source),
+                            source_word(rec),
                             lacking.map(|l| format!("; {l}")).unwrap_or_default()
                         ));
                     }
@@ -107,7 +107,7 @@ pub(super) fn clarifying(s: &Session, r: &mut Reply) -> String {
         msg.push_str(&format!(
             "The {} draft scored {score}/100 ({}). ",
             s.current_stage.role(),
-            source_word(rec.score_source)
+            source_word(rec)
         ));
     }
     msg.push_str("Please answer these questions:\n");
@@ -385,11 +385,18 @@ fn short_digest(rec: &StageRecord) -> Option<String> {
         .map(|a| a.sha256.chars().take(12).collect())
 }
 
-fn source_word(s: Option<ScoreSource>) -> &'static str {
-    match s {
-        Some(ScoreSource::Reported) => "reported by the author",
-        Some(ScoreSource::Estimated) => "estimated by the server: no score was stated",
-        None => "unscored",
+fn source_word(rec: &StageRecord) -> String {
+    match (rec.score_source, &rec.score_unreadable) {
+        (Some(ScoreSource::Reported), _) => "reported by the author".into(),
+        (Some(ScoreSource::Estimated), Some(v)) => {
+            format!(
+                "estimated by the server: the stated score \"{v}\" is not a number from 0 to 100"
+            )
+        }
+        (Some(ScoreSource::Estimated), None) => {
+            "estimated by the server: no score was stated".into()
+        }
+        (None, _) => "unscored".into(),
     }
 }
 

@@ -211,6 +211,13 @@ impl Step<'_> {
         let (missing, empty) = (names(&found.missing), names(&found.empty));
         // Documents can be megabytes: the chosen one is moved, not copied.
         let document = std::mem::take(&mut candidates[chosen_at].submission.document);
+        let unreadable = candidates[chosen_at].submission.unreadable_score.take();
+        if let Some(v) = &unreadable {
+            self.facts.notices.push(format!(
+                "The stated quality score \"{v}\" is not a number from 0 to 100, so the server estimated the score instead."
+            ));
+        }
+        self.notice_unchanged(stage, &document);
 
         let passed = score >= gate && complete;
         let rec = self.session.record_mut(stage);
@@ -221,6 +228,7 @@ impl Step<'_> {
         rec.score = Some(score);
         rec.scores = candidates.iter().map(|c| (c.engine, c.score)).collect();
         rec.score_source = Some(source);
+        rec.score_unreadable = unreadable;
         rec.chosen_engine = Some(engine);
         rec.gate_passed = Some(passed);
         rec.missing_sections = missing;
@@ -326,19 +334,19 @@ impl Step<'_> {
             }
         }
         let rec = self.session.record_mut(stage);
+        rec.score_unreadable = candidate.submission.unreadable_score.clone();
         if stage.has_marker(Marker::ReviewStatus) {
             rec.review_status = submission::review_status(&document);
         }
         self.record_checks(stage);
         let rec = self.session.record_mut(stage);
         // A report whose own verdict fails (`Review Status: Fail`, a QA score below the
-        // gate), or a check the server ran that fails, stops at the human.
+        // gate) or states none, or a check the server ran that fails, stops at the human.
         let failure = rules::failed_verdict(stage, rec);
         rec.accepted_risk = false;
-        let judged = (stage.verdict().is_some()
-            && (rec.review_status.is_some() || rec.score.is_some()))
-            || rec.checks.is_some();
+        let judged = stage.verdict().is_some() || rec.checks.is_some();
         rec.gate_passed = judged.then_some(failure.is_none());
+        self.notice_unchanged(stage, &document);
         self.write_artifact(stage, document)?;
 
         match rules::after_plain(stage, failure.is_some()) {
@@ -353,6 +361,16 @@ impl Step<'_> {
             }
         }
         Ok(())
+    }
+}
+
+impl Step<'_> {
+    /// Says so when `document` is the one the human last sent back at `stage`.
+    fn notice_unchanged(&mut self, stage: Stage, document: &str) {
+        let sha = super::sha256_hex(document);
+        if let Some(n) = super::unchanged::since_rejection(&self.session, stage, &sha) {
+            self.facts.notices.push(n);
+        }
     }
 }
 
