@@ -145,7 +145,7 @@ fn keep_aside(project: &Project, why: &str, now: DateTime<Utc>) -> Result<String
     let aside = format!("{MAPPING}.unreadable-{}", now.format("%Y%m%dT%H%M%S%3fZ"));
     let from = project.check(MAPPING)?;
     let to = project.check(&aside)?;
-    std::fs::rename(&from, &to).map_err(|e| Error::storage("move aside", &from, &e))?;
+    std::fs::rename(&from, &to).map_err(|e| project.storage_error("move aside", &from, &e))?;
     Ok(format!(
         "{MAPPING} {why}; it was rebuilt from the session files, and the old one is kept as {aside}."
     ))

@@ -298,8 +298,9 @@ fn reach(stage: Stage, state: State) -> Run {
     }
     match state {
         State::Generating => {}
+        // The stage's own key: a stage reads no other stage's.
         State::Clarifying => {
-            r.submit(QUESTIONS_PRD);
+            r.submit(&QUESTIONS_PRD.replace("prd_draft", stage.document_fields()[0]));
         }
         State::Refining if stage == Stage::Sm => {
             r.submit(SPRINT_PLAN);
@@ -309,7 +310,7 @@ fn reach(stage: Stage, state: State) -> Run {
             });
         }
         State::Refining => {
-            r.submit(QUESTIONS_PRD);
+            r.submit(&QUESTIONS_PRD.replace("prd_draft", stage.document_fields()[0]));
             r.act(answer(&[("q1", "Web"), ("q2", "Admins")]));
         }
         State::AwaitingConfirmation if stage.verdict().is_some() => {

@@ -101,9 +101,8 @@ fn assert_the_human_decides(v: &Value, stage: &str, failure: &str) {
     assert!(
         message.contains(&format!("report does not pass: {failure}."))
             && message.contains(&format!("{path} (SHA-256 {digest}…)"))
-            && message.contains("`confirm` to accept the risk")
-            && message
-                .contains("`reject` with feedback to send the work back to the Developer (dev)"),
+            && message.contains("then decide: accept the risk")
+            && message.contains("or send the work back to the Developer (dev)"),
         "{message}"
     );
     assert_eq!(v["gate_passed"], false);
@@ -377,5 +376,40 @@ async fn a_report_without_a_verdict_stops_at_the_human_and_an_unchanged_one_is_f
     );
     let s = c.ok(json!({"action": "status", "session_id": sid})).await;
     assert_eq!(s["session"]["stages"]["qa"]["score_unreadable"], "high");
+    c.close().await;
+}
+
+/// Issue 24 item 2: at a scored stage, a score that is there but unreadable is named as such
+/// (the server estimates instead), never as "no score was stated".
+#[tokio::test]
+async fn an_unreadable_prd_score_is_named_not_taken_for_none() {
+    let sb = Sandbox::new();
+    let c = connect(Era::Legacy, &sb.project).await;
+    let v = c.ok(start_args(&sb.project, "Build a todo app")).await;
+    let sid = v["session_id"].clone();
+    let prd =
+        json!({"prd_draft": document("PRD", &PRD_SECTIONS), "quality_score": "high"}).to_string();
+    let v = c
+        .ok(json!({"action": "submit", "session_id": sid, "claude_result": prd}))
+        .await;
+    assert_eq!(
+        (&v["state"], &v["score_source"]),
+        (&json!("refining"), &json!("estimated")),
+        "{v:#}"
+    );
+    let message = v["user_message"].as_str().unwrap();
+    assert!(
+        message.contains(
+            "(estimated by the server: the stated score \"high\" is not a number from 0 to 100)"
+        ) && !message.contains("no score was stated"),
+        "{message}"
+    );
+    assert!(
+        v["notices"].as_array().unwrap().iter().any(|n| n
+            .as_str()
+            .unwrap()
+            .starts_with("The stated quality score \"high\" is not a number from 0 to 100")),
+        "{v:#}"
+    );
     c.close().await;
 }

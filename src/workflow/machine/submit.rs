@@ -7,7 +7,7 @@ use super::super::quality;
 use super::super::rules::{self, AfterPlain, AfterScored, ScoredRound};
 use super::super::sections;
 use super::super::session::{Question, ScoreSource, Sprint, State};
-use super::super::stage::{Engine, Marker, Stage, GENERIC_DOCUMENT_FIELDS};
+use super::super::stage::{Engine, Marker, Stage};
 use super::super::submission::{self, Submission, SubmissionError};
 use super::{Step, WorkflowError};
 use crate::code::clip;
@@ -75,7 +75,7 @@ fn present(claude: Option<String>, codex: Option<String>) -> Vec<(Engine, String
 impl Step<'_> {
     /// Reads and scores one result; an empty document is refused.
     fn candidate(stage: Stage, engine: Engine, text: &str) -> Result<Candidate, WorkflowError> {
-        let submission = submission::read(text).map_err(|e| match e {
+        let submission = submission::read(stage, text).map_err(|e| match e {
             SubmissionError::Empty => WorkflowError::EmptyDocument {
                 field: engine.result_field(),
             },
@@ -83,11 +83,7 @@ impl Step<'_> {
             SubmissionError::NoDocumentField { keys } => WorkflowError::NoDocumentField {
                 field: engine.result_field(),
                 stage,
-                accepted: stage
-                    .document_fields()
-                    .iter()
-                    .copied()
-                    .chain(GENERIC_DOCUMENT_FIELDS)
+                accepted: submission::document_fields(stage)
                     .map(String::from)
                     .collect(),
                 seen: keys.iter().take(5).map(|k| clip(k, 40)).collect(),
