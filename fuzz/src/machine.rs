@@ -787,11 +787,15 @@ fn check_session(r: &Run) {
             "clarifying, nothing asked"
         ),
         State::AwaitingConfirmation if matches!(stage, Stage::Dev | Stage::Review | Stage::Qa) => {
-            // A report whose verdict failed: Review Status: Fail, or a QA score below 90;
-            // or a check the server ran that failed (development, QA).
+            // A report whose verdict failed or is not stated: Review Status: Fail or none,
+            // a QA score below 90 or none; or a check the server ran that failed
+            // (development, QA).
             let report = match stage {
-                Stage::Review => cur.review_status.as_deref() == Some("Fail"),
-                Stage::Qa => cur.score.is_some_and(|n| n < 90),
+                Stage::Review => !matches!(
+                    cur.review_status.as_deref(),
+                    Some("Pass" | "Pass with Risk")
+                ),
+                Stage::Qa => cur.score.is_none_or(|n| n < 90),
                 _ => false,
             };
             let checks =

@@ -241,7 +241,7 @@ pub fn check_timeout_from_env() -> Duration {
 
 pub(crate) fn invalid(project: &Project, rel: &str, problem: String) -> Error {
     Error::InvalidConfig {
-        path: project.path(rel).display().to_string(),
+        path: project.shown(&project.path(rel)),
         problem,
     }
 }

@@ -40,7 +40,7 @@ impl Project {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound && started.elapsed() < wait => {
                     continue
                 }
-                Err(e) => return Err(Error::storage("open", &abs, &e)),
+                Err(e) => return Err(self.storage_error("open", &abs, &e)),
             };
             match file.try_lock() {
                 // A failed `start` in a new project removes the lock file it made (see
@@ -59,7 +59,7 @@ impl Project {
                 Ok(()) => continue,
                 Err(std::fs::TryLockError::WouldBlock) => {}
                 Err(std::fs::TryLockError::Error(e)) => {
-                    return Err(Error::storage("lock", &abs, &e));
+                    return Err(self.storage_error("lock", &abs, &e));
                 }
             }
             let waited = started.elapsed();

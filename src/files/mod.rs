@@ -8,6 +8,7 @@ mod lock;
 pub(crate) mod project;
 mod read;
 mod roots;
+mod shown;
 
 pub use lock::{lock_wait_from_env, DEFAULT_LOCK_WAIT, LOCK_FILE};
 pub use project::{discover, DefaultRoot, Project};

@@ -204,7 +204,7 @@ impl Project {
         }
         let abs = self.check(rel)?;
         let dir = abs.parent().expect("checked paths have a parent");
-        std::fs::create_dir_all(dir).map_err(|e| Error::storage("create", dir, &e))?;
+        std::fs::create_dir_all(dir).map_err(|e| self.storage_error("create", dir, &e))?;
         // Re-check now that the directories exist (a link could have raced in).
         self.check(rel)
     }
@@ -232,7 +232,7 @@ impl Project {
             let mut files = Vec::with_capacity(group.len());
             for (rel, content) in *group {
                 let abs = self.prepare(rel)?;
-                let fail = |e: &std::io::Error| Error::storage("write", &abs, e);
+                let fail = |e: &std::io::Error| self.storage_error("write", &abs, e);
                 let mut tmp = temp_beside(&abs).map_err(|e| fail(&e))?;
                 tmp.write_all(content).map_err(|e| fail(&e))?;
                 files.push((abs, tmp));
@@ -252,7 +252,7 @@ impl Project {
         let results = sync_together(contents.iter().map(|(_, f)| *f).chain(&dirs));
         for ((abs, _), r) in contents.iter().zip(&results) {
             if let Err(e) = r {
-                return Err(Error::storage("write", abs, e));
+                return Err(self.storage_error("write", abs, e));
             }
         }
         // Directories only make renames durable: a failure weakens durability, not
@@ -263,7 +263,7 @@ impl Project {
             let mut dirs: Vec<PathBuf> = Vec::new();
             for (abs, tmp) in files {
                 tmp.persist(&abs)
-                    .map_err(|e| Error::storage("write", &abs, &e.error))?;
+                    .map_err(|e| self.storage_error("write", &abs, &e.error))?;
                 let dir = abs.parent().expect("checked paths have a parent");
                 if !dirs.iter().any(|d| d == dir) {
                     dirs.push(dir.to_path_buf());
@@ -284,7 +284,7 @@ impl Project {
     /// but that rebuild, and waiting for a large file's fsync would cost every call.
     pub fn replace_unsynced(&self, rel: &str, content: &[u8]) -> Result<()> {
         let abs = self.prepare(rel)?;
-        let fail = |e: &std::io::Error| Error::storage("write", &abs, e);
+        let fail = |e: &std::io::Error| self.storage_error("write", &abs, e);
         let mut tmp = temp_beside(&abs).map_err(|e| fail(&e))?;
         tmp.write_all(content).map_err(|e| fail(&e))?;
         tmp.persist(&abs).map_err(|e| fail(&e.error))?;
@@ -326,12 +326,13 @@ impl Project {
         let abs = self.check(&format!("{rel}/x"))?;
         let dir = abs.parent().expect("has parent");
         if let Some(parent) = dir.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| Error::storage("create", parent, &e))?;
+            std::fs::create_dir_all(parent)
+                .map_err(|e| self.storage_error("create", parent, &e))?;
         }
         match std::fs::create_dir(dir) {
             Ok(()) => Ok(true),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
-            Err(e) => Err(Error::storage("create", dir, &e)),
+            Err(e) => Err(self.storage_error("create", dir, &e)),
         }
     }
 }

@@ -116,7 +116,7 @@ pub fn render(session: &Session, stage: Stage, guidance: &[String], template: &s
         ("feedback", feedback),
         ("guidance", guidance),
         ("previous", previous),
-        ("iteration", (rec.iteration + 1).to_string()),
+        ("iteration", rec.iteration.saturating_add(1).to_string()),
         ("scope", scope_of(plan)),
         ("sprints", sprints),
         ("gate", gate),
@@ -337,7 +337,7 @@ mod tests {
                 let Some(text) = shown(stage, round) else {
                     continue;
                 };
-                let read = submission::read(&text);
+                let read = submission::read(stage, &text);
                 assert!(
                     read.as_ref().map_or(true, |s| s.reported_score.is_none()),
                     "{stage} {round}: the example states a score a model could copy"
@@ -499,28 +499,36 @@ mod tests {
 
     #[test]
     fn the_po_prompt_examples_parse_to_what_the_workflow_needs() {
-        let first = submission::read(&example(Stage::Po, "first").unwrap()).unwrap();
+        let first = submission::read(Stage::Po, &example(Stage::Po, "first").unwrap()).unwrap();
         assert!(first.document.starts_with("# Product Requirements"));
         assert_eq!(first.reported_score, Some(81));
         assert_eq!(first.questions.len(), 1);
         assert_eq!(first.gaps.len(), 1);
-        let revised = submission::read(&example(Stage::Po, "revise").unwrap()).unwrap();
+        let revised = submission::read(Stage::Po, &example(Stage::Po, "revise").unwrap()).unwrap();
         assert_eq!(revised.reported_score, Some(81));
         assert!(revised.questions.is_empty());
     }
 
     #[test]
     fn the_architect_prompt_examples_parse() {
-        let first = submission::read(&example(Stage::Architect, "first").unwrap()).unwrap();
+        let first = submission::read(
+            Stage::Architect,
+            &example(Stage::Architect, "first").unwrap(),
+        )
+        .unwrap();
         assert!(first.document.starts_with("# System Architecture"));
         assert_eq!(first.questions.len(), 1);
-        let revised = submission::read(&example(Stage::Architect, "revise").unwrap()).unwrap();
+        let revised = submission::read(
+            Stage::Architect,
+            &example(Stage::Architect, "revise").unwrap(),
+        )
+        .unwrap();
         assert_eq!(revised.reported_score, Some(81));
     }
 
     #[test]
     fn the_sm_prompt_example_yields_its_sprints() {
-        let doc = submission::read(&example(Stage::Sm, "first").unwrap())
+        let doc = submission::read(Stage::Sm, &example(Stage::Sm, "first").unwrap())
             .unwrap()
             .document;
         let sprints = submission::sprints(&doc);
@@ -531,7 +539,7 @@ mod tests {
 
     #[test]
     fn the_review_prompt_example_states_a_status() {
-        let doc = submission::read(&example(Stage::Review, "first").unwrap())
+        let doc = submission::read(Stage::Review, &example(Stage::Review, "first").unwrap())
             .unwrap()
             .document;
         assert_eq!(
@@ -542,13 +550,13 @@ mod tests {
 
     #[test]
     fn the_qa_prompt_example_ends_with_a_score() {
-        let sub = submission::read(&example(Stage::Qa, "first").unwrap()).unwrap();
+        let sub = submission::read(Stage::Qa, &example(Stage::Qa, "first").unwrap()).unwrap();
         assert_eq!(sub.reported_score, Some(81));
     }
 
     #[test]
     fn the_dev_prompt_example_is_a_document() {
-        let sub = submission::read(&example(Stage::Dev, "first").unwrap()).unwrap();
+        let sub = submission::read(Stage::Dev, &example(Stage::Dev, "first").unwrap()).unwrap();
         assert!(sub.document.starts_with("# Implementation Report"));
     }
 

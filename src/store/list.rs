@@ -166,7 +166,7 @@ impl Known {
     /// files that changed) and returns the files that cannot be read.
     fn refresh(&mut self, project: &Project) -> Result<Vec<Damaged>> {
         let dir = project.path(".bmad-task");
-        let read = std::fs::read_dir(&dir).map_err(|e| Error::storage("read", &dir, &e))?;
+        let read = std::fs::read_dir(&dir).map_err(|e| project.storage_error("read", &dir, &e))?;
         self.generation = self.generation.wrapping_add(1);
         let generation = self.generation;
         for e in read.flatten() {

@@ -3,10 +3,15 @@
 
 pub const MAX_TASK_NAME: usize = 50;
 
-/// The base task name for an objective.
+/// The base task name for an objective, without a leading article (`A todo app` →
+/// `todo-app`), unless the article is all there is.
 pub fn slug_for(objective: &str) -> String {
     let s = slug::slugify(objective);
-    let s = cut(&s, MAX_TASK_NAME);
+    let s = ["a-", "an-", "the-"]
+        .iter()
+        .find_map(|a| s.strip_prefix(a))
+        .unwrap_or(&s);
+    let s = cut(s, MAX_TASK_NAME);
     if s.is_empty() {
         "task".to_string()
     } else {
@@ -78,6 +83,26 @@ mod tests {
             slug_for("Build user authentication system!"),
             "build-user-authentication-system"
         );
+    }
+
+    #[test]
+    fn a_leading_article_is_dropped() {
+        assert_eq!(slug_for("A todo app"), "todo-app");
+        assert_eq!(slug_for("An inventory tracker"), "inventory-tracker");
+        assert_eq!(slug_for("The  changelog bot"), "changelog-bot");
+        assert_eq!(slug_for("Build a todo app"), "build-a-todo-app");
+        for kept in [
+            "Anthology search",
+            "Theme editor",
+            "A",
+            "the",
+            "Apple picker",
+        ] {
+            assert!(!slug_for(kept).is_empty(), "{kept}");
+        }
+        assert_eq!(slug_for("Anthology search"), "anthology-search");
+        assert_eq!(slug_for("Theme editor"), "theme-editor");
+        assert_eq!(slug_for("A"), "a");
     }
 
     #[test]

@@ -15,7 +15,7 @@ pub fn session_rel(id: &str) -> String {
 
 pub(super) fn session_ids(project: &Project) -> Result<Vec<String>> {
     let dir = project.path(".bmad-task");
-    let entries = std::fs::read_dir(&dir).map_err(|e| Error::storage("read", &dir, &e))?;
+    let entries = std::fs::read_dir(&dir).map_err(|e| project.storage_error("read", &dir, &e))?;
     Ok(entries
         .filter_map(|e| e.ok())
         .filter_map(|e| {

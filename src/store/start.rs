@@ -150,7 +150,7 @@ fn keep_aside(project: &Project, why: &str, now: DateTime<Utc>) -> Result<String
         Err(_) if super::mapping::is_link(project) => project.path(MAPPING),
         checked => checked?,
     };
-    std::fs::rename(&from, &to).map_err(|e| Error::storage("move aside", &from, &e))?;
+    std::fs::rename(&from, &to).map_err(|e| project.storage_error("move aside", &from, &e))?;
     Ok(format!(
         "{MAPPING} {why}; it was rebuilt from the session files, and the old one is kept as {aside}."
     ))

@@ -9,6 +9,7 @@ mod decide;
 mod engines;
 mod pending;
 mod submit;
+mod unchanged;
 
 pub use pending::{pending, Asked, Pending, Shown};
 

@@ -142,10 +142,10 @@ impl Run {
                 }
                 // The stage's own engine: codex when the session runs it, else claude.
                 s if self.s.engines_for(s) == [Engine::Codex] => {
-                    self.act(submit(None, Some("# Report\nDone.")));
+                    self.act(submit(None, Some(PASSING_REPORT)));
                 }
                 _ => {
-                    self.act(submit(Some("# Report\nDone."), None));
+                    self.act(submit(Some(PASSING_REPORT), None));
                 }
             }
         }
@@ -167,6 +167,9 @@ const FAILING_REVIEW: &str =
     "# Code Review\n\n## Findings\n- critical, `src/api.rs`: no input validation.\n\nReview Status: Fail\n";
 const FAILING_QA: &str =
     "# QA Report\n\n## Results\n7 passed, 3 failed.\n\nQuality Score: 62/100\n";
+
+/// A report of development, review or QA whose own verdict (where it has one) passes.
+const PASSING_REPORT: &str = "# Report\nDone.\n\nReview Status: Pass\nQuality Score: 95/100\n";
 
 const SPRINT_PLAN: &str = "# Plan\n## Sprint 1: Core\n- a\n## Sprint 2: UI\n- b\n";
 
@@ -295,8 +298,9 @@ fn reach(stage: Stage, state: State) -> Run {
     }
     match state {
         State::Generating => {}
+        // The stage's own key: a stage reads no other stage's.
         State::Clarifying => {
-            r.submit(QUESTIONS_PRD);
+            r.submit(&QUESTIONS_PRD.replace("prd_draft", stage.document_fields()[0]));
         }
         State::Refining if stage == Stage::Sm => {
             r.submit(SPRINT_PLAN);
@@ -306,7 +310,7 @@ fn reach(stage: Stage, state: State) -> Run {
             });
         }
         State::Refining => {
-            r.submit(QUESTIONS_PRD);
+            r.submit(&QUESTIONS_PRD.replace("prd_draft", stage.document_fields()[0]));
             r.act(answer(&[("q1", "Web"), ("q2", "Admins")]));
         }
         State::AwaitingConfirmation if stage.verdict().is_some() => {
@@ -397,7 +401,7 @@ fn submissions_at_the_unscored_stages_move_as_the_spec_says() {
         (Stage::Qa, (Stage::Qa, State::Completed)),
     ] {
         assert_eq!(r.s.current_stage, stage);
-        r.act(submit(None, Some("# Report\nReview Status: Pass")));
+        r.act(submit(None, Some(PASSING_REPORT)));
         assert_eq!(r.state(), next);
         assert_eq!(r.s.record(stage).status, StageStatus::Completed);
     }
@@ -880,6 +884,40 @@ fn each_accepted_action_adds_one_history_entry() {
 }
 
 #[test]
+fn the_round_cap_counts_only_rounds_below_the_gate() {
+    // Four passing drafts, each sent back by the human: none stayed below the gate.
+    let mut r = Run::new("Build it");
+    for i in 1..=4 {
+        r.submit(&passing(Stage::Po));
+        assert_eq!(r.state(), (Stage::Po, State::AwaitingConfirmation), "{i}");
+        r.act(Command::Reject {
+            action: Action::Reject,
+            feedback: Some("one more thing".into()),
+        });
+    }
+    // The fifth submission, below the gate, is a first below-gate round: revise.
+    r.submit(LOW_PRD);
+    assert_eq!(r.state(), (Stage::Po, State::Refining));
+    let rec = r.s.record(Stage::Po);
+    assert_eq!((rec.iteration, rec.below_gate), (5, 1));
+    for _ in 0..3 {
+        r.submit(LOW_PRD);
+    }
+    assert_eq!(r.state(), (Stage::Po, State::Refining));
+    let out = r.submit(LOW_PRD);
+    assert_eq!(r.state(), (Stage::Po, State::AwaitingConfirmation));
+    assert_eq!(r.s.record(Stage::Po).below_gate, 5);
+    assert!(
+        out.facts
+            .notices
+            .iter()
+            .any(|n| n.starts_with("5 submissions at this stage have stayed below the gate")),
+        "{:?}",
+        out.facts.notices
+    );
+}
+
+#[test]
 fn follow_up_questions_beside_a_passing_score_go_to_the_human_first() {
     let mut r = Run::at(State::Refining);
     let passing_with_question =
@@ -1299,21 +1337,95 @@ fn a_qa_score_below_the_gate_stops_at_the_human_and_can_send_everything_after_de
 }
 
 #[test]
-fn reports_that_pass_or_state_no_verdict_go_on_without_the_human() {
-    for (review, qa) in [
-        (
-            "# Review\nReview Status: Pass with Risk",
-            "# QA\nQuality Score: 90/100",
-        ),
-        ("# Review\nNo status line.", "# QA\nNo score line."),
-    ] {
-        let mut r = Run::new("Build it");
-        r.advance_to(Stage::Review, false);
-        r.act(submit(None, Some(review)));
-        r.act(submit(None, Some(qa)));
-        assert_eq!(r.state(), (Stage::Qa, State::Completed), "{review} / {qa}");
-        assert!(!r.s.record(Stage::Review).accepted_risk);
-    }
+fn reports_that_pass_go_on_without_the_human() {
+    let mut r = Run::new("Build it");
+    r.advance_to(Stage::Review, false);
+    r.act(submit(
+        None,
+        Some("# Review\nReview Status: Pass with Risk"),
+    ));
+    r.act(submit(None, Some("# QA\nQuality Score: 90/100")));
+    assert_eq!(r.state(), (Stage::Qa, State::Completed));
+    assert!(!r.s.record(Stage::Review).accepted_risk);
+}
+
+/// Issue 24 item 2: a report that states no verdict stops at the human as a failing one
+/// does; a score that is there but unreadable is named as such.
+#[test]
+fn reports_that_state_no_verdict_stop_at_the_human() {
+    let mut r = Run::new("Build it");
+    r.advance_to(Stage::Review, false);
+    r.act(submit(None, Some("# Review\nNo status line.")));
+    assert_eq!(r.state(), (Stage::Review, State::AwaitingConfirmation));
+    let rec = r.s.record(Stage::Review);
+    assert_eq!(rec.gate_passed, Some(false));
+    assert_eq!(
+        rules::failed_verdict(Stage::Review, rec).as_deref(),
+        Some("Review Status: not stated")
+    );
+    r.act(Command::Confirm {
+        action: Action::Confirm,
+    });
+    assert!(r.s.record(Stage::Review).accepted_risk);
+    r.act(submit(None, Some("# QA\nNo score line.")));
+    assert_eq!(r.state(), (Stage::Qa, State::AwaitingConfirmation));
+    assert_eq!(
+        rules::failed_verdict(Stage::Qa, r.s.current()).as_deref(),
+        Some("Quality Score: not stated")
+    );
+    r.act(Command::Reject {
+        action: Action::Reject,
+        feedback: Some("State the score.".into()),
+    });
+    r.advance_to(Stage::Qa, false);
+    let qa = r##"{"qa_report": "# QA\nAll good.", "quality_score": "high"}"##;
+    r.act(submit(None, Some(qa)));
+    assert_eq!(r.state(), (Stage::Qa, State::AwaitingConfirmation));
+    let rec = r.s.current();
+    assert_eq!(rec.score_unreadable.as_deref(), Some("high"));
+    assert_eq!(
+        rules::failed_verdict(Stage::Qa, rec).as_deref(),
+        Some("Quality Score: \"high\" is not a number from 0 to 100")
+    );
+}
+
+/// Issue 24 item 2: a document submitted again as the human sent it back is flagged.
+#[test]
+fn a_document_submitted_unchanged_after_a_rejection_is_flagged() {
+    let mut r = Run::at(State::AwaitingConfirmation);
+    r.act(Command::Reject {
+        action: Action::Reject,
+        feedback: Some("Add offline mode.".into()),
+    });
+    let out = r.submit(&passing(Stage::Po));
+    assert!(
+        out.facts.notices.iter().any(|n| n.starts_with(
+            "Unchanged: the Product Owner's document is the same one that was sent back"
+        )),
+        "{:?}",
+        out.facts.notices
+    );
+    let p = pending(&r.s, Action::Confirm, &r.files).unwrap();
+    assert!(
+        p.notices.iter().any(|n| n.starts_with("Unchanged:")),
+        "{:?}",
+        p.notices
+    );
+    // A changed document is not flagged.
+    r.act(Command::Reject {
+        action: Action::Reject,
+        feedback: Some("Still no offline mode.".into()),
+    });
+    let changed = passing(Stage::Po).replace("v2", "v3");
+    let out = r.submit(&changed);
+    assert!(
+        !out.facts
+            .notices
+            .iter()
+            .any(|n| n.starts_with("Unchanged:")),
+        "{:?}",
+        out.facts.notices
+    );
 }
 
 /// What the server would have observed running checks named `name`, passing or not.

@@ -47,8 +47,9 @@ pub struct ScoredRound {
     /// Whether the server's own check found every section the stage requires, with
     /// content: a score alone does not pass the gate.
     pub complete: bool,
-    /// Submissions of the stage so far, this one included.
-    pub iteration: u32,
+    /// Submissions of the stage that stayed below the gate so far, this one included
+    /// when it did (a passing draft the human sent back does not count).
+    pub below_gate: u32,
     /// Whether the human has answered questions at this stage before.
     pub answered_before: bool,
     /// Whether this submission asks questions not asked before.
@@ -85,7 +86,7 @@ impl AfterScored {
 /// score passes only when every required section is there; then the cap; else another
 /// revision.
 pub fn after_scored(r: ScoredRound) -> AfterScored {
-    let below_cap = r.iteration < MAX_BELOW_GATE_SUBMISSIONS;
+    let below_cap = r.below_gate < MAX_BELOW_GATE_SUBMISSIONS;
     if r.new_questions && (!r.answered_before || below_cap) {
         AfterScored::Clarify
     } else if r.score >= r.gate && r.complete {
@@ -121,20 +122,32 @@ pub fn after_plain(stage: Stage, verdict_fails: bool) -> AfterPlain {
 }
 
 /// What fails in a document's own verdict on the work, said for the human: `Review
-/// Status: Fail`, or a stated QA score below the gate. `None` when it passes, or states
-/// no verdict (that is no failure: the final message says "not stated").
+/// Status: Fail`, a stated QA score below the gate, or no verdict at all (no verdict is
+/// optional: leaving it out stops at the human as a failing one does); a score that is
+/// there but unreadable (`unreadable_score`, as written) is named as such. `None` when it
+/// passes.
 pub fn verdict_failure(
     verdict: Verdict,
     review_status: Option<&str>,
     score: Option<u32>,
+    unreadable_score: Option<&str>,
 ) -> Option<String> {
     match verdict {
-        Verdict::ReviewStatus => {
-            (review_status == Some("Fail")).then(|| "Review Status: Fail".into())
-        }
-        Verdict::QualityScore(gate) => score
-            .filter(|s| *s < gate)
-            .map(|s| format!("Quality Score: {s}/100, below the gate of {gate}")),
+        Verdict::ReviewStatus => match review_status {
+            Some("Fail") => Some("Review Status: Fail".into()),
+            Some(_) => None,
+            None => Some("Review Status: not stated".into()),
+        },
+        Verdict::QualityScore(gate) => match (score, unreadable_score) {
+            (Some(s), _) if s < gate => {
+                Some(format!("Quality Score: {s}/100, below the gate of {gate}"))
+            }
+            (Some(_), _) => None,
+            (None, Some(v)) => Some(format!(
+                "Quality Score: \"{v}\" is not a number from 0 to 100"
+            )),
+            (None, None) => Some("Quality Score: not stated".into()),
+        },
     }
 }
 
@@ -142,9 +155,14 @@ pub fn verdict_failure(
 /// verdict and it fails, and in the project's checks the server ran on the stage's latest
 /// submission: the evidence the human must accept before the stage completes.
 pub fn failed_verdict(stage: Stage, rec: &StageRecord) -> Option<String> {
-    let report = stage
-        .verdict()
-        .and_then(|v| verdict_failure(v, rec.review_status.as_deref(), rec.score));
+    let report = stage.verdict().and_then(|v| {
+        verdict_failure(
+            v,
+            rec.review_status.as_deref(),
+            rec.score,
+            rec.score_unreadable.as_deref(),
+        )
+    });
     let checks = failed_checks(stage, rec);
     match (report, checks) {
         (Some(r), Some(c)) => Some(format!("{r}; {c}")),
@@ -217,7 +235,7 @@ mod tests {
 
     fn round(
         score: u32,
-        iteration: u32,
+        below_gate: u32,
         answered_before: bool,
         new_questions: bool,
     ) -> ScoredRound {
@@ -225,7 +243,7 @@ mod tests {
             score,
             gate: 90,
             complete: true,
-            iteration,
+            below_gate,
             answered_before,
             new_questions,
         }
@@ -234,7 +252,7 @@ mod tests {
     #[test]
     fn the_state_after_a_scored_submission_follows_the_spec_table() {
         use AfterScored::*;
-        // (score, iteration, answered before, new questions) → next
+        // (score, below-gate rounds, answered before, new questions) → next
         let rows = [
             (72, 1, false, true, Clarify),
             (95, 1, false, true, Clarify),
@@ -293,26 +311,39 @@ mod tests {
     fn a_verdict_fails_on_review_status_fail_or_a_qa_score_below_the_gate() {
         let review = Verdict::ReviewStatus;
         assert_eq!(
-            verdict_failure(review, Some("Fail"), None).as_deref(),
+            verdict_failure(review, Some("Fail"), None, None).as_deref(),
             Some("Review Status: Fail")
         );
-        for status in [Some("Pass"), Some("Pass with Risk"), None] {
+        for status in [Some("Pass"), Some("Pass with Risk")] {
             assert_eq!(
-                verdict_failure(review, status, Some(10)),
+                verdict_failure(review, status, Some(10), None),
                 None,
                 "{status:?}"
             );
         }
         let qa = Verdict::QualityScore(90);
         assert_eq!(
-            verdict_failure(qa, None, Some(89)).as_deref(),
+            verdict_failure(qa, None, Some(89), None).as_deref(),
             Some("Quality Score: 89/100, below the gate of 90")
         );
-        assert_eq!(verdict_failure(qa, Some("Fail"), Some(90)), None);
+        assert_eq!(verdict_failure(qa, Some("Fail"), Some(90), None), None);
+    }
+
+    #[test]
+    fn no_verdict_is_optional_and_an_unreadable_score_is_named() {
+        // Issue 24 item 2: a verdict left out fails as a failing one does.
         assert_eq!(
-            verdict_failure(qa, None, None),
-            None,
-            "no score, no verdict"
+            verdict_failure(Verdict::ReviewStatus, None, Some(95), None).as_deref(),
+            Some("Review Status: not stated")
+        );
+        let qa = Verdict::QualityScore(90);
+        assert_eq!(
+            verdict_failure(qa, None, None, None).as_deref(),
+            Some("Quality Score: not stated")
+        );
+        assert_eq!(
+            verdict_failure(qa, None, None, Some("high")).as_deref(),
+            Some("Quality Score: \"high\" is not a number from 0 to 100")
         );
     }
 

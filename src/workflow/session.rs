@@ -112,6 +112,10 @@ pub fn summarize(text: &str) -> String {
     }
 }
 
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
 pub fn timestamp(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Millis, true)
 }
@@ -145,6 +149,10 @@ pub struct StageRecord {
     pub status: StageStatus,
     /// Submissions accepted in this stage.
     pub iteration: u32,
+    /// Scored submissions of this stage that stayed below the gate: what the round cap
+    /// counts (a passing draft the human sent back is not one).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub below_gate: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub score: Option<u32>,
     /// The score of each engine's candidate in the latest submission.
@@ -152,6 +160,10 @@ pub struct StageRecord {
     pub scores: BTreeMap<Engine, u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub score_source: Option<ScoreSource>,
+    /// A score the latest submission stated that is not a number from 0 to 100 (`high`),
+    /// as written (clipped): named as unreadable, never as "no score stated".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score_unreadable: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gate_passed: Option<bool>,
     /// Sections the stage requires that the server's own check did not find in the

@@ -54,12 +54,13 @@ pub(crate) fn build_matchers() {
     }
 }
 
-/// Fields that may carry the document, in order of preference: each stage's own (in
-/// workflow order), then the generic ones.
-pub fn document_fields() -> impl Iterator<Item = &'static str> {
-    Stage::ALL
-        .into_iter()
-        .flat_map(Stage::document_fields)
+/// Fields that may carry the document at `stage`, in order of preference: the stage's
+/// own, then the generic ones. Exactly these are read, and exactly these are named when
+/// none is found (another stage's key is not this stage's document).
+pub fn document_fields(stage: Stage) -> impl Iterator<Item = &'static str> + Clone {
+    stage
+        .document_fields()
+        .iter()
         .copied()
         .chain(GENERIC_DOCUMENT_FIELDS)
 }
@@ -77,6 +78,9 @@ pub struct Submission {
     pub document: String,
     /// A score the submission stated itself, 0–100.
     pub reported_score: Option<u32>,
+    /// A `quality_score` the JSON gave that is not a number from 0 to 100 (`"high"`,
+    /// `150`), as written and clipped, when no readable score was stated either.
+    pub unreadable_score: Option<String>,
     pub questions: Vec<AskedQuestion>,
     pub gaps: Vec<String>,
 }
@@ -91,12 +95,13 @@ pub enum SubmissionError {
     NoDocumentField { keys: Vec<String> },
 }
 
-/// Reads one engine's submission.
-pub fn read(text: &str) -> Result<Submission, SubmissionError> {
+/// Reads one engine's submission at `stage`.
+pub fn read(stage: Stage, text: &str) -> Result<Submission, SubmissionError> {
+    let fields = document_fields(stage);
     // Documents can be megabytes: each is copied once, or moved out of the JSON.
-    let (json, document) = match find_json_object(text) {
+    let (json, document) = match find_json_object(text, fields.clone()) {
         Some((mut obj, span)) => {
-            let document = match take_document_field(&mut obj) {
+            let document = match take_document_field(&mut obj, fields.clone()) {
                 // Byte for byte, as the author wrote it (a trailing newline included).
                 Some(doc) => doc,
                 // A JSON block with only metadata: the document is the text around it.
@@ -112,7 +117,7 @@ pub fn read(text: &str) -> Result<Submission, SubmissionError> {
         return Err(match json {
             // A document field given empty is an empty document; none at all, a document
             // put under a key no stage reads.
-            Some(obj) if !obj.is_empty() && !document_fields().any(|f| obj.contains_key(f)) => {
+            Some(obj) if !obj.is_empty() && !fields.clone().any(|f| obj.contains_key(f)) => {
                 SubmissionError::NoDocumentField {
                     keys: obj.keys().cloned().collect(),
                 }
@@ -126,6 +131,16 @@ pub fn read(text: &str) -> Result<Submission, SubmissionError> {
         .and_then(|o| o.get("quality_score"))
         .and_then(score_value)
         .or_else(|| last_text_score(text));
+    let unreadable_score = match json.as_ref().and_then(|o| o.get("quality_score")) {
+        Some(v) if reported_score.is_none() && !v.is_null() => Some(crate::code::clip(
+            &match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            },
+            40,
+        )),
+        _ => None,
+    };
 
     let questions = json
         .as_ref()
@@ -141,6 +156,7 @@ pub fn read(text: &str) -> Result<Submission, SubmissionError> {
     Ok(Submission {
         document,
         reported_score,
+        unreadable_score,
         questions,
         gaps,
     })
@@ -151,7 +167,10 @@ pub fn read(text: &str) -> Result<Submission, SubmissionError> {
 /// JSON samples of their own (an API design, a config file), so an embedded object counts
 /// only when it looks like a submission (see [`looks_like_submission`]).
 /// Returns the object and the byte span it covered (fences included).
-fn find_json_object(text: &str) -> Option<(Map<String, Value>, std::ops::Range<usize>)> {
+fn find_json_object(
+    text: &str,
+    fields: impl Iterator<Item = &'static str> + Clone,
+) -> Option<(Map<String, Value>, std::ops::Range<usize>)> {
     let trimmed = text.trim();
     if trimmed.starts_with('{') {
         if let Ok(Value::Object(o)) = serde_json::from_str::<Value>(trimmed) {
@@ -176,18 +195,22 @@ fn find_json_object(text: &str) -> Option<(Map<String, Value>, std::ops::Range<u
     });
     fenced
         .chain(bare)
-        .find(|(obj, span)| looks_like_submission(obj, text.len() - span.len()))
+        .find(|(obj, span)| looks_like_submission(obj, text.len() - span.len(), fields.clone()))
 }
 
 /// An embedded object is the submission when it states a score or carries a
 /// stage-specific document field; with only a generic field (`draft`, `result`,
 /// `content`) it must hold more text than surrounds it, as a wrapper does and a sample
 /// inside a document does not.
-fn looks_like_submission(obj: &Map<String, Value>, outside_len: usize) -> bool {
+fn looks_like_submission(
+    obj: &Map<String, Value>,
+    outside_len: usize,
+    mut fields: impl Iterator<Item = &'static str>,
+) -> bool {
     if obj.contains_key("quality_score") {
         return true;
     }
-    document_fields().any(|f| {
+    fields.any(|f| {
         let Some(doc) = obj.get(f).and_then(Value::as_str) else {
             return false;
         };
@@ -226,8 +249,11 @@ fn unwrap_markdown_fence(text: &str) -> &str {
 }
 
 /// Removes and returns the first non-blank document field.
-fn take_document_field(obj: &mut Map<String, Value>) -> Option<String> {
-    let field = document_fields().find(|f| {
+fn take_document_field(
+    obj: &mut Map<String, Value>,
+    mut fields: impl Iterator<Item = &'static str>,
+) -> Option<String> {
+    let field = fields.find(|f| {
         obj.get(*f)
             .and_then(Value::as_str)
             .is_some_and(|s| !s.trim().is_empty())
@@ -347,26 +373,49 @@ pub fn review_status(document: &str) -> Option<String> {
 mod tests {
     use super::*;
 
+    /// A submission at `po`, where most of these tests submit.
+    fn read(text: &str) -> Result<Submission, SubmissionError> {
+        super::read(Stage::Po, text)
+    }
+
     #[test]
     fn document_fields_are_read_in_the_order_the_spec_gives() {
-        let spec = [
-            "prd_draft",
-            "prd_updated",
-            "architecture_draft",
-            "architecture_updated",
-            "sprint_plan",
-            "sprint_plan_updated",
-            "implementation",
-            "dev_result",
-            "review",
-            "review_result",
-            "qa_report",
-            "test_report",
-            "draft",
-            "result",
-            "content",
+        let spec: [(Stage, [&str; 2]); 6] = [
+            (Stage::Po, ["prd_draft", "prd_updated"]),
+            (
+                Stage::Architect,
+                ["architecture_draft", "architecture_updated"],
+            ),
+            (Stage::Sm, ["sprint_plan", "sprint_plan_updated"]),
+            (Stage::Dev, ["implementation", "dev_result"]),
+            (Stage::Review, ["review", "review_result"]),
+            (Stage::Qa, ["qa_report", "test_report"]),
         ];
-        assert_eq!(document_fields().collect::<Vec<_>>(), spec);
+        for (stage, own) in spec {
+            let want: Vec<&str> = own
+                .into_iter()
+                .chain(["draft", "result", "content"])
+                .collect();
+            assert_eq!(document_fields(stage).collect::<Vec<_>>(), want, "{stage}");
+        }
+    }
+
+    #[test]
+    fn another_stages_key_is_not_read_and_is_named() {
+        // Issue 24 item 9: a stage reads exactly the keys its error lists.
+        let text = r##"{"qa_report": "# QA", "quality_score": 95}"##;
+        assert_eq!(
+            read(text),
+            Err(SubmissionError::NoDocumentField {
+                keys: vec!["qa_report".into(), "quality_score".into()]
+            })
+        );
+        assert_eq!(super::read(Stage::Qa, text).unwrap().document, "# QA");
+        // A generic key is read at every stage.
+        for stage in Stage::ALL {
+            let s = super::read(stage, r##"{"content": "# Doc"}"##).unwrap();
+            assert_eq!(s.document, "# Doc", "{stage}");
+        }
     }
 
     #[test]
@@ -397,7 +446,7 @@ mod tests {
             "Here is my work.\n\n```json\n{}\n```\n\nThanks.",
             serde_json::to_string_pretty(&payload).unwrap()
         );
-        let s = read(&text).unwrap();
+        let s = super::read(Stage::Architect, &text).unwrap();
         assert_eq!(s.document, doc);
         assert_eq!(s.reported_score, Some(93));
     }

@@ -703,6 +703,20 @@ async fn damaged_session_files_are_corrupt_naming_the_file_and_the_field() {
     stored["current_state"] = json!("refining");
     stored["stages"]["po"]["iteration"] = json!(u32::MAX);
     std::fs::write(&path, stored.to_string()).unwrap();
+    // The round cap counts the rounds below the gate (issue 24 item 5): with none yet, the
+    // draft is revised, its prompt numbered without overflow …
+    let v = c
+        .ok(json!({"action": "submit", "session_id": sid, "claude_result": prd}))
+        .await;
+    assert_eq!(v["state"], "refining", "{v:#}");
+    assert!(v["role_prompt"]
+        .as_str()
+        .unwrap()
+        .contains(&u32::MAX.to_string()));
+    // … and at its largest, the human decides.
+    let mut stored = support::read_json(&path);
+    stored["stages"]["po"]["below_gate"] = json!(u32::MAX);
+    std::fs::write(&path, stored.to_string()).unwrap();
     let v = c
         .ok(json!({"action": "submit", "session_id": sid, "claude_result": prd}))
         .await;

@@ -101,9 +101,8 @@ fn assert_the_human_decides(v: &Value, stage: &str, failure: &str) {
     assert!(
         message.contains(&format!("report does not pass: {failure}."))
             && message.contains(&format!("{path} (SHA-256 {digest}…)"))
-            && message.contains("`confirm` to accept the risk")
-            && message
-                .contains("`reject` with feedback to send the work back to the Developer (dev)"),
+            && message.contains("then decide: accept the risk")
+            && message.contains("or send the work back to the Developer (dev)"),
         "{message}"
     );
     assert_eq!(v["gate_passed"], false);
@@ -245,5 +244,172 @@ async fn a_qa_score_below_the_gate_whose_risk_the_human_accepts_is_recorded_and_
         .map(|d| (&d["action"], &d["decided_by"]))
         .collect();
     assert_eq!(decided, [(&json!("confirm"), &json!("host")); 2]);
+    c.close().await;
+}
+
+/// Issue 24 item 5: the round cap counts the rounds that stayed below the gate. Four
+/// passing drafts the human sent back are no such rounds: the fifth submission, below the
+/// gate, is revised like a first one, and only the fifth below-gate round hands the
+/// decision to the human.
+#[tokio::test]
+async fn passing_rounds_the_human_sent_back_do_not_count_toward_the_round_cap() {
+    let sb = Sandbox::new();
+    let c = connect(Era::Modern, &sb.project).await;
+    let v = c.ok(start_args(&sb.project, "Build a todo app")).await;
+    let sid = v["session_id"].clone();
+    let passing = crate::support::passing_prd();
+    for round in 1..=4 {
+        let v = c
+            .ok(json!({"action": "submit", "session_id": sid, "claude_result": passing}))
+            .await;
+        assert_eq!(v["state"], "awaiting_confirmation", "round {round}: {v:#}");
+        assert_eq!(v["gate_passed"], true);
+        c.ok(json!({"action": "reject", "session_id": sid, "feedback": format!("Round {round}: one more thing.")}))
+            .await;
+    }
+    let low = crate::support::scored("prd_updated", &document("PRD", &PRD_SECTIONS[..2]), 70);
+    for below in 1..=4 {
+        let v = c
+            .ok(json!({"action": "submit", "session_id": sid, "claude_result": low}))
+            .await;
+        assert_eq!(
+            (&v["state"], &v["iteration"]),
+            (&json!("refining"), &json!(4 + below)),
+            "below-gate round {below}: {v:#}"
+        );
+        assert!(v["guidance"].is_array(), "{v:#}");
+    }
+    let v = c
+        .ok(json!({"action": "submit", "session_id": sid, "claude_result": low}))
+        .await;
+    assert_eq!(v["state"], "awaiting_confirmation", "{v:#}");
+    assert_eq!(v["gate_passed"], false);
+    let message = v["user_message"].as_str().unwrap();
+    assert!(
+        message.contains("still below the gate after 5 submissions"),
+        "{message}"
+    );
+    let s = c.ok(json!({"action": "status", "session_id": sid})).await;
+    let po = &s["session"]["stages"]["po"];
+    assert_eq!(
+        (&po["iteration"], &po["below_gate"]),
+        (&json!(9), &json!(5))
+    );
+    c.close().await;
+}
+
+/// Issue 24 item 2: no verdict is optional. A review without a `Review Status:` line and a
+/// QA report without a score stop at the human as failing ones do; a score that is there
+/// but unreadable is named as such; a report submitted again exactly as the human sent it
+/// back is flagged as unchanged, in the reply and in what the terminal shows the human.
+#[cfg(unix)]
+#[tokio::test]
+async fn a_report_without_a_verdict_stops_at_the_human_and_an_unchanged_one_is_flagged() {
+    use crate::support::terminal::in_terminal;
+    let sb = Sandbox::new();
+    let c = connect(Era::Modern, &sb.project).await;
+    let sid = at_review(&c, &sb.project).await;
+    let no_status = "# Code Review\n\n## Findings\n- none worth naming.\n";
+    let v = c
+        .ok(json!({"action": "submit", "session_id": sid, "codex_result": no_status}))
+        .await;
+    assert_the_human_decides(&v, "review", "Review Status: not stated");
+    let task = v["task_name"].as_str().unwrap().to_string();
+    c.ok(json!({"action": "reject", "session_id": sid, "feedback": "Review it again and say whether it passes."}))
+        .await;
+    let notices = |v: &Value| -> Vec<String> {
+        v["notices"]
+            .as_array()
+            .map(|a| a.iter().map(|n| n.as_str().unwrap().to_string()).collect())
+            .unwrap_or_default()
+    };
+    let v = c
+        .ok(json!({"action": "submit", "session_id": sid, "codex_result": "# Implementation Report\n\n## Summary\nBuilt again."}))
+        .await;
+    assert!(
+        notices(&v).iter().all(|n| !n.starts_with("Unchanged")),
+        "{v:#}"
+    );
+    // The same review, byte for byte: flagged to the host and to the human.
+    let v = c
+        .ok(json!({"action": "submit", "session_id": sid, "codex_result": no_status}))
+        .await;
+    assert_the_human_decides(&v, "review", "Review Status: not stated");
+    let unchanged = "Unchanged: the Code Reviewer's document is the same one that was sent back";
+    assert!(
+        notices(&v).iter().any(|n| n.starts_with(unchanged)),
+        "{v:#}"
+    );
+    let (code, out) = in_terminal(&sb.project, &["confirm", &task], "[y/N]", "n\n");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains(&format!("Note: {unchanged}")), "{out}");
+    assert!(
+        out.contains("It does not pass (Review Status: not stated)"),
+        "{out}"
+    );
+
+    // The human accepts that risk; QA states no score.
+    c.ok(json!({"action": "confirm", "session_id": sid})).await;
+    let v = c
+        .ok(json!({"action": "submit", "session_id": sid, "codex_result": "# QA Report\n\n## Results\nAll passed.\n"}))
+        .await;
+    assert_the_human_decides(&v, "qa", "Quality Score: not stated");
+    c.ok(json!({"action": "reject", "session_id": sid, "feedback": "State the score."}))
+        .await;
+    for doc in [
+        "# Implementation Report\n\n## Summary\nBuilt a third time.",
+        "# Code Review\n\nReview Status: Pass",
+    ] {
+        c.ok(json!({"action": "submit", "session_id": sid, "codex_result": doc}))
+            .await;
+    }
+    // A score that is there but is no number is named, not taken for "no score".
+    let qa =
+        json!({"qa_report": "# QA Report\n\nAll passed.", "quality_score": "high"}).to_string();
+    let v = c
+        .ok(json!({"action": "submit", "session_id": sid, "codex_result": qa}))
+        .await;
+    assert_the_human_decides(
+        &v,
+        "qa",
+        "Quality Score: \"high\" is not a number from 0 to 100",
+    );
+    let s = c.ok(json!({"action": "status", "session_id": sid})).await;
+    assert_eq!(s["session"]["stages"]["qa"]["score_unreadable"], "high");
+    c.close().await;
+}
+
+/// Issue 24 item 2: at a scored stage, a score that is there but unreadable is named as such
+/// (the server estimates instead), never as "no score was stated".
+#[tokio::test]
+async fn an_unreadable_prd_score_is_named_not_taken_for_none() {
+    let sb = Sandbox::new();
+    let c = connect(Era::Legacy, &sb.project).await;
+    let v = c.ok(start_args(&sb.project, "Build a todo app")).await;
+    let sid = v["session_id"].clone();
+    let prd =
+        json!({"prd_draft": document("PRD", &PRD_SECTIONS), "quality_score": "high"}).to_string();
+    let v = c
+        .ok(json!({"action": "submit", "session_id": sid, "claude_result": prd}))
+        .await;
+    assert_eq!(
+        (&v["state"], &v["score_source"]),
+        (&json!("refining"), &json!("estimated")),
+        "{v:#}"
+    );
+    let message = v["user_message"].as_str().unwrap();
+    assert!(
+        message.contains(
+            "(estimated by the server: the stated score \"high\" is not a number from 0 to 100)"
+        ) && !message.contains("no score was stated"),
+        "{message}"
+    );
+    assert!(
+        v["notices"].as_array().unwrap().iter().any(|n| n
+            .as_str()
+            .unwrap()
+            .starts_with("The stated quality score \"high\" is not a number from 0 to 100")),
+        "{v:#}"
+    );
     c.close().await;
 }

@@ -25,6 +25,7 @@ mod checks; // the project's checks (`.bmad/config.toml`): run, recorded, bounde
 mod engines; // the `engines` of `start`, codex results and the replies that name them
 mod gates; // gates a score cannot pass; failing reviews and QA stop at the human
 mod human_work; // the documents humans edit are read as written; failed calls leave nothing
+mod messages; // messages match the rules: keys, sections, slugs, words for people, paths
 mod replies; // replies stay bounded whatever comes in
 mod resources; // the MCP prompts and the `bmad://sessions…` resources
 mod workflow_e2e; // a whole PO → QA run in both eras, every reply and every file

@@ -4,10 +4,11 @@
 use crate::prompts::{self, Template};
 use crate::store::terminal_command;
 use crate::workflow::rules::{after_reject, failed_checks, failed_verdict};
-use crate::workflow::session::{ScoreSource, StageRecord};
+use crate::workflow::session::StageRecord;
 use crate::workflow::stage::{Marker, Verdict};
 use crate::workflow::{Action, DecidedBy, Engine, Facts, Session, Stage, State};
 
+use super::source::source_word;
 use super::{context, some_vec, Reply};
 
 /// "<Role> stage complete: <path> saved (N bytes). " when the action completed a stage.
@@ -58,7 +59,7 @@ pub(super) fn generate(
                     } else {
                         msg.push_str(&format!(
                             "The document scored {score}/100 ({}), below the gate of {gate}{}. ",
-                            source_word(rec.score_source),
+                            source_word(rec),
                             lacking.map(|l| format!("; {l}")).unwrap_or_default()
                         ));
                     }
@@ -107,14 +108,14 @@ pub(super) fn clarifying(s: &Session, r: &mut Reply) -> String {
         msg.push_str(&format!(
             "The {} draft scored {score}/100 ({}). ",
             s.current_stage.role(),
-            source_word(rec.score_source)
+            source_word(rec)
         ));
     }
     msg.push_str("Please answer these questions:\n");
     for q in &open {
         msg.push_str(&format!("- {}: {}\n", q.id, q.question));
     }
-    msg.push_str("Then call `answer` with {\"<id>\": \"<answer>\", …}.");
+    msg.push_str("Answer each by its id; the next draft states an assumption for any left open.");
     r.questions = Some(open);
     r.gaps = some_vec(rec.gaps.clone());
     msg
@@ -141,7 +142,7 @@ pub(super) fn awaiting_confirmation(s: &Session, facts: &Facts, r: &mut Reply) -
         let digest = short_digest(rec);
         r.document_digest = digest.clone();
         format!(
-            "The {role} document scored {score}/100 and passed the quality gate. Please review {path}{}, then `confirm` to accept it and move on, or `reject` with feedback.",
+            "The {role} document scored {score}/100 and passed the quality gate. Please review {path}{}, then confirm it to move on, or send it back with your feedback.",
             digest.map(|d| format!(" (SHA-256 {d}…)")).unwrap_or_default()
         )
     } else {
@@ -150,15 +151,15 @@ pub(super) fn awaiting_confirmation(s: &Session, facts: &Facts, r: &mut Reply) -
             .map(|l| format!(" ({l})"))
             .unwrap_or_default();
         format!(
-            "The {role} document is still below the gate after {} submissions, at {score}/100{lacking}. Please read {path} and decide: `confirm` to accept it anyway, or `reject` with feedback.",
-            rec.iteration
+            "The {role} document is still below the gate after {} submissions, at {score}/100{lacking}. Please read {path} and decide: accept it as it is, or send it back with your feedback.",
+            rec.below_gate
         )
     };
     // Questions the author asked that nobody answered yet: the human sees them before
     // deciding, and can answer them in the feedback of a `reject`.
     let open = rec.open_questions();
     if !open.is_empty() {
-        msg.push_str("\nThe author also asked (answer in the feedback of `reject` if it changes the document):\n");
+        msg.push_str("\nThe author also asked (answer in your feedback if you send it back):\n");
         for q in &open {
             msg.push_str(&format!("- {}: {}\n", q.id, q.question));
         }
@@ -186,7 +187,7 @@ fn accept_or_send_back(s: &Session, failure: &str, r: &mut Reply) -> String {
         None => "complete the workflow".into(),
     };
     let mut msg = format!(
-        "The {}'s {} does not pass: {failure}. Please read {path}{}, then decide: `confirm` to accept the risk and {onward}, or `reject` with feedback to send the work back to the {} ({back}) with these findings.",
+        "The {}'s {} does not pass: {failure}. Please read {path}{}, then decide: accept the risk and {onward}, or send the work back to the {} ({back}) with these findings and your feedback.",
         stage.role(),
         if stage.verdict().is_some() { "report" } else { "work" },
         digest.map(|d| format!(" (SHA-256 {d}…)")).unwrap_or_default(),
@@ -194,7 +195,7 @@ fn accept_or_send_back(s: &Session, failure: &str, r: &mut Reply) -> String {
     );
     if failed_checks(stage, rec).is_some() {
         msg.push_str(&format!(
-            " The checks' output is in `checks`. Accepting a failing check is yours alone: in the dialog, or in a terminal in the project (`{}`).",
+            " Each check's output is kept under .bmad-task/temp/. Accepting a failing check is yours alone: in the dialog, or in a terminal in the project (`{}`).",
             terminal_command(Action::Confirm, &s.task_name)
         ));
     }
@@ -221,7 +222,7 @@ pub(super) fn awaiting_approval(s: &Session, r: &mut Reply) -> String {
             msg.push_str(&format!("- Sprint {}: {}\n", sp.number, sp.title));
         }
     }
-    msg.push_str("Please `approve` it with the scope to build (`all`, the default, or e.g. `sprint 1`), or `reject` with feedback.");
+    msg.push_str("Please approve it with the sprints to build (all of them, the default, or some, e.g. sprint 1), or send it back with your feedback.");
     msg
 }
 
@@ -383,14 +384,6 @@ fn short_digest(rec: &StageRecord) -> Option<String> {
     rec.artifact
         .as_ref()
         .map(|a| a.sha256.chars().take(12).collect())
-}
-
-fn source_word(s: Option<ScoreSource>) -> &'static str {
-    match s {
-        Some(ScoreSource::Reported) => "reported by the author",
-        Some(ScoreSource::Estimated) => "estimated by the server: no score was stated",
-        None => "unscored",
-    }
 }
 
 #[cfg(test)]

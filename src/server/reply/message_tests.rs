@@ -3,7 +3,7 @@
 use chrono::Utc;
 
 use super::*;
-use crate::workflow::session::{Artifact, ContentRef, Question, Sprint};
+use crate::workflow::session::{Artifact, ContentRef, Question, ScoreSource, Sprint};
 
 /// The state's message and fields, with the built-in role prompts.
 fn generate_built_in(s: &Session, facts: &Facts, action: Action, r: &mut Reply) -> String {
@@ -135,7 +135,7 @@ fn clarifying_lists_only_the_open_questions() {
     let msg = clarifying(&s, &mut r);
     assert_eq!(
         msg,
-        "The Product Owner draft scored 70/100 (reported by the author). Please answer these questions:\n- q2: Which users?\nThen call `answer` with {\"<id>\": \"<answer>\", …}."
+        "The Product Owner draft scored 70/100 (reported by the author). Please answer these questions:\n- q2: Which users?\nAnswer each by its id; the next draft states an assumption for any left open."
     );
     assert_eq!(r.questions.unwrap().len(), 1);
     assert_eq!(r.gaps.unwrap(), ["platforms"]);
@@ -162,7 +162,8 @@ fn awaiting_confirmation_points_at_the_document_to_read() {
     let rec = s.record_mut(Stage::Architect);
     rec.score = Some(80);
     rec.gate_passed = Some(false);
-    rec.iteration = 5;
+    rec.iteration = 7;
+    rec.below_gate = 5;
     rec.draft_ref = Some(ContentRef::new(
         ".bmad-task/temp/x/d.md".into(),
         "d",
@@ -234,7 +235,7 @@ fn awaiting_approval_lists_the_sprints_or_says_none_were_found() {
     ];
     let msg = awaiting_approval(&s, &mut r);
     assert!(
-        msg.contains(" with 2 sprints:\n- Sprint 1: Core\n- Sprint 2: UI\nPlease `approve`"),
+        msg.contains(" with 2 sprints:\n- Sprint 1: Core\n- Sprint 2: UI\nPlease approve it"),
         "{msg}"
     );
     assert_eq!(r.sprints.unwrap().len(), 2);
@@ -289,7 +290,7 @@ fn a_failing_report_asks_the_human_to_accept_the_risk_or_send_the_work_back() {
     let msg = awaiting_confirmation(&s, &Facts::default(), &mut r);
     assert_eq!(
         msg,
-        format!("The Code Reviewer's report does not pass: Review Status: Fail. Please read {path} (SHA-256 000000000000…), then decide: `confirm` to accept the risk and go on to the QA Engineer (qa), or `reject` with feedback to send the work back to the Developer (dev) with these findings.")
+        format!("The Code Reviewer's report does not pass: Review Status: Fail. Please read {path} (SHA-256 000000000000…), then decide: accept the risk and go on to the QA Engineer (qa), or send the work back to the Developer (dev) with these findings and your feedback.")
     );
     assert_eq!(r.artifact_path.as_deref(), Some(path.as_str()));
     assert_eq!(r.document_digest.as_deref(), Some("000000000000"));
@@ -307,7 +308,7 @@ fn a_failing_report_asks_the_human_to_accept_the_risk_or_send_the_work_back() {
     assert!(
         msg.starts_with(
             "The QA Engineer's report does not pass: Quality Score: 70/100, below the gate of 90."
-        ) && msg.contains("`confirm` to accept the risk and complete the workflow"),
+        ) && msg.contains("accept the risk and complete the workflow"),
         "{msg}"
     );
     assert_eq!(r.score, Some(70));

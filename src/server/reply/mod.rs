@@ -18,6 +18,7 @@ use crate::workflow::{
 mod bound;
 mod list;
 mod message;
+mod source;
 mod status;
 mod undecided;
 

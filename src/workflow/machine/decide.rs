@@ -232,7 +232,7 @@ impl Step<'_> {
         };
         let document = raw_ref
             .and_then(|r| self.files.read(&r.file_path).ok().flatten())
-            .and_then(|raw| submission::read(&raw).ok())
+            .and_then(|raw| submission::read(self.session.current_stage, &raw).ok())
             .ok_or_else(|| WorkflowError::DocumentUnavailable {
                 path: path.to_string(),
             })?

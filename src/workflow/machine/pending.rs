@@ -131,6 +131,13 @@ pub fn pending(
         _ => None,
     };
     let score = rec.chosen_engine.and_then(|e| rec.scores.get(&e).copied());
+    let mut notices = step.facts.notices;
+    if let Some(n) = document
+        .as_ref()
+        .and_then(|d| super::unchanged::since_rejection(session, stage, &d.sha256))
+    {
+        notices.push(n);
+    }
     Ok(Pending {
         asked,
         stage,
@@ -145,7 +152,7 @@ pub fn pending(
         } else {
             Vec::new()
         },
-        notices: step.facts.notices,
+        notices,
         failed_verdict: rules::failed_verdict(stage, &rec),
     })
 }

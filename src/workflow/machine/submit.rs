@@ -7,7 +7,7 @@ use super::super::quality;
 use super::super::rules::{self, AfterPlain, AfterScored, ScoredRound};
 use super::super::sections;
 use super::super::session::{Question, ScoreSource, Sprint, State};
-use super::super::stage::{Engine, Marker, Stage, GENERIC_DOCUMENT_FIELDS};
+use super::super::stage::{Engine, Marker, Stage};
 use super::super::submission::{self, Submission, SubmissionError};
 use super::{Step, WorkflowError};
 use crate::code::clip;
@@ -75,7 +75,7 @@ fn present(claude: Option<String>, codex: Option<String>) -> Vec<(Engine, String
 impl Step<'_> {
     /// Reads and scores one result; an empty document is refused.
     fn candidate(stage: Stage, engine: Engine, text: &str) -> Result<Candidate, WorkflowError> {
-        let submission = submission::read(text).map_err(|e| match e {
+        let submission = submission::read(stage, text).map_err(|e| match e {
             SubmissionError::Empty => WorkflowError::EmptyDocument {
                 field: engine.result_field(),
             },
@@ -83,11 +83,7 @@ impl Step<'_> {
             SubmissionError::NoDocumentField { keys } => WorkflowError::NoDocumentField {
                 field: engine.result_field(),
                 stage,
-                accepted: stage
-                    .document_fields()
-                    .iter()
-                    .copied()
-                    .chain(GENERIC_DOCUMENT_FIELDS)
+                accepted: submission::document_fields(stage)
                     .map(String::from)
                     .collect(),
                 seen: keys.iter().take(5).map(|k| clip(k, 40)).collect(),
@@ -211,30 +207,42 @@ impl Step<'_> {
         let (missing, empty) = (names(&found.missing), names(&found.empty));
         // Documents can be megabytes: the chosen one is moved, not copied.
         let document = std::mem::take(&mut candidates[chosen_at].submission.document);
+        let unreadable = candidates[chosen_at].submission.unreadable_score.take();
+        if let Some(v) = &unreadable {
+            self.facts.notices.push(format!(
+                "The stated quality score \"{v}\" is not a number from 0 to 100, so the server estimated the score instead."
+            ));
+        }
+        self.notice_unchanged(stage, &document);
 
+        let passed = score >= gate && complete;
         let rec = self.session.record_mut(stage);
         rec.iteration = rec.iteration.saturating_add(1);
+        if !passed {
+            rec.below_gate = rec.below_gate.saturating_add(1);
+        }
         rec.score = Some(score);
         rec.scores = candidates.iter().map(|c| (c.engine, c.score)).collect();
         rec.score_source = Some(source);
+        rec.score_unreadable = unreadable;
         rec.chosen_engine = Some(engine);
-        rec.gate_passed = Some(score >= gate && complete);
+        rec.gate_passed = Some(passed);
         rec.missing_sections = missing;
         rec.empty_sections = empty;
         rec.gaps = gaps;
-        let iteration = rec.iteration;
+        let below_gate = rec.below_gate;
 
         let next = rules::after_scored(ScoredRound {
             score,
             gate,
             complete,
-            iteration,
+            below_gate,
             answered_before,
             new_questions: !new_questions.is_empty(),
         });
         match next {
             AfterScored::DecideAtCap => self.facts.notices.push(format!(
-                "{iteration} submissions at this stage have stayed below the gate of {gate}: the human decides now whether to confirm this draft anyway or reject it with feedback."
+                "{below_gate} submissions at this stage have stayed below the gate of {gate}: the human decides now whether to confirm this draft anyway or reject it with feedback."
             )),
             AfterScored::Refine => {
                 self.facts.guidance =
@@ -322,19 +330,19 @@ impl Step<'_> {
             }
         }
         let rec = self.session.record_mut(stage);
+        rec.score_unreadable = candidate.submission.unreadable_score.clone();
         if stage.has_marker(Marker::ReviewStatus) {
             rec.review_status = submission::review_status(&document);
         }
         self.record_checks(stage);
         let rec = self.session.record_mut(stage);
         // A report whose own verdict fails (`Review Status: Fail`, a QA score below the
-        // gate), or a check the server ran that fails, stops at the human.
+        // gate) or states none, or a check the server ran that fails, stops at the human.
         let failure = rules::failed_verdict(stage, rec);
         rec.accepted_risk = false;
-        let judged = (stage.verdict().is_some()
-            && (rec.review_status.is_some() || rec.score.is_some()))
-            || rec.checks.is_some();
+        let judged = stage.verdict().is_some() || rec.checks.is_some();
         rec.gate_passed = judged.then_some(failure.is_none());
+        self.notice_unchanged(stage, &document);
         self.write_artifact(stage, document)?;
 
         match rules::after_plain(stage, failure.is_some()) {
@@ -349,6 +357,16 @@ impl Step<'_> {
             }
         }
         Ok(())
+    }
+}
+
+impl Step<'_> {
+    /// Says so when `document` is the one the human last sent back at `stage`.
+    fn notice_unchanged(&mut self, stage: Stage, document: &str) {
+        let sha = super::sha256_hex(document);
+        if let Some(n) = super::unchanged::since_rejection(&self.session, stage, &sha) {
+            self.facts.notices.push(n);
+        }
     }
 }
 
