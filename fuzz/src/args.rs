@@ -302,7 +302,7 @@ fn check_command(map: &Map<String, Value>, limits: &Limits, command: &Command) {
         Command::Confirm { .. } => {
             assert_ne!(map.get("confirmed"), Some(&Value::Bool(false)));
         }
-        Command::Approve { scope } => {
+        Command::Approve { scope, .. } => {
             assert_ne!(map.get("approved"), Some(&Value::Bool(false)));
             assert_eq!(scope, &text("scope"));
         }

@@ -125,7 +125,22 @@ pub fn render(session: &Session, stage: Stage, guidance: &[String], template: &s
     for (key, value) in values {
         out = out.replace(&format!("{{{{{key}}}}}"), &value);
     }
+    out.push_str(&notes(rec));
     out
+}
+
+/// The human's words from decisions on other stages (a note given while accepting, the
+/// cause of a send-back): added after any template, the project's own included, so that
+/// no override can leave them out.
+fn notes(rec: &crate::workflow::session::StageRecord) -> String {
+    if rec.notes.is_empty() {
+        return String::new();
+    }
+    let lines: Vec<String> = rec.notes.iter().map(|n| format!("- {n}")).collect();
+    format!(
+        "\n## The user's words for this stage\n\nThe user said these while deciding on earlier documents; they weigh as much as the documents do:\n{}\n",
+        lines.join("\n")
+    )
 }
 
 /// Who writes the document and how it reaches the server, in the third person: the same

@@ -53,7 +53,8 @@ pub struct BmadTaskArgs {
     /// prompt. Without a second model, leave it out; never write it yourself.
     #[serde(default)]
     pub codex_result: Option<String>,
-    /// For `answer`: question id → the human's answer, e.g. {"q1": "Web only"}.
+    /// For `answer`: question id → the human's answer, e.g. {"q1": "Web only"}. Also with
+    /// `confirm`, for open questions the human answers while accepting.
     #[serde(default)]
     pub answers: Option<BTreeMap<String, String>>,
     /// For `confirm`/`confirm_save` (default true); false rejects.
@@ -62,7 +63,9 @@ pub struct BmadTaskArgs {
     /// For `approve` (default true); false rejects.
     #[serde(default)]
     pub approved: Option<bool>,
-    /// What the human wants changed (for `reject`, or `confirm`/`approve` with false).
+    /// What the human wants changed (for `reject`, or `confirm`/`approve` with false); with
+    /// an accepting `confirm`/`approve`, the human's note ("looks good, but add X"), kept
+    /// and shown to the next roles.
     #[serde(default)]
     pub feedback: Option<String>,
     /// For `approve` of the sprint plan: which sprints to build, e.g. "all" or "sprint 1".
@@ -355,13 +358,37 @@ fn validate(args: BmadTaskArgs, limits: &Limits) -> Result<Call> {
                 Action::Approve => args.approved,
                 _ => Some(false),
             };
-            let command = match (accepted, action) {
-                (Some(false), _) => Command::Reject {
+            let answers = args.answers.unwrap_or_default();
+            for (id, a) in &answers {
+                check_size(&format!("answers.{}", clip(id)), a, limits.text_bytes)?;
+            }
+            let accepts = accepted != Some(false) && action != Action::Reject;
+            let takes_answers = accepts && action != Action::Approve;
+            if !answers.is_empty() && !takes_answers {
+                // Never dropped: answers count with `answer`, or with a `confirm` that
+                // accepts the document; a rejection carries the human's words in `feedback`.
+                return Err(Error::argument(
+                    ErrorCode::InvalidArgument,
+                    format!(
+                        "field `answers` is not used by `{action}`{}: answer open questions with `answer`, or with `confirm` while accepting the document; to send it back, put the answers in `feedback`",
+                        if accepts { "" } else { " that rejects" }
+                    ),
+                ));
+            }
+            let command = match (accepts, action) {
+                (false, _) => Command::Reject {
                     action,
                     feedback: args.feedback,
                 },
-                (_, Action::Approve) => Command::Approve { scope: args.scope },
-                _ => Command::Confirm { action },
+                (true, Action::Approve) => Command::Approve {
+                    scope: args.scope,
+                    note: args.feedback,
+                },
+                (true, _) => Command::Confirm {
+                    action,
+                    note: args.feedback,
+                    answers,
+                },
             };
             (key, command)
         }
@@ -607,7 +634,8 @@ mod tests {
         assert_eq!(
             command,
             Command::Approve {
-                scope: Some("sprint 1".into())
+                scope: Some("sprint 1".into()),
+                note: None,
             }
         );
     }

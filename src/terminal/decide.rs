@@ -115,7 +115,7 @@ fn show(p: &Pending, command: &Command) {
         );
     }
     match command {
-        Command::Approve { scope } => {
+        Command::Approve { scope, .. } => {
             println!("Scope: {}", scope.as_deref().unwrap_or("all"))
         }
         Command::Reject {

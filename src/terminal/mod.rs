@@ -115,12 +115,14 @@ pub fn run(cli: Cli, project: Option<String>) -> ExitCode {
             &SessionKey::from_task(&task),
             Command::Confirm {
                 action: Action::Confirm,
+                note: None,
+                answers: Default::default(),
             },
         ),
         Cli::Approve { task, scope } => decide::decide(
             &store,
             &SessionKey::from_task(&task),
-            Command::Approve { scope },
+            Command::Approve { scope, note: None },
         ),
         Cli::Reject { task, feedback } => decide::decide(
             &store,

@@ -343,6 +343,11 @@ pub fn review_status(document: &str) -> Option<String> {
     })
 }
 
+/// The value of `key` in the submission's JSON object, if it is JSON and has one.
+pub fn json_field(text: &str, key: &str) -> Option<Value> {
+    find_json_object(text).and_then(|(mut obj, _)| obj.remove(key))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

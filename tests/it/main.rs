@@ -27,7 +27,8 @@ mod gates; // gates a score cannot pass; failing reviews and QA stop at the huma
 mod human_work; // the documents humans edit are read as written; failed calls leave nothing
 mod replies; // replies stay bounded whatever comes in
 mod resources; // the MCP prompts and the `bmad://sessions…` resources
-mod workflow_e2e; // a whole PO → QA run in both eras, every reply and every file
+mod words;
+mod workflow_e2e; // a whole PO → QA run in both eras, every reply and every file // the human's words kept, loops keep their cause, the end says what was built
 
 // The human's channels.
 mod cli; // the terminal commands, through a pseudo-terminal
