@@ -410,3 +410,54 @@ async fn the_completion_message_names_the_sprints_built_and_those_left_out() {
         .contains("Left out of scope: 2 (Export), 3 (Sync)"));
     c.close().await;
 }
+
+/// In the client's dialog, the feedback field is the human's note when they accept: the
+/// host's words are offered there, and what the human leaves in it is kept as theirs.
+async fn a_note_typed_in_the_dialog_is_kept_as_the_humans(era: Era) {
+    use crate::support::transport::Transport;
+    use crate::support::user::{structured, User};
+    use rmcp::model::ElicitationAction;
+
+    let sb = Sandbox::new();
+    let user = User::default();
+    let service = Transport::Stdio
+        .host(&sb.project)
+        .connect_as(user.clone(), era)
+        .await;
+    let call = |args: Value| structured(&service, args);
+    let v = call(start_args(&sb.project, "Build a todo app")).await;
+    let sid = v["session_id"].clone();
+    call(json!({"action": "submit", "session_id": sid, "claude_result": passing_prd()})).await;
+    user.will(
+        ElicitationAction::Accept,
+        Some(json!({"decision": "confirm", "feedback": "Keep it web only, and add export."})),
+    );
+    let v = call(json!({"action": "confirm", "session_id": sid, "feedback": "Keep it web only."}))
+        .await;
+    assert_eq!(v["stage"], "architect", "{v:#}");
+    assert!(v["role_prompt"]
+        .as_str()
+        .unwrap()
+        .contains("the user said: Keep it web only, and add export."));
+    let s = session_file(&sb.project, &sid);
+    let po = &entries(&s, "confirm", "po")[0];
+    assert_eq!(
+        (&po["decided_by"], &po["via"], &po["feedback"]),
+        (
+            &json!("human"),
+            &json!("elicitation"),
+            &json!("Keep it web only, and add export.")
+        )
+    );
+    let _ = service.cancel().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_note_typed_in_the_dialog_is_kept_as_the_humans_during_the_call() {
+    a_note_typed_in_the_dialog_is_kept_as_the_humans(Era::Legacy).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_note_typed_in_the_dialog_is_kept_as_the_humans_in_an_input_required_result() {
+    a_note_typed_in_the_dialog_is_kept_as_the_humans(Era::Modern).await;
+}

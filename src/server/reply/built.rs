@@ -1,5 +1,5 @@
 //! What the completed workflow built: the sprints of the approved scope, and those left
-//! out of it with how to build them later (docs/spec.md §6).
+//! out of it with how to build them later (docs/spec.md §10.7).
 
 use crate::error::clip;
 use crate::workflow::session::Sprint;

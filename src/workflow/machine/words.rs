@@ -1,7 +1,7 @@
 //! The human's words that come with a decision other than `answer` and `reject`: a note
 //! given while accepting ("looks good, but add X"), answers to open questions given with
 //! a `confirm`, and the cause of a send-back as the stages that run again read it
-//! (docs/spec.md §3.8). None of them is dropped: each is kept in the session and shown to
+//! (docs/spec.md §3.9). None of them is dropped: each is kept in the session and shown to
 //! the roles that come after it.
 
 use std::collections::BTreeMap;
