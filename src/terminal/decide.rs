@@ -123,6 +123,10 @@ fn show(p: &Pending, command: &Command) {
         } => println!("Feedback: {f}"),
         _ => {}
     }
+    if let Command::Confirm { note: Some(n), .. } | Command::Approve { note: Some(n), .. } = command
+    {
+        println!("Your note, for the roles after this one: {n}");
+    }
 }
 
 fn ask_each(p: &Pending) -> Result<std::collections::BTreeMap<String, String>, String> {

@@ -461,3 +461,59 @@ async fn a_note_typed_in_the_dialog_is_kept_as_the_humans_during_the_call() {
 async fn a_note_typed_in_the_dialog_is_kept_as_the_humans_in_an_input_required_result() {
     a_note_typed_in_the_dialog_is_kept_as_the_humans(Era::Modern).await;
 }
+
+/// The terminal takes the human's note too: `bmad-mcp approve <task> --note …`.
+#[cfg(unix)]
+#[tokio::test]
+async fn a_note_typed_in_the_terminal_is_kept_as_the_humans() {
+    use crate::support::terminal::in_terminal;
+
+    let sb = Sandbox::new();
+    let c = connect(Era::Legacy, &sb.project).await;
+    let v = c.ok(start_args(&sb.project, "Build a todo app")).await;
+    let sid = v["session_id"].clone();
+    let task = v["task_name"].as_str().unwrap().to_string();
+    for args in [
+        json!({"action": "submit", "claude_result": passing_prd()}),
+        json!({"action": "confirm"}),
+        json!({"action": "submit", "claude_result": passing_architecture()}),
+        json!({"action": "confirm"}),
+        json!({"action": "submit", "claude_result": "# Sprint Plan\n\n## Sprint 1: Core\n- a\n\n## Sprint 2: Import\n- BOM\n"}),
+    ] {
+        act(&c, &sid, args).await;
+    }
+    c.close().await;
+    let (code, out) = in_terminal(
+        &sb.project,
+        &[
+            "approve",
+            &task,
+            "--scope",
+            "1",
+            "--note",
+            "Skip the BOM handling.",
+        ],
+        "[y/N]",
+        "y\n",
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("Your note, for the roles after this one: Skip the BOM handling."),
+        "{out}"
+    );
+    let s = session_file(&sb.project, &sid);
+    let sm = &entries(&s, "approve", "sm")[0];
+    assert_eq!(
+        (&sm["decided_by"], &sm["via"], &sm["feedback"]),
+        (
+            &json!("human"),
+            &json!("cli"),
+            &json!("Skip the BOM handling.")
+        )
+    );
+    let notes = s["stages"]["dev"]["notes"].as_array().unwrap();
+    assert!(notes[0]
+        .as_str()
+        .unwrap()
+        .contains("(scope: 1), the user said: Skip the BOM handling."));
+}
