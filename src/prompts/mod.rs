@@ -138,7 +138,7 @@ fn notes(rec: &crate::workflow::session::StageRecord) -> String {
     }
     let lines: Vec<String> = rec.notes.iter().map(|n| format!("- {n}")).collect();
     format!(
-        "\n## The user's words for this stage\n\nThe user said these while deciding on earlier documents; they weigh as much as the documents do:\n{}\n",
+        "\n## The user's words for this stage\n\nWhat the user said when deciding on other stages' documents (notes, answers, why this stage runs again); follow them as you follow the documents:\n{}\n",
         lines.join("\n")
     )
 }
@@ -324,6 +324,21 @@ mod tests {
             vec![Engine::Claude],
             Utc::now(),
         )
+    }
+
+    #[test]
+    fn a_stages_notes_follow_any_template_even_one_without_placeholders() {
+        let mut s = session();
+        assert!(!render(&s, Stage::Architect, &[], "# Role: Mine\nDo it.").contains("user's words"));
+        s.record_mut(Stage::Architect)
+            .notes
+            .push("On accepting the PRD, the user said: web only".into());
+        let out = render(&s, Stage::Architect, &[], "# Role: Mine\nDo it.");
+        assert!(out.starts_with("# Role: Mine\nDo it.\n"), "{out}");
+        assert!(
+            out.ends_with("## The user's words for this stage\n\nWhat the user said when deciding on other stages' documents (notes, answers, why this stage runs again); follow them as you follow the documents:\n- On accepting the PRD, the user said: web only\n"),
+            "{out}"
+        );
     }
 
     /// The fenced example of the output form that a prompt section shows, as shown.
