@@ -130,12 +130,14 @@ pub const FIELD_NAMES: [&str; 16] = [
 pub fn parse(arguments: Option<Map<String, Value>>, limits: &Limits) -> Result<Call> {
     let map = arguments.unwrap_or_default();
     check_shape(&map)?;
+    let used = super::used::check(&map);
     // By value, so the (possibly megabyte) results are moved, not copied.
     let args: BmadTaskArgs = serde_path_to_error::deserialize(Value::Object(map)).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
         describe_serde_error(&path, &inner)
     })?;
+    used?;
     validate(args, limits)
 }
 
@@ -362,19 +364,8 @@ fn validate(args: BmadTaskArgs, limits: &Limits) -> Result<Call> {
             for (id, a) in &answers {
                 check_size(&format!("answers.{}", clip(id)), a, limits.text_bytes)?;
             }
+            // `answers` with a rejection or an `approve` is refused by `used`.
             let accepts = accepted != Some(false) && action != Action::Reject;
-            let takes_answers = accepts && action != Action::Approve;
-            if !answers.is_empty() && !takes_answers {
-                // Never dropped: answers count with `answer`, or with a `confirm` that
-                // accepts the document; a rejection carries the human's words in `feedback`.
-                return Err(Error::argument(
-                    ErrorCode::InvalidArgument,
-                    format!(
-                        "field `answers` is not used by `{action}`{}: answer open questions with `answer`, or with `confirm` while accepting the document; to send it back, put the answers in `feedback`",
-                        if accepts { "" } else { " that rejects" }
-                    ),
-                ));
-            }
             let command = match (accepts, action) {
                 (false, _) => Command::Reject {
                     action,

@@ -20,6 +20,7 @@ pub mod reply;
 pub mod resources;
 pub mod schema;
 pub mod slash;
+mod used;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -517,3 +517,55 @@ async fn a_note_typed_in_the_terminal_is_kept_as_the_humans() {
         .unwrap()
         .contains("(scope: 1), the user said: Skip the BOM handling."));
 }
+
+/// A field the action does not use is refused, naming where it goes; nothing changes.
+#[tokio::test]
+async fn a_field_the_action_does_not_use_is_refused_naming_where_it_goes() {
+    let sb = Sandbox::new();
+    let c = connect(Era::Modern, &sb.project).await;
+    let v = c.ok(start_args(&sb.project, "Build a todo app")).await;
+    let sid = v["session_id"].clone();
+    let before = session_file(&sb.project, &sid);
+    for (args, says) in [
+        (
+            json!({"action": "submit", "claude_result": passing_prd(), "feedback": "Make it shorter."}),
+            "field `feedback` is not used by `submit`: the human's words go with `reject`, or with `confirm` or `approve` as their note on the decision; nothing was changed",
+        ),
+        (
+            json!({"action": "status", "scope": "sprint 1"}),
+            "field `scope` is not used by `status`: it goes with an `approve` that accepts the plan",
+        ),
+    ] {
+        let mut args = args;
+        args["session_id"] = sid.clone();
+        let e = c.refused(args, "invalid_argument").await;
+        let message = e["error"]["message"].as_str().unwrap();
+        assert!(message.starts_with(says), "{message}");
+    }
+    assert_eq!(
+        session_file(&sb.project, &sid),
+        before,
+        "nothing was recorded"
+    );
+    act(
+        &c,
+        &sid,
+        json!({"action": "submit", "claude_result": passing_prd()}),
+    )
+    .await;
+    let e = c
+        .refused(
+            json!({"action": "confirm", "session_id": sid, "scope": "all"}),
+            "invalid_argument",
+        )
+        .await;
+    assert!(e["error"]["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("field `scope` is not used by `confirm`"));
+    assert_eq!(
+        session_file(&sb.project, &sid)["current_state"],
+        "awaiting_confirmation"
+    );
+    c.close().await;
+}
