@@ -1,8 +1,8 @@
-//! The human's words that come with a decision other than `answer` and `reject`: a note
-//! given while accepting ("looks good, but add X"), answers to open questions given with
-//! a `confirm`, and the cause of a send-back as the stages that run again read it
-//! (docs/spec.md §3.9). None of them is dropped: each is kept in the session and shown to
-//! the roles that come after it.
+//! Words that must not be dropped (docs/spec.md §3.9): a note given while accepting
+//! ("looks good, but add X"), answers to open questions given with a `confirm`, and the
+//! cause of a send-back as the stages that run again read it, each kept in the session and
+//! shown to the roles it concerns; and a report's JSON `review_status`, which the server
+//! does not read and so refuses when it says something else than the document (§5.5).
 
 use std::collections::BTreeMap;
 
@@ -149,10 +149,13 @@ impl Step<'_> {
             )
         };
         self.note_for_later(stage, decided);
-        self.facts.notices.push(format!(
-            "The human's note on this decision is kept in the session's history and shown to the roles after the {}.",
-            stage.role()
-        ));
+        self.facts.notices.push(match stage.next() {
+            Some(_) => format!(
+                "The human's note on this decision is kept in the session's history and shown to the roles after the {}.",
+                stage.role()
+            ),
+            None => "The human's note on this decision is kept in the session's history.".into(),
+        });
         self.words = Some(note);
     }
 
