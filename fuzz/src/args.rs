@@ -299,12 +299,17 @@ fn check_command(map: &Map<String, Value>, limits: &Limits, command: &Command) {
                 assert!(v.len() <= limits.text_bytes, "answer over the limit");
             }
         }
-        Command::Confirm { .. } => {
+        Command::Confirm { note, answers, .. } => {
             assert_ne!(map.get("confirmed"), Some(&Value::Bool(false)));
+            // The human's words are kept: the feedback as the note, the answers whole.
+            assert_eq!(note, &text("feedback"));
+            let given = map.get("answers").and_then(Value::as_object);
+            assert_eq!(answers.len(), given.map_or(0, Map::len));
         }
-        Command::Approve { scope } => {
+        Command::Approve { scope, note } => {
             assert_ne!(map.get("approved"), Some(&Value::Bool(false)));
             assert_eq!(scope, &text("scope"));
+            assert_eq!(note, &text("feedback"));
         }
         Command::Reject { action, feedback } => {
             let flag = match *action {

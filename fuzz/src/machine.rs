@@ -133,13 +133,18 @@ fn advance(s: &Session, v: u8) -> Command {
             } else {
                 Action::ConfirmSave
             },
+            note: None,
+            answers: Default::default(),
         },
         State::AwaitingApproval => Command::Approve {
             scope: (v & 1 == 1).then(|| "sprint 1".to_string()),
+            note: None,
         },
         // Nothing is legal: the refusal is checked.
         State::Completed => Command::Confirm {
             action: Action::Confirm,
+            note: None,
+            answers: Default::default(),
         },
     }
 }
@@ -357,9 +362,12 @@ impl Step {
                 } else {
                     Action::Confirm
                 },
+                note: None,
+                answers: Default::default(),
             },
             Step::Approve { scope } => Command::Approve {
                 scope: scope.clone(),
+                note: None,
             },
             Step::Reject {
                 as_action,
@@ -493,8 +501,25 @@ impl Run {
                 (after.current_stage, after.current_state),
                 (Stage::Dev, State::Generating)
             );
+            // The feedback names the report: this round's own file (kept, so that the next
+            // round's report does not replace it), or the stage document when the report
+            // could not be read to keep it.
             let feedback = after.record(Stage::Dev).feedback.last().unwrap();
-            assert!(feedback.contains(&after.artifact_path(before.current_stage)));
+            let report = after.artifact_path(before.current_stage);
+            let round = report.replace(
+                ".md",
+                &format!(
+                    ".round-{}.md",
+                    before.record(before.current_stage).iteration.max(1)
+                ),
+            );
+            if feedback.contains(&round) {
+                assert!(out.writes.iter().any(|w| w.path == round), "{round} kept");
+                let kept = &after.record(before.current_stage).round_reports;
+                assert_eq!(kept.last().map(|r| &r.file_path), Some(&round));
+            } else {
+                assert!(feedback.contains(&report), "{feedback}");
+            }
         }
         if advanced || after.current_state == State::Completed {
             assert_eq!(out.facts.completed_stage, Some(before.current_stage));
@@ -578,7 +603,8 @@ fn refused(before: &Session, command: &Command, action: Action, e: &WorkflowErro
         WorkflowError::MissingResult { .. }
         | WorkflowError::EmptyDocument { .. }
         | WorkflowError::NoDocumentField { .. }
-        | WorkflowError::SubmissionTooLarge { .. } => {
+        | WorkflowError::SubmissionTooLarge { .. }
+        | WorkflowError::ContradictoryVerdict { .. } => {
             assert!(allowed);
             assert!(matches!(command, Command::Submit { .. }));
         }
@@ -586,7 +612,11 @@ fn refused(before: &Session, command: &Command, action: Action, e: &WorkflowErro
         | WorkflowError::NoAnswers { .. }
         | WorkflowError::EmptyAnswer { .. } => {
             assert!(allowed);
-            assert!(matches!(command, Command::Answer { .. }));
+            // Answers also come with a `confirm` that accepts the document.
+            assert!(matches!(
+                command,
+                Command::Answer { .. } | Command::Confirm { .. }
+            ));
         }
         WorkflowError::DocumentUnavailable { .. } => {
             assert!(allowed);

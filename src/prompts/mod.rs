@@ -125,7 +125,22 @@ pub fn render(session: &Session, stage: Stage, guidance: &[String], template: &s
     for (key, value) in values {
         out = out.replace(&format!("{{{{{key}}}}}"), &value);
     }
+    out.push_str(&notes(rec));
     out
+}
+
+/// The human's words from decisions on other stages (a note given while accepting, the
+/// cause of a send-back): added after any template, the project's own included, so that
+/// no override can leave them out.
+fn notes(rec: &crate::workflow::session::StageRecord) -> String {
+    if rec.notes.is_empty() {
+        return String::new();
+    }
+    let lines: Vec<String> = rec.notes.iter().map(|n| format!("- {n}")).collect();
+    format!(
+        "\n## The user's words for this stage\n\nWhat the user said when deciding on other stages' documents (notes, answers, why this stage runs again); follow them as you follow the documents:\n{}\n",
+        lines.join("\n")
+    )
 }
 
 /// Who writes the document and how it reaches the server, in the third person: the same
@@ -309,6 +324,21 @@ mod tests {
             vec![Engine::Claude],
             Utc::now(),
         )
+    }
+
+    #[test]
+    fn a_stages_notes_follow_any_template_even_one_without_placeholders() {
+        let mut s = session();
+        assert!(!render(&s, Stage::Architect, &[], "# Role: Mine\nDo it.").contains("user's words"));
+        s.record_mut(Stage::Architect)
+            .notes
+            .push("On accepting the PRD, the user said: web only".into());
+        let out = render(&s, Stage::Architect, &[], "# Role: Mine\nDo it.");
+        assert!(out.starts_with("# Role: Mine\nDo it.\n"), "{out}");
+        assert!(
+            out.ends_with("## The user's words for this stage\n\nWhat the user said when deciding on other stages' documents (notes, answers, why this stage runs again); follow them as you follow the documents:\n- On accepting the PRD, the user said: web only\n"),
+            "{out}"
+        );
     }
 
     /// The fenced example of the output form that a prompt section shows, as shown.

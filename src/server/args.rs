@@ -55,7 +55,8 @@ pub struct BmadTaskArgs {
     /// prompt. Without a second model, leave it out; never write it yourself.
     #[serde(default)]
     pub codex_result: Option<String>,
-    /// For `answer`: question id → the human's answer, e.g. {"q1": "Web only"}.
+    /// For `answer`: question id → the human's answer, e.g. {"q1": "Web only"}. Also with
+    /// `confirm`, for open questions the human answers while accepting.
     #[serde(default)]
     pub answers: Option<BTreeMap<String, String>>,
     /// For `confirm`/`confirm_save` (default true); false rejects.
@@ -64,7 +65,9 @@ pub struct BmadTaskArgs {
     /// For `approve` (default true); false rejects.
     #[serde(default)]
     pub approved: Option<bool>,
-    /// What the human wants changed (for `reject`, or `confirm`/`approve` with false).
+    /// What the human wants changed (for `reject`, or `confirm`/`approve` with false); with
+    /// an accepting `confirm`/`approve`, the human's note ("looks good, but add X"), kept
+    /// and shown to the next roles.
     #[serde(default)]
     pub feedback: Option<String>,
     /// For `approve` of the sprint plan: which sprints to build, e.g. "all" or "sprint 1".
@@ -129,12 +132,14 @@ pub const FIELD_NAMES: [&str; 16] = [
 pub fn parse(arguments: Option<Map<String, Value>>, limits: &Limits) -> Result<Call> {
     let map = arguments.unwrap_or_default();
     check_shape(&map)?;
+    let used = super::used::check(&map);
     // By value, so the (possibly megabyte) results are moved, not copied.
     let args: BmadTaskArgs = serde_path_to_error::deserialize(Value::Object(map)).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
         describe_serde_error(&path, &inner)
     })?;
+    used?;
     validate(args, limits)
 }
 
@@ -357,13 +362,26 @@ fn validate(args: BmadTaskArgs, limits: &Limits) -> Result<Call> {
                 Action::Approve => args.approved,
                 _ => Some(false),
             };
-            let command = match (accepted, action) {
-                (Some(false), _) => Command::Reject {
+            let answers = args.answers.unwrap_or_default();
+            for (id, a) in &answers {
+                check_size(&format!("answers.{}", clip(id)), a, limits.text_bytes)?;
+            }
+            // `answers` with a rejection or an `approve` is refused by `used`.
+            let accepts = accepted != Some(false) && action != Action::Reject;
+            let command = match (accepts, action) {
+                (false, _) => Command::Reject {
                     action,
                     feedback: args.feedback,
                 },
-                (_, Action::Approve) => Command::Approve { scope: args.scope },
-                _ => Command::Confirm { action },
+                (true, Action::Approve) => Command::Approve {
+                    scope: args.scope,
+                    note: args.feedback,
+                },
+                (true, _) => Command::Confirm {
+                    action,
+                    note: args.feedback,
+                    answers,
+                },
             };
             (key, command)
         }
@@ -609,7 +627,8 @@ mod tests {
         assert_eq!(
             command,
             Command::Approve {
-                scope: Some("sprint 1".into())
+                scope: Some("sprint 1".into()),
+                note: None,
             }
         );
     }

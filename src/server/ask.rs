@@ -104,6 +104,7 @@ fn decision_schema(p: &Pending, command: &Command) -> ElicitationSchema {
     let proposed_reject = matches!(command, Command::Reject { .. });
     let host_feedback = match command {
         Command::Reject { feedback, .. } => feedback.clone(),
+        Command::Confirm { note, .. } | Command::Approve { note, .. } => note.clone(),
         _ => None,
     };
     let mut properties = Map::new();
@@ -122,7 +123,7 @@ fn decision_schema(p: &Pending, command: &Command) -> ElicitationSchema {
     if p.asked == Asked::Approve {
         let options = scope_options(p);
         let proposed = match command {
-            Command::Approve { scope: Some(s) } => {
+            Command::Approve { scope: Some(s), .. } => {
                 let s = s.trim().to_ascii_lowercase();
                 options
                     .iter()
@@ -145,7 +146,7 @@ fn decision_schema(p: &Pending, command: &Command) -> ElicitationSchema {
     let mut feedback = json!({
         "type": "string",
         "title": "Feedback",
-        "description": "What should change (needed to send it back).",
+        "description": "What should change (needed to send it back); when accepting, a note the next roles read.",
     });
     if let Some(f) = host_feedback.filter(|f| !f.trim().is_empty()) {
         feedback["default"] = clip(&f, QUESTION_CHARS).into();
@@ -278,9 +279,12 @@ pub fn read(pending: &Pending, content: Option<&Value>) -> Result<Command, Strin
             },
             Some("approve") if pending.asked == Asked::Approve => Ok(Command::Approve {
                 scope: text("scope"),
+                note: text("feedback"),
             }),
             Some("confirm") if pending.asked == Asked::Confirm => Ok(Command::Confirm {
                 action: Action::Confirm,
+                note: text("feedback"),
+                answers: Default::default(),
             }),
             other => Err(format!(
                 "The dialog's answer has no usable `decision` ({}): nothing was changed.",
@@ -342,6 +346,7 @@ mod tests {
             &p,
             &Command::Approve {
                 scope: Some("1".into()),
+                note: None,
             },
             None,
             None,
@@ -370,7 +375,8 @@ mod tests {
         assert_eq!(
             read(&p, Some(&c)).unwrap(),
             Command::Approve {
-                scope: Some("1-2".into())
+                scope: Some("1-2".into()),
+                note: None,
             }
         );
         let c = json!({"decision": "reject", "feedback": "  split sprint 2 "});
@@ -404,6 +410,8 @@ mod tests {
         };
         let confirm = Command::Confirm {
             action: Action::Confirm,
+            note: None,
+            answers: Default::default(),
         };
         let f = wire(&form(&p, &confirm, None, Some(&waiting)));
         let choice = &f["requestedSchema"]["properties"][APPROVE_CONFIG];

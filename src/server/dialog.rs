@@ -280,6 +280,15 @@ impl BmadServer {
         }
         let config_seen = config_seen.filter(|_| ask::approves_config(answer.content.as_ref()));
         let command = match ask::read(pending, answer.content.as_ref()) {
+            // Answers the host gave with its `confirm` go with the human's.
+            Ok(Command::Confirm { action, note, .. }) => Command::Confirm {
+                action,
+                note,
+                answers: match &gate.command {
+                    Command::Confirm { answers, .. } => answers.clone(),
+                    _ => Default::default(),
+                },
+            },
             Ok(command) => command,
             Err(why) => {
                 return Applied::Done(Box::new(reply::for_undecided(

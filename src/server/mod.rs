@@ -21,6 +21,7 @@ pub mod reply;
 pub mod resources;
 pub mod schema;
 pub mod slash;
+mod used;
 pub mod wire;
 
 use std::sync::atomic::{AtomicBool, Ordering};

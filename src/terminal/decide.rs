@@ -115,13 +115,17 @@ fn show(p: &Pending, command: &Command) {
         );
     }
     match command {
-        Command::Approve { scope } => {
+        Command::Approve { scope, .. } => {
             println!("Scope: {}", scope.as_deref().unwrap_or("all"))
         }
         Command::Reject {
             feedback: Some(f), ..
         } => println!("Feedback: {f}"),
         _ => {}
+    }
+    if let Command::Confirm { note: Some(n), .. } | Command::Approve { note: Some(n), .. } = command
+    {
+        println!("Your note, for the roles after this one: {n}");
     }
 }
 

@@ -55,6 +55,9 @@ pub enum Cli {
     Confirm {
         /// Task name or session id.
         task: String,
+        /// A note on the decision ("looks good, but add X"), shown to the later roles.
+        #[arg(long)]
+        note: Option<String>,
     },
     /// Approve the sprint plan, for all sprints or a scope (asks on the terminal).
     Approve {
@@ -62,6 +65,9 @@ pub enum Cli {
         /// Which sprints development builds, e.g. `1`, `1-2`, `sprint 1 and 3`; default all.
         #[arg(long)]
         scope: Option<String>,
+        /// A note on the approval ("but skip the BOM handling"), shown to the later roles.
+        #[arg(long)]
+        note: Option<String>,
     },
     /// Send the document back for revision with feedback (asks on the terminal).
     Reject {
@@ -110,17 +116,19 @@ pub fn run(cli: Cli, project: Option<String>) -> ExitCode {
     let result = match cli {
         Cli::List => read::list(&store),
         Cli::Status { task } => read::status(&store, &SessionKey::from_task(&task)),
-        Cli::Confirm { task } => decide::decide(
+        Cli::Confirm { task, note } => decide::decide(
             &store,
             &SessionKey::from_task(&task),
             Command::Confirm {
                 action: Action::Confirm,
+                note,
+                answers: Default::default(),
             },
         ),
-        Cli::Approve { task, scope } => decide::decide(
+        Cli::Approve { task, scope, note } => decide::decide(
             &store,
             &SessionKey::from_task(&task),
-            Command::Approve { scope },
+            Command::Approve { scope, note },
         ),
         Cli::Reject { task, feedback } => decide::decide(
             &store,

@@ -66,6 +66,12 @@ pub enum WorkflowError {
         reason: String,
         todo: &'static str,
     },
+    #[error("field `{field}`: the JSON's `review_status` is {json}, but the document's own line is {stated}. The server reads the verdict from the document's `Review Status:` line only, so the two must agree: correct the one that is wrong and submit again; nothing was changed")]
+    ContradictoryVerdict {
+        field: &'static str,
+        json: String,
+        stated: String,
+    },
     #[error("field `scope`: {problem}; the plan's sprints: {sprints}. Give `all`, or sprint numbers of the plan such as `sprint 1` or `sprints 1-2`")]
     InvalidScope { problem: String, sprints: String },
 }
@@ -107,6 +113,7 @@ impl WorkflowError {
             WorkflowError::FeedbackRequired => ErrorCode::MissingField,
             WorkflowError::StaleDecision { .. } => ErrorCode::StaleDecision,
             WorkflowError::InvalidScope { .. } => ErrorCode::InvalidScope,
+            WorkflowError::ContradictoryVerdict { .. } => ErrorCode::InvalidArgument,
         }
     }
 }

@@ -10,6 +10,7 @@ mod engines;
 mod pending;
 mod submit;
 mod unchanged;
+mod words;
 
 pub use pending::{pending, Asked, Pending, Shown};
 
@@ -40,9 +41,17 @@ pub enum Command {
     /// `confirm` or its alias `confirm_save` (named by `action`), with `confirmed: true`.
     Confirm {
         action: Action,
+        /// The human's words given with the acceptance ("looks good, but add X"): kept
+        /// with the decision and shown to the roles after it.
+        note: Option<String>,
+        /// Answers to the stage's open questions given while accepting, recorded as an
+        /// `answer` would record them.
+        answers: BTreeMap<String, String>,
     },
     Approve {
         scope: Option<String>,
+        /// As for `Confirm`: the human's words given with the approval.
+        note: Option<String>,
     },
     /// `reject`, or `confirm`/`confirm_save`/`approve` with `false`; `action` is the one
     /// the caller used, and decides where the rejection is legal.
@@ -58,7 +67,7 @@ impl Command {
         match self {
             Command::Submit { .. } => Action::Submit,
             Command::Answer { .. } => Action::Answer,
-            Command::Confirm { action } | Command::Reject { action, .. } => *action,
+            Command::Confirm { action, .. } | Command::Reject { action, .. } => *action,
             Command::Approve { .. } => Action::Approve,
         }
     }
@@ -146,6 +155,7 @@ pub fn apply_observed(
         decision,
         decided_digest: None,
         evidence,
+        words: None,
         now,
         stamp: now.format("%Y%m%dT%H%M%S%6fZ").to_string(),
     };
@@ -171,8 +181,15 @@ pub fn apply_observed(
             }
         }
         Command::Answer { answers } => step.answer(stage, answers)?,
-        Command::Confirm { .. } => step.confirm(stage)?,
-        Command::Approve { scope } => step.approve(stage, scope)?,
+        Command::Confirm { note, answers, .. } => {
+            step.accept_answers(stage, answers)?;
+            step.confirm(stage)?;
+            step.keep_note(stage, note);
+        }
+        Command::Approve { scope, note } => {
+            step.approve(stage, scope)?;
+            step.keep_note(stage, note);
+        }
         Command::Reject { feedback, .. } => step.reject(stage, feedback)?,
     }
     step.finish(action, stage, state);
@@ -195,6 +212,8 @@ struct Step<'a> {
     decided_digest: Option<String>,
     /// The checks the server ran for a submission, taken when it is recorded.
     evidence: Evidence,
+    /// The human's words given with this decision, kept in its history entry.
+    words: Option<String>,
     now: DateTime<Utc>,
     stamp: String,
 }
@@ -323,6 +342,7 @@ impl Step<'_> {
             via: decides.then_some(self.decision.via),
             digest: self.decided_digest.take(),
             note: (!self.facts.notices.is_empty()).then(|| self.facts.notices.join(" ")),
+            feedback: self.words.take(),
         });
         self.session.updated_at = at;
     }

@@ -134,11 +134,16 @@ impl Run {
                     self.submit(&passing(stage));
                     self.act(Command::Confirm {
                         action: Action::Confirm,
+                        note: None,
+                        answers: Default::default(),
                     });
                 }
                 Stage::Sm => {
                     self.submit(SPRINT_PLAN);
-                    self.act(Command::Approve { scope: None });
+                    self.act(Command::Approve {
+                        scope: None,
+                        note: None,
+                    });
                 }
                 // The stage's own engine: codex when the session runs it, else claude.
                 s if self.s.engines_for(s) == [Engine::Codex] => {
@@ -196,11 +201,18 @@ fn every_action() -> Vec<Command> {
         answer(&[("q1", "Web")]),
         Command::Confirm {
             action: Action::Confirm,
+            note: None,
+            answers: Default::default(),
         },
         Command::Confirm {
             action: Action::ConfirmSave,
+            note: None,
+            answers: Default::default(),
         },
-        Command::Approve { scope: None },
+        Command::Approve {
+            scope: None,
+            note: None,
+        },
         Command::Reject {
             action: Action::Reject,
             feedback: Some("more detail".into()),
@@ -394,7 +406,10 @@ fn submissions_at_the_unscored_stages_move_as_the_spec_says() {
     r.advance_to(Stage::Sm, false);
     r.submit(SPRINT_PLAN);
     assert_eq!(r.state(), (Stage::Sm, State::AwaitingApproval));
-    r.act(Command::Approve { scope: None });
+    r.act(Command::Approve {
+        scope: None,
+        note: None,
+    });
     for (stage, next) in [
         (Stage::Dev, (Stage::Review, State::Generating)),
         (Stage::Review, (Stage::Qa, State::Generating)),
@@ -488,6 +503,8 @@ fn passing_the_gate_writes_the_artifact_for_the_human_to_read() {
     assert!(r.s.artifacts.is_empty(), "listed only once confirmed");
     r.act(Command::Confirm {
         action: Action::Confirm,
+        note: None,
+        answers: Default::default(),
     });
     assert_eq!(r.s.artifacts, [path]);
     assert_eq!(r.s.record(Stage::Po).status, StageStatus::Completed);
@@ -534,6 +551,8 @@ fn five_submissions_below_the_gate_hand_the_decision_to_the_human() {
     // Confirming anyway saves the draft as the artifact.
     r.act(Command::Confirm {
         action: Action::ConfirmSave,
+        note: None,
+        answers: Default::default(),
     });
     let path = r.s.artifact_path(Stage::Po);
     assert_eq!(r.files.read(&path).unwrap().unwrap(), "# PRD final draft");
@@ -553,6 +572,8 @@ fn a_below_gate_draft_deleted_is_confirmed_as_submitted_and_an_emptied_one_is_re
         let draft = r.s.record(Stage::Po).draft_ref.clone().unwrap().file_path;
         let confirm = Command::Confirm {
             action: Action::Confirm,
+            note: None,
+            answers: Default::default(),
         };
         if emptied {
             // The human's (empty) file is theirs: refused, nothing changes.
@@ -708,6 +729,7 @@ fn the_sprint_plan_is_approved_with_a_scope_or_sent_back() {
     assert!(r.files.read(&path).unwrap().unwrap().contains("Sprint 3"));
     r.act(Command::Approve {
         scope: Some("sprint 1".into()),
+        note: None,
     });
     let rec = r.s.record(Stage::Sm);
     assert_eq!(
@@ -722,6 +744,7 @@ fn approval_scope_defaults_to_all() {
     let mut r = Run::at(State::AwaitingApproval);
     r.act(Command::Approve {
         scope: Some(" ".into()),
+        note: None,
     });
     assert_eq!(r.s.record(Stage::Sm).scope.as_deref(), Some("all"));
 }
@@ -804,6 +827,8 @@ fn confirming_records_the_digest_of_the_document_on_disk() {
         .insert(path.clone(), "# PRD edited by the human".into());
     let out = r.act(Command::Confirm {
         action: Action::Confirm,
+        note: None,
+        answers: Default::default(),
     });
     let a = r.s.record(Stage::Po).artifact.clone().unwrap();
     assert_eq!(a.sha256, sha256_hex("# PRD edited by the human"));
@@ -818,6 +843,8 @@ fn a_deleted_artifact_is_rebuilt_from_the_submission_at_confirmation() {
     r.files.0.borrow_mut().remove(&path);
     r.act(Command::Confirm {
         action: Action::Confirm,
+        note: None,
+        answers: Default::default(),
     });
     assert_eq!(
         r.files.read(&path).unwrap().unwrap(),
@@ -840,6 +867,8 @@ fn an_emptied_or_unreadable_artifact_is_refused_at_confirmation_and_left_alone()
     let path = r.s.artifact_path(Stage::Po);
     let confirm = || Command::Confirm {
         action: Action::Confirm,
+        note: None,
+        answers: Default::default(),
     };
     let e = apply(
         &r.s,
@@ -1059,6 +1088,8 @@ fn every_decision_is_recorded_with_who_how_and_the_digest_of_its_document() {
     let sha = sha256_hex(&r.files.read(&path).unwrap().unwrap());
     r.act(Command::Confirm {
         action: Action::Confirm,
+        note: None,
+        answers: Default::default(),
     });
     type Entry = (Action, Option<DecidedBy>, Option<Via>, Option<String>);
     let entries: Vec<Entry> =
@@ -1094,6 +1125,8 @@ fn a_decision_about_another_version_of_the_document_is_refused_as_stale() {
     let e = r
         .try_do(Command::Confirm {
             action: Action::Confirm,
+            note: None,
+            answers: Default::default(),
         })
         .unwrap_err();
     assert_eq!(e.code(), "stale_decision");
@@ -1104,6 +1137,8 @@ fn a_decision_about_another_version_of_the_document_is_refused_as_stale() {
     r.decision = Decision::by_host(Some(now[..16].to_uppercase()));
     r.act(Command::Confirm {
         action: Action::Confirm,
+        note: None,
+        answers: Default::default(),
     });
     assert_eq!(
         r.s.history.last().unwrap().digest.as_deref(),
@@ -1211,6 +1246,8 @@ fn a_failing_review_stops_at_the_human_who_may_accept_the_risk() {
 
     let out = r.act(Command::Confirm {
         action: Action::Confirm,
+        note: None,
+        answers: Default::default(),
     });
     assert_eq!(r.state(), (Stage::Qa, State::Generating));
     assert_eq!(out.facts.completed_stage, Some(Stage::Review));
@@ -1269,8 +1306,17 @@ fn a_failing_review_sent_back_returns_the_work_to_dev_with_the_findings() {
     let dev = r.s.record(Stage::Dev);
     assert_eq!(dev.status, StageStatus::InProgress);
     let feedback = dev.feedback.last().unwrap();
+    // The report of this round keeps a file of its own, which the feedback names: the
+    // next round's review replaces the stage document, not this.
+    let round_one = report.replace(".md", ".round-1.md");
+    assert_eq!(
+        r.s.record(Stage::Review).round_reports[0].file_path,
+        round_one
+    );
+    // The review runs again: its prompt is told why.
+    assert!(r.s.record(Stage::Review).notes[0].contains(feedback.as_str()));
     assert!(
-        feedback.contains(&report)
+        feedback.contains(&round_one)
             && feedback.contains("Review Status: Fail")
             && feedback.contains("Validate the input first."),
         "{feedback}"
@@ -1310,11 +1356,21 @@ fn a_qa_score_below_the_gate_stops_at_the_human_and_can_send_everything_after_de
         assert!(!r.s.artifacts.contains(&r.s.artifact_path(later)));
     }
     let feedback = r.s.record(Stage::Dev).feedback.join("\n");
+    let round_one = r.s.artifact_path(Stage::Qa).replace(".md", ".round-1.md");
     assert!(
         feedback.contains("Quality Score: 62/100, below the gate of 90")
-            && feedback.contains(&r.s.artifact_path(Stage::Qa)),
+            && feedback.contains(&round_one),
         "{feedback}"
     );
+    assert_eq!(r.s.record(Stage::Qa).round_reports[0].file_path, round_one);
+    // Review and QA run again, and each is told why.
+    for again in [Stage::Review, Stage::Qa] {
+        let notes = r.s.record(again).notes.join("\n");
+        assert!(
+            notes.contains(&round_one) && notes.contains("Three cases fail"),
+            "{notes}"
+        );
+    }
     // Round two: dev, review, then QA below the gate again, and the human accepts it.
     r.act(submit(None, Some("# Report\nFixed.")));
     r.act(submit(
@@ -1325,6 +1381,8 @@ fn a_qa_score_below_the_gate_stops_at_the_human_and_can_send_everything_after_de
     assert_eq!(r.state(), (Stage::Qa, State::AwaitingConfirmation));
     r.act(Command::Confirm {
         action: Action::ConfirmSave,
+        note: None,
+        answers: Default::default(),
     });
     assert_eq!(r.state(), (Stage::Qa, State::Completed));
     assert!(r.s.record(Stage::Qa).accepted_risk);
@@ -1365,6 +1423,8 @@ fn reports_that_state_no_verdict_stop_at_the_human() {
     );
     r.act(Command::Confirm {
         action: Action::Confirm,
+        note: None,
+        answers: Default::default(),
     });
     assert!(r.s.record(Stage::Review).accepted_risk);
     r.act(submit(None, Some("# QA\nNo score line.")));
@@ -1515,6 +1575,8 @@ fn failing_checks_stop_development_until_the_human_accepts_them_or_sends_the_wor
     };
     let out = r.act(Command::Confirm {
         action: Action::Confirm,
+        note: None,
+        answers: Default::default(),
     });
     assert_eq!(r.state(), (Stage::Review, State::Generating));
     assert!(r.s.record(Stage::Dev).accepted_risk);

@@ -195,6 +195,15 @@ pub struct StageRecord {
     /// Every rejection's feedback, oldest first.
     #[serde(default)]
     pub feedback: Vec<String>,
+    /// The human's words from decisions on other stages that this stage's role prompt
+    /// shows, oldest first: a note given while accepting an earlier stage, the cause of
+    /// a send-back that made this stage run again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// Each report of this stage that sent the work back, kept per round in a file of its
+    /// own (`<report>.round-<n>.md`), which the send-back's feedback names.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub round_reports: Vec<ContentRef>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approved: Option<bool>,
     /// The approval scope as the human gave it (`all`, `sprint 1`, …).
@@ -252,6 +261,10 @@ pub struct HistoryEntry {
     pub digest: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The human's own words given with the decision: the feedback of a `reject`, or the
+    /// note given with a `confirm` or `approve` ("looks good, but add X").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -310,6 +323,7 @@ impl Session {
                 via: None,
                 digest: None,
                 note: None,
+                feedback: None,
             }],
             created_at: at.clone(),
             updated_at: at,

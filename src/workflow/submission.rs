@@ -369,6 +369,12 @@ pub fn review_status(document: &str) -> Option<String> {
     })
 }
 
+/// The value of `key` in the JSON object of a submission at `stage`, if it is JSON and has
+/// one.
+pub fn json_field(stage: Stage, text: &str, key: &str) -> Option<Value> {
+    find_json_object(text, document_fields(stage)).and_then(|(mut obj, _)| obj.remove(key))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

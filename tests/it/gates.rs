@@ -139,8 +139,14 @@ async fn a_failing_review_sent_back_by_the_human_returns_to_dev_with_the_finding
         "{v:#}"
     );
     let prompt = v["role_prompt"].as_str().unwrap();
+    // The feedback names this round's report, kept in a file of its own (issue 24, item 3).
+    let round_one = report.replace(".md", ".round-1.md");
+    assert_eq!(
+        std::fs::read_to_string(sb.project.join(&round_one)).unwrap(),
+        FAILING_REVIEW
+    );
     assert!(
-        prompt.contains(&report)
+        prompt.contains(&round_one)
             && prompt.contains("Review Status: Fail")
             && prompt.contains("Validate every input first."),
         "dev's prompt carries the findings: {prompt}"

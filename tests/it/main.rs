@@ -28,7 +28,8 @@ mod human_work; // the documents humans edit are read as written; failed calls l
 mod messages; // messages match the rules: keys, sections, slugs, words for people, paths
 mod replies; // replies stay bounded whatever comes in
 mod resources; // the MCP prompts and the `bmad://sessions…` resources
-mod workflow_e2e; // a whole PO → QA run in both eras, every reply and every file
+mod words;
+mod workflow_e2e; // a whole PO → QA run in both eras, every reply and every file // the human's words kept, loops keep their cause, the end says what was built
 
 // The human's channels.
 mod cli; // the terminal commands, through a pseudo-terminal

@@ -80,7 +80,9 @@ async def drive(binary, mode):
             feedback = "Add the CSRF check before anything else."
             v = await run.ok({"action": "reject", "feedback": feedback, "digest": v["document_digest"]},
                              "dev", "generating")
-            check(report in v["role_prompt"] and feedback in v["role_prompt"]
+            # The feedback names this round's report, kept in a file of its own (issue 24).
+            round_one = report.replace(".md", ".round-1.md")
+            check(round_one in v["role_prompt"] and feedback in v["role_prompt"]
                   and "Review Status: Fail" in v["role_prompt"], "dev's prompt carries the findings")
             await run.ok({"action": "submit", "codex_result": fixture("dev-report.md")}, "review", "generating")
             await run.ok({"action": "submit", "codex_result": fixture("review.md")}, "qa", "generating")

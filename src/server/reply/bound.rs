@@ -55,9 +55,12 @@ pub fn bound(mut r: Reply) -> Reply {
                 for a in rec.answers.values_mut() {
                     *a = clip(a, 500);
                 }
-                for f in &mut rec.feedback {
+                for f in rec.feedback.iter_mut().chain(rec.notes.iter_mut()) {
                     *f = clip(f, 1000);
                 }
+            }
+            for f in s.history.iter_mut().filter_map(|h| h.feedback.as_mut()) {
+                *f = clip(f, 1000);
             }
             cut.push(format!(
                 "session: answers and feedback cut short (in full in {where_in_full})"

@@ -156,10 +156,11 @@ pub(super) fn awaiting_confirmation(s: &Session, facts: &Facts, r: &mut Reply) -
         )
     };
     // Questions the author asked that nobody answered yet: the human sees them before
-    // deciding, and can answer them in the feedback of a `reject`.
+    // deciding, and can answer them while accepting (`answers` with `confirm`, which the
+    // next roles read) or in the feedback of a `reject`.
     let open = rec.open_questions();
     if !open.is_empty() {
-        msg.push_str("\nThe author also asked (answer in your feedback if you send it back):\n");
+        msg.push_str("\nThe author also asked (answer them while accepting, and the next roles read your answers; or in your feedback if you send it back):\n");
         for q in &open {
             msg.push_str(&format!("- {}: {}\n", q.id, q.question));
         }
@@ -289,7 +290,8 @@ pub(super) fn completed(s: &Session) -> String {
         })
         .unwrap_or_default();
     let mut msg = format!(
-        "The workflow is complete. Review status: {status}. QA score: {qa}.{checks} Documents:\n"
+        "The workflow is complete. Review status: {status}. QA score: {qa}.{checks}{} Documents:\n",
+        super::built::scope_built(s)
     );
     for a in &s.artifacts {
         msg.push_str(&format!("- {a}\n"));

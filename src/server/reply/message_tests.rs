@@ -242,12 +242,30 @@ fn awaiting_approval_lists_the_sprints_or_says_none_were_found() {
 }
 
 #[test]
+fn completion_names_the_sprints_built_and_those_left_out() {
+    let mut s = session(Stage::Qa, State::Completed);
+    let plan = s.record_mut(Stage::Sm);
+    plan.sprints = (1..=3)
+        .map(|n| Sprint {
+            number: n,
+            title: format!("Part {n}"),
+        })
+        .collect();
+    plan.scope_sprints = Some(vec![1, 2, 3]);
+    assert!(completed(&s).contains(
+        " Sprints built: all 3 of the plan: 1 (Part 1), 2 (Part 2), 3 (Part 3). Documents:"
+    ));
+    s.record_mut(Stage::Sm).scope_sprints = Some(vec![1]);
+    assert!(completed(&s).contains(" Sprints built: 1 (Part 1). Left out of scope: 2 (Part 2), 3 (Part 3); to build them later, start a new BMAD task whose objective names them and the plan, e.g. “Build sprints 2, 3 of the plan in .claude/specs/todo-app/03-sprint-plan.md”. Documents:"), "{}", completed(&s));
+}
+
+#[test]
 fn completion_lists_the_documents() {
     let mut s = session(Stage::Qa, State::Completed);
     s.artifacts = vec!["a.md".into(), "b.md".into()];
     assert_eq!(
         completed(&s),
-        "The workflow is complete. Review status: not stated. QA score: not stated. Documents:\n- a.md\n- b.md"
+        "The workflow is complete. Review status: not stated. QA score: not stated. Built: the whole plan (.claude/specs/todo-app/03-sprint-plan.md names no sprints). Documents:\n- a.md\n- b.md"
     );
     s.record_mut(Stage::Review).review_status = Some("Pass with Risk".into());
     s.record_mut(Stage::Qa).score = Some(91);
@@ -343,6 +361,7 @@ fn completion_states_the_risks_the_human_accepted() {
             via: Some(crate::workflow::Via::Tool),
             digest: None,
             note: None,
+            feedback: None,
         });
     }
     assert!(

@@ -16,6 +16,7 @@ use crate::workflow::{
 };
 
 mod bound;
+mod built;
 mod list;
 mod message;
 mod source;

@@ -53,6 +53,9 @@ pub fn for_status(s: &Session, prompt: Option<&Template>) -> Reply {
         {
             c.summary.clear();
         }
+        for c in rec.round_reports.iter_mut() {
+            c.summary.clear();
+        }
     }
     r.session = Some(stored);
     r

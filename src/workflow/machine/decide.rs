@@ -8,7 +8,7 @@ use super::super::scope::{self, ScopeError};
 use super::super::session::{Artifact, ContentRef, Sprint, StageRecord, StageStatus, State};
 use super::super::stage::{Engine, Gate, Stage};
 use super::super::submission;
-use super::{sha256_hex, Step, WorkflowError};
+use super::{sha256_hex, words, Step, WorkflowError};
 use crate::code::clip;
 
 /// Where the document to confirm came from (see [`Step::reviewed_document`]).
@@ -62,28 +62,7 @@ impl Step<'_> {
         answers: BTreeMap<String, String>,
     ) -> Result<(), WorkflowError> {
         let rec = self.session.record(stage);
-        let open_ids = || rec.open_questions().into_iter().map(|q| q.id).collect();
-        if answers.is_empty() {
-            return Err(WorkflowError::NoAnswers { known: open_ids() });
-        }
-        let unknown: Vec<&String> = answers
-            .keys()
-            .filter(|k| !rec.questions.iter().any(|q| &q.id == *k))
-            .collect();
-        if !unknown.is_empty() {
-            // Ids are the caller's text: a few, each cut short, and how many there were.
-            let mut named: Vec<String> = unknown.iter().take(5).map(|k| clip(k, 40)).collect();
-            if unknown.len() > 5 {
-                named.push(format!("and {} more", unknown.len() - 5));
-            }
-            return Err(WorkflowError::UnknownQuestions {
-                unknown: named,
-                known: open_ids(),
-            });
-        }
-        if let Some((id, _)) = answers.iter().find(|(_, a)| a.trim().is_empty()) {
-            return Err(WorkflowError::EmptyAnswer { id: clip(id, 40) });
-        }
+        words::check_answers(rec, &answers)?;
         // Questions come with the draft that asked them.
         if let Some(draft) = rec.draft_ref.as_ref().map(|d| d.file_path.clone()) {
             self.bind_file(&draft)?;
@@ -306,10 +285,8 @@ impl Step<'_> {
         stage: Stage,
         feedback: Option<String>,
     ) -> Result<(), WorkflowError> {
-        let feedback = feedback
-            .map(|f| f.trim().to_string())
-            .filter(|f| !f.is_empty())
-            .ok_or(WorkflowError::FeedbackRequired)?;
+        let feedback = words::words(feedback.as_deref()).ok_or(WorkflowError::FeedbackRequired)?;
+        self.words = Some(feedback.clone());
         let shown = self.shown_path(stage);
         if let Some(shown) = &shown {
             self.bind_file(shown)?;
@@ -335,10 +312,13 @@ impl Step<'_> {
     fn send_back(&mut self, stage: Stage, to: Stage, report: String, feedback: String) {
         let verdict = rules::failed_verdict(stage, self.session.record(stage))
             .unwrap_or_else(|| "sent back".into());
-        self.session.record_mut(to).feedback.push(format!(
+        let report = self.keep_round_report(stage, &report);
+        let cause = format!(
             "From the {}'s report ({verdict}): read its findings in {report}. The user adds: {feedback}",
             stage.role()
-        ));
+        );
+        self.note_send_back(stage, to, &cause);
+        self.session.record_mut(to).feedback.push(cause);
         for later in Stage::ALL.into_iter().filter(|s| *s > to && *s <= stage) {
             let rec = self.session.record_mut(later);
             rec.status = StageStatus::Pending;

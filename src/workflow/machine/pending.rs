@@ -93,6 +93,7 @@ pub fn pending(
         decision: &decision,
         decided_digest: None,
         evidence: Default::default(),
+        words: None,
         now: chrono::DateTime::UNIX_EPOCH,
         stamp: String::new(),
     };

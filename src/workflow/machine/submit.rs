@@ -9,7 +9,7 @@ use super::super::sections;
 use super::super::session::{Question, ScoreSource, Sprint, State};
 use super::super::stage::{Engine, Marker, Stage};
 use super::super::submission::{self, Submission, SubmissionError};
-use super::{Step, WorkflowError};
+use super::{words, Step, WorkflowError};
 use crate::code::clip;
 
 /// Questions one submission may ask, and the characters of each.
@@ -298,6 +298,12 @@ impl Step<'_> {
         }
         self.notice_engines(stage, &[engine]);
         let candidate = Self::candidate(stage, engine, &text)?;
+        words::check_stated_verdict(
+            stage,
+            engine.result_field(),
+            &text,
+            &candidate.submission.document,
+        )?;
         self.store_raw(stage, engine, text);
         let document = candidate.submission.document;
 

@@ -1,0 +1,198 @@
+//! Words that must not be dropped (docs/spec.md §3.9): a note given while accepting
+//! ("looks good, but add X"), answers to open questions given with a `confirm`, and the
+//! cause of a send-back as the stages that run again read it, each kept in the session and
+//! shown to the roles it concerns; and a report's JSON `review_status`, which the server
+//! does not read and so refuses when it says something else than the document (§5.5).
+
+use std::collections::BTreeMap;
+
+use super::super::session::{ContentRef, StageRecord};
+use super::super::stage::{Gate, Marker, Stage};
+use super::super::submission;
+use super::{Step, WorkflowError};
+use crate::code::clip;
+
+/// Refuses answers that name no question of the stage, or that are blank.
+pub(super) fn check_answers(
+    rec: &StageRecord,
+    answers: &BTreeMap<String, String>,
+) -> Result<(), WorkflowError> {
+    let open_ids = || rec.open_questions().into_iter().map(|q| q.id).collect();
+    if answers.is_empty() {
+        return Err(WorkflowError::NoAnswers { known: open_ids() });
+    }
+    let unknown: Vec<&String> = answers
+        .keys()
+        .filter(|k| !rec.questions.iter().any(|q| &q.id == *k))
+        .collect();
+    if !unknown.is_empty() {
+        // Ids are the caller's text: a few, each cut short, and how many there were.
+        let mut named: Vec<String> = unknown.iter().take(5).map(|k| clip(k, 40)).collect();
+        if unknown.len() > 5 {
+            named.push(format!("and {} more", unknown.len() - 5));
+        }
+        return Err(WorkflowError::UnknownQuestions {
+            unknown: named,
+            known: open_ids(),
+        });
+    }
+    if let Some((id, _)) = answers.iter().find(|(_, a)| a.trim().is_empty()) {
+        return Err(WorkflowError::EmptyAnswer { id: clip(id, 40) });
+    }
+    Ok(())
+}
+
+/// Refuses a report whose JSON `review_status` is not the verdict its document states
+/// (none, or another): the document's `Review Status:` line is the only one the server
+/// reads, and a field it would otherwise pass over must not say something else unseen.
+pub(super) fn check_stated_verdict(
+    stage: Stage,
+    field: &'static str,
+    text: &str,
+    document: &str,
+) -> Result<(), WorkflowError> {
+    if !stage.has_marker(Marker::ReviewStatus) {
+        return Ok(());
+    }
+    let Some(value) = submission::json_field(stage, text, "review_status") else {
+        return Ok(());
+    };
+    let given = match &value {
+        serde_json::Value::String(s) => submission::review_status(&format!("Review Status: {s}")),
+        _ => None,
+    };
+    let stated = submission::review_status(document);
+    if given.is_some() && given == stated {
+        return Ok(());
+    }
+    let shown = match (&value, given) {
+        (serde_json::Value::String(s), Some(v)) if v.eq_ignore_ascii_case(s.trim()) => {
+            format!("`{v}`")
+        }
+        (serde_json::Value::String(s), Some(v)) => format!("`{}` (read as {v})", clip(s, 40)),
+        (v, _) => format!(
+            "`{}`, which is none of Pass, Pass with Risk, Fail",
+            clip(&v.to_string(), 40)
+        ),
+    };
+    Err(WorkflowError::ContradictoryVerdict {
+        field,
+        json: shown,
+        stated: match stated {
+            Some(v) => format!("`Review Status: {v}`"),
+            None => "missing (the document has no `Review Status:` line)".into(),
+        },
+    })
+}
+
+/// A text the human gave, trimmed; `None` when there is nothing in it.
+pub(super) fn words(text: Option<&str>) -> Option<String> {
+    text.map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(String::from)
+}
+
+impl Step<'_> {
+    /// Records answers given with a `confirm` (none: nothing to do). The document is
+    /// accepted as it is, so the roles after this stage read the answers beside it.
+    pub(super) fn accept_answers(
+        &mut self,
+        stage: Stage,
+        answers: BTreeMap<String, String>,
+    ) -> Result<(), WorkflowError> {
+        if answers.is_empty() {
+            return Ok(());
+        }
+        check_answers(self.session.record(stage), &answers)?;
+        let rec = self.session.record_mut(stage);
+        for (id, a) in &answers {
+            rec.answers.insert(id.clone(), a.trim().to_string());
+        }
+        let lines: Vec<String> = rec
+            .questions
+            .iter()
+            .filter(|q| answers.contains_key(&q.id))
+            .map(|q| format!("{} {} Answer: {}", q.id, q.question, rec.answers[&q.id]))
+            .collect();
+        let ids: Vec<&str> = answers.keys().map(String::as_str).collect();
+        self.facts.notices.push(format!(
+            "Answers recorded with the acceptance: {}; the roles after the {} read them.",
+            ids.join(", "),
+            stage.role()
+        ));
+        let note = format!(
+            "The user answered the {}'s open questions while accepting its document: {}",
+            stage.role(),
+            lines.join(" | ")
+        );
+        self.note_for_later(stage, note);
+        Ok(())
+    }
+
+    /// Keeps the human's note on a `confirm` or `approve` of `stage`: in the decision's
+    /// history entry, and in the notes of every stage after it, whose role prompt shows it.
+    pub(super) fn keep_note(&mut self, stage: Stage, note: Option<String>) {
+        let Some(note) = words(note.as_deref()) else {
+            return;
+        };
+        let path = self.session.artifact_path(stage);
+        let decided = if stage.gate() == Gate::Approval {
+            let scope = self.session.record(stage).scope.clone();
+            format!(
+                "On approving {path} (scope: {}), the user said: {note}",
+                scope.as_deref().unwrap_or("all")
+            )
+        } else {
+            format!(
+                "On accepting the {}'s document {path}, the user said: {note}",
+                stage.role()
+            )
+        };
+        self.note_for_later(stage, decided);
+        self.facts.notices.push(match stage.next() {
+            Some(_) => format!(
+                "The human's note on this decision is kept in the session's history and shown to the roles after the {}.",
+                stage.role()
+            ),
+            None => "The human's note on this decision is kept in the session's history.".into(),
+        });
+        self.words = Some(note);
+    }
+
+    fn note_for_later(&mut self, stage: Stage, note: String) {
+        for later in Stage::ALL.into_iter().filter(|s| *s > stage) {
+            self.session.record_mut(later).notes.push(note.clone());
+        }
+    }
+
+    /// The report that sends the work back, kept in a file of its own for this round
+    /// (`<report>.round-<n>.md` beside it), so that the next round's report does not
+    /// replace what the feedback points at. Its path, or the report's own path when it
+    /// cannot be read (the feedback then points there).
+    pub(super) fn keep_round_report(&mut self, stage: Stage, report: &str) -> String {
+        let Ok(Some(text)) = self.files.read(report) else {
+            return report.to_string();
+        };
+        let round = self.session.record(stage).iteration.max(1);
+        let file = stage.artifact_file();
+        let stem = file.strip_suffix(".md").unwrap_or(file);
+        let path = format!("{}/{stem}.round-{round}.md", self.session.specs_dir());
+        let kept: ContentRef = self.write(path.clone(), text);
+        let rec = self.session.record_mut(stage);
+        rec.round_reports.retain(|r| r.file_path != path);
+        rec.round_reports.push(kept);
+        path
+    }
+
+    /// Tells every stage that runs again after a send-back (those after `to`, up to and
+    /// including `stage`) why: the report and the human's words, which `to` itself has
+    /// as its feedback.
+    pub(super) fn note_send_back(&mut self, stage: Stage, to: Stage, cause: &str) {
+        for again in Stage::ALL.into_iter().filter(|s| *s > to && *s <= stage) {
+            self.session.record_mut(again).notes.push(format!(
+                "This stage runs again because the work was sent back to the {} ({to}). {cause}",
+                to.role()
+            ));
+        }
+    }
+}
