@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::action::Action;
-use super::decision::{DecidedBy, Via};
+use super::decision::{DecidedBy, Provenance, Via};
 use super::evidence::CheckRun;
 use super::stage::{Engine, Stage};
 
@@ -238,6 +238,9 @@ pub struct HistoryEntry {
     /// … and the SHA-256 of the document it was about, as read at that moment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub digest: Option<String>,
+    /// For a decision typed in the terminal: where it came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Provenance>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
@@ -297,6 +300,7 @@ impl Session {
                 decided_by: None,
                 via: None,
                 digest: None,
+                provenance: None,
                 note: None,
             }],
             created_at: at.clone(),
