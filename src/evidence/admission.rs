@@ -223,14 +223,11 @@ fn policy_for(
     if !action.decides() || decision.decided_by == DecidedBy::Human {
         return Ok(Some(policy));
     }
-    let asked = match command {
-        Command::Reject { .. } => Action::Reject,
-        _ => action,
-    };
     if policy.effective.gates == Gates::Human {
         return Err(Error::HumanRequired {
             action: action.name().into(),
-            command: terminal_command(asked, &session.task_name),
+            policy: policy.cite_gates(),
+            commands: human_commands(session),
         });
     }
     let stage = session.current_stage;
@@ -242,6 +239,25 @@ fn policy_for(
         });
     }
     Ok(Some(policy))
+}
+
+/// The terminal commands with which the human takes the decisions legal in the session's
+/// state: "`bmad-mcp confirm t` or `bmad-mcp reject t --feedback …`".
+pub fn human_commands(session: &Session) -> String {
+    let commands: Vec<String> =
+        crate::store::human_decisions(session.current_stage, session.current_state)
+            .into_iter()
+            .map(|a| format!("`{}`", terminal_command(a, &session.task_name)))
+            .collect();
+    commands.join(" or ")
+}
+
+/// The gates policy in force in the project at `cwd` when it keeps decisions for the
+/// human (cited as [`Policy::cite_gates`] does); `None` under `gates = "auto"`, or when the
+/// policy cannot be read (the decision itself then says why).
+pub fn human_gates(store: &Store, cwd: Option<&str>) -> Option<String> {
+    let policy = Policy::read(&store.project(cwd).ok()?).ok()?;
+    (policy.effective.gates == Gates::Human).then(|| policy.cite_gates())
 }
 
 /// What of `.bmad/config.toml` waits for the human's approval in the project at `cwd`.

@@ -12,5 +12,7 @@ pub mod checks;
 pub mod config;
 pub mod watch;
 
-pub use admission::{act, approve_config, config_waiting, pending, HOW_TO_ADD_CHECKS};
+pub use admission::{
+    act, approve_config, config_waiting, human_commands, human_gates, pending, HOW_TO_ADD_CHECKS,
+};
 pub use watch::Watched;

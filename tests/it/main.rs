@@ -27,6 +27,7 @@ mod gates; // gates a score cannot pass; failing reviews and QA stop at the huma
 mod human_work; // the documents humans edit are read as written; failed calls leave nothing
 mod replies; // replies stay bounded whatever comes in
 mod resources; // the MCP prompts and the `bmad://sessions…` resources
+mod strict_policy; // under `gates = "human"` replies name the human's channel
 mod workflow_e2e; // a whole PO → QA run in both eras, every reply and every file
 
 // The human's channels.

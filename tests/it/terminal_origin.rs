@@ -46,13 +46,17 @@ fn a_decision_typed_in_a_plain_terminal_records_where_it_came_from() {
     );
     let p = &last["provenance"];
     assert!(
-        p["terminal"].as_str().is_some_and(|t| t.starts_with("/dev/pts/")),
+        p["terminal"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("/dev/pts/")),
         "{last}"
     );
     // The chain starts at the parent: this test process.
     let parent = format!("(pid {})", std::process::id());
     assert!(
-        p["parents"][0].as_str().is_some_and(|s| s.ends_with(&parent)),
+        p["parents"][0]
+            .as_str()
+            .is_some_and(|s| s.ends_with(&parent)),
         "{last}"
     );
     assert_eq!(p["under_assistant"], false, "{last}");
@@ -93,7 +97,8 @@ fn a_decision_under_an_assistants_shell_is_refused_even_in_a_pseudo_terminal() {
             "CLAUDECODE in the environment of sh (pid ",
         ),
     ] {
-        let (code, out) = run_in_terminal(under_shell(&project, shell, marked, &args), "[y/N]", "y\n");
+        let (code, out) =
+            run_in_terminal(under_shell(&project, shell, marked, &args), "[y/N]", "y\n");
         assert_eq!(code, 2, "{args:?}: {out}");
         assert!(
             out.contains("runs under an assistant's shell")

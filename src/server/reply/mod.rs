@@ -19,12 +19,14 @@ mod bound;
 mod list;
 mod message;
 mod status;
+mod strict;
 mod undecided;
 
 pub use bound::{bound, MAX_REPLY_BYTES};
 pub use list::for_list;
 pub use message::dialog_next_step;
 pub use status::for_status;
+pub use strict::human_channel;
 pub use undecided::{for_undecided, Undecided};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
@@ -188,6 +190,10 @@ pub struct Reply {
     /// With an error about a known session: what is legal now.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub allowed_actions: Option<Vec<Action>>,
+    /// Not sent: the gates policy in force where it keeps the decision for the human, for
+    /// [`human_channel`] to name their channel once it is known whether there is a dialog.
+    #[serde(skip)]
+    pub human_gates: Option<String>,
 }
 
 pub(super) fn some_vec<T>(v: Vec<T>) -> Option<Vec<T>> {
@@ -339,5 +345,6 @@ pub fn for_error(e: &Error, session: Option<&Session>) -> Reply {
         r.state = Some(s.current_state);
         r.allowed_actions = Some(allowed_actions(s.current_stage, s.current_state));
     }
+    strict::human_required(e, &mut r);
     r
 }
