@@ -23,6 +23,7 @@ impl BmadServer {
             Err(e) => reply::for_error(&e, None),
         };
         reply::human_channel(&mut r, false);
+        reply::name_notices(&mut r);
         r
     }
 

@@ -264,6 +264,7 @@ impl ServerHandler for BmadServer {
             }
         }
         reply::human_channel(&mut reply, can_ask);
+        reply::name_notices(&mut reply);
         if lists_change && reply.error.is_none() {
             self.resources_changed(&context);
         }

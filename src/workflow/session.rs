@@ -264,6 +264,10 @@ pub struct Session {
     /// Paths of the saved stage documents, relative to the project, each once.
     pub artifacts: Vec<String>,
     pub history: Vec<HistoryEntry>,
+    /// The notices of the policy said once per session, by key (`no_checks`): given in
+    /// one reply, not repeated in the next.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notices_given: Vec<String>,
     pub created_at: String,
     pub updated_at: String,
 }
@@ -303,6 +307,7 @@ impl Session {
                 provenance: None,
                 note: None,
             }],
+            notices_given: Vec::new(),
             created_at: at.clone(),
             updated_at: at,
         }

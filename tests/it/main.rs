@@ -25,6 +25,7 @@ mod checks; // the project's checks (`.bmad/config.toml`): run, recorded, bounde
 mod engines; // the `engines` of `start`, codex results and the replies that name them
 mod gates; // gates a score cannot pass; failing reviews and QA stop at the human
 mod human_work; // the documents humans edit are read as written; failed calls leave nothing
+mod notices; // the no-checks notice in the project's language, once; who each field is for
 mod replies; // replies stay bounded whatever comes in
 mod resources; // the MCP prompts and the `bmad://sessions…` resources
 mod strict_policy; // under `gates = "human"` replies name the human's channel

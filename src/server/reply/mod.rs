@@ -15,6 +15,7 @@ use crate::workflow::{
     allowed_actions, Action, CheckRun, DecidedBy, Engine, Facts, Session, Stage, State, Via,
 };
 
+mod audience;
 mod bound;
 mod list;
 mod message;
@@ -22,6 +23,7 @@ mod status;
 mod strict;
 mod undecided;
 
+pub use audience::name_notices;
 pub use bound::{bound, MAX_REPLY_BYTES};
 pub use list::for_list;
 pub use message::dialog_next_step;
@@ -85,6 +87,17 @@ pub struct ErrorBody {
     pub message: String,
 }
 
+/// One reply of the tool. Who each field is for:
+/// **the human** (show it, or what it points at, to them): `user_message`, `notices`,
+/// `artifact_path`, `questions`, `gaps`, `sprints`, `score`, `scores`, `review_status`,
+/// `checks`, `decisions`, `sessions`, `damaged`;
+/// **the host's model** (act on it, do not show it): `next_step`, `role_prompt`,
+/// `role_prompt_source`, `engines`, `context`, `guidance`, `pending_user_actions`,
+/// `allowed_actions`, `document_digest`, `interaction_type`, `requires_user_confirmation`,
+/// `next_cursor`, `error`;
+/// **both** (what the reply is about): `session_id`, `task_name`, `stage`, `state`,
+/// `stage_description`, `score_source`, `gate_passed`, `missing_sections`,
+/// `empty_sections`, `iteration`, `session`, `total`.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema, Default)]
 pub struct Reply {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -149,6 +162,8 @@ pub struct Reply {
     /// What a below-gate document should add.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub guidance: Option<Vec<String>>,
+    /// For the human: what they should know besides `user_message` (the project's
+    /// policy, how to add checks); `next_step` says to tell them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub notices: Option<Vec<String>>,
     /// The document the human should read now (relative to the project).
