@@ -84,3 +84,52 @@ async fn under_the_strict_policy_replies_name_the_terminal_and_the_refusal_cites
     assert!(text(&v, "next_step").contains("call `status`"), "{v:#}");
     c.close().await;
 }
+
+#[tokio::test]
+async fn under_the_strict_policy_a_client_with_a_dialog_is_told_the_human_decides_there() {
+    use crate::support::command;
+    use crate::support::user::User;
+    use rmcp::model::CallToolRequestParams;
+
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().canonicalize().unwrap();
+    write_config(&project, "gates = \"human\"\n");
+    let (code, out) = in_terminal(&project, &["config", "approve"], "[y/N]", "y\n");
+    assert_eq!(code, 0, "{out}");
+    let host = User::default();
+    let service = host
+        .connect(
+            rmcp::transport::TokioChildProcess::new(command(&project)).unwrap(),
+            Era::Legacy,
+        )
+        .await;
+    let mut last = Value::Null;
+    for args in [
+        start_args(&project, "Build a todo app"),
+        json!({"action": "submit", "claude_result": passing_prd()}),
+    ] {
+        let mut args = args;
+        if let Some(sid) = last.get("session_id") {
+            args["session_id"] = sid.clone();
+        }
+        let Value::Object(args) = args else {
+            unreachable!()
+        };
+        let r = service
+            .call_tool(CallToolRequestParams::new("bmad-task").with_arguments(args))
+            .await
+            .unwrap();
+        last = r.structured_content.unwrap();
+    }
+    assert_eq!(last["state"], "awaiting_confirmation", "{last:#}");
+    let (step, message) = (text(&last, "next_step"), text(&last, "user_message"));
+    assert!(
+        step.contains("then call `confirm`: the server asks them in a dialog"),
+        "{step}"
+    );
+    assert!(
+        message.contains("you decide in the dialog your assistant opens"),
+        "{message}"
+    );
+    let _ = service.cancel().await;
+}
