@@ -60,8 +60,14 @@ pub enum Error {
     },
     #[error("{path}: {problem}; the file is the human's project policy (see docs/guide.md, \"Who decides\", and docs/checks.md): fix it, or remove it for the defaults. Nothing was changed")]
     InvalidConfig { path: String, problem: String },
-    #[error("this project's policy (`gates = \"human\"` in .bmad/config.toml) takes `{action}` only from the human, and this client cannot show them a dialog. Nothing was changed. Show the human `user_message` and ask them to decide in a terminal, in the project: `{command}`")]
-    HumanRequired { action: String, command: String },
+    #[error("this project's policy in force ({policy}) takes `{action}` only from the human, and this client cannot show them a dialog. Nothing was changed. Show the human `user_message` and stop: they decide in a terminal in the project, {commands}. Do not call `{action}` again; once the human has decided, call `status` to go on")]
+    HumanRequired {
+        action: String,
+        /// The policy in force, as [`crate::evidence::approval::Policy::cite_gates`] says it.
+        policy: String,
+        /// The terminal commands legal now, quoted and joined.
+        commands: String,
+    },
     #[error("{path} {problem}; it is a role prompt override (see docs/guide.md, \"Role prompts\"): fix it, or remove it to use the next in line (`bmad-mcp prompts` shows which file each role uses). Nothing was changed")]
     InvalidPrompt { path: String, problem: String },
 

@@ -33,8 +33,8 @@ pub struct ChecksToRun {
     pub history_len: usize,
 }
 
-/// How to add checks, for a project that names none.
-pub const HOW_TO_ADD_CHECKS: &str = "No checks are configured, so nothing was run to show that the code builds and its tests pass. To have the server run them after `dev` and before QA completes, name them in .bmad/config.toml, e.g.\n[checks]\ntest = \"cargo test --locked\"\nlint = { command = \"cargo clippy -- -D warnings\", timeout_secs = 300 }\nthen approve the file in a terminal: `bmad-mcp config approve`.";
+/// The key in `notices_given` of the notice that no checks are configured.
+const NO_CHECKS: &str = "no_checks";
 
 /// The checks a submission at a stage that runs them needs run, as last approved; `None`
 /// when none are approved. The machine is asked first (changing nothing), so that no
@@ -115,6 +115,7 @@ impl Gate for PolicyGate {
             return Ok(Admission::Admit(Admitted::default()));
         };
         let mut notices: Vec<String> = policy.waiting_notice().into_iter().collect();
+        let mut said_once = Vec::new();
         let submits = command.action() == Action::Submit && session.current_stage.runs_checks();
         if submits && !self.observed {
             match checks_to_run(project, session, command, &policy, now)? {
@@ -122,8 +123,14 @@ impl Gate for PolicyGate {
                     *self.to_run.borrow_mut() = Some(run);
                     return Ok(Admission::Defer);
                 }
-                // Nothing approved, and nothing waiting for approval: say how to add checks.
-                None if policy.waiting.is_none() => notices.push(HOW_TO_ADD_CHECKS.into()),
+                // Nothing approved, and nothing waiting for approval: say how to add checks,
+                // once per session, with examples in the project's own language.
+                None if policy.waiting.is_none()
+                    && !session.notices_given.iter().any(|k| k == NO_CHECKS) =>
+                {
+                    notices.push(super::advice::how_to_add_checks(project));
+                    said_once.push(NO_CHECKS.to_string());
+                }
                 None => {}
             }
         }
@@ -135,7 +142,11 @@ impl Gate for PolicyGate {
             }
             None => vec![],
         };
-        Ok(Admission::Admit(Admitted { files, notices }))
+        Ok(Admission::Admit(Admitted {
+            files,
+            notices,
+            said_once,
+        }))
     }
 }
 
@@ -223,14 +234,11 @@ fn policy_for(
     if !action.decides() || decision.decided_by == DecidedBy::Human {
         return Ok(Some(policy));
     }
-    let asked = match command {
-        Command::Reject { .. } => Action::Reject,
-        _ => action,
-    };
     if policy.effective.gates == Gates::Human {
         return Err(Error::HumanRequired {
             action: action.name().into(),
-            command: terminal_command(asked, &session.task_name),
+            policy: policy.cite_gates(),
+            commands: human_commands(session),
         });
     }
     let stage = session.current_stage;
@@ -242,6 +250,25 @@ fn policy_for(
         });
     }
     Ok(Some(policy))
+}
+
+/// The terminal commands with which the human takes the decisions legal in the session's
+/// state: "`bmad-mcp confirm t` or `bmad-mcp reject t --feedback …`".
+pub fn human_commands(session: &Session) -> String {
+    let commands: Vec<String> =
+        crate::store::human_decisions(session.current_stage, session.current_state)
+            .into_iter()
+            .map(|a| format!("`{}`", terminal_command(a, &session.task_name)))
+            .collect();
+    commands.join(" or ")
+}
+
+/// The gates policy in force in the project at `cwd` when it keeps decisions for the
+/// human (cited as [`Policy::cite_gates`] does); `None` under `gates = "auto"`, or when the
+/// policy cannot be read (the decision itself then says why).
+pub fn human_gates(store: &Store, cwd: Option<&str>) -> Option<String> {
+    let policy = Policy::read(&store.project(cwd).ok()?).ok()?;
+    (policy.effective.gates == Gates::Human).then(|| policy.cite_gates())
 }
 
 /// What of `.bmad/config.toml` waits for the human's approval in the project at `cwd`.

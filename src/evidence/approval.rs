@@ -89,6 +89,8 @@ pub struct Policy {
     pub strengthened: Option<String>,
     /// The file as it is now, when there is one.
     pub file_text: Option<String>,
+    /// The gates policy of the approved version (the default when none was approved).
+    pub approved_gates: super::config::Gates,
 }
 
 impl Policy {
@@ -145,7 +147,30 @@ impl Policy {
             waiting,
             strengthened,
             file_text,
+            approved_gates: base.gates,
         }
+    }
+
+    /// The gates policy in force, as an error or a reply cites it: the approved version
+    /// (never the file's text while it waits), or the file where it only made the gates
+    /// stricter, which applies at once.
+    pub fn cite_gates(&self) -> String {
+        let gates = self.effective.gates.name();
+        let mut cited = match &self.approved_sha256 {
+            Some(sha) if self.approved_gates == self.effective.gates => format!(
+                "`gates = \"{gates}\"` as approved in {APPROVED_REL}, sha256 {}",
+                sha.get(..12).unwrap_or(sha)
+            ),
+            _ => format!(
+                "`gates = \"{gates}\"` in {CONFIG_REL}, stricter than what was approved, so in force at once"
+            ),
+        };
+        if self.waiting.is_some() {
+            cited.push_str(&format!(
+                "; {CONFIG_REL} as it is now waits for the human's approval and does not apply"
+            ));
+        }
+        cited
     }
 
     /// For replies: what waits for the human, and how they approve it.

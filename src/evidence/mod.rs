@@ -7,10 +7,11 @@
 //! ([`crate::workflow::Evidence`]).
 
 pub mod admission;
+mod advice;
 pub mod approval;
 pub mod checks;
 pub mod config;
 pub mod watch;
 
-pub use admission::{act, approve_config, config_waiting, pending, HOW_TO_ADD_CHECKS};
+pub use admission::{act, approve_config, config_waiting, human_commands, human_gates, pending};
 pub use watch::Watched;

@@ -11,17 +11,20 @@ use super::{dialog, reply, BmadServer, Reply};
 use crate::evidence::{self, Watched};
 use crate::files::Project;
 use crate::prompts::{self, user_dir};
-use crate::store::{SessionKey, Store};
+use crate::store::{human_decisions, SessionKey, Store};
 use crate::workflow::{Command, DecidedBy, Decision, Session, Stage, Via};
 
 impl BmadServer {
     /// Handles one tool call to completion (blocking: file locks and fsync), the host's
     /// word standing for any decision. A reply with `error` set is a tool error.
     pub fn handle(&self, arguments: Option<JsonObject>) -> Reply {
-        match args::parse(arguments, &self.inner.limits) {
+        let mut r = match args::parse(arguments, &self.inner.limits) {
             Ok(call) => self.run(call),
             Err(e) => reply::for_error(&e, None),
-        }
+        };
+        reply::human_channel(&mut r, false);
+        reply::name_notices(&mut r);
+        r
     }
 
     pub(super) fn run(&self, call: Call) -> Reply {
@@ -29,7 +32,25 @@ impl BmadServer {
     }
 
     /// [`BmadServer::run`], reporting the progress of checks and stopping them on cancel.
+    /// A reply where the human decides carries the policy when it keeps the decision for
+    /// them (`human_gates`, for [`reply::human_channel`]).
     pub(super) fn run_watched(&self, call: Call, watched: &Watched) -> Reply {
+        let cwd = match &call {
+            Call::Act { cwd, .. } | Call::Status { cwd, .. } => Some(cwd.clone()),
+            Call::Start { .. } | Call::List { .. } => None,
+        };
+        let mut r = self.run_call(call, watched);
+        let decides = |r: &Reply| match (r.stage, r.state) {
+            (Some(stage), Some(state)) => !human_decisions(stage, state).is_empty(),
+            _ => false,
+        };
+        if let Some(cwd) = cwd.filter(|_| r.error.is_none() && decides(&r)) {
+            r.human_gates = evidence::human_gates(&self.inner.store, cwd.as_deref());
+        }
+        r
+    }
+
+    fn run_call(&self, call: Call, watched: &Watched) -> Reply {
         let store = &self.inner.store;
         let done = match call {
             // The role prompt is read before anything changes: an override that cannot

@@ -260,11 +260,14 @@ impl ServerHandler for BmadServer {
                 tracing::error!(error = %join_error, "tool call failed unexpectedly");
                 reply::for_error(&Error::Internal, None)
             });
-        if reply.error.is_none() && dialog::can_ask(&context) {
+        let can_ask = dialog::can_ask(&context);
+        if reply.error.is_none() && can_ask {
             if let Some(step) = reply.state.and_then(reply::dialog_next_step) {
                 reply.next_step = Some(step.to_string());
             }
         }
+        reply::human_channel(&mut reply, can_ask);
+        reply::name_notices(&mut reply);
         if lists_change && reply.error.is_none() {
             self.resources_changed(&context);
         }

@@ -64,6 +64,8 @@ pub struct Admitted {
     pub files: Vec<(&'static str, String)>,
     /// Said in the reply, not kept in the history.
     pub notices: Vec<String>,
+    /// Keys of notices said once per session, kept in the session (`notices_given`).
+    pub said_once: Vec<String>,
 }
 
 impl Store {
@@ -134,6 +136,11 @@ impl Store {
             now,
         )?;
         ready(project, &outcome.session)?;
+        for key in &admitted.said_once {
+            if !outcome.session.notices_given.contains(key) {
+                outcome.session.notices_given.push(key.clone());
+            }
+        }
         let owner_text = format!("{}\n", session.session_id);
         let mut files: Vec<(&str, &[u8])> =
             Vec::with_capacity(outcome.writes.len() + admitted.files.len() + 1);

@@ -234,6 +234,15 @@ impl Store {
     }
 }
 
+/// The decisions the human can take at (`stage`, `state`), each once (never the
+/// `confirm_save` alias): what the terminal's commands offer there.
+pub fn human_decisions(stage: Stage, state: State) -> Vec<Action> {
+    crate::workflow::allowed_actions(stage, state)
+        .into_iter()
+        .filter(|a| a.decides() && *a != Action::ConfirmSave)
+        .collect()
+}
+
 /// The command a human runs in a terminal, in the project, to take `action` themselves.
 pub fn terminal_command(action: Action, task_name: &str) -> String {
     match action {

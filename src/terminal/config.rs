@@ -67,6 +67,12 @@ fn approve(store: &Store, p: &Policy) -> Outcome {
         );
         return Ok(Exit::NotATerminal);
     }
+    if let Some(why) = super::provenance::read().assistant {
+        eprintln!(
+            "bmad-mcp: refusing to approve: this command runs under an assistant's shell ({why}). Approving the project's checks and policy is the human's decision: run it yourself, in your own terminal, outside the assistant."
+        );
+        return Ok(Exit::UnderAssistant);
+    }
     let Some(text) = &p.file_text else {
         return Err(format!("there is no {CONFIG_REL} to approve"));
     };

@@ -24,6 +24,13 @@ pub(super) fn decide(store: &Store, key: &SessionKey, command: Command) -> Outco
         );
         return Ok(Exit::NotATerminal);
     }
+    let origin = super::provenance::read();
+    if let Some(why) = &origin.assistant {
+        eprintln!(
+            "bmad-mcp: refusing to decide: this command runs under an assistant's shell ({why}). A gate decision is the human's: run it yourself, in your own terminal, outside the assistant."
+        );
+        return Ok(Exit::UnderAssistant);
+    }
     let (_, pending) =
         evidence::pending(store, None, key, command.action()).map_err(|(e, _)| e.to_string())?;
     show(&pending, &command);
@@ -53,6 +60,7 @@ pub(super) fn decide(store: &Store, key: &SessionKey, command: Command) -> Outco
         decided_by: DecidedBy::Human,
         via: Via::Cli,
         seen_digest: pending.document.as_ref().map(|d| d.sha256.clone()),
+        provenance: Some(origin.provenance),
     };
     let action = command.action();
     let acted = evidence::act(

@@ -6,13 +6,15 @@
 //! Claude Code plugin's hook ([`hook`]). A decision made here is recorded as the human's
 //! (`via: "cli"`), bound to the digest of the document it showed, and counts as the
 //! human's under `gates = "human"`. It refuses to decide when stdin is not a terminal: an
-//! assistant's shell tool pipes its input, a person types it. Every command ends with
-//! one [`Exit`].
+//! assistant's shell tool pipes its input, a person types it; and when it runs under an
+//! assistant's shell, read from the process tree ([`provenance`]), which it records with
+//! the decision otherwise. Every command ends with one [`Exit`].
 
 pub mod config;
 mod decide;
 pub mod hook;
 pub mod prompts;
+mod provenance;
 mod read;
 
 use std::io::{BufRead, Write};
@@ -33,6 +35,8 @@ pub enum Exit {
     Failed,
     /// 2: a decision refused because stdin is not a terminal.
     NotATerminal,
+    /// 2: a decision refused because the command runs under an assistant's shell.
+    UnderAssistant,
 }
 
 impl From<Exit> for ExitCode {
@@ -40,7 +44,7 @@ impl From<Exit> for ExitCode {
         ExitCode::from(match exit {
             Exit::Done => 0,
             Exit::Failed => 1,
-            Exit::NotATerminal => 2,
+            Exit::NotATerminal | Exit::UnderAssistant => 2,
         })
     }
 }

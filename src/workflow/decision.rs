@@ -34,6 +34,24 @@ pub struct Decision {
     /// The SHA-256 (or a prefix of at least 12 hex digits) of the document as the decider
     /// saw it; a decision about another version is refused as stale.
     pub seen_digest: Option<String>,
+    /// Where a terminal decision was typed, as the terminal command read it.
+    pub provenance: Option<Provenance>,
+}
+
+/// Where a decision typed in the terminal came from, kept in its history entry: the
+/// terminal device, the chain of processes it ran under, and whether one of them is an
+/// assistant's (such a decision is refused, so a recorded one says `false`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Provenance {
+    /// The terminal device stdin was (`/dev/pts/3`), when it could be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminal: Option<String>,
+    /// The processes the command ran under, its parent first: `bash (pid 4242)`, …
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parents: Vec<String>,
+    /// Whether one of them is an assistant's (Claude Code, or `CLAUDECODE` in its
+    /// environment).
+    pub under_assistant: bool,
 }
 
 impl Decision {
@@ -43,6 +61,7 @@ impl Decision {
             decided_by: DecidedBy::Host,
             via: Via::Tool,
             seen_digest,
+            provenance: None,
         }
     }
 

@@ -1571,6 +1571,7 @@ fn failing_checks_stop_development_until_the_human_accepts_them_or_sends_the_wor
     r.decision = Decision {
         decided_by: DecidedBy::Human,
         via: Via::Cli,
+        provenance: None,
         seen_digest: None,
     };
     let out = r.act(Command::Confirm {

@@ -18,7 +18,7 @@ pub mod stage;
 pub mod submission;
 
 pub use action::Action;
-pub use decision::{DecidedBy, Decision, Via};
+pub use decision::{DecidedBy, Decision, Provenance, Via};
 pub use error::WorkflowError;
 pub use evidence::{CheckOutcome, CheckResult, CheckRun, Evidence, GitState};
 pub use machine::{apply, apply_observed, Command, Facts, FileWrite, Outcome, ProjectFiles};

@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::action::Action;
-use super::decision::{DecidedBy, Via};
+use super::decision::{DecidedBy, Provenance, Via};
 use super::evidence::CheckRun;
 use super::stage::{Engine, Stage};
 
@@ -259,6 +259,9 @@ pub struct HistoryEntry {
     /// … and the SHA-256 of the document it was about, as read at that moment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub digest: Option<String>,
+    /// For a decision typed in the terminal: where it came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Provenance>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
     /// The human's own words given with the decision: the feedback of a `reject`, or the
@@ -286,6 +289,10 @@ pub struct Session {
     /// Paths of the saved stage documents, relative to the project, each once.
     pub artifacts: Vec<String>,
     pub history: Vec<HistoryEntry>,
+    /// The notices of the policy said once per session, by key (`no_checks`): given in
+    /// one reply, not repeated in the next.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notices_given: Vec<String>,
     pub created_at: String,
     pub updated_at: String,
 }
@@ -322,9 +329,11 @@ impl Session {
                 decided_by: None,
                 via: None,
                 digest: None,
+                provenance: None,
                 note: None,
                 feedback: None,
             }],
+            notices_given: Vec::new(),
             created_at: at.clone(),
             updated_at: at,
         }

@@ -573,7 +573,7 @@ async fn a_project_without_checks_is_told_how_to_add_them() {
     let n = notices(&v);
     assert!(
         n.contains("No checks are configured")
-            && n.contains("[checks]\ntest = \"cargo test --locked\"")
+            && n.contains("[checks]\ntest = \"<the command that runs your tests>\"")
             && n.contains("bmad-mcp config approve"),
         "{n}"
     );

@@ -47,12 +47,12 @@ fn submitted(project: &Path, fixture_name: &str, state: &str) -> (String, String
 }
 
 /// A project whose session waits for the PRD to be confirmed; returns (task, session id).
-fn waiting_for_confirmation(project: &Path) -> (String, String) {
+pub(crate) fn waiting_for_confirmation(project: &Path) -> (String, String) {
     let (task, id, _) = submitted(project, "po-final.json", "awaiting_confirmation");
     (task, id)
 }
 
-fn session(project: &Path, id: &str) -> Value {
+pub(crate) fn session(project: &Path, id: &str) -> Value {
     read_json(&project.join(format!(".bmad-task/session-{id}.json")))
 }
 

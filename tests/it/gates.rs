@@ -91,9 +91,16 @@ fn assert_the_human_decides(v: &Value, stage: &str, failure: &str) {
     assert_eq!(v["interaction_type"], "user_decision");
     assert_eq!(v["requires_user_confirmation"], true);
     assert_eq!(v["pending_user_actions"], json!(["confirm", "reject"]));
+    // With notices (the project has no checks), `next_step` also says to pass them on.
+    let tell = if v["notices"].is_array() {
+        " Also tell the human what `notices` says: it is for them."
+    } else {
+        ""
+    };
     assert_eq!(
         v["next_step"],
-        "Show `user_message` to the human and stop. The human decides: accept the risk (`confirm`), or send the work back to `dev` (`reject` with `feedback` in their words); never decide for them."
+        format!("Show `user_message` to the human and stop. The human decides: accept the risk (`confirm`), or send the work back to `dev` (`reject` with `feedback` in their words); never decide for them.{tell}"),
+        "{v:#}"
     );
     let message = v["user_message"].as_str().unwrap();
     let path = v["artifact_path"].as_str().unwrap();

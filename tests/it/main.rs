@@ -26,15 +26,18 @@ mod engines; // the `engines` of `start`, codex results and the replies that nam
 mod gates; // gates a score cannot pass; failing reviews and QA stop at the human
 mod human_work; // the documents humans edit are read as written; failed calls leave nothing
 mod messages; // messages match the rules: keys, sections, slugs, words for people, paths
+mod notices; // the no-checks notice in the project's language, once; who each field is for
 mod replies; // replies stay bounded whatever comes in
 mod resources; // the MCP prompts and the `bmad://sessions…` resources
-mod words;
-mod workflow_e2e; // a whole PO → QA run in both eras, every reply and every file // the human's words kept, loops keep their cause, the end says what was built
+mod strict_policy; // under `gates = "human"` replies name the human's channel
+mod words; // the human's words kept, loops keep their cause, the end says what was built
+mod workflow_e2e; // a whole PO → QA run in both eras, every reply and every file
 
 // The human's channels.
 mod cli; // the terminal commands, through a pseudo-terminal
 mod dialog; // the human decides in the client's dialog, both eras, stdio and HTTP
 mod hook; // `bmad-mcp hook pre-tool-use`, as the plugin runs it
+mod terminal_origin; // a terminal decision records where it came from; under an assistant, refused
 
 // The server process: where it works, what it writes, how it ends.
 mod concurrency; // several clients on one project: processes (stdio), one server (HTTP)

@@ -29,7 +29,9 @@ def check_the_human_decides(v, failure):
     check(v["interaction_type"] == "user_decision" and v["requires_user_confirmation"] is True,
           f"the human decides: {v['interaction_type']}")
     check(v["pending_user_actions"] == ["confirm", "reject"], f"pending {v['pending_user_actions']}")
-    check(v["next_step"] == DECIDES, f"next_step {v['next_step']!r}")
+    # With notices (the project has no checks), `next_step` also says to pass them on.
+    tell = " Also tell the human what `notices` says: it is for them." if v.get("notices") else ""
+    check(v["next_step"] == DECIDES + tell, f"next_step {v['next_step']!r}")
     check(f"does not pass: {failure}." in v["user_message"], f"message {v['user_message']!r}")
     check(v["gate_passed"] is False, f"gate_passed {v.get('gate_passed')}")
 

@@ -360,6 +360,7 @@ fn completion_states_the_risks_the_human_accepted() {
             decided_by: Some(by),
             via: Some(crate::workflow::Via::Tool),
             digest: None,
+            provenance: None,
             note: None,
             feedback: None,
         });

@@ -15,18 +15,22 @@ use crate::workflow::{
     allowed_actions, Action, CheckRun, DecidedBy, Engine, Facts, Session, Stage, State, Via,
 };
 
+mod audience;
 mod bound;
 mod built;
 mod list;
 mod message;
 mod source;
 mod status;
+mod strict;
 mod undecided;
 
+pub use audience::name_notices;
 pub use bound::{bound, MAX_REPLY_BYTES};
 pub use list::for_list;
 pub use message::dialog_next_step;
 pub use status::for_status;
+pub use strict::human_channel;
 pub use undecided::{for_undecided, Undecided};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
@@ -85,6 +89,17 @@ pub struct ErrorBody {
     pub message: String,
 }
 
+/// One reply of the tool. Who each field is for:
+/// **the human** (show it, or what it points at, to them): `user_message`, `notices`,
+/// `artifact_path`, `questions`, `gaps`, `sprints`, `score`, `scores`, `review_status`,
+/// `checks`, `decisions`, `sessions`, `damaged`;
+/// **the host's model** (act on it, do not show it): `next_step`, `role_prompt`,
+/// `role_prompt_source`, `engines`, `context`, `guidance`, `pending_user_actions`,
+/// `allowed_actions`, `document_digest`, `interaction_type`, `requires_user_confirmation`,
+/// `next_cursor`, `error`;
+/// **both** (what the reply is about): `session_id`, `task_name`, `stage`, `state`,
+/// `stage_description`, `score_source`, `gate_passed`, `missing_sections`,
+/// `empty_sections`, `iteration`, `session`, `total`.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema, Default)]
 pub struct Reply {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -149,6 +164,8 @@ pub struct Reply {
     /// What a below-gate document should add.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub guidance: Option<Vec<String>>,
+    /// For the human: what they should know besides `user_message` (the project's
+    /// policy, how to add checks); `next_step` says to tell them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub notices: Option<Vec<String>>,
     /// The document the human should read now (relative to the project).
@@ -190,6 +207,10 @@ pub struct Reply {
     /// With an error about a known session: what is legal now.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub allowed_actions: Option<Vec<Action>>,
+    /// Not sent: the gates policy in force where it keeps the decision for the human, for
+    /// [`human_channel`] to name their channel once it is known whether there is a dialog.
+    #[serde(skip)]
+    pub human_gates: Option<String>,
 }
 
 pub(super) fn some_vec<T>(v: Vec<T>) -> Option<Vec<T>> {
@@ -341,5 +362,6 @@ pub fn for_error(e: &Error, session: Option<&Session>) -> Reply {
         r.state = Some(s.current_state);
         r.allowed_actions = Some(allowed_actions(s.current_stage, s.current_state));
     }
+    strict::human_required(e, &mut r);
     r
 }

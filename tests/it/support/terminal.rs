@@ -4,6 +4,7 @@
 
 use std::io::{Read, Write};
 use std::path::Path;
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -12,6 +13,13 @@ use super::bin;
 /// A command run with a pseudo-terminal as stdin, stdout and stderr; `typed` is sent
 /// once the output shows `prompt`. Returns the exit code and everything shown.
 pub fn in_terminal(project: &Path, args: &[&str], prompt: &str, typed: &str) -> (i32, String) {
+    let mut cmd = bin(project);
+    cmd.args(args);
+    run_in_terminal(cmd, prompt, typed)
+}
+
+/// [`in_terminal`] for any command (`cmd` may start the binary under other processes).
+pub fn run_in_terminal(mut cmd: Command, prompt: &str, typed: &str) -> (i32, String) {
     use rustix::pty::{grantpt, openpt, ptsname, unlockpt, OpenptFlags};
     let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).expect("a pseudo-terminal");
     grantpt(&master).unwrap();
@@ -22,13 +30,14 @@ pub fn in_terminal(project: &Path, args: &[&str], prompt: &str, typed: &str) -> 
         .write(true)
         .open(name.to_str().unwrap())
         .unwrap();
-    let mut child = bin(project)
-        .args(args)
+    let mut child = cmd
         .stdin(slave.try_clone().unwrap())
         .stdout(slave.try_clone().unwrap())
         .stderr(slave)
         .spawn()
-        .expect("bmad-mcp runs");
+        .expect("the command runs");
+    // The command holds the terminal's other side: the output ends only once it is gone.
+    drop(cmd);
     let mut master = std::fs::File::from(master);
     let shown = Arc::new(Mutex::new(String::new()));
     let reader = {
