@@ -79,7 +79,7 @@ impl Roots {
                     held => Err(Error::argument(
                         crate::error::ErrorCode::MissingField,
                         format!(
-                            "field `cwd` is required: this server's only root ({}) holds projects ({}) rather than being one, so a call must say which; give the absolute path of the project as `cwd`",
+                            "field `cwd` is required: this server's only root ({}) holds projects ({}) rather than being one, so a call must say which: give the absolute path of the project as `cwd`, or connect from a client that lists the project among its MCP roots (the server asks a client that declares roots, in protocol versions up to 2025-11-25)",
                             only.display(),
                             held.join(", ")
                         ),
@@ -88,7 +88,7 @@ impl Roots {
                 _ => Err(Error::argument(
                     crate::error::ErrorCode::MissingField,
                     format!(
-                        "field `cwd` is required: this server has several roots ({}); give the absolute path of a project inside one of them",
+                        "field `cwd` is required: this server has several roots ({}); give the absolute path of a project inside one of them, or connect from a client that lists such a project among its MCP roots (asked in protocol versions up to 2025-11-25)",
                         self.describe()
                     ),
                 )),

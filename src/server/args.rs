@@ -29,8 +29,9 @@ pub struct BmadTaskArgs {
     pub task_name: Option<String>,
     /// Absolute path of the project directory. Over stdio it defaults to BMAD_PROJECT_ROOT,
     /// CLAUDE_PROJECT_DIR, or the server's working directory. Over HTTP it is needed unless
-    /// the server has one root that is the project itself: send it whenever you know the
-    /// project's path (a call that needs it is refused, saying so).
+    /// the client lists the project among its MCP roots or the server has one root that is
+    /// the project itself: send it whenever you know the project's path (a call that needs
+    /// it is refused, saying so).
     #[serde(default)]
     pub cwd: Option<String>,
     /// What to build (for `start`).

@@ -13,6 +13,7 @@
 pub mod args;
 mod ask;
 mod calls;
+mod client_roots;
 mod dialog;
 pub mod limits;
 mod progress;
@@ -222,10 +223,11 @@ impl ServerHandler for BmadServer {
         tracing::debug!("tool call received");
         // Taken, not copied: a submission's arguments may be megabytes. A dialog's retry
         // needs only the request's other fields.
-        let call = match args::parse(request.arguments.take(), &self.inner.limits) {
+        let mut call = match args::parse(request.arguments.take(), &self.inner.limits) {
             Ok(call) => call,
             Err(e) => return Ok(to_result(reply::for_error(&e, None)).into()),
         };
+        client_roots::fill_cwd(&mut call, &self.inner.store, &context).await;
         if let Call::Act {
             cwd,
             key,

@@ -119,6 +119,11 @@ impl Store {
         }
     }
 
+    /// Whether calls must name projects inside roots of the server's (over HTTP).
+    pub fn serves_roots(&self) -> bool {
+        self.roots.is_some()
+    }
+
     /// How long a change waits for the project lock.
     pub fn lock_wait(&self) -> std::time::Duration {
         self.lock_wait

@@ -333,6 +333,92 @@ async fn a_root_that_holds_projects_needs_a_cwd_and_gets_no_state_of_its_own() {
     assert!(!all.join(".bmad-task").exists() && !all.join(".claude").exists());
 }
 
+/// A client that works in `roots` and lists them when the server asks (MCP roots).
+#[derive(Clone)]
+struct Rooted(Vec<String>);
+
+impl rmcp::ClientHandler for Rooted {
+    #[allow(deprecated)]
+    async fn list_roots(
+        &self,
+        _context: rmcp::service::RequestContext<rmcp::RoleClient>,
+    ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
+        let roots = self.0.iter().map(rmcp::model::Root::new).collect();
+        Ok(rmcp::model::ListRootsResult::new(roots))
+    }
+
+    #[allow(deprecated)]
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        rmcp::model::ClientConfig::new(
+            rmcp::model::ClientCapabilities::builder()
+                .enable_roots()
+                .build(),
+            rmcp::model::Implementation::new("bmad-test-rooted", "1.0.0"),
+        )
+    }
+}
+
+/// Issue 24 item 11, the other way to say which project a call is for: over HTTP, a call
+/// without `cwd` from a client that lists its MCP roots (2025 era) works in the first of
+/// them that is a project inside `--root`; a client whose roots lie elsewhere is refused
+/// as one without roots, naming both ways, and nothing is written.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_without_cwd_works_in_the_clients_root() {
+    let sb = Sandbox::new();
+    let all = sb.dir.path().join("src");
+    let (app, other) = (all.join("app"), all.join("other"));
+    for p in [&app, &other] {
+        std::fs::create_dir_all(p.join(".git")).unwrap();
+    }
+    let server = Server::start(&["--root", &root_arg(&all)], &[]);
+    let url = |p: &std::path::Path| format!("file://{}", root_arg(p));
+    let call = |args: serde_json::Value| {
+        let serde_json::Value::Object(map) = args else {
+            unreachable!()
+        };
+        rmcp::model::CallToolRequestParams::new("bmad-task").with_arguments(map)
+    };
+
+    // Roots outside --root come first: the first root that is a project of the server's.
+    let outside = sb.dir.path().join("elsewhere");
+    std::fs::create_dir_all(&outside).unwrap();
+    let c = server
+        .connect_as(Rooted(vec![url(&outside), url(&app)]), Era::Legacy, None)
+        .await;
+    let r = c
+        .call_tool(call(
+            json!({"action": "start", "objective": "Notes for the app"}),
+        ))
+        .await
+        .unwrap();
+    let v = r.structured_content.expect("structured");
+    assert!(v["error"].is_null(), "{v}");
+    let sid = v["session_id"].as_str().unwrap();
+    assert!(app.join(format!(".bmad-task/session-{sid}.json")).is_file());
+    assert!(!other.join(".bmad-task").exists() && !all.join(".bmad-task").exists());
+    c.cancel().await.unwrap();
+
+    // Roots that are no project of the server's: refused, naming `cwd` and the roots.
+    let c = server
+        .connect_as(Rooted(vec![url(&outside)]), Era::Legacy, None)
+        .await;
+    let r = c
+        .call_tool(call(
+            json!({"action": "start", "objective": "Notes elsewhere"}),
+        ))
+        .await
+        .unwrap();
+    let v = r.structured_content.expect("structured");
+    assert_eq!(v["error"]["code"], "missing_field", "{v}");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("`cwd`") && message.contains("MCP roots"),
+        "{message}"
+    );
+    assert!(!outside.join(".bmad-task").exists() && !all.join(".bmad-task").exists());
+    c.cancel().await.unwrap();
+}
+
 /// Issue 24, over HTTP in the 2026-07-28 era: an error quoting a 1 MB value the client
 /// sent comes back bounded; a request with an id past what an MCP id holds, or a
 /// `jsonrpc` other than "2.0", is answered -32600 Invalid Request with its own id (rmcp
