@@ -83,7 +83,13 @@ pub struct Submission {
     pub unreadable_score: Option<String>,
     pub questions: Vec<AskedQuestion>,
     pub gaps: Vec<String>,
+    /// The keys of the JSON object that nothing reads (not the document, `quality_score`,
+    /// `questions`, `gaps` or `review_status`), clipped: reported, never silently dropped.
+    pub unread: Vec<String>,
 }
+
+/// The JSON keys a submission is read by, besides its stage's document keys.
+const READ_KEYS: [&str; 4] = ["quality_score", "questions", "gaps", "review_status"];
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SubmissionError {
@@ -153,12 +159,21 @@ pub fn read(stage: Stage, text: &str) -> Result<Submission, SubmissionError> {
         .map(read_strings)
         .unwrap_or_default();
 
+    let unread = json
+        .iter()
+        .flat_map(|o| o.keys())
+        .filter(|k| !READ_KEYS.contains(&k.as_str()) && !fields.clone().any(|f| f == k.as_str()))
+        .take(10)
+        .map(|k| crate::code::clip(k, 40))
+        .collect();
+
     Ok(Submission {
         document,
         reported_score,
         unreadable_score,
         questions,
         gaps,
+        unread,
     })
 }
 

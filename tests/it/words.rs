@@ -569,3 +569,38 @@ async fn a_field_the_action_does_not_use_is_refused_naming_where_it_goes() {
     );
     c.close().await;
 }
+
+/// A result's JSON fields that nothing reads (a `priority` the model added) are named in
+/// the reply's notices, not dropped in silence; a result with none gets no such notice.
+#[tokio::test]
+async fn json_fields_the_server_does_not_read_are_named_not_dropped() {
+    let sb = Sandbox::new();
+    let c = connect(Era::Legacy, &sb.project).await;
+    let v = c.ok(start_args(&sb.project, "Build a todo app")).await;
+    let sid = v["session_id"].clone();
+    let mut prd: Value = serde_json::from_str(&passing_prd()).unwrap();
+    prd["priority"] = json!("high");
+    prd["owner"] = json!({"team": "core"});
+    let v = act(
+        &c,
+        &sid,
+        json!({"action": "submit", "claude_result": prd.to_string()}),
+    )
+    .await;
+    let notices = v["notices"].to_string();
+    assert!(
+        notices.contains("`claude_result` held JSON fields the server does not read")
+            && notices.contains("`owner`, `priority`"),
+        "{v}"
+    );
+    assert_eq!(v["state"], "awaiting_confirmation", "still read as the PRD");
+
+    let v = c.ok(start_args(&sb.project, "Build a wiki")).await;
+    let v = act(
+        &c,
+        &v["session_id"],
+        json!({"action": "submit", "claude_result": passing_prd()}),
+    )
+    .await;
+    assert!(!v["notices"].to_string().contains("does not read"), "{v}");
+}

@@ -143,6 +143,9 @@ impl Step<'_> {
             .iter()
             .map(|(engine, text)| Self::candidate(stage, *engine, text))
             .collect::<Result<Vec<_>, _>>()?;
+        for c in &candidates {
+            self.notice_unread(c);
+        }
         // A result kept from an earlier round of an engine that did not submit now would
         // read as part of this round: the reference goes.
         let rec = self.session.record_mut(stage);
@@ -298,6 +301,7 @@ impl Step<'_> {
         }
         self.notice_engines(stage, &[engine]);
         let candidate = Self::candidate(stage, engine, &text)?;
+        self.notice_unread(&candidate);
         words::check_stated_verdict(
             stage,
             engine.result_field(),
@@ -368,6 +372,24 @@ impl Step<'_> {
 
 impl Step<'_> {
     /// Says so when `document` is the one the human last sent back at `stage`.
+    /// Says which keys of a result's JSON nothing reads: they are not kept.
+    fn notice_unread(&mut self, c: &Candidate) {
+        if c.submission.unread.is_empty() {
+            return;
+        }
+        let keys: Vec<String> = c
+            .submission
+            .unread
+            .iter()
+            .map(|k| format!("`{k}`"))
+            .collect();
+        self.facts.notices.push(format!(
+            "`{}` held JSON fields the server does not read, so they were not kept: {}. Put what they say in the document itself.",
+            c.engine.result_field(),
+            keys.join(", ")
+        ));
+    }
+
     fn notice_unchanged(&mut self, stage: Stage, document: &str) {
         let sha = super::sha256_hex(document);
         if let Some(n) = super::unchanged::since_rejection(&self.session, stage, &sha) {
