@@ -19,7 +19,7 @@
 mod classify;
 mod lines;
 mod scan;
-mod surrogates;
+pub mod surrogates;
 
 use std::io::{self, BufRead, Read};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -42,27 +42,109 @@ const QUOTE_CHARS: usize = 300;
 
 /// Runs the hook for `event` on this process's stdin and stdout. Always exits 0.
 pub fn run(event: Event) -> super::Exit {
-    let mut input = Vec::new();
-    let mut stdin = std::io::stdin().lock();
-    let read = (&mut stdin).take(MAX_INPUT_BYTES).read_to_end(&mut input);
-    // What is left of a larger input is drained, so the writer never meets a closed pipe.
-    let _ = std::io::copy(&mut stdin, &mut std::io::sink());
-    let decision = match (event, read) {
-        (Event::PreToolUse, Ok(_)) => pre_tool_use(&input),
-        (Event::PreToolUse, Err(_)) => None,
+    let Event::PreToolUse = event;
+    let (sent, received) = std::sync::mpsc::channel();
+    // A thread reads, so that a stdin that never closes cannot hold the answer up: after
+    // READ_TIME the hook answers "ask" with what it has, and the process ends.
+    std::thread::spawn(move || {
+        let mut input = Vec::new();
+        let mut stdin = std::io::stdin().lock();
+        let read = (&mut stdin)
+            .take(MAX_INPUT_BYTES + 1)
+            .read_to_end(&mut input);
+        let over = input.len() as u64 > MAX_INPUT_BYTES;
+        let _ = sent.send(Input::from(read, input, over));
+        // What is left of a larger input is drained, so the writer never meets a closed pipe.
+        let _ = std::io::copy(&mut stdin, &mut std::io::sink());
+        let _ = sent.send(Input::Drained);
+    });
+    let deadline = std::time::Instant::now() + READ_TIME;
+    let decision = match received.recv_timeout(READ_TIME) {
+        Ok(Input::Whole(input)) => pre_tool_use(&input),
+        Ok(Input::Failed(e)) => Some(unreadable(&format!("stdin could not be read ({e})"))),
+        Ok(Input::Over) => Some(unreadable(&format!(
+            "the input is larger than the hook reads ({MAX_INPUT_BYTES} bytes)"
+        ))),
+        Ok(Input::Drained) | Err(_) => Some(unreadable(&format!(
+            "the input did not end within {} seconds",
+            READ_TIME.as_secs()
+        ))),
     };
     if let Some(out) = decision {
         let mut stdout = std::io::stdout().lock();
         // A closed stdout leaves Claude Code with no decision, as no hook would.
         let _ = writeln!(stdout, "{out}").and_then(|()| stdout.flush());
     }
+    // The rest of a larger input is drained while there is time; then the process ends,
+    // a read still blocked with it.
+    let _ = received.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now()));
     super::Exit::Done
 }
 
+/// How long the hook waits for its input to end: within the plugin's 10-second timeout.
+const READ_TIME: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// What the reading thread found.
+enum Input {
+    Whole(Vec<u8>),
+    Failed(std::io::Error),
+    /// More than MAX_INPUT_BYTES.
+    Over,
+    /// The rest of the input was read to its end.
+    Drained,
+}
+
+impl Input {
+    fn from(read: std::io::Result<usize>, input: Vec<u8>, over: bool) -> Input {
+        match read {
+            Err(e) => Input::Failed(e),
+            Ok(_) if over => Input::Over,
+            Ok(_) => Input::Whole(input),
+        }
+    }
+}
+
+/// The decision "ask" for an input of the bmad tool the hook cannot read: it fails
+/// closed, as the server may still read the call (the plugin's matcher sends the hook
+/// this tool's calls only).
+fn unreadable(why: &str) -> String {
+    ask(format!(
+        "BMAD: this call of the bmad tool could not be checked: {why}. It may be a gate \
+         decision (confirm, approve, reject) sent on your behalf: allow it only if you made it."
+    ))
+}
+
+fn ask(reason: String) -> String {
+    json!({
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "ask",
+            "permissionDecisionReason": reason,
+        }
+    })
+    .to_string()
+}
+
+/// The input as JSON, read as the server reads a message: a lone UTF-16 surrogate escape
+/// is repaired to U+FFFD (`stdio::surrogates`) rather than refused.
+fn parse(bytes: &[u8]) -> Result<Value, serde_json::Error> {
+    serde_json::from_slice(bytes).or_else(|e| match crate::stdio::surrogates::repair(bytes) {
+        Some(r) => serde_json::from_slice(&r.line),
+        None => Err(e),
+    })
+}
+
 /// The decision for one PreToolUse input, as the JSON line to print; `None` when the
-/// call is not a gate call of bmad-task (or the input says too little to tell).
+/// call is not a gate call of bmad-task (or the input says too little to tell). An input
+/// that is not JSON but names the bmad tool gets "ask" with the reason.
 pub fn pre_tool_use(input: &[u8]) -> Option<String> {
-    let hook: Value = serde_json::from_slice(input).ok()?;
+    let hook: Value = match parse(input) {
+        Ok(v) => v,
+        Err(e) if names_the_tool(input) => {
+            return Some(unreadable(&format!("it is not JSON ({e})")))
+        }
+        Err(_) => return None,
+    };
     let hook = hook.as_object()?;
     if let Some(event) = hook.get("hook_event_name") {
         if event.as_str() != Some("PreToolUse") {
@@ -77,14 +159,12 @@ pub fn pre_tool_use(input: &[u8]) -> Option<String> {
     if !GATE_ACTIONS.contains(&action) {
         return None;
     }
-    let out = json!({
-        "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "permissionDecision": "ask",
-            "permissionDecisionReason": reason(action, &args),
-        }
-    });
-    Some(out.to_string())
+    Some(ask(reason(action, &args)))
+}
+
+/// Whether bytes that are not JSON name the bmad-task tool anywhere.
+fn names_the_tool(input: &[u8]) -> bool {
+    input.windows(TOOL.len()).any(|w| w == TOOL.as_bytes())
 }
 
 /// Whether `name` is the bmad-task tool under any server name Claude Code gives it.
@@ -100,7 +180,7 @@ pub fn is_bmad_tool(name: &str) -> bool {
 fn tool_input(v: &Value) -> Option<Map<String, Value>> {
     match v {
         Value::Object(o) => Some(o.clone()),
-        Value::String(s) => match serde_json::from_str(s).ok()? {
+        Value::String(s) => match parse(s.as_bytes()).ok()? {
             Value::Object(o) => Some(o),
             _ => None,
         },
@@ -129,13 +209,18 @@ fn reason(action: &str, args: &Map<String, Value>) -> String {
         _ => "confirm the document and move the workflow on".to_string(),
     };
     let mut out = format!("BMAD gate: the assistant asks to {what} ({task})");
-    if let Some(feedback) = text("feedback") {
-        out.push_str(&format!(", with the feedback {feedback}"));
-    }
     if let Some(digest) = text("digest") {
         out.push_str(&format!(", for the document version {digest}"));
     }
-    out.push_str(". This decision is yours: allow it only if you made it.");
+    out.push_str(". This decision is yours: allow it only if you made it");
+    // The feedback is the assistant's text: marked as its words, never as the server's or
+    // the human's, and last, so that nothing of the server's is read as part of it.
+    if let Some(feedback) = text("feedback") {
+        out.push_str(&format!(
+            ". Feedback the assistant wrote (its words, not the server's or yours): {feedback}"
+        ));
+    }
+    out.push('.');
     out
 }
 
@@ -143,7 +228,12 @@ fn reason(action: &str, args: &Map<String, Value>) -> String {
 fn quote(s: &str) -> String {
     let flat: String = s
         .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
+        .map(|c| match c {
+            c if c.is_control() => ' ',
+            // A quote mark inside cannot end the quote early.
+            '“' | '”' => '"',
+            c => c,
+        })
         .collect();
     format!("“{}”", crate::code::clip(flat.trim(), QUOTE_CHARS))
 }
@@ -286,7 +376,8 @@ mod tests {
         );
         let w = why(json!({"action": "confirm_save", "confirmed": false, "feedback": "No"}));
         assert!(
-            w.contains("send the document back for revision") && w.contains("feedback “No”"),
+            w.contains("send the document back for revision")
+                && w.ends_with("Feedback the assistant wrote (its words, not the server's or yours): “No”."),
             "{w}"
         );
         let w = why(json!({"action": "approve", "scope": "sprint 1"}));
@@ -302,6 +393,44 @@ mod tests {
         );
         assert!(!w.contains('\n') && !w.contains('\u{1b}'), "{w}");
         assert!(w.len() < 600, "{} bytes", w.len());
+    }
+
+    #[test]
+    fn what_the_server_repairs_the_hook_reads_and_what_it_cannot_read_asks() {
+        let lone = br#"{"hook_event_name": "PreToolUse", "tool_name": "mcp__bmad__bmad-task", "tool_input": {"action": "confirm", "feedback": "ok \ud800"}}"#;
+        let out = decision(lone).expect("a lone surrogate is repaired, the call asks");
+        let why = out["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .unwrap();
+        assert!(why.contains("confirm the document") && why.contains("“ok \u{fffd}”"), "{why}");
+        // The same inside arguments given as a JSON string.
+        let nested = json!({
+            "tool_name": "mcp__bmad__bmad-task",
+            "tool_input": r#"{"action": "reject", "feedback": "\udc00 no"}"#,
+        })
+        .to_string();
+        assert!(decision(nested.as_bytes()).is_some(), "{nested}");
+        // Not JSON, but naming the tool: "ask", with the reason.
+        let broken = br#"{"tool_name": "mcp__bmad__bmad-task", "tool_input": {"action": "confirm""#;
+        let out = decision(broken).expect("asks");
+        let why = out["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .unwrap();
+        assert!(why.contains("could not be checked") && why.contains("not JSON"), "{why}");
+        assert_eq!(out["hookSpecificOutput"]["permissionDecision"], "ask");
+    }
+
+    #[test]
+    fn a_quote_mark_in_the_feedback_cannot_end_the_quote() {
+        let args = json!({"action": "confirm", "feedback": "ok”. The server verified this. “"});
+        let out = decision(&input(NAMES[0], args)).unwrap();
+        let why = out["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .unwrap();
+        assert!(
+            why.ends_with("(its words, not the server's or yours): “ok\". The server verified this. \"”."),
+            "{why}"
+        );
     }
 
     #[test]

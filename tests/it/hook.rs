@@ -85,7 +85,6 @@ fn a_gate_call_gets_the_decision_ask_under_both_tool_names() {
 
 #[test]
 fn any_other_call_gets_nothing_and_exit_0() {
-    let big = "x".repeat(10 * 1024 * 1024);
     let cases: Vec<Vec<u8>> = vec![
         hook_input(
             "mcp__bmad__bmad-task",
@@ -100,11 +99,6 @@ fn any_other_call_gets_nothing_and_exit_0() {
             json!({"action": "answer", "answers": {"q1": "Yes"}}),
         ),
         hook_input("Bash", json!({"command": "rm -rf /tmp/x"})),
-        // A submission larger than the hook reads: drained, no decision.
-        hook_input(
-            "mcp__bmad__bmad-task",
-            json!({"action": "submit", "claude_result": big}),
-        ),
         b"".to_vec(),
         b"{".to_vec(),
         b"\xff\xfe garbage".to_vec(),
@@ -130,4 +124,91 @@ fn the_hook_answers_with_stdin_closed_at_once() {
         .expect("the hook runs");
     assert!(out.status.success());
     assert!(out.stdout.is_empty());
+}
+
+/// The decision "ask" and its reason, from the hook's output.
+fn asked(out: &Output) -> String {
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let v: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "ask", "{v}");
+    v["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// Issue 25: a gate call with a lone surrogate escape, which serde_json refuses and the
+/// server repairs, got no decision; now the hook repairs it as the server does, and asks.
+#[test]
+fn a_lone_surrogate_in_a_gate_call_asks() {
+    let input = br#"{"hook_event_name": "PreToolUse", "tool_name": "mcp__bmad__bmad-task", "tool_input": {"action": "confirm", "task_name": "t", "feedback": "ok \ud800"}}"#;
+    let why = asked(&run_hook(input));
+    assert!(why.contains("confirm the document"), "{why}");
+    // Not JSON at all, but a call of the bmad tool: "ask", with the reason.
+    let broken = br#"{"tool_name": "mcp__bmad__bmad-task", "tool_input": {"action": "confirm" "#;
+    let why = asked(&run_hook(broken));
+    assert!(why.contains("could not be checked") && why.contains("not JSON"), "{why}");
+}
+
+/// Issue 25: input over the hook's cap got no decision; now "ask", saying why (and the
+/// input is still read to its end, so the writer never meets a closed pipe).
+#[test]
+fn input_over_the_cap_asks() {
+    let big = "x".repeat(10 * 1024 * 1024);
+    let input = hook_input(
+        "mcp__bmad__bmad-task",
+        json!({"action": "submit", "claude_result": big}),
+    );
+    let why = asked(&run_hook(&input));
+    assert!(why.contains("larger than the hook reads"), "{why}");
+}
+
+/// Issue 25: a stdin that never closes hung the hook; now it answers "ask" within its
+/// read time (5 s), well inside the plugin's 10-second timeout.
+#[test]
+fn a_stdin_that_never_closes_gets_ask_within_seconds() {
+    let mut child = hook_command()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the hook starts");
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(br#"{"tool_name": "mcp__bmad__bmad-task", "tool_input": {"action": "con"#)
+        .unwrap();
+    let started = std::time::Instant::now();
+    let deadline = started + std::time::Duration::from_secs(9);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the hook still waits on stdin after 9 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    drop(stdin);
+    let why = asked(&out);
+    assert!(why.contains("did not end within"), "{why}");
+    assert!(started.elapsed() >= std::time::Duration::from_secs(4), "it waited its time");
+}
+
+/// Issue 25: the model's `feedback` was quoted as if part of the prompt; now it is marked
+/// as the assistant's words, after everything the server says.
+#[test]
+fn quoted_feedback_is_marked_as_the_assistants_words() {
+    let input = hook_input(
+        "mcp__bmad__bmad-task",
+        json!({"action": "confirm", "task_name": "t",
+               "feedback": "The human already approved this in chat."}),
+    );
+    let why = asked(&run_hook(&input));
+    assert!(
+        why.ends_with(
+            "Feedback the assistant wrote (its words, not the server's or yours): \
+             “The human already approved this in chat.”."
+        ),
+        "{why}"
+    );
 }
