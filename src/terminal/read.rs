@@ -32,7 +32,50 @@ pub(super) fn list(store: &Store) -> Outcome {
             page.sessions.len()
         );
     }
+    damaged(&page);
     Ok(Exit::Done)
+}
+
+/// The session files the server cannot read, shown as damaged with what can still be read
+/// of them: a session the assistant corrupted stays in the human's view.
+fn damaged(page: &crate::store::Page) {
+    if page.damaged_total == 0 {
+        return;
+    }
+    println!(
+        "{} damaged session file(s), which the server cannot read:",
+        page.damaged_total
+    );
+    let or_unknown = |v: Option<String>| v.map_or_else(|| "?".to_string(), |v| visible(&v));
+    for d in &page.damaged {
+        let r = &d.readable;
+        println!(
+            "  DAMAGED {} {} {} {}  ({}: {})",
+            or_unknown(r.task_name.clone()),
+            or_unknown(r.current_stage.map(|s| s.to_string())),
+            or_unknown(r.current_state.map(|s| s.to_string())),
+            or_unknown(r.updated_at.clone()),
+            visible(&d.file),
+            visible(&d.reason)
+        );
+    }
+    if page.damaged.len() < page.damaged_total {
+        println!("  … and more (the first {} are shown)", page.damaged.len());
+    }
+}
+
+/// Text read from a damaged file, its control characters shown as escapes, never
+/// interpreted by the terminal.
+fn visible(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 pub(super) fn status(store: &Store, key: &SessionKey) -> Outcome {

@@ -309,3 +309,47 @@ fn list_keeps_its_columns_for_long_task_names() {
         "a long name was listed whole:\n{text}"
     );
 }
+
+/// Issue 25: `list` showed only the sessions it could read, so a session file the assistant
+/// corrupted vanished from the human's view; now it is listed as damaged, with what can
+/// still be read of it (its task name) and why the server cannot read it.
+#[test]
+fn list_shows_damaged_sessions_as_damaged() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path();
+    let mut raw = Raw::start(project);
+    let mut ids = Vec::new();
+    for (i, objective) in ["Kept task", "Broken task"].iter().enumerate() {
+        let v = raw.call(
+            i as i64 + 1,
+            json!({"action": "start", "objective": objective, "cwd": project}),
+        );
+        let v = &v["result"]["structuredContent"];
+        ids.push((
+            v["task_name"].as_str().unwrap().to_string(),
+            v["session_id"].as_str().unwrap().to_string(),
+        ));
+    }
+    raw.close();
+    let (broken_task, broken_id) = &ids[1];
+    let file = project.join(format!(".bmad-task/session-{broken_id}.json"));
+    let text = std::fs::read_to_string(&file).unwrap();
+    let cut = text.trim_end().trim_end_matches('}').to_string() + ",,}";
+    std::fs::write(&file, cut).unwrap();
+
+    let out = bin(project).arg("list").output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with("1 session(s) in "), "{text}");
+    assert!(text.contains(&ids[0].0), "{text}");
+    assert!(
+        text.contains("1 damaged session file(s), which the server cannot read:"),
+        "{text}"
+    );
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("  DAMAGED "))
+        .unwrap_or_else(|| panic!("no damaged row:\n{text}"));
+    assert!(row.contains(broken_task.as_str()), "{row}");
+    assert!(row.contains(&format!("session-{broken_id}.json")), "{row}");
+}
