@@ -148,7 +148,10 @@ fn a_lone_surrogate_in_a_gate_call_asks() {
     // Not JSON at all, but a call of the bmad tool: "ask", with the reason.
     let broken = br#"{"tool_name": "mcp__bmad__bmad-task", "tool_input": {"action": "confirm" "#;
     let why = asked(&run_hook(broken));
-    assert!(why.contains("could not be checked") && why.contains("not JSON"), "{why}");
+    assert!(
+        why.contains("could not be checked") && why.contains("not JSON"),
+        "{why}"
+    );
 }
 
 /// Issue 25: input over the hook's cap got no decision; now "ask", saying why (and the
@@ -191,7 +194,10 @@ fn a_stdin_that_never_closes_gets_ask_within_seconds() {
     drop(stdin);
     let why = asked(&out);
     assert!(why.contains("did not end within"), "{why}");
-    assert!(started.elapsed() >= std::time::Duration::from_secs(4), "it waited its time");
+    assert!(
+        started.elapsed() >= std::time::Duration::from_secs(4),
+        "it waited its time"
+    );
 }
 
 /// Issue 25: the model's `feedback` was quoted as if part of the prompt; now it is marked
