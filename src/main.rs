@@ -28,8 +28,9 @@ use bmad_mcp::BmadServer;
 /// 10), BMAD_CHECK_TIMEOUT_SECS (a project check's default time limit; default 600),
 /// RUST_LOG (log level; logs go to stderr).
 ///
-/// Exit status: 0 when stdin closes (requests received are finished and answered first),
-/// 1 when the server cannot start, 3 when stdout is closed by the client (no call is
+/// Exit status: 0 when stdin closes or after SIGTERM (requests received are finished and
+/// answered first; one waiting on the human's dialog: still pending), 1 when the server
+/// cannot start, 3 when stdout is closed by the client (no call is
 /// applied after that).
 ///
 /// `serve --http [ADDR]` serves several IDEs at once over streamable HTTP at
@@ -119,13 +120,24 @@ fn main() -> ExitCode {
     );
     let gone = link.gone().clone();
     let result = runtime.block_on(async {
-        serve(server, transport, gone.clone()).await?;
+        let stopped = serve(server, transport, gone.clone(), &link).await?;
         if !gone.is_set() {
-            // rmcp has answered every request it received; now they reach stdout.
-            link.finish().await;
+            // rmcp has answered every request it received; now they reach stdout (after
+            // SIGTERM stdin may stay open, which keeps the writer's queue open: bounded).
+            match stopped {
+                Stopped::InputEnded => link.finish().await,
+                Stopped::Signal => {
+                    let _ = tokio::time::timeout(FLUSH_AFTER_SIGTERM, link.finish()).await;
+                }
+            }
         }
-        Ok::<(), Box<dyn std::error::Error>>(())
+        Ok::<Stopped, Box<dyn std::error::Error>>(stopped)
     });
+    if matches!(result, Ok(Stopped::Signal)) {
+        // A call still running after the grace is not waited for; its writes are atomic.
+        runtime.shutdown_background();
+        return ExitCode::SUCCESS;
+    }
     if gone.is_set() {
         // Neither a call still running nor the reader blocked on stdin is waited for.
         runtime.shutdown_background();
@@ -134,7 +146,7 @@ fn main() -> ExitCode {
     match result {
         // Dropping the runtime (on return) waits for a call still running after rmcp
         // stopped waiting for it.
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(_) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!(error = %e, "server stopped");
             ExitCode::FAILURE
@@ -142,18 +154,33 @@ fn main() -> ExitCode {
     }
 }
 
+/// How long the calls running when SIGTERM arrives may go on (as `serve --http`'s grace).
+const GRACE_AFTER_SIGTERM: Duration = Duration::from_secs(30);
+/// How long their answers then have to reach stdout.
+const FLUSH_AFTER_SIGTERM: Duration = Duration::from_secs(2);
+
+/// Why the stdio server stopped.
+#[derive(Clone, Copy)]
+enum Stopped {
+    /// stdin ended (or stdout broke).
+    InputEnded,
+    /// SIGTERM: the calls received were answered (a dialog's wait: still pending).
+    Signal,
+}
+
 async fn serve(
     server: BmadServer,
     transport: StdioTransport,
     gone: StdoutGone,
-) -> Result<(), Box<dyn std::error::Error>> {
+    link: &stdio::Link,
+) -> Result<Stopped, Box<dyn std::error::Error>> {
     tracing::info!(
         version = env!("CARGO_PKG_VERSION"),
         "bmad-mcp serving on stdio"
     );
     let running = tokio::select! {
-        running = server.serve(transport) => running?,
-        () = gone.wait() => return Ok(()),
+        running = server.clone().serve(transport) => running?,
+        () = gone.wait() => return Ok(Stopped::InputEnded),
     };
     let waiting = running.waiting();
     tokio::pin!(waiting);
@@ -162,6 +189,33 @@ async fn serve(
         () = gone.wait() => {
             let _ = tokio::time::timeout(GRACE_AFTER_STDOUT_CLOSED, waiting).await;
         }
+        () = terminate_signal() => {
+            tracing::info!("SIGTERM: answering the calls received, then stopping");
+            // A call waiting on the human's dialog answers now (still pending), and no
+            // request is read after the ones already read.
+            server.stop();
+            link.end_input();
+            if tokio::time::timeout(GRACE_AFTER_SIGTERM, waiting).await.is_err() {
+                tracing::warn!("calls still running after {GRACE_AFTER_SIGTERM:?}; stopping");
+            }
+            return Ok(Stopped::Signal);
+        }
     }
-    Ok(())
+    Ok(Stopped::InputEnded)
+}
+
+/// SIGTERM (stdio keeps SIGINT's default: a host's Ctrl-C is not the server's to soften).
+async fn terminate_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                term.recv().await;
+                return;
+            }
+            Err(e) => tracing::warn!(error = %e, "cannot watch SIGTERM"),
+        }
+    }
+    std::future::pending::<()>().await
 }

@@ -84,6 +84,7 @@ async fn serve(plan: Plan) -> std::io::Result<()> {
         .with_max_request_body_bytes(crate::stdio::max_line_bytes_from_env())
         .with_cancellation_token(sessions_end.clone());
     let server = BmadServer::within(plan.roots.clone(), Limits::from_env());
+    let stopping = server.clone();
     let service = StreamableHttpService::new(
         move || Ok(server.clone()),
         Arc::new(LocalSessionManager::default()),
@@ -126,6 +127,8 @@ async fn serve(plan: Plan) -> std::io::Result<()> {
             in_flight = in_flight.len(),
             "stopping: finishing the requests being answered"
         );
+        // A call waiting on the human's dialog answers now: still pending.
+        stopping.stop();
         in_flight.close();
         // Open event streams never end by themselves: they are closed once the answers
         // are out, so that the server's own wait for its connections can finish.

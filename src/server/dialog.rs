@@ -94,6 +94,13 @@ enum Applied {
 }
 
 impl BmadServer {
+    /// The server is stopping: every call waiting on the human's dialog answers now that
+    /// the decision is still pending and how to decide later, and no dialog is opened
+    /// after this (spec §shutdown; `serve --http` and stdio call it on SIGTERM).
+    pub fn stop(&self) {
+        self.inner.stopping.cancel();
+    }
+
     /// What the decision would ask (and what of the project's config waits for the
     /// human beside it), or the reply that refuses it.
     async fn pending(
@@ -143,6 +150,10 @@ impl BmadServer {
                 .peer
                 .send_request(ServerRequest::ElicitRequest(Request::new(form)));
             let answer = tokio::select! {
+                biased;
+                () = self.inner.stopping.cancelled() => {
+                    return reply::for_undecided(&session, &pending, Undecided::Stopping);
+                }
                 answer = sent => answer,
                 () = ctx.ct.cancelled() => {
                     return reply::for_undecided(&session, &pending, Undecided::Cancelled);

@@ -65,6 +65,9 @@ struct Inner {
     /// Rings when the resources may have changed (a session started, a document
     /// submitted), for the 2026-07-28 clients' `subscriptions/listen`.
     resources_changed: tokio::sync::broadcast::Sender<()>,
+    /// Cancelled when the server is told to stop (SIGTERM): every call waiting on the
+    /// human's dialog then answers that the decision is still pending (`dialog`).
+    stopping: tokio_util::sync::CancellationToken,
 }
 
 #[derive(Clone)]
@@ -128,6 +131,7 @@ impl BmadServer {
                 output_closed,
                 codec: dialog::new_codec(),
                 resources_changed: tokio::sync::broadcast::channel(8).0,
+                stopping: tokio_util::sync::CancellationToken::new(),
             }),
         }
     }

@@ -126,6 +126,8 @@ impl StdoutGone {
 pub struct Link {
     gone: StdoutGone,
     writer: tokio::task::JoinHandle<()>,
+    /// Ends rmcp's input as the end of stdin would (`end_input`).
+    ended: tokio_util::sync::CancellationToken,
 }
 
 impl Link {
@@ -137,6 +139,13 @@ impl Link {
     /// reader has reached the end of stdin, which hold the writer's queue open.
     pub async fn finish(self) {
         let _ = self.writer.await;
+    }
+
+    /// Ends rmcp's input as if stdin had ended, for SIGTERM: the messages already read are
+    /// still handed on, then rmcp finishes and answers the requests it received. stdin
+    /// itself may stay open, so `finish` may then wait for ever: bound it.
+    pub fn end_input(&self) {
+        self.ended.cancel();
     }
 }
 
@@ -167,12 +176,21 @@ pub fn start(max_line_bytes: usize) -> io::Result<(StdioTransport, Link)> {
     // The stdin half is not used (the reader thread reads stdin).
     let (_, stdout) = rmcp::transport::io::stdio_pipes();
     let writer = tokio::spawn(write_lines(stdout, out_rx, gone.clone()));
+    let ended = tokio_util::sync::CancellationToken::new();
     let transport = StdioTransport {
         incoming: in_rx,
         out: Some(out_tx),
         gone: gone.clone(),
+        ended: ended.clone(),
     };
-    Ok((transport, Link { gone, writer }))
+    Ok((
+        transport,
+        Link {
+            gone,
+            writer,
+            ended,
+        },
+    ))
 }
 
 fn read_lines<R: BufRead>(
@@ -317,6 +335,7 @@ pub struct StdioTransport {
     incoming: mpsc::Receiver<ClientJsonRpcMessage>,
     out: Option<mpsc::Sender<Vec<u8>>>,
     gone: StdoutGone,
+    ended: tokio_util::sync::CancellationToken,
 }
 
 impl Transport<RoleServer> for StdioTransport {
@@ -359,6 +378,7 @@ impl Transport<RoleServer> for StdioTransport {
             biased;
             () = self.gone.wait() => None,
             message = self.incoming.recv() => message,
+            () = self.ended.cancelled() => None,
         }
     }
 

@@ -163,3 +163,128 @@ async fn sigterm_with_an_open_legacy_session_exits_zero() {
     assert!(status.success(), "exit status {status:?}");
     drop(c);
 }
+
+/// A human who is shown the dialog and never answers it.
+#[derive(Clone, Default)]
+struct Hesitant {
+    shown: std::sync::Arc<tokio::sync::Notify>,
+}
+
+impl rmcp::ClientHandler for Hesitant {
+    async fn create_elicitation(
+        &self,
+        _request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        self.shown.notify_one();
+        std::future::pending().await
+    }
+
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        rmcp::model::ClientConfig::new(
+            rmcp::model::ClientCapabilities::builder()
+                .enable_elicitation()
+                .build(),
+            rmcp::model::Implementation::new("bmad-test-hesitant", "1.0.0"),
+        )
+    }
+}
+
+/// Issue 25: SIGTERM while a call waits on the human's dialog (2025-11-25, the question
+/// asked within the call) left that call unanswered (over HTTP the server exited after its
+/// 30-second grace; over stdio SIGTERM ended the process at once); now the call is answered
+/// at once: the decision is still pending, nothing changed, and the reply says how to
+/// decide later (the terminal command, or calling again). The server exits 0.
+async fn sigterm_answers_a_call_waiting_on_the_dialog(t: Transport) {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().canonicalize().unwrap();
+    let (task, id) = crate::cli::waiting_for_confirmation(&project);
+    let before = std::fs::read(project.join(format!(".bmad-task/session-{id}.json"))).unwrap();
+    let human = Hesitant::default();
+    let shown = human.shown.clone();
+    // The server, and how to send it SIGTERM and wait for its exit.
+    let (service, mut http, mut child) = match t {
+        Transport::Stdio => {
+            let mut cmd = crate::support::command(&project);
+            cmd.stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::null());
+            let mut child = cmd.spawn().expect("the server starts");
+            let io = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
+            let service = crate::support::handshake(human, Era::Legacy, io).await;
+            (service, None, Some(child))
+        }
+        Transport::Http => {
+            let server = crate::support::http::Server::for_project(&project, &[]);
+            let service = server.connect_as(human, Era::Legacy, None).await;
+            (service, Some(server), None)
+        }
+    };
+    let peer = service.peer().clone();
+    let args = json!({"action": "confirm", "task_name": task, "cwd": project});
+    let call = tokio::spawn(async move {
+        let Value::Object(map) = args else {
+            unreachable!()
+        };
+        peer.call_tool(rmcp::model::CallToolRequestParams::new("bmad-task").with_arguments(map))
+            .await
+    });
+    tokio::time::timeout(std::time::Duration::from_secs(30), shown.notified())
+        .await
+        .expect("the dialog was shown");
+    let signalled = std::time::Instant::now();
+    let pid = match (&http, &child) {
+        (Some(server), _) => {
+            server.terminate();
+            None
+        }
+        (_, Some(child)) => child.id(),
+        _ => unreachable!(),
+    };
+    if let Some(pid) = pid {
+        let pid = rustix::process::Pid::from_raw(pid as i32).unwrap();
+        rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    }
+    let answer = tokio::time::timeout(std::time::Duration::from_secs(10), call)
+        .await
+        .expect("the call was answered within 10 s of SIGTERM")
+        .unwrap()
+        .expect("the call was answered, not dropped");
+    assert!(
+        signalled.elapsed() < std::time::Duration::from_secs(10),
+        "answered before the grace ran out"
+    );
+    let v = answer.structured_content.expect("structured");
+    assert_eq!(v["state"], "awaiting_confirmation", "{v}");
+    let message = v["user_message"].as_str().unwrap();
+    assert!(
+        message.contains("The server is stopping") && message.contains("still pending"),
+        "{message}"
+    );
+    assert!(
+        message.contains(&format!("bmad-mcp confirm {task}")),
+        "the terminal command: {message}"
+    );
+    let next = v["next_step"].as_str().unwrap();
+    assert!(next.contains("call `confirm` again"), "{next}");
+    // The server exits 0, and the session is as it was.
+    let status = match (http.take(), child.take()) {
+        (Some(mut server), _) => tokio::task::spawn_blocking(move || server.wait_exit())
+            .await
+            .unwrap(),
+        (_, Some(mut child)) => {
+            tokio::time::timeout(std::time::Duration::from_secs(30), child.wait())
+                .await
+                .expect("the server exits")
+                .unwrap()
+        }
+        _ => unreachable!(),
+    };
+    assert!(status.success(), "exit status {status:?}");
+    let after = std::fs::read(project.join(format!(".bmad-task/session-{id}.json"))).unwrap();
+    assert_eq!(before, after, "nothing changed");
+    drop(service);
+}
+
+each_transport!(async sigterm_answers_a_call_waiting_on_the_dialog
+    => sigterm_answers_a_call_waiting_on_the_dialog);

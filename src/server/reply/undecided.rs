@@ -20,6 +20,8 @@ pub enum Undecided {
     Failed(String),
     /// The document changed under every answer the human gave in this call.
     KeptChanging,
+    /// The server is stopping (SIGTERM) while the dialog waits: still pending.
+    Stopping,
 }
 
 pub fn for_undecided(s: &Session, p: &Pending, how: Undecided) -> Reply {
@@ -54,6 +56,10 @@ pub fn for_undecided(s: &Session, p: &Pending, how: Undecided) -> Reply {
         Undecided::Failed(why) => (
             format!("The decision could not be asked in a dialog: {why}. Nothing changed. Decide in a terminal in the project: {terminal}."),
             "The dialog failed; nothing changed. Show user_message to the human and wait for their decision.".to_string(),
+        ),
+        Undecided::Stopping => (
+            format!("The server is stopping, so the dialog was closed without a decision: it is still pending and nothing changed. Decide in a terminal in the project: {terminal}, or when you are asked again once the server is back."),
+            format!("The server stopped while the human was deciding; the decision is still pending and nothing changed. Show user_message; once the server is back, call `{}` again to ask them, or let them decide in the terminal. Do not decide for them.", yes.name()),
         ),
         Undecided::KeptChanging => (
             format!("The document changed each time you answered, so no answer was applied. Let the edits finish, then decide again, or in a terminal in the project: {terminal}."),
