@@ -28,8 +28,9 @@ pub const DEFAULT_REQUEST_SECS: u64 = 60;
 /// request's headers, in seconds (past it, the connection is closed).
 pub const HEADER_SECS_ENV: &str = "BMAD_HTTP_HEADER_SECS";
 
-/// The default of [`HEADER_SECS_ENV`].
-pub const DEFAULT_HEADER_SECS: u64 = 10;
+/// The default of [`HEADER_SECS_ENV`], hyper's own: an idle keep-alive connection is closed after it
+/// too, so clients that keep connections longer than that reconnect.
+pub const DEFAULT_HEADER_SECS: u64 = 30;
 
 /// The environment variable that caps the connections open at once.
 pub const MAX_CONNECTIONS_ENV: &str = "BMAD_HTTP_MAX_CONNECTIONS";
