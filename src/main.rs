@@ -38,7 +38,8 @@ use bmad_mcp::BmadServer;
 /// (BMAD_MCP_TOKEN), no browser origin, the projects under `--root` only. It stops on
 /// SIGTERM or SIGINT, after answering the requests in flight (exit 0); 2 when the options
 /// are refused. BMAD_HTTP_REQUEST_SECS bounds how long a request may take to arrive
-/// (default 60).
+/// (default 60), BMAD_HTTP_HEADER_SECS its headers (30), BMAD_HTTP_MAX_CONNECTIONS the
+/// connections open (256), BMAD_HTTP_BODIES_BYTES the bodies read at once (32 MiB).
 ///
 /// With a command, it is the human's own channel, outside the model: `confirm`,
 /// `approve`, `reject` and `answer` show what is being decided and ask on the terminal

@@ -4,16 +4,20 @@
 //! requests for 2026-07-28) and checks `Host` against the bound names (DNS rebinding),
 //! `Origin` against the allow-list (by default only the server's own origin, which no
 //! page has since the server serves none: any browser page is refused) and
-//! the body size; axum mounts it, behind the bearer token check ([`guard`]) and a time
-//! limit on each request's arrival (not on its answer, which may wait for the human's
-//! dialog or the project's checks).
+//! the body size; axum mounts it, behind the bearer token check, the same `Host` and
+//! `Origin` checks made before any body is read ([`guard`]), and a time limit and a
+//! shared byte budget on each request's arrival (not on its answer, which may wait for the
+//! human's dialog or the project's checks). [`accept`] bounds the connections: a time
+//! limit on headers, and a cap on how many are open.
 //!
 //! Shutdown (SIGTERM, SIGINT): no new connection is accepted, the requests being
 //! answered finish and their answers are sent, then the open event streams are closed
 //! and the process exits 0. A call whose client went away still completes its writes:
 //! the runtime waits for its blocking thread. Every write is atomic either way.
 
+mod accept;
 pub mod guard;
+mod hosts;
 pub mod options;
 mod wire;
 
@@ -98,19 +102,27 @@ async fn serve(plan: Plan) -> std::io::Result<()> {
             guard::track,
         ))
         .layer(axum::middleware::from_fn(wire::answer_bounded));
+    // The layer added last runs first: the token, then `Host` and `Origin`, and only then
+    // is a body read, so nothing is spent on a request that will be refused.
+    let max_bytes = crate::stdio::max_line_bytes_from_env();
+    app = app
+        .layer(axum::middleware::from_fn_with_state(
+            guard::Arrival::new(plan.request_time, max_bytes, plan.bodies_bytes),
+            guard::arrive_in_time,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            guard::Gate {
+                hosts: options::allowed_hosts(bound, &plan.allow_hosts).into(),
+                origins: options::allowed_origins(bound, &plan.allow_origins).into(),
+            },
+            guard::check_host_and_origin,
+        ));
     if let Some(token) = &plan.token {
         app = app.layer(axum::middleware::from_fn_with_state(
             guard::Token::new(token),
             guard::require_token,
         ));
     }
-    let app = app.layer(axum::middleware::from_fn_with_state(
-        guard::Arrival {
-            time: plan.request_time,
-            max_bytes: crate::stdio::max_line_bytes_from_env(),
-        },
-        guard::arrive_in_time,
-    ));
     eprintln!(
         "bmad-mcp {}: serving MCP over streamable HTTP at http://{bound}{ENDPOINT} (roots: {}; {})",
         env!("CARGO_PKG_VERSION"),
@@ -142,9 +154,7 @@ async fn serve(plan: Plan) -> std::io::Result<()> {
             sessions_end.cancel();
         });
     };
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await?;
+    accept::serve(listener, app, plan.connections, shutdown).await;
     tracing::info!("stopped");
     Ok(())
 }

@@ -52,6 +52,7 @@ mod stdout; // stdout carries only JSON-RPC, even at trace level; --version, --h
 
 // `serve --http`.
 mod http; // a call over HTTP in both eras, roots, the lock-down (token, Host, Origin, sizes)
+mod http_admission; // nothing is spent before authentication: checks before the body, header time, connection cap
 mod http_long_calls; // a call may take as long as the human or the checks take
 mod http_quiet; // a health check (connect, then close) logs no ERROR line
 

@@ -1,0 +1,170 @@
+//! The accept loop of `serve --http`: hyper's HTTP/1 connections, each with a time limit on
+//! its request headers (a client that sends half a header is closed, not waited for) and a
+//! bound on its read buffer, and a cap on the connections open at once. At the cap, a new
+//! connection closes the oldest one that is not answering a request (idle, or still sending
+//! its headers), so connections left half-open cannot lock out a client with a call to make;
+//! when every connection is answering one, the new connection is refused (closed at once).
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::Router;
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+/// The largest read buffer of a connection, hence of a request's headers (past it: 431).
+pub const MAX_HEADER_BYTES: usize = 64 * 1024;
+
+/// The limits on connections.
+#[derive(Clone, Copy, Debug)]
+pub struct Connections {
+    pub max: usize,
+    pub header_time: Duration,
+}
+
+struct Open {
+    id: u64,
+    answering: Arc<AtomicUsize>,
+    close: CancellationToken,
+}
+
+/// The open connections, oldest first.
+struct Registry {
+    max: usize,
+    open: Mutex<VecDeque<Open>>,
+    next: AtomicU64,
+}
+
+impl Registry {
+    /// Admits a connection, closing the oldest one not answering a request at the cap;
+    /// `None` when every open connection is answering one.
+    fn admit(&self) -> Option<(u64, Arc<AtomicUsize>, CancellationToken)> {
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        if open.len() >= self.max {
+            let idle = open
+                .iter()
+                .position(|c| c.answering.load(Ordering::SeqCst) == 0)?;
+            if let Some(evicted) = open.remove(idle) {
+                evicted.close.cancel();
+            }
+        }
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let answering = Arc::new(AtomicUsize::new(0));
+        let close = CancellationToken::new();
+        open.push_back(Open {
+            id,
+            answering: answering.clone(),
+            close: close.clone(),
+        });
+        Some((id, answering, close))
+    }
+
+    fn leave(&self, id: u64) {
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        open.retain(|c| c.id != id);
+    }
+}
+
+/// Counts a request as being answered until its response body is dropped.
+struct Answering(Arc<AtomicUsize>);
+
+impl Answering {
+    fn new(count: &Arc<AtomicUsize>) -> Answering {
+        count.fetch_add(1, Ordering::SeqCst);
+        Answering(count.clone())
+    }
+}
+
+impl Drop for Answering {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Serves `app` on `listener` until `shutdown` completes, then lets every connection finish
+/// the request it is answering and waits for them all.
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    limits: Connections,
+    shutdown: impl std::future::Future<Output = ()>,
+) {
+    let registry = Arc::new(Registry {
+        max: limits.max.max(1),
+        open: Mutex::new(VecDeque::new()),
+        next: AtomicU64::new(0),
+    });
+    let stopping = CancellationToken::new();
+    let connections = TaskTracker::new();
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_time)
+        .max_buf_size(MAX_HEADER_BYTES);
+    let service = TowerToHyperService::new(app);
+    tokio::pin!(shutdown);
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of file descriptors and the like: wait rather than spin.
+                    tracing::warn!(error = %e, "cannot accept a connection");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let Some((id, answering, close)) = registry.admit() else {
+            tracing::warn!(
+                max = limits.max,
+                "refused a connection: every open one is answering a request"
+            );
+            continue;
+        };
+        let service = service.clone();
+        let handler = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
+            let held = Answering::new(&answering);
+            let answer = hyper::service::Service::call(&service, request);
+            async move {
+                let response = answer.await?;
+                Ok::<_, std::convert::Infallible>(response.map(|body| {
+                    Body::new(body.map_frame(move |frame| {
+                        let _held = &held;
+                        frame
+                    }))
+                }))
+            }
+        });
+        let connection = builder.serve_connection(TokioIo::new(stream), handler);
+        let registry = registry.clone();
+        let stopping = stopping.clone();
+        connections.spawn(async move {
+            tokio::pin!(connection);
+            tokio::select! {
+                _ = connection.as_mut() => {}
+                () = close.cancelled() => {
+                    tracing::debug!("closed a connection that was not answering a request: at the cap");
+                }
+                () = stopping.cancelled() => {
+                    connection.as_mut().graceful_shutdown();
+                    let _ = connection.as_mut().await;
+                }
+            }
+            registry.leave(id);
+        });
+    }
+    drop(listener);
+    stopping.cancel();
+    connections.close();
+    connections.wait().await;
+}
