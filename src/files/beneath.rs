@@ -76,6 +76,13 @@ pub fn open(dir: BorrowedFd<'_>, rel: &Path, flags: OFlags, mode: Mode) -> io::R
             }
         }
     }
+    walk(dir, rel, flags, mode)
+}
+
+/// [`open`] without `openat2`: one `openat` per component, each folder with `O_NOFOLLOW |
+/// O_DIRECTORY`, the last with the caller's flags and `O_NOFOLLOW`.
+fn walk(dir: BorrowedFd<'_>, rel: &Path, flags: OFlags, mode: Mode) -> io::Result<OwnedFd> {
+    let flags = flags | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     let parts = parts(rel);
     let Some((last, folders)) = parts.split_last() else {
         return Err(io::Error::from(io::ErrorKind::InvalidInput));
@@ -83,10 +90,24 @@ pub fn open(dir: BorrowedFd<'_>, rel: &Path, flags: OFlags, mode: Mode) -> io::R
     let mut held: Option<OwnedFd> = None;
     for name in folders {
         let at = held.as_ref().map_or(dir, |f| f.as_fd());
-        held = Some(rustix::fs::openat(at, *name, DIR_FLAGS, Mode::empty())?);
+        held = Some(open_folder(at, name)?);
     }
     let at = held.as_ref().map_or(dir, |f| f.as_fd());
     Ok(rustix::fs::openat(at, *last, flags, mode)?)
+}
+
+/// One folder in `at`, never through a link: a link there is `ELOOP` (as `openat2` says),
+/// whatever `O_NOFOLLOW | O_DIRECTORY` reports on this system.
+fn open_folder(at: BorrowedFd<'_>, name: &std::ffi::OsStr) -> io::Result<OwnedFd> {
+    match rustix::fs::openat(at, name, DIR_FLAGS, Mode::empty()) {
+        Err(rustix::io::Errno::NOTDIR)
+            if rustix::fs::statat(at, name, AtFlags::SYMLINK_NOFOLLOW)
+                .is_ok_and(|st| rustix::fs::FileType::from_raw_mode(st.st_mode).is_symlink()) =>
+        {
+            Err(rustix::io::Errno::LOOP.into())
+        }
+        other => Ok(other?),
+    }
 }
 
 /// The folder `rel` beneath `dir`, made (with its parents) where missing; no component
@@ -99,7 +120,7 @@ pub fn make_dirs(dir: BorrowedFd<'_>, rel: &Path) -> io::Result<OwnedFd> {
             Ok(()) | Err(rustix::io::Errno::EXIST) => {}
             Err(e) => return Err(e.into()),
         }
-        held = Some(rustix::fs::openat(at, name, DIR_FLAGS, Mode::empty())?);
+        held = Some(open_folder(at, name)?);
     }
     match held {
         Some(fd) => Ok(fd),
@@ -206,4 +227,35 @@ pub fn is_link(e: &io::Error) -> bool {
         e.raw_os_error().map(rustix::io::Errno::from_raw_os_error),
         Some(rustix::io::Errno::LOOP | rustix::io::Errno::XDEV)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_link_is_followed_with_or_without_openat2() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("f"), "outside").unwrap();
+        let (root, real) = open_root(dir.path()).unwrap();
+        assert_eq!(real, dir.path().canonicalize().unwrap());
+        let made = make_dirs(root.as_fd(), Path::new("a/b")).unwrap();
+        drop(made);
+        std::fs::write(dir.path().join("a/b/f"), "inside").unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("a/out")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("a/b/f"), dir.path().join("a/b/g")).unwrap();
+        let read = OFlags::RDONLY;
+        for how in [open, walk] {
+            let f = how(root.as_fd(), Path::new("a/b/f"), read, Mode::empty()).unwrap();
+            assert_eq!(std::io::read_to_string(File::from(f)).unwrap(), "inside");
+            for linked in ["a/out/f", "a/b/g"] {
+                let e = how(root.as_fd(), Path::new(linked), read, Mode::empty()).unwrap_err();
+                assert!(is_link(&e), "{linked}: {e}");
+            }
+        }
+        let e = make_dirs(root.as_fd(), Path::new("a/out/new")).unwrap_err();
+        assert!(is_link(&e), "{e}");
+        assert!(!outside.path().join("new").exists());
+    }
 }
