@@ -5,6 +5,10 @@
 use std::io::{Read, Seek, Write};
 use std::time::{Duration, Instant};
 
+use std::os::fd::OwnedFd;
+
+use rustix::fs::{AtFlags, Mode, OFlags};
+
 use super::Project;
 use crate::error::{Error, Result};
 
@@ -26,27 +30,38 @@ impl Project {
         let started = Instant::now();
         let mut pause = Duration::from_millis(1);
         loop {
-            let abs = self.prepare(LOCK_FILE)?;
-            let opened = std::fs::OpenOptions::new()
-                .create(true)
-                .truncate(false)
-                .read(true)
-                .write(true)
-                .open(&abs);
+            let (abs, dir, name) = self.prepare(LOCK_FILE)?;
+            // Never truncated on open, and never written unless it is the server's own:
+            // a regular file with one name. A hard link to a file elsewhere is replaced.
+            let flags = OFlags::CREATE | OFlags::RDWR | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            let opened = rustix::fs::openat(&*dir, &name, flags, Mode::from_raw_mode(0o666));
             let mut file = match opened {
-                Ok(file) => file,
+                Ok(fd) => std::fs::File::from(fd),
                 // `.bmad-task/` went between `prepare` and `open` (a failed `start`
                 // taking back the folder it made): make it again.
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound && started.elapsed() < wait => {
-                    continue
-                }
-                Err(e) => return Err(self.storage_error("open", &abs, &e)),
+                Err(rustix::io::Errno::NOENT) if started.elapsed() < wait => continue,
+                Err(e) => return Err(self.beneath_error(LOCK_FILE, &abs, &e.into())),
             };
+            let st = rustix::fs::fstat(&file)
+                .map_err(|e| self.storage_error("open", &abs, &e.into()))?;
+            if !rustix::fs::FileType::from_raw_mode(st.st_mode).is_file() {
+                return Err(Error::UnsafePath {
+                    path: LOCK_FILE.to_string(),
+                    reason: "it is not a regular file".into(),
+                });
+            }
+            if st.st_nlink != 1 {
+                tracing::warn!(lock = %abs.display(), links = st.st_nlink, "the lock file has other names; replacing it");
+                match rustix::fs::unlinkat(&*dir, &name, AtFlags::empty()) {
+                    Ok(()) | Err(rustix::io::Errno::NOENT) => continue,
+                    Err(e) => return Err(self.storage_error("replace", &abs, &e.into())),
+                }
+            }
             match file.try_lock() {
                 // A failed `start` in a new project removes the lock file it made (see
                 // `start::undo`); whoever waited on that file holds a lock nobody else
                 // can see, so it takes the lock again on the file now at the path.
-                Ok(()) if same_file(&file, &abs) => {
+                Ok(()) if same_file(&file, &dir, &name) => {
                     // Best effort: a full disk may refuse even these few bytes, which
                     // only costs the pid in a later `busy` message.
                     let pid = format!("{}\n", std::process::id());
@@ -76,20 +91,15 @@ impl Project {
     }
 }
 
-/// Whether the open `file` is still the one at `path` (not removed or replaced).
-fn same_file(file: &std::fs::File, path: &std::path::Path) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        match (file.metadata(), std::fs::metadata(path)) {
-            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
-            _ => false,
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = (file, path);
-        true
+/// Whether the open `file` is still the one named `name` in `dir` (not removed, not
+/// replaced) and still has that one name.
+fn same_file(file: &std::fs::File, dir: &OwnedFd, name: &std::ffi::OsStr) -> bool {
+    match (
+        rustix::fs::fstat(file),
+        rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW),
+    ) {
+        (Ok(a), Ok(b)) => a.st_dev == b.st_dev && a.st_ino == b.st_ino && a.st_nlink == 1,
+        _ => false,
     }
 }
 

@@ -4,11 +4,13 @@
 //! are bounded; one lock file serialises the project's changes across processes; over
 //! HTTP, the roots a call may name. Nothing here knows sessions or the workflow.
 
+mod beneath;
 mod lock;
 pub(crate) mod project;
 mod read;
 mod roots;
 mod shown;
+mod write;
 
 pub use lock::{lock_wait_from_env, DEFAULT_LOCK_WAIT, LOCK_FILE};
 pub use project::{discover, DefaultRoot, Project};

@@ -1,7 +1,6 @@
 //! A project directory: finding it, keeping every write inside `.bmad-task/` and
 //! `.claude/specs/`, atomic writes, and the cross-process lock.
 
-use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -13,7 +12,7 @@ pub const HUMAN_DIR: &str = ".bmad";
 /// The name prefix of the temporary file behind every atomic write. Writes happen only
 /// under the project lock, so whoever holds the lock knows that such files are leftovers
 /// of a writer that died mid-write.
-const TEMP_PREFIX: &str = ".bmad-tmp-";
+pub(super) const TEMP_PREFIX: &str = ".bmad-tmp-";
 
 /// Where the project root comes from when a call gives no `cwd` (docs/spec.md §7.1).
 #[derive(Debug, Clone)]
@@ -81,8 +80,11 @@ fn writable(dir: &Path) -> bool {
 
 #[derive(Debug, Clone)]
 pub struct Project {
-    /// Canonical absolute path.
+    /// Canonical absolute path: where the folder that `dir` holds open was when opened.
     pub root: PathBuf,
+    /// The project folder, opened once: every read and write of its areas resolves
+    /// beneath it ([`super::beneath`]), never through `root` by name.
+    dir: std::sync::Arc<std::os::fd::OwnedFd>,
 }
 
 impl Project {
@@ -116,6 +118,10 @@ impl Project {
         let root = p
             .canonicalize()
             .map_err(|_| invalid("it cannot be resolved"))?;
+        // Opened once; `root` is then where that very folder is, so a check of `root`
+        // (against the HTTP server's roots) is a check of where every byte goes.
+        let (dir, root) =
+            super::beneath::open_root(&root).map_err(|_| invalid("it cannot be opened"))?;
         // A host started outside any project: the server cannot guess which is meant.
         if source_name == WORKING_DIRECTORY {
             if root.parent().is_none() {
@@ -129,7 +135,16 @@ impl Project {
                 )));
             }
         }
-        Ok(Project { root })
+        Ok(Project {
+            root,
+            dir: std::sync::Arc::new(dir),
+        })
+    }
+
+    /// The project folder's handle.
+    pub(super) fn dir(&self) -> std::os::fd::BorrowedFd<'_> {
+        use std::os::fd::AsFd;
+        self.dir.as_fd()
     }
 
     pub fn display(&self) -> String {
@@ -193,209 +208,12 @@ impl Project {
         }
         Ok(self.root.join(p))
     }
-
-    /// Creates the directories of `rel` (checked) and returns the absolute path.
-    pub(super) fn prepare(&self, rel: &str) -> Result<PathBuf> {
-        if rel.starts_with(".bmad/") {
-            return Err(Error::UnsafePath {
-                path: rel.to_string(),
-                reason: "the server never writes the human's .bmad/ folder".into(),
-            });
-        }
-        let abs = self.check(rel)?;
-        let dir = abs.parent().expect("checked paths have a parent");
-        std::fs::create_dir_all(dir).map_err(|e| self.storage_error("create", dir, &e))?;
-        // Re-check now that the directories exist (a link could have raced in).
-        self.check(rel)
-    }
-
-    /// Writes a file atomically: a temporary file in the same directory, fsync, rename,
-    /// fsync of the directory. A reader or a crash sees the old file or the new one.
-    pub fn write_atomic(&self, rel: &str, content: &[u8]) -> Result<()> {
-        self.write_in_order(&[&[(rel, content)]], &[])
-    }
-
-    /// Writes groups of files atomically and durably, each group's files in place before
-    /// the next group's, with as few waits for the disk as that order allows:
-    /// 1. every file is written whole to a temporary file beside its target, and all of
-    ///    them (and the directories in `also_sync`) are fsynced at once;
-    /// 2. group by group, the files are renamed into place and their directories
-    ///    fsynced at once, so a later group (the session) never names a file that a
-    ///    crash could lose.
-    ///
-    /// A reader or a crash sees each file old or new, never half written. The fsyncs of
-    /// one step run on parallel threads so the file system can commit them together
-    /// (measured in BENCHMARKS.md: this is what a writing call mostly waits for).
-    pub fn write_in_order(&self, groups: &[&[(&str, &[u8])]], also_sync: &[&str]) -> Result<()> {
-        let mut staged = Vec::with_capacity(groups.len());
-        for group in groups {
-            let mut files = Vec::with_capacity(group.len());
-            for (rel, content) in *group {
-                let abs = self.prepare(rel)?;
-                let fail = |e: &std::io::Error| self.storage_error("write", &abs, e);
-                let mut tmp = temp_beside(&abs).map_err(|e| fail(&e))?;
-                tmp.write_all(content).map_err(|e| fail(&e))?;
-                files.push((abs, tmp));
-            }
-            staged.push(files);
-        }
-
-        let contents: Vec<(&Path, &std::fs::File)> = staged
-            .iter()
-            .flatten()
-            .map(|(abs, tmp)| (abs.as_path(), tmp.as_file()))
-            .collect();
-        let dirs: Vec<std::fs::File> = also_sync
-            .iter()
-            .filter_map(|rel| std::fs::File::open(self.root.join(rel)).ok())
-            .collect();
-        let results = sync_together(contents.iter().map(|(_, f)| *f).chain(&dirs));
-        for ((abs, _), r) in contents.iter().zip(&results) {
-            if let Err(e) = r {
-                return Err(self.storage_error("write", abs, e));
-            }
-        }
-        // Directories only make renames durable: a failure weakens durability, not
-        // atomicity, so it is not an error.
-        drop(contents);
-
-        for files in staged {
-            let mut dirs: Vec<PathBuf> = Vec::new();
-            for (abs, tmp) in files {
-                tmp.persist(&abs)
-                    .map_err(|e| self.storage_error("write", &abs, &e.error))?;
-                let dir = abs.parent().expect("checked paths have a parent");
-                if !dirs.iter().any(|d| d == dir) {
-                    dirs.push(dir.to_path_buf());
-                }
-            }
-            let handles: Vec<std::fs::File> = dirs
-                .iter()
-                .filter_map(|d| std::fs::File::open(d).ok())
-                .collect();
-            sync_together(&handles);
-        }
-        Ok(())
-    }
-
-    /// Replaces a file atomically (a reader sees the old or the new text) without waiting
-    /// for the disk: for an index that is rebuilt from the files it indexes whenever it is
-    /// missing or unreadable, where losing the last update in a power cut costs nothing
-    /// but that rebuild, and waiting for a large file's fsync would cost every call.
-    pub fn replace_unsynced(&self, rel: &str, content: &[u8]) -> Result<()> {
-        let abs = self.prepare(rel)?;
-        let fail = |e: &std::io::Error| self.storage_error("write", &abs, e);
-        let mut tmp = temp_beside(&abs).map_err(|e| fail(&e))?;
-        tmp.write_all(content).map_err(|e| fail(&e))?;
-        tmp.persist(&abs).map_err(|e| fail(&e.error))?;
-        Ok(())
-    }
-
-    /// Removes the temporary files that a writer killed mid-write left in the directory
-    /// `rel_dir` (inside one of the two areas). Call only while holding [`Project::lock`]:
-    /// then no live writer owns such a file. Returns how many were removed.
-    pub fn sweep_stale_temp(&self, rel_dir: &str) -> usize {
-        let Ok(dir) = self.check(&format!("{rel_dir}/x")) else {
-            return 0;
-        };
-        let dir = dir.parent().expect("has parent");
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return 0;
-        };
-        let mut removed = 0;
-        for e in entries.flatten() {
-            let stale = e
-                .file_name()
-                .to_str()
-                .is_some_and(|n| n.starts_with(TEMP_PREFIX))
-                && e.file_type().is_ok_and(|t| t.is_file());
-            if stale && std::fs::remove_file(e.path()).is_ok() {
-                removed += 1;
-            }
-        }
-        if removed > 0 {
-            tracing::info!(dir = %dir.display(), removed, "removed files left by an interrupted write");
-        }
-        removed
-    }
-
-    /// Creates a directory that must not exist yet (reserving a task name). The caller
-    /// makes the new entry durable by syncing the parent (see `also_sync` of
-    /// [`Project::write_in_order`]).
-    pub fn create_dir_new(&self, rel: &str) -> Result<bool> {
-        let abs = self.check(&format!("{rel}/x"))?;
-        let dir = abs.parent().expect("has parent");
-        if let Some(parent) = dir.parent() {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| self.storage_error("create", parent, &e))?;
-        }
-        match std::fs::create_dir(dir) {
-            Ok(()) => Ok(true),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
-            Err(e) => Err(self.storage_error("create", dir, &e)),
-        }
-    }
-}
-
-/// A temporary file beside `abs`, for an atomic replacement of it. Documents are for people
-/// to read: a new file gets the usual mode (0666 less the umask), not tempfile's private
-/// 0600; a replaced file keeps the mode it had.
-fn temp_beside(abs: &Path) -> std::io::Result<tempfile::NamedTempFile> {
-    let dir = abs.parent().expect("checked paths have a parent");
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(TEMP_PREFIX);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o666));
-    }
-    let tmp = builder.tempfile_in(dir)?;
-    if let Ok(meta) = std::fs::metadata(abs) {
-        tmp.as_file().set_permissions(meta.permissions())?;
-    }
-    Ok(tmp)
-}
-
-/// fsyncs files (or directories) at the same time, one thread each, and returns each
-/// result in order. A journaling file system commits fsyncs that wait together in one
-/// go, where one after the other each would wait for its own commit.
-fn sync_together<'a>(
-    files: impl IntoIterator<Item = &'a std::fs::File>,
-) -> Vec<std::io::Result<()>> {
-    let files: Vec<&std::fs::File> = files.into_iter().collect();
-    match files.split_first() {
-        None => Vec::new(),
-        Some((only, [])) => vec![only.sync_all()],
-        Some((first, rest)) => std::thread::scope(|s| {
-            let spawned: Vec<_> = rest
-                .iter()
-                .map(|f| {
-                    let f = *f;
-                    std::thread::Builder::new()
-                        .name("bmad-fsync".into())
-                        .stack_size(64 * 1024)
-                        .spawn_scoped(s, move || f.sync_all())
-                        // No thread to spare: sync here, one after the other.
-                        .map_err(|_| f)
-                })
-                .collect();
-            let mut results = vec![first.sync_all()];
-            for t in spawned {
-                results.push(match t {
-                    Ok(handle) => handle
-                        .join()
-                        .unwrap_or_else(|_| Err(std::io::Error::other("the fsync thread failed"))),
-                    Err(f) => f.sync_all(),
-                });
-            }
-            results
-        }),
-    }
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::files::write::sync_together;
 
     /// A project in a fresh temporary directory (the store's unit tests share it).
     pub(crate) fn project() -> (tempfile::TempDir, Project) {

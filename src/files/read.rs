@@ -94,16 +94,40 @@ impl Project {
     /// The text of a file inside the project's areas; `None` when it does not exist.
     pub fn read(&self, rel: &str) -> Result<Option<String>, ReadProblem> {
         let abs = self.check(rel).map_err(ReadProblem::Unsafe)?;
-        read_text(&abs, MAX_READ_BYTES)
+        let bytes = self.read_beneath(rel, &abs, MAX_READ_BYTES)?;
+        as_text(bytes)
     }
 }
 
 impl Project {
+    /// The bytes of `rel`, opened beneath the project's folder without following a link.
+    fn read_beneath(
+        &self,
+        rel: &str,
+        abs: &std::path::Path,
+        limit: u64,
+    ) -> Result<Option<Vec<u8>>, ReadProblem> {
+        let flags = rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::NONBLOCK;
+        let opened = super::beneath::open(
+            self.dir(),
+            std::path::Path::new(rel),
+            flags,
+            rustix::fs::Mode::empty(),
+        )
+        .map(std::fs::File::from);
+        match opened {
+            Err(e) if super::beneath::is_link(&e) => {
+                Err(ReadProblem::Unsafe(self.beneath_error(rel, abs, &e)))
+            }
+            other => read_opened(other, limit),
+        }
+    }
+
     /// The file's bytes as text with every byte that is not UTF-8 read as U+FFFD, for
     /// salvaging what a damaged file still says; `None` when it cannot be read at all.
     pub fn read_lossy(&self, rel: &str, limit: u64) -> Option<String> {
         let abs = self.check(rel).ok()?;
-        let bytes = read_bytes(&abs, limit).ok()??;
+        let bytes = self.read_beneath(rel, &abs, limit).ok()??;
         Some(String::from_utf8_lossy(&bytes).into_owned())
     }
 }
@@ -111,7 +135,11 @@ impl Project {
 /// The text of the file at `abs`, at most `limit` bytes, without trusting what it is;
 /// `None` when it does not exist. The path is the caller's to have checked.
 pub fn read_text(abs: &std::path::Path, limit: u64) -> Result<Option<String>, ReadProblem> {
-    let Some(bytes) = read_bytes(abs, limit)? else {
+    as_text(read_bytes(abs, limit)?)
+}
+
+fn as_text(bytes: Option<Vec<u8>>) -> Result<Option<String>, ReadProblem> {
+    let Some(bytes) = bytes else {
         return Ok(None);
     };
     String::from_utf8(bytes)
@@ -132,7 +160,15 @@ fn read_bytes(abs: &std::path::Path, limit: u64) -> Result<Option<Vec<u8>>, Read
         use std::os::unix::fs::OpenOptionsExt;
         options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
     }
-    let mut file = match options.open(abs) {
+    read_opened(options.open(abs), limit)
+}
+
+/// What an open (or its failure) gives: absent, the bytes, or what is wrong with it.
+fn read_opened(
+    opened: std::io::Result<std::fs::File>,
+    limit: u64,
+) -> Result<Option<Vec<u8>>, ReadProblem> {
+    let mut file = match opened {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(ReadProblem::Io(e)),

@@ -27,6 +27,8 @@ mod gates; // gates a score cannot pass; failing reviews and QA stop at the huma
 mod human_work; // the documents humans edit are read as written; failed calls leave nothing
 mod messages; // messages match the rules: keys, sections, slugs, words for people, paths
 mod notices; // the no-checks notice in the project's language, once; who each field is for
+#[cfg(unix)]
+mod races; // confinement while folders are swapped for links; a hard-linked lock file
 mod replies; // replies stay bounded whatever comes in
 mod resources; // the MCP prompts and the `bmad://sessions…` resources
 mod strict_policy; // under `gates = "human"` replies name the human's channel

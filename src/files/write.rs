@@ -1,0 +1,236 @@
+//! Writing a project's files: atomic (a temporary file beside the target, fsync, rename),
+//! durable in the order the caller needs, and confined: every folder is made and opened
+//! beneath the project's handle and every file is replaced by a rename in its folder's
+//! handle ([`super::beneath`]), so no write follows a link or writes into a file the
+//! server did not create.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::beneath::{self, Temp};
+use super::project::{Project, TEMP_PREFIX};
+use crate::error::{Error, Result};
+
+impl Project {
+    /// Checks `rel`, makes its folders beneath the project and opens the last one:
+    /// the absolute path (for messages), the folder's handle and the file's name.
+    pub(super) fn prepare(&self, rel: &str) -> Result<(PathBuf, Arc<OwnedFd>, OsString)> {
+        if rel.starts_with(".bmad/") {
+            return Err(Error::UnsafePath {
+                path: rel.to_string(),
+                reason: "the server never writes the human's .bmad/ folder".into(),
+            });
+        }
+        let abs = self.check(rel)?;
+        let p = Path::new(rel);
+        let (Some(parent), Some(name)) = (p.parent(), p.file_name()) else {
+            return Err(self.beneath_error(rel, &abs, &std::io::ErrorKind::InvalidInput.into()));
+        };
+        let dir = beneath::make_dirs(self.dir(), parent)
+            .map_err(|e| self.beneath_error(rel, abs.parent().unwrap_or(&abs), &e))?;
+        Ok((abs, Arc::new(dir), name.to_os_string()))
+    }
+
+    /// A link met beneath the project (one swapped in after [`Project::check`]) is an
+    /// unsafe path; anything else a storage error.
+    pub(super) fn beneath_error(&self, rel: &str, abs: &Path, e: &std::io::Error) -> Error {
+        if beneath::is_link(e) {
+            return Error::UnsafePath {
+                path: rel.to_string(),
+                reason:
+                    "a symbolic link is on the path (the server follows none inside the project)"
+                        .into(),
+            };
+        }
+        self.storage_error("write", abs, e)
+    }
+
+    /// A temporary file with `content` beside `rel`'s target.
+    fn stage(&self, rel: &str, content: &[u8]) -> Result<(PathBuf, Temp)> {
+        let (abs, dir, name) = self.prepare(rel)?;
+        let fail = |e: &std::io::Error| self.storage_error("write", &abs, e);
+        let mut tmp = Temp::new(dir, &name, TEMP_PREFIX).map_err(|e| fail(&e))?;
+        tmp.file.write_all(content).map_err(|e| fail(&e))?;
+        Ok((abs, tmp))
+    }
+
+    /// Writes a file atomically: a temporary file in the same directory, fsync, rename,
+    /// fsync of the directory. A reader or a crash sees the old file or the new one.
+    pub fn write_atomic(&self, rel: &str, content: &[u8]) -> Result<()> {
+        self.write_in_order(&[&[(rel, content)]], &[])
+    }
+
+    /// Writes groups of files atomically and durably, each group's files in place before
+    /// the next group's, with as few waits for the disk as that order allows:
+    /// 1. every file is written whole to a temporary file beside its target, and all of
+    ///    them (and the directories in `also_sync`) are fsynced at once;
+    /// 2. group by group, the files are renamed into place and their directories
+    ///    fsynced at once, so a later group (the session) never names a file that a
+    ///    crash could lose.
+    ///
+    /// A reader or a crash sees each file old or new, never half written. The fsyncs of
+    /// one step run on parallel threads so the file system can commit them together
+    /// (measured in BENCHMARKS.md: this is what a writing call mostly waits for).
+    pub fn write_in_order(&self, groups: &[&[(&str, &[u8])]], also_sync: &[&str]) -> Result<()> {
+        let mut staged = Vec::with_capacity(groups.len());
+        for group in groups {
+            let mut files = Vec::with_capacity(group.len());
+            for (rel, content) in *group {
+                files.push(self.stage(rel, content)?);
+            }
+            staged.push(files);
+        }
+
+        let dirs: Vec<std::fs::File> = also_sync
+            .iter()
+            .filter_map(|rel| {
+                let flags = rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::RDONLY;
+                beneath::open(self.dir(), Path::new(rel), flags, rustix::fs::Mode::empty()).ok()
+            })
+            .map(std::fs::File::from)
+            .collect();
+        let contents: Vec<(&Path, &std::fs::File)> = staged
+            .iter()
+            .flatten()
+            .map(|(abs, tmp)| (abs.as_path(), &tmp.file))
+            .collect();
+        let results = sync_together(contents.iter().map(|(_, f)| *f).chain(&dirs));
+        for ((abs, _), r) in contents.iter().zip(&results) {
+            if let Err(e) = r {
+                return Err(self.storage_error("write", abs, e));
+            }
+        }
+        // Directories only make renames durable: a failure weakens durability, not
+        // atomicity, so it is not an error.
+        drop(contents);
+
+        for files in staged {
+            let mut dirs: Vec<(PathBuf, Arc<OwnedFd>)> = Vec::new();
+            for (abs, tmp) in files {
+                let dir = tmp.dir().clone();
+                tmp.place()
+                    .map_err(|e| self.storage_error("write", &abs, &e))?;
+                let parent = abs.parent().expect("checked paths have a parent");
+                if !dirs.iter().any(|(d, _)| d == parent) {
+                    dirs.push((parent.to_path_buf(), dir));
+                }
+            }
+            let handles: Vec<std::fs::File> = dirs
+                .iter()
+                .filter_map(|(_, d)| beneath::as_file(d).ok())
+                .collect();
+            sync_together(&handles);
+        }
+        Ok(())
+    }
+
+    /// Replaces a file atomically (a reader sees the old or the new text) without waiting
+    /// for the disk: for an index that is rebuilt from the files it indexes whenever it is
+    /// missing or unreadable, where losing the last update in a power cut costs nothing
+    /// but that rebuild, and waiting for a large file's fsync would cost every call.
+    pub fn replace_unsynced(&self, rel: &str, content: &[u8]) -> Result<()> {
+        let (abs, tmp) = self.stage(rel, content)?;
+        tmp.place()
+            .map_err(|e| self.storage_error("write", &abs, &e))
+    }
+
+    /// Removes the temporary files that a writer killed mid-write left in the directory
+    /// `rel_dir` (inside one of the two areas). Call only while holding [`Project::lock`]:
+    /// then no live writer owns such a file. Returns how many were removed.
+    pub fn sweep_stale_temp(&self, rel_dir: &str) -> usize {
+        let Ok(abs) = self.check(&format!("{rel_dir}/x")) else {
+            return 0;
+        };
+        let flags = rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::RDONLY;
+        let Ok(dir) = beneath::open(
+            self.dir(),
+            Path::new(rel_dir),
+            flags,
+            rustix::fs::Mode::empty(),
+        ) else {
+            return 0;
+        };
+        let Ok(entries) = rustix::fs::Dir::read_from(&dir) else {
+            return 0;
+        };
+        let mut removed = 0;
+        for e in entries.flatten() {
+            let name = e.file_name();
+            if !name.to_bytes().starts_with(TEMP_PREFIX.as_bytes()) {
+                continue;
+            }
+            let nofollow = rustix::fs::AtFlags::SYMLINK_NOFOLLOW;
+            let is_file = rustix::fs::statat(dir.as_fd(), name, nofollow)
+                .is_ok_and(|st| rustix::fs::FileType::from_raw_mode(st.st_mode).is_file());
+            if is_file
+                && rustix::fs::unlinkat(dir.as_fd(), name, rustix::fs::AtFlags::empty()).is_ok()
+            {
+                removed += 1;
+            }
+        }
+        if removed > 0 {
+            let dir = abs.parent().expect("has parent");
+            tracing::info!(dir = %dir.display(), removed, "removed files left by an interrupted write");
+        }
+        removed
+    }
+
+    /// Creates a directory that must not exist yet (reserving a task name). The caller
+    /// makes the new entry durable by syncing the parent (see `also_sync` of
+    /// [`Project::write_in_order`]).
+    pub fn create_dir_new(&self, rel: &str) -> Result<bool> {
+        let abs = self.check(&format!("{rel}/x"))?;
+        let abs = abs.parent().expect("has parent");
+        let dir = Path::new(rel);
+        let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
+            return Err(self.beneath_error(rel, abs, &std::io::ErrorKind::InvalidInput.into()));
+        };
+        let fd =
+            beneath::make_dirs(self.dir(), parent).map_err(|e| self.beneath_error(rel, abs, &e))?;
+        match rustix::fs::mkdirat(&fd, name, rustix::fs::Mode::from_raw_mode(0o777)) {
+            Ok(()) => Ok(true),
+            Err(rustix::io::Errno::EXIST) => Ok(false),
+            Err(e) => Err(self.storage_error("create", abs, &e.into())),
+        }
+    }
+}
+
+/// fsyncs files (or directories) at the same time, one thread each, and returns each
+/// result in order. A journaling file system commits fsyncs that wait together in one
+/// go, where one after the other each would wait for its own commit.
+pub(super) fn sync_together<'a>(
+    files: impl IntoIterator<Item = &'a std::fs::File>,
+) -> Vec<std::io::Result<()>> {
+    let files: Vec<&std::fs::File> = files.into_iter().collect();
+    match files.split_first() {
+        None => Vec::new(),
+        Some((only, [])) => vec![only.sync_all()],
+        Some((first, rest)) => std::thread::scope(|s| {
+            let spawned: Vec<_> = rest
+                .iter()
+                .map(|f| {
+                    let f = *f;
+                    std::thread::Builder::new()
+                        .name("bmad-fsync".into())
+                        .stack_size(64 * 1024)
+                        .spawn_scoped(s, move || f.sync_all())
+                        // No thread to spare: sync here, one after the other.
+                        .map_err(|_| f)
+                })
+                .collect();
+            let mut results = vec![first.sync_all()];
+            for t in spawned {
+                results.push(match t {
+                    Ok(handle) => handle
+                        .join()
+                        .unwrap_or_else(|_| Err(std::io::Error::other("the fsync thread failed"))),
+                    Err(f) => f.sync_all(),
+                });
+            }
+            results
+        }),
+    }
+}
