@@ -180,6 +180,13 @@ impl Config {
                     at(name)
                 ));
             }
+            if let Some(why) = crate::code::hidden_in(&spec.command) {
+                return Err(format!(
+                    "{}key `checks.{name}`: refused, {why}: `{}`",
+                    at(name),
+                    crate::code::visible(&spec.command)
+                ));
+            }
             if spec.command.len() > MAX_COMMAND_BYTES {
                 return Err(format!(
                     "{}key `checks.{name}`: the command is longer than {MAX_COMMAND_BYTES} bytes; put it in a script and run that",

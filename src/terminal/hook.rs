@@ -130,7 +130,9 @@ fn reason(action: &str, args: &Map<String, Value>) -> String {
     };
     let mut out = format!("BMAD gate: the assistant asks to {what} ({task})");
     if let Some(feedback) = text("feedback") {
-        out.push_str(&format!(", with the feedback {feedback}"));
+        out.push_str(&format!(
+            ", with the assistant's own words as feedback {feedback}"
+        ));
     }
     if let Some(digest) = text("digest") {
         out.push_str(&format!(", for the document version {digest}"));

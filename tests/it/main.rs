@@ -37,6 +37,7 @@ mod workflow_e2e; // a whole PO → QA run in both eras, every reply and every f
 mod cli; // the terminal commands, through a pseudo-terminal
 mod dialog; // the human decides in the client's dialog, both eras, stdio and HTTP
 mod hook; // `bmad-mcp hook pre-tool-use`, as the plugin runs it
+mod shown; // what a human is shown is what runs: escapes visible, commands whole (issue 25)
 mod terminal_origin; // a terminal decision records where it came from; under an assistant, refused
 
 // The server process: where it works, what it writes, how it ends.
