@@ -166,7 +166,7 @@ pub fn clip(s: &str, max: usize) -> String {
 /// `s` as a human may be shown it: every control character (ESC, CR, newline, tab, DEL,
 /// the C1 range) and every invisible or reordering one (zero-width, bidi controls, soft
 /// hyphen, BOM) written as a visible escape such as `\u{1b}`, so a terminal or a form
-/// never interprets what a file, a model or a process wrote (SPEC §14.6).
+/// never interprets what a file, a model or a process wrote (SPEC §14.7).
 pub fn visible(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {

@@ -98,6 +98,12 @@ fn approve(store: &Store, p: &Policy) -> Outcome {
     for change in changes(&p.effective, &file) {
         println!("  change: {}", visible(&change));
     }
+    if !file.pass_env.is_empty() {
+        println!(
+            "  the checks are also given: {}",
+            visible(&file.pass_env.join(", "))
+        );
+    }
     println!(
         "The server will run these commands in the project after `dev` and before QA completes."
     );

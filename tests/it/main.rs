@@ -52,6 +52,7 @@ mod shutdown; // ended mid-session (stdin closed, SIGTERM): calls answered, exit
 mod stdout; // stdout carries only JSON-RPC, even at trace level; --version, --help
 
 // `serve --http`.
+mod check_env; // a check runs without the server's secrets (issue 25)
 mod http; // a call over HTTP in both eras, roots, the lock-down (token, Host, Origin, sizes)
 mod http_long_calls; // a call may take as long as the human or the checks take
 mod http_quiet; // a health check (connect, then close) logs no ERROR line
