@@ -163,6 +163,63 @@ pub fn clip(s: &str, max: usize) -> String {
     }
 }
 
+/// `s` as a human may be shown it: every control character (ESC, CR, newline, tab, DEL,
+/// the C1 range) and every invisible or reordering one (zero-width, bidi controls, soft
+/// hyphen, BOM) written as a visible escape such as `\u{1b}`, so a terminal or a form
+/// never interprets what a file, a model or a process wrote (SPEC §14.7).
+pub fn visible(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c.is_control() || invisible(c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// [`visible`], keeping line breaks: for a text of several lines the server wrote
+/// around quoted parts (those quoted parts are made visible on their own).
+pub fn visible_lines(s: &str) -> String {
+    s.split('\n').map(visible).collect::<Vec<_>>().join("\n")
+}
+
+/// Characters that print nothing or reorder what follows.
+fn invisible(c: char) -> bool {
+    matches!(c,
+        '\u{ad}' | '\u{34f}' | '\u{61c}' | '\u{115f}' | '\u{1160}' | '\u{17b4}' | '\u{17b5}'
+        | '\u{180b}'..='\u{180f}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}'
+        | '\u{2060}'..='\u{206f}' | '\u{3164}' | '\u{fe00}'..='\u{fe0f}' | '\u{feff}'
+        | '\u{ffa0}' | '\u{fff0}'..='\u{fffb}' | '\u{e0000}'..='\u{e007f}')
+}
+
+/// Why a command the human approves could show something other than what runs, if it
+/// could: control characters (escape sequences move the cursor and erase what was
+/// printed), invisible or reordering characters, or padding (a run of more than 3 spaces
+/// or any tab) that pushes the rest out of view. `None` for an ordinary command.
+pub fn hidden_in(command: &str) -> Option<String> {
+    if let Some(c) = command.chars().find(|c| c.is_control() && *c != '\t') {
+        return Some(format!(
+            "it holds the control character \\u{{{:x}}}, which a terminal could act on to show something other than what runs (one line, printable characters only; put more in a script)",
+            c as u32
+        ));
+    }
+    if let Some(c) = command.chars().find(|c| invisible(*c)) {
+        return Some(format!(
+            "it holds the invisible character \\u{{{:x}}} (zero-width, bidi or similar), which hides or reorders what runs",
+            c as u32
+        ));
+    }
+    if command.contains('\t') || command.contains("    ") {
+        return Some(
+            "it is padded (a tab or a run of more than 3 spaces), which can push what runs out of view; write it with single spaces"
+                .into(),
+        );
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,5 +231,25 @@ mod tests {
             assert_eq!(serde_json::to_value(c).unwrap(), c.as_str());
             assert!(seen.insert(c.as_str()), "{c} twice");
         }
+    }
+
+    #[test]
+    fn shown_text_never_carries_a_control_or_invisible_character() {
+        let attack = "id > /tmp/x #\u{1b}[13D\u{1b}[2Kcargo test --locked";
+        assert_eq!(
+            visible(attack),
+            "id > /tmp/x #\\u{1b}[13D\\u{1b}[2Kcargo test --locked"
+        );
+        assert_eq!(
+            visible("a\u{202e}b\u{200b}c\r\n"),
+            "a\\u{202e}b\\u{200b}c\\u{d}\\u{a}"
+        );
+        assert_eq!(visible_lines("a\nb\u{7}"), "a\nb\\u{7}");
+        assert_eq!(visible("cargo test — ünïcode"), "cargo test — ünïcode");
+        assert!(hidden_in(attack).unwrap().contains("\\u{1b}"));
+        assert!(hidden_in("cargo test\u{200b}").is_some());
+        assert!(hidden_in(&format!("cargo test{}; id", " ".repeat(200))).is_some());
+        assert!(hidden_in("cargo\ttest").is_some());
+        assert_eq!(hidden_in("cargo clippy --all-targets -- -D warnings"), None);
     }
 }

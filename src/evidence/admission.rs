@@ -68,6 +68,7 @@ fn checks_to_run(
             name: name.clone(),
             command: spec.command.clone(),
             timeout: config.timeout_of(spec, check_timeout_from_env()),
+            pass_env: config.pass_env.clone(),
         })
         .collect();
     Ok(Some(ChecksToRun {

@@ -224,6 +224,12 @@ pub fn changes(old: &Config, new: &Config) -> Vec<String> {
     if new.check_timeout_secs != old.check_timeout_secs {
         out.push("`check_timeout_secs` changed".into());
     }
+    if new.pass_env != old.pass_env {
+        out.push(format!(
+            "`pass_env` (variables the checks are given) changed to [{}]",
+            new.pass_env.join(", ")
+        ));
+    }
     out
 }
 

@@ -33,6 +33,9 @@ pub struct Planned {
     pub name: String,
     pub command: String,
     pub timeout: Duration,
+    /// Variables of the server's environment the config passes on although they look
+    /// like secrets (`pass_env`); see [`inherited`].
+    pub pass_env: Vec<String>,
 }
 
 /// Progress of the check being run: its name, its place (from 1) among `count`, and how
@@ -168,7 +171,7 @@ fn run_one(
         return (result, String::new());
     }
     let started = Instant::now();
-    let (child, reader) = match spawn(root, &p.command) {
+    let (child, reader) = match spawn(root, &p.command, &p.pass_env) {
         Ok(spawned) => spawned,
         Err(e) => {
             result.tail = format!("could not start `sh -c`: {e}");
@@ -221,10 +224,16 @@ fn run_one(
     (result, kept)
 }
 
-fn spawn(root: &Path, command: &str) -> std::io::Result<(Child, std::io::PipeReader)> {
+fn spawn(
+    root: &Path,
+    command: &str,
+    pass_env: &[String],
+) -> std::io::Result<(Child, std::io::PipeReader)> {
     let (reader, writer) = std::io::pipe()?;
     let mut cmd = Command::new("sh");
-    cmd.arg("-c")
+    cmd.env_clear()
+        .envs(std::env::vars_os().filter(|(name, _)| inherited(&name.to_string_lossy(), pass_env)))
+        .arg("-c")
         .arg(command)
         .current_dir(root)
         .stdin(Stdio::null())
@@ -240,6 +249,39 @@ fn spawn(root: &Path, command: &str) -> std::io::Result<(Child, std::io::PipeRea
     // ends.
     drop(cmd);
     Ok((child, reader))
+}
+
+/// Whether a check inherits the server's variable `name` (SPEC §14.6, docs/checks.md "What a
+/// check inherits"): never the HTTP token, no `BMAD_*` server setting and nothing whose
+/// name says it is a secret (token, secret, password, credential, API, access or private key), unless the
+/// approved config names it in `pass_env`; everything else, as the server has it.
+pub fn inherited(name: &str, pass_env: &[String]) -> bool {
+    if name == crate_token_env() {
+        return false;
+    }
+    if pass_env.iter().any(|p| p == name) {
+        return true;
+    }
+    let upper = name.to_ascii_uppercase();
+    let secret = [
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "CREDENTIAL",
+        "API_KEY",
+        "APIKEY",
+        "PRIVATE_KEY",
+        "ACCESS_KEY",
+    ]
+    .iter()
+    .any(|w| upper.contains(w));
+    !(secret || upper.starts_with("BMAD_"))
+}
+
+/// The HTTP server's token variable (named here: `http` is a layer above).
+fn crate_token_env() -> &'static str {
+    "BMAD_MCP_TOKEN"
 }
 
 /// Waits for the check to end, its time to run out or the host to cancel; reports

@@ -113,6 +113,10 @@ pub struct Config {
     /// The project's checks by name, run in name order.
     #[serde(default)]
     pub checks: BTreeMap<String, CheckSpec>,
+    /// Variables of the server's environment passed on to the checks although their
+    /// names look like secrets (`pass_env = ["GITHUB_TOKEN"]`); never `BMAD_MCP_TOKEN`.
+    #[serde(default)]
+    pub pass_env: Vec<String>,
 }
 
 impl Config {
@@ -154,6 +158,18 @@ impl Config {
                 self.checks.len()
             ));
         }
+        for name in &self.pass_env {
+            let ok = !name.is_empty()
+                && name.len() <= 100
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !ok || name == "BMAD_MCP_TOKEN" {
+                return Err(format!(
+                    "{}key `pass_env`: `{}` is not a variable the checks may be given (letters, digits and `_`; never BMAD_MCP_TOKEN)",
+                    at("pass_env"),
+                    crate::code::visible(&crate::error::clip(name, 100))
+                ));
+            }
+        }
         let timeout_ok = |t: Option<u64>| t.is_none_or(|t| (1..=MAX_TIMEOUT_SECS).contains(&t));
         if !timeout_ok(self.check_timeout_secs) {
             return Err(format!(
@@ -178,6 +194,13 @@ impl Config {
                 return Err(format!(
                     "{}key `checks.{name}`: the command is empty",
                     at(name)
+                ));
+            }
+            if let Some(why) = crate::code::hidden_in(&spec.command) {
+                return Err(format!(
+                    "{}key `checks.{name}`: refused, {why}: `{}`",
+                    at(name),
+                    crate::code::visible(&spec.command)
                 ));
             }
             if spec.command.len() > MAX_COMMAND_BYTES {

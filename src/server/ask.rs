@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use rmcp::model::{ElicitRequestParams, ElicitationSchema};
 use serde_json::{json, Map, Value};
 
+use crate::code::visible;
 use crate::error::clip;
 use crate::evidence::approval::Waiting;
 use crate::evidence::config::CONFIG_REL;
@@ -34,7 +35,7 @@ pub fn form(
     if let Some(doc) = &pending.document {
         lines.push(format!(
             "Document: {} ({} bytes, sha256 {}).",
-            doc.path,
+            visible(&doc.path),
             doc.size,
             &doc.sha256[..12]
         ));
@@ -46,7 +47,7 @@ pub fn form(
             format!("Score: {score}/100, below the gate of {gate}: confirming accepts it as it is.")
         });
     }
-    lines.extend(pending.notices.iter().cloned());
+    lines.extend(pending.notices.iter().map(|n| visible(n)));
     if let Some(note) = note {
         lines.push(note.to_string());
     }
@@ -64,7 +65,7 @@ pub fn form(
     if let Some(waiting) = config {
         lines.push(format!(
             "Also waiting for you: {CONFIG_REL} changed ({}).",
-            waiting.changes.join("; ")
+            visible(&waiting.changes.join("; "))
         ));
         schema = with_config_choice(schema, waiting);
     }
@@ -78,8 +79,8 @@ pub fn form(
 fn headline(p: &Pending) -> String {
     if let Some(failed) = &p.failed_verdict {
         return format!(
-            "bmad: task `{}`, {} stage: it does not pass ({failed}). Accept the risk and go on, or send the work back to development with your feedback.",
-            p.task_name, p.stage
+            "bmad: task `{}`, {} stage: it does not pass ({}). Accept the risk and go on, or send the work back to development with your feedback.",
+            visible(&p.task_name), p.stage, visible(failed)
         );
     }
     let what = match p.asked {
@@ -87,7 +88,11 @@ fn headline(p: &Pending) -> String {
         Asked::Approve => "approve the sprint plan (and which sprints to build)".into(),
         Asked::Confirm => format!("confirm the {}'s document", p.stage.role()),
     };
-    format!("bmad: task `{}`, {} stage: {what}.", p.task_name, p.stage)
+    format!(
+        "bmad: task `{}`, {} stage: {what}.",
+        visible(&p.task_name),
+        p.stage
+    )
 }
 
 fn decision_schema(p: &Pending, command: &Command) -> ElicitationSchema {
@@ -149,7 +154,8 @@ fn decision_schema(p: &Pending, command: &Command) -> ElicitationSchema {
         "description": "What should change (needed to send it back); when accepting, a note the next roles read.",
     });
     if let Some(f) = host_feedback.filter(|f| !f.trim().is_empty()) {
-        feedback["default"] = clip(&f, QUESTION_CHARS).into();
+        feedback["default"] = clip(&visible(&f), QUESTION_CHARS).into();
+        feedback["description"] = "What should change (needed to send it back); when accepting, a note the next roles read. Pre-filled with the assistant's words, not yours: edit or clear it.".into();
     }
     properties.insert("feedback".into(), feedback);
     schema(properties, &["decision"])
@@ -167,7 +173,7 @@ fn scope_options(p: &Pending) -> Vec<(String, String)> {
     for (i, s) in p.sprints.iter().enumerate().take(40) {
         out.push((
             s.number.to_string(),
-            format!("Sprint {}: {}", s.number, clip(&s.title, 60)),
+            format!("Sprint {}: {}", s.number, clip(&visible(&s.title), 60)),
         ));
         if i > 0 {
             out.push((
@@ -186,17 +192,20 @@ fn answer_schema(p: &Pending, command: &Command) -> ElicitationSchema {
     };
     let mut properties = Map::new();
     for q in &p.questions {
-        let mut description = clip(&q.question, QUESTION_CHARS);
+        let mut description = format!(
+            "The assistant asks: {}",
+            clip(&visible(&q.question), QUESTION_CHARS)
+        );
         if let Some(c) = q.context.as_deref().filter(|c| !c.trim().is_empty()) {
-            description.push_str(&format!(" ({})", clip(c, QUESTION_CHARS)));
+            description.push_str(&format!(" ({})", clip(&visible(c), QUESTION_CHARS)));
         }
         let mut field = json!({
             "type": "string",
-            "title": clip(&q.id, 60),
+            "title": clip(&visible(&q.id), 60),
             "description": description,
         });
         if let Some(a) = proposed.get(&q.id) {
-            field["default"] = clip(a, QUESTION_CHARS).into();
+            field["default"] = clip(&visible(a), QUESTION_CHARS).into();
         }
         properties.insert(q.id.clone(), field);
     }
@@ -223,10 +232,11 @@ fn with_config_choice(schema: ElicitationSchema, waiting: &Waiting) -> Elicitati
             json!({
                 "type": "boolean",
                 "title": format!("Also approve {CONFIG_REL} as it is now (sha256 {})", &waiting.sha256[..12.min(waiting.sha256.len())]),
-                "description": clip(&format!(
+                // Whole, never clipped: the human approves every byte of every command.
+                "description": format!(
                     "The server runs the approved checks after dev and before QA completes, and holds the approved gates policy. Changed: {}.",
-                    waiting.changes.join("; ")
-                ), 2_000),
+                    visible(&waiting.changes.join("; "))
+                ),
                 "default": false,
             }),
         );
@@ -461,7 +471,7 @@ mod tests {
         ));
         assert_eq!(
             f["requestedSchema"]["properties"]["q1"]["description"],
-            "Web or CLI?"
+            "The assistant asks: Web or CLI?"
         );
         assert_eq!(f["requestedSchema"]["properties"]["q1"]["default"], "Web");
         assert!(f["message"].as_str().unwrap().contains("note"));

@@ -9,6 +9,7 @@ use chrono::Utc;
 use clap::Subcommand;
 
 use super::{yes, Exit, Outcome};
+use crate::code::visible;
 use crate::evidence::approval::{changes, Policy, APPROVED_REL};
 use crate::evidence::config::{Config, CONFIG_REL};
 use crate::store::Store;
@@ -44,7 +45,7 @@ fn show(p: &Policy) {
         println!("Checks in effect: none");
     }
     for (name, spec) in &c.checks {
-        println!("Check in effect: {name} = `{}`", spec.command);
+        println!("Check in effect: {name} = `{}`", visible(&spec.command));
     }
     match &p.waiting {
         None => println!("{CONFIG_REL}: nothing waits for approval."),
@@ -54,7 +55,7 @@ fn show(p: &Policy) {
                 w.sha256.get(..12).unwrap_or("none: the file is gone")
             );
             for change in &w.changes {
-                println!("  - {change}");
+                println!("  - {}", visible(change));
             }
         }
     }
@@ -87,7 +88,7 @@ fn approve(store: &Store, p: &Policy) -> Outcome {
     for (name, spec) in &file.checks {
         println!(
             "  check {name} = `{}`{}",
-            spec.command,
+            visible(&spec.command),
             spec.timeout_secs
                 .or(file.check_timeout_secs)
                 .map(|t| format!(" (time limit {t} s)"))
@@ -95,7 +96,13 @@ fn approve(store: &Store, p: &Policy) -> Outcome {
         );
     }
     for change in changes(&p.effective, &file) {
-        println!("  change: {change}");
+        println!("  change: {}", visible(&change));
+    }
+    if !file.pass_env.is_empty() {
+        println!(
+            "  the checks are also given: {}",
+            visible(&file.pass_env.join(", "))
+        );
     }
     println!(
         "The server will run these commands in the project after `dev` and before QA completes."

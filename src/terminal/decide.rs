@@ -7,6 +7,7 @@ use std::io::IsTerminal;
 use chrono::Utc;
 
 use super::{read_line, yes, Exit, Outcome};
+use crate::code::{visible, visible_lines};
 use crate::error::Error;
 use crate::evidence;
 use crate::evidence::Watched;
@@ -75,7 +76,10 @@ pub(super) fn decide(store: &Store, key: &SessionKey, command: Command) -> Outco
     );
     match acted.map_err(|(e, _)| e) {
         Ok((s, facts)) => {
-            println!("{}", reply::for_session(&s, &facts, action, None).user_message);
+            println!(
+                "{}",
+                visible_lines(&reply::for_session(&s, &facts, action, None).user_message)
+            );
             Ok(Exit::Done)
         }
         Err(e @ Error::Workflow(WorkflowError::StaleDecision { .. })) => Err(
@@ -88,12 +92,14 @@ pub(super) fn decide(store: &Store, key: &SessionKey, command: Command) -> Outco
 fn show(p: &Pending, command: &Command) {
     println!(
         "Task {} ({}), {} stage.",
-        p.task_name, p.session_id, p.stage
+        visible(&p.task_name),
+        p.session_id,
+        p.stage
     );
     if let Some(doc) = &p.document {
         println!(
             "Document: {} ({} bytes, sha256 {})",
-            doc.path,
+            visible(&doc.path),
             doc.size,
             &doc.sha256[..12]
         );
@@ -102,16 +108,16 @@ fn show(p: &Pending, command: &Command) {
         println!("Score: {score}/100 (gate {gate})");
     }
     for n in &p.notices {
-        println!("Note: {n}");
+        println!("Note: {}", visible(n));
     }
     if let Some(failed) = &p.failed_verdict {
-        println!("It does not pass ({failed}): confirming accepts the risk and goes on; rejecting sends the work back to development.");
+        println!("It does not pass ({}): confirming accepts the risk and goes on; rejecting sends the work back to development.", visible(failed));
     }
     if p.asked == Asked::Approve {
         let sprints: Vec<String> = p
             .sprints
             .iter()
-            .map(|s| format!("{} ({})", s.number, s.title))
+            .map(|s| format!("{} ({})", s.number, visible(&s.title)))
             .collect();
         println!(
             "Sprints in the plan: {}",
@@ -124,16 +130,16 @@ fn show(p: &Pending, command: &Command) {
     }
     match command {
         Command::Approve { scope, .. } => {
-            println!("Scope: {}", scope.as_deref().unwrap_or("all"))
+            println!("Scope: {}", visible(scope.as_deref().unwrap_or("all")))
         }
         Command::Reject {
             feedback: Some(f), ..
-        } => println!("Feedback: {f}"),
+        } => println!("Feedback: {}", visible(f)),
         _ => {}
     }
     if let Command::Confirm { note: Some(n), .. } | Command::Approve { note: Some(n), .. } = command
     {
-        println!("Your note, for the roles after this one: {n}");
+        println!("Your note, for the roles after this one: {}", visible(n));
     }
 }
 
@@ -141,9 +147,13 @@ fn ask_each(p: &Pending) -> Result<std::collections::BTreeMap<String, String>, S
     let mut answers = std::collections::BTreeMap::new();
     println!("Answer each question (an empty line leaves it open):");
     for q in &p.questions {
-        println!("\n{}: {}", q.id, q.question);
+        println!(
+            "\n{} (asked by the assistant): {}",
+            visible(&q.id),
+            visible(&q.question)
+        );
         if let Some(c) = q.context.as_deref() {
-            println!("  ({c})");
+            println!("  (the assistant's context: {})", visible(c));
         }
         if let Some(a) = read_line("> ")?.filter(|a| !a.is_empty()) {
             answers.insert(q.id.clone(), a);

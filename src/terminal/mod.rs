@@ -162,7 +162,7 @@ pub fn run(cli: Cli, project: Option<String>) -> ExitCode {
     match result {
         Ok(exit) => exit.into(),
         Err(message) => {
-            eprintln!("bmad-mcp: {message}");
+            eprintln!("bmad-mcp: {}", crate::code::visible_lines(&message));
             Exit::Failed.into()
         }
     }

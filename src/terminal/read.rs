@@ -2,6 +2,7 @@
 //! `status` (where a task stands, its checks, who decided what). They change nothing.
 
 use super::{Exit, Outcome};
+use crate::code::{visible, visible_lines};
 use crate::server::reply;
 use crate::store::{SessionKey, Store};
 
@@ -64,33 +65,19 @@ fn damaged(page: &crate::store::Page) {
     }
 }
 
-/// Text read from a damaged file, its control characters shown as escapes, never
-/// interpreted by the terminal.
-fn visible(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_unicode().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
-}
-
 pub(super) fn status(store: &Store, key: &SessionKey) -> Outcome {
     let (_, s) = store.load(None, key).map_err(|e| e.to_string())?;
     let r = reply::for_status(&s, None);
-    println!("task {} ({})", s.task_name, s.session_id);
+    println!("task {} ({})", visible(&s.task_name), s.session_id);
     println!("stage {}, state {}", s.current_stage, s.current_state);
-    println!("{}", r.user_message);
+    println!("{}", visible_lines(&r.user_message));
     for (stage, rec) in s.stages.iter() {
         let Some(run) = &rec.checks else { continue };
-        println!("checks of {stage}, run {}:", run.at);
+        println!("checks of {stage}, run {}:", visible(&run.at));
         for c in &run.checks {
             println!(
                 "  {}  ({} ms, output sha256 {})",
-                c.describe(),
+                visible(&c.describe()),
                 c.duration_ms,
                 c.output_sha256
             );
@@ -102,12 +89,12 @@ pub(super) fn status(store: &Store, key: &SessionKey) -> Outcome {
         for d in decisions {
             println!(
                 "  {}  {:<9} {:<8} by {:<5} via {:<11} on {}",
-                d.at,
+                visible(&d.at),
                 d.stage.to_string(),
                 d.action.name(),
                 serde_name(&d.decided_by),
                 serde_name(&d.via),
-                d.digest.as_deref().unwrap_or("-")
+                visible(d.digest.as_deref().unwrap_or("-"))
             );
         }
     }

@@ -39,6 +39,7 @@ mod workflow_e2e; // a whole PO → QA run in both eras, every reply and every f
 mod cli; // the terminal commands, through a pseudo-terminal
 mod dialog; // the human decides in the client's dialog, both eras, stdio and HTTP
 mod hook; // `bmad-mcp hook pre-tool-use`, as the plugin runs it
+mod shown; // what a human is shown is what runs: escapes visible, commands whole (issue 25)
 mod terminal_origin; // a terminal decision records where it came from; under an assistant, refused
 
 // The server process: where it works, what it writes, how it ends.
@@ -53,6 +54,7 @@ mod shutdown; // ended mid-session (stdin closed, SIGTERM): calls answered, exit
 mod stdout; // stdout carries only JSON-RPC, even at trace level; --version, --help
 
 // `serve --http`.
+mod check_env; // a check runs without the server's secrets (issue 25)
 mod http; // a call over HTTP in both eras, roots, the lock-down (token, Host, Origin, sizes)
 mod http_admission; // nothing is spent before authentication: checks before the body, header time, connection cap
 mod http_long_calls; // a call may take as long as the human or the checks take

@@ -25,6 +25,8 @@ pub struct User {
     pub shown: Arc<Mutex<Vec<String>>>,
     /// The progress notifications heard.
     pub progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
+    /// Each dialog's form (its requested schema), as shown.
+    pub forms: Arc<Mutex<Vec<Value>>>,
 }
 
 impl User {
@@ -65,8 +67,17 @@ impl ClientHandler for User {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        if let ElicitRequestParams::FormElicitationParams { message, .. } = &request {
+        if let ElicitRequestParams::FormElicitationParams {
+            message,
+            requested_schema,
+            ..
+        } = &request
+        {
             self.shown.lock().unwrap().push(message.clone());
+            self.forms
+                .lock()
+                .unwrap()
+                .push(serde_json::to_value(requested_schema).unwrap_or_default());
         }
         Ok(self
             .plan
