@@ -139,9 +139,12 @@ async fn serve(plan: Plan) -> std::io::Result<()> {
             sessions_end.cancel();
         });
     };
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await?;
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown)
+    .await?;
     tracing::info!("stopped");
     Ok(())
 }

@@ -36,8 +36,9 @@ mod workflow_e2e; // a whole PO → QA run in both eras, every reply and every f
 // The human's channels.
 mod cli; // the terminal commands, through a pseudo-terminal
 mod dialog; // the human decides in the client's dialog, both eras, stdio and HTTP
+mod dialog_origin;
 mod hook; // `bmad-mcp hook pre-tool-use`, as the plugin runs it
-mod terminal_origin; // a terminal decision records where it came from; under an assistant, refused
+mod terminal_origin; // a terminal decision records where it came from; under an assistant, refused // a dialog decision records who is behind the connection; under an assistant, the host's
 
 // The server process: where it works, what it writes, how it ends.
 mod concurrency; // several clients on one project: processes (stdio), one server (HTTP)
