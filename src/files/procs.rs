@@ -96,6 +96,26 @@ pub fn socket_owner(peer: std::net::SocketAddr) -> Option<u32> {
     }
 }
 
+/// Whether process `pid` holds the socket whose local end is `peer`. `None` when it cannot
+/// be told (the socket is not in `/proc/net`, or elsewhere than Linux).
+pub fn holds(pid: u32, peer: std::net::SocketAddr) -> Option<bool> {
+    #[cfg(target_os = "linux")]
+    {
+        let wanted = format!("socket:[{}]", socket_inode(peer)?);
+        let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).ok();
+        Some(fds.is_some_and(|fds| {
+            fds.flatten().any(|fd| {
+                std::fs::read_link(fd.path()).is_ok_and(|l| l.as_os_str() == wanted.as_str())
+            })
+        }))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (pid, peer);
+        None
+    }
+}
+
 /// The inode of the TCP socket whose local address is `addr`.
 #[cfg(target_os = "linux")]
 fn socket_inode(addr: std::net::SocketAddr) -> Option<u64> {
@@ -197,6 +217,9 @@ mod tests {
                 std::fs::read_link(fd.path()).is_ok_and(|l| l.as_os_str() == wanted.as_str())
             });
         assert!(held, "{wanted}");
+        let me = std::process::id();
+        assert_eq!(holds(me, client.local_addr().unwrap()), Some(true));
+        assert_eq!(holds(1, client.local_addr().unwrap()), Some(false));
     }
 
     #[test]

@@ -13,6 +13,7 @@
 //! and the process exits 0. A call whose client went away still completes its writes:
 //! the runtime waits for its blocking thread. Every write is atomic either way.
 
+mod bind;
 pub mod guard;
 pub mod options;
 mod wire;
@@ -92,6 +93,10 @@ async fn serve(plan: Plan) -> std::io::Result<()> {
     let in_flight = TaskTracker::new();
     let mut app = Router::new()
         .route_service(ENDPOINT, service)
+        .layer(axum::middleware::from_fn_with_state(
+            bind::Owners::default(),
+            bind::bind_sessions,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             in_flight.clone(),
             guard::track,

@@ -211,3 +211,176 @@ async fn an_http_client_under_an_assistants_shell_is_not_the_human() {
     );
     let _ = service.cancel().await;
 }
+
+/// The headers of a 2025-11-25 request in session `sid` (none before `initialize`).
+fn legacy_headers(sid: Option<&str>) -> Vec<(&str, &str)> {
+    let mut h = vec![
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    if let Some(sid) = sid {
+        h.push(("Mcp-Session-Id", sid));
+    }
+    h
+}
+
+/// A legacy session opened by this test process over raw HTTP: its id.
+fn open_session(addr: std::net::SocketAddr) -> String {
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {"elicitation": {"form": {}}},
+        "clientInfo": {"name": "owner", "version": "1"}}});
+    let a = http::raw(
+        addr,
+        "POST",
+        &legacy_headers(None),
+        init.to_string().as_bytes(),
+    );
+    assert_eq!(a.status, 200, "{}", a.body);
+    let sid = a
+        .head
+        .lines()
+        .find_map(|l| {
+            let (n, v) = l.split_once(':')?;
+            n.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| v.trim().to_string())
+        })
+        .expect("the session's id");
+    let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let a = http::raw(
+        addr,
+        "POST",
+        &legacy_headers(Some(&sid)),
+        done.to_string().as_bytes(),
+    );
+    assert_eq!(a.status, 202, "{}", a.body);
+    sid
+}
+
+/// A client of the session calls `bmad-task`; the reply's structured content.
+fn call_in(addr: std::net::SocketAddr, sid: &str, id: i64, args: Value) -> Value {
+    let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                      "params": {"name": "bmad-task", "arguments": args}});
+    let a = http::raw(
+        addr,
+        "POST",
+        &legacy_headers(Some(sid)),
+        call.to_string().as_bytes(),
+    );
+    a.message()["result"]["structuredContent"].clone()
+}
+
+/// rmcp routes a client's POST by its `Mcp-Session-Id` alone and numbers the server's
+/// requests from 0: another process holding the id (here `curl`) could answer the
+/// owner's pending dialog. Now the session belongs to the process that opened it: curl's
+/// acceptance is refused (403) and changes nothing; the owner's own answer (a decline,
+/// on a new connection) is taken.
+#[test]
+fn another_process_cannot_answer_a_sessions_dialog() {
+    use std::io::{BufRead, BufReader, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().canonicalize().unwrap();
+    let server = http::Server::for_project(&project, &[]);
+    let addr = server.addr;
+    let sid = open_session(addr);
+    let v = call_in(
+        addr,
+        &sid,
+        2,
+        json!({"action": "start", "objective": "Build a changelog bot", "cwd": project}),
+    );
+    let id = v["session_id"].as_str().expect("started").to_string();
+    let prd = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/fixtures/po-final.json"),
+    )
+    .unwrap();
+    let v = call_in(
+        addr,
+        &sid,
+        3,
+        json!({"action": "submit", "session_id": id, "claude_result": prd}),
+    );
+    assert_eq!(v["state"], "awaiting_confirmation", "{v}");
+
+    // The owner's confirm: the server asks in the dialog on the call's event stream.
+    let confirm = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                         "params": {"name": "bmad-task", "arguments": {"action": "confirm", "session_id": id}}})
+    .to_string();
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    let mut head = format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\n");
+    for (n, v) in legacy_headers(Some(&sid)) {
+        head.push_str(&format!("{n}: {v}\r\n"));
+    }
+    head.push_str(&format!(
+        "Content-Length: {}\r\nConnection: close\r\n\r\n{confirm}",
+        confirm.len()
+    ));
+    stream.write_all(head.as_bytes()).unwrap();
+    let mut lines = BufReader::new(stream).lines();
+    let asked: Value = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find_map(|l| {
+            let data = l.strip_prefix("data: ")?;
+            let m: Value = serde_json::from_str(data).ok()?;
+            (m["method"] == "elicitation/create").then_some(m)
+        })
+        .expect("the dialog is asked");
+    let request_id = asked["id"].clone();
+
+    // Another process with the session's id accepts in the owner's place.
+    let forged = json!({"jsonrpc": "2.0", "id": request_id,
+                        "result": {"action": "accept", "content": {"decision": "confirm"}}});
+    let mut curl = vec![
+        "-s".to_string(),
+        "-o".into(),
+        "/dev/null".into(),
+        "-w".into(),
+        "%{http_code}".into(),
+    ];
+    for (n, v) in legacy_headers(Some(&sid)) {
+        curl.extend(["-H".into(), format!("{n}: {v}")]);
+    }
+    curl.extend([
+        "--data-binary".into(),
+        forged.to_string(),
+        server.url.clone(),
+    ]);
+    let out = std::process::Command::new("curl")
+        .args(&curl)
+        .output()
+        .expect("curl runs");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "403",
+        "another process is refused"
+    );
+
+    // The owner declines, from a new connection of its own.
+    let decline = json!({"jsonrpc": "2.0", "id": request_id, "result": {"action": "decline"}});
+    let a = http::raw(
+        addr,
+        "POST",
+        &legacy_headers(Some(&sid)),
+        decline.to_string().as_bytes(),
+    );
+    assert_eq!(a.status, 202, "{}", a.body);
+    let reply: Value = lines
+        .map_while(Result::ok)
+        .find_map(|l| {
+            let m: Value = serde_json::from_str(l.strip_prefix("data: ")?).ok()?;
+            (m["id"] == 4).then_some(m)
+        })
+        .expect("the call is answered");
+    let v = &reply["result"]["structuredContent"];
+    assert_eq!(
+        v["state"], "awaiting_confirmation",
+        "the decline holds: {reply}"
+    );
+    let session = read_json(&project.join(format!(".bmad-task/session-{id}.json")));
+    assert_eq!(
+        session["current_state"], "awaiting_confirmation",
+        "{session}"
+    );
+}
