@@ -303,7 +303,7 @@ impl BmadServer {
         let decision = Decision {
             decided_by: DecidedBy::Human,
             via: Via::Elicitation,
-            provenance: Some(gate.provenance.clone()),
+            provenance: Some(Box::new(gate.provenance.clone())),
             seen_digest: pending.document.as_ref().map(|d| d.sha256.clone()),
         };
         let (cwd, key) = (gate.cwd.clone(), gate.key.clone());

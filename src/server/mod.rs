@@ -254,7 +254,7 @@ impl ServerHandler for BmadServer {
                     return Ok(self.decide_in_dialog(gate, &request, &context).await);
                 }
                 assistants = origin.assistant.clone();
-                decision.provenance = Some(origin);
+                decision.provenance = Some(Box::new(origin));
             }
         }
         // A session may come, or a stage document appear: the resource list may change.

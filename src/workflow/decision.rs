@@ -34,8 +34,8 @@ pub struct Decision {
     /// The SHA-256 (or a prefix of at least 12 hex digits) of the document as the decider
     /// saw it; a decision about another version is refused as stale.
     pub seen_digest: Option<String>,
-    /// Where a terminal decision was typed, as the terminal command read it.
-    pub provenance: Option<Provenance>,
+    /// Where the decision came from: the terminal, or the connection of the client's dialog.
+    pub provenance: Option<Box<Provenance>>,
 }
 
 /// Where a decision came from, kept in its history entry: the terminal device, the chain
