@@ -6,6 +6,7 @@
 
 mod beneath;
 mod lock;
+pub mod procs;
 pub(crate) mod project;
 mod read;
 mod roots;

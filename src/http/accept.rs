@@ -112,9 +112,9 @@ pub async fn serve(
     let service = TowerToHyperService::new(app);
     tokio::pin!(shutdown);
     loop {
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok((stream, peer)) => (stream, peer),
                 Err(e) => {
                     // Out of file descriptors and the like: wait rather than spin.
                     tracing::warn!(error = %e, "cannot accept a connection");
@@ -132,7 +132,12 @@ pub async fn serve(
             continue;
         };
         let service = service.clone();
-        let handler = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
+        let handler = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
+            // Who is behind the connection (server/origin.rs, http/bind.rs) starts from the
+            // peer's address, as axum's own `into_make_service_with_connect_info` gives it.
+            request
+                .extensions_mut()
+                .insert(axum::extract::ConnectInfo(peer));
             let held = Answering::new(&answering);
             let answer = hyper::service::Service::call(&service, request);
             async move {

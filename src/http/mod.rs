@@ -16,6 +16,7 @@
 //! the runtime waits for its blocking thread. Every write is atomic either way.
 
 mod accept;
+mod bind;
 pub mod guard;
 mod hosts;
 pub mod options;
@@ -97,6 +98,10 @@ async fn serve(plan: Plan) -> std::io::Result<()> {
     let in_flight = TaskTracker::new();
     let mut app = Router::new()
         .route_service(ENDPOINT, service)
+        .layer(axum::middleware::from_fn_with_state(
+            bind::Owners::default(),
+            bind::bind_sessions,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             in_flight.clone(),
             guard::track,

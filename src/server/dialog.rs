@@ -33,7 +33,7 @@ use crate::evidence::config::CONFIG_REL;
 use crate::evidence::{self, approval::Waiting};
 use crate::store::SessionKey;
 use crate::workflow::machine::Pending;
-use crate::workflow::{Command, DecidedBy, Decision, Session, Via};
+use crate::workflow::{Command, DecidedBy, Decision, Provenance, Session, Via};
 
 /// The key of the one input request in an input-required result.
 const INPUT_KEY: &str = "decision";
@@ -50,6 +50,8 @@ pub struct Gate {
     pub cwd: Option<String>,
     pub key: SessionKey,
     pub command: Command,
+    /// Who is behind the channel that asks ([`super::origin`]), kept with the decision.
+    pub provenance: Provenance,
 }
 
 /// What the sealed request state carries back: which session, which action, and the
@@ -312,7 +314,7 @@ impl BmadServer {
         let decision = Decision {
             decided_by: DecidedBy::Human,
             via: Via::Elicitation,
-            provenance: None,
+            provenance: Some(Box::new(gate.provenance.clone())),
             seen_digest: pending.document.as_ref().map(|d| d.sha256.clone()),
         };
         let (cwd, key) = (gate.cwd.clone(), gate.key.clone());

@@ -16,6 +16,7 @@ mod calls;
 mod client_roots;
 mod dialog;
 pub mod limits;
+mod origin;
 mod progress;
 pub mod quiet;
 pub mod reply;
@@ -232,24 +233,32 @@ impl ServerHandler for BmadServer {
             Err(e) => return Ok(to_result(reply::for_error(&e, None)).into()),
         };
         client_roots::fill_cwd(&mut call, &self.inner.store, &context).await;
+        let mut assistants = None;
         if let Call::Act {
             cwd,
             key,
             command,
             decision,
-        } = &call
+        } = &mut call
         {
-            // A decision the host asserts goes to the human when the client can ask them.
+            // A decision the host asserts goes to the human when the client can ask them,
+            // unless the connection is the assistant's own: then it stays the host's.
             if command.action().decides()
                 && decision.decided_by == DecidedBy::Host
                 && dialog::can_ask(&context)
             {
-                let gate = dialog::Gate {
-                    cwd: cwd.clone(),
-                    key: key.clone(),
-                    command: command.clone(),
-                };
-                return Ok(self.decide_in_dialog(gate, &request, &context).await);
+                let origin = origin::of(&context);
+                if !origin.under_assistant {
+                    let gate = dialog::Gate {
+                        cwd: cwd.clone(),
+                        key: key.clone(),
+                        command: command.clone(),
+                        provenance: origin,
+                    };
+                    return Ok(self.decide_in_dialog(gate, &request, &context).await);
+                }
+                assistants = origin.assistant.clone();
+                decision.provenance = Some(Box::new(origin));
             }
         }
         // A session may come, or a stage document appear: the resource list may change.
@@ -266,7 +275,12 @@ impl ServerHandler for BmadServer {
                 tracing::error!(error = %join_error, "tool call failed unexpectedly");
                 reply::for_error(&Error::Internal, None)
             });
-        let can_ask = dialog::can_ask(&context);
+        let can_ask = dialog::can_ask(&context) && assistants.is_none();
+        if let Some(why) = assistants {
+            reply.notices.get_or_insert_with(Vec::new).push(format!(
+                "The client's dialog was not opened: this connection runs under an assistant's shell ({why}), so an answer there would not be the human's. The decision is the host's."
+            ));
+        }
         if reply.error.is_none() && can_ask {
             if let Some(step) = reply.state.and_then(reply::dialog_next_step) {
                 reply.next_step = Some(step.to_string());

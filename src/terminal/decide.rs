@@ -61,7 +61,7 @@ pub(super) fn decide(store: &Store, key: &SessionKey, command: Command) -> Outco
         decided_by: DecidedBy::Human,
         via: Via::Cli,
         seen_digest: pending.document.as_ref().map(|d| d.sha256.clone()),
-        provenance: Some(origin.provenance),
+        provenance: Some(Box::new(origin.provenance)),
     };
     let action = command.action();
     let acted = evidence::act(

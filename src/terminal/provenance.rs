@@ -4,15 +4,11 @@
 //! pseudo-terminal; what it cannot hide is that it is an ancestor: a process that is
 //! Claude Code itself, or that has `CLAUDECODE` in its environment (Claude Code sets it
 //! in the shell of its Bash tool). The variable alone is not the test: it is read from
-//! each ancestor, where a command cannot unset it for itself.
+//! each ancestor, where a command cannot unset it for itself. The chain is read by
+//! `files::procs`, which the client's dialog shares.
 
+use crate::files::procs::{self, ASSISTANT_VAR};
 use crate::workflow::Provenance;
-
-/// How many ancestors are read at most: a chain is short, a loop must still end.
-const MAX_DEPTH: usize = 64;
-
-/// The environment variable Claude Code sets in its Bash tool's shell.
-const ASSISTANT_VAR: &str = "CLAUDECODE";
 
 /// What the command found about where it runs, with the reason an assistant was found.
 pub(super) struct Origin {
@@ -23,29 +19,23 @@ pub(super) struct Origin {
 
 /// Reads the terminal device and the process chain of this process.
 pub(super) fn read() -> Origin {
-    let mut parents = Vec::new();
-    let mut assistant = own_environment_marks();
-    #[cfg(target_os = "linux")]
-    {
-        let mut pid = parent_of("self");
-        while let Some(p) = pid.filter(|p| *p > 0 && parents.len() < MAX_DEPTH) {
-            let at = p.to_string();
-            let name = proc_text(&at, "comm")
-                .map(|c| c.trim_end().to_string())
-                .unwrap_or_else(|| "?".into());
-            let label = format!("{name} (pid {p})");
-            if assistant.is_none() {
-                assistant = assistant_mark(&at, &name, &label);
+    let chain = procs::own_parent().map(procs::chain).unwrap_or_default();
+    let assistant = own_environment_marks().or_else(|| {
+        chain.iter().find_map(|p| {
+            if p.claude {
+                Some(format!("Claude Code is {}", p.label))
+            } else {
+                p.marked
+                    .then(|| format!("{ASSISTANT_VAR} in the environment of {}", p.label))
             }
-            parents.push(label);
-            pid = parent_of(&at).filter(|next| *next != p);
-        }
-    }
+        })
+    });
     Origin {
         provenance: Provenance {
             terminal: terminal_device(),
-            parents,
+            parents: chain.into_iter().map(|p| p.label).collect(),
             under_assistant: assistant.is_some(),
+            ..Provenance::default()
         },
         assistant,
     }
@@ -56,54 +46,6 @@ fn own_environment_marks() -> Option<String> {
     std::env::var_os(ASSISTANT_VAR)
         .filter(|v| !v.is_empty())
         .map(|_| format!("{ASSISTANT_VAR} in this command's environment"))
-}
-
-/// Why the process `pid` (named `name`) is an assistant's, if it is.
-#[cfg(target_os = "linux")]
-fn assistant_mark(pid: &str, name: &str, label: &str) -> Option<String> {
-    let args: Vec<String> = std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|b| {
-            b.split(|c| *c == 0)
-                .filter(|a| !a.is_empty())
-                .map(|a| String::from_utf8_lossy(a).into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    let is_claude = |s: &str| {
-        let base = s.rsplit('/').next().unwrap_or(s);
-        base == "claude" || s.contains("@anthropic-ai/claude-code")
-    };
-    // Claude Code: its own binary, or node running its script.
-    let runs_claude = name == "claude"
-        || args.first().is_some_and(|a| is_claude(a))
-        || (name.starts_with("node") && args.iter().skip(1).take(3).any(|a| is_claude(a)));
-    if runs_claude {
-        return Some(format!("Claude Code is {label}"));
-    }
-    // Its environment, where readable (the same user's processes are).
-    let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
-    let marked = environ.split(|c| *c == 0).any(|kv| {
-        kv.strip_prefix(ASSISTANT_VAR.as_bytes())
-            .and_then(|rest| rest.strip_prefix(b"="))
-            .is_some_and(|v| !v.is_empty())
-    });
-    marked.then(|| format!("{ASSISTANT_VAR} in the environment of {label}"))
-}
-
-/// The parent pid of `/proc/<pid>`.
-#[cfg(target_os = "linux")]
-fn parent_of(pid: &str) -> Option<u32> {
-    let stat = proc_text(pid, "stat")?;
-    // "pid (comm) state ppid …": the name may hold spaces and parentheses.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(1)?.parse().ok()
-}
-
-#[cfg(target_os = "linux")]
-fn proc_text(pid: &str, file: &str) -> Option<String> {
-    std::fs::read(format!("/proc/{pid}/{file}"))
-        .ok()
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
 }
 
 /// The terminal device stdin is.

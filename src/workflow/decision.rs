@@ -34,14 +34,16 @@ pub struct Decision {
     /// The SHA-256 (or a prefix of at least 12 hex digits) of the document as the decider
     /// saw it; a decision about another version is refused as stale.
     pub seen_digest: Option<String>,
-    /// Where a terminal decision was typed, as the terminal command read it.
-    pub provenance: Option<Provenance>,
+    /// Where the decision came from: the terminal, or the connection of the client's dialog.
+    pub provenance: Option<Box<Provenance>>,
 }
 
-/// Where a decision typed in the terminal came from, kept in its history entry: the
-/// terminal device, the chain of processes it ran under, and whether one of them is an
-/// assistant's (such a decision is refused, so a recorded one says `false`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+/// Where a decision came from, kept in its history entry: the terminal device, the chain
+/// of processes it ran under, and whether one of them is an assistant's (a terminal
+/// decision so found is refused, so a recorded one says `false`; a dialog's is recorded
+/// as the host's). For the client's dialog also the channel, the connecting process over
+/// HTTP, and the client's declared name.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Provenance {
     /// The terminal device stdin was (`/dev/pts/3`), when it could be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -52,6 +54,19 @@ pub struct Provenance {
     /// Whether one of them is an assistant's (Claude Code, or `CLAUDECODE` in its
     /// environment).
     pub under_assistant: bool,
+    /// For the client's dialog: `stdio` or `http`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<String>,
+    /// Over HTTP, the process holding the connection's other end: `python3 (pid 77)`;
+    /// `parents` are then its ancestors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process: Option<String>,
+    /// The name (and version) the client declared in `clientInfo`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
+    /// Why the channel is an assistant's (or could not be told apart from one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assistant: Option<String>,
 }
 
 impl Decision {

@@ -341,7 +341,12 @@ impl Step<'_> {
             decided_by: decides.then_some(self.decision.decided_by),
             via: decides.then_some(self.decision.via),
             digest: self.decided_digest.take(),
-            provenance: self.decision.provenance.clone().filter(|_| decides),
+            provenance: self
+                .decision
+                .provenance
+                .as_deref()
+                .cloned()
+                .filter(|_| decides),
             note: (!self.facts.notices.is_empty()).then(|| self.facts.notices.join(" ")),
             feedback: self.words.take(),
         });

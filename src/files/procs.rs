@@ -1,0 +1,233 @@
+//! The processes behind a channel, read from `/proc` on Linux: a chain of processes from
+//! one up through its ancestors, whether each is Claude Code or has `CLAUDECODE` in its
+//! environment (Claude Code sets it in the shell of its Bash tool and in the servers it
+//! spawns), and the process holding the other end of a loopback TCP connection. The
+//! terminal (`terminal/provenance.rs`) and the client's dialog (`server/origin.rs`) each
+//! apply their own rule to what is read here. Elsewhere than Linux nothing can be read.
+
+/// How many processes are read at most: a chain is short, a loop must still end.
+const MAX_DEPTH: usize = 64;
+
+/// The environment variable Claude Code sets in its Bash tool's shell.
+pub const ASSISTANT_VAR: &str = "CLAUDECODE";
+
+/// One process of a chain.
+#[derive(Debug, Clone)]
+pub struct Proc {
+    /// `bash (pid 4242)`.
+    pub label: String,
+    /// The process is Claude Code itself (its binary, or node running its script).
+    pub claude: bool,
+    /// `CLAUDECODE` is set (non-empty) in its environment, where readable.
+    pub marked: bool,
+}
+
+/// The parent of this process, if it can be read.
+pub fn own_parent() -> Option<u32> {
+    #[cfg(target_os = "linux")]
+    {
+        parent_of("self")
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
+    }
+}
+
+/// The process `start` and its ancestors, `start` first.
+pub fn chain(start: u32) -> Vec<Proc> {
+    let mut chain = Vec::new();
+    #[cfg(target_os = "linux")]
+    {
+        let mut pid = Some(start);
+        while let Some(p) = pid.filter(|p| *p > 0 && chain.len() < MAX_DEPTH) {
+            let at = p.to_string();
+            let name = proc_text(&at, "comm")
+                .map(|c| c.trim_end().to_string())
+                .unwrap_or_else(|| "?".into());
+            chain.push(Proc {
+                claude: runs_claude(&at, &name),
+                marked: marked(&at),
+                label: format!("{name} (pid {p})"),
+            });
+            pid = parent_of(&at).filter(|next| *next != p);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = start;
+    chain
+}
+
+/// The process holding the socket whose local end is `peer` (a loopback client's end of a
+/// connection to this server): its inode from `/proc/net/tcp` or `tcp6`, then the process
+/// with that socket among its descriptors (readable for the same user's processes).
+pub fn socket_owner(peer: std::net::SocketAddr) -> Option<u32> {
+    #[cfg(target_os = "linux")]
+    {
+        let inode = socket_inode(peer)?;
+        let wanted = format!("socket:[{inode}]");
+        let own = std::process::id();
+        for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|s| s.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if pid == own {
+                continue;
+            }
+            let Ok(fds) = std::fs::read_dir(entry.path().join("fd")) else {
+                continue;
+            };
+            for fd in fds.flatten() {
+                if std::fs::read_link(fd.path()).is_ok_and(|l| l.as_os_str() == wanted.as_str()) {
+                    return Some(pid);
+                }
+            }
+        }
+        None
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = peer;
+        None
+    }
+}
+
+/// Whether process `pid` holds the socket whose local end is `peer`. `None` when it cannot
+/// be told (the socket is not in `/proc/net`, or elsewhere than Linux).
+pub fn holds(pid: u32, peer: std::net::SocketAddr) -> Option<bool> {
+    #[cfg(target_os = "linux")]
+    {
+        let wanted = format!("socket:[{}]", socket_inode(peer)?);
+        let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).ok();
+        Some(fds.is_some_and(|fds| {
+            fds.flatten().any(|fd| {
+                std::fs::read_link(fd.path()).is_ok_and(|l| l.as_os_str() == wanted.as_str())
+            })
+        }))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (pid, peer);
+        None
+    }
+}
+
+/// The inode of the TCP socket whose local address is `addr`.
+#[cfg(target_os = "linux")]
+fn socket_inode(addr: std::net::SocketAddr) -> Option<u64> {
+    let (file, local) = match addr {
+        std::net::SocketAddr::V4(a) => (
+            "/proc/net/tcp",
+            format!(
+                "{:08X}:{:04X}",
+                u32::from_ne_bytes(a.ip().octets()),
+                a.port()
+            ),
+        ),
+        std::net::SocketAddr::V6(a) => {
+            let hex: String = a
+                .ip()
+                .octets()
+                .chunks(4)
+                .map(|w| format!("{:08X}", u32::from_ne_bytes([w[0], w[1], w[2], w[3]])))
+                .collect();
+            ("/proc/net/tcp6", format!("{hex}:{:04X}", a.port()))
+        }
+    };
+    let table = std::fs::read_to_string(file).ok()?;
+    table.lines().skip(1).find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+        (fields.get(1)? == &local.as_str())
+            .then(|| fields.get(9)?.parse().ok())
+            .flatten()
+            .filter(|inode| *inode != 0)
+    })
+}
+
+/// Whether `/proc/<pid>` (named `name`) is Claude Code: its own binary, or node running
+/// its script.
+#[cfg(target_os = "linux")]
+fn runs_claude(pid: &str, name: &str) -> bool {
+    let args: Vec<String> = std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|b| {
+            b.split(|c| *c == 0)
+                .filter(|a| !a.is_empty())
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    let is_claude = |s: &str| {
+        let base = s.rsplit('/').next().unwrap_or(s);
+        base == "claude" || s.contains("@anthropic-ai/claude-code")
+    };
+    name == "claude"
+        || args.first().is_some_and(|a| is_claude(a))
+        || (name.starts_with("node") && args.iter().skip(1).take(3).any(|a| is_claude(a)))
+}
+
+/// Whether `CLAUDECODE` is set in the environment of `/proc/<pid>`.
+#[cfg(target_os = "linux")]
+fn marked(pid: &str) -> bool {
+    std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|environ| {
+        environ.split(|c| *c == 0).any(|kv| {
+            kv.strip_prefix(ASSISTANT_VAR.as_bytes())
+                .and_then(|rest| rest.strip_prefix(b"="))
+                .is_some_and(|v| !v.is_empty())
+        })
+    })
+}
+
+/// The parent pid of `/proc/<pid>`.
+#[cfg(target_os = "linux")]
+fn parent_of(pid: &str) -> Option<u32> {
+    let stat = proc_text(pid, "stat")?;
+    // "pid (comm) state ppid …": the name may hold spaces and parentheses.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[cfg(target_os = "linux")]
+fn proc_text(pid: &str, file: &str) -> Option<String> {
+    std::fs::read(format!("/proc/{pid}/{file}"))
+        .ok()
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_owner_of_a_loopback_socket_is_found() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        // This process holds both ends; the search skips the server's own process, so
+        // look the inode up directly.
+        let inode = socket_inode(client.local_addr().unwrap()).expect("the socket's inode");
+        let wanted = format!("socket:[{inode}]");
+        let held = std::fs::read_dir("/proc/self/fd")
+            .unwrap()
+            .flatten()
+            .any(|fd| {
+                std::fs::read_link(fd.path()).is_ok_and(|l| l.as_os_str() == wanted.as_str())
+            });
+        assert!(held, "{wanted}");
+        let me = std::process::id();
+        assert_eq!(holds(me, client.local_addr().unwrap()), Some(true));
+        assert_eq!(holds(1, client.local_addr().unwrap()), Some(false));
+    }
+
+    #[test]
+    fn a_chain_starts_at_the_process_it_is_asked_about() {
+        let chain = chain(std::process::id());
+        assert!(chain[0]
+            .label
+            .ends_with(&format!("(pid {})", std::process::id())));
+        assert!(chain.len() >= 2);
+    }
+}
