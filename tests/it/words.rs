@@ -57,7 +57,9 @@ async fn a_note_given_while_accepting_is_kept_with_the_decision_and_shown_to_the
     let prompt = v["role_prompt"].as_str().unwrap();
     assert!(
         prompt.contains("## The user's words for this stage")
-            && prompt.contains("the user said: Looks good, but add offline sync."),
+            && prompt.contains(
+                "the assistant gave as the user's words (not confirmed by the user in a dialog or terminal): Looks good, but add offline sync."
+            ),
         "the architect reads the note: {prompt}"
     );
     act(
@@ -87,7 +89,7 @@ async fn a_note_given_while_accepting_is_kept_with_the_decision_and_shown_to_the
     assert_eq!(v["stage"], "dev");
     let prompt = v["role_prompt"].as_str().unwrap();
     assert!(
-        prompt.contains("(scope: all), the user said: Approve, but skip the BOM handling.")
+        prompt.contains("(scope: all), the assistant gave as the user's words (not confirmed by the user in a dialog or terminal): Approve, but skip the BOM handling.")
             && prompt.contains("add offline sync"),
         "{prompt}"
     );

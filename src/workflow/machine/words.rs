@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 
+use super::super::decision::DecidedBy;
 use super::super::session::{ContentRef, StageRecord};
 use super::super::stage::{Gate, Marker, Stage};
 use super::super::submission;
@@ -121,7 +122,11 @@ impl Step<'_> {
             stage.role()
         ));
         let note = format!(
-            "The user answered the {}'s open questions while accepting its document: {}",
+            "{} the {}'s open questions while accepting its document: {}",
+            match self.decision.decided_by {
+                DecidedBy::Human => "The user answered",
+                DecidedBy::Host => "The assistant answered, for the user (the user did not confirm it in a dialog or terminal),",
+            },
             stage.role(),
             lines.join(" | ")
         );
@@ -136,25 +141,30 @@ impl Step<'_> {
             return;
         };
         let path = self.session.artifact_path(stage);
+        // Words the host gives are the assistant's report of the user's, and marked so.
+        let said = match self.decision.decided_by {
+            DecidedBy::Human => "the user said",
+            DecidedBy::Host => "the assistant gave as the user's words (not confirmed by the user in a dialog or terminal)",
+        };
         let decided = if stage.gate() == Gate::Approval {
             let scope = self.session.record(stage).scope.clone();
             format!(
-                "On approving {path} (scope: {}), the user said: {note}",
+                "On approving {path} (scope: {}), {said}: {note}",
                 scope.as_deref().unwrap_or("all")
             )
         } else {
             format!(
-                "On accepting the {}'s document {path}, the user said: {note}",
+                "On accepting the {}'s document {path}, {said}: {note}",
                 stage.role()
             )
         };
         self.note_for_later(stage, decided);
         self.facts.notices.push(match stage.next() {
             Some(_) => format!(
-                "The human's note on this decision is kept in the session's history and shown to the roles after the {}.",
+                "The note on this decision is kept in the session's history and shown to the roles after the {}.",
                 stage.role()
             ),
-            None => "The human's note on this decision is kept in the session's history.".into(),
+            None => "The note on this decision is kept in the session's history.".into(),
         });
         self.words = Some(note);
     }
