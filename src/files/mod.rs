@@ -5,6 +5,7 @@
 //! HTTP, the roots a call may name. Nothing here knows sessions or the workflow.
 
 mod beneath;
+mod entries;
 mod lock;
 pub mod procs;
 pub(crate) mod project;

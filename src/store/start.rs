@@ -144,13 +144,10 @@ impl Store {
 /// Moves an unusable task mapping aside (nothing is deleted) and says so.
 fn keep_aside(project: &Project, why: &str, now: DateTime<Utc>) -> Result<String> {
     let aside = format!("{MAPPING}.unreadable-{}", now.format("%Y%m%dT%H%M%S%3fZ"));
-    let to = project.check(&aside)?;
-    // A link out of `.bmad-task/` is moved aside itself (a rename never follows it).
-    let from = match project.check(MAPPING) {
-        Err(_) if super::mapping::is_link(project) => project.path(MAPPING),
-        checked => checked?,
-    };
-    std::fs::rename(&from, &to).map_err(|e| project.storage_error("move aside", &from, &e))?;
+    project.check(&aside)?;
+    // Beneath the project's handle: a link out of `.bmad-task/` is moved aside itself (a
+    // rename never follows it), and a folder swapped for a link is not followed.
+    project.move_entry(MAPPING, &aside)?;
     Ok(format!(
         "{MAPPING} {why}; it was rebuilt from the session files, and the old one is kept as {aside}."
     ))
@@ -160,7 +157,7 @@ fn keep_aside(project: &Project, why: &str, now: DateTime<Utc>) -> Result<String
 /// empty, so nothing of anyone else's can go.
 fn undo(project: &Project, made: &Made) {
     for rel in &made.files {
-        let _ = std::fs::remove_file(project.path(rel));
+        let _ = project.remove_entry(rel, false);
     }
     let mut dirs: Vec<&str> = Vec::new();
     if let Some(d) = &made.task_dir {
@@ -182,11 +179,11 @@ fn undo(project: &Project, made: &Made) {
                 .all(|e| e.file_name() == std::ffi::OsStr::new(".lock"))
         });
         if only_lock {
-            let _ = std::fs::remove_file(project.path(crate::files::LOCK_FILE));
+            let _ = project.remove_entry(crate::files::LOCK_FILE, false);
             dirs.push(".bmad-task");
         }
     }
     for d in dirs {
-        let _ = std::fs::remove_dir(project.path(d));
+        let _ = project.remove_entry(d, true);
     }
 }
