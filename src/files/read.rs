@@ -93,8 +93,13 @@ fn kind_of(meta: &std::fs::Metadata) -> Option<&'static str> {
 impl Project {
     /// The text of a file inside the project's areas; `None` when it does not exist.
     pub fn read(&self, rel: &str) -> Result<Option<String>, ReadProblem> {
+        self.read_at_most(rel, MAX_READ_BYTES)
+    }
+
+    /// [`Project::read`] with a smaller limit than [`MAX_READ_BYTES`] (a role prompt's).
+    pub fn read_at_most(&self, rel: &str, limit: u64) -> Result<Option<String>, ReadProblem> {
         let abs = self.check(rel).map_err(ReadProblem::Unsafe)?;
-        let bytes = self.read_beneath(rel, &abs, MAX_READ_BYTES)?;
+        let bytes = self.read_beneath(rel, &abs, limit)?;
         as_text(bytes)
     }
 }

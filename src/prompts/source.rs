@@ -109,8 +109,8 @@ fn usable(
 /// The prompt in effect for `stage` in `project`, with `user` as the user's folder.
 pub fn resolve(project: &Project, user: Option<&Path>, stage: Stage) -> Result<Template> {
     let rel = format!("{PROJECT_PROMPTS}/{}", file_name(stage));
-    // Through the project's confined reader: a link out of the project is refused.
-    let abs = project.check(&rel).map_err(|e| Error::InvalidPrompt {
+    // Through the project's confined reader, beneath its handle: a link is refused.
+    let unsafe_path = |e: Error| Error::InvalidPrompt {
         problem: match e {
             // "<path> is a symbolic link that leads outside …": said once.
             Error::UnsafePath { reason, .. } => reason
@@ -120,8 +120,13 @@ pub fn resolve(project: &Project, user: Option<&Path>, stage: Stage) -> Result<T
             other => other.to_string(),
         },
         path: rel.clone(),
-    })?;
-    if let Some(text) = usable(read_text(&abs, MAX_PROMPT_BYTES), &rel)? {
+    };
+    project.check(&rel).map_err(unsafe_path)?;
+    let read = match project.read_at_most(&rel, MAX_PROMPT_BYTES) {
+        Err(ReadProblem::Unsafe(e)) => return Err(unsafe_path(e)),
+        other => other,
+    };
+    if let Some(text) = usable(read, &rel)? {
         return Ok(Template {
             stage,
             text: Cow::Owned(text),
