@@ -57,9 +57,9 @@ fn check_lists(field: &'static str, s: &Submission) -> Result<(), WorkflowError>
 }
 
 /// One engine's parsed submission with its score.
-struct Candidate {
-    engine: Engine,
-    submission: Submission,
+pub(super) struct Candidate {
+    pub(super) engine: Engine,
+    pub(super) submission: Submission,
     score: u32,
     source: ScoreSource,
 }
@@ -372,24 +372,6 @@ impl Step<'_> {
 
 impl Step<'_> {
     /// Says so when `document` is the one the human last sent back at `stage`.
-    /// Says which keys of a result's JSON nothing reads: they are not kept.
-    fn notice_unread(&mut self, c: &Candidate) {
-        if c.submission.unread.is_empty() {
-            return;
-        }
-        let keys: Vec<String> = c
-            .submission
-            .unread
-            .iter()
-            .map(|k| format!("`{k}`"))
-            .collect();
-        self.facts.notices.push(format!(
-            "`{}` held JSON fields the server does not read, so they were not kept: {}. Put what they say in the document itself.",
-            c.engine.result_field(),
-            keys.join(", ")
-        ));
-    }
-
     fn notice_unchanged(&mut self, stage: Stage, document: &str) {
         let sha = super::sha256_hex(document);
         if let Some(n) = super::unchanged::since_rejection(&self.session, stage, &sha) {
