@@ -229,18 +229,31 @@ fn quote(s: &str) -> String {
     let flat: String = s
         .chars()
         .map(|c| match c {
-            c if c.is_control() => ' ',
+            '\n' | '\r' | '\t' => ' ',
             // A quote mark inside cannot end the quote early.
             '“' | '”' => '"',
             c => c,
         })
         .collect();
-    format!("“{}”", crate::code::clip(flat.trim(), QUOTE_CHARS))
+    // Any other control, invisible or reordering character is shown, never interpreted
+    // (a right-to-left mark must not rearrange the prompt the human reads).
+    let shown = crate::code::visible(crate::code::clip(flat.trim(), QUOTE_CHARS).as_str());
+    format!("“{shown}”")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quoted_text_shows_its_control_and_reordering_characters() {
+        let q = quote("ok\u{202e}txet\u{1b}[2K\nnext");
+        assert!(!q.contains('\u{202e}') && !q.contains('\u{1b}'), "{q}");
+        assert!(
+            q.contains("ok") && q.contains("next") && !q.contains('\n'),
+            "{q}"
+        );
+    }
 
     fn input(tool: &str, args: Value) -> Vec<u8> {
         json!({
