@@ -56,6 +56,8 @@ pub enum ErrorCode {
     ConflictingIds,
     /// The task's specs folder belongs to another session.
     SpecsFolderTaken,
+    /// A merge left two versions of the session (conflict markers, or a forked history).
+    SessionConflicted,
     /// The approval scope names sprints the plan does not have.
     InvalidScope,
     /// A decision names a version of the document that is no longer on disk.
@@ -71,7 +73,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 29] = [
+    pub const ALL: [ErrorCode; 30] = [
         ErrorCode::InvalidState,
         ErrorCode::StageMismatch,
         ErrorCode::MissingField,
@@ -95,6 +97,7 @@ impl ErrorCode {
         ErrorCode::DocumentUnreadable,
         ErrorCode::ConflictingIds,
         ErrorCode::SpecsFolderTaken,
+        ErrorCode::SessionConflicted,
         ErrorCode::InvalidScope,
         ErrorCode::StaleDecision,
         ErrorCode::InvalidConfig,
@@ -129,6 +132,7 @@ impl ErrorCode {
             ErrorCode::DocumentUnreadable => "document_unreadable",
             ErrorCode::ConflictingIds => "conflicting_ids",
             ErrorCode::SpecsFolderTaken => "specs_folder_taken",
+            ErrorCode::SessionConflicted => "session_conflicted",
             ErrorCode::InvalidScope => "invalid_scope",
             ErrorCode::StaleDecision => "stale_decision",
             ErrorCode::InvalidConfig => "invalid_config",

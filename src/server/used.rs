@@ -9,7 +9,26 @@ use crate::code::ErrorCode;
 use crate::error::{Error, Result};
 use crate::workflow::Action;
 
-use super::args::FIELD_NAMES;
+/// The fields of [`super::args::BmadTaskArgs`], as the input schema names them.
+pub const FIELD_NAMES: [&str; 17] = [
+    "action",
+    "session_id",
+    "task_name",
+    "cwd",
+    "objective",
+    "engines",
+    "stage",
+    "claude_result",
+    "codex_result",
+    "answers",
+    "confirmed",
+    "approved",
+    "feedback",
+    "scope",
+    "cursor",
+    "mine",
+    "digest",
+];
 
 /// The fields `action` uses; `accepting` is false for a `confirm` or `approve` given
 /// `false` (a rejection).
@@ -19,7 +38,7 @@ fn used(action: Action, accepting: bool) -> Vec<&'static str> {
     let decision = ["digest", "feedback"];
     match action {
         Action::Start => out.extend(["objective", "engines"]),
-        Action::List => out.push("cursor"),
+        Action::List => out.extend(["cursor", "mine"]),
         Action::Status => out.extend(session),
         Action::Submit => {
             out.extend(session);
@@ -61,7 +80,7 @@ fn goes_with(field: &str) -> &'static str {
         "scope" => "it goes with an `approve` that accepts the plan",
         "objective" | "engines" => "it goes with `start`",
         "stage" | "claude_result" | "codex_result" => "it goes with `submit`",
-        "cursor" => "it goes with `list`",
+        "cursor" | "mine" => "it goes with `list`",
         "confirmed" => "it goes with `confirm`",
         "approved" => "it goes with `approve`",
         "digest" => "it goes with a decision (`answer`, `confirm`, `approve`, `reject`)",

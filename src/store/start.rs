@@ -7,9 +7,11 @@ use chrono::{DateTime, Utc};
 
 use super::mapping::{with_entry, MappingEntry, MAPPING};
 use super::sessions::{json_text, session_rel};
-use super::{owner_rel, slug_for, Project, Store};
+use super::{names, owner_rel, slug_for, Project, Store};
 use crate::error::{Error, Result};
+use crate::git::Repo;
 use crate::workflow::engine::{self, Engine};
+use crate::workflow::person::Person;
 use crate::workflow::session::{timestamp, Session};
 
 /// A started session, and what the caller should be told about the project.
@@ -17,6 +19,26 @@ use crate::workflow::session::{timestamp, Session};
 pub struct Started {
     pub session: Session,
     pub notices: Vec<String>,
+}
+
+/// What git says of the project at `start`.
+struct Team {
+    repo: Option<Repo>,
+    owner: Option<Person>,
+    branch: Option<String>,
+}
+
+impl Team {
+    fn of(project: &Project) -> Team {
+        let repo = Repo::at(&project.root);
+        let owner = crate::git::from_env().or_else(|| repo.as_ref()?.identity());
+        let branch = repo.as_ref().and_then(Repo::branch);
+        Team {
+            repo,
+            owner,
+            branch,
+        }
+    }
 }
 
 /// What this `start` made, to take back if it fails.
@@ -61,7 +83,9 @@ impl Store {
             }
         };
         let engines = engine::for_start(objective, engines);
-        let result = self.start_locked(&project, objective, engines, clock, &mut made);
+        // Asked of git before the lock is taken: who starts it, on which branch.
+        let team = Team::of(&project);
+        let result = self.start_locked(&project, objective, engines, &team, clock, &mut made);
         if result.is_err() {
             // Under the lock, so no other `start` is half-way in this project.
             undo(&project, &made);
@@ -75,6 +99,7 @@ impl Store {
         project: &Project,
         objective: &str,
         engines: Vec<Engine>,
+        team: &Team,
         clock: &dyn Fn() -> DateTime<Utc>,
         made: &mut Made,
     ) -> Result<Started> {
@@ -84,7 +109,15 @@ impl Store {
         if let Some(why) = &taken.rebuilt_because {
             notices.push(keep_aside(project, why, clock())?);
         }
-        let base = slug_for(objective);
+        let id = uuid::Uuid::new_v4().to_string();
+        let base = match &team.repo {
+            Some(_) => names::for_team(
+                &slug_for(objective),
+                team.owner.as_ref().and_then(Person::handle).as_deref(),
+                &id[..4],
+            ),
+            None => slug_for(objective),
+        };
         let mut task_name = None;
         for name in taken.index.candidates(&base) {
             if project.create_dir_new(&format!(".claude/specs/{name}"))? {
@@ -99,14 +132,16 @@ impl Store {
         })?;
         made.task_dir = Some(format!(".claude/specs/{task_name}"));
         let now = clock();
-        let session = Session::new(
-            uuid::Uuid::new_v4().to_string(),
+        let mut session = Session::new(
+            id,
             task_name,
             project.display(),
             objective.to_string(),
             engines,
             now,
         );
+        session.owner = team.owner.clone();
+        session.branch = team.branch.clone();
         let entry = MappingEntry {
             task_name: session.task_name.clone(),
             objective: objective.to_string(),
