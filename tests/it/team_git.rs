@@ -227,6 +227,33 @@ async fn two_clones_merge_their_tasks_and_a_task_advanced_on_both_is_reported() 
         text.contains("Ada Lovelace <ada@example.org>  on main"),
         "{text}"
     );
+    // --owner speaks for someone else (as BMAD_OWNER does): Ada's, from Bob's clone.
+    let out = bin(&t.bob)
+        .args(["--owner", "A. Lovelace <ADA@example.org>", "list", "--mine"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(ada_task) && !text.contains(bob_task),
+        "{text}"
+    );
+
+    // Bob's plan was written on the first commit; Ada changed src/lib.rs since. The
+    // resume briefing and status say so …
+    let mut params = rmcp::model::GetPromptRequestParams::new("resume");
+    if let Value::Object(m) = json!({"task": bob_task}) {
+        params = params.with_arguments(m);
+    }
+    let briefing = b.peer().get_prompt(params).await.unwrap();
+    let briefing = briefing.messages[0].content.as_text().unwrap().text.clone();
+    assert!(
+        briefing.contains("Drift: 1 project file(s) changed since the Scrum Master document"),
+        "{briefing}"
+    );
+    assert!(briefing.contains("src/lib.rs"), "{briefing}");
+    let v = on(&b, &bob_sid, json!({"action": "status"})).await;
+    assert_eq!(v["drift"]["since_stage"], "sm", "{v:#}");
+    assert_eq!(v["drift"]["files"], json!(["src/lib.rs"]));
 
     // Both advance there. Bob's development starts on code Ada changed after his plan
     // was written: the reply names the file.
