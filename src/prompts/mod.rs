@@ -105,7 +105,8 @@ pub fn render(session: &Session, stage: Stage, guidance: &[String], template: &s
         .map(|g| format!("{g}/100"))
         .unwrap_or_else(|| "none".into());
 
-    let values: [(&str, String); 14] = [
+    let values: [(&str, String); 15] = [
+        ("trace", crate::workflow::trace::prompt_text(session, stage)),
         ("checks", checks_text(session, stage)),
         ("design_focus", design_focus(&session.objective).to_string()),
         ("engines", engines_note(&session.engines_for(stage))),

@@ -5,6 +5,7 @@ use super::{Exit, Outcome};
 use crate::code::{visible, visible_lines};
 use crate::server::reply;
 use crate::store::{SessionKey, Store};
+use crate::workflow::State;
 
 pub(super) fn list(store: &Store) -> Outcome {
     let project = store.project(None).map_err(|e| e.to_string())?;
@@ -71,6 +72,13 @@ pub(super) fn status(store: &Store, key: &SessionKey) -> Outcome {
     println!("task {} ({})", visible(&s.task_name), s.session_id);
     println!("stage {}, state {}", s.current_stage, s.current_state);
     println!("{}", visible_lines(&r.user_message));
+    if let Some(t) = r
+        .trace
+        .as_ref()
+        .filter(|_| s.current_state != State::Completed)
+    {
+        println!("{}", visible(&t.line()));
+    }
     for (stage, rec) in s.stages.iter() {
         let Some(run) = &rec.checks else { continue };
         println!("checks of {stage}, run {}:", visible(&run.at));

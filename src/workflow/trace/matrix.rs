@@ -1,0 +1,384 @@
+//! The matrix (requirement → architecture → sprint → closing result), built from what each
+//! stage's record holds of its document's ids, and the compact summary every view shows.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::{few, ids, Intent, Open, Outcome, Requirement, TestResult, Traced};
+use crate::workflow::session::Session;
+use crate::workflow::stage::Stage;
+
+/// What a stage's document does with the ids, asked of the stage table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// The PRD defines them.
+    Defines,
+    /// The architecture maps its components to them.
+    Designs,
+    /// The sprint plan names them per sprint.
+    Plans,
+    /// The developer's report names what it implemented.
+    Implements,
+    /// The report that closes the track gives a result per id and the intent verdict.
+    Verifies,
+    /// Nothing (the review, in the full track).
+    None,
+}
+
+pub fn part(stage: Stage) -> Part {
+    if stage == Stage::FIRST {
+        Part::Defines
+    } else if stage.closes_track() {
+        Part::Verifies
+    } else if stage == Stage::approval() {
+        Part::Plans
+    } else if stage.builds_scope() {
+        Part::Implements
+    } else if stage < Stage::approval() {
+        Part::Designs
+    } else {
+        Part::None
+    }
+}
+
+/// The stage whose record holds what `part`'s document says.
+fn stage_of(want: Part) -> Option<Stage> {
+    Stage::ALL.into_iter().find(|s| part(*s) == want)
+}
+
+/// One requirement's row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row<'a> {
+    pub req: &'a Requirement,
+    pub design: &'a [String],
+    /// The sprints that plan it (0, a mention outside any sprint, is left out).
+    pub sprints: Vec<u32>,
+    /// In the approved scope: `None` before the approval.
+    pub in_scope: Option<bool>,
+    pub built: bool,
+    pub result: Option<&'a TestResult>,
+    pub accepted: bool,
+}
+
+impl Row<'_> {
+    /// An acceptance criterion, which is verified but not designed or planned itself.
+    pub fn is_criterion(&self) -> bool {
+        ids::prefix(&self.req.id) == "AC"
+    }
+
+    pub fn passes(&self) -> bool {
+        self.result
+            .is_some_and(|r| r.outcome == Outcome::Pass && !r.evidence.is_empty())
+    }
+}
+
+/// The matrix of a session whose PRD defines ids.
+#[derive(Debug, Clone)]
+pub struct Matrix<'a> {
+    pub rows: Vec<Row<'a>>,
+    /// Ids a later document names that the PRD does not define, with the stage naming it.
+    pub unknown: Vec<(Stage, String)>,
+    /// Whether the architecture, the plan, the developer's report name any id.
+    pub designed_any: bool,
+    pub planned_any: bool,
+    pub approved: bool,
+    /// Whether the closing stage has a report.
+    pub verified: bool,
+    pub intent: Option<&'a Intent>,
+}
+
+static EMPTY: Vec<String> = Vec::new();
+
+impl<'a> Matrix<'a> {
+    /// The matrix of `s`, or `None` when its PRD defines no id.
+    pub fn of(s: &'a Session) -> Option<Matrix<'a>> {
+        let get = |p: Part| -> Option<&'a Traced> { stage_of(p).map(|st| &s.record(st).trace) };
+        let defined = &get(Part::Defines)?.defined;
+        if defined.is_empty() {
+            return None;
+        }
+        let design = get(Part::Designs);
+        let plan = get(Part::Plans);
+        let built = get(Part::Implements);
+        let closing = stage_of(Part::Verifies);
+        let verify = closing.map(|st| s.record(st));
+        let verified = verify.is_some_and(|r| r.iteration > 0);
+        let approval = s.record(Stage::approval());
+        let scope = approval.scope_sprints.as_ref();
+        let planned_any = plan.is_some_and(|p| p.sprints.keys().any(|_| true));
+        let whole = approval.sprints.is_empty() || !planned_any;
+        let mut rows: Vec<Row> = defined
+            .iter()
+            .map(|req| {
+                let sprints: Vec<u32> = plan
+                    .and_then(|p| p.sprints.get(&req.id))
+                    .map(|v| v.iter().copied().filter(|n| *n > 0).collect())
+                    .unwrap_or_default();
+                let in_scope = scope.map(|sc| whole || sprints.iter().any(|n| sc.contains(n)));
+                Row {
+                    req,
+                    design: design
+                        .and_then(|d| d.covers.get(&req.id))
+                        .map_or(&EMPTY[..], |v| &v[..]),
+                    sprints,
+                    in_scope,
+                    built: built.is_some_and(|b| b.covers.contains_key(&req.id)),
+                    result: verify.and_then(|r| r.trace.results.get(&req.id)),
+                    accepted: verify
+                        .is_some_and(|r| r.trace.accepted.iter().any(|o| o.id == req.id)),
+                }
+            })
+            .collect();
+        // A criterion without sprints of its own is in scope with the requirements it names
+        // (with none named, it is in scope).
+        let scope_of: Vec<(String, Option<bool>)> = rows
+            .iter()
+            .map(|r| (r.req.id.clone(), r.in_scope))
+            .collect();
+        for r in rows
+            .iter_mut()
+            .filter(|r| r.is_criterion() && r.sprints.is_empty())
+        {
+            if r.in_scope.is_some() && !whole {
+                let named: Vec<Option<bool>> = scope_of
+                    .iter()
+                    .filter(|(id, _)| r.req.refs.contains(id))
+                    .map(|(_, s)| *s)
+                    .collect();
+                r.in_scope = Some(named.is_empty() || named.contains(&Some(true)));
+            }
+        }
+        let mut unknown = Vec::new();
+        for st in Stage::ALL {
+            let t = &s.record(st).trace;
+            let named = t
+                .covers
+                .keys()
+                .chain(t.sprints.keys())
+                .chain(t.results.keys());
+            for id in named {
+                if !defined.iter().any(|r| &r.id == id) && !unknown.iter().any(|(_, u)| u == id) {
+                    unknown.push((st, id.clone()));
+                }
+            }
+        }
+        Some(Matrix {
+            rows,
+            unknown,
+            designed_any: design.is_some_and(|d| !d.covers.is_empty()),
+            planned_any,
+            approved: scope.is_some(),
+            verified,
+            intent: verify.and_then(|r| r.trace.intent.as_ref()),
+        })
+    }
+
+    fn requirements(&self) -> impl Iterator<Item = &Row<'a>> {
+        self.rows.iter().filter(|r| !r.is_criterion())
+    }
+
+    /// Requirements no sprint plans (once the plan names ids).
+    pub fn unplanned(&self) -> Vec<String> {
+        if !self.planned_any {
+            return Vec::new();
+        }
+        self.requirements()
+            .filter(|r| r.sprints.is_empty())
+            .map(|r| r.req.id.clone())
+            .collect()
+    }
+
+    /// Planned requirements whose sprints the approved scope leaves out.
+    pub fn left_out(&self) -> Vec<String> {
+        self.requirements()
+            .filter(|r| !r.sprints.is_empty() && r.in_scope == Some(false))
+            .map(|r| r.req.id.clone())
+            .collect()
+    }
+
+    /// Requirements no component names (once the architecture names ids).
+    pub fn undesigned(&self) -> Vec<String> {
+        if !self.designed_any {
+            return Vec::new();
+        }
+        self.requirements()
+            .filter(|r| r.design.is_empty())
+            .map(|r| r.req.id.clone())
+            .collect()
+    }
+
+    /// In-scope ids (requirements and criteria) without a passing result, and why.
+    pub fn open(&self) -> Vec<Open> {
+        self.rows
+            .iter()
+            .filter(|r| r.in_scope != Some(false) && !r.passes())
+            .map(|r| Open {
+                id: r.req.id.clone(),
+                why: match r.result {
+                    None => "no result".into(),
+                    Some(t) if t.outcome == Outcome::Pass => "pass without evidence".into(),
+                    Some(t) => t.outcome.word().into(),
+                },
+            })
+            .collect()
+    }
+
+    /// The compact view: counts, and at most ten ids per list.
+    pub fn summary(&self, path: Option<String>) -> Summary {
+        let reqs: Vec<&Row> = self.requirements().collect();
+        let cut = |v: Vec<String>| cut(&v);
+        let without_pass = if self.verified {
+            self.open()
+                .into_iter()
+                .filter(|o| !self.rows.iter().any(|r| r.req.id == o.id && r.accepted))
+                .map(|o| format!("{} ({})", o.id, o.why))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Summary {
+            requirements: reqs.len(),
+            criteria: self.rows.len() - reqs.len(),
+            designed: reqs.iter().filter(|r| !r.design.is_empty()).count(),
+            planned: reqs.iter().filter(|r| !r.sprints.is_empty()).count(),
+            in_scope: self.approved.then(|| {
+                self.rows
+                    .iter()
+                    .filter(|r| r.in_scope == Some(true))
+                    .count()
+            }),
+            passing: self
+                .verified
+                .then(|| self.rows.iter().filter(|r| r.passes()).count()),
+            unplanned: cut(self.unplanned()),
+            left_out: cut(self.left_out()),
+            undesigned: cut(self.undesigned()),
+            without_pass: cut(without_pass),
+            accepted_risk: cut(self
+                .rows
+                .iter()
+                .filter(|r| r.accepted)
+                .map(|r| r.req.id.clone())
+                .collect()),
+            unknown: cut(self
+                .unknown
+                .iter()
+                .map(|(st, id)| format!("{id} ({st})"))
+                .collect()),
+            intent: self.intent.map(Intent::describe),
+            matrix: path,
+        }
+    }
+}
+
+/// At most ten entries, the last saying how many more there are.
+fn cut(v: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = v.iter().take(10).cloned().collect();
+    if v.len() > 10 {
+        out.push(format!("and {} more", v.len() - 10));
+    }
+    out
+}
+
+/// The matrix as every view shows it: counts, and the ids that need attention (at most ten
+/// per list, then how many more), whatever the PRD's size.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Summary {
+    /// Requirements (`FR`, `NFR`) and acceptance criteria (`AC`) the PRD defines.
+    pub requirements: usize,
+    pub criteria: usize,
+    /// Requirements a component names, and a sprint plans.
+    pub designed: usize,
+    pub planned: usize,
+    /// Ids in the approved scope, once approved; with a passing result, once verified.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_scope: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub passing: Option<usize>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unplanned: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub undesigned: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub without_pass: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub accepted_risk: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unknown: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub intent: Option<String>,
+    /// The whole matrix, one row per id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matrix: Option<String>,
+}
+
+impl Summary {
+    /// One paragraph: `Trace: 3 requirements, 0 criteria; designed 3, planned 2, in scope
+    /// 2, passing 1. Planned nowhere: FR-3. …`.
+    pub fn line(&self) -> String {
+        let mut out = format!(
+            "Trace: {} requirement(s), {} acceptance criteria; designed {}, planned {}",
+            self.requirements, self.criteria, self.designed, self.planned
+        );
+        if let Some(n) = self.in_scope {
+            out.push_str(&format!(", in scope {n}"));
+        }
+        if let Some(n) = self.passing {
+            out.push_str(&format!(", passing {n}"));
+        }
+        out.push('.');
+        for (label, list) in [
+            ("Planned in no sprint", &self.unplanned),
+            ("Left out of the approved scope", &self.left_out),
+            ("Named by no component", &self.undesigned),
+            ("In scope without a passing result", &self.without_pass),
+            ("Accepted as a risk", &self.accepted_risk),
+            ("Ids the PRD does not define", &self.unknown),
+        ] {
+            if !list.is_empty() {
+                out.push_str(&format!(" {label}: {}.", list.join(", ")));
+            }
+        }
+        if let Some(i) = &self.intent {
+            out.push_str(&format!(" {i}."));
+        }
+        if let Some(m) = &self.matrix {
+            out.push_str(&format!(" Matrix: {m}."));
+        }
+        out
+    }
+}
+
+/// The whole matrix as a Markdown document, one row per id.
+pub fn markdown(m: &Matrix, summary: &Summary) -> String {
+    let mut out = String::from("# Traceability matrix\n\n");
+    out.push_str(&summary.line());
+    out.push_str("\n\n| Id | Requirement | Architecture | Sprints | Scope | Built | Result | Evidence |\n|---|---|---|---|---|---|---|---|\n");
+    let cell = |s: &str| s.replace('|', "\\|");
+    for r in &m.rows {
+        let sprints: Vec<String> = r.sprints.iter().map(u32::to_string).collect();
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            r.req.id,
+            cell(&r.req.text),
+            cell(&few(r.design, 3)),
+            few(&sprints, 5),
+            match r.in_scope {
+                None => "-",
+                Some(true) => "in",
+                Some(false) => "out",
+            },
+            if r.built { "yes" } else { "-" },
+            match (r.result, r.accepted) {
+                (Some(t), true) => format!("{} (risk accepted)", t.outcome.word()),
+                (None, true) => "none (risk accepted)".into(),
+                (Some(t), false) => t.outcome.word().into(),
+                (None, false) => "-".into(),
+            },
+            cell(r.result.map_or("", |t| t.evidence.as_str())),
+        ));
+    }
+    out
+}
