@@ -130,6 +130,16 @@ async fn three_requirements_traced_from_the_prd_to_a_qa_verdict_accepted_per_id(
         text(&v)
     );
     assert_eq!(v["trace"]["unplanned"], json!(["NFR-1"]));
+    // The human sees it in the terminal (declining here; the approval follows below).
+    #[cfg(unix)]
+    {
+        let (_, out) =
+            crate::support::terminal::in_terminal(&sb.project, &["approve", &task], "[y/N]", "n\n");
+        assert!(
+            out.contains("Note: Traceability: the Scrum Master document no sprint plans NFR-1."),
+            "{out}"
+        );
+    }
     let v = call(&c, &sid, json!({"action": "approve", "scope": "all"})).await;
     assert!(
         notices(&v).contains("Planned in no sprint: NFR-1."),

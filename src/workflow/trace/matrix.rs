@@ -382,3 +382,120 @@ pub fn markdown(m: &Matrix, summary: &Summary) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workflow::session::Sprint;
+    use crate::workflow::trace::documents;
+    use crate::workflow::Engine;
+
+    /// A session whose PRD, architecture and plan are `prd`, `arch` and `plan`, approved
+    /// with `scope` (sprint numbers) when given.
+    fn session(prd: &str, arch: &str, plan: &str, scope: Option<Vec<u32>>) -> Session {
+        let mut s = Session::new(
+            "id".into(),
+            "todo".into(),
+            "/p".into(),
+            "Build a todo app".into(),
+            vec![Engine::Claude],
+            chrono::Utc::now(),
+        );
+        s.record_mut(Stage::Po).trace.defined = documents::prd(prd).0;
+        s.record_mut(Stage::Architect).trace.covers = documents::covers(arch);
+        let sm = s.record_mut(Stage::Sm);
+        sm.trace.sprints = documents::plan(plan);
+        sm.sprints = crate::workflow::submission::sprints(plan)
+            .into_iter()
+            .map(|(number, title)| Sprint { number, title })
+            .collect();
+        sm.scope_sprints = scope;
+        s
+    }
+
+    const PRD: &str = "## Functional Requirements\n- FR-1: add\n- FR-2: share\n- FR-3: export\n## Technical Requirements\n- NFR-1: fast\n## Acceptance\n- AC-1 (FR-2): shared lists show\n- AC-2: any\n";
+    const ARCH: &str = "## API\nCovers: FR-1, FR-2, FR-8\n";
+    const PLAN: &str = "## Sprint 1: Core\nCovers: FR-1, NFR-1\n## Sprint 2: Share\nCovers: FR-2\n";
+
+    #[test]
+    fn the_matrix_names_what_is_unplanned_left_out_undesigned_and_unknown() {
+        let s = session(PRD, ARCH, PLAN, Some(vec![1]));
+        let m = Matrix::of(&s).unwrap();
+        assert_eq!(m.unplanned(), ["FR-3"]);
+        assert_eq!(m.left_out(), ["FR-2"]);
+        assert_eq!(m.undesigned(), ["FR-3", "NFR-1"]);
+        assert_eq!(m.unknown, [(Stage::Architect, "FR-8".to_string())]);
+        // A criterion follows the requirements it names (AC-1 → FR-2, left out); one that
+        // names none is in scope.
+        let scope: Vec<(&str, Option<bool>)> = m
+            .rows
+            .iter()
+            .map(|r| (r.req.id.as_str(), r.in_scope))
+            .collect();
+        assert_eq!(
+            scope,
+            [
+                ("FR-1", Some(true)),
+                ("FR-2", Some(false)),
+                ("FR-3", Some(false)),
+                ("NFR-1", Some(true)),
+                ("AC-1", Some(false)),
+                ("AC-2", Some(true)),
+            ]
+        );
+        let open: Vec<String> = m.open().into_iter().map(|o| o.id).collect();
+        assert_eq!(open, ["FR-1", "NFR-1", "AC-2"]);
+    }
+
+    #[test]
+    fn before_the_approval_nothing_is_in_or_out_and_a_plan_without_ids_keeps_all_in_scope() {
+        let s = session(PRD, "", PLAN, None);
+        let m = Matrix::of(&s).unwrap();
+        assert!(m.rows.iter().all(|r| r.in_scope.is_none()));
+        assert!(
+            m.undesigned().is_empty(),
+            "an architecture without ids says nothing"
+        );
+        let s = session(
+            PRD,
+            "",
+            "## Sprint 1: All\n- it\n## Sprint 2: More\n",
+            Some(vec![1]),
+        );
+        let m = Matrix::of(&s).unwrap();
+        assert!(m.rows.iter().all(|r| r.in_scope == Some(true)));
+        assert!(m.unplanned().is_empty());
+        // No ids in the PRD: no matrix.
+        assert!(Matrix::of(&session(
+            "## Functional Requirements\n- add\n",
+            "",
+            "",
+            None
+        ))
+        .is_none());
+    }
+
+    #[test]
+    fn a_pass_needs_evidence_and_the_summary_stays_short() {
+        let prd: String = (1..=200).map(|n| format!("- FR-{n}: r{n}\n")).collect();
+        let mut s = session(&prd, "", "", Some(vec![1]));
+        let qa = s.record_mut(Stage::Qa);
+        qa.iteration = 1;
+        qa.trace.results = documents::results("| FR-1 | pass | t1 |\n| FR-2 | pass |  |\n");
+        let m = Matrix::of(&s).unwrap();
+        let open = m.open();
+        assert_eq!(open.len(), 199);
+        assert_eq!(open[0].id, "FR-2");
+        assert_eq!(open[0].why, "pass without evidence");
+        let summary = m.summary(None);
+        assert_eq!(summary.passing, Some(1));
+        assert_eq!(summary.without_pass.len(), 11);
+        assert_eq!(summary.without_pass[10], "and 189 more");
+        assert!(summary.line().len() < 600, "{}", summary.line());
+        let table = markdown(&m, &summary);
+        assert_eq!(
+            table.lines().filter(|l| l.starts_with("| FR-")).count(),
+            200
+        );
+    }
+}
