@@ -76,7 +76,8 @@ impl Step<'_> {
             Part::Designs | Part::Implements
                 if mine.is_empty() && rec_is_empty(&self.session, stage) =>
             {
-                notes.push("names no requirement id on a `Covers:` line".into());
+                notes
+                    .push("names no requirement id on a `Covers:` (or `Implemented:`) line".into());
             }
             Part::Plans => {
                 let none = m.unplanned();

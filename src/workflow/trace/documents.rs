@@ -275,28 +275,26 @@ pub fn intent(document: &str) -> Option<Intent> {
         })
         .next_back()?;
     let lower = value.to_lowercase();
-    let verdict = if lower.starts_with("not met") || lower.starts_with("no") {
-        Met::NotMet
-    } else if lower.starts_with("partly") || lower.starts_with("partial") {
-        Met::Partly
-    } else if lower.starts_with("met") || lower.starts_with("yes") {
-        Met::Met
-    } else {
-        return None;
-    };
-    let word_end = [
-        "not met",
-        "partly met",
-        "partially met",
-        "partly",
-        "partially",
-        "met",
-        "yes",
-        "no",
+    // The verdict word, whole: `no` is a verdict, `none` and `not stated` are not.
+    let (word_end, verdict) = [
+        ("not met", Met::NotMet),
+        ("partly met", Met::Partly),
+        ("partially met", Met::Partly),
+        ("partly", Met::Partly),
+        ("partially", Met::Partly),
+        ("met", Met::Met),
+        ("yes", Met::Met),
+        ("no", Met::NotMet),
     ]
     .into_iter()
-    .find(|w| lower.starts_with(w))
-    .map_or(0, str::len);
+    .find(|(w, _)| {
+        lower.starts_with(w)
+            && !lower[w.len()..]
+                .chars()
+                .next()
+                .is_some_and(char::is_alphanumeric)
+    })
+    .map(|(w, v)| (w.len(), v))?;
     let mut unmet: Vec<String> = Vec::new();
     let rest = value[word_end..].trim_start_matches(|c: char| {
         c.is_whitespace() || matches!(c, ':' | '—' | '–' | '-' | '.' | ',' | '(' | '*')
@@ -401,6 +399,11 @@ mod tests {
             "no export"
         );
         assert_eq!(intent("Intent: maybe"), None);
+        assert_eq!(intent("Intent: not stated"), None);
+        assert_eq!(
+            intent("Intent: No, export is missing").unwrap().unmet,
+            "export is missing"
+        );
         assert_eq!(intent("no line"), None);
     }
 }

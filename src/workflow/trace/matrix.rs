@@ -105,7 +105,10 @@ impl<'a> Matrix<'a> {
         let verified = verify.is_some_and(|r| r.iteration > 0);
         let approval = s.record(Stage::approval());
         let scope = approval.scope_sprints.as_ref();
-        let planned_any = plan.is_some_and(|p| p.sprints.keys().any(|_| true));
+        // Whether the plan names any id under a sprint (one named outside every sprint plans
+        // nothing).
+        let planned_any =
+            plan.is_some_and(|p| p.sprints.values().any(|v| v.iter().any(|n| *n > 0)));
         let whole = approval.sprints.is_empty() || !planned_any;
         let mut rows: Vec<Row> = defined
             .iter()
