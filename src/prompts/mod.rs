@@ -515,6 +515,34 @@ mod tests {
     }
 
     #[test]
+    fn the_closing_prompt_carries_the_objective_the_criteria_and_the_matrix() {
+        use crate::workflow::trace::documents;
+        let mut s = session();
+        s.record_mut(Stage::Po).trace.defined = documents::prd(
+            "## Functional Requirements\n- FR-1: Add a todo.\n- FR-2: Share.\n- AC-1 (FR-1): Given a list, when I add, then it shows.\n",
+        )
+        .0;
+        s.record_mut(Stage::Sm).trace.sprints = documents::plan("## Sprint 1: A\nCovers: FR-1\n");
+        let qa = render(&s, Stage::Qa, &[], Stage::Qa.prompt_source());
+        for part in [
+            "The objective as the user first wrote it: \"Build a todo app\"",
+            "- AC-1: (FR-1): Given a list, when I add, then it shows.",
+            "The matrix now: Trace: 2 requirement(s), 1 acceptance criteria; designed 0, planned 1. Planned in no sprint: FR-2.",
+            "Ids in the approved scope, each needing a result (3): FR-1, FR-2, AC-1",
+            "`Intent: met`",
+        ] {
+            assert!(qa.contains(part), "{part}\n{qa}");
+        }
+        // The roles before it are given the ids to name.
+        let sm = render(&s, Stage::Sm, &[], Stage::Sm.prompt_source());
+        assert!(
+            sm.contains("The confirmed PRD's ids (3): FR-1, FR-2, AC-1"),
+            "{sm}"
+        );
+        assert!(sm.contains("`Covers: FR-1, NFR-2`"));
+    }
+
+    #[test]
     fn rendering_fills_every_placeholder() {
         let mut s = session();
         for stage in Stage::ALL {
