@@ -526,8 +526,8 @@ mod tests {
         let qa = render(&s, Stage::Qa, &[], Stage::Qa.prompt_source());
         for part in [
             "The objective as the user first wrote it: \"Build a todo app\"",
-            "- AC-1: (FR-1): Given a list, when I add, then it shows.",
-            "The matrix now: Trace: 2 requirement(s), 1 acceptance criteria; designed 0, planned 1. Planned in no sprint: FR-2.",
+            "- AC-1: Given a list, when I add, then it shows.",
+            "The matrix now: Trace: 2 requirements, 1 acceptance criterion; designed 0, planned 1. Planned in no sprint: FR-2.",
             "Ids in the approved scope, each needing a result (3): FR-1, FR-2, AC-1",
             "`Intent: met`",
         ] {

@@ -94,7 +94,7 @@ async fn three_requirements_traced_from_the_prd_to_a_qa_verdict_accepted_per_id(
     // The confirmed PRD's ids are recorded with the decision.
     let v = call(&c, &sid, json!({"action": "confirm"})).await;
     assert!(
-        notices(&v).contains("The confirmed PRD defines 4 id(s): AC-1, FR-1, FR-2, NFR-1."),
+        notices(&v).contains("The confirmed PRD defines 4 ids: AC-1, FR-1, FR-2, NFR-1."),
         "{v:#}"
     );
     let s = session(&sb.project, &sid);
@@ -166,7 +166,7 @@ async fn three_requirements_traced_from_the_prd_to_a_qa_verdict_accepted_per_id(
     );
     let msg = text(&v);
     assert!(
-        msg.contains("does not pass: 2 requirement(s) in scope without a passing result: AC-1 (no result), FR-2 (fail); Intent: partly met (sharing a list does not work)"),
+        msg.contains("does not pass: 2 ids in scope without a passing result: AC-1 (no result), FR-2 (fail); Intent: partly met (sharing a list does not work)"),
         "{msg}"
     );
     assert_eq!(
@@ -189,7 +189,7 @@ async fn three_requirements_traced_from_the_prd_to_a_qa_verdict_accepted_per_id(
     );
     let end = text(&v);
     let matrix = format!(".claude/specs/{task}/traceability.md");
-    let line = format!("Trace: 3 requirement(s), 1 acceptance criteria; designed 3, planned 2, in scope 3, passing 1. Planned in no sprint: NFR-1. Accepted as a risk: AC-1, FR-2. Ids the PRD does not define: FR-9 (architect), FR-7 (qa). Intent: partly met (sharing a list does not work). Matrix: {matrix}.");
+    let line = format!("Trace: 3 requirements, 1 acceptance criterion; designed 3, planned 2, in scope 3, passing 1. Planned in no sprint: NFR-1. Accepted as a risk: AC-1, FR-2. Ids the PRD does not define: FR-9 (architect), FR-7 (qa). Intent: partly met (sharing a list does not work). Matrix: {matrix}.");
     assert!(end.contains(&line), "{end}");
     let s = session(&sb.project, &sid);
     assert_eq!(
@@ -199,6 +199,14 @@ async fn three_requirements_traced_from_the_prd_to_a_qa_verdict_accepted_per_id(
     let table = std::fs::read_to_string(sb.project.join(&matrix)).unwrap();
     eprintln!("{table}");
     assert!(table.contains("| FR-2 | Share a list. | Lists API | 2 | in | yes | fail (risk accepted) | tests::shares_a_list |"), "{table}");
+    // docs/traceability.md shows this very matrix.
+    let docs =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/traceability.md"))
+            .unwrap();
+    assert!(
+        docs.contains(table.trim()),
+        "docs/traceability.md no longer shows:\n{table}"
+    );
     assert!(
         table.contains(
             "| FR-1 | Add a todo. | Lists API | 1 | in | yes | pass | tests::adds_a_todo |"
@@ -329,7 +337,9 @@ async fn two_hundred_requirements_keep_every_view_bounded() {
     let stop = &replies[8];
     assert_eq!(stop["state"], "awaiting_confirmation");
     assert!(
-        text(stop).contains("51 requirement(s) in scope without a passing result: AC-1 (no result), FR-101 (no result)"),
+        text(stop).contains(
+            "51 ids in scope without a passing result: AC-1 (no result), FR-101 (no result)"
+        ),
         "{}",
         text(stop)
     );
@@ -343,6 +353,10 @@ async fn two_hundred_requirements_keep_every_view_bounded() {
     assert_eq!(t["left_out"].as_array().unwrap().len(), 10, "{t:#}");
     assert_eq!(t["left_out"][0], "FR-151");
     assert_eq!(t["without_pass"][10], "and 41 more", "{t:#}");
+    // The status reply, the stored session included, stays under the reply limit.
+    let status = replies[9].to_string();
+    eprintln!("status reply: {} bytes", status.len());
+    assert!(status.len() < 64 * 1024, "{} bytes", status.len());
     for r in &replies {
         let trace = r["trace"].to_string();
         assert!(

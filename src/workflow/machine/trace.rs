@@ -182,8 +182,8 @@ impl Step<'_> {
             .collect();
         if !ids.is_empty() {
             self.facts.notices.push(format!(
-                "The confirmed PRD defines {} id(s): {}.",
-                ids.len(),
+                "The confirmed PRD defines {}: {}.",
+                super::super::trace::count(ids.len(), "id", "ids"),
                 few(&ids, 10)
             ));
         }

@@ -115,6 +115,17 @@ pub fn prd(document: &str) -> (Vec<Requirement>, Vec<String>) {
         } else {
             Vec::new()
         };
+        // `(FR-1): Given …` reads as `Given …`: the ids are in `refs`.
+        let rest = match rest.strip_prefix('(').and_then(|r| r.split_once(')')) {
+            Some((inside, after))
+                if inside
+                    .split([',', ' '])
+                    .all(|w| w.is_empty() || ids::parse(w).is_some()) =>
+            {
+                after.trim_start_matches([':', ' ', '—', '–', '-'])
+            }
+            _ => rest,
+        };
         defined.push(Requirement {
             id,
             text: clip(rest.trim_end_matches(['|', ' ']).trim(), 100),
@@ -328,6 +339,7 @@ mod tests {
         assert_eq!(ids, ["FR-1", "FR-2", "FR-3", "NFR-1", "AC-1"]);
         assert_eq!(defined[1].text, "Share a list | Must");
         assert_eq!(defined[4].refs, ["FR-1"]);
+        assert_eq!(defined[4].text, "Given a list, when I add, then it shows.");
         assert!(problems.is_empty(), "{problems:?}");
     }
 

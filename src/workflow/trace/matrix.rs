@@ -322,8 +322,11 @@ impl Summary {
     /// 2, passing 1. Planned nowhere: FR-3. …`.
     pub fn line(&self) -> String {
         let mut out = format!(
-            "Trace: {} requirement(s), {} acceptance criteria; designed {}, planned {}",
-            self.requirements, self.criteria, self.designed, self.planned
+            "Trace: {}, {}; designed {}, planned {}",
+            super::count(self.requirements, "requirement", "requirements"),
+            super::count(self.criteria, "acceptance criterion", "acceptance criteria"),
+            self.designed,
+            self.planned
         );
         if let Some(n) = self.in_scope {
             out.push_str(&format!(", in scope {n}"));

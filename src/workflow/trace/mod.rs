@@ -174,6 +174,11 @@ pub fn closing_line(s: &crate::workflow::Session) -> String {
     format!("{intent}. Trace: the PRD gives its requirements no ids.")
 }
 
+/// `1 requirement`, `3 requirements`.
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// Up to `max` items joined with `, `, then `and N more`: every list of ids a message shows
 /// stays short for a PRD of any size.
 pub fn few<T: AsRef<str>>(items: &[T], max: usize) -> String {
@@ -197,8 +202,8 @@ pub fn failure(rec_trace: &Traced) -> Option<String> {
             .map(|o| format!("{} ({})", o.id, o.why))
             .collect();
         parts.push(format!(
-            "{} requirement(s) in scope without a passing result: {}",
-            named.len(),
+            "{} in scope without a passing result: {}",
+            count(named.len(), "id", "ids"),
             few(&named, 10)
         ));
     }
