@@ -90,8 +90,6 @@ impl Step<'_> {
             _ => {}
         }
         let verdict = (part == Part::Verifies).then(|| m.open());
-        let summary = m.summary(Some(matrix_path(&self.session)));
-        let table = matrix::markdown(&m, &summary);
         if !notes.is_empty() {
             self.facts.notices.push(format!(
                 "Traceability: the {} document {}.",
@@ -100,15 +98,13 @@ impl Step<'_> {
             ));
         }
         if let Some(open) = verdict {
-            self.close(stage, open, table);
+            self.close(stage, open);
         }
     }
 
     /// The closing report: the in-scope ids without a passing result stop at the human,
     /// and so does an intent verdict other than met (or none, where the PRD has ids).
-    fn close(&mut self, stage: Stage, open: Vec<Open>, table: String) {
-        let path = matrix_path(&self.session);
-        self.write(path, table);
+    fn close(&mut self, stage: Stage, open: Vec<Open>) {
         let rec = &mut self.session.record_mut(stage).trace;
         rec.open = open;
         rec.accepted.clear();
@@ -117,6 +113,16 @@ impl Step<'_> {
                 verdict: Met::NotStated,
                 unmet: String::new(),
             });
+        }
+        self.write_matrix();
+    }
+
+    /// Writes the whole matrix, one row per id, beside the stage documents.
+    fn write_matrix(&mut self) {
+        let path = matrix_path(&self.session);
+        if let Some(m) = Matrix::of(&self.session) {
+            let table = matrix::markdown(&m, &m.summary(Some(path.clone())));
+            self.write(path, table);
         }
     }
 
@@ -161,10 +167,7 @@ impl Step<'_> {
             few(&named, 10)
         ));
         // The matrix file says so too.
-        if let Some(m) = Matrix::of(&self.session) {
-            let table = matrix::markdown(&m, &m.summary(Some(matrix_path(&self.session))));
-            self.write(matrix_path(&self.session), table);
-        }
+        self.write_matrix();
     }
 
     /// The PRD's ids, recorded with the decision that confirms it.
