@@ -222,6 +222,15 @@ async fn three_requirements_traced_from_the_prd_to_a_qa_verdict_accepted_per_id(
     let out = bin(&sb.project).args(["status", &task]).output().unwrap();
     let printed = String::from_utf8_lossy(&out.stdout);
     assert!(printed.contains(&line), "{printed}");
+
+    // The session's resource says it in its description.
+    let listed = c.peer().list_resources(None).await.unwrap().resources;
+    let described = listed
+        .iter()
+        .find(|r| r.uri.ends_with(sid.as_str().unwrap()))
+        .and_then(|r| r.description.clone())
+        .unwrap_or_default();
+    assert!(described.contains(&line), "{described}");
     c.close().await;
 }
 
@@ -357,6 +366,9 @@ async fn two_hundred_requirements_keep_every_view_bounded() {
     let status = replies[9].to_string();
     eprintln!("status reply: {} bytes", status.len());
     assert!(status.len() < 64 * 1024, "{} bytes", status.len());
+    let largest = replies.iter().map(|r| r["trace"].to_string().len()).max();
+    let longest = replies.iter().map(|r| text(r).len()).max();
+    eprintln!("largest trace: {largest:?} bytes; longest message: {longest:?} bytes");
     for r in &replies {
         let trace = r["trace"].to_string();
         assert!(
