@@ -85,6 +85,12 @@ pub fn render(session: &Session, stage: Stage, guidance: &[String], template: &s
                     .iter()
                     .map(|g| format!("- The last draft lacked (by its author): {g}")),
             )
+            .chain(
+                rec.trace
+                    .problems
+                    .iter()
+                    .map(|p| format!("- Requirement ids (the server's reading): {p}")),
+            )
             .collect(),
     );
     let previous = rec
@@ -540,6 +546,21 @@ mod tests {
             "{sm}"
         );
         assert!(sm.contains("`Covers: FR-1, NFR-2`"));
+    }
+
+    #[test]
+    fn the_po_revision_is_told_what_the_server_found_of_the_ids() {
+        let mut s = session();
+        let rec = s.record_mut(Stage::Po);
+        rec.iteration = 1;
+        rec.trace.problems = vec!["ids defined more than once: FR-2".into()];
+        let p = render(&s, Stage::Po, &[], Stage::Po.prompt_source());
+        assert!(
+            p.contains(
+                "- Requirement ids (the server's reading): ids defined more than once: FR-2"
+            ),
+            "{p}"
+        );
     }
 
     #[test]

@@ -120,7 +120,7 @@ async fn three_requirements_traced_from_the_prd_to_a_qa_verdict_accepted_per_id(
     call(&c, &sid, json!({"action": "confirm"})).await;
 
     // A plan that leaves NFR-1 out: shown with the plan, to the human who approves.
-    let plan = "# Sprint Plan\n\n## Overview\nTwo sprints.\n\n## Sprint 1: Add\nCovers: FR-1, AC-1\n- Task: add (3 points)\n\n## Sprint 2: Share\nCovers: FR-2\n- Task: share (5 points)\n\n## Dependencies\nNone.\n\n## Risks\nNone.\n";
+    let plan = "# Sprint Plan\n\n## Overview\nTwo sprints.\n\n## Sprint 1: Add\nCovers: FR-1, AC-1\n- Task: add (3 points)\n\n## Sprint 2: Share\n### Story 2.1: Share by link\nCovers: FR-2\n- Task: share (5 points)\n\n## Dependencies\nNone.\n\n## Risks\nNone.\n";
     let v = call(&c, &sid, json!({"action": "submit", "claude_result": plan})).await;
     assert_eq!(v["state"], "awaiting_approval");
     assert!(
@@ -198,7 +198,7 @@ async fn three_requirements_traced_from_the_prd_to_a_qa_verdict_accepted_per_id(
     );
     let table = std::fs::read_to_string(sb.project.join(&matrix)).unwrap();
     eprintln!("{table}");
-    assert!(table.contains("| FR-2 | Share a list. | Lists API | 2 | in | yes | fail (risk accepted) | tests::shares_a_list |"), "{table}");
+    assert!(table.contains("| FR-2 | Share a list. | Lists API | 2 | Story 2.1: Share by link | in | yes | fail (risk accepted) | tests::shares_a_list |"), "{table}");
     // docs/traceability.md shows this very matrix.
     let docs =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/traceability.md"))
@@ -209,12 +209,12 @@ async fn three_requirements_traced_from_the_prd_to_a_qa_verdict_accepted_per_id(
     );
     assert!(
         table.contains(
-            "| FR-1 | Add a todo. | Lists API | 1 | in | yes | pass | tests::adds_a_todo |"
+            "| FR-1 | Add a todo. | Lists API | 1 | Sprint 1: Add | in | yes | pass | tests::adds_a_todo |"
         ),
         "{table}"
     );
     assert!(
-        table.contains("| NFR-1 | p95 under 200 ms. | Store |  | out | - | - |  |"),
+        table.contains("| NFR-1 | p95 under 200 ms. | Store |  |  | out | - | - |  |"),
         "{table}"
     );
 

@@ -41,7 +41,11 @@ impl Step<'_> {
                 }
             }
             Part::Designs | Part::Implements => rec.covers = documents::covers(document),
-            Part::Plans => rec.sprints = documents::plan(document),
+            Part::Plans => {
+                rec.sprints = documents::plan(document);
+                // The headings (a sprint's, or a story's within it) that name each id.
+                rec.covers = documents::covers(document);
+            }
             Part::Verifies => {
                 rec.results = documents::results(document);
                 rec.intent = documents::intent(document);

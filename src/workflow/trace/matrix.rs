@@ -51,6 +51,8 @@ fn stage_of(want: Part) -> Option<Stage> {
 pub struct Row<'a> {
     pub req: &'a Requirement,
     pub design: &'a [String],
+    /// The headings of the plan that name it (a sprint's, or a story's within it).
+    pub plan: &'a [String],
     /// The sprints that plan it (0, a mention outside any sprint, is left out).
     pub sprints: Vec<u32>,
     /// In the approved scope: `None` before the approval.
@@ -122,6 +124,9 @@ impl<'a> Matrix<'a> {
                     req,
                     design: design
                         .and_then(|d| d.covers.get(&req.id))
+                        .map_or(&EMPTY[..], |v| &v[..]),
+                    plan: plan
+                        .and_then(|p| p.covers.get(&req.id))
                         .map_or(&EMPTY[..], |v| &v[..]),
                     sprints,
                     in_scope,
@@ -361,16 +366,17 @@ impl Summary {
 pub fn markdown(m: &Matrix, summary: &Summary) -> String {
     let mut out = String::from("# Traceability matrix\n\n");
     out.push_str(&summary.line());
-    out.push_str("\n\n| Id | Requirement | Architecture | Sprints | Scope | Built | Result | Evidence |\n|---|---|---|---|---|---|---|---|\n");
+    out.push_str("\n\n| Id | Requirement | Architecture | Sprints | Planned under | Scope | Built | Result | Evidence |\n|---|---|---|---|---|---|---|---|---|\n");
     let cell = |s: &str| s.replace('|', "\\|");
     for r in &m.rows {
         let sprints: Vec<String> = r.sprints.iter().map(u32::to_string).collect();
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             r.req.id,
             cell(&r.req.text),
             cell(&few(r.design, 3)),
             few(&sprints, 5),
+            cell(&few(r.plan, 3)),
             match r.in_scope {
                 None => "-",
                 Some(true) => "in",
