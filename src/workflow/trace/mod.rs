@@ -7,12 +7,14 @@
 pub mod documents;
 pub mod ids;
 pub mod matrix;
+mod summary;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-pub use matrix::{Matrix, Row, Summary};
+pub use matrix::{Matrix, Row};
+pub use summary::Summary;
 
 /// A requirement or acceptance criterion as the PRD defines it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
