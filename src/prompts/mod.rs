@@ -85,6 +85,12 @@ pub fn render(session: &Session, stage: Stage, guidance: &[String], template: &s
                     .iter()
                     .map(|g| format!("- The last draft lacked (by its author): {g}")),
             )
+            .chain(
+                rec.trace
+                    .problems
+                    .iter()
+                    .map(|p| format!("- Requirement ids (the server's reading): {p}")),
+            )
             .collect(),
     );
     let previous = rec
@@ -105,7 +111,8 @@ pub fn render(session: &Session, stage: Stage, guidance: &[String], template: &s
         .map(|g| format!("{g}/100"))
         .unwrap_or_else(|| "none".into());
 
-    let values: [(&str, String); 14] = [
+    let values: [(&str, String); 15] = [
+        ("trace", crate::workflow::trace::prompt_text(session, stage)),
         ("checks", checks_text(session, stage)),
         ("design_focus", design_focus(&session.objective).to_string()),
         ("engines", engines_note(&session.engines_for(stage))),
@@ -511,6 +518,49 @@ mod tests {
             assert!(!section(text, "first").is_empty(), "{s}");
             assert!(!section(text, "revise").is_empty(), "{s}");
         }
+    }
+
+    #[test]
+    fn the_closing_prompt_carries_the_objective_the_criteria_and_the_matrix() {
+        use crate::workflow::trace::documents;
+        let mut s = session();
+        s.record_mut(Stage::Po).trace.defined = documents::prd(
+            "## Functional Requirements\n- FR-1: Add a todo.\n- FR-2: Share.\n- AC-1 (FR-1): Given a list, when I add, then it shows.\n",
+        )
+        .0;
+        s.record_mut(Stage::Sm).trace.sprints = documents::plan("## Sprint 1: A\nCovers: FR-1\n");
+        let qa = render(&s, Stage::Qa, &[], Stage::Qa.prompt_source());
+        for part in [
+            "The objective as the user first wrote it: \"Build a todo app\"",
+            "- AC-1: Given a list, when I add, then it shows.",
+            "The matrix now: Trace: 2 requirements, 1 acceptance criterion; designed 0, planned 1. Planned in no sprint: FR-2.",
+            "Ids in the approved scope, each needing a result (3): FR-1, FR-2, AC-1",
+            "`Intent: met`",
+        ] {
+            assert!(qa.contains(part), "{part}\n{qa}");
+        }
+        // The roles before it are given the ids to name.
+        let sm = render(&s, Stage::Sm, &[], Stage::Sm.prompt_source());
+        assert!(
+            sm.contains("The confirmed PRD's ids (3): FR-1, FR-2, AC-1"),
+            "{sm}"
+        );
+        assert!(sm.contains("`Covers: FR-1, NFR-2`"));
+    }
+
+    #[test]
+    fn the_po_revision_is_told_what_the_server_found_of_the_ids() {
+        let mut s = session();
+        let rec = s.record_mut(Stage::Po);
+        rec.iteration = 1;
+        rec.trace.problems = vec!["ids defined more than once: FR-2".into()];
+        let p = render(&s, Stage::Po, &[], Stage::Po.prompt_source());
+        assert!(
+            p.contains(
+                "- Requirement ids (the server's reading): ids defined more than once: FR-2"
+            ),
+            "{p}"
+        );
     }
 
     #[test]

@@ -126,11 +126,19 @@ pub fn list(
         );
     }
     for entry in &page.sessions {
+        let loaded = store.load(None, &SessionKey::Id(entry.session_id.clone()));
+        // The compact matrix, where the session's PRD gives its requirements ids.
+        let trace = loaded
+            .as_ref()
+            .ok()
+            .and_then(|(_, s)| crate::workflow::trace::summary(s))
+            .map(|t| format!(" {}", t.line()))
+            .unwrap_or_default();
         out.push(
             Resource::new(session_uri(&entry.session_id), entry.task_name.clone())
                 .with_title(format!("BMAD session {}", entry.task_name))
                 .with_description(format!(
-                    "The session as stored: stage {}, {}, updated {}.",
+                    "The session as stored: stage {}, {}, updated {}.{trace}",
                     entry.current_stage.id(),
                     entry.current_state.id(),
                     entry.updated_at
@@ -138,7 +146,7 @@ pub fn list(
                 .with_mime_type(JSON),
         );
         // A session that cannot be read now is listed without its documents.
-        let Ok((_, s)) = store.load(None, &SessionKey::Id(entry.session_id.clone())) else {
+        let Ok((_, s)) = loaded else {
             continue;
         };
         for stage in Stage::ALL {

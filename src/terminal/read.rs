@@ -5,6 +5,7 @@ use super::{Exit, Outcome};
 use crate::code::{visible, visible_lines};
 use crate::server::reply;
 use crate::store::{Ignored, SessionKey, Store};
+use crate::workflow::State;
 
 pub(super) fn list(store: &Store, mine: bool) -> Outcome {
     let project = store.project(None).map_err(|e| e.to_string())?;
@@ -87,6 +88,13 @@ pub(super) fn status(store: &Store, key: &SessionKey) -> Outcome {
     println!("{}", visible_lines(&r.user_message));
     if let Some(d) = project.as_ref().and_then(|p| crate::store::drift(p, &s)) {
         println!("{}", visible_lines(&d.describe()));
+    }
+    if let Some(t) = r
+        .trace
+        .as_ref()
+        .filter(|_| s.current_state != State::Completed)
+    {
+        println!("{}", visible(&t.line()));
     }
     for (stage, rec) in s.stages.iter() {
         let Some(run) = &rec.checks else { continue };

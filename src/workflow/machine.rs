@@ -9,6 +9,7 @@ mod decide;
 mod engines;
 mod pending;
 mod submit;
+mod trace;
 mod unchanged;
 mod words;
 

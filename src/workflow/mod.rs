@@ -18,6 +18,7 @@ pub mod sections;
 pub mod session;
 pub mod stage;
 pub mod submission;
+pub mod trace;
 
 pub use action::Action;
 pub use decision::{DecidedBy, Decision, Provenance, Via};

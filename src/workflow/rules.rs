@@ -164,10 +164,15 @@ pub fn failed_verdict(stage: Stage, rec: &StageRecord) -> Option<String> {
         )
     });
     let checks = failed_checks(stage, rec);
-    match (report, checks) {
-        (Some(r), Some(c)) => Some(format!("{r}; {c}")),
-        (r, c) => r.or(c),
-    }
+    // The closing report: in-scope requirements without a passing result, and an intent
+    // verdict other than met (docs/traceability.md).
+    let trace = if stage.closes_track() {
+        super::trace::failure(&rec.trace)
+    } else {
+        None
+    };
+    let parts: Vec<String> = [report, checks, trace].into_iter().flatten().collect();
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 /// What fails in the checks run on `stage`'s latest submission, if it runs checks.

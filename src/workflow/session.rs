@@ -225,6 +225,10 @@ pub struct StageRecord {
     pub accepted_risk: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub artifact: Option<Artifact>,
+    /// The requirement ids this stage's document defines, names or verifies, as the server
+    /// read them (docs/traceability.md).
+    #[serde(default, skip_serializing_if = "super::trace::Traced::is_empty")]
+    pub trace: super::trace::Traced,
     /// The project's checks as the server ran them on the latest submission (dev, QA).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checks: Option<CheckRun>,

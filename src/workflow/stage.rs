@@ -291,6 +291,13 @@ impl Stage {
         self.index().checked_sub(1).map(|i| Stage::ALL[i])
     }
 
+    /// Whether this stage closes the track: its report states a result per requirement id
+    /// and whether the product does what was asked (docs/traceability.md). The full track
+    /// ends in QA; a track that ends elsewhere closes there.
+    pub fn closes_track(self) -> bool {
+        self.next().is_none()
+    }
+
     /// The stage whose document the human approves with a scope (the sprint plan).
     pub fn approval() -> Stage {
         Stage::ALL

@@ -180,8 +180,13 @@ async fn full_workflow_prints_a_line_per_step_and_lists_what_it_produced() {
             .expect("the task folder names its session");
     assert!(uuid_like(owner.trim()), "{owner:?}");
     let mut every_stage: Vec<&str> = Stage::ALL.iter().map(|s| s.artifact_file()).collect();
+    // The traceability matrix, written with the QA report (the fixtures carry ids).
+    every_stage.push("traceability.md");
     every_stage.sort();
-    assert_eq!(specs, every_stage, "a document for every stage");
+    assert_eq!(
+        specs, every_stage,
+        "a document for every stage, and the matrix"
+    );
     let doc = |name: &str| {
         std::fs::read_to_string(project.join(format!(".claude/specs/{task}/{name}"))).unwrap()
     };

@@ -32,6 +32,7 @@ mod races; // confinement while folders are swapped for links; a hard-linked loc
 mod replies; // replies stay bounded whatever comes in
 mod resources; // the MCP prompts and the `bmad://sessions…` resources
 mod strict_policy; // under `gates = "human"` replies name the human's channel
+mod trace; // requirements traced from the PRD to the QA verdict; the intent check (issue 29)
 mod words; // the human's words kept, loops keep their cause, the end says what was built
 mod workflow_e2e; // a whole PO → QA run in both eras, every reply and every file
 

@@ -186,7 +186,8 @@ async def drive(binary, mode):
         check((folder / ".bmad-session").read_text().strip() == v["session_id"], "the folder names its session")
         specs = sorted(p.name for p in folder.iterdir() if p.name != ".bmad-session")
         check(specs == ["01-product-requirements.md", "02-system-architecture.md", "03-sprint-plan.md",
-                        "04-dev-reviewed.md", "05-qa-report.md", "code-implementation.md"], f"documents {specs}")
+                        "04-dev-reviewed.md", "05-qa-report.md", "code-implementation.md",
+                        "traceability.md"], f"documents {specs}")
         return negotiated
 
 

@@ -223,6 +223,12 @@ pub(super) fn awaiting_approval(s: &Session, r: &mut Reply) -> String {
             msg.push_str(&format!("- Sprint {}: {}\n", sp.number, sp.title));
         }
     }
+    if let Some(t) = crate::workflow::trace::summary(s).filter(|t| !t.unplanned.is_empty()) {
+        msg.push_str(&format!(
+            "Requirements planned in no sprint (approving leaves them unbuilt): {}.\n",
+            t.unplanned.join(", ")
+        ));
+    }
     msg.push_str("Please approve it with the sprints to build (all of them, the default, or some, e.g. sprint 1), or send it back with your feedback.");
     msg
 }
@@ -290,8 +296,9 @@ pub(super) fn completed(s: &Session) -> String {
         })
         .unwrap_or_default();
     let mut msg = format!(
-        "The workflow is complete. Review status: {status}. QA score: {qa}.{checks}{} Documents:\n",
-        super::built::scope_built(s)
+        "The workflow is complete. Review status: {status}. QA score: {qa}.{checks}{} {} Documents:\n",
+        super::built::scope_built(s),
+        crate::workflow::trace::closing_line(s)
     );
     for a in &s.artifacts {
         msg.push_str(&format!("- {a}\n"));

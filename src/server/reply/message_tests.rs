@@ -253,10 +253,10 @@ fn completion_names_the_sprints_built_and_those_left_out() {
         .collect();
     plan.scope_sprints = Some(vec![1, 2, 3]);
     assert!(completed(&s).contains(
-        " Sprints built: all 3 of the plan: 1 (Part 1), 2 (Part 2), 3 (Part 3). Documents:"
+        " Sprints built: all 3 of the plan: 1 (Part 1), 2 (Part 2), 3 (Part 3). Intent: not stated. Trace: the PRD gives its requirements no ids. Documents:"
     ));
     s.record_mut(Stage::Sm).scope_sprints = Some(vec![1]);
-    assert!(completed(&s).contains(" Sprints built: 1 (Part 1). Left out of scope: 2 (Part 2), 3 (Part 3); to build them later, start a new BMAD task whose objective names them and the plan, e.g. “Build sprints 2, 3 of the plan in .claude/specs/todo-app/03-sprint-plan.md”. Documents:"), "{}", completed(&s));
+    assert!(completed(&s).contains(" Sprints built: 1 (Part 1). Left out of scope: 2 (Part 2), 3 (Part 3); to build them later, start a new BMAD task whose objective names them and the plan, e.g. “Build sprints 2, 3 of the plan in .claude/specs/todo-app/03-sprint-plan.md”. Intent: not stated. Trace: the PRD gives its requirements no ids. Documents:"), "{}", completed(&s));
 }
 
 #[test]
@@ -265,7 +265,7 @@ fn completion_lists_the_documents() {
     s.artifacts = vec!["a.md".into(), "b.md".into()];
     assert_eq!(
         completed(&s),
-        "The workflow is complete. Review status: not stated. QA score: not stated. Built: the whole plan (.claude/specs/todo-app/03-sprint-plan.md names no sprints). Documents:\n- a.md\n- b.md"
+        "The workflow is complete. Review status: not stated. QA score: not stated. Built: the whole plan (.claude/specs/todo-app/03-sprint-plan.md names no sprints). Intent: not stated. Trace: the PRD gives its requirements no ids. Documents:\n- a.md\n- b.md"
     );
     s.record_mut(Stage::Review).review_status = Some("Pass with Risk".into());
     s.record_mut(Stage::Qa).score = Some(91);

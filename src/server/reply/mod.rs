@@ -96,7 +96,7 @@ pub struct ErrorBody {
 /// One reply of the tool. Who each field is for:
 /// **the human** (show it, or what it points at, to them): `user_message`, `notices`,
 /// `artifact_path`, `questions`, `gaps`, `sprints`, `score`, `scores`, `review_status`,
-/// `checks`, `decisions`, `drift`, `sessions`, `damaged`;
+/// `checks`, `decisions`, `drift`, `sessions`, `damaged`, `trace`;
 /// **the host's model** (act on it, do not show it): `next_step`, `role_prompt`,
 /// `role_prompt_source`, `engines`, `context`, `guidance`, `pending_user_actions`,
 /// `allowed_actions`, `document_digest`, `interaction_type`, `requires_user_confirmation`,
@@ -211,6 +211,10 @@ pub struct Reply {
     /// `list`: session files that cannot be read (first page only), with why.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub damaged: Option<Vec<Damaged>>,
+    /// The requirements traced from the PRD to the closing report (docs/traceability.md):
+    /// counts, and at most ten ids per list that needs attention.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<crate::workflow::trace::Summary>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorBody>,
     /// With an error about a known session: what is legal now.
@@ -282,6 +286,7 @@ pub fn for_session(s: &Session, facts: &Facts, action: Action, prompt: Option<&T
         r.checks = scored.checks.clone();
     }
     r.artifact_path = facts.review_path.clone();
+    r.trace = crate::workflow::trace::summary(s);
 
     let mut msg = message::completed_stage(s, facts);
     msg.push_str(&match state {

@@ -127,10 +127,12 @@ impl Step<'_> {
             match self.reviewed_document(&rec, &path)? {
                 Reviewed::OnDisk(on_disk) => {
                     self.bind(&path, &on_disk)?;
+                    self.retrace(stage, &on_disk);
                     self.record_as_reviewed(stage, &rec, on_disk)
                 }
                 Reviewed::Submitted(document) => {
                     self.bind(&path, &document)?;
+                    self.retrace(stage, &document);
                     self.write_artifact(stage, document)?
                 }
             }
@@ -144,6 +146,7 @@ impl Step<'_> {
             let (Reviewed::OnDisk(document) | Reviewed::Submitted(document)) =
                 self.reviewed_document(&rec, &draft_path)?;
             self.bind(&draft_path, &document)?;
+            self.retrace(stage, &document);
             self.write_artifact(stage, document)?;
             self.session.record_mut(stage).draft_ref = None;
         }
@@ -152,7 +155,9 @@ impl Step<'_> {
             self.facts.notices.push(format!(
                 "Risk accepted: {path} does not pass ({failure}), and the workflow goes on."
             ));
+            self.accept_open(stage);
         }
+        self.note_confirmed_ids(stage);
         self.facts.review_path = Some(path);
         self.list_artifact(stage);
         self.complete_stage(stage);
@@ -243,6 +248,7 @@ impl Step<'_> {
                 document
             }
         };
+        self.retrace(stage, &document);
         let sprints: Vec<Sprint> = submission::sprints(&document)
             .into_iter()
             .map(|(number, title)| Sprint { number, title })
@@ -273,6 +279,7 @@ impl Step<'_> {
         rec.approved = Some(true);
         rec.scope = Some(text);
         rec.scope_sprints = Some(numbers);
+        self.note_scope();
         self.complete_stage(stage);
         Ok(())
     }
@@ -324,6 +331,7 @@ impl Step<'_> {
             rec.status = StageStatus::Pending;
             // A risk accepted on a report of the earlier work is no longer the question.
             rec.accepted_risk = false;
+            rec.trace.accepted.clear();
             let path = self.session.artifact_path(later);
             self.session.artifacts.retain(|a| *a != path);
         }

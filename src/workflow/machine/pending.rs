@@ -132,6 +132,10 @@ pub fn pending(
         _ => None,
     };
     let score = rec.chosen_engine.and_then(|e| rec.scores.get(&e).copied());
+    // The plan as it is now, read for the requirements no sprint plans.
+    if let (Asked::Approve, Some(text)) = (asked, &text) {
+        step.trace(stage, text);
+    }
     let mut notices = step.facts.notices;
     if let Some(n) = document
         .as_ref()

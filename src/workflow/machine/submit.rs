@@ -211,6 +211,7 @@ impl Step<'_> {
         // Documents can be megabytes: the chosen one is moved, not copied.
         let document = std::mem::take(&mut candidates[chosen_at].submission.document);
         let unreadable = candidates[chosen_at].submission.unreadable_score.take();
+        self.trace(stage, &document);
         if let Some(v) = &unreadable {
             self.facts.notices.push(format!(
                 "The stated quality score \"{v}\" is not a number from 0 to 100, so the server estimated the score instead."
@@ -344,6 +345,7 @@ impl Step<'_> {
         if stage.has_marker(Marker::ReviewStatus) {
             rec.review_status = submission::review_status(&document);
         }
+        self.trace(stage, &document);
         self.record_checks(stage);
         let rec = self.session.record_mut(stage);
         // A report whose own verdict fails (`Review Status: Fail`, a QA score below the

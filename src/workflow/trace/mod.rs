@@ -1,0 +1,268 @@
+//! Traceability (docs/traceability.md): the ids the PRD gives its requirements and
+//! acceptance criteria, the ids each later document names (the architecture's components,
+//! the plan's sprints, the developer's report, the closing report's result per id), and the
+//! matrix built from them, which the closing gate reads. Pure: the documents come in as
+//! text, the findings go out as values stored in each stage's record.
+
+pub mod documents;
+pub mod ids;
+pub mod matrix;
+mod summary;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+pub use matrix::{Matrix, Row};
+pub use summary::Summary;
+
+/// A requirement or acceptance criterion as the PRD defines it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Requirement {
+    pub id: String,
+    /// The text after the id on its line, cut to 100 characters.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub text: String,
+    /// For an acceptance criterion: the requirement ids its line names (its scope follows
+    /// theirs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refs: Vec<String>,
+}
+
+/// A result the closing report states for an id.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Pass,
+    NotTested,
+    Fail,
+}
+
+impl Outcome {
+    pub fn word(self) -> &'static str {
+        match self {
+            Outcome::Pass => "pass",
+            Outcome::NotTested => "not tested",
+            Outcome::Fail => "fail",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TestResult {
+    pub outcome: Outcome,
+    /// The test, check or manual step given as evidence, cut to 80 characters.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub evidence: String,
+}
+
+/// Whether the product does what was asked, as the closing report states it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Met {
+    Met,
+    Partly,
+    NotMet,
+    /// The report states no `Intent:` line, where the session's PRD carries ids.
+    NotStated,
+}
+
+impl Met {
+    pub fn word(self) -> &'static str {
+        match self {
+            Met::Met => "met",
+            Met::Partly => "partly met",
+            Met::NotMet => "not met",
+            Met::NotStated => "not stated",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Intent {
+    pub verdict: Met,
+    /// What the product does not do that was asked, as the report names it (cut to 300).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub unmet: String,
+}
+
+impl Intent {
+    /// `Intent: not met (the export is missing)`.
+    pub fn describe(&self) -> String {
+        if self.unmet.is_empty() {
+            format!("Intent: {}", self.verdict.word())
+        } else {
+            format!("Intent: {} ({})", self.verdict.word(), self.unmet)
+        }
+    }
+}
+
+/// An in-scope id without a passing result at the closing stage, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Open {
+    pub id: String,
+    /// `fail`, `not tested`, `no result`, `pass without evidence`.
+    pub why: String,
+}
+
+/// What one stage's document says of the ids, as the server read it (kept in the stage's
+/// record as `trace`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+pub struct Traced {
+    /// The PRD: its requirements and acceptance criteria, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub defined: Vec<Requirement>,
+    /// The PRD: duplicate ids, requirement sections without ids.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<String>,
+    /// The architecture: id → the components (headings) that name it; the developer's
+    /// report: id → where it says it implemented it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub covers: BTreeMap<String, Vec<String>>,
+    /// The sprint plan: id → the sprints that name it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sprints: BTreeMap<String, Vec<u32>>,
+    /// The closing report: id → its result.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub results: BTreeMap<String, TestResult>,
+    /// The closing report's intent verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intent: Option<Intent>,
+    /// The closing stage: in-scope ids without a passing result, when it was submitted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub open: Vec<Open>,
+    /// The closing stage: the open ids whose risk the human accepted, one by one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub accepted: Vec<Open>,
+}
+
+impl Traced {
+    pub fn is_empty(&self) -> bool {
+        *self == Traced::default()
+    }
+}
+
+/// The file the whole matrix is written to, beside the stage documents, when the closing
+/// report is submitted.
+pub fn matrix_path(s: &crate::workflow::Session) -> String {
+    format!("{}/traceability.md", s.specs_dir())
+}
+
+/// The compact matrix of `s`, when its PRD defines ids; it names the matrix file once the
+/// closing report wrote it.
+pub fn summary(s: &crate::workflow::Session) -> Option<Summary> {
+    let m = Matrix::of(s)?;
+    let closing = crate::workflow::Stage::ALL
+        .into_iter()
+        .find(|st| st.closes_track())?;
+    let written = s.record(closing).iteration > 0;
+    Some(m.summary(written.then(|| matrix_path(s))))
+}
+
+/// What the final message says of the trace: the compact matrix, or where the PRD has no
+/// ids, the intent verdict alone.
+pub fn closing_line(s: &crate::workflow::Session) -> String {
+    if let Some(summary) = summary(s) {
+        return summary.line();
+    }
+    let intent = crate::workflow::Stage::ALL
+        .into_iter()
+        .find(|st| st.closes_track())
+        .and_then(|st| s.record(st).trace.intent.as_ref())
+        .map(Intent::describe)
+        .unwrap_or_else(|| "Intent: not stated".into());
+    format!("{intent}. Trace: the PRD gives its requirements no ids.")
+}
+
+/// `1 requirement`, `3 requirements`.
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// Up to `max` items joined with `, `, then `and N more`: every list of ids a message shows
+/// stays short for a PRD of any size.
+pub fn few<T: AsRef<str>>(items: &[T], max: usize) -> String {
+    let mut out: Vec<&str> = items.iter().take(max).map(AsRef::as_ref).collect();
+    let more = items.len().saturating_sub(max);
+    let tail = format!("and {more} more");
+    if more > 0 {
+        out.push(&tail);
+    }
+    out.join(", ")
+}
+
+/// What fails at the closing stage `rec` records: its in-scope ids without a passing result,
+/// and an intent verdict other than met. `None` when nothing does.
+pub fn failure(rec_trace: &Traced) -> Option<String> {
+    let mut parts = Vec::new();
+    if !rec_trace.open.is_empty() {
+        let named: Vec<String> = rec_trace
+            .open
+            .iter()
+            .map(|o| format!("{} ({})", o.id, o.why))
+            .collect();
+        parts.push(format!(
+            "{} in scope without a passing result: {}",
+            count(named.len(), "id", "ids"),
+            few(&named, 10)
+        ));
+    }
+    if let Some(i) = rec_trace.intent.as_ref().filter(|i| i.verdict != Met::Met) {
+        parts.push(i.describe());
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+/// What a role prompt's `{{trace}}` says at `stage`: the PRD's ids to name (architecture,
+/// plan, development); at the closing stage, the objective as the user first wrote it, the
+/// confirmed PRD's acceptance criteria, the matrix now and the ids that need a result.
+pub fn prompt_text(s: &crate::workflow::Session, stage: crate::workflow::Stage) -> String {
+    use matrix::Part;
+    let part = matrix::part(stage);
+    let Some(m) = Matrix::of(s) else {
+        return match part {
+            Part::Verifies => format!(
+                "The objective as the user first wrote it: \"{}\"\n(The PRD gives its requirements no ids: test against the acceptance criteria it states.)",
+                s.objective
+            ),
+            _ => "(The PRD gives its requirements no ids.)".into(),
+        };
+    };
+    let ids: Vec<&str> = m.rows.iter().map(|r| r.req.id.as_str()).collect();
+    if part != Part::Verifies {
+        return format!(
+            "The confirmed PRD's ids ({}): {}",
+            ids.len(),
+            few(&ids, 300)
+        );
+    }
+    let mut out = format!(
+        "The objective as the user first wrote it: \"{}\"\n\nThe confirmed PRD's acceptance criteria:\n",
+        s.objective
+    );
+    let criteria: Vec<&Row> = m.rows.iter().filter(|r| r.is_criterion()).collect();
+    if criteria.is_empty() {
+        out.push_str("(none carries an `AC-n` id: read them in the PRD)\n");
+    }
+    for r in criteria.iter().take(50) {
+        out.push_str(&format!("- {}: {}\n", r.req.id, r.req.text));
+    }
+    if criteria.len() > 50 {
+        out.push_str(&format!("- and {} more, in the PRD\n", criteria.len() - 50));
+    }
+    let in_scope: Vec<&str> = m
+        .rows
+        .iter()
+        .filter(|r| r.in_scope != Some(false))
+        .map(|r| r.req.id.as_str())
+        .collect();
+    out.push_str(&format!(
+        "\nThe matrix now: {}\n\nIds in the approved scope, each needing a result ({}): {}",
+        m.summary(None).line(),
+        in_scope.len(),
+        few(&in_scope, 300)
+    ));
+    out
+}
