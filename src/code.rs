@@ -58,6 +58,8 @@ pub enum ErrorCode {
     SpecsFolderTaken,
     /// The approval scope names sprints the plan does not have.
     InvalidScope,
+    /// Another active story holds the sprint a story was started for.
+    SprintTaken,
     /// A decision names a version of the document that is no longer on disk.
     StaleDecision,
     /// `.bmad/config.toml` cannot be read or has a wrong key or value.
@@ -71,7 +73,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 29] = [
+    pub const ALL: [ErrorCode; 30] = [
         ErrorCode::InvalidState,
         ErrorCode::StageMismatch,
         ErrorCode::MissingField,
@@ -96,6 +98,7 @@ impl ErrorCode {
         ErrorCode::ConflictingIds,
         ErrorCode::SpecsFolderTaken,
         ErrorCode::InvalidScope,
+        ErrorCode::SprintTaken,
         ErrorCode::StaleDecision,
         ErrorCode::InvalidConfig,
         ErrorCode::HumanRequired,
@@ -130,6 +133,7 @@ impl ErrorCode {
             ErrorCode::ConflictingIds => "conflicting_ids",
             ErrorCode::SpecsFolderTaken => "specs_folder_taken",
             ErrorCode::InvalidScope => "invalid_scope",
+            ErrorCode::SprintTaken => "sprint_taken",
             ErrorCode::StaleDecision => "stale_decision",
             ErrorCode::InvalidConfig => "invalid_config",
             ErrorCode::HumanRequired => "human_required",

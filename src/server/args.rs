@@ -12,7 +12,7 @@ pub use super::limits::Limits;
 use crate::error::{Error, ErrorCode, Result};
 use crate::store::{is_valid_task_name, SessionKey};
 use crate::workflow::engine::{self, Engine};
-use crate::workflow::{Action, Command, Decision, Stage};
+use crate::workflow::{Action, Command, Decision, Stage, Track};
 
 /// Arguments of the `bmad-task` tool. `action` is required; which other fields matter
 /// depends on the action.
@@ -44,6 +44,23 @@ pub struct BmadTaskArgs {
     #[serde(default)]
     #[schemars(with = "Option<Vec<Engine>>", extend("minItems" = 1, "uniqueItems" = true))]
     pub engines: Option<Vec<String>>,
+    /// For `start`: the track, the stages the task runs. `full` (the default: PRD,
+    /// architecture, sprint plan, development, review, QA), `quick` for a small change (a
+    /// short technical spec the human confirms, development, review) or `fix` for a bug
+    /// (a bug report with reproduction steps and expected behaviour, development with a
+    /// failing test first, review).
+    #[serde(default)]
+    #[schemars(extend("enum" = ["full", "quick", "fix"]))]
+    pub track: Option<String>,
+    /// For `start` of a story: the parent task (its task name), whose sprint plan is
+    /// approved; with `sprint`, the story builds that sprint alone (development, review,
+    /// QA), and `objective` may be left out.
+    #[serde(default)]
+    pub parent: Option<String>,
+    /// For `start` of a story: the number of an approved sprint of the parent's plan.
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub sprint: Option<u32>,
     /// The stage the submission is for; must be the current stage when given.
     #[serde(default)]
     pub stage: Option<Stage>,
@@ -92,6 +109,9 @@ pub enum Call {
         objective: String,
         /// The host's `engines`, checked; `None` leaves the choice to the objective.
         engines: Option<Vec<Engine>>,
+        track: Track,
+        /// A story: the parent's task name and the sprint it builds.
+        story: Option<(String, u32)>,
     },
     List {
         cwd: Option<String>,
@@ -110,13 +130,16 @@ pub enum Call {
 }
 
 /// The fields of [`BmadTaskArgs`], as the input schema names them.
-pub const FIELD_NAMES: [&str; 16] = [
+pub const FIELD_NAMES: [&str; 19] = [
     "action",
     "session_id",
     "task_name",
     "cwd",
     "objective",
     "engines",
+    "track",
+    "parent",
+    "sprint",
     "stage",
     "claude_result",
     "codex_result",
@@ -293,8 +316,54 @@ fn validate(args: BmadTaskArgs, limits: &Limits) -> Result<Call> {
     // The session is named before anything else of a session action is checked.
     let (key, command) = match action {
         Action::Start => {
+            let story = match (&args.parent, args.sprint) {
+                (Some(parent), Some(sprint)) => {
+                    let parent = parent.trim().to_string();
+                    if !crate::store::is_valid_task_name(&parent) {
+                        return Err(Error::argument(
+                            ErrorCode::InvalidTaskName,
+                            format!(
+                                "field `parent`: `{}` is not a task name (as returned by `start`)",
+                                clip(&parent)
+                            ),
+                        ));
+                    }
+                    Some((parent, sprint))
+                }
+                (None, None) => None,
+                (Some(_), None) => {
+                    return Err(Error::argument(
+                        ErrorCode::MissingField,
+                        "field `sprint` is required with `parent`: the approved sprint the story builds",
+                    ))
+                }
+                (None, Some(_)) => {
+                    return Err(Error::argument(
+                        ErrorCode::MissingField,
+                        "field `parent` is required with `sprint`: the task whose plan the sprint is in",
+                    ))
+                }
+            };
+            let track = match args.track.as_deref().map(str::trim) {
+                None => Track::Full,
+                Some(name) => Track::parse(name).ok_or_else(|| {
+                    Error::argument(
+                        ErrorCode::InvalidArgument,
+                        format!(
+                            "field `track`: `{}` is not a track; expected one of `full`, `quick`, `fix` (a story is started with `parent` and `sprint`)",
+                            clip(name)
+                        ),
+                    )
+                })?,
+            };
+            if story.is_some() && args.track.is_some() {
+                return Err(Error::argument(
+                    ErrorCode::InvalidArgument,
+                    "field `track`: a story runs development, review and QA of its sprint; leave `track` out with `parent` and `sprint`",
+                ));
+            }
             let objective = args.objective.as_deref().map(str::trim).unwrap_or("");
-            if objective.is_empty() {
+            if objective.is_empty() && story.is_none() {
                 return Err(Error::argument(
                     ErrorCode::MissingField,
                     "field `objective` is required for `start`: say what to build",
@@ -316,7 +385,22 @@ fn validate(args: BmadTaskArgs, limits: &Limits) -> Result<Call> {
                 cwd,
                 objective: objective.to_string(),
                 engines,
+                track: if story.is_some() { Track::Story } else { track },
+                story,
             });
+        }
+        Action::Promote => {
+            let key = session_key(&args)?;
+            let task = match &key {
+                SessionKey::TaskName(t) | SessionKey::Both { task_name: t, .. } => t.clone(),
+                SessionKey::Id(_) => "<task>".into(),
+            };
+            return Err(Error::argument(
+                ErrorCode::HumanRequired,
+                format!(
+                    "`promote` is the human's decision: they run `bmad-mcp promote {task}` in a terminal in the project; ask them whether the task outgrew the quick track"
+                ),
+            ));
         }
         Action::List => {
             return Ok(Call::List {

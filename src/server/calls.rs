@@ -12,7 +12,7 @@ use crate::evidence::{self, Watched};
 use crate::files::Project;
 use crate::prompts::{self, user_dir};
 use crate::store::{human_decisions, SessionKey, Store};
-use crate::workflow::{Command, DecidedBy, Decision, Session, Stage, Via};
+use crate::workflow::{Command, DecidedBy, Decision, Session, Via};
 
 impl BmadServer {
     /// Handles one tool call to completion (blocking: file locks and fsync), the host's
@@ -59,10 +59,27 @@ impl BmadServer {
                 cwd,
                 objective,
                 engines,
+                track,
+                story,
             } => store.project(cwd.as_deref()).and_then(|project| {
-                let prompt = prompts::resolve(&project, user_dir().as_deref(), Stage::FIRST)?;
-                let started =
-                    store.start(cwd.as_deref(), &objective, engines.as_deref(), &Utc::now)?;
+                let prompt = prompts::resolve(&project, user_dir().as_deref(), track.first())?;
+                let started = match &story {
+                    Some((parent, sprint)) => store.start_story(
+                        cwd.as_deref(),
+                        parent,
+                        *sprint,
+                        &objective,
+                        engines.as_deref(),
+                        &Utc::now,
+                    )?,
+                    None => store.start(
+                        cwd.as_deref(),
+                        &objective,
+                        engines.as_deref(),
+                        track,
+                        &Utc::now,
+                    )?,
+                };
                 Ok(reply::for_start(
                     &started.session,
                     started.notices,
@@ -74,21 +91,23 @@ impl BmadServer {
                 let page = store.list(cwd.as_deref(), cursor.as_deref())?;
                 Ok(reply::for_list(page, &project.display()))
             }),
-            Call::Status { cwd, key } => store.load(cwd.as_deref(), &key).map(|(project, s)| {
-                match prompts::needed(&project, &s) {
-                    Ok(prompt) => reply::for_status(&s, prompt.as_ref()),
-                    // A read-only call is not refused for an optional file it merely
-                    // consults: the state is answered, the override's problem named.
-                    Err(e) => {
-                        let mut r = reply::for_status(&s, None);
-                        r.notices.get_or_insert_with(Vec::new).push(format!(
-                            "This reply carries no role prompt ({}): {e}",
-                            e.code()
-                        ));
-                        r
+            Call::Status { cwd, key } => {
+                store.load_fresh(cwd.as_deref(), &key).map(|(project, s)| {
+                    match prompts::needed(&project, &s) {
+                        Ok(prompt) => reply::for_status(&s, prompt.as_ref()),
+                        // A read-only call is not refused for an optional file it merely
+                        // consults: the state is answered, the override's problem named.
+                        Err(e) => {
+                            let mut r = reply::for_status(&s, None);
+                            r.notices.get_or_insert_with(Vec::new).push(format!(
+                                "This reply carries no role prompt ({}): {e}",
+                                e.code()
+                            ));
+                            r
+                        }
                     }
-                }
-            }),
+                })
+            }
             Call::Act {
                 cwd,
                 key,

@@ -130,7 +130,8 @@ pub fn list(
             Resource::new(session_uri(&entry.session_id), entry.task_name.clone())
                 .with_title(format!("BMAD session {}", entry.task_name))
                 .with_description(format!(
-                    "The session as stored: stage {}, {}, updated {}.",
+                    "The session as stored: {} track, stage {}, {}, updated {}.",
+                    entry.track,
                     entry.current_stage.id(),
                     entry.current_state.id(),
                     entry.updated_at

@@ -18,7 +18,8 @@ fn used(action: Action, accepting: bool) -> Vec<&'static str> {
     let session = ["session_id", "task_name"];
     let decision = ["digest", "feedback"];
     match action {
-        Action::Start => out.extend(["objective", "engines"]),
+        Action::Start => out.extend(["objective", "engines", "track", "parent", "sprint"]),
+        Action::Promote => out.extend(session),
         Action::List => out.push("cursor"),
         Action::Status => out.extend(session),
         Action::Submit => {
@@ -59,7 +60,7 @@ fn goes_with(field: &str) -> &'static str {
         "feedback" => "the human's words go with `reject`, or with `confirm` or `approve` as their note on the decision",
         "answers" => "answers go with `answer`, or with a `confirm` that accepts the document; to send it back, put them in `feedback`",
         "scope" => "it goes with an `approve` that accepts the plan",
-        "objective" | "engines" => "it goes with `start`",
+        "objective" | "engines" | "track" | "parent" | "sprint" => "it goes with `start`",
         "stage" | "claude_result" | "codex_result" => "it goes with `submit`",
         "cursor" => "it goes with `list`",
         "confirmed" => "it goes with `confirm`",

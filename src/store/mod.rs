@@ -10,6 +10,7 @@ mod names;
 mod salvage;
 mod sessions;
 mod start;
+pub mod stories;
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -51,6 +52,8 @@ pub type RefusedWith = (Error, Option<Box<Session>>);
 pub struct ListEntry {
     pub session_id: String,
     pub task_name: String,
+    /// The session's track (`full`, `quick`, `fix`, `story`).
+    pub track: crate::workflow::Track,
     pub current_stage: Stage,
     pub current_state: State,
     pub updated_at: String,
@@ -242,9 +245,9 @@ impl Store {
 /// The decisions the human can take at (`stage`, `state`), each once (never the
 /// `confirm_save` alias): what the terminal's commands offer there.
 pub fn human_decisions(stage: Stage, state: State) -> Vec<Action> {
-    crate::workflow::allowed_actions(stage, state)
+    crate::workflow::rules::gate_decisions(stage, state)
         .into_iter()
-        .filter(|a| a.decides() && *a != Action::ConfirmSave)
+        .filter(|a| *a != Action::ConfirmSave)
         .collect()
 }
 
@@ -351,7 +354,7 @@ mod tests {
                             std::time::Duration::ZERO,
                         );
                         store
-                            .start(None, "Race", None, &Utc::now)
+                            .start(None, "Race", None, crate::workflow::Track::Full, &Utc::now)
                             .map(|s| s.session)
                     })
                 })
@@ -387,7 +390,13 @@ mod tests {
                     (0..20)
                         .map(|_| {
                             store
-                                .start(None, "Same objective", None, &Utc::now)
+                                .start(
+                                    None,
+                                    "Same objective",
+                                    None,
+                                    crate::workflow::Track::Full,
+                                    &Utc::now,
+                                )
                                 .unwrap()
                                 .session
                         })
@@ -413,7 +422,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = store_at(dir.path());
         let s = store
-            .start(None, "Find me", None, &Utc::now)
+            .start(
+                None,
+                "Find me",
+                None,
+                crate::workflow::Track::Full,
+                &Utc::now,
+            )
             .unwrap()
             .session;
         std::fs::write(dir.path().join(MAPPING), "{ torn").unwrap();
@@ -422,7 +437,15 @@ mod tests {
             .unwrap();
         assert_eq!(found.session_id, s.session_id);
         // The next start rebuilds the mapping from the session files.
-        store.start(None, "Find me", None, &Utc::now).unwrap();
+        store
+            .start(
+                None,
+                "Find me",
+                None,
+                crate::workflow::Track::Full,
+                &Utc::now,
+            )
+            .unwrap();
         let project = store.project(None).unwrap();
         assert_eq!(read_mapping(&project).unwrap().len(), 2);
     }
@@ -433,15 +456,33 @@ mod tests {
         // Two stores over one project stand for two server processes.
         let (a, b) = (store_at(dir.path()), store_at(dir.path()));
         let first = a
-            .start(None, "Shared name", None, &Utc::now)
+            .start(
+                None,
+                "Shared name",
+                None,
+                crate::workflow::Track::Full,
+                &Utc::now,
+            )
             .unwrap()
             .session;
         let second = b
-            .start(None, "Shared name", None, &Utc::now)
+            .start(
+                None,
+                "Shared name",
+                None,
+                crate::workflow::Track::Full,
+                &Utc::now,
+            )
             .unwrap()
             .session;
         let third = a
-            .start(None, "Shared name", None, &Utc::now)
+            .start(
+                None,
+                "Shared name",
+                None,
+                crate::workflow::Track::Full,
+                &Utc::now,
+            )
             .unwrap()
             .session;
         assert_eq!(
@@ -470,7 +511,13 @@ mod tests {
             .unwrap();
         assert_eq!(found.session_id, second.session_id);
         let fourth = a
-            .start(None, "Shared name", None, &Utc::now)
+            .start(
+                None,
+                "Shared name",
+                None,
+                crate::workflow::Track::Full,
+                &Utc::now,
+            )
             .unwrap()
             .session;
         assert_eq!(fourth.task_name, "shared-name-3");
@@ -485,10 +532,21 @@ mod tests {
         let store = store_at(dir.path());
         let kept: Vec<Session> = ["One", "Two", "Three"]
             .iter()
-            .map(|o| store.start(None, o, None, &Utc::now).unwrap().session)
+            .map(|o| {
+                store
+                    .start(None, o, None, crate::workflow::Track::Full, &Utc::now)
+                    .unwrap()
+                    .session
+            })
             .collect();
         let damaged = store
-            .start(None, "Damaged body", None, &Utc::now)
+            .start(
+                None,
+                "Damaged body",
+                None,
+                crate::workflow::Track::Full,
+                &Utc::now,
+            )
             .unwrap()
             .session;
         let (after, _) = act(
@@ -503,7 +561,12 @@ mod tests {
         .unwrap();
         let broken: Vec<Session> = ["Torn", "Renamed", "Wrong id", "Future"]
             .iter()
-            .map(|o| store.start(None, o, None, &Utc::now).unwrap().session)
+            .map(|o| {
+                store
+                    .start(None, o, None, crate::workflow::Track::Full, &Utc::now)
+                    .unwrap()
+                    .session
+            })
             .collect();
         let path = |s: &Session| dir.path().join(session_rel(&s.session_id));
         let text = |s: &Session| std::fs::read_to_string(path(s)).unwrap();
@@ -561,6 +624,7 @@ mod tests {
             .map(|s| ListEntry {
                 session_id: s.session_id.clone(),
                 task_name: s.task_name.clone(),
+                track: s.track,
                 current_stage: s.current_stage,
                 current_state: s.current_state,
                 updated_at: s.updated_at.clone(),
@@ -577,7 +641,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = store_at(dir.path());
         let s = store
-            .start(None, "Tamper", None, &Utc::now)
+            .start(
+                None,
+                "Tamper",
+                None,
+                crate::workflow::Track::Full,
+                &Utc::now,
+            )
             .unwrap()
             .session;
         let path = dir.path().join(session_rel(&s.session_id));

@@ -11,6 +11,7 @@ use super::{owner_rel, slug_for, Project, Store};
 use crate::error::{Error, Result};
 use crate::workflow::engine::{self, Engine};
 use crate::workflow::session::{timestamp, Session};
+use crate::workflow::Track;
 
 /// A started session, and what the caller should be told about the project.
 #[derive(Debug)]
@@ -37,7 +38,26 @@ impl Store {
         cwd: Option<&str>,
         objective: &str,
         engines: Option<&[Engine]>,
+        track: Track,
         clock: &dyn Fn() -> DateTime<Utc>,
+    ) -> Result<Started> {
+        self.start_named(cwd, objective, engines, None, clock, &|session| {
+            session.begin_track(track);
+            Ok(())
+        })
+    }
+
+    /// [`Store::start`], with `shape` making the new session what it is to be (a track,
+    /// a story) under the lock, before anything of it is written; what `shape` refuses
+    /// is taken back. `base`: the task name to number from, instead of the objective's.
+    pub(super) fn start_named(
+        &self,
+        cwd: Option<&str>,
+        objective: &str,
+        engines: Option<&[Engine]>,
+        base: Option<&str>,
+        clock: &dyn Fn() -> DateTime<Utc>,
+        shape: &dyn Fn(&mut Session) -> Result<()>,
     ) -> Result<Started> {
         let project = self.project(cwd)?;
         // Refuse unsafe layouts before anything is created.
@@ -61,7 +81,9 @@ impl Store {
             }
         };
         let engines = engine::for_start(objective, engines);
-        let result = self.start_locked(&project, objective, engines, clock, &mut made);
+        let base = base.map_or_else(|| slug_for(objective), slug_for);
+        let result =
+            self.start_locked(&project, objective, &base, engines, clock, shape, &mut made);
         if result.is_err() {
             // Under the lock, so no other `start` is half-way in this project.
             undo(&project, &made);
@@ -70,12 +92,15 @@ impl Store {
         result
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn start_locked(
         &self,
         project: &Project,
         objective: &str,
+        base: &str,
         engines: Vec<Engine>,
         clock: &dyn Fn() -> DateTime<Utc>,
+        shape: &dyn Fn(&mut Session) -> Result<()>,
         made: &mut Made,
     ) -> Result<Started> {
         self.sweep(project, &[]);
@@ -84,9 +109,8 @@ impl Store {
         if let Some(why) = &taken.rebuilt_because {
             notices.push(keep_aside(project, why, clock())?);
         }
-        let base = slug_for(objective);
         let mut task_name = None;
-        for name in taken.index.candidates(&base) {
+        for name in taken.index.candidates(base) {
             if project.create_dir_new(&format!(".claude/specs/{name}"))? {
                 task_name = Some(name);
                 break;
@@ -99,7 +123,7 @@ impl Store {
         })?;
         made.task_dir = Some(format!(".claude/specs/{task_name}"));
         let now = clock();
-        let session = Session::new(
+        let mut session = Session::new(
             uuid::Uuid::new_v4().to_string(),
             task_name,
             project.display(),
@@ -107,6 +131,7 @@ impl Store {
             engines,
             now,
         );
+        shape(&mut session)?;
         let entry = MappingEntry {
             task_name: session.task_name.clone(),
             objective: objective.to_string(),

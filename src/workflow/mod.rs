@@ -15,7 +15,9 @@ pub mod scope;
 pub mod sections;
 pub mod session;
 pub mod stage;
+pub mod story;
 pub mod submission;
+pub mod track;
 
 pub use action::Action;
 pub use decision::{DecidedBy, Decision, Provenance, Via};
@@ -25,6 +27,7 @@ pub use machine::{apply, apply_observed, Command, Facts, FileWrite, Outcome, Pro
 pub use rules::{allowed_actions, is_legal};
 pub use session::{ContentRef, Session, State};
 pub use stage::{Engine, Stage};
+pub use track::Track;
 
 /// Builds every text pattern the workflow uses (~12M instructions, a few milliseconds),
 /// which otherwise happens at the first submission that needs each one. The server runs

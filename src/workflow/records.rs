@@ -1,15 +1,17 @@
-//! The per-stage records of a session: one per stage, always all six, stored as a JSON
-//! object keyed by stage id in workflow order. Reading refuses a missing, unknown or
-//! repeated stage, so no lookup by stage can miss.
+//! The per-stage records of a session: one per stage of the stage table, whatever the
+//! track, stored as a JSON object keyed by stage id in the table's order. Reading refuses
+//! a missing, unknown or repeated stage (a short track's stage a file written before it
+//! existed lacks reads as pending), so no lookup by stage can miss.
 
 use serde::{Deserialize, Serialize};
 
 use super::session::StageRecord;
 use super::stage::Stage;
+use super::track::Track;
 
 /// One record per stage, every stage present. Stored as a JSON object keyed by stage id in
-/// workflow order (`.stages.po.score` for jq); reading refuses a file that lacks a stage,
-/// names an unknown one or names one twice, so no lookup can miss.
+/// the table's order (`.stages.po.score` for jq); reading refuses a file that lacks a
+/// stage of the full track, names an unknown one or names one twice.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct StageRecords([StageRecord; Stage::ALL.len()]);
 
@@ -58,7 +60,7 @@ impl<'de> Deserialize<'de> for StageRecords {
 
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str(
-                    "an object with one record per stage (po, architect, sm, dev, review, qa)",
+                    "an object with one record per stage (spec, bug, po, architect, sm, dev, review, qa)",
                 )
             }
 
@@ -84,8 +86,14 @@ impl<'de> Deserialize<'de> for StageRecords {
                 }
                 let mut out = StageRecords::default();
                 for (stage, slot) in Stage::ALL.into_iter().zip(slots) {
-                    *out.get_mut(stage) = slot
-                        .ok_or_else(|| A::Error::custom(format!("stage `{stage}` is missing")))?;
+                    *out.get_mut(stage) = match slot {
+                        Some(rec) => rec,
+                        // Files written before the short tracks' stages existed.
+                        None if !Track::Full.contains(stage) => StageRecord::default(),
+                        None => {
+                            return Err(A::Error::custom(format!("stage `{stage}` is missing")))
+                        }
+                    };
                 }
                 Ok(out)
             }

@@ -12,6 +12,8 @@ use super::action::Action;
 use super::decision::{DecidedBy, Provenance, Via};
 use super::evidence::CheckRun;
 use super::stage::{Engine, Stage};
+use super::story::{StoryLink, StoryState};
+use super::track::Track;
 
 pub use super::records::StageRecords;
 
@@ -282,6 +284,17 @@ pub struct Session {
     /// host's own model) and, when listed, `codex` (a second, independent model). Which
     /// of them writes each stage is the stage table's.
     pub engines: Vec<Engine>,
+    /// The stages this session runs (`full`, `quick`, `fix`, `story`), chosen at `start`;
+    /// a file without it is of the full track.
+    #[serde(default)]
+    pub track: Track,
+    /// For a story: the parent task and the sprint it builds, and who runs it where.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub story: Option<StoryLink>,
+    /// For a task whose sprints run as stories: each story's shared entry, as last read
+    /// (refreshed from the shared entries before every change and every `status`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stories: Vec<StoryState>,
     pub current_stage: Stage,
     pub current_state: State,
     #[schemars(with = "BTreeMap<Stage, StageRecord>")]
@@ -306,8 +319,10 @@ impl Session {
         engines: Vec<Engine>,
         now: DateTime<Utc>,
     ) -> Session {
+        let first = Track::Full.first();
+        let track = Track::Full;
         let mut stages = StageRecords::default();
-        stages.get_mut(Stage::FIRST).status = StageStatus::InProgress;
+        stages.get_mut(first).status = StageStatus::InProgress;
         let at = timestamp(now);
         Session {
             schema_version: SCHEMA_VERSION,
@@ -316,14 +331,17 @@ impl Session {
             cwd,
             objective,
             engines,
-            current_stage: Stage::FIRST,
+            track,
+            story: None,
+            stories: Vec::new(),
+            current_stage: first,
             current_state: State::Generating,
             stages,
             artifacts: Vec::new(),
             history: vec![HistoryEntry {
                 at: at.clone(),
                 action: Action::Start,
-                stage: Stage::FIRST,
+                stage: first,
                 from: None,
                 to: State::Generating,
                 decided_by: None,
@@ -336,6 +354,20 @@ impl Session {
             notices_given: Vec::new(),
             created_at: at.clone(),
             updated_at: at,
+        }
+    }
+
+    /// Puts a session that has not moved yet on `track`, at its first stage.
+    pub fn begin_track(&mut self, track: Track) {
+        let first = track.first();
+        for rec in self.stages.iter_mut() {
+            rec.status = StageStatus::Pending;
+        }
+        self.stages.get_mut(first).status = StageStatus::InProgress;
+        self.track = track;
+        self.current_stage = first;
+        if let [entry] = self.history.as_mut_slice() {
+            entry.stage = first;
         }
     }
 
@@ -396,7 +428,8 @@ mod tests {
         );
         assert_eq!(s.current_stage, Stage::Po);
         assert_eq!(s.current_state, State::Generating);
-        assert_eq!(s.stages.len(), 6);
+        assert_eq!(s.stages.len(), Stage::ALL.len());
+        assert_eq!(s.track, Track::Full);
         assert_eq!(s.record(Stage::FIRST).status, StageStatus::InProgress);
         assert_eq!(s.engines, vec![Engine::Claude]);
         let json = serde_json::to_value(&s).unwrap();
@@ -407,7 +440,7 @@ mod tests {
             .keys()
             .cloned()
             .collect();
-        assert_eq!(keys.len(), 6);
+        assert_eq!(keys.len(), Stage::ALL.len());
         assert!(json["stages"]["po"]["status"] == "in_progress");
     }
 }

@@ -22,7 +22,7 @@ mod dual_engine;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use bmad_mcp::workflow::Stage;
+use bmad_mcp::workflow::Track;
 use regex::Regex;
 use serde_json::{json, Value};
 
@@ -179,7 +179,11 @@ async fn full_workflow_prints_a_line_per_step_and_lists_what_it_produced() {
         std::fs::read_to_string(project.join(format!(".claude/specs/{task}/.bmad-session")))
             .expect("the task folder names its session");
     assert!(uuid_like(owner.trim()), "{owner:?}");
-    let mut every_stage: Vec<&str> = Stage::ALL.iter().map(|s| s.artifact_file()).collect();
+    let mut every_stage: Vec<&str> = Track::Full
+        .stages()
+        .iter()
+        .map(|s| s.artifact_file())
+        .collect();
     every_stage.sort();
     assert_eq!(specs, every_stage, "a document for every stage");
     let doc = |name: &str| {

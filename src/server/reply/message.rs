@@ -6,7 +6,7 @@ use crate::store::terminal_command;
 use crate::workflow::rules::{after_reject, failed_checks, failed_verdict};
 use crate::workflow::session::StageRecord;
 use crate::workflow::stage::{Marker, Verdict};
-use crate::workflow::{Action, DecidedBy, Engine, Facts, Session, Stage, State};
+use crate::workflow::{story, Action, DecidedBy, Engine, Facts, Session, Stage, State};
 
 use super::source::source_word;
 use super::{context, some_vec, Reply};
@@ -35,9 +35,9 @@ pub(super) fn generate(
     prompt: Option<&Template>,
     r: &mut Reply,
 ) -> String {
-    let stage = s.current_stage;
+    let stage = story::prompt_stage(s);
     let state = s.current_state;
-    let rec = s.current();
+    let rec = s.record(stage);
     if let Some(template) = prompt.filter(|t| t.stage == stage) {
         r.role_prompt = Some(prompts::render(s, stage, &facts.guidance, &template.text));
         r.role_prompt_source = Some(template.describe());
@@ -69,15 +69,24 @@ pub(super) fn generate(
             Action::Reject | Action::Confirm | Action::ConfirmSave | Action::Approve => {
                 msg.push_str("Sent back for revision. ")
             }
-            Action::Start | Action::Status | Action::List => {}
+            Action::Start | Action::Status | Action::List | Action::Promote => {}
         }
     }
     if state == State::Generating && action == Action::Reject {
         msg.push_str("Sent back with the report's findings and the human's feedback. ");
     }
-    if stage.builds_scope() && state == State::Generating {
+    if let Some(link) = &s.story {
+        msg.push_str(&format!(
+            "Story of sprint {} ({}) of task `{}`, held by {}. ",
+            link.sprint, link.sprint_title, link.parent_task, link.owner
+        ));
+    }
+    if !s.stories.is_empty() {
+        msg.push_str(&super::stories::line(s));
+    }
+    if stage.builds_scope() && state == State::Generating && s.track.contains(Stage::approval()) {
         let plan = s.record(Stage::approval());
-        if action != Action::Reject {
+        if action != Action::Reject && s.stories.is_empty() {
             msg.push_str(&format!(
                 "Sprint plan approved; scope to build: {}. ",
                 plan.scope.as_deref().unwrap_or("all")
@@ -183,7 +192,7 @@ fn accept_or_send_back(s: &Session, failure: &str, r: &mut Reply) -> String {
     r.document_digest = digest.clone();
     r.checks = rec.checks.clone();
     let back = after_reject(stage).0;
-    let onward = match stage.next() {
+    let onward = match s.track.next(stage) {
         Some(next) => format!("go on to the {} ({next})", next.role()),
         None => "complete the workflow".into(),
     };
@@ -319,6 +328,9 @@ pub(super) fn next_step(s: &Session) -> String {
             after_reject(stage).0
         );
     }
+    if let Some(step) = super::stories::next_step(s) {
+        return step;
+    }
     let step = match s.current_state {
         State::Generating | State::Refining => return generate_step(&s.engines_for(stage)),
         State::Clarifying => {
@@ -351,7 +363,7 @@ fn sections_lacking(rec: &StageRecord) -> Option<String> {
 
 /// What the host does to generate a document, by the engines that write it: its own
 /// model's result is `claude_result`; a `codex_result` is only ever a second model's.
-fn generate_step(engines: &[Engine]) -> String {
+pub(super) fn generate_step(engines: &[Engine]) -> String {
     let second = Engine::Codex.what();
     match engines {
         [Engine::Claude, Engine::Codex] => format!(
