@@ -56,6 +56,8 @@ pub enum ErrorCode {
     ConflictingIds,
     /// The task's specs folder belongs to another session.
     SpecsFolderTaken,
+    /// A merge left two versions of the session (conflict markers, or a forked history).
+    SessionConflicted,
     /// The approval scope names sprints the plan does not have.
     InvalidScope,
     /// Another active story holds the sprint a story was started for.
@@ -73,7 +75,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 30] = [
+    pub const ALL: [ErrorCode; 31] = [
         ErrorCode::InvalidState,
         ErrorCode::StageMismatch,
         ErrorCode::MissingField,
@@ -97,6 +99,7 @@ impl ErrorCode {
         ErrorCode::DocumentUnreadable,
         ErrorCode::ConflictingIds,
         ErrorCode::SpecsFolderTaken,
+        ErrorCode::SessionConflicted,
         ErrorCode::InvalidScope,
         ErrorCode::SprintTaken,
         ErrorCode::StaleDecision,
@@ -132,6 +135,7 @@ impl ErrorCode {
             ErrorCode::DocumentUnreadable => "document_unreadable",
             ErrorCode::ConflictingIds => "conflicting_ids",
             ErrorCode::SpecsFolderTaken => "specs_folder_taken",
+            ErrorCode::SessionConflicted => "session_conflicted",
             ErrorCode::InvalidScope => "invalid_scope",
             ErrorCode::SprintTaken => "sprint_taken",
             ErrorCode::StaleDecision => "stale_decision",

@@ -58,6 +58,12 @@ pub enum Error {
         owner: String,
         session_id: String,
     },
+    #[error("{path} holds two versions of this session, left by a merge of two branches that each advanced it: {versions}. Neither is used, and nothing is written until one is kept: {keep}")]
+    SessionConflicted {
+        path: String,
+        versions: String,
+        keep: String,
+    },
     #[error("{path}: {problem}; the file is the human's project policy (see docs/guide.md, \"Who decides\", and docs/checks.md): fix it, or remove it for the defaults. Nothing was changed")]
     InvalidConfig { path: String, problem: String },
     #[error("this project's policy in force ({policy}) takes `{action}` only from the human, and this client cannot show them a dialog. Nothing was changed. Show the human `user_message` and stop: they decide in a terminal in the project, {commands}. Do not call `{action}` again; once the human has decided, call `status` to go on")]
@@ -92,6 +98,7 @@ impl Error {
             Error::Busy { .. } => ErrorCode::Busy,
             Error::ConflictingIds { .. } => ErrorCode::ConflictingIds,
             Error::SpecsFolderTaken { .. } => ErrorCode::SpecsFolderTaken,
+            Error::SessionConflicted { .. } => ErrorCode::SessionConflicted,
             Error::InvalidConfig { .. } => ErrorCode::InvalidConfig,
             Error::HumanRequired { .. } | Error::ChecksFailed { .. } => ErrorCode::HumanRequired,
             Error::InvalidPrompt { .. } => ErrorCode::InvalidPrompt,

@@ -3,8 +3,8 @@
 //! ARCHITECTURE.md explains each layer.
 
 /// Lowest first.
-pub const LAYERS: [&str; 11] = [
-    "code", "workflow", "error", "files", "prompts", "store", "evidence", "server", "stdio",
+pub const LAYERS: [&str; 12] = [
+    "code", "workflow", "error", "files", "git", "prompts", "store", "evidence", "server", "stdio",
     "http", "terminal",
 ];
 

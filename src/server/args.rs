@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use super::limits::check_size;
 pub use super::limits::Limits;
+pub use super::used::FIELD_NAMES;
 use crate::error::{Error, ErrorCode, Result};
 use crate::store::{is_valid_task_name, SessionKey};
 use crate::workflow::engine::{self, Engine};
@@ -94,6 +95,10 @@ pub struct BmadTaskArgs {
     /// For `list`: the `next_cursor` of the previous page (leave out for the first).
     #[serde(default)]
     pub cursor: Option<String>,
+    /// For `list`: true lists only the sessions the human here started (their git
+    /// `user.name`/`user.email`, or BMAD_OWNER).
+    #[serde(default)]
+    pub mine: Option<bool>,
     /// For a decision (`confirm`, `approve`, `reject`, `answer`): the SHA-256 of the
     /// document as the human saw it (at least its first 12 hex digits, as replies show
     /// it). A decision about another version than the one on disk is refused as stale.
@@ -116,6 +121,8 @@ pub enum Call {
     List {
         cwd: Option<String>,
         cursor: Option<String>,
+        /// Only the sessions of the human here.
+        mine: bool,
     },
     Status {
         cwd: Option<String>,
@@ -128,29 +135,6 @@ pub enum Call {
         decision: Decision,
     },
 }
-
-/// The fields of [`BmadTaskArgs`], as the input schema names them.
-pub const FIELD_NAMES: [&str; 19] = [
-    "action",
-    "session_id",
-    "task_name",
-    "cwd",
-    "objective",
-    "engines",
-    "track",
-    "parent",
-    "sprint",
-    "stage",
-    "claude_result",
-    "codex_result",
-    "answers",
-    "confirmed",
-    "approved",
-    "feedback",
-    "scope",
-    "cursor",
-    "digest",
-];
 
 /// Parses the raw tool arguments into a [`Call`], or an error that names the field.
 pub fn parse(arguments: Option<Map<String, Value>>, limits: &Limits) -> Result<Call> {
@@ -406,6 +390,7 @@ fn validate(args: BmadTaskArgs, limits: &Limits) -> Result<Call> {
             return Ok(Call::List {
                 cwd,
                 cursor: args.cursor,
+                mine: args.mine.unwrap_or(false),
             })
         }
         Action::Status => {

@@ -12,7 +12,7 @@ use crate::evidence::{self, Watched};
 use crate::files::Project;
 use crate::prompts::{self, user_dir};
 use crate::store::{human_decisions, SessionKey, Store};
-use crate::workflow::{Command, DecidedBy, Decision, Session, Via};
+use crate::workflow::{Command, DecidedBy, Decision, Session, Stage, State, Via};
 
 impl BmadServer {
     /// Handles one tool call to completion (blocking: file locks and fsync), the host's
@@ -87,13 +87,14 @@ impl BmadServer {
                     Some(&prompt),
                 ))
             }),
-            Call::List { cwd, cursor } => store.project(cwd.as_deref()).and_then(|project| {
-                let page = store.list(cwd.as_deref(), cursor.as_deref())?;
-                Ok(reply::for_list(page, &project.display()))
+            Call::List { cwd, cursor, mine } => store.project(cwd.as_deref()).and_then(|project| {
+                let page = store.list_of(cwd.as_deref(), cursor.as_deref(), mine)?;
+                Ok(reply::for_list(page, &project.display(), mine))
             }),
             Call::Status { cwd, key } => {
                 store.load_fresh(cwd.as_deref(), &key).map(|(project, s)| {
-                    match prompts::needed(&project, &s) {
+                    let drift = crate::store::drift(&project, &s);
+                    let mut r = match prompts::needed(&project, &s) {
                         Ok(prompt) => reply::for_status(&s, prompt.as_ref()),
                         // A read-only call is not refused for an optional file it merely
                         // consults: the state is answered, the override's problem named.
@@ -105,7 +106,9 @@ impl BmadServer {
                             ));
                             r
                         }
-                    }
+                    };
+                    reply::with_drift(&mut r, drift);
+                    r
                 })
             }
             Call::Act {
@@ -177,7 +180,16 @@ impl BmadServer {
         match acted {
             Ok((s, mut facts)) => {
                 facts.notices.extend(notices);
-                Ok(reply::for_session(&s, &facts, action, prompt.as_ref()))
+                let mut r = reply::for_session(&s, &facts, action, prompt.as_ref());
+                // Before development and QA: what they build on may have moved.
+                let starts_work = matches!(s.current_stage, Stage::Dev | Stage::Qa)
+                    && s.current_state == State::Generating;
+                if starts_work {
+                    if let Ok(project) = store.project(Some(&s.cwd)) {
+                        reply::with_drift(&mut r, crate::store::drift(&project, &s));
+                    }
+                }
+                Ok(r)
             }
             Err((e, session)) => Err(Box::new(reply::for_error(&e, session.as_deref()))),
         }

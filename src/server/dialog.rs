@@ -315,6 +315,7 @@ impl BmadServer {
             decided_by: DecidedBy::Human,
             via: Via::Elicitation,
             provenance: Some(Box::new(gate.provenance.clone())),
+            decider: None,
             seen_digest: pending.document.as_ref().map(|d| d.sha256.clone()),
         };
         let (cwd, key) = (gate.cwd.clone(), gate.key.clone());

@@ -164,8 +164,20 @@ fn resume(store: &Store, task: Option<String>) -> Result<String, ErrorData> {
             }
         }
     };
-    let (_, s) = store.load(None, &key).map_err(tool_error)?;
-    Ok(briefing(&s))
+    let (project, s) = store.load(None, &key).map_err(tool_error)?;
+    let mut b = briefing(&s);
+    if let Some(d) = crate::store::drift(&project, &s) {
+        // Within the briefing's bound: cut on a character boundary.
+        let text = d.describe();
+        let room = MAX_BRIEFING.saturating_sub(b.len() + 1);
+        let mut cut = text.len().min(room);
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        b.push_str(&text[..cut]);
+        b.push('\n');
+    }
+    Ok(b)
 }
 
 fn who(by: DecidedBy, via: Via) -> &'static str {

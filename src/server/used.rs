@@ -9,7 +9,29 @@ use crate::code::ErrorCode;
 use crate::error::{Error, Result};
 use crate::workflow::Action;
 
-use super::args::FIELD_NAMES;
+/// The fields of [`super::args::BmadTaskArgs`], as the input schema names them.
+pub const FIELD_NAMES: [&str; 20] = [
+    "action",
+    "session_id",
+    "task_name",
+    "cwd",
+    "objective",
+    "engines",
+    "track",
+    "parent",
+    "sprint",
+    "stage",
+    "claude_result",
+    "codex_result",
+    "answers",
+    "confirmed",
+    "approved",
+    "feedback",
+    "scope",
+    "cursor",
+    "mine",
+    "digest",
+];
 
 /// The fields `action` uses; `accepting` is false for a `confirm` or `approve` given
 /// `false` (a rejection).
@@ -20,7 +42,7 @@ fn used(action: Action, accepting: bool) -> Vec<&'static str> {
     match action {
         Action::Start => out.extend(["objective", "engines", "track", "parent", "sprint"]),
         Action::Promote => out.extend(session),
-        Action::List => out.push("cursor"),
+        Action::List => out.extend(["cursor", "mine"]),
         Action::Status => out.extend(session),
         Action::Submit => {
             out.extend(session);
@@ -62,7 +84,7 @@ fn goes_with(field: &str) -> &'static str {
         "scope" => "it goes with an `approve` that accepts the plan",
         "objective" | "engines" | "track" | "parent" | "sprint" => "it goes with `start`",
         "stage" | "claude_result" | "codex_result" => "it goes with `submit`",
-        "cursor" => "it goes with `list`",
+        "cursor" | "mine" => "it goes with `list`",
         "confirmed" => "it goes with `confirm`",
         "approved" => "it goes with `approve`",
         "digest" => "it goes with a decision (`answer`, `confirm`, `approve`, `reject`)",

@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 
 use chrono::{DateTime, Utc};
 
+use super::drift::GitNow;
 use super::sessions::{json_text, session_rel};
 use super::{owner_rel, Located, RefusedWith, SessionKey, Store};
 use crate::code::{clip, ErrorCode};
@@ -86,6 +87,12 @@ impl Store {
         clock: &dyn Fn() -> DateTime<Utc>,
     ) -> std::result::Result<Acted, RefusedWith> {
         let at = self.locate(cwd, key).map_err(|e| (e, None))?;
+        // Asked of git before the lock: who decides, on which branch.
+        let git = GitNow::of(&at.project, command.action().decides());
+        let mut decision = decision.clone();
+        if decision.decider.is_none() {
+            decision.decider.clone_from(&git.person);
+        }
         // Busy: the reply still names the session's state, read without the lock.
         let _lock = at
             .project
@@ -93,8 +100,10 @@ impl Store {
             .map_err(|e| (e, self.read(&at, key).ok().map(Box::new)))?;
         let session = self.read(&at, key).map_err(|e| (e, None))?;
         let now = not_before_last_entry(&session, clock());
-        self.act_on(&at, &session, command, decision, observed, gate, ready, now)
-            .map_err(|e| (e, Some(Box::new(session))))
+        self.act_on(
+            &at, &session, command, &decision, &git, observed, gate, ready, now,
+        )
+        .map_err(|e| (e, Some(Box::new(session))))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -104,6 +113,7 @@ impl Store {
         session: &Session,
         command: Command,
         decision: &Decision,
+        git: &GitNow,
         observed: Observed,
         gate: &dyn Gate,
         ready: &mut dyn FnMut(&Project, &Session) -> Result<()>,
@@ -137,6 +147,7 @@ impl Store {
             &Files(project),
             now,
         )?;
+        git.record(session, &mut outcome.session);
         ready(project, &outcome.session)?;
         for key in &admitted.said_once {
             if !outcome.session.notices_given.contains(key) {

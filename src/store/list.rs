@@ -28,6 +28,10 @@ pub struct Damaged {
     pub session_id: String,
     pub file: String,
     pub reason: String,
+    /// A merge left two versions in it (`session_conflicted`): `reason` names both and
+    /// how to keep one.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub conflicted: bool,
     /// What the file still says (any of `task_name`, `current_stage`, `current_state`,
     /// `updated_at` that can be read), for display only.
     #[serde(flatten)]
@@ -52,7 +56,14 @@ struct Seen {
     stamp: (u64, u64, i128),
     /// The last listing that saw the file (files gone since are dropped).
     generation: u64,
-    entry: std::result::Result<ListEntry, (String, Readable)>,
+    entry: std::result::Result<ListEntry, Unlisted>,
+}
+
+/// Why a file is not listed, and what it still says.
+struct Unlisted {
+    reason: String,
+    conflicted: bool,
+    readable: Readable,
 }
 
 /// One project's session files as last listed.
@@ -90,7 +101,22 @@ impl Store {
     /// A page of the project's sessions, newest first; `cursor` is the `next_cursor` of
     /// the page before.
     pub fn list(&self, cwd: Option<&str>, cursor: Option<&str>) -> Result<Page> {
+        self.list_of(cwd, cursor, false)
+    }
+
+    /// A page of the sessions, or with `mine` of those whose owner is the human here
+    /// (`BMAD_OWNER`, else git's identity): refused when neither names anyone.
+    pub fn list_of(&self, cwd: Option<&str>, cursor: Option<&str>, mine: bool) -> Result<Page> {
         let project = self.project(cwd)?;
+        let me = match mine {
+            false => None,
+            true => Some(crate::git::owner(&project.root).ok_or_else(|| {
+                Error::argument(
+                    ErrorCode::InvalidArgument,
+                    "field `mine`: nobody is named here: set git's `user.name` and `user.email` in the project, or BMAD_OWNER for the server".to_string(),
+                )
+            })?),
+        };
         let after = match cursor {
             None => None,
             Some(c) => Some(
@@ -122,6 +148,10 @@ impl Store {
             .files
             .values()
             .filter_map(|s| s.entry.as_ref().ok())
+            .filter(|e| match &me {
+                Some(me) => e.owner.as_ref().is_some_and(|o| o.is(me)),
+                None => true,
+            })
             .collect();
         entries.sort_unstable_by(|a, b| {
             b.updated_at
@@ -192,13 +222,14 @@ impl Known {
             let mut retry = false;
             let entry = match load_stored::<Listed>(project, id) {
                 Ok(Some(s)) if chrono::DateTime::parse_from_rfc3339(&s.updated_at).is_err() => {
-                    Err((
-                        format!(
+                    Err(Unlisted {
+                        reason: format!(
                             "{} is not a valid session file: field `updated_at` is not an RFC 3339 time",
                             session_rel(id)
                         ),
-                        salvage(project, id),
-                    ))
+                        conflicted: false,
+                        readable: salvage(project, id),
+                    })
                 }
                 Ok(Some(s)) => Ok(ListEntry {
                     session_id: s.session_id,
@@ -207,6 +238,8 @@ impl Known {
                     current_stage: s.current_stage,
                     current_state: s.current_state,
                     updated_at: s.updated_at,
+                    owner: s.owner,
+                    branch: s.branch,
                 }),
                 Ok(None) => continue,
                 Err(e) => {
@@ -216,7 +249,13 @@ impl Known {
                     } else {
                         salvage(project, id)
                     };
-                    Err((clip(&e.to_string(), 300), readable))
+                    let conflicted = e.code() == ErrorCode::SessionConflicted;
+                    Err(Unlisted {
+                        // A conflict's reason names both versions and how to keep one.
+                        reason: clip(&e.to_string(), if conflicted { 1200 } else { 300 }),
+                        conflicted,
+                        readable,
+                    })
                 }
             };
             self.files.insert(
@@ -234,11 +273,12 @@ impl Known {
             .files
             .iter()
             .filter_map(|(id, s)| {
-                s.entry.as_ref().err().map(|(reason, readable)| Damaged {
+                s.entry.as_ref().err().map(|u| Damaged {
                     session_id: id.clone(),
                     file: session_rel(id),
-                    reason: reason.clone(),
-                    readable: readable.clone(),
+                    reason: u.reason.clone(),
+                    conflicted: u.conflicted,
+                    readable: u.readable.clone(),
                 })
             })
             .collect();

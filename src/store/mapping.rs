@@ -1,6 +1,7 @@
 //! The task mapping (`.bmad-task/task-mapping.json`, docs/spec.md §7.6): an index from session id
-//! to task name that jq users read. The session files are the truth it indexes; an
-//! unreadable mapping is rebuilt from them. Reading and parsing it is the part of `start`
+//! to task name that jq users read. The session files are the truth it indexes; a missing,
+//! unreadable (a merge's conflict markers) or stale mapping (sessions pulled from another
+//! clone) is rebuilt from them, so it is local to each clone and never committed. Reading and parsing it is the part of `start`
 //! (and of finding a session by task name) that grows with the project, so the parsed
 //! mapping is kept while the file is the one it was parsed from: same inode, size and
 //! modification time (ns). Another process replaces the file (a new inode); a hand edit
@@ -229,6 +230,16 @@ impl MappingCache {
             Read::Unusable(why) => return rebuilt(why),
         };
         match parse(&text) {
+            // Stale: sessions came (a pull, a merge) or went since it was written. It is
+            // derived, so it is rebuilt, without a word: that is normal in a team.
+            Ok(mapping) if session_ids(project)?.len() != mapping.len() => {
+                tracing::info!("{MAPPING} is stale; rebuilding it from the session files");
+                Ok(Taken {
+                    index: Indexed::new(rebuild(project)?),
+                    own_text: None,
+                    rebuilt_because: None,
+                })
+            }
             Ok(mapping) => Ok(Taken {
                 index: Indexed::new(mapping),
                 own_text: None,

@@ -3,6 +3,9 @@
 //! Disk is the only truth, so several server processes can share one project.
 
 mod act;
+mod conflict;
+mod drift;
+mod ignore;
 mod key;
 mod list;
 mod mapping;
@@ -21,6 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::files::{DefaultRoot, Project, ReadProblem, Roots};
+use crate::workflow::person::Person;
 use crate::workflow::session::Session;
 use crate::workflow::stage::Stage;
 use crate::workflow::{Action, State};
@@ -29,6 +33,8 @@ use mapping::MappingCache;
 use sessions::{load_session, session_ids};
 
 pub use act::{Acted, Admission, Admitted, Files, Gate, Observed};
+pub use drift::{drift, Drift};
+pub use ignore::{write_gitignore, Ignored, LOCAL_FILES};
 pub use key::SessionKey;
 pub use list::{Damaged, Page, PAGE};
 pub use mapping::{Mapping, MappingEntry};
@@ -57,6 +63,12 @@ pub struct ListEntry {
     pub current_stage: Stage,
     pub current_state: State,
     pub updated_at: String,
+    /// Who started it (git's identity, or `BMAD_OWNER`), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<Person>,
+    /// The git branch of its latest change, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
 }
 
 /// The file in a task's specs folder that names the session it belongs to.
@@ -185,10 +197,14 @@ impl Store {
             what: key.describe(),
             project: at.project.display(),
         };
-        let session = load_session(&at.project, &at.id)?.ok_or_else(missing)?;
+        let mut session = load_session(&at.project, &at.id)?.ok_or_else(missing)?;
+        // Where it was found, not where it was last written (another clone, another path).
+        session.cwd = at.project.display();
         match key {
             SessionKey::TaskName(name) if &session.task_name != name => {
-                self.scan(&at.project, name)?.ok_or_else(missing)
+                let mut found = self.scan(&at.project, name)?.ok_or_else(missing)?;
+                found.cwd = at.project.display();
+                Ok(found)
             }
             SessionKey::Both { id, task_name } if &session.task_name != task_name => {
                 let named = self
@@ -231,14 +247,20 @@ impl Store {
     /// The session named `name`, looked for in every session file: the mapping is an
     /// index, the session files are the truth.
     fn scan(&self, project: &Project, name: &str) -> Result<Option<Session>> {
+        let mut conflicted = None;
         for id in session_ids(project)? {
-            if let Ok(Some(s)) = load_session(project, &id) {
-                if s.task_name == name {
-                    return Ok(Some(s));
+            match load_session(project, &id) {
+                Ok(Some(s)) if s.task_name == name => return Ok(Some(s)),
+                // A session a merge left in two versions is named, not passed over.
+                Err(e @ Error::SessionConflicted { .. })
+                    if salvage::salvage(project, &id).task_name.as_deref() == Some(name) =>
+                {
+                    conflicted = Some(e);
                 }
+                _ => {}
             }
         }
-        Ok(None)
+        conflicted.map_or(Ok(None), Err)
     }
 }
 
@@ -628,6 +650,8 @@ mod tests {
                 current_stage: s.current_stage,
                 current_state: s.current_state,
                 updated_at: s.updated_at.clone(),
+                owner: None,
+                branch: None,
             })
             .collect();
         expected.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));

@@ -1,5 +1,7 @@
 //! Task names: the objective slugged (non-ASCII transliterated), at most 50 characters,
-//! made unique with `-1`, `-2`, … (docs/spec.md §7.5).
+//! made unique with `-1`, `-2`, … (docs/spec.md §7.5). In a git repository the name also
+//! says who started it and carries a short tag of the session's id (`add-login-ada-3f9c`),
+//! so two clones that start the same objective make two folders that merge side by side.
 
 pub const MAX_TASK_NAME: usize = 50;
 
@@ -17,6 +19,18 @@ pub fn slug_for(objective: &str) -> String {
     } else {
         s
     }
+}
+
+/// The base name of a task started in a git repository: `base`, the owner's `handle` when
+/// there is one, and `tag` (a few hex digits of the session id), at most 50 characters.
+pub fn for_team(base: &str, handle: Option<&str>, tag: &str) -> String {
+    let suffix = match handle {
+        Some(h) => format!("-{h}-{tag}"),
+        None => format!("-{tag}"),
+    };
+    let head = cut(base, MAX_TASK_NAME.saturating_sub(suffix.len()));
+    let head = if head.is_empty() { "task" } else { &head };
+    format!("{head}{suffix}")
 }
 
 /// The `n`-th alternative of a base name (`n = 0` is the base itself), still ≤ 50 chars.
@@ -136,6 +150,23 @@ mod tests {
         assert_eq!(slug_for("!!! ???"), "task");
         assert_eq!(slug_for(""), "task");
         assert_eq!(candidate("task", 2), "task-2");
+    }
+
+    #[test]
+    fn team_names_say_who_and_carry_a_tag_within_fifty() {
+        assert_eq!(
+            for_team("add-login", Some("ada"), "3f9c"),
+            "add-login-ada-3f9c"
+        );
+        assert_eq!(for_team("add-login", None, "3f9c"), "add-login-3f9c");
+        let long = slug_for(&"word ".repeat(40));
+        let t = for_team(&long, Some("bartholomewm"), "3f9c");
+        assert!(
+            t.len() <= MAX_TASK_NAME && t.ends_with("-bartholomewm-3f9c"),
+            "{t}"
+        );
+        assert!(is_valid(&t), "{t}");
+        assert!(!t.contains("--"), "{t}");
     }
 
     #[test]

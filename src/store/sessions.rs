@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{names, Project, ReadProblem};
 use crate::error::{Error, Result};
+use crate::workflow::person::Person;
 use crate::workflow::session::Session;
 use crate::workflow::{Stage, State};
 
@@ -38,16 +39,29 @@ pub(super) struct Listed {
     pub(super) current_stage: Stage,
     pub(super) current_state: State,
     pub(super) updated_at: String,
+    #[serde(default)]
+    pub(super) owner: Option<Person>,
+    #[serde(default)]
+    pub(super) branch: Option<String>,
 }
 
 /// What every stored session is checked for, however much of it is decoded.
 pub(super) trait Stored: serde::de::DeserializeOwned {
     fn identity(&self) -> (&str, &str, u32);
+
+    /// Where its history forks (two merged histories), when it holds one.
+    fn fork(&self) -> Option<String> {
+        None
+    }
 }
 
 impl Stored for Session {
     fn identity(&self) -> (&str, &str, u32) {
         (&self.session_id, &self.task_name, self.schema_version)
+    }
+
+    fn fork(&self) -> Option<String> {
+        super::conflict::fork(self)
     }
 }
 
@@ -76,6 +90,10 @@ pub(super) fn load_stored<T: Stored>(project: &Project, id: &str) -> Result<Opti
         Err(e @ ReadProblem::Io(_)) => return Err(e.into_error(&rel)),
         Err(problem) => return Err(corrupt(format!("it {problem}"))),
     };
+    // Two versions from a merge: named, never read as one.
+    if let Some(e) = super::conflict::markers_error(&rel, &text) {
+        return Err(e);
+    }
     // The error names the field (`stages.po.iteration`), not only a line and column.
     let mut de = serde_json::Deserializer::from_str(&text);
     let s: T =
@@ -97,6 +115,9 @@ pub(super) fn load_stored<T: Stored>(project: &Project, id: &str) -> Result<Opti
         return Err(corrupt(format!(
             "schema_version {schema_version} is newer than this server understands"
         )));
+    }
+    if let Some(why) = s.fork() {
+        return Err(super::conflict::fork_error(&rel, why));
     }
     Ok(Some(s))
 }

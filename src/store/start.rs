@@ -7,9 +7,11 @@ use chrono::{DateTime, Utc};
 
 use super::mapping::{with_entry, MappingEntry, MAPPING};
 use super::sessions::{json_text, session_rel};
-use super::{owner_rel, slug_for, Project, Store};
+use super::{names, owner_rel, slug_for, Project, Store};
 use crate::error::{Error, Result};
+use crate::git::Repo;
 use crate::workflow::engine::{self, Engine};
+use crate::workflow::person::Person;
 use crate::workflow::session::{timestamp, Session};
 use crate::workflow::Track;
 
@@ -18,6 +20,26 @@ use crate::workflow::Track;
 pub struct Started {
     pub session: Session,
     pub notices: Vec<String>,
+}
+
+/// What git says of the project at `start`.
+struct Team {
+    repo: Option<Repo>,
+    owner: Option<Person>,
+    branch: Option<String>,
+}
+
+impl Team {
+    fn of(project: &Project) -> Team {
+        let repo = Repo::at(&project.root);
+        let owner = crate::git::from_env().or_else(|| repo.as_ref()?.identity());
+        let branch = repo.as_ref().and_then(Repo::branch);
+        Team {
+            repo,
+            owner,
+            branch,
+        }
+    }
 }
 
 /// What this `start` made, to take back if it fails.
@@ -49,7 +71,8 @@ impl Store {
 
     /// [`Store::start`], with `shape` making the new session what it is to be (a track,
     /// a story) under the lock, before anything of it is written; what `shape` refuses
-    /// is taken back. `base`: the task name to number from, instead of the objective's.
+    /// is taken back. `base`: the task name to number from (a valid one), instead of the
+    /// objective's.
     pub(super) fn start_named(
         &self,
         cwd: Option<&str>,
@@ -81,9 +104,11 @@ impl Store {
             }
         };
         let engines = engine::for_start(objective, engines);
-        let base = base.map_or_else(|| slug_for(objective), slug_for);
-        let result =
-            self.start_locked(&project, objective, &base, engines, clock, shape, &mut made);
+        // Asked of git before the lock is taken: who starts it, on which branch.
+        let team = Team::of(&project);
+        let result = self.start_locked(
+            &project, objective, base, engines, &team, clock, shape, &mut made,
+        );
         if result.is_err() {
             // Under the lock, so no other `start` is half-way in this project.
             undo(&project, &made);
@@ -97,8 +122,9 @@ impl Store {
         &self,
         project: &Project,
         objective: &str,
-        base: &str,
+        base: Option<&str>,
         engines: Vec<Engine>,
+        team: &Team,
         clock: &dyn Fn() -> DateTime<Utc>,
         shape: &dyn Fn(&mut Session) -> Result<()>,
         made: &mut Made,
@@ -109,8 +135,19 @@ impl Store {
         if let Some(why) = &taken.rebuilt_because {
             notices.push(keep_aside(project, why, clock())?);
         }
+        let id = uuid::Uuid::new_v4().to_string();
+        let base = match (base, &team.repo) {
+            // A story is named after its parent and sprint.
+            (Some(base), _) => base.to_string(),
+            (None, Some(_)) => names::for_team(
+                &slug_for(objective),
+                team.owner.as_ref().and_then(Person::handle).as_deref(),
+                &id[..4],
+            ),
+            (None, None) => slug_for(objective),
+        };
         let mut task_name = None;
-        for name in taken.index.candidates(base) {
+        for name in taken.index.candidates(&base) {
             if project.create_dir_new(&format!(".claude/specs/{name}"))? {
                 task_name = Some(name);
                 break;
@@ -124,13 +161,15 @@ impl Store {
         made.task_dir = Some(format!(".claude/specs/{task_name}"));
         let now = clock();
         let mut session = Session::new(
-            uuid::Uuid::new_v4().to_string(),
+            id,
             task_name,
             project.display(),
             objective.to_string(),
             engines,
             now,
         );
+        session.owner = team.owner.clone();
+        session.branch = team.branch.clone();
         shape(&mut session)?;
         let entry = MappingEntry {
             task_name: session.task_name.clone(),

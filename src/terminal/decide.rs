@@ -62,6 +62,8 @@ pub(super) fn decide(store: &Store, key: &SessionKey, command: Command) -> Outco
         via: Via::Cli,
         seen_digest: pending.document.as_ref().map(|d| d.sha256.clone()),
         provenance: Some(Box::new(origin.provenance)),
+        // The store names the person from the project's git (or BMAD_OWNER).
+        decider: None,
     };
     let action = command.action();
     let acted = evidence::act(

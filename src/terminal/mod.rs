@@ -91,8 +91,16 @@ pub enum Cli {
         #[arg(long)]
         note: Option<String>,
     },
-    /// The project's sessions, newest first.
-    List,
+    /// The project's sessions, newest first, with who started each and on which branch.
+    List {
+        /// Only the sessions you started (git's user.name/user.email, or BMAD_OWNER).
+        #[arg(long)]
+        mine: bool,
+    },
+    /// Prepares the project for a team: adds to its .gitignore the files that stay local
+    /// to each clone (the lock, the task index, the checks' approval), between marker
+    /// lines, touching no other line (docs/team.md).
+    Init,
     /// Where a task stands and who decided what.
     Status { task: String },
     /// Which file each role prompt comes from (the project's .bmad/prompts/, the user's,
@@ -127,7 +135,8 @@ pub fn run(cli: Cli, project: Option<String>) -> ExitCode {
     };
     let store = Store::new(root, lock_wait_from_env());
     let result = match cli {
-        Cli::List => read::list(&store),
+        Cli::List { mine } => read::list(&store, mine),
+        Cli::Init => read::init(&store),
         Cli::Status { task } => read::status(&store, &SessionKey::from_task(&task)),
         Cli::Confirm { task, note } => decide::decide(
             &store,

@@ -62,6 +62,8 @@ pub(super) fn promote(store: &Store, key: &SessionKey, note: Option<String>) -> 
         via: Via::Cli,
         seen_digest: None,
         provenance: Some(Box::new(origin.provenance)),
+        // The store names the person from the project's git (or BMAD_OWNER).
+        decider: None,
     };
     let acted = evidence::act(
         store,

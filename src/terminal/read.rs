@@ -4,12 +4,13 @@
 use super::{Exit, Outcome};
 use crate::code::{visible, visible_lines};
 use crate::server::reply;
-use crate::store::{SessionKey, Store};
+use crate::store::{Ignored, SessionKey, Store};
 
-pub(super) fn list(store: &Store) -> Outcome {
+pub(super) fn list(store: &Store, mine: bool) -> Outcome {
     let project = store.project(None).map_err(|e| e.to_string())?;
-    let page = store.list(None, None).map_err(|e| e.to_string())?;
-    println!("{} session(s) in {}", page.total, project.display());
+    let page = store.list_of(None, None, mine).map_err(|e| e.to_string())?;
+    let whose = if mine { " started by you" } else { "" };
+    println!("{} session(s) in {}{whose}", page.total, project.display());
     // As wide as the longest name shown: a long name must not push the row apart.
     let width = page
         .sessions
@@ -19,8 +20,15 @@ pub(super) fn list(store: &Store) -> Outcome {
         .unwrap_or(0)
         .max(32);
     for s in &page.sessions {
+        let mut who = String::new();
+        if let Some(o) = &s.owner {
+            who.push_str(&format!("  {}", visible(&o.to_string())));
+        }
+        if let Some(b) = &s.branch {
+            who.push_str(&format!("  on {}", visible(b)));
+        }
         println!(
-            "  {:<width$} {:<5} {:<9} {:<22} {}",
+            "  {:<width$} {:<5} {:<9} {:<22} {}{who}",
             s.task_name,
             s.track.to_string(),
             s.current_stage.to_string(),
@@ -52,7 +60,12 @@ fn damaged(page: &crate::store::Page) {
     for d in &page.damaged {
         let r = &d.readable;
         println!(
-            "  DAMAGED {} {} {} {}  ({}: {})",
+            "  {} {} {} {} {}  ({}: {})",
+            if d.conflicted {
+                "CONFLICTED"
+            } else {
+                "DAMAGED"
+            },
             or_unknown(r.task_name.clone()),
             or_unknown(r.current_stage.map(|s| s.to_string())),
             or_unknown(r.current_state.map(|s| s.to_string())),
@@ -67,7 +80,8 @@ fn damaged(page: &crate::store::Page) {
 }
 
 pub(super) fn status(store: &Store, key: &SessionKey) -> Outcome {
-    let (_, s) = store.load_fresh(None, key).map_err(|e| e.to_string())?;
+    let (project, s) = store.load_fresh(None, key).map_err(|e| e.to_string())?;
+    let project = Some(project);
     let r = reply::for_status(&s, None);
     println!("task {} ({})", visible(&s.task_name), s.session_id);
     println!(
@@ -95,6 +109,9 @@ pub(super) fn status(store: &Store, key: &SessionKey) -> Outcome {
         println!("  story: sprint {}: {}", o.sprint, visible(&o.holder()));
     }
     println!("{}", visible_lines(&r.user_message));
+    if let Some(d) = project.as_ref().and_then(|p| crate::store::drift(p, &s)) {
+        println!("{}", visible_lines(&d.describe()));
+    }
     for (stage, rec) in s.stages.iter() {
         let Some(run) = &rec.checks else { continue };
         println!("checks of {stage}, run {}:", visible(&run.at));
@@ -120,6 +137,9 @@ pub(super) fn status(store: &Store, key: &SessionKey) -> Outcome {
                 serde_name(&d.via),
                 visible(d.digest.as_deref().unwrap_or("-"))
             );
+            if let Some(p) = &d.decider {
+                println!("      {}", visible(&p.to_string()));
+            }
         }
     }
     Ok(Exit::Done)
@@ -130,4 +150,25 @@ fn serde_name<T: serde::Serialize>(v: &T) -> String {
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))
         .unwrap_or_default()
+}
+
+/// `init`: the project's .gitignore gets the files local to each clone.
+pub(super) fn init(store: &Store) -> Outcome {
+    let project = store.project(None).map_err(|e| e.to_string())?;
+    let done = crate::store::write_gitignore(&project).map_err(|e| e.to_string())?;
+    let what = match done {
+        Ignored::Created => "created, with",
+        Ignored::Added => "now ends with",
+        Ignored::Updated => "has an updated block of",
+        Ignored::AlreadyThere => "already has",
+    };
+    println!(
+        "{}/.gitignore {what} the files local to this clone:",
+        project.display()
+    );
+    for line in crate::store::LOCAL_FILES {
+        println!("  {line}");
+    }
+    println!("Commit .gitignore, .bmad/, .bmad-task/ and .claude/specs/ (docs/team.md).");
+    Ok(Exit::Done)
 }

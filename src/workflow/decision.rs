@@ -4,6 +4,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::person::Person;
+
 /// Who decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -36,6 +38,9 @@ pub struct Decision {
     pub seen_digest: Option<String>,
     /// Where the decision came from: the terminal, or the connection of the client's dialog.
     pub provenance: Option<Box<Provenance>>,
+    /// The person deciding, as git (or `BMAD_OWNER`) names them where the decision was
+    /// taken; the store fills it in from the project's repository when it is `None`.
+    pub decider: Option<Person>,
 }
 
 /// Where a decision came from, kept in its history entry: the terminal device, the chain
@@ -77,6 +82,7 @@ impl Decision {
             via: Via::Tool,
             seen_digest,
             provenance: None,
+            decider: None,
         }
     }
 

@@ -352,6 +352,7 @@ impl Step<'_> {
             to: self.session.current_state,
             decided_by: decides.then_some(self.decision.decided_by),
             via: decides.then_some(self.decision.via),
+            decider: self.decision.decider.clone().filter(|_| decides),
             digest: self.decided_digest.take(),
             provenance: self
                 .decision

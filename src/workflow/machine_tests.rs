@@ -1612,6 +1612,7 @@ fn failing_checks_stop_development_until_the_human_accepts_them_or_sends_the_wor
         via: Via::Cli,
         provenance: None,
         seen_digest: None,
+        decider: None,
     };
     let out = r.act(Command::Confirm {
         action: Action::Confirm,

@@ -3,11 +3,13 @@
 //! protocol types.
 
 pub mod action;
+mod basis;
 pub mod decision;
 pub mod engine;
 pub mod error;
 pub mod evidence;
 pub mod machine;
+pub mod person;
 pub mod quality;
 mod records;
 pub mod rules;
@@ -24,6 +26,7 @@ pub use decision::{DecidedBy, Decision, Provenance, Via};
 pub use error::WorkflowError;
 pub use evidence::{CheckOutcome, CheckResult, CheckRun, Evidence, GitState};
 pub use machine::{apply, apply_observed, Command, Facts, FileWrite, Outcome, ProjectFiles};
+pub use person::Person;
 pub use rules::{allowed_actions, is_legal};
 pub use session::{ContentRef, Session, State};
 pub use stage::{Engine, Stage};

@@ -11,10 +11,12 @@ use serde::{Deserialize, Serialize};
 use super::action::Action;
 use super::decision::{DecidedBy, Provenance, Via};
 use super::evidence::CheckRun;
+use super::person::Person;
 use super::stage::{Engine, Stage};
 use super::story::{StoryLink, StoryState};
 use super::track::Track;
 
+pub use super::basis::Basis;
 pub use super::records::StageRecords;
 
 /// Bumped whenever the stored layout changes incompatibly.
@@ -228,6 +230,10 @@ pub struct StageRecord {
     /// The project's checks as the server ran them on the latest submission (dev, QA).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checks: Option<CheckRun>,
+    /// In a git repository: the commit the stage document was written against, when it was
+    /// saved (what the drift warning compares with).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written_against: Option<Basis>,
 }
 
 impl StageRecord {
@@ -258,6 +264,9 @@ pub struct HistoryEntry {
     /// … how it reached the server …
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub via: Option<Via>,
+    /// … the person at the keyboard, as git (or `BMAD_OWNER`) names them …
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decider: Option<Person>,
     /// … and the SHA-256 of the document it was about, as read at that moment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub digest: Option<String>,
@@ -277,8 +286,16 @@ pub struct Session {
     pub schema_version: u32,
     pub session_id: String,
     pub task_name: String,
-    /// Absolute path of the project directory.
+    /// Absolute path of the project directory where the session was last written. Never
+    /// trusted: a session pulled into another clone is where it was found.
     pub cwd: String,
+    /// Who started the task: git's `user.name`/`user.email` (or `BMAD_OWNER`), when the
+    /// project is a git repository or `BMAD_OWNER` is set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<Person>,
+    /// The git branch checked out at the latest change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
     pub objective: String,
     /// The engines the host runs for this session, fixed at `start`: `claude` (the
     /// host's own model) and, when listed, `codex` (a second, independent model). Which
@@ -329,6 +346,8 @@ impl Session {
             session_id,
             task_name,
             cwd,
+            owner: None,
+            branch: None,
             objective,
             engines,
             track,
@@ -346,6 +365,7 @@ impl Session {
                 to: State::Generating,
                 decided_by: None,
                 via: None,
+                decider: None,
                 digest: None,
                 provenance: None,
                 note: None,

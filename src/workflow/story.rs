@@ -19,7 +19,7 @@ pub struct StoryLink {
     /// The sprint of the parent's approved plan this story builds.
     pub sprint: u32,
     pub sprint_title: String,
-    /// Who runs it (git's `user.name`, else the login name).
+    /// Who runs it (`BMAD_OWNER`, else git's `user.name` and `user.email`).
     pub owner: String,
     /// The git branch checked out where it runs (none outside git).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -255,8 +255,13 @@ async fn two_sprints_run_as_stories_from_two_worktrees_at_once_and_the_parent_ru
     git(&main, &["commit", "-q", "-m", "final QA"]);
     git(&main, &["merge", "-q", "--no-edit", "sprint-1", "sprint-2"]);
     let listed = String::from_utf8(bin(&main).args(["list"]).output().unwrap().stdout).unwrap();
-    for name in [format!("{task}-sprint-1"), format!("{task}-sprint-2")] {
-        assert!(listed.contains(&name), "{listed}");
+    for s in [&s1, &s2] {
+        let name = s["task_name"].as_str().unwrap();
+        assert!(
+            name.ends_with(&format!("-sprint-{}", s["story"]["sprint"])),
+            "{name}"
+        );
+        assert!(listed.contains(name), "{listed}");
     }
     assert!(
         listed.contains("story"),

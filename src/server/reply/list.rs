@@ -4,8 +4,13 @@ use crate::store::Page;
 
 use super::{some_vec, Reply};
 
-pub fn for_list(page: Page, project: &str) -> Reply {
+pub fn for_list(page: Page, project: &str, mine: bool) -> Reply {
     let shown = page.sessions.len();
+    let project = &if mine {
+        format!("{project} started by you")
+    } else {
+        project.to_string()
+    };
     let mut msg = if shown == page.total {
         format!("{} session(s) in {project}.", page.total)
     } else if page.next_cursor.is_none() {

@@ -359,6 +359,7 @@ fn completion_states_the_risks_the_human_accepted() {
             to: State::Generating,
             decided_by: Some(by),
             via: Some(crate::workflow::Via::Tool),
+            decider: None,
             digest: None,
             provenance: None,
             note: None,

@@ -9,7 +9,8 @@ use serde::Serialize;
 
 use crate::error::{Error, ErrorCode};
 use crate::prompts::{self, Template};
-use crate::store::{Damaged, ListEntry};
+use crate::store::{Damaged, Drift, ListEntry};
+use crate::workflow::person::Person;
 use crate::workflow::session::{Question, ScoreSource, Sprint};
 use crate::workflow::story::{StoryLink, StoryState};
 use crate::workflow::{
@@ -31,7 +32,7 @@ pub use audience::name_notices;
 pub use bound::{bound, MAX_REPLY_BYTES};
 pub use list::for_list;
 pub use message::dialog_next_step;
-pub use status::for_status;
+pub use status::{for_status, with_drift};
 pub use strict::human_channel;
 pub use undecided::{for_undecided, Undecided};
 
@@ -79,6 +80,9 @@ pub struct DecisionEntry {
     pub action: Action,
     pub decided_by: DecidedBy,
     pub via: Via,
+    /// The person deciding, as git (or `BMAD_OWNER`) named them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decider: Option<Person>,
     /// The first 12 hex digits of the SHA-256 of the document decided on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub digest: Option<String>,
@@ -94,7 +98,7 @@ pub struct ErrorBody {
 /// One reply of the tool. Who each field is for:
 /// **the human** (show it, or what it points at, to them): `user_message`, `notices`,
 /// `artifact_path`, `questions`, `gaps`, `sprints`, `score`, `scores`, `review_status`,
-/// `checks`, `decisions`, `sessions`, `damaged`;
+/// `checks`, `decisions`, `drift`, `sessions`, `damaged`;
 /// **the host's model** (act on it, do not show it): `next_step`, `role_prompt`,
 /// `role_prompt_source`, `engines`, `context`, `guidance`, `pending_user_actions`,
 /// `allowed_actions`, `document_digest`, `interaction_type`, `requires_user_confirmation`,
@@ -202,6 +206,11 @@ pub struct Reply {
     /// `status`: every decision taken, with who made it, how, and on which document.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decisions: Option<Vec<DecisionEntry>>,
+    /// `status`, `resume`, and a reply that starts development or QA: what changed since
+    /// a later stage relied on it (earlier documents, the project's files since the
+    /// commit the latest document was written against).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drift: Option<Drift>,
     /// `list`: a page of the project's sessions, newest first.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sessions: Option<Vec<ListEntry>>,

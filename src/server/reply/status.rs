@@ -1,6 +1,7 @@
 //! The reply to `status`: the session, its decisions.
 
 use crate::prompts::Template;
+use crate::store::Drift;
 use crate::workflow::{Action, Facts, Session, State};
 
 use super::{for_session, some_vec, DecisionEntry, Reply};
@@ -27,12 +28,19 @@ pub fn for_status(s: &Session, prompt: Option<&Template>) -> Reply {
                     action: h.action,
                     decided_by: h.decided_by?,
                     via: h.via?,
+                    decider: h.decider.clone(),
                     digest: h.digest.as_ref().map(|d| d.chars().take(12).collect()),
                     at: h.at.clone(),
                 })
             })
             .collect(),
     );
+    if s.owner.is_some() || s.branch.is_some() {
+        let owner = s.owner.as_ref().map_or("unknown".into(), |o| o.to_string());
+        let branch = s.branch.as_deref().unwrap_or("unknown");
+        r.user_message
+            .push_str(&format!(" Owner: {owner}; branch: {branch}."));
+    }
     let mut stored = s.clone();
     for rec in stored.stages.iter_mut() {
         // The checks' output ends are in `checks` (the current stage's) and in the files.
@@ -59,4 +67,12 @@ pub fn for_status(s: &Session, prompt: Option<&Template>) -> Reply {
     }
     r.session = Some(stored);
     r
+}
+
+/// Adds the drift warning to a reply: in `drift`, and said in `notices`.
+pub fn with_drift(r: &mut Reply, drift: Option<Drift>) {
+    if let Some(d) = drift {
+        r.notices.get_or_insert_with(Vec::new).push(d.describe());
+        r.drift = Some(d);
+    }
 }

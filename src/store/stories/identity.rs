@@ -1,6 +1,6 @@
-//! Who runs a story, and where: the owner, the git branch and the worktree, and the git
-//! common directory that every worktree of a repository shares. Read from git's own files
-//! (`.git`, `HEAD`, `commondir`); the owner from `git config user.name`, else the login.
+//! Where a story runs: the git common directory that every worktree of a repository
+//! shares (read from git's own files, `.git` and `commondir`, so it is found without a
+//! process), and who runs it on which branch (asked of [`crate::git`]).
 
 use std::path::{Path, PathBuf};
 
@@ -38,33 +38,15 @@ pub fn git_dirs(dir: &Path) -> Option<GitDirs> {
     })
 }
 
-/// The branch checked out in the worktree (none when detached).
-pub fn branch(dirs: &GitDirs) -> Option<String> {
-    let head = std::fs::read_to_string(dirs.git_dir.join("HEAD")).ok()?;
-    head.trim()
-        .strip_prefix("ref: refs/heads/")
-        .map(|b| crate::code::clip(b, 200))
-}
-
-/// Who runs the story: `BMAD_OWNER`, else git's `user.name` in the worktree, else the
-/// login name, else "unknown".
-pub fn owner(dir: &Path) -> String {
-    let set = |v: Option<String>| v.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
-    set(std::env::var("BMAD_OWNER").ok())
-        .or_else(|| {
-            let out = std::process::Command::new("git")
-                .args(["config", "user.name"])
-                .current_dir(dir)
-                .stdin(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .output()
-                .ok()?;
-            set(String::from_utf8(out.stdout).ok())
-        })
-        .or_else(|| set(std::env::var("USER").ok()))
-        .or_else(|| set(std::env::var("USERNAME").ok()))
-        .map(|o| crate::code::clip(&o, 100))
-        .unwrap_or_else(|| "unknown".into())
+/// Who runs the story, where: the person (`BMAD_OWNER`, else git's identity, through
+/// [`crate::git`]), as they read ("Name <email>"), else "unknown"; and the branch checked
+/// out there (none when detached or outside git).
+pub fn who(dir: &Path) -> (String, Option<String>) {
+    let owner = crate::git::owner(dir)
+        .map(|p| crate::code::clip(&p.to_string(), 200))
+        .unwrap_or_else(|| "unknown".into());
+    let branch = crate::git::Repo::at(dir).and_then(|r| r.branch());
+    (owner, branch)
 }
 
 #[cfg(test)]
@@ -72,7 +54,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_linked_worktree_names_the_common_directory_and_its_branch() {
+    fn a_linked_worktree_names_the_common_directory_of_its_repository() {
         let repo = tempfile::tempdir().unwrap();
         let main = repo.path().join(".git");
         std::fs::create_dir_all(main.join("worktrees/wt1")).unwrap();
@@ -88,8 +70,7 @@ mod tests {
         let linked = git_dirs(&wt.path().join("sub")).unwrap();
         let first = git_dirs(repo.path()).unwrap();
         assert_eq!(linked.common_dir, first.common_dir);
-        assert_eq!(branch(&linked).as_deref(), Some("s1"));
-        assert_eq!(branch(&first).as_deref(), Some("main"));
+        assert_eq!(linked.git_dir, main.join("worktrees/wt1"));
         let outside = tempfile::tempdir().unwrap();
         // A temporary directory may itself sit inside a repository; only check it is
         // not this one.

@@ -223,18 +223,23 @@ impl Store {
         } else {
             objective.to_string()
         };
-        let dirs = identity::git_dirs(&project.root);
+        let (owner, branch) = identity::who(&project.root);
         let link = StoryLink {
             parent_session_id: parent.session_id.clone(),
             parent_task: parent.task_name.clone(),
             sprint,
             sprint_title: title,
-            owner: identity::owner(&project.root),
-            branch: dirs.as_ref().and_then(identity::branch),
+            owner,
+            branch,
             worktree: project.display(),
         };
         let registry = Registry::of(&project)?;
-        let base = format!("{}-sprint-{sprint}", parent.task_name);
+        // `<parent>-sprint-<n>`, the parent's name cut to keep the sprint in 50 characters.
+        let suffix = format!("-sprint-{sprint}");
+        let base = format!(
+            "{}{suffix}",
+            super::names::head_for(&parent.task_name, suffix.len() - 1)
+        );
         let wait = self.lock_wait;
         let claimed = std::cell::RefCell::new(None::<String>);
         let started = self.start_named(cwd, &objective, engines, Some(&base), clock, &|s| {

@@ -1,0 +1,215 @@
+//! A session that a merge left with two versions (docs/spec.md, "Working as a team"): git's
+//! conflict markers in the file, or a history that forks (two branches each advanced the
+//! task, and the texts merged without markers). It is never read as one version, never
+//! written over, and every call on it is refused with `session_conflicted`, naming both
+//! versions and how to keep one; `list` shows it as conflicted.
+
+use serde::Deserialize;
+
+use crate::error::{clip, Error};
+use crate::workflow::person::Person;
+use crate::workflow::session::{HistoryEntry, Session};
+use crate::workflow::{Stage, State};
+
+/// One side of a conflicted file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Side {
+    /// What git wrote after the marker: `HEAD`, a branch, a commit.
+    pub label: String,
+    pub text: String,
+}
+
+/// The two sides of a file with conflict markers (the common lines in both); `None` when
+/// it has none.
+pub fn sides(text: &str) -> Option<(Side, Side)> {
+    #[derive(PartialEq)]
+    enum In {
+        Both,
+        Ours,
+        Base,
+        Theirs,
+    }
+    let mut at = In::Both;
+    let (mut ours, mut theirs) = (String::new(), String::new());
+    let (mut ours_label, mut theirs_label) = (None, None);
+    let mut complete = false;
+    for line in text.split_inclusive('\n') {
+        let bare = line.trim_end_matches(['\n', '\r']);
+        let marker = |m: &str| bare == m || bare.starts_with(&format!("{m} "));
+        match at {
+            In::Both if marker("<<<<<<<") => {
+                at = In::Ours;
+                ours_label.get_or_insert_with(|| label(bare));
+            }
+            In::Ours if marker("|||||||") => at = In::Base,
+            In::Ours | In::Base if bare == "=======" => at = In::Theirs,
+            In::Theirs if marker(">>>>>>>") => {
+                at = In::Both;
+                complete = true;
+                theirs_label.get_or_insert_with(|| label(bare));
+            }
+            In::Both => {
+                ours.push_str(line);
+                theirs.push_str(line);
+            }
+            In::Ours => ours.push_str(line),
+            In::Base => {}
+            In::Theirs => theirs.push_str(line),
+        }
+    }
+    (complete && at == In::Both).then(|| {
+        (
+            Side {
+                label: ours_label.unwrap_or_default(),
+                text: ours,
+            },
+            Side {
+                label: theirs_label.unwrap_or_default(),
+                text: theirs,
+            },
+        )
+    })
+}
+
+fn label(marker_line: &str) -> String {
+    let l = marker_line.get(8..).unwrap_or("").trim();
+    if l.is_empty() {
+        "unnamed".into()
+    } else {
+        clip(l, 60)
+    }
+}
+
+/// What a version of a session says of itself, as far as it reads.
+#[derive(Deserialize)]
+struct Summary {
+    current_stage: Stage,
+    current_state: State,
+    updated_at: String,
+    #[serde(default)]
+    owner: Option<Person>,
+    #[serde(default)]
+    branch: Option<String>,
+    #[serde(default)]
+    history: Vec<serde_json::Value>,
+}
+
+fn describe(side: &Side) -> String {
+    match serde_json::from_str::<Summary>(&side.text) {
+        Ok(s) => {
+            let mut d = format!(
+                "`{}`: stage {}, state {}, {} history entries, updated {}",
+                side.label,
+                s.current_stage,
+                s.current_state,
+                s.history.len(),
+                clip(&s.updated_at, 40)
+            );
+            if let Some(o) = s.owner {
+                d.push_str(&format!(", owner {}", clip(&o.to_string(), 80)));
+            }
+            if let Some(b) = s.branch {
+                d.push_str(&format!(", branch {}", clip(&b, 60)));
+            }
+            d
+        }
+        Err(_) => format!("`{}` (not a whole session on its own)", side.label),
+    }
+}
+
+/// The refusal for the session file `rel` whose text has conflict markers.
+pub fn markers_error(rel: &str, text: &str) -> Option<Error> {
+    let (ours, theirs) = sides(text)?;
+    let specs = task_name(&ours.text)
+        .map(|t| format!(" in .claude/specs/{t}/"))
+        .unwrap_or_default();
+    Some(Error::SessionConflicted {
+        path: rel.to_string(),
+        versions: format!("version 1 {}; version 2 {}", describe(&ours), describe(&theirs)),
+        keep: format!(
+            "while the merge is under way, `git checkout --ours -- {rel}` keeps version 1 and `git checkout --theirs -- {rel}` version 2 (do the same for the task's documents{specs}), then `git add` them; or edit the file to keep one side and delete the marker lines. Nothing of either version was changed"
+        ),
+    })
+}
+
+fn task_name(text: &str) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Named {
+        task_name: String,
+    }
+    serde_json::from_str::<Named>(text)
+        .ok()
+        .map(|n| n.task_name)
+        .filter(|t| super::names::is_valid(t))
+}
+
+/// Where a stored session's history forks: the first entry that does not follow the one
+/// before it (its `from` is not that entry's `to`, or it is older), or a last entry whose
+/// state is not the session's.
+pub fn fork(s: &Session) -> Option<String> {
+    let say = |i: usize, h: &HistoryEntry| {
+        format!(
+            "entry {} ({} {} at {}: {} → {})",
+            i + 1,
+            h.action.name(),
+            h.stage,
+            clip(&h.at, 40),
+            h.from.map_or("start".to_string(), |f| f.to_string()),
+            h.to
+        )
+    };
+    for (i, pair) in s.history.windows(2).enumerate() {
+        let (a, b) = (&pair[0], &pair[1]);
+        if b.from != Some(a.to) || b.at < a.at {
+            return Some(format!("{} does not follow {}", say(i + 1, b), say(i, a)));
+        }
+    }
+    let last = s.history.last()?;
+    (last.to != s.current_state).then(|| {
+        format!(
+            "the last {} ends in state {}, but the session says {}",
+            say(s.history.len() - 1, last),
+            last.to,
+            s.current_state
+        )
+    })
+}
+
+/// The refusal for a session whose history forks.
+pub fn fork_error(rel: &str, why: String) -> Error {
+    Error::SessionConflicted {
+        path: rel.to_string(),
+        versions: format!("two histories were merged into one file: {why}"),
+        keep: format!(
+            "find both versions with `git log --oneline -- {rel}` and restore the one to keep with `git checkout <commit> -- {rel}` (and the task's documents from the same commit). Nothing was changed"
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_sides_are_rebuilt_from_the_markers() {
+        let text = "{\n  \"a\": 1,\n<<<<<<< HEAD\n  \"s\": \"dev\",\n=======\n  \"s\": \"qa\",\n>>>>>>> feature/x\n  \"z\": 2\n}\n";
+        let (ours, theirs) = sides(text).unwrap();
+        assert_eq!(ours.label, "HEAD");
+        assert_eq!(theirs.label, "feature/x");
+        assert_eq!(
+            ours.text,
+            "{\n  \"a\": 1,\n  \"s\": \"dev\",\n  \"z\": 2\n}\n"
+        );
+        assert_eq!(
+            theirs.text,
+            "{\n  \"a\": 1,\n  \"s\": \"qa\",\n  \"z\": 2\n}\n"
+        );
+        // diff3 style: the base is in neither.
+        let d3 = "<<<<<<< ours\no\n||||||| base\nb\n=======\nt\n>>>>>>> theirs\n";
+        let (o, t) = sides(d3).unwrap();
+        assert_eq!((o.text.as_str(), t.text.as_str()), ("o\n", "t\n"));
+        // No markers, or a conflict that does not end.
+        assert_eq!(sides("{\"x\": \"=======\"}\n"), None);
+        assert_eq!(sides("<<<<<<< a\nx\n=======\n"), None);
+    }
+}

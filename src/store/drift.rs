@@ -1,0 +1,211 @@
+//! A team's git in the session (docs/spec.md, "Working as a team"): the branch of each
+//! change, the person deciding, the commit each stage document was written against, and
+//! the drift since: the earlier documents and the project's files a later stage relied on
+//! that changed after it was saved (by hand, or by another branch merged in).
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::Project;
+use crate::git::Repo;
+use crate::workflow::machine::sha256_hex;
+use crate::workflow::person::Person;
+use crate::workflow::session::{Basis, Session};
+use crate::workflow::stage::Stage;
+
+/// The project's own files, as the drift check sees them: not the workflow's state, not the
+/// documents (which are compared with the digests the session holds), not the policy.
+pub const PROJECT_FILES: [&str; 4] = [
+    ".",
+    ":(exclude).bmad-task",
+    ":(exclude).claude",
+    ":(exclude).bmad",
+];
+
+/// Uncommitted files kept in a [`Basis`] at most.
+const MAX_UNCOMMITTED: usize = 200;
+/// Files a drift report names at most (it counts the rest).
+pub const MAX_NAMED: usize = 20;
+
+/// What git says at a change, asked before the lock is taken.
+pub(super) struct GitNow {
+    repo: Option<Repo>,
+    /// The person deciding (for a decision).
+    pub person: Option<Person>,
+    branch: Option<String>,
+}
+
+impl GitNow {
+    pub fn of(project: &Project, decides: bool) -> GitNow {
+        let repo = Repo::at(&project.root);
+        let person = decides
+            .then(|| crate::git::from_env().or_else(|| repo.as_ref()?.identity()))
+            .flatten();
+        let branch = repo.as_ref().and_then(Repo::branch);
+        GitNow {
+            repo,
+            person,
+            branch,
+        }
+    }
+
+    /// Records in `after` the branch, and for each stage whose document this change saved,
+    /// the commit it was written against.
+    pub fn record(&self, before: &Session, after: &mut Session) {
+        let Some(repo) = &self.repo else { return };
+        if self.branch.is_some() {
+            after.branch.clone_from(&self.branch);
+        }
+        let mut basis = None;
+        for stage in Stage::ALL {
+            let saved = after.record(stage).artifact.as_ref();
+            if saved.is_some() && saved != before.record(stage).artifact.as_ref() {
+                let b = basis.get_or_insert_with(|| basis_of(repo));
+                after.record_mut(stage).written_against.clone_from(b);
+            }
+        }
+    }
+}
+
+/// The commit checked out, and the project's files that differ from it now.
+fn basis_of(repo: &Repo) -> Option<Basis> {
+    let commit = repo.head()?;
+    let changed = repo.changed_since(&commit, &PROJECT_FILES)?;
+    let kept = &changed[..changed.len().min(MAX_UNCOMMITTED)];
+    let ids = repo.blob_ids(kept)?;
+    Some(Basis {
+        commit,
+        uncommitted: kept.iter().cloned().zip(ids).collect(),
+        partial: changed.len() > kept.len(),
+    })
+}
+
+/// What changed since a later stage relied on it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Drift {
+    /// The earlier stage documents changed since they were saved (edited by hand, or by a
+    /// merge), each relative to the project.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub documents: Vec<String>,
+    /// The stage whose document the project's files are compared with (the latest saved
+    /// in a git repository) …
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub since_stage: Option<Stage>,
+    /// … the commit it was written against …
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub since_commit: Option<String>,
+    /// … and the project's files changed since (at most [`MAX_NAMED`]) …
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
+    /// … with how many in all.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub files_total: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+impl Drift {
+    /// The warning, in words.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if !self.documents.is_empty() {
+            parts.push(format!(
+                "Drift: {} changed after a later stage relied on it (edited by hand, or by a merge); check that the later documents still hold.",
+                self.documents.join(", ")
+            ));
+        }
+        if let (Some(stage), Some(commit)) = (self.since_stage, &self.since_commit) {
+            if self.files_total > 0 {
+                let more = self.files_total - self.files.len();
+                let more = if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                };
+                parts.push(format!(
+                    "Drift: {} project file(s) changed since the {} document was written against commit {}: {}{more}.",
+                    self.files_total,
+                    stage.role(),
+                    &commit[..12.min(commit.len())],
+                    self.files.join(", ")
+                ));
+            }
+        }
+        parts.join(" ")
+    }
+}
+
+/// What changed since the session's stages relied on it; `None` when nothing did.
+pub fn drift(project: &Project, session: &Session) -> Option<Drift> {
+    let documents = changed_documents(project, session);
+    let mut d = Drift {
+        documents,
+        since_stage: None,
+        since_commit: None,
+        files: Vec::new(),
+        files_total: 0,
+    };
+    let latest = Stage::ALL
+        .iter()
+        .rev()
+        .find_map(|s| session.record(*s).written_against.as_ref().map(|b| (*s, b)));
+    if let Some((stage, basis)) = latest {
+        if let Some(files) = Repo::at(&project.root).and_then(|r| changed_files(&r, basis)) {
+            d.since_stage = Some(stage);
+            d.since_commit = Some(basis.commit.clone());
+            d.files_total = files.len();
+            d.files = files.into_iter().take(MAX_NAMED).collect();
+        }
+    }
+    (!d.documents.is_empty() || d.files_total > 0).then_some(d)
+}
+
+/// The saved documents of stages before the current one whose file no longer holds what
+/// was saved.
+fn changed_documents(project: &Project, session: &Session) -> Vec<String> {
+    let current = session.current_stage.index();
+    let done = session.current_state == crate::workflow::State::Completed;
+    Stage::ALL
+        .iter()
+        .filter(|s| s.index() < current || (done && **s != session.current_stage))
+        .filter_map(|s| session.record(*s).artifact.as_ref())
+        .filter(|a| match project.read(&a.path) {
+            Ok(Some(text)) => sha256_hex(&text) != a.sha256,
+            Ok(None) => true,
+            Err(_) => false,
+        })
+        .map(|a| a.path.clone())
+        .collect()
+}
+
+/// The project's files whose content now is not the one `basis` saw.
+fn changed_files(repo: &Repo, basis: &Basis) -> Option<Vec<String>> {
+    let now = repo.changed_since(&basis.commit, &PROJECT_FILES)?;
+    // A file uncommitted then is unchanged when its content is the same blob now.
+    let then: Vec<String> = now
+        .iter()
+        .filter(|p| basis.uncommitted.contains_key(*p))
+        .cloned()
+        .collect();
+    let ids = repo.blob_ids(&then)?;
+    let same: Vec<&String> = then
+        .iter()
+        .zip(ids)
+        .filter(|(p, id)| basis.uncommitted.get(*p) == Some(id))
+        .map(|(p, _)| p)
+        .collect();
+    let mut out: Vec<String> = now.iter().filter(|p| !same.contains(p)).cloned().collect();
+    // Uncommitted then, and back to the commit's content now: changed too.
+    out.extend(
+        basis
+            .uncommitted
+            .keys()
+            .filter(|p| !now.contains(p))
+            .cloned(),
+    );
+    out.sort();
+    out.dedup();
+    Some(out)
+}

@@ -1,0 +1,111 @@
+//! `bmad-mcp init`: the project's `.gitignore` gets the lines that keep this clone's own
+//! files out of git (docs/team.md): the lock, the task mapping (an index rebuilt from the
+//! session files), the human's approval of the checks (each human approves what their own
+//! machine runs), and interrupted writes. Everything else the server writes is shared:
+//! the sessions and their `temp/` texts, the documents, the human's `.bmad/`. The lines
+//! sit between two marker lines; running it again rewrites only that block, and no other
+//! line of the file changes.
+
+use super::Project;
+use crate::error::Result;
+
+pub const GITIGNORE: &str = ".gitignore";
+const BEGIN: &str = "# >>> bmad-mcp: files local to this clone (docs/team.md)";
+const END: &str = "# <<< bmad-mcp";
+
+/// The block's lines between the markers.
+pub const LOCAL_FILES: [&str; 5] = [
+    "/.bmad-task/.lock",
+    "/.bmad-task/task-mapping.json",
+    "/.bmad-task/task-mapping.json.*",
+    "/.bmad-task/config-approved.json",
+    ".bmad-tmp-*",
+];
+
+/// What `init` did to the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ignored {
+    Created,
+    Added,
+    Updated,
+    AlreadyThere,
+}
+
+fn block() -> String {
+    let mut b = format!("{BEGIN}\n");
+    for line in LOCAL_FILES {
+        b.push_str(line);
+        b.push('\n');
+    }
+    b.push_str(END);
+    b.push('\n');
+    b
+}
+
+/// `text` with the block in it: in place of the one already there, else appended.
+pub fn with_block(text: &str) -> String {
+    let block = block();
+    let begin = text
+        .match_indices(BEGIN)
+        .map(|(i, _)| i)
+        .find(|i| *i == 0 || text.as_bytes()[i - 1] == b'\n');
+    if let Some(start) = begin {
+        if let Some(len) = text[start..].find(&format!("\n{END}")) {
+            let mut end = start + len + 1 + END.len();
+            if text[end..].starts_with('\n') {
+                end += 1;
+            }
+            return format!("{}{block}{}", &text[..start], &text[end..]);
+        }
+    }
+    let mut out = text.to_string();
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(&block);
+    out
+}
+
+/// Writes the block into the project's `.gitignore` (atomically; not at all when it is
+/// there as it should be).
+pub fn write_gitignore(project: &Project) -> Result<Ignored> {
+    let before = project
+        .read(GITIGNORE)
+        .map_err(|p| p.into_error(GITIGNORE))?;
+    let after = with_block(before.as_deref().unwrap_or(""));
+    let done = match &before {
+        None => Ignored::Created,
+        Some(b) if *b == after => return Ok(Ignored::AlreadyThere),
+        Some(b) if b.contains(BEGIN) => Ignored::Updated,
+        Some(_) => Ignored::Added,
+    };
+    project.write_atomic(GITIGNORE, after.as_bytes())?;
+    Ok(done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_block_is_added_once_and_other_lines_are_kept() {
+        let theirs = "target/\n# mine\n*.log";
+        let once = with_block(theirs);
+        assert!(once.starts_with("target/\n# mine\n*.log\n# >>> bmad-mcp"));
+        assert_eq!(with_block(&once), once, "idempotent");
+        for line in LOCAL_FILES {
+            assert_eq!(once.lines().filter(|l| *l == line).count(), 1, "{line}");
+        }
+        assert_eq!(with_block(""), block());
+    }
+
+    #[test]
+    fn an_older_block_is_replaced_in_place() {
+        let old = format!("a\n{BEGIN}\n/.bmad-task/.lock\n{END}\nb\n");
+        let new = with_block(&old);
+        assert_eq!(new, format!("a\n{}b\n", block()));
+        // A block whose end marker is gone is not cut into: a new one is appended.
+        let torn = format!("a\n{BEGIN}\nx\n");
+        assert_eq!(with_block(&torn), format!("{torn}{}", block()));
+    }
+}
