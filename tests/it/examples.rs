@@ -19,6 +19,10 @@ mod full_workflow;
 #[path = "../../examples/dual_engine.rs"]
 mod dual_engine;
 
+#[allow(dead_code)]
+#[path = "../../examples/tracks_and_stories.rs"]
+mod tracks_and_stories;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -117,6 +121,75 @@ fn assert_steps<'a>(run: &'a Run, expected: &[(&str, &str, &str)]) -> Vec<&'a St
         }
     }
     lines
+}
+
+/// The scripted run of a track and of parallel stories (issue 28): the fix track to its
+/// end in the first window; the full task's two sprints as stories in two windows at
+/// once; the parent's final QA; and every session in `list` with its track.
+#[tokio::test]
+async fn tracks_and_stories_runs_a_fix_and_two_stories_at_once_to_the_final_qa() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().canonicalize().unwrap();
+    let run = run_example!(tracks_and_stories, &project);
+    let fix: Vec<(&str, &str, &str)> = run
+        .steps
+        .iter()
+        .take(5)
+        .map(|(a, v)| {
+            (
+                a.as_str(),
+                v["stage"].as_str().unwrap(),
+                v["state"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        fix,
+        [
+            ("start", "bug", "generating"),
+            ("submit", "bug", "awaiting_confirmation"),
+            ("confirm", "dev", "generating"),
+            ("submit", "review", "generating"),
+            ("submit", "review", "completed"),
+        ]
+    );
+    let (_, list) = run.steps.last().unwrap();
+    let mut tracks: Vec<(String, String, String)> = list["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["track"].as_str().unwrap().to_string(),
+                s["current_stage"].as_str().unwrap().to_string(),
+                s["current_state"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    tracks.sort();
+    let done = |track: &str, stage: &str| (track.into(), stage.into(), "completed".into());
+    assert_eq!(
+        tracks,
+        [
+            done("fix", "review"),
+            done("full", "qa"),
+            done("story", "qa"),
+            done("story", "qa")
+        ]
+    );
+    let parent = run
+        .files
+        .iter()
+        .filter(|f| f.starts_with(".bmad-task/session-"))
+        .map(|f| read_json(&project.join(f)))
+        .find(|s| s["track"] == "full")
+        .unwrap();
+    assert_eq!(parent["stories"].as_array().unwrap().len(), 2, "{parent:#}");
+    assert!(parent["stories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["state"] == "completed"));
 }
 
 #[tokio::test]
