@@ -6,7 +6,7 @@
 //! with `O_NOFOLLOW | O_DIRECTORY`). Folders are made with `mkdirat`, temporary files
 //! with `openat(O_CREAT | O_EXCL)`, replacements with `renameat` and syncs on the folder's
 //! own handle: swapping a component for a link at any moment cannot move a byte out of
-//! the project (docs/spec.md §7.2).
+//! the project (docs/spec.md §17.2).
 
 use std::fs::File;
 use std::io;

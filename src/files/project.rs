@@ -14,7 +14,7 @@ pub const HUMAN_DIR: &str = ".bmad";
 /// of a writer that died mid-write.
 pub(super) const TEMP_PREFIX: &str = ".bmad-tmp-";
 
-/// Where the project root comes from when a call gives no `cwd` (docs/spec.md §7.1).
+/// Where the project root comes from when a call gives no `cwd` (docs/spec.md §17.1).
 #[derive(Debug, Clone)]
 pub struct DefaultRoot {
     pub source_name: &'static str,

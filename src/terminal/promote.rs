@@ -1,5 +1,5 @@
 //! `bmad-mcp promote <task>`: the human decides a quick task outgrew its track and moves
-//! it to the full track, keeping what was written (docs/spec.md §7.1). Asked on the
+//! it to the full track, keeping what was written (docs/spec.md §17.1). Asked on the
 //! terminal, refused under an assistant's shell, recorded with where it came from, as
 //! every other terminal decision.
 

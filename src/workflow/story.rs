@@ -1,6 +1,6 @@
 //! Stories: each approved sprint of a full-track task run as a session of its own (the
 //! `story` track: development, review, QA of that sprint), linked to its parent
-//! (docs/spec.md §7.2). This is the pure part: what a story's shared entry says, which
+//! (docs/spec.md §17.2). This is the pure part: what a story's shared entry says, which
 //! sprints a parent's stories must cover, and when the parent's final QA is due. Where
 //! the entries live (the git common directory) is the store's.
 

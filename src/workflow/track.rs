@@ -1,5 +1,5 @@
 //! The tracks: which rows of the stage table a session runs, and in which order
-//! (docs/spec.md §7). A track is data read by the one transition function, not a second
+//! (docs/spec.md §17). A track is data read by the one transition function, not a second
 //! machine: the states, gates, evidence checks, dialog and audit of each stage are the
 //! stage table's whatever the track.
 

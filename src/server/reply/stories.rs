@@ -1,5 +1,5 @@
 //! What a reply says of stories: a parent's stories (who holds each sprint, how far each
-//! got) and what the host does while they run (docs/spec.md §7.2).
+//! got) and what the host does while they run (docs/spec.md §17.2).
 
 use crate::workflow::{story, Session, Stage, State};
 

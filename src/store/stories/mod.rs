@@ -1,4 +1,4 @@
-//! Stories on disk (docs/spec.md §7.2). A story is a session of its own
+//! Stories on disk (docs/spec.md §17.2). A story is a session of its own
 //! (`.bmad-task/session-<id>.json` in the worktree it runs in, its documents in
 //! `.claude/specs/<parent>-sprint-<n>/`), so that stories run from several git worktrees
 //! merge without conflict. Which story holds which sprint is kept where every worktree of

@@ -1,6 +1,6 @@
 //! `promote`: the human decides a task outgrew its track (`quick` → `full`). The session
 //! keeps every record and document written; it starts the new track at its first stage,
-//! whose role reads what was written as an earlier document (docs/spec.md §7.1).
+//! whose role reads what was written as an earlier document (docs/spec.md §17.1).
 
 use super::super::session::{StageStatus, State};
 use super::super::stage::Stage;

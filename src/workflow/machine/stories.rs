@@ -1,4 +1,4 @@
-//! A parent task whose sprints ran as stories (docs/spec.md §7.2): its development and
+//! A parent task whose sprints ran as stories (docs/spec.md §17.2): its development and
 //! review were the stories', and its submission at development is the final QA of the
 //! whole once every in-scope story completed; while one is open, it is refused naming it.
 
