@@ -12,7 +12,7 @@ pub use super::limits::Limits;
 pub use super::used::FIELD_NAMES;
 use crate::error::{Error, ErrorCode, Result};
 use crate::store::{is_valid_task_name, SessionKey};
-use crate::workflow::engine::{self, Engine};
+use crate::workflow::engine::Engine;
 use crate::workflow::{Action, Command, Decision, Stage, Track};
 
 /// Arguments of the `bmad-task` tool. `action` is required; which other fields matter
@@ -277,7 +277,7 @@ fn seen_digest(digest: Option<&str>) -> Result<Option<String>> {
 }
 
 /// At most 80 characters of a caller's value, for quoting it in a message.
-fn clip(s: &str) -> String {
+pub(super) fn clip(s: &str) -> String {
     crate::error::clip(s, 80)
 }
 
@@ -299,93 +299,8 @@ fn validate(args: BmadTaskArgs, limits: &Limits) -> Result<Call> {
     let digest = args.digest.clone();
     // The session is named before anything else of a session action is checked.
     let (key, command) = match action {
-        Action::Start => {
-            let story = match (&args.parent, args.sprint) {
-                (Some(parent), Some(sprint)) => {
-                    let parent = parent.trim().to_string();
-                    if !crate::store::is_valid_task_name(&parent) {
-                        return Err(Error::argument(
-                            ErrorCode::InvalidTaskName,
-                            format!(
-                                "field `parent`: `{}` is not a task name (as returned by `start`)",
-                                clip(&parent)
-                            ),
-                        ));
-                    }
-                    Some((parent, sprint))
-                }
-                (None, None) => None,
-                (Some(_), None) => {
-                    return Err(Error::argument(
-                        ErrorCode::MissingField,
-                        "field `sprint` is required with `parent`: the approved sprint the story builds",
-                    ))
-                }
-                (None, Some(_)) => {
-                    return Err(Error::argument(
-                        ErrorCode::MissingField,
-                        "field `parent` is required with `sprint`: the task whose plan the sprint is in",
-                    ))
-                }
-            };
-            let track = match args.track.as_deref().map(str::trim) {
-                None => Track::Full,
-                Some(name) => Track::parse(name).ok_or_else(|| {
-                    Error::argument(
-                        ErrorCode::InvalidArgument,
-                        format!(
-                            "field `track`: `{}` is not a track; expected one of `full`, `quick`, `fix` (a story is started with `parent` and `sprint`)",
-                            clip(name)
-                        ),
-                    )
-                })?,
-            };
-            if story.is_some() && args.track.is_some() {
-                return Err(Error::argument(
-                    ErrorCode::InvalidArgument,
-                    "field `track`: a story runs development, review and QA of its sprint; leave `track` out with `parent` and `sprint`",
-                ));
-            }
-            let objective = args.objective.as_deref().map(str::trim).unwrap_or("");
-            if objective.is_empty() && story.is_none() {
-                return Err(Error::argument(
-                    ErrorCode::MissingField,
-                    "field `objective` is required for `start`: say what to build",
-                ));
-            }
-            check_size("objective", objective, limits.objective_bytes)?;
-            let engines = match &args.engines {
-                Some(names) => Some(
-                    engine::check_list(names, &Stage::required_engines()).map_err(|why| {
-                        Error::argument(
-                            ErrorCode::InvalidArgument,
-                            format!("field `engines`: {why}"),
-                        )
-                    })?,
-                ),
-                None => None,
-            };
-            return Ok(Call::Start {
-                cwd,
-                objective: objective.to_string(),
-                engines,
-                track: if story.is_some() { Track::Story } else { track },
-                story,
-            });
-        }
-        Action::Promote => {
-            let key = session_key(&args)?;
-            let task = match &key {
-                SessionKey::TaskName(t) | SessionKey::Both { task_name: t, .. } => t.clone(),
-                SessionKey::Id(_) => "<task>".into(),
-            };
-            return Err(Error::argument(
-                ErrorCode::HumanRequired,
-                format!(
-                    "`promote` is the human's decision: they run `bmad-mcp promote {task}` in a terminal in the project; ask them whether the task outgrew the quick track"
-                ),
-            ));
-        }
+        Action::Start => return super::start_args::start(&args, cwd, limits),
+        Action::Promote => return Err(super::start_args::promote(&session_key(&args)?)),
         Action::List => {
             return Ok(Call::List {
                 cwd,

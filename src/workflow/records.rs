@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::session::StageRecord;
+use super::session::{Question, StageRecord};
 use super::stage::Stage;
 use super::track::Track;
 
@@ -38,6 +38,21 @@ impl StageRecords {
 
     pub fn is_empty(&self) -> bool {
         false
+    }
+}
+
+impl StageRecord {
+    /// Questions of this stage that have no answer yet.
+    pub fn open_questions(&self) -> Vec<Question> {
+        self.questions
+            .iter()
+            .filter(|q| !self.answers.contains_key(&q.id))
+            .cloned()
+            .collect()
+    }
+
+    pub fn rounds(&self) -> u32 {
+        self.questions.iter().map(|q| q.round).max().unwrap_or(0)
     }
 }
 

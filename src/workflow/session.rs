@@ -236,21 +236,6 @@ pub struct StageRecord {
     pub written_against: Option<Basis>,
 }
 
-impl StageRecord {
-    /// Questions of this stage that have no answer yet.
-    pub fn open_questions(&self) -> Vec<Question> {
-        self.questions
-            .iter()
-            .filter(|q| !self.answers.contains_key(&q.id))
-            .cloned()
-            .collect()
-    }
-
-    pub fn rounds(&self) -> u32 {
-        self.questions.iter().map(|q| q.round).max().unwrap_or(0)
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct HistoryEntry {
     pub at: String,
@@ -301,15 +286,13 @@ pub struct Session {
     /// host's own model) and, when listed, `codex` (a second, independent model). Which
     /// of them writes each stage is the stage table's.
     pub engines: Vec<Engine>,
-    /// The stages this session runs (`full`, `quick`, `fix`, `story`), chosen at `start`;
-    /// a file without it is of the full track.
+    /// The stages it runs (`full`, `quick`, `fix`, `story`); a file without it: `full`.
     #[serde(default)]
     pub track: Track,
-    /// For a story: the parent task and the sprint it builds, and who runs it where.
+    /// A story's parent task, sprint, owner, branch and worktree (docs/spec.md §17.2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub story: Option<StoryLink>,
-    /// For a task whose sprints run as stories: each story's shared entry, as last read
-    /// (refreshed from the shared entries before every change and every `status`).
+    /// A parent's stories, as their shared entries said at its last change or `status`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stories: Vec<StoryState>,
     pub current_stage: Stage,
@@ -336,10 +319,8 @@ impl Session {
         engines: Vec<Engine>,
         now: DateTime<Utc>,
     ) -> Session {
-        let first = Track::Full.first();
-        let track = Track::Full;
         let mut stages = StageRecords::default();
-        stages.get_mut(first).status = StageStatus::InProgress;
+        stages.get_mut(Stage::FIRST).status = StageStatus::InProgress;
         let at = timestamp(now);
         Session {
             schema_version: SCHEMA_VERSION,
@@ -350,17 +331,17 @@ impl Session {
             branch: None,
             objective,
             engines,
-            track,
+            track: Track::Full,
             story: None,
             stories: Vec::new(),
-            current_stage: first,
+            current_stage: Stage::FIRST,
             current_state: State::Generating,
             stages,
             artifacts: Vec::new(),
             history: vec![HistoryEntry {
                 at: at.clone(),
                 action: Action::Start,
-                stage: first,
+                stage: Stage::FIRST,
                 from: None,
                 to: State::Generating,
                 decided_by: None,
@@ -374,20 +355,6 @@ impl Session {
             notices_given: Vec::new(),
             created_at: at.clone(),
             updated_at: at,
-        }
-    }
-
-    /// Puts a session that has not moved yet on `track`, at its first stage.
-    pub fn begin_track(&mut self, track: Track) {
-        let first = track.first();
-        for rec in self.stages.iter_mut() {
-            rec.status = StageStatus::Pending;
-        }
-        self.stages.get_mut(first).status = StageStatus::InProgress;
-        self.track = track;
-        self.current_stage = first;
-        if let [entry] = self.history.as_mut_slice() {
-            entry.stage = first;
         }
     }
 

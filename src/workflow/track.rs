@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::sections::{self, Section};
+use super::session::{Session, StageStatus};
 use super::stage::Stage;
 
 /// The shape of a session's work, chosen at `start`.
@@ -148,6 +149,22 @@ impl Track {
 
     pub fn promotes_to(self) -> Option<Track> {
         self.info().promotes_to
+    }
+}
+
+impl Session {
+    /// Puts a session that has not moved yet on `track`, at its first stage.
+    pub fn begin_track(&mut self, track: Track) {
+        let first = track.first();
+        for rec in self.stages.iter_mut() {
+            rec.status = StageStatus::Pending;
+        }
+        self.stages.get_mut(first).status = StageStatus::InProgress;
+        self.track = track;
+        self.current_stage = first;
+        if let [entry] = self.history.as_mut_slice() {
+            entry.stage = first;
+        }
     }
 }
 

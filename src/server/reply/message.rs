@@ -5,8 +5,7 @@ use crate::prompts::{self, Template};
 use crate::store::terminal_command;
 use crate::workflow::rules::{after_reject, failed_checks, failed_verdict};
 use crate::workflow::session::StageRecord;
-use crate::workflow::stage::{Marker, Verdict};
-use crate::workflow::{story, Action, DecidedBy, Engine, Facts, Session, Stage, State};
+use crate::workflow::{story, Action, Engine, Facts, Session, Stage, State};
 
 use super::source::source_word;
 use super::{context, some_vec, Reply};
@@ -233,79 +232,6 @@ pub(super) fn awaiting_approval(s: &Session, r: &mut Reply) -> String {
         }
     }
     msg.push_str("Please approve it with the sprints to build (all of them, the default, or some, e.g. sprint 1), or send it back with your feedback.");
-    msg
-}
-
-/// `completed`: the review's status, the QA score (each with the risk the human accepted,
-/// when its verdict failed), and the list of documents.
-pub(super) fn completed(s: &Session) -> String {
-    // Who accepted the risk, as the decision was recorded.
-    let accepted = |st: Stage| {
-        if !s.record(st).accepted_risk {
-            return None;
-        }
-        let decision =
-            s.history.iter().rev().find(|h| {
-                h.stage == st && matches!(h.action, Action::Confirm | Action::ConfirmSave)
-            });
-        Some(match decision.and_then(|h| h.decided_by) {
-            Some(DecidedBy::Human) => "risk accepted by the human",
-            Some(DecidedBy::Host) => "risk accepted, as the host asserted",
-            None => "risk accepted",
-        })
-    };
-    let status = Stage::ALL
-        .into_iter()
-        .find(|st| st.has_marker(Marker::ReviewStatus))
-        .and_then(|st| {
-            let status = s.record(st).review_status.clone()?;
-            let failed = failed_verdict(st, s.record(st)).is_some();
-            Some(match accepted(st) {
-                Some(risk) if failed => format!("{status} ({risk})"),
-                _ => status,
-            })
-        })
-        .unwrap_or_else(|| "not stated".into());
-    let qa = Stage::ALL
-        .into_iter()
-        .rev()
-        .find(|st| st.has_marker(Marker::QualityScore))
-        .and_then(|st| {
-            let n = s.record(st).score?;
-            let failed = failed_verdict(st, s.record(st)).is_some();
-            Some(match st.verdict() {
-                Some(Verdict::QualityScore(gate)) if failed => {
-                    let risk = accepted(st).map(|r| format!(", {r}")).unwrap_or_default();
-                    format!("{n}/100 (below the gate of {gate}{risk})")
-                }
-                _ => format!("{n}/100"),
-            })
-        })
-        .unwrap_or_else(|| "not stated".into());
-    // The checks the server ran before QA completed, when the project names any.
-    let checks = Stage::ALL
-        .into_iter()
-        .rev()
-        .find(|st| st.runs_checks() && s.record(*st).checks.is_some())
-        .and_then(|st| {
-            let run = s.record(st).checks.as_ref()?;
-            Some(match run.failure() {
-                None => format!(" Checks: all {} passed.", run.checks.len()),
-                Some(f) => format!(
-                    " Checks: {f} ({}).",
-                    accepted(st).unwrap_or("risk accepted")
-                ),
-            })
-        })
-        .unwrap_or_default();
-    let mut msg = format!(
-        "The workflow is complete. Review status: {status}. QA score: {qa}.{checks}{} Documents:\n",
-        super::built::scope_built(s)
-    );
-    for a in &s.artifacts {
-        msg.push_str(&format!("- {a}\n"));
-    }
-    msg.truncate(msg.trim_end().len());
     msg
 }
 

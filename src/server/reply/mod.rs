@@ -103,9 +103,9 @@ pub struct ErrorBody {
 /// `role_prompt_source`, `engines`, `context`, `guidance`, `pending_user_actions`,
 /// `allowed_actions`, `document_digest`, `interaction_type`, `requires_user_confirmation`,
 /// `next_cursor`, `error`;
-/// **both** (what the reply is about): `session_id`, `task_name`, `stage`, `state`,
-/// `stage_description`, `score_source`, `gate_passed`, `missing_sections`,
-/// `empty_sections`, `iteration`, `session`, `total`.
+/// **both** (what the reply is about): `session_id`, `task_name`, `track`, `stage`, `state`,
+/// `stage_description`, `story`, `stories`, `score_source`, `gate_passed`,
+/// `missing_sections`, `empty_sections`, `iteration`, `session`, `total`.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema, Default)]
 pub struct Reply {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -304,7 +304,7 @@ pub fn for_session(s: &Session, facts: &Facts, action: Action, prompt: Option<&T
         State::Clarifying => message::clarifying(s, &mut r),
         State::AwaitingConfirmation => message::awaiting_confirmation(s, facts, &mut r),
         State::AwaitingApproval => message::awaiting_approval(s, &mut r),
-        State::Completed => message::completed(s),
+        State::Completed => built::completed(s),
     });
     r.user_message = msg;
     r
