@@ -1666,3 +1666,110 @@ fn qa_does_not_complete_on_a_passing_score_while_a_check_fails() {
     });
     assert_eq!(r.state(), (Stage::Dev, State::Generating));
 }
+
+/// Issue 28: a quick task promoted at development keeps its spec and its development
+/// record, and starts the full track at `po` with a note naming what was written.
+#[test]
+fn promoting_a_quick_task_keeps_what_was_written_and_starts_the_full_track() {
+    use crate::workflow::Track;
+    let mut r = Run::new("Add a flag");
+    r.s.begin_track(Track::Quick);
+    assert_eq!(r.state(), (Stage::Spec, State::Generating));
+    r.submit(&passing(Stage::Spec));
+    r.act(Command::Confirm {
+        action: Action::Confirm,
+        note: None,
+        answers: Default::default(),
+    });
+    assert_eq!(r.state(), (Stage::Dev, State::Generating));
+    let spec = r.s.record(Stage::Spec).clone();
+    r.decision = Decision {
+        decided_by: DecidedBy::Human,
+        via: Via::Cli,
+        ..Decision::by_host(None)
+    };
+    r.act(Command::Promote {
+        note: Some("it needs a data model".into()),
+    });
+    assert_eq!(r.s.track, Track::Full);
+    assert_eq!(r.state(), (Stage::Po, State::Generating));
+    assert_eq!(r.s.record(Stage::Spec), &spec, "the spec is kept as it was");
+    assert_eq!(r.s.record(Stage::Dev).status, StageStatus::Pending);
+    assert_eq!(r.s.record(Stage::Po).status, StageStatus::InProgress);
+    let note = &r.s.record(Stage::Po).notes[0];
+    assert!(
+        note.contains(".claude/specs/build-it/01-technical-spec.md"),
+        "{note}"
+    );
+    assert!(note.contains("it needs a data model"), "{note}");
+    let last = r.s.history.last().unwrap();
+    assert_eq!(last.action, Action::Promote);
+    assert_eq!(last.decided_by, Some(DecidedBy::Human));
+    assert_eq!(last.feedback.as_deref(), Some("it needs a data model"));
+    // The full track does not promote.
+    let e = r.try_do(Command::Promote { note: None }).unwrap_err();
+    assert_eq!(e.code(), "invalid_state");
+}
+
+/// Issue 28: a parent whose sprints run as stories refuses its own submission while one
+/// is open, naming it; once every in-scope story completed, its submission at `dev` is
+/// the final QA of the whole, and completes it.
+#[test]
+fn a_parent_runs_its_final_qa_only_once_every_story_completed() {
+    use crate::workflow::story::StoryState;
+    let mut r = Run::new("Build it");
+    r.advance_to(Stage::Dev, false);
+    assert_eq!(r.s.record(Stage::Sm).scope_sprints, Some(vec![1, 2]));
+    let entry = |sprint: u32, stage: Stage, state: State| StoryState {
+        sprint,
+        session_id: format!("story-{sprint}"),
+        task_name: format!("build-it-sprint-{sprint}"),
+        owner: format!("Dev {sprint}"),
+        branch: Some(format!("sprint-{sprint}")),
+        worktree: format!("/wt{sprint}"),
+        stage,
+        state,
+        updated_at: "2026-11-21T12:00:00.000Z".into(),
+    };
+    r.s.stories = vec![
+        entry(1, Stage::Qa, State::Completed),
+        entry(2, Stage::Review, State::Generating),
+    ];
+    let qa = submit(Some(PASSING_REPORT), None);
+    let e = r.try_do(qa.clone()).unwrap_err();
+    assert_eq!(e.code(), "invalid_state");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("sprint 2 (held by Dev 2 on branch `sprint-2` in /wt2"),
+        "{msg}"
+    );
+    // Only sprint 1 ran as a story: sprint 2 has none, so no final QA is due either.
+    r.s.stories = vec![entry(1, Stage::Qa, State::Completed)];
+    assert!(!crate::workflow::story::final_qa_due(&r.s));
+    r.s.stories.push(entry(2, Stage::Qa, State::Completed));
+    assert!(crate::workflow::story::final_qa_due(&r.s));
+    assert_eq!(crate::workflow::story::prompt_stage(&r.s), Stage::Qa);
+    // A submission naming another stage than QA is refused as a stage mismatch.
+    let e = r
+        .try_do(Command::Submit {
+            stage: Some(Stage::Review),
+            claude_result: Some(PASSING_REPORT.into()),
+            codex_result: None,
+        })
+        .unwrap_err();
+    assert_eq!(e.code(), "stage_mismatch");
+    r.act(Command::Submit {
+        stage: Some(Stage::Qa),
+        claude_result: Some(PASSING_REPORT.into()),
+        codex_result: None,
+    });
+    assert_eq!(r.state(), (Stage::Qa, State::Completed));
+    for st in [Stage::Dev, Stage::Review, Stage::Qa] {
+        assert_eq!(r.s.record(st).status, StageStatus::Completed, "{st}");
+    }
+    assert!(r.s.record(Stage::Dev).notes[0].contains("sprint 1 by story `build-it-sprint-1`"));
+    assert!(
+        r.s.record(Stage::Dev).artifact.is_none(),
+        "the parent built nothing itself"
+    );
+}
