@@ -163,10 +163,20 @@ fn entry_of(s: &Session, link: &StoryLink) -> StoryState {
     }
 }
 
-/// A parent with its stories as their entries say now (unchanged for any other session).
+/// A parent with its stories as their entries say now (unchanged for any other session,
+/// and for a parent none of whose sprints ever ran as a story: nothing is created to
+/// find that out).
 pub fn with_stories(project: &Project, s: &Session) -> Session {
     let mut s = s.clone();
-    if s.track == Track::Full && !story::in_scope(&s).is_empty() {
+    if s.track != Track::Full || story::in_scope(&s).is_empty() {
+        return s;
+    }
+    let folder = match identity::git_dirs(&project.root) {
+        Some(dirs) => dirs.common_dir.join("bmad-mcp"),
+        None => project.root.clone(),
+    };
+    let entries = folder.join(format!(".bmad-task/stories/{}", s.session_id));
+    if entries.is_dir() {
         if let Ok(registry) = Registry::of(project) {
             s.stories = registry.all(&s.session_id);
         }
