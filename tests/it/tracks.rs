@@ -2,6 +2,7 @@
 //! run to completion, the fix track's failing test first, and a quick task promoted to
 //! the full track by the human in a terminal, keeping what was written.
 
+use crate::support::transport::{each_transport, Transport};
 use crate::support::{connect, document, read_json, scored, Client, Era, Sandbox};
 use serde_json::{json, Value};
 
@@ -41,10 +42,14 @@ fn at(v: &Value, stage: &str, state: &str) {
     );
 }
 
-#[tokio::test]
-async fn a_fix_run_goes_from_a_confirmed_bug_report_through_a_failing_test_to_review() {
+each_transport!(async a_fix_run_goes_from_a_confirmed_bug_report_through_a_failing_test_to_review
+    => a_fix_run_goes_from_a_confirmed_bug_report_through_a_failing_test_to_review);
+
+/// Over stdio and over HTTP.
+async fn a_fix_run_goes_from_a_confirmed_bug_report_through_a_failing_test_to_review(t: Transport) {
     let sb = Sandbox::new();
-    let c = connect(Era::Modern, &sb.project).await;
+    let host = t.host(&sb.project);
+    let c = host.connect(Era::Modern).await;
     let v = start(&c, &sb, "Fix the crash on empty input", "fix").await;
     at(&v, "bug", "generating");
     assert_eq!(v["track"], "fix");
