@@ -26,7 +26,8 @@ use bmad_mcp::BmadServer;
 /// (input limits), BMAD_MAX_LINE_BYTES (the largest JSON-RPC message, one line; default
 /// 16 MiB), BMAD_LOCK_WAIT_SECS (how long a change waits for the project lock; default
 /// 10), BMAD_CHECK_TIMEOUT_SECS (a project check's default time limit; default 600),
-/// RUST_LOG (log level; logs go to stderr).
+/// BMAD_OWNER (the person sessions and decisions record; default git's user.name and
+/// user.email), RUST_LOG (log level; logs go to stderr).
 ///
 /// Exit status: 0 when stdin closes or after SIGTERM (requests received are finished and
 /// answered first; one waiting on the human's dialog: still pending), 1 when the server
@@ -45,7 +46,8 @@ use bmad_mcp::BmadServer;
 /// `approve`, `reject` and `answer` show what is being decided and ask on the terminal
 /// (they refuse, exit 2, when stdin is not a terminal); `list` and `status` read;
 /// `config show` and `config approve` are the project's checks and policy
-/// (.bmad/config.toml), which the server acts on only as the human approved them.
+/// (.bmad/config.toml), which the server acts on only as the human approved them; `init`
+/// prepares the project for a team in git (docs/team.md).
 #[derive(Parser)]
 #[command(name = "bmad-mcp", version, about, long_about)]
 struct Cli {
@@ -55,6 +57,11 @@ struct Cli {
     /// CLAUDE_PROJECT_DIR, else the project the working directory is in).
     #[arg(long, global = true)]
     project: Option<String>,
+    /// The person recorded as a session's owner and a decision's `decider`, and whom
+    /// `list --mine` means, as `Name <email>`; default BMAD_OWNER, else git's user.name
+    /// and user.email.
+    #[arg(long, global = true)]
+    owner: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -71,6 +78,10 @@ const GRACE_AFTER_STDOUT_CLOSED: Duration = Duration::from_millis(500);
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some(owner) = &cli.owner {
+        // Before any thread starts: the git layer reads it (git::from_env).
+        std::env::set_var(bmad_mcp::git::OWNER_ENV, owner);
+    }
     let options = match cli.command {
         Some(Command::Human(command)) => return bmad_mcp::terminal::run(command, cli.project),
         Some(Command::Serve(options)) => options,

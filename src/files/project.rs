@@ -9,6 +9,9 @@ pub const STATE_DIR: &str = ".bmad-task";
 pub const SPECS_DIR: &str = ".claude/specs";
 /// The human's folder (committed): the project policy and prompt overrides; read only.
 pub const HUMAN_DIR: &str = ".bmad";
+/// The files at the top of the project that a human's command may write
+/// ([`Project::write_top_file`]): never the tool.
+pub const TOP_FILES: [&str; 1] = [".gitignore"];
 /// The name prefix of the temporary file behind every atomic write. Writes happen only
 /// under the project lock, so whoever holds the lock knows that such files are leftovers
 /// of a writer that died mid-write.
@@ -185,6 +188,9 @@ impl Project {
         } else if rel.starts_with(".bmad/") {
             // The human's folder: read (the policy, prompt overrides), never written.
             HUMAN_DIR
+        } else if TOP_FILES.contains(&rel) {
+            // Written only by the human's own command (`bmad-mcp init`).
+            ""
         } else {
             return Err(unsafe_path(
                 "only .bmad-task/ and .claude/specs/ are written",

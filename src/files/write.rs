@@ -11,17 +11,18 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::beneath::{self, Temp};
-use super::project::{Project, TEMP_PREFIX};
+use super::project::{Project, TEMP_PREFIX, TOP_FILES};
 use crate::error::{Error, Result};
 
 impl Project {
     /// Checks `rel`, makes its folders beneath the project and opens the last one:
     /// the absolute path (for messages), the folder's handle and the file's name.
     pub(super) fn prepare(&self, rel: &str) -> Result<(PathBuf, Arc<OwnedFd>, OsString)> {
-        if rel.starts_with(".bmad/") {
+        if rel.starts_with(".bmad/") || TOP_FILES.contains(&rel) {
             return Err(Error::UnsafePath {
                 path: rel.to_string(),
-                reason: "the server never writes the human's .bmad/ folder".into(),
+                reason: "the server never writes the human's .bmad/ folder, nor the project's top"
+                    .into(),
             });
         }
         let abs = self.check(rel)?;
@@ -123,6 +124,24 @@ impl Project {
                 .filter_map(|(_, d)| beneath::as_file(d).ok())
                 .collect();
             sync_together(&handles);
+        }
+        Ok(())
+    }
+
+    /// Replaces `name`, one of [`TOP_FILES`] at the top of the project (`.gitignore`), for a
+    /// human's command (`bmad-mcp init`): atomically and durably, beneath the project's
+    /// handle (a link there is replaced, never followed).
+    pub fn write_top_file(&self, name: &str, content: &[u8]) -> Result<()> {
+        let abs = self.check(name)?;
+        let fail = |e: &std::io::Error| self.storage_error("write", &abs, e);
+        let dir = Arc::new(beneath::make_dirs(self.dir(), Path::new("")).map_err(|e| fail(&e))?);
+        let mut tmp = Temp::new(dir.clone(), std::ffi::OsStr::new(name), TEMP_PREFIX)
+            .map_err(|e| fail(&e))?;
+        tmp.file.write_all(content).map_err(|e| fail(&e))?;
+        tmp.file.sync_all().map_err(|e| fail(&e))?;
+        tmp.place().map_err(|e| fail(&e))?;
+        if let Ok(d) = beneath::as_file(&dir) {
+            let _ = d.sync_all();
         }
         Ok(())
     }

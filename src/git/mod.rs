@@ -4,7 +4,8 @@
 //! optional: without git installed, outside a repository, on a branch with no commit yet,
 //! or when git fails, the answer is `None` and the workflow goes on without it. It only
 //! reads the repository (`GIT_OPTIONAL_LOCKS=0`: not even the index's stat cache is
-//! written).
+//! written), and runs no command the repository's config names (a file-system monitor, an
+//! external diff, a clean filter).
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -129,7 +130,7 @@ impl Repo {
             .collect();
         let mut ids = Vec::new();
         if !present.is_empty() {
-            let mut args = vec!["hash-object", "--"];
+            let mut args = vec!["hash-object", "--no-filters", "--"];
             args.extend(present.iter().copied());
             let out = run(&self.dir, &args)?;
             ids = out.lines().map(str::to_string).collect();
@@ -156,7 +157,13 @@ pub fn is_commit_id(s: &str) -> bool {
 /// when it succeeds and says less than [`MAX_OUTPUT`], else `None`.
 fn run(dir: &Path, args: &[&str]) -> Option<String> {
     let mut cmd = Command::new("git");
-    cmd.arg("-C").arg(dir).args(args);
+    // Nothing the repository's config names is run for a read: no file-system monitor
+    // (`core.fsmonitor` can name any command), no external diff (`--no-ext-diff` below),
+    // no clean filter (`hash-object --no-filters`).
+    cmd.arg("-C")
+        .arg(dir)
+        .args(["-c", "core.fsmonitor=false"])
+        .args(args);
     // The project decides which repository: not a GIT_DIR inherited from a hook.
     for var in ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX"] {
         cmd.env_remove(var);
@@ -256,6 +263,34 @@ mod tests {
         assert_eq!(ids.len(), 3);
         assert!(ids[0].is_some() && ids[1].is_none() && ids[2].is_some());
         assert_ne!(ids[0], ids[2]);
+    }
+
+    /// A repository whose config names a file-system monitor: git would run it on a diff
+    /// (the control shows it does), the server's reads never do.
+    #[cfg(unix)]
+    #[test]
+    fn no_command_the_repository_config_names_is_run() {
+        use std::os::unix::fs::PermissionsExt;
+        let (dir, repo) = repo();
+        std::fs::write(dir.path().join("f"), "a\n").unwrap();
+        git(dir.path(), &["add", "f"]);
+        git(dir.path(), &["commit", "-q", "-m", "one"]);
+        let ran = dir.path().join("ran");
+        let hook = dir.path().join(".git/monitor.sh");
+        std::fs::write(&hook, format!("#!/bin/sh\ntouch '{}'\n", ran.display())).unwrap();
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+        git(
+            dir.path(),
+            &["config", "core.fsmonitor", hook.to_str().unwrap()],
+        );
+        std::fs::write(dir.path().join("f"), "b\n").unwrap();
+        let head = repo.head().unwrap();
+        assert_eq!(repo.changed_since(&head, &[]).unwrap(), ["f"]);
+        repo.blob_ids(&["f".into()]).unwrap();
+        assert!(repo.identity().is_some() && repo.branch().is_some());
+        assert!(!ran.exists(), "the monitor ran");
+        git(dir.path(), &["diff", "--name-only", &head]);
+        assert!(ran.exists(), "control: git runs the monitor by itself");
     }
 
     #[test]

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use crate::error::{clip, Error};
 use crate::workflow::person::Person;
 use crate::workflow::session::{HistoryEntry, Session};
-use crate::workflow::{Stage, State};
+use crate::workflow::{Action, Stage, State};
 
 /// One side of a conflicted file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -143,9 +143,10 @@ fn task_name(text: &str) -> Option<String> {
         .filter(|t| super::names::is_valid(t))
 }
 
-/// Where a stored session's history forks: the first entry that does not follow the one
-/// before it (its `from` is not that entry's `to`, or it is older), or a last entry whose
-/// state is not the session's.
+/// Where a stored session's history forks: an entry older than the one before it (the
+/// server never writes one: each entry is after the last), or a second `start`. Both are
+/// what two histories merged into one file look like. (An entry whose `from` is not the
+/// `to` before it is not counted: a state edited by hand is read as it is.)
 pub fn fork(s: &Session) -> Option<String> {
     let say = |i: usize, h: &HistoryEntry| {
         format!(
@@ -158,20 +159,10 @@ pub fn fork(s: &Session) -> Option<String> {
             h.to
         )
     };
-    for (i, pair) in s.history.windows(2).enumerate() {
+    s.history.windows(2).enumerate().find_map(|(i, pair)| {
         let (a, b) = (&pair[0], &pair[1]);
-        if b.from != Some(a.to) || b.at < a.at {
-            return Some(format!("{} does not follow {}", say(i + 1, b), say(i, a)));
-        }
-    }
-    let last = s.history.last()?;
-    (last.to != s.current_state).then(|| {
-        format!(
-            "the last {} ends in state {}, but the session says {}",
-            say(s.history.len() - 1, last),
-            last.to,
-            s.current_state
-        )
+        (b.at < a.at || b.action == Action::Start)
+            .then(|| format!("{} does not follow {}", say(i + 1, b), say(i, a)))
     })
 }
 
@@ -211,5 +202,47 @@ mod tests {
         // No markers, or a conflict that does not end.
         assert_eq!(sides("{\"x\": \"=======\"}\n"), None);
         assert_eq!(sides("<<<<<<< a\nx\n=======\n"), None);
+    }
+
+    #[test]
+    fn two_merged_histories_are_a_fork_and_a_hand_edited_state_is_not() {
+        use chrono::TimeZone;
+        let t0 = chrono::Utc
+            .with_ymd_and_hms(2026, 11, 24, 10, 0, 0)
+            .unwrap();
+        let s = Session::new(
+            "id".into(),
+            "t".into(),
+            "/p".into(),
+            "o".into(),
+            vec![crate::workflow::Engine::Claude],
+            t0,
+        );
+        let mut entry = s.history[0].clone();
+        entry.action = Action::Submit;
+        entry.from = Some(State::Refining);
+        entry.to = State::AwaitingConfirmation;
+        entry.at = "2026-11-24T10:05:00.000Z".into();
+        let mut edited = s.clone();
+        edited.history.push(entry.clone());
+        assert_eq!(
+            fork(&edited),
+            None,
+            "a state edited by hand before the entry"
+        );
+        let mut merged = edited.clone();
+        entry.at = "2026-11-24T10:03:00.000Z".into();
+        merged.history.push(entry);
+        let why = fork(&merged).unwrap();
+        assert!(
+            why.starts_with("entry 3 (submit po at 2026-11-24T10:03"),
+            "{why}"
+        );
+        let mut two_starts = edited;
+        two_starts.history.push(s.history[0].clone());
+        let mut late = two_starts.history[2].clone();
+        late.at = "2026-11-24T10:09:00.000Z".into();
+        two_starts.history[2] = late;
+        assert!(fork(&two_starts).unwrap().contains("(start po"));
     }
 }

@@ -79,7 +79,7 @@ pub fn write_gitignore(project: &Project) -> Result<Ignored> {
         Some(b) if b.contains(BEGIN) => Ignored::Updated,
         Some(_) => Ignored::Added,
     };
-    project.write_atomic(GITIGNORE, after.as_bytes())?;
+    project.write_top_file(GITIGNORE, after.as_bytes())?;
     Ok(done)
 }
 

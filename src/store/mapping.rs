@@ -93,6 +93,9 @@ struct CachedMapping {
     /// Whether `text` is this server's own rendering of the mapping (it wrote it), so an
     /// entry can be spliced into it (see [`with_entry`]).
     own: bool,
+    /// `.bmad-task/`'s stamp when the entries were last counted against the session files:
+    /// while it holds, no session file came or went (a pull, a merge) since.
+    dir_stamp: Option<(u64, u64, i128)>,
 }
 
 /// The mapping to change (see [`MappingCache::take`]).
@@ -131,6 +134,12 @@ pub(super) fn is_link(project: &Project) -> bool {
     in_place
         && std::fs::symlink_metadata(project.path(MAPPING))
             .is_ok_and(|m| m.file_type().is_symlink())
+}
+
+/// `.bmad-task/`'s stamp (its modification time changes when an entry comes or goes).
+fn dir_stamp(project: &Project) -> Option<(u64, u64, i128)> {
+    let meta = std::fs::metadata(project.path(".bmad-task")).ok()?;
+    meta.is_dir().then(|| super::list::stamp(&meta))
 }
 
 /// The mapping file's stamp, `None` when it is absent or not a regular file.
@@ -176,6 +185,7 @@ impl MappingCache {
                     text,
                     index,
                     own: false,
+                    dir_stamp: None,
                 });
                 Ok(out)
             }
@@ -208,9 +218,21 @@ impl MappingCache {
                 .is_some_and(|c| c.root == project.root && Some(c.stamp) == stamp)
             {
                 if let Some(c) = cache.take() {
+                    // The folder changed since the entries were counted: count again (a
+                    // session pulled in while this server ran makes the mapping stale).
+                    let fresh = c.dir_stamp.is_some() && c.dir_stamp == dir_stamp(project)
+                        || session_ids(project)?.len() == c.index.mapping.len();
+                    if fresh {
+                        return Ok(Taken {
+                            own_text: c.own.then_some(c.text),
+                            index: c.index,
+                            rebuilt_because: None,
+                        });
+                    }
+                    tracing::info!("{MAPPING} is stale; rebuilding it from the session files");
                     return Ok(Taken {
-                        own_text: c.own.then_some(c.text),
-                        index: c.index,
+                        index: Indexed::new(rebuild(project)?),
+                        own_text: None,
                         rebuilt_because: None,
                     });
                 }
@@ -260,6 +282,8 @@ impl MappingCache {
             text,
             index,
             own: true,
+            // Written under the lock with every session file indexed.
+            dir_stamp: dir_stamp(project),
         });
     }
 }

@@ -1,0 +1,467 @@
+//! Issue 27: a team's workflow with real git. A bare repository and two clones, each with
+//! its own `user.name`/`user.email`; each clone runs the real server (one task to review,
+//! one to the sprint plan, the same objective), commits, pushes and pulls: the merge has
+//! no conflict, both sessions list (with owner and branch) and advance on the merged tree,
+//! and development starts with a warning naming the file that changed under it. Then one
+//! task is advanced on both clones: the merge conflicts, and the server names both
+//! versions and how to keep one, refuses every call on it, writes nothing over it, and
+//! lists it as conflicted; keeping one as it says makes the task work again.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+use crate::support::{
+    bin, connect_with, passing_architecture, passing_prd, read_json, Client, Era,
+};
+
+/// Runs git in `dir`; its stdout. Panics with git's output when it fails.
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?} in {}: {}{}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// git in `dir` that may fail: whether it succeeded.
+fn git_may_fail(dir: &Path, args: &[&str]) -> bool {
+    Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .expect("git runs")
+        .status
+        .success()
+}
+
+/// A bare repository and two clones of it, one per person, with a first commit that
+/// holds `src/lib.rs` and the `.gitignore` that `bmad-mcp init` writes.
+struct Team {
+    _dir: tempfile::TempDir,
+    ada: PathBuf,
+    bob: PathBuf,
+}
+
+fn clone_as(origin: &Path, dir: &Path, name: &str, email: &str) {
+    git(
+        origin.parent().unwrap(),
+        &[
+            "clone",
+            "-q",
+            origin.to_str().unwrap(),
+            dir.to_str().unwrap(),
+        ],
+    );
+    for (k, v) in [
+        ("user.name", name),
+        ("user.email", email),
+        ("pull.rebase", "false"),
+        ("commit.gpgsign", "false"),
+    ] {
+        git(dir, &["config", k, v]);
+    }
+}
+
+fn team() -> Team {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let origin = root.join("origin.git");
+    git(&root, &["init", "-q", "--bare", "-b", "main", "origin.git"]);
+    let (ada, bob) = (root.join("ada"), root.join("bob"));
+    clone_as(&origin, &ada, "Ada Lovelace", "ada@example.org");
+    clone_as(&origin, &bob, "Bob Smith", "bob@example.org");
+    for clone in [&ada, &bob] {
+        git(clone, &["symbolic-ref", "HEAD", "refs/heads/main"]);
+    }
+    std::fs::create_dir(ada.join("src")).unwrap();
+    std::fs::write(ada.join("src/lib.rs"), "pub fn login() {}\n").unwrap();
+    let init = bin(&ada).arg("init").output().unwrap();
+    assert!(init.status.success(), "{init:?}");
+    git(&ada, &["add", "-A"]);
+    git(&ada, &["commit", "-q", "-m", "first"]);
+    git(&ada, &["push", "-q", "-u", "origin", "main"]);
+    git(&bob, &["pull", "-q", "origin", "main"]);
+    git(
+        &bob,
+        &["branch", "-q", "--set-upstream-to=origin/main", "main"],
+    );
+    Team {
+        _dir: dir,
+        ada,
+        bob,
+    }
+}
+
+/// The real server in `project`, with no `BMAD_OWNER`: git names the person.
+async fn server(project: &Path) -> Client {
+    let mut cmd = bin(project);
+    cmd.env_remove("BMAD_OWNER");
+    connect_with(Era::Modern, cmd.into(), project).await
+}
+
+/// Calls `args` on session `sid`; the reply.
+async fn on(c: &Client, sid: &Value, mut args: Value) -> Value {
+    args["session_id"] = sid.clone();
+    c.ok(args).await
+}
+
+const PLAN: &str = "# Sprint Plan\n\n## Sprint 1: Login\n- the form\n";
+const DEV: &str = "# Implementation Report\n\n## Summary\nLogin built.\n\n## Tests\n3 passed.";
+const REVIEW: &str = "# Code Review\n\n## Findings\n- none.\n\nReview Status: Pass";
+
+/// Starts "Add login" and takes it to the sprint plan, awaiting approval.
+async fn to_sprint_plan(c: &Client) -> Value {
+    let v = c
+        .ok(json!({"action": "start", "objective": "Add login"}))
+        .await;
+    let sid = v["session_id"].clone();
+    for args in [
+        json!({"action": "submit", "claude_result": passing_prd()}),
+        json!({"action": "confirm"}),
+        json!({"action": "submit", "claude_result": passing_architecture()}),
+        json!({"action": "confirm"}),
+        json!({"action": "submit", "claude_result": PLAN}),
+    ] {
+        on(c, &sid, args).await;
+    }
+    sid
+}
+
+fn commit_all(dir: &Path, message: &str) {
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", message]);
+}
+
+fn session_file(dir: &Path, sid: &Value) -> PathBuf {
+    dir.join(format!(".bmad-task/session-{}.json", sid.as_str().unwrap()))
+}
+
+#[tokio::test]
+async fn two_clones_merge_their_tasks_and_a_task_advanced_on_both_is_reported() {
+    let t = team();
+
+    // Ada: a task to review, and her work on the code, committed and pushed.
+    let a = server(&t.ada).await;
+    let ada_sid = to_sprint_plan(&a).await;
+    on(&a, &ada_sid, json!({"action": "approve", "scope": "all"})).await;
+    std::fs::write(t.ada.join("src/lib.rs"), "pub fn login() { todo!() }\n").unwrap();
+    let v = on(
+        &a,
+        &ada_sid,
+        json!({"action": "submit", "claude_result": DEV}),
+    )
+    .await;
+    assert_eq!(
+        (v["stage"].as_str(), v["state"].as_str()),
+        (Some("review"), Some("generating"))
+    );
+    commit_all(&t.ada, "Ada: login to review");
+    git(&t.ada, &["push", "-q"]);
+
+    // Bob: the same objective, to the sprint plan, in his clone.
+    let b = server(&t.bob).await;
+    let bob_sid = to_sprint_plan(&b).await;
+    commit_all(&t.bob, "Bob: login plan");
+
+    // Distinct tasks, and the names say whose.
+    let ada_task = read_json(&session_file(&t.ada, &ada_sid))["task_name"].clone();
+    let bob_task = read_json(&session_file(&t.bob, &bob_sid))["task_name"].clone();
+    let (ada_task, bob_task) = (ada_task.as_str().unwrap(), bob_task.as_str().unwrap());
+    assert!(ada_task.starts_with("add-login-ada-"), "{ada_task}");
+    assert!(bob_task.starts_with("add-login-bob-"), "{bob_task}");
+    // What is local never travels.
+    let tracked = git(&t.ada, &["ls-files"]);
+    for local in [".bmad-task/.lock", ".bmad-task/task-mapping.json"] {
+        assert!(t.ada.join(local).exists(), "{local} exists");
+        assert!(!tracked.contains(local), "{local} is committed:\n{tracked}");
+    }
+    assert!(tracked.contains(&format!(
+        ".claude/specs/{ada_task}/02-system-architecture.md"
+    )));
+
+    // Bob pulls: the merge has no conflict.
+    git(&t.bob, &["pull", "-q", "--no-edit"]);
+    assert_eq!(git(&t.bob, &["ls-files", "-u"]), "", "nothing unmerged");
+
+    // On the merged tree, Bob's server lists both, with owner and branch.
+    let v = b.ok(json!({"action": "list"})).await;
+    let sessions = v["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 2, "{v:#}");
+    let row = |sid: &Value| {
+        sessions
+            .iter()
+            .find(|s| s["session_id"] == *sid)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(row(&ada_sid)["owner"]["email"], "ada@example.org");
+    assert_eq!(row(&bob_sid)["owner"]["name"], "Bob Smith");
+    assert_eq!(row(&ada_sid)["branch"], "main");
+    let mine = b.ok(json!({"action": "list", "mine": true})).await;
+    let mine: Vec<&Value> = mine["sessions"].as_array().unwrap().iter().collect();
+    assert_eq!(mine.len(), 1);
+    assert_eq!(mine[0]["session_id"], bob_sid);
+    let out = bin(&t.bob).args(["list", "--mine"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(bob_task) && !text.contains(ada_task),
+        "{text}"
+    );
+    let out = bin(&t.bob).arg("list").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("Ada Lovelace <ada@example.org>  on main"),
+        "{text}"
+    );
+    // --owner speaks for someone else (as BMAD_OWNER does): Ada's, from Bob's clone.
+    let out = bin(&t.bob)
+        .args(["--owner", "A. Lovelace <ADA@example.org>", "list", "--mine"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(ada_task) && !text.contains(bob_task),
+        "{text}"
+    );
+
+    // Bob's plan was written on the first commit; Ada changed src/lib.rs since. The
+    // resume briefing and status say so …
+    let mut params = rmcp::model::GetPromptRequestParams::new("resume");
+    if let Value::Object(m) = json!({"task": bob_task}) {
+        params = params.with_arguments(m);
+    }
+    let briefing = b.peer().get_prompt(params).await.unwrap();
+    let briefing = briefing.messages[0].content.as_text().unwrap().text.clone();
+    assert!(
+        briefing.contains("Drift: 1 project file(s) changed since the Scrum Master document"),
+        "{briefing}"
+    );
+    assert!(briefing.contains("src/lib.rs"), "{briefing}");
+    let v = on(&b, &bob_sid, json!({"action": "status"})).await;
+    assert_eq!(v["drift"]["since_stage"], "sm", "{v:#}");
+    assert_eq!(v["drift"]["files"], json!(["src/lib.rs"]));
+
+    // Both advance there. Bob's development starts on code Ada changed after his plan
+    // was written: the reply names the file.
+    let v = on(&b, &bob_sid, json!({"action": "approve", "scope": "all"})).await;
+    assert_eq!(v["stage"], "dev");
+    assert_eq!(v["drift"]["files"], json!(["src/lib.rs"]), "{v:#}");
+    assert!(
+        v["notices"].to_string().contains("src/lib.rs"),
+        "{:#}",
+        v["notices"]
+    );
+    let v = on(&b, &ada_sid, json!({"action": "status"})).await;
+    assert_eq!(v["session"]["owner"]["name"], "Ada Lovelace");
+    assert!(
+        v["user_message"]
+            .as_str()
+            .unwrap()
+            .contains("Owner: Ada Lovelace"),
+        "{v:#}"
+    );
+    let v = on(
+        &b,
+        &ada_sid,
+        json!({"action": "submit", "claude_result": REVIEW}),
+    )
+    .await;
+    assert_eq!(v["stage"], "qa");
+    commit_all(&t.bob, "Bob: plan approved, Ada's review");
+    git(&t.bob, &["push", "-q"]);
+    git(&t.ada, &["pull", "-q", "--no-edit"]);
+    let v = on(&a, &ada_sid, json!({"action": "status"})).await;
+    assert_eq!(v["stage"], "qa", "Ada's clone has the advance Bob made");
+
+    // Now one task advanced on both clones: Ada's QA report, and Bob's.
+    let qa = |score: u32| {
+        format!("# QA Report\n\n## Results\nAll passed.\n\nQuality Score: {score}/100")
+    };
+    on(
+        &a,
+        &ada_sid,
+        json!({"action": "submit", "claude_result": qa(93)}),
+    )
+    .await;
+    commit_all(&t.ada, "Ada: QA");
+    git(&t.ada, &["push", "-q"]);
+    on(
+        &b,
+        &ada_sid,
+        json!({"action": "submit", "claude_result": qa(71)}),
+    )
+    .await;
+    commit_all(&t.bob, "Bob: QA of Ada's task");
+    assert!(
+        !git_may_fail(&t.bob, &["pull", "-q", "--no-edit"]),
+        "the merge conflicts"
+    );
+    let file = session_file(&t.bob, &ada_sid);
+    let conflicted = std::fs::read(&file).unwrap();
+    assert!(String::from_utf8_lossy(&conflicted).contains("<<<<<<< "));
+
+    // Every call on it is refused, naming both versions and how to keep one.
+    let rel = format!(".bmad-task/session-{}.json", ada_sid.as_str().unwrap());
+    for args in [
+        json!({"action": "status"}),
+        json!({"action": "confirm"}),
+        json!({"action": "submit", "claude_result": qa(99)}),
+    ] {
+        let mut args = args;
+        args["session_id"] = ada_sid.clone();
+        let v = b.refused(args, "session_conflicted").await;
+        let m = v["error"]["message"].as_str().unwrap();
+        assert!(m.contains(&rel), "{m}");
+        assert!(
+            m.contains("version 1 `HEAD`") && m.contains("version 2 `"),
+            "{m}"
+        );
+        assert!(m.contains(&format!("git checkout --ours -- {rel}")), "{m}");
+        assert!(m.contains("owner Ada Lovelace"), "{m}");
+    }
+    // By task name too (the clone's mapping may not know it).
+    let v = b
+        .refused(
+            json!({"action": "status", "task_name": ada_task}),
+            "session_conflicted",
+        )
+        .await;
+    assert!(v["error"]["message"].as_str().unwrap().contains(&rel));
+    // Listed as conflicted; Bob's own task still lists and works.
+    let v = b.ok(json!({"action": "list"})).await;
+    assert_eq!(v["damaged"][0]["session_id"], ada_sid, "{v:#}");
+    assert_eq!(v["damaged"][0]["conflicted"], true);
+    assert_eq!(v["sessions"][0]["session_id"], bob_sid);
+    on(&b, &bob_sid, json!({"action": "status"})).await;
+    let out = bin(&t.bob).arg("list").output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("CONFLICTED"));
+    // Nothing was written over, and both versions are whole in git.
+    assert_eq!(std::fs::read(&file).unwrap(), conflicted);
+    for (stage, score) in [(":2:", 71), (":3:", 93)] {
+        let side: Value =
+            serde_json::from_str(&git(&t.bob, &["show", &format!("{stage}{rel}")])).unwrap();
+        assert_eq!(side["stages"]["qa"]["score"], score, "{stage}");
+    }
+
+    // Keeping one as the guide says: Ada's (theirs), and the task works again.
+    let keep = guide_block("One task advanced on two branches", "sh")
+        .replace("<id>", ada_sid.as_str().unwrap())
+        .replace("<task>", ada_task);
+    run_lines(&t.bob, &keep);
+    assert_eq!(git(&t.bob, &["ls-files", "-u"]), "", "merged");
+    let v = on(&b, &ada_sid, json!({"action": "status"})).await;
+    assert_eq!(v["session"]["stages"]["qa"]["score"], 93);
+    a.close().await;
+    b.close().await;
+}
+
+/// The first fenced block of `lang` in the section `## title` of docs/team.md.
+fn guide_block(title: &str, lang: &str) -> String {
+    let guide =
+        std::fs::read_to_string(Path::new(crate::support::ROOT).join("docs/team.md")).unwrap();
+    let heading = format!("## {title}\n");
+    let at = guide
+        .find(&heading)
+        .unwrap_or_else(|| panic!("no section {title}"));
+    let rest = &guide[at + heading.len()..];
+    let rest = &rest[..rest.find("\n## ").unwrap_or(rest.len())];
+    let open = format!("```{lang}\n");
+    let start = rest
+        .find(&open)
+        .unwrap_or_else(|| panic!("no {lang} block in {title}"))
+        + open.len();
+    let len = rest[start..].find("```").unwrap();
+    rest[start..start + len].to_string()
+}
+
+/// Runs each line of `block` with `sh` in `dir`, the built `bmad-mcp` first on PATH; each
+/// must succeed.
+fn run_lines(dir: &Path, block: &str) -> Vec<String> {
+    let bin_dir = Path::new(crate::support::BIN).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut outputs = Vec::new();
+    for line in block.lines().filter(|l| !l.trim().is_empty()) {
+        let mut cmd = Command::new("sh");
+        crate::support::isolate(&mut cmd);
+        let out = cmd
+            .args(["-c", line])
+            .current_dir(dir)
+            .env("PATH", &path)
+            .env_remove("BMAD_OWNER")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "`{line}`: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        outputs.push(String::from_utf8_lossy(&out.stdout).into_owned());
+    }
+    outputs
+}
+
+/// The guide's commands run as shown: `bmad-mcp init` writes the block the guide shows,
+/// after the lines already there, once however often it runs; `list` and `list --mine` run.
+#[test]
+fn the_team_guide_commands_run_as_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().canonicalize().unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    git(&repo, &["config", "user.name", "Ada Lovelace"]);
+    git(&repo, &["config", "user.email", "ada@example.org"]);
+    git(&repo, &["config", "commit.gpgsign", "false"]);
+    std::fs::write(repo.join(".gitignore"), "target/\n*.log").unwrap();
+    run_lines(&repo, &guide_block("Setting up a project", "sh"));
+    let shown = guide_block("Setting up a project", "gitignore");
+    let written = std::fs::read_to_string(repo.join(".gitignore")).unwrap();
+    assert_eq!(written, format!("target/\n*.log\n{shown}"));
+    assert_eq!(git(&repo, &["ls-files"]), ".gitignore\n", "committed");
+    run_lines(&repo, "bmad-mcp init");
+    assert_eq!(
+        std::fs::read_to_string(repo.join(".gitignore")).unwrap(),
+        written
+    );
+    let out = run_lines(&repo, &guide_block("Who holds what", "sh"));
+    assert_eq!(out.len(), 2);
+    assert!(out[1].contains("started by you"), "{}", out[1]);
+}
+
+/// Drift without git: an earlier document edited by hand after a later stage relied on it
+/// is named on `status`, and not before a later stage has started.
+#[tokio::test]
+async fn status_names_an_earlier_document_edited_after_a_later_stage_relied_on_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().canonicalize().unwrap();
+    let c = server(&project).await;
+    let sid = crate::support::at_dev(&c, &project).await;
+    let v = on(&c, &sid, json!({"action": "status"})).await;
+    assert!(v.get("drift").is_none(), "nothing changed yet: {v:#}");
+    let task = v["task_name"].as_str().unwrap().to_string();
+    let prd = format!(".claude/specs/{task}/01-product-requirements.md");
+    let text = std::fs::read_to_string(project.join(&prd)).unwrap();
+    std::fs::write(project.join(&prd), format!("{text}\nAlso: dark mode.\n")).unwrap();
+    let v = on(&c, &sid, json!({"action": "status"})).await;
+    assert_eq!(v["drift"]["documents"], json!([prd]), "{v:#}");
+    assert!(v["drift"].get("files").is_none(), "no git, no files: {v:#}");
+    assert!(v["notices"].to_string().contains(&prd));
+    c.close().await;
+}
