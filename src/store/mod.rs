@@ -478,13 +478,30 @@ mod tests {
     fn a_mapping_made_stale_by_pulled_sessions_is_rebuilt() {
         let (here, there) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
         let (a, b) = (store_at(here.path()), store_at(there.path()));
-        a.start(None, "Mine", None, &Utc::now).unwrap();
-        let pulled = b.start(None, "Theirs", None, &Utc::now).unwrap().session;
+        a.start(None, "Mine", None, crate::workflow::Track::Full, &Utc::now)
+            .unwrap();
+        let pulled = b
+            .start(
+                None,
+                "Theirs",
+                None,
+                crate::workflow::Track::Full,
+                &Utc::now,
+            )
+            .unwrap()
+            .session;
         let rel = session_rel(&pulled.session_id);
         std::fs::copy(there.path().join(&rel), here.path().join(&rel)).unwrap();
         let project = a.project(None).unwrap();
         assert_eq!(read_mapping(&project).unwrap().len(), 1, "stale now");
-        a.start(None, "Mine again", None, &Utc::now).unwrap();
+        a.start(
+            None,
+            "Mine again",
+            None,
+            crate::workflow::Track::Full,
+            &Utc::now,
+        )
+        .unwrap();
         let mapping = read_mapping(&project).unwrap();
         assert_eq!(mapping.len(), 3, "{mapping:?}");
         assert_eq!(mapping[&pulled.session_id].task_name, "theirs");
