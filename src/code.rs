@@ -60,6 +60,8 @@ pub enum ErrorCode {
     SessionConflicted,
     /// The approval scope names sprints the plan does not have.
     InvalidScope,
+    /// Another active story holds the sprint a story was started for.
+    SprintTaken,
     /// A decision names a version of the document that is no longer on disk.
     StaleDecision,
     /// `.bmad/config.toml` cannot be read or has a wrong key or value.
@@ -73,7 +75,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 30] = [
+    pub const ALL: [ErrorCode; 31] = [
         ErrorCode::InvalidState,
         ErrorCode::StageMismatch,
         ErrorCode::MissingField,
@@ -99,6 +101,7 @@ impl ErrorCode {
         ErrorCode::SpecsFolderTaken,
         ErrorCode::SessionConflicted,
         ErrorCode::InvalidScope,
+        ErrorCode::SprintTaken,
         ErrorCode::StaleDecision,
         ErrorCode::InvalidConfig,
         ErrorCode::HumanRequired,
@@ -134,6 +137,7 @@ impl ErrorCode {
             ErrorCode::SpecsFolderTaken => "specs_folder_taken",
             ErrorCode::SessionConflicted => "session_conflicted",
             ErrorCode::InvalidScope => "invalid_scope",
+            ErrorCode::SprintTaken => "sprint_taken",
             ErrorCode::StaleDecision => "stale_decision",
             ErrorCode::InvalidConfig => "invalid_config",
             ErrorCode::HumanRequired => "human_required",

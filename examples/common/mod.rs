@@ -44,6 +44,7 @@ pub struct Report {
 /// A connection to one server process, driving one session.
 pub struct Demo {
     service: RunningService<RoleClient, ()>,
+    server: PathBuf,
     project: PathBuf,
     session_id: Option<String>,
     lines: Vec<String>,
@@ -117,6 +118,7 @@ impl Demo {
             .await?;
         Ok(Demo {
             service,
+            server: server.to_path_buf(),
             project: project.to_path_buf(),
             session_id: None,
             lines: Vec::new(),
@@ -126,6 +128,12 @@ impl Demo {
 
     pub fn project(&self) -> &Path {
         &self.project
+    }
+
+    /// Another server process on the same project (another window of the same host),
+    /// with a session of its own.
+    pub async fn window(&self) -> Result<Demo, Failure> {
+        Demo::connect(&self.server, &self.project).await
     }
 
     /// Prints a line and keeps it for the report.
@@ -145,7 +153,11 @@ impl Demo {
             .and_then(Value::as_str)
             .unwrap_or("?")
             .to_string();
-        if let Some(id) = &self.session_id {
+        if let Some(id) = self
+            .session_id
+            .as_ref()
+            .filter(|_| action != "start" && action != "list")
+        {
             if !map.contains_key("task_name") && !map.contains_key("session_id") {
                 map.insert("session_id".into(), json!(id));
             }

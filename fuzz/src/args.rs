@@ -8,13 +8,16 @@ use bmad_mcp::workflow::{Action, Command, Engine};
 use serde_json::{Map, Number, Value};
 
 /// The fields of `BmadTaskArgs`, as the input schema names them.
-pub const FIELDS: [&str; 16] = [
+pub const FIELDS: [&str; 19] = [
     "action",
     "session_id",
     "task_name",
     "cwd",
     "objective",
     "engines",
+    "track",
+    "parent",
+    "sprint",
     "stage",
     "claude_result",
     "codex_result",
@@ -27,7 +30,7 @@ pub const FIELDS: [&str; 16] = [
     "digest",
 ];
 
-pub const ACTIONS: [&str; 9] = [
+pub const ACTIONS: [&str; 10] = [
     "start",
     "submit",
     "answer",
@@ -35,6 +38,7 @@ pub const ACTIONS: [&str; 9] = [
     "confirm_save",
     "approve",
     "reject",
+    "promote",
     "status",
     "list",
 ];
@@ -42,11 +46,12 @@ pub const ACTIONS: [&str; 9] = [
 /// Engine names as hosts may write them, and one that is none.
 const ENGINE_NAMES: [&str; 5] = ["claude", "codex", " Codex", "CLAUDE", "gpt"];
 
-pub const STAGES: [&str; 6] = ["po", "architect", "sm", "dev", "review", "qa"];
+pub const STAGES: [&str; 8] = ["spec", "bug", "po", "architect", "sm", "dev", "review", "qa"];
 
 /// The codes an argument refusal may carry (docs/spec.md §12); parsing never touches a session,
 /// so no workflow or storage code can come out of it.
-const ARGUMENT_CODES: [&str; 8] = [
+const ARGUMENT_CODES: [&str; 9] = [
+    "human_required",
     "missing_field",
     "unknown_field",
     "unknown_action",
@@ -192,17 +197,21 @@ fn check_accepted(map: &Map<String, Value>, limits: &Limits, call: Call) {
             cwd,
             objective,
             engines,
+            story,
+            ..
         } => {
             assert_eq!(action, "start");
-            let given = str_of(map, "objective").expect("start without objective");
+            // A story may leave the objective out (its sprint names the work).
+            let given = str_of(map, "objective").unwrap_or_default();
+            assert!(story.is_some() || !given.is_empty(), "start without objective");
             assert_eq!(objective, given.trim());
-            assert!(!objective.is_empty());
+            assert!(story.is_some() || !objective.is_empty());
             assert!(objective.len() <= limits.objective_bytes);
             check_task_names(&objective);
             check_engines(map, engines.as_deref());
             cwd
         }
-        Call::List { cwd, cursor } => {
+        Call::List { cwd, cursor, .. } => {
             assert_eq!(action, "list");
             assert_eq!(cursor.as_deref(), str_of(map, "cursor"));
             cwd
@@ -323,6 +332,7 @@ fn check_command(map: &Map<String, Value>, limits: &Limits, command: &Command) {
             }
             assert_eq!(feedback, &text("feedback"));
         }
+        Command::Promote { .. } => panic!("the tool gave a promote: it is the human's"),
     }
 }
 

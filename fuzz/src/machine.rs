@@ -9,7 +9,7 @@ use arbitrary::Arbitrary;
 use bmad_mcp::workflow::session::{ContentRef, StageStatus};
 use bmad_mcp::workflow::{
     allowed_actions, apply_observed, rules, Action, CheckOutcome, CheckResult, CheckRun, Command,
-    Engine, Evidence, Outcome, ProjectFiles, Session, Stage, State, WorkflowError,
+    Engine, Evidence, Outcome, ProjectFiles, Session, Stage, State, Track, WorkflowError,
 };
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use serde_json::{json, Value};
@@ -72,6 +72,26 @@ const DEV_REPORT: &str = include_str!("../../examples/fixtures/dev-report.md");
 const REVIEW: &str = include_str!("../../examples/fixtures/review.md");
 const QA_REPORT: &str = include_str!("../../examples/fixtures/qa-report.md");
 
+/// A stage of the session's track, by index (for the full track, as the seeds were
+/// written: the six stages in order).
+fn pick(session: &Session, i: u8) -> Stage {
+    let stages = session.track.stages();
+    stages[usize::from(i) % stages.len()]
+}
+
+/// A passing first document of a short track's first stage: every section the stage
+/// table asks of it, and a score at the gate.
+fn first_document(stage: Stage) -> String {
+    let mut doc = format!("# {}\n", stage.role());
+    for section in stage.sections() {
+        doc.push_str(&format!(
+            "\n## {}\nGiven a user, when they act, then it works; 30 ms.\n",
+            section.name
+        ));
+    }
+    json!({stage.document_fields()[0]: doc, "quality_score": 93}).to_string()
+}
+
 /// The next call of a well-behaved host in the session's state.
 fn advance(s: &Session, v: u8) -> Command {
     let stage = s.current_stage;
@@ -86,11 +106,24 @@ fn advance(s: &Session, v: u8) -> Command {
             // The "draft" of a review or QA report is one whose verdict fails.
             let failing_review = REVIEW.replace("Pass with Risk", "Fail");
             let failing_qa = QA_REPORT.replace("Quality Score: 91/100", "Quality Score: 72/100");
+            let spec = first_document(Stage::Spec);
+            let bug = first_document(Stage::Bug);
+            // The fix track's development report shows its failing test first.
+            let fix_dev = format!(
+                "{DEV_REPORT}\n## Failing Test\n`parses_empty_input` failed before the fix.\n"
+            );
+            let dev = if s.track == Track::Fix && v & 32 == 0 {
+                fix_dev.as_str()
+            } else {
+                DEV_REPORT
+            };
             let (d, f) = match stage {
+                Stage::Spec => (PO_DRAFT, spec.as_str()),
+                Stage::Bug => (PO_DRAFT, bug.as_str()),
                 Stage::Po => (PO_DRAFT, PO_FINAL),
                 Stage::Architect => (ARCHITECT_DRAFT, ARCHITECT_FINAL),
                 Stage::Sm => (SPRINT_PLAN, SPRINT_PLAN),
-                Stage::Dev => (DEV_REPORT, DEV_REPORT),
+                Stage::Dev => (dev, dev),
                 Stage::Review => (failing_review.as_str(), REVIEW),
                 Stage::Qa => (failing_qa.as_str(), QA_REPORT),
             };
@@ -338,7 +371,7 @@ impl Step {
                 // Mostly no stage (the common case), sometimes the right or a wrong one.
                 stage: given.and_then(|i| match i % 3 {
                     0 => Some(stage),
-                    1 => Some(Stage::ALL[usize::from(i / 3) % Stage::ALL.len()]),
+                    1 => Some(pick(session, i / 3)),
                     _ => None,
                 }),
                 claude_result: claude.as_deref().map(Doc::build),
@@ -396,8 +429,14 @@ struct Run {
     edited: BTreeSet<String>,
 }
 
-/// Runs the steps, checking after each; returns where the session ended.
+/// Runs the steps on a full-track session, checking after each; returns where the
+/// session ended.
 pub fn run(input: &MachineInput) -> (Stage, State) {
+    run_on(Track::Full, input)
+}
+
+/// [`run`], on a session of `track`.
+pub fn run_on(track: Track, input: &MachineInput) -> (Stage, State) {
     let now = Utc.with_ymd_and_hms(2026, 11, 21, 12, 0, 0).unwrap();
     let objective = if input.dual {
         "Build it with codex"
@@ -416,6 +455,8 @@ pub fn run(input: &MachineInput) -> (Stage, State) {
         },
         now,
     );
+    let mut session = session;
+    session.begin_track(track);
     let mut r = Run {
         session,
         files: Files::default(),
@@ -464,7 +505,8 @@ impl Run {
         let after = &out.session;
         let action = command.action();
         assert!(
-            allowed_actions(before.current_stage, before.current_state).contains(&action),
+            allowed_actions(before.track, before.current_stage, before.current_state)
+                .contains(&action),
             "{action} accepted in {}",
             before.current_state
         );
@@ -488,7 +530,10 @@ impl Run {
         // then to development.
         let advanced = after.current_stage > before.current_stage;
         if advanced {
-            assert_eq!(Some(after.current_stage), before.current_stage.next());
+            assert_eq!(
+                Some(after.current_stage),
+                before.track.next(before.current_stage)
+            );
         }
         if after.current_stage < before.current_stage {
             assert!(
@@ -555,7 +600,7 @@ impl Run {
         let paths: Vec<String> = self.files.0.borrow().keys().cloned().collect();
         match step {
             Step::EditArtifact(i, text) => {
-                let stage = Stage::ALL[usize::from(*i) % Stage::ALL.len()];
+                let stage = pick(&self.session, *i);
                 let path = self.session.artifact_path(stage);
                 if self.files.0.borrow().contains_key(&path) {
                     self.files.0.borrow_mut().insert(path.clone(), text.clone());
@@ -563,7 +608,7 @@ impl Run {
                 }
             }
             Step::DeleteArtifact(i) => {
-                let stage = Stage::ALL[usize::from(*i) % Stage::ALL.len()];
+                let stage = pick(&self.session, *i);
                 let path = self.session.artifact_path(stage);
                 if self.files.0.borrow_mut().remove(&path).is_some() {
                     self.edited.insert(path);
@@ -585,7 +630,8 @@ impl Run {
 fn refused(before: &Session, command: &Command, action: Action, e: &WorkflowError) {
     assert!(!e.code().as_str().is_empty());
     assert!(!e.to_string().trim().is_empty());
-    let allowed = allowed_actions(before.current_stage, before.current_state).contains(&action);
+    let allowed =
+        allowed_actions(before.track, before.current_stage, before.current_state).contains(&action);
     match e {
         WorkflowError::IllegalAction { state, stage, .. } => {
             assert!(!allowed, "{action} refused as illegal in {state}");
@@ -594,6 +640,8 @@ fn refused(before: &Session, command: &Command, action: Action, e: &WorkflowErro
                 (before.current_state, before.current_stage)
             );
         }
+        // The fuzzed session is never a parent with stories.
+        WorkflowError::StoriesOpen { .. } => panic!("stories refused a session without any"),
         WorkflowError::StageMismatch { given, current } => {
             assert!(allowed);
             assert_ne!(given, current);
@@ -711,19 +759,41 @@ fn check_session(r: &Run) {
     // The state is one the stage can be in.
     let ok = match state {
         State::Generating => true,
-        State::Clarifying => matches!(stage, Stage::Po | Stage::Architect),
+        State::Clarifying => matches!(
+            stage,
+            Stage::Spec | Stage::Bug | Stage::Po | Stage::Architect
+        ),
         // Review and QA too, when their report's own verdict failed; development and QA
         // when the project's checks failed.
         State::AwaitingConfirmation => {
             matches!(
                 stage,
-                Stage::Po | Stage::Architect | Stage::Dev | Stage::Review | Stage::Qa
+                Stage::Spec
+                    | Stage::Bug
+                    | Stage::Po
+                    | Stage::Architect
+                    | Stage::Dev
+                    | Stage::Review
+                    | Stage::Qa
             )
         }
-        State::Refining => matches!(stage, Stage::Po | Stage::Architect | Stage::Sm),
+        State::Refining => matches!(
+            stage,
+            Stage::Spec | Stage::Bug | Stage::Po | Stage::Architect | Stage::Sm
+        ),
         State::AwaitingApproval => stage == Stage::Sm,
-        State::Completed => stage == Stage::Qa,
+        // The last stage of the session's track: QA, or review on the quick and fix tracks.
+        State::Completed => match s.track {
+            Track::Quick | Track::Fix => stage == Stage::Review,
+            Track::Full | Track::Story => stage == Stage::Qa,
+        },
     };
+    // Only the track's own stages are ever current.
+    assert!(
+        s.track.contains(stage),
+        "{stage} is not a stage of {}",
+        s.track
+    );
     assert!(ok, "state {state} at stage {stage}");
     // The stage table agrees with this independent list.
     assert!(
@@ -744,7 +814,9 @@ fn check_session(r: &Run) {
     }
     for (st, rec) in s.stages.iter() {
         let st = &st;
-        let want = if *st < stage || (*st == stage && state == State::Completed) {
+        let want = if !s.track.contains(*st) {
+            StageStatus::Pending
+        } else if *st < stage || (*st == stage && state == State::Completed) {
             StageStatus::Completed
         } else if *st == stage {
             StageStatus::InProgress
@@ -830,12 +902,19 @@ fn check_session(r: &Run) {
             };
             let checks =
                 stage.runs_checks() && cur.checks.as_ref().is_some_and(|run| !run.passed());
+            // The fix track's development report without its failing test.
+            let untested = rules::unwritten_sections(stage, cur).is_some();
+            assert_eq!(
+                untested,
+                s.track == Track::Fix && stage == Stage::Dev && untested
+            );
             assert!(
-                report || checks,
+                report || checks || untested,
                 "{stage} awaits the human with a passing report"
             );
             assert_eq!(rules::failed_checks(stage, cur).is_some(), checks);
             assert_eq!(cur.gate_passed, Some(false));
+            assert!(rules::failed_verdict(stage, cur).is_some());
             assert!(cur.artifact.is_some() && cur.draft_ref.is_none());
             assert!(!cur.accepted_risk);
         }

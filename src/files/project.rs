@@ -144,6 +144,12 @@ impl Project {
         })
     }
 
+    /// A folder the server keeps state in beside the project (the stories' entries in
+    /// the git common directory), confined as a project is.
+    pub fn shared(dir: &Path) -> Result<Project> {
+        Project::at("the shared stories folder", &dir.display().to_string())
+    }
+
     /// The project folder's handle.
     pub(super) fn dir(&self) -> std::os::fd::BorrowedFd<'_> {
         use std::os::fd::AsFd;

@@ -133,6 +133,50 @@ pub fn render(session: &Session, stage: Stage, guidance: &[String], template: &s
         out = out.replace(&format!("{{{{{key}}}}}"), &value);
     }
     out.push_str(&notes(rec));
+    out.push_str(&track_note(session, stage));
+    out
+}
+
+/// What the session's track or story asks of this stage beyond its role prompt: added
+/// after any template, so that no override can leave it out.
+fn track_note(session: &Session, stage: Stage) -> String {
+    use crate::workflow::Track;
+    let mut out = String::new();
+    let required = session.track.required_sections(stage);
+    if !required.is_empty() {
+        let names: Vec<&str> = required.iter().map(|s| s.name).collect();
+        out.push_str(&format!(
+            "\n## This track: {}\n\nWrite the test that reproduces the bug of the bug report first, run it and see it fail, then fix the code until it passes. The report must have a `## {}` section naming that test and how it failed before the fix; without it the work stops at the user.\n",
+            session.track,
+            names.join("`, `## ")
+        ));
+    }
+    if let Some(link) = &session.story {
+        out.push_str(&format!(
+            "\n## This story\n\nThis is the story of sprint {} ({}) of task `{}`: the {} works on that sprint alone, in this worktree ({}). The PRD, the architecture and the plan are the parent's, listed above; other sprints run as stories of their own.\n",
+            link.sprint,
+            link.sprint_title,
+            link.parent_task,
+            stage.role(),
+            link.worktree
+        ));
+    }
+    if session.track == Track::Full && stage == Stage::Qa && !session.stories.is_empty() {
+        let each: Vec<String> = session
+            .stories
+            .iter()
+            .map(|o| {
+                format!(
+                    "- sprint {}: story `{}` (its documents in `.claude/specs/{}/`, run by {} in {})",
+                    o.sprint, o.task_name, o.task_name, o.owner, o.worktree
+                )
+            })
+            .collect();
+        out.push_str(&format!(
+            "\n## The final QA of the whole\n\nEach sprint was built, reviewed and tested as a story of its own:\n{}\nTest the sprints together, merged, against the PRD and the plan: what no story could see alone.\n",
+            each.join("\n")
+        ));
+    }
     out
 }
 

@@ -156,7 +156,8 @@ pub fn needed(project: &Project, s: &Session) -> Result<Option<Template>> {
     if !matches!(s.current_state, State::Generating | State::Refining) {
         return Ok(None);
     }
-    resolve(project, user_dir().as_deref(), s.current_stage).map(Some)
+    let stage = crate::workflow::story::prompt_stage(s);
+    resolve(project, user_dir().as_deref(), stage).map(Some)
 }
 
 #[cfg(test)]

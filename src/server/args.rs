@@ -12,8 +12,8 @@ pub use super::limits::Limits;
 pub use super::used::FIELD_NAMES;
 use crate::error::{Error, ErrorCode, Result};
 use crate::store::{is_valid_task_name, SessionKey};
-use crate::workflow::engine::{self, Engine};
-use crate::workflow::{Action, Command, Decision, Stage};
+use crate::workflow::engine::Engine;
+use crate::workflow::{Action, Command, Decision, Stage, Track};
 
 /// Arguments of the `bmad-task` tool. `action` is required; which other fields matter
 /// depends on the action.
@@ -45,6 +45,23 @@ pub struct BmadTaskArgs {
     #[serde(default)]
     #[schemars(with = "Option<Vec<Engine>>", extend("minItems" = 1, "uniqueItems" = true))]
     pub engines: Option<Vec<String>>,
+    /// For `start`: the track, the stages the task runs. `full` (the default: PRD,
+    /// architecture, sprint plan, development, review, QA), `quick` for a small change (a
+    /// short technical spec the human confirms, development, review) or `fix` for a bug
+    /// (a bug report with reproduction steps and expected behaviour, development with a
+    /// failing test first, review).
+    #[serde(default)]
+    #[schemars(extend("enum" = ["full", "quick", "fix"]))]
+    pub track: Option<String>,
+    /// For `start` of a story: the parent task (its task name), whose sprint plan is
+    /// approved; with `sprint`, the story builds that sprint alone (development, review,
+    /// QA), and `objective` may be left out.
+    #[serde(default)]
+    pub parent: Option<String>,
+    /// For `start` of a story: the number of an approved sprint of the parent's plan.
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub sprint: Option<u32>,
     /// The stage the submission is for; must be the current stage when given.
     #[serde(default)]
     pub stage: Option<Stage>,
@@ -97,6 +114,9 @@ pub enum Call {
         objective: String,
         /// The host's `engines`, checked; `None` leaves the choice to the objective.
         engines: Option<Vec<Engine>>,
+        track: Track,
+        /// A story: the parent's task name and the sprint it builds.
+        story: Option<(String, u32)>,
     },
     List {
         cwd: Option<String>,
@@ -257,7 +277,7 @@ fn seen_digest(digest: Option<&str>) -> Result<Option<String>> {
 }
 
 /// At most 80 characters of a caller's value, for quoting it in a message.
-fn clip(s: &str) -> String {
+pub(super) fn clip(s: &str) -> String {
     crate::error::clip(s, 80)
 }
 
@@ -279,32 +299,8 @@ fn validate(args: BmadTaskArgs, limits: &Limits) -> Result<Call> {
     let digest = args.digest.clone();
     // The session is named before anything else of a session action is checked.
     let (key, command) = match action {
-        Action::Start => {
-            let objective = args.objective.as_deref().map(str::trim).unwrap_or("");
-            if objective.is_empty() {
-                return Err(Error::argument(
-                    ErrorCode::MissingField,
-                    "field `objective` is required for `start`: say what to build",
-                ));
-            }
-            check_size("objective", objective, limits.objective_bytes)?;
-            let engines = match &args.engines {
-                Some(names) => Some(
-                    engine::check_list(names, &Stage::required_engines()).map_err(|why| {
-                        Error::argument(
-                            ErrorCode::InvalidArgument,
-                            format!("field `engines`: {why}"),
-                        )
-                    })?,
-                ),
-                None => None,
-            };
-            return Ok(Call::Start {
-                cwd,
-                objective: objective.to_string(),
-                engines,
-            });
-        }
+        Action::Start => return super::start_args::start(&args, cwd, limits),
+        Action::Promote => return Err(super::start_args::promote(&session_key(&args)?)),
         Action::List => {
             return Ok(Call::List {
                 cwd,

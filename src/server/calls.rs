@@ -59,10 +59,27 @@ impl BmadServer {
                 cwd,
                 objective,
                 engines,
+                track,
+                story,
             } => store.project(cwd.as_deref()).and_then(|project| {
-                let prompt = prompts::resolve(&project, user_dir().as_deref(), Stage::FIRST)?;
-                let started =
-                    store.start(cwd.as_deref(), &objective, engines.as_deref(), &Utc::now)?;
+                let prompt = prompts::resolve(&project, user_dir().as_deref(), track.first())?;
+                let started = match &story {
+                    Some((parent, sprint)) => store.start_story(
+                        cwd.as_deref(),
+                        parent,
+                        *sprint,
+                        &objective,
+                        engines.as_deref(),
+                        &Utc::now,
+                    )?,
+                    None => store.start(
+                        cwd.as_deref(),
+                        &objective,
+                        engines.as_deref(),
+                        track,
+                        &Utc::now,
+                    )?,
+                };
                 Ok(reply::for_start(
                     &started.session,
                     started.notices,
@@ -74,24 +91,26 @@ impl BmadServer {
                 let page = store.list_of(cwd.as_deref(), cursor.as_deref(), mine)?;
                 Ok(reply::for_list(page, &project.display(), mine))
             }),
-            Call::Status { cwd, key } => store.load(cwd.as_deref(), &key).map(|(project, s)| {
-                let drift = crate::store::drift(&project, &s);
-                let mut r = match prompts::needed(&project, &s) {
-                    Ok(prompt) => reply::for_status(&s, prompt.as_ref()),
-                    // A read-only call is not refused for an optional file it merely
-                    // consults: the state is answered, the override's problem named.
-                    Err(e) => {
-                        let mut r = reply::for_status(&s, None);
-                        r.notices.get_or_insert_with(Vec::new).push(format!(
-                            "This reply carries no role prompt ({}): {e}",
-                            e.code()
-                        ));
-                        r
-                    }
-                };
-                reply::with_drift(&mut r, drift);
-                r
-            }),
+            Call::Status { cwd, key } => {
+                store.load_fresh(cwd.as_deref(), &key).map(|(project, s)| {
+                    let drift = crate::store::drift(&project, &s);
+                    let mut r = match prompts::needed(&project, &s) {
+                        Ok(prompt) => reply::for_status(&s, prompt.as_ref()),
+                        // A read-only call is not refused for an optional file it merely
+                        // consults: the state is answered, the override's problem named.
+                        Err(e) => {
+                            let mut r = reply::for_status(&s, None);
+                            r.notices.get_or_insert_with(Vec::new).push(format!(
+                                "This reply carries no role prompt ({}): {e}",
+                                e.code()
+                            ));
+                            r
+                        }
+                    };
+                    reply::with_drift(&mut r, drift);
+                    r
+                })
+            }
             Call::Act {
                 cwd,
                 key,

@@ -23,6 +23,7 @@ pub mod reply;
 pub mod resources;
 pub mod schema;
 pub mod slash;
+mod start_args;
 mod used;
 pub mod wire;
 

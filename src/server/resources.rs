@@ -138,7 +138,8 @@ pub fn list(
             Resource::new(session_uri(&entry.session_id), entry.task_name.clone())
                 .with_title(format!("BMAD session {}", entry.task_name))
                 .with_description(format!(
-                    "The session as stored: stage {}, {}, updated {}.{trace}",
+                    "The session as stored: {} track, stage {}, {}, updated {}.{trace}",
+                    entry.track,
                     entry.current_stage.id(),
                     entry.current_state.id(),
                     entry.updated_at

@@ -124,8 +124,9 @@ fn status(store: &Store, task: Option<String>) -> Result<String, ErrorData> {
         );
         for e in page.sessions.iter().take(20) {
             text.push_str(&format!(
-                "- {}: {} stage, {} (updated {})\n",
+                "- {}: {} track, {} stage, {} (updated {})\n",
                 e.task_name,
+                e.track,
                 e.current_stage.id(),
                 e.current_state.id(),
                 e.updated_at
@@ -193,8 +194,10 @@ fn who(by: DecidedBy, via: Via) -> &'static str {
 pub fn briefing(s: &Session) -> String {
     let rec = s.current();
     let mut b = format!(
-        "BMAD briefing (resume): task `{}`, session {}, project {}.\nObjective: {}\nNow: stage {} ({}), state {}: {}. Updated {}.\n",
+        "BMAD briefing (resume): task `{}` ({} track: {}), session {}, project {}.\nObjective: {}\nNow: stage {} ({}), state {}: {}. Updated {}.\n",
         clip(&s.task_name, 80),
+        s.track,
+        s.track.description(),
         s.session_id,
         clip(&s.cwd, 200),
         clip(&s.objective, 400),

@@ -10,13 +10,16 @@ use crate::error::{Error, Result};
 use crate::workflow::Action;
 
 /// The fields of [`super::args::BmadTaskArgs`], as the input schema names them.
-pub const FIELD_NAMES: [&str; 17] = [
+pub const FIELD_NAMES: [&str; 20] = [
     "action",
     "session_id",
     "task_name",
     "cwd",
     "objective",
     "engines",
+    "track",
+    "parent",
+    "sprint",
     "stage",
     "claude_result",
     "codex_result",
@@ -37,7 +40,8 @@ fn used(action: Action, accepting: bool) -> Vec<&'static str> {
     let session = ["session_id", "task_name"];
     let decision = ["digest", "feedback"];
     match action {
-        Action::Start => out.extend(["objective", "engines"]),
+        Action::Start => out.extend(["objective", "engines", "track", "parent", "sprint"]),
+        Action::Promote => out.extend(session),
         Action::List => out.extend(["cursor", "mine"]),
         Action::Status => out.extend(session),
         Action::Submit => {
@@ -78,7 +82,7 @@ fn goes_with(field: &str) -> &'static str {
         "feedback" => "the human's words go with `reject`, or with `confirm` or `approve` as their note on the decision",
         "answers" => "answers go with `answer`, or with a `confirm` that accepts the document; to send it back, put them in `feedback`",
         "scope" => "it goes with an `approve` that accepts the plan",
-        "objective" | "engines" => "it goes with `start`",
+        "objective" | "engines" | "track" | "parent" | "sprint" => "it goes with `start`",
         "stage" | "claude_result" | "codex_result" => "it goes with `submit`",
         "cursor" | "mine" => "it goes with `list`",
         "confirmed" => "it goes with `confirm`",

@@ -137,6 +137,8 @@ impl Store {
             Admission::Defer => return Ok(Acted::Deferred),
         };
         let claim = check_owner(project, session)?;
+        // A parent acts on its stories as their shared entries say now.
+        let session = &super::stories::with_stories(project, session);
         let mut outcome = machine::apply_observed(
             session,
             command,
@@ -176,6 +178,7 @@ impl Store {
         let session_text = json_text(&outcome.session);
         let session_path = session_rel(&outcome.session.session_id);
         project.write_in_order(&[&files, &[(&session_path, session_text.as_bytes())]], &[])?;
+        super::stories::follow(project, &outcome.session, self.lock_wait);
         tracing::info!(
             session_id = %outcome.session.session_id,
             stage = %outcome.session.current_stage,

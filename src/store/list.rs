@@ -234,6 +234,7 @@ impl Known {
                 Ok(Some(s)) => Ok(ListEntry {
                     session_id: s.session_id,
                     task_name: s.task_name,
+                    track: s.track,
                     current_stage: s.current_stage,
                     current_state: s.current_state,
                     updated_at: s.updated_at,

@@ -13,6 +13,7 @@ mod names;
 mod salvage;
 mod sessions;
 mod start;
+pub mod stories;
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -57,6 +58,8 @@ pub type RefusedWith = (Error, Option<Box<Session>>);
 pub struct ListEntry {
     pub session_id: String,
     pub task_name: String,
+    /// The session's track (`full`, `quick`, `fix`, `story`).
+    pub track: crate::workflow::Track,
     pub current_stage: Stage,
     pub current_state: State,
     pub updated_at: String,
@@ -264,9 +267,9 @@ impl Store {
 /// The decisions the human can take at (`stage`, `state`), each once (never the
 /// `confirm_save` alias): what the terminal's commands offer there.
 pub fn human_decisions(stage: Stage, state: State) -> Vec<Action> {
-    crate::workflow::allowed_actions(stage, state)
+    crate::workflow::rules::gate_decisions(stage, state)
         .into_iter()
-        .filter(|a| a.decides() && *a != Action::ConfirmSave)
+        .filter(|a| *a != Action::ConfirmSave)
         .collect()
 }
 
@@ -373,7 +376,7 @@ mod tests {
                             std::time::Duration::ZERO,
                         );
                         store
-                            .start(None, "Race", None, &Utc::now)
+                            .start(None, "Race", None, crate::workflow::Track::Full, &Utc::now)
                             .map(|s| s.session)
                     })
                 })
@@ -409,7 +412,13 @@ mod tests {
                     (0..20)
                         .map(|_| {
                             store
-                                .start(None, "Same objective", None, &Utc::now)
+                                .start(
+                                    None,
+                                    "Same objective",
+                                    None,
+                                    crate::workflow::Track::Full,
+                                    &Utc::now,
+                                )
                                 .unwrap()
                                 .session
                         })
@@ -435,7 +444,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = store_at(dir.path());
         let s = store
-            .start(None, "Find me", None, &Utc::now)
+            .start(
+                None,
+                "Find me",
+                None,
+                crate::workflow::Track::Full,
+                &Utc::now,
+            )
             .unwrap()
             .session;
         std::fs::write(dir.path().join(MAPPING), "{ torn").unwrap();
@@ -444,7 +459,15 @@ mod tests {
             .unwrap();
         assert_eq!(found.session_id, s.session_id);
         // The next start rebuilds the mapping from the session files.
-        store.start(None, "Find me", None, &Utc::now).unwrap();
+        store
+            .start(
+                None,
+                "Find me",
+                None,
+                crate::workflow::Track::Full,
+                &Utc::now,
+            )
+            .unwrap();
         let project = store.project(None).unwrap();
         assert_eq!(read_mapping(&project).unwrap().len(), 2);
     }
@@ -455,13 +478,30 @@ mod tests {
     fn a_mapping_made_stale_by_pulled_sessions_is_rebuilt() {
         let (here, there) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
         let (a, b) = (store_at(here.path()), store_at(there.path()));
-        a.start(None, "Mine", None, &Utc::now).unwrap();
-        let pulled = b.start(None, "Theirs", None, &Utc::now).unwrap().session;
+        a.start(None, "Mine", None, crate::workflow::Track::Full, &Utc::now)
+            .unwrap();
+        let pulled = b
+            .start(
+                None,
+                "Theirs",
+                None,
+                crate::workflow::Track::Full,
+                &Utc::now,
+            )
+            .unwrap()
+            .session;
         let rel = session_rel(&pulled.session_id);
         std::fs::copy(there.path().join(&rel), here.path().join(&rel)).unwrap();
         let project = a.project(None).unwrap();
         assert_eq!(read_mapping(&project).unwrap().len(), 1, "stale now");
-        a.start(None, "Mine again", None, &Utc::now).unwrap();
+        a.start(
+            None,
+            "Mine again",
+            None,
+            crate::workflow::Track::Full,
+            &Utc::now,
+        )
+        .unwrap();
         let mapping = read_mapping(&project).unwrap();
         assert_eq!(mapping.len(), 3, "{mapping:?}");
         assert_eq!(mapping[&pulled.session_id].task_name, "theirs");
@@ -473,15 +513,33 @@ mod tests {
         // Two stores over one project stand for two server processes.
         let (a, b) = (store_at(dir.path()), store_at(dir.path()));
         let first = a
-            .start(None, "Shared name", None, &Utc::now)
+            .start(
+                None,
+                "Shared name",
+                None,
+                crate::workflow::Track::Full,
+                &Utc::now,
+            )
             .unwrap()
             .session;
         let second = b
-            .start(None, "Shared name", None, &Utc::now)
+            .start(
+                None,
+                "Shared name",
+                None,
+                crate::workflow::Track::Full,
+                &Utc::now,
+            )
             .unwrap()
             .session;
         let third = a
-            .start(None, "Shared name", None, &Utc::now)
+            .start(
+                None,
+                "Shared name",
+                None,
+                crate::workflow::Track::Full,
+                &Utc::now,
+            )
             .unwrap()
             .session;
         assert_eq!(
@@ -510,7 +568,13 @@ mod tests {
             .unwrap();
         assert_eq!(found.session_id, second.session_id);
         let fourth = a
-            .start(None, "Shared name", None, &Utc::now)
+            .start(
+                None,
+                "Shared name",
+                None,
+                crate::workflow::Track::Full,
+                &Utc::now,
+            )
             .unwrap()
             .session;
         assert_eq!(fourth.task_name, "shared-name-3");
@@ -525,10 +589,21 @@ mod tests {
         let store = store_at(dir.path());
         let kept: Vec<Session> = ["One", "Two", "Three"]
             .iter()
-            .map(|o| store.start(None, o, None, &Utc::now).unwrap().session)
+            .map(|o| {
+                store
+                    .start(None, o, None, crate::workflow::Track::Full, &Utc::now)
+                    .unwrap()
+                    .session
+            })
             .collect();
         let damaged = store
-            .start(None, "Damaged body", None, &Utc::now)
+            .start(
+                None,
+                "Damaged body",
+                None,
+                crate::workflow::Track::Full,
+                &Utc::now,
+            )
             .unwrap()
             .session;
         let (after, _) = act(
@@ -543,7 +618,12 @@ mod tests {
         .unwrap();
         let broken: Vec<Session> = ["Torn", "Renamed", "Wrong id", "Future"]
             .iter()
-            .map(|o| store.start(None, o, None, &Utc::now).unwrap().session)
+            .map(|o| {
+                store
+                    .start(None, o, None, crate::workflow::Track::Full, &Utc::now)
+                    .unwrap()
+                    .session
+            })
             .collect();
         let path = |s: &Session| dir.path().join(session_rel(&s.session_id));
         let text = |s: &Session| std::fs::read_to_string(path(s)).unwrap();
@@ -601,6 +681,7 @@ mod tests {
             .map(|s| ListEntry {
                 session_id: s.session_id.clone(),
                 task_name: s.task_name.clone(),
+                track: s.track,
                 current_stage: s.current_stage,
                 current_state: s.current_state,
                 updated_at: s.updated_at.clone(),
@@ -619,7 +700,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = store_at(dir.path());
         let s = store
-            .start(None, "Tamper", None, &Utc::now)
+            .start(
+                None,
+                "Tamper",
+                None,
+                crate::workflow::Track::Full,
+                &Utc::now,
+            )
             .unwrap()
             .session;
         let path = dir.path().join(session_rel(&s.session_id));

@@ -34,6 +34,8 @@ pub(super) struct Listed {
     pub(super) schema_version: u32,
     pub(super) session_id: String,
     pub(super) task_name: String,
+    #[serde(default)]
+    pub(super) track: crate::workflow::Track,
     pub(super) current_stage: Stage,
     pub(super) current_state: State,
     pub(super) updated_at: String,

@@ -13,6 +13,7 @@ use crate::git::Repo;
 use crate::workflow::engine::{self, Engine};
 use crate::workflow::person::Person;
 use crate::workflow::session::{timestamp, Session};
+use crate::workflow::Track;
 
 /// A started session, and what the caller should be told about the project.
 #[derive(Debug)]
@@ -59,7 +60,27 @@ impl Store {
         cwd: Option<&str>,
         objective: &str,
         engines: Option<&[Engine]>,
+        track: Track,
         clock: &dyn Fn() -> DateTime<Utc>,
+    ) -> Result<Started> {
+        self.start_named(cwd, objective, engines, None, clock, &|session| {
+            session.begin_track(track);
+            Ok(())
+        })
+    }
+
+    /// [`Store::start`], with `shape` making the new session what it is to be (a track,
+    /// a story) under the lock, before anything of it is written; what `shape` refuses
+    /// is taken back. `base`: the task name to number from (a valid one), instead of the
+    /// objective's.
+    pub(super) fn start_named(
+        &self,
+        cwd: Option<&str>,
+        objective: &str,
+        engines: Option<&[Engine]>,
+        base: Option<&str>,
+        clock: &dyn Fn() -> DateTime<Utc>,
+        shape: &dyn Fn(&mut Session) -> Result<()>,
     ) -> Result<Started> {
         let project = self.project(cwd)?;
         // Refuse unsafe layouts before anything is created.
@@ -85,7 +106,9 @@ impl Store {
         let engines = engine::for_start(objective, engines);
         // Asked of git before the lock is taken: who starts it, on which branch.
         let team = Team::of(&project);
-        let result = self.start_locked(&project, objective, engines, &team, clock, &mut made);
+        let result = self.start_locked(
+            &project, objective, base, engines, &team, clock, shape, &mut made,
+        );
         if result.is_err() {
             // Under the lock, so no other `start` is half-way in this project.
             undo(&project, &made);
@@ -94,13 +117,16 @@ impl Store {
         result
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn start_locked(
         &self,
         project: &Project,
         objective: &str,
+        base: Option<&str>,
         engines: Vec<Engine>,
         team: &Team,
         clock: &dyn Fn() -> DateTime<Utc>,
+        shape: &dyn Fn(&mut Session) -> Result<()>,
         made: &mut Made,
     ) -> Result<Started> {
         self.sweep(project, &[]);
@@ -110,13 +136,15 @@ impl Store {
             notices.push(keep_aside(project, why, clock())?);
         }
         let id = uuid::Uuid::new_v4().to_string();
-        let base = match &team.repo {
-            Some(_) => names::for_team(
+        let base = match (base, &team.repo) {
+            // A story is named after its parent and sprint.
+            (Some(base), _) => base.to_string(),
+            (None, Some(_)) => names::for_team(
                 &slug_for(objective),
                 team.owner.as_ref().and_then(Person::handle).as_deref(),
                 &id[..4],
             ),
-            None => slug_for(objective),
+            (None, None) => slug_for(objective),
         };
         let mut task_name = None;
         for name in taken.index.candidates(&base) {
@@ -142,6 +170,7 @@ impl Store {
         );
         session.owner = team.owner.clone();
         session.branch = team.branch.clone();
+        shape(&mut session)?;
         let entry = MappingEntry {
             task_name: session.task_name.clone(),
             objective: objective.to_string(),

@@ -13,6 +13,7 @@
 pub mod config;
 mod decide;
 pub mod hook;
+mod promote;
 pub mod prompts;
 mod provenance;
 mod read;
@@ -82,6 +83,14 @@ pub enum Cli {
     },
     /// Answer the open clarification questions, one by one on the terminal.
     Answer { task: String },
+    /// Move a quick task to the full track, keeping what was written (asks on the
+    /// terminal).
+    Promote {
+        task: String,
+        /// Why it outgrew the quick track, shown to the roles after this.
+        #[arg(long)]
+        note: Option<String>,
+    },
     /// The project's sessions, newest first, with who started each and on which branch.
     List {
         /// Only the sessions you started (git's user.name/user.email, or BMAD_OWNER).
@@ -151,6 +160,9 @@ pub fn run(cli: Cli, project: Option<String>) -> ExitCode {
                 feedback: Some(feedback),
             },
         ),
+        Cli::Promote { task, note } => {
+            promote::promote(&store, &SessionKey::from_task(&task), note)
+        }
         Cli::Hook { event } => Ok(hook::run(event)),
         Cli::Prompts { command: None } => store
             .project(None)

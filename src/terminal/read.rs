@@ -29,8 +29,9 @@ pub(super) fn list(store: &Store, mine: bool) -> Outcome {
             who.push_str(&format!("  on {}", visible(b)));
         }
         println!(
-            "  {:<width$} {:<9} {:<22} {}{who}",
+            "  {:<width$} {:<5} {:<9} {:<22} {}{who}",
             s.task_name,
+            s.track.to_string(),
             s.current_stage.to_string(),
             s.current_state.to_string(),
             s.updated_at
@@ -80,11 +81,34 @@ fn damaged(page: &crate::store::Page) {
 }
 
 pub(super) fn status(store: &Store, key: &SessionKey) -> Outcome {
-    let (project, s) = store.load(None, key).map_err(|e| e.to_string())?;
+    let (project, s) = store.load_fresh(None, key).map_err(|e| e.to_string())?;
     let project = Some(project);
     let r = reply::for_status(&s, None);
     println!("task {} ({})", visible(&s.task_name), s.session_id);
-    println!("stage {}, state {}", s.current_stage, s.current_state);
+    println!(
+        "track {} ({}), stage {}, state {}",
+        s.track,
+        s.track.description(),
+        s.current_stage,
+        s.current_state
+    );
+    if let Some(link) = &s.story {
+        println!(
+            "story of sprint {} ({}) of task {}, held by {}{} in {}",
+            link.sprint,
+            visible(&link.sprint_title),
+            visible(&link.parent_task),
+            visible(&link.owner),
+            link.branch
+                .as_deref()
+                .map(|b| format!(" on branch {}", visible(b)))
+                .unwrap_or_default(),
+            visible(&link.worktree)
+        );
+    }
+    for o in &s.stories {
+        println!("  story: sprint {}: {}", o.sprint, visible(&o.holder()));
+    }
     println!("{}", visible_lines(&r.user_message));
     if let Some(d) = project.as_ref().and_then(|p| crate::store::drift(p, &s)) {
         println!("{}", visible_lines(&d.describe()));

@@ -23,6 +23,9 @@ pub enum Action {
     Approve,
     /// The human sends the document back with `feedback`.
     Reject,
+    /// The human moves a `quick` task to the `full` track, keeping what was written
+    /// (the terminal's `bmad-mcp promote`).
+    Promote,
     /// The session as stored (read only).
     Status,
     /// The project's sessions, newest first (read only).
@@ -31,7 +34,7 @@ pub enum Action {
 
 impl Action {
     /// Every action, in the order replies list them.
-    pub const ALL: [Action; 9] = [
+    pub const ALL: [Action; 10] = [
         Action::Start,
         Action::Submit,
         Action::Answer,
@@ -39,6 +42,7 @@ impl Action {
         Action::ConfirmSave,
         Action::Approve,
         Action::Reject,
+        Action::Promote,
         Action::Status,
         Action::List,
     ];
@@ -53,6 +57,7 @@ impl Action {
             Action::ConfirmSave => "confirm_save",
             Action::Approve => "approve",
             Action::Reject => "reject",
+            Action::Promote => "promote",
             Action::Status => "status",
             Action::List => "list",
         }
@@ -73,6 +78,7 @@ impl Action {
                 | Action::ConfirmSave
                 | Action::Approve
                 | Action::Reject
+                | Action::Promote
         )
     }
 
@@ -104,6 +110,6 @@ mod tests {
             let back: Action = serde_json::from_value(a.name().into()).unwrap();
             assert_eq!(back, a);
         }
-        assert_eq!(names().count(), 9);
+        assert_eq!(names().count(), 10);
     }
 }

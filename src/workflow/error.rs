@@ -16,6 +16,8 @@ pub enum WorkflowError {
         stage: Stage,
         allowed: Vec<Action>,
     },
+    #[error("the sprints run as stories, and {open} not completed yet: each story is submitted in its own session; the final QA of the whole comes when every story completed")]
+    StoriesOpen { open: String },
     #[error(
         "field `stage`: `{given}` is not the current stage; the session is at stage `{current}`"
     )]
@@ -100,6 +102,7 @@ impl WorkflowError {
         match self {
             WorkflowError::IllegalAction { .. } => ErrorCode::InvalidState,
             WorkflowError::StageMismatch { .. } => ErrorCode::StageMismatch,
+            WorkflowError::StoriesOpen { .. } => ErrorCode::InvalidState,
             WorkflowError::MissingResult { .. } => ErrorCode::MissingField,
             WorkflowError::EmptyDocument { .. } => ErrorCode::EmptyDocument,
             WorkflowError::NoDocumentField { .. } => ErrorCode::MissingField,

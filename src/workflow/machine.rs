@@ -8,6 +8,8 @@
 mod decide;
 mod engines;
 mod pending;
+mod promote;
+mod stories;
 mod submit;
 mod trace;
 mod unchanged;
@@ -60,6 +62,11 @@ pub enum Command {
         action: Action,
         feedback: Option<String>,
     },
+    /// The human moves the session to the track its own promotes to (`quick` → `full`),
+    /// keeping every document written; `note` says why.
+    Promote {
+        note: Option<String>,
+    },
 }
 
 impl Command {
@@ -70,6 +77,7 @@ impl Command {
             Command::Answer { .. } => Action::Answer,
             Command::Confirm { action, .. } | Command::Reject { action, .. } => *action,
             Command::Approve { .. } => Action::Approve,
+            Command::Promote { .. } => Action::Promote,
         }
     }
 }
@@ -139,12 +147,13 @@ pub fn apply_observed(
     let stage = session.current_stage;
     let state = session.current_state;
     let action = command.action();
-    if !rules::is_legal(stage, state, action) {
+    let track = session.track;
+    if !rules::is_legal(track, stage, state, action) {
         return Err(WorkflowError::IllegalAction {
             action,
             state,
             stage,
-            allowed: rules::allowed_actions(stage, state),
+            allowed: rules::allowed_actions(track, stage, state),
         });
     }
 
@@ -166,6 +175,8 @@ pub fn apply_observed(
             claude_result,
             codex_result,
         } => {
+            // A parent whose stories built every sprint: this is the final QA.
+            let stage = step.stories_done(stage, given)?;
             if let Some(given) = given.filter(|g| *g != stage) {
                 return Err(WorkflowError::StageMismatch {
                     given,
@@ -192,6 +203,7 @@ pub fn apply_observed(
             step.keep_note(stage, note);
         }
         Command::Reject { feedback, .. } => step.reject(stage, feedback)?,
+        Command::Promote { note } => step.promote(stage, note),
     }
     step.finish(action, stage, state);
     Ok(Outcome {
@@ -315,12 +327,12 @@ impl Step<'_> {
         }
     }
 
-    /// Marks `stage` done and moves to the next stage's generation (or completes the
-    /// workflow after the last one).
+    /// Marks `stage` done and moves to the next stage of the session's track (or
+    /// completes the workflow after the track's last one).
     fn complete_stage(&mut self, stage: Stage) {
         self.session.record_mut(stage).status = StageStatus::Completed;
         self.facts.completed_stage = Some(stage);
-        match stage.next() {
+        match self.session.track.next(stage) {
             Some(next) => {
                 self.session.record_mut(next).status = StageStatus::InProgress;
                 self.session.current_stage = next;

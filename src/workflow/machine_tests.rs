@@ -130,7 +130,7 @@ impl Run {
     fn advance_to(&mut self, stage: Stage, submit_at_sm: bool) {
         while self.s.current_stage < stage {
             match self.s.current_stage {
-                stage @ (Stage::Po | Stage::Architect) => {
+                stage @ (Stage::Spec | Stage::Bug | Stage::Po | Stage::Architect) => {
                     self.submit(&passing(stage));
                     self.act(Command::Confirm {
                         action: Action::Confirm,
@@ -174,7 +174,8 @@ const FAILING_QA: &str =
     "# QA Report\n\n## Results\n7 passed, 3 failed.\n\nQuality Score: 62/100\n";
 
 /// A report of development, review or QA whose own verdict (where it has one) passes.
-const PASSING_REPORT: &str = "# Report\nDone.\n\nReview Status: Pass\nQuality Score: 95/100\n";
+/// (It shows a failing test written first, as the fix track's development must.)
+const PASSING_REPORT: &str = "# Report\nDone.\n\n## Failing Test\n`empty_input` failed before the fix.\n\nReview Status: Pass\nQuality Score: 95/100\n";
 
 const SPRINT_PLAN: &str = "# Plan\n## Sprint 1: Core\n- a\n## Sprint 2: UI\n- b\n";
 
@@ -225,6 +226,7 @@ fn every_action() -> Vec<Command> {
             action: Action::Approve,
             feedback: Some("no".into()),
         },
+        Command::Promote { note: None },
     ]
 }
 
@@ -284,7 +286,10 @@ fn every_state_action_pair_is_legal_or_refused_as_the_table_says() {
                         panic!("{state} + {action}: wrong error {e}");
                     };
                     assert_eq!((*a, *st), (action, state));
-                    assert_eq!(allowed, &allowed_actions(run.s.current_stage, state));
+                    assert_eq!(
+                        allowed,
+                        &allowed_actions(run.s.track, run.s.current_stage, state)
+                    );
                     assert_eq!(e.code(), "invalid_state");
                     let msg = e.to_string();
                     assert!(msg.contains(state.id()) && msg.contains("status"), "{msg}");
@@ -299,15 +304,24 @@ fn every_state_action_pair_is_legal_or_refused_as_the_table_says() {
     assert_eq!(checked, State::ALL.len() * every_action().len());
 }
 
-/// A session at `stage` in `state`: driven there when the stage has that state, else a
-/// session at the stage with the state written over it (as a hand-edited file might).
-fn reach(stage: Stage, state: State) -> Run {
+/// A session of `track` at `stage` in `state`: driven there when the track runs the
+/// stage and the stage has that state, else a session with the stage and state written
+/// over it (as a hand-edited file might).
+fn reach(track: crate::workflow::Track, stage: Stage, state: State) -> Run {
     let mut r = Run::new("Build it");
-    r.advance_to(stage, false);
-    if !stage.states().contains(&state) {
+    r.s.begin_track(track);
+    let reachable = track.contains(stage)
+        && stage.states().contains(&state)
+        && (state != State::Completed || track.is_last(stage));
+    if !reachable {
+        if track.contains(stage) {
+            r.advance_to(stage, false);
+        }
+        r.s.current_stage = stage;
         r.s.current_state = state;
         return r;
     }
+    r.advance_to(stage, false);
     match state {
         State::Generating => {}
         // The stage's own key: a stage reads no other stage's.
@@ -340,64 +354,76 @@ fn reach(stage: Stage, state: State) -> Run {
             r.submit(SPRINT_PLAN);
         }
         State::Completed => {
-            r.submit("# QA\nQuality Score: 90/100");
+            r.submit(PASSING_REPORT);
         }
     }
-    assert_eq!(r.state(), (stage, state));
+    assert_eq!(r.state(), (stage, state), "{track}");
     r
 }
 
-/// Every (stage, state, action) triple: `apply` refuses with `invalid_state` exactly when
+/// Every (track, stage, state, action): `apply` refuses with `invalid_state` exactly when
 /// the legality table says the action is illegal there, and then changes nothing.
 #[test]
 fn apply_refuses_exactly_the_triples_the_table_calls_illegal() {
+    use crate::workflow::Track;
     let mut checked = 0;
-    let mut legal = 0;
-    for stage in Stage::ALL {
-        for state in State::ALL {
-            for command in every_action() {
-                let mut run = reach(stage, state);
-                let before = run.s.clone();
-                let files_before = run.files.0.borrow().clone();
-                let action = command.action();
-                let result = run.try_do(command);
-                let what = format!("{stage}/{state} + {action}");
-                if crate::workflow::is_legal(stage, state, action) {
-                    legal += 1;
-                    if let Err(e) = &result {
-                        assert_ne!(e.code(), "invalid_state", "{what}: {e}");
+    let mut legal_on = BTreeMap::new();
+    for track in Track::ALL {
+        let mut legal = 0;
+        for stage in Stage::ALL {
+            for state in State::ALL {
+                for command in every_action() {
+                    let mut run = reach(track, stage, state);
+                    let before = run.s.clone();
+                    let files_before = run.files.0.borrow().clone();
+                    let action = command.action();
+                    let result = run.try_do(command);
+                    let what = format!("{track}: {stage}/{state} + {action}");
+                    if crate::workflow::is_legal(track, stage, state, action) {
+                        legal += 1;
+                        if let Err(e) = &result {
+                            assert_ne!(e.code(), "invalid_state", "{what}: {e}");
+                        }
+                    } else {
+                        let Err(e) = result else {
+                            panic!("{what} was applied")
+                        };
+                        let WorkflowError::IllegalAction {
+                            action: a,
+                            state: st,
+                            stage: sg,
+                            allowed,
+                        } = &e
+                        else {
+                            panic!("{what}: wrong error {e}");
+                        };
+                        assert_eq!((*a, *st, *sg), (action, state, stage));
+                        assert_eq!(allowed, &allowed_actions(track, stage, state));
+                        assert_eq!(e.code(), "invalid_state");
+                        assert_eq!(run.s, before, "{what}: the session is unchanged");
+                        assert_eq!(
+                            *run.files.0.borrow(),
+                            files_before,
+                            "{what}: no file written"
+                        );
                     }
-                } else {
-                    let Err(e) = result else {
-                        panic!("{what} was applied")
-                    };
-                    let WorkflowError::IllegalAction {
-                        action: a,
-                        state: st,
-                        stage: sg,
-                        allowed,
-                    } = &e
-                    else {
-                        panic!("{what}: wrong error {e}");
-                    };
-                    assert_eq!((*a, *st, *sg), (action, state, stage));
-                    assert_eq!(allowed, &allowed_actions(stage, state));
-                    assert_eq!(e.code(), "invalid_state");
-                    assert_eq!(run.s, before, "{what}: the session is unchanged");
-                    assert_eq!(
-                        *run.files.0.borrow(),
-                        files_before,
-                        "{what}: no file written"
-                    );
+                    checked += 1;
                 }
-                checked += 1;
             }
         }
+        legal_on.insert(track.id(), legal);
     }
-    assert_eq!(checked, 6 * 6 * 8);
-    // 30, and development waiting on failing checks: confirm, confirm_save, reject and
-    // confirm with `confirmed: false`.
-    assert_eq!(legal, 34, "legal triples");
+    assert_eq!(checked, 4 * 8 * 6 * 9);
+    // Full: 30, and development waiting on failing checks: confirm, confirm_save, reject
+    // and confirm with `confirmed: false`. Quick: the spec's rows as the PRD's (1 + 1 + 1
+    // + 4), development's (1 + 4), review's (1 + 4), and `promote` in each of its 8
+    // states before completion. Fix: as quick, without `promote`. Story: development,
+    // review and QA as in the full track.
+    assert_eq!(
+        legal_on,
+        BTreeMap::from([("full", 34), ("quick", 25), ("fix", 17), ("story", 15)]),
+        "legal triples"
+    );
 }
 
 #[test]
@@ -421,9 +447,17 @@ fn submissions_at_the_unscored_stages_move_as_the_spec_says() {
         assert_eq!(r.s.record(stage).status, StageStatus::Completed);
     }
     // Every stage document is listed once, in stage order.
-    let want: Vec<String> = Stage::ALL.iter().map(|s| r.s.artifact_path(*s)).collect();
+    let want: Vec<String> =
+        r.s.track
+            .stages()
+            .iter()
+            .map(|s| r.s.artifact_path(*s))
+            .collect();
     assert_eq!(r.s.artifacts, want);
-    assert!(Stage::ALL
+    assert!(r
+        .s
+        .track
+        .stages()
         .iter()
         .all(|s| r.s.record(*s).status == StageStatus::Completed));
 }
@@ -1406,7 +1440,12 @@ fn a_qa_score_below_the_gate_stops_at_the_human_and_can_send_everything_after_de
     });
     assert_eq!(r.state(), (Stage::Qa, State::Completed));
     assert!(r.s.record(Stage::Qa).accepted_risk);
-    let want: Vec<String> = Stage::ALL.iter().map(|s| r.s.artifact_path(*s)).collect();
+    let want: Vec<String> =
+        r.s.track
+            .stages()
+            .iter()
+            .map(|s| r.s.artifact_path(*s))
+            .collect();
     let mut listed = r.s.artifacts.clone();
     listed.sort();
     let mut want_sorted = want.clone();
@@ -1646,4 +1685,111 @@ fn qa_does_not_complete_on_a_passing_score_while_a_check_fails() {
         feedback: Some("Fix it.".into()),
     });
     assert_eq!(r.state(), (Stage::Dev, State::Generating));
+}
+
+/// Issue 28: a quick task promoted at development keeps its spec and its development
+/// record, and starts the full track at `po` with a note naming what was written.
+#[test]
+fn promoting_a_quick_task_keeps_what_was_written_and_starts_the_full_track() {
+    use crate::workflow::Track;
+    let mut r = Run::new("Add a flag");
+    r.s.begin_track(Track::Quick);
+    assert_eq!(r.state(), (Stage::Spec, State::Generating));
+    r.submit(&passing(Stage::Spec));
+    r.act(Command::Confirm {
+        action: Action::Confirm,
+        note: None,
+        answers: Default::default(),
+    });
+    assert_eq!(r.state(), (Stage::Dev, State::Generating));
+    let spec = r.s.record(Stage::Spec).clone();
+    r.decision = Decision {
+        decided_by: DecidedBy::Human,
+        via: Via::Cli,
+        ..Decision::by_host(None)
+    };
+    r.act(Command::Promote {
+        note: Some("it needs a data model".into()),
+    });
+    assert_eq!(r.s.track, Track::Full);
+    assert_eq!(r.state(), (Stage::Po, State::Generating));
+    assert_eq!(r.s.record(Stage::Spec), &spec, "the spec is kept as it was");
+    assert_eq!(r.s.record(Stage::Dev).status, StageStatus::Pending);
+    assert_eq!(r.s.record(Stage::Po).status, StageStatus::InProgress);
+    let note = &r.s.record(Stage::Po).notes[0];
+    assert!(
+        note.contains(".claude/specs/build-it/01-technical-spec.md"),
+        "{note}"
+    );
+    assert!(note.contains("it needs a data model"), "{note}");
+    let last = r.s.history.last().unwrap();
+    assert_eq!(last.action, Action::Promote);
+    assert_eq!(last.decided_by, Some(DecidedBy::Human));
+    assert_eq!(last.feedback.as_deref(), Some("it needs a data model"));
+    // The full track does not promote.
+    let e = r.try_do(Command::Promote { note: None }).unwrap_err();
+    assert_eq!(e.code(), "invalid_state");
+}
+
+/// Issue 28: a parent whose sprints run as stories refuses its own submission while one
+/// is open, naming it; once every in-scope story completed, its submission at `dev` is
+/// the final QA of the whole, and completes it.
+#[test]
+fn a_parent_runs_its_final_qa_only_once_every_story_completed() {
+    use crate::workflow::story::StoryState;
+    let mut r = Run::new("Build it");
+    r.advance_to(Stage::Dev, false);
+    assert_eq!(r.s.record(Stage::Sm).scope_sprints, Some(vec![1, 2]));
+    let entry = |sprint: u32, stage: Stage, state: State| StoryState {
+        sprint,
+        session_id: format!("story-{sprint}"),
+        task_name: format!("build-it-sprint-{sprint}"),
+        owner: format!("Dev {sprint}"),
+        branch: Some(format!("sprint-{sprint}")),
+        worktree: format!("/wt{sprint}"),
+        stage,
+        state,
+        updated_at: "2026-11-21T12:00:00.000Z".into(),
+    };
+    r.s.stories = vec![
+        entry(1, Stage::Qa, State::Completed),
+        entry(2, Stage::Review, State::Generating),
+    ];
+    let qa = submit(Some(PASSING_REPORT), None);
+    let e = r.try_do(qa.clone()).unwrap_err();
+    assert_eq!(e.code(), "invalid_state");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("sprint 2 (held by Dev 2 on branch `sprint-2` in /wt2"),
+        "{msg}"
+    );
+    // Only sprint 1 ran as a story: sprint 2 has none, so no final QA is due either.
+    r.s.stories = vec![entry(1, Stage::Qa, State::Completed)];
+    assert!(!crate::workflow::story::final_qa_due(&r.s));
+    r.s.stories.push(entry(2, Stage::Qa, State::Completed));
+    assert!(crate::workflow::story::final_qa_due(&r.s));
+    assert_eq!(crate::workflow::story::prompt_stage(&r.s), Stage::Qa);
+    // A submission naming another stage than QA is refused as a stage mismatch.
+    let e = r
+        .try_do(Command::Submit {
+            stage: Some(Stage::Review),
+            claude_result: Some(PASSING_REPORT.into()),
+            codex_result: None,
+        })
+        .unwrap_err();
+    assert_eq!(e.code(), "stage_mismatch");
+    r.act(Command::Submit {
+        stage: Some(Stage::Qa),
+        claude_result: Some(PASSING_REPORT.into()),
+        codex_result: None,
+    });
+    assert_eq!(r.state(), (Stage::Qa, State::Completed));
+    for st in [Stage::Dev, Stage::Review, Stage::Qa] {
+        assert_eq!(r.s.record(st).status, StageStatus::Completed, "{st}");
+    }
+    assert!(r.s.record(Stage::Dev).notes[0].contains("sprint 1 by story `build-it-sprint-1`"));
+    assert!(
+        r.s.record(Stage::Dev).artifact.is_none(),
+        "the parent built nothing itself"
+    );
 }

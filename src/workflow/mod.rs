@@ -17,8 +17,10 @@ pub mod scope;
 pub mod sections;
 pub mod session;
 pub mod stage;
+pub mod story;
 pub mod submission;
 pub mod trace;
+pub mod track;
 
 pub use action::Action;
 pub use decision::{DecidedBy, Decision, Provenance, Via};
@@ -29,6 +31,7 @@ pub use person::Person;
 pub use rules::{allowed_actions, is_legal};
 pub use session::{ContentRef, Session, State};
 pub use stage::{Engine, Stage};
+pub use track::Track;
 
 /// Builds every text pattern the workflow uses (~12M instructions, a few milliseconds),
 /// which otherwise happens at the first submission that needs each one. The server runs

@@ -1,15 +1,17 @@
-//! The per-stage records of a session: one per stage, always all six, stored as a JSON
-//! object keyed by stage id in workflow order. Reading refuses a missing, unknown or
-//! repeated stage, so no lookup by stage can miss.
+//! The per-stage records of a session: one per stage of the stage table, whatever the
+//! track, stored as a JSON object keyed by stage id in the table's order. Reading refuses
+//! a missing, unknown or repeated stage (a short track's stage a file written before it
+//! existed lacks reads as pending), so no lookup by stage can miss.
 
 use serde::{Deserialize, Serialize};
 
-use super::session::StageRecord;
+use super::session::{Question, StageRecord};
 use super::stage::Stage;
+use super::track::Track;
 
 /// One record per stage, every stage present. Stored as a JSON object keyed by stage id in
-/// workflow order (`.stages.po.score` for jq); reading refuses a file that lacks a stage,
-/// names an unknown one or names one twice, so no lookup can miss.
+/// the table's order (`.stages.po.score` for jq); reading refuses a file that lacks a
+/// stage of the full track, names an unknown one or names one twice.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct StageRecords([StageRecord; Stage::ALL.len()]);
 
@@ -39,6 +41,21 @@ impl StageRecords {
     }
 }
 
+impl StageRecord {
+    /// Questions of this stage that have no answer yet.
+    pub fn open_questions(&self) -> Vec<Question> {
+        self.questions
+            .iter()
+            .filter(|q| !self.answers.contains_key(&q.id))
+            .cloned()
+            .collect()
+    }
+
+    pub fn rounds(&self) -> u32 {
+        self.questions.iter().map(|q| q.round).max().unwrap_or(0)
+    }
+}
+
 impl Serialize for StageRecords {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
@@ -58,7 +75,7 @@ impl<'de> Deserialize<'de> for StageRecords {
 
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str(
-                    "an object with one record per stage (po, architect, sm, dev, review, qa)",
+                    "an object with one record per stage (spec, bug, po, architect, sm, dev, review, qa)",
                 )
             }
 
@@ -84,8 +101,14 @@ impl<'de> Deserialize<'de> for StageRecords {
                 }
                 let mut out = StageRecords::default();
                 for (stage, slot) in Stage::ALL.into_iter().zip(slots) {
-                    *out.get_mut(stage) = slot
-                        .ok_or_else(|| A::Error::custom(format!("stage `{stage}` is missing")))?;
+                    *out.get_mut(stage) = match slot {
+                        Some(rec) => rec,
+                        // Files written before the short tracks' stages existed.
+                        None if !Track::Full.contains(stage) => StageRecord::default(),
+                        None => {
+                            return Err(A::Error::custom(format!("stage `{stage}` is missing")))
+                        }
+                    };
                 }
                 Ok(out)
             }

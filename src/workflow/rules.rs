@@ -6,17 +6,32 @@
 use super::action::Action;
 use super::session::{StageRecord, State};
 use super::stage::{Gate, Stage, Verdict};
+use super::track::Track;
 
 /// Submissions below the gate after which the human decides instead of another round.
 pub const MAX_BELOW_GATE_SUBMISSIONS: u32 = 5;
 
-/// Whether `action` may be taken at `stage` in `state`. A state the stage cannot be in
-/// (see [`Stage::states`]) allows nothing but `status`.
-pub fn is_legal(stage: Stage, state: State, action: Action) -> bool {
+/// Whether `action` may be taken at `stage` in `state` in a session of `track`. A stage
+/// the track does not run, or a state the stage cannot be in (see [`Stage::states`]),
+/// allows nothing but `status`; `promote` is the human's, on a track that promotes
+/// (`quick` → `full`), until the session completes.
+pub fn is_legal(track: Track, stage: Stage, state: State, action: Action) -> bool {
     use Action::*;
     if action == Status {
         return true;
     }
+    if !track.contains(stage) || !stage.states().contains(&state) {
+        return false;
+    }
+    if action == Promote {
+        return track.promotes_to().is_some() && state != State::Completed;
+    }
+    at_stage(stage, state, action)
+}
+
+/// What a stage's gate allows in `state`, whatever the track (never `promote`).
+fn at_stage(stage: Stage, state: State, action: Action) -> bool {
+    use Action::*;
     if !stage.states().contains(&state) {
         return false;
     }
@@ -29,11 +44,20 @@ pub fn is_legal(stage: Stage, state: State, action: Action) -> bool {
     }
 }
 
-/// The actions legal now, in [`Action::ALL`] order (`status` always among them).
-pub fn allowed_actions(stage: Stage, state: State) -> Vec<Action> {
+/// The gate's decisions at (`stage`, `state`) in any track that runs the stage: what the
+/// session waits for the human to decide (never `promote`, a choice, not a wait).
+pub fn gate_decisions(stage: Stage, state: State) -> Vec<Action> {
     Action::ALL
         .into_iter()
-        .filter(|a| is_legal(stage, state, *a))
+        .filter(|a| a.decides() && at_stage(stage, state, *a))
+        .collect()
+}
+
+/// The actions legal now, in [`Action::ALL`] order (`status` always among them).
+pub fn allowed_actions(track: Track, stage: Stage, state: State) -> Vec<Action> {
+    Action::ALL
+        .into_iter()
+        .filter(|a| is_legal(track, stage, state, *a))
         .collect()
 }
 
@@ -171,8 +195,32 @@ pub fn failed_verdict(stage: Stage, rec: &StageRecord) -> Option<String> {
     } else {
         None
     };
-    let parts: Vec<String> = [report, checks, trace].into_iter().flatten().collect();
-    (!parts.is_empty()).then(|| parts.join("; "))
+    let sections = unwritten_sections(stage, rec);
+    let found: Vec<String> = [report, checks, sections, trace]
+        .into_iter()
+        .flatten()
+        .collect();
+    (!found.is_empty()).then(|| found.join("; "))
+}
+
+/// What a document of a stage without a score gate lacks of the sections its track
+/// requires (the fix track's failing test), recorded at its submission.
+pub fn unwritten_sections(stage: Stage, rec: &StageRecord) -> Option<String> {
+    if stage.gate() != Gate::None {
+        return None;
+    }
+    let lacking: Vec<&String> = rec
+        .missing_sections
+        .iter()
+        .chain(&rec.empty_sections)
+        .collect();
+    (!lacking.is_empty()).then(|| {
+        let names: Vec<String> = lacking.iter().map(|s| format!("`{s}`")).collect();
+        format!(
+            "the report has no {} section (this track writes a test that fails before the fix, and shows it failing)",
+            names.join(", ")
+        )
+    })
 }
 
 /// What fails in the checks run on `stage`'s latest submission, if it runs checks.
@@ -227,13 +275,75 @@ mod tests {
             (Stage::Qa, Completed, &[Status]),
         ];
         for (stage, state, want) in rows {
-            assert_eq!(allowed_actions(stage, state), want, "{stage}/{state}");
+            assert_eq!(
+                allowed_actions(Track::Full, stage, state),
+                want,
+                "{stage}/{state}"
+            );
         }
-        for stage in Stage::ALL {
-            for state in State::ALL {
-                let allowed = allowed_actions(stage, state);
-                assert!(!allowed.contains(&Start) && !allowed.contains(&List));
-                assert!(allowed.contains(&Status));
+        for track in Track::ALL {
+            for stage in Stage::ALL {
+                for state in State::ALL {
+                    let allowed = allowed_actions(track, stage, state);
+                    assert!(!allowed.contains(&Start) && !allowed.contains(&List));
+                    assert!(allowed.contains(&Status));
+                    if !track.contains(stage) {
+                        assert_eq!(allowed, [Status], "{track}: {stage}/{state}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn each_track_uses_its_rows_and_only_quick_promotes() {
+        use State::*;
+        // The quick and fix tracks: their first document is scored and confirmed, as the
+        // PRD is; review is their last stage.
+        for (track, first) in [(Track::Quick, Stage::Spec), (Track::Fix, Stage::Bug)] {
+            let promote: &[Action] = if track == Track::Quick {
+                &[Answer, Promote, Status]
+            } else {
+                &[Answer, Status]
+            };
+            assert_eq!(allowed_actions(track, first, Clarifying), promote);
+            assert_eq!(allowed_actions(track, Stage::Review, Completed), [Status]);
+            assert_eq!(allowed_actions(track, Stage::Qa, Generating), [Status]);
+            assert_eq!(allowed_actions(track, Stage::Po, Generating), [Status]);
+        }
+        assert_eq!(
+            allowed_actions(Track::Quick, Stage::Spec, AwaitingConfirmation),
+            [Confirm, ConfirmSave, Reject, Promote, Status]
+        );
+        assert_eq!(
+            allowed_actions(Track::Quick, Stage::Dev, Generating),
+            [Submit, Promote, Status]
+        );
+        assert_eq!(
+            allowed_actions(Track::Fix, Stage::Dev, Generating),
+            [Submit, Status]
+        );
+        assert_eq!(
+            allowed_actions(Track::Story, Stage::Dev, Generating),
+            [Submit, Status]
+        );
+        assert_eq!(
+            allowed_actions(Track::Story, Stage::Sm, AwaitingApproval),
+            [Status]
+        );
+        for track in Track::ALL {
+            for stage in Stage::ALL {
+                for state in State::ALL {
+                    let promotes = is_legal(track, stage, state, Promote);
+                    assert_eq!(
+                        promotes,
+                        track == Track::Quick
+                            && track.contains(stage)
+                            && stage.states().contains(&state)
+                            && state != Completed,
+                        "{track}: {stage}/{state}"
+                    );
+                }
             }
         }
     }

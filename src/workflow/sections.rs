@@ -28,6 +28,8 @@ pub const SM_CHECKS: &[Check] = &[Check::Dependencies, Check::Timeline];
 pub const DEV_CHECKS: &[Check] = &[];
 pub const REVIEW_CHECKS: &[Check] = &[];
 pub const QA_CHECKS: &[Check] = &[Check::Measurable];
+pub const SPEC_CHECKS: &[Check] = &[Check::AcceptanceCriteria];
+pub const BUG_CHECKS: &[Check] = &[];
 
 /// One expected section: its display name and the heading words that count as it.
 #[derive(Debug)]
@@ -39,6 +41,37 @@ pub struct Section {
 const fn sec(name: &'static str, any_of: &'static [&'static str]) -> Section {
     Section { name, any_of }
 }
+
+/// The quick track's short technical spec.
+pub const SPEC: &[Section] = &[
+    sec("Change", &["change", "summary", "goal"]),
+    sec(
+        "Approach",
+        &["approach", "design", "implementation", "plan"],
+    ),
+    sec("Files", &["file", "module", "component", "affected"]),
+    sec(
+        "Acceptance Criteria",
+        &["acceptance", "criteria", "done when"],
+    ),
+    sec("Risks", &["risk", "rollback", "out of scope"]),
+];
+
+/// The fix track's bug report.
+pub const BUG: &[Section] = &[
+    sec("Summary", &["summary", "overview", "bug"]),
+    sec("Reproduction Steps", &["reproduc", "steps", "repro"]),
+    sec("Expected Behaviour", &["expected"]),
+    sec("Actual Behaviour", &["actual", "observed"]),
+    sec("Suspected Cause", &["cause", "analysis", "suspect", "root"]),
+];
+
+/// What the fix track's implementation report must show: the test written first, and
+/// how it failed before the fix.
+pub const FAILING_TEST: &[Section] = &[sec(
+    "Failing Test",
+    &["failing test", "test first", "regression test"],
+)];
 
 pub const PO: &[Section] = &[
     sec(

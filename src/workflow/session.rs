@@ -13,6 +13,8 @@ use super::decision::{DecidedBy, Provenance, Via};
 use super::evidence::CheckRun;
 use super::person::Person;
 use super::stage::{Engine, Stage};
+use super::story::{StoryLink, StoryState};
+use super::track::Track;
 
 pub use super::basis::Basis;
 pub use super::records::StageRecords;
@@ -238,21 +240,6 @@ pub struct StageRecord {
     pub written_against: Option<Basis>,
 }
 
-impl StageRecord {
-    /// Questions of this stage that have no answer yet.
-    pub fn open_questions(&self) -> Vec<Question> {
-        self.questions
-            .iter()
-            .filter(|q| !self.answers.contains_key(&q.id))
-            .cloned()
-            .collect()
-    }
-
-    pub fn rounds(&self) -> u32 {
-        self.questions.iter().map(|q| q.round).max().unwrap_or(0)
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct HistoryEntry {
     pub at: String,
@@ -303,6 +290,15 @@ pub struct Session {
     /// host's own model) and, when listed, `codex` (a second, independent model). Which
     /// of them writes each stage is the stage table's.
     pub engines: Vec<Engine>,
+    /// The stages it runs (`full`, `quick`, `fix`, `story`); a file without it: `full`.
+    #[serde(default)]
+    pub track: Track,
+    /// A story's parent task, sprint, owner, branch and worktree (docs/spec.md §18.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub story: Option<StoryLink>,
+    /// A parent's stories, as their shared entries said at its last change or `status`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stories: Vec<StoryState>,
     pub current_stage: Stage,
     pub current_state: State,
     #[schemars(with = "BTreeMap<Stage, StageRecord>")]
@@ -339,6 +335,9 @@ impl Session {
             branch: None,
             objective,
             engines,
+            track: Track::Full,
+            story: None,
+            stories: Vec::new(),
             current_stage: Stage::FIRST,
             current_state: State::Generating,
             stages,
@@ -420,7 +419,8 @@ mod tests {
         );
         assert_eq!(s.current_stage, Stage::Po);
         assert_eq!(s.current_state, State::Generating);
-        assert_eq!(s.stages.len(), 6);
+        assert_eq!(s.stages.len(), Stage::ALL.len());
+        assert_eq!(s.track, Track::Full);
         assert_eq!(s.record(Stage::FIRST).status, StageStatus::InProgress);
         assert_eq!(s.engines, vec![Engine::Claude]);
         let json = serde_json::to_value(&s).unwrap();
@@ -431,7 +431,7 @@ mod tests {
             .keys()
             .cloned()
             .collect();
-        assert_eq!(keys.len(), 6);
+        assert_eq!(keys.len(), Stage::ALL.len());
         assert!(json["stages"]["po"]["status"] == "in_progress");
     }
 }

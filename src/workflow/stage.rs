@@ -1,6 +1,7 @@
-//! The six stages and the two engines: order, roles, artifact files, engines and gates.
+//! The stages and the two engines: order, roles, artifact files, engines and gates.
 //! Every per-stage fact lives in one table here so the rest of the code never matches on
-//! stage names by hand.
+//! stage names by hand; which of them a session runs, and in which order, is its track's
+//! ([`super::track`]).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -8,13 +9,17 @@ use serde::{Deserialize, Serialize};
 pub use super::engine::Engine;
 use super::sections::{self, Check, Section};
 use super::session::State;
+use super::track::Track;
 
-/// A workflow stage, in delivery order (the derived `Ord` is the workflow order).
+/// A workflow stage. The derived `Ord` is an order in which every track's stages
+/// increase (the first stages of the short tracks come before the full track's).
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum Stage {
+    Spec,
+    Bug,
     Po,
     Architect,
     Sm,
@@ -95,7 +100,35 @@ struct StageInfo {
 
 const PASSING_SCORE: u32 = 90;
 
-const TABLE: [StageInfo; 6] = [
+const TABLE: [StageInfo; 8] = [
+    StageInfo {
+        id: "spec",
+        role: "Tech Lead",
+        description: "A small change: the short technical spec",
+        artifact_file: "01-technical-spec.md",
+        gate: Gate::Score(PASSING_SCORE),
+        engines: Engines::Only(Engine::Claude),
+        markers: &[Marker::QualityScore],
+        document_fields: &["technical_spec", "spec_updated"],
+        sections: sections::SPEC,
+        checks: sections::SPEC_CHECKS,
+        prompt: include_str!("../../prompts/spec.md"),
+        runs_checks: false,
+    },
+    StageInfo {
+        id: "bug",
+        role: "Bug Triager",
+        description: "A bug: the report with reproduction steps and expected behaviour",
+        artifact_file: "01-bug-report.md",
+        gate: Gate::Score(PASSING_SCORE),
+        engines: Engines::Only(Engine::Claude),
+        markers: &[Marker::QualityScore],
+        document_fields: &["bug_report", "bug_report_updated"],
+        sections: sections::BUG,
+        checks: sections::BUG_CHECKS,
+        prompt: include_str!("../../prompts/bug.md"),
+        runs_checks: false,
+    },
     StageInfo {
         id: "po",
         role: "Product Owner",
@@ -192,7 +225,9 @@ const TABLE: [StageInfo; 6] = [
 pub const GENERIC_DOCUMENT_FIELDS: [&str; 3] = ["draft", "result", "content"];
 
 impl Stage {
-    pub const ALL: [Stage; 6] = [
+    pub const ALL: [Stage; 8] = [
+        Stage::Spec,
+        Stage::Bug,
         Stage::Po,
         Stage::Architect,
         Stage::Sm,
@@ -201,8 +236,8 @@ impl Stage {
         Stage::Qa,
     ];
 
-    /// The stage every session starts at.
-    pub const FIRST: Stage = Stage::ALL[0];
+    /// The stage a session of the default (full) track starts at.
+    pub const FIRST: Stage = Stage::Po;
 
     /// The position in delivery order (0 for the first stage).
     pub fn index(self) -> usize {
@@ -283,19 +318,13 @@ impl Stage {
         Stage::ALL.into_iter().find(|s| s.id() == id)
     }
 
-    pub fn next(self) -> Option<Stage> {
-        Stage::ALL.get(self.index() + 1).copied()
-    }
-
-    pub fn previous(self) -> Option<Stage> {
-        self.index().checked_sub(1).map(|i| Stage::ALL[i])
-    }
-
-    /// Whether this stage closes the track: its report states a result per requirement id
-    /// and whether the product does what was asked (docs/traceability.md). The full track
-    /// ends in QA; a track that ends elsewhere closes there.
+    /// Whether this stage closes its track with the traceability verdict: its report states
+    /// a result per requirement id and whether the product does what was asked
+    /// (docs/traceability.md). That is QA, the last stage of the full track, of a story and
+    /// of a parent's final QA; the light tracks end in review, whose report is not read for
+    /// ids (they have no PRD).
     pub fn closes_track(self) -> bool {
-        self.next().is_none()
+        self == super::track::Track::Full.last()
     }
 
     /// The stage whose document the human approves with a scope (the sprint plan).
@@ -313,7 +342,7 @@ impl Stage {
 
     /// The first stage to build the approved scope (development).
     pub fn builds_scope(self) -> bool {
-        self.previous() == Some(Stage::approval())
+        Track::Full.next(Stage::approval()) == Some(self)
     }
 
     /// The states a session can be in at this stage, as its gate allows.
@@ -331,7 +360,8 @@ impl Stage {
             Gate::None if self.runs_checks() => v.push(State::AwaitingConfirmation),
             Gate::None => {}
         }
-        if self.next().is_none() {
+        // The last stage of a track completes the session.
+        if Track::ALL.into_iter().any(|t| t.is_last(self)) {
             v.push(State::Completed);
         }
         v
@@ -377,15 +407,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn stages_are_in_delivery_order_and_chain() {
-        let mut s = Stage::Po;
+    fn every_stage_is_in_some_track_and_the_full_track_chains_from_first() {
+        let mut s = Stage::FIRST;
         let mut seen = vec![s];
-        while let Some(n) = s.next() {
+        while let Some(n) = Track::Full.next(s) {
             assert!(n > s);
             seen.push(n);
             s = n;
         }
-        assert_eq!(seen, Stage::ALL);
+        assert_eq!(seen, Track::Full.stages());
+        for s in Stage::ALL {
+            assert!(Track::ALL.into_iter().any(|t| t.contains(s)), "{s}");
+        }
     }
 
     #[test]
@@ -427,8 +460,7 @@ mod tests {
             assert!(!s.document_fields().is_empty() && !s.sections().is_empty());
             assert!(s.prompt_source().contains("# Role:"), "{s}");
         }
-        assert_eq!(Stage::FIRST.previous(), None);
-        assert_eq!(Stage::Qa.previous(), Some(Stage::Review));
+        assert_eq!(Track::Full.first(), Stage::FIRST);
     }
 
     #[test]
@@ -458,7 +490,14 @@ mod tests {
         );
         assert_eq!(Stage::Sm.states(), [Generating, Refining, AwaitingApproval]);
         assert_eq!(Stage::Dev.states(), [Generating, AwaitingConfirmation]);
-        assert_eq!(Stage::Review.states(), [Generating, AwaitingConfirmation]);
+        // Review is the last stage of the quick and fix tracks.
+        assert_eq!(
+            Stage::Review.states(),
+            [Generating, AwaitingConfirmation, Completed]
+        );
+        for s in [Stage::Spec, Stage::Bug] {
+            assert_eq!(s.states(), Stage::Po.states(), "{s}");
+        }
         assert_eq!(
             Stage::Qa.states(),
             [Generating, AwaitingConfirmation, Completed]
@@ -466,7 +505,9 @@ mod tests {
     }
 
     #[test]
-    fn only_po_and_architect_are_scored() {
+    fn only_the_first_documents_of_each_track_are_scored() {
+        assert_eq!(Stage::Spec.passing_score(), Some(90));
+        assert_eq!(Stage::Bug.passing_score(), Some(90));
         assert_eq!(Stage::Po.passing_score(), Some(90));
         assert_eq!(Stage::Architect.passing_score(), Some(90));
         assert_eq!(Stage::Sm.gate(), Gate::Approval);

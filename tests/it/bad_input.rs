@@ -628,7 +628,7 @@ async fn damaged_session_files_are_corrupt_naming_the_file_and_the_field() {
         (
             "an unknown stage key",
             |v| v["stages"]["deploy"] = json!({"status": "pending", "iteration": 0}),
-            "field `stages`: unknown stage `deploy`, expected one of po, architect",
+            "field `stages`: unknown stage `deploy`, expected one of spec, bug, po, architect",
         ),
         (
             "a field of the wrong type",

@@ -19,10 +19,14 @@ mod full_workflow;
 #[path = "../../examples/dual_engine.rs"]
 mod dual_engine;
 
+#[allow(dead_code)]
+#[path = "../../examples/tracks_and_stories.rs"]
+mod tracks_and_stories;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use bmad_mcp::workflow::Stage;
+use bmad_mcp::workflow::Track;
 use regex::Regex;
 use serde_json::{json, Value};
 
@@ -119,6 +123,75 @@ fn assert_steps<'a>(run: &'a Run, expected: &[(&str, &str, &str)]) -> Vec<&'a St
     lines
 }
 
+/// The scripted run of a track and of parallel stories (issue 28): the fix track to its
+/// end in the first window; the full task's two sprints as stories in two windows at
+/// once; the parent's final QA; and every session in `list` with its track.
+#[tokio::test]
+async fn tracks_and_stories_runs_a_fix_and_two_stories_at_once_to_the_final_qa() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().canonicalize().unwrap();
+    let run = run_example!(tracks_and_stories, &project);
+    let fix: Vec<(&str, &str, &str)> = run
+        .steps
+        .iter()
+        .take(5)
+        .map(|(a, v)| {
+            (
+                a.as_str(),
+                v["stage"].as_str().unwrap(),
+                v["state"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        fix,
+        [
+            ("start", "bug", "generating"),
+            ("submit", "bug", "awaiting_confirmation"),
+            ("confirm", "dev", "generating"),
+            ("submit", "review", "generating"),
+            ("submit", "review", "completed"),
+        ]
+    );
+    let (_, list) = run.steps.last().unwrap();
+    let mut tracks: Vec<(String, String, String)> = list["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["track"].as_str().unwrap().to_string(),
+                s["current_stage"].as_str().unwrap().to_string(),
+                s["current_state"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    tracks.sort();
+    let done = |track: &str, stage: &str| (track.into(), stage.into(), "completed".into());
+    assert_eq!(
+        tracks,
+        [
+            done("fix", "review"),
+            done("full", "qa"),
+            done("story", "qa"),
+            done("story", "qa")
+        ]
+    );
+    let parent = run
+        .files
+        .iter()
+        .filter(|f| f.starts_with(".bmad-task/session-"))
+        .map(|f| read_json(&project.join(f)))
+        .find(|s| s["track"] == "full")
+        .unwrap();
+    assert_eq!(parent["stories"].as_array().unwrap().len(), 2, "{parent:#}");
+    assert!(parent["stories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["state"] == "completed"));
+}
+
 #[tokio::test]
 async fn full_workflow_prints_a_line_per_step_and_lists_what_it_produced() {
     let dir = tempfile::tempdir().unwrap();
@@ -179,7 +252,11 @@ async fn full_workflow_prints_a_line_per_step_and_lists_what_it_produced() {
         std::fs::read_to_string(project.join(format!(".claude/specs/{task}/.bmad-session")))
             .expect("the task folder names its session");
     assert!(uuid_like(owner.trim()), "{owner:?}");
-    let mut every_stage: Vec<&str> = Stage::ALL.iter().map(|s| s.artifact_file()).collect();
+    let mut every_stage: Vec<&str> = Track::Full
+        .stages()
+        .iter()
+        .map(|s| s.artifact_file())
+        .collect();
     // The traceability matrix, written with the QA report (the fixtures carry ids).
     every_stage.push("traceability.md");
     every_stage.sort();

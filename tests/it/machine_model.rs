@@ -10,13 +10,17 @@ mod machine;
 use std::collections::BTreeMap;
 
 use arbitrary::{Arbitrary, Unstructured};
-use bmad_mcp::workflow::{Stage, State};
+use bmad_mcp::workflow::{Stage, State, Track};
 use machine::MachineInput;
 
 /// As libFuzzer's `fuzz_target!` turns bytes into a typed input.
 fn run_bytes(data: &[u8]) -> Option<(Stage, State)> {
+    run_bytes_on(Track::Full, data)
+}
+
+fn run_bytes_on(track: Track, data: &[u8]) -> Option<(Stage, State)> {
     let input = MachineInput::arbitrary_take_rest(Unstructured::new(data)).ok()?;
-    Some(machine::run(&input))
+    Some(machine::run_on(track, &input))
 }
 
 fn seeds() -> Vec<(String, Vec<u8>)> {
@@ -95,5 +99,55 @@ fn two_thousand_mutated_runs_keep_every_invariant() {
         "dev/awaiting_confirmation",
     ] {
         assert!(ends.contains_key(must), "no run ended at {must}: {ends:?}");
+    }
+}
+
+/// The same cross-check on the short tracks and on a story (issue 28): every seed, and
+/// mutated runs, keep every invariant; the quick and fix tracks complete at review, a
+/// story at QA, and the fix track's development stops at the human when its report has
+/// no failing test.
+#[test]
+fn every_track_keeps_every_invariant_and_completes_at_its_last_stage() {
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move || {
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        state.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    };
+    let seeds = seeds();
+    for track in [Track::Quick, Track::Fix, Track::Story] {
+        let mut ends: BTreeMap<String, usize> = BTreeMap::new();
+        for i in 0..600 {
+            let mut data = seeds[i % seeds.len()].1.clone();
+            if i >= seeds.len() {
+                for _ in 0..1 + next() % 4 {
+                    let at = (next() % (data.len() as u64 + 1)) as usize;
+                    match next() % 3 {
+                        0 if at < data.len() => data[at] ^= 1 << (next() % 8),
+                        1 => data.insert(at, next() as u8),
+                        _ => data.extend((0..next() % 32).map(|_| next() as u8)),
+                    }
+                }
+            }
+            let end = std::panic::catch_unwind(|| run_bytes_on(track, &data))
+                .unwrap_or_else(|_| panic!("{track}: input {i} broke an invariant: {data:?}"));
+            if let Some((stage, st)) = end {
+                assert!(track.contains(stage), "{track} ended at {stage}");
+                *ends.entry(format!("{stage}/{st}")).or_default() += 1;
+            }
+        }
+        eprintln!("{track}: {ends:?}");
+        let last = format!("{}/completed", track.last());
+        assert!(
+            ends.contains_key(&last),
+            "{track}: no run reached {last}: {ends:?}"
+        );
+        if track == Track::Fix {
+            assert!(
+                ends.contains_key("dev/awaiting_confirmation"),
+                "{track}: {ends:?}"
+            );
+        }
     }
 }

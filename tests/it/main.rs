@@ -31,8 +31,10 @@ mod notices; // the no-checks notice in the project's language, once; who each f
 mod races; // confinement while folders are swapped for links; a hard-linked lock file
 mod replies; // replies stay bounded whatever comes in
 mod resources; // the MCP prompts and the `bmad://sessions…` resources
+mod stories; // two sprints as stories from two git worktrees at once, then the parent's final QA
 mod strict_policy; // under `gates = "human"` replies name the human's channel
 mod trace; // requirements traced from the PRD to the QA verdict; the intent check (issue 29)
+mod tracks; // the quick and fix tracks to completion; a quick task promoted by the human
 mod words; // the human's words kept, loops keep their cause, the end says what was built
 mod workflow_e2e; // a whole PO → QA run in both eras, every reply and every file
 

@@ -93,7 +93,7 @@ async fn prompts_are_listed_and_each_tells_the_assistant_what_to_call() {
         let task = v["task_name"].as_str().unwrap();
         let text = prompt(&c, "status", json!({})).await.unwrap();
         assert!(
-            text.contains(&format!("- {task}: po stage, generating")),
+            text.contains(&format!("- {task}: full track, po stage, generating")),
             "{text}"
         );
         let text = prompt(&c, "status", json!({"task": task})).await.unwrap();

@@ -2,8 +2,10 @@
 //! out of it with how to build them later (docs/spec.md §10.7).
 
 use crate::error::clip;
+use crate::workflow::rules::failed_verdict;
 use crate::workflow::session::Sprint;
-use crate::workflow::{Session, Stage};
+use crate::workflow::stage::{Marker, Verdict};
+use crate::workflow::{Action, DecidedBy, Session, Stage};
 
 /// The most sprints a list names; the plan has them all.
 const MAX_NAMED: usize = 20;
@@ -23,6 +25,17 @@ fn named(sprints: &[&Sprint]) -> String {
 /// " Sprints built: …. Left out of scope: …; to build them later, …" for the completion
 /// message: the sprint plan as approved, read from the session.
 pub(super) fn scope_built(s: &Session) -> String {
+    if let Some(link) = &s.story {
+        return format!(
+            " Sprint built: {} ({}), a story of task `{}`.",
+            link.sprint,
+            clip(&link.sprint_title, 60),
+            link.parent_task
+        );
+    }
+    if !s.track.contains(Stage::approval()) {
+        return String::new();
+    }
     let plan = s.record(Stage::approval());
     let path = s.artifact_path(Stage::approval());
     if plan.sprints.is_empty() {
@@ -52,4 +65,90 @@ pub(super) fn scope_built(s: &Session) -> String {
         named(&left),
         clip(&numbers.join(", "), 200)
     )
+}
+
+/// `completed`: the review's status, the QA score (each with the risk the human accepted,
+/// when its verdict failed), and the list of documents.
+pub(super) fn completed(s: &Session) -> String {
+    // Who accepted the risk, as the decision was recorded.
+    let accepted = |st: Stage| {
+        if !s.record(st).accepted_risk {
+            return None;
+        }
+        let decision =
+            s.history.iter().rev().find(|h| {
+                h.stage == st && matches!(h.action, Action::Confirm | Action::ConfirmSave)
+            });
+        Some(match decision.and_then(|h| h.decided_by) {
+            Some(DecidedBy::Human) => "risk accepted by the human",
+            Some(DecidedBy::Host) => "risk accepted, as the host asserted",
+            None => "risk accepted",
+        })
+    };
+    let status = Stage::ALL
+        .into_iter()
+        .find(|st| st.has_marker(Marker::ReviewStatus))
+        .and_then(|st| {
+            let status = s.record(st).review_status.clone()?;
+            let failed = failed_verdict(st, s.record(st)).is_some();
+            Some(match accepted(st) {
+                Some(risk) if failed => format!("{status} ({risk})"),
+                _ => status,
+            })
+        })
+        .unwrap_or_else(|| "not stated".into());
+    let qa = Stage::ALL
+        .into_iter()
+        .rev()
+        .find(|st| st.has_marker(Marker::QualityScore))
+        .and_then(|st| {
+            let n = s.record(st).score?;
+            let failed = failed_verdict(st, s.record(st)).is_some();
+            Some(match st.verdict() {
+                Some(Verdict::QualityScore(gate)) if failed => {
+                    let risk = accepted(st).map(|r| format!(", {r}")).unwrap_or_default();
+                    format!("{n}/100 (below the gate of {gate}{risk})")
+                }
+                _ => format!("{n}/100"),
+            })
+        })
+        .unwrap_or_else(|| "not stated".into());
+    // The checks the server ran before QA completed, when the project names any.
+    let checks = Stage::ALL
+        .into_iter()
+        .rev()
+        .find(|st| st.runs_checks() && s.record(*st).checks.is_some())
+        .and_then(|st| {
+            let run = s.record(st).checks.as_ref()?;
+            Some(match run.failure() {
+                None => format!(" Checks: all {} passed.", run.checks.len()),
+                Some(f) => format!(
+                    " Checks: {f} ({}).",
+                    accepted(st).unwrap_or("risk accepted")
+                ),
+            })
+        })
+        .unwrap_or_default();
+    // A short track has no QA; its end says which track it was.
+    let (track, qa) = match s.track {
+        crate::workflow::Track::Full => (String::new(), format!(" QA score: {qa}.")),
+        t if t.contains(Stage::Qa) => (format!(" ({t} track)"), format!(" QA score: {qa}.")),
+        t => (format!(" ({t} track)"), String::new()),
+    };
+    // The intent verdict and the trace, read from the stage that closes with them (QA): a
+    // track without QA has neither.
+    let trace = if s.track.contains(Stage::Qa) {
+        format!(" {}", crate::workflow::trace::closing_line(s))
+    } else {
+        String::new()
+    };
+    let mut msg = format!(
+        "The workflow is complete{track}. Review status: {status}.{qa}{checks}{}{trace} Documents:\n",
+        scope_built(s),
+    );
+    for a in &s.artifacts {
+        msg.push_str(&format!("- {a}\n"));
+    }
+    msg.truncate(msg.trim_end().len());
+    msg
 }

@@ -5,8 +5,7 @@ use crate::prompts::{self, Template};
 use crate::store::terminal_command;
 use crate::workflow::rules::{after_reject, failed_checks, failed_verdict};
 use crate::workflow::session::StageRecord;
-use crate::workflow::stage::{Marker, Verdict};
-use crate::workflow::{Action, DecidedBy, Engine, Facts, Session, Stage, State};
+use crate::workflow::{story, Action, Engine, Facts, Session, Stage, State};
 
 use super::source::source_word;
 use super::{context, some_vec, Reply};
@@ -35,9 +34,9 @@ pub(super) fn generate(
     prompt: Option<&Template>,
     r: &mut Reply,
 ) -> String {
-    let stage = s.current_stage;
+    let stage = story::prompt_stage(s);
     let state = s.current_state;
-    let rec = s.current();
+    let rec = s.record(stage);
     if let Some(template) = prompt.filter(|t| t.stage == stage) {
         r.role_prompt = Some(prompts::render(s, stage, &facts.guidance, &template.text));
         r.role_prompt_source = Some(template.describe());
@@ -69,15 +68,24 @@ pub(super) fn generate(
             Action::Reject | Action::Confirm | Action::ConfirmSave | Action::Approve => {
                 msg.push_str("Sent back for revision. ")
             }
-            Action::Start | Action::Status | Action::List => {}
+            Action::Start | Action::Status | Action::List | Action::Promote => {}
         }
     }
     if state == State::Generating && action == Action::Reject {
         msg.push_str("Sent back with the report's findings and the human's feedback. ");
     }
-    if stage.builds_scope() && state == State::Generating {
+    if let Some(link) = &s.story {
+        msg.push_str(&format!(
+            "Story of sprint {} ({}) of task `{}`, held by {}. ",
+            link.sprint, link.sprint_title, link.parent_task, link.owner
+        ));
+    }
+    if !s.stories.is_empty() {
+        msg.push_str(&super::stories::line(s));
+    }
+    if stage.builds_scope() && state == State::Generating && s.track.contains(Stage::approval()) {
         let plan = s.record(Stage::approval());
-        if action != Action::Reject {
+        if action != Action::Reject && s.stories.is_empty() {
             msg.push_str(&format!(
                 "Sprint plan approved; scope to build: {}. ",
                 plan.scope.as_deref().unwrap_or("all")
@@ -183,7 +191,7 @@ fn accept_or_send_back(s: &Session, failure: &str, r: &mut Reply) -> String {
     r.document_digest = digest.clone();
     r.checks = rec.checks.clone();
     let back = after_reject(stage).0;
-    let onward = match stage.next() {
+    let onward = match s.track.next(stage) {
         Some(next) => format!("go on to the {} ({next})", next.role()),
         None => "complete the workflow".into(),
     };
@@ -233,80 +241,6 @@ pub(super) fn awaiting_approval(s: &Session, r: &mut Reply) -> String {
     msg
 }
 
-/// `completed`: the review's status, the QA score (each with the risk the human accepted,
-/// when its verdict failed), and the list of documents.
-pub(super) fn completed(s: &Session) -> String {
-    // Who accepted the risk, as the decision was recorded.
-    let accepted = |st: Stage| {
-        if !s.record(st).accepted_risk {
-            return None;
-        }
-        let decision =
-            s.history.iter().rev().find(|h| {
-                h.stage == st && matches!(h.action, Action::Confirm | Action::ConfirmSave)
-            });
-        Some(match decision.and_then(|h| h.decided_by) {
-            Some(DecidedBy::Human) => "risk accepted by the human",
-            Some(DecidedBy::Host) => "risk accepted, as the host asserted",
-            None => "risk accepted",
-        })
-    };
-    let status = Stage::ALL
-        .into_iter()
-        .find(|st| st.has_marker(Marker::ReviewStatus))
-        .and_then(|st| {
-            let status = s.record(st).review_status.clone()?;
-            let failed = failed_verdict(st, s.record(st)).is_some();
-            Some(match accepted(st) {
-                Some(risk) if failed => format!("{status} ({risk})"),
-                _ => status,
-            })
-        })
-        .unwrap_or_else(|| "not stated".into());
-    let qa = Stage::ALL
-        .into_iter()
-        .rev()
-        .find(|st| st.has_marker(Marker::QualityScore))
-        .and_then(|st| {
-            let n = s.record(st).score?;
-            let failed = failed_verdict(st, s.record(st)).is_some();
-            Some(match st.verdict() {
-                Some(Verdict::QualityScore(gate)) if failed => {
-                    let risk = accepted(st).map(|r| format!(", {r}")).unwrap_or_default();
-                    format!("{n}/100 (below the gate of {gate}{risk})")
-                }
-                _ => format!("{n}/100"),
-            })
-        })
-        .unwrap_or_else(|| "not stated".into());
-    // The checks the server ran before QA completed, when the project names any.
-    let checks = Stage::ALL
-        .into_iter()
-        .rev()
-        .find(|st| st.runs_checks() && s.record(*st).checks.is_some())
-        .and_then(|st| {
-            let run = s.record(st).checks.as_ref()?;
-            Some(match run.failure() {
-                None => format!(" Checks: all {} passed.", run.checks.len()),
-                Some(f) => format!(
-                    " Checks: {f} ({}).",
-                    accepted(st).unwrap_or("risk accepted")
-                ),
-            })
-        })
-        .unwrap_or_default();
-    let mut msg = format!(
-        "The workflow is complete. Review status: {status}. QA score: {qa}.{checks}{} {} Documents:\n",
-        super::built::scope_built(s),
-        crate::workflow::trace::closing_line(s)
-    );
-    for a in &s.artifacts {
-        msg.push_str(&format!("- {a}\n"));
-    }
-    msg.truncate(msg.trim_end().len());
-    msg
-}
-
 /// The one instruction for the host's model in the session's state.
 pub(super) fn next_step(s: &Session) -> String {
     let stage = s.current_stage;
@@ -325,6 +259,9 @@ pub(super) fn next_step(s: &Session) -> String {
             "Show `user_message` to the human and stop. The human decides: accept the risk (`confirm`), or send the work back to `{}` (`reject` with `feedback` in their words); never decide for them.",
             after_reject(stage).0
         );
+    }
+    if let Some(step) = super::stories::next_step(s) {
+        return step;
     }
     let step = match s.current_state {
         State::Generating | State::Refining => return generate_step(&s.engines_for(stage)),
@@ -358,7 +295,7 @@ fn sections_lacking(rec: &StageRecord) -> Option<String> {
 
 /// What the host does to generate a document, by the engines that write it: its own
 /// model's result is `claude_result`; a `codex_result` is only ever a second model's.
-fn generate_step(engines: &[Engine]) -> String {
+pub(super) fn generate_step(engines: &[Engine]) -> String {
     let second = Engine::Codex.what();
     match engines {
         [Engine::Claude, Engine::Codex] => format!(

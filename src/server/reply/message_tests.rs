@@ -3,7 +3,9 @@
 use chrono::Utc;
 
 use super::*;
+use crate::server::reply::built::completed;
 use crate::workflow::session::{Artifact, ContentRef, Question, ScoreSource, Sprint};
+use crate::workflow::DecidedBy;
 
 /// The state's message and fields, with the built-in role prompts.
 fn generate_built_in(s: &Session, facts: &Facts, action: Action, r: &mut Reply) -> String {

@@ -12,8 +12,9 @@ use crate::prompts::{self, Template};
 use crate::store::{Damaged, Drift, ListEntry};
 use crate::workflow::person::Person;
 use crate::workflow::session::{Question, ScoreSource, Sprint};
+use crate::workflow::story::{StoryLink, StoryState};
 use crate::workflow::{
-    allowed_actions, Action, CheckRun, DecidedBy, Engine, Facts, Session, Stage, State, Via,
+    allowed_actions, Action, CheckRun, DecidedBy, Engine, Facts, Session, Stage, State, Track, Via,
 };
 
 mod audience;
@@ -23,6 +24,7 @@ mod list;
 mod message;
 mod source;
 mod status;
+mod stories;
 mod strict;
 mod undecided;
 
@@ -101,21 +103,31 @@ pub struct ErrorBody {
 /// `role_prompt_source`, `engines`, `context`, `guidance`, `pending_user_actions`,
 /// `allowed_actions`, `document_digest`, `interaction_type`, `requires_user_confirmation`,
 /// `next_cursor`, `error`;
-/// **both** (what the reply is about): `session_id`, `task_name`, `stage`, `state`,
-/// `stage_description`, `score_source`, `gate_passed`, `missing_sections`,
-/// `empty_sections`, `iteration`, `session`, `total`.
+/// **both** (what the reply is about): `session_id`, `task_name`, `track`, `stage`, `state`,
+/// `stage_description`, `story`, `stories`, `score_source`, `gate_passed`,
+/// `missing_sections`, `empty_sections`, `iteration`, `session`, `total`.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema, Default)]
 pub struct Reply {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub task_name: Option<String>,
+    /// The session's track: `full`, `quick`, `fix`, or `story` (one sprint of a parent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub track: Option<Track>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stage: Option<Stage>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub state: Option<State>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stage_description: Option<String>,
+    /// A story: its parent task, its sprint, and who runs it where.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub story: Option<StoryLink>,
+    /// A parent whose sprints run as stories: each story's holder and state, as their
+    /// shared entries say now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stories: Option<Vec<StoryState>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub requires_user_confirmation: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -232,10 +244,10 @@ pub(super) fn some_vec<T>(v: Vec<T>) -> Option<Vec<T>> {
 
 /// The actions the session waits for (never `status`, which is always allowed, nor the
 /// `confirm_save` alias).
-pub fn pending_actions(stage: Stage, state: State) -> Vec<Action> {
-    allowed_actions(stage, state)
+pub fn pending_actions(track: Track, stage: Stage, state: State) -> Vec<Action> {
+    allowed_actions(track, stage, state)
         .into_iter()
-        .filter(|a| !matches!(a, Action::Status | Action::ConfirmSave))
+        .filter(|a| !matches!(a, Action::Status | Action::ConfirmSave | Action::Promote))
         .collect()
 }
 
@@ -260,12 +272,15 @@ pub fn for_session(s: &Session, facts: &Facts, action: Action, prompt: Option<&T
     let mut r = Reply {
         session_id: Some(s.session_id.clone()),
         task_name: Some(s.task_name.clone()),
+        track: Some(s.track),
         stage: Some(stage),
         state: Some(state),
+        story: s.story.clone(),
+        stories: some_vec(s.stories.clone()),
         stage_description: Some(format!("{}: {}", stage.role(), stage.description())),
         requires_user_confirmation: Some(interaction == InteractionType::UserDecision),
         interaction_type: Some(interaction),
-        pending_user_actions: Some(pending_actions(stage, state)),
+        pending_user_actions: Some(pending_actions(s.track, stage, state)),
         next_step: Some(message::next_step(s)),
         notices: some_vec(facts.notices.clone()),
         ..Reply::default()
@@ -294,7 +309,7 @@ pub fn for_session(s: &Session, facts: &Facts, action: Action, prompt: Option<&T
         State::Clarifying => message::clarifying(s, &mut r),
         State::AwaitingConfirmation => message::awaiting_confirmation(s, facts, &mut r),
         State::AwaitingApproval => message::awaiting_approval(s, &mut r),
-        State::Completed => message::completed(s),
+        State::Completed => built::completed(s),
     });
     r.user_message = msg;
     r
@@ -374,7 +389,7 @@ pub fn for_error(e: &Error, session: Option<&Session>) -> Reply {
         r.task_name = Some(s.task_name.clone());
         r.stage = Some(s.current_stage);
         r.state = Some(s.current_state);
-        r.allowed_actions = Some(allowed_actions(s.current_stage, s.current_state));
+        r.allowed_actions = Some(allowed_actions(s.track, s.current_stage, s.current_state));
     }
     strict::human_required(e, &mut r);
     r

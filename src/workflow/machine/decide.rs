@@ -326,7 +326,7 @@ impl Step<'_> {
         );
         self.note_send_back(stage, to, &cause);
         self.session.record_mut(to).feedback.push(cause);
-        for later in Stage::ALL.into_iter().filter(|s| *s > to && *s <= stage) {
+        for later in self.session.track.between(to, stage) {
             let rec = self.session.record_mut(later);
             rec.status = StageStatus::Pending;
             // A risk accepted on a report of the earlier work is no longer the question.

@@ -71,12 +71,13 @@ pub fn pending(
 ) -> Result<Pending, WorkflowError> {
     let stage = session.current_stage;
     let state = session.current_state;
-    if !rules::is_legal(stage, state, action) || !action.decides() {
+    let track = session.track;
+    if !rules::is_legal(track, stage, state, action) || !action.decides() {
         return Err(WorkflowError::IllegalAction {
             action,
             state,
             stage,
-            allowed: rules::allowed_actions(stage, state),
+            allowed: rules::allowed_actions(track, stage, state),
         });
     }
     let asked = match state {

@@ -347,12 +347,18 @@ impl Step<'_> {
         }
         self.trace(stage, &document);
         self.record_checks(stage);
+        // What the track asks of this stage's document beyond the stage's own (the fix
+        // track's failing test): a document without it stops at the human.
+        let required = self.session.track.required_sections(stage);
+        let found = sections::check(required, &document);
         let rec = self.session.record_mut(stage);
+        rec.missing_sections = found.missing.iter().map(|s| s.to_string()).collect();
+        rec.empty_sections = found.empty.iter().map(|s| s.to_string()).collect();
         // A report whose own verdict fails (`Review Status: Fail`, a QA score below the
         // gate) or states none, or a check the server ran that fails, stops at the human.
         let failure = rules::failed_verdict(stage, rec);
         rec.accepted_risk = false;
-        let judged = stage.verdict().is_some() || rec.checks.is_some();
+        let judged = stage.verdict().is_some() || rec.checks.is_some() || !required.is_empty();
         rec.gate_passed = judged.then_some(failure.is_none());
         self.notice_unchanged(stage, &document);
         self.write_artifact(stage, document)?;

@@ -160,7 +160,7 @@ impl Step<'_> {
             )
         };
         self.note_for_later(stage, decided);
-        self.facts.notices.push(match stage.next() {
+        self.facts.notices.push(match self.session.track.next(stage) {
             Some(_) => format!(
                 "The note on this decision is kept in the session's history and shown to the roles after the {}.",
                 stage.role()
@@ -171,7 +171,8 @@ impl Step<'_> {
     }
 
     fn note_for_later(&mut self, stage: Stage, note: String) {
-        for later in Stage::ALL.into_iter().filter(|s| *s > stage) {
+        let track = self.session.track;
+        for later in track.between(stage, track.last()) {
             self.session.record_mut(later).notes.push(note.clone());
         }
     }
@@ -199,7 +200,7 @@ impl Step<'_> {
     /// including `stage`) why: the report and the human's words, which `to` itself has
     /// as its feedback.
     pub(super) fn note_send_back(&mut self, stage: Stage, to: Stage, cause: &str) {
-        for again in Stage::ALL.into_iter().filter(|s| *s > to && *s <= stage) {
+        for again in self.session.track.between(to, stage) {
             self.session.record_mut(again).notes.push(format!(
                 "This stage runs again because the work was sent back to the {} ({to}). {cause}",
                 to.role()

@@ -1,0 +1,319 @@
+//! Stories on disk (docs/spec.md §18.2). A story is a session of its own
+//! (`.bmad-task/session-<id>.json` in the worktree it runs in, its documents in
+//! `.claude/specs/<parent>-sprint-<n>/`), so that stories run from several git worktrees
+//! merge without conflict. Which story holds which sprint is kept where every worktree of
+//! the repository sees it: one small file per sprint under the git common directory,
+//! `<common>/bmad-mcp/.bmad-task/stories/<parent session id>/sprint-<n>.json`, changed under
+//! that folder's own lock (outside git, the project's `.bmad-task/stories/`, under the
+//! project lock). Each story rewrites its entry after every change; a parent reads them
+//! all before each of its changes and each `status`.
+
+pub mod identity;
+
+use chrono::{DateTime, Utc};
+
+use super::{SessionKey, Started, Store};
+use crate::code::ErrorCode;
+use crate::error::{Error, Result};
+use crate::files::{Held, Project};
+use crate::workflow::engine::Engine;
+use crate::workflow::session::{Session, StageStatus};
+use crate::workflow::stage::Stage;
+use crate::workflow::story::{self, StoryLink, StoryState};
+use crate::workflow::Track;
+
+/// Where the stories' entries are kept for one project.
+pub struct Registry {
+    root: Project,
+    /// Whether `root` is not the project itself (the git common directory), so its own
+    /// lock must be taken; the project's is held already otherwise.
+    shared: bool,
+}
+
+fn entry_rel(parent_id: &str, sprint: u32) -> String {
+    format!(".bmad-task/stories/{parent_id}/sprint-{sprint}.json")
+}
+
+impl Registry {
+    /// The registry of `project`: the git common directory's when it is in a git
+    /// repository, else the project's own.
+    pub fn of(project: &Project) -> Result<Registry> {
+        let Some(dirs) = identity::git_dirs(&project.root) else {
+            return Ok(Registry {
+                root: project.clone(),
+                shared: false,
+            });
+        };
+        let dir = dirs.common_dir.join("bmad-mcp");
+        std::fs::create_dir_all(&dir).map_err(|e| Error::Storage {
+            op: "create",
+            path: dir.display().to_string(),
+            reason: e.to_string(),
+        })?;
+        let root = Project::shared(&dir)?;
+        let shared = root.root != project.root;
+        Ok(Registry { root, shared })
+    }
+
+    /// Where the entries are, for messages.
+    pub fn describe(&self) -> String {
+        self.root.path(".bmad-task/stories").display().to_string()
+    }
+
+    fn lock(&self, wait: std::time::Duration) -> Result<Option<Held>> {
+        if self.shared {
+            self.root.lock(wait).map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+
+    fn read(&self, parent_id: &str, sprint: u32) -> Option<StoryState> {
+        let text = self.root.read(&entry_rel(parent_id, sprint)).ok()??;
+        serde_json::from_str(&text).ok()
+    }
+
+    /// Every story of `parent_id`, by sprint (an entry that cannot be read is passed over).
+    pub fn all(&self, parent_id: &str) -> Vec<StoryState> {
+        let dir = self.root.path(&format!(".bmad-task/stories/{parent_id}"));
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return Vec::new();
+        };
+        let mut out: Vec<StoryState> = entries
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().into_string().ok()?;
+                let n = name.strip_prefix("sprint-")?.strip_suffix(".json")?;
+                self.read(parent_id, n.parse().ok()?)
+            })
+            .collect();
+        out.sort_by_key(|s| s.sprint);
+        out
+    }
+
+    /// Records `entry` as the story holding its sprint: refused, naming the holder, while
+    /// another story that has not completed holds it.
+    pub fn claim(
+        &self,
+        parent: &Session,
+        entry: &StoryState,
+        wait: std::time::Duration,
+    ) -> Result<()> {
+        let _lock = self.lock(wait)?;
+        if let Some(held) = self.read(&parent.session_id, entry.sprint) {
+            if held.session_id != entry.session_id && !held.completed() {
+                return Err(Error::argument(
+                    ErrorCode::SprintTaken,
+                    format!(
+                        "sprint {} of task `{}` is held by {}: one active story per sprint. Work on another sprint, or have its holder finish it (its entry: {})",
+                        entry.sprint,
+                        parent.task_name,
+                        held.holder(),
+                        self.root.path(&entry_rel(&parent.session_id, entry.sprint)).display()
+                    ),
+                ));
+            }
+        }
+        self.write(&parent.session_id, entry)
+    }
+
+    fn write(&self, parent_id: &str, entry: &StoryState) -> Result<()> {
+        let mut text = serde_json::to_string_pretty(entry).unwrap_or_default();
+        text.push('\n');
+        self.root
+            .write_atomic(&entry_rel(parent_id, entry.sprint), text.as_bytes())
+    }
+
+    /// Rewrites the entry of the story `s` after a change, as long as it still holds its
+    /// sprint.
+    pub fn update(&self, s: &Session, wait: std::time::Duration) -> Result<()> {
+        let Some(link) = &s.story else {
+            return Ok(());
+        };
+        let _lock = self.lock(wait)?;
+        match self.read(&link.parent_session_id, link.sprint) {
+            Some(held) if held.session_id != s.session_id => Ok(()),
+            _ => self.write(&link.parent_session_id, &entry_of(s, link)),
+        }
+    }
+
+    /// Takes back the entry of a story whose `start` failed.
+    fn release(&self, parent_id: &str, sprint: u32, session_id: &str) {
+        if self
+            .read(parent_id, sprint)
+            .is_some_and(|h| h.session_id == session_id)
+        {
+            let _ = self.root.remove_entry(&entry_rel(parent_id, sprint), false);
+        }
+    }
+}
+
+/// The shared entry of the story `s`, as it stands.
+fn entry_of(s: &Session, link: &StoryLink) -> StoryState {
+    StoryState {
+        sprint: link.sprint,
+        session_id: s.session_id.clone(),
+        task_name: s.task_name.clone(),
+        owner: link.owner.clone(),
+        branch: link.branch.clone(),
+        worktree: link.worktree.clone(),
+        stage: s.current_stage,
+        state: s.current_state,
+        updated_at: s.updated_at.clone(),
+    }
+}
+
+/// A parent with its stories as their entries say now (unchanged for any other session,
+/// and for a parent none of whose sprints ever ran as a story: nothing is created to
+/// find that out).
+pub fn with_stories(project: &Project, s: &Session) -> Session {
+    let mut s = s.clone();
+    if s.track != Track::Full || story::in_scope(&s).is_empty() {
+        return s;
+    }
+    let folder = match identity::git_dirs(&project.root) {
+        Some(dirs) => dirs.common_dir.join("bmad-mcp"),
+        None => project.root.clone(),
+    };
+    let entries = folder.join(format!(".bmad-task/stories/{}", s.session_id));
+    if entries.is_dir() {
+        if let Ok(registry) = Registry::of(project) {
+            s.stories = registry.all(&s.session_id);
+        }
+    }
+    s
+}
+
+impl Store {
+    /// Starts a story of `parent` (a task name) for its approved sprint `sprint`, in the
+    /// project `cwd` names (a worktree of the parent's repository, where the parent's
+    /// session and documents are, as committed). Refused while another story holds the
+    /// sprint, naming it.
+    pub fn start_story(
+        &self,
+        cwd: Option<&str>,
+        parent: &str,
+        sprint: u32,
+        objective: &str,
+        engines: Option<&[Engine]>,
+        clock: &dyn Fn() -> DateTime<Utc>,
+    ) -> Result<Started> {
+        let (project, parent) = self.load(cwd, &SessionKey::TaskName(parent.to_string()))?;
+        let parent = with_stories(&project, &parent);
+        let scope = story::in_scope(&parent);
+        if parent.track != Track::Full || !story::takes_stories(&parent) {
+            return Err(Error::argument(
+                ErrorCode::InvalidState,
+                format!(
+                    "task `{}` cannot take stories: it is at stage `{}`, state `{}` on the {} track; stories start once the full track's sprint plan is approved, while development has not been submitted",
+                    parent.task_name, parent.current_stage, parent.current_state, parent.track
+                ),
+            ));
+        }
+        if !scope.contains(&sprint) {
+            let list: Vec<String> = scope.iter().map(u32::to_string).collect();
+            return Err(Error::argument(
+                ErrorCode::InvalidScope,
+                format!(
+                    "field `sprint`: sprint {sprint} is not in the approved scope of `{}` (sprints {})",
+                    parent.task_name,
+                    list.join(", ")
+                ),
+            ));
+        }
+        let plan = parent.record(Stage::approval());
+        let title = plan
+            .sprints
+            .iter()
+            .find(|s| s.number == sprint)
+            .map(|s| s.title.clone())
+            .unwrap_or_default();
+        let objective = if objective.trim().is_empty() {
+            format!("Sprint {sprint} ({title}) of: {}", parent.objective)
+        } else {
+            objective.to_string()
+        };
+        let (owner, branch) = identity::who(&project.root);
+        let link = StoryLink {
+            parent_session_id: parent.session_id.clone(),
+            parent_task: parent.task_name.clone(),
+            sprint,
+            sprint_title: title,
+            owner,
+            branch,
+            worktree: project.display(),
+        };
+        let registry = Registry::of(&project)?;
+        // `<parent>-sprint-<n>`, the parent's name cut to keep the sprint in 50 characters.
+        let suffix = format!("-sprint-{sprint}");
+        let base = format!(
+            "{}{suffix}",
+            super::names::head_for(&parent.task_name, suffix.len() - 1)
+        );
+        let wait = self.lock_wait;
+        let claimed = std::cell::RefCell::new(None::<String>);
+        let started = self.start_named(cwd, &objective, engines, Some(&base), clock, &|s| {
+            s.begin_track(Track::Story);
+            inherit(s, &parent, sprint);
+            s.story = Some(link.clone());
+            registry.claim(&parent, &entry_of(s, &link), wait)?;
+            *claimed.borrow_mut() = Some(s.session_id.clone());
+            Ok(())
+        });
+        if started.is_err() {
+            if let Some(id) = claimed.borrow().as_deref() {
+                registry.release(&parent.session_id, sprint, id);
+            }
+        }
+        let mut started = started?;
+        started.notices.push(format!(
+            "Story of sprint {sprint} of `{}`; which story holds which sprint is kept in {}, where every worktree of the repository sees it.",
+            parent.task_name,
+            registry.describe()
+        ));
+        Ok(started)
+    }
+
+    /// Reads a session for `status`, with a parent's stories as their entries say now.
+    pub fn load_fresh(&self, cwd: Option<&str>, key: &SessionKey) -> Result<(Project, Session)> {
+        let (project, s) = self.load(cwd, key)?;
+        let s = with_stories(&project, &s);
+        Ok((project, s))
+    }
+}
+
+/// A story keeps its parent's PRD, architecture and plan where they are: its records of
+/// those stages point at the parent's documents, and its approved scope is its sprint.
+fn inherit(s: &mut Session, parent: &Session, sprint: u32) {
+    for stage in Track::Full.stages() {
+        if s.track.contains(*stage) {
+            continue;
+        }
+        let from = parent.record(*stage);
+        let rec = s.record_mut(*stage);
+        rec.final_result_ref = from.final_result_ref.clone();
+        rec.artifact = from.artifact.clone();
+        rec.sprints = from.sprints.clone();
+        rec.approved = from.approved;
+        rec.status = if from.final_result_ref.is_some() {
+            StageStatus::Completed
+        } else {
+            StageStatus::Pending
+        };
+    }
+    let plan = s.record_mut(Stage::approval());
+    plan.scope = Some(format!("sprint {sprint}"));
+    plan.scope_sprints = Some(vec![sprint]);
+}
+
+/// After a change to `s`: a story's shared entry follows it. Said in the log when it
+/// cannot be written (the story's own session is written already).
+pub fn follow(project: &Project, s: &Session, wait: std::time::Duration) {
+    if s.story.is_none() {
+        return;
+    }
+    let written = Registry::of(project).and_then(|r| r.update(s, wait));
+    if let Err(e) = written {
+        tracing::warn!(session_id = %s.session_id, error = %e, "the story's shared entry was not updated");
+    }
+}

@@ -1,0 +1,88 @@
+//! `bmad-mcp promote <task>`: the human decides a quick task outgrew its track and moves
+//! it to the full track, keeping what was written (docs/spec.md §18.1). Asked on the
+//! terminal, refused under an assistant's shell, recorded with where it came from, as
+//! every other terminal decision.
+
+use std::io::IsTerminal;
+
+use chrono::Utc;
+
+use super::{yes, Exit, Outcome};
+use crate::code::{visible, visible_lines};
+use crate::evidence;
+use crate::evidence::Watched;
+use crate::server::reply;
+use crate::store::{SessionKey, Store};
+use crate::workflow::{Action, Command, DecidedBy, Decision, Via};
+
+pub(super) fn promote(store: &Store, key: &SessionKey, note: Option<String>) -> Outcome {
+    if !std::io::stdin().is_terminal() {
+        eprintln!(
+            "bmad-mcp: refusing to promote: stdin is not a terminal. Promoting a task is the human's decision; run this command yourself in a terminal."
+        );
+        return Ok(Exit::NotATerminal);
+    }
+    let origin = super::provenance::read();
+    if let Some(why) = &origin.assistant {
+        eprintln!(
+            "bmad-mcp: refusing to promote: this command runs under an assistant's shell ({why}). Promoting a task is the human's decision: run it yourself, in your own terminal, outside the assistant."
+        );
+        return Ok(Exit::UnderAssistant);
+    }
+    let (_, s) = store.load(None, key).map_err(|e| e.to_string())?;
+    let Some(to) = s.track.promotes_to() else {
+        return Err(format!(
+            "task {} is on the {} track, which is not promoted (only a quick task moves to the full track)",
+            visible(&s.task_name),
+            s.track
+        ));
+    };
+    println!(
+        "Task {} ({}), {} track, at stage {} ({}).",
+        visible(&s.task_name),
+        s.session_id,
+        s.track,
+        s.current_stage,
+        s.current_state
+    );
+    println!(
+        "Promoting moves it to the {to} track ({}), starting at the {}; every document written so far is kept and shown to it.",
+        to.description(),
+        to.first().role()
+    );
+    if let Some(n) = &note {
+        println!("Your reason, for the roles after this: {}", visible(n));
+    }
+    if !yes(&format!("Promote it to the {to} track? [y/N] "))? {
+        println!("Not promoted: nothing changed.");
+        return Ok(Exit::Failed);
+    }
+    let decision = Decision {
+        decided_by: DecidedBy::Human,
+        via: Via::Cli,
+        seen_digest: None,
+        provenance: Some(Box::new(origin.provenance)),
+        // The store names the person from the project's git (or BMAD_OWNER).
+        decider: None,
+    };
+    let acted = evidence::act(
+        store,
+        None,
+        key,
+        Command::Promote { note },
+        &decision,
+        &Watched::none(),
+        &mut |_, _| Ok(()),
+        &Utc::now,
+    );
+    match acted.map_err(|(e, _)| e) {
+        Ok((s, facts)) => {
+            println!(
+                "{}",
+                visible_lines(&reply::for_session(&s, &facts, Action::Promote, None).user_message)
+            );
+            Ok(Exit::Done)
+        }
+        Err(e) => Err(e.to_string()),
+    }
+}
