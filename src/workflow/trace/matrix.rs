@@ -32,7 +32,9 @@ pub fn part(stage: Stage) -> Part {
         Part::Plans
     } else if stage.builds_scope() {
         Part::Implements
-    } else if stage < Stage::approval() {
+    } else if stage > Stage::FIRST && stage < Stage::approval() {
+        // Between the PRD and the plan (the architecture); the light tracks' first
+        // documents (`spec`, `bug`) come before the PRD in the table and define nothing.
         Part::Designs
     } else {
         Part::None
