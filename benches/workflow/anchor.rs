@@ -99,5 +99,5 @@ pub fn calls(docs: &Docs, project: &Path) -> Vec<Call> {
 
 /// One run of the anchor in a fresh project.
 pub fn run(line: &[String], docs: &Docs, project: &Path) -> Res<WorkflowRun> {
-    drive(line, calls(docs, project), project)
+    drive(line, calls(docs, project), project, true)
 }

@@ -33,12 +33,13 @@ impl Server {
     pub fn spawn(cfg: &Config, project: &Path) -> Res<Server> {
         let mut line: Vec<String> = cfg.wrapper.clone();
         line.push(cfg.bin.display().to_string());
-        Server::spawn_line(&line, project)
+        Server::spawn_line(&line, project, false)
     }
 
     /// Starts `line` (a program and its arguments) in `project`: the server measured,
-    /// under a wrapper, or another server altogether (the anchor, `BMAD_ANCHOR_CMD`).
-    pub fn spawn_line(line: &[String], project: &Path) -> Res<Server> {
+    /// under a wrapper, or another server altogether (the anchor, `BMAD_ANCHOR_CMD`, whose
+    /// debugging lines on stderr are dropped with `quiet`).
+    pub fn spawn_line(line: &[String], project: &Path, quiet: bool) -> Res<Server> {
         let (program, args) = line.split_first().ok_or("an empty command line")?;
         let mut child = Command::new(program)
             .args(args)
@@ -48,7 +49,11 @@ impl Server {
             .env_remove("RUST_LOG")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(if quiet {
+                Stdio::null()
+            } else {
+                Stdio::inherit()
+            })
             .spawn()?;
         let stdin = child.stdin.take();
         let stdout = BufReader::with_capacity(1 << 16, child.stdout.take().ok_or("no stdout")?);

@@ -87,7 +87,7 @@ pub fn run_workflow(cfg: &Config, docs: &Docs, project: &Path) -> Res<WorkflowRu
         .into_iter()
         .map(|(label, args)| (label, args, None))
         .collect();
-    let run = drive(&line, calls, project)?;
+    let run = drive(&line, calls, project, false)?;
     let last = &run.steps.last().ok_or("no steps")?.1.structured;
     if last["state"] != "completed" {
         return Err(format!("the workflow did not complete: {last}").into());
@@ -101,9 +101,10 @@ pub type Call = (&'static str, Value, Option<&'static str>);
 
 /// Runs `calls` against a server started from `line` in `project`, after the handshake:
 /// each call timed, each reply checked for the state the script expects (so a server
-/// that took a call another way than the script meant cannot pass for fast).
-pub fn drive(line: &[String], calls: Vec<Call>, project: &Path) -> Res<WorkflowRun> {
-    let mut server = Server::spawn_line(line, project)?;
+/// that took a call another way than the script meant cannot pass for fast); `quiet`
+/// drops what the server writes to stderr.
+pub fn drive(line: &[String], calls: Vec<Call>, project: &Path, quiet: bool) -> Res<WorkflowRun> {
+    let mut server = Server::spawn_line(line, project, quiet)?;
     server.handshake()?;
     let mut steps = Vec::new();
     let mut session_id = String::new();

@@ -62,7 +62,7 @@ pub fn bench(cfg: &Config, docs: &Docs, table: &mut Table) -> Res<()> {
         .into_iter()
         .map(|(label, args)| (label, args, None))
         .collect();
-    let run = drive(&line, calls, &work)?;
+    let run = drive(&line, calls, &work, false)?;
     let starts: Vec<f64> = run
         .steps
         .iter()
