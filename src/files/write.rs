@@ -141,37 +141,6 @@ impl Project {
         Ok(())
     }
 
-    /// The folders that get a new entry when `rel`'s folders are made: the parent of each
-    /// folder on its path that does not exist yet (`.` for the project itself). Empty in
-    /// the usual case, where the file's folder exists (one `stat`).
-    fn folders_to_make(&self, rel: &str) -> Vec<String> {
-        let Some(parent) = Path::new(rel).parent() else {
-            return Vec::new();
-        };
-        let exists = |p: &Path| {
-            p.as_os_str().is_empty()
-                || rustix::fs::statat(self.dir(), p, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok()
-        };
-        if exists(parent) {
-            return Vec::new();
-        }
-        let mut changed = Vec::new();
-        let mut at = PathBuf::new();
-        for part in parent.components() {
-            let next = at.join(part);
-            if !changed.is_empty() || !exists(&next) {
-                let name = at.to_string_lossy();
-                changed.push(if name.is_empty() {
-                    ".".to_string()
-                } else {
-                    name.into_owned()
-                });
-            }
-            at = next;
-        }
-        changed
-    }
-
     /// Replaces a file atomically (a reader sees the old or the new text) without waiting
     /// for the disk: for an index that is rebuilt from the files it indexes whenever it is
     /// missing or unreadable, where losing the last update in a power cut costs nothing
@@ -241,6 +210,42 @@ impl Project {
             Err(e) => Err(self.storage_error("create", abs, &e.into())),
         }
     }
+
+    /// The folders that get a new entry when `rel`'s folders are made: the parent of each
+    /// folder on its path that does not exist yet (`.` for the project itself). Empty in
+    /// the usual case, where the file's folder exists (one `stat`).
+    fn folders_to_make(&self, rel: &str) -> Vec<String> {
+        let Some(parent) = Path::new(rel).parent() else {
+            return Vec::new();
+        };
+        // Nothing is looked at outside the project: such a path is refused when staged.
+        let plain = |c: std::path::Component| matches!(c, std::path::Component::Normal(_));
+        if !parent.components().all(plain) {
+            return Vec::new();
+        }
+        let exists = |p: &Path| {
+            p.as_os_str().is_empty()
+                || rustix::fs::statat(self.dir(), p, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok()
+        };
+        if exists(parent) {
+            return Vec::new();
+        }
+        let mut changed = Vec::new();
+        let mut at = PathBuf::new();
+        for part in parent.components() {
+            let next = at.join(part);
+            if !changed.is_empty() || !exists(&next) {
+                let name = at.to_string_lossy();
+                changed.push(if name.is_empty() {
+                    ".".to_string()
+                } else {
+                    name.into_owned()
+                });
+            }
+            at = next;
+        }
+        changed
+    }
 }
 
 /// fsyncs files (or directories) at the same time, one thread each, and returns each
@@ -299,6 +304,7 @@ mod tests {
         p.write_in_order(&[&[(rel, b"{}")]], &[]).unwrap();
         assert!(p.folders_to_make(rel).is_empty(), "its folders exist now");
         assert!(p.folders_to_make(".bmad-task/session-x.json").is_empty());
+        assert!(p.folders_to_make("../elsewhere/new/f.md").is_empty());
         assert_eq!(
             std::fs::read(dir.path().join(rel)).unwrap(),
             b"{}",
