@@ -7,7 +7,8 @@
 //!     cargo bench --bench workflow -- --quick               # fewer runs
 //!     cargo bench --bench workflow -- --only cold,sessions
 //!
-//! Sections for `--only`: `disk`, `cold`, `workflow`, `replies`, `mib`, `sessions`.
+//! Sections for `--only`: `disk`, `cold`, `workflow`, `fsyncs`, `replies`, `mib`,
+//! `sessions`. `BMAD_ANCHOR_CMD` adds the anchor to `workflow` (see `workflow/anchor.rs`).
 //!
 //! The server is driven over its stdin and stdout with raw JSON-RPC lines (the legacy
 //! handshake: `initialize`, `notifications/initialized`, `tools/list`), so the client
@@ -26,6 +27,8 @@
 //! (disk, cold start, workflow, replies, 1 MiB), `sessions` (projects of 10,000 sessions),
 //! `table` (statistics and the summary table).
 
+#[path = "workflow/anchor.rs"]
+mod anchor;
 mod common;
 #[path = "workflow/docs.rs"]
 mod docs;
@@ -37,6 +40,8 @@ mod run;
 mod sections;
 #[path = "workflow/sessions.rs"]
 mod sessions;
+#[path = "workflow/syscalls.rs"]
+mod syscalls;
 #[path = "workflow/table.rs"]
 mod table;
 
@@ -97,7 +102,7 @@ fn main() -> Res<()> {
             "-h" | "--help" => {
                 println!(
                     "usage: cargo bench --bench workflow -- [--quick] \
-                     [--only disk,cold,workflow,replies,mib,sessions]"
+                     [--only disk,cold,workflow,fsyncs,replies,mib,sessions]"
                 );
                 return Ok(());
             }
@@ -137,6 +142,9 @@ fn main() -> Res<()> {
     }
     if cfg.wants("mib") {
         sections::mib(&cfg, &fixtures, &mut table)?;
+    }
+    if cfg.wants("fsyncs") {
+        syscalls::bench(&cfg, &fixtures, &mut table)?;
     }
     if cfg.wants("sessions") {
         sessions::bench(&cfg, &fixtures, &mut table)?;

@@ -4,7 +4,7 @@
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{json, Value};
 
@@ -25,26 +25,35 @@ pub struct Reply {
     /// Bytes of `structuredContent` as sent (compact JSON): what the model reads.
     pub structured_bytes: usize,
     pub time: Duration,
+    /// When the request was sent, by the wall clock (to find its system calls in a trace).
+    pub sent: SystemTime,
 }
 
 impl Server {
     pub fn spawn(cfg: &Config, project: &Path) -> Res<Server> {
-        let mut cmd = match cfg.wrapper.split_first() {
-            Some((program, args)) => {
-                let mut c = Command::new(program);
-                c.args(args).arg(&cfg.bin);
-                c
-            }
-            None => Command::new(&cfg.bin),
-        };
-        let mut child = cmd
+        let mut line: Vec<String> = cfg.wrapper.clone();
+        line.push(cfg.bin.display().to_string());
+        Server::spawn_line(&line, project, false)
+    }
+
+    /// Starts `line` (a program and its arguments) in `project`: the server measured,
+    /// under a wrapper, or another server altogether (the anchor, `BMAD_ANCHOR_CMD`, whose
+    /// debugging lines on stderr are dropped with `quiet`).
+    pub fn spawn_line(line: &[String], project: &Path, quiet: bool) -> Res<Server> {
+        let (program, args) = line.split_first().ok_or("an empty command line")?;
+        let mut child = Command::new(program)
+            .args(args)
             .current_dir(project)
             .env_remove("BMAD_PROJECT_ROOT")
             .env_remove("CLAUDE_PROJECT_DIR")
             .env_remove("RUST_LOG")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(if quiet {
+                Stdio::null()
+            } else {
+                Stdio::inherit()
+            })
             .spawn()?;
         let stdin = child.stdin.take();
         let stdout = BufReader::with_capacity(1 << 16, child.stdout.take().ok_or("no stdout")?);
@@ -66,13 +75,14 @@ impl Server {
 
     /// Sends a request and waits for its answer; the time covers writing the request
     /// line and reading the answer line, nothing else.
-    fn request(&mut self, method: &str, params: Value) -> Res<(Value, Duration)> {
+    fn request(&mut self, method: &str, params: Value) -> Res<(Value, Duration, SystemTime)> {
         let id = self.next_id;
         self.next_id += 1;
         let mut message = serde_json::to_string(
             &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
         )?;
         message.push('\n');
+        let sent = SystemTime::now();
         let start = Instant::now();
         self.send(&message)?;
         loop {
@@ -86,7 +96,7 @@ impl Server {
                 if let Some(e) = v.get("error") {
                     return Err(format!("`{method}` failed: {e}").into());
                 }
-                return Ok((v, elapsed));
+                return Ok((v, elapsed, sent));
             }
         }
     }
@@ -108,7 +118,7 @@ impl Server {
             }),
         )?;
         self.notify("notifications/initialized")?;
-        let (v, _) = self.request("tools/list", json!({}))?;
+        let (v, ..) = self.request("tools/list", json!({}))?;
         if v["result"]["tools"][0]["name"] != "bmad-task" {
             return Err(format!("unexpected tools/list answer: {v}").into());
         }
@@ -117,12 +127,19 @@ impl Server {
 
     /// Calls `bmad-task`; a tool error is an error of the benchmark (its script is wrong).
     pub fn call(&mut self, args: &Value) -> Res<Reply> {
-        let (v, time) = self.request(
+        let (v, time, sent) = self.request(
             "tools/call",
             json!({"name": "bmad-task", "arguments": args}),
         )?;
         let result = &v["result"];
-        let structured = result["structuredContent"].clone();
+        // A server without structured results (the anchor) sends its JSON as text.
+        let structured = match &result["structuredContent"] {
+            Value::Null => result["content"][0]["text"]
+                .as_str()
+                .and_then(|t| serde_json::from_str(t).ok())
+                .unwrap_or(Value::Null),
+            s => s.clone(),
+        };
         if result["isError"] == json!(true) {
             return Err(format!(
                 "`{}` was refused: {}",
@@ -134,6 +151,7 @@ impl Server {
             structured_bytes: serde_json::to_string(&structured)?.len(),
             structured,
             time,
+            sent,
         })
     }
 

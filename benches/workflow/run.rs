@@ -81,11 +81,34 @@ impl WorkflowRun {
 }
 
 pub fn run_workflow(cfg: &Config, docs: &Docs, project: &Path) -> Res<WorkflowRun> {
-    let mut server = Server::spawn(cfg, project)?;
+    let mut line = cfg.wrapper.clone();
+    line.push(cfg.bin.display().to_string());
+    let calls = workflow_calls(docs, project)
+        .into_iter()
+        .map(|(label, args)| (label, args, None))
+        .collect();
+    let run = drive(&line, calls, project, false)?;
+    let last = &run.steps.last().ok_or("no steps")?.1.structured;
+    if last["state"] != "completed" {
+        return Err(format!("the workflow did not complete: {last}").into());
+    }
+    Ok(run)
+}
+
+/// One call of a scripted run: its label, its arguments (the session id is added after
+/// `start`), and the state its reply must name, where the script checks one.
+pub type Call = (&'static str, Value, Option<&'static str>);
+
+/// Runs `calls` against a server started from `line` in `project`, after the handshake:
+/// each call timed, each reply checked for the state the script expects (so a server
+/// that took a call another way than the script meant cannot pass for fast); `quiet`
+/// drops what the server writes to stderr.
+pub fn drive(line: &[String], calls: Vec<Call>, project: &Path, quiet: bool) -> Res<WorkflowRun> {
+    let mut server = Server::spawn_line(line, project, quiet)?;
     server.handshake()?;
     let mut steps = Vec::new();
     let mut session_id = String::new();
-    for (label, mut args) in workflow_calls(docs, project) {
+    for (label, mut args, expect) in calls {
         if !session_id.is_empty() {
             args["session_id"] = json!(session_id);
         }
@@ -96,11 +119,14 @@ pub fn run_workflow(cfg: &Config, docs: &Docs, project: &Path) -> Res<WorkflowRu
                 .ok_or("start gave no session id")?
                 .to_string();
         }
+        if let Some(state) = expect {
+            let got = &reply.structured;
+            let said = got.get("state").or_else(|| got.get("current_state"));
+            if said != Some(&json!(state)) {
+                return Err(format!("`{label}` should reach `{state}`: {got}").into());
+            }
+        }
         steps.push((label, reply));
-    }
-    let last = &steps.last().ok_or("no steps")?.1.structured;
-    if last["state"] != "completed" {
-        return Err(format!("the workflow did not complete: {last}").into());
     }
     let peak_rss_kib = server.peak_rss_kib()?;
     server.close()?;

@@ -6,9 +6,10 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
+use crate::anchor;
 use crate::docs::Docs;
 use crate::driver::Server;
-use crate::run::{print_breakdown, project_dir, run_workflow, workflow_calls};
+use crate::run::{print_breakdown, project_dir, run_workflow, workflow_calls, WorkflowRun};
 use crate::table::{kib_to_mib, ms, Stats, Table, Target};
 use crate::{Config, Res};
 
@@ -76,16 +77,26 @@ pub fn cold_start(cfg: &Config, table: &mut Table) -> Res<()> {
 
 pub fn workflow(cfg: &Config, docs: &Docs, table: &mut Table) -> Res<()> {
     let n = cfg.runs(20, 5);
+    let anchor = anchor::command();
     println!(
-        "\n-- workflow: the example's {} calls with its fixtures ({n} runs)",
-        workflow_calls(docs, Path::new("/")).len()
+        "\n-- workflow: the example's {} calls with its fixtures ({n} runs{})",
+        workflow_calls(docs, Path::new("/")).len(),
+        if anchor.is_some() {
+            ", in turns with the anchor"
+        } else {
+            "; BMAD_ANCHOR_CMD unset: no anchor"
+        }
     );
     // The same workflow with the projects in memory (tmpfs), where fsync returns at once,
     // taken in turns with the disk runs: the difference is what the disk's commits cost.
+    // The anchor (BMAD_ANCHOR_CMD), which never fsyncs, runs on the same disk in the same
+    // turns, so a busy spell of the machine hits both.
     let tmpfs = Path::new("/dev/shm");
     let tmpfs = (tmpfs.is_dir() && tempfile::tempdir_in(tmpfs).is_ok()).then_some(tmpfs);
     let mut runs = Vec::new();
     let mut in_memory = Vec::new();
+    let mut anchor_runs = Vec::new();
+    let mut anchor_in_memory = Vec::new();
     for _ in 0..n {
         let project = project_dir()?;
         runs.push(run_workflow(cfg, docs, project.path())?);
@@ -93,30 +104,49 @@ pub fn workflow(cfg: &Config, docs: &Docs, table: &mut Table) -> Res<()> {
             let project = tempfile::Builder::new()
                 .prefix("bmad-bench-")
                 .tempdir_in(tmpfs)?;
-            in_memory.push(ms(run_workflow(cfg, docs, project.path())?.total()));
+            in_memory.push(run_workflow(cfg, docs, project.path())?);
+        }
+        if let Some(line) = &anchor {
+            let project = project_dir()?;
+            anchor_runs.push(anchor::run(line, docs, project.path())?);
+            if let Some(tmpfs) = tmpfs {
+                let project = tempfile::Builder::new()
+                    .prefix("bmad-bench-")
+                    .tempdir_in(tmpfs)?;
+                anchor_in_memory.push(anchor::run(line, docs, project.path())?);
+            }
         }
     }
-    let totals: Vec<f64> = runs.iter().map(|r| ms(r.total())).collect();
-    let per_call: Vec<f64> = runs
-        .iter()
-        .flat_map(|r| r.steps.iter().map(|(_, s)| ms(s.time)))
-        .collect();
+    let totals =
+        |runs: &[WorkflowRun]| -> Vec<f64> { runs.iter().map(|r| ms(r.total())).collect() };
+    let per_call = |runs: &[WorkflowRun]| -> Vec<f64> {
+        runs.iter()
+            .flat_map(|r| r.steps.iter().map(|(_, s)| ms(s.time)))
+            .collect()
+    };
     let rss: Vec<f64> = runs.iter().map(|r| kib_to_mib(r.peak_rss_kib)).collect();
-    print_breakdown("per call (fixtures)", &runs);
+    print_breakdown("per call (fixtures, on disk)", &runs);
+    if !in_memory.is_empty() {
+        print_breakdown("per call (fixtures, on tmpfs)", &in_memory);
+    }
+    if !anchor_runs.is_empty() {
+        print_breakdown("per call (fixtures, the anchor, on disk)", &anchor_runs);
+    }
+    let disk = Stats::of(&totals(&runs)).median;
     table.stats(
         "workflow, 15 calls, total",
-        &totals,
+        &totals(&runs),
         "ms",
         Target::AtMost(20.0),
     );
     if !in_memory.is_empty() {
         table.stats(
             "workflow on tmpfs (fsync free), total",
-            &in_memory,
+            &totals(&in_memory),
             "ms",
             Target::None,
         );
-        let waiting = Stats::of(&totals).median - Stats::of(&in_memory).median;
+        let waiting = disk - Stats::of(&totals(&in_memory)).median;
         table.single(
             "workflow: waiting for the disk (difference)",
             format!("{waiting:.2} ms"),
@@ -124,7 +154,66 @@ pub fn workflow(cfg: &Config, docs: &Docs, table: &mut Table) -> Res<()> {
             None,
         );
     }
-    table.stats("workflow, per call", &per_call, "ms", Target::None);
+    table.stats(
+        "workflow, per call (disk)",
+        &per_call(&runs),
+        "ms",
+        Target::None,
+    );
+    if !in_memory.is_empty() {
+        let (on_disk, on_tmpfs) = (per_call(&runs), per_call(&in_memory));
+        table.stats("workflow, per call (tmpfs)", &on_tmpfs, "ms", Target::None);
+        let ratio = Stats::of(&on_disk).median / Stats::of(&on_tmpfs).median;
+        table.single(
+            "per call: disk / tmpfs (medians)",
+            format!("{ratio:.2}×"),
+            "",
+            None,
+        );
+    }
+    if !anchor_runs.is_empty() {
+        table.stats(
+            "anchor: workflow, 15 calls, total (disk)",
+            &totals(&anchor_runs),
+            "ms",
+            Target::None,
+        );
+        table.stats(
+            "anchor: per call (disk)",
+            &per_call(&anchor_runs),
+            "ms",
+            Target::None,
+        );
+        let anchor_rss: Vec<f64> = anchor_runs
+            .iter()
+            .map(|r| kib_to_mib(r.peak_rss_kib))
+            .collect();
+        table.stats("anchor: peak RSS", &anchor_rss, "MiB", Target::None);
+        let ratio = Stats::of(&totals(&anchor_runs)).median / disk;
+        table.single(
+            "anchor / ours, workflow medians (disk)",
+            format!("{ratio:.2}×"),
+            "≥ 1.2×",
+            Some(ratio >= 1.2),
+        );
+        if !anchor_in_memory.is_empty() && !in_memory.is_empty() {
+            // Neither waits for the disk there: the servers' own work.
+            table.stats(
+                "anchor: workflow on tmpfs, total",
+                &totals(&anchor_in_memory),
+                "ms",
+                Target::None,
+            );
+            let ratio = Stats::of(&totals(&anchor_in_memory)).median
+                / Stats::of(&totals(&in_memory)).median;
+            table.single(
+                "anchor / ours, workflow medians (tmpfs)",
+                format!("{ratio:.2}×"),
+                "",
+                None,
+            );
+        }
+    }
     table.stats("workflow peak RSS", &rss, "MiB", Target::MaxAtMost(8.0));
     Ok(())
 }

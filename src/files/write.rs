@@ -67,7 +67,8 @@ impl Project {
     /// Writes groups of files atomically and durably, each group's files in place before
     /// the next group's, with as few waits for the disk as that order allows:
     /// 1. every file is written whole to a temporary file beside its target, and all of
-    ///    them (and the directories in `also_sync`) are fsynced at once;
+    ///    them (and the directories in `also_sync`, and those that get a new folder for
+    ///    these files) are fsynced at once;
     /// 2. group by group, the files are renamed into place and their directories
     ///    fsynced at once, so a later group (the session) never names a file that a
     ///    crash could lose.
@@ -76,6 +77,17 @@ impl Project {
     /// one step run on parallel threads so the file system can commit them together
     /// (measured in BENCHMARKS.md: this is what a writing call mostly waits for).
     pub fn write_in_order(&self, groups: &[&[(&str, &[u8])]], also_sync: &[&str]) -> Result<()> {
+        // Found before the files' folders are made: a folder made for them is a new entry
+        // of its parent, synced with the files, or a power cut could take it (and the
+        // files the session names in it) away.
+        let mut new_entries: Vec<String> = Vec::new();
+        for (rel, _) in groups.iter().copied().flatten() {
+            for folder in self.folders_to_make(rel) {
+                if !new_entries.contains(&folder) {
+                    new_entries.push(folder);
+                }
+            }
+        }
         let mut staged = Vec::with_capacity(groups.len());
         for group in groups {
             let mut files = Vec::with_capacity(group.len());
@@ -87,6 +99,8 @@ impl Project {
 
         let dirs: Vec<std::fs::File> = also_sync
             .iter()
+            .copied()
+            .chain(new_entries.iter().map(String::as_str))
             .filter_map(|rel| {
                 let flags = rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::RDONLY;
                 beneath::open(self.dir(), Path::new(rel), flags, rustix::fs::Mode::empty()).ok()
@@ -215,6 +229,42 @@ impl Project {
             Err(e) => Err(self.storage_error("create", abs, &e.into())),
         }
     }
+
+    /// The folders that get a new entry when `rel`'s folders are made: the parent of each
+    /// folder on its path that does not exist yet (`.` for the project itself). Empty in
+    /// the usual case, where the file's folder exists (one `stat`).
+    fn folders_to_make(&self, rel: &str) -> Vec<String> {
+        let Some(parent) = Path::new(rel).parent() else {
+            return Vec::new();
+        };
+        // Nothing is looked at outside the project: such a path is refused when staged.
+        let plain = |c: std::path::Component| matches!(c, std::path::Component::Normal(_));
+        if !parent.components().all(plain) {
+            return Vec::new();
+        }
+        let exists = |p: &Path| {
+            p.as_os_str().is_empty()
+                || rustix::fs::statat(self.dir(), p, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok()
+        };
+        if exists(parent) {
+            return Vec::new();
+        }
+        let mut changed = Vec::new();
+        let mut at = PathBuf::new();
+        for part in parent.components() {
+            let next = at.join(part);
+            if !changed.is_empty() || !exists(&next) {
+                let name = at.to_string_lossy();
+                changed.push(if name.is_empty() {
+                    ".".to_string()
+                } else {
+                    name.into_owned()
+                });
+            }
+            at = next;
+        }
+        changed
+    }
 }
 
 /// fsyncs files (or directories) at the same time, one thread each, and returns each
@@ -251,5 +301,33 @@ pub(super) fn sync_together<'a>(
             }
             results
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::files::project::tests::project;
+
+    /// Every folder that gets a new folder for a file is synced with the files, and no
+    /// other: a power cut must not take away a folder a session names files in.
+    #[test]
+    fn the_parents_of_folders_made_for_a_write_are_synced() {
+        let (dir, p) = project();
+        assert_eq!(
+            p.folders_to_make(".claude/specs/t/a.md"),
+            [".", ".claude", ".claude/specs"]
+        );
+        std::fs::create_dir_all(dir.path().join(".bmad-task")).unwrap();
+        let rel = ".bmad-task/temp/s/po_answers.json";
+        assert_eq!(p.folders_to_make(rel), [".bmad-task", ".bmad-task/temp"]);
+        p.write_in_order(&[&[(rel, b"{}")]], &[]).unwrap();
+        assert!(p.folders_to_make(rel).is_empty(), "its folders exist now");
+        assert!(p.folders_to_make(".bmad-task/session-x.json").is_empty());
+        assert!(p.folders_to_make("../elsewhere/new/f.md").is_empty());
+        assert_eq!(
+            std::fs::read(dir.path().join(rel)).unwrap(),
+            b"{}",
+            "the file landed in the folders made for it"
+        );
     }
 }

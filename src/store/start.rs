@@ -191,12 +191,21 @@ impl Store {
         // session files whenever it is unusable, is replaced without that wait: its fsync
         // grew with the project (2 MB at 10,000 sessions) and made every `start` slower.
         let owner_text = format!("{id}\n");
+        // The folders this start made are new entries of their parents: synced with the
+        // files, or a power cut could take them (and the session in one) away.
+        let mut new_entries = vec![".claude/specs"];
+        if made.specs_dir {
+            new_entries.push(".claude");
+        }
+        if made.state_dir || made.claude_dir {
+            new_entries.push(".");
+        }
         project.write_in_order(
             &[
                 &[(&owner, owner_text.as_bytes())],
                 &[(&session_path, json_text(&session).as_bytes())],
             ],
-            &[".claude/specs"],
+            &new_entries,
         )?;
         project.replace_unsynced(MAPPING, mapping_text.as_bytes())?;
         self.mapping.remember(project, mapping_text, taken.index);
