@@ -1,7 +1,7 @@
 //! The scripted model's tool calls: the example's standard workflow (the 15 calls of
 //! `examples/full_workflow.rs`, with `examples/fixtures`) and a long run with two
-//! clarification rounds, a rejection with feedback, a send-back from review and a `status`
-//! in the middle. Each call is the tool's arguments; `session_id` is filled in by the fake
+//! clarification rounds, rejections with feedback, a send-back from review, then `status`
+//! and `list`. Each call is the tool's arguments; `session_id` is filled in by the fake
 //! from the `start` result, as a model would copy it.
 
 use serde_json::{json, Value};
@@ -96,7 +96,7 @@ fn dev_second() -> String {
     )
 }
 
-/// A long run: 26 calls.
+/// A long run: 25 calls.
 pub fn long(cwd: &str) -> Vec<Value> {
     vec![
         json!({"action": "start", "cwd": cwd, "objective": OBJECTIVE}),
@@ -120,7 +120,6 @@ pub fn long(cwd: &str) -> Vec<Value> {
             fixture("sprint-plan.md")
         )),
         call(json!({"action": "approve", "scope": "all"})),
-        call(json!({"action": "status"})),
         submit(fixture("dev-report.md")),
         submit(review_changes()),
         call(json!({"action": "reject", "feedback": "Fix the empty week before QA."})),
