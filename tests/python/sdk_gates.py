@@ -105,7 +105,7 @@ async def human_decides(binary, mode, project):
               f"the answers are the human's: {entry}")
 
         v = await run.ok({"action": "submit", "claude_result": fixture("po-final.json")}, "po", "awaiting_confirmation")
-        check("then call `confirm`: the server asks them in a dialog" in v["next_step"],
+        check("then call `confirm`: a dialog asks them" in v["next_step"],
               f"a client with a dialog is told to open it: {v['next_step']}")
         prd = Path(project, v["artifact_path"])
         digest = sha256(prd)
