@@ -53,7 +53,8 @@ pub fn render(reply: &Value, known: &[&str]) -> String {
 /// it already (programs find them all in `structuredContent`): the stage's description
 /// and the interaction type, `requires_user_confirmation` and the pending actions beside a
 /// `next_step` (it says what to do, and when the human decides); an `artifact_path` that
-/// `user_message` names and `next_step` does not refer to; a built-in prompt's source,
+/// `user_message` names and `next_step` does not refer to; the score, whether it passed
+/// and who scored it where `user_message` gives the score; a built-in prompt's source,
 /// and beside a built-in prompt the engines and the context (the prompt names the
 /// documents, the draft and who submits what); the task's name beside its session id;
 /// questions and sprints that `user_message` lists already.
@@ -65,14 +66,19 @@ fn left_out(key: &str, v: &Value, fields: &Map<String, Value>) -> bool {
         // `next_step` says when the human decides.
         "requires_user_confirmation" => fields.contains_key("next_step"),
         "artifact_path" => {
-            let said = |k: &str| fields.get(k).and_then(Value::as_str).unwrap_or("");
-            v.as_str().is_some_and(|p| said("user_message").contains(p))
-                && !said("next_step").contains("`artifact_path`")
+            v.as_str()
+                .is_some_and(|p| said(fields, "user_message").contains(p))
+                && !said(fields, "next_step").contains("`artifact_path`")
         }
         "pending_user_actions" => fields.contains_key("next_step"),
         "role_prompt_source" => v.as_str() == Some("built-in"),
         "engines" | "context" => built_in_prompt,
         "task_name" => fields.contains_key("session_id"),
+        // `user_message` gives the score in words, with whether it passed and who scored.
+        "score" | "gate_passed" | "score_source" => fields
+            .get("score")
+            .and_then(Value::as_u64)
+            .is_some_and(|n| said(fields, "user_message").contains(&format!("{n}/100"))),
         "questions" => listed(fields, v, |q| {
             Some(format!(
                 "- {}: {}",
@@ -89,6 +95,10 @@ fn left_out(key: &str, v: &Value, fields: &Map<String, Value>) -> bool {
         }),
         _ => false,
     }
+}
+
+fn said<'a>(fields: &'a Map<String, Value>, key: &str) -> &'a str {
+    fields.get(key).and_then(Value::as_str).unwrap_or("")
 }
 
 /// Whether `user_message` already lists every item of `v`, each as `line` writes it.
