@@ -8,8 +8,11 @@
 use crate::workflow::session::{ContentRef, Session};
 use crate::workflow::stage::{Engine, Stage};
 
+mod round;
 mod source;
 
+use round::{again, answer, new_answers_only, new_feedback_only};
+pub use round::{Round, REVISE_AGAIN, SENT_BEFORE};
 pub use source::{needed, resolve, user_dir, Origin, Template, MAX_PROMPT_BYTES, PROJECT_PROMPTS};
 
 /// A section of a prompt file. A file without section markers is one `role` section,
@@ -34,47 +37,75 @@ pub fn is_revision(session: &Session, stage: Stage) -> bool {
 }
 
 /// The role prompt for the host's next generation at `stage`, from `template` (the
-/// stage's prompt file: built in, or the project's or the user's override).
+/// stage's prompt file: built in, or the project's or the user's override), whole.
 pub fn render(session: &Session, stage: Stage, guidance: &[String], template: &str) -> String {
+    render_round(session, stage, guidance, template, Round::Full)
+}
+
+/// The role prompt for a round: whole, or only what is new in it ([`Round`]). A round
+/// that is not a revision, or a template without a `revise` section, is always whole.
+pub fn render_round(
+    session: &Session,
+    stage: Stage,
+    guidance: &[String],
+    template: &str,
+    round: Round,
+) -> String {
     let rec = session.record(stage);
-    let round = if is_revision(session, stage) {
-        "revise"
-    } else {
-        "first"
+    let revision = is_revision(session, stage);
+    // A new stage's first prompt, the model having had the earlier stages' prompts: the
+    // documents those listed are named, not described again.
+    let listed_before = round != Round::Full && !revision;
+    let round = match round {
+        Round::Delta { .. } if revision && !section(template, "revise").is_empty() => round,
+        _ => Round::Full,
     };
-    let template = match (section(template, "role"), section(template, round)) {
-        (role, "") => format!("{role}\n"),
-        (role, round) => format!("{role}\n\n{round}\n"),
+    let name = if revision { "revise" } else { "first" };
+    let template = match (round, section(template, "role"), section(template, name)) {
+        (Round::Delta { .. }, _, this) => format!("{SENT_BEFORE}\n\n{this}\n"),
+        (_, role, "") => format!("{role}\n"),
+        (_, role, this) => format!("{role}\n\n{this}\n"),
     };
 
-    let inputs = list_or_none(
-        Stage::ALL
-            .into_iter()
-            .filter(|s| *s < stage)
-            .filter_map(|s| session.record(s).final_result_ref.as_ref().map(|r| (s, r)))
-            .map(|(s, r)| {
-                format!(
-                    "- {} ({}): {}",
-                    s.role(),
-                    describe_ref(r),
-                    one_line(&r.summary)
-                )
-            })
-            .collect(),
-    );
-    let answers = list_or_none(
-        rec.questions
-            .iter()
-            .map(|q| match rec.answers.get(&q.id) {
-                Some(a) => format!("- {} {}\n  Answer: {}", q.id, q.question, a),
-                None => format!(
-                    "- {} {}\n  Answer: (not answered: state your assumption)",
-                    q.id, q.question
-                ),
-            })
-            .collect(),
-    );
-    let feedback = list_or_none(rec.feedback.iter().map(|f| format!("- {f}")).collect());
+    let documents: Vec<(Stage, &ContentRef)> = Stage::ALL
+        .into_iter()
+        .filter(|s| *s < stage)
+        .filter_map(|s| session.record(s).final_result_ref.as_ref().map(|r| (s, r)))
+        .collect();
+    let describe = |(s, r): &(Stage, &ContentRef)| {
+        format!(
+            "- {} ({}): {}",
+            s.role(),
+            describe_ref(r),
+            one_line(&r.summary)
+        )
+    };
+    let inputs = list_or_none(match documents.split_last() {
+        Some((last, before)) if listed_before && !before.is_empty() => {
+            let named: Vec<String> = before
+                .iter()
+                .map(|(s, r)| format!("{} `{}`", s.role(), r.file_path))
+                .collect();
+            vec![
+                format!("- As listed before: {}", named.join(", ")),
+                describe(last),
+            ]
+        }
+        _ => documents.iter().map(describe).collect(),
+    });
+    let (answers, feedback) = match round {
+        Round::Full => (
+            list_or_none(rec.questions.iter().map(|q| answer(rec, q)).collect()),
+            list_or_none(rec.feedback.iter().map(|f| format!("- {f}")).collect()),
+        ),
+        Round::Delta {
+            new_answers,
+            new_feedback,
+        } => (
+            new_answers_only(rec, new_answers),
+            new_feedback_only(rec, new_feedback),
+        ),
+    };
     // The server's findings, and what the last draft's author said it lacked.
     let guidance = list_or_none(
         guidance
@@ -111,13 +142,26 @@ pub fn render(session: &Session, stage: Stage, guidance: &[String], template: &s
         .map(|g| format!("{g}/100"))
         .unwrap_or_else(|| "none".into());
 
+    let engines = session.engines_for(stage);
+    // Said in the earlier stages' prompts; `next_step` says who submits what.
+    let (objective, engines) = if listed_before && engines == [Engine::HOST] {
+        ("as in the earlier prompts".to_string(), String::new())
+    } else {
+        (session.objective.clone(), engines_note(&engines))
+    };
+    let template = if round != Round::Full && rec.iteration >= 2 {
+        // A revise section went with an earlier round of this stage: only the new values.
+        again(&answers, &feedback, &guidance)
+    } else {
+        template
+    };
     let values: [(&str, String); 15] = [
         ("trace", crate::workflow::trace::prompt_text(session, stage)),
         ("checks", checks_text(session, stage)),
         ("design_focus", design_focus(&session.objective).to_string()),
-        ("engines", engines_note(&session.engines_for(stage))),
+        ("engines", engines),
         ("task_name", session.task_name.clone()),
-        ("objective", session.objective.clone()),
+        ("objective", objective),
         ("inputs", inputs),
         ("answers", answers),
         ("feedback", feedback),
@@ -363,6 +407,7 @@ fn list_or_none(items: Vec<String>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workflow::session::Question;
     use crate::workflow::submission;
     use chrono::Utc;
 
@@ -389,6 +434,115 @@ mod tests {
         assert!(
             out.ends_with("## The user's words for this stage\n\nWhat the user said when deciding on other stages' documents (notes, answers, why this stage runs again); follow them as you follow the documents:\n- On accepting the PRD, the user said: web only\n"),
             "{out}"
+        );
+    }
+
+    #[test]
+    fn a_later_round_sends_what_is_new_and_status_all_of_it() {
+        let mut s = session();
+        let q = |id: &str, round| Question {
+            id: id.into(),
+            question: format!("Question {id}?"),
+            context: None,
+            round,
+        };
+        let rec = s.record_mut(Stage::Po);
+        rec.iteration = 1;
+        rec.questions = vec![q("q1", 1), q("q2", 2)];
+        rec.answers.insert("q1".into(), "Web only".into());
+        rec.answers.insert("q2".into(), "Friday".into());
+        rec.feedback = vec!["Old point".into(), "Say what is out of scope".into()];
+        let template = Stage::Po.prompt_source();
+        let delta = |s: &Session, new_answers, new_feedback| {
+            let round = Round::Delta {
+                new_answers,
+                new_feedback,
+            };
+            render_round(s, Stage::Po, &[], template, round)
+        };
+        // Answers came with this call: the latest round's in full, the earlier by id.
+        let p = delta(&s, true, false);
+        assert!(p.starts_with(SENT_BEFORE), "{p}");
+        assert!(
+            !p.contains("# Role:") && !p.contains("**Objective:**"),
+            "{p}"
+        );
+        assert!(p.contains("- q2 Question q2?\n  Answer: Friday"), "{p}");
+        assert!(
+            p.contains("- q1: as sent before") && !p.contains("Web only"),
+            "{p}"
+        );
+        assert!(p.contains("- (2 earlier, as sent before)"), "{p}");
+        // Feedback came: the latest only.
+        let p = delta(&s, false, true);
+        assert!(
+            p.contains("- Say what is out of scope\n- (1 earlier, as sent before)"),
+            "{p}"
+        );
+        assert!(!p.contains("Old point") && !p.contains("Friday"), "{p}");
+        // From the second revision on: only the values, none of the section's fixed text.
+        s.record_mut(Stage::Po).iteration = 2;
+        let p = delta(&s, false, true);
+        assert!(p.starts_with(REVISE_AGAIN), "{p}");
+        assert!(!p.contains("Reply with one JSON object"), "{p}");
+        assert!(
+            p.contains("The user's answers:\n- q1, q2: as sent before"),
+            "{p}"
+        );
+        assert!(
+            p.contains("The user's feedback:\n- Say what is out of scope"),
+            "{p}"
+        );
+        // The whole prompt (status): the role, every answer, all the feedback.
+        let whole = render(&s, Stage::Po, &[], template);
+        for part in [
+            "# Role: Product Owner",
+            "Web only",
+            "Friday",
+            "Old point",
+            "**Objective:** Build a todo app",
+        ] {
+            assert!(whole.contains(part), "{part}: {whole}");
+        }
+        // A template without a revise section is always sent whole.
+        let p = render_round(
+            &s,
+            Stage::Po,
+            &[],
+            "# Role: Mine\nDo it.",
+            Round::Delta {
+                new_answers: true,
+                new_feedback: true,
+            },
+        );
+        assert!(p.starts_with("# Role: Mine\nDo it.\n"), "{p}");
+    }
+
+    #[test]
+    fn a_new_stage_names_the_documents_earlier_prompts_described_but_the_last() {
+        let mut s = session();
+        for (stage, file) in [(Stage::Po, "01-prd.md"), (Stage::Architect, "02-arch.md")] {
+            s.record_mut(stage).final_result_ref = Some(ContentRef {
+                file_path: format!(".claude/specs/t/{file}"),
+                size: 10,
+                summary: format!("# Title of {file}"),
+                last_updated: "2026-11-24T00:00:00Z".into(),
+            });
+        }
+        let first = Round::Delta {
+            new_answers: false,
+            new_feedback: true,
+        };
+        let p = render_round(&s, Stage::Sm, &[], Stage::Sm.prompt_source(), first);
+        assert!(p.contains("- As listed before: Product Owner `.claude/specs/t/01-prd.md`\n- System Architect (`.claude/specs/t/02-arch.md`, 10 bytes): # Title of 02-arch.md"), "{p}");
+        assert!(
+            !p.contains("# Title of 01-prd.md") && !p.contains("Build a todo app"),
+            "{p}"
+        );
+        let whole = render(&s, Stage::Sm, &[], Stage::Sm.prompt_source());
+        assert!(
+            whole.contains("# Title of 01-prd.md") && whole.contains("Build a todo app"),
+            "{whole}"
         );
     }
 

@@ -15,93 +15,75 @@ use crate::store::{is_valid_task_name, SessionKey};
 use crate::workflow::engine::Engine;
 use crate::workflow::{Action, Command, Decision, Stage, Track};
 
-/// Arguments of the `bmad-task` tool. `action` is required; which other fields matter
-/// depends on the action.
+/// Which fields a call needs depends on its `action`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BmadTaskArgs {
-    /// What to do.
+    /// `start` a workflow (with `objective`); `submit` the current stage's document; the
+    /// human's `answer`, `confirm` (alias `confirm_save`), `approve` (with `scope`) or
+    /// `reject` (with `feedback`); `status` and `list` read only.
     pub action: Action,
-    /// The session (a UUID, as returned by `start`). `task_name` may be given instead.
+    /// The session, as `start` returned it (or give `task_name`).
     #[serde(default)]
     pub session_id: Option<String>,
-    /// The session's task name, instead of `session_id` (resume by name).
+    /// The session's task name, instead of `session_id`.
     #[serde(default)]
     pub task_name: Option<String>,
-    /// Absolute path of the project directory. Over stdio it defaults to BMAD_PROJECT_ROOT,
-    /// CLAUDE_PROJECT_DIR, or the server's working directory. Over HTTP it is needed unless
-    /// the client lists the project among its MCP roots or the server has one root that is
-    /// the project itself: send it whenever you know the project's path (a call that needs
-    /// it is refused, saying so).
+    /// The project's absolute path. Over stdio, default: the host's project directory; over
+    /// HTTP, send it.
     #[serde(default)]
     pub cwd: Option<String>,
     /// What to build (for `start`).
     #[serde(default)]
     pub objective: Option<String>,
-    /// For `start`: the models you run for this session. `claude` is you, the host's own
-    /// model, always first; add `codex` only when a second, independent model is at hand
-    /// (for instance a Codex MCP server). Default: ["claude", "codex"] when the objective
-    /// names codex as a word, else ["claude"].
+    /// For `start`: `claude` (you) first; `codex` only if a second model is at hand.
     #[serde(default)]
     #[schemars(with = "Option<Vec<Engine>>", extend("minItems" = 1, "uniqueItems" = true))]
     pub engines: Option<Vec<String>>,
-    /// For `start`: the track, the stages the task runs. `full` (the default: PRD,
-    /// architecture, sprint plan, development, review, QA), `quick` for a small change (a
-    /// short technical spec the human confirms, development, review) or `fix` for a bug
-    /// (a bug report with reproduction steps and expected behaviour, development with a
-    /// failing test first, review).
+    /// For `start`: `full` (default: six stages), `quick` (spec, dev, review) or `fix` (bug
+    /// report, dev with a failing test first, review).
     #[serde(default)]
     #[schemars(extend("enum" = ["full", "quick", "fix"]))]
     pub track: Option<String>,
-    /// For `start` of a story: the parent task (its task name), whose sprint plan is
-    /// approved; with `sprint`, the story builds that sprint alone (development, review,
-    /// QA), and `objective` may be left out.
+    /// For `start` of a story: the parent task, its sprint plan approved.
     #[serde(default)]
     pub parent: Option<String>,
-    /// For `start` of a story: the number of an approved sprint of the parent's plan.
+    /// For `start` of a story: the approved sprint it builds.
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub sprint: Option<u32>,
-    /// The stage the submission is for; must be the current stage when given.
+    /// The stage submitted for (must be the current one).
     #[serde(default)]
     pub stage: Option<Stage>,
-    /// For `submit`: your own result, as the role prompt asks for it (the document, or
-    /// the JSON form it shows).
+    /// For `submit`: your result, in the form the role prompt asks.
     #[serde(default)]
     pub claude_result: Option<String>,
-    /// For `submit`, only when the reply's `engines` lists codex: the independent result
-    /// of a second model (for instance through a Codex MCP server) given the same role
-    /// prompt. Without a second model, leave it out; never write it yourself.
+    /// For `submit` when `engines` lists codex: the second model's result. Never write it
+    /// yourself.
     #[serde(default)]
     pub codex_result: Option<String>,
-    /// For `answer`: question id → the human's answer, e.g. {"q1": "Web only"}. Also with
-    /// `confirm`, for open questions the human answers while accepting.
+    /// For `answer` (or `confirm`): question id → the human's answer.
     #[serde(default)]
     pub answers: Option<BTreeMap<String, String>>,
-    /// For `confirm`/`confirm_save` (default true); false rejects.
+    /// For `confirm` (default true); false rejects.
     #[serde(default)]
     pub confirmed: Option<bool>,
     /// For `approve` (default true); false rejects.
     #[serde(default)]
     pub approved: Option<bool>,
-    /// What the human wants changed (for `reject`, or `confirm`/`approve` with false); with
-    /// an accepting `confirm`/`approve`, the human's note ("looks good, but add X"), kept
-    /// and shown to the next roles.
+    /// For `reject`: what the human wants changed; with `confirm`/`approve`, their note.
     #[serde(default)]
     pub feedback: Option<String>,
-    /// For `approve` of the sprint plan: which sprints to build, e.g. "all" or "sprint 1".
+    /// For `approve`: the sprints to build, e.g. "all" or "1".
     #[serde(default)]
     pub scope: Option<String>,
-    /// For `list`: the `next_cursor` of the previous page (leave out for the first).
+    /// For `list`: the previous page's `next_cursor`.
     #[serde(default)]
     pub cursor: Option<String>,
-    /// For `list`: true lists only the sessions the human here started (their git
-    /// `user.name`/`user.email`, or BMAD_OWNER).
+    /// For `list`: only the sessions you started.
     #[serde(default)]
     pub mine: Option<bool>,
-    /// For a decision (`confirm`, `approve`, `reject`, `answer`): the SHA-256 of the
-    /// document as the human saw it (at least its first 12 hex digits, as replies show
-    /// it). A decision about another version than the one on disk is refused as stale.
+    /// For a decision: the `document_digest` the human saw (a later version is refused).
     #[serde(default)]
     pub digest: Option<String>,
 }
@@ -568,9 +550,9 @@ mod tests {
         // The schema offers the two names, each once, at least one.
         let schema = crate::server::tool();
         let engines = &schema.input_schema["properties"]["engines"];
-        let names: Vec<&Value> = engines["items"]["oneOf"]
+        let names: Vec<&Value> = engines["items"]["enum"]
             .as_array()
-            .map(|v| v.iter().map(|e| &e["const"]).collect())
+            .map(|v| v.iter().collect())
             .unwrap_or_default();
         assert_eq!(names, [&json!("claude"), &json!("codex")], "{engines}");
         assert_eq!(engines["uniqueItems"], true);

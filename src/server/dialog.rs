@@ -25,7 +25,8 @@ use serde::{Deserialize, Serialize};
 
 use super::ask;
 use super::reply::{self, Reply, Undecided};
-use super::{to_result, BmadServer};
+use super::result::{to_result, Readers};
+use super::BmadServer;
 use chrono::Utc;
 
 use crate::error::Error;
@@ -52,6 +53,8 @@ pub struct Gate {
     pub command: Command,
     /// Who is behind the channel that asks ([`super::origin`]), kept with the decision.
     pub provenance: Provenance,
+    /// Who reads the call's result ([`super::result`]).
+    pub readers: Readers,
 }
 
 /// What the sealed request state carries back: which session, which action, and the
@@ -135,7 +138,8 @@ impl BmadServer {
         if is_modern(ctx) {
             self.decide_by_rounds(gate, request).await
         } else {
-            to_result(self.decide_within_call(gate, ctx).await).into()
+            let readers = gate.readers.clone();
+            to_result(self.decide_within_call(gate, ctx).await, &readers).into()
         }
     }
 
@@ -197,11 +201,11 @@ impl BmadServer {
     ) -> CallToolResponse {
         let (session, mut pending, config) = match self.pending(&gate).await {
             Ok(found) => found,
-            Err(reply) => return to_result(*reply).into(),
+            Err(reply) => return to_result(*reply, &gate.readers).into(),
         };
         let action = gate.command.action();
         let Some(sealed) = request.request_state.as_deref() else {
-            return self.input_required(&pending, &gate.command, None, config.as_ref());
+            return self.input_required(&pending, &gate, None, config.as_ref());
         };
         let opened: Option<Asked> = self
             .inner
@@ -210,7 +214,7 @@ impl BmadServer {
             .ok()
             .filter(|a: &Asked| a.session_id == session.session_id && a.action == action.name());
         let Some(asked) = opened else {
-            return self.input_required(&pending, &gate.command, Some(UNMATCHED), config.as_ref());
+            return self.input_required(&pending, &gate, Some(UNMATCHED), config.as_ref());
         };
         let answer = request
             .input_responses
@@ -218,7 +222,7 @@ impl BmadServer {
             .and_then(|r| r.get(INPUT_KEY))
             .and_then(|v| serde_json::from_value::<ElicitResult>(v.clone()).ok());
         let Some(answer) = answer else {
-            return self.input_required(&pending, &gate.command, Some(UNMATCHED), config.as_ref());
+            return self.input_required(&pending, &gate, Some(UNMATCHED), config.as_ref());
         };
         // The answer is about the version the form showed, not the one on disk now.
         if let (Some(doc), Some(sha)) = (pending.document.as_mut(), asked.sha256) {
@@ -229,12 +233,12 @@ impl BmadServer {
             .apply(&gate, &session, &pending, answer, asked.config_sha256)
             .await
         {
-            Applied::Done(reply) => to_result(*reply).into(),
+            Applied::Done(reply) => to_result(*reply, &gate.readers).into(),
             Applied::Stale => match self.pending(&gate).await {
                 Ok((_, now, config)) => {
-                    self.input_required(&now, &gate.command, Some(CHANGED), config.as_ref())
+                    self.input_required(&now, &gate, Some(CHANGED), config.as_ref())
                 }
-                Err(reply) => to_result(*reply).into(),
+                Err(reply) => to_result(*reply, &gate.readers).into(),
             },
         }
     }
@@ -242,10 +246,11 @@ impl BmadServer {
     fn input_required(
         &self,
         pending: &Pending,
-        command: &Command,
+        gate: &Gate,
         note: Option<&str>,
         config: Option<&Waiting>,
     ) -> CallToolResponse {
+        let command = &gate.command;
         let asked = Asked {
             session_id: pending.session_id.clone(),
             action: command.action().name().to_string(),
@@ -259,7 +264,7 @@ impl BmadServer {
             Ok(state) => state,
             Err(e) => {
                 tracing::error!(error = %e, "could not seal a dialog's request state");
-                return to_result(reply::for_error(&Error::Internal, None)).into();
+                return to_result(reply::for_error(&Error::Internal, None), &gate.readers).into();
             }
         };
         let form: ElicitRequestParams = ask::form(pending, command, note, config);

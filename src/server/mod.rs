@@ -21,6 +21,7 @@ mod progress;
 pub mod quiet;
 pub mod reply;
 pub mod resources;
+pub mod result;
 pub mod schema;
 pub mod slash;
 mod start_args;
@@ -31,8 +32,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, GetPromptRequestParams,
-    GetPromptResponse, Implementation, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
+    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
+    Implementation, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
     ReadResourceResponse, ReadResourceResult, ServerCapabilities, ServerConfig, SubscriptionFilter,
     Tool, ToolAnnotations,
@@ -46,12 +47,13 @@ use crate::store::Store;
 use crate::workflow::DecidedBy;
 use args::{BmadTaskArgs, Call, Limits};
 use reply::Reply;
+use result::{to_result, Readers};
 
 pub const TOOL_NAME: &str = "bmad-task";
 
-const TOOL_DESCRIPTION: &str = "Runs the BMAD agile workflow (Product Owner → Architect → Scrum Master → Developer → Reviewer → QA) as an enforced state machine with durable sessions. `start` with an objective returns the Product Owner's role prompt; generate the document it asks for and `submit` it; the server scores it and may ask the human questions (`answer`), waits for the human to `confirm` a document that passed the gate (or `reject` it with feedback), and for the sprint plan to be `approve`d, then hands over the next role. Never answer, confirm, approve or reject on the human's behalf: follow `next_step` (where the client can show a dialog, the decision call opens it and the human decides there; otherwise show `user_message` and wait for their decision). `status` and `list` are read only. Documents are saved under .claude/specs/<task_name>/ and sessions under .bmad-task/.";
+const TOOL_DESCRIPTION: &str = "Runs the BMAD agile workflow (Product Owner → Architect → Scrum Master → Developer → Reviewer → QA) as a durable state machine. `start` returns the first role prompt; write the document it asks for and `submit` it. The human answers questions, confirms each document and approves the sprint plan: never decide for them; follow each reply's `next_step`.";
 
-const INSTRUCTIONS: &str = "bmad-mcp keeps the state of BMAD workflows. Call the `bmad-task` tool; when a reply has `requires_user_confirmation: true`, show its `user_message` to the user and act only on their answer. If you lost track of a task, the `resume` prompt (or `status`) tells you where it stands.";
+const INSTRUCTIONS: &str = "bmad-mcp keeps the state of BMAD workflows. Call the `bmad-task` tool and follow each reply's `next_step`: where the user decides, show them `user_message` and act only on their answer. If you lost track of a task, the `resume` prompt (or `status`) tells you where it stands.";
 
 struct Inner {
     store: Store,
@@ -84,13 +86,11 @@ fn schema_object(value: serde_json::Value) -> Arc<JsonObject> {
     }
 }
 
-/// The tool definition: input schema from [`BmadTaskArgs`], output schema from [`Reply`],
-/// both standard JSON Schema 2020-12 ([`schema`]).
+/// The tool definition: the input schema from [`BmadTaskArgs`], standard JSON Schema
+/// 2020-12 ([`schema`]). No output schema: see [`result`].
 pub fn tool() -> Tool {
     let input = schema::input::<BmadTaskArgs>();
-    let output = schema::output::<Reply>();
     Tool::new(TOOL_NAME, TOOL_DESCRIPTION, schema_object(input))
-        .with_raw_output_schema(schema_object(output))
         .with_title("BMAD workflow")
         .with_annotations(
             ToolAnnotations::new()
@@ -99,6 +99,12 @@ pub fn tool() -> Tool {
                 .idempotent(false)
                 .open_world(false),
         )
+}
+
+/// The JSON Schema (2020-12) of `structuredContent`, the [`Reply`]: not declared on the
+/// tool ([`result`] says why), published in docs/reference.md for programs.
+pub fn reply_schema() -> serde_json::Value {
+    schema::output::<Reply>()
 }
 
 impl BmadServer {
@@ -137,34 +143,6 @@ impl BmadServer {
             }),
         }
     }
-}
-
-/// What the text copy holds in place of the role prompt, which follows it as Markdown.
-pub const PROMPT_IN_NEXT_BLOCK: &str =
-    "(the role prompt follows as Markdown, in the next content block)";
-
-/// The reply as a tool result: `structuredContent`, and the same JSON as text for clients
-/// that read only text. The role prompt, when there is one, reaches those clients as
-/// readable Markdown in a block of its own rather than escaped inside the JSON string (a
-/// host that shows the model `structuredContent`, as Claude Code does, gets it there).
-fn to_result(reply: Reply) -> CallToolResult {
-    let reply = reply::bound(reply);
-    let is_error = reply.error.is_some();
-    let value = serde_json::to_value(&reply).expect("replies serialize");
-    let mut result = if is_error {
-        CallToolResult::structured_error(value.clone())
-    } else {
-        CallToolResult::structured(value.clone())
-    };
-    if let Some(prompt) = reply.role_prompt {
-        let mut text = value;
-        text["role_prompt"] = PROMPT_IN_NEXT_BLOCK.into();
-        result.content = vec![
-            rmcp::model::ContentBlock::text(text.to_string()),
-            rmcp::model::ContentBlock::text(prompt),
-        ];
-    }
-    result
 }
 
 impl ServerHandler for BmadServer {
@@ -229,9 +207,10 @@ impl ServerHandler for BmadServer {
         tracing::debug!("tool call received");
         // Taken, not copied: a submission's arguments may be megabytes. A dialog's retry
         // needs only the request's other fields.
+        let readers = Readers::of(&context, request.arguments.as_ref());
         let mut call = match args::parse(request.arguments.take(), &self.inner.limits) {
             Ok(call) => call,
-            Err(e) => return Ok(to_result(reply::for_error(&e, None)).into()),
+            Err(e) => return Ok(to_result(reply::for_error(&e, None), &readers).into()),
         };
         client_roots::fill_cwd(&mut call, &self.inner.store, &context).await;
         let mut assistants = None;
@@ -255,6 +234,7 @@ impl ServerHandler for BmadServer {
                         key: key.clone(),
                         command: command.clone(),
                         provenance: origin,
+                        readers: readers.clone(),
                     };
                     return Ok(self.decide_in_dialog(gate, &request, &context).await);
                 }
@@ -292,7 +272,7 @@ impl ServerHandler for BmadServer {
         if lists_change && reply.error.is_none() {
             self.resources_changed(&context);
         }
-        Ok(to_result(reply).into())
+        Ok(to_result(reply, &readers).into())
     }
 
     async fn list_prompts(

@@ -53,10 +53,49 @@ impl Transform for StandardFormatsOnly {
     }
 }
 
+/// Writes a `oneOf` of string constants as an `enum` of them: the same values in a third
+/// of the bytes. The constants' own descriptions go; the field's description names what
+/// each does. A `default` of null goes too. Claude Code sends the input schema with every
+/// request to the model.
+#[derive(Debug, Clone, Copy)]
+pub struct ConstantsAsEnum;
+
+impl Transform for ConstantsAsEnum {
+    fn transform(&mut self, schema: &mut Schema) {
+        let constants: Option<Vec<Value>> =
+            schema
+                .get("oneOf")
+                .and_then(Value::as_array)
+                .and_then(|items| {
+                    items
+                        .iter()
+                        .map(|i| match (i.get("const"), i.get("type")) {
+                            (Some(c @ Value::String(_)), Some(t)) if t == "string" => {
+                                Some(c.clone())
+                            }
+                            _ => None,
+                        })
+                        .collect()
+                });
+        // `#[serde(default)]` on an `Option` says nothing a schema reader needs.
+        if schema.get("default") == Some(&Value::Null) {
+            schema.remove("default");
+        }
+        if let Some(values) = constants {
+            schema.remove("oneOf");
+            schema.insert("type".into(), "string".into());
+            schema.insert("enum".into(), Value::Array(values));
+        }
+        transform_subschemas(self, schema);
+    }
+}
+
 /// The input schema of `T`: subschemas inlined, so that hosts and models see the action
-/// names without resolving `$ref`s.
+/// names without resolving `$ref`s, and constants as enums ([`ConstantsAsEnum`]).
 pub fn input<T: JsonSchema>() -> Value {
-    let mut settings = SchemaSettings::draft2020_12().with_transform(StandardFormatsOnly);
+    let mut settings = SchemaSettings::draft2020_12()
+        .with_transform(StandardFormatsOnly)
+        .with_transform(ConstantsAsEnum);
     settings.inline_subschemas = true;
     settings
         .into_generator()

@@ -118,9 +118,8 @@ async fn a_passing_check_is_run_recorded_cited_to_qa_and_run_again_before_qa_com
         // runs.txt (and .bmad-task/) are not committed.
         assert_eq!(v["checks"]["git"]["dirty"], true);
     }
-    // The reply, `checks` included, is what the tool's output schema declares.
-    let tool = bmad_mcp::server::tool();
-    let schema = Value::Object(tool.output_schema.as_deref().cloned().unwrap());
+    // The reply, `checks` included, is what the reply's schema declares.
+    let schema = bmad_mcp::server::reply_schema();
     let validator = jsonschema::options()
         .with_draft(jsonschema::Draft::Draft202012)
         .build(&schema)

@@ -101,9 +101,8 @@ async fn the_no_checks_notice_speaks_the_projects_language_once_per_session_and_
 }
 
 #[test]
-fn the_output_schema_says_who_each_field_is_for() {
-    let tool = bmad_mcp::server::tool();
-    let output = Value::Object(tool.output_schema.as_deref().cloned().unwrap());
+fn the_reply_schema_says_who_each_field_is_for() {
+    let output = bmad_mcp::server::reply_schema();
     let description = output["description"].as_str().unwrap_or_default();
     for audience in ["**the human**", "**the host's model**", "**both**"] {
         assert!(description.contains(audience), "{description}");

@@ -47,10 +47,15 @@ fn run_script(name: &str, mode: &str) -> String {
         python.display()
     );
     let script = PathBuf::from(ROOT).join("tests/python").join(name);
+    // The JSON's schema, which the tool no longer declares (docs/spec.md §10.8): every
+    // reply's structuredContent is checked against it.
+    let schema = tempfile::NamedTempFile::new().expect("a temporary file");
+    std::fs::write(schema.path(), bmad_mcp::server::reply_schema().to_string()).unwrap();
     let out = Command::new(&python)
         .arg(&script)
         .arg(BIN)
         .arg(mode)
+        .env("BMAD_REPLY_SCHEMA", schema.path())
         .env_remove("BMAD_PROJECT_ROOT")
         .env_remove("CLAUDE_PROJECT_DIR")
         .output()

@@ -10,13 +10,11 @@ use serde_json::Value;
 fn schemas() -> [(&'static str, Value); 2] {
     let tool = bmad_mcp::server::tool();
     let input = Value::Object((*tool.input_schema).clone());
-    let output = Value::Object(
-        tool.output_schema
-            .as_deref()
-            .cloned()
-            .expect("the tool declares an output schema"),
-    );
-    [("input", input), ("output", output)]
+    assert!(tool.output_schema.is_none(), "no outputSchema on the tool");
+    [
+        ("input", input),
+        ("output", bmad_mcp::server::reply_schema()),
+    ]
 }
 
 /// Every `format` in a schema, with where it is.
@@ -91,8 +89,7 @@ fn the_strict_validator_does_refuse_an_unknown_format() {
 fn the_strict_validator_accepts_replies_the_server_gives() {
     // The output schema still describes what the server sends: a reply from a real call
     // validates against it.
-    let tool = bmad_mcp::server::tool();
-    let output = Value::Object(tool.output_schema.as_deref().cloned().unwrap());
+    let output = bmad_mcp::server::reply_schema();
     let validator = jsonschema::options()
         .with_draft(Draft::Draft202012)
         .should_validate_formats(true)

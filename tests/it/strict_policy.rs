@@ -124,7 +124,7 @@ async fn under_the_strict_policy_a_client_with_a_dialog_is_told_the_human_decide
     assert_eq!(last["state"], "awaiting_confirmation", "{last:#}");
     let (step, message) = (text(&last, "next_step"), text(&last, "user_message"));
     assert!(
-        step.contains("then call `confirm`: the server asks them in a dialog"),
+        step.contains("then call `confirm`: a dialog asks them"),
         "{step}"
     );
     assert!(

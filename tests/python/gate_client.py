@@ -7,7 +7,7 @@ Item 7: a four-line PRD that claims `Quality Score: 95/100` goes back to `refini
 reply naming the missing sections. Item 8: a review that says `Review Status: Fail` stops at
 the human, who sends the work back to `dev` with the findings; a QA score below the gate
 stops at the human, who accepts the risk; the final message states the review status and the
-QA score. Every reply is checked against the tool's `outputSchema` (sdk_client.Run). Exits
+QA score. Every reply is checked against the reply's JSON Schema (sdk_client.Run). Exits
 non-zero with a message on the first failed check. tests/it/python_sdk.rs runs it.
 """
 
@@ -45,7 +45,7 @@ async def drive(binary, mode):
             negotiated = client.protocol_version
             check(negotiated == EXPECTED_VERSION[mode], f"negotiated {negotiated}, expected {EXPECTED_VERSION[mode]}")
             tool = (await client.list_tools()).tools[0]
-            run = Run(client, tool.output_schema)
+            run = Run(client)
             v = await run.ok({"action": "start", "cwd": project, "objective": "Build a team todo app"},
                              "po", "generating")
             run.session_id = v["session_id"]

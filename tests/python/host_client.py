@@ -37,7 +37,7 @@ async def drive(binary, mode):
         async with Client(params, mode=mode) as client:
             negotiated = client.protocol_version
             check(negotiated == EXPECTED_VERSION[mode], f"negotiated {negotiated}")
-            run = Run(client, (await client.list_tools()).tools[0].output_schema)
+            run = Run(client)
 
             # Prompts.
             names = [p.name for p in (await client.list_prompts()).prompts]

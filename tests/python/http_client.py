@@ -54,7 +54,7 @@ async def drive(binary, mode):
             async with Client(url, mode=mode, elicitation_callback=human) as client:
                 negotiated = client.protocol_version
                 check(negotiated == EXPECTED_VERSION[mode], f"negotiated {negotiated}")
-                run = Run(client, (await client.list_tools()).tools[0].output_schema)
+                run = Run(client)
                 v = await run.ok({"action": "start", "cwd": project, "objective": "Build a team todo app"},
                                  "po", "generating")
                 run.session_id = v["session_id"]

@@ -86,7 +86,7 @@ async def human_decides(binary, mode, project):
     async with connect(binary, project, human, mode) as client:
         check(client.protocol_version == EXPECTED_VERSION[mode], f"negotiated {client.protocol_version}")
         tool = (await client.list_tools()).tools[0]
-        run = Run(client, tool.output_schema)
+        run = Run(client)
         v = await run.ok({"action": "start", "cwd": project, "objective": "Build a weekly team changelog service"},
                          "po", "generating")
         run.session_id = v["session_id"]
@@ -105,7 +105,7 @@ async def human_decides(binary, mode, project):
               f"the answers are the human's: {entry}")
 
         v = await run.ok({"action": "submit", "claude_result": fixture("po-final.json")}, "po", "awaiting_confirmation")
-        check("then call `confirm`: the server asks them in a dialog" in v["next_step"],
+        check("then call `confirm`: a dialog asks them" in v["next_step"],
               f"a client with a dialog is told to open it: {v['next_step']}")
         prd = Path(project, v["artifact_path"])
         digest = sha256(prd)
@@ -208,7 +208,7 @@ async def host_and_strict_mode(binary, mode, project):
     # A client without a dialog: the host's word, recorded as such.
     async with connect(binary, project, None, mode) as client:
         tool = (await client.list_tools()).tools[0]
-        run = Run(client, tool.output_schema)
+        run = Run(client)
         v = await run.ok({"action": "start", "cwd": project, "objective": "Build a changelog bot"}, "po", "generating")
         run.session_id = v["session_id"]
         v = await run.ok({"action": "submit", "claude_result": fixture("po-final.json")}, "po", "awaiting_confirmation")
@@ -239,7 +239,7 @@ async def host_and_strict_mode(binary, mode, project):
     human = Human()
     async with connect(binary, project, human, mode) as client:
         tool = (await client.list_tools()).tools[0]
-        run = Run(client, tool.output_schema)
+        run = Run(client)
         run.session_id = v["session_id"]
         human.expect(accept({"decision": "confirm"}))
         await run.ok({"action": "confirm"}, "architect", "generating")

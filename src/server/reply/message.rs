@@ -1,7 +1,7 @@
 //! The user message and the state-specific fields of a reply: one function per state the
 //! session is left in. Each says what happened and what the human or the host does next.
 
-use crate::prompts::{self, Template};
+use crate::prompts::{self, Round, Template};
 use crate::store::terminal_command;
 use crate::workflow::rules::{after_reject, failed_checks, failed_verdict};
 use crate::workflow::session::StageRecord;
@@ -37,12 +37,18 @@ pub(super) fn generate(
     let stage = story::prompt_stage(s);
     let state = s.current_state;
     let rec = s.record(stage);
+    let round = Round::after(action);
     if let Some(template) = prompt.filter(|t| t.stage == stage) {
-        r.role_prompt = Some(prompts::render(s, stage, &facts.guidance, &template.text));
+        let text = prompts::render_round(s, stage, &facts.guidance, &template.text, round);
+        r.role_prompt = Some(text);
         r.role_prompt_source = Some(template.describe());
     }
     r.engines = Some(s.engines_for(stage));
-    r.context = Some(context(s, stage));
+    let mut context = context(s, stage);
+    // A later round: the earlier documents came with the stage's first prompt.
+    let later = round != Round::Full && prompts::is_revision(s, stage);
+    context.documents.retain(|_| !later);
+    r.context = Some(context);
     r.guidance = some_vec(facts.guidance.clone());
     let mut msg = String::new();
     if state == State::Refining {
@@ -91,7 +97,7 @@ pub(super) fn generate(
                 plan.scope.as_deref().unwrap_or("all")
             ));
         }
-        r.sprints = some_vec(plan.sprints.clone());
+        r.sprints = some_vec(plan.sprints.clone()).filter(|_| !later);
     }
     // For the human: who works on what. The host's instruction is `next_step`.
     let doing = if state == State::Generating {
@@ -304,7 +310,7 @@ pub(super) fn generate_step(engines: &[Engine]) -> String {
         [Engine::Codex] => format!(
             "Have {second} do this as `role_prompt` says, and `submit` its result as `codex_result`. Without a second model, do it yourself and submit it as `claude_result`; never as `codex_result`."
         ),
-        _ => "Write the document as `role_prompt` says, then `submit` it as `claude_result`.".into(),
+        _ => "Write it as `role_prompt` says, then `submit` it as `claude_result`.".into(),
     }
 }
 
@@ -313,13 +319,13 @@ pub(super) fn generate_step(engines: &[Engine]) -> String {
 pub fn dialog_next_step(state: State) -> Option<&'static str> {
     match state {
         State::Clarifying => Some(
-            "Tell the human in one line that questions await them, then call `answer` (with `answers` only if they already answered you): the server asks them each question in a dialog, and what they enter there is recorded. Never answer for them.",
+            "Tell the human in one line that questions await them, then call `answer` (with `answers` only if they already answered you): a dialog asks them each question, and what they enter counts. Never answer for them.",
         ),
         State::AwaitingConfirmation => Some(
-            "Tell the human in one line that the document in `artifact_path` is ready for review, then call `confirm`: the server asks them in a dialog to confirm it or send it back, and their choice there is what counts. If they already told you what to change, call `reject` with their words as `feedback` instead.",
+            "Tell the human in one line that `artifact_path` is ready for review, then call `confirm`: a dialog asks them to confirm it or send it back, and their choice counts. If they already said what to change, `reject` with their words as `feedback` instead.",
         ),
         State::AwaitingApproval => Some(
-            "Tell the human in one line that the sprint plan in `artifact_path` is ready, then call `approve`: the server asks them in a dialog to approve it and pick the sprints to build, or send it back; their choice there is what counts.",
+            "Tell the human in one line that the sprint plan in `artifact_path` is ready, then call `approve`: a dialog asks them to approve it and pick the sprints to build, or send it back; their choice counts.",
         ),
         _ => None,
     }

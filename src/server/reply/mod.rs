@@ -1,5 +1,6 @@
-//! The tool's output (docs/spec.md §10): one JSON object, declared as the tool's `outputSchema`
-//! and sent as `structuredContent`. Everything the model and the human need is in it;
+//! The tool's output (docs/spec.md §10): one reply, sent as text for the model
+//! ([`markdown`]) and as a JSON object in `structuredContent` for programs (see
+//! `server::result` for who gets which). Everything the model and the human need is in it;
 //! documents are referenced by path, never inlined.
 
 use std::collections::BTreeMap;
@@ -21,6 +22,7 @@ mod audience;
 mod bound;
 mod built;
 mod list;
+mod markdown;
 mod message;
 mod source;
 mod status;
@@ -31,6 +33,7 @@ mod undecided;
 pub use audience::name_notices;
 pub use bound::{bound, MAX_REPLY_BYTES};
 pub use list::for_list;
+pub use markdown::render as markdown;
 pub use message::dialog_next_step;
 pub use status::{for_status, with_drift};
 pub use strict::human_channel;

@@ -147,33 +147,28 @@ impl Client {
             .structured_content
             .clone()
             .expect("every reply carries structuredContent");
-        // The text copy is the same JSON, for clients that read only text; a role prompt
-        // follows it as Markdown in a block of its own.
+        // The text is the reply for the model (docs/spec.md §10): `key: value` lines, the
+        // role prompt last as the Markdown it is.
         let texts: Vec<String> = result
             .content
             .iter()
             .filter_map(|c| c.as_text())
             .map(|t| t.text.clone())
             .collect();
-        let mut from_text: Value = serde_json::from_str(texts.first().expect("a text copy"))
-            .expect("the text copy is JSON");
-        if structured.get("role_prompt").is_some() {
-            assert_eq!(
-                from_text["role_prompt"],
-                bmad_mcp::server::PROMPT_IN_NEXT_BLOCK,
-                "the text copy points at the Markdown block"
-            );
-            assert_eq!(texts.len(), 2, "the role prompt as a block of its own");
-            assert!(
-                texts[1].starts_with("# Role:"),
-                "Markdown, not escaped: {}",
-                texts[1]
-            );
-            from_text["role_prompt"] = Value::String(texts[1].clone());
-        } else {
-            assert_eq!(texts.len(), 1);
+        assert_eq!(texts.len(), 1, "one text block: {texts:?}");
+        let text = &texts[0];
+        assert!(
+            serde_json::from_str::<Value>(text).is_err(),
+            "the text is not JSON: {text}"
+        );
+        if let Some(message) = structured["user_message"].as_str() {
+            let first = message.lines().next().unwrap_or_default();
+            assert!(text.contains(first), "the text has user_message: {text}");
         }
-        assert_eq!(from_text, structured, "text copy equals structuredContent");
+        if let Some(prompt) = structured["role_prompt"].as_str() {
+            let tail = format!("role_prompt:\n\n{}\n", prompt.trim_end());
+            assert!(text.ends_with(&tail), "Markdown, not escaped, last: {text}");
+        }
         (result.is_error == Some(true), structured)
     }
 

@@ -1,0 +1,101 @@
+//! How much of a role prompt a reply carries (docs/spec.md §11.4, "Said once"): the server
+//! keeps no memory between calls, so this is decided from the session and the action.
+
+use crate::workflow::session::{Question, StageRecord};
+use crate::workflow::Action;
+
+use super::list_or_none;
+
+/// How much of the prompt a reply carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Round {
+    /// All of it: the role, this round, every answer and all the feedback. The first round
+    /// of a stage, `status`, and wherever the model may have lost the prompt.
+    Full,
+    /// The model has had the earlier prompts: a later round of the stage gets this round's
+    /// section only, with the answers (`new_answers`: this call brought them) and the
+    /// feedback (`new_feedback`) that are new in it, the rest named as sent before; a new
+    /// stage's first prompt names the documents earlier prompts described, but the last.
+    Delta {
+        new_answers: bool,
+        new_feedback: bool,
+    },
+}
+
+/// The line a later round's prompt starts with, in place of the role's text.
+pub const SENT_BEFORE: &str =
+    "(Role and rules: as in this stage's first `role_prompt`; `status` sends it whole again.)";
+
+impl Round {
+    /// How much the reply to `action` carries: all of it on `start` and `status` (and so
+    /// the `resume` prompt); otherwise what is new since the prompts the model had.
+    pub fn after(action: Action) -> Round {
+        match action {
+            Action::Start | Action::Status | Action::List => Round::Full,
+            _ => Round::Delta {
+                new_answers: action == Action::Answer,
+                new_feedback: matches!(
+                    action,
+                    Action::Reject | Action::Confirm | Action::ConfirmSave | Action::Approve
+                ),
+            },
+        }
+    }
+}
+
+/// The line a round starts with when the model had this stage's revise section in an
+/// earlier round.
+pub const REVISE_AGAIN: &str = "(Revise as the earlier rounds' `role_prompt` says, and reply in the same form; the role and rules still hold, and `status` sends the whole prompt again.)";
+
+/// A later revision round's prompt: what is new since the last round, no fixed text.
+pub(super) fn again(answers: &str, feedback: &str, guidance: &str) -> String {
+    let mut out = format!(
+        "{REVISE_AGAIN}\n\n## This round (submission {{{{iteration}}}})\n\nYour previous draft: {{{{previous}}}}\n"
+    );
+    for (title, value, key) in [
+        ("The user's answers", answers, "answers"),
+        ("The user's feedback", feedback, "feedback"),
+        ("What the last draft lacked", guidance, "guidance"),
+    ] {
+        if value != "(none)" {
+            out.push_str(&format!("\n{title}:\n{{{{{key}}}}}\n"));
+        }
+    }
+    out
+}
+
+pub(super) fn answer(rec: &StageRecord, q: &Question) -> String {
+    match rec.answers.get(&q.id) {
+        Some(a) => format!("- {} {}\n  Answer: {}", q.id, q.question, a),
+        None => format!(
+            "- {} {}\n  Answer: (not answered: state your assumption)",
+            q.id, q.question
+        ),
+    }
+}
+
+/// A later round's answers: those of the latest questions when this call brought them;
+/// the others by id, as sent before.
+pub(super) fn new_answers_only(rec: &StageRecord, new: bool) -> String {
+    let latest = rec.questions.iter().map(|q| q.round).max().unwrap_or(0);
+    let (fresh, before): (Vec<&Question>, Vec<&Question>) =
+        rec.questions.iter().partition(|q| new && q.round == latest);
+    let mut lines: Vec<String> = fresh.into_iter().map(|q| answer(rec, q)).collect();
+    if !before.is_empty() {
+        let ids: Vec<&str> = before.iter().map(|q| q.id.as_str()).collect();
+        lines.push(format!("- {}: as sent before", ids.join(", ")));
+    }
+    list_or_none(lines)
+}
+
+/// A later round's feedback: the latest when this call brought it; the rest as sent
+/// before.
+pub(super) fn new_feedback_only(rec: &StageRecord, new: bool) -> String {
+    let fresh = if new { rec.feedback.last() } else { None };
+    let before = rec.feedback.len() - usize::from(fresh.is_some());
+    let mut lines: Vec<String> = fresh.map(|f| format!("- {f}")).into_iter().collect();
+    if before > 0 {
+        lines.push(format!("- ({before} earlier, as sent before)"));
+    }
+    list_or_none(lines)
+}

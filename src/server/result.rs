@@ -1,0 +1,107 @@
+//! The reply as a tool result (docs/spec.md §10, "Two readers"). The model reads the
+//! `content`: one text block, the reply as [`reply::markdown`] writes it, with the role
+//! prompt as Markdown. Programs read `structuredContent`: the same reply as one JSON
+//! object. The tool declares no `outputSchema` (one would oblige every result to carry
+//! `structuredContent`), and the JSON goes to every client except a host known to show
+//! its model `structuredContent` in place of the text: Claude Code forwards a result that
+//! has `structuredContent` as that JSON, one escaped string, and drops the text (measured
+//! with `cargo bench --bench host`, BENCHMARKS.md).
+
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
+use rmcp::service::RequestContext;
+use rmcp::RoleServer;
+
+use super::reply::{self, Reply};
+
+/// The `clientInfo.name`s of hosts that show their model `structuredContent` instead of
+/// the text when a result has both.
+pub const TEXT_ONLY_CLIENTS: [&str; 1] = ["claude-code"];
+
+/// Who reads a result, and what the model has already.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Readers {
+    /// Programs read `structuredContent` beside the model's text; false for a host that
+    /// would show its model the JSON instead of the text.
+    pub structured: bool,
+    /// The session id the call named: the model has it, so the text does not repeat it.
+    pub session_id: Option<String>,
+}
+
+impl Readers {
+    /// By the name the client declared (in `initialize`, or in each request's `_meta`), and
+    /// the call's arguments.
+    pub fn of(ctx: &RequestContext<RoleServer>, args: Option<&JsonObject>) -> Readers {
+        Readers::named(ctx.client_info().map(|i| i.name).as_deref(), args)
+    }
+
+    pub fn named(client: Option<&str>, args: Option<&JsonObject>) -> Readers {
+        Readers {
+            structured: !client.is_some_and(|name| TEXT_ONLY_CLIENTS.contains(&name)),
+            session_id: args
+                .and_then(|a| a.get("session_id"))
+                .and_then(|v| v.as_str())
+                .map(String::from),
+        }
+    }
+}
+
+/// The reply as a tool result, bounded ([`reply::bound`]).
+pub fn to_result(reply: Reply, readers: &Readers) -> CallToolResult {
+    let reply = reply::bound(reply);
+    let is_error = reply.error.is_some();
+    let value = serde_json::to_value(&reply).expect("replies serialize");
+    let known: &[&str] = match (&reply.session_id, &readers.session_id) {
+        (Some(id), Some(given)) if id == given => &["session_id"],
+        _ => &[],
+    };
+    let text = vec![ContentBlock::text(reply::markdown(&value, known))];
+    let mut result = if is_error {
+        CallToolResult::error(text)
+    } else {
+        CallToolResult::success(text)
+    };
+    if readers.structured {
+        result.structured_content = Some(value);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claude_code_gets_the_text_alone_every_other_client_the_json_too() {
+        assert!(!Readers::named(Some("claude-code"), None).structured);
+        for other in [Some("bench"), Some("mcp"), Some("Claude-Code "), None] {
+            assert!(Readers::named(other, None).structured, "{other:?}");
+        }
+        let reply = Reply {
+            session_id: Some("s-1".into()),
+            user_message: "Hello.".into(),
+            role_prompt: Some("# Role: PO\n\nWrite it.\n".into()),
+            ..Reply::default()
+        };
+        let both = to_result(reply.clone(), &Readers::named(Some("bench"), None));
+        let only = to_result(reply.clone(), &Readers::named(Some("claude-code"), None));
+        assert_eq!(both.content, only.content);
+        let text = only.content[0].as_text().unwrap().text.clone();
+        assert!(text.contains("session_id: s-1\n"), "{text}");
+        assert!(
+            text.ends_with("role_prompt:\n\n# Role: PO\n\nWrite it.\n"),
+            "{text}"
+        );
+        assert_eq!(
+            both.structured_content.unwrap()["role_prompt"],
+            "# Role: PO\n\nWrite it.\n"
+        );
+        assert!(only.structured_content.is_none());
+        // The id the call named is not repeated in the text; the JSON keeps it.
+        let args = serde_json::json!({"action": "status", "session_id": "s-1"});
+        let named = Readers::named(Some("bench"), args.as_object());
+        let result = to_result(reply, &named);
+        let text = result.content[0].as_text().unwrap().text.clone();
+        assert!(!text.contains("s-1"), "{text}");
+        assert_eq!(result.structured_content.unwrap()["session_id"], "s-1");
+    }
+}
