@@ -11,16 +11,18 @@
 //! 3. [`error`]: the one error type a call reports.
 //! 4. [`files`]: the confined-file layer (the project, confined reads and atomic writes,
 //!    the lock, the HTTP server's roots).
-//! 5. [`prompts`]: the role prompts (built-in, the user's, the project's) and their
+//! 5. [`lessons`]: the team's lessons in `.bmad/lessons/` (recorded from decisions,
+//!    recalled into role prompts).
+//! 6. [`prompts`]: the role prompts (built-in, the user's, the project's) and their
 //!    rendering.
-//! 6. [`store`]: sessions on disk (finding, reading, starting, listing, changing one
+//! 7. [`store`]: sessions on disk (finding, reading, starting, listing, changing one
 //!    under the lock).
-//! 7. [`evidence`]: the evidence gate (the policy file and its approval, the checks, the
+//! 8. [`evidence`]: the evidence gate (the policy file and its approval, the checks, the
 //!    admission of a change).
-//! 8. [`server`]: the rmcp adapter (the tool, its arguments and replies, the human's
+//! 9. [`server`]: the rmcp adapter (the tool, its arguments and replies, the human's
 //!    dialog, prompts and resources).
-//! 9. [`stdio`] and [`http`]: the transports in front of the adapter.
-//! 10. [`terminal`]: everything the human types (`bmad-mcp confirm|approve|…`, `config`,
+//! 10. [`stdio`] and [`http`]: the transports in front of the adapter.
+//! 11. [`terminal`]: everything the human types (`bmad-mcp confirm|approve|…`, `config`,
 //!     `prompts`, `hook`), with one exit-code type.
 //!
 //! [`layers`] holds that order as data, with the test that keeps every `use` within it.
@@ -31,6 +33,7 @@ pub mod evidence;
 pub mod files;
 pub mod http;
 pub mod layers;
+pub mod lessons;
 pub mod prompts;
 pub mod server;
 pub mod stdio;

@@ -60,9 +60,15 @@ impl BmadServer {
                 objective,
                 engines,
             } => store.project(cwd.as_deref()).and_then(|project| {
-                let prompt = prompts::resolve(&project, user_dir().as_deref(), Stage::FIRST)?;
-                let started =
-                    store.start(cwd.as_deref(), &objective, engines.as_deref(), &Utc::now)?;
+                let mut prompt = prompts::resolve(&project, user_dir().as_deref(), Stage::FIRST)?;
+                prompt.lessons = prompts::recall(&project, &objective, None, Stage::FIRST);
+                let started = store.start_carrying(
+                    cwd.as_deref(),
+                    &objective,
+                    engines.as_deref(),
+                    &prompt.lessons.ids,
+                    &Utc::now,
+                )?;
                 Ok(reply::for_start(
                     &started.session,
                     started.notices,
@@ -75,7 +81,7 @@ impl BmadServer {
                 Ok(reply::for_list(page, &project.display()))
             }),
             Call::Status { cwd, key } => store.load(cwd.as_deref(), &key).map(|(project, s)| {
-                match prompts::needed(&project, &s) {
+                let mut r = match prompts::needed(&project, &s) {
                     Ok(prompt) => reply::for_status(&s, prompt.as_ref()),
                     // A read-only call is not refused for an optional file it merely
                     // consults: the state is answered, the override's problem named.
@@ -87,7 +93,9 @@ impl BmadServer {
                         ));
                         r
                     }
-                }
+                };
+                r.project = Some(super::project_context::summary(&project));
+                r
             }),
             Call::Act {
                 cwd,
@@ -141,8 +149,12 @@ impl BmadServer {
             ));
         }
         let mut prompt = None;
-        let mut ready = |project: &Project, s: &Session| {
+        let mut ready = |project: &Project, s: &mut Session| {
             prompt = prompts::needed(project, s)?;
+            // The human can see which lessons the prompt carried: kept in the history.
+            if let (Some(t), Some(entry)) = (&prompt, s.history.last_mut()) {
+                entry.lessons = t.lessons.ids.clone();
+            }
             Ok(())
         };
         let acted = evidence::act(

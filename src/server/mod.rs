@@ -18,11 +18,13 @@ mod dialog;
 pub mod limits;
 mod origin;
 mod progress;
+pub mod project_context;
 pub mod quiet;
 pub mod reply;
 pub mod resources;
 pub mod schema;
 pub mod slash;
+mod slash_bmad;
 mod used;
 pub mod wire;
 
@@ -299,7 +301,11 @@ impl ServerHandler for BmadServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        Ok(ListPromptsResult::with_all_items(slash::list()))
+        // The project's BMAD method files after the server's own prompts.
+        let installed = self.read(|store| Ok(slash_bmad::list(store))).await?;
+        let mut prompts = slash::list();
+        prompts.extend(installed);
+        Ok(ListPromptsResult::with_all_items(prompts))
     }
 
     async fn get_prompt(

@@ -39,6 +39,19 @@ impl Store {
         engines: Option<&[Engine]>,
         clock: &dyn Fn() -> DateTime<Utc>,
     ) -> Result<Started> {
+        self.start_carrying(cwd, objective, engines, &[], clock)
+    }
+
+    /// [`Store::start`], recording in the first history entry the lessons that the first
+    /// role prompt carries (their ids).
+    pub fn start_carrying(
+        &self,
+        cwd: Option<&str>,
+        objective: &str,
+        engines: Option<&[Engine]>,
+        lessons: &[String],
+        clock: &dyn Fn() -> DateTime<Utc>,
+    ) -> Result<Started> {
         let project = self.project(cwd)?;
         // Refuse unsafe layouts before anything is created.
         // (The mapping itself may be a link out: it is derived, and moved aside below.)
@@ -61,7 +74,7 @@ impl Store {
             }
         };
         let engines = engine::for_start(objective, engines);
-        let result = self.start_locked(&project, objective, engines, clock, &mut made);
+        let result = self.start_locked(&project, objective, engines, lessons, clock, &mut made);
         if result.is_err() {
             // Under the lock, so no other `start` is half-way in this project.
             undo(&project, &made);
@@ -75,6 +88,7 @@ impl Store {
         project: &Project,
         objective: &str,
         engines: Vec<Engine>,
+        lessons: &[String],
         clock: &dyn Fn() -> DateTime<Utc>,
         made: &mut Made,
     ) -> Result<Started> {
@@ -99,7 +113,7 @@ impl Store {
         })?;
         made.task_dir = Some(format!(".claude/specs/{task_name}"));
         let now = clock();
-        let session = Session::new(
+        let mut session = Session::new(
             uuid::Uuid::new_v4().to_string(),
             task_name,
             project.display(),
@@ -107,6 +121,7 @@ impl Store {
             engines,
             now,
         );
+        session.history[0].lessons = lessons.to_vec();
         let entry = MappingEntry {
             task_name: session.task_name.clone(),
             objective: objective.to_string(),

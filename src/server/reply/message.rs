@@ -39,8 +39,18 @@ pub(super) fn generate(
     let state = s.current_state;
     let rec = s.current();
     if let Some(template) = prompt.filter(|t| t.stage == stage) {
-        r.role_prompt = Some(prompts::render(s, stage, &facts.guidance, &template.text));
+        let mut text = prompts::render(s, stage, &facts.guidance, &template.text);
+        text.push_str(prompts::lessons_block(template));
+        r.role_prompt = Some(text);
         r.role_prompt_source = Some(template.describe());
+        if !template.lessons.ids.is_empty() {
+            r.lessons = Some(template.lessons.ids.clone());
+        }
+        for (path, why) in &template.lessons.damaged {
+            r.notices
+                .get_or_insert_with(Vec::new)
+                .push(format!("A lesson file was skipped: {path} {why}"));
+        }
     }
     r.engines = Some(s.engines_for(stage));
     r.context = Some(context(s, stage));
