@@ -227,13 +227,7 @@ mod tests {
             ["1", "3"],
             "same role first, unrelated and own task left out"
         );
-        let got = ids(rank(
-            &all,
-            "Offline recipes",
-            Stage::Architect,
-            None,
-            5,
-        ));
+        let got = ids(rank(&all, "Offline recipes", Stage::Architect, None, 5));
         assert_eq!(
             got[0], "3",
             "the architect's own lesson first for the architect"

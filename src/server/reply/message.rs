@@ -43,14 +43,7 @@ pub(super) fn generate(
         text.push_str(prompts::lessons_block(template));
         r.role_prompt = Some(text);
         r.role_prompt_source = Some(template.describe());
-        if !template.lessons.ids.is_empty() {
-            r.lessons = Some(template.lessons.ids.clone());
-        }
-        for (path, why) in &template.lessons.damaged {
-            r.notices
-                .get_or_insert_with(Vec::new)
-                .push(format!("A lesson file was skipped: {path} {why}"));
-        }
+        super::lessons::carried(template, r);
     }
     r.engines = Some(s.engines_for(stage));
     r.context = Some(context(s, stage));

@@ -18,6 +18,7 @@ use crate::workflow::{
 mod audience;
 mod bound;
 mod built;
+mod lessons;
 mod list;
 mod message;
 mod source;
