@@ -72,7 +72,14 @@ impl Project {
             Mode::empty(),
         );
         let dir = match opened {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
+                return Ok(None)
+            }
             Err(e) => return Err(self.beneath_error(rel, &abs, &e)),
             Ok(fd) => fd,
         };

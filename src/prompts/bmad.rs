@@ -61,6 +61,8 @@ pub fn persona(project: &Project, stage: Stage) -> Result<Option<Persona>> {
         for path in agent_paths(agent) {
             match project.read_at_most(&path, MAX_PROMPT_BYTES) {
                 Ok(None) => {}
+                // A folder on the way that is a file: no install there.
+                Err(ReadProblem::Io(e)) if e.kind() == std::io::ErrorKind::NotADirectory => {}
                 Ok(Some(text)) if text.trim().is_empty() => {
                     return Err(invalid(&path, "is empty".into()))
                 }

@@ -127,18 +127,18 @@ pub fn list(
     let mut out = Vec::new();
     if cursor.is_none() {
         out.push(
-            Resource::new(PROJECT_URI, "project")
-                .with_title("BMAD project context")
-                .with_description("What this project is: its stack, approved checks, open tasks and owners, recent decisions, BMAD method install, and its lessons by category (the failure museum).")
-                .with_mime_type(JSON),
-        );
-        out.push(
             Resource::new(SESSIONS_URI, "sessions")
                 .with_title("BMAD sessions")
                 .with_description(format!(
                     "The project's {} BMAD session(s), newest first: task, stage, state.",
                     page.total
                 ))
+                .with_mime_type(JSON),
+        );
+        out.push(
+            Resource::new(PROJECT_URI, "project")
+                .with_title("BMAD project context")
+                .with_description("What this project is: its stack, approved checks, open tasks and owners, recent decisions, BMAD method install, and its lessons by category (the failure museum).")
                 .with_mime_type(JSON),
         );
     }

@@ -382,7 +382,7 @@ async fn the_project_context_tells_a_new_window_what_this_project_is() {
     assert_eq!(status["project"]["resource"], "bmad://project");
 
     let listed = c.peer().list_all_resources().await.unwrap();
-    assert_eq!(listed[0].uri, "bmad://project");
+    assert_eq!(listed[1].uri, "bmad://project");
     let r = c
         .peer()
         .read_resource(ReadResourceRequestParams::new("bmad://project"))

@@ -100,7 +100,7 @@ pub struct ErrorBody {
 /// `next_cursor`, `error`;
 /// **both** (what the reply is about): `session_id`, `task_name`, `stage`, `state`,
 /// `stage_description`, `score_source`, `gate_passed`, `missing_sections`,
-/// `empty_sections`, `iteration`, `session`, `total`.
+/// `empty_sections`, `iteration`, `session`, `total`, `project`.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema, Default)]
 pub struct Reply {
     #[serde(skip_serializing_if = "Option::is_none")]
