@@ -8,7 +8,7 @@ use bmad_mcp::workflow::{Action, Command, Engine};
 use serde_json::{Map, Number, Value};
 
 /// The fields of `BmadTaskArgs`, as the input schema names them.
-pub const FIELDS: [&str; 16] = [
+pub const FIELDS: [&str; 19] = [
     "action",
     "session_id",
     "task_name",
@@ -25,9 +25,12 @@ pub const FIELDS: [&str; 16] = [
     "scope",
     "cursor",
     "digest",
+    "lesson",
+    "category",
+    "query",
 ];
 
-pub const ACTIONS: [&str; 9] = [
+pub const ACTIONS: [&str; 11] = [
     "start",
     "submit",
     "answer",
@@ -37,6 +40,8 @@ pub const ACTIONS: [&str; 9] = [
     "reject",
     "status",
     "list",
+    "remember",
+    "recall",
 ];
 
 /// Engine names as hosts may write them, and one that is none.
@@ -211,6 +216,10 @@ fn check_accepted(map: &Map<String, Value>, limits: &Limits, call: Call) {
             assert_eq!(action, "status");
             check_key(map, &key);
             cwd
+        }
+        Call::Lessons(mut call) => {
+            assert!(matches!(action, "remember" | "recall"), "{action}");
+            call.cwd_mut().take()
         }
         Call::Act {
             cwd,

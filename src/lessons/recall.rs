@@ -69,13 +69,13 @@ fn searched(l: &Lesson) -> String {
     )
 }
 
-/// The active lessons most relevant to `query` for `role`, best first (at most `limit`,
+/// The active lessons most relevant to `query` for `role` (when given), best first (at most `limit`,
 /// only those sharing a word with the query), leaving out those of `task` itself (its own
 /// feedback already reaches its prompts).
 pub fn rank<'a>(
     loaded: &'a Loaded,
     query: &str,
-    role: Stage,
+    role: Option<Stage>,
     task: Option<&str>,
     limit: usize,
 ) -> Vec<&'a Lesson> {
@@ -99,7 +99,7 @@ pub fn rank<'a>(
         .into_iter()
         .filter(|m| m.score > 0.0)
         .map(|m| {
-            let boost = if pool[m.id].role == role {
+            let boost = if Some(pool[m.id].role) == role {
                 SAME_ROLE
             } else {
                 1.0
@@ -126,7 +126,7 @@ pub fn block(loaded: &Loaded, objective: &str, task: &str, role: Stage) -> Recal
         damaged: loaded.damaged.clone(),
         ..Recalled::default()
     };
-    let ranked = rank(loaded, &query, role, Some(task), MAX_RECALLED);
+    let ranked = rank(loaded, &query, Some(role), Some(task), MAX_RECALLED);
     if ranked.is_empty() {
         return out;
     }
@@ -218,7 +218,7 @@ mod tests {
         let got = ids(rank(
             &all,
             "A recipe app that works offline",
-            Stage::Po,
+            Some(Stage::Po),
             Some("this-task"),
             5,
         ));
@@ -227,13 +227,19 @@ mod tests {
             ["1", "3"],
             "same role first, unrelated and own task left out"
         );
-        let got = ids(rank(&all, "Offline recipes", Stage::Architect, None, 5));
+        let got = ids(rank(
+            &all,
+            "Offline recipes",
+            Some(Stage::Architect),
+            None,
+            5,
+        ));
         assert_eq!(
             got[0], "3",
             "the architect's own lesson first for the architect"
         );
         all.lessons[0].retired = Some("2026-11-24".into());
-        let got = ids(rank(&all, "offline", Stage::Po, Some("this-task"), 5));
+        let got = ids(rank(&all, "offline", Some(Stage::Po), Some("this-task"), 5));
         assert_eq!(got, ["3"], "a retired lesson is never recalled");
     }
 

@@ -37,7 +37,7 @@ impl BmadServer {
     pub(super) fn run_watched(&self, call: Call, watched: &Watched) -> Reply {
         let cwd = match &call {
             Call::Act { cwd, .. } | Call::Status { cwd, .. } => Some(cwd.clone()),
-            Call::Start { .. } | Call::List { .. } => None,
+            Call::Start { .. } | Call::List { .. } | Call::Lessons(_) => None,
         };
         let mut r = self.run_call(call, watched);
         let decides = |r: &Reply| match (r.stage, r.state) {
@@ -97,6 +97,7 @@ impl BmadServer {
                 r.project = Some(super::project_context::summary(&project));
                 r
             }),
+            Call::Lessons(call) => return super::lesson_args::run(store, call),
             Call::Act {
                 cwd,
                 key,

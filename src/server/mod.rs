@@ -11,10 +11,12 @@
 //! thread. The macros would add a crate feature and do none of these.
 
 pub mod args;
+mod args_error;
 mod ask;
 mod calls;
 mod client_roots;
 mod dialog;
+mod lesson_args;
 pub mod limits;
 mod origin;
 mod progress;
@@ -267,7 +269,7 @@ impl ServerHandler for BmadServer {
         let lists_change = match &call {
             Call::Start { .. } => true,
             Call::Act { command, .. } => command.action() == crate::workflow::Action::Submit,
-            Call::List { .. } | Call::Status { .. } => false,
+            Call::List { .. } | Call::Status { .. } | Call::Lessons(_) => false,
         };
         let server = self.clone();
         let (watched, _watchers) = progress::watch(&context);

@@ -20,6 +20,14 @@ fn used(action: Action, accepting: bool) -> Vec<&'static str> {
     match action {
         Action::Start => out.extend(["objective", "engines"]),
         Action::List => out.push("cursor"),
+        Action::Remember => {
+            out.extend(session);
+            out.extend(["stage", "lesson", "category"]);
+        }
+        Action::Recall => {
+            out.extend(session);
+            out.extend(["stage", "query"]);
+        }
         Action::Status => out.extend(session),
         Action::Submit => {
             out.extend(session);

@@ -419,3 +419,65 @@ async fn the_project_context_tells_a_new_window_what_this_project_is() {
         .contains("field workers have no network"));
     c.close().await;
 }
+
+#[tokio::test]
+async fn the_host_remembers_and_recalls_through_the_tool_marked_as_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path();
+    let c = connect(Era::Legacy, project).await;
+    let v = c.ok(start_args(project, "Build a CSV importer")).await;
+    let sid = v["session_id"].clone();
+    let v = c
+        .ok(json!({"action": "remember", "session_id": sid, "category": "hallucination",
+            "lesson": "I cited a csv-stream crate that does not exist; check crate names before naming them."}))
+        .await;
+    let id = v["lessons"][0].as_str().unwrap().to_string();
+    assert!(
+        v["user_message"]
+            .as_str()
+            .unwrap()
+            .contains("marked as written by the assistant"),
+        "{v}"
+    );
+    let text = std::fs::read_to_string(project.join(format!(".bmad/lessons/{id}.md"))).unwrap();
+    assert!(
+        text.contains(
+            "role: po\ncategory: HALLUCINATION\nsource: host\ntask: build-a-csv-importer\n"
+        ),
+        "{text}"
+    );
+
+    let v = c
+        .ok(json!({"action": "recall", "cwd": project, "query": "which crate parses csv"}))
+        .await;
+    assert_eq!(v["lessons"], json!([id]));
+    assert!(
+        v["recalled"][0].as_str().unwrap().contains(
+            "[HALLUCINATION, po role, task build-a-csv-importer, written by the assistant]"
+        ),
+        "{v}"
+    );
+    let v = c
+        .ok(json!({"action": "recall", "cwd": project, "query": "kubernetes ingress"}))
+        .await;
+    assert_eq!(v["lessons"], json!([]));
+
+    c.refused(
+        json!({"action": "remember", "cwd": project, "category": "CC-FAIL", "lesson": "x"}),
+        "missing_field",
+    )
+    .await;
+    c.refused(
+        json!({"action": "remember", "session_id": sid, "category": "OOPS", "lesson": "x"}),
+        "invalid_argument",
+    )
+    .await;
+    c.refused(json!({"action": "recall", "cwd": project}), "missing_field")
+        .await;
+    c.refused(
+        json!({"action": "recall", "cwd": project, "query": "x", "lesson": "y"}),
+        "invalid_argument",
+    )
+    .await;
+    c.close().await;
+}

@@ -72,7 +72,7 @@ pub(super) fn generate(
             Action::Reject | Action::Confirm | Action::ConfirmSave | Action::Approve => {
                 msg.push_str("Sent back for revision. ")
             }
-            Action::Start | Action::Status | Action::List => {}
+            Action::Start | Action::Status | Action::List | Action::Remember | Action::Recall => {}
         }
     }
     if state == State::Generating && action == Action::Reject {

@@ -93,7 +93,7 @@ pub struct ErrorBody {
 /// One reply of the tool. Who each field is for:
 /// **the human** (show it, or what it points at, to them): `user_message`, `notices`,
 /// `artifact_path`, `questions`, `gaps`, `sprints`, `score`, `scores`, `review_status`,
-/// `checks`, `decisions`, `sessions`, `damaged`, `lessons`;
+/// `checks`, `decisions`, `sessions`, `damaged`, `lessons`, `recalled`;
 /// **the host's model** (act on it, do not show it): `next_step`, `role_prompt`,
 /// `role_prompt_source`, `engines`, `context`, `guidance`, `pending_user_actions`,
 /// `allowed_actions`, `document_digest`, `interaction_type`, `requires_user_confirmation`,
@@ -138,6 +138,10 @@ pub struct Reply {
     /// `.bmad/lessons/<id>.md` (the human retires one with `bmad-mcp lessons retire <id>`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lessons: Option<Vec<String>>,
+    /// For `recall`: the lessons found, most relevant first, one line each (id, category,
+    /// role, task, whose words, the words).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recalled: Option<Vec<String>>,
     /// In a `status` reply: what the project is (stack, approved checks, how many lesson
     /// files); the resource `bmad://project` has the whole context.
     #[serde(skip_serializing_if = "Option::is_none")]
