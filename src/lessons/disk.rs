@@ -39,22 +39,23 @@ impl Loaded {
 /// is an error; a file that cannot be used is in `damaged`.
 pub fn load(project: &Project) -> Result<Loaded> {
     let mut out = Loaded::default();
-    let Some(names) = project.folder_names(LESSONS_DIR, MAX_LESSON_FILES + 1)? else {
+    // Hidden files (temporary ones, `.gitkeep`) and other files are not lessons.
+    let keep = |name: &str| name.ends_with(".md") && !name.starts_with('.');
+    let Some(files) =
+        project.read_folder(LESSONS_DIR, keep, MAX_LESSON_FILES + 1, MAX_LESSON_BYTES)?
+    else {
         return Ok(out);
     };
-    if names.len() > MAX_LESSON_FILES {
+    if files.len() > MAX_LESSON_FILES {
         out.damaged.push((
             LESSONS_DIR.to_string(),
-            format!("holds over {MAX_LESSON_FILES} files: the rest are not read"),
+            format!("holds over {MAX_LESSON_FILES} lesson files: the rest are not read"),
         ));
     }
-    for name in names.iter().take(MAX_LESSON_FILES) {
-        // Hidden files (temporary ones, `.gitkeep`) and other files are not lessons.
-        let Some(id) = name.strip_suffix(".md").filter(|_| !name.starts_with('.')) else {
-            continue;
-        };
+    for (name, read) in files.into_iter().take(MAX_LESSON_FILES) {
         let rel = format!("{LESSONS_DIR}/{name}");
-        match project.read_at_most(&rel, MAX_LESSON_BYTES) {
+        let id = name.trim_end_matches(".md");
+        match read {
             Ok(Some(text)) => match format::parse(id, &text) {
                 Ok(lesson) => out.lessons.push(lesson),
                 Err(reason) => out.damaged.push((rel, reason)),
@@ -119,6 +120,8 @@ mod tests {
         std::fs::write(folder.join("README.txt"), "not read").unwrap();
         std::fs::write(folder.join(".gitkeep"), "").unwrap();
         std::fs::create_dir(folder.join("x.md")).unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink("/etc/hostname", folder.join("2026-11-24-eeeeeeee.md")).unwrap();
         let loaded = load(&project).unwrap();
         let words: Vec<&str> = loaded.lessons.iter().map(|l| l.words.as_str()).collect();
         assert_eq!(words, ["one", "two"]);
@@ -128,8 +131,14 @@ mod tests {
             [
                 ".bmad/lessons/2026-11-24-cccccccc.md",
                 ".bmad/lessons/2026-11-24-dddddddd.md",
+                ".bmad/lessons/2026-11-24-eeeeeeee.md",
                 ".bmad/lessons/x.md"
             ]
+        );
+        assert!(
+            loaded.damaged[2].1.contains("symbolic link"),
+            "{:?}",
+            loaded.damaged
         );
         assert!(
             loaded.damaged[1].1.contains("not UTF-8"),

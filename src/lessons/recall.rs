@@ -23,12 +23,54 @@ const SAME_ROLE: f32 = 1.5;
 const SHOWN_CHARS: usize = 320;
 
 /// Words too common to tell lessons apart.
-const STOP: &[&str] = &[
-    "a", "an", "and", "are", "as", "at", "be", "but", "by", "do", "for", "from", "has", "have",
-    "in", "is", "it", "its", "not", "of", "on", "or", "so", "that", "the", "this", "to", "was",
-    "we", "were", "will", "with", "you", "your", "our", "all", "any", "can", "should", "must",
-    "build", "make", "new", "app",
-];
+fn is_stop(w: &str) -> bool {
+    matches!(
+        w,
+        "a" | "an"
+            | "and"
+            | "are"
+            | "as"
+            | "at"
+            | "be"
+            | "but"
+            | "by"
+            | "do"
+            | "for"
+            | "from"
+            | "has"
+            | "have"
+            | "in"
+            | "is"
+            | "it"
+            | "its"
+            | "not"
+            | "of"
+            | "on"
+            | "or"
+            | "so"
+            | "that"
+            | "the"
+            | "this"
+            | "to"
+            | "was"
+            | "we"
+            | "were"
+            | "will"
+            | "with"
+            | "you"
+            | "your"
+            | "our"
+            | "all"
+            | "any"
+            | "can"
+            | "should"
+            | "must"
+            | "build"
+            | "make"
+            | "new"
+            | "app"
+    )
+}
 
 /// Lower case words of letters and digits, stop words left out, a plural `s` cut.
 #[derive(Debug, Default, Clone, Copy)]
@@ -37,12 +79,14 @@ pub struct Words;
 impl Tokenizer for Words {
     fn tokenize(&self, text: &str) -> Vec<String> {
         text.split(|c: char| !c.is_alphanumeric())
-            .filter(|w| w.chars().count() > 1)
+            .filter(|w| w.len() > 1)
             .map(str::to_lowercase)
-            .filter(|w| !STOP.contains(&w.as_str()))
-            .map(|w| match w.strip_suffix('s') {
-                Some(stem) if stem.len() > 3 && !stem.ends_with('s') => stem.to_string(),
-                _ => w,
+            .filter(|w| !is_stop(w))
+            .map(|mut w| {
+                if w.len() > 4 && w.ends_with('s') && !w.ends_with("ss") {
+                    w.pop();
+                }
+                w
             })
             .collect()
     }
@@ -79,19 +123,35 @@ pub fn rank<'a>(
     task: Option<&str>,
     limit: usize,
 ) -> Vec<&'a Lesson> {
-    let pool: Vec<&Lesson> = loaded
-        .active()
-        .filter(|l| task.is_none_or(|t| l.task != t))
-        .collect();
-    if pool.is_empty() || limit == 0 {
+    // Only the lessons that share a word with the query can score: the others are not
+    // embedded (the average length is still the whole pool's, so scores stay BM25's).
+    let wanted: std::collections::HashSet<String> = Words.tokenize(query).into_iter().collect();
+    if wanted.is_empty() || limit == 0 {
         return Vec::new();
     }
-    let texts: Vec<String> = pool.iter().map(|l| searched(l)).collect();
-    let corpus: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let embedder =
-        EmbedderBuilder::<u32, Words>::with_tokenizer_and_fit_to_corpus(Words, &corpus).build();
+    let mut total_len = 0usize;
+    let mut pool_len = 0usize;
+    let mut pool: Vec<&Lesson> = Vec::new();
+    let mut texts: Vec<String> = Vec::new();
+    for l in loaded.active().filter(|l| task.is_none_or(|t| l.task != t)) {
+        let text = searched(l);
+        let tokens = Words.tokenize(&text);
+        total_len += tokens.len();
+        pool_len += 1;
+        if tokens.iter().any(|t| wanted.contains(t)) {
+            pool.push(l);
+            texts.push(text);
+        }
+    }
+    if pool.is_empty() {
+        return Vec::new();
+    }
+    let avgdl = total_len as f32 / pool_len as f32;
+    let embedder = EmbedderBuilder::<u32, Words>::with_avgdl(avgdl)
+        .tokenizer(Words)
+        .build();
     let mut scorer = Scorer::<usize, u32>::new();
-    for (i, text) in corpus.iter().enumerate() {
+    for (i, text) in texts.iter().enumerate() {
         scorer.upsert(&i, embedder.embed(text));
     }
     let mut scored: Vec<(usize, f32)> = scorer
