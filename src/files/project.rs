@@ -1,5 +1,6 @@
-//! A project directory: finding it, keeping every write inside `.bmad-task/` and
-//! `.claude/specs/`, atomic writes, and the cross-process lock.
+//! A project directory: finding it, keeping every write inside `.bmad-task/`,
+//! `.claude/specs/` and the team's `.bmad/lessons/`, atomic writes, and the cross-process
+//! lock.
 
 use std::path::{Component, Path, PathBuf};
 
