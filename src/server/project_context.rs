@@ -164,11 +164,23 @@ pub fn build(store: &Store) -> crate::error::Result<ProjectContext> {
                 .ok()
                 .flatten()
                 .and_then(|t| serde_json::from_str(&t).ok());
+            // A string, or a person as `{name, email}` (issue 27's sessions).
             let field = |k: &str| {
-                raw.as_ref()
-                    .and_then(|v| v.get(k))
-                    .and_then(|v| v.as_str())
-                    .map(|s| clip(s, 120))
+                let v = raw.as_ref()?.get(k)?;
+                let text = match v {
+                    serde_json::Value::String(s) => s.clone(),
+                    serde_json::Value::Object(o) => {
+                        let part = |p: &str| o.get(p).and_then(|x| x.as_str()).unwrap_or("");
+                        match (part("name"), part("email")) {
+                            ("", "") => return None,
+                            (n, "") => n.to_string(),
+                            ("", e) => e.to_string(),
+                            (n, e) => format!("{n} <{e}>"),
+                        }
+                    }
+                    _ => return None,
+                };
+                Some(clip(&text, 120))
             };
             open_tasks.push(OpenTask {
                 task_name: entry.task_name.clone(),

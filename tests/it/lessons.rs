@@ -374,6 +374,15 @@ async fn the_project_context_tells_a_new_window_what_this_project_is() {
     let c = connect(Era::Modern, project).await;
     rejected(&c, project, "Build a notes app for field workers", OFFLINE).await;
     let v = c.ok(start_args(project, "Build a chess clock")).await;
+    // Who owns a task, as a session records it (issue 27): read where it is there.
+    let file = project.join(format!(
+        ".bmad-task/session-{}.json",
+        v["session_id"].as_str().unwrap()
+    ));
+    let mut stored = read_json(&file);
+    stored["owner"] = json!({"name": "Ada", "email": "ada@example.org"});
+    stored["branch"] = json!("feature/clock");
+    std::fs::write(&file, serde_json::to_string_pretty(&stored).unwrap()).unwrap();
     let status = c
         .ok(json!({"action": "status", "session_id": v["session_id"]}))
         .await;
@@ -404,6 +413,9 @@ async fn the_project_context_tells_a_new_window_what_this_project_is() {
         open,
         ["build-a-chess-clock", "build-a-notes-app-for-field-workers"]
     );
+    assert_eq!(context["open_tasks"][0]["owner"], "Ada <ada@example.org>");
+    assert_eq!(context["open_tasks"][0]["branch"], "feature/clock");
+    assert!(context["open_tasks"][1].get("owner").is_none());
     let decisions = context["recent_decisions"].to_string();
     assert!(
         decisions.contains("build-a-notes-app-for-field-workers po reject by the host"),
