@@ -193,3 +193,124 @@ pub fn remembered(
         words: crate::code::clip(words.trim(), MAX_WORDS_CHARS),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workflow::session::{ContentRef, HistoryEntry, Question, State};
+    use crate::workflow::{DecidedBy, Engine, Via};
+    use chrono::Utc;
+
+    fn session() -> Session {
+        Session::new(
+            "00000000-0000-4000-8000-000000000000".into(),
+            "notes".into(),
+            "/p".into(),
+            "Notes".into(),
+            vec![Engine::Claude],
+            Utc::now(),
+        )
+    }
+
+    fn entry(action: Action, stage: Stage, by: DecidedBy, feedback: Option<&str>) -> HistoryEntry {
+        HistoryEntry {
+            at: "2026-11-24T21:00:00.000Z".into(),
+            action,
+            stage,
+            from: Some(State::AwaitingConfirmation),
+            to: State::Generating,
+            decided_by: Some(by),
+            via: Some(Via::Tool),
+            digest: Some("ab".repeat(32)),
+            provenance: None,
+            note: None,
+            feedback: feedback.map(String::from),
+            lessons: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_failed_review_sent_back_teaches_the_developer_and_an_answer_corrects_an_assumption() {
+        let mut before = session();
+        let review = before.record_mut(Stage::Review);
+        review.review_status = Some("Fail".into());
+        review.draft_ref = Some(ContentRef::new(
+            ".claude/specs/notes/04-dev-reviewed.md".into(),
+            "Review Status: Fail\nNo input validation on the import form.",
+            Utc::now(),
+        ));
+        let mut after = before.clone();
+        after
+            .history
+            .push(entry(Action::Reject, Stage::Review, DecidedBy::Host, None));
+        let got = learned(&before, &after);
+        assert_eq!(got.len(), 1);
+        let l = &got[0];
+        assert_eq!(
+            (l.role, l.stage, l.category, l.source),
+            (
+                Stage::Dev,
+                Stage::Review,
+                Category::ProcessSkip,
+                Source::Report
+            )
+        );
+        assert!(l.words.starts_with("Review Status: Fail. Findings in .claude/specs/notes/04-dev-reviewed.md: Review Status: Fail No input validation"), "{}", l.words);
+        assert_eq!(l.digest.as_deref(), Some("ab".repeat(32).as_str()));
+
+        let mut before = session();
+        before.record_mut(Stage::Po).questions = vec![
+            Question {
+                id: "q1".into(),
+                question: "I assumed web only: right?".into(),
+                context: None,
+                round: 1,
+            },
+            Question {
+                id: "q2".into(),
+                question: "Which colour?".into(),
+                context: None,
+                round: 1,
+            },
+        ];
+        let mut after = before.clone();
+        for (id, a) in [("q1", "No: Android first"), ("q2", "Blue")] {
+            after
+                .record_mut(Stage::Po)
+                .answers
+                .insert(id.into(), a.into());
+        }
+        after
+            .history
+            .push(entry(Action::Answer, Stage::Po, DecidedBy::Human, None));
+        let got = learned(&before, &after);
+        assert_eq!(got.len(), 1, "only the answer that corrected an assumption");
+        assert_eq!(
+            (got[0].category, got[0].source),
+            (Category::WrongAssumption, Source::Human)
+        );
+        assert_eq!(
+            got[0].words,
+            "Asked: I assumed web only: right?\nAnswer: No: Android first"
+        );
+
+        // A human's rejection of the architecture, and no lesson without words.
+        let before = session();
+        let mut after = before.clone();
+        after.history.push(entry(
+            Action::Reject,
+            Stage::Architect,
+            DecidedBy::Human,
+            Some("No Kafka"),
+        ));
+        after
+            .history
+            .push(entry(Action::Reject, Stage::Po, DecidedBy::Human, None));
+        let got = learned(&before, &after);
+        assert_eq!(got.len(), 1);
+        assert_eq!(
+            (got[0].category, got[0].source, got[0].words.as_str()),
+            (Category::ArchMistake, Source::Human, "No Kafka")
+        );
+    }
+}
