@@ -76,20 +76,41 @@ fn is_stop(w: &str) -> bool {
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Words;
 
+impl Words {
+    /// The tokens of `lower` (text already in lower case), borrowed from it.
+    fn tokens(lower: &str) -> impl Iterator<Item = &str> {
+        lower
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.len() > 1 && !is_stop(w))
+            .map(|w| {
+                if w.len() > 4 && w.ends_with('s') && !w.ends_with("ss") {
+                    &w[..w.len() - 1]
+                } else {
+                    w
+                }
+            })
+    }
+}
+
 impl Tokenizer for Words {
     fn tokenize(&self, text: &str) -> Vec<String> {
-        text.split(|c: char| !c.is_alphanumeric())
-            .filter(|w| w.len() > 1)
-            .map(str::to_lowercase)
-            .filter(|w| !is_stop(w))
-            .map(|mut w| {
-                if w.len() > 4 && w.ends_with('s') && !w.ends_with("ss") {
-                    w.pop();
-                }
-                w
-            })
+        Words::tokens(&text.to_lowercase())
+            .map(String::from)
             .collect()
     }
+}
+
+/// How many tokens `text` has, and whether one of them is `wanted`: one allocation, not
+/// one per token (every lesson is scanned; only those that match are embedded).
+fn scan(text: &str, wanted: &std::collections::HashSet<String>) -> (usize, bool) {
+    let lower = text.to_lowercase();
+    let mut len = 0;
+    let mut hit = false;
+    for t in Words::tokens(&lower) {
+        len += 1;
+        hit = hit || wanted.contains(t);
+    }
+    (len, hit)
 }
 
 /// What a prompt recalled.
@@ -135,10 +156,10 @@ pub fn rank<'a>(
     let mut texts: Vec<String> = Vec::new();
     for l in loaded.active().filter(|l| task.is_none_or(|t| l.task != t)) {
         let text = searched(l);
-        let tokens = Words.tokenize(&text);
-        total_len += tokens.len();
+        let (len, hit) = scan(&text, &wanted);
+        total_len += len;
         pool_len += 1;
-        if tokens.iter().any(|t| wanted.contains(t)) {
+        if hit {
             pool.push(l);
             texts.push(text);
         }
