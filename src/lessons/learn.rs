@@ -212,21 +212,19 @@ mod tests {
         )
     }
 
+    /// A decision's history entry (the start entry changed: new fields keep their defaults).
     fn entry(action: Action, stage: Stage, by: DecidedBy, feedback: Option<&str>) -> HistoryEntry {
-        HistoryEntry {
-            at: "2026-11-24T21:00:00.000Z".into(),
-            action,
-            stage,
-            from: Some(State::AwaitingConfirmation),
-            to: State::Generating,
-            decided_by: Some(by),
-            via: Some(Via::Tool),
-            digest: Some("ab".repeat(32)),
-            provenance: None,
-            note: None,
-            feedback: feedback.map(String::from),
-            lessons: Vec::new(),
-        }
+        let mut e = session().history[0].clone();
+        e.at = "2026-11-24T21:00:00.000Z".into();
+        e.action = action;
+        e.stage = stage;
+        e.from = Some(State::AwaitingConfirmation);
+        e.to = State::Generating;
+        e.decided_by = Some(by);
+        e.via = Some(Via::Tool);
+        e.digest = Some("ab".repeat(32));
+        e.feedback = feedback.map(String::from);
+        e
     }
 
     #[test]
