@@ -3,9 +3,9 @@
 //! ARCHITECTURE.md explains each layer.
 
 /// Lowest first.
-pub const LAYERS: [&str; 12] = [
-    "code", "workflow", "error", "files", "git", "prompts", "store", "evidence", "server", "stdio",
-    "http", "terminal",
+pub const LAYERS: [&str; 13] = [
+    "code", "workflow", "error", "files", "git", "lessons", "prompts", "store", "evidence",
+    "server", "stdio", "http", "terminal",
 ];
 
 #[cfg(test)]

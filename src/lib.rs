@@ -13,6 +13,8 @@
 //!    the lock, the HTTP server's roots).
 //! 5. [`git`]: the project's git repository, read through the `git` binary (who the
 //!    human is, the branch, the commit, what changed since one); `None` without it.
+//! 6. [`lessons`]: the team's lessons in `.bmad/lessons/` (recorded from decisions,
+//!    recalled into role prompts).
 //! 6. [`prompts`]: the role prompts (built-in, the user's, the project's) and their
 //!    rendering.
 //! 7. [`store`]: sessions on disk (finding, reading, starting, listing, changing one
@@ -34,6 +36,7 @@ pub mod files;
 pub mod git;
 pub mod http;
 pub mod layers;
+pub mod lessons;
 pub mod prompts;
 pub mod server;
 pub mod stdio;

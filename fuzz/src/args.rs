@@ -28,9 +28,12 @@ pub const FIELDS: [&str; 19] = [
     "scope",
     "cursor",
     "digest",
+    "lesson",
+    "category",
+    "query",
 ];
 
-pub const ACTIONS: [&str; 10] = [
+pub const ACTIONS: [&str; 12] = [
     "start",
     "submit",
     "answer",
@@ -41,6 +44,8 @@ pub const ACTIONS: [&str; 10] = [
     "promote",
     "status",
     "list",
+    "remember",
+    "recall",
 ];
 
 /// Engine names as hosts may write them, and one that is none.
@@ -220,6 +225,10 @@ fn check_accepted(map: &Map<String, Value>, limits: &Limits, call: Call) {
             assert_eq!(action, "status");
             check_key(map, &key);
             cwd
+        }
+        Call::Lessons(mut call) => {
+            assert!(matches!(action, "remember" | "recall"), "{action}");
+            call.cwd_mut().take()
         }
         Call::Act {
             cwd,

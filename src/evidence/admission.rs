@@ -163,7 +163,7 @@ pub fn act(
     command: Command,
     decision: &Decision,
     watched: &Watched,
-    ready: &mut dyn FnMut(&Project, &Session) -> Result<()>,
+    ready: &mut dyn FnMut(&Project, &mut Session) -> Result<()>,
     clock: &dyn Fn() -> DateTime<Utc>,
 ) -> std::result::Result<(Session, Facts), RefusedWith> {
     let first = PolicyGate::new(false);

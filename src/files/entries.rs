@@ -59,6 +59,46 @@ impl Project {
         rustix::fs::unlinkat(fd, &name, flags)
             .map_err(|e| self.storage_error("remove", &self.path(rel), &e.into()))
     }
+
+    /// The names of the entries of the folder `rel` (not `.`, `..`, nor names that are not
+    /// UTF-8), the folder opened beneath the project without following a link; `None` when
+    /// it does not exist. At most `limit` names are read.
+    pub fn folder_names(&self, rel: &str, limit: usize) -> Result<Option<Vec<String>>> {
+        let abs = self.check(rel)?;
+        let opened = beneath::open(
+            self.dir(),
+            Path::new(rel),
+            OFlags::DIRECTORY | OFlags::RDONLY,
+            Mode::empty(),
+        );
+        let dir = match opened {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
+                return Ok(None)
+            }
+            Err(e) => return Err(self.beneath_error(rel, &abs, &e)),
+            Ok(fd) => fd,
+        };
+        let entries = rustix::fs::Dir::read_from(&dir)
+            .map_err(|e| self.storage_error("read", &abs, &e.into()))?;
+        let mut names = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| self.storage_error("read", &abs, &e.into()))?;
+            match entry.file_name().to_str() {
+                Ok("." | "..") | Err(_) => {}
+                Ok(name) => names.push(name.to_string()),
+            }
+            if names.len() >= limit {
+                break;
+            }
+        }
+        names.sort();
+        Ok(Some(names))
+    }
 }
 
 #[cfg(test)]

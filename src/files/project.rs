@@ -1,5 +1,6 @@
-//! A project directory: finding it, keeping every write inside `.bmad-task/` and
-//! `.claude/specs/`, atomic writes, and the cross-process lock.
+//! A project directory: finding it, keeping every write inside `.bmad-task/`,
+//! `.claude/specs/` and the team's `.bmad/lessons/`, atomic writes, and the cross-process
+//! lock.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -7,11 +8,17 @@ use crate::error::{Error, Result};
 
 pub const STATE_DIR: &str = ".bmad-task";
 pub const SPECS_DIR: &str = ".claude/specs";
-/// The human's folder (committed): the project policy and prompt overrides; read only.
+/// The human's folder (committed): the project policy and prompt overrides, read only;
+/// and the team's lessons (`.bmad/lessons/`), which the server writes.
 pub const HUMAN_DIR: &str = ".bmad";
 /// The files at the top of the project that a human's command may write
 /// ([`Project::write_top_file`]): never the tool.
 pub const TOP_FILES: [&str; 1] = [".gitignore"];
+
+/// The folders an installed BMAD method keeps its agents in (v4 `.bmad-core/`, v6
+/// `_bmad/`, and the skills its installer writes for Claude Code): read only, for the
+/// personas that feed role prompts.
+pub const BMAD_INSTALL_DIRS: [&str; 3] = [".bmad-core", "_bmad", ".claude/skills"];
 /// The name prefix of the temporary file behind every atomic write. Writes happen only
 /// under the project lock, so whoever holds the lock knows that such files are leftovers
 /// of a writer that died mid-write.
@@ -186,11 +193,18 @@ impl Project {
         } else if rel.starts_with(".claude/specs/") {
             SPECS_DIR
         } else if rel.starts_with(".bmad/") {
-            // The human's folder: read (the policy, prompt overrides), never written.
+            // The human's folder: read (the policy, prompt overrides); of it only the
+            // lessons are written.
             HUMAN_DIR
         } else if TOP_FILES.contains(&rel) {
             // Written only by the human's own command (`bmad-mcp init`).
             ""
+        } else if let Some(dir) = BMAD_INSTALL_DIRS.iter().find(|d| {
+            rel.strip_prefix(**d)
+                .is_some_and(|r| r.is_empty() || r.starts_with('/'))
+        }) {
+            // An installed BMAD method: read, never written (see `prepare`).
+            dir
         } else {
             return Err(unsafe_path(
                 "only .bmad-task/ and .claude/specs/ are written",

@@ -14,15 +14,37 @@ use super::beneath::{self, Temp};
 use super::project::{Project, TEMP_PREFIX, TOP_FILES};
 use crate::error::{Error, Result};
 
+/// The one folder of the human's `.bmad/` that the server writes: the team's lessons.
+pub const LESSONS_PREFIX: &str = ".bmad/lessons/";
+
 impl Project {
     /// Checks `rel`, makes its folders beneath the project and opens the last one:
     /// the absolute path (for messages), the folder's handle and the file's name.
     pub(super) fn prepare(&self, rel: &str) -> Result<(PathBuf, Arc<OwnedFd>, OsString)> {
-        if rel.starts_with(".bmad/") || TOP_FILES.contains(&rel) {
+        // The project's top files (`.gitignore`) are written by the human's command only.
+        if TOP_FILES.contains(&rel) {
             return Err(Error::UnsafePath {
                 path: rel.to_string(),
-                reason: "the server never writes the human's .bmad/ folder, nor the project's top"
-                    .into(),
+                reason:
+                    "the server never writes the project's top files (only `bmad-mcp init` does)"
+                        .into(),
+            });
+        }
+        // The human's folder is theirs; the one exception is the team's lessons, which
+        // the server records there for the team to commit (src/lessons/).
+        if rel.starts_with(".bmad/") && !rel.starts_with(LESSONS_PREFIX) {
+            return Err(Error::UnsafePath {
+                path: rel.to_string(),
+                reason: "the server writes nothing in the human's .bmad/ folder but lessons (.bmad/lessons/)".into(),
+            });
+        }
+        if super::project::BMAD_INSTALL_DIRS
+            .iter()
+            .any(|d| rel.strip_prefix(d).is_some_and(|r| r.starts_with('/')))
+        {
+            return Err(Error::UnsafePath {
+                path: rel.to_string(),
+                reason: "the server never writes an installed BMAD method's files".into(),
             });
         }
         let abs = self.check(rel)?;

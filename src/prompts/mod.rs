@@ -8,12 +8,21 @@
 use crate::workflow::session::{ContentRef, Session};
 use crate::workflow::stage::{Engine, Stage};
 
+pub mod bmad;
 mod round;
 mod source;
 
 use round::{again, answer, new_answers_only, new_feedback_only};
 pub use round::{Round, REVISE_AGAIN, SENT_BEFORE};
-pub use source::{needed, resolve, user_dir, Origin, Template, MAX_PROMPT_BYTES, PROJECT_PROMPTS};
+pub use source::{
+    needed, recall, resolve, user_dir, Origin, Template, MAX_PROMPT_BYTES, PROJECT_PROMPTS,
+};
+
+/// The lessons block of a prompt rendered from `template`: a piece of its own, added after
+/// the rendered text (empty when no lesson was recalled).
+pub fn lessons_block(template: &Template) -> &str {
+    &template.lessons.text
+}
 
 /// A section of a prompt file. A file without section markers is one `role` section,
 /// used for every round.

@@ -2,10 +2,12 @@
 //! the user's over the built-in one.
 //!
 //! 1. `.bmad/prompts/<role>.md` in the project (committed, shared by the team);
-//! 2. `<config>/bmad-mcp/prompts/<role>.md`, where `<config>` is `$XDG_CONFIG_HOME` when it
+//! 2. the project's installed BMAD method: its persona for the role, added to the
+//!    built-in prompt (`bmad.rs`);
+//! 3. `<config>/bmad-mcp/prompts/<role>.md`, where `<config>` is `$XDG_CONFIG_HOME` when it
 //!    is set, else the platform's configuration directory (`~/.config` on Linux,
 //!    `~/Library/Application Support` on macOS, `%APPDATA%` on Windows);
-//! 3. the prompt built into the binary (`prompts/<role>.md` of this repository).
+//! 4. the prompt built into the binary (`prompts/<role>.md` of this repository).
 //!
 //! `<role>` is the stage id: `po`, `architect`, `sm`, `dev`, `review`, `qa`. A file that is
 //! there but cannot be used (not a regular file, not UTF-8, empty, too large) is an error
@@ -19,6 +21,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::files::{read_text, Project, ReadProblem};
+use crate::lessons::{self, Recalled};
 use crate::workflow::{Session, Stage, State};
 
 /// The largest prompt file read, in bytes.
@@ -31,6 +34,8 @@ pub const PROJECT_PROMPTS: &str = ".bmad/prompts";
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Origin {
     Project,
+    /// The built-in prompt with the persona of the project's installed BMAD method.
+    Bmad,
     User,
     BuiltIn,
 }
@@ -39,6 +44,7 @@ impl Origin {
     pub fn name(self) -> &'static str {
         match self {
             Origin::Project => "project",
+            Origin::Bmad => "bmad-method",
             Origin::User => "user",
             Origin::BuiltIn => "built-in",
         }
@@ -54,6 +60,9 @@ pub struct Template {
     /// The file it was read from (relative to the project for the project's own); `None`
     /// for the built-in prompt.
     pub path: Option<String>,
+    /// The lessons from earlier tasks recalled for this prompt ([`recall`]); none until
+    /// recalled.
+    pub lessons: Recalled,
 }
 
 impl Template {
@@ -63,10 +72,12 @@ impl Template {
             text: Cow::Borrowed(stage.prompt_source()),
             origin: Origin::BuiltIn,
             path: None,
+            lessons: Recalled::default(),
         }
     }
 
-    /// "project file .bmad/prompts/po.md", "user file /home/…/po.md", "built-in".
+    /// "project file .bmad/prompts/po.md", "bmad-method file .bmad-core/agents/po.md",
+    /// "user file /home/…/po.md", "built-in".
     pub fn describe(&self) -> String {
         match &self.path {
             Some(p) => format!("{} file {p}", self.origin.name()),
@@ -132,6 +143,16 @@ pub fn resolve(project: &Project, user: Option<&Path>, stage: Stage) -> Result<T
             text: Cow::Owned(text),
             origin: Origin::Project,
             path: Some(rel),
+            lessons: Recalled::default(),
+        });
+    }
+    if let Some(p) = super::bmad::persona(project, stage)? {
+        return Ok(Template {
+            stage,
+            text: Cow::Owned(super::bmad::with_persona(stage.prompt_source(), &p)),
+            origin: Origin::Bmad,
+            path: Some(p.path),
+            lessons: Recalled::default(),
         });
     }
     if let Some(dir) = user {
@@ -143,6 +164,7 @@ pub fn resolve(project: &Project, user: Option<&Path>, stage: Stage) -> Result<T
                 text: Cow::Owned(text),
                 origin: Origin::User,
                 path: Some(shown),
+                lessons: Recalled::default(),
             });
         }
     }
@@ -157,7 +179,22 @@ pub fn needed(project: &Project, s: &Session) -> Result<Option<Template>> {
         return Ok(None);
     }
     let stage = crate::workflow::story::prompt_stage(s);
-    resolve(project, user_dir().as_deref(), stage).map(Some)
+    let mut template = resolve(project, user_dir().as_deref(), stage)?;
+    template.lessons = recall(project, &s.objective, Some(&s.task_name), stage);
+    Ok(Some(template))
+}
+
+/// The lessons from earlier tasks for `stage`'s prompt in a task about `objective`
+/// (`task`, whose own lessons are left out, once it exists): read from `.bmad/lessons/`
+/// now, never kept. A folder that cannot be read is reported, not fatal.
+pub fn recall(project: &Project, objective: &str, task: Option<&str>, stage: Stage) -> Recalled {
+    match lessons::load(project) {
+        Ok(loaded) => lessons::block(&loaded, objective, task.unwrap_or(""), stage),
+        Err(e) => Recalled {
+            damaged: vec![(lessons::LESSONS_DIR.to_string(), e.to_string())],
+            ..Recalled::default()
+        },
+    }
 }
 
 #[cfg(test)]

@@ -86,6 +86,17 @@ pub struct BmadTaskArgs {
     /// For a decision: the `document_digest` the human saw (a later version is refused).
     #[serde(default)]
     pub digest: Option<String>,
+    /// For `remember`: the lesson in a few sentences (what went wrong, what to do
+    /// instead); kept in `.bmad/lessons/` marked as written by you, the host.
+    #[serde(default)]
+    pub lesson: Option<String>,
+    /// For `remember`: CC-FAIL, WRONG-ASSUMPTION, CONTEXT-LOSS, HALLUCINATION,
+    /// ARCH-MISTAKE or PROCESS-SKIP.
+    #[serde(default)]
+    pub category: Option<String>,
+    /// For `recall`: what to look for (default: the session's objective).
+    #[serde(default)]
+    pub query: Option<String>,
 }
 
 /// A validated call.
@@ -116,6 +127,8 @@ pub enum Call {
         command: Command,
         decision: Decision,
     },
+    /// `remember` and `recall` (`lesson_args.rs`).
+    Lessons(super::lesson_args::LessonCall),
 }
 
 /// Parses the raw tool arguments into a [`Call`], or an error that names the field.
@@ -127,7 +140,7 @@ pub fn parse(arguments: Option<Map<String, Value>>, limits: &Limits) -> Result<C
     let args: BmadTaskArgs = serde_path_to_error::deserialize(Value::Object(map)).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
-        describe_serde_error(&path, &inner)
+        super::args_error::describe_serde_error(&path, &inner)
     })?;
     used?;
     validate(args, limits)
@@ -161,42 +174,7 @@ fn check_shape(map: &Map<String, Value>) -> Result<()> {
     Ok(())
 }
 
-fn describe_serde_error(path: &str, inner: &str) -> Error {
-    // serde quotes the offending value whole (`invalid type: string "…"`), and the path
-    // holds caller keys (`answers.<id>`).
-    let inner = &crate::error::clip(inner, crate::error::QUOTE_CHARS);
-    let path = clip(path);
-    let path = path.as_str();
-    let at_root = path == "." || path.is_empty();
-    if at_root {
-        if let Some(field) = between(inner, "missing field `", "`") {
-            return Error::argument(
-                ErrorCode::MissingField,
-                format!(
-                    "field `{field}` is required (one of: {})",
-                    crate::workflow::action::names()
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            );
-        }
-        return Error::argument(ErrorCode::InvalidArgument, inner.to_string());
-    }
-    let code = match path {
-        "action" if inner.contains("unknown variant") => ErrorCode::UnknownAction,
-        "stage" if inner.contains("unknown variant") => ErrorCode::InvalidStage,
-        _ => ErrorCode::InvalidArgument,
-    };
-    Error::argument(code, format!("field `{path}`: {inner}"))
-}
-
-fn between<'a>(s: &'a str, start: &str, end: &str) -> Option<&'a str> {
-    let i = s.find(start)? + start.len();
-    let j = s[i..].find(end)? + i;
-    Some(&s[i..j])
-}
-
-fn session_key(args: &BmadTaskArgs) -> Result<SessionKey> {
+pub(super) fn session_key(args: &BmadTaskArgs) -> Result<SessionKey> {
     let id = match &args.session_id {
         Some(id) => Some(
             uuid::Uuid::parse_str(id.trim())
@@ -294,6 +272,7 @@ fn validate(args: BmadTaskArgs, limits: &Limits) -> Result<Call> {
             let key = session_key(&args)?;
             return Ok(Call::Status { cwd, key });
         }
+        Action::Remember | Action::Recall => return super::lesson_args::validate(args, limits),
         Action::Submit => {
             let key = session_key(&args)?;
             for (field, value) in [

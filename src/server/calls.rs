@@ -37,7 +37,7 @@ impl BmadServer {
     pub(super) fn run_watched(&self, call: Call, watched: &Watched) -> Reply {
         let cwd = match &call {
             Call::Act { cwd, .. } | Call::Status { cwd, .. } => Some(cwd.clone()),
-            Call::Start { .. } | Call::List { .. } => None,
+            Call::Start { .. } | Call::List { .. } | Call::Lessons(_) => None,
         };
         let mut r = self.run_call(call, watched);
         let decides = |r: &Reply| match (r.stage, r.state) {
@@ -62,7 +62,7 @@ impl BmadServer {
                 track,
                 story,
             } => store.project(cwd.as_deref()).and_then(|project| {
-                let prompt = prompts::resolve(&project, user_dir().as_deref(), track.first())?;
+                let mut prompt = prompts::resolve(&project, user_dir().as_deref(), track.first())?;
                 let started = match &story {
                     Some((parent, sprint)) => store.start_story(
                         cwd.as_deref(),
@@ -72,13 +72,18 @@ impl BmadServer {
                         engines.as_deref(),
                         &Utc::now,
                     )?,
-                    None => store.start(
-                        cwd.as_deref(),
-                        &objective,
-                        engines.as_deref(),
-                        track,
-                        &Utc::now,
-                    )?,
+                    None => {
+                        // Lessons of earlier tasks for the first role (src/lessons/).
+                        prompt.lessons = prompts::recall(&project, &objective, None, track.first());
+                        store.start_carrying(
+                            cwd.as_deref(),
+                            &objective,
+                            engines.as_deref(),
+                            track,
+                            &prompt.lessons.ids,
+                            &Utc::now,
+                        )?
+                    }
                 };
                 Ok(reply::for_start(
                     &started.session,
@@ -108,9 +113,11 @@ impl BmadServer {
                         }
                     };
                     reply::with_drift(&mut r, drift);
+                    r.project = Some(super::project_context::summary(&project));
                     r
                 })
             }
+            Call::Lessons(call) => return super::lesson_args::run(store, call),
             Call::Act {
                 cwd,
                 key,
@@ -163,8 +170,12 @@ impl BmadServer {
             ));
         }
         let mut prompt = None;
-        let mut ready = |project: &Project, s: &Session| {
+        let mut ready = |project: &Project, s: &mut Session| {
             prompt = prompts::needed(project, s)?;
+            // The human can see which lessons the prompt carried: kept in the history.
+            if let (Some(t), Some(entry)) = (&prompt, s.history.last_mut()) {
+                entry.lessons = t.lessons.ids.clone();
+            }
             Ok(())
         };
         let acted = evidence::act(

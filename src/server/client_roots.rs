@@ -28,6 +28,7 @@ pub async fn fill_cwd(call: &mut Call, store: &Store, ctx: &RequestContext<RoleS
         | Call::List { cwd, .. }
         | Call::Status { cwd, .. }
         | Call::Act { cwd, .. } => cwd,
+        Call::Lessons(l) => l.cwd_mut(),
     };
     if cwd.is_some() || !store.serves_roots() || is_modern(ctx) {
         return;

@@ -11,19 +11,23 @@
 //! thread. The macros would add a crate feature and do none of these.
 
 pub mod args;
+mod args_error;
 mod ask;
 mod calls;
 mod client_roots;
 mod dialog;
+mod lesson_args;
 pub mod limits;
 mod origin;
 mod progress;
+pub mod project_context;
 pub mod quiet;
 pub mod reply;
 pub mod resources;
 pub mod result;
 pub mod schema;
 pub mod slash;
+mod slash_bmad;
 mod start_args;
 mod used;
 pub mod wire;
@@ -246,7 +250,7 @@ impl ServerHandler for BmadServer {
         let lists_change = match &call {
             Call::Start { .. } => true,
             Call::Act { command, .. } => command.action() == crate::workflow::Action::Submit,
-            Call::List { .. } | Call::Status { .. } => false,
+            Call::List { .. } | Call::Status { .. } | Call::Lessons(_) => false,
         };
         let server = self.clone();
         let (watched, _watchers) = progress::watch(&context);
@@ -280,7 +284,11 @@ impl ServerHandler for BmadServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        Ok(ListPromptsResult::with_all_items(slash::list()))
+        // The project's BMAD method files after the server's own prompts.
+        let installed = self.read(|store| Ok(slash_bmad::list(store))).await?;
+        let mut prompts = slash::list();
+        prompts.extend(installed);
+        Ok(ListPromptsResult::with_all_items(prompts))
     }
 
     async fn get_prompt(

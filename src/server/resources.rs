@@ -1,5 +1,7 @@
 //! MCP resources, read only, of the server's default project:
 //!
+//! * `bmad://project`: the project context (stack, checks, open tasks, decisions, lessons
+//!   by category: `project_context.rs`);
 //! * `bmad://sessions`: the sessions, newest first, a page at a time (JSON; the page names
 //!   the URI of the next one, `bmad://sessions?cursor=…`);
 //! * `bmad://sessions/<session_id>`: the session file as stored (JSON);
@@ -18,6 +20,8 @@ use crate::files::ReadProblem;
 use crate::store::{session_rel, Damaged, ListEntry, SessionKey, Store};
 use crate::workflow::{Session, Stage};
 
+use super::project_context::PROJECT_URI;
+
 pub const SESSIONS_URI: &str = "bmad://sessions";
 const JSON: &str = "application/json";
 const MARKDOWN: &str = "text/markdown";
@@ -25,7 +29,11 @@ const MARKDOWN: &str = "text/markdown";
 /// What a URI names.
 #[derive(Debug, PartialEq, Eq)]
 enum Target {
-    Sessions { cursor: Option<String> },
+    /// The project context (`super::project_context`).
+    Project,
+    Sessions {
+        cursor: Option<String>,
+    },
     Session(String),
     Document(String, Stage),
 }
@@ -47,10 +55,13 @@ fn sessions_page_uri(cursor: &str) -> String {
 }
 
 fn parse(uri: &str) -> Result<Target, ErrorData> {
+    if uri == PROJECT_URI {
+        return Ok(Target::Project);
+    }
     let unknown = || {
         ErrorData::resource_not_found(
             format!(
-                "no resource `{}`: this server has {SESSIONS_URI}, {SESSIONS_URI}/<session_id> and {SESSIONS_URI}/<session_id>/<stage> (stages: {})",
+                "no resource `{}`: this server has {PROJECT_URI}, {SESSIONS_URI}, {SESSIONS_URI}/<session_id> and {SESSIONS_URI}/<session_id>/<stage> (stages: {})",
                 crate::error::clip(uri, 120),
                 Stage::ALL.map(|s| s.id()).join(", ")
             ),
@@ -122,6 +133,12 @@ pub fn list(
                     "The project's {} BMAD session(s), newest first: task, stage, state.",
                     page.total
                 ))
+                .with_mime_type(JSON),
+        );
+        out.push(
+            Resource::new(PROJECT_URI, "project")
+                .with_title("BMAD project context")
+                .with_description("What this project is: its stack, approved checks, open tasks and owners, recent decisions, BMAD method install, and its lessons by category (the failure museum).")
                 .with_mime_type(JSON),
         );
     }
@@ -201,6 +218,11 @@ struct SessionsPage {
 pub fn read(store: &Store, uri: &str) -> Result<ResourceContents, ErrorData> {
     let text = |text: String, mime: &str| ResourceContents::text(text, uri).with_mime_type(mime);
     match parse(uri)? {
+        Target::Project => {
+            let context = super::project_context::build(store).map_err(store_error)?;
+            let json = serde_json::to_string_pretty(&context).expect("the context serializes");
+            Ok(text(json, JSON))
+        }
         Target::Sessions { cursor } => {
             let project = store.project(None).map_err(store_error)?;
             let page = store.list(None, cursor.as_deref()).map_err(store_error)?;

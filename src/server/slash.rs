@@ -65,7 +65,7 @@ fn argument(args: Option<&rmcp::model::JsonObject>, name: &str) -> Option<String
         .map(str::to_string)
 }
 
-fn message(description: &str, text: String) -> GetPromptResult {
+pub(super) fn message(description: &str, text: String) -> GetPromptResult {
     GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
         .with_description(description)
 }
@@ -83,9 +83,10 @@ pub fn get(
         )),
         "status" => status(store, argument(args, "task")).map(|t| message("BMAD status", t)),
         "resume" => resume(store, argument(args, "task")).map(|t| message("BMAD briefing", t)),
+        other if other.starts_with(super::slash_bmad::PREFIX) => super::slash_bmad::get(store, other),
         other => Err(ErrorData::invalid_params(
             format!(
-                "no prompt `{}`; this server has `start`, `status` and `resume`",
+                "no prompt `{}`; this server has `start`, `status`, `resume` and the project's BMAD method files (`bmad-agent-…`, `bmad-workflow-…`)",
                 clip(other, 80)
             ),
             None,

@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::workflow::Action;
 
 /// The fields of [`super::args::BmadTaskArgs`], as the input schema names them.
-pub const FIELD_NAMES: [&str; 20] = [
+pub const FIELD_NAMES: [&str; 23] = [
     "action",
     "session_id",
     "task_name",
@@ -31,6 +31,9 @@ pub const FIELD_NAMES: [&str; 20] = [
     "cursor",
     "mine",
     "digest",
+    "lesson",
+    "category",
+    "query",
 ];
 
 /// The fields `action` uses; `accepting` is false for a `confirm` or `approve` given
@@ -43,6 +46,14 @@ fn used(action: Action, accepting: bool) -> Vec<&'static str> {
         Action::Start => out.extend(["objective", "engines", "track", "parent", "sprint"]),
         Action::Promote => out.extend(session),
         Action::List => out.extend(["cursor", "mine"]),
+        Action::Remember => {
+            out.extend(session);
+            out.extend(["stage", "lesson", "category"]);
+        }
+        Action::Recall => {
+            out.extend(session);
+            out.extend(["stage", "query"]);
+        }
         Action::Status => out.extend(session),
         Action::Submit => {
             out.extend(session);

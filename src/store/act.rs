@@ -73,7 +73,8 @@ impl Store {
     /// Applies a session action under the project lock, with the clock read under the lock
     /// (never earlier than the session's last entry). `ready` is called with the changed
     /// session before anything is written: what it refuses (a role prompt that cannot be
-    /// used) is not written either. On error, the session when it was read.
+    /// used) is not written either, and what it records in the session (the lessons the
+    /// prompt carried) is. On error, the session when it was read.
     #[allow(clippy::too_many_arguments)]
     pub fn act(
         &self,
@@ -83,7 +84,7 @@ impl Store {
         decision: &Decision,
         observed: Observed,
         gate: &dyn Gate,
-        ready: &mut dyn FnMut(&Project, &Session) -> Result<()>,
+        ready: &mut dyn FnMut(&Project, &mut Session) -> Result<()>,
         clock: &dyn Fn() -> DateTime<Utc>,
     ) -> std::result::Result<Acted, RefusedWith> {
         let at = self.locate(cwd, key).map_err(|e| (e, None))?;
@@ -116,7 +117,7 @@ impl Store {
         git: &GitNow,
         observed: Observed,
         gate: &dyn Gate,
-        ready: &mut dyn FnMut(&Project, &Session) -> Result<()>,
+        ready: &mut dyn FnMut(&Project, &mut Session) -> Result<()>,
         now: DateTime<Utc>,
     ) -> Result<Acted> {
         let project = &at.project;
@@ -148,7 +149,18 @@ impl Store {
             now,
         )?;
         git.record(session, &mut outcome.session);
-        ready(project, &outcome.session)?;
+        ready(project, &mut outcome.session)?;
+        // What the change taught, written with it for the team (src/lessons/learn.rs).
+        let lessons = crate::lessons::learned(session, &outcome.session);
+        for l in &lessons {
+            outcome.facts.notices.push(format!(
+                "Recorded a lesson for later tasks ({}, {} role): {}",
+                l.category,
+                l.role.id(),
+                l.rel_path()
+            ));
+        }
+        let lesson_files = crate::lessons::write_files(&lessons);
         for key in &admitted.said_once {
             if !outcome.session.notices_given.contains(key) {
                 outcome.session.notices_given.push(key.clone());
@@ -161,6 +173,7 @@ impl Store {
             files.push((owner, owner_text.as_bytes()));
         }
         files.extend(admitted.files.iter().map(|(p, t)| (*p, t.as_bytes())));
+        files.extend(lesson_files.iter().map(|(p, t)| (p.as_str(), t.as_bytes())));
         files.extend(
             outcome
                 .writes

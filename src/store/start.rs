@@ -63,7 +63,21 @@ impl Store {
         track: Track,
         clock: &dyn Fn() -> DateTime<Utc>,
     ) -> Result<Started> {
-        self.start_named(cwd, objective, engines, None, clock, &|session| {
+        self.start_carrying(cwd, objective, engines, track, &[], clock)
+    }
+
+    /// [`Store::start`], recording in the first history entry the lessons that the first
+    /// role prompt carries (their ids).
+    pub fn start_carrying(
+        &self,
+        cwd: Option<&str>,
+        objective: &str,
+        engines: Option<&[Engine]>,
+        track: Track,
+        lessons: &[String],
+        clock: &dyn Fn() -> DateTime<Utc>,
+    ) -> Result<Started> {
+        self.start_named(cwd, objective, engines, None, lessons, clock, &|session| {
             session.begin_track(track);
             Ok(())
         })
@@ -72,13 +86,15 @@ impl Store {
     /// [`Store::start`], with `shape` making the new session what it is to be (a track,
     /// a story) under the lock, before anything of it is written; what `shape` refuses
     /// is taken back. `base`: the task name to number from (a valid one), instead of the
-    /// objective's.
+    /// objective's; `lessons`: the ids of the lessons the first role prompt carries.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn start_named(
         &self,
         cwd: Option<&str>,
         objective: &str,
         engines: Option<&[Engine]>,
         base: Option<&str>,
+        lessons: &[String],
         clock: &dyn Fn() -> DateTime<Utc>,
         shape: &dyn Fn(&mut Session) -> Result<()>,
     ) -> Result<Started> {
@@ -107,7 +123,7 @@ impl Store {
         // Asked of git before the lock is taken: who starts it, on which branch.
         let team = Team::of(&project);
         let result = self.start_locked(
-            &project, objective, base, engines, &team, clock, shape, &mut made,
+            &project, objective, base, engines, &team, lessons, clock, shape, &mut made,
         );
         if result.is_err() {
             // Under the lock, so no other `start` is half-way in this project.
@@ -125,6 +141,7 @@ impl Store {
         base: Option<&str>,
         engines: Vec<Engine>,
         team: &Team,
+        lessons: &[String],
         clock: &dyn Fn() -> DateTime<Utc>,
         shape: &dyn Fn(&mut Session) -> Result<()>,
         made: &mut Made,
@@ -170,6 +187,7 @@ impl Store {
         );
         session.owner = team.owner.clone();
         session.branch = team.branch.clone();
+        session.history[0].lessons = lessons.to_vec();
         shape(&mut session)?;
         let entry = MappingEntry {
             task_name: session.task_name.clone(),

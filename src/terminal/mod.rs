@@ -2,7 +2,8 @@
 //! `bmad-mcp confirm|approve|reject|answer <task>` run in a terminal shows what is being
 //! decided (as the dialog would) and asks on the terminal ([`decide`]); `list` and
 //! `status` are for reading ([`read`]); `config show|approve` for the project's policy
-//! ([`config`]); `prompts` for the role prompts in effect ([`prompts`]); `hook` for the
+//! ([`config`]); `prompts` for the role prompts in effect ([`prompts`]); `lessons` for the
+//! team's lessons ([`lessons`]); `hook` for the
 //! Claude Code plugin's hook ([`hook`]). A decision made here is recorded as the human's
 //! (`via: "cli"`), bound to the digest of the document it showed, and counts as the
 //! human's under `gates = "human"`. It refuses to decide when stdin is not a terminal: an
@@ -13,6 +14,7 @@
 pub mod config;
 mod decide;
 pub mod hook;
+pub mod lessons;
 mod promote;
 pub mod prompts;
 mod provenance;
@@ -115,6 +117,11 @@ pub enum Cli {
         #[command(subcommand)]
         action: config::ConfigAction,
     },
+    /// The project's lessons (.bmad/lessons/): `list [--all]`, `show ID`, `retire ID`.
+    Lessons {
+        #[command(subcommand)]
+        command: Option<lessons::LessonsCommand>,
+    },
     /// A Claude Code hook of the bmad plugin: `hook pre-tool-use` reads the hook's JSON on
     /// stdin and makes Claude Code ask the human before a gate call (docs/plugin.md).
     Hook {
@@ -172,6 +179,7 @@ pub fn run(cli: Cli, project: Option<String>) -> ExitCode {
             command: Some(prompts::PromptsCommand::Export { dir, force }),
         } => prompts::export(&dir, force),
         Cli::Config { action } => config::run(&store, action),
+        Cli::Lessons { command } => lessons::run(&store, command),
         Cli::Answer { task } => decide::decide(
             &store,
             &SessionKey::from_task(&task),

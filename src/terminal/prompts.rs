@@ -25,7 +25,7 @@ pub enum PromptsCommand {
 pub fn list(project: &Project) -> Outcome {
     let user = user_dir();
     println!(
-        "Role prompts for {} (project {}/, then user {}, then built-in):",
+        "Role prompts for {} (project {}/, then the BMAD method install, then user {}, then built-in):",
         project.display(),
         PROJECT_PROMPTS,
         user.as_ref()

@@ -30,11 +30,16 @@ pub enum Action {
     Status,
     /// The project's sessions, newest first (read only).
     List,
+    /// Keep a lesson for later tasks (`lesson`, `category`, and the role as `stage` or
+    /// the session's current stage), marked as written by the host.
+    Remember,
+    /// The project's lessons most relevant to `query` (and a role), read only.
+    Recall,
 }
 
 impl Action {
     /// Every action, in the order replies list them.
-    pub const ALL: [Action; 10] = [
+    pub const ALL: [Action; 12] = [
         Action::Start,
         Action::Submit,
         Action::Answer,
@@ -45,6 +50,8 @@ impl Action {
         Action::Promote,
         Action::Status,
         Action::List,
+        Action::Remember,
+        Action::Recall,
     ];
 
     /// The name callers use (the JSON value of `action`).
@@ -60,12 +67,14 @@ impl Action {
             Action::Promote => "promote",
             Action::Status => "status",
             Action::List => "list",
+            Action::Remember => "remember",
+            Action::Recall => "recall",
         }
     }
 
     /// Whether the action changes nothing.
     pub fn is_read_only(self) -> bool {
-        matches!(self, Action::Status | Action::List)
+        matches!(self, Action::Status | Action::List | Action::Recall)
     }
 
     /// Whether the action is a human's decision at a gate: answering the questions,
@@ -82,9 +91,13 @@ impl Action {
         )
     }
 
-    /// Whether the action acts on one session (all but `start` and `list`).
+    /// Whether the action acts on one session (all but `start`, `list`, and `remember`
+    /// and `recall`, for which one is optional).
     pub fn needs_session(self) -> bool {
-        !matches!(self, Action::Start | Action::List)
+        !matches!(
+            self,
+            Action::Start | Action::List | Action::Remember | Action::Recall
+        )
     }
 }
 
@@ -110,6 +123,6 @@ mod tests {
             let back: Action = serde_json::from_value(a.name().into()).unwrap();
             assert_eq!(back, a);
         }
-        assert_eq!(names().count(), 10);
+        assert_eq!(names().count(), 12);
     }
 }

@@ -363,6 +363,7 @@ impl Step<'_> {
                 .filter(|_| decides),
             note: (!self.facts.notices.is_empty()).then(|| self.facts.notices.join(" ")),
             feedback: self.words.take(),
+            lessons: Vec::new(),
         });
         self.session.updated_at = at;
     }

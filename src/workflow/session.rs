@@ -268,6 +268,10 @@ pub struct HistoryEntry {
     /// note given with a `confirm` or `approve` ("looks good, but add X").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub feedback: Option<String>,
+    /// The lessons from earlier tasks that the role prompt handed with this step's reply
+    /// carried: their ids, the files `.bmad/lessons/<id>.md` (docs/lessons.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lessons: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -355,6 +359,7 @@ impl Session {
                 provenance: None,
                 note: None,
                 feedback: None,
+                lessons: Vec::new(),
             }],
             notices_given: Vec::new(),
             created_at: at.clone(),

@@ -482,11 +482,13 @@ fn sorted_keys(v: Value) -> Value {
     }
 }
 
-/// The project's files (all but the sample's own README), normalised: path → content.
+/// The project's files (all but the sample's own README, and the team's lessons in
+/// `.bmad/lessons/`, which are named by a hash of the session id and tested in
+/// `lessons.rs`), normalised: path → content.
 fn normalised(root: &Path) -> BTreeMap<String, String> {
     let files: Vec<String> = full_workflow::common::files_under(root)
         .into_iter()
-        .filter(|f| f != "README.md")
+        .filter(|f| f != "README.md" && !f.starts_with(".bmad/"))
         .collect();
     let n = Normaliser::for_project(root, &files);
     let mut out = BTreeMap::new();

@@ -103,7 +103,7 @@ async fn prompts_are_listed_and_each_tells_the_assistant_what_to_call() {
         let (code, message) = error_code(prompt(&c, "nope", json!({})).await.unwrap_err());
         assert_eq!(code, ErrorCode::INVALID_PARAMS.0);
         assert!(
-            message.contains("`start`, `status` and `resume`"),
+            message.contains("`start`, `status`, `resume` and the project's BMAD method files"),
             "{message}"
         );
         let (code, message) = error_code(
@@ -225,6 +225,7 @@ async fn resources_are_listed_concretely_in_pages_with_templates_beside() {
     let (first, cursor) = list_page(&c, None).await;
     assert_eq!(first[0].uri, "bmad://sessions");
     assert_eq!(first[0].mime_type.as_deref(), Some("application/json"));
+    assert_eq!(first[1].uri, "bmad://project");
     let sessions: Vec<&str> = first
         .iter()
         .filter(|r| r.uri.matches('/').count() == 3)
@@ -248,8 +249,8 @@ async fn resources_are_listed_concretely_in_pages_with_templates_beside() {
     );
     assert_eq!(
         first.len(),
-        1 + 50 + 1,
-        "the list, 50 sessions, one document"
+        2 + 50 + 1,
+        "the list, the project, 50 sessions, one document"
     );
 
     let (second, end) = list_page(&c, cursor).await;
@@ -258,7 +259,7 @@ async fn resources_are_listed_concretely_in_pages_with_templates_beside() {
     let mut all: Vec<String> = first.iter().chain(&second).map(|r| r.uri.clone()).collect();
     all.sort();
     all.dedup();
-    assert_eq!(all.len(), 1 + 57 + 1, "every session once, across pages");
+    assert_eq!(all.len(), 2 + 57 + 1, "every session once, across pages");
 
     let templates = c.peer().list_all_resource_templates().await.unwrap();
     let t: Vec<&str> = templates.iter().map(|t| t.uri_template.as_str()).collect();

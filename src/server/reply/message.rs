@@ -39,9 +39,11 @@ pub(super) fn generate(
     let rec = s.record(stage);
     let round = Round::after(action);
     if let Some(template) = prompt.filter(|t| t.stage == stage) {
-        let text = prompts::render_round(s, stage, &facts.guidance, &template.text, round);
+        let mut text = prompts::render_round(s, stage, &facts.guidance, &template.text, round);
+        text.push_str(prompts::lessons_block(template));
         r.role_prompt = Some(text);
         r.role_prompt_source = Some(template.describe());
+        super::lessons::carried(template, r);
     }
     r.engines = Some(s.engines_for(stage));
     let mut context = context(s, stage);
@@ -74,7 +76,12 @@ pub(super) fn generate(
             Action::Reject | Action::Confirm | Action::ConfirmSave | Action::Approve => {
                 msg.push_str("Sent back for revision. ")
             }
-            Action::Start | Action::Status | Action::List | Action::Promote => {}
+            Action::Start
+            | Action::Status
+            | Action::List
+            | Action::Promote
+            | Action::Remember
+            | Action::Recall => {}
         }
     }
     if state == State::Generating && action == Action::Reject {

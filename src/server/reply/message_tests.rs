@@ -366,6 +366,7 @@ fn completion_states_the_risks_the_human_accepted() {
             provenance: None,
             note: None,
             feedback: None,
+            lessons: Vec::new(),
         });
     }
     assert!(

@@ -21,6 +21,7 @@ use crate::workflow::{
 mod audience;
 mod bound;
 mod built;
+mod lessons;
 mod list;
 mod markdown;
 mod message;
@@ -101,14 +102,14 @@ pub struct ErrorBody {
 /// One reply of the tool. Who each field is for:
 /// **the human** (show it, or what it points at, to them): `user_message`, `notices`,
 /// `artifact_path`, `questions`, `gaps`, `sprints`, `score`, `scores`, `review_status`,
-/// `checks`, `decisions`, `drift`, `sessions`, `damaged`, `trace`;
+/// `checks`, `decisions`, `drift`, `sessions`, `damaged`, `trace`, `lessons`, `recalled`;
 /// **the host's model** (act on it, do not show it): `next_step`, `role_prompt`,
 /// `role_prompt_source`, `engines`, `context`, `guidance`, `pending_user_actions`,
 /// `allowed_actions`, `document_digest`, `interaction_type`, `requires_user_confirmation`,
 /// `next_cursor`, `error`;
 /// **both** (what the reply is about): `session_id`, `task_name`, `track`, `stage`, `state`,
 /// `stage_description`, `story`, `stories`, `score_source`, `gate_passed`,
-/// `missing_sections`, `empty_sections`, `iteration`, `session`, `total`.
+/// `missing_sections`, `empty_sections`, `iteration`, `session`, `total`, `project`.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema, Default)]
 pub struct Reply {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -152,6 +153,18 @@ pub struct Reply {
     /// that overrides it (`project file .bmad/prompts/po.md`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub role_prompt_source: Option<String>,
+    /// The lessons from earlier tasks that `role_prompt` carries: ids of the files
+    /// `.bmad/lessons/<id>.md` (the human retires one with `bmad-mcp lessons retire <id>`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lessons: Option<Vec<String>>,
+    /// For `recall`: the lessons found, most relevant first, one line each (id, category,
+    /// role, task, whose words, the words).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recalled: Option<Vec<String>>,
+    /// In a `status` reply: what the project is (stack, approved checks, how many lesson
+    /// files); the resource `bmad://project` has the whole context.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project: Option<super::project_context::ProjectSummary>,
     /// Who writes this document: `claude` is you, the host's own model (submit as
     /// `claude_result`); `codex` is a second, independent model, for instance through a
     /// Codex MCP server (`codex_result`). `next_step` says what to do without one.

@@ -252,7 +252,7 @@ impl Store {
         );
         let wait = self.lock_wait;
         let claimed = std::cell::RefCell::new(None::<String>);
-        let started = self.start_named(cwd, &objective, engines, Some(&base), clock, &|s| {
+        let started = self.start_named(cwd, &objective, engines, Some(&base), &[], clock, &|s| {
             s.begin_track(Track::Story);
             inherit(s, &parent, sprint);
             s.story = Some(link.clone());

@@ -1,0 +1,165 @@
+//! The lessons folder, `.bmad/lessons/`: one file per lesson, read through the project's
+//! confined, bounded reader, written atomically. A file that cannot be used is reported
+//! (path and reason) and skipped: one damaged lesson never keeps the others from a prompt.
+
+use super::{format, Lesson};
+use crate::error::Result;
+use crate::files::Project;
+
+/// The folder, relative to the project.
+pub const LESSONS_DIR: &str = ".bmad/lessons";
+
+/// The largest lesson file read, in bytes.
+pub const MAX_LESSON_BYTES: u64 = 64 * 1024;
+
+/// The most lesson files read from the folder (the rest are reported as left out).
+pub const MAX_LESSON_FILES: usize = 50_000;
+
+/// The lessons of a project as read.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    /// Every readable lesson, retired ones included, in file-name order (oldest first).
+    pub lessons: Vec<Lesson>,
+    /// Files that could not be used: path and why.
+    pub damaged: Vec<(String, String)>,
+}
+
+impl Loaded {
+    pub fn active(&self) -> impl Iterator<Item = &Lesson> {
+        self.lessons.iter().filter(|l| l.is_active())
+    }
+
+    pub fn find(&self, id: &str) -> Option<&Lesson> {
+        let id = id.trim().trim_end_matches(".md");
+        self.lessons.iter().find(|l| l.id == id)
+    }
+}
+
+/// Every lesson of `project`. Only the folder itself failing (a link out of the project)
+/// is an error; a file that cannot be used is in `damaged`.
+pub fn load(project: &Project) -> Result<Loaded> {
+    let mut out = Loaded::default();
+    // Hidden files (temporary ones, `.gitkeep`) and other files are not lessons.
+    let keep = |name: &str| name.ends_with(".md") && !name.starts_with('.');
+    let Some(files) =
+        project.read_folder(LESSONS_DIR, keep, MAX_LESSON_FILES + 1, MAX_LESSON_BYTES)?
+    else {
+        return Ok(out);
+    };
+    if files.len() > MAX_LESSON_FILES {
+        out.damaged.push((
+            LESSONS_DIR.to_string(),
+            format!("holds over {MAX_LESSON_FILES} lesson files: the rest are not read"),
+        ));
+    }
+    for (name, read) in files.into_iter().take(MAX_LESSON_FILES) {
+        let rel = format!("{LESSONS_DIR}/{name}");
+        let id = name.trim_end_matches(".md");
+        match read {
+            Ok(Some(text)) => match format::parse(id, &text) {
+                Ok(lesson) => out.lessons.push(lesson),
+                Err(reason) => out.damaged.push((rel, reason)),
+            },
+            Ok(None) => {}
+            Err(problem) => out.damaged.push((rel, problem.to_string())),
+        }
+    }
+    Ok(out)
+}
+
+/// The files that record `lessons`: path and text, for [`Project::write_in_order`].
+pub fn write_files(lessons: &[Lesson]) -> Vec<(String, String)> {
+    lessons
+        .iter()
+        .map(|l| (l.rel_path(), format::render(l)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Category, Source};
+    use super::*;
+    use crate::workflow::Stage;
+
+    fn lesson(id: &str, words: &str) -> Lesson {
+        Lesson {
+            id: id.into(),
+            role: Stage::Dev,
+            category: Category::CcFail,
+            source: Source::Server,
+            task: "t".into(),
+            stage: Stage::Dev,
+            date: "2026-11-24T00:00:00.000Z".into(),
+            digest: None,
+            retired: None,
+            words: words.into(),
+        }
+    }
+
+    #[test]
+    fn a_damaged_file_is_reported_and_skipped_and_the_rest_are_read() {
+        let (dir, project) = crate::files::project::tests::project();
+        assert!(
+            load(&project).unwrap().lessons.is_empty(),
+            "no folder, none"
+        );
+        let files = write_files(&[
+            lesson("2026-11-24-aaaaaaaa", "one"),
+            lesson("2026-11-24-bbbbbbbb", "two"),
+        ]);
+        for (rel, text) in &files {
+            project.write_atomic(rel, text.as_bytes()).unwrap();
+        }
+        let folder = dir.path().join(LESSONS_DIR);
+        std::fs::write(folder.join("2026-11-24-cccccccc.md"), "not a lesson").unwrap();
+        std::fs::write(
+            folder.join("2026-11-24-dddddddd.md"),
+            b"---\nrole: po\n\xff",
+        )
+        .unwrap();
+        std::fs::write(folder.join("README.txt"), "not read").unwrap();
+        std::fs::write(folder.join(".gitkeep"), "").unwrap();
+        std::fs::create_dir(folder.join("x.md")).unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink("/etc/hostname", folder.join("2026-11-24-eeeeeeee.md")).unwrap();
+        let loaded = load(&project).unwrap();
+        let words: Vec<&str> = loaded.lessons.iter().map(|l| l.words.as_str()).collect();
+        assert_eq!(words, ["one", "two"]);
+        let damaged: Vec<&str> = loaded.damaged.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(
+            damaged,
+            [
+                ".bmad/lessons/2026-11-24-cccccccc.md",
+                ".bmad/lessons/2026-11-24-dddddddd.md",
+                ".bmad/lessons/2026-11-24-eeeeeeee.md",
+                ".bmad/lessons/x.md"
+            ]
+        );
+        assert!(
+            loaded.damaged[2].1.contains("symbolic link"),
+            "{:?}",
+            loaded.damaged
+        );
+        assert!(
+            loaded.damaged[1].1.contains("not UTF-8"),
+            "{:?}",
+            loaded.damaged
+        );
+        assert_eq!(loaded.find("2026-11-24-bbbbbbbb.md").unwrap().words, "two");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_lessons_folder_that_leads_out_of_the_project_is_refused() {
+        let (dir, project) = crate::files::project::tests::project();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".bmad")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join(LESSONS_DIR)).unwrap();
+        assert!(load(&project).is_err());
+        assert!(project.write_atomic(".bmad/lessons/x.md", b"x").is_err());
+        assert!(
+            project.write_atomic(".bmad/config.toml", b"x").is_err(),
+            "only lessons"
+        );
+    }
+}

@@ -1,0 +1,314 @@
+//! Which lessons a change to a session teaches: read from the session before and after
+//! the change (pure; the store writes them with the change). The categories:
+//!
+//! | what happened | category | whose words |
+//! |---|---|---|
+//! | the human sent the architecture back | ARCH-MISTAKE | the feedback (the human's, or the host's report of them) |
+//! | the human sent any other document back | WRONG-ASSUMPTION | the feedback |
+//! | a review or QA report failed and the work was sent back | PROCESS-SKIP | the feedback, else the report's verdict |
+//! | the project's checks failed and the work was sent back | CC-FAIL | the feedback, else the checks |
+//! | a failing verdict or check accepted as a risk | CC-FAIL (checks) or PROCESS-SKIP (report) | the verdict |
+//! | an answer to a question that stated an assumption | WRONG-ASSUMPTION | the question and the answer |
+//!
+//! CONTEXT-LOSS and HALLUCINATION are the host's to `remember` (or a human's edit); the
+//! server cannot tell them from a session.
+
+use super::{id_for, Category, Lesson, Source};
+use crate::workflow::rules::{after_reject, failed_checks, failed_verdict};
+use crate::workflow::session::{HistoryEntry, Session, StageRecord};
+use crate::workflow::{Action, DecidedBy, Stage};
+
+/// The words of a lesson are kept to this many characters.
+pub const MAX_WORDS_CHARS: usize = 2000;
+
+/// The lessons taught by the change from `before` to `after` (the same session).
+pub fn learned(before: &Session, after: &Session) -> Vec<Lesson> {
+    let start = before.history.len().min(after.history.len());
+    let mut out = Vec::new();
+    for (i, entry) in after.history.iter().enumerate().skip(start) {
+        let seed = |n: usize| format!("{}:{i}:{n}", after.session_id);
+        for (n, (role, category, source, words)) in
+            taught(before, after, entry).into_iter().enumerate()
+        {
+            out.push(Lesson {
+                id: id_for(&entry.at, &seed(n)),
+                role,
+                category,
+                source,
+                task: after.task_name.clone(),
+                stage: entry.stage,
+                date: entry.at.clone(),
+                digest: entry.digest.clone().or_else(|| {
+                    before
+                        .record(entry.stage)
+                        .artifact
+                        .as_ref()
+                        .map(|a| a.sha256.clone())
+                }),
+                retired: None,
+                words: crate::code::clip(words.trim(), MAX_WORDS_CHARS),
+            });
+        }
+    }
+    out
+}
+
+type Taught = (Stage, Category, Source, String);
+
+fn decider(entry: &HistoryEntry) -> Source {
+    match entry.decided_by {
+        Some(DecidedBy::Human) => Source::Human,
+        _ => Source::Host,
+    }
+}
+
+fn taught(before: &Session, after: &Session, entry: &HistoryEntry) -> Vec<Taught> {
+    let stage = entry.stage;
+    let was = before.record(stage);
+    let feedback = entry.feedback.as_deref().filter(|f| !f.trim().is_empty());
+    let mut out = Vec::new();
+    match entry.action {
+        Action::Reject => match failed_verdict(stage, was) {
+            Some(failure) => {
+                let (back_to, _) = after_reject(stage);
+                let category = category_of_failure(stage, was);
+                out.push(match feedback {
+                    Some(f) => (back_to, category, decider(entry), f.to_string()),
+                    None => (
+                        back_to,
+                        category,
+                        source_of_failure(stage, was),
+                        report(&failure, was),
+                    ),
+                });
+            }
+            None => {
+                let category = if stage == Stage::Architect {
+                    Category::ArchMistake
+                } else {
+                    Category::WrongAssumption
+                };
+                if let Some(f) = feedback {
+                    out.push((stage, category, decider(entry), f.to_string()));
+                }
+            }
+        },
+        Action::Confirm | Action::ConfirmSave
+            if after.record(stage).accepted_risk && !was.accepted_risk =>
+        {
+            if let Some(failure) = failed_verdict(stage, was) {
+                let (back_to, _) = after_reject(stage);
+                out.push((
+                    back_to,
+                    category_of_failure(stage, was),
+                    source_of_failure(stage, was),
+                    format!("Accepted as a risk: {}", report(&failure, was)),
+                ));
+            }
+        }
+        _ => {}
+    }
+    if entry.action.decides() {
+        out.extend(corrected_assumptions(was, after.record(stage), entry));
+    }
+    out
+}
+
+fn category_of_failure(stage: Stage, rec: &StageRecord) -> Category {
+    let report_failed = stage.verdict().is_some_and(|_| {
+        failed_verdict(stage, rec).is_some_and(|f| Some(&f) != failed_checks(stage, rec).as_ref())
+    });
+    if failed_checks(stage, rec).is_some() && !report_failed {
+        Category::CcFail
+    } else {
+        Category::ProcessSkip
+    }
+}
+
+fn source_of_failure(stage: Stage, rec: &StageRecord) -> Source {
+    match category_of_failure(stage, rec) {
+        Category::CcFail => Source::Server,
+        _ => Source::Report,
+    }
+}
+
+/// The failure, with where the report's findings are and how they begin.
+fn report(failure: &str, rec: &StageRecord) -> String {
+    let doc = rec.draft_ref.as_ref().or(rec.final_result_ref.as_ref());
+    match doc {
+        Some(d) if !d.summary.is_empty() => format!(
+            "{failure}. Findings in {}: {}",
+            d.file_path,
+            d.summary.split_whitespace().collect::<Vec<_>>().join(" ")
+        ),
+        Some(d) => format!("{failure}. Findings in {}", d.file_path),
+        None => failure.to_string(),
+    }
+}
+
+/// Answers given now to questions that stated an assumption ("I assumed X: is that
+/// right?"): the human's correction is a lesson for the role that assumed.
+fn corrected_assumptions(
+    was: &StageRecord,
+    now: &StageRecord,
+    entry: &HistoryEntry,
+) -> Vec<Taught> {
+    now.answers
+        .iter()
+        .filter(|(id, _)| !was.answers.contains_key(*id))
+        .filter_map(|(id, answer)| {
+            let q = now.questions.iter().find(|q| &q.id == id)?;
+            let text = format!("{} {}", q.question, q.context.as_deref().unwrap_or(""));
+            text.to_lowercase().contains("assum").then(|| {
+                (
+                    entry.stage,
+                    Category::WrongAssumption,
+                    decider(entry),
+                    format!("Asked: {}\nAnswer: {answer}", q.question.trim()),
+                )
+            })
+        })
+        .collect()
+}
+
+/// A lesson the host asks the server to keep (`remember`): always marked as the host's.
+pub fn remembered(
+    role: Stage,
+    category: Category,
+    task: Option<&str>,
+    words: &str,
+    at: &str,
+    seed: &str,
+) -> Lesson {
+    Lesson {
+        id: id_for(at, &format!("remember:{seed}:{words}")),
+        role,
+        category,
+        source: Source::Host,
+        task: task.unwrap_or("(none)").to_string(),
+        stage: role,
+        date: at.to_string(),
+        digest: None,
+        retired: None,
+        words: crate::code::clip(words.trim(), MAX_WORDS_CHARS),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workflow::session::{ContentRef, HistoryEntry, Question, State};
+    use crate::workflow::{DecidedBy, Engine, Via};
+    use chrono::Utc;
+
+    fn session() -> Session {
+        Session::new(
+            "00000000-0000-4000-8000-000000000000".into(),
+            "notes".into(),
+            "/p".into(),
+            "Notes".into(),
+            vec![Engine::Claude],
+            Utc::now(),
+        )
+    }
+
+    /// A decision's history entry (the start entry changed: new fields keep their defaults).
+    fn entry(action: Action, stage: Stage, by: DecidedBy, feedback: Option<&str>) -> HistoryEntry {
+        let mut e = session().history[0].clone();
+        e.at = "2026-11-24T21:00:00.000Z".into();
+        e.action = action;
+        e.stage = stage;
+        e.from = Some(State::AwaitingConfirmation);
+        e.to = State::Generating;
+        e.decided_by = Some(by);
+        e.via = Some(Via::Tool);
+        e.digest = Some("ab".repeat(32));
+        e.feedback = feedback.map(String::from);
+        e
+    }
+
+    #[test]
+    fn a_failed_review_sent_back_teaches_the_developer_and_an_answer_corrects_an_assumption() {
+        let mut before = session();
+        let review = before.record_mut(Stage::Review);
+        review.review_status = Some("Fail".into());
+        review.draft_ref = Some(ContentRef::new(
+            ".claude/specs/notes/04-dev-reviewed.md".into(),
+            "Review Status: Fail\nNo input validation on the import form.",
+            Utc::now(),
+        ));
+        let mut after = before.clone();
+        after
+            .history
+            .push(entry(Action::Reject, Stage::Review, DecidedBy::Host, None));
+        let got = learned(&before, &after);
+        assert_eq!(got.len(), 1);
+        let l = &got[0];
+        assert_eq!(
+            (l.role, l.stage, l.category, l.source),
+            (
+                Stage::Dev,
+                Stage::Review,
+                Category::ProcessSkip,
+                Source::Report
+            )
+        );
+        assert!(l.words.starts_with("Review Status: Fail. Findings in .claude/specs/notes/04-dev-reviewed.md: Review Status: Fail No input validation"), "{}", l.words);
+        assert_eq!(l.digest.as_deref(), Some("ab".repeat(32).as_str()));
+
+        let mut before = session();
+        before.record_mut(Stage::Po).questions = vec![
+            Question {
+                id: "q1".into(),
+                question: "I assumed web only: right?".into(),
+                context: None,
+                round: 1,
+            },
+            Question {
+                id: "q2".into(),
+                question: "Which colour?".into(),
+                context: None,
+                round: 1,
+            },
+        ];
+        let mut after = before.clone();
+        for (id, a) in [("q1", "No: Android first"), ("q2", "Blue")] {
+            after
+                .record_mut(Stage::Po)
+                .answers
+                .insert(id.into(), a.into());
+        }
+        after
+            .history
+            .push(entry(Action::Answer, Stage::Po, DecidedBy::Human, None));
+        let got = learned(&before, &after);
+        assert_eq!(got.len(), 1, "only the answer that corrected an assumption");
+        assert_eq!(
+            (got[0].category, got[0].source),
+            (Category::WrongAssumption, Source::Human)
+        );
+        assert_eq!(
+            got[0].words,
+            "Asked: I assumed web only: right?\nAnswer: No: Android first"
+        );
+
+        // A human's rejection of the architecture, and no lesson without words.
+        let before = session();
+        let mut after = before.clone();
+        after.history.push(entry(
+            Action::Reject,
+            Stage::Architect,
+            DecidedBy::Human,
+            Some("No Kafka"),
+        ));
+        after
+            .history
+            .push(entry(Action::Reject, Stage::Po, DecidedBy::Human, None));
+        let got = learned(&before, &after);
+        assert_eq!(got.len(), 1);
+        assert_eq!(
+            (got[0].category, got[0].source, got[0].words.as_str()),
+            (Category::ArchMistake, Source::Human, "No Kafka")
+        );
+    }
+}

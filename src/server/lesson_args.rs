@@ -1,0 +1,242 @@
+//! `remember` and `recall`, the tool's two lesson actions (not stage actions: like `list`,
+//! legal whatever the state, never in `allowed_actions`). `remember` keeps a lesson the
+//! host writes in `.bmad/lessons/`, under the project lock, marked as the host's
+//! (`source: host`) and logged; `recall` ranks the project's active lessons for a query and
+//! a role, changing nothing. A session, when named, gives the task, the role (its current
+//! stage) and the query (its objective).
+
+use chrono::Utc;
+
+use super::args::{clip, session_key, BmadTaskArgs, Call};
+use super::limits::{check_size, Limits};
+use super::reply::{self, Reply};
+use crate::error::{Error, ErrorCode, Result};
+use crate::files::{lock_wait_from_env, Project};
+use crate::lessons::{self, Category};
+use crate::store::{SessionKey, Store};
+use crate::workflow::session::timestamp;
+use crate::workflow::{Action, Session, Stage};
+
+/// Lessons a `recall` names.
+const RECALLED: usize = 10;
+/// Characters of each recalled lesson's words.
+const SHOWN: usize = 400;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum LessonCall {
+    Remember {
+        cwd: Option<String>,
+        key: Option<SessionKey>,
+        role: Option<Stage>,
+        category: Category,
+        lesson: String,
+    },
+    Recall {
+        cwd: Option<String>,
+        key: Option<SessionKey>,
+        role: Option<Stage>,
+        query: Option<String>,
+    },
+}
+
+impl LessonCall {
+    pub fn cwd_mut(&mut self) -> &mut Option<String> {
+        match self {
+            LessonCall::Remember { cwd, .. } | LessonCall::Recall { cwd, .. } => cwd,
+        }
+    }
+}
+
+/// The call, or a refusal naming the field.
+pub(super) fn validate(args: BmadTaskArgs, limits: &Limits) -> Result<Call> {
+    let key = match (&args.session_id, &args.task_name) {
+        (None, None) => None,
+        _ => Some(session_key(&args)?),
+    };
+    let missing = |what: &str| Error::argument(ErrorCode::MissingField, what.to_string());
+    let call = if args.action == Action::Remember {
+        let lesson = args.lesson.as_deref().map(str::trim).unwrap_or("");
+        if lesson.is_empty() {
+            return Err(missing(
+                "field `lesson` is required for `remember`: the lesson, in a few sentences",
+            ));
+        }
+        check_size("lesson", lesson, limits.text_bytes)?;
+        let given = args.category.as_deref().unwrap_or("");
+        let category = Category::parse(given).ok_or_else(|| {
+            Error::argument(
+                if given.is_empty() {
+                    ErrorCode::MissingField
+                } else {
+                    ErrorCode::InvalidArgument
+                },
+                format!(
+                    "field `category`: `{}` is none of {} (required for `remember`)",
+                    clip(given),
+                    Category::ALL.map(|c| c.name()).join(", ")
+                ),
+            )
+        })?;
+        if args.stage.is_none() && key.is_none() {
+            return Err(missing("field `stage` (the role the lesson is for) is required for `remember` without a session"));
+        }
+        LessonCall::Remember {
+            cwd: args.cwd,
+            key,
+            role: args.stage,
+            category,
+            lesson: lesson.to_string(),
+        }
+    } else {
+        if let Some(q) = &args.query {
+            check_size("query", q, limits.text_bytes)?;
+        }
+        let query = args.query.filter(|q| !q.trim().is_empty());
+        if query.is_none() && key.is_none() {
+            return Err(missing(
+                "field `query` (or a session, whose objective is the query) is required for `recall`",
+            ));
+        }
+        LessonCall::Recall {
+            cwd: args.cwd,
+            key,
+            role: args.stage,
+            query,
+        }
+    };
+    Ok(Call::Lessons(call))
+}
+
+/// The project, and the session when one is named.
+fn locate(
+    store: &Store,
+    cwd: Option<&str>,
+    key: Option<&SessionKey>,
+) -> Result<(Project, Option<Session>)> {
+    match key {
+        Some(k) => store.load(cwd, k).map(|(p, s)| (p, Some(s))),
+        None => Ok((store.project(cwd)?, None)),
+    }
+}
+
+fn about(r: &mut Reply, s: Option<&Session>) {
+    if let Some(s) = s {
+        r.session_id = Some(s.session_id.clone());
+        r.task_name = Some(s.task_name.clone());
+    }
+}
+
+pub(super) fn run(store: &Store, call: LessonCall) -> Reply {
+    let done = match call {
+        LessonCall::Remember {
+            cwd,
+            key,
+            role,
+            category,
+            lesson,
+        } => remember(store, cwd.as_deref(), key.as_ref(), role, category, &lesson),
+        LessonCall::Recall {
+            cwd,
+            key,
+            role,
+            query,
+        } => recall(store, cwd.as_deref(), key.as_ref(), role, query),
+    };
+    done.unwrap_or_else(|e| reply::for_error(&e, None))
+}
+
+fn remember(
+    store: &Store,
+    cwd: Option<&str>,
+    key: Option<&SessionKey>,
+    role: Option<Stage>,
+    category: Category,
+    words: &str,
+) -> Result<Reply> {
+    let (project, session) = locate(store, cwd, key)?;
+    let role = role
+        .or(session.as_ref().map(|s| s.current_stage))
+        .unwrap_or(Stage::FIRST);
+    let now = Utc::now();
+    let at = timestamp(now);
+    let seed = format!(
+        "{}:{}",
+        session
+            .as_ref()
+            .map_or_else(|| project.display(), |s| s.session_id.clone()),
+        now.timestamp_nanos_opt().unwrap_or_default()
+    );
+    let task = session.as_ref().map(|s| s.task_name.as_str());
+    let l = lessons::remembered(role, category, task, words, &at, &seed);
+    {
+        let _lock = project.lock(lock_wait_from_env())?;
+        project.write_atomic(&l.rel_path(), lessons::render(&l).as_bytes())?;
+    }
+    tracing::info!(lesson = %l.id, category = %l.category, role = l.role.id(), "the host remembered a lesson");
+    let mut r = Reply {
+        user_message: format!(
+            "Kept a lesson for later tasks, marked as written by the assistant: {} ({}, {} role). The human can read it with `bmad-mcp lessons show {}` and retire it with `bmad-mcp lessons retire {}`.",
+            l.rel_path(),
+            l.category,
+            l.role.id(),
+            l.id,
+            l.id
+        ),
+        lessons: Some(vec![l.id.clone()]),
+        ..Reply::default()
+    };
+    about(&mut r, session.as_ref());
+    Ok(r)
+}
+
+fn recall(
+    store: &Store,
+    cwd: Option<&str>,
+    key: Option<&SessionKey>,
+    role: Option<Stage>,
+    query: Option<String>,
+) -> Result<Reply> {
+    let (project, session) = locate(store, cwd, key)?;
+    let role = role.or(session.as_ref().map(|s| s.current_stage));
+    let query = query
+        .or_else(|| session.as_ref().map(|s| s.objective.clone()))
+        .unwrap_or_default();
+    let loaded = lessons::load(&project)?;
+    let ranked = lessons::rank(&loaded, &query, role, None, RECALLED);
+    let lines: Vec<String> = ranked
+        .iter()
+        .map(|l| {
+            format!(
+                "{} [{}, {} role, task {}, {}] {}",
+                l.id,
+                l.category,
+                l.role.id(),
+                l.task,
+                l.source.said_by(),
+                crate::code::clip(
+                    &l.words.split_whitespace().collect::<Vec<_>>().join(" "),
+                    SHOWN
+                )
+            )
+        })
+        .collect();
+    let mut r = Reply {
+        user_message: format!(
+            "{} of the project's {} active lesson(s) match: earlier lessons, not requirements.",
+            lines.len(),
+            loaded.active().count()
+        ),
+        lessons: Some(ranked.iter().map(|l| l.id.clone()).collect()),
+        recalled: Some(lines),
+        notices: reply::some_vec(
+            loaded
+                .damaged
+                .iter()
+                .map(|(p, why)| format!("A lesson file was skipped: {p} {why}"))
+                .collect(),
+        ),
+        ..Reply::default()
+    };
+    about(&mut r, session.as_ref());
+    Ok(r)
+}

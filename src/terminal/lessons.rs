@@ -1,0 +1,118 @@
+//! `bmad-mcp lessons list|show|retire`: the project's lessons (`.bmad/lessons/`) as the
+//! human sees them, and retiring one (it stays in the folder, marked `retired:`, and is no
+//! longer recalled into prompts). Damaged files are listed with their reason.
+
+use clap::Subcommand;
+
+use super::{Exit, Outcome};
+use crate::code::{clip, visible, visible_lines};
+use crate::lessons::{self, Lesson};
+use crate::store::Store;
+use crate::workflow::session::timestamp;
+
+#[derive(Subcommand, Debug)]
+pub enum LessonsCommand {
+    /// The active lessons, oldest first (`--all`: the retired ones too), and the files
+    /// that cannot be read.
+    List {
+        #[arg(long)]
+        all: bool,
+    },
+    /// One lesson's file as it is.
+    Show { id: String },
+    /// Retire a lesson: kept in the folder, no longer recalled into prompts.
+    Retire { id: String },
+}
+
+pub(super) fn run(store: &Store, command: Option<LessonsCommand>) -> Outcome {
+    let project = store.project(None).map_err(|e| e.to_string())?;
+    let loaded = lessons::load(&project).map_err(|e| e.to_string())?;
+    match command.unwrap_or(LessonsCommand::List { all: false }) {
+        LessonsCommand::List { all } => {
+            let shown: Vec<&Lesson> = loaded
+                .lessons
+                .iter()
+                .filter(|l| all || l.is_active())
+                .collect();
+            println!(
+                "{} lesson(s) in {}/{}{}",
+                shown.len(),
+                project.display(),
+                lessons::LESSONS_DIR,
+                if all {
+                    ""
+                } else {
+                    " (active; --all for the retired ones too)"
+                }
+            );
+            for l in shown {
+                println!(
+                    "  {}  {:<16} {:<9} {:<6} {}{}  {}",
+                    l.id,
+                    l.category.name(),
+                    l.role.id(),
+                    l.source.name(),
+                    visible(&clip(&l.task, 40)),
+                    if l.is_active() { "" } else { " (retired)" },
+                    visible(&clip(
+                        &l.words.split_whitespace().collect::<Vec<_>>().join(" "),
+                        80
+                    ))
+                );
+            }
+            damaged(&loaded);
+            Ok(Exit::Done)
+        }
+        LessonsCommand::Show { id } => {
+            let l = found(&loaded, &id)?;
+            println!("{}", l.rel_path());
+            print!("{}", visible_lines(&lessons::render(l)));
+            Ok(Exit::Done)
+        }
+        LessonsCommand::Retire { id } => {
+            let _lock = project
+                .lock(crate::files::lock_wait_from_env())
+                .map_err(|e| e.to_string())?;
+            // Read again under the lock: another retire may have just written it.
+            let loaded = lessons::load(&project).map_err(|e| e.to_string())?;
+            let mut l = found(&loaded, &id)?.clone();
+            if let Some(when) = &l.retired {
+                println!("{} was already retired ({}).", l.id, visible(when));
+                return Ok(Exit::Done);
+            }
+            l.retired = Some(timestamp(chrono::Utc::now()));
+            project
+                .write_atomic(&l.rel_path(), lessons::render(&l).as_bytes())
+                .map_err(|e| e.to_string())?;
+            println!(
+                "Retired {}: it stays in {} and is no longer recalled into prompts.",
+                l.id,
+                l.rel_path()
+            );
+            Ok(Exit::Done)
+        }
+    }
+}
+
+fn found<'a>(loaded: &'a lessons::Loaded, id: &str) -> Result<&'a Lesson, String> {
+    loaded.find(id).ok_or_else(|| {
+        format!(
+            "no lesson `{}` in {} (`bmad-mcp lessons list --all` lists them)",
+            clip(id, 60),
+            lessons::LESSONS_DIR
+        )
+    })
+}
+
+fn damaged(loaded: &lessons::Loaded) {
+    if loaded.damaged.is_empty() {
+        return;
+    }
+    println!(
+        "{} lesson file(s) cannot be read and are skipped:",
+        loaded.damaged.len()
+    );
+    for (path, why) in &loaded.damaged {
+        println!("  DAMAGED {}: {}", visible(path), visible(why));
+    }
+}
