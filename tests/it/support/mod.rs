@@ -306,21 +306,22 @@ impl Sandbox {
         }
     }
 
-    /// Asserts that every file in the sandbox is inside the project's `.bmad-task/` or
-    /// `.claude/specs/`, apart from the files the test itself placed (`placed`, relative
-    /// to the sandbox).
+    /// Asserts that every file in the sandbox is inside the project's `.bmad-task/`,
+    /// `.claude/specs/` or the team's lessons (`.bmad/lessons/`, docs/spec.md §7.2), apart
+    /// from the files the test itself placed (`placed`, relative to the sandbox).
     pub fn assert_confined(&self, placed: &[&str]) {
         let mut stray = Vec::new();
         for f in files_under(self.dir.path()) {
-            let inside =
-                f.starts_with("project/.bmad-task/") || f.starts_with("project/.claude/specs/");
+            let inside = f.starts_with("project/.bmad-task/")
+                || f.starts_with("project/.claude/specs/")
+                || f.starts_with("project/.bmad/lessons/");
             if !inside && !placed.contains(&f.as_str()) {
                 stray.push(f);
             }
         }
         assert!(
             stray.is_empty(),
-            "files written outside the two areas: {stray:?}"
+            "files written outside the three areas: {stray:?}"
         );
     }
 }
