@@ -3,9 +3,19 @@
 //! ARCHITECTURE.md explains each layer.
 
 /// Lowest first.
-pub const LAYERS: [&str; 11] = [
-    "code", "workflow", "error", "files", "prompts", "store", "evidence", "server", "stdio",
-    "http", "terminal",
+pub const LAYERS: [&str; 12] = [
+    "code",
+    "workflow",
+    "error",
+    "files",
+    "prompts",
+    "store",
+    "evidence",
+    "server",
+    "stdio",
+    "http",
+    "dashboard",
+    "terminal",
 ];
 
 #[cfg(test)]

@@ -20,12 +20,15 @@
 //! 8. [`server`]: the rmcp adapter (the tool, its arguments and replies, the human's
 //!    dialog, prompts and resources).
 //! 9. [`stdio`] and [`http`]: the transports in front of the adapter.
-//! 10. [`terminal`]: everything the human types (`bmad-mcp confirm|approve|…`, `config`,
+//! 10. [`dashboard`]: the human's page in their browser (`bmad-mcp dashboard`, and beside
+//!     `serve --http`): every task, the documents and their rounds, the audit, decisions.
+//! 11. [`terminal`]: everything the human types (`bmad-mcp confirm|approve|…`, `config`,
 //!     `prompts`, `hook`), with one exit-code type.
 //!
 //! [`layers`] holds that order as data, with the test that keeps every `use` within it.
 
 pub mod code;
+pub mod dashboard;
 pub mod error;
 pub mod evidence;
 pub mod files;

@@ -18,7 +18,7 @@
 mod accept;
 mod bind;
 pub mod guard;
-mod hosts;
+pub mod hosts;
 pub mod options;
 mod wire;
 
@@ -164,8 +164,8 @@ async fn serve(plan: Plan) -> std::io::Result<()> {
     Ok(())
 }
 
-/// SIGTERM or SIGINT (Ctrl-C).
-async fn stop_signal() {
+/// SIGTERM or SIGINT (Ctrl-C); the dashboard waits for it too.
+pub async fn stop_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};

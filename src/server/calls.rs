@@ -137,6 +137,7 @@ impl BmadServer {
                     Via::Elicitation => "the dialog",
                     Via::Cli => "the terminal",
                     Via::Tool => "the host",
+                    Via::Dashboard => "the dashboard",
                 }
             ));
         }

@@ -6,6 +6,7 @@
 //! on disk.
 
 pub mod claude;
+pub mod dash;
 pub mod http;
 pub mod raw;
 pub mod stderr;
