@@ -15,6 +15,7 @@ mod ask;
 mod calls;
 mod client_roots;
 mod dialog;
+mod elsewhere;
 pub mod limits;
 mod origin;
 mod progress;

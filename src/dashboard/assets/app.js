@@ -127,7 +127,7 @@ function decisionCard(t) {
     (d.notices || []).map((n) => el("p", { class: "muted", text: n })));
   if (doc) {
     card.append(el("div", { class: "doc", id: "decision-doc", html: doc.html }),
-      el("details", { id: "comment-box", open: true }, el("summary", { text: "Comment on lines (click a line, shift-click to extend)" }),
+      el("details", { id: "comment-box" }, el("summary", { text: "Comment on lines (click a line, shift-click to extend)" }),
         linesView(doc),
         el("p", {}, "Selected: ", el("span", { id: "selected", text: "none" })),
         el("textarea", { id: "comment-text", placeholder: "Your comment on the selected lines" }),
@@ -254,14 +254,14 @@ async function renderTask(id) {
   const project = await findProject(id);
   const t = await get("/dashboard/api/task?project=" + project + "&id=" + encodeURIComponent(id));
   current = t;
-  main.replaceChildren(
+  main.replaceChildren(...[
     el("p", {}, el("a", { href: "#/", text: "← all tasks" })),
     el("h1", { id: "task-name", text: t.task_name }),
     el("p", { class: "muted", text: t.session_id + " · " + t.project_dir + (extras(t.extra) ? " · " + extras(t.extra) : "") }),
     el("p", { text: t.objective }),
     el("ol", { class: "timeline", id: "timeline" }, t.stages.map((s) => el("li", { class: s.status, text: s.role + (s.stage === t.stage ? " · " + t.state : "") }))),
     configCard(t), decisionCard(t), t.stages.map(stageSection), extraSection(t.extra),
-    el("h2", { text: "Audit" }), auditTable(t));
+    el("h2", { text: "Audit" }), auditTable(t)].flat().filter((c) => c !== null && c !== undefined));
   document.body.dataset.shown = t.updated_at;
 }
 

@@ -145,8 +145,7 @@ pub fn request(
     ));
     stream.write_all(head.as_bytes()).unwrap();
     let _ = stream.write_all(body);
-    let mut bytes = Vec::new();
-    let _ = stream.read_to_end(&mut bytes);
+    let bytes = read_answer(&mut stream);
     let split = bytes
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
@@ -170,6 +169,32 @@ pub fn request(
         status,
         head,
         body: String::from_utf8_lossy(&body).into_owned(),
+    }
+}
+
+/// The bytes of one answer: up to its `Content-Length` when it has one (a server may keep
+/// the connection open after it), else up to the end of a chunked body, else to EOF.
+fn read_answer(stream: &mut TcpStream) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        if let Some(split) = bytes.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&bytes[..split]).to_ascii_lowercase();
+            let length = head.lines().find_map(|l| {
+                l.strip_prefix("content-length:")
+                    .and_then(|v| v.trim().parse::<usize>().ok())
+            });
+            let body = bytes.len() - split - 4;
+            if length.is_some_and(|n| body >= n)
+                || (head.contains("transfer-encoding: chunked") && bytes.ends_with(b"0\r\n\r\n"))
+            {
+                return bytes;
+            }
+        }
+        match stream.read(&mut buf) {
+            Ok(0) | Err(_) => return bytes,
+            Ok(n) => bytes.extend_from_slice(&buf[..n]),
+        }
     }
 }
 

@@ -13,6 +13,7 @@ pub mod stderr;
 pub mod terminal;
 pub mod transport;
 pub mod user;
+pub mod webdriver;
 
 pub use raw::Raw;
 
