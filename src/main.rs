@@ -92,7 +92,11 @@ fn main() -> ExitCode {
     };
     init_logs();
     if let Some(addr) = &options.http {
-        return bmad_mcp::http::run(&options, addr);
+        return bmad_mcp::http::run_beside(
+            &options,
+            addr,
+            Some(bmad_mcp::dashboard::beside_http()),
+        );
     }
 
     let runtime = match tokio::runtime::Builder::new_current_thread()

@@ -123,6 +123,29 @@ pub fn projects_under(roots: &Roots) -> Vec<PathBuf> {
     dirs
 }
 
+/// Withdraws the dashboard's address from its projects when dropped.
+pub struct Served(Arc<Dashboard>);
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        self.0.withdraw();
+    }
+}
+
+/// What `serve --http` serves beside `/mcp`: the dashboard of the projects under its
+/// roots, its address printed to stderr with a fresh secret.
+pub fn beside_http() -> crate::http::Beside {
+    Box::new(|bound, roots, stop| {
+        let dash = Arc::new(Dashboard::new(projects_under(roots), bound, stop));
+        dash.announce(bound);
+        eprintln!(
+            "bmad-mcp: the human's dashboard (loopback only) is at {}",
+            dash.url(bound)
+        );
+        (router(dash.clone()), Box::new(Served(dash)))
+    })
+}
+
 /// The page's routes behind its guard, to serve alone or beside `/mcp`.
 pub fn router(dash: Arc<Dashboard>) -> Router {
     routes::routes(dash.clone()).layer(axum::middleware::from_fn_with_state(dash, guard::check))

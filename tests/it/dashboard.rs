@@ -551,3 +551,50 @@ async fn the_page_hears_of_every_change_through_server_sent_events() {
     c.close().await;
     d.stop();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_http_serves_the_dashboard_beside_mcp() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().canonicalize().unwrap();
+    let c = connect(Era::Legacy, &project).await;
+    let sid = at_po_confirmation(&c, &project, "First version.").await;
+    c.close().await;
+    let mut server = crate::support::http::Server::for_project(&project, &[]);
+    let line = server.wait_for("dashboard (loopback only) is at http://");
+    let url = line.rsplit(' ').next().unwrap().trim();
+    let secret = url.split("?k=").nth(1).unwrap();
+    assert_eq!(url, format!("http://{}/dashboard/?k={secret}", server.addr));
+    let cookie = format!("bmad_dashboard_{}={secret}", server.addr.port());
+    let a = request(
+        server.addr,
+        "GET",
+        "/dashboard/api/tasks",
+        &[("Cookie", &cookie)],
+        b"",
+    );
+    assert_eq!(a.status, 200, "{a:?}");
+    assert_eq!(a.json()["tasks"][0]["session_id"], sid.as_str());
+    assert_eq!(
+        request(server.addr, "GET", "/dashboard/api/tasks", &[], b"").status,
+        401
+    );
+    let link = read_json(&project.join(".bmad-task/dashboard.json"));
+    assert_eq!(link["url"], format!("http://{}/dashboard/", server.addr));
+    // `/mcp` is as it was: a call over HTTP still works.
+    let http = server.connect(Era::Legacy, None, &project).await;
+    let v = http
+        .ok(json!({"action": "status", "session_id": sid, "cwd": project}))
+        .await;
+    assert_eq!(v["state"], "awaiting_confirmation");
+    assert!(v["dashboard_url"]
+        .as_str()
+        .unwrap()
+        .ends_with(&format!("#/task/{sid}")));
+    http.close().await;
+    server.terminate();
+    assert!(server.wait_exit().success());
+    assert!(
+        !project.join(".bmad-task/dashboard.json").exists(),
+        "withdrawn at the end"
+    );
+}
