@@ -598,3 +598,90 @@ async fn serve_http_serves_the_dashboard_beside_mcp() {
         "withdrawn at the end"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_decision_from_an_assistants_shell_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path();
+    let c = connect(Era::Legacy, project).await;
+    let sid = at_po_confirmation(&c, project, "First version.").await;
+    let d = Dash::start(project);
+    let task = d
+        .get(&format!("/dashboard/api/task?project=0&id={sid}"))
+        .json();
+    let digest = task["decision"]["document"]["sha256"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let body = json!({"session_id": sid, "action": "confirm", "digest": digest}).to_string();
+    // curl, run by a shell with CLAUDECODE=1 as Claude Code's Bash tool has, with everything
+    // the page would send: the secret, the cookie, the Origin.
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "curl -s -o /dev/null -w '%{{http_code}}' -X POST -H 'Content-Type: application/json' -H 'Origin: {}' -H 'x-bmad-secret: {}' -H 'Cookie: {}' --data '{}' http://{}/dashboard/api/decide",
+            d.origin(),
+            d.secret,
+            d.cookie(),
+            body,
+            d.addr
+        ))
+        .env("CLAUDECODE", "1")
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "403", "{out:?}");
+    assert_eq!(
+        session(project, &sid)["current_state"],
+        "awaiting_confirmation"
+    );
+    c.close().await;
+    d.stop();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn questions_are_answered_on_the_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path();
+    let c = connect(Era::Legacy, project).await;
+    let sid = c.ok(start_args(project, "Build a docs search")).await["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let v = c
+        .ok(json!({"action": "submit", "session_id": sid, "claude_result": crate::support::prd_asking(70)}))
+        .await;
+    assert_eq!(v["state"], "clarifying", "{v:#}");
+    let d = Dash::start(project);
+    let task = d
+        .get(&format!("/dashboard/api/task?project=0&id={sid}"))
+        .json();
+    assert_eq!(task["decision"]["actions"], json!(["answer"]));
+    let q = task["decision"]["questions"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let digest = task["decision"]["document"]["sha256"]
+        .as_str()
+        .map(str::to_string);
+    let empty = d.post(
+        "/dashboard/api/decide",
+        &json!({"session_id": sid, "action": "answer", "digest": digest, "answers": {q.clone(): " "}}),
+    );
+    assert_eq!(empty.status, 400, "{empty:?}");
+    let a = d.post("/dashboard/api/decide", &json!({"session_id": sid, "action": "answer", "digest": digest, "answers": {q.clone(): "Only the user guide."}}));
+    assert_eq!(a.status, 200, "{a:?}");
+    let s = session(project, &sid);
+    assert_eq!(s["stages"]["po"]["answers"][&q], "Only the user guide.");
+    let entry = last_entry(&s);
+    assert_eq!(
+        (entry["action"].as_str(), entry["via"].as_str()),
+        (Some("answer"), Some("dashboard"))
+    );
+    let next = c.ok(json!({"action": "status", "session_id": sid})).await;
+    assert!(next["role_prompt"]
+        .as_str()
+        .unwrap()
+        .contains("Only the user guide."));
+    c.close().await;
+    d.stop();
+}
