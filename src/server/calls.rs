@@ -64,10 +64,19 @@ impl BmadServer {
             (Some(stage), Some(state)) => !human_decisions(stage, state).is_empty(),
             _ => false,
         };
-        if let Some(cwd) = cwd.filter(|_| r.error.is_none() && decides(&r)) {
-            r.human_gates = evidence::human_gates(&self.inner.store, cwd.as_deref());
-            if let Ok(project) = self.inner.store.project(cwd.as_deref()) {
-                super::elsewhere::link(&mut r, &project);
+        let kept_for_human = r
+            .error
+            .as_ref()
+            .is_some_and(|e| e.code == crate::error::ErrorCode::HumanRequired);
+        if let Some(cwd) = &cwd {
+            let asks = r.error.is_none() && decides(&r);
+            if asks {
+                r.human_gates = evidence::human_gates(&self.inner.store, cwd.as_deref());
+            }
+            if asks || kept_for_human {
+                if let Ok(project) = self.inner.store.project(cwd.as_deref()) {
+                    super::elsewhere::link(&mut r, &project);
+                }
             }
         }
         r

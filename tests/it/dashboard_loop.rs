@@ -66,6 +66,18 @@ async fn a_reply_asking_the_human_carries_the_dashboards_deep_link() {
     assert_eq!(v["dashboard_url"], link.as_str(), "{v:#}");
     assert!(v["user_message"].as_str().unwrap().contains(&link));
     assert!(!link.contains(&d.secret), "the secret stays with the human");
+    // Under `gates = "human"` the host's own decision is refused: the refusal links the
+    // page too.
+    std::fs::create_dir_all(project.join(".bmad")).unwrap();
+    std::fs::write(project.join(".bmad/config.toml"), "gates = \"human\"\n").unwrap();
+    let refused = c
+        .refused(
+            json!({"action": "confirm", "session_id": sid}),
+            "human_required",
+        )
+        .await;
+    assert_eq!(refused["dashboard_url"], link.as_str(), "{refused:#}");
+    std::fs::remove_dir_all(project.join(".bmad")).unwrap();
     // A reply where nobody waits for the human carries none.
     let status = c.ok(json!({"action": "list"})).await;
     assert!(status.get("dashboard_url").is_none());
