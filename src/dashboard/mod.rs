@@ -146,9 +146,19 @@ pub fn beside_http() -> crate::http::Beside {
     })
 }
 
-/// The page's routes behind its guard, to serve alone or beside `/mcp`.
+/// The page's routes behind its guard, to serve beside `/mcp` (other paths are not its).
 pub fn router(dash: Arc<Dashboard>) -> Router {
-    routes::routes(dash.clone()).layer(axum::middleware::from_fn_with_state(dash, guard::check))
+    // `route_layer`: the guard wraps the page's routes only, never the fallback that the
+    // server beside it keeps for its own paths.
+    routes::routes(dash.clone())
+        .route_layer(axum::middleware::from_fn_with_state(dash, guard::check))
+}
+
+/// [`router`] served alone: every path is behind the guard (unknown ones then get 404).
+fn router_alone(dash: Arc<Dashboard>) -> Router {
+    routes::routes(dash.clone())
+        .fallback(|| async { (axum::http::StatusCode::NOT_FOUND, "Not Found\n") })
+        .layer(axum::middleware::from_fn_with_state(dash, guard::check))
 }
 
 /// `bmad-mcp dashboard`: serves the page for the project (`--project`, else as the
@@ -215,7 +225,7 @@ async fn serve(dir: PathBuf, addr: SocketAddr) -> std::io::Result<()> {
         env!("CARGO_PKG_VERSION"),
         dir.display()
     );
-    let app = router(dash.clone()).into_make_service_with_connect_info::<SocketAddr>();
+    let app = router_alone(dash.clone()).into_make_service_with_connect_info::<SocketAddr>();
     let stopping = stop.clone();
     let served = axum::serve(listener, app)
         .with_graceful_shutdown(async move {

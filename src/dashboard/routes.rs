@@ -52,7 +52,12 @@ pub fn routes(dash: Arc<Dashboard>) -> Router {
         .route("/dashboard/api/events", get(stream))
         .route("/dashboard/api/decide", post(decide_posted))
         .route("/dashboard/api/config", post(config))
-        .fallback(|| async { (StatusCode::NOT_FOUND, "Not Found\n") })
+        // Only paths under the prefix are the page's: beside `/mcp`, every other path
+        // stays the MCP server's.
+        .route(
+            "/dashboard/{*rest}",
+            axum::routing::any(|| async { (StatusCode::NOT_FOUND, "Not Found\n") }),
+        )
         .with_state(dash)
 }
 

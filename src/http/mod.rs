@@ -158,7 +158,8 @@ async fn serve(plan: Plan, beside: Option<Beside>) -> std::io::Result<()> {
     let mut kept = None;
     if let Some(make) = beside {
         let (routes, guard) = make(bound, &plan.roots, sessions_end.clone());
-        app = app.merge(routes);
+        // Its routes first; every other path is the MCP app's, with all of its checks.
+        app = routes.fallback_service(app);
         kept = Some(guard);
     }
     let shutdown = async move {

@@ -99,8 +99,9 @@ function linesView(doc) {
   return box;
 }
 
-function select(n, extend) {
-  if (extend && selection) selection = { from: Math.min(selection.from, n), to: Math.max(selection.from, n) };
+function select(n, extend, from) {
+  if (from) selection = { from, to: n };
+  else if (extend && selection) selection = { from: Math.min(selection.from, n), to: Math.max(selection.from, n) };
   else selection = { from: n, to: n };
   document.querySelectorAll(".line").forEach((l) => {
     const k = Number(l.dataset.n);
@@ -253,6 +254,12 @@ function configCard(t) {
 async function renderTask(id) {
   const project = await findProject(id);
   const t = await get("/dashboard/api/task?project=" + project + "&id=" + encodeURIComponent(id));
+  // What the human opened stays open across a live update, as does their line selection
+  // while the document is the same version.
+  const open = [...document.querySelectorAll("details[id][open]")].map((d) => d.id);
+  const sameDoc = current && current.decision && t.decision && current.decision.document && t.decision.document &&
+    current.decision.document.sha256 === t.decision.document.sha256;
+  if (!sameDoc) { selection = null; comments = []; }
   current = t;
   main.replaceChildren(...[
     el("p", {}, el("a", { href: "#/", text: "← all tasks" })),
@@ -262,6 +269,8 @@ async function renderTask(id) {
     el("ol", { class: "timeline", id: "timeline" }, t.stages.map((s) => el("li", { class: s.status, text: s.role + (s.stage === t.stage ? " · " + t.state : "") }))),
     configCard(t), decisionCard(t), t.stages.map(stageSection), extraSection(t.extra),
     el("h2", { text: "Audit" }), auditTable(t)].flat().filter((c) => c !== null && c !== undefined));
+  for (const id of open) { const d = document.getElementById(id); if (d) d.open = true; }
+  if (selection) select(selection.to, false, selection.from);
   document.body.dataset.shown = t.updated_at;
 }
 

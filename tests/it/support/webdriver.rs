@@ -135,37 +135,47 @@ impl Browser {
         }
     }
 
+    /// `op` (`click`, `value`, `text`) on the first element `css` selects; found again when
+    /// the page replaced it meanwhile (a live update re-renders the task).
+    fn on(&self, css: &str, method: &str, op: &str, body: Option<&Value>) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let e = self.find(css);
+            let text = body.map(|b| b.to_string()).unwrap_or_default();
+            let a = request(
+                self.addr,
+                method,
+                &self.at(&format!("/element/{e}/{op}")),
+                &[("Content-Type", "application/json")],
+                text.as_bytes(),
+            );
+            let v: Value = serde_json::from_str(&a.body).unwrap_or_default();
+            if a.status == 200 {
+                return v["value"].clone();
+            }
+            let stale = v["value"]["error"] == "stale element reference";
+            assert!(
+                stale && Instant::now() < deadline,
+                "{op} on `{css}`: {} {}",
+                a.status,
+                v["value"]
+            );
+        }
+    }
+
     pub fn click(&self, css: &str) {
-        let e = self.find(css);
-        call(
-            self.addr,
-            "POST",
-            &self.at(&format!("/element/{e}/click")),
-            Some(&json!({})),
-        );
+        self.on(css, "POST", "click", Some(&json!({})));
     }
 
     pub fn type_into(&self, css: &str, text: &str) {
-        let e = self.find(css);
-        call(
-            self.addr,
-            "POST",
-            &self.at(&format!("/element/{e}/value")),
-            Some(&json!({"text": text})),
-        );
+        self.on(css, "POST", "value", Some(&json!({"text": text})));
     }
 
     pub fn text(&self, css: &str) -> String {
-        let e = self.find(css);
-        call(
-            self.addr,
-            "GET",
-            &self.at(&format!("/element/{e}/text")),
-            None,
-        )
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
+        self.on(css, "GET", "text", None)
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
     }
 
     /// Runs `script` in the page (a returned promise is awaited) and returns its value.
