@@ -3,9 +3,21 @@
 //! ARCHITECTURE.md explains each layer.
 
 /// Lowest first.
-pub const LAYERS: [&str; 13] = [
-    "code", "workflow", "error", "files", "git", "lessons", "prompts", "store", "evidence",
-    "server", "stdio", "http", "terminal",
+pub const LAYERS: [&str; 14] = [
+    "code",
+    "workflow",
+    "error",
+    "files",
+    "git",
+    "lessons",
+    "prompts",
+    "store",
+    "evidence",
+    "server",
+    "stdio",
+    "http",
+    "dashboard",
+    "terminal",
 ];
 
 #[cfg(test)]

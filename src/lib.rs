@@ -15,21 +15,24 @@
 //!    human is, the branch, the commit, what changed since one); `None` without it.
 //! 6. [`lessons`]: the team's lessons in `.bmad/lessons/` (recorded from decisions,
 //!    recalled into role prompts).
-//! 6. [`prompts`]: the role prompts (built-in, the user's, the project's) and their
+//! 7. [`prompts`]: the role prompts (built-in, the user's, the project's) and their
 //!    rendering.
-//! 7. [`store`]: sessions on disk (finding, reading, starting, listing, changing one
+//! 8. [`store`]: sessions on disk (finding, reading, starting, listing, changing one
 //!    under the lock).
-//! 8. [`evidence`]: the evidence gate (the policy file and its approval, the checks, the
+//! 9. [`evidence`]: the evidence gate (the policy file and its approval, the checks, the
 //!    admission of a change).
-//! 9. [`server`]: the rmcp adapter (the tool, its arguments and replies, the human's
+//! 10. [`server`]: the rmcp adapter (the tool, its arguments and replies, the human's
 //!    dialog, prompts and resources).
-//! 10. [`stdio`] and [`http`]: the transports in front of the adapter.
-//! 11. [`terminal`]: everything the human types (`bmad-mcp confirm|approve|…`, `config`,
+//! 11. [`stdio`] and [`http`]: the transports in front of the adapter.
+//! 12. [`dashboard`]: the human's page in their browser (`bmad-mcp dashboard`, and beside
+//!     `serve --http`): every task, the documents and their rounds, the audit, decisions.
+//! 13. [`terminal`]: everything the human types (`bmad-mcp confirm|approve|…`, `config`,
 //!     `prompts`, `hook`), with one exit-code type.
 //!
 //! [`layers`] holds that order as data, with the test that keeps every `use` within it.
 
 pub mod code;
+pub mod dashboard;
 pub mod error;
 pub mod evidence;
 pub mod files;

@@ -68,6 +68,16 @@ struct Cli {
 enum Command {
     /// Serve MCP over stdio (as with no command), or over streamable HTTP with `--http`.
     Serve(ServeArgs),
+    /// The human's dashboard in their browser, on loopback: every task, the documents
+    /// rendered, their earlier rounds with a diff, the audit, the checks, and the
+    /// decisions (recorded `via: dashboard`). Prints the address to open, with a fresh
+    /// secret; stops on Ctrl-C.
+    Dashboard {
+        /// The address to listen on (loopback only); the default port is one the system
+        /// picks.
+        #[arg(long, value_name = "ADDR", default_value = bmad_mcp::dashboard::DEFAULT_ADDR)]
+        addr: String,
+    },
     #[command(flatten)]
     Human(bmad_mcp::terminal::Cli),
 }
@@ -85,21 +95,19 @@ fn main() -> ExitCode {
     let options = match cli.command {
         Some(Command::Human(command)) => return bmad_mcp::terminal::run(command, cli.project),
         Some(Command::Serve(options)) => options,
+        Some(Command::Dashboard { addr }) => {
+            init_logs();
+            return bmad_mcp::dashboard::run(cli.project, &addr);
+        }
         None => ServeArgs::default(),
     };
-    // The default is quiet when all is well: warnings and errors, without the end of a
-    // stream its client closed, which rmcp logs as an error (`server::quiet`).
-    tracing_subscriber::registry()
-        .with(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn")))
-        .with(bmad_mcp::server::quiet::Quiet)
-        .with(
-            tracing_subscriber::fmt::layer()
-                .with_writer(std::io::stderr)
-                .with_ansi(false),
-        )
-        .init();
+    init_logs();
     if let Some(addr) = &options.http {
-        return bmad_mcp::http::run(&options, addr);
+        return bmad_mcp::http::run_beside(
+            &options,
+            addr,
+            Some(bmad_mcp::dashboard::beside_http()),
+        );
     }
 
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -164,6 +172,20 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The default is quiet when all is well: warnings and errors, without the end of a
+/// stream its client closed, which rmcp logs as an error (`server::quiet`).
+fn init_logs() {
+    tracing_subscriber::registry()
+        .with(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn")))
+        .with(bmad_mcp::server::quiet::Quiet)
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_ansi(false),
+        )
+        .init();
 }
 
 /// How long the calls running when SIGTERM arrives may go on (as `serve --http`'s grace).

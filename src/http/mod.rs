@@ -18,7 +18,7 @@
 mod accept;
 mod bind;
 pub mod guard;
-mod hosts;
+pub mod hosts;
 pub mod options;
 mod wire;
 
@@ -45,8 +45,25 @@ pub const ENDPOINT: &str = "/mcp";
 /// How long shutdown waits for the requests being answered before it closes them.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 
+/// What is served beside `/mcp`, made once the address is bound: routes with their own
+/// guard (the human's dashboard), and a value dropped when the server stops.
+pub type Beside = Box<
+    dyn FnOnce(
+            std::net::SocketAddr,
+            &crate::files::Roots,
+            CancellationToken,
+        ) -> (Router, Box<dyn std::any::Any + Send>)
+        + Send,
+>;
+
 /// Checks the options and serves until SIGTERM or SIGINT.
 pub fn run(args: &ServeArgs, addr: &str) -> ExitCode {
+    run_beside(args, addr, None)
+}
+
+/// [`run`], with routes served beside `/mcp` (`beside`), which none of `/mcp`'s checks
+/// apply to.
+pub fn run_beside(args: &ServeArgs, addr: &str, beside: Option<Beside>) -> ExitCode {
     let plan = match args.plan(addr) {
         Ok(plan) => plan,
         Err(message) => {
@@ -65,7 +82,7 @@ pub fn run(args: &ServeArgs, addr: &str) -> ExitCode {
         }
     };
     // Dropping the runtime (on return) waits for calls still running on blocking threads.
-    match runtime.block_on(serve(plan)) {
+    match runtime.block_on(serve(plan, beside)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("bmad-mcp: {e}");
@@ -74,7 +91,7 @@ pub fn run(args: &ServeArgs, addr: &str) -> ExitCode {
     }
 }
 
-async fn serve(plan: Plan) -> std::io::Result<()> {
+async fn serve(plan: Plan, beside: Option<Beside>) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(plan.addr)
         .await
         .map_err(|e| {
@@ -138,6 +155,13 @@ async fn serve(plan: Plan) -> std::io::Result<()> {
             "no token"
         }
     );
+    let mut kept = None;
+    if let Some(make) = beside {
+        let (routes, guard) = make(bound, &plan.roots, sessions_end.clone());
+        // Its routes first; every other path is the MCP app's, with all of its checks.
+        app = routes.fallback_service(app);
+        kept = Some(guard);
+    }
     let shutdown = async move {
         stop_signal().await;
         tracing::info!(
@@ -160,12 +184,13 @@ async fn serve(plan: Plan) -> std::io::Result<()> {
         });
     };
     accept::serve(listener, app, plan.connections, shutdown).await;
+    drop(kept);
     tracing::info!("stopped");
     Ok(())
 }
 
-/// SIGTERM or SIGINT (Ctrl-C).
-async fn stop_signal() {
+/// SIGTERM or SIGINT (Ctrl-C); the dashboard waits for it too.
+pub async fn stop_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};

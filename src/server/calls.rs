@@ -39,13 +39,45 @@ impl BmadServer {
             Call::Act { cwd, .. } | Call::Status { cwd, .. } => Some(cwd.clone()),
             Call::Start { .. } | Call::List { .. } | Call::Lessons(_) => None,
         };
+        // A decision the host asks for, or a `status`: the human may have decided
+        // elsewhere meanwhile (the dashboard, the terminal), which the reply then says.
+        let asked = match &call {
+            Call::Act {
+                key, command: c, ..
+            } if c.action().decides() => Some((key.clone(), true)),
+            Call::Status { key, .. } => Some((key.clone(), false)),
+            _ => None,
+        };
         let mut r = self.run_call(call, watched);
+        if let (Some((key, decides)), Some(cwd)) = (asked, &cwd) {
+            let illegal = r
+                .error
+                .as_ref()
+                .is_some_and(|e| e.code == crate::error::ErrorCode::InvalidState);
+            if (decides && illegal) || (!decides && r.error.is_none()) {
+                if let Some(found) = self.decided_elsewhere(cwd.as_deref(), &key, None) {
+                    r = found;
+                }
+            }
+        }
         let decides = |r: &Reply| match (r.stage, r.state) {
             (Some(stage), Some(state)) => !human_decisions(stage, state).is_empty(),
             _ => false,
         };
-        if let Some(cwd) = cwd.filter(|_| r.error.is_none() && decides(&r)) {
-            r.human_gates = evidence::human_gates(&self.inner.store, cwd.as_deref());
+        let kept_for_human = r
+            .error
+            .as_ref()
+            .is_some_and(|e| e.code == crate::error::ErrorCode::HumanRequired);
+        if let Some(cwd) = &cwd {
+            let asks = r.error.is_none() && decides(&r);
+            if asks {
+                r.human_gates = evidence::human_gates(&self.inner.store, cwd.as_deref());
+            }
+            if asks || kept_for_human {
+                if let Ok(project) = self.inner.store.project(cwd.as_deref()) {
+                    super::elsewhere::link(&mut r, &project);
+                }
+            }
         }
         r
     }
@@ -166,6 +198,7 @@ impl BmadServer {
                     Via::Elicitation => "the dialog",
                     Via::Cli => "the terminal",
                     Via::Tool => "the host",
+                    Via::Dashboard => "the dashboard",
                 }
             ));
         }

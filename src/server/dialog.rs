@@ -161,6 +161,8 @@ impl BmadServer {
                     return reply::for_undecided(&session, &pending, Undecided::Stopping);
                 }
                 answer = sent => answer,
+                // Decided on the dashboard or in the terminal meanwhile: the call returns.
+                found = self.until_decided_elsewhere(&session) => return found,
                 () = ctx.ct.cancelled() => {
                     return reply::for_undecided(&session, &pending, Undecided::Cancelled);
                 }
@@ -201,7 +203,15 @@ impl BmadServer {
     ) -> CallToolResponse {
         let (session, mut pending, config) = match self.pending(&gate).await {
             Ok(found) => found,
-            Err(reply) => return to_result(*reply, &gate.readers).into(),
+            // The retry of a round the human answered elsewhere meanwhile.
+            Err(reply) => {
+                let (cwd, key) = (gate.cwd.clone(), gate.key.clone());
+                let found = self
+                    .blocking(move |s| s.decided_elsewhere(cwd.as_deref(), &key, None))
+                    .await
+                    .flatten();
+                return to_result(found.unwrap_or(*reply), &gate.readers).into();
+            }
         };
         let action = gate.command.action();
         let Some(sealed) = request.request_state.as_deref() else {

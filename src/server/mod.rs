@@ -16,6 +16,7 @@ mod ask;
 mod calls;
 mod client_roots;
 mod dialog;
+mod elsewhere;
 mod lesson_args;
 pub mod limits;
 mod origin;

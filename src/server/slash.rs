@@ -186,6 +186,7 @@ fn who(by: DecidedBy, via: Via) -> &'static str {
         (DecidedBy::Human, Via::Elicitation) => "the human, in the dialog",
         (DecidedBy::Human, Via::Cli) => "the human, in the terminal",
         (DecidedBy::Human, Via::Tool) => "the human",
+        (DecidedBy::Human, Via::Dashboard) => "the human, on the dashboard",
         (DecidedBy::Host, _) => "the host, on the human's word",
     }
 }

@@ -71,6 +71,11 @@ pub struct ListEntry {
     pub branch: Option<String>,
 }
 
+/// Where a running dashboard tells the project its page's address (without the secret)
+/// and its process id: `{"url": …, "pid": …}`. Replies asking the human to decide link
+/// to it while that process runs.
+pub const DASHBOARD_REL: &str = ".bmad-task/dashboard.json";
+
 /// The file in a task's specs folder that names the session it belongs to.
 pub fn owner_rel(task_name: &str) -> String {
     format!(".claude/specs/{task_name}/.bmad-session")

@@ -26,6 +26,8 @@ pub enum Via {
     Cli,
     /// A `bmad-task` tool call.
     Tool,
+    /// The human's dashboard (`bmad-mcp dashboard`), a page in their own browser.
+    Dashboard,
 }
 
 /// A decision as it comes in with a command.

@@ -41,6 +41,9 @@ mod workflow_e2e; // a whole PO → QA run in both eras, every reply and every f
 
 // The human's channels.
 mod cli; // the terminal commands, through a pseudo-terminal
+mod dashboard; // `bmad-mcp dashboard` over HTTP: the secret, Host, Origin, CSP, decisions, rounds, live updates
+mod dashboard_browser; // the dashboard in headless Chromium over WebDriver: read, compare, decide
+mod dashboard_loop; // a decision on the dashboard completes the assistant's wait; replies link to the page
 mod dialog; // the human decides in the client's dialog, both eras, stdio and HTTP
 mod dialog_origin; // a dialog decision records who is behind the connection; under an assistant, the host's
 mod hook; // `bmad-mcp hook pre-tool-use`, as the plugin runs it

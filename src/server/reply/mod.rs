@@ -102,7 +102,8 @@ pub struct ErrorBody {
 /// One reply of the tool. Who each field is for:
 /// **the human** (show it, or what it points at, to them): `user_message`, `notices`,
 /// `artifact_path`, `questions`, `gaps`, `sprints`, `score`, `scores`, `review_status`,
-/// `checks`, `decisions`, `drift`, `sessions`, `damaged`, `trace`, `lessons`, `recalled`;
+/// `checks`, `decisions`, `drift`, `sessions`, `damaged`, `trace`, `lessons`, `recalled`,
+/// `dashboard_url`;
 /// **the host's model** (act on it, do not show it): `next_step`, `role_prompt`,
 /// `role_prompt_source`, `engines`, `context`, `guidance`, `pending_user_actions`,
 /// `allowed_actions`, `document_digest`, `interaction_type`, `requires_user_confirmation`,
@@ -219,6 +220,11 @@ pub struct Reply {
     /// SHA-256 as saved; pass it back as `digest` to bind the decision to this version.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub document_digest: Option<String>,
+    /// Where the human decides, while a dashboard serves the project (`bmad-mcp
+    /// dashboard`): the address of this task's page, to open in their browser (it asks
+    /// for the dashboard's secret once per browser).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dashboard_url: Option<String>,
     /// `status`: every decision taken, with who made it, how, and on which document.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decisions: Option<Vec<DecisionEntry>>,

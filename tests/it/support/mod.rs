@@ -6,12 +6,14 @@
 //! on disk.
 
 pub mod claude;
+pub mod dash;
 pub mod http;
 pub mod raw;
 pub mod stderr;
 pub mod terminal;
 pub mod transport;
 pub mod user;
+pub mod webdriver;
 
 pub use raw::Raw;
 

@@ -1,0 +1,301 @@
+// The BMAD dashboard's page. Every text comes from files a model or a process wrote:
+// it is set with textContent; only `html` and `diff_html` fields, made safe by the
+// server (src/dashboard/render.rs), are set as HTML. The page's CSP allows this script
+// and its style, nothing else.
+"use strict";
+
+const SECRET = document.querySelector('meta[name="bmad-secret"]').content;
+const main = document.getElementById("main");
+const banner = document.getElementById("banner");
+const live = document.getElementById("live");
+let current = null; // the task shown: its JSON
+let comments = []; // line-anchored comments of the decision being prepared
+let selection = null; // {from, to} lines selected
+let dirty = false; // the human typed in a form: a live update does not wipe it
+let stale = false;
+
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k === "text") e.textContent = v;
+    else if (k === "html") e.innerHTML = v; // only server-rendered, sanitized HTML
+    else if (k === "on") for (const [ev, f] of Object.entries(v)) e.addEventListener(ev, f);
+    else e.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children.flat()) if (c !== null && c !== undefined) e.append(c);
+  return e;
+}
+
+function show(message, error) {
+  banner.hidden = !message;
+  banner.className = error ? "error" : "";
+  banner.textContent = message || "";
+}
+
+async function get(path) {
+  const r = await fetch(path, { credentials: "same-origin" });
+  const body = await r.json().catch(() => ({}));
+  if (!r.ok) throw new Error(body.error || r.statusText);
+  return body;
+}
+
+async function post(path, body) {
+  const r = await fetch(path, {
+    method: "POST",
+    credentials: "same-origin",
+    headers: { "content-type": "application/json", "x-bmad-secret": SECRET },
+    body: JSON.stringify(body),
+  });
+  const answer = await r.json().catch(() => ({}));
+  return { status: r.status, body: answer };
+}
+
+function extras(extra) {
+  const parts = [];
+  for (const [k, v] of Object.entries(extra || {})) {
+    if (typeof v === "string" || typeof v === "number") parts.push(k + ": " + v);
+    else if (v && typeof v === "object" && !Array.isArray(v) && (v.name || v.id)) parts.push(k + ": " + (v.name || v.id));
+  }
+  return parts.join(" · ");
+}
+
+async function renderList() {
+  current = null;
+  const data = await get("/dashboard/api/tasks");
+  const rows = data.tasks.map((t) =>
+    el("tr", { "data-session": t.session_id },
+      el("td", {}, el("a", { href: "#/task/" + encodeURIComponent(t.session_id), class: "task-link", text: t.task_name })),
+      el("td", { text: t.role + " (" + t.stage + ")" }),
+      el("td", { text: t.state }),
+      el("td", { class: t.waiting.length ? "waiting" : "", text: t.waiting.join(", ") || "—" }),
+      el("td", { text: extras(t.extra) || "—" }),
+      el("td", { class: "muted", text: t.updated_at }),
+      data.projects.length > 1 ? el("td", { class: "muted", text: t.project_dir }) : null));
+  main.replaceChildren(
+    el("h1", { text: "Tasks" }),
+    rows.length
+      ? el("table", { id: "tasks" },
+          el("tr", {}, ["Task", "Stage", "State", "Waits for you", "Owner / track", "Updated"].map((h) => el("th", { text: h })),
+            data.projects.length > 1 ? el("th", { text: "Project" }) : null),
+          rows)
+      : el("p", { text: "No task yet in " + data.projects.join(", ") + "." }));
+}
+
+async function findProject(id) {
+  const data = await get("/dashboard/api/tasks");
+  const row = data.tasks.find((t) => t.session_id === id || t.task_name === id);
+  return row ? row.project : 0;
+}
+
+function linesView(doc) {
+  const lines = doc.text.replace(/\n$/, "").split("\n");
+  const box = el("div", { class: "lines", id: "lines" });
+  lines.forEach((line, i) => {
+    const n = i + 1;
+    box.append(el("div", { class: "line", "data-n": n, on: { click: (ev) => select(n, ev.shiftKey) } },
+      el("span", { class: "n", text: String(n) }), el("span", { class: "t", text: line })));
+  });
+  return box;
+}
+
+function select(n, extend, from) {
+  if (from) selection = { from, to: n };
+  else if (extend && selection) selection = { from: Math.min(selection.from, n), to: Math.max(selection.from, n) };
+  else selection = { from: n, to: n };
+  document.querySelectorAll(".line").forEach((l) => {
+    const k = Number(l.dataset.n);
+    l.classList.toggle("sel", k >= selection.from && k <= selection.to);
+  });
+  const label = document.getElementById("selected");
+  if (label) label.textContent = selection.from === selection.to ? "line " + selection.from : "lines " + selection.from + "-" + selection.to;
+}
+
+function commentList() {
+  return el("ul", { class: "comments", id: "comments" },
+    comments.map((c) => el("li", { text: "Lines " + c.from + "-" + c.to + ": " + c.text })));
+}
+
+function decisionCard(t) {
+  const d = t.decision;
+  if (!d) return null;
+  if (d.error) return el("div", { class: "card decide" }, el("p", { text: d.error }));
+  const doc = d.document;
+  const card = el("div", { class: "card decide", id: "decision" },
+    el("h2", { text: "Waiting for you: " + d.actions.join(" or ") }),
+    doc ? el("p", { class: "muted", text: doc.path + " · sha256 " + doc.sha256.slice(0, 12) + (d.score != null ? " · score " + d.score + (d.gate ? "/" + d.gate : "") : "") }) : null,
+    d.failed_verdict ? el("p", { class: "waiting", text: "It does not pass: " + d.failed_verdict + ". Confirming accepts the risk; sending back returns the work to development." }) : null,
+    (d.notices || []).map((n) => el("p", { class: "muted", text: n })));
+  if (doc) {
+    card.append(el("div", { class: "doc", id: "decision-doc", html: doc.html }),
+      el("details", { id: "comment-box" }, el("summary", { text: "Comment on lines (click a line, shift-click to extend)" }),
+        linesView(doc),
+        el("p", {}, "Selected: ", el("span", { id: "selected", text: "none" })),
+        el("textarea", { id: "comment-text", placeholder: "Your comment on the selected lines" }),
+        el("button", { id: "add-comment", class: "secondary", on: { click: addComment } , text: "Add comment" }),
+        commentList()));
+  }
+  const form = el("div", { class: "row" });
+  if (d.actions.includes("answer")) {
+    form.append(el("div", {}, el("h3", { text: "Answer the questions" }),
+      d.questions.map((q) => el("label", {}, el("p", { text: q.id + ": " + q.question }),
+        q.context ? el("p", { class: "muted", text: q.context }) : null,
+        el("input", { type: "text", class: "answer", "data-q": q.id }))),
+      el("button", { id: "answer", on: { click: () => decide("answer") }, text: "Send the answers" })));
+  }
+  if (d.actions.includes("confirm")) {
+    form.append(el("div", {}, el("h3", { text: d.failed_verdict ? "Accept the risk" : "Confirm" }),
+      el("textarea", { id: "note", placeholder: "A note for the later roles (optional)" }),
+      el("button", { id: "confirm", on: { click: () => decide("confirm") }, text: d.failed_verdict ? "Accept the risk and go on" : "Confirm" })));
+  }
+  if (d.actions.includes("approve")) {
+    form.append(el("div", {}, el("h3", { text: "Approve the plan" }),
+      el("p", { class: "muted", text: "Sprints: " + ((d.sprints || []).map((s) => s.number + " (" + s.title + ")").join(", ") || "none named") }),
+      el("input", { type: "text", id: "scope", placeholder: "Scope: all, 1, 1-2, sprint 1 and 3" }),
+      el("textarea", { id: "approve-note", placeholder: "A note (optional)" }),
+      el("button", { id: "approve", on: { click: () => decide("approve") }, text: "Approve" })));
+  }
+  if (d.actions.includes("reject")) {
+    form.append(el("div", {}, el("h3", { text: "Send it back" }),
+      el("textarea", { id: "feedback", placeholder: "What should change (the line comments go with it)" }),
+      el("button", { id: "reject", class: "danger", on: { click: () => decide("reject") }, text: "Send back with feedback" })));
+  }
+  card.append(form);
+  card.addEventListener("input", () => { dirty = true; });
+  return card;
+}
+
+function addComment() {
+  const text = document.getElementById("comment-text").value.trim();
+  if (!selection || !text) return show("Select lines and write a comment first.", true);
+  comments.push({ from: selection.from, to: selection.to, text });
+  document.getElementById("comment-text").value = "";
+  document.getElementById("comments").replaceWith(commentList());
+  dirty = true;
+}
+
+async function decide(action) {
+  const t = current;
+  const d = t.decision;
+  const value = (id) => (document.getElementById(id) || {}).value || null;
+  const body = { project: t.project, session_id: t.session_id, action, digest: d.document ? d.document.sha256 : null, comments };
+  if (action === "confirm") body.note = value("note");
+  if (action === "approve") { body.scope = value("scope"); body.note = value("approve-note"); }
+  if (action === "reject") body.feedback = value("feedback");
+  if (action === "answer") {
+    body.answers = {};
+    document.querySelectorAll("input.answer").forEach((i) => { if (i.value.trim()) body.answers[i.dataset.q] = i.value; });
+  }
+  if (action !== "reject" && action !== "confirm" && action !== "approve") body.comments = [];
+  const r = await post("/dashboard/api/decide", body);
+  if (r.status === 200) {
+    comments = []; dirty = false; selection = null;
+    show(r.body.message);
+    document.body.dataset.decided = action;
+  } else if (r.status === 409 && r.body.sha256) {
+    dirty = false;
+    show("The document changed since you read it: this is the new version. " + (r.body.error || ""), true);
+  } else {
+    return show(r.body.error || "Refused (" + r.status + ")", true);
+  }
+  await route();
+}
+
+function stageSection(s) {
+  const parts = [];
+  if (s.document) {
+    parts.push(el("p", { class: "muted", text: s.document.path + " · sha256 " + s.document.sha256.slice(0, 12) }),
+      el("div", { class: "doc", id: "doc-" + s.stage, html: s.document.html }));
+    s.document.rounds.forEach((r, i) => parts.push(el("details", { class: "round", id: "round-" + s.stage + "-" + i },
+      el("summary", { text: "Earlier round: " + r.label + " (diff against the current document)" }),
+      el("p", { class: "muted", text: r.path }),
+      el("div", { class: "diffbox", html: r.diff_html }))));
+  }
+  if (s.questions.length) parts.push(el("h3", { text: "Questions and answers" }), el("ul", {},
+    s.questions.map((q) => el("li", {}, el("span", { text: q.id + " (round " + q.round + "): " + q.question }),
+      el("div", { class: q.answer ? "" : "waiting", text: q.answer ? "Answer: " + q.answer : "not answered" })))));
+  if (s.checks.length) parts.push(el("h3", { text: "Checks" }), s.checks.map((c) => el("details", { class: "check" },
+    el("summary", { text: c.name + ": " + c.outcome + (c.exit_code != null ? " (exit " + c.exit_code + ")" : "") + ", " + c.duration_ms + " ms" }),
+    el("p", { class: "muted", text: c.command }), el("pre", { class: "out", text: c.output || "(no output)" }))));
+  if (s.accepted_risk) parts.push(el("p", { class: "waiting", text: "The human accepted the risk of a failing verdict (" + (s.review_status || "below the gate") + ")." }));
+  if (s.scope) parts.push(el("p", { text: "Approved scope: " + s.scope }));
+  for (const f of s.feedback) parts.push(el("p", { class: "muted", text: "Feedback: " + f }));
+  if (!parts.length) return null;
+  return el("section", { class: "card", id: "stage-" + s.stage },
+    el("h2", { text: s.role + " (" + s.stage + ")" + (s.score != null ? " · score " + s.score : "") + (s.iteration ? " · round " + s.iteration : "") }), parts);
+}
+
+function auditTable(t) {
+  return el("table", { id: "audit" }, el("tr", {}, ["When", "Stage", "Action", "Who", "Via", "Digest", "Their words"].map((h) => el("th", { text: h }))),
+    t.audit.map((h) => el("tr", {}, el("td", { class: "muted", text: h.at }), el("td", { text: h.stage }), el("td", { text: h.action + " → " + h.to }),
+      el("td", { text: h.decided_by || "" }), el("td", { text: h.via || "" }), el("td", { text: h.digest || "" }),
+      el("td", { text: [h.feedback, h.note].filter(Boolean).join(" / ") }))));
+}
+
+function extraSection(extra) {
+  const keys = Object.keys(extra || {});
+  if (!keys.length) return null;
+  return el("section", { class: "card", id: "extra" }, el("h2", { text: "Team, stories, traceability" }),
+    keys.map((k) => el("details", { open: k !== "traceability" }, el("summary", { text: k }), el("pre", { class: "out", text: JSON.stringify(extra[k], null, 2) }))));
+}
+
+function configCard(t) {
+  const w = t.config_waiting;
+  if (!w) return null;
+  return el("div", { class: "card decide", id: "config" }, el("h2", { text: ".bmad/config.toml waits for your approval" }),
+    el("ul", {}, w.changes.map((c) => el("li", { text: c }))),
+    el("button", { id: "approve-config", on: { click: async () => {
+      const r = await post("/dashboard/api/config", { project: t.project, sha256: w.sha256 });
+      show(r.body.message || r.body.error, r.status !== 200);
+      await route();
+    } }, text: "Approve this config" }));
+}
+
+async function renderTask(id) {
+  const project = await findProject(id);
+  const t = await get("/dashboard/api/task?project=" + project + "&id=" + encodeURIComponent(id));
+  // What the human opened stays open across a live update, as does their line selection
+  // while the document is the same version.
+  const open = [...document.querySelectorAll("details[id][open]")].map((d) => d.id);
+  const sameDoc = current && current.decision && t.decision && current.decision.document && t.decision.document &&
+    current.decision.document.sha256 === t.decision.document.sha256;
+  if (!sameDoc) { selection = null; comments = []; }
+  current = t;
+  main.replaceChildren(...[
+    el("p", {}, el("a", { href: "#/", text: "← all tasks" })),
+    el("h1", { id: "task-name", text: t.task_name }),
+    el("p", { class: "muted", text: t.session_id + " · " + t.project_dir + (extras(t.extra) ? " · " + extras(t.extra) : "") }),
+    el("p", { text: t.objective }),
+    el("ol", { class: "timeline", id: "timeline" }, t.stages.map((s) => el("li", { class: s.status, text: s.role + (s.stage === t.stage ? " · " + t.state : "") }))),
+    configCard(t), decisionCard(t), t.stages.map(stageSection), extraSection(t.extra),
+    el("h2", { text: "Audit" }), auditTable(t)].flat().filter((c) => c !== null && c !== undefined));
+  for (const id of open) { const d = document.getElementById(id); if (d) d.open = true; }
+  if (selection) select(selection.to, false, selection.from);
+  document.body.dataset.shown = t.updated_at;
+}
+
+async function route() {
+  const m = location.hash.match(/^#\/task\/(.+)$/);
+  try {
+    if (m) await renderTask(decodeURIComponent(m[1]));
+    else await renderList();
+    stale = false;
+  } catch (e) {
+    show(String(e.message || e), true);
+  }
+}
+
+function listen() {
+  const events = new EventSource("/dashboard/api/events");
+  events.addEventListener("ready", () => { live.textContent = "live"; live.className = ""; });
+  events.addEventListener("change", async () => {
+    document.body.dataset.changes = String(Number(document.body.dataset.changes || 0) + 1);
+    if (dirty) { stale = true; return show("This task changed on disk; your unsent input is kept. Reload the page to see the new version.", false); }
+    await route();
+  });
+  events.onerror = () => { live.textContent = "reconnecting…"; live.className = "off"; };
+}
+
+window.addEventListener("hashchange", () => { comments = []; selection = null; dirty = false; show(""); route(); });
+route();
+listen();

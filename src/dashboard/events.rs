@@ -1,0 +1,93 @@
+//! Live updates: a server-sent event each time a file the page shows changes, whichever
+//! channel changed it (the assistant's calls, the terminal, another dashboard, an
+//! editor). The files' sizes and modification times under `.bmad-task/`,
+//! `.claude/specs/` and `.bmad/` are read every [`POLL`]: no watcher thread, no
+//! platform API, and nothing held open between polls. BENCHMARKS.md has the latency from
+//! a write to the event.
+
+use std::collections::hash_map::DefaultHasher;
+use std::convert::Infallible;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::response::sse::{Event, KeepAlive, Sse};
+use futures_util::stream::{self, Stream};
+use tokio_util::sync::CancellationToken;
+
+/// How often the files are looked at.
+pub const POLL: Duration = Duration::from_millis(100);
+/// The most entries looked at per folder: a folder grown past it is seen by its first ones.
+const MAX_ENTRIES: usize = 4096;
+
+/// A fingerprint of the files the page shows in the projects at `roots`.
+pub fn fingerprint(roots: &[PathBuf]) -> u64 {
+    let mut h = DefaultHasher::new();
+    for root in roots {
+        for (area, depth) in [(".bmad-task", 1), (".claude/specs", 2), (".bmad", 1)] {
+            walk(&root.join(area), depth, &mut h);
+        }
+    }
+    h.finish()
+}
+
+fn walk(dir: &Path, depth: usize, h: &mut DefaultHasher) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.take(MAX_ENTRIES).flatten() {
+        let Ok(meta) = entry.metadata() else {
+            continue;
+        };
+        entry.file_name().hash(h);
+        if meta.is_dir() {
+            if depth > 0 {
+                walk(&entry.path(), depth - 1, h);
+            }
+            continue;
+        }
+        meta.len().hash(h);
+        if let Ok(t) = meta.modified() {
+            t.hash(h);
+        }
+    }
+}
+
+/// The event stream: `ready` at once, then `change` whenever the fingerprint moves; it
+/// ends when `stop` is cancelled.
+pub fn stream(
+    roots: Vec<PathBuf>,
+    stop: CancellationToken,
+) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    let roots: Arc<[PathBuf]> = roots.into();
+    let first = fingerprint(&roots);
+    let events = stream::unfold((roots, first, true), move |(roots, mut last, start)| {
+        let stop = stop.clone();
+        async move {
+            if start {
+                let ready = Event::default().event("ready").data("{}");
+                return Some((Ok(ready), (roots, last, false)));
+            }
+            loop {
+                tokio::select! {
+                    () = tokio::time::sleep(POLL) => {}
+                    () = stop.cancelled() => return None,
+                }
+                let looked = roots.clone();
+                let now = tokio::task::spawn_blocking(move || fingerprint(&looked))
+                    .await
+                    .ok()?;
+                if now != last {
+                    let at = chrono::Utc::now().timestamp_millis();
+                    let event = Event::default()
+                        .event("change")
+                        .data(format!("{{\"at\":{at}}}"));
+                    return Some((Ok(event), (roots, now, false)));
+                }
+                last = now;
+            }
+        }
+    });
+    Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+}

@@ -1,0 +1,238 @@
+//! The human's dashboard: a page in their own browser to read every task, compare the
+//! rounds of a document, see the audit and the checks, and decide, on the same files and
+//! rules as every other channel. `bmad-mcp dashboard` serves it alone on loopback;
+//! `serve --http` serves it beside `/mcp`. Either prints an address with a fresh secret;
+//! everything else is refused ([`guard`]). Documents are untrusted and rendered so that
+//! nothing in them can run ([`render`]); the page updates when files change
+//! ([`events`]); decisions go through `evidence::act` recorded `via: dashboard`
+//! ([`decide`]). Every asset is embedded in the binary: it works offline.
+//!
+//! A project it serves gets `.bmad-task/dashboard.json` (the page's address, without the
+//! secret, and this process's id), so that a reply asking the human to decide carries
+//! the page's deep link; it is removed when the dashboard stops.
+
+pub mod decide;
+pub mod events;
+pub mod guard;
+pub mod render;
+pub mod routes;
+pub mod view;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use axum::Router;
+use tokio_util::sync::CancellationToken;
+
+use crate::files::{lock_wait_from_env, DefaultRoot, Project, Roots};
+use crate::store::{Store, DASHBOARD_REL};
+
+/// Where the page is served.
+pub const PREFIX: &str = "/dashboard";
+/// The default address of `bmad-mcp dashboard`: loopback, a port the system picks.
+pub const DEFAULT_ADDR: &str = "127.0.0.1:0";
+
+/// What every request of the page shares.
+pub struct Dashboard {
+    /// One store per project served, in the order the list shows them.
+    pub stores: Vec<Store>,
+    /// The projects' directories, for the live updates.
+    pub dirs: Vec<PathBuf>,
+    pub keys: guard::Keys,
+    /// Cancelled when the server stops: the event streams end.
+    pub stop: CancellationToken,
+}
+
+impl Dashboard {
+    pub fn new(dirs: Vec<PathBuf>, bound: SocketAddr, stop: CancellationToken) -> Dashboard {
+        let stores = dirs
+            .iter()
+            .map(|d| {
+                Store::new(
+                    DefaultRoot {
+                        source_name: "the dashboard's project",
+                        value: d.display().to_string(),
+                    },
+                    lock_wait_from_env(),
+                )
+            })
+            .collect();
+        Dashboard {
+            stores,
+            dirs,
+            keys: guard::Keys::new(guard::fresh_secret(), bound),
+            stop,
+        }
+    }
+
+    /// The page's address without the secret: what deep links start with.
+    pub fn base(&self, bound: SocketAddr) -> String {
+        format!("http://{bound}{PREFIX}/")
+    }
+
+    /// The address that opens the page, with the secret.
+    pub fn url(&self, bound: SocketAddr) -> String {
+        format!("{}?k={}", self.base(bound), self.keys.secret)
+    }
+
+    /// Tells each project served where the page is (for the replies' deep links).
+    pub fn announce(&self, bound: SocketAddr) {
+        let text = serde_json::json!({"url": self.base(bound), "pid": std::process::id()});
+        for store in &self.stores {
+            if let Some(p) = store.project(None).ok().filter(Project::has_state) {
+                if let Err(e) = p.write_atomic(DASHBOARD_REL, text.to_string().as_bytes()) {
+                    tracing::warn!(error = %e, "dashboard: cannot write {DASHBOARD_REL}");
+                }
+            }
+        }
+    }
+
+    /// Removes what [`Dashboard::announce`] wrote, when it is still this process's.
+    pub fn withdraw(&self) {
+        for dir in &self.dirs {
+            let path = dir.join(DASHBOARD_REL);
+            let ours = std::fs::read_to_string(&path)
+                .ok()
+                .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+                .is_some_and(|v| v["pid"] == std::process::id());
+            if ours {
+                let _ = std::fs::remove_file(path);
+            }
+        }
+    }
+}
+
+/// The projects under the roots of `serve --http`: each root, and each folder directly
+/// in it that holds a `.bmad-task/`.
+pub fn projects_under(roots: &Roots) -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    for root in roots.dirs() {
+        dirs.push(root.clone());
+        let mut children: Vec<PathBuf> = std::fs::read_dir(root)
+            .map(|d| {
+                d.filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.join(".bmad-task").is_dir())
+                    .collect()
+            })
+            .unwrap_or_default();
+        children.sort();
+        dirs.extend(children);
+    }
+    dirs
+}
+
+/// Withdraws the dashboard's address from its projects when dropped.
+pub struct Served(Arc<Dashboard>);
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        self.0.withdraw();
+    }
+}
+
+/// What `serve --http` serves beside `/mcp`: the dashboard of the projects under its
+/// roots, its address printed to stderr with a fresh secret.
+pub fn beside_http() -> crate::http::Beside {
+    Box::new(|bound, roots, stop| {
+        let dash = Arc::new(Dashboard::new(projects_under(roots), bound, stop));
+        dash.announce(bound);
+        eprintln!(
+            "bmad-mcp: the human's dashboard (loopback only) is at {}",
+            dash.url(bound)
+        );
+        (router(dash.clone()), Box::new(Served(dash)))
+    })
+}
+
+/// The page's routes behind its guard, to serve beside `/mcp` (other paths are not its).
+pub fn router(dash: Arc<Dashboard>) -> Router {
+    // `route_layer`: the guard wraps the page's routes only, never the fallback that the
+    // server beside it keeps for its own paths.
+    routes::routes(dash.clone())
+        .route_layer(axum::middleware::from_fn_with_state(dash, guard::check))
+}
+
+/// [`router`] served alone: every path is behind the guard (unknown ones then get 404).
+fn router_alone(dash: Arc<Dashboard>) -> Router {
+    routes::routes(dash.clone())
+        .fallback(|| async { (axum::http::StatusCode::NOT_FOUND, "Not Found\n") })
+        .layer(axum::middleware::from_fn_with_state(dash, guard::check))
+}
+
+/// `bmad-mcp dashboard`: serves the page for the project (`--project`, else as the
+/// terminal's commands find it) on loopback until SIGINT or SIGTERM.
+pub fn run(project: Option<String>, addr: &str) -> ExitCode {
+    let addr = match crate::http::options::parse_addr(addr) {
+        Ok(a) if a.ip().is_loopback() => a,
+        Ok(a) => {
+            eprintln!("bmad-mcp: the dashboard listens on loopback only, not {a}");
+            return ExitCode::from(2);
+        }
+        Err(e) => {
+            eprintln!("bmad-mcp: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let root = match project {
+        Some(value) => DefaultRoot {
+            source_name: "--project",
+            value,
+        },
+        None => DefaultRoot::from_env(),
+    };
+    let dir = match Project::open(None, &root) {
+        Ok(p) => p.root.clone(),
+        Err(e) => {
+            eprintln!("bmad-mcp: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("bmad-mcp: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(serve(dir, addr)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("bmad-mcp: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn serve(dir: PathBuf, addr: SocketAddr) -> std::io::Result<()> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| std::io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}")))?;
+    let bound = listener.local_addr()?;
+    let stop = CancellationToken::new();
+    let dash = Arc::new(Dashboard::new(vec![dir.clone()], bound, stop.clone()));
+    dash.announce(bound);
+    // The address goes to stdout, for the human who started it (and to a test); nothing
+    // else is printed there.
+    println!("{}", dash.url(bound));
+    eprintln!(
+        "bmad-mcp {}: the dashboard of {} is at the address above (loopback only; Ctrl-C stops it)",
+        env!("CARGO_PKG_VERSION"),
+        dir.display()
+    );
+    let app = router_alone(dash.clone()).into_make_service_with_connect_info::<SocketAddr>();
+    let stopping = stop.clone();
+    let served = axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            crate::http::stop_signal().await;
+            stopping.cancel();
+        })
+        .await;
+    dash.withdraw();
+    served
+}

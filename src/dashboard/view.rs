@@ -1,0 +1,306 @@
+//! What the page shows, read from disk at each request (disk is the only truth): the
+//! tasks of every project served, and one task in full: its stage timeline, each
+//! document rendered, its earlier rounds with a diff against the current text, the
+//! questions and answers, the audit, the checks with their output, accepted risks, what
+//! waits for the human, and, when the session holds them, its owner, branch, track,
+//! stories and traceability matrix (read as they are, optionally). Texts are sent as
+//! text (the page sets them with `textContent`); only Markdown and diffs are HTML, made
+//! by [`super::render`].
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use super::render;
+use super::Dashboard;
+use crate::error::{Error, Result};
+use crate::evidence;
+use crate::files::Project;
+use crate::store::{human_decisions, session_rel, SessionKey, Store};
+use crate::workflow::machine::sha256_hex;
+use crate::workflow::submission;
+use crate::workflow::{Action, Session, Stage};
+
+/// The most a document, a round or a check's output is read to be shown.
+const MAX_SHOWN_BYTES: u64 = 2 * 1024 * 1024;
+/// The earlier rounds shown per stage, newest first.
+const MAX_ROUNDS: usize = 12;
+/// The fields other parts of bmad-mcp may add to a session, shown when present.
+const OPTIONAL_FIELDS: [&str; 6] = [
+    "owner",
+    "branch",
+    "track",
+    "stories",
+    "traceability",
+    "decider",
+];
+
+#[derive(Serialize)]
+pub struct TaskRow {
+    pub project: usize,
+    pub project_dir: String,
+    pub session_id: String,
+    pub task_name: String,
+    pub stage: Stage,
+    pub role: &'static str,
+    pub state: String,
+    pub updated_at: String,
+    /// The decisions the human can take now (`confirm`, `reject`, …).
+    pub waiting: Vec<&'static str>,
+    /// Fields of other features, when the session has them (`owner`, `track`, …).
+    pub extra: serde_json::Map<String, Value>,
+}
+
+/// The raw JSON of a session, for the fields this version does not type.
+fn raw(project: &Project, id: &str) -> Value {
+    project
+        .read_at_most(&session_rel(id), crate::files::MAX_READ_BYTES)
+        .ok()
+        .flatten()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(Value::Null)
+}
+
+fn extras(raw: &Value) -> serde_json::Map<String, Value> {
+    OPTIONAL_FIELDS
+        .iter()
+        .filter_map(|k| {
+            raw.get(*k)
+                .filter(|v| !v.is_null())
+                .map(|v| (k.to_string(), v.clone()))
+        })
+        .collect()
+}
+
+fn waiting(s: &Session) -> Vec<&'static str> {
+    human_decisions(s.current_stage, s.current_state)
+        .into_iter()
+        .map(Action::name)
+        .collect()
+}
+
+/// Every task of every project, newest first within a project.
+pub fn tasks(dash: &Dashboard) -> Vec<TaskRow> {
+    let mut rows = Vec::new();
+    for (index, store) in dash.stores.iter().enumerate() {
+        let Ok(project) = store.project(None) else {
+            continue;
+        };
+        let mut cursor: Option<String> = None;
+        while let Ok(page) = store.list(None, cursor.as_deref()) {
+            for entry in &page.sessions {
+                let Ok((_, s)) = store.load(None, &SessionKey::from_task(&entry.session_id)) else {
+                    continue;
+                };
+                rows.push(TaskRow {
+                    project: index,
+                    project_dir: project.display(),
+                    session_id: s.session_id.clone(),
+                    task_name: s.task_name.clone(),
+                    stage: s.current_stage,
+                    role: s.current_stage.role(),
+                    state: s.current_state.to_string(),
+                    updated_at: s.updated_at.clone(),
+                    waiting: waiting(&s),
+                    extra: extras(&raw(&project, &s.session_id)),
+                });
+            }
+            match page.next_cursor {
+                Some(next) if rows.len() < 2000 => cursor = Some(next),
+                _ => break,
+            }
+        }
+    }
+    rows
+}
+
+/// A text of the project, as much of it as is shown.
+fn text(project: &Project, rel: &str) -> Option<String> {
+    project.read_at_most(rel, MAX_SHOWN_BYTES).ok().flatten()
+}
+
+/// The earlier rounds of `stage`'s document: every result the host (or the second model)
+/// submitted, kept under `.bmad-task/temp/<session>/`, and every report that sent the work
+/// back, newest first, each with its diff against `current`.
+fn rounds(project: &Project, s: &Session, stage: Stage, current: &str) -> Vec<Value> {
+    let folder = format!(".bmad-task/temp/{}", s.session_id);
+    let mut names: Vec<String> = std::fs::read_dir(project.path(&folder))
+        .map(|dir| {
+            dir.filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .filter(|n| {
+                    n.ends_with(".md")
+                        && (n.starts_with(&format!("{stage}_claude_result_"))
+                            || n.starts_with(&format!("{stage}_codex_result_")))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    // The name ends in the submission's time stamp: sorted by it, newest first.
+    names.sort_by(|a, b| stamp(b).cmp(stamp(a)));
+    let mut paths: Vec<(String, String)> = names
+        .into_iter()
+        .map(|n| (format!("{folder}/{n}"), label_of(&n)))
+        .collect();
+    for r in s.record(stage).round_reports.iter().rev() {
+        paths.push((
+            r.file_path.clone(),
+            format!("report sent back ({})", r.last_updated),
+        ));
+    }
+    paths
+        .into_iter()
+        .take(MAX_ROUNDS)
+        .filter_map(|(path, label)| {
+            let kept = text(project, &path)?;
+            // A submission is read as the server read it: the document in its JSON.
+            let old = submission::read(stage, &kept)
+                .map(|s| s.document)
+                .unwrap_or(kept);
+            Some(json!({
+                "path": path,
+                "label": label,
+                "diff_html": render::diff(&old, current),
+            }))
+        })
+        .collect()
+}
+
+fn stamp(name: &str) -> &str {
+    name.rsplit('_').next().unwrap_or(name)
+}
+
+fn label_of(name: &str) -> String {
+    let engine = if name.contains("_codex_result_") {
+        "second model"
+    } else {
+        "submitted"
+    };
+    format!("{engine} {}", stamp(name).trim_end_matches(".md"))
+}
+
+/// One task in full, as the page shows it.
+pub fn task(store: &Store, project_index: usize, id: &str) -> Result<Value> {
+    let (project, s) = store.load(None, &SessionKey::from_task(id))?;
+    let raw = raw(&project, &s.session_id);
+    let mut stages = Vec::new();
+    for stage in Stage::ALL {
+        let rec = s.record(stage);
+        let doc = rec.draft_ref.as_ref().or(rec.final_result_ref.as_ref());
+        let document = doc.and_then(|r| {
+            let body = text(&project, &r.file_path)?;
+            Some(json!({
+                "path": r.file_path,
+                "sha256": sha256_hex(&body),
+                "html": render::markdown(&body),
+                "text": body,
+                "rounds": rounds(&project, &s, stage, &body),
+            }))
+        });
+        let checks: Vec<Value> = rec
+            .checks
+            .iter()
+            .flat_map(|run| run.checks.iter())
+            .map(|c| {
+                json!({
+                    "name": c.name,
+                    "command": c.command,
+                    "outcome": c.outcome.id(),
+                    "exit_code": c.exit_code,
+                    "duration_ms": c.duration_ms,
+                    "output": c.output.as_ref().and_then(|o| text(&project, &o.file_path)),
+                })
+            })
+            .collect();
+        let questions: Vec<Value> = rec
+            .questions
+            .iter()
+            .map(|q| json!({"id": q.id, "question": q.question, "context": q.context, "round": q.round, "answer": rec.answers.get(&q.id)}))
+            .collect();
+        stages.push(json!({
+            "stage": stage,
+            "role": stage.role(),
+            "status": rec.status,
+            "iteration": rec.iteration,
+            "score": rec.score,
+            "gate_passed": rec.gate_passed,
+            "review_status": rec.review_status,
+            "accepted_risk": rec.accepted_risk,
+            "scope": rec.scope,
+            "sprints": rec.sprints,
+            "feedback": rec.feedback,
+            "notes": rec.notes,
+            "document": document,
+            "questions": questions,
+            "checks": checks,
+        }));
+    }
+    let audit: Vec<Value> = s
+        .history
+        .iter()
+        .map(|h| json!({
+            "at": h.at, "action": h.action.name(), "stage": h.stage, "from": h.from, "to": h.to,
+            "decided_by": h.decided_by, "via": h.via, "digest": h.digest.as_ref().map(|d| d.chars().take(12).collect::<String>()),
+            "note": h.note, "feedback": h.feedback,
+        }))
+        .collect();
+    Ok(json!({
+        "project": project_index,
+        "project_dir": project.display(),
+        "session_id": s.session_id,
+        "task_name": s.task_name,
+        "objective": s.objective,
+        "stage": s.current_stage,
+        "role": s.current_stage.role(),
+        "state": s.current_state,
+        "created_at": s.created_at,
+        "updated_at": s.updated_at,
+        "stages": stages,
+        "audit": audit,
+        "decision": decision(store, &s),
+        "config_waiting": evidence::config_waiting(store, None).ok().flatten().map(|w| json!({"sha256": w.sha256, "changes": w.changes})),
+        "extra": extras(&raw),
+    }))
+}
+
+/// What the human is asked now: the decisions legal at this state, and what each shows
+/// (the document and its digest, the sprints, the open questions, a failed verdict).
+fn decision(store: &Store, s: &Session) -> Value {
+    let actions = human_decisions(s.current_stage, s.current_state);
+    let Some(first) = actions.first() else {
+        return Value::Null;
+    };
+    let key = SessionKey::from_task(&s.session_id);
+    let (project, pending) = match store
+        .project(None)
+        .map_err(|e| (e, None))
+        .and_then(|project| Ok((project, evidence::pending(store, None, &key, *first)?.1)))
+    {
+        Ok(found) => found,
+        Err((e, _)) => return json!({"actions": names(&actions), "error": e.to_string()}),
+    };
+    // The document as the page shows it, with the digest the decision is bound to: read
+    // once, so the text shown and the digest sent back are of the same version.
+    let document = pending.document.as_ref().map(|d| {
+        let body = text(&project, &d.path).unwrap_or_default();
+        json!({"path": d.path, "sha256": sha256_hex(&body), "size": d.size, "html": render::markdown(&body), "text": body})
+    });
+    json!({
+        "actions": names(&actions),
+        "stage": pending.stage,
+        "document": document,
+        "score": pending.score,
+        "gate": pending.gate,
+        "sprints": pending.sprints,
+        "questions": pending.questions,
+        "notices": pending.notices,
+        "failed_verdict": pending.failed_verdict,
+    })
+}
+
+fn names(actions: &[Action]) -> Vec<&'static str> {
+    actions.iter().map(|a| a.name()).collect()
+}
+
+/// The error a page request reports, as text.
+pub fn message(e: &Error) -> String {
+    crate::code::clip(&e.to_string(), 2000)
+}

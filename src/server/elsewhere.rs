@@ -1,0 +1,122 @@
+//! The loop closes by itself (issue 30): a decision the human made in another channel
+//! (the dashboard, the terminal) while the assistant waited is found and said. A call
+//! waiting on the client's dialog returns as soon as it lands on disk; a retry of an
+//! input-required round, or the host's own decision call that is no longer legal, is
+//! answered with where the workflow is now and who decided; `status` says it too. A reply
+//! that asks the human to decide carries the dashboard's deep link while one serves the
+//! project (`.bmad-task/dashboard.json`, written by `bmad-mcp dashboard`).
+
+use std::time::Duration;
+
+use super::reply::{self, Reply};
+use super::BmadServer;
+use crate::files::Project;
+use crate::prompts;
+use crate::store::{SessionKey, DASHBOARD_REL};
+use crate::workflow::session::HistoryEntry;
+use crate::workflow::{DecidedBy, Session, Via};
+
+/// How often a call waiting on the dialog looks for a decision made elsewhere.
+const LOOK_EVERY: Duration = Duration::from_millis(250);
+
+/// The channel a human decision came through, as a reply says it; `None` for the host's
+/// word or the dialog (which the call itself asked).
+fn elsewhere(h: &HistoryEntry) -> Option<&'static str> {
+    match (h.decided_by?, h.via?) {
+        (DecidedBy::Human, Via::Dashboard) => Some("on the dashboard"),
+        (DecidedBy::Human, Via::Cli) => Some("in the terminal"),
+        _ => None,
+    }
+}
+
+/// What the human decided elsewhere, said for both: "The human decided on the dashboard:
+/// reject (po)."
+fn said(h: &HistoryEntry, channel: &str) -> String {
+    let mut s = format!(
+        "The human decided {channel}: {} at the {} stage.",
+        h.action.name(),
+        h.stage
+    );
+    if let Some(words) = h.feedback.as_deref().or(h.note.as_deref()) {
+        s.push_str(&format!(" Their words: {}", crate::code::clip(words, 400)));
+    }
+    s
+}
+
+/// `status` of `s` (its role prompt when one is needed), opening with the decision made
+/// elsewhere.
+fn status_after(project: &Project, s: &Session, h: &HistoryEntry, channel: &str) -> Reply {
+    let prompt = prompts::needed(project, s).ok().flatten();
+    let mut r = reply::for_status(s, prompt.as_ref());
+    let said = said(h, channel);
+    r.user_message = format!("{said}\n{}", r.user_message);
+    r.notices.get_or_insert_with(Vec::new).push(said);
+    r
+}
+
+impl BmadServer {
+    /// The reply when the last thing that happened to the session is a decision the human
+    /// made elsewhere (and, with `since`, made after the history had `since` entries).
+    pub(super) fn decided_elsewhere(
+        &self,
+        cwd: Option<&str>,
+        key: &SessionKey,
+        since: Option<usize>,
+    ) -> Option<Reply> {
+        let (project, s) = self.inner.store.load(cwd, key).ok()?;
+        if since.is_some_and(|n| s.history.len() <= n) {
+            return None;
+        }
+        let last = s.history.last()?;
+        let channel = elsewhere(last)?;
+        Some(status_after(&project, &s, last, channel))
+    }
+
+    /// Waits until the human decides `session`'s pending decision in another channel;
+    /// then the reply that says so. Never ends otherwise (the caller races it).
+    pub(super) async fn until_decided_elsewhere(&self, session: &Session) -> Reply {
+        let (cwd, key, since) = (
+            Some(session.cwd.clone()),
+            SessionKey::from_task(&session.session_id),
+            session.history.len(),
+        );
+        loop {
+            tokio::time::sleep(LOOK_EVERY).await;
+            let (cwd, key) = (cwd.clone(), key.clone());
+            let found = self
+                .blocking(move |s| s.decided_elsewhere(cwd.as_deref(), &key, Some(since)))
+                .await
+                .flatten();
+            if let Some(r) = found {
+                return r;
+            }
+        }
+    }
+}
+
+/// The address of the dashboard serving `project`, while its process runs.
+fn dashboard_base(project: &Project) -> Option<String> {
+    let text = project.read_at_most(DASHBOARD_REL, 4096).ok().flatten()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let pid = i32::try_from(v["pid"].as_u64()?).ok()?;
+    let alive = rustix::process::Pid::from_raw(pid)
+        .is_some_and(|p| rustix::process::test_kill_process(p).is_ok());
+    let url = v["url"].as_str()?;
+    (alive && url.starts_with("http://")).then(|| url.to_string())
+}
+
+/// Adds the dashboard's deep link to a reply where the human decides (or whose decision
+/// the policy keeps for them), when a dashboard serves the project.
+pub(super) fn link(r: &mut Reply, project: &Project) {
+    let Some(sid) = r.session_id.clone() else {
+        return;
+    };
+    let Some(base) = dashboard_base(project) else {
+        return;
+    };
+    let url = format!("{base}#/task/{sid}");
+    r.user_message.push_str(&format!(
+        "\nYou can also read it, compare its rounds and decide on your dashboard: {url}"
+    ));
+    r.dashboard_url = Some(url);
+}

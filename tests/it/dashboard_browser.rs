@@ -1,0 +1,172 @@
+//! The dashboard in a real browser: headless Chromium driven over WebDriver. The human
+//! loads the list, opens a task, reads the rendered PRD, sends it back with a comment
+//! anchored to two of its lines, sees the next round arrive without reloading and its
+//! diff against the first, confirms it, and approves a sprint scope; each decision is
+//! checked on disk and in the next role prompt. A request from the page without the
+//! secret is refused. A screenshot of the task page is kept in
+//! `target/dashboard/task.png` (docs/dashboard.png is one).
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use crate::support::dash::Dash;
+use crate::support::webdriver::{Browser, CHROMEDRIVER, CHROMIUM};
+use crate::support::{connect, document, last_entry, passing_architecture, read_json, scored};
+use crate::support::{start_args, Era, PRD_SECTIONS, ROOT};
+
+fn prd(version: &str) -> String {
+    let doc =
+        document("PRD", &PRD_SECTIONS).replace("What the Executive Summary section says.", version);
+    scored("prd_draft", &doc, 95)
+}
+
+fn session(project: &Path, sid: &str) -> Value {
+    read_json(&project.join(format!(".bmad-task/session-{sid}.json")))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Debian's chromium and chromium-driver (apt-get install chromium chromium-driver): run ./scripts/test"]
+async fn the_human_reads_compares_and_decides_in_a_real_browser() {
+    assert!(
+        Path::new(CHROMIUM).exists() && Path::new(CHROMEDRIVER).exists(),
+        "install chromium and chromium-driver"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path();
+    let c = connect(Era::Legacy, project).await;
+    let sid = c.ok(start_args(project, "Build a todo app")).await["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    c.ok(json!({"action": "submit", "session_id": sid, "claude_result": prd("First version.")}))
+        .await;
+    let d = Dash::start(project);
+    let b = Browser::start();
+
+    // The list, then the task.
+    b.goto(&d.url);
+    assert_eq!(
+        b.text("#tasks tr[data-session] td:nth-child(4)"),
+        "confirm, reject"
+    );
+    b.click("a.task-link");
+    assert_eq!(b.text("#decision-doc h1"), "PRD");
+    assert_eq!(b.text("#decision-doc h2"), "Executive Summary");
+    let shown = b.run("return location.pathname + location.search + location.hash");
+    assert_eq!(
+        shown,
+        json!(format!("/dashboard/#/task/{sid}")),
+        "no secret in the address bar"
+    );
+
+    // A request from the page without the secret is refused, and changes nothing.
+    let refused = b.run(&format!(
+        "return fetch('/dashboard/api/decide', {{method: 'POST', headers: {{'content-type': 'application/json'}}, body: JSON.stringify({{session_id: '{sid}', action: 'confirm'}})}}).then(r => r.status)"
+    ));
+    assert_eq!(refused, json!(403));
+    assert_eq!(
+        session(project, &sid)["current_state"],
+        "awaiting_confirmation"
+    );
+
+    // Send it back, with a comment on lines 3-4 (click, then shift-click) and feedback.
+    b.click("#comment-box summary");
+    b.click(".line[data-n='3']");
+    b.run("document.querySelector(\".line[data-n='4']\").dispatchEvent(new MouseEvent('click', {shiftKey: true, bubbles: true}))");
+    assert_eq!(b.text("#selected"), "lines 3-4");
+    b.type_into("#comment-text", "This summary is too thin.");
+    b.click("#add-comment");
+    assert!(b
+        .text("#comments")
+        .contains("Lines 3-4: This summary is too thin."));
+    b.type_into("#feedback", "Say who the users are.");
+    b.click("#reject");
+    b.find("body[data-decided='reject']");
+    let entry = last_entry(&session(project, &sid));
+    assert_eq!(entry["action"], "reject");
+    assert_eq!(entry["decided_by"], "human");
+    assert_eq!(entry["via"], "dashboard");
+    let feedback = entry["feedback"].as_str().unwrap();
+    assert!(
+        feedback.contains("> ## Executive Summary\n> First version.\nThis summary is too thin."),
+        "{feedback}"
+    );
+    let next = c.ok(json!({"action": "status", "session_id": sid})).await;
+    let prompt = next["role_prompt"].as_str().unwrap();
+    assert!(
+        prompt.contains("Say who the users are.") && prompt.contains("> First version."),
+        "{prompt}"
+    );
+
+    // The next round arrives while the page is open; its diff against the first is shown.
+    c.ok(json!({"action": "submit", "session_id": sid, "claude_result": prd("Second version, for teams of five.")}))
+        .await;
+    b.click("#round-po-1 summary");
+    let diff = b.text("#round-po-1 table.diff");
+    assert!(
+        diff.contains("First version.") && diff.contains("Second version, for teams of five."),
+        "{diff}"
+    );
+    assert_eq!(
+        b.text("#round-po-1 tr.del td:nth-child(3)"),
+        "First version."
+    );
+    assert_eq!(
+        b.text("#decision-doc h2 + p"),
+        "Second version, for teams of five."
+    );
+    b.run("window.scrollTo(0, 0)");
+    let shot = Path::new(ROOT).join("target/dashboard/task.png");
+    b.screenshot(&shot);
+    assert!(
+        std::fs::metadata(&shot).unwrap().len() > 10_000,
+        "a real picture"
+    );
+
+    // Confirm it on the page, with a note.
+    b.type_into("#note", "Good; keep it short.");
+    b.click("#confirm");
+    b.find("body[data-decided='confirm']");
+    let entry = last_entry(&session(project, &sid));
+    assert_eq!(
+        (entry["action"].as_str(), entry["via"].as_str()),
+        (Some("confirm"), Some("dashboard"))
+    );
+    assert_eq!(session(project, &sid)["current_stage"], "architect");
+
+    // The host goes on to the sprint plan; the page offers the approval by itself.
+    for args in [
+        json!({"action": "submit", "claude_result": passing_architecture()}),
+        json!({"action": "confirm"}),
+        json!({"action": "submit", "claude_result": "# Sprint Plan\n\n## Sprint 1: Core\n- lists\n\n## Sprint 2: Sharing\n- invites\n"}),
+    ] {
+        let mut args = args;
+        args["session_id"] = json!(sid);
+        c.ok(args).await;
+    }
+    b.type_into("#scope", "1");
+    b.click("#approve");
+    b.find("body[data-decided='approve']");
+    let s = session(project, &sid);
+    assert_eq!(s["stages"]["sm"]["scope"], "1");
+    assert_eq!(s["stages"]["sm"]["scope_sprints"], json!([1]));
+    let entry = last_entry(&s);
+    assert_eq!(
+        (entry["decided_by"].as_str(), entry["via"].as_str()),
+        (Some("human"), Some("dashboard"))
+    );
+    let dev = c.ok(json!({"action": "status", "session_id": sid})).await;
+    assert_eq!(dev["stage"], "dev");
+    assert_eq!(dev["context"]["scope"], "1", "{dev:#}");
+    assert!(
+        dev["role_prompt"]
+            .as_str()
+            .unwrap()
+            .contains("Good; keep it short."),
+        "the note reaches the later roles"
+    );
+    drop(b);
+    c.close().await;
+    d.stop();
+}

@@ -1,0 +1,188 @@
+//! The loop closes by itself (issue 30, item 4): while the assistant waits on the human, a
+//! decision made on the dashboard completes the waiting dialog call, or is found by the
+//! host's next call, and the reply says it was made on the dashboard. A reply asking the
+//! human to decide carries the page's deep link while a dashboard serves the project.
+
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
+    Implementation,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientHandler, ErrorData, RoleClient};
+use serde_json::{json, Value};
+
+use crate::support::dash::Dash;
+use crate::support::{command, connect, handshake, last_entry, read_json, start_args};
+use crate::support::{passing_prd, Era};
+
+/// A human who never answers the client's dialog: it stays open.
+#[derive(Clone)]
+struct Away;
+
+impl ClientHandler for Away {
+    async fn create_elicitation(
+        &self,
+        _request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        std::future::pending().await
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::builder().enable_elicitation().build(),
+            Implementation::new("bmad-test-away", "1.0.0"),
+        )
+    }
+}
+
+fn digest_shown(d: &Dash, sid: &str) -> String {
+    let task = d
+        .get(&format!("/dashboard/api/task?project=0&id={sid}"))
+        .json();
+    task["decision"]["document"]["sha256"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_asking_the_human_carries_the_dashboards_deep_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path();
+    let c = connect(Era::Legacy, project).await;
+    let sid = c.ok(start_args(project, "Build a todo app")).await["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let d = Dash::start(project);
+    let v = c
+        .ok(json!({"action": "submit", "session_id": sid, "claude_result": passing_prd()}))
+        .await;
+    let link = format!("{}/dashboard/#/task/{sid}", d.origin());
+    assert_eq!(v["dashboard_url"], link.as_str(), "{v:#}");
+    assert!(v["user_message"].as_str().unwrap().contains(&link));
+    assert!(!link.contains(&d.secret), "the secret stays with the human");
+    // Under `gates = "human"` the host's own decision is refused: the refusal links the
+    // page too.
+    std::fs::create_dir_all(project.join(".bmad")).unwrap();
+    std::fs::write(project.join(".bmad/config.toml"), "gates = \"human\"\n").unwrap();
+    let refused = c
+        .refused(
+            json!({"action": "confirm", "session_id": sid}),
+            "human_required",
+        )
+        .await;
+    assert_eq!(refused["dashboard_url"], link.as_str(), "{refused:#}");
+    std::fs::remove_dir_all(project.join(".bmad")).unwrap();
+    // A reply where nobody waits for the human carries none.
+    let status = c.ok(json!({"action": "list"})).await;
+    assert!(status.get("dashboard_url").is_none());
+    // Once the dashboard stops, no reply points at it.
+    assert!(d.stop().success());
+    assert!(!project.join(".bmad-task/dashboard.json").exists());
+    let v = c.ok(json!({"action": "status", "session_id": sid})).await;
+    assert!(v.get("dashboard_url").is_none(), "{v:#}");
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dialog_waiting_for_the_human_returns_when_they_decide_on_the_dashboard() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().canonicalize().unwrap();
+    let (transport, _) = TokioChildProcess::builder(command(&project))
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let host = handshake(Away, Era::Legacy, transport).await;
+    let call = |args: Value| {
+        let host = &host;
+        async move {
+            let Value::Object(map) = args else { panic!() };
+            host.call_tool(CallToolRequestParams::new("bmad-task").with_arguments(map))
+                .await
+                .unwrap()
+                .structured_content
+                .unwrap()
+        }
+    };
+    let sid = call(start_args(&project, "Build a todo app")).await["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    call(json!({"action": "submit", "session_id": sid, "claude_result": passing_prd()})).await;
+    let d = Dash::start(&project);
+    let digest = digest_shown(&d, &sid);
+    // The assistant asks the human in the dialog, which stays open …
+    let waiting = call(json!({"action": "confirm", "session_id": sid}));
+    let decide = async {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        // … and the human decides on the page instead.
+        let a = d.post(
+            "/dashboard/api/decide",
+            &json!({"session_id": sid, "action": "confirm", "digest": digest}),
+        );
+        assert_eq!(a.status, 200, "{a:?}");
+    };
+    let (reply, ()) = tokio::time::timeout(Duration::from_secs(20), async {
+        tokio::join!(waiting, decide)
+    })
+    .await
+    .expect("the waiting call returns");
+    let message = reply["user_message"].as_str().unwrap();
+    assert!(
+        message.starts_with("The human decided on the dashboard: confirm at the po stage."),
+        "{reply:#}"
+    );
+    assert_eq!(reply["stage"], "architect");
+    assert!(reply["role_prompt"].is_string(), "the host goes on at once");
+    let s = read_json(&project.join(format!(".bmad-task/session-{sid}.json")));
+    assert_eq!(last_entry(&s)["via"], "dashboard");
+    let _ = host.cancel().await;
+    d.stop();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hosts_next_call_finds_the_decision_made_on_the_dashboard() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path();
+    let c = connect(Era::Legacy, project).await;
+    let sid = c.ok(start_args(project, "Build a todo app")).await["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    c.ok(json!({"action": "submit", "session_id": sid, "claude_result": passing_prd()}))
+        .await;
+    let d = Dash::start(project);
+    let digest = digest_shown(&d, &sid);
+    let a = d.post(
+        "/dashboard/api/decide",
+        &json!({"session_id": sid, "action": "reject", "digest": digest, "feedback": "Name the users."}),
+    );
+    assert_eq!(a.status, 200, "{a:?}");
+    // The host, which told the human to decide, now asks to confirm: it learns what the
+    // human decided instead of an error.
+    let v = c.ok(json!({"action": "confirm", "session_id": sid})).await;
+    let message = v["user_message"].as_str().unwrap();
+    assert!(
+        message.starts_with("The human decided on the dashboard: reject at the po stage. Their words: Name the users."),
+        "{v:#}"
+    );
+    assert!(v["role_prompt"]
+        .as_str()
+        .unwrap()
+        .contains("Name the users."));
+    // `status` says it too.
+    let v = c.ok(json!({"action": "status", "session_id": sid})).await;
+    assert!(
+        v["notices"]
+            .to_string()
+            .contains("decided on the dashboard"),
+        "{v:#}"
+    );
+    c.close().await;
+    d.stop();
+}
