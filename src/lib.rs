@@ -22,7 +22,7 @@
 //! 9. [`evidence`]: the evidence gate (the policy file and its approval, the checks, the
 //!    admission of a change).
 //! 10. [`server`]: the rmcp adapter (the tool, its arguments and replies, the human's
-//!    dialog, prompts and resources).
+//!     dialog, prompts and resources).
 //! 11. [`stdio`] and [`http`]: the transports in front of the adapter.
 //! 12. [`dashboard`]: the human's page in their browser (`bmad-mcp dashboard`, and beside
 //!     `serve --http`): every task, the documents and their rounds, the audit, decisions.
