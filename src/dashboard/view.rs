@@ -25,14 +25,7 @@ const MAX_SHOWN_BYTES: u64 = 2 * 1024 * 1024;
 /// The earlier rounds shown per stage, newest first.
 const MAX_ROUNDS: usize = 12;
 /// The fields other parts of bmad-mcp may add to a session, shown when present.
-const OPTIONAL_FIELDS: [&str; 6] = [
-    "owner",
-    "branch",
-    "track",
-    "stories",
-    "traceability",
-    "decider",
-];
+const OPTIONAL_FIELDS: [&str; 5] = ["owner", "branch", "track", "story", "stories"];
 
 #[derive(Serialize)]
 pub struct TaskRow {
@@ -60,15 +53,21 @@ fn raw(project: &Project, id: &str) -> Value {
         .unwrap_or(Value::Null)
 }
 
-fn extras(raw: &Value) -> serde_json::Map<String, Value> {
-    OPTIONAL_FIELDS
+/// The optional fields present in `raw`, and the traceability matrix in brief (its counts
+/// and the ids that need attention, docs/traceability.md) when the PRD gives ids.
+fn extras(raw: &Value, s: &Session) -> serde_json::Map<String, Value> {
+    let mut out: serde_json::Map<String, Value> = OPTIONAL_FIELDS
         .iter()
         .filter_map(|k| {
             raw.get(*k)
                 .filter(|v| !v.is_null())
                 .map(|v| (k.to_string(), v.clone()))
         })
-        .collect()
+        .collect();
+    if let Some(trace) = crate::workflow::trace::summary(s) {
+        out.insert("trace".into(), json!(trace));
+    }
+    out
 }
 
 fn waiting(s: &Session) -> Vec<&'static str> {
@@ -101,7 +100,7 @@ pub fn tasks(dash: &Dashboard) -> Vec<TaskRow> {
                     state: s.current_state.to_string(),
                     updated_at: s.updated_at.clone(),
                     waiting: waiting(&s),
-                    extra: extras(&raw(&project, &s.session_id)),
+                    extra: extras(&raw(&project, &s.session_id), &s),
                 });
             }
             match page.next_cursor {
@@ -182,7 +181,8 @@ pub fn task(store: &Store, project_index: usize, id: &str) -> Result<Value> {
     let (project, s) = store.load(None, &SessionKey::from_task(id))?;
     let raw = raw(&project, &s.session_id);
     let mut stages = Vec::new();
-    for stage in Stage::ALL {
+    // The stages of the session's track, in its order (docs/spec.md §18).
+    for &stage in s.track.stages() {
         let rec = s.record(stage);
         let doc = rec.draft_ref.as_ref().or(rec.final_result_ref.as_ref());
         let document = doc.and_then(|r| {
@@ -257,7 +257,7 @@ pub fn task(store: &Store, project_index: usize, id: &str) -> Result<Value> {
         "audit": audit,
         "decision": decision(store, &s),
         "config_waiting": evidence::config_waiting(store, None).ok().flatten().map(|w| json!({"sha256": w.sha256, "changes": w.changes})),
-        "extra": extras(&raw),
+        "extra": extras(&raw, &s),
     }))
 }
 

@@ -236,7 +236,7 @@ function extraSection(extra) {
   const keys = Object.keys(extra || {});
   if (!keys.length) return null;
   return el("section", { class: "card", id: "extra" }, el("h2", { text: "Team, stories, traceability" }),
-    keys.map((k) => el("details", { open: k !== "traceability" }, el("summary", { text: k }), el("pre", { class: "out", text: JSON.stringify(extra[k], null, 2) }))));
+    keys.map((k) => el("details", { open: k !== "stories" }, el("summary", { text: k }), el("pre", { class: "out", text: JSON.stringify(extra[k], null, 2) }))));
 }
 
 function configCard(t) {
