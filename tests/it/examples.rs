@@ -621,6 +621,8 @@ fn the_sample_readme_explains_every_kind_of_file_in_the_sample() {
             format!("_{}_", &c[2])
         } else if name.starts_with("session-") {
             "session-<id>.json".to_string()
+        } else if f.starts_with(".bmad/lessons/") {
+            "<date>-<hex>.md".to_string()
         } else {
             name.to_string()
         };
