@@ -189,12 +189,9 @@ pub fn failed_verdict(stage: Stage, rec: &StageRecord) -> Option<String> {
     });
     let checks = failed_checks(stage, rec);
     // The closing report: in-scope requirements without a passing result, and an intent
-    // verdict other than met (docs/traceability.md).
-    let trace = if stage.closes_track() {
-        super::trace::failure(&rec.trace)
-    } else {
-        None
-    };
+    // verdict other than met (docs/traceability.md). Only the stage that closes its track
+    // records them (QA, or review in a light track).
+    let trace = super::trace::failure(&rec.trace);
     let sections = unwritten_sections(stage, rec);
     let found: Vec<String> = [report, checks, sections, trace]
         .into_iter()

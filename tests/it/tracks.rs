@@ -259,3 +259,63 @@ async fn a_quick_task_promoted_by_the_human_keeps_its_spec_and_runs_the_full_tra
     assert_eq!(code, 1, "{out}");
     c.close().await;
 }
+
+/// Issue 29 item 4 on a light track: the review that closes a `quick` task is given the
+/// objective as first written and the confirmed spec to check the change against; an
+/// intent other than met stops at the human like a failing verdict, and the final message
+/// says it.
+#[tokio::test]
+async fn a_quick_tasks_review_closes_it_with_the_intent_check() {
+    let sb = Sandbox::new();
+    let c = connect(Era::Legacy, &sb.project).await;
+    let v = start(&c, &sb, "Add a --verbose flag to the CLI", "quick").await;
+    let sid = v["session_id"].clone();
+    let task = v["task_name"].as_str().unwrap().to_string();
+    let spec = document("Technical Spec: --verbose", &SPEC_SECTIONS);
+    let v = call(
+        &c,
+        &sid,
+        json!({"action": "submit", "claude_result": scored("spec_updated", &spec, 92)}),
+    )
+    .await;
+    at(&v, "spec", "awaiting_confirmation");
+    let v = call(&c, &sid, json!({"action": "confirm"})).await;
+    at(&v, "dev", "generating");
+    // Development's prompt has no intent check: only the stage that closes the track does.
+    let dev_prompt = v["role_prompt"].as_str().unwrap_or_default();
+    assert!(!dev_prompt.contains("Intent check"), "{dev_prompt}");
+    let v = call(&c, &sid, json!({"action": "submit", "claude_result": DEV})).await;
+    at(&v, "review", "generating");
+    let prompt = v["role_prompt"].as_str().unwrap();
+    assert!(prompt.contains("## Intent check"), "{prompt}");
+    assert!(
+        prompt.contains("\"Add a --verbose flag to the CLI\""),
+        "{prompt}"
+    );
+    assert!(
+        prompt.contains(&format!(".claude/specs/{task}/01-technical-spec.md")),
+        "{prompt}"
+    );
+    let review = format!("{REVIEW}\nIntent: partly met — the flag is not documented in --help\n");
+    let v = call(
+        &c,
+        &sid,
+        json!({"action": "submit", "claude_result": review}),
+    )
+    .await;
+    at(&v, "review", "awaiting_confirmation");
+    let msg = v["user_message"].as_str().unwrap();
+    assert!(
+        msg.contains("Intent: partly met (the flag is not documented in --help)"),
+        "{msg}"
+    );
+    let v = call(&c, &sid, json!({"action": "confirm"})).await;
+    at(&v, "review", "completed");
+    let msg = v["user_message"].as_str().unwrap();
+    assert!(
+        msg.contains("Intent: partly met (the flag is not documented in --help)."),
+        "{msg}"
+    );
+    assert!(!msg.contains("Trace:"), "a light track has no PRD: {msg}");
+    c.close().await;
+}

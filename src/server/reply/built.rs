@@ -135,13 +135,9 @@ pub(super) fn completed(s: &Session) -> String {
         t if t.contains(Stage::Qa) => (format!(" ({t} track)"), format!(" QA score: {qa}.")),
         t => (format!(" ({t} track)"), String::new()),
     };
-    // The intent verdict and the trace, read from the stage that closes with them (QA): a
-    // track without QA has neither.
-    let trace = if s.track.contains(Stage::Qa) {
-        format!(" {}", crate::workflow::trace::closing_line(s))
-    } else {
-        String::new()
-    };
+    // The intent verdict (and the trace, where the PRD gives ids), read from the stage
+    // that closes the track: QA, or review in a light track.
+    let trace = format!(" {}", crate::workflow::trace::closing_line(s));
     let mut msg = format!(
         "The workflow is complete{track}. Review status: {status}.{qa}{checks}{}{trace} Documents:\n",
         scope_built(s),

@@ -20,15 +20,21 @@ impl Step<'_> {
     /// repeating what its submission already said; the closing report's verdict stays the
     /// one its submission stated.
     pub(super) fn retrace(&mut self, stage: Stage, document: &str) {
-        if matrix::part(stage) != Part::Verifies {
+        if self.part(stage) != Part::Verifies {
             let said = self.facts.notices.len();
             self.read_ids(stage, document);
             self.facts.notices.truncate(said);
         }
     }
 
+    /// What `stage`'s document says of the trace in this session: the table's part, except
+    /// that the last stage of a light track (review) closes it with the intent check.
+    fn part(&self, stage: Stage) -> Part {
+        super::super::trace::part_in(&self.session, stage)
+    }
+
     fn read_ids(&mut self, stage: Stage, document: &str) {
-        let part = matrix::part(stage);
+        let part = self.part(stage);
         let rec = &mut self.session.record_mut(stage).trace;
         match part {
             Part::Defines => {
@@ -153,7 +159,7 @@ impl Step<'_> {
     /// The human accepts the closing report as it is: each open id is recorded as an
     /// accepted risk, one by one.
     pub(super) fn accept_open(&mut self, stage: Stage) {
-        if !stage.closes_track() {
+        if self.part(stage) != Part::Verifies {
             return;
         }
         let rec = &mut self.session.record_mut(stage).trace;

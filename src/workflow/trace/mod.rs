@@ -154,9 +154,7 @@ pub fn matrix_path(s: &crate::workflow::Session) -> String {
 /// closing report wrote it.
 pub fn summary(s: &crate::workflow::Session) -> Option<Summary> {
     let m = Matrix::of(s)?;
-    let closing = crate::workflow::Stage::ALL
-        .into_iter()
-        .find(|st| st.closes_track())?;
+    let closing = s.track.last();
     let written = s.record(closing).iteration > 0;
     Some(m.summary(written.then(|| matrix_path(s))))
 }
@@ -167,13 +165,33 @@ pub fn closing_line(s: &crate::workflow::Session) -> String {
     if let Some(summary) = summary(s) {
         return summary.line();
     }
-    let intent = crate::workflow::Stage::ALL
-        .into_iter()
-        .find(|st| st.closes_track())
-        .and_then(|st| s.record(st).trace.intent.as_ref())
+    let intent = s
+        .record(s.track.last())
+        .trace
+        .intent
+        .as_ref()
         .map(Intent::describe)
         .unwrap_or_else(|| "Intent: not stated".into());
+    if light(s) {
+        // A light track has no PRD: its review states the intent alone.
+        return format!("{intent}.");
+    }
     format!("{intent}. Trace: the PRD gives its requirements no ids.")
+}
+
+/// Whether `s` runs a light track (`quick`, `fix`), which ends in review without a PRD.
+fn light(s: &crate::workflow::Session) -> bool {
+    !s.track.contains(crate::workflow::Stage::Qa)
+}
+
+/// What `stage`'s document says of the trace in `s`: the stage table's part, except that
+/// the last stage of a light track (its review) closes the track with the intent check.
+pub fn part_in(s: &crate::workflow::Session, stage: crate::workflow::Stage) -> matrix::Part {
+    if light(s) && s.track.is_last(stage) {
+        matrix::Part::Verifies
+    } else {
+        matrix::part(stage)
+    }
 }
 
 /// `1 requirement`, `3 requirements`.
@@ -220,7 +238,13 @@ pub fn failure(rec_trace: &Traced) -> Option<String> {
 /// confirmed PRD's acceptance criteria, the matrix now and the ids that need a result.
 pub fn prompt_text(s: &crate::workflow::Session, stage: crate::workflow::Stage) -> String {
     use matrix::Part;
+    if light(s) {
+        return light_prompt_text(s, stage);
+    }
     let part = matrix::part(stage);
+    if part == Part::None {
+        return String::new();
+    }
     let Some(m) = Matrix::of(s) else {
         return match part {
             Part::Verifies => format!(
@@ -265,4 +289,24 @@ pub fn prompt_text(s: &crate::workflow::Session, stage: crate::workflow::Stage) 
         few(&in_scope, 300)
     ));
     out
+}
+
+/// `{{trace}}` in a light track: at its last stage (review), the intent check against the
+/// objective and the confirmed first document's acceptance criteria or expected behaviour;
+/// nothing elsewhere.
+fn light_prompt_text(s: &crate::workflow::Session, stage: crate::workflow::Stage) -> String {
+    if !s.track.is_last(stage) {
+        return String::new();
+    }
+    let first = s.track.stages()[0];
+    let doc = s
+        .record(first)
+        .artifact
+        .as_ref()
+        .map(|a| format!("`{}`", a.path))
+        .unwrap_or_else(|| format!("the confirmed {} document", first.id()));
+    format!(
+        "## Intent check\n\nThe objective as the user first wrote it: \"{}\"\n\nThis review closes the task: judge whether the change does what was asked, against that objective and the acceptance criteria (or expected behaviour) of {doc}. Add one line `Intent: met`, `Intent: partly met — <what does not>` or `Intent: not met — <what does not>`; anything but met stops at the human.",
+        s.objective
+    )
 }
