@@ -282,17 +282,15 @@ pub struct Session {
     /// Absolute path of the project directory where the session was last written. Never
     /// trusted: a session pulled into another clone is where it was found.
     pub cwd: String,
-    /// Who started the task: git's `user.name`/`user.email` (or `BMAD_OWNER`), when the
-    /// project is a git repository or `BMAD_OWNER` is set.
+    /// Who started the task: `BMAD_OWNER`, else git's `user.name`/`user.email`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<Person>,
     /// The git branch checked out at the latest change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
     pub objective: String,
-    /// The engines the host runs for this session, fixed at `start`: `claude` (the
-    /// host's own model) and, when listed, `codex` (a second, independent model). Which
-    /// of them writes each stage is the stage table's.
+    /// The engines the host runs, fixed at `start`: `claude` (the host's own model) and,
+    /// when listed, `codex` (a second model); the stage table says who writes each stage.
     pub engines: Vec<Engine>,
     /// The stages it runs (`full`, `quick`, `fix`, `story`); a file without it: `full`.
     #[serde(default)]

@@ -318,15 +318,6 @@ impl Stage {
         Stage::ALL.into_iter().find(|s| s.id() == id)
     }
 
-    /// Whether this stage closes its track with the traceability verdict: its report states
-    /// a result per requirement id and whether the product does what was asked
-    /// (docs/traceability.md). That is QA, the last stage of the full track, of a story and
-    /// of a parent's final QA; the light tracks end in review, whose report is not read for
-    /// ids (they have no PRD).
-    pub fn closes_track(self) -> bool {
-        self == super::track::Track::Full.last()
-    }
-
     /// The stage whose document the human approves with a scope (the sprint plan).
     pub fn approval() -> Stage {
         Stage::ALL
