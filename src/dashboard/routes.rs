@@ -161,28 +161,41 @@ fn answered(answer: Answer) -> Response {
     }
 }
 
-async fn decide_posted(State(dash): State<Arc<Dashboard>>, request: Request) -> Response {
+/// A state-changing request's one path: the body read as `T`, its project checked, then
+/// `act` on a blocking thread with the provenance of the connection's peer (a request from
+/// an assistant's shell is refused before `act` runs).
+async fn posted<T, F>(
+    dash: Arc<Dashboard>,
+    request: Request,
+    project: fn(&T) -> usize,
+    act: F,
+) -> Response
+where
+    T: serde::de::DeserializeOwned + Send + 'static,
+    F: FnOnce(&crate::store::Store, T, crate::workflow::Provenance) -> Answer + Send + 'static,
+{
     let peer = request
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
         .map(|c| c.0);
-    let posted: Posted = match body(request).await {
+    let posted: T = match body(request).await {
         Ok(p) => p,
         Err(r) => return r,
     };
-    if posted.project >= dash.stores.len() {
+    let index = project(&posted);
+    if index >= dash.stores.len() {
         return answered(Answer::Bad("no such project".into()));
     }
-    let d = dash.clone();
     let done = blocking(move || match decide::provenance(peer) {
         Err(why) => Answer::Forbidden(why),
-        Ok(provenance) => {
-            let store = &d.stores[posted.project];
-            decide::decide(store, posted, provenance)
-        }
+        Ok(provenance) => act(&dash.stores[index], posted, provenance),
     })
     .await;
     answered(done.unwrap_or(Answer::Bad("internal error".into())))
+}
+
+async fn decide_posted(State(dash): State<Arc<Dashboard>>, request: Request) -> Response {
+    posted(dash, request, |p: &Posted| p.project, decide::decide).await
 }
 
 #[derive(serde::Deserialize)]
@@ -194,22 +207,11 @@ struct ConfigPosted {
 }
 
 async fn config(State(dash): State<Arc<Dashboard>>, request: Request) -> Response {
-    let peer = request
-        .extensions()
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|c| c.0);
-    let posted: ConfigPosted = match body(request).await {
-        Ok(p) => p,
-        Err(r) => return r,
-    };
-    if posted.project >= dash.stores.len() {
-        return answered(Answer::Bad("no such project".into()));
-    }
-    let d = dash.clone();
-    let done = blocking(move || match decide::provenance(peer) {
-        Err(why) => Answer::Forbidden(why),
-        Ok(_) => decide::approve_config(&d.stores[posted.project], &posted.sha256),
-    })
-    .await;
-    answered(done.unwrap_or(Answer::Bad("internal error".into())))
+    posted(
+        dash,
+        request,
+        |p: &ConfigPosted| p.project,
+        |store, p, _| decide::approve_config(store, &p.sha256),
+    )
+    .await
 }

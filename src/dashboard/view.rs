@@ -15,7 +15,7 @@ use super::Dashboard;
 use crate::error::{Error, Result};
 use crate::evidence;
 use crate::files::Project;
-use crate::store::{human_decisions, session_rel, SessionKey, Store};
+use crate::store::{human_decisions, SessionKey, Store};
 use crate::workflow::machine::sha256_hex;
 use crate::workflow::submission;
 use crate::workflow::{Action, Session, Stage};
@@ -24,8 +24,6 @@ use crate::workflow::{Action, Session, Stage};
 const MAX_SHOWN_BYTES: u64 = 2 * 1024 * 1024;
 /// The earlier rounds shown per stage, newest first.
 const MAX_ROUNDS: usize = 12;
-/// The fields other parts of bmad-mcp may add to a session, shown when present.
-const OPTIONAL_FIELDS: [&str; 5] = ["owner", "branch", "track", "story", "stories"];
 
 #[derive(Serialize)]
 pub struct TaskRow {
@@ -43,30 +41,22 @@ pub struct TaskRow {
     pub extra: serde_json::Map<String, Value>,
 }
 
-/// The raw JSON of a session, for the fields this version does not type.
-fn raw(project: &Project, id: &str) -> Value {
-    project
-        .read_at_most(&session_rel(id), crate::files::MAX_READ_BYTES)
-        .ok()
-        .flatten()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(Value::Null)
-}
-
-/// The optional fields present in `raw`, and the traceability matrix in brief (its counts
-/// and the ids that need attention, docs/traceability.md) when the PRD gives ids.
-fn extras(raw: &Value, s: &Session) -> serde_json::Map<String, Value> {
-    let mut out: serde_json::Map<String, Value> = OPTIONAL_FIELDS
-        .iter()
-        .filter_map(|k| {
-            raw.get(*k)
-                .filter(|v| !v.is_null())
-                .map(|v| (k.to_string(), v.clone()))
-        })
-        .collect();
-    if let Some(trace) = crate::workflow::trace::summary(s) {
-        out.insert("trace".into(), json!(trace));
-    }
+/// What the session says of its team and shape, when it says it (owner, branch, track,
+/// story, stories), and the traceability matrix in brief (its counts and the ids that need
+/// attention, docs/traceability.md) when the PRD gives ids.
+fn extras(s: &Session) -> serde_json::Map<String, Value> {
+    let mut out = serde_json::Map::new();
+    let mut put = |k: &str, v: Value| {
+        if !v.is_null() && v != json!([]) {
+            out.insert(k.into(), v);
+        }
+    };
+    put("owner", json!(s.owner.as_ref().map(|o| o.to_string())));
+    put("branch", json!(s.branch));
+    put("track", json!(s.track));
+    put("story", json!(s.story));
+    put("stories", json!(s.stories));
+    put("trace", json!(crate::workflow::trace::summary(s)));
     out
 }
 
@@ -100,7 +90,7 @@ pub fn tasks(dash: &Dashboard) -> Vec<TaskRow> {
                     state: s.current_state.to_string(),
                     updated_at: s.updated_at.clone(),
                     waiting: waiting(&s),
-                    extra: extras(&raw(&project, &s.session_id), &s),
+                    extra: extras(&s),
                 });
             }
             match page.next_cursor {
@@ -179,7 +169,6 @@ fn label_of(name: &str) -> String {
 /// One task in full, as the page shows it.
 pub fn task(store: &Store, project_index: usize, id: &str) -> Result<Value> {
     let (project, s) = store.load(None, &SessionKey::from_task(id))?;
-    let raw = raw(&project, &s.session_id);
     let mut stages = Vec::new();
     // The stages of the session's track, in its order (docs/spec.md §18).
     for &stage in s.track.stages() {
@@ -257,7 +246,7 @@ pub fn task(store: &Store, project_index: usize, id: &str) -> Result<Value> {
         "audit": audit,
         "decision": decision(store, &s),
         "config_waiting": evidence::config_waiting(store, None).ok().flatten().map(|w| json!({"sha256": w.sha256, "changes": w.changes})),
-        "extra": extras(&raw, &s),
+        "extra": extras(&s),
     }))
 }
 

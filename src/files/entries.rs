@@ -60,10 +60,9 @@ impl Project {
             .map_err(|e| self.storage_error("remove", &self.path(rel), &e.into()))
     }
 
-    /// The names of the entries of the folder `rel` (not `.`, `..`, nor names that are not
-    /// UTF-8), the folder opened beneath the project without following a link; `None` when
-    /// it does not exist. At most `limit` names are read.
-    pub fn folder_names(&self, rel: &str, limit: usize) -> Result<Option<Vec<String>>> {
+    /// The folder `rel` opened beneath the project without following a link, with its
+    /// absolute path for messages; `None` when it does not exist (or is not a folder).
+    pub(super) fn open_folder(&self, rel: &str) -> Result<Option<(std::path::PathBuf, OwnedFd)>> {
         let abs = self.check(rel)?;
         let opened = beneath::open(
             self.dir(),
@@ -71,17 +70,26 @@ impl Project {
             OFlags::DIRECTORY | OFlags::RDONLY,
             Mode::empty(),
         );
-        let dir = match opened {
+        match opened {
             Err(e)
                 if matches!(
                     e.kind(),
                     std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
                 ) =>
             {
-                return Ok(None)
+                Ok(None)
             }
-            Err(e) => return Err(self.beneath_error(rel, &abs, &e)),
-            Ok(fd) => fd,
+            Err(e) => Err(self.beneath_error(rel, &abs, &e)),
+            Ok(fd) => Ok(Some((abs, fd))),
+        }
+    }
+
+    /// The names of the entries of the folder `rel` (not `.`, `..`, nor names that are not
+    /// UTF-8), the folder opened beneath the project without following a link; `None` when
+    /// it does not exist. At most `limit` names are read.
+    pub fn folder_names(&self, rel: &str, limit: usize) -> Result<Option<Vec<String>>> {
+        let Some((abs, dir)) = self.open_folder(rel)? else {
+            return Ok(None);
         };
         let entries = rustix::fs::Dir::read_from(&dir)
             .map_err(|e| self.storage_error("read", &abs, &e.into()))?;

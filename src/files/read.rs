@@ -154,22 +154,9 @@ impl Project {
         limit: u64,
     ) -> crate::error::Result<Option<FolderTexts>> {
         use rustix::fs::{Mode, OFlags};
-        let abs = self.check(rel)?;
-        let flags = OFlags::DIRECTORY | OFlags::RDONLY;
-        let dir =
-            match super::beneath::open(self.dir(), std::path::Path::new(rel), flags, Mode::empty())
-            {
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-                    ) =>
-                {
-                    return Ok(None)
-                }
-                Err(e) => return Err(self.beneath_error(rel, &abs, &e)),
-                Ok(fd) => fd,
-            };
+        let Some((abs, dir)) = self.open_folder(rel)? else {
+            return Ok(None);
+        };
         let entries = rustix::fs::Dir::read_from(&dir)
             .map_err(|e| self.storage_error("read", &abs, &e.into()))?;
         let mut names: Vec<String> = entries

@@ -14,7 +14,7 @@ use crate::evidence::approval::Policy;
 use crate::files::Project;
 use crate::lessons::{self, Category};
 use crate::prompts::bmad;
-use crate::store::{session_rel, SessionKey, Store};
+use crate::store::{SessionKey, Store};
 use crate::workflow::State;
 
 pub const PROJECT_URI: &str = "bmad://project";
@@ -157,43 +157,20 @@ pub fn build(store: &Store) -> crate::error::Result<ProjectContext> {
     let mut open_tasks = Vec::new();
     let mut decisions: Vec<(String, String)> = Vec::new();
     for entry in page.sessions.iter().take(SESSIONS_READ) {
+        // Each session read once: its owner and branch are typed fields (docs/team.md).
+        let Ok((_, s)) = store.load(None, &SessionKey::Id(entry.session_id.clone())) else {
+            continue;
+        };
         if entry.current_state != State::Completed {
-            // Who owns it, where a session says so (read as stored: optional fields).
-            let raw: Option<serde_json::Value> = project
-                .read(&session_rel(&entry.session_id))
-                .ok()
-                .flatten()
-                .and_then(|t| serde_json::from_str(&t).ok());
-            // A string, or a person as `{name, email}` (issue 27's sessions).
-            let field = |k: &str| {
-                let v = raw.as_ref()?.get(k)?;
-                let text = match v {
-                    serde_json::Value::String(s) => s.clone(),
-                    serde_json::Value::Object(o) => {
-                        let part = |p: &str| o.get(p).and_then(|x| x.as_str()).unwrap_or("");
-                        match (part("name"), part("email")) {
-                            ("", "") => return None,
-                            (n, "") => n.to_string(),
-                            ("", e) => e.to_string(),
-                            (n, e) => format!("{n} <{e}>"),
-                        }
-                    }
-                    _ => return None,
-                };
-                Some(clip(&text, 120))
-            };
             open_tasks.push(OpenTask {
                 task_name: entry.task_name.clone(),
                 stage: entry.current_stage.id().into(),
                 state: entry.current_state.id().into(),
                 updated_at: entry.updated_at.clone(),
-                owner: field("owner"),
-                branch: field("branch"),
+                owner: s.owner.as_ref().map(|o| clip(&o.to_string(), 120)),
+                branch: s.branch.as_deref().map(|b| clip(b, 120)),
             });
         }
-        let Ok((_, s)) = store.load(None, &SessionKey::Id(entry.session_id.clone())) else {
-            continue;
-        };
         for h in s.history.iter().filter(|h| h.decided_by.is_some()) {
             let words = h
                 .feedback

@@ -3,8 +3,6 @@
 //! digest, asked on the terminal, refused when stdin is not a terminal, as every other
 //! decision of theirs).
 
-use std::io::IsTerminal;
-
 use chrono::Utc;
 use clap::Subcommand;
 
@@ -62,17 +60,11 @@ fn show(p: &Policy) {
 }
 
 fn approve(store: &Store, p: &Policy) -> Outcome {
-    if !std::io::stdin().is_terminal() {
-        eprintln!(
-            "bmad-mcp: refusing to approve: stdin is not a terminal. Approving the project's checks and policy is the human's decision; run this command yourself in a terminal."
-        );
-        return Ok(Exit::NotATerminal);
-    }
-    if let Some(why) = super::provenance::read().assistant {
-        eprintln!(
-            "bmad-mcp: refusing to approve: this command runs under an assistant's shell ({why}). Approving the project's checks and policy is the human's decision: run it yourself, in your own terminal, outside the assistant."
-        );
-        return Ok(Exit::UnderAssistant);
+    if let Err(exit) = super::provenance::human_at_terminal(
+        "approve",
+        "Approving the project's checks and policy is the human's decision",
+    ) {
+        return Ok(exit);
     }
     let Some(text) = &p.file_text else {
         return Err(format!("there is no {CONFIG_REL} to approve"));

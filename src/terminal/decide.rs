@@ -2,8 +2,6 @@
 //! being decided, ask on the terminal, and apply the human's answer bound to the document
 //! as shown, through the same evidence gate as every other channel.
 
-use std::io::IsTerminal;
-
 use chrono::Utc;
 
 use super::{read_line, yes, Exit, Outcome};
@@ -19,19 +17,11 @@ use crate::workflow::{Command, DecidedBy, Decision, Via, WorkflowError};
 /// Shows what is being decided, asks on the terminal, applies the human's answer bound to
 /// the document as shown.
 pub(super) fn decide(store: &Store, key: &SessionKey, command: Command) -> Outcome {
-    if !std::io::stdin().is_terminal() {
-        eprintln!(
-            "bmad-mcp: refusing to decide: stdin is not a terminal. A gate decision is the human's; run this command yourself in a terminal."
-        );
-        return Ok(Exit::NotATerminal);
-    }
-    let origin = super::provenance::read();
-    if let Some(why) = &origin.assistant {
-        eprintln!(
-            "bmad-mcp: refusing to decide: this command runs under an assistant's shell ({why}). A gate decision is the human's: run it yourself, in your own terminal, outside the assistant."
-        );
-        return Ok(Exit::UnderAssistant);
-    }
+    let origin =
+        match super::provenance::human_at_terminal("decide", "A gate decision is the human's") {
+            Ok(origin) => origin,
+            Err(exit) => return Ok(exit),
+        };
     let (_, pending) =
         evidence::pending(store, None, key, command.action()).map_err(|(e, _)| e.to_string())?;
     show(&pending, &command);

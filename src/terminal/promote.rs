@@ -3,8 +3,6 @@
 //! terminal, refused under an assistant's shell, recorded with where it came from, as
 //! every other terminal decision.
 
-use std::io::IsTerminal;
-
 use chrono::Utc;
 
 use super::{yes, Exit, Outcome};
@@ -16,19 +14,13 @@ use crate::store::{SessionKey, Store};
 use crate::workflow::{Action, Command, DecidedBy, Decision, Via};
 
 pub(super) fn promote(store: &Store, key: &SessionKey, note: Option<String>) -> Outcome {
-    if !std::io::stdin().is_terminal() {
-        eprintln!(
-            "bmad-mcp: refusing to promote: stdin is not a terminal. Promoting a task is the human's decision; run this command yourself in a terminal."
-        );
-        return Ok(Exit::NotATerminal);
-    }
-    let origin = super::provenance::read();
-    if let Some(why) = &origin.assistant {
-        eprintln!(
-            "bmad-mcp: refusing to promote: this command runs under an assistant's shell ({why}). Promoting a task is the human's decision: run it yourself, in your own terminal, outside the assistant."
-        );
-        return Ok(Exit::UnderAssistant);
-    }
+    let origin = match super::provenance::human_at_terminal(
+        "promote",
+        "Promoting a task is the human's decision",
+    ) {
+        Ok(origin) => origin,
+        Err(exit) => return Ok(exit),
+    };
     let (_, s) = store.load(None, key).map_err(|e| e.to_string())?;
     let Some(to) = s.track.promotes_to() else {
         return Err(format!(

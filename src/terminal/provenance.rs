@@ -17,6 +17,27 @@ pub(super) struct Origin {
     pub assistant: Option<String>,
 }
 
+/// The human at their own terminal, or the exit that refuses the command: stdin is not a
+/// terminal, or the command runs under an assistant's shell. `verb` names the command
+/// (`decide`), `whose` says whose decision it is (`A gate decision is the human's`).
+pub(super) fn human_at_terminal(verb: &str, whose: &str) -> Result<Origin, super::Exit> {
+    use std::io::IsTerminal;
+    if !std::io::stdin().is_terminal() {
+        eprintln!(
+            "bmad-mcp: refusing to {verb}: stdin is not a terminal. {whose}; run this command yourself in a terminal."
+        );
+        return Err(super::Exit::NotATerminal);
+    }
+    let origin = read();
+    if let Some(why) = &origin.assistant {
+        eprintln!(
+            "bmad-mcp: refusing to {verb}: this command runs under an assistant's shell ({why}). {whose}: run it yourself, in your own terminal, outside the assistant."
+        );
+        return Err(super::Exit::UnderAssistant);
+    }
+    Ok(origin)
+}
+
 /// Reads the terminal device and the process chain of this process.
 pub(super) fn read() -> Origin {
     let chain = procs::own_parent().map(procs::chain).unwrap_or_default();
