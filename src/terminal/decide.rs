@@ -55,13 +55,24 @@ pub(super) fn decide(store: &Store, key: &SessionKey, command: Command) -> Outco
         // The store names the person from the project's git (or BMAD_OWNER).
         decider: None,
     };
+    apply(store, key, command, &decision)
+}
+
+/// Applies a human's terminal decision through the evidence gate and prints what the
+/// reply tells the human (`decide` and `promote` alike).
+pub(super) fn apply(
+    store: &Store,
+    key: &SessionKey,
+    command: Command,
+    decision: &Decision,
+) -> Outcome {
     let action = command.action();
     let acted = evidence::act(
         store,
         None,
         key,
         command,
-        &decision,
+        decision,
         &Watched::none(),
         &mut |_, _| Ok(()),
         &Utc::now,

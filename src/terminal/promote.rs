@@ -3,15 +3,10 @@
 //! terminal, refused under an assistant's shell, recorded with where it came from, as
 //! every other terminal decision.
 
-use chrono::Utc;
-
 use super::{yes, Exit, Outcome};
-use crate::code::{visible, visible_lines};
-use crate::evidence;
-use crate::evidence::Watched;
-use crate::server::reply;
+use crate::code::visible;
 use crate::store::{SessionKey, Store};
-use crate::workflow::{Action, Command, DecidedBy, Decision, Via};
+use crate::workflow::{Command, DecidedBy, Decision, Via};
 
 pub(super) fn promote(store: &Store, key: &SessionKey, note: Option<String>) -> Outcome {
     let origin = match super::provenance::human_at_terminal(
@@ -57,24 +52,5 @@ pub(super) fn promote(store: &Store, key: &SessionKey, note: Option<String>) -> 
         // The store names the person from the project's git (or BMAD_OWNER).
         decider: None,
     };
-    let acted = evidence::act(
-        store,
-        None,
-        key,
-        Command::Promote { note },
-        &decision,
-        &Watched::none(),
-        &mut |_, _| Ok(()),
-        &Utc::now,
-    );
-    match acted.map_err(|(e, _)| e) {
-        Ok((s, facts)) => {
-            println!(
-                "{}",
-                visible_lines(&reply::for_session(&s, &facts, Action::Promote, None).user_message)
-            );
-            Ok(Exit::Done)
-        }
-        Err(e) => Err(e.to_string()),
-    }
+    super::decide::apply(store, key, Command::Promote { note }, &decision)
 }
