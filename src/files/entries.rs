@@ -63,7 +63,7 @@ impl Project {
     /// The folder `rel` opened beneath the project without following a link, with its
     /// absolute path for messages; `None` when it does not exist (or is not a folder).
     pub(super) fn open_folder(&self, rel: &str) -> Result<Option<(std::path::PathBuf, OwnedFd)>> {
-        let abs = self.check(rel)?;
+        let (_, abs) = self.check_names(rel)?;
         let opened = beneath::open(
             self.dir(),
             Path::new(rel),
@@ -71,15 +71,17 @@ impl Project {
             Mode::empty(),
         );
         match opened {
-            Err(e)
-                if matches!(
+            Err(e) => match self.explain(rel, &e) {
+                Some(why) => Err(why),
+                None if matches!(
                     e.kind(),
                     std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
                 ) =>
-            {
-                Ok(None)
-            }
-            Err(e) => Err(self.beneath_error(rel, &abs, &e)),
+                {
+                    Ok(None)
+                }
+                None => Err(self.beneath_error(rel, &abs, &e)),
+            },
             Ok(fd) => Ok(Some((abs, fd))),
         }
     }

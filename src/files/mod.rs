@@ -12,6 +12,7 @@ pub(crate) mod project;
 mod read;
 mod roots;
 mod shown;
+mod sync;
 mod write;
 
 pub use lock::{lock_wait_from_env, Held, DEFAULT_LOCK_WAIT, LOCK_FILE};

@@ -180,6 +180,16 @@ impl Project {
     /// be read, the human's `.bmad/`), with
     /// no `..`, no absolute part, and no symlink on the way that leads elsewhere.
     pub fn check(&self, rel: &str) -> Result<PathBuf> {
+        let (area, abs) = self.check_names(rel)?;
+        self.check_links(rel, area)?;
+        Ok(abs)
+    }
+
+    /// The part of [`Project::check`] that looks at the path's text only: relative, no
+    /// `..`, inside an area. The reads and writes beneath the project's handle use it and
+    /// walk the links (a `stat` per component) only to name the problem when the handle
+    /// met one ([`Project::explain`]): the handle follows none, whatever was checked.
+    pub(super) fn check_names(&self, rel: &str) -> Result<(&'static str, PathBuf)> {
         let unsafe_path = |reason: &str| Error::UnsafePath {
             path: rel.to_string(),
             reason: reason.to_string(),
@@ -210,7 +220,25 @@ impl Project {
                 "only .bmad-task/ and .claude/specs/ are written",
             ));
         };
-        // Every existing ancestor, resolved, must stay under the project's own area.
+        Ok((area, self.root.join(p)))
+    }
+
+    /// Why an operation beneath the project's handle failed with `e`, when a link on the
+    /// path explains it ([`Project::check`]'s message); `None` otherwise.
+    pub(super) fn explain(&self, rel: &str, e: &std::io::Error) -> Option<Error> {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            return None;
+        }
+        self.check(rel).err()
+    }
+
+    /// Every existing ancestor of `rel`, resolved, must stay under the project's `area`.
+    fn check_links(&self, rel: &str, area: &str) -> Result<()> {
+        let unsafe_path = |reason: &str| Error::UnsafePath {
+            path: rel.to_string(),
+            reason: reason.to_string(),
+        };
+        let p = Path::new(rel);
         let allowed = self.root.join(area);
         let mut cur = self.root.clone();
         for c in p.components() {
@@ -232,14 +260,14 @@ impl Project {
                 Err(_) => break,
             }
         }
-        Ok(self.root.join(p))
+        Ok(())
     }
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::files::write::sync_together;
+    use crate::files::sync::sync_together;
 
     /// A project in a fresh temporary directory (the store's unit tests share it).
     pub(crate) fn project() -> (tempfile::TempDir, Project) {

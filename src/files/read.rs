@@ -98,7 +98,7 @@ impl Project {
 
     /// [`Project::read`] with a smaller limit than [`MAX_READ_BYTES`] (a role prompt's).
     pub fn read_at_most(&self, rel: &str, limit: u64) -> Result<Option<String>, ReadProblem> {
-        let abs = self.check(rel).map_err(ReadProblem::Unsafe)?;
+        let (_, abs) = self.check_names(rel).map_err(ReadProblem::Unsafe)?;
         let bytes = self.read_beneath(rel, &abs, limit)?;
         as_text(bytes)
     }
@@ -121,9 +121,14 @@ impl Project {
         )
         .map(std::fs::File::from);
         match opened {
-            Err(e) if super::beneath::is_link(&e) => {
-                Err(ReadProblem::Unsafe(self.beneath_error(rel, abs, &e)))
-            }
+            Err(e) if super::beneath::is_link(&e) => Err(ReadProblem::Unsafe(
+                self.explain(rel, &e)
+                    .unwrap_or_else(|| self.beneath_error(rel, abs, &e)),
+            )),
+            Err(e) => match self.explain(rel, &e) {
+                Some(why) => Err(ReadProblem::Unsafe(why)),
+                None => read_opened(Err(e), limit),
+            },
             other => read_opened(other, limit),
         }
     }
@@ -131,7 +136,7 @@ impl Project {
     /// The file's bytes as text with every byte that is not UTF-8 read as U+FFFD, for
     /// salvaging what a damaged file still says; `None` when it cannot be read at all.
     pub fn read_lossy(&self, rel: &str, limit: u64) -> Option<String> {
-        let abs = self.check(rel).ok()?;
+        let (_, abs) = self.check_names(rel).ok()?;
         let bytes = self.read_beneath(rel, &abs, limit).ok()??;
         Some(String::from_utf8_lossy(&bytes).into_owned())
     }

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use super::beneath::{self, Temp};
 use super::project::{Project, TEMP_PREFIX, TOP_FILES};
+use super::sync::sync_together;
 use crate::error::{Error, Result};
 
 /// The one folder of the human's `.bmad/` that the server writes: the team's lessons.
@@ -47,13 +48,15 @@ impl Project {
                 reason: "the server never writes an installed BMAD method's files".into(),
             });
         }
-        let abs = self.check(rel)?;
+        let (_, abs) = self.check_names(rel)?;
         let p = Path::new(rel);
         let (Some(parent), Some(name)) = (p.parent(), p.file_name()) else {
             return Err(self.beneath_error(rel, &abs, &std::io::ErrorKind::InvalidInput.into()));
         };
-        let dir = beneath::make_dirs(self.dir(), parent)
-            .map_err(|e| self.beneath_error(rel, abs.parent().unwrap_or(&abs), &e))?;
+        let dir = beneath::make_dirs(self.dir(), parent).map_err(|e| {
+            self.explain(rel, &e)
+                .unwrap_or_else(|| self.beneath_error(rel, abs.parent().unwrap_or(&abs), &e))
+        })?;
         Ok((abs, Arc::new(dir), name.to_os_string()))
     }
 
@@ -286,43 +289,6 @@ impl Project {
             at = next;
         }
         changed
-    }
-}
-
-/// fsyncs files (or directories) at the same time, one thread each, and returns each
-/// result in order. A journaling file system commits fsyncs that wait together in one
-/// go, where one after the other each would wait for its own commit.
-pub(super) fn sync_together<'a>(
-    files: impl IntoIterator<Item = &'a std::fs::File>,
-) -> Vec<std::io::Result<()>> {
-    let files: Vec<&std::fs::File> = files.into_iter().collect();
-    match files.split_first() {
-        None => Vec::new(),
-        Some((only, [])) => vec![only.sync_all()],
-        Some((first, rest)) => std::thread::scope(|s| {
-            let spawned: Vec<_> = rest
-                .iter()
-                .map(|f| {
-                    let f = *f;
-                    std::thread::Builder::new()
-                        .name("bmad-fsync".into())
-                        .stack_size(64 * 1024)
-                        .spawn_scoped(s, move || f.sync_all())
-                        // No thread to spare: sync here, one after the other.
-                        .map_err(|_| f)
-                })
-                .collect();
-            let mut results = vec![first.sync_all()];
-            for t in spawned {
-                results.push(match t {
-                    Ok(handle) => handle
-                        .join()
-                        .unwrap_or_else(|_| Err(std::io::Error::other("the fsync thread failed"))),
-                    Err(f) => f.sync_all(),
-                });
-            }
-            results
-        }),
     }
 }
 

@@ -132,7 +132,6 @@ pub fn resolve(project: &Project, user: Option<&Path>, stage: Stage) -> Result<T
         },
         path: rel.clone(),
     };
-    project.check(&rel).map_err(unsafe_path)?;
     let read = match project.read_at_most(&rel, MAX_PROMPT_BYTES) {
         Err(ReadProblem::Unsafe(e)) => return Err(unsafe_path(e)),
         other => other,

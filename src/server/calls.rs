@@ -39,22 +39,22 @@ impl BmadServer {
             Call::Act { cwd, .. } | Call::Status { cwd, .. } => Some(cwd.clone()),
             Call::Start { .. } | Call::List { .. } | Call::Lessons(_) => None,
         };
-        // A decision the host asks for, or a `status`: the human may have decided
-        // elsewhere meanwhile (the dashboard, the terminal), which the reply then says.
+        // A decision the host asks for: the human may have decided elsewhere meanwhile
+        // (the dashboard, the terminal), which the reply then says (`status` says it from
+        // the session it read).
         let asked = match &call {
             Call::Act {
                 key, command: c, ..
-            } if c.action().decides() => Some((key.clone(), true)),
-            Call::Status { key, .. } => Some((key.clone(), false)),
+            } if c.action().decides() => Some(key.clone()),
             _ => None,
         };
         let mut r = self.run_call(call, watched);
-        if let (Some((key, decides)), Some(cwd)) = (asked, &cwd) {
+        if let (Some(key), Some(cwd)) = (asked, &cwd) {
             let illegal = r
                 .error
                 .as_ref()
                 .is_some_and(|e| e.code == crate::error::ErrorCode::InvalidState);
-            if (decides && illegal) || (!decides && r.error.is_none()) {
+            if illegal {
                 if let Some(found) = self.decided_elsewhere(cwd.as_deref(), &key, None) {
                     r = found;
                 }
@@ -146,6 +146,7 @@ impl BmadServer {
                     };
                     reply::with_drift(&mut r, drift);
                     r.project = Some(super::project_context::summary(&project));
+                    super::elsewhere::say_in_status(&mut r, &s);
                     r
                 })
             }

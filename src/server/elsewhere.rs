@@ -48,10 +48,21 @@ fn said(h: &HistoryEntry, channel: &str) -> String {
 fn status_after(project: &Project, s: &Session, h: &HistoryEntry, channel: &str) -> Reply {
     let prompt = prompts::needed(project, s).ok().flatten();
     let mut r = reply::for_status(s, prompt.as_ref());
-    let said = said(h, channel);
+    open_with(&mut r, said(h, channel));
+    r
+}
+
+fn open_with(r: &mut Reply, said: String) {
     r.user_message = format!("{said}\n{}", r.user_message);
     r.notices.get_or_insert_with(Vec::new).push(said);
-    r
+}
+
+/// Opens `status`'s reply of `s` with the decision the human made elsewhere, when that is
+/// the last thing that happened to the session: from the session the call already read.
+pub(super) fn say_in_status(r: &mut Reply, s: &Session) {
+    if let Some((h, channel)) = s.history.last().and_then(|h| Some((h, elsewhere(h)?))) {
+        open_with(r, said(h, channel));
+    }
 }
 
 impl BmadServer {
