@@ -113,6 +113,14 @@ fn open_folder(at: BorrowedFd<'_>, name: &std::ffi::OsStr) -> io::Result<OwnedFd
 /// The folder `rel` beneath `dir`, made (with its parents) where missing; no component
 /// may be a link.
 pub fn make_dirs(dir: BorrowedFd<'_>, rel: &Path) -> io::Result<OwnedFd> {
+    // The usual case: every folder exists, and one open (beneath, no link) reaches it.
+    if !rel.as_os_str().is_empty() {
+        match open(dir, rel, DIR_FLAGS, Mode::empty()) {
+            Ok(fd) => return Ok(fd),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+    }
     let mut held: Option<OwnedFd> = None;
     for name in parts(rel) {
         let at = held.as_ref().map_or(dir, |f| f.as_fd());

@@ -121,17 +121,16 @@ impl Project {
         if !p.is_absolute() {
             return Err(invalid("it must be an absolute path"));
         }
-        let meta = std::fs::metadata(p).map_err(|_| invalid("no such directory"))?;
-        if !meta.is_dir() {
-            return Err(invalid("it is not a directory"));
-        }
-        let root = p
-            .canonicalize()
-            .map_err(|_| invalid("it cannot be resolved"))?;
-        // Opened once; `root` is then where that very folder is, so a check of `root`
-        // (against the HTTP server's roots) is a check of where every byte goes.
-        let (dir, root) =
-            super::beneath::open_root(&root).map_err(|_| invalid("it cannot be opened"))?;
+        // Opened once; `root` is then where that very folder is (read from the handle),
+        // so a check of `root` (against the HTTP server's roots) is a check of where
+        // every byte goes.
+        let (dir, root) = super::beneath::open_root(p).map_err(|e| {
+            invalid(match e.kind() {
+                std::io::ErrorKind::NotFound => "no such directory",
+                std::io::ErrorKind::NotADirectory => "it is not a directory",
+                _ => "it cannot be opened",
+            })
+        })?;
         // A host started outside any project: the server cannot guess which is meant.
         if source_name == WORKING_DIRECTORY {
             if root.parent().is_none() {

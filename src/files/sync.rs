@@ -11,26 +11,31 @@
 
 use std::fs::File;
 use std::io;
-use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// Threads kept for fsyncs: a writing call syncs at most a few files at once (a document,
 /// the session, their folders); more wait for a free thread.
 const WORKERS: usize = 4;
 
+/// Jobs the queue holds before a caller waits to queue more. Both channels are bounded so
+/// that their room is made once by the caller: a worker that allocated would get a malloc
+/// arena of its own, resident for the rest of the process.
+const QUEUED: usize = 64;
+
 /// One fsync for a worker: the file, its place in the caller's order, where to answer.
 struct Job {
     file: File,
     index: usize,
-    done: Sender<(usize, io::Result<()>)>,
+    done: SyncSender<(usize, io::Result<()>)>,
 }
 
 /// The workers' queue, made with the first workers; `None` when no thread could be made.
-fn queue() -> Option<&'static Sender<Job>> {
-    static QUEUE: OnceLock<Option<Sender<Job>>> = OnceLock::new();
+fn queue() -> Option<&'static SyncSender<Job>> {
+    static QUEUE: OnceLock<Option<SyncSender<Job>>> = OnceLock::new();
     QUEUE
         .get_or_init(|| {
-            let (send, receive) = channel::<Job>();
+            let (send, receive) = sync_channel::<Job>(QUEUED);
             let receive = Arc::new(Mutex::new(receive));
             let made = (0..WORKERS)
                 .filter(|_| {
@@ -70,7 +75,7 @@ pub(super) fn sync_together<'a>(files: impl IntoIterator<Item = &'a File>) -> Ve
         return Vec::new();
     };
     let mut results: Vec<Option<io::Result<()>>> = (0..files.len()).map(|_| None).collect();
-    let (done, answers) = channel();
+    let (done, answers) = sync_channel(rest.len());
     let mut sent = 0;
     if let Some(queue) = queue().filter(|_| !rest.is_empty()) {
         for (i, f) in rest.iter().enumerate() {

@@ -87,7 +87,7 @@ pub struct Store {
     roots: Option<Roots>,
     /// How long a change waits for the project lock.
     lock_wait: std::time::Duration,
-    /// Projects whose `.bmad-task/` this process has already swept of interrupted writes.
+    /// Folders (of any project) this process has already swept of interrupted writes.
     swept: Mutex<HashSet<PathBuf>>,
     /// The parsed task mapping, reused while its file is unchanged.
     mapping: MappingCache,
@@ -108,19 +108,19 @@ impl Store {
     }
 
     /// Under the project lock: removes temporary files that a killed writer left behind in
-    /// the directories about to be written. `.bmad-task/` itself holds every session file,
-    /// so it is swept once per process and project rather than on every call.
+    /// `.bmad-task/` and the directories about to be written, each once per process (a
+    /// file left there later is removed by the next process that writes there; it is
+    /// never read: every name the server reads is a final one).
     fn sweep(&self, project: &Project, dirs: &[&str]) {
-        let first = self
-            .swept
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(project.root.clone());
-        if first {
-            project.sweep_stale_temp(".bmad-task");
-        }
-        for dir in dirs.iter().filter(|d| **d != ".bmad-task") {
-            project.sweep_stale_temp(dir);
+        for dir in std::iter::once(&".bmad-task").chain(dirs) {
+            let first = self
+                .swept
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(project.root.join(dir));
+            if first {
+                project.sweep_stale_temp(dir);
+            }
         }
     }
 
