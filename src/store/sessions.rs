@@ -90,18 +90,27 @@ pub(super) fn load_stored<T: Stored>(project: &Project, id: &str) -> Result<Opti
         Err(e @ ReadProblem::Io(_)) => return Err(e.into_error(&rel)),
         Err(problem) => return Err(corrupt(format!("it {problem}"))),
     };
-    // Two versions from a merge: named, never read as one.
-    if let Some(e) = super::conflict::markers_error(&rel, &text) {
-        return Err(e);
-    }
-    // The error names the field (`stages.po.iteration`), not only a line and column.
-    let mut de = serde_json::Deserializer::from_str(&text);
-    let s: T =
-        serde_path_to_error::deserialize(&mut de).map_err(|e| match e.path().to_string() {
-            p if p == "." || p.is_empty() => corrupt(e.into_inner().to_string()),
-            p => corrupt(format!("field `{p}`: {}", e.into_inner())),
-        })?;
-    de.end().map_err(|e| corrupt(e.to_string()))?;
+    // Read plainly first: a file that parses holds no merge markers (JSON never has a
+    // line that starts with `<<<<<<<`), and the field's path is needed only for an error.
+    let s: T = match serde_json::from_str(&text) {
+        Ok(s) => s,
+        Err(_) => {
+            // Two versions from a merge: named, never read as one.
+            if let Some(e) = super::conflict::markers_error(&rel, &text) {
+                return Err(e);
+            }
+            // The error names the field (`stages.po.iteration`), not only a line and column.
+            let mut de = serde_json::Deserializer::from_str(&text);
+            let s: T = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+                match e.path().to_string() {
+                    p if p == "." || p.is_empty() => corrupt(e.into_inner().to_string()),
+                    p => corrupt(format!("field `{p}`: {}", e.into_inner())),
+                }
+            })?;
+            de.end().map_err(|e| corrupt(e.to_string()))?;
+            s
+        }
+    };
     let (session_id, task_name, schema_version) = s.identity();
     if session_id != id {
         return Err(corrupt(format!("it names session `{session_id}`")));
