@@ -168,7 +168,7 @@ impl Server {
     /// CPU time the server's live threads have used so far (`/proc/<pid>/task/*/schedstat`).
     /// Unlike wall time it does not include waiting for the disk, so it shows how
     /// the work itself grows even when fsync latency swamps it.
-    fn cpu_time(&self) -> Res<Duration> {
+    pub fn cpu_time(&self) -> Res<Duration> {
         let mut ns = 0u64;
         for task in std::fs::read_dir(format!("/proc/{}/task", self.child.id()))? {
             let stat = std::fs::read_to_string(task?.path().join("schedstat")).unwrap_or_default();

@@ -72,6 +72,9 @@ pub struct WorkflowRun {
     pub steps: Vec<(&'static str, Reply)>,
     pub peak_rss_kib: u64,
     pub session_id: String,
+    /// CPU time the server's threads used from the end of the handshake to the last
+    /// reply (threads that ended meanwhile not counted): its own work, without waiting.
+    pub cpu: Duration,
 }
 
 impl WorkflowRun {
@@ -106,6 +109,7 @@ pub type Call = (&'static str, Value, Option<&'static str>);
 pub fn drive(line: &[String], calls: Vec<Call>, project: &Path, quiet: bool) -> Res<WorkflowRun> {
     let mut server = Server::spawn_line(line, project, quiet)?;
     server.handshake()?;
+    let cpu_before = server.cpu_time()?;
     let mut steps = Vec::new();
     let mut session_id = String::new();
     for (label, mut args, expect) in calls {
@@ -128,12 +132,14 @@ pub fn drive(line: &[String], calls: Vec<Call>, project: &Path, quiet: bool) -> 
         }
         steps.push((label, reply));
     }
+    let cpu = server.cpu_time()?.saturating_sub(cpu_before);
     let peak_rss_kib = server.peak_rss_kib()?;
     server.close()?;
     Ok(WorkflowRun {
         steps,
         peak_rss_kib,
         session_id,
+        cpu,
     })
 }
 

@@ -171,7 +171,24 @@ pub fn workflow(cfg: &Config, docs: &Docs, table: &mut Table) -> Res<()> {
             None,
         );
     }
+    let cpu = |runs: &[WorkflowRun]| -> Vec<f64> { runs.iter().map(|r| ms(r.cpu)).collect() };
+    if !in_memory.is_empty() {
+        table.stats(
+            "server CPU over the 15 calls (tmpfs)",
+            &cpu(&in_memory),
+            "ms",
+            Target::None,
+        );
+    }
     if !anchor_runs.is_empty() {
+        if !anchor_in_memory.is_empty() {
+            table.stats(
+                "anchor: CPU over the 15 calls (tmpfs)",
+                &cpu(&anchor_in_memory),
+                "ms",
+                Target::None,
+            );
+        }
         table.stats(
             "anchor: workflow, 15 calls, total (disk)",
             &totals(&anchor_runs),
