@@ -86,7 +86,11 @@ impl HttpServer {
             .stderr(Stdio::piped())
             .spawn()?;
         let mut line = String::new();
-        std::io::BufReader::new(child.stderr.take().ok_or("no stderr")?).read_line(&mut line)?;
+        let mut stderr = std::io::BufReader::new(child.stderr.take().ok_or("no stderr")?);
+        stderr.read_line(&mut line)?;
+        // The rest (the dashboard's address, logs) is read and dropped: a closed stderr
+        // would end the server at its next line.
+        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
         let url = line
             .split("at ")
             .nth(1)
