@@ -125,7 +125,7 @@ async fn literal_host(t: Transport) {
                 !p.contains("# Role:") && !p.contains("**Objective:**"),
                 "{p}"
             );
-            assert!(p.contains("`status` sends it whole again"), "{p}");
+            assert!(p.contains("`status` resends them"), "{p}");
             assert!(p.contains("Answer: GitHub first"), "{p}");
             // … and `status` gives the whole prompt back to a model that lost it.
             let status = call(&service, json!({"action": "status", "session_id": id})).await;
