@@ -322,7 +322,7 @@ pub(super) fn generate_step(engines: &[Engine]) -> String {
         [Engine::Codex] => format!(
             "Have {second} do this as `role_prompt` says, and `submit` its result as `codex_result`. Without a second model, do it yourself and submit it as `claude_result`; never as `codex_result`."
         ),
-        _ => "Do what `role_prompt` asks; `submit` it as `claude_result`.".into(),
+        _ => "Do as `role_prompt` says; `submit` it as `claude_result`.".into(),
     }
 }
 
@@ -334,7 +334,7 @@ pub fn dialog_next_step(state: State) -> Option<&'static str> {
             "Tell the human questions await them, then call `answer`: a dialog asks them. Never answer for them.",
         ),
         State::AwaitingConfirmation => Some(
-            "Tell the human the document is ready for review, then call `confirm`: a dialog asks them to decide. If they said what to change already, `reject` with their words as `feedback`.",
+            "Tell the human the document is ready for review, then call `confirm`: a dialog asks them to decide. If they said what to change, `reject` with it as `feedback`.",
         ),
         State::AwaitingApproval => Some(
             "Tell the human the sprint plan is ready, then call `approve`: a dialog asks them to decide.",
