@@ -56,7 +56,7 @@ use result::{to_result, Readers};
 
 pub const TOOL_NAME: &str = "bmad-task";
 
-const TOOL_DESCRIPTION: &str = "The BMAD agile workflow: Product Owner, Architect, Scrum Master, Developer, Reviewer, QA. `start`, then write what each role prompt asks and `submit` it; follow each reply's `next_step`. Never decide for the human.";
+const TOOL_DESCRIPTION: &str = "The BMAD agile workflow: Product Owner, Architect, Scrum Master, Developer, Reviewer, QA. `start` a task, then follow each reply's `next_step`; never decide for the human.";
 
 const INSTRUCTIONS: &str = "bmad-mcp keeps the state of BMAD workflows. Call the `bmad-task` tool and follow each reply's `next_step`: where the user decides, show them `user_message` and act only on their answer. If you lost track of a task, the `resume` prompt (or `status`) tells you where it stands.";
 
