@@ -729,6 +729,34 @@ mod tests {
     }
 
     #[test]
+    fn the_ids_are_listed_once_in_a_run_and_whole_again_on_status() {
+        use crate::workflow::trace::documents;
+        let mut s = session();
+        s.record_mut(Stage::Po).trace.defined = documents::prd(
+            "## Functional Requirements\n- FR-1: Add a todo.\n- AC-1 (FR-1): Given a list, when I add, then it shows.\n",
+        )
+        .0;
+        let new_stage = Round::Delta {
+            new_answers: false,
+            new_feedback: false,
+        };
+        let listed = "The confirmed PRD's ids (2): FR-1, AC-1";
+        // The first stage that names them gets them; a later one, as listed before.
+        let architect = Stage::Architect.prompt_source();
+        let p = render_round(&s, Stage::Architect, &[], architect, new_stage);
+        assert!(p.contains(listed), "{p}");
+        let p = render_round(&s, Stage::Sm, &[], Stage::Sm.prompt_source(), new_stage);
+        assert!(!p.contains(listed), "{p}");
+        assert!(
+            p.contains("The confirmed PRD's ids (2): as listed before"),
+            "{p}"
+        );
+        // `status` (a whole prompt) lists them again.
+        let whole = render(&s, Stage::Sm, &[], Stage::Sm.prompt_source());
+        assert!(whole.contains(listed), "{whole}");
+    }
+
+    #[test]
     fn the_po_revision_is_told_what_the_server_found_of_the_ids() {
         let mut s = session();
         let rec = s.record_mut(Stage::Po);
