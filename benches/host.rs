@@ -233,8 +233,8 @@ async fn main() -> Res<()> {
     let cwd = project.path().display().to_string();
     let standard = script::standard(&cwd);
     let names = actions(&standard);
-    let (results, definition) = through_claude(&server, standard, project.path()).await?;
-    let std_run = Run::of(&names, &results);
+    let (std_results, definition) = through_claude(&server, standard, project.path()).await?;
+    let std_run = Run::of(&names, &std_results);
     std_run.print(
         "Standard workflow (examples/full_workflow.rs), tool results as the model got them:",
     );
@@ -298,6 +298,9 @@ async fn main() -> Res<()> {
     if let Some(dir) = std::env::var_os("BMAD_HOST_BENCH_DUMP") {
         let dir = PathBuf::from(dir);
         std::fs::create_dir_all(&dir)?;
+        for (i, r) in std_results.iter().enumerate() {
+            std::fs::write(dir.join(format!("standard-{:02}.txt", i + 1)), r)?;
+        }
         for (i, r) in results.iter().enumerate() {
             std::fs::write(dir.join(format!("long-{:02}.txt", i + 1)), r)?;
         }

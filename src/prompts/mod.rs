@@ -93,14 +93,27 @@ pub fn render_round(
     };
     let inputs = list_or_none(match documents.split_last() {
         Some((last, before)) if listed_before && !before.is_empty() => {
+            // By name, under the task's folder when they all lie in it.
+            let dir = format!("{}/", session.specs_dir());
+            let inside = before.iter().all(|(_, r)| r.file_path.starts_with(&dir));
+            let cut = if inside { dir.len() } else { 0 };
             let named: Vec<String> = before
                 .iter()
-                .map(|(s, r)| format!("{} `{}`", s.role(), r.file_path))
+                .map(|(s, r)| format!("{} `{}`", s.role(), &r.file_path[cut..]))
                 .collect();
+            let place = if inside {
+                format!(", in `{dir}`")
+            } else {
+                String::new()
+            };
+            // The latest one the model submitted itself: named, not summed up.
             vec![
-                format!("- As listed before: {}", named.join(", ")),
-                describe(last),
+                format!("- As listed before{place}: {}", named.join(", ")),
+                format!("- {} ({})", last.0.role(), describe_ref(last.1)),
             ]
+        }
+        Some((last, [])) if listed_before => {
+            vec![format!("- {} ({})", last.0.role(), describe_ref(last.1))]
         }
         _ => documents.iter().map(describe).collect(),
     });
@@ -156,7 +169,7 @@ pub fn render_round(
     let engines = session.engines_for(stage);
     // Said in the earlier stages' prompts; `next_step` says who submits what.
     let (objective, engines) = if listed_before && engines == [Engine::HOST] {
-        ("as in the earlier prompts".to_string(), String::new())
+        ("as before".to_string(), String::new())
     } else {
         (session.objective.clone(), engines_note(&engines))
     };
@@ -167,7 +180,10 @@ pub fn render_round(
         template
     };
     let values: [(&str, String); 15] = [
-        ("trace", crate::workflow::trace::prompt_text(session, stage)),
+        (
+            "trace",
+            crate::workflow::trace::prompt_text(session, stage, listed_before),
+        ),
         ("checks", checks_text(session, stage)),
         ("design_focus", design_focus(&session.objective).to_string()),
         ("engines", engines),
@@ -304,7 +320,7 @@ fn checks_text(session: &Session, stage: Stage) -> String {
         .filter(|s| *s <= stage && s.runs_checks())
         .find_map(|s| session.record(s).checks.as_ref());
     let Some(run) = run else {
-        return "(none: the server ran no checks, since the project names none in .bmad/config.toml or none is approved yet)".into();
+        return "(none: no approved checks in .bmad/config.toml)".into();
     };
     let mut lines: Vec<String> = run
         .checks
@@ -484,7 +500,7 @@ mod tests {
         let mut s = session();
         for (stage, file) in [(Stage::Po, "01-prd.md"), (Stage::Architect, "02-arch.md")] {
             s.record_mut(stage).final_result_ref = Some(ContentRef {
-                file_path: format!(".claude/specs/t/{file}"),
+                file_path: format!("{}/{file}", s.specs_dir()),
                 size: 10,
                 summary: format!("# Title of {file}"),
                 last_updated: "2026-11-24T00:00:00Z".into(),
@@ -495,14 +511,19 @@ mod tests {
             new_feedback: true,
         };
         let p = render_round(&s, Stage::Sm, &[], Stage::Sm.prompt_source(), first);
-        assert!(p.contains("- As listed before: Product Owner `.claude/specs/t/01-prd.md`\n- System Architect (`.claude/specs/t/02-arch.md`, 10 bytes): # Title of 02-arch.md"), "{p}");
+        // The earlier ones by name under the task's folder; the latest, which the model
+        // submitted itself, by path and size without its summary.
+        let dir = s.specs_dir();
+        assert!(p.contains(&format!("- As listed before, in `{dir}/`: Product Owner `01-prd.md`\n- System Architect (`{dir}/02-arch.md`, 10 bytes)\n")), "{p}");
         assert!(
-            !p.contains("# Title of 01-prd.md") && !p.contains("Build a todo app"),
+            !p.contains("# Title of") && !p.contains("Build a todo app"),
             "{p}"
         );
         let whole = render(&s, Stage::Sm, &[], Stage::Sm.prompt_source());
         assert!(
-            whole.contains("# Title of 01-prd.md") && whole.contains("Build a todo app"),
+            whole.contains("# Title of 01-prd.md")
+                && whole.contains("# Title of 02-arch.md")
+                && whole.contains("Build a todo app"),
             "{whole}"
         );
     }
@@ -705,6 +726,34 @@ mod tests {
             "{sm}"
         );
         assert!(sm.contains("`Covers: FR-1, NFR-2`"));
+    }
+
+    #[test]
+    fn the_ids_are_listed_once_in_a_run_and_whole_again_on_status() {
+        use crate::workflow::trace::documents;
+        let mut s = session();
+        s.record_mut(Stage::Po).trace.defined = documents::prd(
+            "## Functional Requirements\n- FR-1: Add a todo.\n- AC-1 (FR-1): Given a list, when I add, then it shows.\n",
+        )
+        .0;
+        let new_stage = Round::Delta {
+            new_answers: false,
+            new_feedback: false,
+        };
+        let listed = "The confirmed PRD's ids (2): FR-1, AC-1";
+        // The first stage that names them gets them; a later one, as listed before.
+        let architect = Stage::Architect.prompt_source();
+        let p = render_round(&s, Stage::Architect, &[], architect, new_stage);
+        assert!(p.contains(listed), "{p}");
+        let p = render_round(&s, Stage::Sm, &[], Stage::Sm.prompt_source(), new_stage);
+        assert!(!p.contains(listed), "{p}");
+        assert!(
+            p.contains("The confirmed PRD's ids (2): as listed before"),
+            "{p}"
+        );
+        // `status` (a whole prompt) lists them again.
+        let whole = render(&s, Stage::Sm, &[], Stage::Sm.prompt_source());
+        assert!(whole.contains(listed), "{whole}");
     }
 
     #[test]

@@ -23,8 +23,7 @@ pub enum Round {
 }
 
 /// The line a later round's prompt starts with, in place of the role's text.
-pub const SENT_BEFORE: &str =
-    "(Role and rules: as in this stage's first `role_prompt`; `status` sends it whole again.)";
+pub const SENT_BEFORE: &str = "(Role and rules as before; `status` resends them.)";
 
 impl Round {
     /// How much the reply to `action` carries: all of it on `start` and `status` (and so
@@ -45,7 +44,7 @@ impl Round {
 
 /// The line a round starts with when the model had this stage's revise section in an
 /// earlier round.
-pub const REVISE_AGAIN: &str = "(Revise as the earlier rounds' `role_prompt` says, and reply in the same form; the role and rules still hold, and `status` sends the whole prompt again.)";
+pub const REVISE_AGAIN: &str = "(Revise and reply as before; `status` resends the prompt.)";
 
 /// A later revision round's prompt: what is new since the last round, no fixed text.
 pub(super) fn again(answers: &str, feedback: &str, guidance: &str) -> String {

@@ -15,86 +15,84 @@ use crate::store::{is_valid_task_name, SessionKey};
 use crate::workflow::engine::Engine;
 use crate::workflow::{Action, Command, Decision, Stage, Track};
 
-/// Which fields a call needs depends on its `action`.
+// Which fields a call needs depends on its `action`. The field descriptions are what a
+// model reads of each argument, with every request in Claude Code: kept to what the
+// argument is and when it is given (docs/spec.md §2).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BmadTaskArgs {
-    /// `start` a workflow (with `objective`); `submit` the current stage's document; the
-    /// human's `answer`, `confirm` (alias `confirm_save`), `approve` (with `scope`) or
-    /// `reject` (with `feedback`); `status` and `list` read only.
+    /// `start`, then `submit` each stage's document; the human's `answer`, `confirm`,
+    /// `approve`, `reject`; `status`, `list`; `remember`, `recall` lessons.
     pub action: Action,
-    /// The session, as `start` returned it (or give `task_name`).
+    /// From `start` (or `task_name`).
     #[serde(default)]
     pub session_id: Option<String>,
-    /// The session's task name, instead of `session_id`.
+    /// Instead of `session_id`.
     #[serde(default)]
     pub task_name: Option<String>,
-    /// The project's absolute path. Over stdio, default: the host's project directory; over
-    /// HTTP, send it.
+    /// The project's absolute path (needed over HTTP).
     #[serde(default)]
     pub cwd: Option<String>,
-    /// What to build (for `start`).
+    /// For `start`: what to build.
     #[serde(default)]
     pub objective: Option<String>,
-    /// For `start`: `claude` (you) first; `codex` only if a second model is at hand.
+    /// For `start`: `claude` (you), then `codex` only with a second model.
     #[serde(default)]
     #[schemars(with = "Option<Vec<Engine>>", extend("minItems" = 1, "uniqueItems" = true))]
     pub engines: Option<Vec<String>>,
-    /// For `start`: `full` (default: six stages), `quick` (spec, dev, review) or `fix` (bug
-    /// report, dev with a failing test first, review).
+    /// For `start`: `full` (default, six stages), `quick` (spec, dev, review), `fix` (a bug:
+    /// failing test first).
     #[serde(default)]
     #[schemars(extend("enum" = ["full", "quick", "fix"]))]
     pub track: Option<String>,
-    /// For `start` of a story: the parent task, its sprint plan approved.
+    /// For a story's `start`: the parent task, with `sprint`.
     #[serde(default)]
     pub parent: Option<String>,
-    /// For `start` of a story: the approved sprint it builds.
+    /// The sprint the story builds.
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub sprint: Option<u32>,
-    /// The stage submitted for (must be the current one).
+    /// For `submit`: the current stage; for lessons, a role.
     #[serde(default)]
     pub stage: Option<Stage>,
-    /// For `submit`: your result, in the form the role prompt asks.
+    /// For `submit`: what `role_prompt` asks of you.
     #[serde(default)]
     pub claude_result: Option<String>,
-    /// For `submit` when `engines` lists codex: the second model's result. Never write it
-    /// yourself.
+    /// For `submit`: the second model's result, never yours.
     #[serde(default)]
     pub codex_result: Option<String>,
-    /// For `answer` (or `confirm`): question id → the human's answer.
+    /// For `answer`, `confirm`: question id → the human's answer.
     #[serde(default)]
     pub answers: Option<BTreeMap<String, String>>,
-    /// For `confirm` (default true); false rejects.
+    /// False rejects.
     #[serde(default)]
     pub confirmed: Option<bool>,
-    /// For `approve` (default true); false rejects.
+    /// False rejects.
     #[serde(default)]
     pub approved: Option<bool>,
-    /// For `reject`: what the human wants changed; with `confirm`/`approve`, their note.
+    /// The human's words: what to change (`reject`), or a note (`confirm`, `approve`).
     #[serde(default)]
     pub feedback: Option<String>,
-    /// For `approve`: the sprints to build, e.g. "all" or "1".
+    /// For `approve`: the sprints to build, `all` or e.g. `1`.
     #[serde(default)]
     pub scope: Option<String>,
-    /// For `list`: the previous page's `next_cursor`.
+    /// For `list`: a `next_cursor`.
     #[serde(default)]
     pub cursor: Option<String>,
-    /// For `list`: only the sessions you started.
+    /// For `list`: only your own sessions.
     #[serde(default)]
     pub mine: Option<bool>,
-    /// For a decision: the `document_digest` the human saw (a later version is refused).
+    /// For a decision: the `document_digest` shown.
     #[serde(default)]
     pub digest: Option<String>,
-    /// For `remember`: the lesson in a few sentences (what went wrong, what to do
-    /// instead); kept in `.bmad/lessons/` marked as written by you, the host.
+    /// For `remember`: what went wrong and what to do instead.
     #[serde(default)]
     pub lesson: Option<String>,
-    /// For `remember`: CC-FAIL, WRONG-ASSUMPTION, CONTEXT-LOSS, HALLUCINATION,
-    /// ARCH-MISTAKE or PROCESS-SKIP.
+    /// For `remember`: CC-FAIL, WRONG-ASSUMPTION, CONTEXT-LOSS, HALLUCINATION, ARCH-MISTAKE
+    /// or PROCESS-SKIP.
     #[serde(default)]
     pub category: Option<String>,
-    /// For `recall`: what to look for (default: the session's objective).
+    /// For `recall`: what to find (default: the objective).
     #[serde(default)]
     pub query: Option<String>,
 }

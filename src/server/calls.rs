@@ -203,6 +203,12 @@ impl BmadServer {
                 }
             ));
         }
+        // The dialog was this call's own: the model, which made the call, knows who
+        // answered it; the text leaves that notice out.
+        let known_notices = match decision.via {
+            Via::Elicitation => notices.clone(),
+            _ => Vec::new(),
+        };
         let mut prompt = None;
         let mut ready = |project: &Project, s: &mut Session| {
             prompt = prompts::needed(project, s)?;
@@ -226,6 +232,7 @@ impl BmadServer {
             Ok((s, mut facts)) => {
                 facts.notices.extend(notices);
                 let mut r = reply::for_session(&s, &facts, action, prompt.as_ref());
+                r.known.notices = known_notices;
                 // Before development and QA: what they build on may have moved.
                 let starts_work = matches!(s.current_stage, Stage::Dev | Stage::Qa)
                     && s.current_state == State::Generating;

@@ -56,7 +56,7 @@ use result::{to_result, Readers};
 
 pub const TOOL_NAME: &str = "bmad-task";
 
-const TOOL_DESCRIPTION: &str = "Runs the BMAD agile workflow (Product Owner → Architect → Scrum Master → Developer → Reviewer → QA) as a durable state machine. `start` returns the first role prompt; write the document it asks for and `submit` it. The human answers questions, confirms each document and approves the sprint plan: never decide for them; follow each reply's `next_step`.";
+const TOOL_DESCRIPTION: &str = "The BMAD agile workflow: Product Owner, Architect, Scrum Master, Developer, Reviewer, QA. `start` a task, then follow each reply's `next_step`; never decide for the human.";
 
 const INSTRUCTIONS: &str = "bmad-mcp keeps the state of BMAD workflows. Call the `bmad-task` tool and follow each reply's `next_step`: where the user decides, show them `user_message` and act only on their answer. If you lost track of a task, the `resume` prompt (or `status`) tells you where it stands.";
 

@@ -47,14 +47,13 @@ impl Readers {
 
 /// The reply as a tool result, bounded ([`reply::bound`]).
 pub fn to_result(reply: Reply, readers: &Readers) -> CallToolResult {
-    let reply = reply::bound(reply);
+    let mut reply = reply::bound(reply);
     let is_error = reply.error.is_some();
     let value = serde_json::to_value(&reply).expect("replies serialize");
-    let known: &[&str] = match (&reply.session_id, &readers.session_id) {
-        (Some(id), Some(given)) if id == given => &["session_id"],
-        _ => &[],
-    };
-    let text = vec![ContentBlock::text(reply::markdown(&value, known))];
+    if matches!((&reply.session_id, &readers.session_id), (Some(id), Some(given)) if id == given) {
+        reply.known.fields.push("session_id");
+    }
+    let text = vec![ContentBlock::text(reply::markdown(&value, &reply.known))];
     let mut result = if is_error {
         CallToolResult::error(text)
     } else {

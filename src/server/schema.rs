@@ -90,17 +90,68 @@ impl Transform for ConstantsAsEnum {
     }
 }
 
+/// What a model reads of the input schema with every request, kept to what says
+/// something: an argument that may be left out does not also admit `null` (leaving it out
+/// says the same, and the server still reads a `null` as absent); a description's line
+/// breaks (a doc comment's wrapping) are spaces; an array's items carry no description
+/// beside the argument's own.
+#[derive(Debug, Clone, Copy)]
+pub struct OptionalWithoutNull;
+
+impl Transform for OptionalWithoutNull {
+    fn transform(&mut self, schema: &mut Schema) {
+        let required: Vec<Value> = schema
+            .get("required")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+            for (name, property) in properties.iter_mut() {
+                if !required.contains(&Value::String(name.clone())) {
+                    without_null(property);
+                }
+            }
+        }
+        if let Some(Value::String(d)) = schema.get_mut("description") {
+            if d.contains('\n') {
+                *d = d.replace('\n', " ");
+            }
+        }
+        if let Some(Value::Object(items)) = schema.get_mut("items") {
+            items.remove("description");
+        }
+        transform_subschemas(self, schema);
+    }
+}
+
+/// Takes `null` out of a schema's `type` list (a single type left is written alone) and out
+/// of its `enum`.
+fn without_null(schema: &mut Value) {
+    if let Some(Value::Array(types)) = schema.get_mut("type") {
+        types.retain(|t| t != "null");
+        if types.len() == 1 {
+            let only = types.remove(0);
+            schema["type"] = only;
+        }
+    }
+    if let Some(Value::Array(values)) = schema.get_mut("enum") {
+        values.retain(|v| !v.is_null());
+    }
+}
+
 /// The input schema of `T`: subschemas inlined, so that hosts and models see the action
-/// names without resolving `$ref`s, and constants as enums ([`ConstantsAsEnum`]).
+/// names without resolving `$ref`s, constants as enums ([`ConstantsAsEnum`]), optional
+/// arguments without `null` ([`OptionalWithoutNull`]), and no `title` (the type's Rust
+/// name, which tells a model nothing).
 pub fn input<T: JsonSchema>() -> Value {
     let mut settings = SchemaSettings::draft2020_12()
         .with_transform(StandardFormatsOnly)
-        .with_transform(ConstantsAsEnum);
+        .with_transform(ConstantsAsEnum)
+        .with_transform(OptionalWithoutNull);
     settings.inline_subschemas = true;
-    settings
-        .into_generator()
-        .into_root_schema_for::<T>()
-        .to_value()
+    let mut schema = settings.into_generator().into_root_schema_for::<T>();
+    schema.remove("title");
+    schema.to_value()
 }
 
 /// The output schema of `T`, for the values the server serializes.
@@ -148,6 +199,54 @@ mod tests {
         fn json_schema(_: &mut schemars::SchemaGenerator) -> Schema {
             schemars::json_schema!({"type": "string", "format": "date-time"})
         }
+    }
+
+    #[derive(JsonSchema, serde::Deserialize)]
+    #[allow(dead_code)]
+    enum Kind {
+        One,
+        Two,
+    }
+
+    /// Arguments.
+    #[derive(JsonSchema, serde::Deserialize)]
+    #[allow(dead_code)]
+    struct Args {
+        must: String,
+        /// Given or left out,
+        /// over two lines.
+        #[serde(default)]
+        maybe: Option<String>,
+        #[serde(default)]
+        kind: Option<Kind>,
+        #[serde(default)]
+        list: Option<Vec<Kind>>,
+    }
+
+    #[test]
+    fn optional_arguments_admit_no_null_and_descriptions_are_one_line() {
+        let schema = input::<Args>();
+        let p = &schema["properties"];
+        assert_eq!(
+            schema["required"],
+            serde_json::json!(["must"]),
+            "{schema:#}"
+        );
+        assert_eq!(p["must"]["type"], "string");
+        assert_eq!(p["maybe"]["type"], "string", "{schema:#}");
+        assert_eq!(
+            p["maybe"]["description"],
+            "Given or left out, over two lines."
+        );
+        assert_eq!(p["kind"]["type"], "string", "{schema:#}");
+        assert_eq!(p["kind"]["enum"], serde_json::json!(["One", "Two"]));
+        assert_eq!(p["list"]["type"], "array", "{schema:#}");
+        assert!(schema.get("title").is_none(), "{schema:#}");
+        // Without the transform the same type admits null: the test can fail.
+        let plain = schemars::schema_for!(Args).to_value();
+        assert!(plain["properties"]["maybe"]["type"]
+            .as_array()
+            .is_some_and(|t| t.contains(&Value::from("null"))));
     }
 
     fn all_formats(v: &Value, out: &mut Vec<String>) {

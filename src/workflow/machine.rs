@@ -108,6 +108,9 @@ pub struct Facts {
     pub review_path: Option<String>,
     /// The stage that this action completed.
     pub completed_stage: Option<Stage>,
+    /// The requirements trace reads as it did before this step, so the reply to the step
+    /// before gave it already.
+    pub trace_unchanged: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -206,6 +209,8 @@ pub fn apply_observed(
         Command::Promote { note } => step.promote(stage, note),
     }
     step.finish(action, stage, state);
+    let summary = super::trace::summary;
+    step.facts.trace_unchanged = summary(session) == summary(&step.session);
     Ok(Outcome {
         session: step.session,
         writes: step.writes,

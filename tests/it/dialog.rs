@@ -105,3 +105,66 @@ each_transport!(async the_user_approves_the_changed_config_in_the_dialog_during_
 
 each_transport!(async the_user_approves_the_changed_config_in_the_dialog_of_an_input_required_result
     => |t| approve_the_config_in_the_dialog(t, Era::Modern));
+
+/// The text of a reply the human decided in the call's own dialog leaves out the notice
+/// that says so (the model made that call), and the `trace` the reply before gave;
+/// `structuredContent` keeps both, and `status` gives the trace again (docs/spec.md §10.8).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_text_leaves_out_what_the_model_has_and_the_json_keeps_it() {
+    use rmcp::model::CallToolRequestParams;
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().canonicalize().unwrap();
+    let host = Transport::Stdio.host(&project);
+    let user = User::default();
+    let service = host.connect_as(user.clone(), Era::Modern).await;
+    let call = |args: Value| {
+        let Value::Object(map) = args else {
+            unreachable!()
+        };
+        let service = &service;
+        async move {
+            let r = service
+                .call_tool(CallToolRequestParams::new("bmad-task").with_arguments(map))
+                .await
+                .expect("answered");
+            let text = r.content[0].as_text().expect("text").text.clone();
+            (r.structured_content.expect("structured"), text)
+        }
+    };
+    let (v, _) =
+        call(json!({"action": "start", "objective": "Build a changelog bot", "cwd": project}))
+            .await;
+    let id = v["session_id"].as_str().unwrap().to_string();
+    // The example's PRD, whose requirements have ids.
+    let prd = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/fixtures/po-final.json"),
+    )
+    .unwrap();
+    let (v, text) = call(json!({"action": "submit", "session_id": id, "claude_result": prd})).await;
+    assert_eq!(v["state"], "awaiting_confirmation", "{v}");
+    // The trace's first appearance is in the text.
+    assert!(v["trace"].is_object(), "{v}");
+    assert!(text.contains("\ntrace:\n"), "{text}");
+
+    user.will(
+        ElicitationAction::Accept,
+        Some(json!({"decision": "confirm"})),
+    );
+    let (v, text) = call(json!({"action": "confirm", "session_id": id})).await;
+    assert_eq!(v["stage"], "architect", "{v}");
+    let notices = v["notices"].to_string();
+    assert!(
+        notices.contains("The human decided this through the dialog."),
+        "{v}"
+    );
+    assert!(!text.contains("through the dialog"), "{text}");
+    // Confirming the PRD left the trace as the reply before gave it.
+    assert!(v["trace"].is_object(), "{v}");
+    assert!(!text.contains("\ntrace:"), "{text}");
+    // The default track is not said; `status` says the trace again.
+    assert_eq!(v["track"], "full");
+    assert!(!text.contains("track:"), "{text}");
+    let (_, text) = call(json!({"action": "status", "session_id": id})).await;
+    assert!(text.contains("\ntrace:\n"), "{text}");
+    let _ = service.cancel().await;
+}

@@ -125,7 +125,7 @@ async fn literal_host(t: Transport) {
                 !p.contains("# Role:") && !p.contains("**Objective:**"),
                 "{p}"
             );
-            assert!(p.contains("`status` sends it whole again"), "{p}");
+            assert!(p.contains("`status` resends them"), "{p}");
             assert!(p.contains("Answer: GitHub first"), "{p}");
             // … and `status` gives the whole prompt back to a model that lost it.
             let status = call(&service, json!({"action": "status", "session_id": id})).await;
@@ -141,3 +141,26 @@ async fn literal_host(t: Transport) {
 
 each_transport!(async a_literal_host_reading_only_the_text_completes_the_workflow
     => literal_host);
+
+/// The text says the track where it is not the default one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_text_says_a_short_track_and_not_the_default_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().canonicalize().unwrap();
+    let host = Transport::Stdio.host(&project);
+    let service = host.connect_as(claude_code(), Era::Modern).await;
+    let cwd = project.display().to_string();
+    let quick = call(
+        &service,
+        json!({"action": "start", "cwd": cwd, "objective": "Add a --verbose flag", "track": "quick"}),
+    )
+    .await;
+    assert_eq!(line(&quick, "track"), "quick", "{quick}");
+    let full = call(
+        &service,
+        json!({"action": "start", "cwd": cwd, "objective": "Build a changelog bot"}),
+    )
+    .await;
+    assert!(!full.contains("track:"), "{full}");
+    let _ = service.cancel().await;
+}

@@ -304,7 +304,7 @@ async fn a_root_that_holds_projects_needs_a_cwd_and_gets_no_state_of_its_own() {
             .as_str()
             .unwrap()
             .to_string();
-        assert!(cwd.contains("over\nHTTP, send it"), "{cwd}");
+        assert!(cwd.contains("needed over HTTP"), "{cwd}");
         for args in [
             json!({"action": "start", "objective": "Notes for the app"}),
             json!({"action": "list"}),

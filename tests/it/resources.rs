@@ -98,7 +98,7 @@ async fn prompts_are_listed_and_each_tells_the_assistant_what_to_call() {
         );
         let text = prompt(&c, "status", json!({"task": task})).await.unwrap();
         assert!(text.contains(&format!("`{task}`")), "{text}");
-        assert!(text.contains("Write it as `role_prompt` says"), "{text}");
+        assert!(text.contains("Do as `role_prompt` says"), "{text}");
 
         let (code, message) = error_code(prompt(&c, "nope", json!({})).await.unwrap_err());
         assert_eq!(code, ErrorCode::INVALID_PARAMS.0);

@@ -402,7 +402,7 @@ async fn the_completion_message_names_the_sprints_built_and_those_left_out() {
     let message = v["user_message"].as_str().unwrap();
     let plan = format!(".claude/specs/{task}/03-sprint-plan.md");
     assert!(
-        message.contains(&format!("The workflow is complete. Review status: Pass. QA score: 95/100. Sprints built: 1 (Core). Left out of scope: 2 (Export), 3 (Sync); to build them later, start a new BMAD task whose objective names them and the plan, e.g. “Build sprints 2, 3 of the plan in {plan}”. Intent: not stated. Trace: the PRD gives its requirements no ids. Documents:\n")),
+        message.contains(&format!("The workflow is complete. Review status: Pass. QA score: 95/100. Sprints built: 1 (Core). Left out of scope: 2 (Export), 3 (Sync); to build them later, start a new BMAD task whose objective names them and the plan, e.g. “Build sprints 2, 3 of the plan in {plan}”. Intent: not stated. Trace: the PRD gives its requirements no ids. Documents, in .claude/specs/{task}/:\n")),
         "{message}"
     );
     let v = c.ok(json!({"action": "status", "session_id": sid})).await;

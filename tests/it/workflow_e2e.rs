@@ -69,7 +69,7 @@ fn assert_reply(v: &Value, stage: &str, state: &str, pending: &[&str]) {
         } else {
             // A later round: what is new, and where the whole prompt is (docs/spec.md §11.4).
             assert!(!prompt.contains("# Role:"), "{prompt}");
-            assert!(prompt.contains("`status` sends"), "{prompt}");
+            assert!(prompt.contains("`status` resends"), "{prompt}");
         }
         assert!(v["next_step"].as_str().unwrap().contains("`submit`"));
     } else {

@@ -138,12 +138,17 @@ pub(super) fn completed(s: &Session) -> String {
     // The intent verdict (and the trace, where the PRD gives ids), read from the stage
     // that closes the track: QA, or review in a light track.
     let trace = format!(" {}", crate::workflow::trace::closing_line(s));
+    // The documents by name, under the task's folder when they all lie in it.
+    let dir = format!("{}/", s.specs_dir());
+    let inside = !s.artifacts.is_empty() && s.artifacts.iter().all(|a| a.starts_with(&dir));
     let mut msg = format!(
-        "The workflow is complete{track}. Review status: {status}.{qa}{checks}{}{trace} Documents:\n",
+        "The workflow is complete{track}. Review status: {status}.{qa}{checks}{}{trace} Documents{}:\n",
         scope_built(s),
+        if inside { format!(", in {dir}") } else { String::new() }
     );
     for a in &s.artifacts {
-        msg.push_str(&format!("- {a}\n"));
+        let name = if inside { &a[dir.len()..] } else { a };
+        msg.push_str(&format!("- {name}\n"));
     }
     msg.truncate(msg.trim_end().len());
     msg

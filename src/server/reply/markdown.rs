@@ -18,14 +18,24 @@ const FIRST: [&str; 6] = [
     "state",
 ];
 
-/// The reply's JSON value as text, without the fields in `known` (the model has them: the
-/// session id its call named).
-pub fn render(reply: &Value, known: &[&str]) -> String {
+/// What the text of one reply leaves out because the model has it already (docs/spec.md
+/// §10.8); `structuredContent` keeps it all.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Known {
+    /// Fields the model has: the session id its call named, a `trace` that reads as in the
+    /// reply to the step before.
+    pub fields: Vec<&'static str>,
+    /// Notices about the call itself: that the human decided in the dialog the call opened.
+    pub notices: Vec<String>,
+}
+
+/// The reply's JSON value as text, without what the model knows already ([`Known`]).
+pub fn render(reply: &Value, known: &Known) -> String {
     let Value::Object(fields) = reply else {
         return reply.to_string();
     };
     let mut out = String::new();
-    let shown = |key: &str, v: &Value| !known.contains(&key) && !left_out(key, v, fields);
+    let shown = |key: &str, v: &Value| !known.fields.contains(&key) && !left_out(key, v, fields);
     for key in FIRST {
         if let Some(v) = fields.get(key).filter(|v| shown(key, v)) {
             field(&mut out, 0, key, v);
@@ -35,10 +45,27 @@ pub fn render(reply: &Value, known: &[&str]) -> String {
         if FIRST.contains(&key.as_str()) || key == "role_prompt" || !shown(key, v) {
             continue;
         }
-        if key == "session" {
-            stored_session(&mut out, v);
-        } else {
-            field(&mut out, 0, key, v);
+        match key.as_str() {
+            "session" => stored_session(&mut out, v),
+            "notices" => {
+                let new: Vec<Value> = v
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|n| !known.notices.iter().any(|k| n.as_str() == Some(k)))
+                    .cloned()
+                    .collect();
+                field(&mut out, 0, key, &Value::Array(new));
+            }
+            // When each was taken is in the session file: the text says who decided what.
+            "decisions" => {
+                let mut each = v.clone();
+                for d in each.as_array_mut().into_iter().flatten() {
+                    d.as_object_mut().map(|d| d.remove("at"));
+                }
+                field(&mut out, 0, key, &each);
+            }
+            _ => field(&mut out, 0, key, v),
         }
     }
     if let Some(Value::String(prompt)) = fields.get("role_prompt") {
@@ -57,7 +84,9 @@ pub fn render(reply: &Value, known: &[&str]) -> String {
 /// and who scored it where `user_message` gives the score; a built-in prompt's source,
 /// and beside a built-in prompt the engines and the context (the prompt names the
 /// documents, the draft and who submits what); the task's name beside its session id;
-/// questions and sprints that `user_message` lists already.
+/// questions and sprints that `user_message` (or the role prompt) lists already; the `full`
+/// track, the default; a first submission's `iteration`; a project summary that names no
+/// stack, checks or lessons.
 fn left_out(key: &str, v: &Value, fields: &Map<String, Value>) -> bool {
     let built_in_prompt = fields.contains_key("role_prompt")
         && fields.get("role_prompt_source").and_then(Value::as_str) == Some("built-in");
@@ -74,6 +103,17 @@ fn left_out(key: &str, v: &Value, fields: &Map<String, Value>) -> bool {
         "role_prompt_source" => v.as_str() == Some("built-in"),
         "engines" | "context" => built_in_prompt,
         "task_name" => fields.contains_key("session_id"),
+        // The default track says nothing; `quick`, `fix` and `story` are said.
+        "track" => v.as_str() == Some("full"),
+        // A first submission: the role prompt numbered it.
+        "iteration" => v.as_u64() == Some(1),
+        // A project with no stack, checks or lessons: nothing to say but the resource.
+        "project" => {
+            v["stack"].as_array().is_some_and(Vec::is_empty)
+                && v["checks"]
+                    == serde_json::json!({"approved": [], "gates": "auto", "waiting_for_approval": false})
+                && v["lesson_files"] == 0
+        }
         // `user_message` gives the score in words, with whether it passed and who scored.
         "score" | "gate_passed" | "score_source" => fields
             .get("score")
@@ -101,27 +141,39 @@ fn said<'a>(fields: &'a Map<String, Value>, key: &str) -> &'a str {
     fields.get(key).and_then(Value::as_str).unwrap_or("")
 }
 
-/// Whether `user_message` already lists every item of `v`, each as `line` writes it.
+/// Whether `user_message` (or `role_prompt`) already lists every item of `v`, each as
+/// `line` writes it.
 fn listed(fields: &Map<String, Value>, v: &Value, line: impl Fn(&Value) -> Option<String>) -> bool {
-    let message = fields
-        .get("user_message")
-        .and_then(Value::as_str)
-        .unwrap_or("");
+    let (message, prompt) = (said(fields, "user_message"), said(fields, "role_prompt"));
     v.as_array().is_some_and(|items| {
         items
             .iter()
-            .all(|item| line(item).is_some_and(|l| message.contains(&l)))
+            .all(|item| line(item).is_some_and(|l| message.contains(&l) || prompt.contains(&l)))
     })
 }
 
 /// `status`'s stored session: its documents, and where the whole record is.
 fn stored_session(out: &mut String, v: &Value) {
     out.push_str("session:\n");
-    if let Some(artifacts) = v
+    let artifacts: Vec<&str> = v
         .get("artifacts")
-        .filter(|a| a.as_array().is_some_and(|a| !a.is_empty()))
-    {
-        field(out, 1, "artifacts", artifacts);
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    // By name, under their folder when they all lie in the first one's (the task's).
+    let dir = artifacts
+        .first()
+        .and_then(|a| a.rfind('/').map(|i| &a[..=i]))
+        .filter(|d| artifacts.iter().all(|a| a.starts_with(d)));
+    if !artifacts.is_empty() {
+        let (label, cut) = match dir {
+            Some(d) => (format!("artifacts, in {d}"), d.len()),
+            None => ("artifacts".to_string(), 0),
+        };
+        let names: Vec<&str> = artifacts.iter().map(|a| &a[cut..]).collect();
+        out.push_str(&format!("  {label}: {}\n", names.join(", ")));
     }
     if let Some(id) = v.get("session_id").and_then(Value::as_str) {
         out.push_str(&format!(
@@ -251,12 +303,81 @@ mod tests {
             "context": {"specs_dir": ".claude/specs/t", "documents": []},
             "gate_passed": false,
         });
-        let text = render(&v, &[]);
+        let text = render(&v, &Known::default());
         assert_eq!(
             text,
             "user_message:\n  Please answer:\n  - q1: Which host?\nnext_step: Show `user_message` and stop.\n\
              session_id: s-1\ncontext:\n  specs_dir: .claude/specs/t\ngate_passed: false\n\
              role_prompt:\n\n# Role: PO\n\nWrite \"it\".\n"
         );
+    }
+
+    #[test]
+    fn fields_that_say_nothing_here_are_left_out_and_the_others_kept() {
+        let quiet = json!({
+            "user_message": "Done.",
+            "track": "full",
+            "iteration": 1,
+            "project": {"stack": [], "checks": {"approved": [], "gates": "auto", "waiting_for_approval": false}, "lesson_files": 0, "resource": "bmad://project"},
+        });
+        assert_eq!(render(&quiet, &Known::default()), "user_message: Done.\n");
+        let said = json!({
+            "user_message": "Done.",
+            "track": "quick",
+            "iteration": 2,
+            "project": {"stack": [], "checks": {"approved": [], "gates": "human", "waiting_for_approval": false}, "lesson_files": 0, "resource": "bmad://project"},
+        });
+        let text = render(&said, &Known::default());
+        for line in ["track: quick\n", "iteration: 2\n", "gates: human\n"] {
+            assert!(text.contains(line), "{line} in {text}");
+        }
+    }
+
+    #[test]
+    fn what_the_model_knows_is_left_out_of_the_text_alone() {
+        let v = json!({
+            "user_message": "Answers recorded.",
+            "session_id": "s-1",
+            "notices": ["The human decided this through the dialog.", "A lesson was recorded."],
+            "trace": {"requirements": 3, "criteria": 1, "designed": 0, "planned": 0},
+        });
+        let all = render(&v, &Known::default());
+        assert!(all.contains("trace:\n  criteria: 1\n"), "{all}");
+        assert!(all.contains("through the dialog"), "{all}");
+        let known = Known {
+            fields: vec!["trace", "session_id"],
+            notices: vec!["The human decided this through the dialog.".into()],
+        };
+        assert_eq!(
+            render(&v, &known),
+            "user_message: Answers recorded.\nnotices: A lesson was recorded.\n"
+        );
+        // A notice list with nothing new left: no `notices:` line at all.
+        let only =
+            json!({"user_message": "x", "notices": ["The human decided this through the dialog."]});
+        assert_eq!(render(&only, &known), "user_message: x\n");
+    }
+
+    #[test]
+    fn a_status_names_documents_under_their_folder_and_decisions_without_their_time() {
+        let v = json!({
+            "user_message": "Complete.",
+            "decisions": [{"stage": "po", "action": "confirm", "decided_by": "human", "via": "elicitation", "digest": "abc123abc123", "at": "2026-11-25T00:00:00Z"}],
+            "session": {"session_id": "s-1", "artifacts": [".claude/specs/t/01-prd.md", ".claude/specs/t/02-arch.md"]},
+        });
+        let text = render(&v, &Known::default());
+        assert!(text.contains("- action: confirm; decided_by: human; digest: abc123abc123; stage: po; via: elicitation\n"), "{text}");
+        assert!(!text.contains("2026-11-25"), "{text}");
+        assert!(
+            text.contains("  artifacts, in .claude/specs/t/: 01-prd.md, 02-arch.md\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("record: .bmad-task/session-s-1.json"),
+            "{text}"
+        );
+        let apart = json!({"user_message": "x", "session": {"session_id": "s", "artifacts": ["a/1.md", "b/2.md"]}});
+        let text = render(&apart, &Known::default());
+        assert!(text.contains("  artifacts: a/1.md, b/2.md\n"), "{text}");
     }
 }

@@ -136,7 +136,7 @@ pub(super) fn clarifying(s: &Session, r: &mut Reply) -> String {
     for q in &open {
         msg.push_str(&format!("- {}: {}\n", q.id, q.question));
     }
-    msg.push_str("Answer each by its id; the next draft states an assumption for any left open.");
+    msg.push_str("Answer each by its id; the next draft assumes what is left open.");
     r.questions = Some(open);
     r.gaps = some_vec(rec.gaps.clone());
     msg
@@ -250,7 +250,12 @@ pub(super) fn awaiting_approval(s: &Session, r: &mut Reply) -> String {
             t.unplanned.join(", ")
         ));
     }
-    msg.push_str("Please approve it with the sprints to build (all of them, the default, or some, e.g. sprint 1), or send it back with your feedback.");
+    // A revised plan: how to approve was said with the first.
+    msg.push_str(if rec.iteration > 1 {
+        "Please approve it, or send it back with your feedback."
+    } else {
+        "Please approve it with the sprints to build (all of them, the default, or some, e.g. sprint 1), or send it back with your feedback."
+    });
     msg
 }
 
@@ -317,7 +322,7 @@ pub(super) fn generate_step(engines: &[Engine]) -> String {
         [Engine::Codex] => format!(
             "Have {second} do this as `role_prompt` says, and `submit` its result as `codex_result`. Without a second model, do it yourself and submit it as `claude_result`; never as `codex_result`."
         ),
-        _ => "Write it as `role_prompt` says, then `submit` it as `claude_result`.".into(),
+        _ => "Do as `role_prompt` says; `submit` it as `claude_result`.".into(),
     }
 }
 
@@ -326,13 +331,13 @@ pub(super) fn generate_step(engines: &[Engine]) -> String {
 pub fn dialog_next_step(state: State) -> Option<&'static str> {
     match state {
         State::Clarifying => Some(
-            "Tell the human in one line that questions await them, then call `answer` (with `answers` only if they already answered you): a dialog asks them each question, and what they enter counts. Never answer for them.",
+            "Tell the human questions await them, then call `answer`: a dialog asks them. Never answer for them.",
         ),
         State::AwaitingConfirmation => Some(
-            "Tell the human in one line that `artifact_path` is ready for review, then call `confirm`: a dialog asks them to confirm it or send it back, and their choice counts. If they already said what to change, `reject` with their words as `feedback` instead.",
+            "Tell the human the document is ready for review, then call `confirm`: a dialog asks them to decide. If they said what to change, `reject` with it as `feedback`.",
         ),
         State::AwaitingApproval => Some(
-            "Tell the human in one line that the sprint plan in `artifact_path` is ready, then call `approve`: a dialog asks them to approve it and pick the sprints to build, or send it back; their choice counts.",
+            "Tell the human the sprint plan is ready, then call `approve`: a dialog asks them to decide.",
         ),
         _ => None,
     }

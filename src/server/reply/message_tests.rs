@@ -137,7 +137,7 @@ fn clarifying_lists_only_the_open_questions() {
     let msg = clarifying(&s, &mut r);
     assert_eq!(
         msg,
-        "The Product Owner draft scored 70/100 (reported by the author). Please answer these questions:\n- q2: Which users?\nAnswer each by its id; the next draft states an assumption for any left open."
+        "The Product Owner draft scored 70/100 (reported by the author). Please answer these questions:\n- q2: Which users?\nAnswer each by its id; the next draft assumes what is left open."
     );
     assert_eq!(r.questions.unwrap().len(), 1);
     assert_eq!(r.gaps.unwrap(), ["platforms"]);
@@ -268,6 +268,19 @@ fn completion_lists_the_documents() {
     assert_eq!(
         completed(&s),
         "The workflow is complete. Review status: not stated. QA score: not stated. Built: the whole plan (.claude/specs/todo-app/03-sprint-plan.md names no sprints). Intent: not stated. Trace: the PRD gives its requirements no ids. Documents:\n- a.md\n- b.md"
+    );
+    // Under the task's folder, by name.
+    let dir = s.specs_dir();
+    s.artifacts = vec![
+        format!("{dir}/01-product-requirements.md"),
+        format!("{dir}/05-qa-report.md"),
+    ];
+    assert!(
+        completed(&s).ends_with(&format!(
+            "Documents, in {dir}/:\n- 01-product-requirements.md\n- 05-qa-report.md"
+        )),
+        "{}",
+        completed(&s)
     );
     s.record_mut(Stage::Review).review_status = Some("Pass with Risk".into());
     s.record_mut(Stage::Qa).score = Some(91);

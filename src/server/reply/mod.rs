@@ -34,7 +34,7 @@ mod undecided;
 pub use audience::name_notices;
 pub use bound::{bound, MAX_REPLY_BYTES};
 pub use list::for_list;
-pub use markdown::render as markdown;
+pub use markdown::{render as markdown, Known};
 pub use message::dialog_next_step;
 pub use parts::{Context, DecisionEntry, DocumentRef, ErrorBody, InteractionType};
 pub use status::{for_status, with_drift};
@@ -200,6 +200,9 @@ pub struct Reply {
     /// [`human_channel`] to name their channel once it is known whether there is a dialog.
     #[serde(skip)]
     pub human_gates: Option<String>,
+    /// Not sent: what the model has already, which the text leaves out ([`markdown`]).
+    #[serde(skip)]
+    pub known: Known,
 }
 
 pub(super) fn some_vec<T>(v: Vec<T>) -> Option<Vec<T>> {
@@ -266,6 +269,10 @@ pub fn for_session(s: &Session, facts: &Facts, action: Action, prompt: Option<&T
     }
     r.artifact_path = facts.review_path.clone();
     r.trace = crate::workflow::trace::summary(s);
+    // Said in the reply to the step before, or in the final message (its closing line).
+    if facts.trace_unchanged || state == State::Completed {
+        r.known.fields.push("trace");
+    }
 
     let mut msg = message::completed_stage(s, facts);
     msg.push_str(&match state {

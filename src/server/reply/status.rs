@@ -13,7 +13,7 @@ pub fn for_status(s: &Session, prompt: Option<&Template>) -> Reply {
     let mut r = for_session(s, &Facts::default(), Action::Status, prompt);
     if s.current_state == State::Completed {
         // The documents are listed once, in `session.artifacts`.
-        if let Some(i) = r.user_message.find(" Documents:") {
+        if let Some(i) = r.user_message.find(" Documents") {
             r.user_message.truncate(i);
             r.user_message
                 .push_str(" Documents: see `session.artifacts`.");

@@ -236,7 +236,14 @@ pub fn failure(rec_trace: &Traced) -> Option<String> {
 /// What a role prompt's `{{trace}}` says at `stage`: the PRD's ids to name (architecture,
 /// plan, development); at the closing stage, the objective as the user first wrote it, the
 /// confirmed PRD's acceptance criteria, the matrix now and the ids that need a result.
-pub fn prompt_text(s: &crate::workflow::Session, stage: crate::workflow::Stage) -> String {
+///
+/// `said_before`: the model had the earlier stages' prompts (a later round, not `status`),
+/// so the ids an earlier stage's prompt listed are named as listed before.
+pub fn prompt_text(
+    s: &crate::workflow::Session,
+    stage: crate::workflow::Stage,
+    said_before: bool,
+) -> String {
     use matrix::Part;
     if light(s) {
         return light_prompt_text(s, stage);
@@ -255,6 +262,9 @@ pub fn prompt_text(s: &crate::workflow::Session, stage: crate::workflow::Stage) 
         };
     };
     let ids: Vec<&str> = m.rows.iter().map(|r| r.req.id.as_str()).collect();
+    if part != Part::Verifies && said_before && ids_listed_before(s, stage) {
+        return format!("The confirmed PRD's ids ({}): as listed before", ids.len());
+    }
     if part != Part::Verifies {
         return format!(
             "The confirmed PRD's ids ({}): {}",
@@ -289,6 +299,20 @@ pub fn prompt_text(s: &crate::workflow::Session, stage: crate::workflow::Stage) 
         few(&in_scope, 300)
     ));
     out
+}
+
+/// Whether a stage of the track before `stage` lists the PRD's ids in its prompt (it
+/// designs, plans or implements).
+fn ids_listed_before(s: &crate::workflow::Session, stage: crate::workflow::Stage) -> bool {
+    use matrix::Part;
+    crate::workflow::Stage::ALL.into_iter().any(|st| {
+        st < stage
+            && s.track.contains(st)
+            && matches!(
+                matrix::part(st),
+                Part::Designs | Part::Plans | Part::Implements
+            )
+    })
 }
 
 /// `{{trace}}` in a light track: at its last stage (review), the intent check against the
