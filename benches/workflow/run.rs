@@ -129,6 +129,7 @@ pub fn drive(line: &[String], calls: Vec<Call>, project: &Path, quiet: bool) -> 
         steps.push((label, reply));
     }
     let peak_rss_kib = server.peak_rss_kib()?;
+    server.keep_smaps()?;
     server.close()?;
     Ok(WorkflowRun {
         steps,
