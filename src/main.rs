@@ -138,6 +138,8 @@ fn main() -> ExitCode {
         Limits::from_env(),
         link.gone().flag(),
     );
+    server.build_matchers_soon();
+    let calls = server.clone();
     let gone = link.gone().clone();
     let result = runtime.block_on(async {
         let stopped = serve(server, transport, gone.clone(), &link).await?;
@@ -163,9 +165,10 @@ fn main() -> ExitCode {
         runtime.shutdown_background();
         return ExitCode::from(EXIT_STDOUT_CLOSED);
     }
+    // A call still running after rmcp stopped waiting for it is waited for (as dropping
+    // the runtime, on return, waits for one on tokio's blocking pool).
+    calls.finish_calls();
     match result {
-        // Dropping the runtime (on return) waits for a call still running after rmcp
-        // stopped waiting for it.
         Ok(_) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!(error = %e, "server stopped");

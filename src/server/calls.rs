@@ -239,13 +239,14 @@ impl BmadServer {
         }
     }
 
-    /// Runs `f` on a blocking thread (file locks and fsync block); `None` when it panicked.
+    /// Runs `f` on the worker thread or a blocking one (file locks and fsync block); `None`
+    /// when it panicked.
     pub(super) async fn blocking<T: Send + 'static>(
         &self,
         f: impl FnOnce(&BmadServer) -> T + Send + 'static,
     ) -> Option<T> {
         let server = self.clone();
-        tokio::task::spawn_blocking(move || f(&server)).await.ok()
+        self.inner.worker.run(move || f(&server)).await
     }
 
     /// A read of the project for prompts and resources, on a blocking thread.
