@@ -11,7 +11,8 @@
 //!   a workflow runs; `scripts/hot-symbols` regenerates it) are laid out together. The
 //!   kernel maps code 64 KiB around every page touched, so used and unused code
 //!   interleaved kept nearly the whole binary resident. A name not found (another
-//!   toolchain) is skipped: the layout is then the linker's default.
+//!   toolchain, a dependency's other version or features) is skipped: the layout is then
+//!   the linker's default.
 
 use std::path::Path;
 use std::process::Command;
