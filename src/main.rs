@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use rmcp::ServiceExt;
+use tracing_subscriber::filter::Targets;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
-use tracing_subscriber::EnvFilter;
 
 use bmad_mcp::files::DefaultRoot;
 use bmad_mcp::http::ServeArgs;
@@ -138,6 +138,8 @@ fn main() -> ExitCode {
         Limits::from_env(),
         link.gone().flag(),
     );
+    server.build_matchers_soon();
+    let calls = server.clone();
     let gone = link.gone().clone();
     let result = runtime.block_on(async {
         let stopped = serve(server, transport, gone.clone(), &link).await?;
@@ -163,9 +165,10 @@ fn main() -> ExitCode {
         runtime.shutdown_background();
         return ExitCode::from(EXIT_STDOUT_CLOSED);
     }
+    // A call still running after rmcp stopped waiting for it is waited for (as dropping
+    // the runtime, on return, waits for one on tokio's blocking pool).
+    calls.finish_calls();
     match result {
-        // Dropping the runtime (on return) waits for a call still running after rmcp
-        // stopped waiting for it.
         Ok(_) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!(error = %e, "server stopped");
@@ -178,7 +181,7 @@ fn main() -> ExitCode {
 /// stream its client closed, which rmcp logs as an error (`server::quiet`).
 fn init_logs() {
     tracing_subscriber::registry()
-        .with(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn")))
+        .with(log_filter())
         .with(bmad_mcp::server::quiet::Quiet)
         .with(
             tracing_subscriber::fmt::layer()
@@ -186,6 +189,21 @@ fn init_logs() {
                 .with_ansi(false),
         )
         .init();
+}
+
+/// The levels `RUST_LOG` asks for: a default level and `target=level` pairs, separated by
+/// commas (`info`, `bmad_mcp=debug,warn`); `warn` when it is unset or not understood.
+/// (A plain target filter: `tracing-subscriber`'s `EnvFilter`, with span and field
+/// filters, pulls in a regex compiler of its own, 0.2 MB of binary; issue 26 item 5.)
+fn log_filter() -> Targets {
+    let warn = || Targets::new().with_default(tracing::Level::WARN);
+    match std::env::var("RUST_LOG") {
+        Ok(spec) if !spec.trim().is_empty() => spec.parse().unwrap_or_else(|e| {
+            eprintln!("bmad-mcp: RUST_LOG={spec:?} is not understood ({e}); logging at warn");
+            warn()
+        }),
+        _ => warn(),
+    }
 }
 
 /// How long the calls running when SIGTERM arrives may go on (as `serve --http`'s grace).

@@ -165,6 +165,21 @@ impl Server {
             .ok_or_else(|| "no VmHWM in /proc/<pid>/status".into())
     }
 
+    /// With `BENCH_SMAPS_DIR` set, copies the server's `smaps`, `smaps_rollup` and
+    /// `status` there (named by its pid), to split its resident set by mapping.
+    pub fn keep_smaps(&self) -> Res<()> {
+        let Some(dir) = std::env::var_os("BENCH_SMAPS_DIR") else {
+            return Ok(());
+        };
+        let pid = self.child.id();
+        std::fs::create_dir_all(&dir)?;
+        for file in ["smaps", "smaps_rollup", "status"] {
+            let text = std::fs::read(format!("/proc/{pid}/{file}"))?;
+            std::fs::write(Path::new(&dir).join(format!("{pid}.{file}")), text)?;
+        }
+        Ok(())
+    }
+
     /// CPU time the server's live threads have used so far (`/proc/<pid>/task/*/schedstat`).
     /// Unlike wall time it does not include waiting for the disk, so it shows how
     /// the work itself grows even when fsync latency swamps it.

@@ -134,6 +134,7 @@ pub fn drive(line: &[String], calls: Vec<Call>, project: &Path, quiet: bool) -> 
     }
     let cpu = server.cpu_time()?.saturating_sub(cpu_before);
     let peak_rss_kib = server.peak_rss_kib()?;
+    server.keep_smaps()?;
     server.close()?;
     Ok(WorkflowRun {
         steps,

@@ -32,6 +32,7 @@ mod slash_bmad;
 mod start_args;
 mod used;
 pub mod wire;
+mod worker;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -66,6 +67,8 @@ struct Inner {
     tool: Tool,
     /// Set once the text patterns are being built off the call path (see `call_tool`).
     matchers: std::sync::Once,
+    /// The thread that runs calls and reads of the project (`worker.rs`).
+    worker: worker::Worker,
     /// Set when stdout breaks: from then on no call is applied, since the client could
     /// never learn what it did.
     output_closed: Arc<AtomicBool>,
@@ -141,6 +144,7 @@ impl BmadServer {
                 limits,
                 tool: tool(),
                 matchers: std::sync::Once::new(),
+                worker: worker::Worker::default(),
                 output_closed,
                 codec: dialog::new_codec(),
                 resources_changed: tokio::sync::broadcast::channel(8).0,
@@ -198,17 +202,7 @@ impl ServerHandler for BmadServer {
                 None,
             ));
         }
-        // Build the workflow's text patterns (a few milliseconds of CPU) on their own
-        // thread while the model writes its first document, rather than inside the first
-        // submission that needs them. If the thread cannot start, they are built on use.
-        self.inner.matchers.call_once(|| {
-            let spawned = std::thread::Builder::new()
-                .name("bmad-matchers".into())
-                .spawn(crate::workflow::build_matchers);
-            if let Err(e) = spawned {
-                tracing::debug!(error = %e, "text patterns will be built at first use");
-            }
-        });
+        self.build_matchers_aside();
         tracing::debug!("tool call received");
         // Taken, not copied: a submission's arguments may be megabytes. A dialog's retry
         // needs only the request's other fields.
@@ -255,10 +249,13 @@ impl ServerHandler for BmadServer {
         };
         let server = self.clone();
         let (watched, _watchers) = progress::watch(&context);
-        let mut reply = tokio::task::spawn_blocking(move || server.run_watched(call, &watched))
+        let mut reply = self
+            .inner
+            .worker
+            .run(move || server.run_watched(call, &watched))
             .await
-            .unwrap_or_else(|join_error| {
-                tracing::error!(error = %join_error, "tool call failed unexpectedly");
+            .unwrap_or_else(|| {
+                tracing::error!("tool call failed unexpectedly");
                 reply::for_error(&Error::Internal, None)
             });
         let can_ask = dialog::can_ask(&context) && assistants.is_none();

@@ -128,3 +128,61 @@ fn version_and_help_work() {
     let out = Command::new(support::BIN).arg("--bogus").output().unwrap();
     assert!(!out.status.success());
 }
+
+/// The server's stderr after it answered `initialize` and a `list` with `RUST_LOG=filter`,
+/// then saw stdin close.
+fn logs_with(filter: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = support::bin(dir.path())
+        .env("RUST_LOG", filter)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for m in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "bmad-task", "arguments": {"action": "list"}}}),
+    ] {
+        writeln!(stdin, "{m}").unwrap();
+    }
+    stdin.flush().unwrap();
+    // Kept open until the server has exited: a closed stdout would end it with status 3.
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut answered = 0;
+    let mut line = String::new();
+    while answered < 2 && stdout.read_line(&mut line).unwrap() > 0 {
+        let v: Value = serde_json::from_str(&line).unwrap();
+        if v["id"] == 1 || v["id"] == 2 {
+            answered += 1;
+        }
+        line.clear();
+    }
+    assert_eq!(answered, 2, "the server answered under RUST_LOG={filter}");
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    drop(stdout);
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8(out.stderr).unwrap()
+}
+
+/// `RUST_LOG` is a default level and `target=level` pairs (docs/reference.md): a target's
+/// level covers its modules, `off` silences one, and a value the server cannot read leaves
+/// the default `warn` and says so, rather than stopping the server.
+#[test]
+fn rust_log_sets_a_level_per_target() {
+    let debug = logs_with("bmad_mcp=debug");
+    assert!(debug.contains("tool call received"), "{debug}");
+    assert!(
+        !debug.contains("rmcp::"),
+        "only bmad_mcp's debug lines: {debug}"
+    );
+    let rmcp_only = logs_with("bmad_mcp=off,rmcp=debug");
+    assert!(!rmcp_only.contains("tool call received"), "{rmcp_only}");
+    assert!(rmcp_only.contains("rmcp::"), "{rmcp_only}");
+    let unread = logs_with("bmad_mcp=loud");
+    assert!(unread.contains("is not understood"), "{unread}");
+    assert!(!unread.contains("tool call received"), "{unread}");
+}
