@@ -1,11 +1,10 @@
 //! How the `bmad-mcp` binary is linked, for a smaller resident set (issue 26 item 5,
 //! BENCHMARKS.md "The server's resident set"). On Linux:
 //!
-//! * `-no-pie`: a position-independent executable's pointers in read-only data are fixed
-//!   up by the dynamic loader at every start: 0.45 MB of relocations read and 0.3 MB of the
-//!   binary's pages copied and written, resident for the server's life. The binary's own
-//!   code and data then sit at a fixed address (the libraries, heap and stacks are still
-//!   randomised).
+//! * The binary stays position-independent: `-no-pie` kept 0.3–0.45 MiB less resident (no
+//!   relocations read and no read-only pointers fixed up at start), but fixed the address
+//!   of the binary's own code for a server a network peer can reach; not taken
+//!   (BENCHMARKS.md, "The server's resident set").
 //! * With rustc's own LLD (the default for x86_64-unknown-linux-gnu since Rust 1.90, when
 //!   no other linker is configured): the functions listed in `link/hot-symbols.txt` (those
 //!   a workflow runs; `scripts/hot-symbols` regenerates it) are laid out together. The
@@ -23,7 +22,6 @@ fn main() {
     if std::env::var("CARGO_CFG_TARGET_OS").as_deref() != Ok("linux") {
         return;
     }
-    println!("cargo:rustc-link-arg-bins=-no-pie");
     let list = Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default())
         .join("link")
         .join("hot-symbols.txt");
