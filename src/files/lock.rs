@@ -142,7 +142,10 @@ mod tests {
             "{msg}"
         );
         drop(held);
-        p.lock(Duration::ZERO).unwrap();
+        // Released: free again. With a short wait, not none: a process another test starts
+        // at this moment holds a copy of the lock's open file between its fork and its
+        // exec (which closes it), and a `flock` lives as long as any copy.
+        p.lock(Duration::from_secs(2)).unwrap();
     }
 
     #[test]
