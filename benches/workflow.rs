@@ -168,6 +168,15 @@ fn print_machine(cfg: &Config) -> Res<()> {
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     println!("server:  {}", cfg.bin.display());
+    if std::env::var_os("BMAD_MCP_BIN").is_none() {
+        // benches/common/mod.rs: the dev-dependencies' features are in this binary, so
+        // link/hot-symbols.txt does not match it and its resident set reads 2-3 MiB high.
+        println!(
+            "note:    the binary `cargo bench` built (the dev-dependencies' features in it): \
+             for the installed binary's peak RSS, `cargo build --release`, copy \
+             target/release/bmad-mcp, and pass the copy as BMAD_MCP_BIN"
+        );
+    }
     if !cfg.wrapper.is_empty() {
         println!(
             "wrapper: {} (figures are not meaningful)",
