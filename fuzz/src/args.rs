@@ -7,31 +7,9 @@ use bmad_mcp::store::{is_valid_task_name, slug_for, task_name_candidate, Session
 use bmad_mcp::workflow::{Action, Command, Engine};
 use serde_json::{Map, Number, Value};
 
-/// The fields of `BmadTaskArgs`, as the input schema names them.
-pub const FIELDS: [&str; 19] = [
-    "action",
-    "session_id",
-    "task_name",
-    "cwd",
-    "objective",
-    "engines",
-    "track",
-    "parent",
-    "sprint",
-    "stage",
-    "claude_result",
-    "codex_result",
-    "answers",
-    "confirmed",
-    "approved",
-    "feedback",
-    "scope",
-    "cursor",
-    "digest",
-    "lesson",
-    "category",
-    "query",
-];
+/// The fields of `BmadTaskArgs`, as the input schema names them (the server's own list,
+/// so a new argument is generated as soon as the server has it).
+pub use bmad_mcp::server::args::FIELD_NAMES as FIELDS;
 
 pub const ACTIONS: [&str; 12] = [
     "start",
