@@ -110,15 +110,9 @@ fn main() -> ExitCode {
         );
     }
 
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("bmad-mcp: cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
+    let Some(runtime) = bmad_mcp::http::runtime(&mut tokio::runtime::Builder::new_current_thread())
+    else {
+        return ExitCode::FAILURE;
     };
     // The transport first: its reader thread starts while the server (the tool's schemas)
     // is built, which keeps the cold start as fast as it was.

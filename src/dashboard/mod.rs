@@ -189,24 +189,10 @@ pub fn run(project: Option<String>, addr: &str) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("bmad-mcp: cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(serve(dir, addr)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("bmad-mcp: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    crate::http::run_to_end(
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2),
+        serve(dir, addr),
+    )
 }
 
 async fn serve(dir: PathBuf, addr: SocketAddr) -> std::io::Result<()> {

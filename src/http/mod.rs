@@ -71,18 +71,35 @@ pub fn run_beside(args: &ServeArgs, addr: &str, beside: Option<Beside>) -> ExitC
             return ExitCode::from(EXIT_REFUSED);
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
+    // Dropping the runtime (on return) waits for calls still running on blocking threads.
+    run_to_end(
+        &mut tokio::runtime::Builder::new_multi_thread(),
+        serve(plan, beside),
+    )
+}
+
+/// The async runtime `builder` makes (with every driver), or `None` once stderr says why
+/// it could not start: how each of the binary's servers starts its runtime.
+pub fn runtime(builder: &mut tokio::runtime::Builder) -> Option<tokio::runtime::Runtime> {
+    match builder.enable_all().build() {
+        Ok(rt) => Some(rt),
         Err(e) => {
             eprintln!("bmad-mcp: cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
+            None
         }
+    }
+}
+
+/// Runs a server to its end on the runtime `builder` makes: success, or failure once
+/// stderr says why.
+pub fn run_to_end(
+    builder: &mut tokio::runtime::Builder,
+    server: impl std::future::Future<Output = std::io::Result<()>>,
+) -> ExitCode {
+    let Some(runtime) = runtime(builder) else {
+        return ExitCode::FAILURE;
     };
-    // Dropping the runtime (on return) waits for calls still running on blocking threads.
-    match runtime.block_on(serve(plan, beside)) {
+    match runtime.block_on(server) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("bmad-mcp: {e}");
