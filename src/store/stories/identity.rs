@@ -38,17 +38,6 @@ pub fn git_dirs(dir: &Path) -> Option<GitDirs> {
     })
 }
 
-/// Who runs the story, where: the person (`BMAD_OWNER`, else git's identity, through
-/// [`crate::git`]), as they read ("Name <email>"), else "unknown"; and the branch checked
-/// out there (none when detached or outside git).
-pub fn who(dir: &Path) -> (String, Option<String>) {
-    let owner = crate::git::owner(dir)
-        .map(|p| crate::code::clip(&p.to_string(), 200))
-        .unwrap_or_else(|| "unknown".into());
-    let branch = crate::git::Repo::at(dir).and_then(|r| r.branch());
-    (owner, branch)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

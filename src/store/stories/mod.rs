@@ -233,14 +233,18 @@ impl Store {
         } else {
             objective.to_string()
         };
-        let (owner, branch) = identity::who(&project.root);
-        let link = StoryLink {
+        // Who and on which branch: what `start` asked git before it shaped the session.
+        let link = |s: &Session| StoryLink {
             parent_session_id: parent.session_id.clone(),
             parent_task: parent.task_name.clone(),
             sprint,
-            sprint_title: title,
-            owner,
-            branch,
+            sprint_title: title.clone(),
+            owner: s
+                .owner
+                .as_ref()
+                .map(|p| crate::code::clip(&p.to_string(), 200))
+                .unwrap_or_else(|| "unknown".into()),
+            branch: s.branch.clone(),
             worktree: project.display(),
         };
         let registry = Registry::of(&project)?;
@@ -255,8 +259,9 @@ impl Store {
         let started = self.start_named(cwd, &objective, engines, Some(&base), &[], clock, &|s| {
             s.begin_track(Track::Story);
             inherit(s, &parent, sprint);
-            s.story = Some(link.clone());
+            let link = link(s);
             registry.claim(&parent, &entry_of(s, &link), wait)?;
+            s.story = Some(link);
             *claimed.borrow_mut() = Some(s.session_id.clone());
             Ok(())
         });
