@@ -111,6 +111,9 @@ pub struct Facts {
     /// The requirements trace reads as it did before this step, so the reply to the step
     /// before gave it already.
     pub trace_unchanged: bool,
+    /// The trace after this step (`Some(None)`: the session has none), built once for the
+    /// reply; `None` where no step built it.
+    pub trace: Option<Box<Option<super::trace::Summary>>>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -210,7 +213,9 @@ pub fn apply_observed(
     }
     step.finish(action, stage, state);
     let summary = super::trace::summary;
-    step.facts.trace_unchanged = summary(session) == summary(&step.session);
+    let after = summary(&step.session);
+    step.facts.trace_unchanged = summary(session) == after;
+    step.facts.trace = Some(Box::new(after));
     Ok(Outcome {
         session: step.session,
         writes: step.writes,

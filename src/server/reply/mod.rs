@@ -268,7 +268,10 @@ pub fn for_session(s: &Session, facts: &Facts, action: Action, prompt: Option<&T
         r.checks = scored.checks.clone();
     }
     r.artifact_path = facts.review_path.clone();
-    r.trace = crate::workflow::trace::summary(s);
+    r.trace = match &facts.trace {
+        Some(built) => (**built).clone(),
+        None => crate::workflow::trace::summary(s),
+    };
     // Said in the reply to the step before, or in the final message (its closing line).
     if facts.trace_unchanged || state == State::Completed {
         r.known.fields.push("trace");
