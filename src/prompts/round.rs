@@ -76,7 +76,7 @@ pub(super) fn answer(rec: &StageRecord, q: &Question) -> String {
 /// A later round's answers: those of the latest questions when this call brought them;
 /// the others by id, as sent before.
 pub(super) fn new_answers_only(rec: &StageRecord, new: bool) -> String {
-    let latest = rec.questions.iter().map(|q| q.round).max().unwrap_or(0);
+    let latest = rec.rounds();
     let (fresh, before): (Vec<&Question>, Vec<&Question>) =
         rec.questions.iter().partition(|q| new && q.round == latest);
     let mut lines: Vec<String> = fresh.into_iter().map(|q| answer(rec, q)).collect();

@@ -177,7 +177,8 @@ fn stored_session(out: &mut String, v: &Value) {
     }
     if let Some(id) = v.get("session_id").and_then(Value::as_str) {
         out.push_str(&format!(
-            "  record: .bmad-task/session-{id}.json (the whole session: stages, answers, history)\n"
+            "  record: {} (the whole session: stages, answers, history)\n",
+            crate::store::session_rel(id)
         ));
     }
 }
