@@ -371,6 +371,11 @@ pub fn sprints(document: &str) -> Vec<(u32, String)> {
     out
 }
 
+/// The sprint a line of a sprint plan opens, read as [`sprints`] reads the plan's headings.
+pub fn sprint_heading(line: &str) -> Option<u32> {
+    SPRINT_HEADING.captures(line)?[1].parse().ok()
+}
+
 /// `Review Status: Pass | Pass with Risk | Fail`, the last one stated.
 pub fn review_status(document: &str) -> Option<String> {
     let last = REVIEW_STATUS.captures_iter(document).last()?;

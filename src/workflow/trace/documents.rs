@@ -180,25 +180,16 @@ pub fn covers(document: &str) -> BTreeMap<String, Vec<String>> {
     out
 }
 
-/// The sprint a heading opens (`Sprint 2: Export` → 2), if it is one.
-fn sprint_of(heading: &str) -> Option<u32> {
-    let rest = heading
-        .trim()
-        .strip_prefix("Sprint ")
-        .or_else(|| heading.trim().strip_prefix("sprint "))?;
-    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    digits.parse().ok()
-}
-
 /// The sprint plan: id → the sprints whose `Covers:` lines name it (a story heading under a
 /// sprint counts for that sprint). Ids named outside any sprint are kept under sprint 0.
 pub fn plan(document: &str) -> BTreeMap<String, Vec<u32>> {
     let mut out: BTreeMap<String, Vec<u32>> = BTreeMap::new();
     let mut sprint = 0;
-    for (heading, line, is_heading) in lines(document) {
+    for (_, line, is_heading) in lines(document) {
         if is_heading {
-            let h = unmarked(&heading).to_string();
-            if let Some(n) = sprint_of(&h) {
+            // A sprint as the plan's own list reads it (`## Sprint N: Title`), so the
+            // matrix credits no id to a sprint that scope approval never offers.
+            if let Some(n) = crate::workflow::submission::sprint_heading(line) {
                 sprint = n;
             } else if line.trim_start().starts_with("# ") || line.trim_start().starts_with("## ") {
                 // A level-1 or level-2 heading that is no sprint ends the sprint.
@@ -385,6 +376,26 @@ mod tests {
         assert_eq!(p["NFR-1"], [1]);
         assert_eq!(p["FR-2"], [2]);
         assert_eq!(p["FR-9"], [0]);
+    }
+
+    /// The matrix counts the sprints the plan's own list counts: a heading the list does not
+    /// read as a sprint (no title, a deeper level) opens none.
+    #[test]
+    fn the_plan_credits_only_sprints_the_plan_lists() {
+        let doc = "## Sprint 1: Core\nCovers: FR-1\n#### Sprint 3 notes\nCovers: FR-3\n## Sprint 2\nCovers: FR-2\n";
+        let listed: Vec<u32> = crate::workflow::submission::sprints(doc)
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        assert_eq!(listed, [1]);
+        let p = plan(doc);
+        assert_eq!(p["FR-1"], [1]);
+        assert_eq!(p["FR-3"], [1], "a sub-heading of sprint 1");
+        assert_eq!(
+            p["FR-2"],
+            [0],
+            "`## Sprint 2` without a title is no sprint of the plan"
+        );
     }
 
     #[test]
