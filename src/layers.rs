@@ -3,8 +3,9 @@
 //! ARCHITECTURE.md explains each layer.
 
 /// Lowest first.
-pub const LAYERS: [&str; 14] = [
+pub const LAYERS: [&str; 16] = [
     "code",
+    "assistant",
     "workflow",
     "error",
     "files",
@@ -13,6 +14,7 @@ pub const LAYERS: [&str; 14] = [
     "prompts",
     "store",
     "evidence",
+    "act",
     "server",
     "stdio",
     "http",
