@@ -55,6 +55,8 @@ pub struct Done {
     /// The role prompt the reply hands over (with [`Handover::Prompt`], when the new
     /// state asks for one).
     pub prompt: Option<Template>,
+    /// The gates policy, when the change read it (see [`Admitted::human_gates`]).
+    pub human_gates: Option<Option<String>>,
 }
 
 /// Makes `change` to the session `key` names. On error, the session when it was read, for
@@ -145,7 +147,7 @@ impl Step<'_> {
         command: Command,
         decision: &Decision,
         observed: Evidence,
-        admitted: Admitted,
+        mut admitted: Admitted,
     ) -> Result<Done> {
         let project = self.project;
         // A parent acts on its stories as their shared entries say now.
@@ -170,13 +172,13 @@ impl Step<'_> {
                 outcome.session.notices_given.push(key.clone());
             }
         }
-        let mut files = admitted.files;
+        let mut files = std::mem::take(&mut admitted.files);
         files.extend(crate::lessons::write_files(&lessons));
         files.extend(outcome.writes.into_iter().map(|w| (w.path, w.content)));
         self.store
             .write_change(project, &before, &outcome.session, &files)?;
         // Said in the reply, not kept in the history: the policy's, not the step's.
-        for notice in admitted.notices {
+        for notice in std::mem::take(&mut admitted.notices) {
             if !outcome.facts.notices.contains(&notice) {
                 outcome.facts.notices.push(notice);
             }
@@ -186,6 +188,7 @@ impl Step<'_> {
             session: outcome.session,
             facts: outcome.facts,
             prompt,
+            human_gates: admitted.human_gates,
         })
     }
 

@@ -4,7 +4,7 @@
 //! `serve --http` serves it beside `/mcp`. Either prints an address with a fresh secret;
 //! everything else is refused ([`guard`]). Documents are untrusted and rendered so that
 //! nothing in them can run ([`render`]); the page updates when files change
-//! ([`events`]); decisions go through `evidence::act` recorded `via: dashboard`
+//! ([`events`]); decisions go through `act::human` recorded `via: dashboard`
 //! ([`decide`]). Every asset is embedded in the binary: it works offline.
 //!
 //! A project it serves gets `.bmad-task/dashboard.json` (the page's address, without the

@@ -85,6 +85,9 @@ pub struct Admitted {
     pub said_once: Vec<String>,
     /// The checks a submission must run before it is recorded, outside the lock.
     pub checks: Option<ChecksToRun>,
+    /// When the policy was read: the gates policy cited where it keeps decisions for the
+    /// human (`Some(None)` under `gates = "auto"`), for the reply that asks them.
+    pub human_gates: Option<Option<String>>,
 }
 
 /// Refuses a decision the policy keeps for the human, and otherwise says what goes with
@@ -104,6 +107,7 @@ pub fn admit(
     };
     let mut admitted = Admitted {
         notices: policy.waiting_notice().into_iter().collect(),
+        human_gates: Some((policy.effective.gates == Gates::Human).then(|| policy.cite_gates())),
         ..Admitted::default()
     };
     if command.action() == Action::Submit && session.current_stage.runs_checks() {

@@ -61,8 +61,8 @@ pub fn from_env() -> Option<Person> {
 
 impl Repo {
     /// The repository holding `dir`: the nearest `.git` in `dir` or a folder above it (a
-    /// directory, or a linked work tree's file naming one). No process is started: where
-    /// git then disagrees, each answer is `None`.
+    /// directory with a HEAD, or a linked work tree's file naming one). No process is
+    /// started: where git then disagrees, each answer is `None`.
     pub fn at(dir: &Path) -> Option<Repo> {
         let dot_git = dir
             .ancestors()
@@ -75,6 +75,10 @@ impl Repo {
             let named = text.strip_prefix("gitdir:")?.trim();
             dot_git.parent()?.join(named)
         };
+        // Every repository has a HEAD: a folder merely named `.git` is not one.
+        if !git_dir.join("HEAD").is_file() {
+            return None;
+        }
         let common_dir = match std::fs::read_to_string(git_dir.join("commondir")) {
             Ok(text) => git_dir.join(text.trim()),
             Err(_) => git_dir.clone(),
@@ -344,6 +348,8 @@ mod tests {
     fn outside_a_repository_everything_is_none() {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(Repo::at(dir.path()), None);
+        std::fs::create_dir(dir.path().join(".git")).unwrap();
+        assert_eq!(Repo::at(dir.path()), None, "an empty folder named .git");
     }
 
     #[test]

@@ -70,7 +70,7 @@ impl BmadServer {
             .is_some_and(|e| e.code == crate::error::ErrorCode::HumanRequired);
         if let Some(cwd) = &cwd {
             let asks = r.error.is_none() && decides(&r);
-            if asks {
+            if asks && !r.gates_known {
                 r.human_gates = evidence::human_gates(&self.inner.store, cwd.as_deref());
             }
             if asks || kept_for_human {
@@ -286,6 +286,10 @@ pub(super) fn reply_for(done: &Done, action: Action, via: Option<Via>) -> Reply 
     facts.notices.extend(notices.iter().cloned());
     let s = &done.session;
     let mut r = reply::for_session(s, &facts, action, done.prompt.as_ref());
+    if let Some(gates) = &done.human_gates {
+        r.human_gates.clone_from(gates);
+        r.gates_known = true;
+    }
     // The dialog was this call's own: the model, which made the call, knows who answered
     // it; the text leaves that notice out.
     if via == Some(Via::Elicitation) {
