@@ -48,8 +48,8 @@ const STATE_TTL: Duration = Duration::from_secs(60 * 60);
 /// Bound into every sealed state, so that no other sealed value of this process opens.
 const STATE_CONTEXT: &[u8] = b"bmad-task gate decision v1";
 
-/// The decision a call is about, as parsed.
-pub struct Gate {
+/// A call whose decision the dialog asks the human for, as parsed.
+pub struct DialogCall {
     pub cwd: Option<String>,
     pub key: SessionKey,
     pub command: Command,
@@ -110,8 +110,8 @@ impl BmadServer {
 
     /// What the decision would ask (and what of the project's config waits for the
     /// human beside it), or the reply that refuses it.
-    async fn pending(&self, gate: &Gate) -> Result<(Asking, Option<Waiting>), Box<Reply>> {
-        let (cwd, key, action) = (gate.cwd.clone(), gate.key.clone(), gate.command.action());
+    async fn pending(&self, call: &DialogCall) -> Result<(Asking, Option<Waiting>), Box<Reply>> {
+        let (cwd, key, action) = (call.cwd.clone(), call.key.clone(), call.command.action());
         let found = self
             .blocking(move |s| {
                 let asking = human::asking(&s.inner.store, cwd.as_deref(), &key, action)
@@ -130,28 +130,32 @@ impl BmadServer {
     /// The call's answer when the human decides in the dialog.
     pub async fn decide_in_dialog(
         &self,
-        gate: Gate,
+        call: DialogCall,
         request: &CallToolRequestParams,
         ctx: &RequestContext<RoleServer>,
     ) -> CallToolResponse {
         if is_modern(ctx) {
-            self.decide_by_rounds(gate, request).await
+            self.decide_by_rounds(call, request).await
         } else {
-            let readers = gate.readers.clone();
-            to_result(self.decide_within_call(gate, ctx).await, &readers).into()
+            let readers = call.readers.clone();
+            to_result(self.decide_within_call(call, ctx).await, &readers).into()
         }
     }
 
     /// Up to 2025-11-25: ask while the call is open.
-    async fn decide_within_call(&self, gate: Gate, ctx: &RequestContext<RoleServer>) -> Reply {
+    async fn decide_within_call(
+        &self,
+        call: DialogCall,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Reply {
         let mut note = None;
         for _ in 0..MAX_ASKS {
-            let (asking, config) = match self.pending(&gate).await {
+            let (asking, config) = match self.pending(&call).await {
                 Ok(found) => found,
                 Err(reply) => return *reply,
             };
             let (session, pending) = (&asking.session, &asking.pending);
-            let form = ask::form(pending, &gate.command, note, config.as_ref());
+            let form = ask::form(pending, &call.command, note, config.as_ref());
             let sent = ctx
                 .peer
                 .send_request(ServerRequest::ElicitRequest(Request::new(form)));
@@ -180,12 +184,12 @@ impl BmadServer {
             };
             let config_seen = config.map(|w| w.sha256);
             let seen = human::shown_digest(&asking);
-            match self.apply(&gate, &asking, seen, answer, config_seen).await {
+            match self.apply(&call, &asking, seen, answer, config_seen).await {
                 Applied::Done(reply) => return *reply,
                 Applied::Stale => note = Some(CHANGED),
             }
         }
-        let (asking, _) = match self.pending(&gate).await {
+        let (asking, _) = match self.pending(&call).await {
             Ok(found) => found,
             Err(reply) => return *reply,
         };
@@ -196,24 +200,24 @@ impl BmadServer {
     /// retry carries the answer and the sealed question.
     async fn decide_by_rounds(
         &self,
-        gate: Gate,
+        call: DialogCall,
         request: &CallToolRequestParams,
     ) -> CallToolResponse {
-        let (asking, config) = match self.pending(&gate).await {
+        let (asking, config) = match self.pending(&call).await {
             Ok(found) => found,
             // The retry of a round the human answered elsewhere meanwhile.
             Err(reply) => {
-                let (cwd, key) = (gate.cwd.clone(), gate.key.clone());
+                let (cwd, key) = (call.cwd.clone(), call.key.clone());
                 let found = self
                     .blocking(move |s| s.decided_elsewhere(cwd.as_deref(), &key, None))
                     .await
                     .flatten();
-                return to_result(found.unwrap_or(*reply), &gate.readers).into();
+                return to_result(found.unwrap_or(*reply), &call.readers).into();
             }
         };
-        let action = gate.command.action();
+        let action = call.command.action();
         let Some(sealed) = request.request_state.as_deref() else {
-            return self.input_required(&asking.pending, &gate, None, config.as_ref());
+            return self.input_required(&asking.pending, &call, None, config.as_ref());
         };
         let opened: Option<Asked> = self
             .inner
@@ -224,7 +228,7 @@ impl BmadServer {
                 a.session_id == asking.session.session_id && a.action == action.name()
             });
         let Some(asked) = opened else {
-            return self.input_required(&asking.pending, &gate, Some(UNMATCHED), config.as_ref());
+            return self.input_required(&asking.pending, &call, Some(UNMATCHED), config.as_ref());
         };
         let answer = request
             .input_responses
@@ -232,7 +236,7 @@ impl BmadServer {
             .and_then(|r| r.get(INPUT_KEY))
             .and_then(|v| serde_json::from_value::<ElicitResult>(v.clone()).ok());
         let Some(answer) = answer else {
-            return self.input_required(&asking.pending, &gate, Some(UNMATCHED), config.as_ref());
+            return self.input_required(&asking.pending, &call, Some(UNMATCHED), config.as_ref());
         };
         // The answer is about the version the form showed, not the one on disk now, and
         // the config's approval, if offered, about the version the form showed.
@@ -242,15 +246,15 @@ impl BmadServer {
             .as_ref()
             .map(|d| asked.sha256.clone().unwrap_or_else(|| d.sha256.clone()));
         match self
-            .apply(&gate, &asking, seen, answer, asked.config_sha256)
+            .apply(&call, &asking, seen, answer, asked.config_sha256)
             .await
         {
-            Applied::Done(reply) => to_result(*reply, &gate.readers).into(),
-            Applied::Stale => match self.pending(&gate).await {
+            Applied::Done(reply) => to_result(*reply, &call.readers).into(),
+            Applied::Stale => match self.pending(&call).await {
                 Ok((now, config)) => {
-                    self.input_required(&now.pending, &gate, Some(CHANGED), config.as_ref())
+                    self.input_required(&now.pending, &call, Some(CHANGED), config.as_ref())
                 }
-                Err(reply) => to_result(*reply, &gate.readers).into(),
+                Err(reply) => to_result(*reply, &call.readers).into(),
             },
         }
     }
@@ -258,11 +262,11 @@ impl BmadServer {
     fn input_required(
         &self,
         pending: &Pending,
-        gate: &Gate,
+        call: &DialogCall,
         note: Option<&str>,
         config: Option<&Waiting>,
     ) -> CallToolResponse {
-        let command = &gate.command;
+        let command = &call.command;
         let asked = Asked {
             session_id: pending.session_id.clone(),
             action: command.action().name().to_string(),
@@ -276,7 +280,7 @@ impl BmadServer {
             Ok(state) => state,
             Err(e) => {
                 tracing::error!(error = %e, "could not seal a dialog's request state");
-                return to_result(reply::for_error(&Error::Internal, None), &gate.readers).into();
+                return to_result(reply::for_error(&Error::Internal, None), &call.readers).into();
             }
         };
         let form: ElicitRequestParams = ask::form(pending, command, note, config);
@@ -293,7 +297,7 @@ impl BmadServer {
     /// the digest of the version shown) and they gave it.
     async fn apply(
         &self,
-        gate: &Gate,
+        call: &DialogCall,
         asking: &Asking,
         seen: Option<String>,
         answer: ElicitResult,
@@ -315,7 +319,7 @@ impl BmadServer {
             Ok(Command::Confirm { action, note, .. }) => Command::Confirm {
                 action,
                 note,
-                answers: match &gate.command {
+                answers: match &call.command {
                     Command::Confirm { answers, .. } => answers.clone(),
                     _ => Default::default(),
                 },
@@ -333,7 +337,7 @@ impl BmadServer {
         let answer = human::Answer {
             command,
             via: Via::Elicitation,
-            provenance: gate.provenance.clone(),
+            provenance: call.provenance.clone(),
             seen_digest: seen,
             handover: Handover::Prompt,
         };
