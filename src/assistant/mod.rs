@@ -44,6 +44,22 @@ pub fn behind(chain: &[Proc], host: Host) -> Option<String> {
     None
 }
 
+/// Why this process runs under an assistant, `chain` being its ancestors (parent first):
+/// its own environment carries the mark (set by whoever started it), or an ancestor is the
+/// host or carries it. `None` when it does not. For the commands only a human may run
+/// (the terminal's decisions, the dashboard, whose secret its starter reads).
+pub fn behind_this_process(chain: &[Proc]) -> Option<String> {
+    let own = std::env::var_os(ASSISTANT_VAR)
+        .filter(|v| !v.is_empty())
+        .map(|_| format!("{ASSISTANT_VAR} in this command's environment"));
+    own.or_else(|| behind(chain, Host::IsTheAssistant))
+}
+
+/// [`behind_this_process`], reading this process's ancestors.
+pub fn behind_me() -> Option<String> {
+    behind_this_process(&own_parent().map(chain).unwrap_or_default())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -79,6 +79,11 @@ pub fn provenance(peer: Option<SocketAddr>) -> Result<Provenance, String> {
         .and_then(procs::socket_owner)
         .map(procs::chain)
         .unwrap_or_default();
+    // Fail closed: a connection whose process cannot be found (closed at once after
+    // posting, or another user's) cannot be told apart from an assistant's.
+    if chain.is_empty() {
+        return Err("the process at this connection's other end could not be found: a decision on the dashboard is the human's, from their own browser, and is kept only with the process it came from".into());
+    }
     if let Some(why) = assistant::behind(&chain, Host::IsTheAssistant) {
         return Err(format!(
             "this connection comes from an assistant's process ({why}): a decision on the dashboard is the human's, from their own browser"
@@ -299,6 +304,17 @@ pub fn approve_config(store: &Store, sha256: &str) -> Answer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Fail closed: no peer, or a peer whose process cannot be found (this process holds
+    /// both ends, and the search skips the server's own), is not the human's.
+    #[test]
+    fn a_connection_whose_process_cannot_be_found_is_refused() {
+        let why = provenance(None).unwrap_err();
+        assert!(why.contains("could not be found"), "{why}");
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        assert!(provenance(Some(client.local_addr().unwrap())).is_err());
+    }
 
     #[test]
     fn comments_quote_the_lines_they_name() {

@@ -2,7 +2,7 @@
 //! it runs under, to which `crate::assistant`'s rule applies (an assistant's shell can run
 //! `bmad-mcp confirm` too, even on a pseudo-terminal of its own).
 
-use crate::assistant::{self, procs, Host, ASSISTANT_VAR};
+use crate::assistant::{self, procs};
 use crate::workflow::Provenance;
 
 /// What the command found about where it runs, with the reason an assistant was found.
@@ -36,8 +36,7 @@ pub(super) fn human_at_terminal(verb: &str, whose: &str) -> Result<Origin, super
 /// Reads the terminal device and the process chain of this process.
 pub(super) fn read() -> Origin {
     let chain = procs::own_parent().map(procs::chain).unwrap_or_default();
-    let assistant =
-        own_environment_marks().or_else(|| assistant::behind(&chain, Host::IsTheAssistant));
+    let assistant = assistant::behind_this_process(&chain);
     Origin {
         provenance: Provenance {
             terminal: terminal_device(),
@@ -47,13 +46,6 @@ pub(super) fn read() -> Origin {
         },
         assistant,
     }
-}
-
-/// This process's own environment: set by whoever started it.
-fn own_environment_marks() -> Option<String> {
-    std::env::var_os(ASSISTANT_VAR)
-        .filter(|v| !v.is_empty())
-        .map(|_| format!("{ASSISTANT_VAR} in this command's environment"))
 }
 
 /// The terminal device stdin is.
