@@ -65,6 +65,19 @@ pub fn markdown(text: &str) -> String {
                 id,
             })
         }
+        // The page's own elements have ids its script and its human rely on: nothing a
+        // document says may take one. Footnotes carry theirs under a prefix no page element
+        // uses; headings carry none.
+        Event::FootnoteReference(label) => Event::FootnoteReference(in_document(&label)),
+        Event::Start(Tag::FootnoteDefinition(label)) => {
+            Event::Start(Tag::FootnoteDefinition(in_document(&label)))
+        }
+        Event::Start(Tag::Heading { level, .. }) => Event::Start(Tag::Heading {
+            level,
+            id: None,
+            classes: Vec::new(),
+            attrs: Vec::new(),
+        }),
         // An image is never fetched: its text, then where it pointed, as text.
         Event::Start(Tag::Image { dest_url, .. }) => {
             image_dest.push(dest_url.to_string());
@@ -80,6 +93,15 @@ pub fn markdown(text: &str) -> String {
     pulldown_cmark::html::push_html(&mut html, events);
     html
 }
+
+/// A footnote's label as an id in the page: under `doc-fn-`, which no element of the
+/// page's own starts with.
+fn in_document(label: &str) -> CowStr<'static> {
+    CowStr::from(format!("{DOCUMENT_IDS}{label}"))
+}
+
+/// The prefix of every id rendered from a document.
+pub const DOCUMENT_IDS: &str = "doc-fn-";
 
 /// `text` cut into lines, each with its terminator (`\n`, `\r\n` or a lone `\r`), as
 /// `similar`'s line diffs cut it.
@@ -166,6 +188,34 @@ pub fn diff(old: &str, new: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every `id` (and `name`) the rendered HTML carries: only under the document prefix.
+    #[test]
+    fn nothing_a_document_says_takes_an_id_of_the_page() {
+        let doc = "# Plan {#scope}\n\nSee [^scope], [^note] and [^feedback].\n\n\
+                   [^scope]: all sprints\n[^note]: none\n[^feedback]: fine\n\n\
+                   <input id=\"approve-note\" name=\"scope\">\n\n\
+                   Inline <span id=\"confirm\">x</span>.\n";
+        let html = markdown(doc);
+        // The real tags: escaped text holds `&lt;`, never `<`.
+        let tags: Vec<&str> = html
+            .split('<')
+            .skip(1)
+            .map(|t| &t[..t.find('>').unwrap()])
+            .collect();
+        let ids: Vec<&str> = tags
+            .iter()
+            .filter_map(|t| t.split(" id=\"").nth(1))
+            .map(|rest| &rest[..rest.find('"').unwrap()])
+            .collect();
+        assert_eq!(
+            ids,
+            ["doc-fn-scope", "doc-fn-note", "doc-fn-feedback"],
+            "{html}"
+        );
+        assert!(tags.iter().all(|t| !t.contains(" name=")), "{html}");
+        assert!(html.contains("&lt;input id="), "shown as text: {html}");
+    }
 
     #[test]
     fn raw_html_is_shown_as_text_and_never_parsed() {

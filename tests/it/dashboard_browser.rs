@@ -139,19 +139,24 @@ async fn the_human_reads_compares_and_decides_in_a_real_browser() {
     for args in [
         json!({"action": "submit", "claude_result": passing_architecture()}),
         json!({"action": "confirm"}),
-        json!({"action": "submit", "claude_result": "# Sprint Plan\n\n## Sprint 1: Core\n- lists\n\n## Sprint 2: Sharing\n- invites\n"}),
+        json!({"action": "submit", "claude_result": HOSTILE_PLAN}),
     ] {
         let mut args = args;
         args["session_id"] = json!(sid);
         c.ok(args).await;
     }
+    // The plan's footnotes, heading and raw elements name the form's own fields; the page
+    // renders them before the form, and what the human types still decides.
     b.type_into("#scope", "1");
+    b.type_into("#approve-note", "Sprint 1 first.");
     b.click("#approve");
     b.find("body[data-decided='approve']");
     let s = session(project, &sid);
     assert_eq!(s["stages"]["sm"]["scope"], "1");
     assert_eq!(s["stages"]["sm"]["scope_sprints"], json!([1]));
     let entry = last_entry(&s);
+    // The approval's note, as the history keeps the human's words.
+    assert_eq!(entry["feedback"], "Sprint 1 first.", "{entry:#}");
     assert_eq!(
         (entry["decided_by"].as_str(), entry["via"].as_str()),
         (Some("human"), Some("dashboard"))
@@ -170,3 +175,11 @@ async fn the_human_reads_compares_and_decides_in_a_real_browser() {
     c.close().await;
     d.stop();
 }
+
+/// A sprint plan whose footnotes (`[^scope]`, `[^note]`, `[^feedback]`), heading id and raw
+/// `id=`/`name=` elements name the decision form's own fields.
+const HOSTILE_PLAN: &str = "# Sprint Plan {#scope}\n\n\
+    Scope as agreed[^scope]; see the note[^note] and the feedback[^feedback].\n\n\
+    ## Sprint 1: Core\n- lists\n\n## Sprint 2: Sharing\n- invites\n\n\
+    <input id=\"scope\" name=\"scope\" value=\"all\"> <textarea id=\"approve-note\"></textarea>\n\n\
+    [^scope]: all\n[^note]: no note\n[^feedback]: none\n";

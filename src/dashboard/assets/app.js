@@ -13,6 +13,9 @@ let comments = []; // line-anchored comments of the decision being prepared
 let selection = null; // {from, to} lines selected
 let dirty = false; // the human typed in a form: a live update does not wipe it
 let stale = false;
+// The decision form's own elements, held by reference: a document rendered in the page
+// cannot stand in for one (by id or by name), whatever it says.
+let form = {};
 
 function el(tag, attrs, ...children) {
   const e = document.createElement(tag);
@@ -103,17 +106,18 @@ function select(n, extend, from) {
   if (from) selection = { from, to: n };
   else if (extend && selection) selection = { from: Math.min(selection.from, n), to: Math.max(selection.from, n) };
   else selection = { from: n, to: n };
-  document.querySelectorAll(".line").forEach((l) => {
+  (form.lines ? form.lines.querySelectorAll(".line") : []).forEach((l) => {
     const k = Number(l.dataset.n);
     l.classList.toggle("sel", k >= selection.from && k <= selection.to);
   });
-  const label = document.getElementById("selected");
+  const label = form.selected;
   if (label) label.textContent = selection.from === selection.to ? "line " + selection.from : "lines " + selection.from + "-" + selection.to;
 }
 
 function commentList() {
-  return el("ul", { class: "comments", id: "comments" },
+  form.comments = el("ul", { class: "comments", id: "comments" },
     comments.map((c) => el("li", { text: "Lines " + c.from + "-" + c.to + ": " + c.text })));
+  return form.comments;
 }
 
 function decisionCard(t) {
@@ -121,6 +125,7 @@ function decisionCard(t) {
   if (!d) return null;
   if (d.error) return el("div", { class: "card decide" }, el("p", { text: d.error }));
   const doc = d.document;
+  form = {};
   const card = el("div", { class: "card decide", id: "decision" },
     el("h2", { text: "Waiting for you: " + d.actions.join(" or ") }),
     doc ? el("p", { class: "muted", text: doc.path + " · sha256 " + doc.sha256.slice(0, 12) + (d.score != null ? " · score " + d.score + (d.gate ? "/" + d.gate : "") : "") }) : null,
@@ -129,62 +134,63 @@ function decisionCard(t) {
   if (doc) {
     card.append(el("div", { class: "doc", id: "decision-doc", html: doc.html }),
       el("details", { id: "comment-box" }, el("summary", { text: "Comment on lines (click a line, shift-click to extend)" }),
-        linesView(doc),
-        el("p", {}, "Selected: ", el("span", { id: "selected", text: "none" })),
-        el("textarea", { id: "comment-text", placeholder: "Your comment on the selected lines" }),
+        form.lines = linesView(doc),
+        el("p", {}, "Selected: ", form.selected = el("span", { id: "selected", text: "none" })),
+        form.commentText = el("textarea", { id: "comment-text", placeholder: "Your comment on the selected lines" }),
         el("button", { id: "add-comment", class: "secondary", on: { click: addComment } , text: "Add comment" }),
         commentList()));
   }
-  const form = el("div", { class: "row" });
+  const row = el("div", { class: "row" });
+  form.answers = [];
   if (d.actions.includes("answer")) {
-    form.append(el("div", {}, el("h3", { text: "Answer the questions" }),
+    row.append(el("div", {}, el("h3", { text: "Answer the questions" }),
       d.questions.map((q) => el("label", {}, el("p", { text: q.id + ": " + q.question }),
         q.context ? el("p", { class: "muted", text: q.context }) : null,
-        el("input", { type: "text", class: "answer", "data-q": q.id }))),
+        form.answers[form.answers.push(el("input", { type: "text", class: "answer", "data-q": q.id })) - 1])),
       el("button", { id: "answer", on: { click: () => decide("answer") }, text: "Send the answers" })));
   }
   if (d.actions.includes("confirm")) {
-    form.append(el("div", {}, el("h3", { text: d.failed_verdict ? "Accept the risk" : "Confirm" }),
-      el("textarea", { id: "note", placeholder: "A note for the later roles (optional)" }),
+    row.append(el("div", {}, el("h3", { text: d.failed_verdict ? "Accept the risk" : "Confirm" }),
+      form.note = el("textarea", { id: "note", placeholder: "A note for the later roles (optional)" }),
       el("button", { id: "confirm", on: { click: () => decide("confirm") }, text: d.failed_verdict ? "Accept the risk and go on" : "Confirm" })));
   }
   if (d.actions.includes("approve")) {
-    form.append(el("div", {}, el("h3", { text: "Approve the plan" }),
+    row.append(el("div", {}, el("h3", { text: "Approve the plan" }),
       el("p", { class: "muted", text: "Sprints: " + ((d.sprints || []).map((s) => s.number + " (" + s.title + ")").join(", ") || "none named") }),
-      el("input", { type: "text", id: "scope", placeholder: "Scope: all, 1, 1-2, sprint 1 and 3" }),
-      el("textarea", { id: "approve-note", placeholder: "A note (optional)" }),
+      form.scope = el("input", { type: "text", id: "scope", placeholder: "Scope: all, 1, 1-2, sprint 1 and 3" }),
+      form.approveNote = el("textarea", { id: "approve-note", placeholder: "A note (optional)" }),
       el("button", { id: "approve", on: { click: () => decide("approve") }, text: "Approve" })));
   }
   if (d.actions.includes("reject")) {
-    form.append(el("div", {}, el("h3", { text: "Send it back" }),
-      el("textarea", { id: "feedback", placeholder: "What should change (the line comments go with it)" }),
+    row.append(el("div", {}, el("h3", { text: "Send it back" }),
+      form.feedback = el("textarea", { id: "feedback", placeholder: "What should change (the line comments go with it)" }),
       el("button", { id: "reject", class: "danger", on: { click: () => decide("reject") }, text: "Send back with feedback" })));
   }
-  card.append(form);
+  card.append(row);
   card.addEventListener("input", () => { dirty = true; });
   return card;
 }
 
 function addComment() {
-  const text = document.getElementById("comment-text").value.trim();
+  const text = form.commentText.value.trim();
   if (!selection || !text) return show("Select lines and write a comment first.", true);
   comments.push({ from: selection.from, to: selection.to, text });
-  document.getElementById("comment-text").value = "";
-  document.getElementById("comments").replaceWith(commentList());
+  form.commentText.value = "";
+  form.comments.replaceWith(commentList());
   dirty = true;
 }
 
 async function decide(action) {
   const t = current;
   const d = t.decision;
-  const value = (id) => (document.getElementById(id) || {}).value || null;
+  const value = (field) => (form[field] ? form[field].value || null : null);
   const body = { project: t.project, session_id: t.session_id, action, digest: d.document ? d.document.sha256 : null, comments };
   if (action === "confirm") body.note = value("note");
-  if (action === "approve") { body.scope = value("scope"); body.note = value("approve-note"); }
+  if (action === "approve") { body.scope = value("scope"); body.note = value("approveNote"); }
   if (action === "reject") body.feedback = value("feedback");
   if (action === "answer") {
     body.answers = {};
-    document.querySelectorAll("input.answer").forEach((i) => { if (i.value.trim()) body.answers[i.dataset.q] = i.value; });
+    form.answers.forEach((i) => { if (i.value.trim()) body.answers[i.dataset.q] = i.value; });
   }
   if (action !== "reject" && action !== "confirm" && action !== "approve") body.comments = [];
   const r = await post("/dashboard/api/decide", body);
