@@ -22,7 +22,6 @@ pub mod hosts;
 pub mod options;
 mod wire;
 
-use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -32,12 +31,10 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::server::args::Limits;
+use crate::exit::Exit;
+use crate::settings::Settings;
 use crate::BmadServer;
 pub use options::{Plan, ServeArgs};
-
-/// The exit status when the options are refused (an unsafe or unusable setup).
-pub const EXIT_REFUSED: u8 = 2;
 
 /// The path the MCP endpoint is served at.
 pub const ENDPOINT: &str = "/mcp";
@@ -57,24 +54,29 @@ pub type Beside = Box<
 >;
 
 /// Checks the options and serves until SIGTERM or SIGINT.
-pub fn run(args: &ServeArgs, addr: &str) -> ExitCode {
-    run_beside(args, addr, None)
+pub fn run(args: &ServeArgs, addr: &str, settings: &Settings) -> Exit {
+    run_beside(args, addr, settings, None)
 }
 
 /// [`run`], with routes served beside `/mcp` (`beside`), which none of `/mcp`'s checks
 /// apply to.
-pub fn run_beside(args: &ServeArgs, addr: &str, beside: Option<Beside>) -> ExitCode {
+pub fn run_beside(
+    args: &ServeArgs,
+    addr: &str,
+    settings: &Settings,
+    beside: Option<Beside>,
+) -> Exit {
     let plan = match args.plan(addr) {
         Ok(plan) => plan,
         Err(message) => {
             eprintln!("bmad-mcp: {message}");
-            return ExitCode::from(EXIT_REFUSED);
+            return Exit::Refused;
         }
     };
     // Dropping the runtime (on return) waits for calls still running on blocking threads.
     run_to_end(
         &mut tokio::runtime::Builder::new_multi_thread(),
-        serve(plan, beside),
+        serve(plan, settings, beside),
     )
 }
 
@@ -95,20 +97,20 @@ pub fn runtime(builder: &mut tokio::runtime::Builder) -> Option<tokio::runtime::
 pub fn run_to_end(
     builder: &mut tokio::runtime::Builder,
     server: impl std::future::Future<Output = std::io::Result<()>>,
-) -> ExitCode {
+) -> Exit {
     let Some(runtime) = runtime(builder) else {
-        return ExitCode::FAILURE;
+        return Exit::Failed;
     };
     match runtime.block_on(server) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => Exit::Done,
         Err(e) => {
             eprintln!("bmad-mcp: {e}");
-            ExitCode::FAILURE
+            Exit::Failed
         }
     }
 }
 
-async fn serve(plan: Plan, beside: Option<Beside>) -> std::io::Result<()> {
+async fn serve(plan: Plan, settings: &Settings, beside: Option<Beside>) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(plan.addr)
         .await
         .map_err(|e| {
@@ -120,9 +122,9 @@ async fn serve(plan: Plan, beside: Option<Beside>) -> std::io::Result<()> {
         .with_allowed_hosts(options::allowed_hosts(bound, &plan.allow_hosts))
         .with_allowed_origins(options::allowed_origins(bound, &plan.allow_origins))
         .enforce_origin_validation()
-        .with_max_request_body_bytes(crate::stdio::max_line_bytes_from_env())
+        .with_max_request_body_bytes(settings.max_line_bytes)
         .with_cancellation_token(sessions_end.clone());
-    let server = BmadServer::within(plan.roots.clone(), Limits::from_env());
+    let server = BmadServer::within(plan.roots.clone(), settings);
     let stopping = server.clone();
     let service = StreamableHttpService::new(
         move || Ok(server.clone()),
@@ -143,10 +145,14 @@ async fn serve(plan: Plan, beside: Option<Beside>) -> std::io::Result<()> {
         .layer(axum::middleware::from_fn(wire::answer_bounded));
     // The layer added last runs first: the token, then `Host` and `Origin`, and only then
     // is a body read, so nothing is spent on a request that will be refused.
-    let max_bytes = crate::stdio::max_line_bytes_from_env();
+    let http = settings.http;
     app = app
         .layer(axum::middleware::from_fn_with_state(
-            guard::Arrival::new(plan.request_time, max_bytes, plan.bodies_bytes),
+            guard::Arrival::new(
+                http.request_time,
+                settings.max_line_bytes,
+                http.bodies_bytes,
+            ),
             guard::arrive_in_time,
         ))
         .layer(axum::middleware::from_fn_with_state(
@@ -200,7 +206,11 @@ async fn serve(plan: Plan, beside: Option<Beside>) -> std::io::Result<()> {
             sessions_end.cancel();
         });
     };
-    accept::serve(listener, app, plan.connections, shutdown).await;
+    let connections = accept::Connections {
+        max: http.max_connections,
+        header_time: http.header_time,
+    };
+    accept::serve(listener, app, connections, shutdown).await;
     drop(kept);
     tracing::info!("stopped");
     Ok(())
