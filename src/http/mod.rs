@@ -22,6 +22,7 @@ pub mod hosts;
 pub mod options;
 mod wire;
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -132,7 +133,7 @@ async fn serve(plan: Plan, settings: &Settings, beside: Option<Beside>) -> std::
         config,
     );
     let in_flight = TaskTracker::new();
-    let mut app = Router::new()
+    let app = Router::new()
         .route_service(ENDPOINT, service)
         .layer(axum::middleware::from_fn_with_state(
             bind::Owners::default(),
@@ -143,31 +144,7 @@ async fn serve(plan: Plan, settings: &Settings, beside: Option<Beside>) -> std::
             guard::track,
         ))
         .layer(axum::middleware::from_fn(wire::answer_bounded));
-    // The layer added last runs first: the token, then `Host` and `Origin`, and only then
-    // is a body read, so nothing is spent on a request that will be refused.
-    let http = settings.http;
-    app = app
-        .layer(axum::middleware::from_fn_with_state(
-            guard::Arrival::new(
-                http.request_time,
-                settings.max_line_bytes,
-                http.bodies_bytes,
-            ),
-            guard::arrive_in_time,
-        ))
-        .layer(axum::middleware::from_fn_with_state(
-            guard::Gate {
-                hosts: options::allowed_hosts(bound, &plan.allow_hosts).into(),
-                origins: options::allowed_origins(bound, &plan.allow_origins).into(),
-            },
-            guard::check_host_and_origin,
-        ));
-    if let Some(token) = &plan.token {
-        app = app.layer(axum::middleware::from_fn_with_state(
-            guard::Token::new(token),
-            guard::require_token,
-        ));
-    }
+    let mut app = guarded(app, &plan, settings, bound);
     eprintln!(
         "bmad-mcp {}: serving MCP over streamable HTTP at http://{bound}{ENDPOINT} (roots: {}; {})",
         env!("CARGO_PKG_VERSION"),
@@ -206,14 +183,40 @@ async fn serve(plan: Plan, settings: &Settings, beside: Option<Beside>) -> std::
             sessions_end.cancel();
         });
     };
-    let connections = accept::Connections {
-        max: http.max_connections,
-        header_time: http.header_time,
-    };
-    accept::serve(listener, app, connections, shutdown).await;
+    accept::serve(listener, app, settings.http, shutdown).await;
     drop(kept);
     tracing::info!("stopped");
     Ok(())
+}
+
+/// `app` behind the checks made before a body is read: the token, then `Host` and
+/// `Origin`, then the time and the shared budget a body has to arrive in.
+fn guarded(mut app: Router, plan: &Plan, settings: &Settings, bound: SocketAddr) -> Router {
+    // The layer added last runs first: the token, then `Host` and `Origin`, and only then
+    // is a body read, so nothing is spent on a request that will be refused.
+    app = app
+        .layer(axum::middleware::from_fn_with_state(
+            guard::Arrival::new(
+                settings.http.request_time,
+                settings.max_line_bytes,
+                settings.http.bodies_bytes,
+            ),
+            guard::arrive_in_time,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            guard::Gate {
+                hosts: options::allowed_hosts(bound, &plan.allow_hosts).into(),
+                origins: options::allowed_origins(bound, &plan.allow_origins).into(),
+            },
+            guard::check_host_and_origin,
+        ));
+    if let Some(token) = &plan.token {
+        app = app.layer(axum::middleware::from_fn_with_state(
+            guard::Token::new(token),
+            guard::require_token,
+        ));
+    }
+    app
 }
 
 /// SIGTERM or SIGINT (Ctrl-C); the dashboard waits for it too.
