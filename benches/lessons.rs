@@ -224,7 +224,7 @@ fn main() -> Res<()> {
 
     let project = Project::open(
         Some(with.path().to_str().ok_or("path")?),
-        &DefaultRoot::from_env(),
+        &DefaultRoot::working_directory(),
     )?;
     let (mut load, mut rank, mut block_bytes, mut recalled) = (Vec::new(), Vec::new(), 0, 0);
     let (mut load_cpu, mut rank_cpu) = (Vec::new(), Vec::new());

@@ -3,12 +3,14 @@
 //! ARCHITECTURE.md explains each layer.
 
 /// Lowest first.
-pub const LAYERS: [&str; 16] = [
+pub const LAYERS: [&str; 18] = [
     "code",
+    "exit",
     "assistant",
     "workflow",
     "error",
     "files",
+    "settings",
     "git",
     "lessons",
     "prompts",

@@ -6,31 +6,35 @@
 //! (ARCHITECTURE.md has the rule, one request's path and where each rule lives).
 //!
 //! 1. [`code`]: the error codes and how messages quote untrusted text (a leaf).
-//! 2. [`workflow`]: the pure core (stages, sessions, transitions, reading submissions);
+//! 2. [`exit`]: every exit status of the binary, in one type (a leaf).
+//! 3. [`assistant`]: whether an assistant is behind a process, read from `/proc`.
+//! 4. [`workflow`]: the pure core (stages, sessions, transitions, reading submissions);
 //!    no I/O.
-//! 3. [`error`]: the one error type a call reports.
-//! 4. [`files`]: the confined-file layer (the project, confined reads and atomic writes,
+//! 5. [`error`]: the one error type a call reports.
+//! 6. [`files`]: the confined-file layer (the project, confined reads and atomic writes,
 //!    the lock, the HTTP server's roots).
-//! 5. [`git`]: the project's git repository, read through the `git` binary (who the
+//! 7. [`settings`]: the settings of the process (the global flags and the environment),
+//!    read once at start and handed down as plain values.
+//! 8. [`git`]: the project's git repository, read through the `git` binary (who the
 //!    human is, the branch, the commit, what changed since one); `None` without it.
-//! 6. [`lessons`]: the team's lessons in `.bmad/lessons/` (recorded from decisions,
+//! 9. [`lessons`]: the team's lessons in `.bmad/lessons/` (recorded from decisions,
 //!    recalled into role prompts).
-//! 7. [`prompts`]: the role prompts (built-in, the user's, the project's) and their
-//!    rendering.
-//! 8. [`store`]: sessions on disk (finding, reading, starting, listing, changing one
-//!    under the lock).
-//! 9. [`evidence`]: the evidence gate (the policy file and its approval, the checks, the
-//!    admission of a change).
-//! 10. [`act`]: one change to a session, top to bottom (find, git, lock and read, the
+//! 10. [`prompts`]: the role prompts (built-in, the user's, the project's) and their
+//!     rendering.
+//! 11. [`store`]: sessions on disk (finding, reading, starting, listing, changing one
+//!     under the lock).
+//! 12. [`evidence`]: the evidence gate (the policy file and its approval, the checks, the
+//!     admission of a change).
+//! 13. [`act`]: one change to a session, top to bottom (find, git, lock and read, the
 //!     policy, the checks, the machine, the prompt, write), and the one path of a human's
 //!     decision.
-//! 11. [`server`]: the rmcp adapter (the tool, its arguments and replies, the human's
+//! 14. [`server`]: the rmcp adapter (the tool, its arguments and replies, the human's
 //!     dialog, prompts and resources).
-//! 12. [`stdio`] and [`http`]: the transports in front of the adapter.
-//! 13. [`dashboard`]: the human's page in their browser (`bmad-mcp dashboard`, and beside
+//! 15. [`stdio`] and [`http`]: the transports in front of the adapter.
+//! 16. [`dashboard`]: the human's page in their browser (`bmad-mcp dashboard`, and beside
 //!     `serve --http`): every task, the documents and their rounds, the audit, decisions.
-//! 14. [`terminal`]: everything the human types (`bmad-mcp confirm|approve|…`, `config`,
-//!     `prompts`, `hook`), with one exit-code type.
+//! 17. [`terminal`]: everything the human types (`bmad-mcp confirm|approve|…`, `config`,
+//!     `prompts`, `hook`).
 //!
 //! [`layers`] holds that order as data, with the test that keeps every `use` within it.
 
@@ -40,6 +44,7 @@ pub mod code;
 pub mod dashboard;
 pub mod error;
 pub mod evidence;
+pub mod exit;
 pub mod files;
 pub mod git;
 pub mod http;
@@ -47,6 +52,7 @@ pub mod layers;
 pub mod lessons;
 pub mod prompts;
 pub mod server;
+pub mod settings;
 pub mod stdio;
 pub mod store;
 pub mod terminal;

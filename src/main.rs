@@ -1,7 +1,6 @@
 //! The `bmad-mcp` binary: with no arguments it serves MCP over stdio; `serve --http`
 //! serves streamable HTTP.
 
-use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
@@ -10,10 +9,10 @@ use tracing_subscriber::filter::Targets;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
-use bmad_mcp::files::DefaultRoot;
+use bmad_mcp::exit::Exit;
 use bmad_mcp::http::ServeArgs;
-use bmad_mcp::server::args::Limits;
-use bmad_mcp::stdio::{self, StdioTransport, StdoutGone, EXIT_STDOUT_CLOSED};
+use bmad_mcp::settings::Settings;
+use bmad_mcp::stdio::{self, StdioTransport, StdoutGone};
 use bmad_mcp::BmadServer;
 
 /// MCP server (stdio) that runs the BMAD agile workflow: Product Owner → Architect →
@@ -86,48 +85,63 @@ enum Command {
 /// short, so that the exit comes within a second; its writes are atomic either way.
 const GRACE_AFTER_STDOUT_CLOSED: Duration = Duration::from_millis(500);
 
-fn main() -> ExitCode {
-    let cli = Cli::parse();
-    if let Some(owner) = &cli.owner {
-        // Before any thread starts: the git layer reads it (git::from_env).
-        std::env::set_var(bmad_mcp::git::OWNER_ENV, owner);
-    }
+fn main() -> Exit {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // clap's message: the usage on stderr, or `--help` and `--version` on stdout.
+            let _ = e.print();
+            return if e.use_stderr() {
+                Exit::Refused
+            } else {
+                Exit::Done
+            };
+        }
+    };
+    let settings = Settings::read(cli.owner.as_deref());
     let options = match cli.command {
-        Some(Command::Human(command)) => return bmad_mcp::terminal::run(command, cli.project),
+        Some(Command::Human(command)) => {
+            return bmad_mcp::terminal::run(command, cli.project, &settings)
+        }
         Some(Command::Serve(options)) => options,
         Some(Command::Dashboard { addr }) => {
-            init_logs();
-            return bmad_mcp::dashboard::run(cli.project, &addr);
+            init_logs(settings.log.as_deref());
+            return bmad_mcp::dashboard::run(cli.project, &addr, &settings);
         }
         None => ServeArgs::default(),
     };
-    init_logs();
-    if let Some(addr) = &options.http {
-        return bmad_mcp::http::run_beside(&options, addr, bmad_mcp::dashboard::beside_http());
+    init_logs(settings.log.as_deref());
+    match &options.http {
+        Some(addr) => bmad_mcp::http::run_beside(
+            &options,
+            addr,
+            &settings,
+            bmad_mcp::dashboard::beside_http(settings.acting.clone()),
+        ),
+        None => serve_stdio(&settings),
     }
+}
 
+/// Serves MCP over stdio until stdin ends, SIGTERM, or the client closes stdout.
+fn serve_stdio(settings: &Settings) -> Exit {
     let Some(runtime) = bmad_mcp::http::runtime(&mut tokio::runtime::Builder::new_current_thread())
     else {
-        return ExitCode::FAILURE;
+        return Exit::Failed;
     };
     // The transport first: its reader thread starts while the server (the tool's schemas)
     // is built, which keeps the cold start as fast as it was.
     let started = {
         let _inside = runtime.enter();
-        stdio::start(stdio::max_line_bytes_from_env())
+        stdio::start(settings.max_line_bytes)
     };
     let (transport, link) = match started {
         Ok(started) => started,
         Err(e) => {
             eprintln!("bmad-mcp: cannot start reading stdin: {e}");
-            return ExitCode::FAILURE;
+            return Exit::Failed;
         }
     };
-    let server = BmadServer::with_output_closed(
-        DefaultRoot::from_env(),
-        Limits::from_env(),
-        link.gone().flag(),
-    );
+    let server = BmadServer::with_output_closed(settings, link.gone().flag());
     server.build_matchers_soon();
     let calls = server.clone();
     let gone = link.gone().clone();
@@ -148,30 +162,31 @@ fn main() -> ExitCode {
     if matches!(result, Ok(Stopped::Signal)) {
         // A call still running after the grace is not waited for; its writes are atomic.
         runtime.shutdown_background();
-        return ExitCode::SUCCESS;
+        return Exit::Done;
     }
     if gone.is_set() {
         // Neither a call still running nor the reader blocked on stdin is waited for.
         runtime.shutdown_background();
-        return ExitCode::from(EXIT_STDOUT_CLOSED);
+        return Exit::StdoutClosed;
     }
     // A call still running after rmcp stopped waiting for it is waited for (as dropping
     // the runtime, on return, waits for one on tokio's blocking pool).
     calls.finish_calls();
     match result {
-        Ok(_) => ExitCode::SUCCESS,
+        Ok(_) => Exit::Done,
         Err(e) => {
             tracing::error!(error = %e, "server stopped");
-            ExitCode::FAILURE
+            Exit::Failed
         }
     }
 }
 
 /// The default is quiet when all is well: warnings and errors, without the end of a
-/// stream its client closed, which rmcp logs as an error (`server::quiet`).
-fn init_logs() {
+/// stream its client closed, which rmcp logs as an error (`server::quiet`). `spec` is the
+/// settings' `RUST_LOG`.
+fn init_logs(spec: Option<&str>) {
     tracing_subscriber::registry()
-        .with(log_filter())
+        .with(log_filter(spec))
         .with(bmad_mcp::server::quiet::Quiet)
         .with(
             tracing_subscriber::fmt::layer()
@@ -181,18 +196,18 @@ fn init_logs() {
         .init();
 }
 
-/// The levels `RUST_LOG` asks for: a default level and `target=level` pairs, separated by
-/// commas (`info`, `bmad_mcp=debug,warn`); `warn` when it is unset or not understood.
-/// (A plain target filter: `tracing-subscriber`'s `EnvFilter`, with span and field
-/// filters, pulls in a regex compiler of its own, 0.2 MB of binary; issue 26 item 5.)
-fn log_filter() -> Targets {
+/// The levels `RUST_LOG` (`spec`) asks for: a default level and `target=level` pairs,
+/// separated by commas (`info`, `bmad_mcp=debug,warn`); `warn` when it is unset or not
+/// understood. (A plain target filter: `tracing-subscriber`'s `EnvFilter`, with span and
+/// field filters, pulls in a regex compiler of its own, 0.2 MB of binary.)
+fn log_filter(spec: Option<&str>) -> Targets {
     let warn = || Targets::new().with_default(tracing::Level::WARN);
-    match std::env::var("RUST_LOG") {
-        Ok(spec) if !spec.trim().is_empty() => spec.parse().unwrap_or_else(|e| {
+    match spec {
+        Some(spec) => spec.parse().unwrap_or_else(|e| {
             eprintln!("bmad-mcp: RUST_LOG={spec:?} is not understood ({e}); logging at warn");
             warn()
         }),
-        _ => warn(),
+        None => warn(),
     }
 }
 

@@ -91,8 +91,15 @@ pub fn act_at(
     }
     let (lock, session) = store.lock_and_read(at, key)?;
     let now = not_before_last_entry(&session, Utc::now());
-    let mut admitted = evidence::admit(&at.project, &session, &command, &decision, now)
-        .map_err(|e| refused(e, &session))?;
+    let mut admitted = evidence::admit(
+        &at.project,
+        &session,
+        &command,
+        &decision,
+        now,
+        store.check_timeout(),
+    )
+    .map_err(|e| refused(e, &session))?;
     let (_lock, session, observed) = match admitted.checks.take() {
         None => (lock, session, Evidence::default()),
         Some(run) => {
@@ -198,7 +205,7 @@ impl Step<'_> {
         if self.handover == Handover::Nothing {
             return Ok(None);
         }
-        let prompt = prompts::needed(self.project, session)?;
+        let prompt = prompts::needed(self.project, self.store.user_prompts(), session)?;
         if let (Some(t), Some(entry)) = (&prompt, session.history.last_mut()) {
             entry.lessons = t.lessons.ids.clone();
         }

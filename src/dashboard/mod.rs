@@ -20,13 +20,14 @@ pub mod view;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::sync::Arc;
 
 use axum::Router;
 use tokio_util::sync::CancellationToken;
 
-use crate::files::{lock_wait_from_env, DefaultRoot, Project, Roots};
+use crate::exit::Exit;
+use crate::files::{DefaultRoot, Project, Roots};
+use crate::settings::{Acting, Settings};
 use crate::store::{Store, DASHBOARD_REL};
 
 /// Where the page is served.
@@ -46,7 +47,13 @@ pub struct Dashboard {
 }
 
 impl Dashboard {
-    pub fn new(dirs: Vec<PathBuf>, bound: SocketAddr, stop: CancellationToken) -> Dashboard {
+    /// The page for the projects in `dirs`, whose decisions are made with `acting`.
+    pub fn new(
+        dirs: Vec<PathBuf>,
+        bound: SocketAddr,
+        stop: CancellationToken,
+        acting: &Acting,
+    ) -> Dashboard {
         let stores = dirs
             .iter()
             .map(|d| {
@@ -55,7 +62,7 @@ impl Dashboard {
                         source_name: "the dashboard's project",
                         value: d.display().to_string(),
                     },
-                    lock_wait_from_env(),
+                    acting.clone(),
                 )
             })
             .collect();
@@ -136,13 +143,13 @@ impl Drop for Served {
 /// roots, its address printed to stderr with a fresh secret. Not under an assistant's
 /// shell, which would read the secret and decide as the human: then the server runs
 /// without it, and says so.
-pub fn beside_http() -> Option<crate::http::Beside> {
+pub fn beside_http(acting: Acting) -> Option<crate::http::Beside> {
     if let Some(why) = crate::assistant::behind_me() {
         eprintln!("bmad-mcp: no dashboard beside this server: it runs under an assistant's shell ({why}). The dashboard is the human's: run `bmad-mcp dashboard` yourself, in your own terminal.");
         return None;
     }
-    Some(Box::new(|bound, roots, stop| {
-        let dash = Arc::new(Dashboard::new(projects_under(roots), bound, stop));
+    Some(Box::new(move |bound, roots, stop| {
+        let dash = Arc::new(Dashboard::new(projects_under(roots), bound, stop, &acting));
         dash.announce(bound);
         eprintln!(
             "bmad-mcp: the human's dashboard (loopback only) is at {}",
@@ -169,21 +176,21 @@ fn router_alone(dash: Arc<Dashboard>) -> Router {
 
 /// `bmad-mcp dashboard`: serves the page for the project (`--project`, else as the
 /// terminal's commands find it) on loopback until SIGINT or SIGTERM.
-pub fn run(project: Option<String>, addr: &str) -> ExitCode {
+pub fn run(project: Option<String>, addr: &str, settings: &Settings) -> Exit {
     // Whoever starts the dashboard reads its secret: never an assistant.
     if let Some(why) = crate::assistant::behind_me() {
         eprintln!("bmad-mcp: refusing to start the dashboard: this command runs under an assistant's shell ({why}). The dashboard is the human's: run it yourself, in your own terminal, outside the assistant.");
-        return ExitCode::from(2);
+        return Exit::UnderAssistant;
     }
     let addr = match crate::http::options::parse_addr(addr) {
         Ok(a) if a.ip().is_loopback() => a,
         Ok(a) => {
             eprintln!("bmad-mcp: the dashboard listens on loopback only, not {a}");
-            return ExitCode::from(2);
+            return Exit::Refused;
         }
         Err(e) => {
             eprintln!("bmad-mcp: {e}");
-            return ExitCode::from(2);
+            return Exit::Refused;
         }
     };
     let root = match project {
@@ -191,28 +198,33 @@ pub fn run(project: Option<String>, addr: &str) -> ExitCode {
             source_name: "--project",
             value,
         },
-        None => DefaultRoot::from_env(),
+        None => settings.default_root.clone(),
     };
     let dir = match Project::open(None, &root) {
         Ok(p) => p.root.clone(),
         Err(e) => {
             eprintln!("bmad-mcp: {e}");
-            return ExitCode::FAILURE;
+            return Exit::Failed;
         }
     };
     crate::http::run_to_end(
         tokio::runtime::Builder::new_multi_thread().worker_threads(2),
-        serve(dir, addr),
+        serve(dir, addr, &settings.acting),
     )
 }
 
-async fn serve(dir: PathBuf, addr: SocketAddr) -> std::io::Result<()> {
+async fn serve(dir: PathBuf, addr: SocketAddr, acting: &Acting) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| std::io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}")))?;
     let bound = listener.local_addr()?;
     let stop = CancellationToken::new();
-    let dash = Arc::new(Dashboard::new(vec![dir.clone()], bound, stop.clone()));
+    let dash = Arc::new(Dashboard::new(
+        vec![dir.clone()],
+        bound,
+        stop.clone(),
+        acting,
+    ));
     dash.announce(bound);
     // The address goes to stdout, for the human who started it (and to a test); nothing
     // else is printed there.

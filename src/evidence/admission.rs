@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 
 use super::approval::{Approved, How, Policy, Waiting, APPROVED_REL, APPROVE_COMMAND};
 use super::checks::Planned;
-use super::config::{check_timeout_from_env, Gates, CONFIG_REL};
+use super::config::{Gates, CONFIG_REL};
 use crate::code::ErrorCode;
 use crate::error::{Error, Result};
 use crate::files::Project;
@@ -39,6 +39,7 @@ fn checks_to_run(
     command: &Command,
     policy: &Policy,
     now: DateTime<Utc>,
+    check_timeout: std::time::Duration,
 ) -> Result<Option<ChecksToRun>> {
     let config = &policy.effective;
     let Some(sha) = policy
@@ -61,7 +62,7 @@ fn checks_to_run(
         .map(|(name, spec)| Planned {
             name: name.clone(),
             command: spec.command.clone(),
-            timeout: config.timeout_of(spec, check_timeout_from_env()),
+            timeout: config.timeout_of(spec, check_timeout),
             pass_env: config.pass_env.clone(),
         })
         .collect();
@@ -94,13 +95,15 @@ pub struct Admitted {
 /// the change: the checks a submission needs run (as last approved), the notices of the
 /// policy, and the record that the policy file only strengthened the gates. The policy is
 /// read for every decision and at every stage that runs checks, so that a broken file is
-/// never ignored.
+/// never ignored. `check_timeout` is a check's time limit when neither it nor the file
+/// names one.
 pub fn admit(
     project: &Project,
     session: &Session,
     command: &Command,
     decision: &Decision,
     now: DateTime<Utc>,
+    check_timeout: std::time::Duration,
 ) -> Result<Admitted> {
     let Some(policy) = policy_for(project, session, command, decision)? else {
         return Ok(Admitted::default());
@@ -111,7 +114,7 @@ pub fn admit(
         ..Admitted::default()
     };
     if command.action() == Action::Submit && session.current_stage.runs_checks() {
-        admitted.checks = checks_to_run(project, session, command, &policy, now)?;
+        admitted.checks = checks_to_run(project, session, command, &policy, now, check_timeout)?;
         // Nothing approved, and nothing waiting for approval: say how to add checks,
         // once per session, with examples in the project's own language.
         let advise = admitted.checks.is_none()

@@ -29,8 +29,6 @@ use crate::files::{Project, ReadProblem};
 /// Where the policy lives, relative to the project.
 pub const CONFIG_REL: &str = ".bmad/config.toml";
 
-/// A check's time limit when neither the check, the file nor the environment names one.
-pub const DEFAULT_CHECK_TIMEOUT: Duration = Duration::from_secs(600);
 /// The most checks a project may name (each one's tail is in the reply).
 pub const MAX_CHECKS: usize = 8;
 /// The longest command a check may have, in bytes.
@@ -220,7 +218,8 @@ impl Config {
     }
 
     /// The time limit of the check `spec`: its own, else the file's default, else
-    /// `fallback` (the environment's, or [`DEFAULT_CHECK_TIMEOUT`]).
+    /// `fallback` (the settings' `BMAD_CHECK_TIMEOUT_SECS`, else
+    /// [`crate::settings::DEFAULT_CHECK_TIMEOUT`]).
     pub fn timeout_of(&self, spec: &CheckSpec, fallback: Duration) -> Duration {
         spec.timeout_secs
             .or(self.check_timeout_secs)
@@ -249,17 +248,6 @@ impl Config {
             Some(text) => Config::parse(&text).map_err(|p| invalid(project, CONFIG_REL, p)),
         }
     }
-}
-
-/// The environment's default time limit of a check (`BMAD_CHECK_TIMEOUT_SECS`), else
-/// [`DEFAULT_CHECK_TIMEOUT`]. A value that is not a positive whole number is ignored.
-pub fn check_timeout_from_env() -> Duration {
-    std::env::var("BMAD_CHECK_TIMEOUT_SECS")
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .filter(|n| *n > 0)
-        .map(Duration::from_secs)
-        .unwrap_or(DEFAULT_CHECK_TIMEOUT)
 }
 
 pub(crate) fn invalid(project: &Project, rel: &str, problem: String) -> Error {

@@ -14,7 +14,8 @@ use crate::error::{Error, Result};
 
 pub const LOCK_FILE: &str = ".bmad-task/.lock";
 
-/// How long a change waits for the lock by default (`BMAD_LOCK_WAIT_SECS` changes it).
+/// How long a change waits for the lock by default (`BMAD_LOCK_WAIT_SECS` changes it:
+/// `settings::Acting::lock_wait`).
 pub const DEFAULT_LOCK_WAIT: Duration = Duration::from_secs(10);
 
 /// The held lock; released when dropped (the file is closed).
@@ -108,16 +109,6 @@ fn holder_pid(file: &mut std::fs::File) -> Option<u32> {
     file.rewind().ok()?;
     file.take(32).read_to_string(&mut text).ok()?;
     text.trim().parse().ok()
-}
-
-/// The wait from `BMAD_LOCK_WAIT_SECS` (seconds, fractions allowed), else the default.
-pub fn lock_wait_from_env() -> Duration {
-    std::env::var("BMAD_LOCK_WAIT_SECS")
-        .ok()
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s >= 0.0 && *s <= 86_400.0)
-        .map(Duration::from_secs_f64)
-        .unwrap_or(DEFAULT_LOCK_WAIT)
 }
 
 #[cfg(test)]

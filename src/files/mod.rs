@@ -14,7 +14,7 @@ mod shown;
 mod sync;
 mod write;
 
-pub use lock::{lock_wait_from_env, Held, DEFAULT_LOCK_WAIT, LOCK_FILE};
+pub use lock::{Held, DEFAULT_LOCK_WAIT, LOCK_FILE};
 pub use project::{discover, DefaultRoot, Project};
 pub use read::{read_text, FolderTexts, ReadProblem, MAX_READ_BYTES};
 pub use roots::Roots;

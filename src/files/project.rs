@@ -31,26 +31,16 @@ pub struct DefaultRoot {
     pub value: String,
 }
 
-/// The name [`DefaultRoot::from_env`] gives the working directory as a source.
+/// The name [`DefaultRoot::working_directory`] gives the working directory as a source.
 pub const WORKING_DIRECTORY: &str = "the server's working directory";
 
 /// What to do when the server cannot tell the project by itself.
 const NAME_THE_PROJECT: &str = "name the project: give `cwd` (its absolute path) in the call, or set BMAD_PROJECT_ROOT (or CLAUDE_PROJECT_DIR) in the server's environment";
 
 impl DefaultRoot {
-    /// `BMAD_PROJECT_ROOT`, else `CLAUDE_PROJECT_DIR`, else the project the working
-    /// directory is in (see [`discover`]).
-    pub fn from_env() -> DefaultRoot {
-        for var in ["BMAD_PROJECT_ROOT", "CLAUDE_PROJECT_DIR"] {
-            if let Ok(v) = std::env::var(var) {
-                if !v.trim().is_empty() {
-                    return DefaultRoot {
-                        source_name: var,
-                        value: v,
-                    };
-                }
-            }
-        }
+    /// The project the working directory is in (see [`discover`]): the default root when
+    /// the settings name none (`settings::Settings::default_root`).
+    pub fn working_directory() -> DefaultRoot {
         DefaultRoot {
             source_name: WORKING_DIRECTORY,
             value: std::env::current_dir()
@@ -278,7 +268,7 @@ pub(crate) mod tests {
     #[test]
     fn relative_missing_and_file_cwds_are_refused() {
         let (dir, _) = project();
-        let d = DefaultRoot::from_env();
+        let d = DefaultRoot::working_directory();
         for bad in ["relative/dir", "", "/definitely/not/here"] {
             let e = Project::open(Some(bad), &d).unwrap_err();
             assert_eq!(e.code(), "invalid_cwd", "{bad}");

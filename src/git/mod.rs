@@ -15,9 +15,6 @@ use std::sync::Mutex;
 
 use crate::workflow::person::Person;
 
-/// The environment variable that names the human (`Name <email>`), over git's identity.
-pub const OWNER_ENV: &str = "BMAD_OWNER";
-
 /// The most output read from one git command; more is treated as a failure.
 const MAX_OUTPUT: u64 = 4 * 1024 * 1024;
 
@@ -47,16 +44,10 @@ pub struct Facts {
     pub identity: Option<Person>,
 }
 
-/// The human: `BMAD_OWNER` when set, else git's identity where `dir` is in a repository.
-pub fn owner(dir: &Path) -> Option<Person> {
-    from_env().or_else(|| Repo::at(dir)?.identity())
-}
-
-/// The person `BMAD_OWNER` names, when it is set and not empty.
-pub fn from_env() -> Option<Person> {
-    std::env::var(OWNER_ENV)
-        .ok()
-        .and_then(|v| Person::parse(&v))
+/// The human: `over` when the settings name one (`--owner`, `BMAD_OWNER`), else git's
+/// identity where `dir` is in a repository.
+pub fn owner(over: Option<&Person>, dir: &Path) -> Option<Person> {
+    over.cloned().or_else(|| Repo::at(dir)?.identity())
 }
 
 impl Repo {

@@ -20,15 +20,10 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::settings::Http;
+
 /// The largest read buffer of a connection, hence of a request's headers (past it: 431).
 pub const MAX_HEADER_BYTES: usize = 64 * 1024;
-
-/// The limits on connections.
-#[derive(Clone, Copy, Debug)]
-pub struct Connections {
-    pub max: usize,
-    pub header_time: Duration,
-}
 
 struct Open {
     id: u64,
@@ -90,15 +85,16 @@ impl Drop for Answering {
 }
 
 /// Serves `app` on `listener` until `shutdown` completes, then lets every connection finish
-/// the request it is answering and waits for them all.
+/// the request it is answering and waits for them all. `limits` caps the connections open
+/// and the time their headers take.
 pub async fn serve(
     listener: TcpListener,
     app: Router,
-    limits: Connections,
+    limits: Http,
     shutdown: impl std::future::Future<Output = ()>,
 ) {
     let registry = Arc::new(Registry {
-        max: limits.max.max(1),
+        max: limits.max_connections.max(1),
         open: Mutex::new(VecDeque::new()),
         next: AtomicU64::new(0),
     });
@@ -126,7 +122,7 @@ pub async fn serve(
         };
         let Some((id, answering, close)) = registry.admit() else {
             tracing::warn!(
-                max = limits.max,
+                max = limits.max_connections,
                 "refused a connection: every open one is answering a request"
             );
             continue;

@@ -22,7 +22,7 @@ pub mod hosts;
 pub mod options;
 mod wire;
 
-use std::process::ExitCode;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -32,12 +32,10 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::server::args::Limits;
+use crate::exit::Exit;
+use crate::settings::Settings;
 use crate::BmadServer;
 pub use options::{Plan, ServeArgs};
-
-/// The exit status when the options are refused (an unsafe or unusable setup).
-pub const EXIT_REFUSED: u8 = 2;
 
 /// The path the MCP endpoint is served at.
 pub const ENDPOINT: &str = "/mcp";
@@ -57,24 +55,29 @@ pub type Beside = Box<
 >;
 
 /// Checks the options and serves until SIGTERM or SIGINT.
-pub fn run(args: &ServeArgs, addr: &str) -> ExitCode {
-    run_beside(args, addr, None)
+pub fn run(args: &ServeArgs, addr: &str, settings: &Settings) -> Exit {
+    run_beside(args, addr, settings, None)
 }
 
 /// [`run`], with routes served beside `/mcp` (`beside`), which none of `/mcp`'s checks
 /// apply to.
-pub fn run_beside(args: &ServeArgs, addr: &str, beside: Option<Beside>) -> ExitCode {
+pub fn run_beside(
+    args: &ServeArgs,
+    addr: &str,
+    settings: &Settings,
+    beside: Option<Beside>,
+) -> Exit {
     let plan = match args.plan(addr) {
         Ok(plan) => plan,
         Err(message) => {
             eprintln!("bmad-mcp: {message}");
-            return ExitCode::from(EXIT_REFUSED);
+            return Exit::Refused;
         }
     };
     // Dropping the runtime (on return) waits for calls still running on blocking threads.
     run_to_end(
         &mut tokio::runtime::Builder::new_multi_thread(),
-        serve(plan, beside),
+        serve(plan, settings, beside),
     )
 }
 
@@ -95,20 +98,20 @@ pub fn runtime(builder: &mut tokio::runtime::Builder) -> Option<tokio::runtime::
 pub fn run_to_end(
     builder: &mut tokio::runtime::Builder,
     server: impl std::future::Future<Output = std::io::Result<()>>,
-) -> ExitCode {
+) -> Exit {
     let Some(runtime) = runtime(builder) else {
-        return ExitCode::FAILURE;
+        return Exit::Failed;
     };
     match runtime.block_on(server) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => Exit::Done,
         Err(e) => {
             eprintln!("bmad-mcp: {e}");
-            ExitCode::FAILURE
+            Exit::Failed
         }
     }
 }
 
-async fn serve(plan: Plan, beside: Option<Beside>) -> std::io::Result<()> {
+async fn serve(plan: Plan, settings: &Settings, beside: Option<Beside>) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(plan.addr)
         .await
         .map_err(|e| {
@@ -120,9 +123,9 @@ async fn serve(plan: Plan, beside: Option<Beside>) -> std::io::Result<()> {
         .with_allowed_hosts(options::allowed_hosts(bound, &plan.allow_hosts))
         .with_allowed_origins(options::allowed_origins(bound, &plan.allow_origins))
         .enforce_origin_validation()
-        .with_max_request_body_bytes(crate::stdio::max_line_bytes_from_env())
+        .with_max_request_body_bytes(settings.max_line_bytes)
         .with_cancellation_token(sessions_end.clone());
-    let server = BmadServer::within(plan.roots.clone(), Limits::from_env());
+    let server = BmadServer::within(plan.roots.clone(), settings);
     let stopping = server.clone();
     let service = StreamableHttpService::new(
         move || Ok(server.clone()),
@@ -130,7 +133,7 @@ async fn serve(plan: Plan, beside: Option<Beside>) -> std::io::Result<()> {
         config,
     );
     let in_flight = TaskTracker::new();
-    let mut app = Router::new()
+    let app = Router::new()
         .route_service(ENDPOINT, service)
         .layer(axum::middleware::from_fn_with_state(
             bind::Owners::default(),
@@ -141,27 +144,7 @@ async fn serve(plan: Plan, beside: Option<Beside>) -> std::io::Result<()> {
             guard::track,
         ))
         .layer(axum::middleware::from_fn(wire::answer_bounded));
-    // The layer added last runs first: the token, then `Host` and `Origin`, and only then
-    // is a body read, so nothing is spent on a request that will be refused.
-    let max_bytes = crate::stdio::max_line_bytes_from_env();
-    app = app
-        .layer(axum::middleware::from_fn_with_state(
-            guard::Arrival::new(plan.request_time, max_bytes, plan.bodies_bytes),
-            guard::arrive_in_time,
-        ))
-        .layer(axum::middleware::from_fn_with_state(
-            guard::Gate {
-                hosts: options::allowed_hosts(bound, &plan.allow_hosts).into(),
-                origins: options::allowed_origins(bound, &plan.allow_origins).into(),
-            },
-            guard::check_host_and_origin,
-        ));
-    if let Some(token) = &plan.token {
-        app = app.layer(axum::middleware::from_fn_with_state(
-            guard::Token::new(token),
-            guard::require_token,
-        ));
-    }
+    let mut app = guarded(app, &plan, settings, bound);
     eprintln!(
         "bmad-mcp {}: serving MCP over streamable HTTP at http://{bound}{ENDPOINT} (roots: {}; {})",
         env!("CARGO_PKG_VERSION"),
@@ -200,10 +183,40 @@ async fn serve(plan: Plan, beside: Option<Beside>) -> std::io::Result<()> {
             sessions_end.cancel();
         });
     };
-    accept::serve(listener, app, plan.connections, shutdown).await;
+    accept::serve(listener, app, settings.http, shutdown).await;
     drop(kept);
     tracing::info!("stopped");
     Ok(())
+}
+
+/// `app` behind the checks made before a body is read: the token, then `Host` and
+/// `Origin`, then the time and the shared budget a body has to arrive in.
+fn guarded(mut app: Router, plan: &Plan, settings: &Settings, bound: SocketAddr) -> Router {
+    // The layer added last runs first: the token, then `Host` and `Origin`, and only then
+    // is a body read, so nothing is spent on a request that will be refused.
+    app = app
+        .layer(axum::middleware::from_fn_with_state(
+            guard::Arrival::new(
+                settings.http.request_time,
+                settings.max_line_bytes,
+                settings.http.bodies_bytes,
+            ),
+            guard::arrive_in_time,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            guard::Gate {
+                hosts: options::allowed_hosts(bound, &plan.allow_hosts).into(),
+                origins: options::allowed_origins(bound, &plan.allow_origins).into(),
+            },
+            guard::check_host_and_origin,
+        ));
+    if let Some(token) = &plan.token {
+        app = app.layer(axum::middleware::from_fn_with_state(
+            guard::Token::new(token),
+            guard::require_token,
+        ));
+    }
+    app
 }
 
 /// SIGTERM or SIGINT (Ctrl-C); the dashboard waits for it too.

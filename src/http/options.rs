@@ -4,7 +4,6 @@
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
-use std::time::Duration;
 
 use crate::files::{discover, Roots};
 
@@ -14,35 +13,6 @@ pub const DEFAULT_ADDR: &str = "127.0.0.1:8765";
 /// The environment variable that holds the bearer token (safer than `--token`, which
 /// other users of the machine can read in the process list).
 pub const TOKEN_ENV: &str = "BMAD_MCP_TOKEN";
-
-/// The environment variable that bounds how long a request's body may take to arrive, in
-/// seconds. The answer has no time limit: a call may wait for the human's dialog or run the
-/// project's checks.
-pub const REQUEST_SECS_ENV: &str = "BMAD_HTTP_REQUEST_SECS";
-
-/// The default of [`REQUEST_SECS_ENV`]: a 16 MiB message arrives over loopback in well
-/// under a second; a minute leaves room for a slow link.
-pub const DEFAULT_REQUEST_SECS: u64 = 60;
-
-/// The environment variable that bounds how long a connection may take to send a
-/// request's headers, in seconds (past it, the connection is closed).
-pub const HEADER_SECS_ENV: &str = "BMAD_HTTP_HEADER_SECS";
-
-/// The default of [`HEADER_SECS_ENV`], hyper's own: an idle keep-alive connection is closed after it
-/// too, so clients that keep connections longer than that reconnect.
-pub const DEFAULT_HEADER_SECS: u64 = 30;
-
-/// The environment variable that caps the connections open at once.
-pub const MAX_CONNECTIONS_ENV: &str = "BMAD_HTTP_MAX_CONNECTIONS";
-
-/// The default of [`MAX_CONNECTIONS_ENV`].
-pub const DEFAULT_MAX_CONNECTIONS: u64 = 256;
-
-/// The environment variable that caps the bytes of request bodies being read at once.
-pub const BODIES_BYTES_ENV: &str = "BMAD_HTTP_BODIES_BYTES";
-
-/// The default of [`BODIES_BYTES_ENV`]: two messages of the largest size.
-pub const DEFAULT_BODIES_BYTES: u64 = 32 * 1024 * 1024;
 
 /// Serve MCP: over stdio (the default, as with no command at all), or over streamable
 /// HTTP at `/mcp` with `--http`, for several IDEs sharing one server.
@@ -82,9 +52,6 @@ pub struct Plan {
     pub token: Option<String>,
     pub allow_origins: Vec<String>,
     pub allow_hosts: Vec<String>,
-    pub request_time: Duration,
-    pub connections: super::accept::Connections,
-    pub bodies_bytes: usize,
 }
 
 /// Parses `127.0.0.1:8765`, `[::1]:8765`, `localhost:8765` (loopback) or a bare port.
@@ -145,31 +112,8 @@ impl ServeArgs {
             token,
             allow_origins: self.allow_origins.clone(),
             allow_hosts: self.allow_hosts.clone(),
-            request_time: request_time_from_env(),
-            connections: super::accept::Connections {
-                max: positive_from_env(MAX_CONNECTIONS_ENV, DEFAULT_MAX_CONNECTIONS) as usize,
-                header_time: Duration::from_secs(positive_from_env(
-                    HEADER_SECS_ENV,
-                    DEFAULT_HEADER_SECS,
-                )),
-            },
-            bodies_bytes: positive_from_env(BODIES_BYTES_ENV, DEFAULT_BODIES_BYTES) as usize,
         })
     }
-}
-
-/// [`REQUEST_SECS_ENV`] when it is a positive whole number, else the default.
-fn request_time_from_env() -> Duration {
-    Duration::from_secs(positive_from_env(REQUEST_SECS_ENV, DEFAULT_REQUEST_SECS))
-}
-
-/// The variable `name` when it is a positive whole number, else `default`.
-fn positive_from_env(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .filter(|n| *n > 0)
-        .unwrap_or(default)
 }
 
 /// The `Host` values accepted for a server bound to `addr`: the address itself, the

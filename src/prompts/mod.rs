@@ -16,9 +16,7 @@ mod source;
 use focus::design_focus;
 use round::{again, answer, new_answers_only, new_feedback_only};
 pub use round::{Round, REVISE_AGAIN, SENT_BEFORE};
-pub use source::{
-    needed, recall, resolve, user_dir, Origin, Template, MAX_PROMPT_BYTES, PROJECT_PROMPTS,
-};
+pub use source::{needed, recall, resolve, Origin, Template, MAX_PROMPT_BYTES, PROJECT_PROMPTS};
 
 /// The lessons block of a prompt rendered from `template`: a piece of its own, added after
 /// the rendered text (empty when no lesson was recalled).

@@ -17,7 +17,7 @@
 //! server enforces: the gates, the sections each stage's check requires, the states.
 
 use std::borrow::Cow;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::files::{read_text, Project, ReadProblem};
@@ -84,15 +84,6 @@ impl Template {
             None => self.origin.name().to_string(),
         }
     }
-}
-
-/// The user's prompt folder, when there is a configuration directory.
-pub fn user_dir() -> Option<PathBuf> {
-    let config = std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(dirs::config_dir)?;
-    Some(config.join("bmad-mcp").join("prompts"))
 }
 
 fn file_name(stage: Stage) -> String {
@@ -171,14 +162,14 @@ pub fn resolve(project: &Project, user: Option<&Path>, stage: Stage) -> Result<T
 }
 
 /// The role prompt a reply about `s` hands the host: the current stage's, in a state in
-/// which the host writes (two files looked for: the project's, the user's); `None` in
-/// every other state, where no prompt is read.
-pub fn needed(project: &Project, s: &Session) -> Result<Option<Template>> {
+/// which the host writes (two files looked for: the project's, the user's in `user`);
+/// `None` in every other state, where no prompt is read.
+pub fn needed(project: &Project, user: Option<&Path>, s: &Session) -> Result<Option<Template>> {
     if !matches!(s.current_state, State::Generating | State::Refining) {
         return Ok(None);
     }
     let stage = crate::workflow::story::prompt_stage(s);
-    let mut template = resolve(project, user_dir().as_deref(), stage)?;
+    let mut template = resolve(project, user, stage)?;
     template.lessons = recall(project, &s.objective, Some(&s.task_name), stage);
     Ok(Some(template))
 }

@@ -10,7 +10,7 @@ use super::args::{self, Call};
 use super::{dialog, reply, BmadServer, Reply};
 use crate::act::{self, Change, Done, Handover};
 use crate::evidence::{self, Watched};
-use crate::prompts::{self, user_dir};
+use crate::prompts;
 use crate::store::{human_decisions, SessionKey, Store};
 use crate::workflow::{Action, Command, DecidedBy, Decision, Stage, State, Via};
 
@@ -94,7 +94,7 @@ impl BmadServer {
                 track,
                 story,
             } => store.project(cwd.as_deref()).and_then(|project| {
-                let mut prompt = prompts::resolve(&project, user_dir().as_deref(), track.first())?;
+                let mut prompt = prompts::resolve(&project, store.user_prompts(), track.first())?;
                 let started = match &story {
                     Some((parent, sprint)) => store.start_story(
                         cwd.as_deref(),
@@ -131,7 +131,7 @@ impl BmadServer {
             Call::Status { cwd, key } => {
                 store.load_fresh(cwd.as_deref(), &key).map(|(project, s)| {
                     let drift = crate::store::drift(&project, &s);
-                    let mut r = match prompts::needed(&project, &s) {
+                    let mut r = match prompts::needed(&project, store.user_prompts(), &s) {
                         Ok(prompt) => reply::for_status(&s, prompt.as_ref()),
                         // A read-only call is not refused for an optional file it merely
                         // consults: the state is answered, the override's problem named.

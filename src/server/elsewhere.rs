@@ -6,6 +6,7 @@
 //! that asks the human to decide carries the dashboard's deep link while one serves the
 //! project (`.bmad-task/dashboard.json`, written by `bmad-mcp dashboard`).
 
+use std::path::Path;
 use std::time::Duration;
 
 use super::reply::{self, Reply};
@@ -45,8 +46,14 @@ fn said(h: &HistoryEntry, channel: &str) -> String {
 
 /// `status` of `s` (its role prompt when one is needed), opening with the decision made
 /// elsewhere.
-fn status_after(project: &Project, s: &Session, h: &HistoryEntry, channel: &str) -> Reply {
-    let prompt = prompts::needed(project, s).ok().flatten();
+fn status_after(
+    project: &Project,
+    user_prompts: Option<&Path>,
+    s: &Session,
+    h: &HistoryEntry,
+    channel: &str,
+) -> Reply {
+    let prompt = prompts::needed(project, user_prompts, s).ok().flatten();
     let mut r = reply::for_status(s, prompt.as_ref());
     open_with(&mut r, said(h, channel));
     r
@@ -80,7 +87,13 @@ impl BmadServer {
         }
         let last = s.history.last()?;
         let channel = elsewhere(last)?;
-        Some(status_after(&project, &s, last, channel))
+        Some(status_after(
+            &project,
+            self.inner.store.user_prompts(),
+            &s,
+            last,
+            channel,
+        ))
     }
 
     /// Waits until the human decides `session`'s pending decision in another channel;

@@ -11,7 +11,7 @@ use super::args::{clip, session_key, BmadTaskArgs, Call};
 use super::limits::{check_size, Limits};
 use super::reply::{self, Reply};
 use crate::error::{Error, ErrorCode, Result};
-use crate::files::{lock_wait_from_env, Project};
+use crate::files::Project;
 use crate::lessons::{self, Category};
 use crate::store::{SessionKey, Store};
 use crate::workflow::session::timestamp;
@@ -169,7 +169,7 @@ fn remember(
     let task = session.as_ref().map(|s| s.task_name.as_str());
     let l = lessons::remembered(role, category, task, words, &at, &seed);
     {
-        let _lock = project.lock(lock_wait_from_env())?;
+        let _lock = project.lock(store.lock_wait())?;
         project.write_atomic(&l.rel_path(), lessons::render(&l).as_bytes())?;
     }
     tracing::info!(lesson = %l.id, category = %l.category, role = l.role.id(), "the host remembered a lesson");

@@ -49,6 +49,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use crate::error::Error;
 use crate::files::{DefaultRoot, Roots};
+use crate::settings::{Acting, Settings};
 use crate::store::Store;
 use crate::workflow::DecidedBy;
 use args::{BmadTaskArgs, Call, Limits};
@@ -116,25 +117,25 @@ pub fn reply_schema() -> serde_json::Value {
 }
 
 impl BmadServer {
+    /// A server whose calls that name no project act in `default_root`, with `limits` and
+    /// nothing else set: nobody named over git's identity, the default waits, no user
+    /// prompt folder. (The binary starts one from its settings.)
     pub fn new(default_root: DefaultRoot, limits: Limits) -> BmadServer {
-        BmadServer::with_output_closed(default_root, limits, Arc::default())
+        let store = Store::new(default_root, Acting::default());
+        BmadServer::from_store(store, limits, Arc::default())
     }
 
-    /// A server that applies no call once `output_closed` is set (the stdio transport sets
-    /// it when stdout breaks).
-    pub fn with_output_closed(
-        default_root: DefaultRoot,
-        limits: Limits,
-        output_closed: Arc<AtomicBool>,
-    ) -> BmadServer {
-        let store = Store::new(default_root, limits.lock_wait);
-        BmadServer::from_store(store, limits, output_closed)
+    /// The server `settings` describe, which applies no call once `output_closed` is set
+    /// (the stdio transport sets it when stdout breaks).
+    pub fn with_output_closed(settings: &Settings, output_closed: Arc<AtomicBool>) -> BmadServer {
+        let store = Store::new(settings.default_root.clone(), settings.acting.clone());
+        BmadServer::from_store(store, settings.limits, output_closed)
     }
 
     /// A server for HTTP clients: every call's project must lie inside one of `roots`.
-    pub fn within(roots: Roots, limits: Limits) -> BmadServer {
-        let store = Store::within(roots, limits.lock_wait);
-        BmadServer::from_store(store, limits, Arc::default())
+    pub fn within(roots: Roots, settings: &Settings) -> BmadServer {
+        let store = Store::within(roots, settings.acting.clone());
+        BmadServer::from_store(store, settings.limits, Arc::default())
     }
 
     fn from_store(store: Store, limits: Limits, output_closed: Arc<AtomicBool>) -> BmadServer {

@@ -21,8 +21,9 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
 use super::scan::{scan, Top, MAX_DEPTH};
-use super::{surrogates, MAX_LINE_ENV};
+use super::surrogates;
 use crate::server::TOOL_NAME;
+use crate::settings::MAX_LINE_ENV;
 
 #[derive(Debug)]
 pub enum Verdict {

@@ -31,14 +31,9 @@ use rmcp::RoleServer;
 use tokio::io::AsyncWriteExt;
 use tokio::sync::{mpsc, Notify};
 
+use crate::exit::Exit;
 use classify::Verdict;
 use lines::{Line, Lines};
-
-/// The environment variable that sets the line limit.
-pub const MAX_LINE_ENV: &str = "BMAD_MAX_LINE_BYTES";
-
-/// The default limit of one message (a line, without its newline): 16 MiB, as rmcp's.
-pub const DEFAULT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
 /// The JSON-RPC error a message (one line's bytes) gets from this transport itself, when
 /// it is no request rmcp can serve (see `classify`); `None` when it is for rmcp, or is
@@ -50,9 +45,6 @@ pub fn answer_for(message: &[u8]) -> Option<Vec<u8>> {
     }
 }
 
-/// The exit status when stdout broke.
-pub const EXIT_STDOUT_CLOSED: u8 = 3;
-
 /// Messages waiting for the writer; beyond this, rmcp waits for stdout.
 const OUT_QUEUE: usize = 64;
 /// Messages read ahead of rmcp.
@@ -61,15 +53,6 @@ const IN_QUEUE: usize = 16;
 const READER_STACK: usize = 8 * 1024 * 1024;
 /// The reader's buffer: whole messages of ordinary size in one read.
 const READ_BUFFER: usize = 64 * 1024;
-
-/// The line limit: `BMAD_MAX_LINE_BYTES` when it is a positive whole number, else 16 MiB.
-pub fn max_line_bytes_from_env() -> usize {
-    std::env::var(MAX_LINE_ENV)
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|n| *n > 0)
-        .unwrap_or(DEFAULT_MAX_LINE_BYTES)
-}
 
 /// Whether stdout is gone, shared by the threads, the transport, the tool and `main`.
 #[derive(Clone)]
@@ -92,7 +75,8 @@ impl StdoutGone {
         if !self.flag.swap(true, Ordering::SeqCst) {
             tracing::warn!(
                 reason = why,
-                "stdout is closed: no more requests are read or applied; exiting with status {EXIT_STDOUT_CLOSED}"
+                "stdout is closed: no more requests are read or applied; exiting with status {}",
+                Exit::StdoutClosed.code()
             );
         }
         self.notify.notify_waiters();

@@ -30,15 +30,21 @@ pub const MAX_NAMED: usize = 20;
 /// What git says at a change, asked before the lock is taken.
 pub struct GitNow {
     repo: Option<Repo>,
-    /// The person deciding (for a decision): `BMAD_OWNER`, else git's identity.
+    /// The person deciding (for a decision): the settings' (`--owner`, `BMAD_OWNER`), else
+    /// git's identity.
     pub person: Option<Person>,
     facts: Facts,
 }
 
 impl GitNow {
-    pub(super) fn of(cache: &Cache, project: &Project, decides: bool) -> GitNow {
+    pub(super) fn of(
+        cache: &Cache,
+        project: &Project,
+        decides: bool,
+        over: Option<&Person>,
+    ) -> GitNow {
         let repo = Repo::at(&project.root);
-        let owner = decides.then(crate::git::from_env).flatten();
+        let owner = over.filter(|_| decides).cloned();
         let facts = match &repo {
             Some(r) => cache.facts(r, decides && owner.is_none()),
             None => Facts::default(),

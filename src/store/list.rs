@@ -110,7 +110,7 @@ impl Store {
         let project = self.project(cwd)?;
         let me = match mine {
             false => None,
-            true => Some(crate::git::owner(&project.root).ok_or_else(|| {
+            true => Some(crate::git::owner(self.owner.as_ref(), &project.root).ok_or_else(|| {
                 Error::argument(
                     ErrorCode::InvalidArgument,
                     "field `mine`: nobody is named here: set git's `user.name` and `user.email` in the project, or BMAD_OWNER for the server".to_string(),

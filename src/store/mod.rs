@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::files::{DefaultRoot, Project, ReadProblem, Roots};
+use crate::settings::Acting;
 use crate::workflow::person::Person;
 use crate::workflow::session::Session;
 use crate::workflow::stage::Stage;
@@ -88,6 +89,12 @@ pub struct Store {
     roots: Option<Roots>,
     /// How long a change waits for the project lock.
     lock_wait: std::time::Duration,
+    /// The person the settings name over git's identity (`--owner`, `BMAD_OWNER`).
+    owner: Option<Person>,
+    /// A project check's time limit when neither it nor the policy file names one.
+    check_timeout: std::time::Duration,
+    /// The user's folder of role prompts.
+    user_prompts: Option<PathBuf>,
     /// Folders (of any project) this process has already swept of interrupted writes.
     swept: Mutex<HashSet<PathBuf>>,
     /// The parsed task mapping, reused while its file is unchanged.
@@ -99,11 +106,22 @@ pub struct Store {
 }
 
 impl Store {
-    pub fn new(default_root: DefaultRoot, lock_wait: std::time::Duration) -> Store {
+    /// A store whose calls that name no project act in `default_root`, with the settings'
+    /// part that a change is made with.
+    pub fn new(default_root: DefaultRoot, acting: Acting) -> Store {
+        let Acting {
+            user_prompts,
+            owner,
+            lock_wait,
+            check_timeout,
+        } = acting;
         Store {
             default_root,
             roots: None,
             lock_wait,
+            owner,
+            check_timeout,
+            user_prompts,
             swept: Mutex::new(HashSet::new()),
             mapping: MappingCache::default(),
             list_cache: list::ListCache::default(),
@@ -129,7 +147,7 @@ impl Store {
     }
 
     /// A store whose projects must lie inside `roots` (the HTTP server's).
-    pub fn within(roots: Roots, lock_wait: std::time::Duration) -> Store {
+    pub fn within(roots: Roots, acting: Acting) -> Store {
         let first = roots.dirs()[0].display().to_string();
         Store {
             roots: Some(roots),
@@ -138,7 +156,7 @@ impl Store {
                     source_name: "--root",
                     value: first,
                 },
-                lock_wait,
+                acting,
             )
         }
     }
@@ -151,6 +169,16 @@ impl Store {
     /// How long a change waits for the project lock.
     pub fn lock_wait(&self) -> std::time::Duration {
         self.lock_wait
+    }
+
+    /// A project check's time limit when neither it nor the policy file names one.
+    pub fn check_timeout(&self) -> std::time::Duration {
+        self.check_timeout
+    }
+
+    /// The user's folder of role prompts, when the settings name one.
+    pub fn user_prompts(&self) -> Option<&std::path::Path> {
+        self.user_prompts.as_deref()
     }
 
     pub fn project(&self, cwd: Option<&str>) -> Result<Project> {
@@ -297,7 +325,7 @@ pub fn terminal_command(action: Action, task_name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::files::{DEFAULT_LOCK_WAIT, LOCK_FILE};
+    use crate::files::LOCK_FILE;
     use crate::store::mapping::MAPPING;
     use crate::workflow::{Command, Decision, Facts};
     use chrono::Utc;
@@ -347,7 +375,7 @@ mod tests {
                 source_name: "test",
                 value: dir.display().to_string(),
             },
-            DEFAULT_LOCK_WAIT,
+            Acting::default(),
         )
     }
 
@@ -369,7 +397,10 @@ mod tests {
                                 source_name: "test",
                                 value: root.display().to_string(),
                             },
-                            std::time::Duration::ZERO,
+                            Acting {
+                                lock_wait: std::time::Duration::ZERO,
+                                ..Acting::default()
+                            },
                         );
                         store
                             .start(None, "Race", None, crate::workflow::Track::Full, &Utc::now)

@@ -30,9 +30,9 @@ struct Team {
 }
 
 impl Team {
-    fn of(cache: &Cache, project: &Project) -> Team {
+    fn of(cache: &Cache, project: &Project, over: Option<&Person>) -> Team {
         let repo = Repo::at(&project.root);
-        let owner = crate::git::from_env();
+        let owner = over.cloned();
         let facts = match &repo {
             Some(r) => cache.facts(r, owner.is_none()),
             None => Default::default(),
@@ -126,7 +126,7 @@ impl Store {
         };
         let engines = engine::for_start(objective, engines);
         // Asked of git before the lock is taken: who starts it, on which branch.
-        let team = Team::of(&self.git, &project);
+        let team = Team::of(&self.git, &project, self.owner.as_ref());
         let result = self.start_locked(
             &project, objective, base, engines, &team, lessons, clock, shape, &mut made,
         );

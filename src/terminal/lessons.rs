@@ -70,9 +70,7 @@ pub(super) fn run(store: &Store, command: Option<LessonsCommand>) -> Outcome {
             Ok(Exit::Done)
         }
         LessonsCommand::Retire { id } => {
-            let _lock = project
-                .lock(crate::files::lock_wait_from_env())
-                .map_err(|e| e.to_string())?;
+            let _lock = project.lock(store.lock_wait()).map_err(|e| e.to_string())?;
             // Read again under the lock: another retire may have just written it.
             let loaded = lessons::load(&project).map_err(|e| e.to_string())?;
             let mut l = found(&loaded, &id)?.clone();

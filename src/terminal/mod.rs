@@ -21,36 +21,14 @@ mod provenance;
 mod read;
 
 use std::io::{BufRead, Write};
-use std::process::ExitCode;
 
 use clap::Subcommand;
 
-use crate::files::{lock_wait_from_env, DefaultRoot};
+pub use crate::exit::Exit;
+use crate::files::DefaultRoot;
+use crate::settings::Settings;
 use crate::store::{SessionKey, Store};
 use crate::workflow::{Action, Command};
-
-/// How a terminal command ends, as its exit status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Exit {
-    /// 0: done.
-    Done,
-    /// 1: refused, failed, or nothing decided (the reason is on stderr or stdout).
-    Failed,
-    /// 2: a decision refused because stdin is not a terminal.
-    NotATerminal,
-    /// 2: a decision refused because the command runs under an assistant's shell.
-    UnderAssistant,
-}
-
-impl From<Exit> for ExitCode {
-    fn from(exit: Exit) -> ExitCode {
-        ExitCode::from(match exit {
-            Exit::Done => 0,
-            Exit::Failed => 1,
-            Exit::NotATerminal | Exit::UnderAssistant => 2,
-        })
-    }
-}
 
 /// What a command returns: how it ended, or the message of the error that ended it
 /// (printed to stderr, exit 1).
@@ -131,16 +109,17 @@ pub enum Cli {
 }
 
 /// Runs a command for a person in a terminal, in the project `project` (default: the
-/// project the working directory is in, or BMAD_PROJECT_ROOT).
-pub fn run(cli: Cli, project: Option<String>) -> ExitCode {
+/// settings' default root: BMAD_PROJECT_ROOT, …, the project the working directory is in).
+pub fn run(cli: Cli, project: Option<String>, settings: &Settings) -> Exit {
     let root = match project {
         Some(value) => DefaultRoot {
             source_name: "--project",
             value,
         },
-        None => DefaultRoot::from_env(),
+        None => settings.default_root.clone(),
     };
-    let store = Store::new(root, lock_wait_from_env());
+    let user_prompts = settings.acting.user_prompts.as_deref();
+    let store = Store::new(root, settings.acting.clone());
     let result = match cli {
         Cli::List { mine } => read::list(&store, mine),
         Cli::Init => read::init(&store),
@@ -174,10 +153,10 @@ pub fn run(cli: Cli, project: Option<String>) -> ExitCode {
         Cli::Prompts { command: None } => store
             .project(None)
             .map_err(|e| e.to_string())
-            .and_then(|p| prompts::list(&p)),
+            .and_then(|p| prompts::list(&p, user_prompts)),
         Cli::Prompts {
             command: Some(prompts::PromptsCommand::Export { dir, force }),
-        } => prompts::export(&dir, force),
+        } => prompts::export(&dir, force, user_prompts),
         Cli::Config { action } => config::run(&store, action),
         Cli::Lessons { command } => lessons::run(&store, command),
         Cli::Answer { task } => decide::decide(
@@ -189,10 +168,10 @@ pub fn run(cli: Cli, project: Option<String>) -> ExitCode {
         ),
     };
     match result {
-        Ok(exit) => exit.into(),
+        Ok(exit) => exit,
         Err(message) => {
             eprintln!("bmad-mcp: {}", crate::code::visible_lines(&message));
-            Exit::Failed.into()
+            Exit::Failed
         }
     }
 }

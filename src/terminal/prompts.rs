@@ -7,7 +7,7 @@ use clap::Subcommand;
 
 use super::{Exit, Outcome};
 use crate::files::Project;
-use crate::prompts::{resolve, user_dir, PROJECT_PROMPTS};
+use crate::prompts::{resolve, PROJECT_PROMPTS};
 use crate::workflow::Stage;
 
 #[derive(Subcommand, Debug)]
@@ -21,20 +21,19 @@ pub enum PromptsCommand {
     },
 }
 
-/// Lists, per role, the prompt in effect in `project`; fails when one cannot be used.
-pub fn list(project: &Project) -> Outcome {
-    let user = user_dir();
+/// Lists, per role, the prompt in effect in `project`, with `user` as the user's folder;
+/// fails when one cannot be used.
+pub fn list(project: &Project, user: Option<&Path>) -> Outcome {
     println!(
         "Role prompts for {} (project {}/, then the BMAD method install, then user {}, then built-in):",
         project.display(),
         PROJECT_PROMPTS,
-        user.as_ref()
-            .map(|d| d.display().to_string())
+        user.map(|d| d.display().to_string())
             .unwrap_or_else(|| "(no configuration directory)".into())
     );
     let mut failed = false;
     for stage in Stage::ALL {
-        match resolve(project, user.as_deref(), stage) {
+        match resolve(project, user, stage) {
             Ok(t) => println!(
                 "  {:<10} {:<9} {}",
                 stage.id(),
@@ -57,8 +56,9 @@ pub fn list(project: &Project) -> Outcome {
 }
 
 /// Writes the built-in prompts into `dir` (created if needed); refuses to replace a file
-/// unless `force`, and then writes none.
-pub fn export(dir: &Path, force: bool) -> Outcome {
+/// unless `force`, and then writes none. `user` is the user's folder, named as where they
+/// may go.
+pub fn export(dir: &Path, force: bool, user: Option<&Path>) -> Outcome {
     let files: Vec<_> = Stage::ALL
         .into_iter()
         .map(|s| (dir.join(format!("{}.md", s.id())), s.prompt_source()))
@@ -81,8 +81,7 @@ pub fn export(dir: &Path, force: bool) -> Outcome {
     }
     println!(
         "Edit them and place them in {PROJECT_PROMPTS}/ of a project (for the team) or in {} (for you); keep the `<!-- section: … -->` markers to have different text for a first draft and a revision.",
-        user_dir()
-            .map(|d| d.display().to_string())
+        user.map(|d| d.display().to_string())
             .unwrap_or_else(|| "your configuration directory's bmad-mcp/prompts/".into())
     );
     Ok(Exit::Done)
