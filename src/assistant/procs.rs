@@ -116,6 +116,25 @@ pub fn holds(pid: u32, peer: std::net::SocketAddr) -> Option<bool> {
     }
 }
 
+/// Whether process `pid` runs a `bmad-mcp` binary (its executable's file name). `None`
+/// when it cannot be told (elsewhere than Linux).
+pub fn runs_bmad_mcp(pid: u32) -> Option<bool> {
+    #[cfg(target_os = "linux")]
+    {
+        let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok();
+        Some(exe.is_some_and(|e| {
+            e.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n == "bmad-mcp" || n.starts_with("bmad-mcp "))
+        }))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pid;
+        None
+    }
+}
+
 /// The inode of the TCP socket whose local address is `addr`.
 #[cfg(target_os = "linux")]
 fn socket_inode(addr: std::net::SocketAddr) -> Option<u64> {

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use super::reply::{self, Reply};
 use super::BmadServer;
+use crate::assistant::procs;
 use crate::files::Project;
 use crate::prompts;
 use crate::store::{SessionKey, DASHBOARD_REL};
@@ -118,15 +119,43 @@ impl BmadServer {
     }
 }
 
-/// The address of the dashboard serving `project`, while its process runs.
+/// The address of the dashboard serving `project`, while its process runs. The file is
+/// anyone's to write (a model, a merged branch): its address is used only when it is a
+/// dashboard's on loopback and its process is a `bmad-mcp` that listens there.
 fn dashboard_base(project: &Project) -> Option<String> {
     let text = project.read_at_most(DASHBOARD_REL, 4096).ok().flatten()?;
     let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    let pid = i32::try_from(v["pid"].as_u64()?).ok()?;
-    let alive = rustix::process::Pid::from_raw(pid)
-        .is_some_and(|p| rustix::process::test_kill_process(p).is_ok());
     let url = v["url"].as_str()?;
-    (alive && url.starts_with("http://")).then(|| url.to_string())
+    let addr = loopback_dashboard(url)?;
+    let pid = u32::try_from(v["pid"].as_u64()?).ok()?;
+    let alive = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+        .is_some_and(|p| rustix::process::test_kill_process(p).is_ok());
+    // Where processes cannot be read (elsewhere than Linux) a live process is taken at
+    // its word.
+    let ours =
+        alive && procs::runs_bmad_mcp(pid) != Some(false) && procs::holds(pid, addr) != Some(false);
+    ours.then(|| url.to_string())
+}
+
+/// The socket address of `url` when it is exactly a dashboard's base on a loopback
+/// address: `http://127.0.0.1:<port>/dashboard/` (or `[::1]`).
+fn loopback_dashboard(url: &str) -> Option<std::net::SocketAddr> {
+    let u = url::Url::parse(url).ok()?;
+    let ip = match u.host()? {
+        url::Host::Ipv4(ip) => std::net::IpAddr::V4(ip),
+        url::Host::Ipv6(ip) => std::net::IpAddr::V6(ip),
+        url::Host::Domain(_) => return None,
+    };
+    let plain = u.scheme() == "http"
+        && u.username().is_empty()
+        && u.password().is_none()
+        && u.query().is_none()
+        && u.fragment().is_none()
+        && u.path() == "/dashboard/";
+    let port = u.port()?;
+    (plain && ip.is_loopback()).then(|| std::net::SocketAddr::new(ip, port))
 }
 
 /// Adds the dashboard's deep link to a reply where the human decides (or whose decision

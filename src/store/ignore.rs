@@ -14,8 +14,9 @@ const BEGIN: &str = "# >>> bmad-mcp: files local to this clone (docs/team.md)";
 const END: &str = "# <<< bmad-mcp";
 
 /// The block's lines between the markers.
-pub const LOCAL_FILES: [&str; 5] = [
+pub const LOCAL_FILES: [&str; 6] = [
     "/.bmad-task/.lock",
+    "/.bmad-task/dashboard.json",
     "/.bmad-task/task-mapping.json",
     "/.bmad-task/task-mapping.json.*",
     "/.bmad-task/config-approved.json",

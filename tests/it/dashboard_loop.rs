@@ -89,6 +89,47 @@ async fn a_reply_asking_the_human_carries_the_dashboards_deep_link() {
     c.close().await;
 }
 
+/// `.bmad-task/dashboard.json` is anyone's to write: a link it names reaches a reply only
+/// when it is a dashboard's on loopback, served by a live `bmad-mcp` listening there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_planted_dashboard_file_puts_no_link_in_a_reply() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path();
+    let c = connect(Era::Legacy, project).await;
+    let sid = c.ok(start_args(project, "Build a todo app")).await["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    c.ok(json!({"action": "submit", "session_id": sid, "claude_result": passing_prd()}))
+        .await;
+    // A live process that is not a dashboard (this test), a listener that is not bmad-mcp,
+    // and addresses that are not a loopback dashboard's.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let me = std::process::id();
+    let planted = [
+        json!({"url": "http://evil.example/dashboard/", "pid": me}),
+        json!({"url": format!("http://127.0.0.1:{port}/dashboard/"), "pid": me}),
+        json!({"url": format!("http://localhost:{port}/dashboard/"), "pid": me}),
+        json!({"url": format!("http://127.0.0.1:{port}/elsewhere"), "pid": me}),
+    ];
+    for text in planted {
+        std::fs::write(project.join(".bmad-task/dashboard.json"), text.to_string()).unwrap();
+        let v = c.ok(json!({"action": "status", "session_id": sid})).await;
+        assert!(v.get("dashboard_url").is_none(), "{text}: {v:#}");
+        assert!(!v["user_message"].as_str().unwrap().contains("dashboard:"));
+    }
+    // The real dashboard's file is kept out of git by `init`.
+    let init = crate::support::bin(project).arg("init").output().unwrap();
+    assert!(init.status.success(), "{init:?}");
+    let ignore = std::fs::read_to_string(project.join(".gitignore")).unwrap();
+    assert!(
+        ignore.lines().any(|l| l == "/.bmad-task/dashboard.json"),
+        "{ignore}"
+    );
+    c.close().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dialog_waiting_for_the_human_returns_when_they_decide_on_the_dashboard() {
     let dir = tempfile::tempdir().unwrap();
