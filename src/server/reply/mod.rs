@@ -20,14 +20,11 @@ use crate::workflow::{
 mod audience;
 mod bound;
 mod built;
-mod lessons;
 mod list;
 mod markdown;
 mod message;
 mod parts;
-mod source;
 mod status;
-mod stories;
 mod strict;
 mod undecided;
 
