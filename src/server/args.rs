@@ -12,7 +12,7 @@ pub use super::limits::Limits;
 pub use super::used::FIELD_NAMES;
 use crate::error::{Error, ErrorCode, Result};
 use crate::store::{is_valid_task_name, SessionKey};
-use crate::workflow::engine::Engine;
+use crate::workflow::engine::{self, Engine};
 use crate::workflow::{Action, Command, Decision, Stage, Track};
 
 // Which fields a call needs depends on its `action`. The field descriptions are what a
@@ -138,10 +138,47 @@ pub fn parse(arguments: Option<Map<String, Value>>, limits: &Limits) -> Result<C
     let args: BmadTaskArgs = serde_path_to_error::deserialize(Value::Object(map)).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
-        super::args_error::describe_serde_error(&path, &inner)
+        describe_serde_error(&path, &inner)
     })?;
     used?;
     validate(args, limits)
+}
+
+/// A serde error about the arguments as a refusal that names the field, with the error
+/// code of what is wrong (a missing field, an unknown action or stage).
+fn describe_serde_error(path: &str, inner: &str) -> Error {
+    // serde quotes the offending value whole (`invalid type: string "…"`), and the path
+    // holds caller keys (`answers.<id>`).
+    let inner = &crate::error::clip(inner, crate::error::QUOTE_CHARS);
+    let path = clip(path);
+    let path = path.as_str();
+    let at_root = path == "." || path.is_empty();
+    if at_root {
+        if let Some(field) = between(inner, "missing field `", "`") {
+            return Error::argument(
+                ErrorCode::MissingField,
+                format!(
+                    "field `{field}` is required (one of: {})",
+                    crate::workflow::action::names()
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            );
+        }
+        return Error::argument(ErrorCode::InvalidArgument, inner.to_string());
+    }
+    let code = match path {
+        "action" if inner.contains("unknown variant") => ErrorCode::UnknownAction,
+        "stage" if inner.contains("unknown variant") => ErrorCode::InvalidStage,
+        _ => ErrorCode::InvalidArgument,
+    };
+    Error::argument(code, format!("field `{path}`: {inner}"))
+}
+
+fn between<'a>(s: &'a str, start: &str, end: &str) -> Option<&'a str> {
+    let i = s.find(start)? + start.len();
+    let j = s[i..].find(end)? + i;
+    Some(&s[i..j])
 }
 
 /// Refuses what serde would misreport: a key that is not an argument (found here from
@@ -257,8 +294,8 @@ fn validate(args: BmadTaskArgs, limits: &Limits) -> Result<Call> {
     let digest = args.digest.clone();
     // The session is named before anything else of a session action is checked.
     let (key, command) = match action {
-        Action::Start => return super::start_args::start(&args, cwd, limits),
-        Action::Promote => return Err(super::start_args::promote(&session_key(&args)?)),
+        Action::Start => return start(&args, cwd, limits),
+        Action::Promote => return Err(promote(&session_key(&args)?)),
         Action::List => {
             return Ok(Call::List {
                 cwd,
@@ -337,6 +374,94 @@ fn validate(args: BmadTaskArgs, limits: &Limits) -> Result<Call> {
         command,
         decision,
     })
+}
+
+/// A checked `start`: the objective, the engines, the track, and for a story its parent and
+/// sprint (docs/spec.md §18).
+fn start(args: &BmadTaskArgs, cwd: Option<String>, limits: &Limits) -> Result<Call> {
+    let story =
+        match (&args.parent, args.sprint) {
+            (Some(parent), Some(sprint)) => {
+                let parent = parent.trim().to_string();
+                if !crate::store::is_valid_task_name(&parent) {
+                    return Err(Error::argument(
+                        ErrorCode::InvalidTaskName,
+                        format!(
+                            "field `parent`: `{}` is not a task name (as returned by `start`)",
+                            clip(&parent)
+                        ),
+                    ));
+                }
+                Some((parent, sprint))
+            }
+            (None, None) => None,
+            (Some(_), None) => return Err(Error::argument(
+                ErrorCode::MissingField,
+                "field `sprint` is required with `parent`: the approved sprint the story builds",
+            )),
+            (None, Some(_)) => return Err(Error::argument(
+                ErrorCode::MissingField,
+                "field `parent` is required with `sprint`: the task whose plan the sprint is in",
+            )),
+        };
+    let track = match args.track.as_deref().map(str::trim) {
+        None => Track::Full,
+        Some(name) => Track::parse(name).ok_or_else(|| {
+            Error::argument(
+                ErrorCode::InvalidArgument,
+                format!(
+                    "field `track`: `{}` is not a track; expected one of `full`, `quick`, `fix` (a story is started with `parent` and `sprint`)",
+                    clip(name)
+                ),
+            )
+        })?,
+    };
+    if story.is_some() && args.track.is_some() {
+        return Err(Error::argument(
+            ErrorCode::InvalidArgument,
+            "field `track`: a story runs development, review and QA of its sprint; leave `track` out with `parent` and `sprint`",
+        ));
+    }
+    let objective = args.objective.as_deref().map(str::trim).unwrap_or("");
+    if objective.is_empty() && story.is_none() {
+        return Err(Error::argument(
+            ErrorCode::MissingField,
+            "field `objective` is required for `start`: say what to build",
+        ));
+    }
+    check_size("objective", objective, limits.objective_bytes)?;
+    let engines = match &args.engines {
+        Some(names) => Some(
+            engine::check_list(names, &Stage::required_engines()).map_err(|why| {
+                Error::argument(
+                    ErrorCode::InvalidArgument,
+                    format!("field `engines`: {why}"),
+                )
+            })?,
+        ),
+        None => None,
+    };
+    Ok(Call::Start {
+        cwd,
+        objective: objective.to_string(),
+        engines,
+        track: if story.is_some() { Track::Story } else { track },
+        story,
+    })
+}
+
+/// `promote` over the tool: refused, naming the human's command.
+fn promote(key: &SessionKey) -> Error {
+    let task = match key {
+        SessionKey::TaskName(t) | SessionKey::Both { task_name: t, .. } => t.clone(),
+        SessionKey::Id(_) => "<task>".into(),
+    };
+    Error::argument(
+        ErrorCode::HumanRequired,
+        format!(
+            "`promote` is the human's decision: they run `bmad-mcp promote {task}` in a terminal in the project; ask them whether the task outgrew the quick track"
+        ),
+    )
 }
 
 #[cfg(test)]

@@ -11,7 +11,6 @@
 //! thread. The macros would add a crate feature and do none of these.
 
 pub mod args;
-mod args_error;
 mod ask;
 mod calls;
 mod client_roots;
@@ -29,7 +28,6 @@ pub mod result;
 pub mod schema;
 pub mod slash;
 mod slash_bmad;
-mod start_args;
 mod used;
 pub mod wire;
 mod worker;
