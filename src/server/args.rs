@@ -125,8 +125,8 @@ pub enum Call {
         command: Command,
         decision: Decision,
     },
-    /// `remember` and `recall` (`lesson_args.rs`).
-    Lessons(super::lesson_args::LessonCall),
+    /// `remember` and `recall` (`lessons.rs`).
+    Lessons(super::lessons::LessonCall),
 }
 
 /// Parses the raw tool arguments into a [`Call`], or an error that names the field.
@@ -307,7 +307,7 @@ fn validate(args: BmadTaskArgs, limits: &Limits) -> Result<Call> {
             let key = session_key(&args)?;
             return Ok(Call::Status { cwd, key });
         }
-        Action::Remember | Action::Recall => return super::lesson_args::validate(args, limits),
+        Action::Remember | Action::Recall => return super::lessons::validate(args, limits),
         Action::Submit => {
             let key = session_key(&args)?;
             for (field, value) in [

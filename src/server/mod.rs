@@ -16,7 +16,7 @@ mod calls;
 mod client_roots;
 mod dialog;
 mod elsewhere;
-mod lesson_args;
+mod lessons;
 pub mod limits;
 mod origin;
 mod progress;
