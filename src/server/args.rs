@@ -11,6 +11,7 @@ use super::limits::check_size;
 pub use super::limits::Limits;
 pub use super::used::FIELD_NAMES;
 use crate::error::{Error, ErrorCode, Result};
+use crate::lessons::Category;
 use crate::store::{is_valid_task_name, SessionKey};
 use crate::workflow::engine::{self, Engine};
 use crate::workflow::{Action, Command, Decision, Stage, Track};
@@ -126,7 +127,33 @@ pub enum Call {
         decision: Decision,
     },
     /// `remember` and `recall` (`lessons.rs`).
-    Lessons(super::lessons::LessonCall),
+    Lessons(LessonCall),
+}
+
+/// `remember` or `recall`, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LessonCall {
+    Remember {
+        cwd: Option<String>,
+        key: Option<SessionKey>,
+        role: Option<Stage>,
+        category: Category,
+        lesson: String,
+    },
+    Recall {
+        cwd: Option<String>,
+        key: Option<SessionKey>,
+        role: Option<Stage>,
+        query: Option<String>,
+    },
+}
+
+impl LessonCall {
+    pub fn cwd_mut(&mut self) -> &mut Option<String> {
+        match self {
+            LessonCall::Remember { cwd, .. } | LessonCall::Recall { cwd, .. } => cwd,
+        }
+    }
 }
 
 /// Parses the raw tool arguments into a [`Call`], or an error that names the field.
@@ -307,7 +334,7 @@ fn validate(args: BmadTaskArgs, limits: &Limits) -> Result<Call> {
             let key = session_key(&args)?;
             return Ok(Call::Status { cwd, key });
         }
-        Action::Remember | Action::Recall => return super::lessons::validate(args, limits),
+        Action::Remember | Action::Recall => return lessons(args, limits),
         Action::Submit => {
             let key = session_key(&args)?;
             for (field, value) in [
@@ -462,6 +489,66 @@ fn promote(key: &SessionKey) -> Error {
             "`promote` is the human's decision: they run `bmad-mcp promote {task}` in a terminal in the project; ask them whether the task outgrew the quick track"
         ),
     )
+}
+
+/// A checked `remember` or `recall`.
+fn lessons(args: BmadTaskArgs, limits: &Limits) -> Result<Call> {
+    let key = match (&args.session_id, &args.task_name) {
+        (None, None) => None,
+        _ => Some(session_key(&args)?),
+    };
+    let missing = |what: &str| Error::argument(ErrorCode::MissingField, what.to_string());
+    let call = if args.action == Action::Remember {
+        let lesson = args.lesson.as_deref().map(str::trim).unwrap_or("");
+        if lesson.is_empty() {
+            return Err(missing(
+                "field `lesson` is required for `remember`: the lesson, in a few sentences",
+            ));
+        }
+        check_size("lesson", lesson, limits.text_bytes)?;
+        let given = args.category.as_deref().unwrap_or("");
+        let category = Category::parse(given).ok_or_else(|| {
+            Error::argument(
+                if given.is_empty() {
+                    ErrorCode::MissingField
+                } else {
+                    ErrorCode::InvalidArgument
+                },
+                format!(
+                    "field `category`: `{}` is none of {} (required for `remember`)",
+                    clip(given),
+                    Category::ALL.map(|c| c.name()).join(", ")
+                ),
+            )
+        })?;
+        if args.stage.is_none() && key.is_none() {
+            return Err(missing("field `stage` (the role the lesson is for) is required for `remember` without a session"));
+        }
+        LessonCall::Remember {
+            cwd: args.cwd,
+            key,
+            role: args.stage,
+            category,
+            lesson: lesson.to_string(),
+        }
+    } else {
+        if let Some(q) = &args.query {
+            check_size("query", q, limits.text_bytes)?;
+        }
+        let query = args.query.filter(|q| !q.trim().is_empty());
+        if query.is_none() && key.is_none() {
+            return Err(missing(
+                "field `query` (or a session, whose objective is the query) is required for `recall`",
+            ));
+        }
+        LessonCall::Recall {
+            cwd: args.cwd,
+            key,
+            role: args.stage,
+            query,
+        }
+    };
+    Ok(Call::Lessons(call))
 }
 
 #[cfg(test)]
