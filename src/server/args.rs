@@ -335,63 +335,16 @@ fn validate(args: BmadTaskArgs, limits: &Limits) -> Result<Call> {
             return Ok(Call::Status { cwd, key });
         }
         Action::Remember | Action::Recall => return lessons(args, limits),
-        Action::Submit => {
-            let key = session_key(&args)?;
-            for (field, value) in [
-                ("claude_result", &args.claude_result),
-                ("codex_result", &args.codex_result),
-            ] {
-                if let Some(v) = value {
-                    check_size(field, v, limits.result_bytes)?;
-                }
-            }
-            // By value: the results may be megabytes.
-            let command = Command::Submit {
-                stage: args.stage,
-                claude_result: args.claude_result,
-                codex_result: args.codex_result,
-            };
-            (key, command)
-        }
+        Action::Submit => (session_key(&args)?, submit(args, limits)?),
         Action::Answer => {
             let key = session_key(&args)?;
             // Absent: a client with a dialog asks the human each open question; without
             // one, the workflow refuses an answer with nothing in it.
-            let answers = args.answers.unwrap_or_default();
-            for (id, a) in &answers {
-                check_size(&format!("answers.{}", clip(id)), a, limits.text_bytes)?;
-            }
+            let answers = answers(args.answers, limits)?;
             (key, Command::Answer { answers })
         }
         Action::Confirm | Action::ConfirmSave | Action::Approve | Action::Reject => {
-            let key = session_key(&args)?;
-            let accepted = match action {
-                Action::Confirm | Action::ConfirmSave => args.confirmed,
-                Action::Approve => args.approved,
-                _ => Some(false),
-            };
-            let answers = args.answers.unwrap_or_default();
-            for (id, a) in &answers {
-                check_size(&format!("answers.{}", clip(id)), a, limits.text_bytes)?;
-            }
-            // `answers` with a rejection or an `approve` is refused by `used`.
-            let accepts = accepted != Some(false) && action != Action::Reject;
-            let command = match (accepts, action) {
-                (false, _) => Command::Reject {
-                    action,
-                    feedback: args.feedback,
-                },
-                (true, Action::Approve) => Command::Approve {
-                    scope: args.scope,
-                    note: args.feedback,
-                },
-                (true, _) => Command::Confirm {
-                    action,
-                    note: args.feedback,
-                    answers,
-                },
-            };
-            (key, command)
+            (session_key(&args)?, decision(action, args, limits)?)
         }
     };
     let decision = Decision::by_host(seen_digest(digest.as_deref())?);
@@ -400,6 +353,63 @@ fn validate(args: BmadTaskArgs, limits: &Limits) -> Result<Call> {
         key,
         command,
         decision,
+    })
+}
+
+/// A checked `submit`, its results moved (they may be megabytes).
+fn submit(args: BmadTaskArgs, limits: &Limits) -> Result<Command> {
+    for (field, value) in [
+        ("claude_result", &args.claude_result),
+        ("codex_result", &args.codex_result),
+    ] {
+        if let Some(v) = value {
+            check_size(field, v, limits.result_bytes)?;
+        }
+    }
+    Ok(Command::Submit {
+        stage: args.stage,
+        claude_result: args.claude_result,
+        codex_result: args.codex_result,
+    })
+}
+
+/// The `answers` given, each within the size limit; none given is none.
+fn answers(
+    given: Option<BTreeMap<String, String>>,
+    limits: &Limits,
+) -> Result<BTreeMap<String, String>> {
+    let answers = given.unwrap_or_default();
+    for (id, a) in &answers {
+        check_size(&format!("answers.{}", clip(id)), a, limits.text_bytes)?;
+    }
+    Ok(answers)
+}
+
+/// A checked decision on a document: `confirm`, `approve` or `reject` (`confirmed: false`
+/// and `approved: false` reject too).
+fn decision(action: Action, args: BmadTaskArgs, limits: &Limits) -> Result<Command> {
+    let accepted = match action {
+        Action::Confirm | Action::ConfirmSave => args.confirmed,
+        Action::Approve => args.approved,
+        _ => Some(false),
+    };
+    let answers = answers(args.answers, limits)?;
+    // `answers` with a rejection or an `approve` is refused by `used`.
+    let accepts = accepted != Some(false) && action != Action::Reject;
+    Ok(match (accepts, action) {
+        (false, _) => Command::Reject {
+            action,
+            feedback: args.feedback,
+        },
+        (true, Action::Approve) => Command::Approve {
+            scope: args.scope,
+            note: args.feedback,
+        },
+        (true, _) => Command::Confirm {
+            action,
+            note: args.feedback,
+            answers,
+        },
     })
 }
 
