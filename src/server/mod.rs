@@ -27,7 +27,6 @@ pub mod resources;
 pub mod result;
 pub mod schema;
 pub mod slash;
-mod slash_bmad;
 mod used;
 pub mod wire;
 mod worker;
@@ -281,7 +280,7 @@ impl ServerHandler for BmadServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         // The project's BMAD method files after the server's own prompts.
-        let installed = self.read(|store| Ok(slash_bmad::list(store))).await?;
+        let installed = self.read(|store| Ok(slash::list_installed(store))).await?;
         let mut prompts = slash::list();
         prompts.extend(installed);
         Ok(ListPromptsResult::with_all_items(prompts))
