@@ -6,7 +6,6 @@ mod act;
 mod conflict;
 mod drift;
 mod ignore;
-mod key;
 mod list;
 mod mapping;
 mod names;
@@ -35,13 +34,45 @@ use sessions::{load_session, session_ids};
 pub use act::{Acted, Admission, Admitted, Files, Gate, Observed};
 pub use drift::{drift, Drift};
 pub use ignore::{write_gitignore, Ignored, LOCAL_FILES};
-pub use key::SessionKey;
 pub use list::{Damaged, Page, PAGE};
 pub use mapping::{Mapping, MappingEntry};
 pub use names::{candidate as task_name_candidate, is_valid as is_valid_task_name, slug_for};
 pub use salvage::Readable;
 pub use sessions::session_rel;
 pub use start::Started;
+
+/// How a call names its session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionKey {
+    Id(String),
+    TaskName(String),
+    /// Both given: they must name the same session.
+    Both {
+        id: String,
+        task_name: String,
+    },
+}
+
+impl SessionKey {
+    /// A task as a person names it on a command line or in a slash command: a session id
+    /// when it reads as one, else a task name.
+    pub fn from_task(task: &str) -> SessionKey {
+        if uuid::Uuid::parse_str(task).is_ok() {
+            SessionKey::Id(task.to_string())
+        } else {
+            SessionKey::TaskName(task.to_string())
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            SessionKey::Id(id) | SessionKey::Both { id, .. } => {
+                format!("with session_id `{id}`")
+            }
+            SessionKey::TaskName(t) => format!("with task_name `{t}`"),
+        }
+    }
+}
 
 /// Where a session is: its project, and its id (its file is `session_rel(id)`).
 #[derive(Debug, Clone)]
