@@ -6,13 +6,11 @@
 //! Submissions are handled in `submit`, the human's decisions in `decide`.
 
 mod decide;
-mod engines;
 mod pending;
 mod promote;
 mod stories;
 mod submit;
 mod trace;
-mod unchanged;
 mod words;
 
 pub use pending::{pending, Asked, Pending, Shown};

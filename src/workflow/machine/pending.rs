@@ -140,7 +140,7 @@ pub fn pending(
     let mut notices = step.facts.notices;
     if let Some(n) = document
         .as_ref()
-        .and_then(|d| super::unchanged::since_rejection(session, stage, &d.sha256))
+        .and_then(|d| super::submit::since_rejection(session, stage, &d.sha256))
     {
         notices.push(n);
     }

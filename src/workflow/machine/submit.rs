@@ -1,12 +1,15 @@
 //! `submit`: reading and scoring the candidates, choosing one, and moving the stage on
-//! as [`rules::after_scored`] and [`rules::after_plain`] say (docs/spec.md §4–§5).
+//! as [`rules::after_scored`] and [`rules::after_plain`] say (docs/spec.md §4–§5); and what
+//! the reply points out of a submission: results of engines the stage does not ask for,
+//! JSON keys nothing reads, a document sent again as the human rejected it.
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::super::action::Action;
 use super::super::quality;
 use super::super::rules::{self, AfterPlain, AfterScored, ScoredRound};
 use super::super::sections;
-use super::super::session::{Question, ScoreSource, Sprint, State};
+use super::super::session::{Question, ScoreSource, Session, Sprint, State};
 use super::super::stage::{Engine, Marker, Stage};
 use super::super::submission::{self, Submission, SubmissionError};
 use super::{words, Step, WorkflowError};
@@ -57,9 +60,9 @@ fn check_lists(field: &'static str, s: &Submission) -> Result<(), WorkflowError>
 }
 
 /// One engine's parsed submission with its score.
-pub(super) struct Candidate {
-    pub(super) engine: Engine,
-    pub(super) submission: Submission,
+struct Candidate {
+    engine: Engine,
+    submission: Submission,
     score: u32,
     source: ScoreSource,
 }
@@ -382,8 +385,73 @@ impl Step<'_> {
     /// Says so when `document` is the one the human last sent back at `stage`.
     fn notice_unchanged(&mut self, stage: Stage, document: &str) {
         let sha = super::sha256_hex(document);
-        if let Some(n) = super::unchanged::since_rejection(&self.session, stage, &sha) {
+        if let Some(n) = since_rejection(&self.session, stage, &sha) {
             self.facts.notices.push(n);
+        }
+    }
+
+    /// Says which keys of a result's JSON nothing reads: they are not kept.
+    fn notice_unread(&mut self, c: &Candidate) {
+        if c.submission.unread.is_empty() {
+            return;
+        }
+        let keys: Vec<String> = c
+            .submission
+            .unread
+            .iter()
+            .map(|k| format!("`{k}`"))
+            .collect();
+        self.facts.notices.push(format!(
+            "`{}` held JSON fields the server does not read, so they were not kept: {}. Put what they say in the document itself.",
+            c.engine.result_field(),
+            keys.join(", ")
+        ));
+    }
+
+    /// Points out a submission whose engines are not the ones this stage asks for: a
+    /// result of an engine the session does not run, a stage of two engines with one
+    /// result, a stage of one engine done by the other.
+    fn notice_engines(&mut self, stage: Stage, given: &[Engine]) {
+        let asked = self.session.engines_for(stage);
+        let runs = self.session.engines.clone();
+        let list = |engines: &[Engine]| {
+            engines
+                .iter()
+                .map(|e| e.id())
+                .collect::<Vec<_>>()
+                .join(" and ")
+        };
+        let notices = &mut self.facts.notices;
+        for engine in given.iter().filter(|e| !runs.contains(e)) {
+            notices.push(format!(
+                "`{}` was used, though this session runs {} alone: send it only for the independent result of {}.",
+                engine.result_field(),
+                list(&runs),
+                engine.what()
+            ));
+        }
+        let from = |e: &Engine| given.contains(e);
+        if asked.len() > 1 {
+            if let [only] = given {
+                let missing: Vec<Engine> = asked.iter().copied().filter(|e| !from(e)).collect();
+                let fields: Vec<&str> = missing.iter().map(|e| e.result_field()).collect();
+                notices.push(format!(
+                    "Only `{}` was given: this session runs {} at stage `{stage}`, and no `{}` was scored. If no second model is at hand, start sessions with `engines: [\"{}\"]`; never write its result yourself.",
+                    only.result_field(),
+                    list(&asked),
+                    fields.join("`, `"),
+                    Engine::HOST
+                ));
+            }
+        } else if let ([own], [other]) = (asked.as_slice(), given) {
+            if other != own && runs.contains(other) {
+                notices.push(format!(
+                    "`{}` was taken in place of `{}`: this session gives stage `{stage}` to {}.",
+                    other.result_field(),
+                    own.result_field(),
+                    own.id()
+                ));
+            }
         }
     }
 }
@@ -393,4 +461,25 @@ fn norm(q: &str) -> String {
         .collect::<Vec<_>>()
         .join(" ")
         .to_lowercase()
+}
+
+/// The notice for `sha256`, the digest of `stage`'s document, when it is the digest of the
+/// document the human last rejected at that stage (docs/spec.md §3.7): the feedback was
+/// not acted on, and the human is told so, in the reply's notices and beside the decision;
+/// `None` otherwise.
+pub(super) fn since_rejection(session: &Session, stage: Stage, sha256: &str) -> Option<String> {
+    let rejected = session
+        .history
+        .iter()
+        .rev()
+        .find(|h| h.action == Action::Reject && h.stage == stage)?
+        .digest
+        .as_deref()?;
+    (rejected == sha256).then(|| {
+        format!(
+            "Unchanged: the {}'s document is the same one that was sent back (SHA-256 {}…); the feedback given then was not acted on.",
+            stage.role(),
+            &sha256[..12.min(sha256.len())]
+        )
+    })
 }

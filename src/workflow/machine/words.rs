@@ -10,7 +10,6 @@ use super::super::decision::DecidedBy;
 use super::super::session::{ContentRef, StageRecord};
 use super::super::stage::{Gate, Marker, Stage};
 use super::super::submission;
-use super::submit::Candidate;
 use super::{Step, WorkflowError};
 use crate::code::clip;
 
@@ -206,25 +205,5 @@ impl Step<'_> {
                 to.role()
             ));
         }
-    }
-}
-
-impl Step<'_> {
-    /// Says which keys of a result's JSON nothing reads: they are not kept.
-    pub(super) fn notice_unread(&mut self, c: &Candidate) {
-        if c.submission.unread.is_empty() {
-            return;
-        }
-        let keys: Vec<String> = c
-            .submission
-            .unread
-            .iter()
-            .map(|k| format!("`{k}`"))
-            .collect();
-        self.facts.notices.push(format!(
-            "`{}` held JSON fields the server does not read, so they were not kept: {}. Put what they say in the document itself.",
-            c.engine.result_field(),
-            keys.join(", ")
-        ));
     }
 }
