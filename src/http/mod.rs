@@ -22,6 +22,7 @@ pub mod hosts;
 pub mod options;
 mod wire;
 
+use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -141,8 +142,35 @@ async fn serve(plan: Plan, beside: Option<Beside>) -> std::io::Result<()> {
             guard::track,
         ))
         .layer(axum::middleware::from_fn(wire::answer_bounded));
-    // The layer added last runs first: the token, then `Host` and `Origin`, and only then
-    // is a body read, so nothing is spent on a request that will be refused.
+    app = guarded(app, &plan, bound);
+    eprintln!(
+        "bmad-mcp {}: serving MCP over streamable HTTP at http://{bound}{ENDPOINT} (roots: {}; {})",
+        env!("CARGO_PKG_VERSION"),
+        plan.roots.describe(),
+        if plan.token.is_some() {
+            "bearer token required"
+        } else {
+            "no token"
+        }
+    );
+    let mut kept = None;
+    if let Some(make) = beside {
+        let (routes, guard) = make(bound, &plan.roots, sessions_end.clone());
+        // Its routes first; every other path is the MCP app's, with all of its checks.
+        app = routes.fallback_service(app);
+        kept = Some(guard);
+    }
+    let shutdown = shutdown(stopping, in_flight, sessions_end);
+    accept::serve(listener, app, plan.connections, shutdown).await;
+    drop(kept);
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// `app` behind `/mcp`'s checks. The layer added last runs first: the token, then `Host`
+/// and `Origin`, and only then is a body read, so nothing is spent on a request that will
+/// be refused.
+fn guarded(mut app: Router, plan: &Plan, bound: SocketAddr) -> Router {
     let max_bytes = crate::stdio::max_line_bytes_from_env();
     app = app
         .layer(axum::middleware::from_fn_with_state(
@@ -162,48 +190,32 @@ async fn serve(plan: Plan, beside: Option<Beside>) -> std::io::Result<()> {
             guard::require_token,
         ));
     }
-    eprintln!(
-        "bmad-mcp {}: serving MCP over streamable HTTP at http://{bound}{ENDPOINT} (roots: {}; {})",
-        env!("CARGO_PKG_VERSION"),
-        plan.roots.describe(),
-        if plan.token.is_some() {
-            "bearer token required"
-        } else {
-            "no token"
-        }
+    app
+}
+
+/// What stopping the server does, once SIGTERM or SIGINT came: the calls waiting on the
+/// human's dialog answer, the requests being answered finish (for at most
+/// [`SHUTDOWN_GRACE`]), then the sessions' event streams close.
+async fn shutdown(stopping: BmadServer, in_flight: TaskTracker, sessions_end: CancellationToken) {
+    stop_signal().await;
+    tracing::info!(
+        in_flight = in_flight.len(),
+        "stopping: finishing the requests being answered"
     );
-    let mut kept = None;
-    if let Some(make) = beside {
-        let (routes, guard) = make(bound, &plan.roots, sessions_end.clone());
-        // Its routes first; every other path is the MCP app's, with all of its checks.
-        app = routes.fallback_service(app);
-        kept = Some(guard);
-    }
-    let shutdown = async move {
-        stop_signal().await;
-        tracing::info!(
-            in_flight = in_flight.len(),
-            "stopping: finishing the requests being answered"
-        );
-        // A call waiting on the human's dialog answers now: still pending.
-        stopping.stop();
-        in_flight.close();
-        // Open event streams never end by themselves: they are closed once the answers
-        // are out, so that the server's own wait for its connections can finish.
-        tokio::spawn(async move {
-            if tokio::time::timeout(SHUTDOWN_GRACE, in_flight.wait())
-                .await
-                .is_err()
-            {
-                tracing::warn!("requests still open after {SHUTDOWN_GRACE:?}; closing them");
-            }
-            sessions_end.cancel();
-        });
-    };
-    accept::serve(listener, app, plan.connections, shutdown).await;
-    drop(kept);
-    tracing::info!("stopped");
-    Ok(())
+    // A call waiting on the human's dialog answers now: still pending.
+    stopping.stop();
+    in_flight.close();
+    // Open event streams never end by themselves: they are closed once the answers
+    // are out, so that the server's own wait for its connections can finish.
+    tokio::spawn(async move {
+        if tokio::time::timeout(SHUTDOWN_GRACE, in_flight.wait())
+            .await
+            .is_err()
+        {
+            tracing::warn!("requests still open after {SHUTDOWN_GRACE:?}; closing them");
+        }
+        sessions_end.cancel();
+    });
 }
 
 /// SIGTERM or SIGINT (Ctrl-C); the dashboard waits for it too.
