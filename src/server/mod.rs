@@ -112,6 +112,34 @@ pub fn reply_schema() -> serde_json::Value {
     schema::output::<Reply>()
 }
 
+/// Whether a call may change the resource list: a session may come, or a stage document
+/// appear.
+fn changes_lists(call: &Call) -> bool {
+    match call {
+        Call::Start { .. } => true,
+        Call::Act { command, .. } => command.action() == crate::workflow::Action::Submit,
+        Call::List { .. } | Call::Status { .. } | Call::Lessons(_) => false,
+    }
+}
+
+/// A reply as this client's human is reached: through the dialog when the client can ask
+/// them (`can_ask`), else by the host; `assistants` names the assistant whose shell the
+/// connection runs under, which kept the dialog shut.
+fn for_this_client(reply: &mut Reply, can_ask: bool, assistants: Option<String>) {
+    if let Some(why) = assistants {
+        reply.notices.get_or_insert_with(Vec::new).push(format!(
+            "The client's dialog was not opened: this connection runs under an assistant's shell ({why}), so an answer there would not be the human's. The decision is the host's."
+        ));
+    }
+    if reply.error.is_none() && can_ask {
+        if let Some(step) = reply.state.and_then(reply::dialog_next_step) {
+            reply.next_step = Some(step.to_string());
+        }
+    }
+    reply::human_channel(reply, can_ask);
+    reply::name_notices(reply);
+}
+
 impl BmadServer {
     pub fn new(default_root: DefaultRoot, limits: Limits) -> BmadServer {
         BmadServer::with_output_closed(default_root, limits, Arc::default())
@@ -238,12 +266,7 @@ impl ServerHandler for BmadServer {
                 decision.provenance = Some(Box::new(origin));
             }
         }
-        // A session may come, or a stage document appear: the resource list may change.
-        let lists_change = match &call {
-            Call::Start { .. } => true,
-            Call::Act { command, .. } => command.action() == crate::workflow::Action::Submit,
-            Call::List { .. } | Call::Status { .. } | Call::Lessons(_) => false,
-        };
+        let lists_change = changes_lists(&call);
         let server = self.clone();
         let (watched, _watchers) = progress::watch(&context);
         let mut reply = self
@@ -256,18 +279,7 @@ impl ServerHandler for BmadServer {
                 reply::for_error(&Error::Internal, None)
             });
         let can_ask = dialog::can_ask(&context) && assistants.is_none();
-        if let Some(why) = assistants {
-            reply.notices.get_or_insert_with(Vec::new).push(format!(
-                "The client's dialog was not opened: this connection runs under an assistant's shell ({why}), so an answer there would not be the human's. The decision is the host's."
-            ));
-        }
-        if reply.error.is_none() && can_ask {
-            if let Some(step) = reply.state.and_then(reply::dialog_next_step) {
-                reply.next_step = Some(step.to_string());
-            }
-        }
-        reply::human_channel(&mut reply, can_ask);
-        reply::name_notices(&mut reply);
+        for_this_client(&mut reply, can_ask, assistants);
         if lists_change && reply.error.is_none() {
             self.resources_changed(&context);
         }
