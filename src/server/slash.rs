@@ -213,6 +213,42 @@ pub fn briefing(s: &Session) -> String {
         s.current_stage.description(),
         s.updated_at
     );
+    b.push_str(&documents(s));
+    b.push_str(&decisions(s));
+    let open = rec.open_questions();
+    if !open.is_empty() {
+        b.push_str(&format!("Open questions for the human ({}):\n", open.len()));
+        for q in open.iter().take(MAX_QUESTIONS) {
+            b.push_str(&format!("- {}: {}\n", q.id, clip(&q.question, 160)));
+        }
+    }
+    if let Some(scope) = &s.record(Stage::approval()).scope {
+        b.push_str(&format!("Approved scope: {}.\n", clip(scope, 120)));
+    }
+    let status = format!(
+        "`{TOOL_NAME}` with `action: \"status\"` and `session_id: \"{}\"`",
+        s.session_id
+    );
+    let r = reply::for_status(s, None);
+    if matches!(s.current_state, State::Generating | State::Refining) {
+        b.push_str(&format!(
+            "Next: the role prompt is not in this briefing: call {status}; its `role_prompt` says what to write. Then: {}",
+            r.next_step.unwrap_or_default()
+        ));
+    } else {
+        b.push_str(&format!(
+            "Next: {}\nFor the full state, call {status}.",
+            r.next_step.unwrap_or_default()
+        ));
+    }
+    cut(b, MAX_BRIEFING)
+}
+
+/// The briefing's documents: each stage's by path, size and score, and the current
+/// draft.
+fn documents(s: &Session) -> String {
+    let rec = s.current();
+    let mut b = String::new();
     let done: Vec<String> = Stage::ALL
         .into_iter()
         .filter_map(|st| {
@@ -243,6 +279,13 @@ pub fn briefing(s: &Session) -> String {
             d.file_path, d.size
         ));
     }
+    b
+}
+
+/// The briefing's decisions (the newest [`MAX_DECISIONS`]): who took each, how, on
+/// which document.
+fn decisions(s: &Session) -> String {
+    let mut b = String::new();
     let decisions: Vec<String> = s
         .history
         .iter()
@@ -273,33 +316,7 @@ pub fn briefing(s: &Session) -> String {
         b.push_str(&decisions[skip..].join("\n"));
         b.push('\n');
     }
-    let open = rec.open_questions();
-    if !open.is_empty() {
-        b.push_str(&format!("Open questions for the human ({}):\n", open.len()));
-        for q in open.iter().take(MAX_QUESTIONS) {
-            b.push_str(&format!("- {}: {}\n", q.id, clip(&q.question, 160)));
-        }
-    }
-    if let Some(scope) = &s.record(Stage::approval()).scope {
-        b.push_str(&format!("Approved scope: {}.\n", clip(scope, 120)));
-    }
-    let status = format!(
-        "`{TOOL_NAME}` with `action: \"status\"` and `session_id: \"{}\"`",
-        s.session_id
-    );
-    let r = reply::for_status(s, None);
-    if matches!(s.current_state, State::Generating | State::Refining) {
-        b.push_str(&format!(
-            "Next: the role prompt is not in this briefing: call {status}; its `role_prompt` says what to write. Then: {}",
-            r.next_step.unwrap_or_default()
-        ));
-    } else {
-        b.push_str(&format!(
-            "Next: {}\nFor the full state, call {status}.",
-            r.next_step.unwrap_or_default()
-        ));
-    }
-    cut(b, MAX_BRIEFING)
+    b
 }
 
 /// `text` cut to at most `max` bytes on a character boundary, marked when cut.
