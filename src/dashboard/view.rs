@@ -210,13 +210,13 @@ fn stage_view(project: &Project, s: &Session, stage: Stage) -> Value {
     let rec = s.record(stage);
     let doc = rec.draft_ref.as_ref().or(rec.final_result_ref.as_ref());
     let document = doc.and_then(|r| {
-        let body = text(&project, &r.file_path)?;
+        let body = text(project, &r.file_path)?;
         Some(json!({
             "path": r.file_path,
             "sha256": sha256_hex(&body),
             "html": render::markdown(&body),
             "text": body,
-            "rounds": rounds(&project, &s, stage, &body),
+            "rounds": rounds(project, s, stage, &body),
         }))
     });
     let checks: Vec<Value> = rec
@@ -230,7 +230,7 @@ fn stage_view(project: &Project, s: &Session, stage: Stage) -> Value {
                 "outcome": c.outcome.id(),
                 "exit_code": c.exit_code,
                 "duration_ms": c.duration_ms,
-                "output": c.output.as_ref().and_then(|o| text(&project, &o.file_path)),
+                "output": c.output.as_ref().and_then(|o| text(project, &o.file_path)),
             })
         })
         .collect();
