@@ -14,6 +14,7 @@ pub mod quality;
 mod records;
 pub mod rules;
 pub mod scope;
+mod score;
 pub mod sections;
 pub mod session;
 pub mod stage;
@@ -38,5 +39,6 @@ pub use track::Track;
 /// this on a background thread after its first tool call, while the model is writing.
 pub fn build_matchers() {
     submission::build_matchers();
+    score::build_matchers();
     quality::build_matchers();
 }
