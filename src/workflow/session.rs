@@ -18,51 +18,13 @@ use super::track::Track;
 
 pub use super::basis::Basis;
 pub use super::records::StageRecords;
+pub use super::stage::State;
 
 /// Bumped whenever the stored layout changes incompatibly.
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// Characters of a document kept inline as its summary.
 pub const SUMMARY_CHARS: usize = 300;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum State {
-    Generating,
-    Clarifying,
-    Refining,
-    AwaitingConfirmation,
-    AwaitingApproval,
-    Completed,
-}
-
-impl State {
-    pub const ALL: [State; 6] = [
-        State::Generating,
-        State::Clarifying,
-        State::Refining,
-        State::AwaitingConfirmation,
-        State::AwaitingApproval,
-        State::Completed,
-    ];
-
-    pub fn id(self) -> &'static str {
-        match self {
-            State::Generating => "generating",
-            State::Clarifying => "clarifying",
-            State::Refining => "refining",
-            State::AwaitingConfirmation => "awaiting_confirmation",
-            State::AwaitingApproval => "awaiting_approval",
-            State::Completed => "completed",
-        }
-    }
-}
-
-impl std::fmt::Display for State {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.id())
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
 #[serde(rename_all = "snake_case")]
@@ -362,6 +324,20 @@ impl Session {
             notices_given: Vec::new(),
             created_at: at.clone(),
             updated_at: at,
+        }
+    }
+
+    /// Puts a session that has not moved yet on `track`, at its first stage.
+    pub fn begin_track(&mut self, track: Track) {
+        let first = track.first();
+        for rec in self.stages.iter_mut() {
+            rec.status = StageStatus::Pending;
+        }
+        self.stages.get_mut(first).status = StageStatus::InProgress;
+        self.track = track;
+        self.current_stage = first;
+        if let [entry] = self.history.as_mut_slice() {
+            entry.stage = first;
         }
     }
 

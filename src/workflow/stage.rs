@@ -1,5 +1,5 @@
-//! The stages and the two engines: order, roles, artifact files, engines and gates.
-//! Every per-stage fact lives in one table here so the rest of the code never matches on
+//! The stages and the two engines: order, roles, artifact files, engines and gates, and
+//! the states a stage goes through ([`State`]). Every per-stage fact lives in one table here so the rest of the code never matches on
 //! stage names by hand; which of them a session runs, and in which order, is its track's
 //! ([`super::track`]).
 
@@ -8,8 +8,6 @@ use serde::{Deserialize, Serialize};
 
 pub use super::engine::Engine;
 use super::sections::{self, Check, Section};
-use super::session::State;
-use super::track::Track;
 
 /// A workflow stage. The derived `Ord` is an order in which every track's stages
 /// increase (the first stages of the short tracks come before the full track's).
@@ -331,33 +329,6 @@ impl Stage {
         self > Stage::approval()
     }
 
-    /// The first stage to build the approved scope (development).
-    pub fn builds_scope(self) -> bool {
-        Track::Full.next(Stage::approval()) == Some(self)
-    }
-
-    /// The states a session can be in at this stage, as its gate allows.
-    pub fn states(self) -> Vec<State> {
-        let mut v = vec![State::Generating];
-        match self.gate() {
-            Gate::Score(_) => v.extend([
-                State::Clarifying,
-                State::Refining,
-                State::AwaitingConfirmation,
-            ]),
-            Gate::Approval => v.extend([State::Refining, State::AwaitingApproval]),
-            Gate::Verdict { .. } => v.push(State::AwaitingConfirmation),
-            // A failing check stops at the human too.
-            Gate::None if self.runs_checks() => v.push(State::AwaitingConfirmation),
-            Gate::None => {}
-        }
-        // The last stage of a track completes the session.
-        if Track::ALL.into_iter().any(|t| t.is_last(self)) {
-            v.push(State::Completed);
-        }
-        v
-    }
-
     /// The engines that write this stage's document in a session that runs `session`
     /// (its engines, fixed at `start`); never one the session does not run, unless the
     /// stage table gives the stage to it alone (then every session must run it, see
@@ -393,8 +364,48 @@ impl std::fmt::Display for Stage {
     }
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    Generating,
+    Clarifying,
+    Refining,
+    AwaitingConfirmation,
+    AwaitingApproval,
+    Completed,
+}
+
+impl State {
+    pub const ALL: [State; 6] = [
+        State::Generating,
+        State::Clarifying,
+        State::Refining,
+        State::AwaitingConfirmation,
+        State::AwaitingApproval,
+        State::Completed,
+    ];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            State::Generating => "generating",
+            State::Clarifying => "clarifying",
+            State::Refining => "refining",
+            State::AwaitingConfirmation => "awaiting_confirmation",
+            State::AwaitingApproval => "awaiting_approval",
+            State::Completed => "completed",
+        }
+    }
+}
+
+impl std::fmt::Display for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::super::track::Track;
     use super::*;
 
     #[test]
@@ -470,29 +481,6 @@ mod tests {
             .filter(|s| s.builds_scope())
             .collect();
         assert_eq!(builders, [Stage::Dev]);
-    }
-
-    #[test]
-    fn each_stage_has_the_states_its_gate_allows() {
-        use State::*;
-        assert_eq!(
-            Stage::Po.states(),
-            [Generating, Clarifying, Refining, AwaitingConfirmation]
-        );
-        assert_eq!(Stage::Sm.states(), [Generating, Refining, AwaitingApproval]);
-        assert_eq!(Stage::Dev.states(), [Generating, AwaitingConfirmation]);
-        // Review is the last stage of the quick and fix tracks.
-        assert_eq!(
-            Stage::Review.states(),
-            [Generating, AwaitingConfirmation, Completed]
-        );
-        for s in [Stage::Spec, Stage::Bug] {
-            assert_eq!(s.states(), Stage::Po.states(), "{s}");
-        }
-        assert_eq!(
-            Stage::Qa.states(),
-            [Generating, AwaitingConfirmation, Completed]
-        );
     }
 
     #[test]
