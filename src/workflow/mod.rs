@@ -4,6 +4,7 @@
 
 pub mod action;
 mod basis;
+mod content;
 pub mod decision;
 pub mod engine;
 pub mod error;

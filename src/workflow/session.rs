@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -17,14 +17,12 @@ use super::story::{StoryLink, StoryState};
 use super::track::Track;
 
 pub use super::basis::Basis;
+pub use super::content::{summarize, timestamp, ContentRef, SUMMARY_CHARS};
 pub use super::records::StageRecords;
 pub use super::stage::State;
 
 /// Bumped whenever the stored layout changes incompatibly.
 pub const SCHEMA_VERSION: u32 = 1;
-
-/// Characters of a document kept inline as its summary.
-pub const SUMMARY_CHARS: usize = 300;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
 #[serde(rename_all = "snake_case")]
@@ -44,46 +42,8 @@ pub enum ScoreSource {
     Estimated,
 }
 
-/// A pointer to a text kept in a file, with enough inline to recognise it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct ContentRef {
-    /// The first 300 characters, ending in `…` when cut. (Left out of `status` replies,
-    /// which point at the files instead; always stored.)
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub summary: String,
-    /// Path relative to the project directory.
-    pub file_path: String,
-    /// Size in bytes.
-    pub size: u64,
-    pub last_updated: String,
-}
-
-impl ContentRef {
-    pub fn new(file_path: String, text: &str, now: DateTime<Utc>) -> ContentRef {
-        ContentRef {
-            summary: summarize(text),
-            file_path,
-            size: text.len() as u64,
-            last_updated: timestamp(now),
-        }
-    }
-}
-
-/// The first [`SUMMARY_CHARS`] characters of `text`, cut on a character boundary.
-pub fn summarize(text: &str) -> String {
-    let text = text.trim();
-    match text.char_indices().nth(SUMMARY_CHARS) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_string(),
-    }
-}
-
 fn is_zero(n: &u32) -> bool {
     *n == 0
-}
-
-pub fn timestamp(t: DateTime<Utc>) -> String {
-    t.to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -376,15 +336,6 @@ impl Session {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn summaries_cut_on_a_character_boundary_and_mark_the_cut() {
-        let long = "界".repeat(400);
-        let s = summarize(&long);
-        assert_eq!(s.chars().count(), SUMMARY_CHARS + 1);
-        assert!(s.ends_with('…'));
-        assert_eq!(summarize("  short  "), "short");
-    }
 
     #[test]
     fn a_new_session_starts_at_po_generating_with_all_stages() {
