@@ -22,6 +22,7 @@ pub mod stage;
 pub mod story;
 pub mod submission;
 pub mod trace;
+mod traced;
 pub mod track;
 
 pub use action::Action;
