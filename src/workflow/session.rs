@@ -13,7 +13,6 @@ use super::action::Action;
 use super::decision::{DecidedBy, Provenance, Via};
 use super::person::Person;
 use super::stage::{Engine, Stage};
-use super::story::{StoryLink, StoryState};
 use super::track::Track;
 
 pub use super::basis::Basis;
@@ -58,6 +57,62 @@ pub struct HistoryEntry {
     /// carried: their ids, the files `.bmad/lessons/<id>.md` (docs/lessons.md).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lessons: Vec<String>,
+}
+
+/// A story's link to its parent task, and who runs it where .
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct StoryLink {
+    pub parent_session_id: String,
+    pub parent_task: String,
+    /// The sprint of the parent's approved plan this story builds.
+    pub sprint: u32,
+    pub sprint_title: String,
+    /// Who runs it (`BMAD_OWNER`, else git's `user.name` and `user.email`).
+    pub owner: String,
+    /// The git branch checked out where it runs (none outside git).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// The directory (git worktree) it runs in.
+    pub worktree: String,
+}
+
+/// One story as its shared entry records it: who holds the sprint, where, and how far
+/// the story got. The parent's `stories` are these entries as last read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct StoryState {
+    pub sprint: u32,
+    pub session_id: String,
+    pub task_name: String,
+    pub owner: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    pub worktree: String,
+    pub stage: Stage,
+    pub state: State,
+    pub updated_at: String,
+}
+
+impl StoryState {
+    pub fn completed(&self) -> bool {
+        self.state == State::Completed
+    }
+
+    /// Who holds the sprint, for a refusal or a listing: "alice on branch `s1` in /wt
+    /// (story `t-sprint-1`, at dev/generating)".
+    pub fn holder(&self) -> String {
+        format!(
+            "{}{} in {} (story `{}`, at {}/{})",
+            self.owner,
+            self.branch
+                .as_deref()
+                .map(|b| format!(" on branch `{b}`"))
+                .unwrap_or_default(),
+            self.worktree,
+            self.task_name,
+            self.stage,
+            self.state
+        )
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
