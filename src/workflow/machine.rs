@@ -26,7 +26,7 @@ use super::error::WorkflowError;
 use super::evidence::Evidence;
 use super::rules;
 use super::session::{timestamp, Artifact, ContentRef, HistoryEntry, Session, StageStatus, State};
-use super::stage::{Gate, Stage};
+use super::stage::{QualityGate, Stage};
 
 /// A session action, already validated for shape by the adapter.
 #[derive(Debug, Clone, PartialEq)]
@@ -188,10 +188,10 @@ pub fn apply_observed(
                 });
             }
             match stage.gate() {
-                Gate::Score(gate) => {
+                QualityGate::Score(gate) => {
                     step.submit_scored(stage, gate, claude_result, codex_result)?
                 }
-                Gate::Approval | Gate::Verdict { .. } | Gate::None => {
+                QualityGate::Approval | QualityGate::Verdict { .. } | QualityGate::None => {
                     step.submit_plain(stage, claude_result, codex_result)?
                 }
             }

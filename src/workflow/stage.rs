@@ -26,9 +26,10 @@ pub enum Stage {
     Qa,
 }
 
-/// How a stage's submission is judged.
+/// How a stage's submission is judged: the gate its document passes (a score, the human's
+/// approval, the document's own verdict), or none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Gate {
+pub enum QualityGate {
     /// Scored against a threshold, then the human confirms (`po`, `architect`).
     Score(u32),
     /// The human approves the plan and its scope (`sm`).
@@ -81,7 +82,7 @@ struct StageInfo {
     role: &'static str,
     description: &'static str,
     artifact_file: &'static str,
-    gate: Gate,
+    gate: QualityGate,
     engines: Engines,
     markers: &'static [Marker],
     /// The submission fields that carry this stage's document, in order of preference.
@@ -104,7 +105,7 @@ const TABLE: [StageInfo; 8] = [
         role: "Tech Lead",
         description: "A small change: the short technical spec",
         artifact_file: "01-technical-spec.md",
-        gate: Gate::Score(PASSING_SCORE),
+        gate: QualityGate::Score(PASSING_SCORE),
         engines: Engines::Only(Engine::Claude),
         markers: &[Marker::QualityScore],
         document_fields: &["technical_spec", "spec_updated"],
@@ -118,7 +119,7 @@ const TABLE: [StageInfo; 8] = [
         role: "Bug Triager",
         description: "A bug: the report with reproduction steps and expected behaviour",
         artifact_file: "01-bug-report.md",
-        gate: Gate::Score(PASSING_SCORE),
+        gate: QualityGate::Score(PASSING_SCORE),
         engines: Engines::Only(Engine::Claude),
         markers: &[Marker::QualityScore],
         document_fields: &["bug_report", "bug_report_updated"],
@@ -132,7 +133,7 @@ const TABLE: [StageInfo; 8] = [
         role: "Product Owner",
         description: "Requirements analysis: the product requirements document (PRD)",
         artifact_file: "01-product-requirements.md",
-        gate: Gate::Score(PASSING_SCORE),
+        gate: QualityGate::Score(PASSING_SCORE),
         engines: Engines::Every,
         markers: &[Marker::QualityScore],
         document_fields: &["prd_draft", "prd_updated"],
@@ -146,7 +147,7 @@ const TABLE: [StageInfo; 8] = [
         role: "System Architect",
         description: "Technical design: the system architecture document",
         artifact_file: "02-system-architecture.md",
-        gate: Gate::Score(PASSING_SCORE),
+        gate: QualityGate::Score(PASSING_SCORE),
         engines: Engines::Every,
         markers: &[Marker::QualityScore],
         document_fields: &["architecture_draft", "architecture_updated"],
@@ -160,7 +161,7 @@ const TABLE: [StageInfo; 8] = [
         role: "Scrum Master",
         description: "Sprint planning: the sprint plan",
         artifact_file: "03-sprint-plan.md",
-        gate: Gate::Approval,
+        gate: QualityGate::Approval,
         engines: Engines::Only(Engine::Claude),
         markers: &[Marker::Sprints],
         document_fields: &["sprint_plan", "sprint_plan_updated"],
@@ -174,7 +175,7 @@ const TABLE: [StageInfo; 8] = [
         role: "Developer",
         description: "Implementation: the code and its implementation report",
         artifact_file: "code-implementation.md",
-        gate: Gate::None,
+        gate: QualityGate::None,
         engines: Engines::Prefer(Engine::Codex),
         markers: &[],
         document_fields: &["implementation", "dev_result"],
@@ -188,7 +189,7 @@ const TABLE: [StageInfo; 8] = [
         role: "Code Reviewer",
         description: "Code review: the review report",
         artifact_file: "04-dev-reviewed.md",
-        gate: Gate::Verdict {
+        gate: QualityGate::Verdict {
             verdict: Verdict::ReviewStatus,
             back_to: Stage::Dev,
         },
@@ -205,7 +206,7 @@ const TABLE: [StageInfo; 8] = [
         role: "QA Engineer",
         description: "Testing: the QA report",
         artifact_file: "05-qa-report.md",
-        gate: Gate::Verdict {
+        gate: QualityGate::Verdict {
             verdict: Verdict::QualityScore(PASSING_SCORE),
             back_to: Stage::Dev,
         },
@@ -262,7 +263,7 @@ impl Stage {
         self.info().artifact_file
     }
 
-    pub fn gate(self) -> Gate {
+    pub fn gate(self) -> QualityGate {
         self.info().gate
     }
 
@@ -298,7 +299,7 @@ impl Stage {
     /// The passing score of a scored stage.
     pub fn passing_score(self) -> Option<u32> {
         match self.gate() {
-            Gate::Score(s) => Some(s),
+            QualityGate::Score(s) => Some(s),
             _ => None,
         }
     }
@@ -307,7 +308,7 @@ impl Stage {
     /// human.
     pub fn verdict(self) -> Option<Verdict> {
         match self.gate() {
-            Gate::Verdict { verdict, .. } => Some(verdict),
+            QualityGate::Verdict { verdict, .. } => Some(verdict),
             _ => None,
         }
     }
@@ -320,7 +321,7 @@ impl Stage {
     pub fn approval() -> Stage {
         Stage::ALL
             .into_iter()
-            .find(|s| s.gate() == Gate::Approval)
+            .find(|s| s.gate() == QualityGate::Approval)
             .unwrap_or(Stage::FIRST)
     }
 
@@ -489,8 +490,8 @@ mod tests {
         assert_eq!(Stage::Bug.passing_score(), Some(90));
         assert_eq!(Stage::Po.passing_score(), Some(90));
         assert_eq!(Stage::Architect.passing_score(), Some(90));
-        assert_eq!(Stage::Sm.gate(), Gate::Approval);
-        assert_eq!(Stage::Dev.gate(), Gate::None);
+        assert_eq!(Stage::Sm.gate(), QualityGate::Approval);
+        assert_eq!(Stage::Dev.gate(), QualityGate::None);
         assert_eq!(Stage::Qa.passing_score(), None);
     }
 
@@ -508,7 +509,7 @@ mod tests {
             ]
         );
         for (stage, _) in judged {
-            let Gate::Verdict { back_to, .. } = stage.gate() else {
+            let QualityGate::Verdict { back_to, .. } = stage.gate() else {
                 unreachable!()
             };
             assert!(back_to.builds_scope() && back_to < stage, "{stage}");

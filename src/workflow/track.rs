@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::sections::{self, Section};
-use super::stage::{Gate, Stage, State};
+use super::stage::{QualityGate, Stage, State};
 
 /// The shape of a session's work, chosen at `start`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
@@ -163,16 +163,16 @@ impl Stage {
     pub fn states(self) -> Vec<State> {
         let mut v = vec![State::Generating];
         match self.gate() {
-            Gate::Score(_) => v.extend([
+            QualityGate::Score(_) => v.extend([
                 State::Clarifying,
                 State::Refining,
                 State::AwaitingConfirmation,
             ]),
-            Gate::Approval => v.extend([State::Refining, State::AwaitingApproval]),
-            Gate::Verdict { .. } => v.push(State::AwaitingConfirmation),
+            QualityGate::Approval => v.extend([State::Refining, State::AwaitingApproval]),
+            QualityGate::Verdict { .. } => v.push(State::AwaitingConfirmation),
             // A failing check stops at the human too.
-            Gate::None if self.runs_checks() => v.push(State::AwaitingConfirmation),
-            Gate::None => {}
+            QualityGate::None if self.runs_checks() => v.push(State::AwaitingConfirmation),
+            QualityGate::None => {}
         }
         // The last stage of a track completes the session.
         if Track::ALL.into_iter().any(|t| t.is_last(self)) {

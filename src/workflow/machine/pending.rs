@@ -8,7 +8,7 @@ use super::super::action::Action;
 use super::super::decision::Decision;
 use super::super::rules;
 use super::super::session::{Question, Session, Sprint, StageRecord, State};
-use super::super::stage::{Gate, Stage};
+use super::super::stage::{QualityGate, Stage};
 use super::super::submission;
 use super::{sha256_hex, Facts, ProjectFiles, Step, WorkflowError};
 
@@ -115,7 +115,7 @@ pub fn pending(
         step.trace(stage, text);
     }
     let gate = match stage.gate() {
-        Gate::Score(g) => Some(g),
+        QualityGate::Score(g) => Some(g),
         _ => None,
     };
     let score = rec.chosen_engine.and_then(|e| rec.scores.get(&e).copied());

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use super::super::decision::DecidedBy;
 use super::super::session::{ContentRef, StageRecord};
-use super::super::stage::{Gate, Marker, Stage};
+use super::super::stage::{Marker, QualityGate, Stage};
 use super::super::submission;
 use super::{Step, WorkflowError};
 use crate::code::clip;
@@ -146,7 +146,7 @@ impl Step<'_> {
             DecidedBy::Human => "the user said",
             DecidedBy::Host => "the assistant gave as the user's words (not confirmed by the user in a dialog or terminal)",
         };
-        let decided = if stage.gate() == Gate::Approval {
+        let decided = if stage.gate() == QualityGate::Approval {
             let scope = self.session.record(stage).scope.clone();
             format!(
                 "On approving {path} (scope: {}), {said}: {note}",
