@@ -1,7 +1,8 @@
 //! The shape of the source, as data and the tests that keep it: the layer order of the
 //! crate's top-level modules (a module may use only the modules listed before it, so no
 //! import cycle can form between them), no import cycle between the files of one folder,
-//! and no function longer than [`MAX_FN_LINES`]. ARCHITECTURE.md explains each layer.
+//! no function longer than [`MAX_FN_LINES`], and a `//!` opening every file.
+//! ARCHITECTURE.md explains each layer.
 
 /// Lowest first.
 pub const LAYERS: [&str; 14] = [
@@ -229,6 +230,19 @@ mod tests {
         assert_eq!(
             seen, listed,
             "every layer is a module and every module a layer"
+        );
+    }
+
+    #[test]
+    fn every_file_opens_with_its_concern() {
+        let silent: Vec<String> = sources()
+            .into_iter()
+            .filter(|(_, text)| !text.starts_with("//!"))
+            .map(|(rel, _)| format!("src/{}", rel.display()))
+            .collect();
+        assert!(
+            silent.is_empty(),
+            "each file's first line is a `//!` naming its one concern: {silent:?}"
         );
     }
 

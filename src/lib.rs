@@ -29,7 +29,8 @@
 //! 13. [`terminal`]: everything the human types (`bmad-mcp confirm|approve|…`, `config`,
 //!     `prompts`, `hook`), with one exit-code type.
 //!
-//! [`layers`] holds that order as data, with the test that keeps every `use` within it.
+//! [`layers`] holds that order as data, with the tests that keep every `use` within it, the
+//! files of a folder free of import cycles and every function within 80 lines.
 
 pub mod code;
 pub mod dashboard;
