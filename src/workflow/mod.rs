@@ -15,7 +15,7 @@ pub mod quality;
 mod records;
 pub mod rules;
 pub mod scope;
-mod score;
+pub mod score;
 pub mod sections;
 pub mod session;
 pub mod stage;
