@@ -5,8 +5,9 @@
 //! ARCHITECTURE.md explains each layer.
 
 /// Lowest first.
-pub const LAYERS: [&str; 14] = [
+pub const LAYERS: [&str; 16] = [
     "code",
+    "assistant",
     "workflow",
     "error",
     "files",
@@ -15,6 +16,7 @@ pub const LAYERS: [&str; 14] = [
     "prompts",
     "store",
     "evidence",
+    "act",
     "server",
     "stdio",
     "http",

@@ -21,17 +21,22 @@
 //!    under the lock).
 //! 9. [`evidence`]: the evidence gate (the policy file and its approval, the checks, the
 //!    admission of a change).
-//! 10. [`server`]: the rmcp adapter (the tool, its arguments and replies, the human's
+//! 10. [`act`]: one change to a session, top to bottom (find, git, lock and read, the
+//!     policy, the checks, the machine, the prompt, write), and the one path of a human's
+//!     decision.
+//! 11. [`server`]: the rmcp adapter (the tool, its arguments and replies, the human's
 //!     dialog, prompts and resources).
-//! 11. [`stdio`] and [`http`]: the transports in front of the adapter.
-//! 12. [`dashboard`]: the human's page in their browser (`bmad-mcp dashboard`, and beside
+//! 12. [`stdio`] and [`http`]: the transports in front of the adapter.
+//! 13. [`dashboard`]: the human's page in their browser (`bmad-mcp dashboard`, and beside
 //!     `serve --http`): every task, the documents and their rounds, the audit, decisions.
-//! 13. [`terminal`]: everything the human types (`bmad-mcp confirm|approve|…`, `config`,
+//! 14. [`terminal`]: everything the human types (`bmad-mcp confirm|approve|…`, `config`,
 //!     `prompts`, `hook`), with one exit-code type.
 //!
 //! [`layers`] holds that order as data, with the tests that keep every `use` within it, the
 //! files of a folder free of import cycles and every function within 80 lines.
 
+pub mod act;
+pub mod assistant;
 pub mod code;
 pub mod dashboard;
 pub mod error;

@@ -103,11 +103,7 @@ fn main() -> ExitCode {
     };
     init_logs();
     if let Some(addr) = &options.http {
-        return bmad_mcp::http::run_beside(
-            &options,
-            addr,
-            Some(bmad_mcp::dashboard::beside_http()),
-        );
+        return bmad_mcp::http::run_beside(&options, addr, bmad_mcp::dashboard::beside_http());
     }
 
     let Some(runtime) = bmad_mcp::http::runtime(&mut tokio::runtime::Builder::new_current_thread())

@@ -1,8 +1,8 @@
 //! The human's decisions on the page: answer, confirm, approve a scope, reject with
 //! feedback (comments anchored to lines of the document, quoted by the server from the
 //! version the page showed), accept a failing verdict's risk, approve a waiting
-//! `.bmad/config.toml`. Each goes through `evidence::act` like the terminal's, recorded
-//! `decided_by: human`, `via: dashboard`, bound to the digest the page showed: a
+//! `.bmad/config.toml`. Each takes the one path of a human's decision (`act::human`),
+//! recorded `decided_by: human`, `via: dashboard`, bound to the digest the page showed: a
 //! document that changed since is refused (409, with the digest now), and the page shows
 //! the new version. A connection that comes from an assistant's shell is refused.
 
@@ -12,13 +12,14 @@ use std::net::SocketAddr;
 use chrono::Utc;
 use serde::Deserialize;
 
+use crate::act::human::{self, Asking, Decided};
+use crate::act::Handover;
+use crate::assistant::{self, procs, Host};
 use crate::code::clip;
-use crate::error::Error;
-use crate::evidence::{self, Watched};
-use crate::files::procs;
+use crate::evidence;
 use crate::server::reply;
 use crate::store::{SessionKey, Store};
-use crate::workflow::{Action, Command, DecidedBy, Decision, Provenance, Via, WorkflowError};
+use crate::workflow::{Action, Command, Provenance, Via};
 
 /// The most comments one decision carries, and the longest text of each.
 const MAX_COMMENTS: usize = 50;
@@ -78,14 +79,12 @@ pub fn provenance(peer: Option<SocketAddr>) -> Result<Provenance, String> {
         .and_then(procs::socket_owner)
         .map(procs::chain)
         .unwrap_or_default();
-    let assistant = chain.iter().find(|p| p.claude || p.marked).map(|p| {
-        if p.claude {
-            format!("Claude Code is {}", p.label)
-        } else {
-            format!("{} in the environment of {}", procs::ASSISTANT_VAR, p.label)
-        }
-    });
-    if let Some(why) = assistant {
+    // Fail closed: a connection whose process cannot be found (closed at once after
+    // posting, or another user's) cannot be told apart from an assistant's.
+    if chain.is_empty() {
+        return Err("the process at this connection's other end could not be found: a decision on the dashboard is the human's, from their own browser, and is kept only with the process it came from".into());
+    }
+    if let Some(why) = assistant::behind(&chain, Host::IsTheAssistant) {
         return Err(format!(
             "this connection comes from an assistant's process ({why}): a decision on the dashboard is the human's, from their own browser"
         ));
@@ -149,34 +148,16 @@ fn quoted(path: &str, document: &str, comments: &[Comment]) -> Result<Option<Str
 
 /// Applies `posted` in the project of `store`, as the human's decision on the dashboard.
 pub fn decide(store: &Store, posted: Posted, provenance: Provenance) -> Answer {
-    let action = match posted.action.as_str() {
-        "confirm" => Action::Confirm,
-        "approve" => Action::Approve,
-        "reject" => Action::Reject,
-        "answer" => Action::Answer,
-        other => {
-            return Answer::Bad(format!(
-                "`{}` is not a decision: confirm, approve, reject or answer",
-                clip(other, 40)
-            ))
-        }
+    let action = match action_of(&posted) {
+        Ok(action) => action,
+        Err(why) => return Answer::Bad(why),
     };
-    for text in [&posted.note, &posted.feedback, &posted.scope]
-        .into_iter()
-        .flatten()
-    {
-        if text.len() > MAX_WORDS {
-            return Answer::Bad(format!("a text is over {MAX_WORDS} bytes"));
-        }
-    }
     let key = SessionKey::from_task(&posted.session_id);
-    let (project, _) = match store.load(None, &key) {
-        Ok(found) => found,
-        Err(e) => return Answer::Bad(e.to_string()),
-    };
-    let pending = match evidence::pending(store, None, &key, action) {
-        Ok((_, p)) => p,
-        Err((e, _)) => {
+    let asking = match human::asking(store, None, &key, action) {
+        Ok(asking) => asking,
+        // Not found or unreadable: the request names no session to decide on.
+        Err((e, None)) => return Answer::Bad(e.to_string()),
+        Err((e, Some(_))) => {
             return Answer::Conflict {
                 message: e.to_string(),
                 sha256: None,
@@ -188,37 +169,99 @@ pub fn decide(store: &Store, posted: Posted, provenance: Provenance) -> Answer {
         .clone()
         .unwrap_or_default()
         .to_ascii_lowercase();
-    let mut comments = None;
-    if let Some(doc) = &pending.document {
-        if seen.len() < 12 || !doc.sha256.starts_with(&seen) {
-            return Answer::Conflict {
-                message: format!(
-                    "{} changed since the page showed it (sha256 now {}): read it again before deciding",
-                    doc.path,
-                    &doc.sha256[..12]
-                ),
-                sha256: Some(doc.sha256.clone()),
-            };
+    let comments = match anchored(&asking, &seen, &posted.comments) {
+        Ok(comments) => comments,
+        Err(answer) => return answer,
+    };
+    let command = match command_of(action, posted, comments) {
+        Ok(command) => command,
+        Err(why) => return Answer::Bad(why),
+    };
+    let answer = human::Answer {
+        command,
+        via: Via::Dashboard,
+        provenance,
+        seen_digest: asking.pending.document.as_ref().map(|_| seen),
+        handover: Handover::Nothing,
+    };
+    match human::decide(store, &asking.at, &key, answer) {
+        Decided::Done(done) => {
+            Answer::Done(reply::for_session(&done.session, &done.facts, action, None).user_message)
         }
-        if !posted.comments.is_empty() {
-            let text = project.read(&doc.path).ok().flatten().unwrap_or_default();
-            match quoted(&doc.path, &text, &posted.comments) {
-                Ok(q) => comments = q,
-                Err(why) => return Answer::Bad(why),
-            }
-        }
-    } else if !posted.comments.is_empty() {
-        return Answer::Bad("there is no document to anchor comments to".into());
+        Decided::Stale { error, sha256 } => Answer::Conflict {
+            message: error.to_string(),
+            sha256: Some(sha256),
+        },
+        Decided::Refused((e, _)) => Answer::Conflict {
+            message: e.to_string(),
+            sha256: None,
+        },
     }
-    let command = match action {
+}
+
+/// The decision `posted` names, with its texts within their bounds.
+fn action_of(posted: &Posted) -> Result<Action, String> {
+    let action = match posted.action.as_str() {
+        "confirm" => Action::Confirm,
+        "approve" => Action::Approve,
+        "reject" => Action::Reject,
+        "answer" => Action::Answer,
+        other => {
+            return Err(format!(
+                "`{}` is not a decision: confirm, approve, reject or answer",
+                clip(other, 40)
+            ))
+        }
+    };
+    let texts = [&posted.note, &posted.feedback, &posted.scope];
+    if texts.into_iter().flatten().any(|t| t.len() > MAX_WORDS) {
+        return Err(format!("a text is over {MAX_WORDS} bytes"));
+    }
+    Ok(action)
+}
+
+/// Checks that the page showed the document as it is now (`seen`: its digest, at least 12
+/// digits), and quotes the lines each comment is about from it.
+fn anchored(asking: &Asking, seen: &str, comments: &[Comment]) -> Result<Option<String>, Answer> {
+    let Some(doc) = &asking.pending.document else {
+        if comments.is_empty() {
+            return Ok(None);
+        }
+        return Err(Answer::Bad(
+            "there is no document to anchor comments to".into(),
+        ));
+    };
+    if seen.len() < 12 || !doc.sha256.starts_with(seen) {
+        return Err(Answer::Conflict {
+            message: format!(
+                "{} changed since the page showed it (sha256 now {}): read it again before deciding",
+                doc.path,
+                &doc.sha256[..12]
+            ),
+            sha256: Some(doc.sha256.clone()),
+        });
+    }
+    if comments.is_empty() {
+        return Ok(None);
+    }
+    let text = asking
+        .project()
+        .read(&doc.path)
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    quoted(&doc.path, &text, comments).map_err(Answer::Bad)
+}
+
+/// The command the human's decision makes, with their words.
+fn command_of(action: Action, posted: Posted, comments: Option<String>) -> Result<Command, String> {
+    Ok(match action {
         Action::Reject => match words(&[posted.feedback, comments]) {
             Some(feedback) => Command::Reject {
                 action: Action::Reject,
                 feedback: Some(feedback),
             },
-            None => {
-                return Answer::Bad("sending back needs feedback: say what should change".into())
-            }
+            None => return Err("sending back needs feedback: say what should change".into()),
         },
         Action::Approve => Command::Approve {
             scope: posted.scope.filter(|s| !s.trim().is_empty()),
@@ -231,7 +274,7 @@ pub fn decide(store: &Store, posted: Posted, provenance: Provenance) -> Answer {
                 .filter(|(_, a)| !a.trim().is_empty())
                 .collect();
             if answers.is_empty() {
-                return Answer::Bad("no answer given".into());
+                return Err("no answer given".into());
             }
             Command::Answer { answers }
         }
@@ -240,41 +283,7 @@ pub fn decide(store: &Store, posted: Posted, provenance: Provenance) -> Answer {
             note: words(&[posted.note, comments]),
             answers: Default::default(),
         },
-    };
-    let decision = Decision {
-        decided_by: DecidedBy::Human,
-        via: Via::Dashboard,
-        seen_digest: pending.document.as_ref().map(|_| seen),
-        provenance: Some(Box::new(provenance)),
-        // The person: filled in by the store from BMAD_OWNER or git, as for the terminal.
-        decider: None,
-    };
-    let acted = evidence::act(
-        store,
-        None,
-        &key,
-        command,
-        &decision,
-        &Watched::none(),
-        &mut |_, _| Ok(()),
-        &Utc::now,
-    );
-    match acted {
-        Ok((s, facts)) => Answer::Done(reply::for_session(&s, &facts, action, None).user_message),
-        Err((e @ Error::Workflow(WorkflowError::StaleDecision { .. }), _)) => {
-            let now = evidence::pending(store, None, &key, action)
-                .ok()
-                .and_then(|(_, p)| p.document.map(|d| d.sha256));
-            Answer::Conflict {
-                message: e.to_string(),
-                sha256: now,
-            }
-        }
-        Err((e, _)) => Answer::Conflict {
-            message: e.to_string(),
-            sha256: None,
-        },
-    }
+    })
 }
 
 /// Approves `.bmad/config.toml` as the page showed it (`sha256`).
@@ -295,6 +304,17 @@ pub fn approve_config(store: &Store, sha256: &str) -> Answer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Fail closed: no peer, or a peer whose process cannot be found (this process holds
+    /// both ends, and the search skips the server's own), is not the human's.
+    #[test]
+    fn a_connection_whose_process_cannot_be_found_is_refused() {
+        let why = provenance(None).unwrap_err();
+        assert!(why.contains("could not be found"), "{why}");
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        assert!(provenance(Some(client.local_addr().unwrap())).is_err());
+    }
 
     #[test]
     fn comments_quote_the_lines_they_name() {

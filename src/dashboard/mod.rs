@@ -4,7 +4,7 @@
 //! `serve --http` serves it beside `/mcp`. Either prints an address with a fresh secret;
 //! everything else is refused ([`guard`]). Documents are untrusted and rendered so that
 //! nothing in them can run ([`render`]); the page updates when files change
-//! ([`events`]); decisions go through `evidence::act` recorded `via: dashboard`
+//! ([`events`]); decisions go through `act::human` recorded `via: dashboard`
 //! ([`decide`]). Every asset is embedded in the binary: it works offline.
 //!
 //! A project it serves gets `.bmad-task/dashboard.json` (the page's address, without the
@@ -133,9 +133,15 @@ impl Drop for Served {
 }
 
 /// What `serve --http` serves beside `/mcp`: the dashboard of the projects under its
-/// roots, its address printed to stderr with a fresh secret.
-pub fn beside_http() -> crate::http::Beside {
-    Box::new(|bound, roots, stop| {
+/// roots, its address printed to stderr with a fresh secret. Not under an assistant's
+/// shell, which would read the secret and decide as the human: then the server runs
+/// without it, and says so.
+pub fn beside_http() -> Option<crate::http::Beside> {
+    if let Some(why) = crate::assistant::behind_me() {
+        eprintln!("bmad-mcp: no dashboard beside this server: it runs under an assistant's shell ({why}). The dashboard is the human's: run `bmad-mcp dashboard` yourself, in your own terminal.");
+        return None;
+    }
+    Some(Box::new(|bound, roots, stop| {
         let dash = Arc::new(Dashboard::new(projects_under(roots), bound, stop));
         dash.announce(bound);
         eprintln!(
@@ -143,7 +149,7 @@ pub fn beside_http() -> crate::http::Beside {
             dash.url(bound)
         );
         (router(dash.clone()), Box::new(Served(dash)))
-    })
+    }))
 }
 
 /// The page's routes behind its guard, to serve beside `/mcp` (other paths are not its).
@@ -164,6 +170,11 @@ fn router_alone(dash: Arc<Dashboard>) -> Router {
 /// `bmad-mcp dashboard`: serves the page for the project (`--project`, else as the
 /// terminal's commands find it) on loopback until SIGINT or SIGTERM.
 pub fn run(project: Option<String>, addr: &str) -> ExitCode {
+    // Whoever starts the dashboard reads its secret: never an assistant.
+    if let Some(why) = crate::assistant::behind_me() {
+        eprintln!("bmad-mcp: refusing to start the dashboard: this command runs under an assistant's shell ({why}). The dashboard is the human's: run it yourself, in your own terminal, outside the assistant.");
+        return ExitCode::from(2);
+    }
     let addr = match crate::http::options::parse_addr(addr) {
         Ok(a) if a.ip().is_loopback() => a,
         Ok(a) => {

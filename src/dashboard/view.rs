@@ -13,10 +13,10 @@ use serde_json::{json, Value};
 use super::render;
 use super::Dashboard;
 use crate::error::{Error, Result};
-use crate::evidence;
+use crate::evidence::{self, approval::Policy};
 use crate::files::Project;
-use crate::store::{human_decisions, SessionKey, Store};
-use crate::workflow::machine::sha256_hex;
+use crate::store::{human_decisions, Files, SessionKey, Store};
+use crate::workflow::machine::{self, sha256_hex};
 use crate::workflow::submission;
 use crate::workflow::{Action, Session, Stage};
 
@@ -265,14 +265,16 @@ fn decision(store: &Store, s: &Session) -> Value {
     let Some(first) = actions.first() else {
         return Value::Null;
     };
-    let key = SessionKey::from_task(&s.session_id);
-    let (project, pending) = match store
-        .project(None)
-        .map_err(|e| (e, None))
-        .and_then(|project| Ok((project, evidence::pending(store, None, &key, *first)?.1)))
-    {
+    // From the session already read; a policy that cannot be read would refuse the
+    // decision, which the page says instead.
+    let found = store.project(None).and_then(|project| {
+        Policy::read(&project)?;
+        let pending = machine::pending(s, *first, &Files(&project))?;
+        Ok((project, pending))
+    });
+    let (project, pending) = match found {
         Ok(found) => found,
-        Err((e, _)) => return json!({"actions": names(&actions), "error": e.to_string()}),
+        Err(e) => return json!({"actions": names(&actions), "error": e.to_string()}),
     };
     // The document as the page shows it, with the digest the decision is bound to: read
     // once, so the text shown and the digest sent back are of the same version.

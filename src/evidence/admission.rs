@@ -1,26 +1,20 @@
-//! The gate in front of the store: which decisions the policy keeps for the human and
-//! which checks a submission needs run (as last approved), both decided under the lock on
-//! the session as stored; the checks then run outside it (minutes of checks must not make
-//! every other call `busy`); and approving a new version of `.bmad/config.toml`.
-
-use std::cell::RefCell;
+//! What the policy admits: which decisions it keeps for the human and which checks a
+//! submission needs run (as last approved), both decided under the lock on the session as
+//! stored (`crate::act` then runs the checks outside it); and approving a new version of
+//! `.bmad/config.toml`.
 
 use chrono::{DateTime, Utc};
 
 use super::approval::{Approved, How, Policy, Waiting, APPROVED_REL, APPROVE_COMMAND};
 use super::checks::Planned;
 use super::config::{check_timeout_from_env, Gates, CONFIG_REL};
-use super::watch::Watched;
 use crate::code::ErrorCode;
 use crate::error::{Error, Result};
 use crate::files::Project;
-use crate::store::{
-    terminal_command, Acted, Admission, Admitted, Files, Gate, Observed, RefusedWith, SessionKey,
-    Store,
-};
-use crate::workflow::machine::{self, Pending};
+use crate::store::{terminal_command, Files, Store};
+use crate::workflow::machine;
 use crate::workflow::session::{timestamp, Session};
-use crate::workflow::{rules, Action, Command, DecidedBy, Decision, Facts, Via};
+use crate::workflow::{rules, Action, Command, DecidedBy, Decision, Via};
 
 /// The checks a submission must run before it is recorded.
 pub struct ChecksToRun {
@@ -79,143 +73,65 @@ fn checks_to_run(
     }))
 }
 
-/// The policy as the store's [`Gate`]: read for every decision and at every stage that
-/// runs checks, so that a broken file is never ignored. Until the change comes with what
-/// was observed, a submission whose checks must run is deferred, its checks kept here.
-pub struct PolicyGate {
-    observed: bool,
-    to_run: RefCell<Option<ChecksToRun>>,
+/// What the policy says of a change it lets through, decided under the lock on the
+/// session as stored.
+#[derive(Default)]
+pub struct Admitted {
+    /// Files written with the change, before the session (path relative to the project).
+    pub files: Vec<(String, String)>,
+    /// Said in the reply, not kept in the history.
+    pub notices: Vec<String>,
+    /// Keys of notices said once per session, kept in the session (`notices_given`).
+    pub said_once: Vec<String>,
+    /// The checks a submission must run before it is recorded, outside the lock.
+    pub checks: Option<ChecksToRun>,
+    /// When the policy was read: the gates policy cited where it keeps decisions for the
+    /// human (`Some(None)` under `gates = "auto"`), for the reply that asks them.
+    pub human_gates: Option<Option<String>>,
 }
 
-impl PolicyGate {
-    /// The gate for a change that comes with nothing observed yet (`observed: false`), or
-    /// with the checks already run for it.
-    pub fn new(observed: bool) -> PolicyGate {
-        PolicyGate {
-            observed,
-            to_run: RefCell::new(None),
-        }
-    }
-
-    /// The checks a deferred change must run first.
-    pub fn take_checks(&self) -> Option<ChecksToRun> {
-        self.to_run.borrow_mut().take()
-    }
-}
-
-impl Gate for PolicyGate {
-    fn admit(
-        &self,
-        project: &Project,
-        session: &Session,
-        command: &Command,
-        decision: &Decision,
-        now: DateTime<Utc>,
-    ) -> Result<Admission> {
-        let Some(policy) = policy_for(project, session, command, decision)? else {
-            return Ok(Admission::Admit(Admitted::default()));
-        };
-        let mut notices: Vec<String> = policy.waiting_notice().into_iter().collect();
-        let mut said_once = Vec::new();
-        let submits = command.action() == Action::Submit && session.current_stage.runs_checks();
-        if submits && !self.observed {
-            match checks_to_run(project, session, command, &policy, now)? {
-                Some(run) => {
-                    *self.to_run.borrow_mut() = Some(run);
-                    return Ok(Admission::Defer);
-                }
-                // Nothing approved, and nothing waiting for approval: say how to add checks,
-                // once per session, with examples in the project's own language.
-                None if policy.waiting.is_none()
-                    && !session.notices_given.iter().any(|k| k == NO_CHECKS) =>
-                {
-                    notices.push(super::advice::how_to_add_checks(project));
-                    said_once.push(NO_CHECKS.to_string());
-                }
-                None => {}
-            }
-        }
-        // The file only strengthened the gates: from now on relaxing them asks the human.
-        let files = match &policy.strengthened {
-            Some(text) => {
-                let record = Approved::new(text.clone(), How::Strengthened, None, timestamp(now));
-                vec![(APPROVED_REL, record.to_json())]
-            }
-            None => vec![],
-        };
-        Ok(Admission::Admit(Admitted {
-            files,
-            notices,
-            said_once,
-        }))
-    }
-}
-
-/// Applies a session action through the policy gate (see [`Store::act`]). A submission
-/// whose checks must run is deferred, its checks run outside the lock (watched by
-/// `watched`), and the submission then asked for again with what they showed: the
-/// session is read once under the lock, and once more when checks ran.
-#[allow(clippy::too_many_arguments)]
-pub fn act(
-    store: &Store,
-    cwd: Option<&str>,
-    key: &SessionKey,
-    command: Command,
+/// Refuses a decision the policy keeps for the human, and otherwise says what goes with
+/// the change: the checks a submission needs run (as last approved), the notices of the
+/// policy, and the record that the policy file only strengthened the gates. The policy is
+/// read for every decision and at every stage that runs checks, so that a broken file is
+/// never ignored.
+pub fn admit(
+    project: &Project,
+    session: &Session,
+    command: &Command,
     decision: &Decision,
-    watched: &Watched,
-    ready: &mut dyn FnMut(&Project, &mut Session) -> Result<()>,
-    clock: &dyn Fn() -> DateTime<Utc>,
-) -> std::result::Result<(Session, Facts), RefusedWith> {
-    let first = PolicyGate::new(false);
-    let acted = store.act(
-        cwd,
-        key,
-        command.clone(),
-        decision,
-        Observed::default(),
-        &first,
-        ready,
-        clock,
-    )?;
-    if let Acted::Done(session, facts) = acted {
-        return Ok((*session, facts));
+    now: DateTime<Utc>,
+) -> Result<Admitted> {
+    let Some(policy) = policy_for(project, session, command, decision)? else {
+        return Ok(Admitted::default());
+    };
+    let mut admitted = Admitted {
+        notices: policy.waiting_notice().into_iter().collect(),
+        human_gates: Some((policy.effective.gates == Gates::Human).then(|| policy.cite_gates())),
+        ..Admitted::default()
+    };
+    if command.action() == Action::Submit && session.current_stage.runs_checks() {
+        admitted.checks = checks_to_run(project, session, command, &policy, now)?;
+        // Nothing approved, and nothing waiting for approval: say how to add checks,
+        // once per session, with examples in the project's own language.
+        let advise = admitted.checks.is_none()
+            && policy.waiting.is_none()
+            && !session.notices_given.iter().any(|k| k == NO_CHECKS);
+        if advise {
+            admitted
+                .notices
+                .push(super::advice::how_to_add_checks(project));
+            admitted.said_once.push(NO_CHECKS.to_string());
+        }
     }
-    let run = first
-        .take_checks()
-        .expect("the policy gate defers only with checks to run");
-    let observed = super::watch::run_checks(run, watched);
-    match store.act(
-        cwd,
-        key,
-        command,
-        decision,
-        observed,
-        &PolicyGate::new(true),
-        ready,
-        clock,
-    )? {
-        Acted::Done(session, facts) => Ok((*session, facts)),
-        Acted::Deferred => unreachable!("a gate with its checks observed never defers"),
+    // The file only strengthened the gates: from now on relaxing them asks the human.
+    if let Some(text) = &policy.strengthened {
+        let record = Approved::new(text.clone(), How::Strengthened, None, timestamp(now));
+        admitted
+            .files
+            .push((APPROVED_REL.to_string(), record.to_json()));
     }
-}
-
-/// What `action` would ask the human now (the document, its digest, the sprints, the
-/// questions), read without the lock and changing nothing; a policy file that cannot be
-/// read refuses it, as it would refuse the decision. On error, the session when it was
-/// found, for a reply that names its state.
-pub fn pending(
-    store: &Store,
-    cwd: Option<&str>,
-    key: &SessionKey,
-    action: Action,
-) -> std::result::Result<(Session, Pending), RefusedWith> {
-    let (project, session) = store.load(cwd, key).map_err(|e| (e, None))?;
-    let pending = Policy::read(&project)
-        .and_then(|_| Ok(machine::pending(&session, action, &Files(&project))?));
-    match pending {
-        Ok(p) => Ok((session, p)),
-        Err(e) => Err((e, Some(Box::new(session)))),
-    }
+    Ok(admitted)
 }
 
 /// Refuses a decision the policy keeps for the human, and a failure of the project's

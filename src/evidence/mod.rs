@@ -2,8 +2,8 @@
 //! [`config`]), its approval ([`approval`]), running the project's checks ([`checks`]),
 //! observing them while a call waits ([`watch`]), and admitting a change to a session
 //! ([`admission`]: the checks a submission needs, the decisions the policy keeps for the
-//! human). It sits above the store, which it drives through [`crate::store::Gate`]; the
-//! pure core keeps only the record of what the checks showed
+//! human). It sits above the store and is asked by `crate::act`, which orders a change;
+//! the pure core keeps only the record of what the checks showed
 //! ([`crate::workflow::Evidence`]).
 
 pub mod admission;
@@ -13,5 +13,7 @@ pub mod checks;
 pub mod config;
 pub mod watch;
 
-pub use admission::{act, approve_config, config_waiting, human_commands, human_gates, pending};
+pub use admission::{
+    admit, approve_config, config_waiting, human_commands, human_gates, Admitted, ChecksToRun,
+};
 pub use watch::Watched;

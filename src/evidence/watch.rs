@@ -13,8 +13,8 @@ use tokio::sync::mpsc;
 
 use super::admission::ChecksToRun;
 use super::checks::{self, Tick};
-use crate::store::Observed;
 use crate::workflow::session::timestamp;
+use crate::workflow::Evidence;
 
 /// What the blocking thread needs: the cancel flag, and where progress goes.
 pub struct Watched {
@@ -45,11 +45,10 @@ impl Watched {
     }
 }
 
-/// Runs a deferred submission's checks, outside the project lock, watched: what they
-/// showed, bound to the session as it was when they were planned.
-pub fn run_checks(run: ChecksToRun, watched: &Watched) -> Observed {
+/// Runs a submission's checks, outside the project lock, watched: what they showed.
+pub fn run_checks(run: ChecksToRun, watched: &Watched) -> Evidence {
     let progress = |tick: Tick<'_>| watched.tick(tick);
-    let evidence = checks::run_all(
+    checks::run_all(
         &run.project.root,
         &run.planned,
         run.config_sha256,
@@ -58,9 +57,5 @@ pub fn run_checks(run: ChecksToRun, watched: &Watched) -> Observed {
             cancel: &watched.cancel,
             progress: &progress,
         },
-    );
-    Observed {
-        evidence,
-        history_len: Some(run.history_len),
-    }
+    )
 }

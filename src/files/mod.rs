@@ -7,7 +7,6 @@
 mod beneath;
 mod entries;
 mod lock;
-pub mod procs;
 pub(crate) mod project;
 mod read;
 mod roots;

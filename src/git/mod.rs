@@ -7,9 +7,11 @@
 //! written), and runs no command the repository's config names (a file-system monitor, an
 //! external diff, a clean filter).
 
+use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Mutex;
 
 use crate::workflow::person::Person;
 
@@ -22,11 +24,27 @@ const MAX_OUTPUT: u64 = 4 * 1024 * 1024;
 /// Paths named by [`Repo::changed_since`] at most.
 pub const MAX_PATHS: usize = 10_000;
 
-/// A git work tree that holds the project.
+/// A git work tree that holds the project, found by its `.git` without starting git.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Repo {
     /// The project directory (where git runs; paths are relative to it).
     dir: PathBuf,
+    /// The repository's own directory for this work tree (`.git`, or the one a linked
+    /// work tree's `.git` file names) and the directory it shares with every work tree.
+    git_dir: PathBuf,
+    common_dir: PathBuf,
+}
+
+/// What git says of the work tree checked out: asked once, then kept by [`Cache`] while
+/// nothing it depends on changes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Facts {
+    /// The branch checked out; `None` on a detached HEAD.
+    pub branch: Option<String>,
+    /// The commit checked out (40 or 64 hex digits); `None` before the first commit.
+    pub head: Option<String>,
+    /// git's `user.name` and `user.email` (the repository's, else the user's), when asked.
+    pub identity: Option<Person>,
 }
 
 /// The human: `BMAD_OWNER` when set, else git's identity where `dir` is in a repository.
@@ -42,17 +60,55 @@ pub fn from_env() -> Option<Person> {
 }
 
 impl Repo {
-    /// The repository holding `dir`, when there is one (a `.git` in `dir` or a folder
-    /// above it, and git agrees). Looking for `.git` first spares a process where there
-    /// is none.
+    /// The repository holding `dir`: the nearest `.git` in `dir` or a folder above it (a
+    /// directory with a HEAD, or a linked work tree's file naming one). No process is
+    /// started: where git then disagrees, each answer is `None`.
     pub fn at(dir: &Path) -> Option<Repo> {
-        if !dir.ancestors().any(|d| d.join(".git").exists()) {
+        let dot_git = dir
+            .ancestors()
+            .map(|d| d.join(".git"))
+            .find(|p| p.exists())?;
+        let git_dir = if dot_git.is_dir() {
+            dot_git
+        } else {
+            let text = std::fs::read_to_string(&dot_git).ok()?;
+            let named = text.strip_prefix("gitdir:")?.trim();
+            dot_git.parent()?.join(named)
+        };
+        // Every repository has a HEAD: a folder merely named `.git` is not one.
+        if !git_dir.join("HEAD").is_file() {
             return None;
         }
-        let inside = run(dir, &["rev-parse", "--is-inside-work-tree"])?;
-        (inside.trim() == "true").then(|| Repo {
+        let common_dir = match std::fs::read_to_string(git_dir.join("commondir")) {
+            Ok(text) => git_dir.join(text.trim()),
+            Err(_) => git_dir.clone(),
+        };
+        Some(Repo {
             dir: dir.to_path_buf(),
+            git_dir,
+            common_dir,
         })
+    }
+
+    /// The branch and the commit checked out, from one `git rev-parse` (a second process,
+    /// `symbolic-ref`, only before the first commit, when HEAD names no commit yet).
+    pub fn branch_and_head(&self) -> (Option<String>, Option<String>) {
+        let Some(out) = run(
+            &self.dir,
+            &["rev-parse", "HEAD", "--symbolic-full-name", "HEAD"],
+        ) else {
+            let b = run(&self.dir, &["symbolic-ref", "-q", "--short", "HEAD"]);
+            let b = b.as_deref().map(str::trim).filter(|b| !b.is_empty());
+            return (b.map(str::to_string), None);
+        };
+        let mut lines = out.lines().map(str::trim);
+        let head = lines.next().filter(|c| is_commit_id(c)).map(str::to_string);
+        let branch = lines
+            .next()
+            .and_then(|r| r.strip_prefix("refs/heads/"))
+            .filter(|b| !b.is_empty())
+            .map(str::to_string);
+        (branch, head)
     }
 
     /// git's `user.name` and `user.email` here (the repository's, else the user's).
@@ -70,20 +126,6 @@ impl Repo {
             }
         }
         Person::new(name.as_deref(), email.as_deref())
-    }
-
-    /// The branch checked out; `None` on a detached HEAD.
-    pub fn branch(&self) -> Option<String> {
-        let b = run(&self.dir, &["symbolic-ref", "-q", "--short", "HEAD"])?;
-        let b = b.trim();
-        (!b.is_empty()).then(|| b.to_string())
-    }
-
-    /// The commit checked out (40 hex digits); `None` before the first commit.
-    pub fn head(&self) -> Option<String> {
-        let c = run(&self.dir, &["rev-parse", "-q", "--verify", "HEAD^{commit}"])?;
-        let c = c.trim();
-        is_commit_id(c).then(|| c.to_string())
     }
 
     /// The files under the project (relative to it) whose content in the work tree is not
@@ -120,31 +162,115 @@ impl Repo {
         )
     }
 
-    /// The blob id git gives each file's content in the work tree, in order (`None` for a
-    /// file that is not there).
-    pub fn blob_ids(&self, paths: &[String]) -> Option<Vec<Option<String>>> {
-        let present: Vec<&str> = paths
+    /// The blob id git would give each file's content in the work tree, unfiltered (as
+    /// `git hash-object --no-filters` does), in order; `None` for a file that is not
+    /// there. Computed here, without git: `like` is a commit id of the repository, whose
+    /// length says the hash (SHA-1 ids have 40 digits, SHA-256 ones 64).
+    pub fn blob_ids(&self, paths: &[String], like: &str) -> Vec<Option<String>> {
+        paths
             .iter()
-            .filter(|p| self.dir.join(p).is_file())
-            .map(String::as_str)
-            .collect();
-        let mut ids = Vec::new();
-        if !present.is_empty() {
-            let mut args = vec!["hash-object", "--no-filters", "--"];
-            args.extend(present.iter().copied());
-            let out = run(&self.dir, &args)?;
-            ids = out.lines().map(str::to_string).collect();
-            if ids.len() != present.len() {
-                return None;
-            }
+            .map(|p| {
+                let path = self.dir.join(p);
+                let bytes = std::fs::read(&path).ok().filter(|_| path.is_file())?;
+                Some(blob_id(&bytes, like.len() == 64))
+            })
+            .collect()
+    }
+
+    /// What [`Cache`] compares to tell whether git's answers may have changed: HEAD's
+    /// text, and the size, time and inode of the files a checkout, a commit or a change of
+    /// identity rewrites. `None` when HEAD cannot be read.
+    fn fingerprint(&self) -> Option<Fingerprint> {
+        let head = std::fs::read_to_string(self.git_dir.join("HEAD")).ok()?;
+        let mut files = vec![
+            self.git_dir.join("HEAD"),
+            self.git_dir.join("index"),
+            self.git_dir.join("config.worktree"),
+            self.common_dir.join("packed-refs"),
+            self.common_dir.join("config"),
+        ];
+        if let Some(r) = head.trim().strip_prefix("ref:") {
+            files.push(self.common_dir.join(r.trim()));
         }
-        let mut ids = ids.into_iter();
-        Some(
-            paths
-                .iter()
-                .map(|p| present.contains(&p.as_str()).then(|| ids.next()).flatten())
-                .collect(),
-        )
+        files.extend(dirs::home_dir().map(|h| h.join(".gitconfig")));
+        files.extend(dirs::config_dir().map(|c| c.join("git/config")));
+        let stats = files.iter().map(|f| stat(f)).collect();
+        Some(Fingerprint { head, stats })
+    }
+}
+
+/// A blob's id: the hash of `blob <size>\0` and the bytes.
+fn blob_id(bytes: &[u8], sha256: bool) -> String {
+    use sha2::Digest as _;
+    let header = format!("blob {}\0", bytes.len());
+    if sha256 {
+        let mut h = sha2::Sha256::new();
+        h.update(header.as_bytes());
+        h.update(bytes);
+        hex(&h.finalize())
+    } else {
+        let mut h = sha1::Sha1::new();
+        h.update(header.as_bytes());
+        h.update(bytes);
+        hex(&h.finalize())
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Fingerprint {
+    head: String,
+    stats: Vec<Option<(u64, std::time::SystemTime, u64)>>,
+}
+
+fn stat(path: &Path) -> Option<(u64, std::time::SystemTime, u64)> {
+    let m = std::fs::metadata(path).ok()?;
+    #[cfg(unix)]
+    let inode = std::os::unix::fs::MetadataExt::ino(&m);
+    #[cfg(not(unix))]
+    let inode = 0;
+    Some((m.len(), m.modified().ok()?, inode))
+}
+
+/// git's answers per work tree, asked again only when the work tree's HEAD, index, refs
+/// or config (or the user's) changed since: a long-running server asks git nothing for a
+/// call in a repository where nothing moved.
+#[derive(Default)]
+pub struct Cache {
+    known: Mutex<HashMap<PathBuf, (Fingerprint, Facts, bool)>>,
+}
+
+impl Cache {
+    /// The branch, the commit checked out, and with `identity` who git says the human is.
+    pub fn facts(&self, repo: &Repo, identity: bool) -> Facts {
+        let print = repo.fingerprint();
+        let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+        let kept = known
+            .get(&repo.dir)
+            .filter(|(p, _, _)| print.as_ref() == Some(p));
+        let (mut facts, mut asked_identity) = match kept {
+            Some((_, facts, asked)) => (facts.clone(), *asked),
+            None => {
+                let (branch, head) = repo.branch_and_head();
+                let facts = Facts {
+                    branch,
+                    head,
+                    identity: None,
+                };
+                (facts, false)
+            }
+        };
+        if identity && !asked_identity {
+            facts.identity = repo.identity();
+            asked_identity = true;
+        }
+        if let Some(print) = print {
+            known.insert(repo.dir.clone(), (print, facts.clone(), asked_identity));
+        }
+        facts
     }
 }
 
@@ -222,6 +348,8 @@ mod tests {
     fn outside_a_repository_everything_is_none() {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(Repo::at(dir.path()), None);
+        std::fs::create_dir(dir.path().join(".git")).unwrap();
+        assert_eq!(Repo::at(dir.path()), None, "an empty folder named .git");
     }
 
     #[test]
@@ -229,14 +357,17 @@ mod tests {
         let (dir, repo) = repo();
         let id = repo.identity().unwrap();
         assert_eq!(id.to_string(), "Ada Lovelace <ada@example.org>");
-        assert_eq!(repo.branch().as_deref(), Some("main"));
-        assert_eq!(repo.head(), None, "no commit yet");
+        assert_eq!(
+            repo.branch_and_head(),
+            (Some("main".into()), None),
+            "no commit yet"
+        );
         std::fs::create_dir(dir.path().join("src")).unwrap();
         std::fs::write(dir.path().join("src/a.rs"), "a\n").unwrap();
         std::fs::write(dir.path().join("notes.md"), "n\n").unwrap();
         git(dir.path(), &["add", "."]);
         git(dir.path(), &["commit", "-q", "-m", "one"]);
-        let first = repo.head().unwrap();
+        let first = repo.branch_and_head().1.unwrap();
         assert!(is_commit_id(&first));
         assert_eq!(
             repo.changed_since(&first, &[]).unwrap(),
@@ -257,12 +388,26 @@ mod tests {
         // A commit this repository does not have, and text that is no commit id.
         assert_eq!(repo.changed_since(&"0".repeat(40), &[]), None);
         assert_eq!(repo.changed_since("--output=x", &[]), None);
-        let ids = repo
-            .blob_ids(&["notes.md".into(), "gone.md".into(), "src/a.rs".into()])
-            .unwrap();
+        let ids = repo.blob_ids(
+            &["notes.md".into(), "gone.md".into(), "src/a.rs".into()],
+            &first,
+        );
         assert_eq!(ids.len(), 3);
         assert!(ids[0].is_some() && ids[1].is_none() && ids[2].is_some());
         assert_ne!(ids[0], ids[2]);
+        // The ids are git's own.
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(dir.path())
+            .args(["hash-object", "--no-filters", "--", "notes.md", "src/a.rs"])
+            .output()
+            .unwrap();
+        let git_ids: Vec<String> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect();
+        assert_eq!(git_ids, [ids[0].clone().unwrap(), ids[2].clone().unwrap()]);
     }
 
     /// A repository whose config names a file-system monitor: git would run it on a diff
@@ -284,10 +429,9 @@ mod tests {
             &["config", "core.fsmonitor", hook.to_str().unwrap()],
         );
         std::fs::write(dir.path().join("f"), "b\n").unwrap();
-        let head = repo.head().unwrap();
+        let head = repo.branch_and_head().1.unwrap();
         assert_eq!(repo.changed_since(&head, &[]).unwrap(), ["f"]);
-        repo.blob_ids(&["f".into()]).unwrap();
-        assert!(repo.identity().is_some() && repo.branch().is_some());
+        assert!(repo.identity().is_some() && repo.branch_and_head().0.is_some());
         assert!(!ran.exists(), "the monitor ran");
         git(dir.path(), &["diff", "--name-only", &head]);
         assert!(ran.exists(), "control: git runs the monitor by itself");
@@ -303,9 +447,56 @@ mod tests {
         git(dir.path(), &["add", "."]);
         git(dir.path(), &["commit", "-q", "-m", "one"]);
         let repo = Repo::at(&sub).unwrap();
-        let head = repo.head().unwrap();
+        let head = repo.branch_and_head().1.unwrap();
         std::fs::write(sub.join("x.txt"), "2\n").unwrap();
         std::fs::write(dir.path().join("outside.txt"), "2\n").unwrap();
         assert_eq!(repo.changed_since(&head, &[]).unwrap(), ["x.txt"]);
+    }
+
+    #[test]
+    fn the_cache_asks_again_only_when_the_repository_moved() {
+        let (dir, repo) = repo();
+        std::fs::write(dir.path().join("f"), "a\n").unwrap();
+        git(dir.path(), &["add", "f"]);
+        git(dir.path(), &["commit", "-q", "-m", "one"]);
+        let cache = Cache::default();
+        let first = cache.facts(&repo, true);
+        assert_eq!(first.branch.as_deref(), Some("main"));
+        assert_eq!(
+            first.identity.as_ref().unwrap().to_string(),
+            "Ada Lovelace <ada@example.org>"
+        );
+        // A commit, a new branch and a new name are each seen at the next call.
+        git(dir.path(), &["commit", "-q", "--allow-empty", "-m", "two"]);
+        let second = cache.facts(&repo, true);
+        assert_ne!(second.head, first.head);
+        git(dir.path(), &["checkout", "-q", "-b", "topic"]);
+        assert_eq!(cache.facts(&repo, false).branch.as_deref(), Some("topic"));
+        git(dir.path(), &["config", "user.name", "Grace Hopper"]);
+        let named = cache.facts(&repo, true).identity.unwrap().to_string();
+        assert_eq!(named, "Grace Hopper <ada@example.org>");
+    }
+
+    #[test]
+    fn a_linked_work_tree_is_found_through_its_git_file() {
+        let (dir, _) = repo();
+        std::fs::write(dir.path().join("f"), "a\n").unwrap();
+        git(dir.path(), &["add", "f"]);
+        git(dir.path(), &["commit", "-q", "-m", "one"]);
+        let linked = dir.path().join("wt");
+        git(
+            dir.path(),
+            &[
+                "worktree",
+                "add",
+                "-q",
+                "-b",
+                "side",
+                linked.to_str().unwrap(),
+            ],
+        );
+        let repo = Repo::at(&linked).unwrap();
+        assert_eq!(repo.branch_and_head().0.as_deref(), Some("side"));
+        assert!(repo.fingerprint().is_some());
     }
 }

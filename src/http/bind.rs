@@ -3,7 +3,7 @@
 //! client's response to the server's request by the request's id, which it numbers from
 //! 0: anyone holding a session's id could answer that client's pending
 //! `elicitation/create` (the human's dialog) for it. So the process at the other end of
-//! the connection that opened the session (found from its socket, `files::procs`) is
+//! the connection that opened the session (found from its socket, `assistant::procs`) is
 //! kept, and a request naming the session from a connection another process holds is
 //! refused with 403. The owner's own new connections (an answer arrives on one) pass.
 //! Where the owner cannot be found (no `/proc`), the session is not bound.
@@ -17,7 +17,7 @@ use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use crate::files::procs;
+use crate::assistant::procs;
 
 /// The header naming a session.
 const SESSION: &str = "mcp-session-id";

@@ -8,11 +8,11 @@ use rmcp::{ErrorData, RoleServer};
 
 use super::args::{self, Call};
 use super::{dialog, reply, BmadServer, Reply};
+use crate::act::{self, Change, Done, Handover};
 use crate::evidence::{self, Watched};
-use crate::files::Project;
 use crate::prompts::{self, user_dir};
 use crate::store::{human_decisions, SessionKey, Store};
-use crate::workflow::{Command, DecidedBy, Decision, Session, Stage, State, Via};
+use crate::workflow::{Action, Command, DecidedBy, Decision, Stage, State, Via};
 
 impl BmadServer {
     /// Handles one tool call to completion (blocking: file locks and fsync), the host's
@@ -70,7 +70,7 @@ impl BmadServer {
             .is_some_and(|e| e.code == crate::error::ErrorCode::HumanRequired);
         if let Some(cwd) = &cwd {
             let asks = r.error.is_none() && decides(&r);
-            if asks {
+            if asks && !r.gates_known {
                 r.human_gates = evidence::human_gates(&self.inner.store, cwd.as_deref());
             }
             if asks || kept_for_human {
@@ -165,22 +165,9 @@ impl BmadServer {
         done.unwrap_or_else(|e| reply::for_error(&e, None))
     }
 
-    /// Applies a session action (blocking). The error reply names the state and what is
-    /// legal now, when the session exists.
-    pub(super) fn act(
-        &self,
-        cwd: Option<String>,
-        key: SessionKey,
-        command: Command,
-        decision: Decision,
-    ) -> Result<Reply, Box<Reply>> {
-        self.act_watched(cwd, key, command, decision, &Watched::none())
-    }
-
-    /// [`BmadServer::act`]; a submission that needs the project's checks runs them outside
-    /// the project lock ([`evidence::act`]). The session is found once and read once under
-    /// the lock (once more when checks ran); the role prompt the reply hands over is the
-    /// only one read, after the machine applied the action and before anything is written.
+    /// Applies a session action (blocking); a submission that needs the project's checks
+    /// runs them outside the project lock, watched. The error reply names the state and
+    /// what is legal now, when the session exists (`crate::act` has the order of a change).
     pub(super) fn act_watched(
         &self,
         cwd: Option<String>,
@@ -189,60 +176,15 @@ impl BmadServer {
         decision: Decision,
         watched: &Watched,
     ) -> Result<Reply, Box<Reply>> {
-        let store = &self.inner.store;
         let action = command.action();
-        let mut notices = Vec::new();
-        if decision.decided_by == DecidedBy::Human {
-            notices.push(format!(
-                "The human decided this through {}.",
-                match decision.via {
-                    Via::Elicitation => "the dialog",
-                    Via::Cli => "the terminal",
-                    Via::Tool => "the host",
-                    Via::Dashboard => "the dashboard",
-                }
-            ));
-        }
-        // The dialog was this call's own: the model, which made the call, knows who
-        // answered it; the text leaves that notice out.
-        let known_notices = match decision.via {
-            Via::Elicitation => notices.clone(),
-            _ => Vec::new(),
-        };
-        let mut prompt = None;
-        let mut ready = |project: &Project, s: &mut Session| {
-            prompt = prompts::needed(project, s)?;
-            // The human can see which lessons the prompt carried: kept in the history.
-            if let (Some(t), Some(entry)) = (&prompt, s.history.last_mut()) {
-                entry.lessons = t.lessons.ids.clone();
-            }
-            Ok(())
-        };
-        let acted = evidence::act(
-            store,
-            cwd.as_deref(),
-            &key,
+        let via = (decision.decided_by == DecidedBy::Human).then_some(decision.via);
+        let change = Change {
             command,
-            &decision,
-            watched,
-            &mut ready,
-            &Utc::now,
-        );
-        match acted {
-            Ok((s, mut facts)) => {
-                facts.notices.extend(notices);
-                let mut r = reply::for_session(&s, &facts, action, prompt.as_ref());
-                r.known.notices = known_notices;
-                // Before development and QA: what they build on may have moved.
-                let starts_work = matches!(s.current_stage, Stage::Dev | Stage::Qa)
-                    && s.current_state == State::Generating;
-                if starts_work {
-                    if let Ok(project) = store.project(Some(&s.cwd)) {
-                        reply::with_drift(&mut r, crate::store::drift(&project, &s));
-                    }
-                }
-                Ok(r)
-            }
+            decision,
+            handover: Handover::Prompt,
+        };
+        match act::act(&self.inner.store, cwd.as_deref(), &key, change, watched) {
+            Ok(done) => Ok(reply_for(&done, action, via)),
             Err((e, session)) => Err(Box::new(reply::for_error(&e, session.as_deref()))),
         }
     }
@@ -324,4 +266,40 @@ impl BmadServer {
             }
         });
     }
+}
+
+/// The reply to a change made; `via` is the human's channel when the human decided it.
+pub(super) fn reply_for(done: &Done, action: Action, via: Option<Via>) -> Reply {
+    let mut facts = done.facts.clone();
+    let mut notices = Vec::new();
+    if let Some(via) = via {
+        notices.push(format!(
+            "The human decided this through {}.",
+            match via {
+                Via::Elicitation => "the dialog",
+                Via::Cli => "the terminal",
+                Via::Tool => "the host",
+                Via::Dashboard => "the dashboard",
+            }
+        ));
+    }
+    facts.notices.extend(notices.iter().cloned());
+    let s = &done.session;
+    let mut r = reply::for_session(s, &facts, action, done.prompt.as_ref());
+    if let Some(gates) = &done.human_gates {
+        r.human_gates.clone_from(gates);
+        r.gates_known = true;
+    }
+    // The dialog was this call's own: the model, which made the call, knows who answered
+    // it; the text leaves that notice out.
+    if via == Some(Via::Elicitation) {
+        r.known.notices = notices;
+    }
+    // Before development and QA: what they build on may have moved.
+    let starts_work =
+        matches!(s.current_stage, Stage::Dev | Stage::Qa) && s.current_state == State::Generating;
+    if starts_work {
+        reply::with_drift(&mut r, crate::store::drift(&done.project, s));
+    }
+    r
 }

@@ -29,12 +29,14 @@ use super::result::{to_result, Readers};
 use super::BmadServer;
 use chrono::Utc;
 
+use crate::act::human::{self, Asking, Decided};
+use crate::act::Handover;
 use crate::error::Error;
 use crate::evidence::config::CONFIG_REL;
 use crate::evidence::{self, approval::Waiting};
 use crate::store::SessionKey;
 use crate::workflow::machine::Pending;
-use crate::workflow::{Command, DecidedBy, Decision, Provenance, Session, Via};
+use crate::workflow::{Command, Provenance, Via};
 
 /// The key of the one input request in an input-required result.
 const INPUT_KEY: &str = "decision";
@@ -46,8 +48,8 @@ const STATE_TTL: Duration = Duration::from_secs(60 * 60);
 /// Bound into every sealed state, so that no other sealed value of this process opens.
 const STATE_CONTEXT: &[u8] = b"bmad-task gate decision v1";
 
-/// The decision a call is about, as parsed.
-pub struct Gate {
+/// A call whose decision the dialog asks the human for, as parsed.
+pub struct DialogCall {
     pub cwd: Option<String>,
     pub key: SessionKey,
     pub command: Command,
@@ -108,21 +110,18 @@ impl BmadServer {
 
     /// What the decision would ask (and what of the project's config waits for the
     /// human beside it), or the reply that refuses it.
-    async fn pending(
-        &self,
-        gate: &Gate,
-    ) -> Result<(Session, Pending, Option<Waiting>), Box<Reply>> {
-        let (cwd, key, action) = (gate.cwd.clone(), gate.key.clone(), gate.command.action());
+    async fn pending(&self, call: &DialogCall) -> Result<(Asking, Option<Waiting>), Box<Reply>> {
+        let (cwd, key, action) = (call.cwd.clone(), call.key.clone(), call.command.action());
         let found = self
             .blocking(move |s| {
-                let store = &s.inner.store;
-                let (session, pending) = evidence::pending(store, cwd.as_deref(), &key, action)
+                let asking = human::asking(&s.inner.store, cwd.as_deref(), &key, action)
                     .map_err(|(e, session)| Box::new(reply::for_error(&e, session.as_deref())))?;
-                // A config that cannot be read is refused by the decision itself.
-                let waiting = evidence::config_waiting(store, Some(&session.cwd))
-                    .ok()
-                    .flatten();
-                Ok((session, pending, waiting))
+                // A config that cannot be read refuses the decision before the human is
+                // asked in vain.
+                match asking.config_waiting() {
+                    Ok(waiting) => Ok((asking, waiting)),
+                    Err(e) => Err(Box::new(reply::for_error(&e, Some(&asking.session)))),
+                }
             })
             .await;
         found.unwrap_or_else(|| Err(Box::new(reply::for_error(&Error::Internal, None))))
@@ -131,100 +130,105 @@ impl BmadServer {
     /// The call's answer when the human decides in the dialog.
     pub async fn decide_in_dialog(
         &self,
-        gate: Gate,
+        call: DialogCall,
         request: &CallToolRequestParams,
         ctx: &RequestContext<RoleServer>,
     ) -> CallToolResponse {
         if is_modern(ctx) {
-            self.decide_by_rounds(gate, request).await
+            self.decide_by_rounds(call, request).await
         } else {
-            let readers = gate.readers.clone();
-            to_result(self.decide_within_call(gate, ctx).await, &readers).into()
+            let readers = call.readers.clone();
+            to_result(self.decide_within_call(call, ctx).await, &readers).into()
         }
     }
 
     /// Up to 2025-11-25: ask while the call is open.
-    async fn decide_within_call(&self, gate: Gate, ctx: &RequestContext<RoleServer>) -> Reply {
+    async fn decide_within_call(
+        &self,
+        call: DialogCall,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Reply {
         let mut note = None;
         for _ in 0..MAX_ASKS {
-            let (session, pending, config) = match self.pending(&gate).await {
+            let (asking, config) = match self.pending(&call).await {
                 Ok(found) => found,
                 Err(reply) => return *reply,
             };
-            let form = ask::form(&pending, &gate.command, note, config.as_ref());
+            let (session, pending) = (&asking.session, &asking.pending);
+            let form = ask::form(pending, &call.command, note, config.as_ref());
             let sent = ctx
                 .peer
                 .send_request(ServerRequest::ElicitRequest(Request::new(form)));
             let answer = tokio::select! {
                 biased;
                 () = self.inner.stopping.cancelled() => {
-                    return reply::for_undecided(&session, &pending, Undecided::Stopping);
+                    return reply::for_undecided(session, pending, Undecided::Stopping);
                 }
                 answer = sent => answer,
                 // Decided on the dashboard or in the terminal meanwhile: the call returns.
-                found = self.until_decided_elsewhere(&session) => return found,
+                found = self.until_decided_elsewhere(session) => return found,
                 () = ctx.ct.cancelled() => {
-                    return reply::for_undecided(&session, &pending, Undecided::Cancelled);
+                    return reply::for_undecided(session, pending, Undecided::Cancelled);
                 }
             };
             let answer = match answer {
                 Ok(result) => elicit_result(result),
                 Err(e) => {
                     let why = format!("the client could not show the dialog ({e})");
-                    return reply::for_undecided(&session, &pending, Undecided::Failed(why));
+                    return reply::for_undecided(session, pending, Undecided::Failed(why));
                 }
             };
             let Some(answer) = answer else {
                 let why = "the client's answer to the dialog is not an elicitation result".into();
-                return reply::for_undecided(&session, &pending, Undecided::Failed(why));
+                return reply::for_undecided(session, pending, Undecided::Failed(why));
             };
             let config_seen = config.map(|w| w.sha256);
-            match self
-                .apply(&gate, &session, &pending, answer, config_seen)
-                .await
-            {
+            let seen = human::shown_digest(&asking);
+            match self.apply(&call, &asking, seen, answer, config_seen).await {
                 Applied::Done(reply) => return *reply,
                 Applied::Stale => note = Some(CHANGED),
             }
         }
-        let (session, pending, _) = match self.pending(&gate).await {
+        let (asking, _) = match self.pending(&call).await {
             Ok(found) => found,
             Err(reply) => return *reply,
         };
-        reply::for_undecided(&session, &pending, Undecided::KeptChanging)
+        reply::for_undecided(&asking.session, &asking.pending, Undecided::KeptChanging)
     }
 
     /// From 2026-07-28: the form goes back as an input-required result; the client's
     /// retry carries the answer and the sealed question.
     async fn decide_by_rounds(
         &self,
-        gate: Gate,
+        call: DialogCall,
         request: &CallToolRequestParams,
     ) -> CallToolResponse {
-        let (session, mut pending, config) = match self.pending(&gate).await {
+        let (asking, config) = match self.pending(&call).await {
             Ok(found) => found,
             // The retry of a round the human answered elsewhere meanwhile.
             Err(reply) => {
-                let (cwd, key) = (gate.cwd.clone(), gate.key.clone());
+                let (cwd, key) = (call.cwd.clone(), call.key.clone());
                 let found = self
                     .blocking(move |s| s.decided_elsewhere(cwd.as_deref(), &key, None))
                     .await
                     .flatten();
-                return to_result(found.unwrap_or(*reply), &gate.readers).into();
+                return to_result(found.unwrap_or(*reply), &call.readers).into();
             }
         };
-        let action = gate.command.action();
+        let action = call.command.action();
         let Some(sealed) = request.request_state.as_deref() else {
-            return self.input_required(&pending, &gate, None, config.as_ref());
+            return self.input_required(&asking.pending, &call, None, config.as_ref());
         };
         let opened: Option<Asked> = self
             .inner
             .codec
             .open_json_with(sealed, STATE_CONTEXT)
             .ok()
-            .filter(|a: &Asked| a.session_id == session.session_id && a.action == action.name());
+            .filter(|a: &Asked| {
+                a.session_id == asking.session.session_id && a.action == action.name()
+            });
         let Some(asked) = opened else {
-            return self.input_required(&pending, &gate, Some(UNMATCHED), config.as_ref());
+            return self.input_required(&asking.pending, &call, Some(UNMATCHED), config.as_ref());
         };
         let answer = request
             .input_responses
@@ -232,23 +236,25 @@ impl BmadServer {
             .and_then(|r| r.get(INPUT_KEY))
             .and_then(|v| serde_json::from_value::<ElicitResult>(v.clone()).ok());
         let Some(answer) = answer else {
-            return self.input_required(&pending, &gate, Some(UNMATCHED), config.as_ref());
+            return self.input_required(&asking.pending, &call, Some(UNMATCHED), config.as_ref());
         };
-        // The answer is about the version the form showed, not the one on disk now.
-        if let (Some(doc), Some(sha)) = (pending.document.as_mut(), asked.sha256) {
-            doc.sha256 = sha;
-        }
-        // … and the config's approval, if offered, about the version the form showed.
+        // The answer is about the version the form showed, not the one on disk now, and
+        // the config's approval, if offered, about the version the form showed.
+        let seen = asking
+            .pending
+            .document
+            .as_ref()
+            .map(|d| asked.sha256.clone().unwrap_or_else(|| d.sha256.clone()));
         match self
-            .apply(&gate, &session, &pending, answer, asked.config_sha256)
+            .apply(&call, &asking, seen, answer, asked.config_sha256)
             .await
         {
-            Applied::Done(reply) => to_result(*reply, &gate.readers).into(),
-            Applied::Stale => match self.pending(&gate).await {
-                Ok((_, now, config)) => {
-                    self.input_required(&now, &gate, Some(CHANGED), config.as_ref())
+            Applied::Done(reply) => to_result(*reply, &call.readers).into(),
+            Applied::Stale => match self.pending(&call).await {
+                Ok((now, config)) => {
+                    self.input_required(&now.pending, &call, Some(CHANGED), config.as_ref())
                 }
-                Err(reply) => to_result(*reply, &gate.readers).into(),
+                Err(reply) => to_result(*reply, &call.readers).into(),
             },
         }
     }
@@ -256,11 +262,11 @@ impl BmadServer {
     fn input_required(
         &self,
         pending: &Pending,
-        gate: &Gate,
+        call: &DialogCall,
         note: Option<&str>,
         config: Option<&Waiting>,
     ) -> CallToolResponse {
-        let command = &gate.command;
+        let command = &call.command;
         let asked = Asked {
             session_id: pending.session_id.clone(),
             action: command.action().name().to_string(),
@@ -274,7 +280,7 @@ impl BmadServer {
             Ok(state) => state,
             Err(e) => {
                 tracing::error!(error = %e, "could not seal a dialog's request state");
-                return to_result(reply::for_error(&Error::Internal, None), &gate.readers).into();
+                return to_result(reply::for_error(&Error::Internal, None), &call.readers).into();
             }
         };
         let form: ElicitRequestParams = ask::form(pending, command, note, config);
@@ -286,17 +292,18 @@ impl BmadServer {
         InputRequiredResult::new(Some(requests), Some(state)).into()
     }
 
-    /// Applies the human's answer, bound to the digest of the document they were shown,
-    /// and their approval of the config when the form offered it (`config_seen`: the
-    /// digest of the version shown) and they gave it.
+    /// Applies the human's answer, bound to the digest of the document they were shown
+    /// (`seen`), and their approval of the config when the form offered it (`config_seen`:
+    /// the digest of the version shown) and they gave it.
     async fn apply(
         &self,
-        gate: &Gate,
-        session: &Session,
-        pending: &Pending,
+        call: &DialogCall,
+        asking: &Asking,
+        seen: Option<String>,
         answer: ElicitResult,
         config_seen: Option<String>,
     ) -> Applied {
+        let (session, pending) = (&asking.session, &asking.pending);
         let how = match answer.action {
             ElicitationAction::Accept => None,
             ElicitationAction::Decline => Some(Undecided::Declined),
@@ -312,7 +319,7 @@ impl BmadServer {
             Ok(Command::Confirm { action, note, .. }) => Command::Confirm {
                 action,
                 note,
-                answers: match &gate.command {
+                answers: match &call.command {
                     Command::Confirm { answers, .. } => answers.clone(),
                     _ => Default::default(),
                 },
@@ -326,22 +333,25 @@ impl BmadServer {
                 )))
             }
         };
-        let decision = Decision {
-            decided_by: DecidedBy::Human,
+        let action = command.action();
+        let answer = human::Answer {
+            command,
             via: Via::Elicitation,
-            provenance: Some(Box::new(gate.provenance.clone())),
-            decider: None,
-            seen_digest: pending.document.as_ref().map(|d| d.sha256.clone()),
+            provenance: call.provenance.clone(),
+            seen_digest: seen,
+            handover: Handover::Prompt,
         };
-        let (cwd, key) = (gate.cwd.clone(), gate.key.clone());
-        let done = self
-            .blocking(move |s| s.act(cwd, key, command, decision))
-            .await
-            .unwrap_or_else(|| Err(Box::new(reply::for_error(&Error::Internal, None))));
-        let mut reply = match done {
-            Ok(reply) => reply,
-            Err(reply) if is_stale(&reply) => return Applied::Stale,
-            Err(reply) => *reply,
+        let (at, key) = (asking.at.clone(), asking.key.clone());
+        let decided = self
+            .blocking(move |s| human::decide(&s.inner.store, &at, &key, answer))
+            .await;
+        let mut reply = match decided {
+            Some(Decided::Done(done)) => {
+                super::calls::reply_for(&done, action, Some(Via::Elicitation))
+            }
+            Some(Decided::Stale { .. }) => return Applied::Stale,
+            Some(Decided::Refused((e, session))) => reply::for_error(&e, session.as_deref()),
+            None => reply::for_error(&Error::Internal, None),
         };
         if let Some(sha) = config_seen {
             let cwd = session.cwd.clone();
@@ -373,13 +383,6 @@ const CHANGED: &str =
     "The document changed while the dialog was open; this is the version on disk now.";
 const UNMATCHED: &str =
     "The earlier answer did not match a question this server asked (it expired after an hour, or the server restarted): please decide again.";
-
-fn is_stale(reply: &Reply) -> bool {
-    reply
-        .error
-        .as_ref()
-        .is_some_and(|e| e.code == crate::error::ErrorCode::StaleDecision)
-}
 
 /// The elicitation result in a client's response, whatever shape rmcp read it as.
 fn elicit_result(result: ClientResult) -> Option<ElicitResult> {

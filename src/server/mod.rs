@@ -253,14 +253,14 @@ impl ServerHandler for BmadServer {
             {
                 let origin = origin::of(&context);
                 if !origin.under_assistant {
-                    let gate = dialog::Gate {
+                    let asked = dialog::DialogCall {
                         cwd: cwd.clone(),
                         key: key.clone(),
                         command: command.clone(),
                         provenance: origin,
                         readers: readers.clone(),
                     };
-                    return Ok(self.decide_in_dialog(gate, &request, &context).await);
+                    return Ok(self.decide_in_dialog(asked, &request, &context).await);
                 }
                 assistants = origin.assistant.clone();
                 decision.provenance = Some(Box::new(origin));

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::Project;
-use crate::git::Repo;
+use crate::git::{Cache, Facts, Repo};
 use crate::workflow::machine::sha256_hex;
 use crate::workflow::person::Person;
 use crate::workflow::session::{Basis, Session};
@@ -28,24 +28,26 @@ const MAX_UNCOMMITTED: usize = 200;
 pub const MAX_NAMED: usize = 20;
 
 /// What git says at a change, asked before the lock is taken.
-pub(super) struct GitNow {
+pub struct GitNow {
     repo: Option<Repo>,
-    /// The person deciding (for a decision).
+    /// The person deciding (for a decision): `BMAD_OWNER`, else git's identity.
     pub person: Option<Person>,
-    branch: Option<String>,
+    facts: Facts,
 }
 
 impl GitNow {
-    pub fn of(project: &Project, decides: bool) -> GitNow {
+    pub(super) fn of(cache: &Cache, project: &Project, decides: bool) -> GitNow {
         let repo = Repo::at(&project.root);
-        let person = decides
-            .then(|| crate::git::from_env().or_else(|| repo.as_ref()?.identity()))
-            .flatten();
-        let branch = repo.as_ref().and_then(Repo::branch);
+        let owner = decides.then(crate::git::from_env).flatten();
+        let facts = match &repo {
+            Some(r) => cache.facts(r, decides && owner.is_none()),
+            None => Facts::default(),
+        };
+        let person = owner.or_else(|| facts.identity.clone().filter(|_| decides));
         GitNow {
             repo,
             person,
-            branch,
+            facts,
         }
     }
 
@@ -53,14 +55,14 @@ impl GitNow {
     /// the commit it was written against.
     pub fn record(&self, before: &Session, after: &mut Session) {
         let Some(repo) = &self.repo else { return };
-        if self.branch.is_some() {
-            after.branch.clone_from(&self.branch);
+        if self.facts.branch.is_some() {
+            after.branch.clone_from(&self.facts.branch);
         }
         let mut basis = None;
         for stage in Stage::ALL {
             let saved = after.record(stage).artifact.as_ref();
             if saved.is_some() && saved != before.record(stage).artifact.as_ref() {
-                let b = basis.get_or_insert_with(|| basis_of(repo));
+                let b = basis.get_or_insert_with(|| basis_of(repo, self.facts.head.as_deref()));
                 after.record_mut(stage).written_against.clone_from(b);
             }
         }
@@ -68,11 +70,11 @@ impl GitNow {
 }
 
 /// The commit checked out, and the project's files that differ from it now.
-fn basis_of(repo: &Repo) -> Option<Basis> {
-    let commit = repo.head()?;
+fn basis_of(repo: &Repo, head: Option<&str>) -> Option<Basis> {
+    let commit = head?.to_string();
     let changed = repo.changed_since(&commit, &PROJECT_FILES)?;
     let kept = &changed[..changed.len().min(MAX_UNCOMMITTED)];
-    let ids = repo.blob_ids(kept)?;
+    let ids = repo.blob_ids(kept, &commit);
     Some(Basis {
         commit,
         uncommitted: kept.iter().cloned().zip(ids).collect(),
@@ -189,7 +191,7 @@ fn changed_files(repo: &Repo, basis: &Basis) -> Option<Vec<String>> {
         .filter(|p| basis.uncommitted.contains_key(*p))
         .cloned()
         .collect();
-    let ids = repo.blob_ids(&then)?;
+    let ids = repo.blob_ids(&then, &basis.commit);
     let same: Vec<&String> = then
         .iter()
         .zip(ids)

@@ -2,7 +2,7 @@
 //! loading fresh state, writing an outcome's files and then the session (docs/spec.md §7.7–§7.9).
 //! Disk is the only truth, so several server processes can share one project.
 
-mod act;
+mod change;
 mod conflict;
 mod drift;
 mod ignore;
@@ -31,7 +31,8 @@ use crate::workflow::{Action, State};
 use mapping::MappingCache;
 use sessions::{load_session, session_ids};
 
-pub use act::{Acted, Admission, Admitted, Files, Gate, Observed};
+pub use change::{not_before_last_entry, Files};
+pub use drift::GitNow;
 pub use drift::{drift, Drift};
 pub use ignore::{write_gitignore, Ignored, LOCAL_FILES};
 pub use list::{Damaged, Page, PAGE};
@@ -124,6 +125,8 @@ pub struct Store {
     mapping: MappingCache,
     /// What `list` read of each session file, reused while the file is unchanged.
     list_cache: list::ListCache,
+    /// What git said of each project, reused while its repository does not move.
+    git: crate::git::Cache,
 }
 
 impl Store {
@@ -135,6 +138,7 @@ impl Store {
             swept: Mutex::new(HashSet::new()),
             mapping: MappingCache::default(),
             list_cache: list::ListCache::default(),
+            git: crate::git::Cache::default(),
         }
     }
 
@@ -329,40 +333,27 @@ mod tests {
     use crate::workflow::{Command, Decision, Facts};
     use chrono::Utc;
 
-    /// No gate: every change is admitted as it is.
-    struct Open;
-
-    impl Gate for Open {
-        fn admit(
-            &self,
-            _: &Project,
-            _: &Session,
-            _: &Command,
-            _: &Decision,
-            _: chrono::DateTime<Utc>,
-        ) -> Result<Admission> {
-            Ok(Admission::Admit(Admitted::default()))
-        }
-    }
-
-    /// A change by the host's word, through no gate.
+    /// A change by the host's word, with no policy: the store's primitives in the order
+    /// `crate::act` uses them.
     fn act(store: &Store, key: &SessionKey, command: Command) -> Result<(Session, Facts)> {
-        let acted = store
-            .act(
-                None,
-                key,
-                command,
-                &Decision::by_host(None),
-                Observed::default(),
-                &Open,
-                &mut |_, _| Ok(()),
-                &Utc::now,
-            )
-            .map_err(|(e, _)| e)?;
-        match acted {
-            Acted::Done(s, facts) => Ok((*s, facts)),
-            Acted::Deferred => panic!("no gate defers"),
-        }
+        let at = store.locate(None, key)?;
+        let (_lock, before) = store.lock_and_read(&at, key).map_err(|(e, _)| e)?;
+        let now = not_before_last_entry(&before, Utc::now());
+        let outcome = crate::workflow::machine::apply_observed(
+            &before,
+            command,
+            &Decision::by_host(None),
+            Default::default(),
+            &Files(&at.project),
+            now,
+        )?;
+        let files: Vec<(String, String)> = outcome
+            .writes
+            .into_iter()
+            .map(|w| (w.path, w.content))
+            .collect();
+        store.write_change(&at.project, &before, &outcome.session, &files)?;
+        Ok((outcome.session, outcome.facts))
     }
 
     /// The mapping as the file holds it.

@@ -9,7 +9,7 @@ use super::mapping::{with_entry, MappingEntry, MAPPING};
 use super::sessions::{json_text, session_rel};
 use super::{names, owner_rel, slug_for, Project, Store};
 use crate::error::{Error, Result};
-use crate::git::Repo;
+use crate::git::{Cache, Repo};
 use crate::workflow::engine::{self, Engine};
 use crate::workflow::person::Person;
 use crate::workflow::session::{timestamp, Session};
@@ -30,10 +30,15 @@ struct Team {
 }
 
 impl Team {
-    fn of(project: &Project) -> Team {
+    fn of(cache: &Cache, project: &Project) -> Team {
         let repo = Repo::at(&project.root);
-        let owner = crate::git::from_env().or_else(|| repo.as_ref()?.identity());
-        let branch = repo.as_ref().and_then(Repo::branch);
+        let owner = crate::git::from_env();
+        let facts = match &repo {
+            Some(r) => cache.facts(r, owner.is_none()),
+            None => Default::default(),
+        };
+        let owner = owner.or(facts.identity);
+        let branch = facts.branch;
         Team {
             repo,
             owner,
@@ -121,7 +126,7 @@ impl Store {
         };
         let engines = engine::for_start(objective, engines);
         // Asked of git before the lock is taken: who starts it, on which branch.
-        let team = Team::of(&project);
+        let team = Team::of(&self.git, &project);
         let result = self.start_locked(
             &project, objective, base, engines, &team, lessons, clock, shape, &mut made,
         );

@@ -2,17 +2,14 @@
 //! being decided, ask on the terminal, and apply the human's answer bound to the document
 //! as shown, through the same evidence gate as every other channel.
 
-use chrono::Utc;
-
 use super::{read_line, yes, Exit, Outcome};
+use crate::act::human::{self, Answer, Decided};
+use crate::act::Handover;
 use crate::code::{visible, visible_lines};
-use crate::error::Error;
-use crate::evidence;
-use crate::evidence::Watched;
 use crate::server::reply;
-use crate::store::{SessionKey, Store};
+use crate::store::{Located, SessionKey, Store};
 use crate::workflow::machine::{Asked, Pending};
-use crate::workflow::{Command, DecidedBy, Decision, Via, WorkflowError};
+use crate::workflow::{Command, Via};
 
 /// Shows what is being decided, asks on the terminal, applies the human's answer bound to
 /// the document as shown.
@@ -22,12 +19,15 @@ pub(super) fn decide(store: &Store, key: &SessionKey, command: Command) -> Outco
             Ok(origin) => origin,
             Err(exit) => return Ok(exit),
         };
-    let (_, pending) =
-        evidence::pending(store, None, key, command.action()).map_err(|(e, _)| e.to_string())?;
-    show(&pending, &command);
+    let asking =
+        human::asking(store, None, key, command.action()).map_err(|(e, _)| e.to_string())?;
+    // A policy that cannot be read refuses the decision: said before the human is asked.
+    asking.config_waiting().map_err(|e| e.to_string())?;
+    let pending = &asking.pending;
+    show(pending, &command);
     let command = match command {
         Command::Answer { .. } => {
-            let answers = ask_each(&pending)?;
+            let answers = ask_each(pending)?;
             if answers.is_empty() {
                 println!("No answers given: nothing changed.");
                 return Ok(Exit::Failed);
@@ -47,48 +47,30 @@ pub(super) fn decide(store: &Store, key: &SessionKey, command: Command) -> Outco
             other
         }
     };
-    let decision = Decision {
-        decided_by: DecidedBy::Human,
+    let answer = human::Answer {
+        command,
         via: Via::Cli,
-        seen_digest: pending.document.as_ref().map(|d| d.sha256.clone()),
-        provenance: Some(Box::new(origin.provenance)),
-        // The store names the person from the project's git (or BMAD_OWNER).
-        decider: None,
+        provenance: origin.provenance,
+        seen_digest: human::shown_digest(&asking),
+        handover: Handover::Nothing,
     };
-    apply(store, key, command, &decision)
+    apply(store, &asking.at, key, answer)
 }
 
-/// Applies a human's terminal decision through the evidence gate and prints what the
-/// reply tells the human (`decide` and `promote` alike).
-pub(super) fn apply(
-    store: &Store,
-    key: &SessionKey,
-    command: Command,
-    decision: &Decision,
-) -> Outcome {
-    let action = command.action();
-    let acted = evidence::act(
-        store,
-        None,
-        key,
-        command,
-        decision,
-        &Watched::none(),
-        &mut |_, _| Ok(()),
-        &Utc::now,
-    );
-    match acted.map_err(|(e, _)| e) {
-        Ok((s, facts)) => {
-            println!(
-                "{}",
-                visible_lines(&reply::for_session(&s, &facts, action, None).user_message)
-            );
+/// Applies a human's terminal decision and prints what the reply tells the human (`decide`
+/// and `promote` alike).
+pub(super) fn apply(store: &Store, at: &Located, key: &SessionKey, answer: Answer) -> Outcome {
+    let action = answer.command.action();
+    match human::decide(store, at, key, answer) {
+        Decided::Done(done) => {
+            let r = reply::for_session(&done.session, &done.facts, action, None);
+            println!("{}", visible_lines(&r.user_message));
             Ok(Exit::Done)
         }
-        Err(e @ Error::Workflow(WorkflowError::StaleDecision { .. })) => Err(
-            format!("{e}\nThe document changed while you decided: run the command again to see it as it is now."),
-        ),
-        Err(e) => Err(e.to_string()),
+        Decided::Stale { error, .. } => Err(format!(
+            "{error}\nThe document changed while you decided: run the command again to see it as it is now."
+        )),
+        Decided::Refused((e, _)) => Err(e.to_string()),
     }
 }
 

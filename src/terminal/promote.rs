@@ -4,9 +4,11 @@
 //! every other terminal decision.
 
 use super::{yes, Exit, Outcome};
+use crate::act::human::Answer;
+use crate::act::Handover;
 use crate::code::visible;
 use crate::store::{SessionKey, Store};
-use crate::workflow::{Command, DecidedBy, Decision, Via};
+use crate::workflow::{Command, Via};
 
 pub(super) fn promote(store: &Store, key: &SessionKey, note: Option<String>) -> Outcome {
     let origin = match super::provenance::human_at_terminal(
@@ -16,7 +18,8 @@ pub(super) fn promote(store: &Store, key: &SessionKey, note: Option<String>) -> 
         Ok(origin) => origin,
         Err(exit) => return Ok(exit),
     };
-    let (_, s) = store.load(None, key).map_err(|e| e.to_string())?;
+    let at = store.locate(None, key).map_err(|e| e.to_string())?;
+    let s = store.read(&at, key).map_err(|e| e.to_string())?;
     let Some(to) = s.track.promotes_to() else {
         return Err(format!(
             "task {} is on the {} track, which is not promoted (only a quick task moves to the full track)",
@@ -44,13 +47,12 @@ pub(super) fn promote(store: &Store, key: &SessionKey, note: Option<String>) -> 
         println!("Not promoted: nothing changed.");
         return Ok(Exit::Failed);
     }
-    let decision = Decision {
-        decided_by: DecidedBy::Human,
+    let answer = Answer {
+        command: Command::Promote { note },
         via: Via::Cli,
+        provenance: origin.provenance,
         seen_digest: None,
-        provenance: Some(Box::new(origin.provenance)),
-        // The store names the person from the project's git (or BMAD_OWNER).
-        decider: None,
+        handover: Handover::Nothing,
     };
-    super::decide::apply(store, key, Command::Promote { note }, &decision)
+    super::decide::apply(store, &at, key, answer)
 }

@@ -1,13 +1,8 @@
-//! Where a terminal decision comes from: the terminal device, and the chain of processes
-//! the command runs under, read from `/proc` on Linux. An assistant's shell tool (Claude
-//! Code's Bash tool) can run `bmad-mcp confirm` too, and can even give it a
-//! pseudo-terminal; what it cannot hide is that it is an ancestor: a process that is
-//! Claude Code itself, or that has `CLAUDECODE` in its environment (Claude Code sets it
-//! in the shell of its Bash tool). The variable alone is not the test: it is read from
-//! each ancestor, where a command cannot unset it for itself. The chain is read by
-//! `files::procs`, which the client's dialog shares.
+//! Where a terminal command comes from: the terminal device, and the chain of processes
+//! it runs under, to which `crate::assistant`'s rule applies (an assistant's shell can run
+//! `bmad-mcp confirm` too, even on a pseudo-terminal of its own).
 
-use crate::files::procs::{self, ASSISTANT_VAR};
+use crate::assistant::{self, procs};
 use crate::workflow::Provenance;
 
 /// What the command found about where it runs, with the reason an assistant was found.
@@ -41,16 +36,7 @@ pub(super) fn human_at_terminal(verb: &str, whose: &str) -> Result<Origin, super
 /// Reads the terminal device and the process chain of this process.
 pub(super) fn read() -> Origin {
     let chain = procs::own_parent().map(procs::chain).unwrap_or_default();
-    let assistant = own_environment_marks().or_else(|| {
-        chain.iter().find_map(|p| {
-            if p.claude {
-                Some(format!("Claude Code is {}", p.label))
-            } else {
-                p.marked
-                    .then(|| format!("{ASSISTANT_VAR} in the environment of {}", p.label))
-            }
-        })
-    });
+    let assistant = assistant::behind_this_process(&chain);
     Origin {
         provenance: Provenance {
             terminal: terminal_device(),
@@ -60,13 +46,6 @@ pub(super) fn read() -> Origin {
         },
         assistant,
     }
-}
-
-/// This process's own environment: set by whoever started it.
-fn own_environment_marks() -> Option<String> {
-    std::env::var_os(ASSISTANT_VAR)
-        .filter(|v| !v.is_empty())
-        .map(|_| format!("{ASSISTANT_VAR} in this command's environment"))
 }
 
 /// The terminal device stdin is.

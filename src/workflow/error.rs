@@ -49,10 +49,11 @@ pub enum WorkflowError {
     EmptyAnswer { id: String },
     #[error("the document to confirm ({path}) is missing and cannot be recovered; `reject` the stage and submit it again")]
     DocumentUnavailable { path: String },
-    #[error("field `digest`: `{given}` is not the document as it is now: {path} has SHA-256 {current}…; show the human the current version and decide again")]
+    #[error("field `digest`: `{given}` is not the document as it is now: {path} has SHA-256 {}…; show the human the current version and decide again", clip_digest(.current))]
     StaleDecision {
         path: String,
         given: String,
+        /// The document's whole digest now (the message shows its first 12 digits).
         current: String,
     },
     #[error("field `feedback` is required to send the document back: ask the human what should change, then call again with their words as `feedback`; nothing was changed")]
@@ -119,4 +120,9 @@ impl WorkflowError {
             WorkflowError::ContradictoryVerdict { .. } => ErrorCode::InvalidArgument,
         }
     }
+}
+
+/// The first 12 digits of a digest, as messages show it.
+fn clip_digest(sha: &str) -> &str {
+    &sha[..sha.len().min(12)]
 }

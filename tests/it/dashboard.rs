@@ -552,6 +552,70 @@ async fn the_page_hears_of_every_change_through_server_sent_events() {
     d.stop();
 }
 
+/// Whoever starts the dashboard reads its secret: under an assistant's shell it does not
+/// start, whether the mark is in its own environment or in an ancestor's (a shell with
+/// `CLAUDECODE=1`, as Claude Code's Bash tool has, running it with the variable removed).
+#[test]
+fn the_dashboard_refuses_to_start_under_an_assistants_shell() {
+    let dir = tempfile::tempdir().unwrap();
+    let own = crate::support::bin(dir.path())
+        .args(["dashboard", "--addr", "127.0.0.1:0"])
+        .env("CLAUDECODE", "1")
+        .output()
+        .unwrap();
+    assert_eq!(own.status.code(), Some(2), "{own:?}");
+    let said = String::from_utf8_lossy(&own.stderr);
+    assert!(
+        said.contains("CLAUDECODE in this command's environment"),
+        "{said}"
+    );
+    let bin = crate::support::BIN;
+    // `; :` keeps the shell alive as the dashboard's parent (no exec of the last command).
+    let under = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "env -u CLAUDECODE '{bin}' dashboard --addr 127.0.0.1:0; :"
+        ))
+        .current_dir(dir.path())
+        .env("CLAUDECODE", "1")
+        .env_remove("BMAD_PROJECT_ROOT")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&under.stderr);
+    assert!(
+        said.contains("refusing to start the dashboard")
+            && said.contains("CLAUDECODE in the environment of sh (pid"),
+        "{said}"
+    );
+    assert!(!said.contains("?k="), "no secret printed: {said}");
+}
+
+/// `serve --http` started under an assistant's shell serves MCP, but no dashboard beside
+/// it, and prints no secret.
+#[test]
+fn serve_http_under_an_assistants_shell_has_no_dashboard() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().canonicalize().unwrap();
+    let mut server = crate::support::http::Server::for_project(&project, &[("CLAUDECODE", "1")]);
+    let logged = server.logged();
+    assert!(
+        logged
+            .iter()
+            .any(|l| l.contains("no dashboard beside this server")
+                && l.contains("assistant's shell")),
+        "{logged:?}"
+    );
+    let a = request(server.addr, "GET", "/dashboard/", &[], b"");
+    assert_eq!(a.status, 404, "{a:?}");
+    assert!(
+        server.logged().iter().all(|l| !l.contains("?k=")),
+        "{:?}",
+        server.logged()
+    );
+    server.terminate();
+    server.wait_exit();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_http_serves_the_dashboard_beside_mcp() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,9 +1,10 @@
-//! Human work is never lost or misread, and a failed call leaves nothing (issue 12,
-//! items 1–3, 5, 9–11), through the real binary: the document a decision is about is read
-//! byte for byte as it is on disk; anything there that is not usable text is refused and
-//! left alone; the approved scope names sprints of the plan as it is now; a specs folder
-//! belongs to one session; the lock wait is bounded; damaged indexes are rebuilt; a failed
-//! `start` takes back what it made; history times never go backwards.
+//! Human work is never lost or misread, and a failed call leaves nothing, through the
+//! real binary: the document a decision is about is read byte for byte as it is on disk;
+//! anything there that is not usable text is refused and left alone; a document the human
+//! changed is kept before a new submission replaces it; the approved scope names sprints of
+//! the plan as it is now; a specs folder belongs to one session; the lock wait is bounded;
+//! damaged indexes are rebuilt; a failed `start` takes back what it made; history times
+//! never go backwards.
 
 use crate::support;
 
@@ -158,6 +159,42 @@ async fn a_decision_reads_the_document_as_it_is_and_never_replaces_a_file_it_can
         .starts_with("# PRD"));
     c.close().await;
     sb.assert_confined(&["outside/secret.md"]);
+}
+
+/// A stage document the human changed after the server saved it is not lost when a new
+/// submission replaces it: that version is kept under `.bmad-task/temp/` first, and the
+/// reply names where.
+#[tokio::test]
+async fn a_document_the_human_changed_is_kept_before_a_new_submission_replaces_it() {
+    let sb = Sandbox::new();
+    let project = sb.project.as_path();
+    let c = connect(Era::Modern, project).await;
+    let (sid, rel) = awaiting_confirmation(&c, project, "Kept edits").await;
+    let file = project.join(&rel);
+    let saved = std::fs::read(&file).unwrap();
+    let edited = "# PRD (the human's)\n\n## Executive Summary\nWritten by hand.\n".as_bytes();
+    std::fs::write(&file, edited).unwrap();
+
+    c.ok(json!({"action": "reject", "session_id": sid, "feedback": "Say who the users are."}))
+        .await;
+    let v = c
+        .ok(json!({"action": "submit", "session_id": sid, "claude_result": passing_prd()}))
+        .await;
+    let notices = v["notices"].to_string();
+    let kept = notices
+        .split("that version is kept as ")
+        .nth(1)
+        .and_then(|rest| rest.split(" before").next())
+        .unwrap_or_else(|| panic!("no notice names the kept version: {notices}"));
+    assert!(kept.starts_with(".bmad-task/temp/"), "{kept}");
+    assert_eq!(std::fs::read(project.join(kept)).unwrap(), edited);
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        saved,
+        "the new submission is the stage document now"
+    );
+    c.close().await;
+    sb.assert_confined(&[]);
 }
 
 #[tokio::test]

@@ -194,6 +194,10 @@ pub struct Reply {
     /// [`human_channel`] to name their channel once it is known whether there is a dialog.
     #[serde(skip)]
     pub human_gates: Option<String>,
+    /// Not sent: whether `human_gates` is already what the policy says (read by the change
+    /// itself), so the policy is not read again for it.
+    #[serde(skip)]
+    pub gates_known: bool,
     /// Not sent: what the model has already, which the text leaves out ([`markdown`]).
     #[serde(skip)]
     pub known: Known,

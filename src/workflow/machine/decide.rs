@@ -28,7 +28,7 @@ impl Step<'_> {
             return Err(WorkflowError::StaleDecision {
                 path: path.to_string(),
                 given: clip(self.decision.seen_digest.as_deref().unwrap_or(""), 64),
-                current: sha[..12].to_string(),
+                current: sha.clone(),
             });
         }
         self.decided_digest = Some(sha);

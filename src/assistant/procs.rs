@@ -1,9 +1,9 @@
 //! The processes behind a channel, read from `/proc` on Linux: a chain of processes from
 //! one up through its ancestors, whether each is Claude Code or has `CLAUDECODE` in its
 //! environment (Claude Code sets it in the shell of its Bash tool and in the servers it
-//! spawns), and the process holding the other end of a loopback TCP connection. The
-//! terminal (`terminal/provenance.rs`) and the client's dialog (`server/origin.rs`) each
-//! apply their own rule to what is read here. Elsewhere than Linux nothing can be read.
+//! spawns), and the process holding the other end of a loopback TCP connection. The rule
+//! that reads them is the module's own ([`super::behind`]). Elsewhere than Linux nothing
+//! can be read.
 
 /// How many processes are read at most: a chain is short, a loop must still end.
 const MAX_DEPTH: usize = 64;

@@ -1,0 +1,116 @@
+//! The one path of a human's decision, whichever channel it comes through (the terminal,
+//! the dashboard, the client's dialog): what the decision would ask now, read once without
+//! the lock ([`asking`]); the channel shows it and takes the human's answer; then
+//! [`decide`] applies the answer as the human's, bound to the document as it was shown,
+//! recorded with the channel and where it came from. A document that changed meanwhile is
+//! refused as stale, with its digest now, and nothing changes.
+
+use super::{act_at, Change, Done, Handover};
+use crate::error::Error;
+use crate::evidence::approval::{Policy, Waiting};
+use crate::evidence::Watched;
+use crate::files::Project;
+use crate::store::{Files, Located, RefusedWith, SessionKey, Store};
+use crate::workflow::machine::{self, Pending};
+use crate::workflow::session::Session;
+use crate::workflow::{Action, Command, DecidedBy, Decision, Provenance, Via, WorkflowError};
+
+/// A decision waiting for the human, as a channel shows it.
+pub struct Asking {
+    pub at: Located,
+    pub key: SessionKey,
+    pub session: Session,
+    pub pending: Pending,
+}
+
+impl Asking {
+    pub fn project(&self) -> &Project {
+        &self.at.project
+    }
+
+    /// What of `.bmad/config.toml` waits for the human's approval, for a channel that
+    /// offers it beside the decision. A policy that cannot be read refuses the decision,
+    /// which a channel that asks before it acts learns here, before asking in vain.
+    pub fn config_waiting(&self) -> crate::error::Result<Option<Waiting>> {
+        Ok(Policy::read(&self.at.project)?.waiting)
+    }
+}
+
+/// What `action` would ask the human now (the document, its digest, the sprints, the
+/// questions), read without the lock and changing nothing. On error, the session when it
+/// was found, for a reply that names its state.
+pub fn asking(
+    store: &Store,
+    cwd: Option<&str>,
+    key: &SessionKey,
+    action: Action,
+) -> std::result::Result<Asking, RefusedWith> {
+    let at = store.locate(cwd, key).map_err(|e| (e, None))?;
+    let session = store.read(&at, key).map_err(|e| (e, None))?;
+    match machine::pending(&session, action, &Files(&at.project)) {
+        Ok(pending) => Ok(Asking {
+            at,
+            key: key.clone(),
+            session,
+            pending,
+        }),
+        Err(e) => Err((e.into(), Some(Box::new(session)))),
+    }
+}
+
+/// The human's answer, as a channel took it.
+pub struct Answer {
+    pub command: Command,
+    pub via: Via,
+    /// Who is behind the channel: kept with the decision.
+    pub provenance: Provenance,
+    /// The digest of the document as the channel showed it (by default the one
+    /// [`asking`] read).
+    pub seen_digest: Option<String>,
+    pub handover: Handover,
+}
+
+/// How a decision ended for a channel.
+pub enum Decided {
+    Done(Box<Done>),
+    /// The document changed since it was shown; nothing changed. `sha256` is its digest
+    /// now.
+    Stale {
+        error: Error,
+        sha256: String,
+    },
+    Refused(RefusedWith),
+}
+
+/// Applies the human's `answer` to the session at `at` (what [`asking`] found, or the
+/// session a channel showed by other means).
+pub fn decide(store: &Store, at: &Located, key: &SessionKey, answer: Answer) -> Decided {
+    let decision = Decision {
+        decided_by: DecidedBy::Human,
+        via: answer.via,
+        seen_digest: answer.seen_digest,
+        provenance: Some(Box::new(answer.provenance)),
+        // The person: `BMAD_OWNER`, else git's identity, asked by the change.
+        decider: None,
+    };
+    let change = Change {
+        command: answer.command,
+        decision,
+        handover: answer.handover,
+    };
+    match act_at(store, at, key, change, &Watched::none()) {
+        Ok(done) => Decided::Done(Box::new(done)),
+        Err((error, session)) => match &error {
+            Error::Workflow(WorkflowError::StaleDecision { current, .. }) => Decided::Stale {
+                sha256: current.clone(),
+                error,
+            },
+            _ => Decided::Refused((error, session)),
+        },
+    }
+}
+
+/// The digest of the document `asking` read, the default a channel binds its answer to.
+pub fn shown_digest(asking: &Asking) -> Option<String> {
+    asking.pending.document.as_ref().map(|d| d.sha256.clone())
+}

@@ -1,0 +1,207 @@
+//! One change to a session, top to bottom, whichever channel asks for it (the tool's calls,
+//! the terminal, the dashboard, the client's dialog):
+//!
+//! 1. find the session (its id names its file; a task name goes through the mapping);
+//! 2. ask git once: who decides, on which branch;
+//! 3. take the project lock and read the session;
+//! 4. refuse what the policy keeps for the human;
+//! 5. run the checks a submission needs: with the lock dropped (minutes of checks must not
+//!    make every other call `busy`), then the lock taken and the session read again, which
+//!    must not have moved meanwhile (the checks may not be about the work otherwise);
+//! 6. let the machine decide (`machine::apply_observed`): the next state, the documents,
+//!    the facts for the reply;
+//! 7. resolve the role prompt the reply hands over, before anything is written (a broken
+//!    override refuses the call and changes nothing), and the lessons the change taught;
+//! 8. write the documents, the lessons and the policy's records, then the session.
+//!
+//! A human's decision comes here through [`human`], its one path.
+
+pub mod human;
+
+use chrono::Utc;
+
+use crate::error::{Error, Result};
+use crate::evidence::{self, Admitted, Watched};
+use crate::files::Project;
+use crate::prompts::{self, Template};
+use crate::store::{not_before_last_entry, Files, GitNow, Located, RefusedWith, SessionKey, Store};
+use crate::workflow::machine;
+use crate::workflow::session::Session;
+use crate::workflow::{Command, Decision, Evidence, Facts};
+
+/// Whether the change hands the host the next role prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Handover {
+    /// The tool's calls: the reply carries the prompt, and the history the lessons it
+    /// carried.
+    Prompt,
+    /// A decision in the terminal or on the dashboard: no host reads the reply there; the
+    /// host's next call asks for the prompt.
+    Nothing,
+}
+
+/// A change a channel asks for.
+pub struct Change {
+    pub command: Command,
+    pub decision: Decision,
+    pub handover: Handover,
+}
+
+/// A change made: the session as written, and what the reply needs.
+pub struct Done {
+    pub project: Project,
+    pub session: Session,
+    pub facts: Facts,
+    /// The role prompt the reply hands over (with [`Handover::Prompt`], when the new
+    /// state asks for one).
+    pub prompt: Option<Template>,
+    /// The gates policy, when the change read it (see [`Admitted::human_gates`]).
+    pub human_gates: Option<Option<String>>,
+}
+
+/// Makes `change` to the session `key` names. On error, the session when it was read, for
+/// a reply that names its state.
+pub fn act(
+    store: &Store,
+    cwd: Option<&str>,
+    key: &SessionKey,
+    change: Change,
+    watched: &Watched,
+) -> std::result::Result<Done, RefusedWith> {
+    let at = store.locate(cwd, key).map_err(|e| (e, None))?;
+    act_at(store, &at, key, change, watched)
+}
+
+/// [`act`] on a session already found.
+pub fn act_at(
+    store: &Store,
+    at: &Located,
+    key: &SessionKey,
+    change: Change,
+    watched: &Watched,
+) -> std::result::Result<Done, RefusedWith> {
+    let Change {
+        command,
+        mut decision,
+        handover,
+    } = change;
+    let git = store.git_now(&at.project, command.action().decides());
+    if decision.decider.is_none() {
+        decision.decider.clone_from(&git.person);
+    }
+    let (lock, session) = store.lock_and_read(at, key)?;
+    let now = not_before_last_entry(&session, Utc::now());
+    let mut admitted = evidence::admit(&at.project, &session, &command, &decision, now)
+        .map_err(|e| refused(e, &session))?;
+    let (_lock, session, observed) = match admitted.checks.take() {
+        None => (lock, session, Evidence::default()),
+        Some(run) => {
+            drop(lock);
+            let planned_at = run.history_len;
+            let observed = evidence::watch::run_checks(run, watched);
+            let (lock, session) = store.lock_and_read(at, key)?;
+            unmoved(&session, planned_at).map_err(|e| refused(e, &session))?;
+            (lock, session, observed)
+        }
+    };
+    let step = Step {
+        store,
+        project: &at.project,
+        git: &git,
+        handover,
+    };
+    step.apply(&session, command, &decision, observed, admitted)
+        .map_err(|e| refused(e, &session))
+}
+
+fn refused(e: Error, session: &Session) -> (Error, Option<Box<Session>>) {
+    (e, Some(Box::new(session.clone())))
+}
+
+/// Refuses a submission whose session moved on while its checks ran.
+fn unmoved(session: &Session, planned_at: usize) -> Result<()> {
+    if session.history.len() == planned_at {
+        return Ok(());
+    }
+    Err(Error::argument(
+        crate::code::ErrorCode::InvalidState,
+        format!(
+            "the session moved on while the checks ran (it is now at stage `{}`, state `{}`): nothing was recorded. Check `status`, then submit again if it still applies",
+            session.current_stage, session.current_state
+        ),
+    ))
+}
+
+/// Steps 6 to 8, under the lock.
+struct Step<'a> {
+    store: &'a Store,
+    project: &'a Project,
+    git: &'a GitNow,
+    handover: Handover,
+}
+
+impl Step<'_> {
+    fn apply(
+        &self,
+        session: &Session,
+        command: Command,
+        decision: &Decision,
+        observed: Evidence,
+        mut admitted: Admitted,
+    ) -> Result<Done> {
+        let project = self.project;
+        // A parent acts on its stories as their shared entries say now.
+        let before = crate::store::stories::with_stories(project, session);
+        let now = not_before_last_entry(&before, Utc::now());
+        let mut outcome =
+            machine::apply_observed(&before, command, decision, observed, &Files(project), now)?;
+        self.git.record(&before, &mut outcome.session);
+        let prompt = self.prompt_for(&mut outcome.session)?;
+        // What the change taught, written with it for the team.
+        let lessons = crate::lessons::learned(&before, &outcome.session);
+        for l in &lessons {
+            outcome.facts.notices.push(format!(
+                "Recorded a lesson for later tasks ({}, {} role): {}",
+                l.category,
+                l.role.id(),
+                l.rel_path()
+            ));
+        }
+        for key in &admitted.said_once {
+            if !outcome.session.notices_given.contains(key) {
+                outcome.session.notices_given.push(key.clone());
+            }
+        }
+        let mut files = std::mem::take(&mut admitted.files);
+        files.extend(crate::lessons::write_files(&lessons));
+        files.extend(outcome.writes.into_iter().map(|w| (w.path, w.content)));
+        self.store
+            .write_change(project, &before, &outcome.session, &files)?;
+        // Said in the reply, not kept in the history: the policy's, not the step's.
+        for notice in std::mem::take(&mut admitted.notices) {
+            if !outcome.facts.notices.contains(&notice) {
+                outcome.facts.notices.push(notice);
+            }
+        }
+        Ok(Done {
+            project: project.clone(),
+            session: outcome.session,
+            facts: outcome.facts,
+            prompt,
+            human_gates: admitted.human_gates,
+        })
+    }
+
+    /// The role prompt the reply hands over, with the lessons it carries kept in the
+    /// history, where the human can see them.
+    fn prompt_for(&self, session: &mut Session) -> Result<Option<Template>> {
+        if self.handover == Handover::Nothing {
+            return Ok(None);
+        }
+        let prompt = prompts::needed(self.project, session)?;
+        if let (Some(t), Some(entry)) = (&prompt, session.history.last_mut()) {
+            entry.lessons = t.lessons.ids.clone();
+        }
+        Ok(prompt)
+    }
+}

@@ -1,0 +1,108 @@
+//! Whether an assistant is behind a process: the one rule that keeps the human's channels
+//! (the terminal commands, the dashboard, the client's dialog) from taking an assistant's
+//! word for the human's, and the reading of processes from `/proc` it works on
+//! ([`procs`]).
+//!
+//! An assistant's shell tool (Claude Code's Bash tool) can run anything the user can; what
+//! it cannot hide is being an ancestor of what it runs: a process that is the host itself,
+//! or that carries the host's mark in its environment (Claude Code sets `CLAUDECODE` in
+//! its Bash tool's shell). The mark is read from each ancestor, where a command cannot
+//! unset it for itself.
+
+pub mod procs;
+
+pub use procs::{chain, own_parent, socket_owner, Proc, ASSISTANT_VAR};
+
+/// What the host's own process means in a chain: the one way the channels' rules differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Host {
+    /// The host is the assistant: a chain that holds it is the assistant's (the terminal
+    /// commands and the dashboard, which a human reaches from their own terminal or
+    /// browser, never through the host).
+    IsTheAssistant,
+    /// The host asks the human itself (the client's dialog: the host started this
+    /// server, or connected to it, and shows the form): the chain is read up to the host,
+    /// and only what runs under its shell is the assistant's. Above the host nothing
+    /// counts: the host may itself run under another's shell.
+    AsksTheHuman,
+}
+
+/// Why `chain` (a process first, then its ancestors) is an assistant's; `None` when it is
+/// not.
+pub fn behind(chain: &[Proc], host: Host) -> Option<String> {
+    for p in chain {
+        if p.claude {
+            return match host {
+                Host::IsTheAssistant => Some(format!("Claude Code is {}", p.label)),
+                Host::AsksTheHuman => None,
+            };
+        }
+        if p.marked {
+            return Some(format!("{ASSISTANT_VAR} in the environment of {}", p.label));
+        }
+    }
+    None
+}
+
+/// Why this process runs under an assistant, `chain` being its ancestors (parent first):
+/// its own environment carries the mark (set by whoever started it), or an ancestor is the
+/// host or carries it. `None` when it does not. For the commands only a human may run
+/// (the terminal's decisions, the dashboard, whose secret its starter reads).
+pub fn behind_this_process(chain: &[Proc]) -> Option<String> {
+    let own = std::env::var_os(ASSISTANT_VAR)
+        .filter(|v| !v.is_empty())
+        .map(|_| format!("{ASSISTANT_VAR} in this command's environment"));
+    own.or_else(|| behind(chain, Host::IsTheAssistant))
+}
+
+/// [`behind_this_process`], reading this process's ancestors.
+pub fn behind_me() -> Option<String> {
+    behind_this_process(&own_parent().map(chain).unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(label: &str, claude: bool, marked: bool) -> Proc {
+        Proc {
+            label: label.into(),
+            claude,
+            marked,
+        }
+    }
+
+    #[test]
+    fn the_hosts_own_child_is_the_humans_only_where_the_host_asks() {
+        let direct = [
+            p("claude (pid 2)", true, false),
+            p("zsh (pid 1)", false, false),
+        ];
+        assert_eq!(behind(&direct, Host::AsksTheHuman), None);
+        assert_eq!(
+            behind(&direct, Host::IsTheAssistant).as_deref(),
+            Some("Claude Code is claude (pid 2)")
+        );
+        let shell = [
+            p("bash (pid 3)", false, true),
+            p("claude (pid 2)", true, false),
+        ];
+        for host in [Host::AsksTheHuman, Host::IsTheAssistant] {
+            assert_eq!(
+                behind(&shell, host).as_deref(),
+                Some("CLAUDECODE in the environment of bash (pid 3)")
+            );
+        }
+        // Above the host nothing counts where it asks: it may run under another's shell.
+        let above = [
+            p("claude (pid 2)", true, false),
+            p("sh (pid 1)", false, true),
+        ];
+        assert_eq!(behind(&above, Host::AsksTheHuman), None);
+        let human = [
+            p("firefox (pid 9)", false, false),
+            p("init (pid 1)", false, false),
+        ];
+        assert_eq!(behind(&human, Host::IsTheAssistant), None);
+    }
+}
