@@ -361,11 +361,9 @@ mod tests {
 
     /// Functions over the limit in files others are rewriting now; each goes from this
     /// list when its file is split.
-    const LONG_FOR_NOW: [(&str, &str); 4] = [
-        ("dashboard/decide.rs", "decide"),
-        ("main.rs", "main"),
+    const LONG_FOR_NOW: [(&str, &str); 2] = [
         ("server/calls.rs", "run_call"),
-        ("store/act.rs", "act_on"),
+        ("server/dialog.rs", "apply"),
     ];
 
     #[test]
@@ -647,19 +645,19 @@ mod tests {
 
     /// Cycles through files others are rewriting now, by folder; each goes from this list
     /// when they are.
-    const CYCLES_FOR_NOW: [(&str, &[&str]); 1] = [("evidence", &["admission", "watch"])];
+    const CYCLES_FOR_NOW: [(&str, &[&str]); 1] = [("server", &["calls", "dialog"])];
 
     #[test]
     fn no_folder_has_an_import_cycle_between_its_files() {
         let krate = Crate::read();
         let mut found = Vec::new();
+        let mut listed_but_gone: Vec<_> = CYCLES_FOR_NOW.to_vec();
         for (folder, uses) in krate.sibling_uses() {
             for group in cycles(&uses) {
                 let folder = folder.join("::");
-                let listed = CYCLES_FOR_NOW
-                    .iter()
-                    .any(|(f, g)| *f == folder && *g == group.as_slice());
-                if listed {
+                let listed = |(f, g): &(&str, &[&str])| *f == folder && *g == group.as_slice();
+                if CYCLES_FOR_NOW.iter().any(listed) {
+                    listed_but_gone.retain(|c| !listed(c));
                     continue;
                 }
                 let edges: Vec<String> = group
@@ -680,6 +678,10 @@ mod tests {
             found.is_empty(),
             "files of one folder use each other (move what they share to where it belongs):\n{}",
             found.join("\n")
+        );
+        assert!(
+            listed_but_gone.is_empty(),
+            "no longer a cycle, take them off CYCLES_FOR_NOW: {listed_but_gone:?}"
         );
     }
 
