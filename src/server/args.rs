@@ -420,7 +420,7 @@ fn start(args: &BmadTaskArgs, cwd: Option<String>, limits: &Limits) -> Result<Ca
         match (&args.parent, args.sprint) {
             (Some(parent), Some(sprint)) => {
                 let parent = parent.trim().to_string();
-                if !crate::store::is_valid_task_name(&parent) {
+                if !is_valid_task_name(&parent) {
                     return Err(Error::argument(
                         ErrorCode::InvalidTaskName,
                         format!(

@@ -122,8 +122,8 @@ fn changes_lists(call: &Call) -> bool {
     }
 }
 
-/// A reply as this client's human is reached: through the dialog when the client can ask
-/// them (`can_ask`), else by the host; `assistants` names the assistant whose shell the
+/// Fits a reply to how this client reaches its human: the dialog when the client can ask
+/// them (`can_ask`), else the host; `assistants` names the assistant whose shell the
 /// connection runs under, which kept the dialog shut.
 fn for_this_client(reply: &mut Reply, can_ask: bool, assistants: Option<String>) {
     if let Some(why) = assistants {
