@@ -36,7 +36,8 @@
 //! 17. [`terminal`]: everything the human types (`bmad-mcp confirm|approve|…`, `config`,
 //!     `prompts`, `hook`).
 //!
-//! [`layers`] holds that order as data, with the test that keeps every `use` within it.
+//! [`layers`] holds that order as data, with the tests that keep every `use` within it, the
+//! files of a folder free of import cycles and every function within 80 lines.
 
 pub mod act;
 pub mod assistant;

@@ -1,9 +1,8 @@
 //! Properties of submission reading (docs/spec.md §8) and of the stage markers read from a
 //! document (score line, sprint headings, review status).
 
-use bmad_mcp::workflow::submission::{
-    last_text_score, review_status, sprints, Submission, SubmissionError,
-};
+use bmad_mcp::workflow::score::last_text_score;
+use bmad_mcp::workflow::submission::{review_status, sprints, Submission, SubmissionError};
 use bmad_mcp::workflow::Stage;
 use serde_json::{json, Value};
 

@@ -81,63 +81,13 @@ fn query_secret(request: &Request) -> Option<String> {
 /// The checks, in order; then the security headers on whatever the page answers.
 pub async fn check(State(dash): State<Arc<Dashboard>>, request: Request, next: Next) -> Response {
     let keys = &dash.keys;
-    let peer = request
-        .extensions()
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|c| c.0);
-    if !peer.is_some_and(|p| p.ip().is_loopback()) {
-        return secured(refuse(
-            StatusCode::FORBIDDEN,
-            "Forbidden: the dashboard answers only this machine (loopback)",
-        ));
-    }
-    let host = request
-        .headers()
-        .get(header::HOST)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| axum::http::uri::Authority::try_from(v).ok());
-    match host {
-        None => {
-            return secured(refuse(
-                StatusCode::BAD_REQUEST,
-                "Bad Request: missing or invalid Host",
-            ))
-        }
-        Some(h) if !hosts::host_allowed(&h, &keys.hosts) => {
-            return secured(refuse(
-                StatusCode::FORBIDDEN,
-                "Forbidden: Host is not the dashboard's",
-            ))
-        }
-        Some(_) => {}
+    if let Some(refused) = connection_refused(keys, &request) {
+        return secured(refused);
     }
     let changes = !matches!(*request.method(), Method::GET | Method::HEAD);
     if changes {
-        let origin_ok = request
-            .headers()
-            .get(header::ORIGIN)
-            .and_then(|o| o.to_str().ok())
-            .is_some_and(|o| o != "null" && hosts::origin_allowed(o, &keys.origins));
-        if !origin_ok {
-            return secured(refuse(
-                StatusCode::FORBIDDEN,
-                "Forbidden: a change must come from the dashboard's own page (Origin)",
-            ));
-        }
-        let site_ok = request
-            .headers()
-            .get("sec-fetch-site")
-            .is_none_or(|v| v.as_bytes() == b"same-origin");
-        let header_ok = request
-            .headers()
-            .get(SECRET_HEADER)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| keys.token.matches(v));
-        if !site_ok || !header_ok {
-            return secured(refuse(
-                StatusCode::FORBIDDEN,
-                "Forbidden: a change needs the dashboard's secret from its own page",
-            ));
+        if let Some(refused) = change_refused(keys, &request) {
+            return secured(refused);
         }
     }
     if let Some(k) = query_secret(&request) {
@@ -148,23 +98,7 @@ pub async fn check(State(dash): State<Arc<Dashboard>>, request: Request, next: N
             ));
         }
         if request.method() == Method::GET {
-            // The secret leaves the address bar (and the history) for a cookie.
-            let cookie = format!(
-                "{}={}; Path={}; HttpOnly; SameSite=Strict",
-                keys.cookie,
-                keys.secret,
-                super::PREFIX
-            );
-            let mut r = (StatusCode::SEE_OTHER, "").into_response();
-            let h = r.headers_mut();
-            if let Ok(v) = HeaderValue::from_str(&cookie) {
-                h.insert(header::SET_COOKIE, v);
-            }
-            let to = request.uri().path().to_string();
-            if let Ok(v) = HeaderValue::from_str(&to) {
-                h.insert(header::LOCATION, v);
-            }
-            return secured(r);
+            return secured(secret_to_cookie(keys, &request));
         }
     } else if !keys
         .cookie_in(&request)
@@ -176,6 +110,89 @@ pub async fn check(State(dash): State<Arc<Dashboard>>, request: Request, next: N
         ));
     }
     secured(next.run(request).await)
+}
+
+/// Refuses a connection from elsewhere than this machine, or a `Host` that is not one of
+/// the dashboard's names.
+fn connection_refused(keys: &Keys, request: &Request) -> Option<Response> {
+    let peer = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|c| c.0);
+    if !peer.is_some_and(|p| p.ip().is_loopback()) {
+        return Some(refuse(
+            StatusCode::FORBIDDEN,
+            "Forbidden: the dashboard answers only this machine (loopback)",
+        ));
+    }
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| axum::http::uri::Authority::try_from(v).ok());
+    match host {
+        None => Some(refuse(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: missing or invalid Host",
+        )),
+        Some(h) if !hosts::host_allowed(&h, &keys.hosts) => Some(refuse(
+            StatusCode::FORBIDDEN,
+            "Forbidden: Host is not the dashboard's",
+        )),
+        Some(_) => None,
+    }
+}
+
+/// Refuses a change that does not come from the dashboard's own page: its `Origin`, the
+/// site the browser says it comes from, and the secret in [`SECRET_HEADER`].
+fn change_refused(keys: &Keys, request: &Request) -> Option<Response> {
+    let origin_ok = request
+        .headers()
+        .get(header::ORIGIN)
+        .and_then(|o| o.to_str().ok())
+        .is_some_and(|o| o != "null" && hosts::origin_allowed(o, &keys.origins));
+    if !origin_ok {
+        return Some(refuse(
+            StatusCode::FORBIDDEN,
+            "Forbidden: a change must come from the dashboard's own page (Origin)",
+        ));
+    }
+    let site_ok = request
+        .headers()
+        .get("sec-fetch-site")
+        .is_none_or(|v| v.as_bytes() == b"same-origin");
+    let header_ok = request
+        .headers()
+        .get(SECRET_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| keys.token.matches(v));
+    (!site_ok || !header_ok).then(|| {
+        refuse(
+            StatusCode::FORBIDDEN,
+            "Forbidden: a change needs the dashboard's secret from its own page",
+        )
+    })
+}
+
+/// The answer to the address with the secret: the secret leaves the address bar (and
+/// the history) for a cookie, and the browser goes to the same page without it.
+fn secret_to_cookie(keys: &Keys, request: &Request) -> Response {
+    let cookie = format!(
+        "{}={}; Path={}; HttpOnly; SameSite=Strict",
+        keys.cookie,
+        keys.secret,
+        super::PREFIX
+    );
+    let mut r = (StatusCode::SEE_OTHER, "").into_response();
+    let h = r.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(&cookie) {
+        h.insert(header::SET_COOKIE, v);
+    }
+    let to = request.uri().path().to_string();
+    if let Ok(v) = HeaderValue::from_str(&to) {
+        h.insert(header::LOCATION, v);
+    }
+    r
 }
 
 /// The security headers every response carries.

@@ -169,59 +169,13 @@ fn label_of(name: &str) -> String {
 /// One task in full, as the page shows it.
 pub fn task(store: &Store, project_index: usize, id: &str) -> Result<Value> {
     let (project, s) = store.load(None, &SessionKey::from_task(id))?;
-    let mut stages = Vec::new();
     // The stages of the session's track, in its order (docs/spec.md §18).
-    for &stage in s.track.stages() {
-        let rec = s.record(stage);
-        let doc = rec.draft_ref.as_ref().or(rec.final_result_ref.as_ref());
-        let document = doc.and_then(|r| {
-            let body = text(&project, &r.file_path)?;
-            Some(json!({
-                "path": r.file_path,
-                "sha256": sha256_hex(&body),
-                "html": render::markdown(&body),
-                "text": body,
-                "rounds": rounds(&project, &s, stage, &body),
-            }))
-        });
-        let checks: Vec<Value> = rec
-            .checks
-            .iter()
-            .flat_map(|run| run.checks.iter())
-            .map(|c| {
-                json!({
-                    "name": c.name,
-                    "command": c.command,
-                    "outcome": c.outcome.id(),
-                    "exit_code": c.exit_code,
-                    "duration_ms": c.duration_ms,
-                    "output": c.output.as_ref().and_then(|o| text(&project, &o.file_path)),
-                })
-            })
-            .collect();
-        let questions: Vec<Value> = rec
-            .questions
-            .iter()
-            .map(|q| json!({"id": q.id, "question": q.question, "context": q.context, "round": q.round, "answer": rec.answers.get(&q.id)}))
-            .collect();
-        stages.push(json!({
-            "stage": stage,
-            "role": stage.role(),
-            "status": rec.status,
-            "iteration": rec.iteration,
-            "score": rec.score,
-            "gate_passed": rec.gate_passed,
-            "review_status": rec.review_status,
-            "accepted_risk": rec.accepted_risk,
-            "scope": rec.scope,
-            "sprints": rec.sprints,
-            "feedback": rec.feedback,
-            "notes": rec.notes,
-            "document": document,
-            "questions": questions,
-            "checks": checks,
-        }));
-    }
+    let stages: Vec<Value> = s
+        .track
+        .stages()
+        .iter()
+        .map(|&stage| stage_view(&project, &s, stage))
+        .collect();
     let audit: Vec<Value> = s
         .history
         .iter()
@@ -248,6 +202,60 @@ pub fn task(store: &Store, project_index: usize, id: &str) -> Result<Value> {
         "config_waiting": evidence::config_waiting(store, None).ok().flatten().map(|w| json!({"sha256": w.sha256, "changes": w.changes})),
         "extra": extras(&s),
     }))
+}
+
+/// One stage of a task as the page shows it: its record, its document (with its rounds),
+/// its questions and its checks.
+fn stage_view(project: &Project, s: &Session, stage: Stage) -> Value {
+    let rec = s.record(stage);
+    let doc = rec.draft_ref.as_ref().or(rec.final_result_ref.as_ref());
+    let document = doc.and_then(|r| {
+        let body = text(project, &r.file_path)?;
+        Some(json!({
+            "path": r.file_path,
+            "sha256": sha256_hex(&body),
+            "html": render::markdown(&body),
+            "text": body,
+            "rounds": rounds(project, s, stage, &body),
+        }))
+    });
+    let checks: Vec<Value> = rec
+        .checks
+        .iter()
+        .flat_map(|run| run.checks.iter())
+        .map(|c| {
+            json!({
+                "name": c.name,
+                "command": c.command,
+                "outcome": c.outcome.id(),
+                "exit_code": c.exit_code,
+                "duration_ms": c.duration_ms,
+                "output": c.output.as_ref().and_then(|o| text(project, &o.file_path)),
+            })
+        })
+        .collect();
+    let questions: Vec<Value> = rec
+        .questions
+        .iter()
+        .map(|q| json!({"id": q.id, "question": q.question, "context": q.context, "round": q.round, "answer": rec.answers.get(&q.id)}))
+        .collect();
+    json!({
+        "stage": stage,
+        "role": stage.role(),
+        "status": rec.status,
+        "iteration": rec.iteration,
+        "score": rec.score,
+        "gate_passed": rec.gate_passed,
+        "review_status": rec.review_status,
+        "accepted_risk": rec.accepted_risk,
+        "scope": rec.scope,
+        "sprints": rec.sprints,
+        "feedback": rec.feedback,
+        "notes": rec.notes,
+        "document": document,
+        "questions": questions,
+        "checks": checks,
+    })
 }
 
 /// What the human is asked now: the decisions legal at this state, and what each shows

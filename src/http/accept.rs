@@ -6,6 +6,7 @@
 //! when every connection is answering one, the new connection is refused (closed at once).
 
 use std::collections::VecDeque;
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -16,7 +17,7 @@ use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -84,6 +85,20 @@ impl Drop for Answering {
     }
 }
 
+/// The next connection; when accepting fails (out of file descriptors and the like), it
+/// waits rather than spin.
+async fn next_connection(listener: &TcpListener) -> (TcpStream, SocketAddr) {
+    loop {
+        match listener.accept().await {
+            Ok(accepted) => return accepted,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot accept a connection");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    }
+}
+
 /// Serves `app` on `listener` until `shutdown` completes, then lets every connection finish
 /// the request it is answering and waits for them all. `limits` caps the connections open
 /// and the time their headers take.
@@ -109,15 +124,7 @@ pub async fn serve(
     tokio::pin!(shutdown);
     loop {
         let (stream, peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, peer)) => (stream, peer),
-                Err(e) => {
-                    // Out of file descriptors and the like: wait rather than spin.
-                    tracing::warn!(error = %e, "cannot accept a connection");
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                    continue;
-                }
-            },
+            accepted = next_connection(&listener) => accepted,
             () = &mut shutdown => break,
         };
         let Some((id, answering, close)) = registry.admit() else {

@@ -161,7 +161,7 @@ pub async fn arrive_in_time(
 /// The `Host` and `Origin` values accepted, as given to rmcp (`options::allowed_hosts`,
 /// `options::allowed_origins`), compared as rmcp compares them.
 #[derive(Clone)]
-pub struct Gate {
+pub struct Allowed {
     pub hosts: Arc<[String]>,
     pub origins: Arc<[String]>,
 }
@@ -170,7 +170,7 @@ pub struct Gate {
 /// names (400 when missing or malformed, 403 otherwise) or whose `Origin` is not allowed
 /// (403). rmcp checks them again.
 pub async fn check_host_and_origin(
-    State(gate): State<Gate>,
+    State(allowed): State<Allowed>,
     request: Request,
     next: Next,
 ) -> Response {
@@ -188,7 +188,7 @@ pub async fn check_host_and_origin(
         )
             .into_response();
     };
-    if !hosts::host_allowed(&host, &gate.hosts) {
+    if !hosts::host_allowed(&host, &allowed.hosts) {
         tracing::warn!(host = %host, "refused a request with a Host that is not the server's (possible DNS rebinding)");
         return (
             StatusCode::FORBIDDEN,
@@ -199,7 +199,7 @@ pub async fn check_host_and_origin(
     if let Some(origin) = request.headers().get(header::ORIGIN) {
         if !origin
             .to_str()
-            .is_ok_and(|o| hosts::origin_allowed(o, &gate.origins))
+            .is_ok_and(|o| hosts::origin_allowed(o, &allowed.origins))
         {
             tracing::warn!(origin = ?origin, "refused a request from an Origin not allowed");
             return (

@@ -204,7 +204,7 @@ fn guarded(mut app: Router, plan: &Plan, settings: &Settings, bound: SocketAddr)
             guard::arrive_in_time,
         ))
         .layer(axum::middleware::from_fn_with_state(
-            guard::Gate {
+            guard::Allowed {
                 hosts: options::allowed_hosts(bound, &plan.allow_hosts).into(),
                 origins: options::allowed_origins(bound, &plan.allow_origins).into(),
             },

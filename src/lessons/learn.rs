@@ -228,7 +228,7 @@ mod tests {
     }
 
     #[test]
-    fn a_failed_review_sent_back_teaches_the_developer_and_an_answer_corrects_an_assumption() {
+    fn a_failed_review_sent_back_teaches_the_developer() {
         let mut before = session();
         let review = before.record_mut(Stage::Review);
         review.review_status = Some("Fail".into());
@@ -255,7 +255,10 @@ mod tests {
         );
         assert!(l.words.starts_with("Review Status: Fail. Findings in .claude/specs/notes/04-dev-reviewed.md: Review Status: Fail No input validation"), "{}", l.words);
         assert_eq!(l.digest.as_deref(), Some("ab".repeat(32).as_str()));
+    }
 
+    #[test]
+    fn an_answer_that_corrects_an_assumption_teaches() {
         let mut before = session();
         before.record_mut(Stage::Po).questions = vec![
             Question {
@@ -291,8 +294,11 @@ mod tests {
             got[0].words,
             "Asked: I assumed web only: right?\nAnswer: No: Android first"
         );
+    }
 
-        // A human's rejection of the architecture, and no lesson without words.
+    /// A human's rejection of the architecture teaches; one without words does not.
+    #[test]
+    fn a_human_rejection_teaches_its_words() {
         let before = session();
         let mut after = before.clone();
         after.history.push(entry(

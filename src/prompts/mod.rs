@@ -5,24 +5,25 @@
 //! answers, feedback or a below-gate score). Earlier documents are given as references
 //! (path, size, summary), never inlined.
 
-use crate::workflow::session::{ContentRef, Session};
+use crate::workflow::session::{ContentRef, Session, StageRecord};
 use crate::workflow::stage::{Engine, Stage};
 
 pub mod bmad;
-mod focus;
 mod round;
 mod source;
 
-use focus::design_focus;
 use round::{again, answer, new_answers_only, new_feedback_only};
 pub use round::{Round, REVISE_AGAIN, SENT_BEFORE};
-pub use source::{needed, recall, resolve, Origin, Template, MAX_PROMPT_BYTES, PROJECT_PROMPTS};
+pub use source::{needed, recall, resolve, Origin, Template, PROJECT_PROMPTS};
 
 /// The lessons block of a prompt rendered from `template`: a piece of its own, added after
 /// the rendered text (empty when no lesson was recalled).
 pub fn lessons_block(template: &Template) -> &str {
     &template.lessons.text
 }
+
+/// The largest prompt file read (a role's, or one of the project's BMAD method), in bytes.
+pub const MAX_PROMPT_BYTES: u64 = 256 * 1024;
 
 /// A section of a prompt file. A file without section markers is one `role` section,
 /// used for every round.
@@ -65,87 +66,11 @@ pub fn render_round(
     // A new stage's first prompt, the model having had the earlier stages' prompts: the
     // documents those listed are named, not described again.
     let listed_before = round != Round::Full && !revision;
-    let round = match round {
-        Round::Delta { .. } if revision && !section(template, "revise").is_empty() => round,
-        _ => Round::Full,
-    };
-    let name = if revision { "revise" } else { "first" };
-    let template = match (round, section(template, "role"), section(template, name)) {
-        (Round::Delta { .. }, _, this) => format!("{SENT_BEFORE}\n\n{this}\n"),
-        (_, role, "") => format!("{role}\n"),
-        (_, role, this) => format!("{role}\n\n{this}\n"),
-    };
+    let (round, template) = sections_for(template, round, revision);
 
-    let documents: Vec<(Stage, &ContentRef)> = Stage::ALL
-        .into_iter()
-        .filter(|s| *s < stage)
-        .filter_map(|s| session.record(s).final_result_ref.as_ref().map(|r| (s, r)))
-        .collect();
-    let describe = |(s, r): &(Stage, &ContentRef)| {
-        format!(
-            "- {} ({}): {}",
-            s.role(),
-            describe_ref(r),
-            one_line(&r.summary)
-        )
-    };
-    let inputs = list_or_none(match documents.split_last() {
-        Some((last, before)) if listed_before && !before.is_empty() => {
-            // By name, under the task's folder when they all lie in it.
-            let dir = format!("{}/", session.specs_dir());
-            let inside = before.iter().all(|(_, r)| r.file_path.starts_with(&dir));
-            let cut = if inside { dir.len() } else { 0 };
-            let named: Vec<String> = before
-                .iter()
-                .map(|(s, r)| format!("{} `{}`", s.role(), &r.file_path[cut..]))
-                .collect();
-            let place = if inside {
-                format!(", in `{dir}`")
-            } else {
-                String::new()
-            };
-            // The latest one the model submitted itself: named, not summed up.
-            vec![
-                format!("- As listed before{place}: {}", named.join(", ")),
-                format!("- {} ({})", last.0.role(), describe_ref(last.1)),
-            ]
-        }
-        Some((last, [])) if listed_before => {
-            vec![format!("- {} ({})", last.0.role(), describe_ref(last.1))]
-        }
-        _ => documents.iter().map(describe).collect(),
-    });
-    let (answers, feedback) = match round {
-        Round::Full => (
-            list_or_none(rec.questions.iter().map(|q| answer(rec, q)).collect()),
-            list_or_none(rec.feedback.iter().map(|f| format!("- {f}")).collect()),
-        ),
-        Round::Delta {
-            new_answers,
-            new_feedback,
-        } => (
-            new_answers_only(rec, new_answers),
-            new_feedback_only(rec, new_feedback),
-        ),
-    };
-    // The server's findings, and what the last draft's author said it lacked.
-    let guidance = list_or_none(
-        guidance
-            .iter()
-            .map(|g| format!("- {g}"))
-            .chain(
-                rec.gaps
-                    .iter()
-                    .map(|g| format!("- The last draft lacked (by its author): {g}")),
-            )
-            .chain(
-                rec.trace
-                    .problems
-                    .iter()
-                    .map(|p| format!("- Requirement ids (the server's reading): {p}")),
-            )
-            .collect(),
-    );
+    let inputs = inputs(session, stage, listed_before);
+    let (answers, feedback) = answers_and_feedback(rec, round);
+    let guidance = guidance_text(guidance, rec);
     let previous = rec
         .draft_ref
         .as_ref()
@@ -206,6 +131,107 @@ pub fn render_round(
     out
 }
 
+/// The sections of `template` a round carries, and the round it is: a later round of a
+/// revision whose template has a `revise` section carries that section alone; any other
+/// carries the role and the round's section.
+fn sections_for(template: &str, round: Round, revision: bool) -> (Round, String) {
+    let round = match round {
+        Round::Delta { .. } if revision && !section(template, "revise").is_empty() => round,
+        _ => Round::Full,
+    };
+    let name = if revision { "revise" } else { "first" };
+    let text = match (round, section(template, "role"), section(template, name)) {
+        (Round::Delta { .. }, _, this) => format!("{SENT_BEFORE}\n\n{this}\n"),
+        (_, role, "") => format!("{role}\n"),
+        (_, role, this) => format!("{role}\n\n{this}\n"),
+    };
+    (round, text)
+}
+
+/// The earlier stages' documents (`{{inputs}}`): each by path, size and summary, or, where
+/// the model had them listed before (`listed_before`), named, with the latest described.
+fn inputs(session: &Session, stage: Stage, listed_before: bool) -> String {
+    let documents: Vec<(Stage, &ContentRef)> = Stage::ALL
+        .into_iter()
+        .filter(|s| *s < stage)
+        .filter_map(|s| session.record(s).final_result_ref.as_ref().map(|r| (s, r)))
+        .collect();
+    let describe = |(s, r): &(Stage, &ContentRef)| {
+        format!(
+            "- {} ({}): {}",
+            s.role(),
+            describe_ref(r),
+            one_line(&r.summary)
+        )
+    };
+    list_or_none(match documents.split_last() {
+        Some((last, before)) if listed_before && !before.is_empty() => {
+            // By name, under the task's folder when they all lie in it.
+            let dir = format!("{}/", session.specs_dir());
+            let inside = before.iter().all(|(_, r)| r.file_path.starts_with(&dir));
+            let cut = if inside { dir.len() } else { 0 };
+            let named: Vec<String> = before
+                .iter()
+                .map(|(s, r)| format!("{} `{}`", s.role(), &r.file_path[cut..]))
+                .collect();
+            let place = if inside {
+                format!(", in `{dir}`")
+            } else {
+                String::new()
+            };
+            // The latest one the model submitted itself: named, not summed up.
+            vec![
+                format!("- As listed before{place}: {}", named.join(", ")),
+                format!("- {} ({})", last.0.role(), describe_ref(last.1)),
+            ]
+        }
+        Some((last, [])) if listed_before => {
+            vec![format!("- {} ({})", last.0.role(), describe_ref(last.1))]
+        }
+        _ => documents.iter().map(describe).collect(),
+    })
+}
+
+/// The answers and the feedback (`{{answers}}`, `{{feedback}}`): all of them in a whole
+/// round, what is new in a later one.
+fn answers_and_feedback(rec: &StageRecord, round: Round) -> (String, String) {
+    match round {
+        Round::Full => (
+            list_or_none(rec.questions.iter().map(|q| answer(rec, q)).collect()),
+            list_or_none(rec.feedback.iter().map(|f| format!("- {f}")).collect()),
+        ),
+        Round::Delta {
+            new_answers,
+            new_feedback,
+        } => (
+            new_answers_only(rec, new_answers),
+            new_feedback_only(rec, new_feedback),
+        ),
+    }
+}
+
+/// `{{guidance}}`: the server's findings, what the last draft's author said it lacked,
+/// and what the server read wrong in its requirement ids.
+fn guidance_text(guidance: &[String], rec: &StageRecord) -> String {
+    list_or_none(
+        guidance
+            .iter()
+            .map(|g| format!("- {g}"))
+            .chain(
+                rec.gaps
+                    .iter()
+                    .map(|g| format!("- The last draft lacked (by its author): {g}")),
+            )
+            .chain(
+                rec.trace
+                    .problems
+                    .iter()
+                    .map(|p| format!("- Requirement ids (the server's reading): {p}")),
+            )
+            .collect(),
+    )
+}
+
 /// What the session's track or story asks of this stage beyond its role prompt: added
 /// after any template, so that no override can leave it out.
 fn track_note(session: &Session, stage: Stage) -> String {
@@ -252,7 +278,7 @@ fn track_note(session: &Session, stage: Stage) -> String {
 /// The human's words from decisions on other stages (a note given while accepting, the
 /// cause of a send-back): added after any template, the project's own included, so that
 /// no override can leave them out.
-fn notes(rec: &crate::workflow::session::StageRecord) -> String {
+fn notes(rec: &StageRecord) -> String {
     if rec.notes.is_empty() {
         return String::new();
     }
@@ -280,7 +306,7 @@ fn engines_note(engines: &[Engine]) -> String {
 
 /// The approved scope as the sprint numbers it names, with the human's words beside them
 /// ("sprints 1 and 3 (approved as `first and third`)"); `all` before any approval.
-fn scope_of(plan: &crate::workflow::session::StageRecord) -> String {
+fn scope_of(plan: &StageRecord) -> String {
     let said = plan.scope.as_deref().unwrap_or("all");
     let Some(numbers) = plan.scope_sprints.as_ref().filter(|n| !n.is_empty()) else {
         return said.to_string();
@@ -378,10 +404,61 @@ fn list_or_none(items: Vec<String>) -> String {
     }
 }
 
+/// What is being built, as far as the objective says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    CommandLine,
+    Library,
+    Service,
+    Unknown,
+}
+
+/// The kind of product an objective names: a command-line tool before a library before a
+/// service ("a CLI that calls the GitHub API" is a tool), whole words only.
+fn kind_of(objective: &str) -> Kind {
+    let lower = objective.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !(c.is_alphanumeric() || c == '-'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let has = |list: &[&str]| words.iter().any(|w| list.contains(w));
+    let phrase = |list: &[&str]| list.iter().any(|p| lower.contains(p));
+    if has(&["cli", "command-line", "terminal", "tui"]) || phrase(&["command line", "shell script"])
+    {
+        Kind::CommandLine
+    } else if has(&["library", "crate", "package", "sdk", "module", "plugin"]) {
+        Kind::Library
+    } else if has(&[
+        "service",
+        "api",
+        "server",
+        "backend",
+        "website",
+        "web",
+        "endpoint",
+        "microservice",
+        "app",
+    ]) {
+        Kind::Service
+    } else {
+        Kind::Unknown
+    }
+}
+
+/// The architect's focus for what is being built: a tool is not designed like a service.
+fn design_focus(objective: &str) -> &'static str {
+    match kind_of(objective) {
+        Kind::CommandLine => "This is a command-line tool. Design its interface as commands, arguments and flags, its input and output (files, stdin and stdout, formats), exit codes and error messages, configuration, and how it is installed. Leave out servers, endpoints and scaling unless the PRD asks for them.",
+        Kind::Library => "This is a library. Design its interface as a public API (types, functions, errors) with an example of use, how callers handle its errors, its dependencies, and how it is versioned and published. Leave out deployment and servers.",
+        Kind::Service => "This is a service. Design its interface as endpoints or messages with request and response shapes, its storage, authentication, and how it is deployed, scaled, monitored and recovered.",
+        Kind::Unknown => "Fit the design to what is being built: a tool's interface is its commands and exit codes, a library's its public API, a service's its endpoints, with storage and deployment.",
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::focus::{kind_of, Kind};
     use super::*;
+    use super::{kind_of, Kind};
     use crate::workflow::session::Question;
     use crate::workflow::submission;
     use chrono::Utc;

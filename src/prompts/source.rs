@@ -19,13 +19,11 @@
 use std::borrow::Cow;
 use std::path::Path;
 
+use super::MAX_PROMPT_BYTES;
 use crate::error::{Error, Result};
 use crate::files::{read_text, Project, ReadProblem};
 use crate::lessons::{self, Recalled};
 use crate::workflow::{Session, Stage, State};
-
-/// The largest prompt file read, in bytes.
-pub const MAX_PROMPT_BYTES: u64 = 256 * 1024;
 
 /// The project's prompt folder, relative to the project.
 pub const PROJECT_PROMPTS: &str = ".bmad/prompts";

@@ -11,8 +11,9 @@ use super::limits::check_size;
 pub use super::limits::Limits;
 pub use super::used::FIELD_NAMES;
 use crate::error::{Error, ErrorCode, Result};
+use crate::lessons::Category;
 use crate::store::{is_valid_task_name, SessionKey};
-use crate::workflow::engine::Engine;
+use crate::workflow::engine::{self, Engine};
 use crate::workflow::{Action, Command, Decision, Stage, Track};
 
 // Which fields a call needs depends on its `action`. The field descriptions are what a
@@ -125,8 +126,34 @@ pub enum Call {
         command: Command,
         decision: Decision,
     },
-    /// `remember` and `recall` (`lesson_args.rs`).
-    Lessons(super::lesson_args::LessonCall),
+    /// `remember` and `recall` (`lessons.rs`).
+    Lessons(LessonCall),
+}
+
+/// `remember` or `recall`, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LessonCall {
+    Remember {
+        cwd: Option<String>,
+        key: Option<SessionKey>,
+        role: Option<Stage>,
+        category: Category,
+        lesson: String,
+    },
+    Recall {
+        cwd: Option<String>,
+        key: Option<SessionKey>,
+        role: Option<Stage>,
+        query: Option<String>,
+    },
+}
+
+impl LessonCall {
+    pub fn cwd_mut(&mut self) -> &mut Option<String> {
+        match self {
+            LessonCall::Remember { cwd, .. } | LessonCall::Recall { cwd, .. } => cwd,
+        }
+    }
 }
 
 /// Parses the raw tool arguments into a [`Call`], or an error that names the field.
@@ -138,10 +165,47 @@ pub fn parse(arguments: Option<Map<String, Value>>, limits: &Limits) -> Result<C
     let args: BmadTaskArgs = serde_path_to_error::deserialize(Value::Object(map)).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
-        super::args_error::describe_serde_error(&path, &inner)
+        describe_serde_error(&path, &inner)
     })?;
     used?;
     validate(args, limits)
+}
+
+/// A serde error about the arguments as a refusal that names the field, with the error
+/// code of what is wrong (a missing field, an unknown action or stage).
+fn describe_serde_error(path: &str, inner: &str) -> Error {
+    // serde quotes the offending value whole (`invalid type: string "…"`), and the path
+    // holds caller keys (`answers.<id>`).
+    let inner = &crate::error::clip(inner, crate::error::QUOTE_CHARS);
+    let path = clip(path);
+    let path = path.as_str();
+    let at_root = path == "." || path.is_empty();
+    if at_root {
+        if let Some(field) = between(inner, "missing field `", "`") {
+            return Error::argument(
+                ErrorCode::MissingField,
+                format!(
+                    "field `{field}` is required (one of: {})",
+                    crate::workflow::action::names()
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            );
+        }
+        return Error::argument(ErrorCode::InvalidArgument, inner.to_string());
+    }
+    let code = match path {
+        "action" if inner.contains("unknown variant") => ErrorCode::UnknownAction,
+        "stage" if inner.contains("unknown variant") => ErrorCode::InvalidStage,
+        _ => ErrorCode::InvalidArgument,
+    };
+    Error::argument(code, format!("field `{path}`: {inner}"))
+}
+
+fn between<'a>(s: &'a str, start: &str, end: &str) -> Option<&'a str> {
+    let i = s.find(start)? + start.len();
+    let j = s[i..].find(end)? + i;
+    Some(&s[i..j])
 }
 
 /// Refuses what serde would misreport: a key that is not an argument (found here from
@@ -257,8 +321,8 @@ fn validate(args: BmadTaskArgs, limits: &Limits) -> Result<Call> {
     let digest = args.digest.clone();
     // The session is named before anything else of a session action is checked.
     let (key, command) = match action {
-        Action::Start => return super::start_args::start(&args, cwd, limits),
-        Action::Promote => return Err(super::start_args::promote(&session_key(&args)?)),
+        Action::Start => return start(&args, cwd, limits),
+        Action::Promote => return Err(promote(&session_key(&args)?)),
         Action::List => {
             return Ok(Call::List {
                 cwd,
@@ -270,64 +334,17 @@ fn validate(args: BmadTaskArgs, limits: &Limits) -> Result<Call> {
             let key = session_key(&args)?;
             return Ok(Call::Status { cwd, key });
         }
-        Action::Remember | Action::Recall => return super::lesson_args::validate(args, limits),
-        Action::Submit => {
-            let key = session_key(&args)?;
-            for (field, value) in [
-                ("claude_result", &args.claude_result),
-                ("codex_result", &args.codex_result),
-            ] {
-                if let Some(v) = value {
-                    check_size(field, v, limits.result_bytes)?;
-                }
-            }
-            // By value: the results may be megabytes.
-            let command = Command::Submit {
-                stage: args.stage,
-                claude_result: args.claude_result,
-                codex_result: args.codex_result,
-            };
-            (key, command)
-        }
+        Action::Remember | Action::Recall => return lessons(args, limits),
+        Action::Submit => (session_key(&args)?, submit(args, limits)?),
         Action::Answer => {
             let key = session_key(&args)?;
             // Absent: a client with a dialog asks the human each open question; without
             // one, the workflow refuses an answer with nothing in it.
-            let answers = args.answers.unwrap_or_default();
-            for (id, a) in &answers {
-                check_size(&format!("answers.{}", clip(id)), a, limits.text_bytes)?;
-            }
+            let answers = answers(args.answers, limits)?;
             (key, Command::Answer { answers })
         }
         Action::Confirm | Action::ConfirmSave | Action::Approve | Action::Reject => {
-            let key = session_key(&args)?;
-            let accepted = match action {
-                Action::Confirm | Action::ConfirmSave => args.confirmed,
-                Action::Approve => args.approved,
-                _ => Some(false),
-            };
-            let answers = args.answers.unwrap_or_default();
-            for (id, a) in &answers {
-                check_size(&format!("answers.{}", clip(id)), a, limits.text_bytes)?;
-            }
-            // `answers` with a rejection or an `approve` is refused by `used`.
-            let accepts = accepted != Some(false) && action != Action::Reject;
-            let command = match (accepts, action) {
-                (false, _) => Command::Reject {
-                    action,
-                    feedback: args.feedback,
-                },
-                (true, Action::Approve) => Command::Approve {
-                    scope: args.scope,
-                    note: args.feedback,
-                },
-                (true, _) => Command::Confirm {
-                    action,
-                    note: args.feedback,
-                    answers,
-                },
-            };
-            (key, command)
+            (session_key(&args)?, decision(action, args, limits)?)
         }
     };
     let decision = Decision::by_host(seen_digest(digest.as_deref())?);
@@ -337,6 +354,211 @@ fn validate(args: BmadTaskArgs, limits: &Limits) -> Result<Call> {
         command,
         decision,
     })
+}
+
+/// A checked `submit`, its results moved (they may be megabytes).
+fn submit(args: BmadTaskArgs, limits: &Limits) -> Result<Command> {
+    for (field, value) in [
+        ("claude_result", &args.claude_result),
+        ("codex_result", &args.codex_result),
+    ] {
+        if let Some(v) = value {
+            check_size(field, v, limits.result_bytes)?;
+        }
+    }
+    Ok(Command::Submit {
+        stage: args.stage,
+        claude_result: args.claude_result,
+        codex_result: args.codex_result,
+    })
+}
+
+/// The `answers` given, each within the size limit; none given is none.
+fn answers(
+    given: Option<BTreeMap<String, String>>,
+    limits: &Limits,
+) -> Result<BTreeMap<String, String>> {
+    let answers = given.unwrap_or_default();
+    for (id, a) in &answers {
+        check_size(&format!("answers.{}", clip(id)), a, limits.text_bytes)?;
+    }
+    Ok(answers)
+}
+
+/// A checked decision on a document: `confirm`, `approve` or `reject` (`confirmed: false`
+/// and `approved: false` reject too).
+fn decision(action: Action, args: BmadTaskArgs, limits: &Limits) -> Result<Command> {
+    let accepted = match action {
+        Action::Confirm | Action::ConfirmSave => args.confirmed,
+        Action::Approve => args.approved,
+        _ => Some(false),
+    };
+    let answers = answers(args.answers, limits)?;
+    // `answers` with a rejection or an `approve` is refused by `used`.
+    let accepts = accepted != Some(false) && action != Action::Reject;
+    Ok(match (accepts, action) {
+        (false, _) => Command::Reject {
+            action,
+            feedback: args.feedback,
+        },
+        (true, Action::Approve) => Command::Approve {
+            scope: args.scope,
+            note: args.feedback,
+        },
+        (true, _) => Command::Confirm {
+            action,
+            note: args.feedback,
+            answers,
+        },
+    })
+}
+
+/// A checked `start`: the objective, the engines, the track, and for a story its parent and
+/// sprint (docs/spec.md §18).
+fn start(args: &BmadTaskArgs, cwd: Option<String>, limits: &Limits) -> Result<Call> {
+    let story =
+        match (&args.parent, args.sprint) {
+            (Some(parent), Some(sprint)) => {
+                let parent = parent.trim().to_string();
+                if !is_valid_task_name(&parent) {
+                    return Err(Error::argument(
+                        ErrorCode::InvalidTaskName,
+                        format!(
+                            "field `parent`: `{}` is not a task name (as returned by `start`)",
+                            clip(&parent)
+                        ),
+                    ));
+                }
+                Some((parent, sprint))
+            }
+            (None, None) => None,
+            (Some(_), None) => return Err(Error::argument(
+                ErrorCode::MissingField,
+                "field `sprint` is required with `parent`: the approved sprint the story builds",
+            )),
+            (None, Some(_)) => return Err(Error::argument(
+                ErrorCode::MissingField,
+                "field `parent` is required with `sprint`: the task whose plan the sprint is in",
+            )),
+        };
+    let track = match args.track.as_deref().map(str::trim) {
+        None => Track::Full,
+        Some(name) => Track::parse(name).ok_or_else(|| {
+            Error::argument(
+                ErrorCode::InvalidArgument,
+                format!(
+                    "field `track`: `{}` is not a track; expected one of `full`, `quick`, `fix` (a story is started with `parent` and `sprint`)",
+                    clip(name)
+                ),
+            )
+        })?,
+    };
+    if story.is_some() && args.track.is_some() {
+        return Err(Error::argument(
+            ErrorCode::InvalidArgument,
+            "field `track`: a story runs development, review and QA of its sprint; leave `track` out with `parent` and `sprint`",
+        ));
+    }
+    let objective = args.objective.as_deref().map(str::trim).unwrap_or("");
+    if objective.is_empty() && story.is_none() {
+        return Err(Error::argument(
+            ErrorCode::MissingField,
+            "field `objective` is required for `start`: say what to build",
+        ));
+    }
+    check_size("objective", objective, limits.objective_bytes)?;
+    let engines = match &args.engines {
+        Some(names) => Some(
+            engine::check_list(names, &Stage::required_engines()).map_err(|why| {
+                Error::argument(
+                    ErrorCode::InvalidArgument,
+                    format!("field `engines`: {why}"),
+                )
+            })?,
+        ),
+        None => None,
+    };
+    Ok(Call::Start {
+        cwd,
+        objective: objective.to_string(),
+        engines,
+        track: if story.is_some() { Track::Story } else { track },
+        story,
+    })
+}
+
+/// `promote` over the tool: refused, naming the human's command.
+fn promote(key: &SessionKey) -> Error {
+    let task = match key {
+        SessionKey::TaskName(t) | SessionKey::Both { task_name: t, .. } => t.clone(),
+        SessionKey::Id(_) => "<task>".into(),
+    };
+    Error::argument(
+        ErrorCode::HumanRequired,
+        format!(
+            "`promote` is the human's decision: they run `bmad-mcp promote {task}` in a terminal in the project; ask them whether the task outgrew the quick track"
+        ),
+    )
+}
+
+/// A checked `remember` or `recall`.
+fn lessons(args: BmadTaskArgs, limits: &Limits) -> Result<Call> {
+    let key = match (&args.session_id, &args.task_name) {
+        (None, None) => None,
+        _ => Some(session_key(&args)?),
+    };
+    let missing = |what: &str| Error::argument(ErrorCode::MissingField, what.to_string());
+    let call = if args.action == Action::Remember {
+        let lesson = args.lesson.as_deref().map(str::trim).unwrap_or("");
+        if lesson.is_empty() {
+            return Err(missing(
+                "field `lesson` is required for `remember`: the lesson, in a few sentences",
+            ));
+        }
+        check_size("lesson", lesson, limits.text_bytes)?;
+        let given = args.category.as_deref().unwrap_or("");
+        let category = Category::parse(given).ok_or_else(|| {
+            Error::argument(
+                if given.is_empty() {
+                    ErrorCode::MissingField
+                } else {
+                    ErrorCode::InvalidArgument
+                },
+                format!(
+                    "field `category`: `{}` is none of {} (required for `remember`)",
+                    clip(given),
+                    Category::ALL.map(|c| c.name()).join(", ")
+                ),
+            )
+        })?;
+        if args.stage.is_none() && key.is_none() {
+            return Err(missing("field `stage` (the role the lesson is for) is required for `remember` without a session"));
+        }
+        LessonCall::Remember {
+            cwd: args.cwd,
+            key,
+            role: args.stage,
+            category,
+            lesson: lesson.to_string(),
+        }
+    } else {
+        if let Some(q) = &args.query {
+            check_size("query", q, limits.text_bytes)?;
+        }
+        let query = args.query.filter(|q| !q.trim().is_empty());
+        if query.is_none() && key.is_none() {
+            return Err(missing(
+                "field `query` (or a session, whose objective is the query) is required for `recall`",
+            ));
+        }
+        LessonCall::Recall {
+            cwd: args.cwd,
+            key,
+            role: args.stage,
+            query,
+        }
+    };
+    Ok(Call::Lessons(call))
 }
 
 #[cfg(test)]

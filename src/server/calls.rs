@@ -150,7 +150,7 @@ impl BmadServer {
                     r
                 })
             }
-            Call::Lessons(call) => return super::lesson_args::run(store, call),
+            Call::Lessons(call) => return super::lessons::run(store, call),
             Call::Act {
                 cwd,
                 key,

@@ -11,13 +11,12 @@
 //! thread. The macros would add a crate feature and do none of these.
 
 pub mod args;
-mod args_error;
 mod ask;
 mod calls;
 mod client_roots;
 mod dialog;
 mod elsewhere;
-mod lesson_args;
+mod lessons;
 pub mod limits;
 mod origin;
 mod progress;
@@ -28,8 +27,6 @@ pub mod resources;
 pub mod result;
 pub mod schema;
 pub mod slash;
-mod slash_bmad;
-mod start_args;
 mod used;
 pub mod wire;
 mod worker;
@@ -114,6 +111,34 @@ pub fn tool() -> Tool {
 /// tool ([`result`] says why), published in docs/reference.md for programs.
 pub fn reply_schema() -> serde_json::Value {
     schema::output::<Reply>()
+}
+
+/// Whether a call may change the resource list: a session may come, or a stage document
+/// appear.
+fn changes_lists(call: &Call) -> bool {
+    match call {
+        Call::Start { .. } => true,
+        Call::Act { command, .. } => command.action() == crate::workflow::Action::Submit,
+        Call::List { .. } | Call::Status { .. } | Call::Lessons(_) => false,
+    }
+}
+
+/// Fits a reply to how this client reaches its human: the dialog when the client can ask
+/// them (`can_ask`), else the host; `assistants` names the assistant whose shell the
+/// connection runs under, which kept the dialog shut.
+fn for_this_client(reply: &mut Reply, can_ask: bool, assistants: Option<String>) {
+    if let Some(why) = assistants {
+        reply.notices.get_or_insert_with(Vec::new).push(format!(
+            "The client's dialog was not opened: this connection runs under an assistant's shell ({why}), so an answer there would not be the human's. The decision is the host's."
+        ));
+    }
+    if reply.error.is_none() && can_ask {
+        if let Some(step) = reply.state.and_then(reply::dialog_next_step) {
+            reply.next_step = Some(step.to_string());
+        }
+    }
+    reply::human_channel(reply, can_ask);
+    reply::name_notices(reply);
 }
 
 impl BmadServer {
@@ -242,12 +267,7 @@ impl ServerHandler for BmadServer {
                 decision.provenance = Some(Box::new(origin));
             }
         }
-        // A session may come, or a stage document appear: the resource list may change.
-        let lists_change = match &call {
-            Call::Start { .. } => true,
-            Call::Act { command, .. } => command.action() == crate::workflow::Action::Submit,
-            Call::List { .. } | Call::Status { .. } | Call::Lessons(_) => false,
-        };
+        let lists_change = changes_lists(&call);
         let server = self.clone();
         let (watched, _watchers) = progress::watch(&context);
         let mut reply = self
@@ -260,18 +280,7 @@ impl ServerHandler for BmadServer {
                 reply::for_error(&Error::Internal, None)
             });
         let can_ask = dialog::can_ask(&context) && assistants.is_none();
-        if let Some(why) = assistants {
-            reply.notices.get_or_insert_with(Vec::new).push(format!(
-                "The client's dialog was not opened: this connection runs under an assistant's shell ({why}), so an answer there would not be the human's. The decision is the host's."
-            ));
-        }
-        if reply.error.is_none() && can_ask {
-            if let Some(step) = reply.state.and_then(reply::dialog_next_step) {
-                reply.next_step = Some(step.to_string());
-            }
-        }
-        reply::human_channel(&mut reply, can_ask);
-        reply::name_notices(&mut reply);
+        for_this_client(&mut reply, can_ask, assistants);
         if lists_change && reply.error.is_none() {
             self.resources_changed(&context);
         }
@@ -284,7 +293,7 @@ impl ServerHandler for BmadServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         // The project's BMAD method files after the server's own prompts.
-        let installed = self.read(|store| Ok(slash_bmad::list(store))).await?;
+        let installed = self.read(|store| Ok(slash::list_installed(store))).await?;
         let mut prompts = slash::list();
         prompts.extend(installed);
         Ok(ListPromptsResult::with_all_items(prompts))

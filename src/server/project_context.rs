@@ -194,7 +194,24 @@ pub fn build(store: &Store) -> crate::error::Result<ProjectContext> {
         }
     }
     decisions.sort_by(|a, b| b.0.cmp(&a.0));
-    let loaded = lessons::load(&project).unwrap_or_else(|e| lessons::Loaded {
+    Ok(ProjectContext {
+        project: project.display(),
+        stack: stack(&project),
+        checks: checks(&project),
+        open_tasks,
+        recent_decisions: decisions.into_iter().take(DECISIONS).map(|d| d.1).collect(),
+        bmad_method: bmad::installed(&project)
+            .into_iter()
+            .map(|i| format!("{} {} ({})", i.kind, i.name, i.path))
+            .collect(),
+        lessons: museum(&project),
+    })
+}
+
+/// The project's lessons as the context shows them: how many are active and retired, by
+/// category with the latest few, and the files that could not be read.
+fn museum(project: &Project) -> Museum {
+    let loaded = lessons::load(project).unwrap_or_else(|e| lessons::Loaded {
         damaged: vec![(lessons::LESSONS_DIR.into(), e.to_string())],
         ..lessons::Loaded::default()
     });
@@ -235,16 +252,5 @@ pub fn build(store: &Store) -> crate::error::Result<ProjectContext> {
             .collect();
         museum.recent.insert(c.name().into(), recent);
     }
-    Ok(ProjectContext {
-        project: project.display(),
-        stack: stack(&project),
-        checks: checks(&project),
-        open_tasks,
-        recent_decisions: decisions.into_iter().take(DECISIONS).map(|d| d.1).collect(),
-        bmad_method: bmad::installed(&project)
-            .into_iter()
-            .map(|i| format!("{} {} ({})", i.kind, i.name, i.path))
-            .collect(),
-        lessons: museum,
-    })
+    museum
 }

@@ -7,6 +7,9 @@
 //!   carries on: stage, state, the decisions and who took them, the documents by path, the
 //!   next action.
 //!
+//! And the project's BMAD method files, each installed agent as `bmad-agent-<name>` and
+//! each workflow as `bmad-workflow-<name>`.
+//!
 //! Each is one user message. They read the server's default project and change nothing.
 
 use rmcp::model::{GetPromptResult, Prompt, PromptArgument, PromptMessage, Role};
@@ -15,6 +18,7 @@ use rmcp::ErrorData;
 use super::reply;
 use super::TOOL_NAME;
 use crate::error::{clip, Error};
+use crate::prompts::bmad::{self, Installed};
 use crate::store::{SessionKey, Store};
 use crate::workflow::{DecidedBy, Session, Stage, State, Via};
 
@@ -65,7 +69,7 @@ fn argument(args: Option<&rmcp::model::JsonObject>, name: &str) -> Option<String
         .map(str::to_string)
 }
 
-pub(super) fn message(description: &str, text: String) -> GetPromptResult {
+fn message(description: &str, text: String) -> GetPromptResult {
     GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
         .with_description(description)
 }
@@ -83,7 +87,7 @@ pub fn get(
         )),
         "status" => status(store, argument(args, "task")).map(|t| message("BMAD status", t)),
         "resume" => resume(store, argument(args, "task")).map(|t| message("BMAD briefing", t)),
-        other if other.starts_with(super::slash_bmad::PREFIX) => super::slash_bmad::get(store, other),
+        other if other.starts_with(INSTALLED_PREFIX) => get_installed(store, other),
         other => Err(ErrorData::invalid_params(
             format!(
                 "no prompt `{}`; this server has `start`, `status`, `resume` and the project's BMAD method files (`bmad-agent-…`, `bmad-workflow-…`)",
@@ -209,6 +213,42 @@ pub fn briefing(s: &Session) -> String {
         s.current_stage.description(),
         s.updated_at
     );
+    b.push_str(&documents(s));
+    b.push_str(&decisions(s));
+    let open = rec.open_questions();
+    if !open.is_empty() {
+        b.push_str(&format!("Open questions for the human ({}):\n", open.len()));
+        for q in open.iter().take(MAX_QUESTIONS) {
+            b.push_str(&format!("- {}: {}\n", q.id, clip(&q.question, 160)));
+        }
+    }
+    if let Some(scope) = &s.record(Stage::approval()).scope {
+        b.push_str(&format!("Approved scope: {}.\n", clip(scope, 120)));
+    }
+    let status = format!(
+        "`{TOOL_NAME}` with `action: \"status\"` and `session_id: \"{}\"`",
+        s.session_id
+    );
+    let r = reply::for_status(s, None);
+    if matches!(s.current_state, State::Generating | State::Refining) {
+        b.push_str(&format!(
+            "Next: the role prompt is not in this briefing: call {status}; its `role_prompt` says what to write. Then: {}",
+            r.next_step.unwrap_or_default()
+        ));
+    } else {
+        b.push_str(&format!(
+            "Next: {}\nFor the full state, call {status}.",
+            r.next_step.unwrap_or_default()
+        ));
+    }
+    cut(b, MAX_BRIEFING)
+}
+
+/// The briefing's documents: each stage's by path, size and score, and the current
+/// draft.
+fn documents(s: &Session) -> String {
+    let rec = s.current();
+    let mut b = String::new();
     let done: Vec<String> = Stage::ALL
         .into_iter()
         .filter_map(|st| {
@@ -239,6 +279,13 @@ pub fn briefing(s: &Session) -> String {
             d.file_path, d.size
         ));
     }
+    b
+}
+
+/// The briefing's decisions (the newest [`MAX_DECISIONS`]): who took each, how, on
+/// which document.
+fn decisions(s: &Session) -> String {
+    let mut b = String::new();
     let decisions: Vec<String> = s
         .history
         .iter()
@@ -269,33 +316,7 @@ pub fn briefing(s: &Session) -> String {
         b.push_str(&decisions[skip..].join("\n"));
         b.push('\n');
     }
-    let open = rec.open_questions();
-    if !open.is_empty() {
-        b.push_str(&format!("Open questions for the human ({}):\n", open.len()));
-        for q in open.iter().take(MAX_QUESTIONS) {
-            b.push_str(&format!("- {}: {}\n", q.id, clip(&q.question, 160)));
-        }
-    }
-    if let Some(scope) = &s.record(Stage::approval()).scope {
-        b.push_str(&format!("Approved scope: {}.\n", clip(scope, 120)));
-    }
-    let status = format!(
-        "`{TOOL_NAME}` with `action: \"status\"` and `session_id: \"{}\"`",
-        s.session_id
-    );
-    let r = reply::for_status(s, None);
-    if matches!(s.current_state, State::Generating | State::Refining) {
-        b.push_str(&format!(
-            "Next: the role prompt is not in this briefing: call {status}; its `role_prompt` says what to write. Then: {}",
-            r.next_step.unwrap_or_default()
-        ));
-    } else {
-        b.push_str(&format!(
-            "Next: {}\nFor the full state, call {status}.",
-            r.next_step.unwrap_or_default()
-        ));
-    }
-    cut(b, MAX_BRIEFING)
+    b
 }
 
 /// `text` cut to at most `max` bytes on a character boundary, marked when cut.
@@ -311,6 +332,85 @@ fn cut(mut text: String, max: usize) -> String {
     text.truncate(at);
     text.push_str(mark);
     text
+}
+
+/// The names of the prompts of the project's BMAD method files begin with it.
+pub const INSTALLED_PREFIX: &str = "bmad-";
+
+/// A prompt's name for an installed file: `bmad-<kind>-<name>`, in the characters a
+/// client's command names allow.
+fn prompt_name(i: &Installed) -> String {
+    let name: String = i
+        .name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    format!("{INSTALLED_PREFIX}{}-{name}", i.kind)
+}
+
+fn installed(store: &Store) -> Vec<Installed> {
+    store
+        .project(None)
+        .map(|p| bmad::installed(&p))
+        .unwrap_or_default()
+}
+
+/// The project's BMAD method files as prompts: each installed agent as
+/// `bmad-agent-<name>` (adopt its persona), each workflow as `bmad-workflow-<name>`
+/// (follow it), read from the server's default project through the confined, bounded
+/// reader (`prompts::bmad`); a project without an install lists none.
+pub fn list_installed(store: &Store) -> Vec<Prompt> {
+    let mut seen = std::collections::BTreeSet::new();
+    installed(store)
+        .into_iter()
+        .filter(|i| seen.insert(prompt_name(i)))
+        .map(|i| {
+            Prompt::new(
+                prompt_name(&i),
+                Some(format!(
+                    "The project's BMAD method {} `{}` ({}).",
+                    i.kind, i.name, i.path
+                )),
+                None,
+            )
+            .with_title(format!("BMAD {} {}", i.kind, i.name))
+        })
+        .collect()
+}
+
+/// The prompt of one of the project's BMAD method files.
+fn get_installed(store: &Store, name: &str) -> Result<GetPromptResult, ErrorData> {
+    let project = store
+        .project(None)
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+    let Some(found) = bmad::installed(&project)
+        .into_iter()
+        .find(|i| prompt_name(i) == name)
+    else {
+        return Err(ErrorData::invalid_params(
+            format!(
+                "no prompt `{}`: the project's BMAD method has no such agent or workflow",
+                clip(name, 80)
+            ),
+            None,
+        ));
+    };
+    let text = bmad::read_installed(&project, &found.path)
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+    let ask = match found.kind {
+        "agent" => "Adopt this persona of the project's BMAD method for what follows",
+        _ => "Follow this workflow of the project's BMAD method",
+    };
+    Ok(message(
+        &format!("BMAD {} {}", found.kind, found.name),
+        format!("{ask} (`{}`):\n\n{text}", found.path),
+    ))
 }
 
 #[cfg(test)]

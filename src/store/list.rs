@@ -97,6 +97,23 @@ fn cursor_of(e: &ListEntry) -> String {
     format!("{}|{}", e.updated_at, e.session_id)
 }
 
+/// Where a page starts: the time and the id of the last entry of the page before, as its
+/// `next_cursor` gave them.
+fn place_of(cursor: &str) -> Result<(&str, &str)> {
+    cursor
+        .split_once('|')
+        .filter(|(t, id)| !t.is_empty() && !id.is_empty())
+        .ok_or_else(|| {
+            Error::argument(
+                ErrorCode::InvalidArgument,
+                format!(
+                    "field `cursor`: `{}` is not a cursor that `list` returned; leave it out for the first page",
+                    clip(cursor, 80)
+                ),
+            )
+        })
+}
+
 impl Store {
     /// A page of the project's sessions, newest first; `cursor` is the `next_cursor` of
     /// the page before.
@@ -117,22 +134,7 @@ impl Store {
                 )
             })?),
         };
-        let after = match cursor {
-            None => None,
-            Some(c) => Some(
-                c.split_once('|')
-                    .filter(|(t, id)| !t.is_empty() && !id.is_empty())
-                    .ok_or_else(|| {
-                        Error::argument(
-                            ErrorCode::InvalidArgument,
-                            format!(
-                                "field `cursor`: `{}` is not a cursor that `list` returned; leave it out for the first page",
-                                clip(c, 80)
-                            ),
-                        )
-                    })?,
-            ),
-        };
+        let after = cursor.map(place_of).transpose()?;
         if !project.has_state() {
             return Ok(Page::default());
         }
@@ -217,46 +219,8 @@ impl Known {
                     continue;
                 }
             }
-            // A read that failed for the OS's reasons (permissions, too many open files)
-            // is tried again next time: only what the file holds is remembered.
-            let mut retry = false;
-            let entry = match load_stored::<Listed>(project, id) {
-                Ok(Some(s)) if chrono::DateTime::parse_from_rfc3339(&s.updated_at).is_err() => {
-                    Err(Unlisted {
-                        reason: format!(
-                            "{} is not a valid session file: field `updated_at` is not an RFC 3339 time",
-                            session_rel(id)
-                        ),
-                        conflicted: false,
-                        readable: salvage(project, id),
-                    })
-                }
-                Ok(Some(s)) => Ok(ListEntry {
-                    session_id: s.session_id,
-                    task_name: s.task_name,
-                    track: s.track,
-                    current_stage: s.current_stage,
-                    current_state: s.current_state,
-                    updated_at: s.updated_at,
-                    owner: s.owner,
-                    branch: s.branch,
-                }),
-                Ok(None) => continue,
-                Err(e) => {
-                    retry = e.code() == ErrorCode::StorageError;
-                    let readable = if retry {
-                        Readable::default()
-                    } else {
-                        salvage(project, id)
-                    };
-                    let conflicted = e.code() == ErrorCode::SessionConflicted;
-                    Err(Unlisted {
-                        // A conflict's reason names both versions and how to keep one.
-                        reason: clip(&e.to_string(), if conflicted { 1200 } else { 300 }),
-                        conflicted,
-                        readable,
-                    })
-                }
+            let Some((entry, retry)) = entry_of(project, id) else {
+                continue;
             };
             self.files.insert(
                 id.to_string(),
@@ -285,4 +249,54 @@ impl Known {
         damaged.sort_by(|a, b| a.session_id.cmp(&b.session_id));
         Ok(damaged)
     }
+}
+
+/// A session file's entry, or why it cannot be listed, and whether to read it again at
+/// the next listing; `None` when the file is gone.
+fn entry_of(
+    project: &Project,
+    id: &str,
+) -> Option<(std::result::Result<ListEntry, Unlisted>, bool)> {
+    // A read that failed for the OS's reasons (permissions, too many open files)
+    // is tried again next time: only what the file holds is remembered.
+    let mut retry = false;
+    let entry = match load_stored::<Listed>(project, id) {
+        Ok(Some(s)) if chrono::DateTime::parse_from_rfc3339(&s.updated_at).is_err() => {
+            Err(Unlisted {
+                reason: format!(
+                    "{} is not a valid session file: field `updated_at` is not an RFC 3339 time",
+                    session_rel(id)
+                ),
+                conflicted: false,
+                readable: salvage(project, id),
+            })
+        }
+        Ok(Some(s)) => Ok(ListEntry {
+            session_id: s.session_id,
+            task_name: s.task_name,
+            track: s.track,
+            current_stage: s.current_stage,
+            current_state: s.current_state,
+            updated_at: s.updated_at,
+            owner: s.owner,
+            branch: s.branch,
+        }),
+        Ok(None) => return None,
+        Err(e) => {
+            retry = e.code() == ErrorCode::StorageError;
+            let readable = if retry {
+                Readable::default()
+            } else {
+                salvage(project, id)
+            };
+            let conflicted = e.code() == ErrorCode::SessionConflicted;
+            Err(Unlisted {
+                // A conflict's reason names both versions and how to keep one.
+                reason: clip(&e.to_string(), if conflicted { 1200 } else { 300 }),
+                conflicted,
+                readable,
+            })
+        }
+    };
+    Some((entry, retry))
 }

@@ -6,7 +6,6 @@ mod change;
 mod conflict;
 mod drift;
 mod ignore;
-mod key;
 mod list;
 mod mapping;
 mod names;
@@ -37,13 +36,45 @@ pub use change::{not_before_last_entry, Files};
 pub use drift::GitNow;
 pub use drift::{drift, Drift};
 pub use ignore::{write_gitignore, Ignored, LOCAL_FILES};
-pub use key::SessionKey;
 pub use list::{Damaged, Page, PAGE};
 pub use mapping::{Mapping, MappingEntry};
 pub use names::{candidate as task_name_candidate, is_valid as is_valid_task_name, slug_for};
 pub use salvage::Readable;
 pub use sessions::session_rel;
 pub use start::Started;
+
+/// How a call names its session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionKey {
+    Id(String),
+    TaskName(String),
+    /// Both given: they must name the same session.
+    Both {
+        id: String,
+        task_name: String,
+    },
+}
+
+impl SessionKey {
+    /// A task as a person names it on a command line or in a slash command: a session id
+    /// when it reads as one, else a task name.
+    pub fn from_task(task: &str) -> SessionKey {
+        if uuid::Uuid::parse_str(task).is_ok() {
+            SessionKey::Id(task.to_string())
+        } else {
+            SessionKey::TaskName(task.to_string())
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            SessionKey::Id(id) | SessionKey::Both { id, .. } => {
+                format!("with session_id `{id}`")
+            }
+            SessionKey::TaskName(t) => format!("with task_name `{t}`"),
+        }
+    }
+}
 
 /// Where a session is: its project, and its id (its file is `session_rel(id)`).
 #[derive(Debug, Clone)]
@@ -610,11 +641,23 @@ mod tests {
         assert_eq!(mapping[&second.session_id].task_name, "renamed-task1");
     }
 
-    #[test]
-    fn list_shows_what_the_sessions_hold_and_reports_invalid_ones_apart() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = store_at(dir.path());
-        let kept: Vec<Session> = ["One", "Two", "Three"]
+    /// The line `list` gives `s`, started outside a repository.
+    fn entry_for(s: &Session) -> ListEntry {
+        ListEntry {
+            session_id: s.session_id.clone(),
+            task_name: s.task_name.clone(),
+            track: s.track,
+            current_stage: s.current_stage,
+            current_state: s.current_state,
+            updated_at: s.updated_at.clone(),
+            owner: None,
+            branch: None,
+        }
+    }
+
+    /// A full-track session started for each objective, in order.
+    fn start_each(store: &Store, objectives: &[&str]) -> Vec<Session> {
+        objectives
             .iter()
             .map(|o| {
                 store
@@ -622,17 +665,15 @@ mod tests {
                     .unwrap()
                     .session
             })
-            .collect();
-        let damaged = store
-            .start(
-                None,
-                "Damaged body",
-                None,
-                crate::workflow::Track::Full,
-                &Utc::now,
-            )
-            .unwrap()
-            .session;
+            .collect()
+    }
+
+    #[test]
+    fn list_shows_what_the_sessions_hold_and_reports_invalid_ones_apart() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_at(dir.path());
+        let kept = start_each(&store, &["One", "Two", "Three"]);
+        let damaged = start_each(&store, &["Damaged body"]).remove(0);
         let (after, _) = act(
             &store,
             &SessionKey::Id(kept[1].session_id.clone()),
@@ -643,33 +684,28 @@ mod tests {
             },
         )
         .unwrap();
-        let broken: Vec<Session> = ["Torn", "Renamed", "Wrong id", "Future"]
-            .iter()
-            .map(|o| {
-                store
-                    .start(None, o, None, crate::workflow::Track::Full, &Utc::now)
-                    .unwrap()
-                    .session
-            })
-            .collect();
+        let broken = start_each(&store, &["Torn", "Renamed", "Wrong id", "Future"]);
         let path = |s: &Session| dir.path().join(session_rel(&s.session_id));
         let text = |s: &Session| std::fs::read_to_string(path(s)).unwrap();
-        std::fs::write(path(&broken[0]), &text(&broken[0])[..40]).unwrap();
-        std::fs::write(
-            path(&broken[1]),
-            text(&broken[1]).replace("\"task_name\": \"renamed\"", "\"task_name\": \"../x\""),
-        )
-        .unwrap();
-        std::fs::write(
-            path(&broken[2]),
-            text(&broken[2]).replace(&broken[2].session_id, &kept[0].session_id),
-        )
-        .unwrap();
-        std::fs::write(
-            path(&broken[3]),
-            text(&broken[3]).replace("\"schema_version\": 1", "\"schema_version\": 99"),
-        )
-        .unwrap();
+        // Cut short; a name that escapes; another session's id; a layout from the future.
+        let edits: [(&Session, String); 4] = [
+            (&broken[0], text(&broken[0])[..40].to_string()),
+            (
+                &broken[1],
+                text(&broken[1]).replace("\"task_name\": \"renamed\"", "\"task_name\": \"../x\""),
+            ),
+            (
+                &broken[2],
+                text(&broken[2]).replace(&broken[2].session_id, &kept[0].session_id),
+            ),
+            (
+                &broken[3],
+                text(&broken[3]).replace("\"schema_version\": 1", "\"schema_version\": 99"),
+            ),
+        ];
+        for (s, edited) in edits {
+            std::fs::write(path(s), edited).unwrap();
+        }
         for b in &broken {
             assert!(store
                 .load(None, &SessionKey::Id(b.session_id.clone()))
@@ -705,16 +741,7 @@ mod tests {
         let listed = page.sessions;
         let mut expected: Vec<ListEntry> = [&kept[0], &after, &kept[2], &damaged]
             .into_iter()
-            .map(|s| ListEntry {
-                session_id: s.session_id.clone(),
-                task_name: s.task_name.clone(),
-                track: s.track,
-                current_stage: s.current_stage,
-                current_state: s.current_state,
-                updated_at: s.updated_at.clone(),
-                owner: None,
-                branch: None,
-            })
+            .map(entry_for)
             .collect();
         expected.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
         assert_eq!(listed, expected);

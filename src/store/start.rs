@@ -158,28 +158,8 @@ impl Store {
             notices.push(keep_aside(project, why, clock())?);
         }
         let id = uuid::Uuid::new_v4().to_string();
-        let base = match (base, &team.repo) {
-            // A story is named after its parent and sprint.
-            (Some(base), _) => base.to_string(),
-            (None, Some(_)) => names::for_team(
-                &slug_for(objective),
-                team.owner.as_ref().and_then(Person::handle).as_deref(),
-                &id[..4],
-            ),
-            (None, None) => slug_for(objective),
-        };
-        let mut task_name = None;
-        for name in taken.index.candidates(&base) {
-            if project.create_dir_new(&format!(".claude/specs/{name}"))? {
-                task_name = Some(name);
-                break;
-            }
-        }
-        let task_name = task_name.ok_or_else(|| Error::Storage {
-            op: "reserve",
-            path: format!(".claude/specs/{base}-…"),
-            reason: "every numbered name is taken".into(),
-        })?;
+        let base = base_name(objective, base, team, &id);
+        let task_name = reserve(project, taken.index.candidates(&base), &base)?;
         made.task_dir = Some(format!(".claude/specs/{task_name}"));
         let now = clock();
         let mut session = Session::new(
@@ -214,26 +194,65 @@ impl Store {
         // session files whenever it is unusable, is replaced without that wait: its fsync
         // grew with the project (2 MB at 10,000 sessions) and made every `start` slower.
         let owner_text = format!("{id}\n");
-        // The folders this start made are new entries of their parents: synced with the
-        // files, or a power cut could take them (and the session in one) away.
-        let mut new_entries = vec![".claude/specs"];
-        if made.specs_dir {
-            new_entries.push(".claude");
-        }
-        if made.state_dir || made.claude_dir {
-            new_entries.push(".");
-        }
         project.write_in_order(
             &[
                 &[(&owner, owner_text.as_bytes())],
                 &[(&session_path, json_text(&session).as_bytes())],
             ],
-            &new_entries,
+            &made.new_entries(),
         )?;
         project.replace_unsynced(MAPPING, mapping_text.as_bytes())?;
         self.mapping.remember(project, mapping_text, taken.index);
         tracing::info!(session_id = %id, task_name = %session.task_name, "session started");
         Ok(Started { session, notices })
+    }
+}
+
+/// The name a new task's folder is made from: a story's own (its parent and sprint), or
+/// the objective's slug, in a team's repository with the owner's handle and a piece of
+/// the id so that two clones never pick the same.
+fn base_name(objective: &str, base: Option<&str>, team: &Team, id: &str) -> String {
+    match (base, &team.repo) {
+        (Some(base), _) => base.to_string(),
+        (None, Some(_)) => names::for_team(
+            &slug_for(objective),
+            team.owner.as_ref().and_then(Person::handle).as_deref(),
+            &id[..4],
+        ),
+        (None, None) => slug_for(objective),
+    }
+}
+
+/// The first of `candidates` whose folder under `.claude/specs/` this call could make.
+fn reserve(
+    project: &Project,
+    candidates: impl Iterator<Item = String>,
+    base: &str,
+) -> Result<String> {
+    for name in candidates {
+        if project.create_dir_new(&format!(".claude/specs/{name}"))? {
+            return Ok(name);
+        }
+    }
+    Err(Error::Storage {
+        op: "reserve",
+        path: format!(".claude/specs/{base}-…"),
+        reason: "every numbered name is taken".into(),
+    })
+}
+
+impl Made {
+    /// The folders this start made, as new entries of their parents: synced with the
+    /// files, or a power cut could take them (and the session in one) away.
+    fn new_entries(&self) -> Vec<&'static str> {
+        let mut new_entries = vec![".claude/specs"];
+        if self.specs_dir {
+            new_entries.push(".claude");
+        }
+        if self.state_dir || self.claude_dir {
+            new_entries.push(".");
+        }
+        new_entries
     }
 }
 

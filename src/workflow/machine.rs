@@ -6,13 +6,11 @@
 //! Submissions are handled in `submit`, the human's decisions in `decide`.
 
 mod decide;
-mod engines;
 mod pending;
 mod promote;
 mod stories;
 mod submit;
 mod trace;
-mod unchanged;
 mod words;
 
 pub use pending::{pending, Asked, Pending, Shown};
@@ -28,7 +26,7 @@ use super::error::WorkflowError;
 use super::evidence::Evidence;
 use super::rules;
 use super::session::{timestamp, Artifact, ContentRef, HistoryEntry, Session, StageStatus, State};
-use super::stage::{Gate, Stage};
+use super::stage::{QualityGate, Stage};
 
 /// A session action, already validated for shape by the adapter.
 #[derive(Debug, Clone, PartialEq)]
@@ -190,10 +188,10 @@ pub fn apply_observed(
                 });
             }
             match stage.gate() {
-                Gate::Score(gate) => {
+                QualityGate::Score(gate) => {
                     step.submit_scored(stage, gate, claude_result, codex_result)?
                 }
-                Gate::Approval | Gate::Verdict { .. } | Gate::None => {
+                QualityGate::Approval | QualityGate::Verdict { .. } | QualityGate::None => {
                     step.submit_plain(stage, claude_result, codex_result)?
                 }
             }

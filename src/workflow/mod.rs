@@ -4,6 +4,7 @@
 
 pub mod action;
 mod basis;
+mod content;
 pub mod decision;
 pub mod engine;
 pub mod error;
@@ -14,12 +15,14 @@ pub mod quality;
 mod records;
 pub mod rules;
 pub mod scope;
+pub mod score;
 pub mod sections;
 pub mod session;
 pub mod stage;
 pub mod story;
 pub mod submission;
 pub mod trace;
+mod traced;
 pub mod track;
 
 pub use action::Action;
@@ -38,5 +41,6 @@ pub use track::Track;
 /// this on a background thread after its first tool call, while the model is writing.
 pub fn build_matchers() {
     submission::build_matchers();
+    score::build_matchers();
     quality::build_matchers();
 }

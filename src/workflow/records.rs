@@ -1,13 +1,158 @@
-//! The per-stage records of a session: one per stage of the stage table, whatever the
+//! The per-stage records of a session, and what each holds (its scores, documents,
+//! questions, decisions' words, checks): one per stage of the stage table, whatever the
 //! track, stored as a JSON object keyed by stage id in the table's order. Reading refuses
 //! a missing, unknown or repeated stage (a short track's stage a file written before it
 //! existed lacks reads as pending), so no lookup by stage can miss.
 
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::session::{Question, StageRecord};
-use super::stage::Stage;
+use super::basis::Basis;
+use super::content::ContentRef;
+use super::evidence::CheckRun;
+use super::stage::{Engine, Stage};
+use super::traced::Traced;
 use super::track::Track;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum StageStatus {
+    #[default]
+    Pending,
+    InProgress,
+    Completed,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ScoreSource {
+    /// The document stated its own score.
+    Reported,
+    /// No score was stated; the server estimated one from the document's content.
+    Estimated,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Question {
+    pub id: String,
+    pub question: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
+    /// The clarification round (1, 2, …) in which the question was asked.
+    pub round: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Sprint {
+    pub number: u32,
+    pub title: String,
+}
+
+/// A stage document as written to `.claude/specs/<task_name>/`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Artifact {
+    pub path: String,
+    pub sha256: String,
+    pub size: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, Default)]
+pub struct StageRecord {
+    pub status: StageStatus,
+    /// Submissions accepted in this stage.
+    pub iteration: u32,
+    /// Scored submissions of this stage that stayed below the gate: what the round cap
+    /// counts (a passing draft the human sent back is not one).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub below_gate: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<u32>,
+    /// The score of each engine's candidate in the latest submission.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub scores: BTreeMap<Engine, u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score_source: Option<ScoreSource>,
+    /// A score the latest submission stated that is not a number from 0 to 100 (`high`),
+    /// as written (clipped): named as unreadable, never as "no score stated".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score_unreadable: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate_passed: Option<bool>,
+    /// Sections the stage requires that the server's own check did not find in the
+    /// latest scored submission (a score alone does not pass the gate).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing_sections: Vec<String>,
+    /// … and those it found with nothing under their heading.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub empty_sections: Vec<String>,
+    /// The engine whose candidate was kept in the latest submission.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chosen_engine: Option<Engine>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claude_result_ref: Option<ContentRef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub codex_result_ref: Option<ContentRef>,
+    /// The stage document as saved in `.claude/specs/`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub final_result_ref: Option<ContentRef>,
+    /// The latest document that did not (yet) become the artifact.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draft_ref: Option<ContentRef>,
+    #[serde(default)]
+    pub questions: Vec<Question>,
+    #[serde(default)]
+    pub answers: BTreeMap<String, String>,
+    #[serde(default)]
+    pub gaps: Vec<String>,
+    /// Every rejection's feedback, oldest first.
+    #[serde(default)]
+    pub feedback: Vec<String>,
+    /// The human's words from decisions on other stages that this stage's role prompt
+    /// shows, oldest first: a note given while accepting an earlier stage, the cause of
+    /// a send-back that made this stage run again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// Each report of this stage that sent the work back, kept per round in a file of its
+    /// own (`<report>.round-<n>.md`), which the send-back's feedback names.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub round_reports: Vec<ContentRef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approved: Option<bool>,
+    /// The approval scope as the human gave it (`all`, `sprint 1`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+    /// The sprint numbers the approved scope names, all of them sprints of the plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope_sprints: Option<Vec<u32>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sprints: Vec<Sprint>,
+    /// `Pass`, `Pass with Risk` or `Fail`, as the review stated it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review_status: Option<String>,
+    /// The human confirmed a document whose own verdict failed (`Review Status: Fail`, a
+    /// QA score below the gate): the risk is theirs, and the workflow went on.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub accepted_risk: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub artifact: Option<Artifact>,
+    /// The requirement ids this stage's document defines, names or verifies, as the server
+    /// read them (docs/traceability.md).
+    #[serde(default, skip_serializing_if = "Traced::is_empty")]
+    pub trace: Traced,
+    /// The project's checks as the server ran them on the latest submission (dev, QA).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checks: Option<CheckRun>,
+    /// In a git repository: the commit the stage document was written against, when it was
+    /// saved (what the drift warning compares with).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written_against: Option<Basis>,
+}
 
 /// One record per stage, every stage present. Stored as a JSON object keyed by stage id in
 /// the table's order (`.stages.po.score` for jq); reading refuses a file that lacks a

@@ -5,7 +5,7 @@
 
 use super::action::Action;
 use super::session::{StageRecord, State};
-use super::stage::{Gate, Stage, Verdict};
+use super::stage::{QualityGate, Stage, Verdict};
 use super::track::Track;
 
 /// Submissions below the gate after which the human decides instead of another round.
@@ -138,10 +138,12 @@ pub enum AfterPlain {
 /// the project's checks the server ran), if anything.
 pub fn after_plain(stage: Stage, verdict_fails: bool) -> AfterPlain {
     match stage.gate() {
-        Gate::Approval => AfterPlain::AwaitApproval,
-        Gate::Verdict { .. } if verdict_fails => AfterPlain::AwaitDecision,
-        Gate::None if verdict_fails && stage.runs_checks() => AfterPlain::AwaitDecision,
-        Gate::Verdict { .. } | Gate::Score(_) | Gate::None => AfterPlain::Complete,
+        QualityGate::Approval => AfterPlain::AwaitApproval,
+        QualityGate::Verdict { .. } if verdict_fails => AfterPlain::AwaitDecision,
+        QualityGate::None if verdict_fails && stage.runs_checks() => AfterPlain::AwaitDecision,
+        QualityGate::Verdict { .. } | QualityGate::Score(_) | QualityGate::None => {
+            AfterPlain::Complete
+        }
     }
 }
 
@@ -203,7 +205,7 @@ pub fn failed_verdict(stage: Stage, rec: &StageRecord) -> Option<String> {
 /// What a document of a stage without a score gate lacks of the sections its track
 /// requires (the fix track's failing test), recorded at its submission.
 pub fn unwritten_sections(stage: Stage, rec: &StageRecord) -> Option<String> {
-    if stage.gate() != Gate::None {
+    if stage.gate() != QualityGate::None {
         return None;
     }
     let lacking: Vec<&String> = rec
@@ -233,9 +235,9 @@ pub fn failed_checks(stage: Stage, rec: &StageRecord) -> Option<String> {
 /// stage without a gate whose checks failed generates again.
 pub fn after_reject(stage: Stage) -> (Stage, State) {
     match stage.gate() {
-        Gate::Verdict { back_to, .. } => (back_to, State::Generating),
-        Gate::None => (stage, State::Generating),
-        Gate::Score(_) | Gate::Approval => (stage, State::Refining),
+        QualityGate::Verdict { back_to, .. } => (back_to, State::Generating),
+        QualityGate::None => (stage, State::Generating),
+        QualityGate::Score(_) | QualityGate::Approval => (stage, State::Refining),
     }
 }
 

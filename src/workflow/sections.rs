@@ -184,7 +184,7 @@ fn heading(line: &str) -> Option<(u8, &str)> {
 /// `TODO`, `N/A`, `<what goes here>`) nor the author's score line.
 fn is_content(line: &str) -> bool {
     let t = line.trim();
-    if (t.starts_with('<') && t.ends_with('>')) || super::submission::last_text_score(t).is_some() {
+    if (t.starts_with('<') && t.ends_with('>')) || super::score::last_text_score(t).is_some() {
         return false;
     }
     let word = t.trim_matches(|c: char| !c.is_alphanumeric());

@@ -1,244 +1,29 @@
 //! The session as it is stored in `.bmad-task/session-<id>.json`: plain serde types whose
 //! field names are the ones users query with `jq`. Large texts never live here, only
-//! [`ContentRef`]s pointing at files.
+//! [`ContentRef`]s pointing at files. The parts a session is made of that live in files
+//! of their own (its per-stage records, its state) are re-exported here.
 
 use std::collections::BTreeMap;
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::action::Action;
 use super::decision::{DecidedBy, Provenance, Via};
-use super::evidence::CheckRun;
 use super::person::Person;
 use super::stage::{Engine, Stage};
-use super::story::{StoryLink, StoryState};
 use super::track::Track;
 
 pub use super::basis::Basis;
-pub use super::records::StageRecords;
+pub use super::content::{summarize, timestamp, ContentRef, SUMMARY_CHARS};
+pub use super::records::{
+    Artifact, Question, ScoreSource, Sprint, StageRecord, StageRecords, StageStatus,
+};
+pub use super::stage::State;
 
 /// Bumped whenever the stored layout changes incompatibly.
 pub const SCHEMA_VERSION: u32 = 1;
-
-/// Characters of a document kept inline as its summary.
-pub const SUMMARY_CHARS: usize = 300;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum State {
-    Generating,
-    Clarifying,
-    Refining,
-    AwaitingConfirmation,
-    AwaitingApproval,
-    Completed,
-}
-
-impl State {
-    pub const ALL: [State; 6] = [
-        State::Generating,
-        State::Clarifying,
-        State::Refining,
-        State::AwaitingConfirmation,
-        State::AwaitingApproval,
-        State::Completed,
-    ];
-
-    pub fn id(self) -> &'static str {
-        match self {
-            State::Generating => "generating",
-            State::Clarifying => "clarifying",
-            State::Refining => "refining",
-            State::AwaitingConfirmation => "awaiting_confirmation",
-            State::AwaitingApproval => "awaiting_approval",
-            State::Completed => "completed",
-        }
-    }
-}
-
-impl std::fmt::Display for State {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.id())
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum StageStatus {
-    #[default]
-    Pending,
-    InProgress,
-    Completed,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ScoreSource {
-    /// The document stated its own score.
-    Reported,
-    /// No score was stated; the server estimated one from the document's content.
-    Estimated,
-}
-
-/// A pointer to a text kept in a file, with enough inline to recognise it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct ContentRef {
-    /// The first 300 characters, ending in `…` when cut. (Left out of `status` replies,
-    /// which point at the files instead; always stored.)
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub summary: String,
-    /// Path relative to the project directory.
-    pub file_path: String,
-    /// Size in bytes.
-    pub size: u64,
-    pub last_updated: String,
-}
-
-impl ContentRef {
-    pub fn new(file_path: String, text: &str, now: DateTime<Utc>) -> ContentRef {
-        ContentRef {
-            summary: summarize(text),
-            file_path,
-            size: text.len() as u64,
-            last_updated: timestamp(now),
-        }
-    }
-}
-
-/// The first [`SUMMARY_CHARS`] characters of `text`, cut on a character boundary.
-pub fn summarize(text: &str) -> String {
-    let text = text.trim();
-    match text.char_indices().nth(SUMMARY_CHARS) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_string(),
-    }
-}
-
-fn is_zero(n: &u32) -> bool {
-    *n == 0
-}
-
-pub fn timestamp(t: DateTime<Utc>) -> String {
-    t.to_rfc3339_opts(SecondsFormat::Millis, true)
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct Question {
-    pub id: String,
-    pub question: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub context: Option<String>,
-    /// The clarification round (1, 2, …) in which the question was asked.
-    pub round: u32,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct Sprint {
-    pub number: u32,
-    pub title: String,
-}
-
-/// A stage document as written to `.claude/specs/<task_name>/`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct Artifact {
-    pub path: String,
-    pub sha256: String,
-    pub size: u64,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, Default)]
-pub struct StageRecord {
-    pub status: StageStatus,
-    /// Submissions accepted in this stage.
-    pub iteration: u32,
-    /// Scored submissions of this stage that stayed below the gate: what the round cap
-    /// counts (a passing draft the human sent back is not one).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub below_gate: u32,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub score: Option<u32>,
-    /// The score of each engine's candidate in the latest submission.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub scores: BTreeMap<Engine, u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub score_source: Option<ScoreSource>,
-    /// A score the latest submission stated that is not a number from 0 to 100 (`high`),
-    /// as written (clipped): named as unreadable, never as "no score stated".
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub score_unreadable: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gate_passed: Option<bool>,
-    /// Sections the stage requires that the server's own check did not find in the
-    /// latest scored submission (a score alone does not pass the gate).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub missing_sections: Vec<String>,
-    /// … and those it found with nothing under their heading.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub empty_sections: Vec<String>,
-    /// The engine whose candidate was kept in the latest submission.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub chosen_engine: Option<Engine>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub claude_result_ref: Option<ContentRef>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub codex_result_ref: Option<ContentRef>,
-    /// The stage document as saved in `.claude/specs/`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub final_result_ref: Option<ContentRef>,
-    /// The latest document that did not (yet) become the artifact.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub draft_ref: Option<ContentRef>,
-    #[serde(default)]
-    pub questions: Vec<Question>,
-    #[serde(default)]
-    pub answers: BTreeMap<String, String>,
-    #[serde(default)]
-    pub gaps: Vec<String>,
-    /// Every rejection's feedback, oldest first.
-    #[serde(default)]
-    pub feedback: Vec<String>,
-    /// The human's words from decisions on other stages that this stage's role prompt
-    /// shows, oldest first: a note given while accepting an earlier stage, the cause of
-    /// a send-back that made this stage run again.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
-    /// Each report of this stage that sent the work back, kept per round in a file of its
-    /// own (`<report>.round-<n>.md`), which the send-back's feedback names.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub round_reports: Vec<ContentRef>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub approved: Option<bool>,
-    /// The approval scope as the human gave it (`all`, `sprint 1`, …).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scope: Option<String>,
-    /// The sprint numbers the approved scope names, all of them sprints of the plan.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scope_sprints: Option<Vec<u32>>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub sprints: Vec<Sprint>,
-    /// `Pass`, `Pass with Risk` or `Fail`, as the review stated it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub review_status: Option<String>,
-    /// The human confirmed a document whose own verdict failed (`Review Status: Fail`, a
-    /// QA score below the gate): the risk is theirs, and the workflow went on.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub accepted_risk: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub artifact: Option<Artifact>,
-    /// The requirement ids this stage's document defines, names or verifies, as the server
-    /// read them (docs/traceability.md).
-    #[serde(default, skip_serializing_if = "super::trace::Traced::is_empty")]
-    pub trace: super::trace::Traced,
-    /// The project's checks as the server ran them on the latest submission (dev, QA).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub checks: Option<CheckRun>,
-    /// In a git repository: the commit the stage document was written against, when it was
-    /// saved (what the drift warning compares with).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub written_against: Option<Basis>,
-}
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct HistoryEntry {
@@ -272,6 +57,62 @@ pub struct HistoryEntry {
     /// carried: their ids, the files `.bmad/lessons/<id>.md` (docs/lessons.md).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lessons: Vec<String>,
+}
+
+/// A story's link to its parent task, and who runs it where .
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct StoryLink {
+    pub parent_session_id: String,
+    pub parent_task: String,
+    /// The sprint of the parent's approved plan this story builds.
+    pub sprint: u32,
+    pub sprint_title: String,
+    /// Who runs it (`BMAD_OWNER`, else git's `user.name` and `user.email`).
+    pub owner: String,
+    /// The git branch checked out where it runs (none outside git).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// The directory (git worktree) it runs in.
+    pub worktree: String,
+}
+
+/// One story as its shared entry records it: who holds the sprint, where, and how far
+/// the story got. The parent's `stories` are these entries as last read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct StoryState {
+    pub sprint: u32,
+    pub session_id: String,
+    pub task_name: String,
+    pub owner: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    pub worktree: String,
+    pub stage: Stage,
+    pub state: State,
+    pub updated_at: String,
+}
+
+impl StoryState {
+    pub fn completed(&self) -> bool {
+        self.state == State::Completed
+    }
+
+    /// Who holds the sprint, for a refusal or a listing: "alice on branch `s1` in /wt
+    /// (story `t-sprint-1`, at dev/generating)".
+    pub fn holder(&self) -> String {
+        format!(
+            "{}{} in {} (story `{}`, at {}/{})",
+            self.owner,
+            self.branch
+                .as_deref()
+                .map(|b| format!(" on branch `{b}`"))
+                .unwrap_or_default(),
+            self.worktree,
+            self.task_name,
+            self.stage,
+            self.state
+        )
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -365,6 +206,20 @@ impl Session {
         }
     }
 
+    /// Puts a session that has not moved yet on `track`, at its first stage.
+    pub fn begin_track(&mut self, track: Track) {
+        let first = track.first();
+        for rec in self.stages.iter_mut() {
+            rec.status = StageStatus::Pending;
+        }
+        self.stages.get_mut(first).status = StageStatus::InProgress;
+        self.track = track;
+        self.current_stage = first;
+        if let [entry] = self.history.as_mut_slice() {
+            entry.stage = first;
+        }
+    }
+
     /// Whether the session runs a second model beside the host's.
     pub fn dual_engine(&self) -> bool {
         self.engines.len() > 1
@@ -400,15 +255,6 @@ impl Session {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn summaries_cut_on_a_character_boundary_and_mark_the_cut() {
-        let long = "界".repeat(400);
-        let s = summarize(&long);
-        assert_eq!(s.chars().count(), SUMMARY_CHARS + 1);
-        assert!(s.ends_with('…'));
-        assert_eq!(summarize("  short  "), "short");
-    }
 
     #[test]
     fn a_new_session_starts_at_po_generating_with_all_stages() {

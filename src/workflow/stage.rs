@@ -1,5 +1,5 @@
-//! The stages and the two engines: order, roles, artifact files, engines and gates.
-//! Every per-stage fact lives in one table here so the rest of the code never matches on
+//! The stages and the two engines: order, roles, artifact files, engines and gates, and
+//! the states a stage goes through ([`State`]). Every per-stage fact lives in one table here so the rest of the code never matches on
 //! stage names by hand; which of them a session runs, and in which order, is its track's
 //! ([`super::track`]).
 
@@ -8,8 +8,6 @@ use serde::{Deserialize, Serialize};
 
 pub use super::engine::Engine;
 use super::sections::{self, Check, Section};
-use super::session::State;
-use super::track::Track;
 
 /// A workflow stage. The derived `Ord` is an order in which every track's stages
 /// increase (the first stages of the short tracks come before the full track's).
@@ -28,9 +26,10 @@ pub enum Stage {
     Qa,
 }
 
-/// How a stage's submission is judged.
+/// How a stage's submission is judged: the gate its document passes (a score, the human's
+/// approval, the document's own verdict), or none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Gate {
+pub enum QualityGate {
     /// Scored against a threshold, then the human confirms (`po`, `architect`).
     Score(u32),
     /// The human approves the plan and its scope (`sm`).
@@ -83,7 +82,7 @@ struct StageInfo {
     role: &'static str,
     description: &'static str,
     artifact_file: &'static str,
-    gate: Gate,
+    gate: QualityGate,
     engines: Engines,
     markers: &'static [Marker],
     /// The submission fields that carry this stage's document, in order of preference.
@@ -106,7 +105,7 @@ const TABLE: [StageInfo; 8] = [
         role: "Tech Lead",
         description: "A small change: the short technical spec",
         artifact_file: "01-technical-spec.md",
-        gate: Gate::Score(PASSING_SCORE),
+        gate: QualityGate::Score(PASSING_SCORE),
         engines: Engines::Only(Engine::Claude),
         markers: &[Marker::QualityScore],
         document_fields: &["technical_spec", "spec_updated"],
@@ -120,7 +119,7 @@ const TABLE: [StageInfo; 8] = [
         role: "Bug Triager",
         description: "A bug: the report with reproduction steps and expected behaviour",
         artifact_file: "01-bug-report.md",
-        gate: Gate::Score(PASSING_SCORE),
+        gate: QualityGate::Score(PASSING_SCORE),
         engines: Engines::Only(Engine::Claude),
         markers: &[Marker::QualityScore],
         document_fields: &["bug_report", "bug_report_updated"],
@@ -134,7 +133,7 @@ const TABLE: [StageInfo; 8] = [
         role: "Product Owner",
         description: "Requirements analysis: the product requirements document (PRD)",
         artifact_file: "01-product-requirements.md",
-        gate: Gate::Score(PASSING_SCORE),
+        gate: QualityGate::Score(PASSING_SCORE),
         engines: Engines::Every,
         markers: &[Marker::QualityScore],
         document_fields: &["prd_draft", "prd_updated"],
@@ -148,7 +147,7 @@ const TABLE: [StageInfo; 8] = [
         role: "System Architect",
         description: "Technical design: the system architecture document",
         artifact_file: "02-system-architecture.md",
-        gate: Gate::Score(PASSING_SCORE),
+        gate: QualityGate::Score(PASSING_SCORE),
         engines: Engines::Every,
         markers: &[Marker::QualityScore],
         document_fields: &["architecture_draft", "architecture_updated"],
@@ -162,7 +161,7 @@ const TABLE: [StageInfo; 8] = [
         role: "Scrum Master",
         description: "Sprint planning: the sprint plan",
         artifact_file: "03-sprint-plan.md",
-        gate: Gate::Approval,
+        gate: QualityGate::Approval,
         engines: Engines::Only(Engine::Claude),
         markers: &[Marker::Sprints],
         document_fields: &["sprint_plan", "sprint_plan_updated"],
@@ -176,7 +175,7 @@ const TABLE: [StageInfo; 8] = [
         role: "Developer",
         description: "Implementation: the code and its implementation report",
         artifact_file: "code-implementation.md",
-        gate: Gate::None,
+        gate: QualityGate::None,
         engines: Engines::Prefer(Engine::Codex),
         markers: &[],
         document_fields: &["implementation", "dev_result"],
@@ -190,7 +189,7 @@ const TABLE: [StageInfo; 8] = [
         role: "Code Reviewer",
         description: "Code review: the review report",
         artifact_file: "04-dev-reviewed.md",
-        gate: Gate::Verdict {
+        gate: QualityGate::Verdict {
             verdict: Verdict::ReviewStatus,
             back_to: Stage::Dev,
         },
@@ -207,7 +206,7 @@ const TABLE: [StageInfo; 8] = [
         role: "QA Engineer",
         description: "Testing: the QA report",
         artifact_file: "05-qa-report.md",
-        gate: Gate::Verdict {
+        gate: QualityGate::Verdict {
             verdict: Verdict::QualityScore(PASSING_SCORE),
             back_to: Stage::Dev,
         },
@@ -264,7 +263,7 @@ impl Stage {
         self.info().artifact_file
     }
 
-    pub fn gate(self) -> Gate {
+    pub fn gate(self) -> QualityGate {
         self.info().gate
     }
 
@@ -300,7 +299,7 @@ impl Stage {
     /// The passing score of a scored stage.
     pub fn passing_score(self) -> Option<u32> {
         match self.gate() {
-            Gate::Score(s) => Some(s),
+            QualityGate::Score(s) => Some(s),
             _ => None,
         }
     }
@@ -309,7 +308,7 @@ impl Stage {
     /// human.
     pub fn verdict(self) -> Option<Verdict> {
         match self.gate() {
-            Gate::Verdict { verdict, .. } => Some(verdict),
+            QualityGate::Verdict { verdict, .. } => Some(verdict),
             _ => None,
         }
     }
@@ -322,40 +321,13 @@ impl Stage {
     pub fn approval() -> Stage {
         Stage::ALL
             .into_iter()
-            .find(|s| s.gate() == Gate::Approval)
+            .find(|s| s.gate() == QualityGate::Approval)
             .unwrap_or(Stage::FIRST)
     }
 
     /// Whether this stage works within the scope approved at [`Stage::approval`].
     pub fn works_in_scope(self) -> bool {
         self > Stage::approval()
-    }
-
-    /// The first stage to build the approved scope (development).
-    pub fn builds_scope(self) -> bool {
-        Track::Full.next(Stage::approval()) == Some(self)
-    }
-
-    /// The states a session can be in at this stage, as its gate allows.
-    pub fn states(self) -> Vec<State> {
-        let mut v = vec![State::Generating];
-        match self.gate() {
-            Gate::Score(_) => v.extend([
-                State::Clarifying,
-                State::Refining,
-                State::AwaitingConfirmation,
-            ]),
-            Gate::Approval => v.extend([State::Refining, State::AwaitingApproval]),
-            Gate::Verdict { .. } => v.push(State::AwaitingConfirmation),
-            // A failing check stops at the human too.
-            Gate::None if self.runs_checks() => v.push(State::AwaitingConfirmation),
-            Gate::None => {}
-        }
-        // The last stage of a track completes the session.
-        if Track::ALL.into_iter().any(|t| t.is_last(self)) {
-            v.push(State::Completed);
-        }
-        v
     }
 
     /// The engines that write this stage's document in a session that runs `session`
@@ -393,8 +365,48 @@ impl std::fmt::Display for Stage {
     }
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    Generating,
+    Clarifying,
+    Refining,
+    AwaitingConfirmation,
+    AwaitingApproval,
+    Completed,
+}
+
+impl State {
+    pub const ALL: [State; 6] = [
+        State::Generating,
+        State::Clarifying,
+        State::Refining,
+        State::AwaitingConfirmation,
+        State::AwaitingApproval,
+        State::Completed,
+    ];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            State::Generating => "generating",
+            State::Clarifying => "clarifying",
+            State::Refining => "refining",
+            State::AwaitingConfirmation => "awaiting_confirmation",
+            State::AwaitingApproval => "awaiting_approval",
+            State::Completed => "completed",
+        }
+    }
+}
+
+impl std::fmt::Display for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::super::track::Track;
     use super::*;
 
     #[test]
@@ -473,36 +485,13 @@ mod tests {
     }
 
     #[test]
-    fn each_stage_has_the_states_its_gate_allows() {
-        use State::*;
-        assert_eq!(
-            Stage::Po.states(),
-            [Generating, Clarifying, Refining, AwaitingConfirmation]
-        );
-        assert_eq!(Stage::Sm.states(), [Generating, Refining, AwaitingApproval]);
-        assert_eq!(Stage::Dev.states(), [Generating, AwaitingConfirmation]);
-        // Review is the last stage of the quick and fix tracks.
-        assert_eq!(
-            Stage::Review.states(),
-            [Generating, AwaitingConfirmation, Completed]
-        );
-        for s in [Stage::Spec, Stage::Bug] {
-            assert_eq!(s.states(), Stage::Po.states(), "{s}");
-        }
-        assert_eq!(
-            Stage::Qa.states(),
-            [Generating, AwaitingConfirmation, Completed]
-        );
-    }
-
-    #[test]
     fn only_the_first_documents_of_each_track_are_scored() {
         assert_eq!(Stage::Spec.passing_score(), Some(90));
         assert_eq!(Stage::Bug.passing_score(), Some(90));
         assert_eq!(Stage::Po.passing_score(), Some(90));
         assert_eq!(Stage::Architect.passing_score(), Some(90));
-        assert_eq!(Stage::Sm.gate(), Gate::Approval);
-        assert_eq!(Stage::Dev.gate(), Gate::None);
+        assert_eq!(Stage::Sm.gate(), QualityGate::Approval);
+        assert_eq!(Stage::Dev.gate(), QualityGate::None);
         assert_eq!(Stage::Qa.passing_score(), None);
     }
 
@@ -520,7 +509,7 @@ mod tests {
             ]
         );
         for (stage, _) in judged {
-            let Gate::Verdict { back_to, .. } = stage.gate() else {
+            let QualityGate::Verdict { back_to, .. } = stage.gate() else {
                 unreachable!()
             };
             assert!(back_to.builds_scope() && back_to < stage, "{stage}");

@@ -8,6 +8,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde_json::{Map, Value};
 
+use super::score::last_text_score;
 use super::stage::{Stage, GENERIC_DOCUMENT_FIELDS};
 
 // The patterns, built once per process: on first use, or earlier by [`build_matchers`].
@@ -18,16 +19,6 @@ static FENCE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?m)^[ \t]*```[ \t]*(?:json|JSON|jsonc)?[ \t]*\r?$").unwrap());
 /// A line that opens a JSON object.
 static LINE_BRACE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?m)^[ \t]*\{").unwrap());
-/// A score stated in the text, in every form the guidance and the prompts suggest:
-/// `Quality Score: N/100` (any case, Markdown bold allowed), or a line of its own that
-/// reads `"quality_score": N` or `quality_score: N` (as a model writes it after a
-/// Markdown document when told to "end with `"quality_score": N`").
-static SCORE_LINE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r#"(?im)quality[ \t]*score[ \t*_]*[:：][ \t*_]*([0-9]{1,3}(?:\.[0-9]+)?)[ \t*_]*/[ \t]*100|^[ \t>*`]*"?quality_score"?[ \t]*[:=][ \t]*([0-9]{1,3}(?:\.[0-9]+)?)[ \t]*,?[ \t`*]*\r?$"#,
-    )
-    .unwrap()
-});
 /// `## Sprint N: Title`.
 static SPRINT_HEADING: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
@@ -43,13 +34,7 @@ static REVIEW_STATUS: LazyLock<Regex> = LazyLock::new(|| {
 
 /// Builds this module's patterns now rather than at their first use.
 pub(crate) fn build_matchers() {
-    for re in [
-        &FENCE,
-        &LINE_BRACE,
-        &SCORE_LINE,
-        &SPRINT_HEADING,
-        &REVIEW_STATUS,
-    ] {
+    for re in [&FENCE, &LINE_BRACE, &SPRINT_HEADING, &REVIEW_STATUS] {
         LazyLock::force(re);
     }
 }
@@ -292,18 +277,6 @@ fn score_value(v: &Value) -> Option<u32> {
         _ => return None,
     };
     (0.0..=100.0).contains(&n).then(|| n.round() as u32)
-}
-
-/// The last `Quality Score: N/100` in the text (N in ASCII digits); case, markdown bold and
-/// spaces are tolerated.
-pub fn last_text_score(text: &str) -> Option<u32> {
-    SCORE_LINE
-        .captures_iter(text)
-        .filter_map(|c| c.get(1).or_else(|| c.get(2)))
-        .filter_map(|m| m.as_str().parse::<f64>().ok())
-        .filter(|n| (0.0..=100.0).contains(n))
-        .map(|n| n.round() as u32)
-        .last()
 }
 
 fn read_questions(v: &Value) -> Vec<AskedQuestion> {

@@ -1,14 +1,15 @@
 //! The tracks: which rows of the stage table a session runs, and in which order
 //! (docs/spec.md §18). A track is data read by the one transition function, not a second
 //! machine: the states, gates, evidence checks, dialog and audit of each stage are the
-//! stage table's whatever the track.
+//! stage table's whatever the track. What the tracks make of a stage is here too: the
+//! states it can be in (the last stage of a track completes the session), and whether it
+//! is the first to build the approved scope.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::sections::{self, Section};
-use super::session::{Session, StageStatus};
-use super::stage::Stage;
+use super::stage::{QualityGate, Stage, State};
 
 /// The shape of a session's work, chosen at `start`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
@@ -152,19 +153,32 @@ impl Track {
     }
 }
 
-impl Session {
-    /// Puts a session that has not moved yet on `track`, at its first stage.
-    pub fn begin_track(&mut self, track: Track) {
-        let first = track.first();
-        for rec in self.stages.iter_mut() {
-            rec.status = StageStatus::Pending;
+impl Stage {
+    /// The first stage to build the approved scope (development).
+    pub fn builds_scope(self) -> bool {
+        Track::Full.next(Stage::approval()) == Some(self)
+    }
+
+    /// The states a session can be in at this stage, as its gate allows.
+    pub fn states(self) -> Vec<State> {
+        let mut v = vec![State::Generating];
+        match self.gate() {
+            QualityGate::Score(_) => v.extend([
+                State::Clarifying,
+                State::Refining,
+                State::AwaitingConfirmation,
+            ]),
+            QualityGate::Approval => v.extend([State::Refining, State::AwaitingApproval]),
+            QualityGate::Verdict { .. } => v.push(State::AwaitingConfirmation),
+            // A failing check stops at the human too.
+            QualityGate::None if self.runs_checks() => v.push(State::AwaitingConfirmation),
+            QualityGate::None => {}
         }
-        self.stages.get_mut(first).status = StageStatus::InProgress;
-        self.track = track;
-        self.current_stage = first;
-        if let [entry] = self.history.as_mut_slice() {
-            entry.stage = first;
+        // The last stage of a track completes the session.
+        if Track::ALL.into_iter().any(|t| t.is_last(self)) {
+            v.push(State::Completed);
         }
+        v
     }
 }
 
@@ -217,5 +231,28 @@ mod tests {
         assert_eq!(promotes, [(Track::Quick, Track::Full)]);
         assert_eq!(Track::Fix.required_sections(Stage::Dev).len(), 1);
         assert!(Track::Full.required_sections(Stage::Dev).is_empty());
+    }
+
+    #[test]
+    fn each_stage_has_the_states_its_gate_allows() {
+        use State::*;
+        assert_eq!(
+            Stage::Po.states(),
+            [Generating, Clarifying, Refining, AwaitingConfirmation]
+        );
+        assert_eq!(Stage::Sm.states(), [Generating, Refining, AwaitingApproval]);
+        assert_eq!(Stage::Dev.states(), [Generating, AwaitingConfirmation]);
+        // Review is the last stage of the quick and fix tracks.
+        assert_eq!(
+            Stage::Review.states(),
+            [Generating, AwaitingConfirmation, Completed]
+        );
+        for s in [Stage::Spec, Stage::Bug] {
+            assert_eq!(s.states(), Stage::Po.states(), "{s}");
+        }
+        assert_eq!(
+            Stage::Qa.states(),
+            [Generating, AwaitingConfirmation, Completed]
+        );
     }
 }

@@ -28,8 +28,47 @@ fn cap<T>(list: &mut Option<Vec<T>>, what: &str, cut: &mut Vec<String>) {
     }
 }
 
-/// `r` made to fit in [`MAX_REPLY_BYTES`]; what was cut is named in a notice.
+/// `r` made to fit in [`MAX_REPLY_BYTES`]; what was cut is named in a notice. Each step
+/// cuts more, and runs only while the reply is still too large.
 pub fn bound(mut r: Reply) -> Reply {
+    let mut cut = cap_lists(&mut r);
+    let where_in_full = r
+        .session_id
+        .as_ref()
+        .map(|id| format!(".bmad-task/session-{id}.json"))
+        .unwrap_or_else(|| "the session file".into());
+    if size(&r) > MAX_REPLY_BYTES {
+        cut.extend(cut_session_texts(&mut r, &where_in_full));
+    }
+    let over = size(&r).saturating_sub(MAX_REPLY_BYTES);
+    if over > 0 {
+        cut.extend(cut_role_prompt(&mut r, over, &where_in_full));
+    }
+    if size(&r) > MAX_REPLY_BYTES {
+        cut.push(cut_list_texts(&mut r));
+    }
+    if let Some(e) = r.error.as_mut() {
+        e.message = clip(&e.message, 2000);
+    }
+    if size(&r) > MAX_REPLY_BYTES {
+        cut.push(leave_out(&mut r, &where_in_full));
+    }
+    if !cut.is_empty() {
+        let notices = r.notices.get_or_insert_with(Vec::new);
+        notices.truncate(MAX_ITEMS - 1);
+        notices.push(format!(
+            "This reply was shortened to stay under 64 KiB: {}.",
+            cut.join("; ")
+        ));
+    } else {
+        cap(&mut r.notices, "notices", &mut cut);
+    }
+    r
+}
+
+/// The lists capped at [`MAX_ITEMS`], and a session's history at [`MAX_HISTORY`]: what was
+/// cut.
+fn cap_lists(r: &mut Reply) -> Vec<String> {
     let mut cut: Vec<String> = Vec::new();
     cap(&mut r.questions, "questions", &mut cut);
     cap(&mut r.gaps, "gaps", &mut cut);
@@ -44,89 +83,75 @@ pub fn bound(mut r: Reply) -> Reply {
             ));
         }
     }
-    let where_in_full = r
-        .session_id
-        .as_ref()
-        .map(|id| format!(".bmad-task/session-{id}.json"))
-        .unwrap_or_else(|| "the session file".into());
-    if size(&r) > MAX_REPLY_BYTES {
-        if let Some(s) = r.session.as_mut() {
-            for rec in s.stages.iter_mut() {
-                for a in rec.answers.values_mut() {
-                    *a = clip(a, 500);
-                }
-                for f in rec.feedback.iter_mut().chain(rec.notes.iter_mut()) {
-                    *f = clip(f, 1000);
-                }
-            }
-            for f in s.history.iter_mut().filter_map(|h| h.feedback.as_mut()) {
-                *f = clip(f, 1000);
-            }
-            cut.push(format!(
-                "session: answers and feedback cut short (in full in {where_in_full})"
-            ));
+    cut
+}
+
+/// The answers, feedback and notes of a session in the reply, cut short.
+fn cut_session_texts(r: &mut Reply, where_in_full: &str) -> Option<String> {
+    let s = r.session.as_mut()?;
+    for rec in s.stages.iter_mut() {
+        for a in rec.answers.values_mut() {
+            *a = clip(a, 500);
+        }
+        for f in rec.feedback.iter_mut().chain(rec.notes.iter_mut()) {
+            *f = clip(f, 1000);
         }
     }
-    let over = size(&r).saturating_sub(MAX_REPLY_BYTES);
-    if over > 0 {
-        if let Some(p) = r.role_prompt.as_mut() {
-            // Keep the role and its first instructions; the rest is cut with a pointer.
-            let keep = p.len().saturating_sub(over + 1024).max(4096);
-            let at = (0..=keep.min(p.len()))
-                .rev()
-                .find(|i| p.is_char_boundary(*i))
-                .unwrap_or(0);
-            p.truncate(at);
-            p.push_str(&format!(
-                "\n\n[This prompt was cut to keep the reply under 64 KiB. The answers and feedback it quoted are in full in {where_in_full} (`stages.<stage>.answers`, `.feedback`): read them before you write.]\n"
-            ));
-            cut.push("role_prompt: cut (see its last paragraph)".into());
-        }
+    for f in s.history.iter_mut().filter_map(|h| h.feedback.as_mut()) {
+        *f = clip(f, 1000);
     }
-    if size(&r) > MAX_REPLY_BYTES {
-        // Long texts inside the lists (questions of a thousand wide characters, a sprint
-        // title of thousands): cut each; the documents and the session file have them whole.
-        for q in r.questions.iter_mut().flatten() {
-            q.question = clip(&q.question, 300);
-            q.context = q.context.as_deref().map(|c| clip(c, 300));
-        }
-        for g in r.gaps.iter_mut().flatten() {
-            *g = clip(g, 300);
-        }
-        for sp in r.sprints.iter_mut().flatten() {
-            sp.title = clip(&sp.title, 200);
-        }
-        r.user_message = clip(&r.user_message, 8000);
-        cut.push("questions, gaps, sprint titles and the message: cut short".into());
+    Some(format!(
+        "session: answers and feedback cut short (in full in {where_in_full})"
+    ))
+}
+
+/// The role prompt cut by `over` bytes and a margin: the role and its first instructions
+/// are kept, and its last paragraph says where the rest is.
+fn cut_role_prompt(r: &mut Reply, over: usize, where_in_full: &str) -> Option<String> {
+    let p = r.role_prompt.as_mut()?;
+    let keep = p.len().saturating_sub(over + 1024).max(4096);
+    let at = (0..=keep.min(p.len()))
+        .rev()
+        .find(|i| p.is_char_boundary(*i))
+        .unwrap_or(0);
+    p.truncate(at);
+    p.push_str(&format!(
+        "\n\n[This prompt was cut to keep the reply under 64 KiB. The answers and feedback it quoted are in full in {where_in_full} (`stages.<stage>.answers`, `.feedback`): read them before you write.]\n"
+    ));
+    Some("role_prompt: cut (see its last paragraph)".into())
+}
+
+/// Long texts inside the lists (questions of a thousand wide characters, a sprint title of
+/// thousands) cut each, and the message: the documents and the session file have them
+/// whole.
+fn cut_list_texts(r: &mut Reply) -> String {
+    for q in r.questions.iter_mut().flatten() {
+        q.question = clip(&q.question, 300);
+        q.context = q.context.as_deref().map(|c| clip(c, 300));
     }
-    if let Some(e) = r.error.as_mut() {
-        e.message = clip(&e.message, 2000);
+    for g in r.gaps.iter_mut().flatten() {
+        *g = clip(g, 300);
     }
-    if size(&r) > MAX_REPLY_BYTES {
-        // Nothing above sufficed (a reply this large has no precedent): the message and
-        // the error stay, every other large field goes.
-        r.user_message = clip(&r.user_message, 4000);
-        r.context = None;
-        r.session = None;
-        r.questions = None;
-        r.gaps = None;
-        r.sprints = None;
-        r.role_prompt = r.role_prompt.as_deref().map(|p| clip(p, 8000));
-        cut.push(format!(
-            "context, session, questions, gaps and sprints: left out; `status` and {where_in_full} have them"
-        ));
+    for sp in r.sprints.iter_mut().flatten() {
+        sp.title = clip(&sp.title, 200);
     }
-    if !cut.is_empty() {
-        let notices = r.notices.get_or_insert_with(Vec::new);
-        notices.truncate(MAX_ITEMS - 1);
-        notices.push(format!(
-            "This reply was shortened to stay under 64 KiB: {}.",
-            cut.join("; ")
-        ));
-    } else {
-        cap(&mut r.notices, "notices", &mut cut);
-    }
-    r
+    r.user_message = clip(&r.user_message, 8000);
+    "questions, gaps, sprint titles and the message: cut short".into()
+}
+
+/// The last step, where nothing above sufficed (a reply this large has no precedent): the
+/// message and the error stay, every other large field goes.
+fn leave_out(r: &mut Reply, where_in_full: &str) -> String {
+    r.user_message = clip(&r.user_message, 4000);
+    r.context = None;
+    r.session = None;
+    r.questions = None;
+    r.gaps = None;
+    r.sprints = None;
+    r.role_prompt = r.role_prompt.as_deref().map(|p| clip(p, 8000));
+    format!(
+        "context, session, questions, gaps and sprints: left out; `status` and {where_in_full} have them"
+    )
 }
 
 #[cfg(test)]

@@ -70,65 +70,9 @@ pub(super) fn scope_built(s: &Session) -> String {
 /// `completed`: the review's status, the QA score (each with the risk the human accepted,
 /// when its verdict failed), and the list of documents.
 pub(super) fn completed(s: &Session) -> String {
-    // Who accepted the risk, as the decision was recorded.
-    let accepted = |st: Stage| {
-        if !s.record(st).accepted_risk {
-            return None;
-        }
-        let decision =
-            s.history.iter().rev().find(|h| {
-                h.stage == st && matches!(h.action, Action::Confirm | Action::ConfirmSave)
-            });
-        Some(match decision.and_then(|h| h.decided_by) {
-            Some(DecidedBy::Human) => "risk accepted by the human",
-            Some(DecidedBy::Host) => "risk accepted, as the host asserted",
-            None => "risk accepted",
-        })
-    };
-    let status = Stage::ALL
-        .into_iter()
-        .find(|st| st.has_marker(Marker::ReviewStatus))
-        .and_then(|st| {
-            let status = s.record(st).review_status.clone()?;
-            let failed = failed_verdict(st, s.record(st)).is_some();
-            Some(match accepted(st) {
-                Some(risk) if failed => format!("{status} ({risk})"),
-                _ => status,
-            })
-        })
-        .unwrap_or_else(|| "not stated".into());
-    let qa = Stage::ALL
-        .into_iter()
-        .rev()
-        .find(|st| st.has_marker(Marker::QualityScore))
-        .and_then(|st| {
-            let n = s.record(st).score?;
-            let failed = failed_verdict(st, s.record(st)).is_some();
-            Some(match st.verdict() {
-                Some(Verdict::QualityScore(gate)) if failed => {
-                    let risk = accepted(st).map(|r| format!(", {r}")).unwrap_or_default();
-                    format!("{n}/100 (below the gate of {gate}{risk})")
-                }
-                _ => format!("{n}/100"),
-            })
-        })
-        .unwrap_or_else(|| "not stated".into());
-    // The checks the server ran before QA completed, when the project names any.
-    let checks = Stage::ALL
-        .into_iter()
-        .rev()
-        .find(|st| st.runs_checks() && s.record(*st).checks.is_some())
-        .and_then(|st| {
-            let run = s.record(st).checks.as_ref()?;
-            Some(match run.failure() {
-                None => format!(" Checks: all {} passed.", run.checks.len()),
-                Some(f) => format!(
-                    " Checks: {f} ({}).",
-                    accepted(st).unwrap_or("risk accepted")
-                ),
-            })
-        })
-        .unwrap_or_default();
+    let status = review_status(s).unwrap_or_else(|| "not stated".into());
+    let qa = qa_score(s).unwrap_or_else(|| "not stated".into());
+    let checks = checks_run(s).unwrap_or_default();
     // A short track has no QA; its end says which track it was.
     let (track, qa) = match s.track {
         crate::workflow::Track::Full => (String::new(), format!(" QA score: {qa}.")),
@@ -152,4 +96,70 @@ pub(super) fn completed(s: &Session) -> String {
     }
     msg.truncate(msg.trim_end().len());
     msg
+}
+
+/// Who accepted the risk of `st`'s failed verdict, as the decision was recorded; `None`
+/// when no risk was accepted there.
+fn risk_accepted(s: &Session, st: Stage) -> Option<&'static str> {
+    if !s.record(st).accepted_risk {
+        return None;
+    }
+    let decision = s
+        .history
+        .iter()
+        .rev()
+        .find(|h| h.stage == st && matches!(h.action, Action::Confirm | Action::ConfirmSave));
+    Some(match decision.and_then(|h| h.decided_by) {
+        Some(DecidedBy::Human) => "risk accepted by the human",
+        Some(DecidedBy::Host) => "risk accepted, as the host asserted",
+        None => "risk accepted",
+    })
+}
+
+/// The review's status as stated, with the risk accepted when it failed.
+fn review_status(s: &Session) -> Option<String> {
+    let st = Stage::ALL
+        .into_iter()
+        .find(|st| st.has_marker(Marker::ReviewStatus))?;
+    let status = s.record(st).review_status.clone()?;
+    let failed = failed_verdict(st, s.record(st)).is_some();
+    Some(match risk_accepted(s, st) {
+        Some(risk) if failed => format!("{status} ({risk})"),
+        _ => status,
+    })
+}
+
+/// The QA score, with the gate and the risk accepted when it stayed below it.
+fn qa_score(s: &Session) -> Option<String> {
+    let st = Stage::ALL
+        .into_iter()
+        .rev()
+        .find(|st| st.has_marker(Marker::QualityScore))?;
+    let n = s.record(st).score?;
+    let failed = failed_verdict(st, s.record(st)).is_some();
+    Some(match st.verdict() {
+        Some(Verdict::QualityScore(gate)) if failed => {
+            let risk = risk_accepted(s, st)
+                .map(|r| format!(", {r}"))
+                .unwrap_or_default();
+            format!("{n}/100 (below the gate of {gate}{risk})")
+        }
+        _ => format!("{n}/100"),
+    })
+}
+
+/// The checks the server ran before QA completed, when the project names any.
+fn checks_run(s: &Session) -> Option<String> {
+    let st = Stage::ALL
+        .into_iter()
+        .rev()
+        .find(|st| st.runs_checks() && s.record(*st).checks.is_some())?;
+    let run = s.record(st).checks.as_ref()?;
+    Some(match run.failure() {
+        None => format!(" Checks: all {} passed.", run.checks.len()),
+        Some(f) => format!(
+            " Checks: {f} ({}).",
+            risk_accepted(s, st).unwrap_or("risk accepted")
+        ),
+    })
 }

@@ -4,10 +4,9 @@
 use crate::prompts::{self, Round, Template};
 use crate::store::terminal_command;
 use crate::workflow::rules::{after_reject, failed_checks, failed_verdict};
-use crate::workflow::session::StageRecord;
+use crate::workflow::session::{ScoreSource, StageRecord};
 use crate::workflow::{story, Action, Engine, Facts, Session, Stage, State};
 
-use super::source::source_word;
 use super::{context, some_vec, Reply};
 
 /// "<Role> stage complete: <path> saved (N bytes). " when the action completed a stage.
@@ -43,7 +42,7 @@ pub(super) fn generate(
         text.push_str(prompts::lessons_block(template));
         r.role_prompt = Some(text);
         r.role_prompt_source = Some(template.describe());
-        super::lessons::carried(template, r);
+        carried(template, r);
     }
     r.engines = Some(s.engines_for(stage));
     let mut context = context(s, stage);
@@ -54,35 +53,7 @@ pub(super) fn generate(
     r.guidance = some_vec(facts.guidance.clone());
     let mut msg = String::new();
     if state == State::Refining {
-        match action {
-            Action::Submit => {
-                if let (Some(score), Some(gate)) = (rec.score, stage.passing_score()) {
-                    let lacking = sections_lacking(rec);
-                    if score >= gate {
-                        msg.push_str(&format!(
-                            "The document reports {score}/100, but the server's own check of it disagrees ({}): a score alone does not pass the gate of {gate}. ",
-                            lacking.as_deref().unwrap_or("sections are missing")
-                        ));
-                    } else {
-                        msg.push_str(&format!(
-                            "The document scored {score}/100 ({}), below the gate of {gate}{}. ",
-                            source_word(rec),
-                            lacking.map(|l| format!("; {l}")).unwrap_or_default()
-                        ));
-                    }
-                }
-            }
-            Action::Answer => msg.push_str("Answers recorded. "),
-            Action::Reject | Action::Confirm | Action::ConfirmSave | Action::Approve => {
-                msg.push_str("Sent back for revision. ")
-            }
-            Action::Start
-            | Action::Status
-            | Action::List
-            | Action::Promote
-            | Action::Remember
-            | Action::Recall => {}
-        }
+        msg.push_str(&why_revised(rec, stage, action));
     }
     if state == State::Generating && action == Action::Reject {
         msg.push_str("Sent back with the report's findings and the human's feedback. ");
@@ -94,7 +65,7 @@ pub(super) fn generate(
         ));
     }
     if !s.stories.is_empty() {
-        msg.push_str(&super::stories::line(s));
+        msg.push_str(&stories_line(s));
     }
     if stage.builds_scope() && state == State::Generating && s.track.contains(Stage::approval()) {
         let plan = s.record(Stage::approval());
@@ -118,6 +89,55 @@ pub(super) fn generate(
         stage.id()
     ));
     msg
+}
+
+/// Why the document is being revised, for the human: its score stayed below the gate (or
+/// the server's own check disagrees with the score), their answers came, or they sent it
+/// back.
+fn why_revised(rec: &StageRecord, stage: Stage, action: Action) -> String {
+    match action {
+        Action::Submit => {
+            let (Some(score), Some(gate)) = (rec.score, stage.passing_score()) else {
+                return String::new();
+            };
+            let lacking = sections_lacking(rec);
+            if score >= gate {
+                format!(
+                    "The document reports {score}/100, but the server's own check of it disagrees ({}): a score alone does not pass the gate of {gate}. ",
+                    lacking.as_deref().unwrap_or("sections are missing")
+                )
+            } else {
+                format!(
+                    "The document scored {score}/100 ({}), below the gate of {gate}{}. ",
+                    source_word(rec),
+                    lacking.map(|l| format!("; {l}")).unwrap_or_default()
+                )
+            }
+        }
+        Action::Answer => "Answers recorded. ".into(),
+        Action::Reject | Action::Confirm | Action::ConfirmSave | Action::Approve => {
+            "Sent back for revision. ".into()
+        }
+        Action::Start
+        | Action::Status
+        | Action::List
+        | Action::Promote
+        | Action::Remember
+        | Action::Recall => String::new(),
+    }
+}
+
+/// The lessons the role prompt carried, as the reply names them: their ids in `lessons`, and
+/// a notice for each lesson file that could not be read (skipped, never fatal).
+fn carried(template: &Template, r: &mut Reply) {
+    if !template.lessons.ids.is_empty() {
+        r.lessons = Some(template.lessons.ids.clone());
+    }
+    for (path, why) in &template.lessons.damaged {
+        r.notices
+            .get_or_insert_with(Vec::new)
+            .push(format!("A lesson file was skipped: {path} {why}"));
+    }
 }
 
 /// `clarifying`: the human answers the open questions.
@@ -278,7 +298,7 @@ pub(super) fn next_step(s: &Session) -> String {
             after_reject(stage).0
         );
     }
-    if let Some(step) = super::stories::next_step(s) {
+    if let Some(step) = stories_step(s) {
         return step;
     }
     let step = match s.current_state {
@@ -311,9 +331,58 @@ fn sections_lacking(rec: &StageRecord) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("; "))
 }
 
+/// Where a score came from: the author's, or the server's estimate, and why (no score
+/// stated, or one that is not a number from 0 to 100).
+fn source_word(rec: &StageRecord) -> String {
+    match (rec.score_source, &rec.score_unreadable) {
+        (Some(ScoreSource::Reported), _) => "reported by the author".into(),
+        (Some(ScoreSource::Estimated), Some(v)) => {
+            format!(
+                "estimated by the server: the stated score \"{v}\" is not a number from 0 to 100"
+            )
+        }
+        (Some(ScoreSource::Estimated), None) => {
+            "estimated by the server: no score was stated".into()
+        }
+        (None, _) => "unscored".into(),
+    }
+}
+
+/// The parent's stories (docs/spec.md §18.2) in one sentence: each sprint's holder and
+/// state, and what comes next.
+fn stories_line(s: &Session) -> String {
+    let each: Vec<String> = s
+        .stories
+        .iter()
+        .map(|o| format!("sprint {}: {}", o.sprint, o.holder()))
+        .collect();
+    let next = if story::final_qa_due(s) {
+        "every in-scope story completed: the QA Engineer runs the final QA of the whole"
+    } else {
+        "the final QA of the whole comes when every in-scope story completed"
+    };
+    format!("Stories: {}; {next}. ", each.join("; "))
+}
+
+/// The host's instruction at a parent whose sprints run as stories: wait for them, or
+/// run the final QA of the whole once every in-scope story completed.
+fn stories_step(s: &Session) -> Option<String> {
+    if s.current_state != State::Generating || !story::takes_stories(s) || s.stories.is_empty() {
+        return None;
+    }
+    Some(if story::final_qa_due(s) {
+        format!(
+            "Every story completed. {} Submit it with `stage: \"qa\"`.",
+            generate_step(&s.engines_for(Stage::Qa))
+        )
+    } else {
+        "The sprints run as stories, each in its own session (see `stories`): nothing is submitted here until every in-scope story completed; call `status` then.".into()
+    })
+}
+
 /// What the host does to generate a document, by the engines that write it: its own
 /// model's result is `claude_result`; a `codex_result` is only ever a second model's.
-pub(super) fn generate_step(engines: &[Engine]) -> String {
+fn generate_step(engines: &[Engine]) -> String {
     let second = Engine::Codex.what();
     match engines {
         [Engine::Claude, Engine::Codex] => format!(

@@ -8,35 +8,29 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::error::Error;
+use crate::error::{Error, ErrorCode};
 use crate::prompts::{self, Template};
 use crate::store::{Damaged, Drift, ListEntry};
+use crate::workflow::person::Person;
 use crate::workflow::session::{Question, ScoreSource, Sprint};
 use crate::workflow::story::{StoryLink, StoryState};
 use crate::workflow::{
-    allowed_actions, Action, CheckRun, Engine, Facts, Session, Stage, State, Track,
+    allowed_actions, Action, CheckRun, DecidedBy, Engine, Facts, Session, Stage, State, Track, Via,
 };
 
-mod audience;
 mod bound;
 mod built;
-mod lessons;
 mod list;
 mod markdown;
 mod message;
-mod parts;
-mod source;
 mod status;
-mod stories;
 mod strict;
 mod undecided;
 
-pub use audience::name_notices;
 pub use bound::{bound, MAX_REPLY_BYTES};
 pub use list::for_list;
 pub use markdown::{render as markdown, Known};
 pub use message::dialog_next_step;
-pub use parts::{Context, DecisionEntry, DocumentRef, ErrorBody, InteractionType};
 pub use status::{for_status, with_drift};
 pub use strict::human_channel;
 pub use undecided::{for_undecided, Undecided};
@@ -209,6 +203,65 @@ pub struct Reply {
     pub known: Known,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum InteractionType {
+    /// The host generates the stage document with `role_prompt` and submits it.
+    AwaitingGeneration,
+    /// The human must decide (answer, confirm, approve or reject) before anything else.
+    UserDecision,
+    /// The host regenerates the document with the answers, feedback or guidance.
+    AwaitingRegeneration,
+    WorkflowCompleted,
+}
+
+/// An earlier stage document, by reference.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct DocumentRef {
+    pub stage: Stage,
+    pub path: String,
+    pub size: u64,
+}
+
+/// Where the host finds what the next document builds on: the facts themselves (the
+/// objective, the answers, the feedback, a line on each earlier document) are written
+/// once, in `role_prompt`.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct Context {
+    /// Where this task's documents are saved.
+    pub specs_dir: String,
+    /// The documents of earlier stages: read them from disk.
+    pub documents: Vec<DocumentRef>,
+    /// The draft being revised, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous_draft: Option<String>,
+    /// For development: the sprint scope the human approved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+}
+
+/// One decision from the session's history.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct DecisionEntry {
+    pub stage: Stage,
+    pub action: Action,
+    pub decided_by: DecidedBy,
+    pub via: Via,
+    /// The person deciding, as git (or `BMAD_OWNER`) named them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decider: Option<Person>,
+    /// The first 12 hex digits of the SHA-256 of the document decided on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
+    pub at: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct ErrorBody {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
 pub(super) fn some_vec<T>(v: Vec<T>) -> Option<Vec<T>> {
     (!v.is_empty()).then_some(v)
 }
@@ -371,4 +424,16 @@ pub fn for_error(e: &Error, session: Option<&Session>) -> Reply {
     }
     strict::human_required(e, &mut r);
     r
+}
+
+/// Appends to `next_step` that `notices` are to be told to the human, when there are any.
+pub fn name_notices(r: &mut Reply) {
+    if r.notices.as_ref().is_none_or(|n| n.is_empty()) {
+        return;
+    }
+    const TELL: &str = "Also tell the human what `notices` says: it is for them.";
+    r.next_step = Some(match r.next_step.take() {
+        Some(step) => format!("{step} {TELL}"),
+        None => TELL.to_string(),
+    });
 }

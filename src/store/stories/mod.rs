@@ -184,6 +184,34 @@ pub fn with_stories(project: &Project, s: &Session) -> Session {
     s
 }
 
+/// Refuses a story of `parent` for `sprint` unless the parent takes stories now (the full
+/// track, its sprint plan approved, development not submitted) and the sprint is in the
+/// scope the human approved.
+fn may_take(parent: &Session, sprint: u32) -> Result<()> {
+    let scope = story::in_scope(parent);
+    if parent.track != Track::Full || !story::takes_stories(parent) {
+        return Err(Error::argument(
+            ErrorCode::InvalidState,
+            format!(
+                "task `{}` cannot take stories: it is at stage `{}`, state `{}` on the {} track; stories start once the full track's sprint plan is approved, while development has not been submitted",
+                parent.task_name, parent.current_stage, parent.current_state, parent.track
+            ),
+        ));
+    }
+    if !scope.contains(&sprint) {
+        let list: Vec<String> = scope.iter().map(u32::to_string).collect();
+        return Err(Error::argument(
+            ErrorCode::InvalidScope,
+            format!(
+                "field `sprint`: sprint {sprint} is not in the approved scope of `{}` (sprints {})",
+                parent.task_name,
+                list.join(", ")
+            ),
+        ));
+    }
+    Ok(())
+}
+
 impl Store {
     /// Starts a story of `parent` (a task name) for its approved sprint `sprint`, in the
     /// project `cwd` names (a worktree of the parent's repository, where the parent's
@@ -200,27 +228,7 @@ impl Store {
     ) -> Result<Started> {
         let (project, parent) = self.load(cwd, &SessionKey::TaskName(parent.to_string()))?;
         let parent = with_stories(&project, &parent);
-        let scope = story::in_scope(&parent);
-        if parent.track != Track::Full || !story::takes_stories(&parent) {
-            return Err(Error::argument(
-                ErrorCode::InvalidState,
-                format!(
-                    "task `{}` cannot take stories: it is at stage `{}`, state `{}` on the {} track; stories start once the full track's sprint plan is approved, while development has not been submitted",
-                    parent.task_name, parent.current_stage, parent.current_state, parent.track
-                ),
-            ));
-        }
-        if !scope.contains(&sprint) {
-            let list: Vec<String> = scope.iter().map(u32::to_string).collect();
-            return Err(Error::argument(
-                ErrorCode::InvalidScope,
-                format!(
-                    "field `sprint`: sprint {sprint} is not in the approved scope of `{}` (sprints {})",
-                    parent.task_name,
-                    list.join(", ")
-                ),
-            ));
-        }
+        may_take(&parent, sprint)?;
         let plan = parent.record(Stage::approval());
         let title = plan
             .sprints

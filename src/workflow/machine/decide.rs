@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use super::super::rules;
 use super::super::scope::{self, ScopeError};
 use super::super::session::{Artifact, ContentRef, Sprint, StageRecord, StageStatus, State};
-use super::super::stage::{Engine, Gate, Stage};
+use super::super::stage::{Engine, QualityGate, Stage};
 use super::super::submission;
 use super::{sha256_hex, words, Step, WorkflowError};
 use crate::code::clip;
@@ -102,7 +102,7 @@ impl Step<'_> {
         let rec = self.session.record(stage);
         // As `confirm` chooses: a draft still pending is what it accepts.
         match &rec.draft_ref {
-            Some(draft) if stage.gate() != Gate::Approval => draft.file_path.clone(),
+            Some(draft) if stage.gate() != QualityGate::Approval => draft.file_path.clone(),
             _ => self.session.artifact_path(stage),
         }
     }
@@ -172,7 +172,7 @@ impl Step<'_> {
         if rec.artifact.as_ref().map(|a| &a.sha256) != Some(&sha) {
             self.facts.notices.push(format!(
                 "{path} was edited after it was submitted; the edited version is the one {}.",
-                if stage.gate() == Gate::Approval {
+                if stage.gate() == QualityGate::Approval {
                     "approved"
                 } else {
                     "confirmed"
@@ -305,7 +305,7 @@ impl Step<'_> {
             return Ok(());
         }
         let rec = self.session.record_mut(stage);
-        if stage.gate() == Gate::Approval {
+        if stage.gate() == QualityGate::Approval {
             rec.approved = Some(false);
         }
         rec.feedback.push(feedback);

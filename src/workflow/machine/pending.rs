@@ -7,8 +7,8 @@
 use super::super::action::Action;
 use super::super::decision::Decision;
 use super::super::rules;
-use super::super::session::{Question, Session, Sprint, State};
-use super::super::stage::{Gate, Stage};
+use super::super::session::{Question, Session, Sprint, StageRecord, State};
+use super::super::stage::{QualityGate, Stage};
 use super::super::submission;
 use super::{sha256_hex, Facts, ProjectFiles, Step, WorkflowError};
 
@@ -99,48 +99,30 @@ pub fn pending(
         stamp: String::new(),
     };
     let rec = session.record(stage).clone();
-    let (path, text) = match asked {
-        Asked::Answer => match rec.draft_ref.as_ref().map(|d| d.file_path.clone()) {
-            Some(path) => {
-                let text = files.read(&path).ok().flatten();
-                (Some(path), text)
-            }
-            None => (None, None),
-        },
-        Asked::Confirm | Asked::Approve => {
-            let path = step.decided_path(stage);
-            match step.reviewed_text(&rec, &path) {
-                Ok(text) => (Some(path), Some(text)),
-                Err(_) if action == Action::Reject => (Some(path), None),
-                Err(e) => return Err(e),
-            }
-        }
-    };
+    let (path, text) = step.document_asked(&rec, asked, action)?;
     let document = path.zip(text.as_ref()).map(|(path, text)| Shown {
         path,
         sha256: sha256_hex(text),
         size: text.len() as u64,
     });
-    let sprints = match (asked, &text) {
-        (Asked::Approve, Some(text)) => submission::sprints(text)
+    let mut sprints = Vec::new();
+    if let (Asked::Approve, Some(text)) = (asked, &text) {
+        sprints = submission::sprints(text)
             .into_iter()
             .map(|(number, title)| Sprint { number, title })
-            .collect(),
-        _ => Vec::new(),
-    };
+            .collect();
+        // The plan as it is now, read for the requirements no sprint plans.
+        step.trace(stage, text);
+    }
     let gate = match stage.gate() {
-        Gate::Score(g) => Some(g),
+        QualityGate::Score(g) => Some(g),
         _ => None,
     };
     let score = rec.chosen_engine.and_then(|e| rec.scores.get(&e).copied());
-    // The plan as it is now, read for the requirements no sprint plans.
-    if let (Asked::Approve, Some(text)) = (asked, &text) {
-        step.trace(stage, text);
-    }
     let mut notices = step.facts.notices;
     if let Some(n) = document
         .as_ref()
-        .and_then(|d| super::unchanged::since_rejection(session, stage, &d.sha256))
+        .and_then(|d| super::submit::since_rejection(session, stage, &d.sha256))
     {
         notices.push(n);
     }
@@ -161,4 +143,34 @@ pub fn pending(
         notices,
         failed_verdict: rules::failed_verdict(stage, &rec),
     })
+}
+
+impl Step<'_> {
+    /// The document the human is asked about, by path, and its text: the draft whose
+    /// questions they answer, or the document they decide on (whose text a `reject` does
+    /// not need: the human may send back what cannot be read).
+    fn document_asked(
+        &mut self,
+        rec: &StageRecord,
+        asked: Asked,
+        action: Action,
+    ) -> Result<(Option<String>, Option<String>), WorkflowError> {
+        match asked {
+            Asked::Answer => Ok(match rec.draft_ref.as_ref().map(|d| d.file_path.clone()) {
+                Some(path) => {
+                    let text = self.files.read(&path).ok().flatten();
+                    (Some(path), text)
+                }
+                None => (None, None),
+            }),
+            Asked::Confirm | Asked::Approve => {
+                let path = self.decided_path(self.session.current_stage);
+                match self.reviewed_text(rec, &path) {
+                    Ok(text) => Ok((Some(path), Some(text))),
+                    Err(_) if action == Action::Reject => Ok((Some(path), None)),
+                    Err(e) => Err(e),
+                }
+            }
+        }
+    }
 }

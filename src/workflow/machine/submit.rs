@@ -1,12 +1,15 @@
 //! `submit`: reading and scoring the candidates, choosing one, and moving the stage on
-//! as [`rules::after_scored`] and [`rules::after_plain`] say (docs/spec.md §4–§5).
+//! as [`rules::after_scored`] and [`rules::after_plain`] say (docs/spec.md §4–§5); and what
+//! the reply points out of a submission: results of engines the stage does not ask for,
+//! JSON keys nothing reads, a document sent again as the human rejected it.
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::super::action::Action;
 use super::super::quality;
 use super::super::rules::{self, AfterPlain, AfterScored, ScoredRound};
 use super::super::sections;
-use super::super::session::{Question, ScoreSource, Sprint, State};
+use super::super::session::{Question, ScoreSource, Session, Sprint, StageRecord, State};
 use super::super::stage::{Engine, Marker, Stage};
 use super::super::submission::{self, Submission, SubmissionError};
 use super::{words, Step, WorkflowError};
@@ -57,9 +60,9 @@ fn check_lists(field: &'static str, s: &Submission) -> Result<(), WorkflowError>
 }
 
 /// One engine's parsed submission with its score.
-pub(super) struct Candidate {
-    pub(super) engine: Engine,
-    pub(super) submission: Submission,
+struct Candidate {
+    engine: Engine,
+    submission: Submission,
     score: u32,
     source: ScoreSource,
 }
@@ -123,94 +126,25 @@ impl Step<'_> {
     ) -> Result<(), WorkflowError> {
         let given = present(claude, codex);
         if given.is_empty() {
-            // Every result given is scored (docs/spec.md §4.1), so either field will do; the
-            // session's own engines are named first.
-            let mut engines = self.session.engines_for(stage);
-            for e in [Engine::Claude, Engine::Codex] {
-                if !engines.contains(&e) {
-                    engines.push(e);
-                }
-            }
-            return Err(WorkflowError::MissingResult {
-                stage,
-                fields: engines.into_iter().map(Engine::result_field).collect(),
-            });
+            return Err(self.missing_scored_result(stage));
         }
-        let engines: Vec<Engine> = given.iter().map(|(e, _)| *e).collect();
-        self.notice_engines(stage, &engines);
-        // Every candidate is read before anything is queued for writing.
-        let mut candidates = given
-            .iter()
-            .map(|(engine, text)| Self::candidate(stage, *engine, text))
-            .collect::<Result<Vec<_>, _>>()?;
-        for c in &candidates {
-            self.notice_unread(c);
-        }
-        // A result kept from an earlier round of an engine that did not submit now would
-        // read as part of this round: the reference goes.
-        let rec = self.session.record_mut(stage);
-        for engine in [Engine::Claude, Engine::Codex] {
-            if !given.iter().any(|(e, _)| *e == engine) {
-                match engine {
-                    Engine::Claude => rec.claude_result_ref = None,
-                    Engine::Codex => rec.codex_result_ref = None,
-                }
-            }
-        }
-        for (engine, text) in given {
-            self.store_raw(stage, engine, text);
-        }
-
+        let mut candidates = self.take_candidates(stage, given)?;
         // The server's own check of each document: a score passes the gate only when
         // every section the stage requires is there, with content.
         let found: Vec<sections::Found> = candidates
             .iter()
             .map(|c| sections::check(stage.sections(), &c.submission.document))
             .collect();
-        // At or above the gate beats below it; then the higher score; a tie keeps claude
-        // (candidates are in claude, codex order and only a strictly better one replaces).
-        let key = |i: usize| {
-            let c = &candidates[i];
-            (c.score >= gate && found[i].complete(), c.score)
-        };
-        let chosen_at =
-            (1..candidates.len()).fold(0, |best, i| if key(i) > key(best) { i } else { best });
-        let chosen = &candidates[chosen_at];
-
-        // The chosen candidate's questions (same text once, minus those asked in earlier
-        // rounds) and gaps: the discarded candidate's would describe a document that is
-        // not the one kept.
+        let chosen_at = choose(&candidates, &found, gate);
         let rec = self.session.record(stage);
-        let mut seen: BTreeSet<String> = rec.questions.iter().map(|q| norm(&q.question)).collect();
-        let round = rec.rounds().saturating_add(1);
-        let mut next_id = rec.questions.len() + 1;
-        let mut new_questions = Vec::new();
-        for q in &chosen.submission.questions {
-            if seen.insert(norm(&q.question)) {
-                new_questions.push(Question {
-                    id: format!("q{next_id}"),
-                    question: q.question.clone(),
-                    context: q.context.clone(),
-                    round,
-                });
-                next_id += 1;
-            }
-        }
-        let mut gaps: Vec<String> = Vec::new();
-        for g in &chosen.submission.gaps {
-            if !gaps.contains(g) {
-                gaps.push(g.clone());
-            }
-        }
+        let new_questions = new_questions(rec, &candidates[chosen_at].submission);
         let answered_before = !rec.answers.is_empty();
+        let chosen = &mut candidates[chosen_at];
+        let gaps = distinct(&chosen.submission.gaps);
         let (score, source, engine) = (chosen.score, chosen.source, chosen.engine);
-        let found = &found[chosen_at];
-        let complete = found.complete();
-        let names = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let (missing, empty) = (names(&found.missing), names(&found.empty));
         // Documents can be megabytes: the chosen one is moved, not copied.
-        let document = std::mem::take(&mut candidates[chosen_at].submission.document);
-        let unreadable = candidates[chosen_at].submission.unreadable_score.take();
+        let document = std::mem::take(&mut chosen.submission.document);
+        let unreadable = chosen.submission.unreadable_score.take();
         self.trace(stage, &document);
         if let Some(v) = &unreadable {
             self.facts.notices.push(format!(
@@ -219,7 +153,10 @@ impl Step<'_> {
         }
         self.notice_unchanged(stage, &document);
 
+        let found = &found[chosen_at];
+        let complete = found.complete();
         let passed = score >= gate && complete;
+        let names = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let rec = self.session.record_mut(stage);
         rec.iteration = rec.iteration.saturating_add(1);
         if !passed {
@@ -231,38 +168,18 @@ impl Step<'_> {
         rec.score_unreadable = unreadable;
         rec.chosen_engine = Some(engine);
         rec.gate_passed = Some(passed);
-        rec.missing_sections = missing;
-        rec.empty_sections = empty;
+        rec.missing_sections = names(&found.missing);
+        rec.empty_sections = names(&found.empty);
         rec.gaps = gaps;
-        let below_gate = rec.below_gate;
-
         let next = rules::after_scored(ScoredRound {
             score,
             gate,
             complete,
-            below_gate,
+            below_gate: rec.below_gate,
             answered_before,
             new_questions: !new_questions.is_empty(),
         });
-        match next {
-            AfterScored::DecideAtCap => self.facts.notices.push(format!(
-                "{below_gate} submissions at this stage have stayed below the gate of {gate}: the human decides now whether to confirm this draft anyway or reject it with feedback."
-            )),
-            AfterScored::Refine => {
-                self.facts.guidance =
-                    quality::guidance(stage, &document, source == ScoreSource::Reported)
-            }
-            AfterScored::Clarify | AfterScored::Confirm => {}
-        }
-
-        if next == AfterScored::Confirm {
-            self.write_artifact(stage, document)?;
-            self.session.record_mut(stage).draft_ref = None;
-        } else {
-            let r = self.write_temp(stage, "draft", document);
-            self.facts.review_path = Some(r.file_path.clone());
-            self.session.record_mut(stage).draft_ref = Some(r);
-        }
+        self.move_on_scored(stage, gate, next, source, document)?;
         // Asked questions are kept whatever comes next: answered in `clarifying`, or shown
         // to the human beside the decision (past the round cap, or beside a passing score
         // once the round cap is reached).
@@ -274,6 +191,86 @@ impl Step<'_> {
         Ok(())
     }
 
+    /// The refusal of a scored submission without a result. Every result given is scored
+    /// (docs/spec.md §4.1), so either field will do; the session's own engines are named
+    /// first.
+    fn missing_scored_result(&self, stage: Stage) -> WorkflowError {
+        let mut engines = self.session.engines_for(stage);
+        for e in [Engine::Claude, Engine::Codex] {
+            if !engines.contains(&e) {
+                engines.push(e);
+            }
+        }
+        WorkflowError::MissingResult {
+            stage,
+            fields: engines.into_iter().map(Engine::result_field).collect(),
+        }
+    }
+
+    /// Reads every result given (all of them before anything is queued for writing), says
+    /// what does not fit, and keeps each raw result; a result kept from an earlier round
+    /// of an engine that did not submit now would read as part of this round, so its
+    /// reference goes.
+    fn take_candidates(
+        &mut self,
+        stage: Stage,
+        given: Vec<(Engine, String)>,
+    ) -> Result<Vec<Candidate>, WorkflowError> {
+        let engines: Vec<Engine> = given.iter().map(|(e, _)| *e).collect();
+        self.notice_engines(stage, &engines);
+        let candidates = given
+            .iter()
+            .map(|(engine, text)| Self::candidate(stage, *engine, text))
+            .collect::<Result<Vec<_>, _>>()?;
+        for c in &candidates {
+            self.notice_unread(c);
+        }
+        let rec = self.session.record_mut(stage);
+        if !engines.contains(&Engine::Claude) {
+            rec.claude_result_ref = None;
+        }
+        if !engines.contains(&Engine::Codex) {
+            rec.codex_result_ref = None;
+        }
+        for (engine, text) in given {
+            self.store_raw(stage, engine, text);
+        }
+        Ok(candidates)
+    }
+
+    /// Where the scored round leads: the document saved as the stage's artifact when the
+    /// human confirms it next, else kept as the draft; guidance for a revision, a notice
+    /// at the round cap.
+    fn move_on_scored(
+        &mut self,
+        stage: Stage,
+        gate: u32,
+        next: AfterScored,
+        source: ScoreSource,
+        document: String,
+    ) -> Result<(), WorkflowError> {
+        match next {
+            AfterScored::DecideAtCap => self.facts.notices.push(format!(
+                "{} submissions at this stage have stayed below the gate of {gate}: the human decides now whether to confirm this draft anyway or reject it with feedback.",
+                self.session.record(stage).below_gate
+            )),
+            AfterScored::Refine => {
+                self.facts.guidance =
+                    quality::guidance(stage, &document, source == ScoreSource::Reported)
+            }
+            AfterScored::Clarify | AfterScored::Confirm => {}
+        }
+        if next == AfterScored::Confirm {
+            self.write_artifact(stage, document)?;
+            self.session.record_mut(stage).draft_ref = None;
+        } else {
+            let r = self.write_temp(stage, "draft", document);
+            self.facts.review_path = Some(r.file_path.clone());
+            self.session.record_mut(stage).draft_ref = Some(r);
+        }
+        Ok(())
+    }
+
     /// A stage without a score gate takes one result: its own engine's, else the other's.
     pub(super) fn submit_plain(
         &mut self,
@@ -281,25 +278,7 @@ impl Step<'_> {
         claude: Option<String>,
         codex: Option<String>,
     ) -> Result<(), WorkflowError> {
-        let own = self.session.engines_for(stage)[0];
-        let mut given = present(claude, codex);
-        // The stage's own engine first.
-        given.sort_by_key(|(e, _)| *e != own);
-        let mut given = given.into_iter();
-        let Some((engine, text)) = given.next() else {
-            return Err(WorkflowError::MissingResult {
-                stage,
-                fields: vec![own.result_field(), own.other().result_field()],
-            });
-        };
-        if given.next().is_some() {
-            self.facts.notices.push(format!(
-                "`{}` was ignored: stage `{stage}` is generated by {}, and `{}` was given.",
-                own.other().result_field(),
-                own.id(),
-                own.result_field()
-            ));
-        }
+        let (engine, text) = self.plain_result(stage, claude, codex)?;
         self.notice_engines(stage, &[engine]);
         let candidate = Self::candidate(stage, engine, &text)?;
         self.notice_unread(&candidate);
@@ -310,41 +289,14 @@ impl Step<'_> {
             &candidate.submission.document,
         )?;
         self.store_raw(stage, engine, text);
-        let document = candidate.submission.document;
 
         let rec = self.session.record_mut(stage);
         rec.iteration = rec.iteration.saturating_add(1);
         rec.chosen_engine = Some(engine);
-        // A stage without a score gate has no score to show, unless its document states
-        // one that means something (the QA report's): an estimate would be a number
-        // that gates nothing and that readers take for a verdict.
-        let meaningful =
-            stage.has_marker(Marker::QualityScore) && candidate.source == ScoreSource::Reported;
-        if meaningful {
-            rec.score = Some(candidate.score);
-            rec.scores = BTreeMap::from([(engine, candidate.score)]);
-            rec.score_source = Some(candidate.source);
-        } else {
-            rec.score = None;
-            rec.scores.clear();
-            rec.score_source = None;
-        }
-        if stage.has_marker(Marker::Sprints) {
-            rec.sprints = submission::sprints(&document)
-                .into_iter()
-                .map(|(number, title)| Sprint { number, title })
-                .collect();
-            if rec.sprints.is_empty() {
-                self.facts.notices.push(
-                    "No sprint headings were found; the plan should use `## Sprint N: Title` headings so the human can choose a scope.".into(),
-                );
-            }
-        }
-        let rec = self.session.record_mut(stage);
+        keep_stated_score(rec, stage, &candidate);
         rec.score_unreadable = candidate.submission.unreadable_score.clone();
-        if stage.has_marker(Marker::ReviewStatus) {
-            rec.review_status = submission::review_status(&document);
-        }
+        let document = candidate.submission.document;
+        self.read_markers(stage, &document);
         self.trace(stage, &document);
         self.record_checks(stage);
         // What the track asks of this stage's document beyond the stage's own (the fix
@@ -376,16 +328,193 @@ impl Step<'_> {
         }
         Ok(())
     }
+
+    /// The one result a stage without a score gate takes: its own engine's, else the
+    /// other's (the other, given as well, is ignored, and the reply says so).
+    fn plain_result(
+        &mut self,
+        stage: Stage,
+        claude: Option<String>,
+        codex: Option<String>,
+    ) -> Result<(Engine, String), WorkflowError> {
+        let own = self.session.engines_for(stage)[0];
+        let mut given = present(claude, codex);
+        // The stage's own engine first.
+        given.sort_by_key(|(e, _)| *e != own);
+        let mut given = given.into_iter();
+        let Some(taken) = given.next() else {
+            return Err(WorkflowError::MissingResult {
+                stage,
+                fields: vec![own.result_field(), own.other().result_field()],
+            });
+        };
+        if given.next().is_some() {
+            self.facts.notices.push(format!(
+                "`{}` was ignored: stage `{stage}` is generated by {}, and `{}` was given.",
+                own.other().result_field(),
+                own.id(),
+                own.result_field()
+            ));
+        }
+        Ok(taken)
+    }
+
+    /// What the stage's markers say to read from its document: the plan's sprints, the
+    /// review's status.
+    fn read_markers(&mut self, stage: Stage, document: &str) {
+        let rec = self.session.record_mut(stage);
+        if stage.has_marker(Marker::Sprints) {
+            rec.sprints = submission::sprints(document)
+                .into_iter()
+                .map(|(number, title)| Sprint { number, title })
+                .collect();
+            if rec.sprints.is_empty() {
+                self.facts.notices.push(
+                    "No sprint headings were found; the plan should use `## Sprint N: Title` headings so the human can choose a scope.".into(),
+                );
+            }
+        }
+        let rec = self.session.record_mut(stage);
+        if stage.has_marker(Marker::ReviewStatus) {
+            rec.review_status = submission::review_status(document);
+        }
+    }
 }
 
 impl Step<'_> {
     /// Says so when `document` is the one the human last sent back at `stage`.
     fn notice_unchanged(&mut self, stage: Stage, document: &str) {
         let sha = super::sha256_hex(document);
-        if let Some(n) = super::unchanged::since_rejection(&self.session, stage, &sha) {
+        if let Some(n) = since_rejection(&self.session, stage, &sha) {
             self.facts.notices.push(n);
         }
     }
+
+    /// Says which keys of a result's JSON nothing reads: they are not kept.
+    fn notice_unread(&mut self, c: &Candidate) {
+        if c.submission.unread.is_empty() {
+            return;
+        }
+        let keys: Vec<String> = c
+            .submission
+            .unread
+            .iter()
+            .map(|k| format!("`{k}`"))
+            .collect();
+        self.facts.notices.push(format!(
+            "`{}` held JSON fields the server does not read, so they were not kept: {}. Put what they say in the document itself.",
+            c.engine.result_field(),
+            keys.join(", ")
+        ));
+    }
+
+    /// Points out a submission whose engines are not the ones this stage asks for: a
+    /// result of an engine the session does not run, a stage of two engines with one
+    /// result, a stage of one engine done by the other.
+    fn notice_engines(&mut self, stage: Stage, given: &[Engine]) {
+        let asked = self.session.engines_for(stage);
+        let runs = self.session.engines.clone();
+        let list = |engines: &[Engine]| {
+            engines
+                .iter()
+                .map(|e| e.id())
+                .collect::<Vec<_>>()
+                .join(" and ")
+        };
+        let notices = &mut self.facts.notices;
+        for engine in given.iter().filter(|e| !runs.contains(e)) {
+            notices.push(format!(
+                "`{}` was used, though this session runs {} alone: send it only for the independent result of {}.",
+                engine.result_field(),
+                list(&runs),
+                engine.what()
+            ));
+        }
+        let from = |e: &Engine| given.contains(e);
+        if asked.len() > 1 {
+            if let [only] = given {
+                let missing: Vec<Engine> = asked.iter().copied().filter(|e| !from(e)).collect();
+                let fields: Vec<&str> = missing.iter().map(|e| e.result_field()).collect();
+                notices.push(format!(
+                    "Only `{}` was given: this session runs {} at stage `{stage}`, and no `{}` was scored. If no second model is at hand, start sessions with `engines: [\"{}\"]`; never write its result yourself.",
+                    only.result_field(),
+                    list(&asked),
+                    fields.join("`, `"),
+                    Engine::HOST
+                ));
+            }
+        } else if let ([own], [other]) = (asked.as_slice(), given) {
+            if other != own && runs.contains(other) {
+                notices.push(format!(
+                    "`{}` was taken in place of `{}`: this session gives stage `{stage}` to {}.",
+                    other.result_field(),
+                    own.result_field(),
+                    own.id()
+                ));
+            }
+        }
+    }
+}
+
+/// The candidate kept: at or above the gate beats below it; then the higher score; a tie
+/// keeps claude (candidates are in claude, codex order and only a strictly better one
+/// replaces).
+fn choose(candidates: &[Candidate], found: &[sections::Found], gate: u32) -> usize {
+    let key = |i: usize| {
+        let c = &candidates[i];
+        (c.score >= gate && found[i].complete(), c.score)
+    };
+    (1..candidates.len()).fold(0, |best, i| if key(i) > key(best) { i } else { best })
+}
+
+/// The chosen candidate's questions, each text once and none asked in an earlier round,
+/// numbered on from the stage's: the discarded candidate's would describe a document that
+/// is not the one kept.
+fn new_questions(rec: &StageRecord, chosen: &Submission) -> Vec<Question> {
+    let mut seen: BTreeSet<String> = rec.questions.iter().map(|q| norm(&q.question)).collect();
+    let round = rec.rounds().saturating_add(1);
+    let mut next_id = rec.questions.len() + 1;
+    let mut new_questions = Vec::new();
+    for q in &chosen.questions {
+        if seen.insert(norm(&q.question)) {
+            new_questions.push(Question {
+                id: format!("q{next_id}"),
+                question: q.question.clone(),
+                context: q.context.clone(),
+                round,
+            });
+            next_id += 1;
+        }
+    }
+    new_questions
+}
+
+/// The score of a stage without a score gate: none, unless its document states one that
+/// means something (the QA report's); an estimate would be a number that gates nothing
+/// and that readers take for a verdict.
+fn keep_stated_score(rec: &mut StageRecord, stage: Stage, candidate: &Candidate) {
+    let meaningful =
+        stage.has_marker(Marker::QualityScore) && candidate.source == ScoreSource::Reported;
+    if meaningful {
+        rec.score = Some(candidate.score);
+        rec.scores = BTreeMap::from([(candidate.engine, candidate.score)]);
+        rec.score_source = Some(candidate.source);
+    } else {
+        rec.score = None;
+        rec.scores.clear();
+        rec.score_source = None;
+    }
+}
+
+/// `items` without repeats, in their order.
+fn distinct(items: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for g in items {
+        if !out.contains(g) {
+            out.push(g.clone());
+        }
+    }
+    out
 }
 
 fn norm(q: &str) -> String {
@@ -393,4 +522,25 @@ fn norm(q: &str) -> String {
         .collect::<Vec<_>>()
         .join(" ")
         .to_lowercase()
+}
+
+/// The notice for `sha256`, the digest of `stage`'s document, when it is the digest of the
+/// document the human last rejected at that stage (docs/spec.md §3.7): the feedback was
+/// not acted on, and the human is told so, in the reply's notices and beside the decision;
+/// `None` otherwise.
+pub(super) fn since_rejection(session: &Session, stage: Stage, sha256: &str) -> Option<String> {
+    let rejected = session
+        .history
+        .iter()
+        .rev()
+        .find(|h| h.action == Action::Reject && h.stage == stage)?
+        .digest
+        .as_deref()?;
+    (rejected == sha256).then(|| {
+        format!(
+            "Unchanged: the {}'s document is the same one that was sent back (SHA-256 {}…); the feedback given then was not acted on.",
+            stage.role(),
+            &sha256[..12.min(sha256.len())]
+        )
+    })
 }

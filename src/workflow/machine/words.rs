@@ -8,9 +8,8 @@ use std::collections::BTreeMap;
 
 use super::super::decision::DecidedBy;
 use super::super::session::{ContentRef, StageRecord};
-use super::super::stage::{Gate, Marker, Stage};
+use super::super::stage::{Marker, QualityGate, Stage};
 use super::super::submission;
-use super::submit::Candidate;
 use super::{Step, WorkflowError};
 use crate::code::clip;
 
@@ -147,7 +146,7 @@ impl Step<'_> {
             DecidedBy::Human => "the user said",
             DecidedBy::Host => "the assistant gave as the user's words (not confirmed by the user in a dialog or terminal)",
         };
-        let decided = if stage.gate() == Gate::Approval {
+        let decided = if stage.gate() == QualityGate::Approval {
             let scope = self.session.record(stage).scope.clone();
             format!(
                 "On approving {path} (scope: {}), {said}: {note}",
@@ -206,25 +205,5 @@ impl Step<'_> {
                 to.role()
             ));
         }
-    }
-}
-
-impl Step<'_> {
-    /// Says which keys of a result's JSON nothing reads: they are not kept.
-    pub(super) fn notice_unread(&mut self, c: &Candidate) {
-        if c.submission.unread.is_empty() {
-            return;
-        }
-        let keys: Vec<String> = c
-            .submission
-            .unread
-            .iter()
-            .map(|k| format!("`{k}`"))
-            .collect();
-        self.facts.notices.push(format!(
-            "`{}` held JSON fields the server does not read, so they were not kept: {}. Put what they say in the document itself.",
-            c.engine.result_field(),
-            keys.join(", ")
-        ));
     }
 }

@@ -69,22 +69,7 @@ pub fn prd(document: &str) -> (Vec<Requirement>, Vec<String>) {
     let mut within: Option<(&str, usize)> = None;
     for (_, line, is_heading) in lines(document) {
         if is_heading {
-            let t = line.trim_start();
-            let level = match t.bytes().take_while(|b| *b == b'#').count() {
-                0 => 7,
-                n => n,
-            };
-            let h = t.to_lowercase();
-            let kind = if h.contains("non-functional")
-                || h.contains("nonfunctional")
-                || h.contains("technical requirement")
-            {
-                Some("NFR")
-            } else if h.contains("functional requirement") {
-                Some("FR")
-            } else {
-                None
-            };
+            let (kind, level) = requirements_heading(line);
             match (kind, within) {
                 (Some(k), _) => {
                     sections.entry(k).or_insert(false);
@@ -106,37 +91,77 @@ pub fn prd(document: &str) -> (Vec<Requirement>, Vec<String>) {
             }
             continue;
         }
-        let refs = if ids::prefix(&id) == "AC" {
-            ids::all(rest)
-                .into_iter()
-                .filter(|r| ids::prefix(r) != "AC")
-                .take(5)
-                .collect()
-        } else {
-            Vec::new()
-        };
-        // `(FR-1): Given …` reads as `Given …`: the ids are in `refs`.
-        let rest = match rest.strip_prefix('(').and_then(|r| r.split_once(')')) {
-            Some((inside, after))
-                if inside
-                    .split([',', ' '])
-                    .all(|w| w.is_empty() || ids::parse(w).is_some()) =>
-            {
-                after.trim_start_matches([':', ' ', '—', '–', '-'])
-            }
-            _ => rest,
-        };
-        defined.push(Requirement {
-            id,
-            text: clip(rest.trim_end_matches(['|', ' ']).trim(), 100),
-            refs,
-        });
+        defined.push(requirement(id, rest));
     }
+    let problems = prd_problems(&defined, &duplicates, &sections);
+    (defined, problems)
+}
+
+/// A requirements section's heading: its kind (`FR`, `NFR`) when it is one, and its level
+/// (7 for a line that is not a Markdown heading).
+fn requirements_heading(line: &str) -> (Option<&'static str>, usize) {
+    let t = line.trim_start();
+    let level = match t.bytes().take_while(|b| *b == b'#').count() {
+        0 => 7,
+        n => n,
+    };
+    let h = t.to_lowercase();
+    let kind = if h.contains("non-functional")
+        || h.contains("nonfunctional")
+        || h.contains("technical requirement")
+    {
+        Some("NFR")
+    } else if h.contains("functional requirement") {
+        Some("FR")
+    } else {
+        None
+    };
+    (kind, level)
+}
+
+/// The requirement a line defines: an acceptance criterion names the requirements it
+/// checks (at most five), and its text reads without them.
+fn requirement(id: String, rest: &str) -> Requirement {
+    let refs = if ids::prefix(&id) == "AC" {
+        ids::all(rest)
+            .into_iter()
+            .filter(|r| ids::prefix(r) != "AC")
+            .take(5)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    // `(FR-1): Given …` reads as `Given …`: the ids are in `refs`.
+    let rest = match rest.strip_prefix('(').and_then(|r| r.split_once(')')) {
+        Some((inside, after))
+            if inside
+                .split([',', ' '])
+                .all(|w| w.is_empty() || ids::parse(w).is_some()) =>
+        {
+            after.trim_start_matches([':', ' ', '—', '–', '-'])
+        }
+        _ => rest,
+    };
+    Requirement {
+        id,
+        text: clip(rest.trim_end_matches(['|', ' ']).trim(), 100),
+        refs,
+    }
+}
+
+/// What is wrong with the PRD's ids: ids defined twice, a requirements section that gives
+/// none an id (`sections`: whether each section seen held an id of its kind), no ids at
+/// all, or none on the acceptance criteria.
+fn prd_problems(
+    defined: &[Requirement],
+    duplicates: &[String],
+    sections: &BTreeMap<&str, bool>,
+) -> Vec<String> {
     let mut problems = Vec::new();
     if !duplicates.is_empty() {
         problems.push(format!(
             "ids defined more than once: {}",
-            super::few(&duplicates, 10)
+            super::few(duplicates, 10)
         ));
     }
     for (kind, name) in [
@@ -154,7 +179,7 @@ pub fn prd(document: &str) -> (Vec<Requirement>, Vec<String>) {
     } else if !defined.is_empty() && !defined.iter().any(|r| ids::prefix(&r.id) == "AC") {
         problems.push("no acceptance criterion carries an id (AC-1, AC-2, …)".into());
     }
-    (defined, problems)
+    problems
 }
 
 /// The ids each heading of `document` names on its `Covers:` lines: id → the headings

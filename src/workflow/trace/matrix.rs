@@ -138,42 +138,12 @@ impl<'a> Matrix<'a> {
                 }
             })
             .collect();
-        // A criterion without sprints of its own is in scope with the requirements it names
-        // (with none named, it is in scope).
-        let scope_of: Vec<(String, Option<bool>)> = rows
-            .iter()
-            .map(|r| (r.req.id.clone(), r.in_scope))
-            .collect();
-        for r in rows
-            .iter_mut()
-            .filter(|r| r.is_criterion() && r.sprints.is_empty())
-        {
-            if r.in_scope.is_some() && !whole {
-                let named: Vec<Option<bool>> = scope_of
-                    .iter()
-                    .filter(|(id, _)| r.req.refs.contains(id))
-                    .map(|(_, s)| *s)
-                    .collect();
-                r.in_scope = Some(named.is_empty() || named.contains(&Some(true)));
-            }
-        }
-        let mut unknown = Vec::new();
-        for st in Stage::ALL {
-            let t = &s.record(st).trace;
-            let named = t
-                .covers
-                .keys()
-                .chain(t.sprints.keys())
-                .chain(t.results.keys());
-            for id in named {
-                if !defined.iter().any(|r| &r.id == id) && !unknown.iter().any(|(_, u)| u == id) {
-                    unknown.push((st, id.clone()));
-                }
-            }
+        if !whole {
+            criteria_in_scope(&mut rows);
         }
         Some(Matrix {
             rows,
-            unknown,
+            unknown: unknown_ids(s, defined),
             designed_any: design.is_some_and(|d| !d.covers.is_empty()),
             planned_any,
             approved: scope.is_some(),
@@ -311,6 +281,46 @@ pub fn markdown(m: &Matrix, summary: &Summary) -> String {
         ));
     }
     out
+}
+
+/// A criterion without sprints of its own is in scope with the requirements it names
+/// (with none named, it is in scope).
+fn criteria_in_scope(rows: &mut [Row]) {
+    let scope_of: Vec<(String, Option<bool>)> = rows
+        .iter()
+        .map(|r| (r.req.id.clone(), r.in_scope))
+        .collect();
+    for r in rows
+        .iter_mut()
+        .filter(|r| r.is_criterion() && r.sprints.is_empty() && r.in_scope.is_some())
+    {
+        let named: Vec<Option<bool>> = scope_of
+            .iter()
+            .filter(|(id, _)| r.req.refs.contains(id))
+            .map(|(_, s)| *s)
+            .collect();
+        r.in_scope = Some(named.is_empty() || named.contains(&Some(true)));
+    }
+}
+
+/// The ids a later document names that the PRD does not define, each once, with the first
+/// stage naming it.
+fn unknown_ids(s: &Session, defined: &[Requirement]) -> Vec<(Stage, String)> {
+    let mut unknown = Vec::new();
+    for st in Stage::ALL {
+        let t = &s.record(st).trace;
+        let named = t
+            .covers
+            .keys()
+            .chain(t.sprints.keys())
+            .chain(t.results.keys());
+        for id in named {
+            if !defined.iter().any(|r| &r.id == id) && !unknown.iter().any(|(_, u)| u == id) {
+                unknown.push((st, id.clone()));
+            }
+        }
+    }
+    unknown
 }
 
 #[cfg(test)]

@@ -7,105 +7,19 @@
 
 use chrono::Utc;
 
-use super::args::{clip, session_key, BmadTaskArgs, Call};
-use super::limits::{check_size, Limits};
+use super::args::LessonCall;
 use super::reply::{self, Reply};
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::Result;
 use crate::files::Project;
 use crate::lessons::{self, Category};
 use crate::store::{SessionKey, Store};
 use crate::workflow::session::timestamp;
-use crate::workflow::{Action, Session, Stage};
+use crate::workflow::{Session, Stage};
 
 /// Lessons a `recall` names.
 const RECALLED: usize = 10;
 /// Characters of each recalled lesson's words.
 const SHOWN: usize = 400;
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum LessonCall {
-    Remember {
-        cwd: Option<String>,
-        key: Option<SessionKey>,
-        role: Option<Stage>,
-        category: Category,
-        lesson: String,
-    },
-    Recall {
-        cwd: Option<String>,
-        key: Option<SessionKey>,
-        role: Option<Stage>,
-        query: Option<String>,
-    },
-}
-
-impl LessonCall {
-    pub fn cwd_mut(&mut self) -> &mut Option<String> {
-        match self {
-            LessonCall::Remember { cwd, .. } | LessonCall::Recall { cwd, .. } => cwd,
-        }
-    }
-}
-
-/// The call, or a refusal naming the field.
-pub(super) fn validate(args: BmadTaskArgs, limits: &Limits) -> Result<Call> {
-    let key = match (&args.session_id, &args.task_name) {
-        (None, None) => None,
-        _ => Some(session_key(&args)?),
-    };
-    let missing = |what: &str| Error::argument(ErrorCode::MissingField, what.to_string());
-    let call = if args.action == Action::Remember {
-        let lesson = args.lesson.as_deref().map(str::trim).unwrap_or("");
-        if lesson.is_empty() {
-            return Err(missing(
-                "field `lesson` is required for `remember`: the lesson, in a few sentences",
-            ));
-        }
-        check_size("lesson", lesson, limits.text_bytes)?;
-        let given = args.category.as_deref().unwrap_or("");
-        let category = Category::parse(given).ok_or_else(|| {
-            Error::argument(
-                if given.is_empty() {
-                    ErrorCode::MissingField
-                } else {
-                    ErrorCode::InvalidArgument
-                },
-                format!(
-                    "field `category`: `{}` is none of {} (required for `remember`)",
-                    clip(given),
-                    Category::ALL.map(|c| c.name()).join(", ")
-                ),
-            )
-        })?;
-        if args.stage.is_none() && key.is_none() {
-            return Err(missing("field `stage` (the role the lesson is for) is required for `remember` without a session"));
-        }
-        LessonCall::Remember {
-            cwd: args.cwd,
-            key,
-            role: args.stage,
-            category,
-            lesson: lesson.to_string(),
-        }
-    } else {
-        if let Some(q) = &args.query {
-            check_size("query", q, limits.text_bytes)?;
-        }
-        let query = args.query.filter(|q| !q.trim().is_empty());
-        if query.is_none() && key.is_none() {
-            return Err(missing(
-                "field `query` (or a session, whose objective is the query) is required for `recall`",
-            ));
-        }
-        LessonCall::Recall {
-            cwd: args.cwd,
-            key,
-            role: args.stage,
-            query,
-        }
-    };
-    Ok(Call::Lessons(call))
-}
 
 /// The project, and the session when one is named.
 fn locate(
