@@ -361,26 +361,13 @@ mod tests {
                 .all(|l| l.contains("=>") && l.trim_end().ends_with(','))
     }
 
-    /// Functions over the limit in files others are rewriting now; each goes from this
-    /// list when its file is split.
-    const LONG_FOR_NOW: [(&str, &str); 2] = [
-        ("server/calls.rs", "run_call"),
-        ("server/dialog.rs", "apply"),
-    ];
-
     #[test]
     fn no_function_is_longer_than_the_limit() {
         let mut long = Vec::new();
-        let mut listed_but_short: BTreeSet<(&str, &str)> = LONG_FOR_NOW.into_iter().collect();
         for (rel, text) in sources() {
             let file = rel.to_str().unwrap().replace('\\', "/");
             for f in functions(&code_of(&text)) {
                 if f.lines <= MAX_FN_LINES || f.table {
-                    continue;
-                }
-                let key = (file.as_str(), f.name.as_str());
-                if let Some(known) = LONG_FOR_NOW.iter().find(|k| **k == key) {
-                    listed_but_short.remove(known);
                     continue;
                 }
                 long.push(format!(
@@ -393,10 +380,6 @@ mod tests {
             long.is_empty(),
             "over {MAX_FN_LINES} lines: split each into named steps\n{}",
             long.join("\n")
-        );
-        assert!(
-            listed_but_short.is_empty(),
-            "within the limit now, take them off LONG_FOR_NOW: {listed_but_short:?}"
         );
     }
 
@@ -645,23 +628,13 @@ mod tests {
         groups.into_iter().collect()
     }
 
-    /// Cycles through files others are rewriting now, by folder; each goes from this list
-    /// when they are.
-    const CYCLES_FOR_NOW: [(&str, &[&str]); 1] = [("server", &["calls", "dialog"])];
-
     #[test]
     fn no_folder_has_an_import_cycle_between_its_files() {
         let krate = Crate::read();
         let mut found = Vec::new();
-        let mut listed_but_gone: Vec<_> = CYCLES_FOR_NOW.to_vec();
         for (folder, uses) in krate.sibling_uses() {
             for group in cycles(&uses) {
                 let folder = folder.join("::");
-                let listed = |(f, g): &(&str, &[&str])| *f == folder && *g == group.as_slice();
-                if CYCLES_FOR_NOW.iter().any(listed) {
-                    listed_but_gone.retain(|c| !listed(c));
-                    continue;
-                }
                 let edges: Vec<String> = group
                     .iter()
                     .map(|a| {
@@ -680,10 +653,6 @@ mod tests {
             found.is_empty(),
             "files of one folder use each other (move what they share to where it belongs):\n{}",
             found.join("\n")
-        );
-        assert!(
-            listed_but_gone.is_empty(),
-            "no longer a cycle, take them off CYCLES_FOR_NOW: {listed_but_gone:?}"
         );
     }
 

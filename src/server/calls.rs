@@ -8,11 +8,11 @@ use rmcp::{ErrorData, RoleServer};
 
 use super::args::{self, Call};
 use super::{dialog, reply, BmadServer, Reply};
-use crate::act::{self, Change, Done, Handover};
+use crate::act::{self, Change, Handover};
 use crate::evidence::{self, Watched};
 use crate::prompts;
 use crate::store::{human_decisions, SessionKey, Store};
-use crate::workflow::{Action, Command, DecidedBy, Decision, Stage, State, Via};
+use crate::workflow::{Command, DecidedBy, Decision, Engine, Track};
 
 impl BmadServer {
     /// Handles one tool call to completion (blocking: file locks and fsync), the host's
@@ -85,71 +85,18 @@ impl BmadServer {
     fn run_call(&self, call: Call, watched: &Watched) -> Reply {
         let store = &self.inner.store;
         let done = match call {
-            // The role prompt is read before anything changes: an override that cannot
-            // be used refuses the call, rather than leave a change without its prompt.
             Call::Start {
                 cwd,
                 objective,
                 engines,
                 track,
                 story,
-            } => store.project(cwd.as_deref()).and_then(|project| {
-                let mut prompt = prompts::resolve(&project, store.user_prompts(), track.first())?;
-                let started = match &story {
-                    Some((parent, sprint)) => store.start_story(
-                        cwd.as_deref(),
-                        parent,
-                        *sprint,
-                        &objective,
-                        engines.as_deref(),
-                        &Utc::now,
-                    )?,
-                    None => {
-                        // Lessons of earlier tasks for the first role (src/lessons/).
-                        prompt.lessons = prompts::recall(&project, &objective, None, track.first());
-                        store.start_carrying(
-                            cwd.as_deref(),
-                            &objective,
-                            engines.as_deref(),
-                            track,
-                            &prompt.lessons.ids,
-                            &Utc::now,
-                        )?
-                    }
-                };
-                Ok(reply::for_start(
-                    &started.session,
-                    started.notices,
-                    engines.is_some(),
-                    Some(&prompt),
-                ))
-            }),
+            } => start(store, cwd.as_deref(), &objective, engines, track, story),
             Call::List { cwd, cursor, mine } => store.project(cwd.as_deref()).and_then(|project| {
                 let page = store.list_of(cwd.as_deref(), cursor.as_deref(), mine)?;
                 Ok(reply::for_list(page, &project.display(), mine))
             }),
-            Call::Status { cwd, key } => {
-                store.load_fresh(cwd.as_deref(), &key).map(|(project, s)| {
-                    let drift = crate::store::drift(&project, &s);
-                    let mut r = match prompts::needed(&project, store.user_prompts(), &s) {
-                        Ok(prompt) => reply::for_status(&s, prompt.as_ref()),
-                        // A read-only call is not refused for an optional file it merely
-                        // consults: the state is answered, the override's problem named.
-                        Err(e) => {
-                            let mut r = reply::for_status(&s, None);
-                            r.notices.get_or_insert_with(Vec::new).push(format!(
-                                "This reply carries no role prompt ({}): {e}",
-                                e.code()
-                            ));
-                            r
-                        }
-                    };
-                    reply::with_drift(&mut r, drift);
-                    r.project = Some(super::project_context::summary(&project));
-                    super::elsewhere::say_in_status(&mut r, &s);
-                    r
-                })
-            }
+            Call::Status { cwd, key } => status(store, cwd.as_deref(), &key),
             Call::Lessons(call) => return super::lessons::run(store, call),
             Call::Act {
                 cwd,
@@ -184,7 +131,7 @@ impl BmadServer {
             handover: Handover::Prompt,
         };
         match act::act(&self.inner.store, cwd.as_deref(), &key, change, watched) {
-            Ok(done) => Ok(reply_for(&done, action, via)),
+            Ok(done) => Ok(reply::for_done(&done, action, via)),
             Err((e, session)) => Err(Box::new(reply::for_error(&e, session.as_deref()))),
         }
     }
@@ -268,38 +215,67 @@ impl BmadServer {
     }
 }
 
-/// The reply to a change made; `via` is the human's channel when the human decided it.
-pub(super) fn reply_for(done: &Done, action: Action, via: Option<Via>) -> Reply {
-    let mut facts = done.facts.clone();
-    let mut notices = Vec::new();
-    if let Some(via) = via {
-        notices.push(format!(
-            "The human decided this through {}.",
-            match via {
-                Via::Elicitation => "the dialog",
-                Via::Cli => "the terminal",
-                Via::Tool => "the host",
-                Via::Dashboard => "the dashboard",
-            }
-        ));
-    }
-    facts.notices.extend(notices.iter().cloned());
-    let s = &done.session;
-    let mut r = reply::for_session(s, &facts, action, done.prompt.as_ref());
-    if let Some(gates) = &done.human_gates {
-        r.human_gates.clone_from(gates);
-        r.gates_known = true;
-    }
-    // The dialog was this call's own: the model, which made the call, knows who answered
-    // it; the text leaves that notice out.
-    if via == Some(Via::Elicitation) {
-        r.known.notices = notices;
-    }
-    // Before development and QA: what they build on may have moved.
-    let starts_work =
-        matches!(s.current_stage, Stage::Dev | Stage::Qa) && s.current_state == State::Generating;
-    if starts_work {
-        reply::with_drift(&mut r, crate::store::drift(&done.project, s));
-    }
-    r
+/// `start`: the role prompt is read before anything changes, so an override that cannot
+/// be used refuses the call rather than leave a session without its prompt.
+fn start(
+    store: &Store,
+    cwd: Option<&str>,
+    objective: &str,
+    engines: Option<Vec<Engine>>,
+    track: Track,
+    story: Option<(String, u32)>,
+) -> crate::error::Result<Reply> {
+    let project = store.project(cwd)?;
+    let mut prompt = prompts::resolve(&project, store.user_prompts(), track.first())?;
+    let started = match &story {
+        Some((parent, sprint)) => store.start_story(
+            cwd,
+            parent,
+            *sprint,
+            objective,
+            engines.as_deref(),
+            &Utc::now,
+        )?,
+        None => {
+            // Lessons of earlier tasks for the first role.
+            prompt.lessons = prompts::recall(&project, objective, None, track.first());
+            store.start_carrying(
+                cwd,
+                objective,
+                engines.as_deref(),
+                track,
+                &prompt.lessons.ids,
+                &Utc::now,
+            )?
+        }
+    };
+    Ok(reply::for_start(
+        &started.session,
+        started.notices,
+        engines.is_some(),
+        Some(&prompt),
+    ))
+}
+
+/// `status`: the session as stored, its drift, the role prompt its state asks for. A
+/// read-only call is not refused for an optional file it merely consults: the state is
+/// answered, and a prompt override's problem named.
+fn status(store: &Store, cwd: Option<&str>, key: &SessionKey) -> crate::error::Result<Reply> {
+    let (project, s) = store.load_fresh(cwd, key)?;
+    let drift = crate::store::drift(&project, &s);
+    let mut r = match prompts::needed(&project, store.user_prompts(), &s) {
+        Ok(prompt) => reply::for_status(&s, prompt.as_ref()),
+        Err(e) => {
+            let mut r = reply::for_status(&s, None);
+            r.notices.get_or_insert_with(Vec::new).push(format!(
+                "This reply carries no role prompt ({}): {e}",
+                e.code()
+            ));
+            r
+        }
+    };
+    reply::with_drift(&mut r, drift);
+    r.project = Some(super::project_context::summary(&project));
+    super::elsewhere::say_in_status(&mut r, &s);
+    Ok(r)
 }

@@ -346,36 +346,40 @@ impl BmadServer {
             .blocking(move |s| human::decide(&s.inner.store, &at, &key, answer))
             .await;
         let mut reply = match decided {
-            Some(Decided::Done(done)) => {
-                super::calls::reply_for(&done, action, Some(Via::Elicitation))
-            }
+            Some(Decided::Done(done)) => reply::for_done(&done, action, Some(Via::Elicitation)),
             Some(Decided::Stale { .. }) => return Applied::Stale,
             Some(Decided::Refused((e, session))) => reply::for_error(&e, session.as_deref()),
             None => reply::for_error(&Error::Internal, None),
         };
         if let Some(sha) = config_seen {
-            let cwd = session.cwd.clone();
-            let approved = self
-                .blocking(move |s| {
-                    evidence::approve_config(
-                        &s.inner.store,
-                        Some(&cwd),
-                        &sha,
-                        Via::Elicitation,
-                        &Utc::now,
-                    )
-                })
-                .await
-                .unwrap_or(Err(Error::Internal));
-            reply.notices.get_or_insert_with(Vec::new).push(match approved {
-                Ok(a) => format!(
-                    "The human also approved {CONFIG_REL} (sha256 {}) in the dialog: its checks and gates policy hold from now on.",
-                    &a.sha256[..12]
-                ),
-                Err(e) => format!("{CONFIG_REL} was not approved: {e}"),
-            });
+            let said = self.approve_config_too(session.cwd.clone(), sha).await;
+            reply.notices.get_or_insert_with(Vec::new).push(said);
         }
         Applied::Done(Box::new(reply))
+    }
+
+    /// Approves `.bmad/config.toml` as the form showed it (`sha`), as the human did beside
+    /// their decision; what the reply says of it.
+    async fn approve_config_too(&self, cwd: String, sha: String) -> String {
+        let approved = self
+            .blocking(move |s| {
+                evidence::approve_config(
+                    &s.inner.store,
+                    Some(&cwd),
+                    &sha,
+                    Via::Elicitation,
+                    &Utc::now,
+                )
+            })
+            .await
+            .unwrap_or(Err(Error::Internal));
+        match approved {
+            Ok(a) => format!(
+                "The human also approved {CONFIG_REL} (sha256 {}) in the dialog: its checks and gates policy hold from now on.",
+                &a.sha256[..12]
+            ),
+            Err(e) => format!("{CONFIG_REL} was not approved: {e}"),
+        }
     }
 }
 

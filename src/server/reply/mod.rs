@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use crate::act::Done;
 use crate::error::{Error, ErrorCode};
 use crate::prompts::{self, Template};
 use crate::store::{Damaged, Drift, ListEntry};
@@ -273,6 +274,42 @@ pub fn pending_actions(track: Track, stage: Stage, state: State) -> Vec<Action> 
         .into_iter()
         .filter(|a| !matches!(a, Action::Status | Action::ConfirmSave | Action::Promote))
         .collect()
+}
+
+/// The reply to a change made; `via` is the human's channel when the human decided it.
+pub fn for_done(done: &Done, action: Action, via: Option<Via>) -> Reply {
+    let mut facts = done.facts.clone();
+    let mut notices = Vec::new();
+    if let Some(via) = via {
+        notices.push(format!(
+            "The human decided this through {}.",
+            match via {
+                Via::Elicitation => "the dialog",
+                Via::Cli => "the terminal",
+                Via::Tool => "the host",
+                Via::Dashboard => "the dashboard",
+            }
+        ));
+    }
+    facts.notices.extend(notices.iter().cloned());
+    let s = &done.session;
+    let mut r = for_session(s, &facts, action, done.prompt.as_ref());
+    if let Some(gates) = &done.human_gates {
+        r.human_gates.clone_from(gates);
+        r.gates_known = true;
+    }
+    // The dialog was this call's own: the model, which made the call, knows who answered
+    // it; the text leaves that notice out.
+    if via == Some(Via::Elicitation) {
+        r.known.notices = notices;
+    }
+    // Before development and QA: what they build on may have moved.
+    let starts_work =
+        matches!(s.current_stage, Stage::Dev | Stage::Qa) && s.current_state == State::Generating;
+    if starts_work {
+        with_drift(&mut r, crate::store::drift(&done.project, s));
+    }
+    r
 }
 
 /// The reply after an action (or for `status`), from the session as it now stands. The
