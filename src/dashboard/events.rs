@@ -1,9 +1,9 @@
 //! Live updates: a server-sent event each time a file the page shows changes, whichever
-//! channel changed it (the assistant's calls, the terminal, another dashboard, an
-//! editor). The files' sizes and modification times under `.bmad-task/`,
-//! `.claude/specs/` and `.bmad/` are read every [`POLL`]: no watcher thread, no
-//! platform API, and nothing held open between polls. BENCHMARKS.md has the latency from
-//! a write to the event.
+//! channel changed it (the assistant's calls, the terminal, another dashboard, an editor).
+//! The files' sizes and modification times under `.bmad-task/`, `.claude/specs/` and
+//! `.bmad/` are read every [`POLL`]: no watcher thread, no platform API, and nothing held
+//! open between polls. BENCHMARKS.md ("Lessons and the dashboard") has the latency from a
+//! write to the event.
 
 use std::collections::hash_map::DefaultHasher;
 use std::convert::Infallible;

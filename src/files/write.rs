@@ -98,9 +98,9 @@ impl Project {
     ///    fsynced at once, so a later group (the session) never names a file that a
     ///    crash could lose.
     ///
-    /// A reader or a crash sees each file old or new, never half written. The fsyncs of
-    /// one step run on parallel threads so the file system can commit them together
-    /// (measured in BENCHMARKS.md: this is what a writing call mostly waits for).
+    /// A reader or a crash sees each file old or new, never half written. The fsyncs of one
+    /// step run on parallel threads so the file system can commit them together
+    /// (BENCHMARKS.md, "The workflow": they are what a writing call mostly waits for).
     pub fn write_in_order(&self, groups: &[&[(&str, &[u8])]], also_sync: &[&str]) -> Result<()> {
         // Found before the files' folders are made: a folder made for them is a new entry
         // of its parent, synced with the files, or a power cut could take it (and the

@@ -2,10 +2,10 @@
 //! `content`: one text block, the reply as [`reply::markdown`] writes it, with the role
 //! prompt as Markdown. Programs read `structuredContent`: the same reply as one JSON
 //! object. The tool declares no `outputSchema` (one would oblige every result to carry
-//! `structuredContent`), and the JSON goes to every client except a host known to show
-//! its model `structuredContent` in place of the text: Claude Code forwards a result that
-//! has `structuredContent` as that JSON, one escaped string, and drops the text (measured
-//! with `cargo bench --bench host`, BENCHMARKS.md).
+//! `structuredContent`), and the JSON goes to every client except a host known to show its
+//! model `structuredContent` in place of the text: Claude Code forwards a result that has
+//! `structuredContent` as that JSON, one escaped string, and drops the text (measured with
+//! `cargo bench --bench host`, BENCHMARKS.md, "What the model reads in Claude Code").
 
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use rmcp::service::RequestContext;

@@ -288,11 +288,12 @@ impl MappingCache {
     }
 }
 
-/// `text` (the [`json_text`] of the mapping before `id` was added) with the entry of
-/// `id` added, exactly as [`json_text`] of the whole `mapping` would write it: the
-/// entry's lines go before the next key's (or before the closing brace). Rendering a
-/// mapping of thousands of entries again for each `start` is what made `start` grow
-/// with the project (see BENCHMARKS.md). `None` when the text is not in that shape.
+/// `text` (the [`json_text`] of the mapping before `id` was added) with the entry of `id`
+/// added, exactly as [`json_text`] of the whole `mapping` would write it: the entry's lines
+/// go before the next key's (or before the closing brace). Rendering a mapping of thousands
+/// of entries again for each `start` would make `start` grow with the project
+/// (BENCHMARKS.md, "Documents and sessions", has `start` at 10,000 sessions). `None` when
+/// the text is not in that shape.
 pub(super) fn with_entry(
     text: &str,
     mapping: &Mapping,
