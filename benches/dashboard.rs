@@ -1,8 +1,8 @@
-//! The dashboard (issue 30): the bytes of its embedded assets, and the latency from a
-//! file written under `.bmad-task/` to the page's event (`event: change` on
-//! `/dashboard/api/events`), which the page answers by reading the task again. Twenty
-//! writes, each after the last event; the median, p90 and max against the 500 ms target.
-//! It never fails because of a figure.
+//! The dashboard: the bytes of its embedded assets, and the latency from a file written
+//! under `.bmad-task/` to the page's event (`event: change` on `/dashboard/api/events`),
+//! which the page answers by reading the task again. Twenty writes, each after the last
+//! event; the median, p90 and max against the 500 ms target. It never fails because of a
+//! figure.
 //!
 //!     cargo bench --bench dashboard
 

@@ -1,5 +1,5 @@
-//! What the model reads in the real host (issue 26): the pinned Claude Code CLI runs
-//! headless (`claude -p`) with `bmad-mcp` as its only MCP server (stdio, `--mcp-config`,
+//! What the model reads in the real host: the pinned Claude Code CLI runs headless
+//! (`claude -p`) with `bmad-mcp` as its only MCP server (stdio, `--mcp-config`,
 //! `--strict-mcp-config`), in a throw-away home, against a fake Anthropic Messages API on
 //! loopback (`ANTHROPIC_BASE_URL`, a dummy key) that plays a scripted model. The script is
 //! the example's standard workflow (15 calls) and a long run (26 calls: two clarification
@@ -43,7 +43,8 @@ type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
 const HOOK_ENV: &str = "BMAD_HOST_BENCH_HOOK";
 
-/// Targets of issue 26 item 4.
+/// Targets for what the model is sent: all the standard workflow's results, the long run's
+/// share of lines sent before, the tool's definition, `tools/list`, and any one result.
 const STANDARD_TOTAL: usize = 25_000;
 const LONG_REPEATED: f64 = 0.15;
 const DEFINITION: usize = 3_000;
@@ -254,7 +255,7 @@ async fn main() -> Res<()> {
     let (long_largest, long_at) = long_run.largest_not_status();
     let largest_any = largest.max(long_largest);
     println!(
-        "\nTargets (issue 26 item 4; tokens estimated as bytes / {}):",
+        "\nTargets for what the model is sent (tokens estimated as bytes / {}):",
         figures::BYTES_PER_TOKEN
     );
     let row = |what: &str, figure: String, target: &str, ok: bool| {

@@ -1,6 +1,6 @@
-//! Benchmarks of `serve --http` against stdio (issue 16): the latency of one call as a
-//! client sees it, over stdio and over HTTP in both protocol eras, and 100 clients of one
-//! HTTP server calling at once. It prints figures; it never fails because of one.
+//! Benchmarks of `serve --http` against stdio: the latency of one call as a client sees it,
+//! over stdio and over HTTP in both protocol eras, and 100 clients of one HTTP server
+//! calling at once. It prints figures; it never fails because of one.
 //!
 //!     cargo bench --bench http                # the full run, ~1 min
 //!     cargo bench --bench http -- --quick     # fewer calls

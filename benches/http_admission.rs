@@ -1,8 +1,8 @@
-//! `serve --http` under connections that will never authenticate (issue 25): 150 that
-//! send half their headers and stop, and 150 that announce a 16 MiB body without a token
-//! and start sending it, then one authenticated call. It prints whether the call was
-//! answered, how long it took, and the server's peak resident set (VmHWM, Linux) against
-//! the 64 MiB target. It never fails because of a figure.
+//! `serve --http` under connections that will never authenticate: 150 that send half their
+//! headers and stop, and 150 that announce a 16 MiB body without a token and start sending
+//! it, then one authenticated call. It prints whether the call was answered, how long it
+//! took, and the server's peak resident set (VmHWM, Linux) against the 64 MiB target. It
+//! never fails because of a figure.
 //!
 //!     cargo bench --bench http_admission
 

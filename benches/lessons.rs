@@ -1,9 +1,8 @@
-//! Recalling lessons (issue 31) from a project with 10,000 of them in `.bmad/lessons/`:
-//! reading and ranking them in-process (the `lessons` module: load, then BM25), and the
-//! release binary's `start` (which recalls for the PO prompt) against a project without
-//! lessons: its latency, the bytes the lessons block adds to the prompt, and the server's
-//! peak resident set. It prints each figure beside its target and never fails because of
-//! one.
+//! Recalling lessons from a project with 10,000 of them in `.bmad/lessons/`: reading and
+//! ranking them in-process (the `lessons` module: load, then BM25), and the release
+//! binary's `start` (which recalls for the PO prompt) against a project without lessons:
+//! its latency, the bytes the lessons block adds to the prompt, and the server's peak
+//! resident set. It prints each figure beside its target and never fails because of one.
 //!
 //!     cargo bench --bench lessons
 //!     cargo bench --bench lessons -- --quick        # fewer runs

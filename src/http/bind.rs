@@ -1,12 +1,12 @@
-//! A session belongs to the process that opened it (issue 25 item 2). rmcp's
-//! `LocalSessionManager` routes every POST by its `Mcp-Session-Id` alone, and matches a
-//! client's response to the server's request by the request's id, which it numbers from
-//! 0: anyone holding a session's id could answer that client's pending
-//! `elicitation/create` (the human's dialog) for it. So the process at the other end of
-//! the connection that opened the session (found from its socket, `assistant::procs`) is
-//! kept, and a request naming the session from a connection another process holds is
-//! refused with 403. The owner's own new connections (an answer arrives on one) pass.
-//! Where the owner cannot be found (no `/proc`), the session is not bound.
+//! A session belongs to the process that opened it. rmcp's `LocalSessionManager` routes
+//! every POST by its `Mcp-Session-Id` alone, and matches a client's response to the
+//! server's request by the request's id, which it numbers from 0: anyone holding a
+//! session's id could answer that client's pending `elicitation/create` (the human's
+//! dialog) for it. So the process at the other end of the connection that opened the
+//! session (found from its socket, `assistant::procs`) is kept, and a request naming the
+//! session from a connection another process holds is refused with 403. The owner's own new
+//! connections (an answer arrives on one) pass. Where the owner cannot be found (no
+//! `/proc`), the session is not bound.
 
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;

@@ -1,10 +1,10 @@
-//! The loop closes by itself (issue 30): a decision the human made in another channel
-//! (the dashboard, the terminal) while the assistant waited is found and said. A call
-//! waiting on the client's dialog returns as soon as it lands on disk; a retry of an
-//! input-required round, or the host's own decision call that is no longer legal, is
-//! answered with where the workflow is now and who decided; `status` says it too. A reply
-//! that asks the human to decide carries the dashboard's deep link while one serves the
-//! project (`.bmad-task/dashboard.json`, written by `bmad-mcp dashboard`).
+//! The loop closes by itself: a decision the human made in another channel (the dashboard,
+//! the terminal) while the assistant waited is found and said. A call waiting on the
+//! client's dialog returns as soon as it lands on disk; a retry of an input-required round,
+//! or the host's own decision call that is no longer legal, is answered with where the
+//! workflow is now and who decided; `status` says it too. A reply that asks the human to
+//! decide carries the dashboard's deep link while one serves the project
+//! (`.bmad-task/dashboard.json`, written by `bmad-mcp dashboard`).
 
 use std::path::Path;
 use std::time::Duration;

@@ -1,7 +1,7 @@
-//! What the server saw when it ran the project's own checks (issue 17): per check the
-//! command, how it ended, how long it took, the digest of everything it printed and where
-//! the kept part of that output is. The core records it on the stage and decides with it;
-//! running the checks is the shell's job (the evidence layer above the store).
+//! What the server saw when it ran the project's own checks: per check the command, how it
+//! ended, how long it took, the digest of everything it printed and where the kept part of
+//! that output is. The core records it on the stage and decides with it; running the checks
+//! is the shell's job (the evidence layer above the store).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -1466,8 +1466,8 @@ fn reports_that_pass_go_on_without_the_human() {
     assert!(!r.s.record(Stage::Review).accepted_risk);
 }
 
-/// Issue 24 item 2: a report that states no verdict stops at the human as a failing one
-/// does; a score that is there but unreadable is named as such.
+/// A report that states no verdict stops at the human as a failing one does; a score that
+/// is there but unreadable is named as such.
 #[test]
 fn reports_that_state_no_verdict_stop_at_the_human() {
     let mut r = Run::new("Build it");
@@ -1508,7 +1508,7 @@ fn reports_that_state_no_verdict_stop_at_the_human() {
     );
 }
 
-/// Issue 24 item 2: a document submitted again as the human sent it back is flagged.
+/// A document submitted again as the human sent it back is flagged.
 #[test]
 fn a_document_submitted_unchanged_after_a_rejection_is_flagged() {
     let mut r = Run::at(State::AwaitingConfirmation);
@@ -1687,8 +1687,8 @@ fn qa_does_not_complete_on_a_passing_score_while_a_check_fails() {
     assert_eq!(r.state(), (Stage::Dev, State::Generating));
 }
 
-/// Issue 28: a quick task promoted at development keeps its spec and its development
-/// record, and starts the full track at `po` with a note naming what was written.
+/// A quick task promoted at development keeps its spec and its development record, and
+/// starts the full track at `po` with a note naming what was written.
 #[test]
 fn promoting_a_quick_task_keeps_what_was_written_and_starts_the_full_track() {
     use crate::workflow::Track;
@@ -1731,9 +1731,9 @@ fn promoting_a_quick_task_keeps_what_was_written_and_starts_the_full_track() {
     assert_eq!(e.code(), "invalid_state");
 }
 
-/// Issue 28: a parent whose sprints run as stories refuses its own submission while one
-/// is open, naming it; once every in-scope story completed, its submission at `dev` is
-/// the final QA of the whole, and completes it.
+/// A parent whose sprints run as stories refuses its own submission while one is open,
+/// naming it; once every in-scope story completed, its submission at `dev` is the final QA
+/// of the whole, and completes it.
 #[test]
 fn a_parent_runs_its_final_qa_only_once_every_story_completed() {
     use crate::workflow::story::StoryState;

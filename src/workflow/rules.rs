@@ -445,7 +445,7 @@ mod tests {
 
     #[test]
     fn no_verdict_is_optional_and_an_unreadable_score_is_named() {
-        // Issue 24 item 2: a verdict left out fails as a failing one does.
+        // A verdict left out fails as a failing one does.
         assert_eq!(
             verdict_failure(Verdict::ReviewStatus, None, Some(95), None).as_deref(),
             Some("Review Status: not stated")

@@ -703,8 +703,8 @@ async fn damaged_session_files_are_corrupt_naming_the_file_and_the_field() {
     stored["current_state"] = json!("refining");
     stored["stages"]["po"]["iteration"] = json!(u32::MAX);
     std::fs::write(&path, stored.to_string()).unwrap();
-    // The round cap counts the rounds below the gate (issue 24 item 5): with none yet, the
-    // draft is revised, its prompt numbered without overflow …
+    // The round cap counts the rounds below the gate: with none yet, the draft is revised,
+    // its prompt numbered without overflow …
     let v = c
         .ok(json!({"action": "submit", "session_id": sid, "claude_result": prd}))
         .await;

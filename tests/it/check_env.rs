@@ -1,7 +1,7 @@
-//! Secrets stay with the server (issue 25): a check is a process of the project's own
-//! code, so it runs without the server's token, its `BMAD_*` settings and any variable
-//! whose name says it is a secret, unless the approved config passes that one on
-//! (`pass_env`). Everything else of the server's environment it keeps.
+//! Secrets stay with the server: a check is a process of the project's own code, so it runs
+//! without the server's token, its `BMAD_*` settings and any variable whose name says it is
+//! a secret, unless the approved config passes that one on (`pass_env`). Everything else of
+//! the server's environment it keeps.
 #![cfg(unix)]
 
 use std::path::Path;

@@ -1,8 +1,8 @@
-//! Evidence, not claims (issue 17), through the real binary: the project's checks, named
-//! in `.bmad/config.toml` and approved by the human in a terminal, run after `dev` and
-//! before QA completes; a failing one stops at the human; a long one reports progress and
-//! can be cancelled; a changed file waits for the human again; a gigabyte of output stays
-//! bounded; a project without checks is told how to add them.
+//! Evidence, not claims, through the real binary: the project's checks, named in
+//! `.bmad/config.toml` and approved by the human in a terminal, run after `dev` and before
+//! QA completes; a failing one stops at the human; a long one reports progress and can be
+//! cancelled; a changed file waits for the human again; a gigabyte of output stays bounded;
+//! a project without checks is told how to add them.
 #![cfg(unix)]
 
 use crate::support::terminal::in_terminal;

@@ -310,8 +310,8 @@ fn list_keeps_its_columns_for_long_task_names() {
     );
 }
 
-/// Issue 25: `list` showed only the sessions it could read, so a session file the assistant
-/// corrupted vanished from the human's view; now it is listed as damaged, with what can
+/// `list` shows every session file, those it cannot read too, so one the assistant
+/// corrupted never vanishes from the human's view: it is listed as damaged, with what can
 /// still be read of it (its task name) and why the server cannot read it.
 #[test]
 fn list_shows_damaged_sessions_as_damaged() {

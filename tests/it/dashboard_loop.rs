@@ -1,7 +1,7 @@
-//! The loop closes by itself (issue 30, item 4): while the assistant waits on the human, a
-//! decision made on the dashboard completes the waiting dialog call, or is found by the
-//! host's next call, and the reply says it was made on the dashboard. A reply asking the
-//! human to decide carries the page's deep link while a dashboard serves the project.
+//! The loop closes by itself: while the assistant waits on the human, a decision made on
+//! the dashboard completes the waiting dialog call, or is found by the host's next call,
+//! and the reply says it was made on the dashboard. A reply asking the human to decide
+//! carries the page's deep link while a dashboard serves the project.
 
 use std::time::Duration;
 

@@ -1,8 +1,8 @@
-//! A decision taken in the client's dialog records who is behind the connection (issue 25
-//! item 2): over stdio the server's parent chain, over HTTP the connecting process and its
-//! chain, and the client's declared name. A connection opened from under an assistant's
-//! shell (a parent with `CLAUDECODE` in its environment, as Claude Code's Bash tool has)
-//! gets no dialog: its decision is recorded as the host's, never as the human's.
+//! A decision taken in the client's dialog records who is behind the connection: over stdio
+//! the server's parent chain, over HTTP the connecting process and its chain, and the
+//! client's declared name. A connection opened from under an assistant's shell (a parent
+//! with `CLAUDECODE` in its environment, as Claude Code's Bash tool has) gets no dialog:
+//! its decision is recorded as the host's, never as the human's.
 
 use std::process::Stdio;
 

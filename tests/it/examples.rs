@@ -123,9 +123,9 @@ fn assert_steps<'a>(run: &'a Run, expected: &[(&str, &str, &str)]) -> Vec<&'a St
     lines
 }
 
-/// The scripted run of a track and of parallel stories (issue 28): the fix track to its
-/// end in the first window; the full task's two sprints as stories in two windows at
-/// once; the parent's final QA; and every session in `list` with its track.
+/// The scripted run of a track and of parallel stories: the fix track to its end in the
+/// first window; the full task's two sprints as stories in two windows at once; the
+/// parent's final QA; and every session in `list` with its track.
 #[tokio::test]
 async fn tracks_and_stories_runs_a_fix_and_two_stories_at_once_to_the_final_qa() {
     let dir = tempfile::tempdir().unwrap();

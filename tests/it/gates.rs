@@ -1,5 +1,5 @@
-//! Gates a score alone cannot pass, and failing reviews and QA that stop at the human
-//! (issue 13, items 7 and 8), through the real binary.
+//! Gates a score alone cannot pass, and failing reviews and QA that stop at the human,
+//! through the real binary.
 
 use crate::support::{
     at_dev, connect, document, last_entry, start_args, Client, Era, Sandbox, PRD_SECTIONS,
@@ -146,7 +146,7 @@ async fn a_failing_review_sent_back_by_the_human_returns_to_dev_with_the_finding
         "{v:#}"
     );
     let prompt = v["role_prompt"].as_str().unwrap();
-    // The feedback names this round's report, kept in a file of its own (issue 24, item 3).
+    // The feedback names this round's report, kept in a file of its own.
     let round_one = report.replace(".md", ".round-1.md");
     assert_eq!(
         std::fs::read_to_string(sb.project.join(&round_one)).unwrap(),
@@ -260,10 +260,9 @@ async fn a_qa_score_below_the_gate_whose_risk_the_human_accepts_is_recorded_and_
     c.close().await;
 }
 
-/// Issue 24 item 5: the round cap counts the rounds that stayed below the gate. Four
-/// passing drafts the human sent back are no such rounds: the fifth submission, below the
-/// gate, is revised like a first one, and only the fifth below-gate round hands the
-/// decision to the human.
+/// The round cap counts the rounds that stayed below the gate. Four passing drafts the
+/// human sent back are no such rounds: the fifth submission, below the gate, is revised
+/// like a first one, and only the fifth below-gate round hands the decision to the human.
 #[tokio::test]
 async fn passing_rounds_the_human_sent_back_do_not_count_toward_the_round_cap() {
     let sb = Sandbox::new();
@@ -311,10 +310,10 @@ async fn passing_rounds_the_human_sent_back_do_not_count_toward_the_round_cap() 
     c.close().await;
 }
 
-/// Issue 24 item 2: no verdict is optional. A review without a `Review Status:` line and a
-/// QA report without a score stop at the human as failing ones do; a score that is there
-/// but unreadable is named as such; a report submitted again exactly as the human sent it
-/// back is flagged as unchanged, in the reply and in what the terminal shows the human.
+/// No verdict is optional. A review without a `Review Status:` line and a QA report without
+/// a score stop at the human as failing ones do; a score that is there but unreadable is
+/// named as such; a report submitted again exactly as the human sent it back is flagged as
+/// unchanged, in the reply and in what the terminal shows the human.
 #[cfg(unix)]
 #[tokio::test]
 async fn a_report_without_a_verdict_stops_at_the_human_and_an_unchanged_one_is_flagged() {
@@ -392,8 +391,8 @@ async fn a_report_without_a_verdict_stops_at_the_human_and_an_unchanged_one_is_f
     c.close().await;
 }
 
-/// Issue 24 item 2: at a scored stage, a score that is there but unreadable is named as such
-/// (the server estimates instead), never as "no score was stated".
+/// At a scored stage, a score that is there but unreadable is named as such (the server
+/// estimates instead), never as "no score was stated".
 #[tokio::test]
 async fn an_unreadable_prd_score_is_named_not_taken_for_none() {
     let sb = Sandbox::new();

@@ -138,8 +138,8 @@ fn asked(out: &Output) -> String {
         .to_string()
 }
 
-/// Issue 25: a gate call with a lone surrogate escape, which serde_json refuses and the
-/// server repairs, got no decision; now the hook repairs it as the server does, and asks.
+/// A gate call with a lone surrogate escape, which serde_json refuses and the server
+/// repairs, still gets a decision: the hook repairs it as the server does, and asks.
 #[test]
 fn a_lone_surrogate_in_a_gate_call_asks() {
     let input = br#"{"hook_event_name": "PreToolUse", "tool_name": "mcp__bmad__bmad-task", "tool_input": {"action": "confirm", "task_name": "t", "feedback": "ok \ud800"}}"#;
@@ -154,8 +154,8 @@ fn a_lone_surrogate_in_a_gate_call_asks() {
     );
 }
 
-/// Issue 25: input over the hook's cap got no decision; now "ask", saying why (and the
-/// input is still read to its end, so the writer never meets a closed pipe).
+/// Input over the hook's cap still gets a decision: "ask", saying why (and the input is
+/// still read to its end, so the writer never meets a closed pipe).
 #[test]
 fn input_over_the_cap_asks() {
     let big = "x".repeat(10 * 1024 * 1024);
@@ -167,8 +167,8 @@ fn input_over_the_cap_asks() {
     assert!(why.contains("larger than the hook reads"), "{why}");
 }
 
-/// Issue 25: a stdin that never closes hung the hook; now it answers "ask" within its
-/// read time (5 s), well inside the plugin's 10-second timeout.
+/// A stdin that never closes does not hang the hook: it answers "ask" within its read time
+/// (5 s), well inside the plugin's 10-second timeout.
 #[test]
 fn a_stdin_that_never_closes_gets_ask_within_seconds() {
     let mut child = hook_command()
@@ -200,8 +200,8 @@ fn a_stdin_that_never_closes_gets_ask_within_seconds() {
     );
 }
 
-/// Issue 25: the model's `feedback` was quoted as if part of the prompt; now it is marked
-/// as the assistant's words, after everything the server says.
+/// The model's `feedback` is never quoted as if part of the prompt: it is marked as the
+/// assistant's words, after everything the server says.
 #[test]
 fn quoted_feedback_is_marked_as_the_assistants_words() {
     let input = hook_input(

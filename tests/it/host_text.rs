@@ -1,9 +1,9 @@
-//! What the model reads in Claude Code (issue 26): a client that declares itself as Claude
-//! Code gets each result as text alone (no `structuredContent`, which Claude Code would show
-//! its model in place of the text), one field a line with the role prompt last as
-//! Markdown; a later round of a stage carries only what is new, and `status` the whole
-//! prompt again. A literal host reading only that text and doing what each `next_step`
-//! names drives the example's workflow to its end, over stdio and HTTP.
+//! What the model reads in Claude Code: a client that declares itself as Claude Code gets
+//! each result as text alone (no `structuredContent`, which Claude Code would show its
+//! model in place of the text), one field a line with the role prompt last as Markdown; a
+//! later round of a stage carries only what is new, and `status` the whole prompt again. A
+//! literal host reading only that text and doing what each `next_step` names drives the
+//! example's workflow to its end, over stdio and HTTP.
 
 use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::RunningService;

@@ -286,10 +286,9 @@ fn unsafe_or_unusable_setups_refuse_to_start_with_exit_2() {
     assert!(line.contains("bearer token required"), "{line}");
 }
 
-/// Issue 24: `--root` naming the folder that holds the user's projects. A call without
-/// `cwd` cannot tell which one it is for: refused, naming `cwd`, with nothing written
-/// into that folder; with `cwd` it works in the project. The schema says when `cwd` is
-/// needed.
+/// `--root` naming the folder that holds the user's projects. A call without `cwd` cannot
+/// tell which one it is for: refused, naming `cwd`, with nothing written into that folder;
+/// with `cwd` it works in the project. The schema says when `cwd` is needed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_root_that_holds_projects_needs_a_cwd_and_gets_no_state_of_its_own() {
     let sb = Sandbox::new();
@@ -358,10 +357,10 @@ impl rmcp::ClientHandler for Rooted {
     }
 }
 
-/// Issue 24 item 11, the other way to say which project a call is for: over HTTP, a call
-/// without `cwd` from a client that lists its MCP roots (2025 era) works in the first of
-/// them that is a project inside `--root`; a client whose roots lie elsewhere is refused
-/// as one without roots, naming both ways, and nothing is written.
+/// The other way to say which project a call is for: over HTTP, a call without `cwd` from a
+/// client that lists its MCP roots (2025 era) works in the first of them that is a project
+/// inside `--root`; a client whose roots lie elsewhere is refused as one without roots,
+/// naming both ways, and nothing is written.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_call_without_cwd_works_in_the_clients_root() {
     let sb = Sandbox::new();
@@ -419,10 +418,10 @@ async fn a_call_without_cwd_works_in_the_clients_root() {
     c.cancel().await.unwrap();
 }
 
-/// Issue 24, over HTTP in the 2026-07-28 era: an error quoting a 1 MB value the client
-/// sent comes back bounded; a request with an id past what an MCP id holds, or a
-/// `jsonrpc` other than "2.0", is answered -32600 Invalid Request with its own id (rmcp
-/// answered 415 in plain text); ids at the edges of the integer range are served.
+/// Over HTTP in the 2026-07-28 era, an error quoting a 1 MB value the client sent comes
+/// back bounded; a request with an id past what an MCP id holds, or a `jsonrpc` other than
+/// "2.0", is answered -32600 Invalid Request with its own id (rmcp alone answers 415 in
+/// plain text); ids at the edges of the integer range are served.
 #[test]
 fn errors_stay_bounded_and_every_request_gets_its_own_id() {
     let sb = Sandbox::new();

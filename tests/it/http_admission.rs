@@ -1,7 +1,7 @@
-//! `serve --http` spends nothing before authentication (issue 25): the token, `Host` and
-//! `Origin` are checked before a body is read, a connection that does not finish its
-//! headers in time is closed, and connections left half-open up to the cap do not lock out
-//! a client with a call to make.
+//! `serve --http` spends nothing before authentication: the token, `Host` and `Origin` are
+//! checked before a body is read, a connection that does not finish its headers in time is
+//! closed, and connections left half-open up to the cap do not lock out a client with a
+//! call to make.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};

@@ -29,7 +29,7 @@ fn listed<'a>(list: &'a str, name: &str) -> &'a str {
 #[ignore = "needs the pinned Claude Code CLI: run ./scripts/test"]
 fn claude_mcp_list_sees_the_http_server_connected() {
     let sb = Sandbox::new();
-    // At info level, to see the health check's subscription end (issue 24).
+    // At info level, to see the health check's subscription end.
     let mut server = Server::start(
         &["--root", sb.project.to_str().unwrap()],
         &[("RUST_LOG", "info")],

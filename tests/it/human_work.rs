@@ -370,7 +370,7 @@ async fn damaged_task_mappings_are_rebuilt_and_kept_aside_and_never_block_a_star
             |m| std::fs::create_dir(m).unwrap(),
             "is a directory",
         ),
-        // Issue 24: a special file, and a link out of its folder, are rebuilt too.
+        // A special file, and a link out of its folder, are rebuilt too.
         (
             "a FIFO",
             |m| {
@@ -549,9 +549,9 @@ async fn history_times_never_go_backwards() {
     c.close().await;
 }
 
-/// A decision is bound to the document the human saw (issue 13, items 5 and 6): the reply
-/// shows the document's digest, a decision that names another version is refused as
-/// stale, and `status` lists every decision with who made it, how, and on what.
+/// A decision is bound to the document the human saw: the reply shows the document's
+/// digest, a decision that names another version is refused as stale, and `status` lists
+/// every decision with who made it, how, and on what.
 #[tokio::test]
 async fn decisions_are_bound_to_the_digest_shown_and_listed_by_status() {
     let sb = Sandbox::new();

@@ -1,8 +1,8 @@
-//! Lessons (issue 31) through the binary: a rejection in one task becomes a lesson in
-//! `.bmad/lessons/` that the next related task's prompt carries, an unrelated one does not;
-//! a retired lesson is no longer recalled; lessons recorded in two clones merge in git; a
-//! damaged lesson file is reported and skipped; the BMAD method's persona feeds the prompt
-//! and its files are listed as MCP prompts; `bmad://project` tells what the project is.
+//! Lessons through the binary: a rejection in one task becomes a lesson in `.bmad/lessons/`
+//! that the next related task's prompt carries, an unrelated one does not; a retired lesson
+//! is no longer recalled; lessons recorded in two clones merge in git; a damaged lesson
+//! file is reported and skipped; the BMAD method's persona feeds the prompt and its files
+//! are listed as MCP prompts; `bmad://project` tells what the project is.
 
 use std::path::Path;
 use std::process::Command;
@@ -374,7 +374,7 @@ async fn the_project_context_tells_a_new_window_what_this_project_is() {
     let c = connect(Era::Modern, project).await;
     rejected(&c, project, "Build a notes app for field workers", OFFLINE).await;
     let v = c.ok(start_args(project, "Build a chess clock")).await;
-    // Who owns a task, as a session records it (issue 27): read where it is there.
+    // Who owns a task, as a session records it: read where it is there.
     let file = project.join(format!(
         ".bmad-task/session-{}.json",
         v["session_id"].as_str().unwrap()

@@ -102,10 +102,9 @@ fn two_thousand_mutated_runs_keep_every_invariant() {
     }
 }
 
-/// The same cross-check on the short tracks and on a story (issue 28): every seed, and
-/// mutated runs, keep every invariant; the quick and fix tracks complete at review, a
-/// story at QA, and the fix track's development stops at the human when its report has
-/// no failing test.
+/// The same cross-check on the short tracks and on a story: every seed, and mutated runs,
+/// keep every invariant; the quick and fix tracks complete at review, a story at QA, and
+/// the fix track's development stops at the human when its report has no failing test.
 #[test]
 fn every_track_keeps_every_invariant_and_completes_at_its_last_stage() {
     let mut state: u64 = 0x9E37_79B9_7F4A_7C15;

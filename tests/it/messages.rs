@@ -1,7 +1,7 @@
-//! Messages match the rules (issue 24 item 9), through the real binary: the task name drops
-//! a leading article; a stage reads exactly the document keys its error lists; the PRD
-//! prompt claims only the sections the server checks; what the human reads carries no tool
-//! syntax; errors name files inside the project by their project-relative path.
+//! Messages match the rules, through the real binary: the task name drops a leading
+//! article; a stage reads exactly the document keys its error lists; the PRD prompt claims
+//! only the sections the server checks; what the human reads carries no tool syntax; errors
+//! name files inside the project by their project-relative path.
 
 use crate::support::{
     connect, document, passing_prd, scored, start_args, Client, Era, Sandbox, ARCHITECTURE_SECTIONS,

@@ -1,7 +1,7 @@
-//! Finding the project as git does (issue 12, item 12): a server started in a subfolder
-//! uses the nearest ancestor holding `.bmad-task/`, else the nearest holding `.git`, else
-//! the folder itself; one started in `/` or in a folder it may not write asks to be told
-//! the project, by name of the argument and the variables.
+//! Finding the project as git does: a server started in a subfolder uses the nearest
+//! ancestor holding `.bmad-task/`, else the nearest holding `.git`, else the folder itself;
+//! one started in `/` or in a folder it may not write asks to be told the project, by name
+//! of the argument and the variables.
 
 use crate::support;
 

@@ -213,10 +213,10 @@ fn the_prompts_command_lists_the_file_in_effect_and_exports_the_built_in_ones() 
     );
 }
 
-/// Issue 24: a read-only call is never refused for an optional file it merely consults.
-/// With the user's config folder unusable (a file where the folder should be) and then the
-/// project's override a FIFO, `status` still answers the session's state, naming the
-/// problem in a notice, and `list` answers as ever.
+/// A read-only call is never refused for an optional file it merely consults. With the
+/// user's config folder unusable (a file where the folder should be) and then the project's
+/// override a FIFO, `status` still answers the session's state, naming the problem in a
+/// notice, and `list` answers as ever.
 #[tokio::test]
 async fn status_and_list_answer_despite_an_override_that_cannot_be_used() {
     let dir = tempfile::tempdir().unwrap();

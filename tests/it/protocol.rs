@@ -409,8 +409,8 @@ fn answer_with(answers: &[(usize, Value)], id: &Value) -> (usize, Value) {
     found[0].clone()
 }
 
-/// Issue 24: an error quotes at most a bounded part of what the client sent, in both eras:
-/// a 1 MB method name, `_meta` protocol version or tool name comes back clipped.
+/// An error quotes at most a bounded part of what the client sent, in both eras: a 1 MB
+/// method name, `_meta` protocol version or tool name comes back clipped.
 #[test]
 fn every_error_stays_bounded_in_both_eras() {
     let sb = Sandbox::new();
@@ -435,9 +435,9 @@ fn every_error_stays_bounded_in_both_eras() {
     }
 }
 
-/// Issue 24: every valid JSON-RPC request is answered with its own id, at the edges of the
-/// integer range too; an id past what an MCP id holds, or a `jsonrpc` other than "2.0",
-/// gets -32600 Invalid Request with that id, saying what is wrong.
+/// Every valid JSON-RPC request is answered with its own id, at the edges of the integer
+/// range too; an id past what an MCP id holds, or a `jsonrpc` other than "2.0", gets -32600
+/// Invalid Request with that id, saying what is wrong.
 #[test]
 fn ids_at_the_edge_of_the_integer_range_are_answered_with_their_own_id() {
     let sb = Sandbox::new();

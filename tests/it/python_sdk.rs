@@ -104,8 +104,8 @@ fn the_human_decides_in_the_dialog_of_an_input_required_result() {
     gates("auto");
 }
 
-/// The gates the server judges (`tests/python/gate_client.py`, issue 13 items 7 and 8): a
-/// four-line PRD claiming 95, a failing review sent back to dev, a failing QA's risk accepted.
+/// The gates the server judges (`tests/python/gate_client.py`): a four-line PRD claiming
+/// 95, a failing review sent back to dev, a failing QA's risk accepted.
 fn judged(mode: &str, negotiated: &str) {
     let out = run_script("gate_client.py", mode);
     let expected = format!("mode={mode}: negotiated {negotiated}; gates checked");
@@ -124,8 +124,8 @@ fn the_python_sdk_meets_the_gates_the_server_judges_in_the_2026_07_28_era() {
     judged("auto", "2026-07-28");
 }
 
-/// What the server offers a host besides its tool (`tests/python/host_client.py`, issue 15
-/// items 1-3): the prompts, the resources, and the role prompt overrides.
+/// What the server offers a host besides its tool (`tests/python/host_client.py`): the
+/// prompts, the resources, and the role prompt overrides.
 fn host(mode: &str, negotiated: &str) {
     let out = run_script("host_client.py", mode);
     let expected = format!("mode={mode}: negotiated {negotiated}; prompts, resources");
@@ -144,8 +144,8 @@ fn the_python_sdk_uses_the_prompts_resources_and_overrides_in_the_2026_07_28_era
     host("auto", "2026-07-28");
 }
 
-/// The SDK over streamable HTTP (`tests/python/http_client.py`, issue 16): `serve --http`
-/// with one root, a decision in the dialog, a project outside the root refused, SIGTERM.
+/// The SDK over streamable HTTP (`tests/python/http_client.py`): `serve --http` with one
+/// root, a decision in the dialog, a project outside the root refused, SIGTERM.
 fn over_http(mode: &str, negotiated: &str) {
     let out = run_script("http_client.py", mode);
     let expected = format!("mode={mode}: negotiated {negotiated}; over HTTP");

@@ -1,6 +1,6 @@
-//! Confinement under races (issue 25, item 5): the project folder, or a folder of its
-//! areas, swapped for a symbolic link to a folder outside while calls run; a lock file
-//! hard-linked to a file outside. Nothing is ever written outside.
+//! Confinement under races: the project folder, or a folder of its areas, swapped for a
+//! symbolic link to a folder outside while calls run; a lock file hard-linked to a file
+//! outside. Nothing is ever written outside.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};

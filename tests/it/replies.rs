@@ -1,7 +1,7 @@
-//! Every reply is bounded, whatever comes in (issue 12, items 7 and 8), through the real
-//! binary: no reply exceeds 64 KiB, no message quotes more than 200 characters of a
-//! caller's text, a submission's questions and gaps have limits of their own, and `list`
-//! comes in pages, with damaged session files reported beside the sessions.
+//! Every reply is bounded, whatever comes in, through the real binary: no reply exceeds 64
+//! KiB, no message quotes more than 200 characters of a caller's text, a submission's
+//! questions and gaps have limits of their own, and `list` comes in pages, with damaged
+//! session files reported beside the sessions.
 
 use crate::support;
 
@@ -327,8 +327,8 @@ async fn list_comes_in_pages_and_reports_damaged_files_apart() {
     c.close().await;
 }
 
-/// Issue 24: a session file with one bad byte (not UTF-8), or torn after its first fields,
-/// stays visible in `list`: among the damaged files, with what can still be read of it.
+/// A session file with one bad byte (not UTF-8), or torn after its first fields, stays
+/// visible in `list`: among the damaged files, with what can still be read of it.
 #[tokio::test]
 async fn a_session_file_with_one_bad_byte_stays_visible_with_what_can_be_read() {
     let sb = Sandbox::new();

@@ -1,8 +1,8 @@
-//! Shown is what runs (issue 25): a text a file, a model or a process wrote reaches the
-//! human with its control characters made visible, never interpreted; a check command that
-//! could show something other than what runs is refused at approval, with the reason; the
-//! dialog's config checkbox holds every command whole; the assistant's words are marked
-//! as the assistant's.
+//! Shown is what runs: a text a file, a model or a process wrote reaches the human with its
+//! control characters made visible, never interpreted; a check command that could show
+//! something other than what runs is refused at approval, with the reason; the dialog's
+//! config checkbox holds every command whole; the assistant's words are marked as the
+//! assistant's.
 #![cfg(unix)]
 
 use std::path::Path;

@@ -190,11 +190,11 @@ impl rmcp::ClientHandler for Hesitant {
     }
 }
 
-/// Issue 25: SIGTERM while a call waits on the human's dialog (2025-11-25, the question
-/// asked within the call) left that call unanswered (over HTTP the server exited after its
-/// 30-second grace; over stdio SIGTERM ended the process at once); now the call is answered
-/// at once: the decision is still pending, nothing changed, and the reply says how to
-/// decide later (the terminal command, or calling again). The server exits 0.
+/// SIGTERM while a call waits on the human's dialog (2025-11-25, the question asked within
+/// the call) answers that call at once, rather than leave it unanswered while the server
+/// exits (over HTTP after its 30-second grace, over stdio at once): the decision is still
+/// pending, nothing changed, and the reply says how to decide later (the terminal command,
+/// or calling again). The server exits 0.
 async fn sigterm_answers_a_call_waiting_on_the_dialog(t: Transport) {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().canonicalize().unwrap();

@@ -1,8 +1,8 @@
-//! Stories (issue 28 item 2) through the real binary: a full run whose two approved
-//! sprints run as stories from two git worktrees at once, each with its own server
-//! process and owner; a second claim on a held sprint refused naming its holder; the
-//! parent refusing its final QA while a story is open, then running it once every story
-//! completed; and the stories' files merging back without a conflict.
+//! Stories through the real binary: a full run whose two approved sprints run as stories
+//! from two git worktrees at once, each with its own server process and owner; a second
+//! claim on a held sprint refused naming its holder; the parent refusing its final QA while
+//! a story is open, then running it once every story completed; and the stories' files
+//! merging back without a conflict.
 
 use std::path::Path;
 use std::process::Command;

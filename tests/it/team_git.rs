@@ -1,11 +1,11 @@
-//! Issue 27: a team's workflow with real git. A bare repository and two clones, each with
-//! its own `user.name`/`user.email`; each clone runs the real server (one task to review,
-//! one to the sprint plan, the same objective), commits, pushes and pulls: the merge has
-//! no conflict, both sessions list (with owner and branch) and advance on the merged tree,
-//! and development starts with a warning naming the file that changed under it. Then one
-//! task is advanced on both clones: the merge conflicts, and the server names both
-//! versions and how to keep one, refuses every call on it, writes nothing over it, and
-//! lists it as conflicted; keeping one as it says makes the task work again.
+//! A team's workflow with real git. A bare repository and two clones, each with its own
+//! `user.name`/`user.email`; each clone runs the real server (one task to review, one to
+//! the sprint plan, the same objective), commits, pushes and pulls: the merge has no
+//! conflict, both sessions list (with owner and branch) and advance on the merged tree, and
+//! development starts with a warning naming the file that changed under it. Then one task
+//! is advanced on both clones: the merge conflicts, and the server names both versions and
+//! how to keep one, refuses every call on it, writes nothing over it, and lists it as
+//! conflicted; keeping one as it says makes the task work again.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,7 +1,7 @@
-//! Requirements traced from the PRD to the closing verdict, and the intent check (issue 29),
-//! through the real binary: ids read from each document, a requirement planned nowhere shown
-//! at the approval, in-scope ids without a passing result stopping at the human and accepted
-//! one by one, ids no PRD defines named, the intent verdict in the final message, and every
+//! Requirements traced from the PRD to the closing verdict, and the intent check, through
+//! the real binary: ids read from each document, a requirement planned nowhere shown at the
+//! approval, in-scope ids without a passing result stopping at the human and accepted one
+//! by one, ids no PRD defines named, the intent verdict in the final message, and every
 //! view bounded for a PRD of 200 requirements.
 
 use crate::support::{bin, connect, read_json, start_args, Client, Era, Sandbox};

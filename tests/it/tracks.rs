@@ -1,6 +1,6 @@
-//! The short tracks (issue 28 item 1) through the real binary: a `fix` run and a `quick`
-//! run to completion, the fix track's failing test first, and a quick task promoted to
-//! the full track by the human in a terminal, keeping what was written.
+//! The short tracks through the real binary: a `fix` run and a `quick` run to completion,
+//! the fix track's failing test first, and a quick task promoted to the full track by the
+//! human in a terminal, keeping what was written.
 
 use crate::support::transport::{each_transport, Transport};
 use crate::support::{connect, document, read_json, scored, Client, Era, Sandbox};
@@ -260,10 +260,9 @@ async fn a_quick_task_promoted_by_the_human_keeps_its_spec_and_runs_the_full_tra
     c.close().await;
 }
 
-/// Issue 29 item 4 on a light track: the review that closes a `quick` task is given the
-/// objective as first written and the confirmed spec to check the change against; an
-/// intent other than met stops at the human like a failing verdict, and the final message
-/// says it.
+/// The intent check on a light track: the review that closes a `quick` task is given the
+/// objective as first written and the confirmed spec to check the change against; an intent
+/// other than met stops at the human like a failing verdict, and the final message says it.
 #[tokio::test]
 async fn a_quick_tasks_review_closes_it_with_the_intent_check() {
     let sb = Sandbox::new();

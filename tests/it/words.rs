@@ -1,5 +1,5 @@
 //! The human's words are never dropped, loops keep their cause, and the end says what was
-//! built (issue 24, items 1, 3 and 4), through the real binary.
+//! built, through the real binary.
 
 use crate::support::{
     at_dev, connect, document, passing_architecture, passing_prd, read_json, start_args, Client,

@@ -1,14 +1,15 @@
-"""The official MCP Python SDK drives the two gates of issue 13 that the server judges itself
-(items 7 and 8) against the built binary:
+"""The official MCP Python SDK drives the two gates the server judges itself against the
+built binary:
 
     python gate_client.py <bmad-mcp binary> <legacy|auto>
 
-Item 7: a four-line PRD that claims `Quality Score: 95/100` goes back to `refining`, the
-reply naming the missing sections. Item 8: a review that says `Review Status: Fail` stops at
-the human, who sends the work back to `dev` with the findings; a QA score below the gate
-stops at the human, who accepts the risk; the final message states the review status and the
-QA score. Every reply is checked against the reply's JSON Schema (sdk_client.Run). Exits
-non-zero with a message on the first failed check. tests/it/python_sdk.rs runs it.
+A score alone cannot pass: a four-line PRD that claims `Quality Score: 95/100` goes back to
+`refining`, the reply naming the missing sections. A failing verdict stops at the human: a
+review that says `Review Status: Fail` stops at the human, who sends the work back to `dev`
+with the findings; a QA score below the gate stops at the human, who accepts the risk; the
+final message states the review status and the QA score. Every reply is checked against the
+reply's JSON Schema (sdk_client.Run). Exits non-zero with a message on the first failed
+check. tests/it/python_sdk.rs runs it.
 """
 
 import os
@@ -50,7 +51,7 @@ async def drive(binary, mode):
                              "po", "generating")
             run.session_id = v["session_id"]
 
-            # Item 7: a score alone does not pass the gate.
+            # A score alone does not pass the gate.
             v = await run.ok({"action": "submit", "claude_result": SHORT_PRD}, "po", "refining")
             check((v["score"], v["score_source"], v["gate_passed"]) == (95, "reported", False),
                   f"score {v['score']} {v['score_source']} gate {v['gate_passed']}")
@@ -74,7 +75,7 @@ async def drive(binary, mode):
             for args, stage, state in steps:
                 await run.ok(args, stage, state)
 
-            # Item 8: a failing review stops at the human, who sends the work back to dev.
+            # A failing review stops at the human, who sends the work back to dev.
             failing_review = fixture("review.md").replace("Pass with Risk", "Fail")
             v = await run.ok({"action": "submit", "codex_result": failing_review}, "review", "awaiting_confirmation")
             check_the_human_decides(v, "Review Status: Fail")
@@ -82,7 +83,7 @@ async def drive(binary, mode):
             feedback = "Add the CSRF check before anything else."
             v = await run.ok({"action": "reject", "feedback": feedback, "digest": v["document_digest"]},
                              "dev", "generating")
-            # The feedback names this round's report, kept in a file of its own (issue 24).
+            # The feedback names this round's report, kept in a file of its own.
             round_one = report.replace(".md", ".round-1.md")
             check(round_one in v["role_prompt"] and feedback in v["role_prompt"]
                   and "Review Status: Fail" in v["role_prompt"], "dev's prompt carries the findings")

@@ -1,5 +1,5 @@
-"""The official MCP Python SDK uses what the server offers a host besides its tool (issue 15,
-items 1-3) against the built binary:
+"""The official MCP Python SDK uses what the server offers a host besides its tool against
+the built binary:
 
     python host_client.py <bmad-mcp binary> <legacy|auto>
 

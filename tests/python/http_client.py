@@ -1,4 +1,4 @@
-"""The official MCP Python SDK as an HTTP client of `bmad-mcp serve --http` (issue 16):
+"""The official MCP Python SDK as an HTTP client of `bmad-mcp serve --http`:
 
     python http_client.py <bmad-mcp binary> <legacy|auto>
 
