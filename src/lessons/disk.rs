@@ -2,7 +2,9 @@
 //! confined, bounded reader, written atomically. A file that cannot be used is reported
 //! (path and reason) and skipped: one damaged lesson never keeps the others from a prompt.
 
-use super::{format, Lesson};
+use std::collections::HashMap;
+
+use super::{format, Lesson, Source};
 use crate::error::Result;
 use crate::files::Project;
 
@@ -52,12 +54,18 @@ pub fn load(project: &Project) -> Result<Loaded> {
             format!("holds over {MAX_LESSON_FILES} lesson files: the rest are not read"),
         ));
     }
+    let mut sessions = Sessions::default();
     for (name, read) in files.into_iter().take(MAX_LESSON_FILES) {
         let rel = format!("{LESSONS_DIR}/{name}");
         let id = name.trim_end_matches(".md");
         match read {
             Ok(Some(text)) => match format::parse(id, &text) {
-                Ok(lesson) => out.lessons.push(lesson),
+                Ok(mut lesson) => {
+                    if lesson.source == Source::Human && !sessions.record(project, &lesson) {
+                        lesson.source = Source::File;
+                    }
+                    out.lessons.push(lesson)
+                }
                 Err(reason) => out.damaged.push((rel, reason)),
             },
             Ok(None) => {}
@@ -66,6 +74,67 @@ pub fn load(project: &Project) -> Result<Loaded> {
     }
     Ok(out)
 }
+
+/// The human decisions the project's sessions record, read once per task: what a lesson
+/// that says it is the human's is checked against.
+#[derive(Default)]
+struct Sessions {
+    /// Per task name: the (time, stage) of each decision the human made in it.
+    decided: HashMap<String, Vec<(String, String)>>,
+}
+
+impl Sessions {
+    /// Whether the task `lesson` names records a decision of the human's at its stage and
+    /// time (the server writes a lesson with the time of the decision that taught it).
+    fn record(&mut self, project: &Project, lesson: &Lesson) -> bool {
+        let decided = self
+            .decided
+            .entry(lesson.task.clone())
+            .or_insert_with(|| human_decisions(project, &lesson.task));
+        decided
+            .iter()
+            .any(|(at, stage)| *at == lesson.date && stage == lesson.stage.id())
+    }
+}
+
+/// The human's decisions in the session that owns the task's specs folder (its mark
+/// names the session); none when anything is missing.
+fn human_decisions(project: &Project, task: &str) -> Vec<(String, String)> {
+    let plain = !task.is_empty()
+        && !task.starts_with('.')
+        && task
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if !plain {
+        return Vec::new();
+    }
+    let read = |rel: &str| project.read_at_most(rel, MAX_SESSION_BYTES).ok().flatten();
+    let Some(id) = read(&format!(".claude/specs/{task}/.bmad-session")) else {
+        return Vec::new();
+    };
+    let id = id.trim();
+    if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+        return Vec::new();
+    }
+    let session: Option<serde_json::Value> =
+        read(&format!(".bmad-task/{id}.json")).and_then(|text| serde_json::from_str(&text).ok());
+    let Some(history) = session.as_ref().and_then(|s| s["history"].as_array()) else {
+        return Vec::new();
+    };
+    history
+        .iter()
+        .filter(|h| h["decided_by"] == "human")
+        .filter_map(|h| {
+            Some((
+                h["at"].as_str()?.to_string(),
+                h["stage"].as_str()?.to_string(),
+            ))
+        })
+        .collect()
+}
+
+/// The largest session file read to check a lesson.
+const MAX_SESSION_BYTES: u64 = 8 * 1024 * 1024;
 
 /// The files that record `lessons`: path and text, for [`Project::write_in_order`].
 pub fn write_files(lessons: &[Lesson]) -> Vec<(String, String)> {
@@ -94,6 +163,61 @@ mod tests {
             retired: None,
             words: words.into(),
         }
+    }
+
+    /// A lesson is the human's only where a decision of theirs records it: the one the
+    /// server wrote from it stays theirs; the same words claimed by hand, or with no
+    /// source, are a hand-written file's.
+    #[test]
+    fn only_a_recorded_human_decision_makes_a_lesson_the_humans() {
+        let (dir, project) = crate::files::project::tests::project();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(".claude/specs/t")).unwrap();
+        std::fs::write(root.join(".claude/specs/t/.bmad-session"), "s-1\n").unwrap();
+        std::fs::create_dir_all(root.join(".bmad-task")).unwrap();
+        let history = serde_json::json!({"history": [
+            {"at": "2026-11-24T00:00:00.000Z", "stage": "dev", "decided_by": "human"},
+            {"at": "2026-11-24T00:00:05.000Z", "stage": "dev", "decided_by": "host"},
+        ]});
+        std::fs::write(root.join(".bmad-task/s-1.json"), history.to_string()).unwrap();
+        let human = |id: &str, date: &str| Lesson {
+            source: Source::Human,
+            date: date.into(),
+            ..lesson(id, "words")
+        };
+        let recorded = human("a", "2026-11-24T00:00:00.000Z");
+        let by_host = human("b", "2026-11-24T00:00:05.000Z");
+        let invented = human("c", "2026-11-25T00:00:00.000Z");
+        let other_task = Lesson {
+            task: "u".into(),
+            ..human("d", "2026-11-24T00:00:00.000Z")
+        };
+        let files = write_files(&[recorded, by_host, invented, other_task]);
+        for (path, text) in &files {
+            std::fs::create_dir_all(root.join(LESSONS_DIR)).unwrap();
+            std::fs::write(root.join(path), text).unwrap();
+        }
+        std::fs::write(
+            root.join(LESSONS_DIR).join("e.md"),
+            "---\nrole: dev\ncategory: CC-FAIL\n---\nno source given\n",
+        )
+        .unwrap();
+        let got: Vec<(String, Source)> = load(&project)
+            .unwrap()
+            .lessons
+            .into_iter()
+            .map(|l| (l.id, l.source))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("a".to_string(), Source::Human),
+                ("b".to_string(), Source::File),
+                ("c".to_string(), Source::File),
+                ("d".to_string(), Source::File),
+                ("e".to_string(), Source::File),
+            ]
+        );
     }
 
     #[test]

@@ -104,9 +104,10 @@ pub fn parse(id: &str, text: &str) -> Result<Lesson, String> {
         Category::ALL.map(|c| c.name()).join(", ")
     ))?;
     let source = match get("source") {
-        None | Some("") => Source::Human,
+        // Nobody's word was recorded: the least trusted source.
+        None | Some("") => Source::File,
         Some(s) => Source::parse(s).ok_or(format!(
-            "its source `{}` is none of human, host, report, server",
+            "its source `{}` is none of human, host, report, server, file",
             crate::code::clip(s, 40)
         ))?,
     };

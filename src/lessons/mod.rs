@@ -85,6 +85,10 @@ pub enum Source {
     Report,
     /// The server's own observation (the project's checks).
     Server,
+    /// Nobody's word that the server recorded: a file written into the folder by hand (by
+    /// anyone: the assistant can write it too), or one that claims to be the human's where
+    /// no decision of theirs records it. The least trusted source, and the default.
+    File,
 }
 
 impl Source {
@@ -94,13 +98,20 @@ impl Source {
             Source::Host => "host",
             Source::Report => "report",
             Source::Server => "server",
+            Source::File => "file",
         }
     }
 
     pub fn parse(name: &str) -> Option<Source> {
-        [Source::Human, Source::Host, Source::Report, Source::Server]
-            .into_iter()
-            .find(|s| s.name() == name.trim())
+        [
+            Source::Human,
+            Source::Host,
+            Source::Report,
+            Source::Server,
+            Source::File,
+        ]
+        .into_iter()
+        .find(|s| s.name() == name.trim())
     }
 
     /// How a prompt introduces the words: the human's stay the human's, the host's are
@@ -111,6 +122,7 @@ impl Source {
             Source::Host => "written by the assistant",
             Source::Report => "a stage's report said",
             Source::Server => "the server's checks showed",
+            Source::File => "a hand-written lesson file says",
         }
     }
 }
