@@ -131,7 +131,7 @@ pub async fn check(State(dash): State<Arc<Dashboard>>, request: Request, next: N
         }
     }
     if let Some(k) = query_secret(&request) {
-        // The key is spent by its first use, whatever follows: only a GET exchanges it.
+        // Only a GET exchanges a key, and only once; any other use of one opens nothing.
         if request.method() != Method::GET || !keys.spend(&k, Instant::now()) {
             return secured(refuse(
                 StatusCode::UNAUTHORIZED,

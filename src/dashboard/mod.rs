@@ -3,9 +3,9 @@
 //! rules as every other channel. `bmad-mcp dashboard` serves it alone on loopback;
 //! `serve --http` serves it beside `/mcp`. Either prints an address with a one-time key,
 //! and a new one on SIGUSR1 (`bmad-mcp dashboard` also when Enter is pressed in its
-//! terminal); everything else is refused ([`guard`]). Documents are untrusted and rendered so that
-//! nothing in them can run ([`render`]); the page updates when files change
-//! ([`events`]); decisions go through `act::human` recorded `via: dashboard`
+//! terminal); everything else is refused ([`guard`]). Documents are untrusted and
+//! rendered so that nothing in them can run ([`render`]); the page updates when files
+//! change ([`events`]); decisions go through `act::human` recorded `via: dashboard`
 //! ([`decide`]). Every asset is embedded in the binary: it works offline.
 //!
 //! A project it serves gets `.bmad-task/dashboard.json` (the page's address, without the
@@ -19,11 +19,10 @@ pub mod render;
 pub mod routes;
 pub mod view;
 
+use std::io::{BufRead, Write};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
-
-use std::io::{BufRead, Write};
 
 use axum::Router;
 use tokio_util::sync::CancellationToken;
@@ -173,9 +172,9 @@ impl Drop for Served {
 
 /// What `serve --http` serves beside `/mcp`: the dashboard of the projects under its
 /// roots, a one-time address printed to stderr (a new one on SIGUSR1): what a log keeps
-/// of it opens nothing once used, replaced or [`guard::LOGIN_TTL`] old. Not under an assistant's
-/// shell, which would read the secret and decide as the human: then the server runs
-/// without it, and says so.
+/// of it opens nothing once used, replaced or [`guard::LOGIN_TTL`] old. Not under an
+/// assistant's shell, which would read the address and decide as the human: then the
+/// server runs without it, and says so.
 pub fn beside_http(acting: Acting) -> Option<crate::http::Beside> {
     if let Some(why) = crate::assistant::behind_me() {
         eprintln!("bmad-mcp: no dashboard beside this server: it runs under an assistant's shell ({why}). The dashboard is the human's: run `bmad-mcp dashboard` yourself, in your own terminal.");

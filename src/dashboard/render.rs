@@ -295,6 +295,14 @@ mod tests {
             "{html}"
         );
         assert!(!markdown("Plain *text*.\n").contains("hidden-source"));
+        // More repeats than rounds: the whole text is shown, every repeat in it.
+        let repeats = "[a]: https://e.org \"t\"\n".repeat(DEFINITION_ROUNDS + 4);
+        let html = markdown(&repeats);
+        assert_eq!(
+            html.matches("[a]: https://e.org &quot;t&quot;").count(),
+            DEFINITION_ROUNDS + 4,
+            "{html}"
+        );
     }
 
     #[test]
