@@ -69,8 +69,8 @@ enum Command {
     Serve(ServeArgs),
     /// The human's dashboard in their browser, on loopback: every task, the documents
     /// rendered, their earlier rounds with a diff, the audit, the checks, and the
-    /// decisions (recorded `via: dashboard`). Prints the address to open, with a fresh
-    /// secret; stops on Ctrl-C.
+    /// decisions (recorded `via: dashboard`). Prints an address that opens the page once,
+    /// and a new one when Enter is pressed; stops on Ctrl-C.
     Dashboard {
         /// The address to listen on (loopback only); the default port is one the system
         /// picks.

@@ -1,14 +1,19 @@
 //! Who may use the page, checked before anything is read: a connection from this machine
 //! (loopback) only, a `Host` that is one of the server's names (against DNS rebinding),
-//! and the secret: in the URL the server printed (`?k=…`, which sets a cookie named after
-//! the port and redirects to the same page without it), or in that cookie. A request that
-//! changes anything also needs the secret in the `x-bmad-secret` header (the page reads
-//! it from its own HTML, which no other origin can read) and an `Origin` that is the
-//! server's own. Every response carries a strict Content-Security-Policy: the page loads
-//! its own script and style and nothing else, so no text shown in it can run or load.
+//! and a login. The address the server prints carries a one-time key (`?k=…`): its first
+//! use sets a cookie named after the port (HttpOnly, SameSite=Strict, a value never
+//! printed) and redirects to the same page without it; the key is then spent, so a copy
+//! left in the browser's history, a terminal pane or a log opens nothing. A key unused
+//! for [`LOGIN_TTL`] dies too, and a new one replaces it. A request that changes anything
+//! also needs the page's token in the `x-bmad-secret` header (the page reads it from its
+//! own HTML, which no other origin can read; it is not the login key) and an `Origin`
+//! that is the server's own. Every response carries a strict Content-Security-Policy: the
+//! page loads its own script and style and nothing else, so no text shown in it can run
+//! or load.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{header, HeaderValue, Method, StatusCode};
@@ -19,16 +24,26 @@ use super::Dashboard;
 use crate::http::guard::Token;
 use crate::http::hosts;
 
-/// The header a state-changing request carries the secret in.
+/// The header a state-changing request carries the page's token in.
 pub const SECRET_HEADER: &str = "x-bmad-secret";
+
+/// How long a printed address opens the page if nobody uses it: past that, a copy of it
+/// in a log is dead even unused.
+pub const LOGIN_TTL: Duration = Duration::from_secs(10 * 60);
 
 /// The Content-Security-Policy of every response.
 pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'";
 
-/// What the guard knows: the secret, the names and origins that are the server's own.
+/// What the guard knows: the keys, the names and origins that are the server's own.
 pub struct Keys {
-    pub secret: String,
-    pub token: Token,
+    /// The one-time key of the address printed last, and when it was made.
+    login: Mutex<Option<(Token, Instant)>>,
+    /// The cookie's value: given only for a login key, never printed.
+    session: String,
+    session_token: Token,
+    /// The token the page's script sends with a change: written in the page only.
+    pub page: String,
+    page_token: Token,
     pub hosts: Vec<String>,
     pub origins: Vec<String>,
     /// The cookie's name: one per port, since a browser sends a host's cookies to all.
@@ -36,14 +51,39 @@ pub struct Keys {
 }
 
 impl Keys {
-    pub fn new(secret: String, bound: SocketAddr) -> Keys {
+    pub fn new(bound: SocketAddr) -> Keys {
+        let (session, page) = (fresh_secret(), fresh_secret());
         Keys {
-            token: Token::new(&secret),
-            secret,
+            login: Mutex::new(None),
+            session_token: Token::new(&session),
+            session,
+            page_token: Token::new(&page),
+            page,
             hosts: crate::http::options::allowed_hosts(bound, &[]),
             origins: crate::http::options::allowed_origins(bound, &[]),
             cookie: format!("bmad_dashboard_{}", bound.port()),
         }
+    }
+
+    /// A fresh one-time login key; the one printed before it dies.
+    pub fn mint(&self) -> String {
+        let key = fresh_secret();
+        *self.login.lock().unwrap_or_else(|e| e.into_inner()) =
+            Some((Token::new(&key), Instant::now()));
+        key
+    }
+
+    /// Whether `key` is the live login key, younger than [`LOGIN_TTL`] at `now`: if so,
+    /// it is spent.
+    fn spend(&self, key: &str, now: Instant) -> bool {
+        let mut login = self.login.lock().unwrap_or_else(|e| e.into_inner());
+        let live = login.as_ref().is_some_and(|(token, made)| {
+            token.matches(key) && now.saturating_duration_since(*made) < LOGIN_TTL
+        });
+        if live {
+            *login = None;
+        }
+        live
     }
 
     fn cookie_in(&self, request: &Request) -> Option<String> {
@@ -91,18 +131,18 @@ pub async fn check(State(dash): State<Arc<Dashboard>>, request: Request, next: N
         }
     }
     if let Some(k) = query_secret(&request) {
-        if !keys.token.matches(&k) {
+        // Only a GET exchanges a key, and only once; any other use of one opens nothing.
+        if request.method() != Method::GET || !keys.spend(&k, Instant::now()) {
             return secured(refuse(
                 StatusCode::UNAUTHORIZED,
-                "Unauthorized: wrong secret",
+                "Unauthorized: this address was used already, replaced or is too old; press Enter in the terminal of `bmad-mcp dashboard` for a new one (`serve --http`: send it SIGUSR1)",
             ));
         }
-        if request.method() == Method::GET {
-            return secured(secret_to_cookie(keys, &request));
-        }
-    } else if !keys
+        return secured(secret_to_cookie(keys, &request));
+    }
+    if !keys
         .cookie_in(&request)
-        .is_some_and(|c| keys.token.matches(&c))
+        .is_some_and(|c| keys.session_token.matches(&c))
     {
         return secured(refuse(
             StatusCode::UNAUTHORIZED,
@@ -144,7 +184,7 @@ fn connection_refused(keys: &Keys, request: &Request) -> Option<Response> {
 }
 
 /// Refuses a change that does not come from the dashboard's own page: its `Origin`, the
-/// site the browser says it comes from, and the secret in [`SECRET_HEADER`].
+/// site the browser says it comes from, and the page's token in [`SECRET_HEADER`].
 fn change_refused(keys: &Keys, request: &Request) -> Option<Response> {
     let origin_ok = request
         .headers()
@@ -165,22 +205,22 @@ fn change_refused(keys: &Keys, request: &Request) -> Option<Response> {
         .headers()
         .get(SECRET_HEADER)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| keys.token.matches(v));
+        .is_some_and(|v| keys.page_token.matches(v));
     (!site_ok || !header_ok).then(|| {
         refuse(
             StatusCode::FORBIDDEN,
-            "Forbidden: a change needs the dashboard's secret from its own page",
+            "Forbidden: a change needs the dashboard's token from its own page",
         )
     })
 }
 
-/// The answer to the address with the secret: the secret leaves the address bar (and
-/// the history) for a cookie, and the browser goes to the same page without it.
+/// The answer to the address with a live login key: a cookie of the session instead, and
+/// the same page without the key (which is spent already).
 fn secret_to_cookie(keys: &Keys, request: &Request) -> Response {
     let cookie = format!(
         "{}={}; Path={}; HttpOnly; SameSite=Strict",
         keys.cookie,
-        keys.secret,
+        keys.session,
         super::PREFIX
     );
     let mut r = (StatusCode::SEE_OTHER, "").into_response();
@@ -217,4 +257,28 @@ pub fn secured(mut r: Response) -> Response {
         HeaderValue::from_static("same-origin"),
     );
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A login key opens once, only while it is the last one printed and young enough.
+    #[test]
+    fn a_login_key_is_spent_replaced_or_too_old() {
+        let keys = Keys::new("127.0.0.1:1".parse().unwrap());
+        let now = Instant::now();
+        assert!(!keys.spend("", now), "none printed yet");
+        let first = keys.mint();
+        assert!(!keys.spend(&keys.page, now) && !keys.spend(&keys.session, now));
+        assert!(keys.spend(&first, now));
+        assert!(!keys.spend(&first, now), "spent");
+        let replaced = keys.mint();
+        let last = keys.mint();
+        assert!(!keys.spend(&replaced, now), "replaced");
+        assert!(!keys.spend(&last, Instant::now() + LOGIN_TTL), "too old");
+        assert!(keys.spend(&last, now), "a wrong or late try spends nothing");
+        let fresh = keys.mint();
+        assert!(keys.spend(&fresh, Instant::now() + LOGIN_TTL / 2));
+    }
 }

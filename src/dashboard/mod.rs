@@ -1,10 +1,11 @@
 //! The human's dashboard: a page in their own browser to read every task, compare the
 //! rounds of a document, see the audit and the checks, and decide, on the same files and
 //! rules as every other channel. `bmad-mcp dashboard` serves it alone on loopback;
-//! `serve --http` serves it beside `/mcp`. Either prints an address with a fresh secret;
-//! everything else is refused ([`guard`]). Documents are untrusted and rendered so that
-//! nothing in them can run ([`render`]); the page updates when files change
-//! ([`events`]); decisions go through `act::human` recorded `via: dashboard`
+//! `serve --http` serves it beside `/mcp`. Either prints an address with a one-time key,
+//! and a new one on SIGUSR1 (`bmad-mcp dashboard` also when Enter is pressed in its
+//! terminal); everything else is refused ([`guard`]). Documents are untrusted and
+//! rendered so that nothing in them can run ([`render`]); the page updates when files
+//! change ([`events`]); decisions go through `act::human` recorded `via: dashboard`
 //! ([`decide`]). Every asset is embedded in the binary: it works offline.
 //!
 //! A project it serves gets `.bmad-task/dashboard.json` (the page's address, without the
@@ -18,6 +19,7 @@ pub mod render;
 pub mod routes;
 pub mod view;
 
+use std::io::{BufRead, Write};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -69,7 +71,7 @@ impl Dashboard {
         Dashboard {
             stores,
             dirs,
-            keys: guard::Keys::new(guard::fresh_secret(), bound),
+            keys: guard::Keys::new(bound),
             stop,
         }
     }
@@ -79,10 +81,39 @@ impl Dashboard {
         format!("http://{bound}{PREFIX}/")
     }
 
-    /// The address that opens the page, with the secret.
-    pub fn url(&self, bound: SocketAddr) -> String {
-        format!("{}?k={}", self.base(bound), self.keys.secret)
+    /// A fresh address that opens the page once: the one printed before it dies.
+    pub fn login_url(&self, bound: SocketAddr) -> String {
+        format!("{}?k={}", self.base(bound), self.keys.mint())
     }
+
+    /// Prints a fresh one-time address with `print` each time the process gets SIGUSR1,
+    /// until the server stops (the signal then no longer ends the process either).
+    #[cfg(unix)]
+    fn reissue_on_signal(self: &Arc<Self>, bound: SocketAddr, print: fn(&str)) {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut signals = match signal(SignalKind::user_defined1()) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(error = %e, "dashboard: no new address on SIGUSR1");
+                return;
+            }
+        };
+        let dash = self.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = dash.stop.cancelled() => return,
+                    got = signals.recv() => match got {
+                        Some(()) => print(&dash.login_url(bound)),
+                        None => return,
+                    },
+                }
+            }
+        });
+    }
+
+    #[cfg(not(unix))]
+    fn reissue_on_signal(self: &Arc<Self>, _: SocketAddr, _: fn(&str)) {}
 
     /// Tells each project served where the page is (for the replies' deep links).
     pub fn announce(&self, bound: SocketAddr) {
@@ -140,9 +171,10 @@ impl Drop for Served {
 }
 
 /// What `serve --http` serves beside `/mcp`: the dashboard of the projects under its
-/// roots, its address printed to stderr with a fresh secret. Not under an assistant's
-/// shell, which would read the secret and decide as the human: then the server runs
-/// without it, and says so.
+/// roots, a one-time address printed to stderr (a new one on SIGUSR1): what a log keeps
+/// of it opens nothing once used, replaced or [`guard::LOGIN_TTL`] old. Not under an
+/// assistant's shell, which would read the address and decide as the human: then the
+/// server runs without it, and says so.
 pub fn beside_http(acting: Acting) -> Option<crate::http::Beside> {
     if let Some(why) = crate::assistant::behind_me() {
         eprintln!("bmad-mcp: no dashboard beside this server: it runs under an assistant's shell ({why}). The dashboard is the human's: run `bmad-mcp dashboard` yourself, in your own terminal.");
@@ -151,10 +183,15 @@ pub fn beside_http(acting: Acting) -> Option<crate::http::Beside> {
     Some(Box::new(move |bound, roots, stop| {
         let dash = Arc::new(Dashboard::new(projects_under(roots), bound, stop, &acting));
         dash.announce(bound);
-        eprintln!(
-            "bmad-mcp: the human's dashboard (loopback only) is at {}",
-            dash.url(bound)
-        );
+        let print: fn(&str) = |url| {
+            eprintln!(
+                "bmad-mcp: a one-time address (one use, within {} minutes; `kill -USR1 {}` prints a new one) of the human's dashboard (loopback only) is at {url}",
+                guard::LOGIN_TTL.as_secs() / 60,
+                std::process::id()
+            )
+        };
+        print(&dash.login_url(bound));
+        dash.reissue_on_signal(bound, print);
         (router(dash.clone()), Box::new(Served(dash)))
     }))
 }
@@ -226,14 +263,22 @@ async fn serve(dir: PathBuf, addr: SocketAddr, acting: &Acting) -> std::io::Resu
         acting,
     ));
     dash.announce(bound);
-    // The address goes to stdout, for the human who started it (and to a test); nothing
+    // The addresses go to stdout, for the human who started it (and to a test); nothing
     // else is printed there.
-    println!("{}", dash.url(bound));
+    let print: fn(&str) = |url| {
+        let mut out = std::io::stdout().lock();
+        // A closed stdout only means nobody reads the new address.
+        let _ = writeln!(out, "{url}").and_then(|()| out.flush());
+    };
+    print(&dash.login_url(bound));
     eprintln!(
-        "bmad-mcp {}: the dashboard of {} is at the address above (loopback only; Ctrl-C stops it)",
+        "bmad-mcp {}: the dashboard of {} is at the address above (loopback only; it opens once, within {} minutes: press Enter here for a new one; Ctrl-C stops it)",
         env!("CARGO_PKG_VERSION"),
-        dir.display()
+        dir.display(),
+        guard::LOGIN_TTL.as_secs() / 60
     );
+    dash.reissue_on_signal(bound, print);
+    reissue_on_enter(dash.clone(), bound, print);
     let app = router_alone(dash.clone()).into_make_service_with_connect_info::<SocketAddr>();
     let stopping = stop.clone();
     let served = axum::serve(listener, app)
@@ -244,4 +289,23 @@ async fn serve(dir: PathBuf, addr: SocketAddr, acting: &Acting) -> std::io::Resu
         .await;
     dash.withdraw();
     served
+}
+
+/// Prints a fresh one-time address with `print` for each line the human enters on stdin,
+/// until it ends. A thread of its own: a read of stdin cannot be cancelled, and the
+/// process may end while it waits.
+fn reissue_on_enter(dash: Arc<Dashboard>, bound: SocketAddr, print: fn(&str)) {
+    let spawned = std::thread::Builder::new()
+        .name("dashboard-enter".into())
+        .spawn(move || {
+            for line in std::io::stdin().lock().lines() {
+                if line.is_err() || dash.stop.is_cancelled() {
+                    return;
+                }
+                print(&dash.login_url(bound));
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::warn!(error = %e, "dashboard: no new address on Enter");
+    }
 }

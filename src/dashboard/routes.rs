@@ -75,7 +75,7 @@ fn json_response(status: StatusCode, v: &Value) -> Response {
 }
 
 async fn index(State(dash): State<Arc<Dashboard>>) -> Response {
-    let html = INDEX_HTML.replace("{{SECRET}}", &dash.keys.secret);
+    let html = INDEX_HTML.replace("{{TOKEN}}", &dash.keys.page);
     ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response()
 }
 

@@ -41,9 +41,9 @@ fn session(project: &Path, sid: &str) -> Value {
 #[test]
 fn the_address_opens_the_page_and_nothing_opens_without_it() {
     let dir = tempfile::tempdir().unwrap();
-    let d = Dash::start(dir.path());
+    let mut d = Dash::start(dir.path());
     assert!(d.url.starts_with("http://127.0.0.1:"), "{}", d.url);
-    assert_eq!(d.secret.len(), 64, "256 bits, as hex");
+    assert_eq!(d.key.len(), 64, "256 bits, as hex");
 
     // No secret, a wrong one: refused, on every path.
     for path in [
@@ -75,9 +75,8 @@ fn the_address_opens_the_page_and_nothing_opens_without_it() {
         401
     );
 
-    // The printed address sets the cookie and leaves the address bar without the secret.
-    let path = d.url.strip_prefix(&d.origin()).unwrap();
-    let a = request(d.addr, "GET", path, &[], b"");
+    // The printed address sets the cookie and leaves the address bar without the key.
+    let a = d.exchange();
     assert_eq!(a.status, 303, "{a:?}");
     assert_eq!(a.header("location").as_deref(), Some("/dashboard/"));
     let cookie = a.header("set-cookie").unwrap();
@@ -85,6 +84,10 @@ fn the_address_opens_the_page_and_nothing_opens_without_it() {
     assert!(
         cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
         "{cookie}"
+    );
+    assert!(
+        !cookie.contains(&d.key),
+        "the cookie is not the key: {cookie}"
     );
 
     // With it: the page, its script and style, all from the binary, no other origin named.
@@ -97,7 +100,11 @@ fn the_address_opens_the_page_and_nothing_opens_without_it() {
             && csp.contains("frame-ancestors 'none'"),
         "{csp}"
     );
-    assert!(page.body.contains(&format!("content=\"{}\"", d.secret)));
+    assert!(page.body.contains(&format!("content=\"{}\"", d.token)));
+    assert!(
+        !page.body.contains(&d.key),
+        "the page does not hold the key"
+    );
     for (asset, kind) in [
         ("/dashboard/app.js", "text/javascript"),
         ("/dashboard/app.css", "text/css"),
@@ -128,6 +135,39 @@ fn the_address_opens_the_page_and_nothing_opens_without_it() {
     d.stop();
 }
 
+/// The printed address opens the page once: a copy of it (in the browser's history, a
+/// terminal pane, a log) then opens nothing, and neither does one replaced by a newer
+/// address. Enter in the dashboard's terminal prints a new one, for another browser.
+#[test]
+fn the_address_opens_the_page_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = Dash::open(dir.path());
+    let first = d.address_path();
+    for replay in [vec![], vec![("Cookie", d.cookie())]] {
+        let headers: Vec<(&str, &str)> = replay.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        let a = request(d.addr, "GET", &first, &headers, b"");
+        assert_eq!(a.status, 401, "used once already: {a:?}");
+        assert!(a.header("set-cookie").is_none(), "{a:?}");
+    }
+    assert_eq!(
+        d.get("/dashboard/api/tasks").status,
+        200,
+        "the cookie stays good"
+    );
+
+    // Another browser: a new address from the terminal; the one before it dies unused.
+    d.next_address();
+    let unused = d.address_path();
+    d.next_address();
+    assert_ne!(unused, d.address_path());
+    assert_eq!(request(d.addr, "GET", &unused, &[], b"").status, 401);
+    let other_browser = d.exchange();
+    assert_eq!(other_browser.status, 303, "{other_browser:?}");
+    assert_eq!(d.get("/dashboard/api/tasks").status, 200);
+    assert_eq!(d.exchange().status, 401, "and once only");
+    d.stop();
+}
+
 #[test]
 fn the_dashboard_listens_on_loopback_only() {
     let dir = tempfile::tempdir().unwrap();
@@ -145,7 +185,7 @@ async fn a_decision_needs_the_secret_its_origin_and_the_digest_shown() {
     let project = dir.path();
     let c = connect(Era::Legacy, project).await;
     let sid = at_po_confirmation(&c, project, "First version.").await;
-    let d = Dash::start(project);
+    let d = Dash::open(project);
 
     let list = d.get("/dashboard/api/tasks").json();
     let row = &list["tasks"][0];
@@ -187,7 +227,7 @@ async fn a_decision_needs_the_secret_its_origin_and_the_digest_shown() {
         (
             vec![
                 ("Cookie", cookie.as_str()),
-                ("x-bmad-secret", d.secret.as_str()),
+                ("x-bmad-secret", d.token.as_str()),
                 ("Origin", "http://evil.example"),
             ],
             403,
@@ -196,7 +236,7 @@ async fn a_decision_needs_the_secret_its_origin_and_the_digest_shown() {
         (
             vec![
                 ("Cookie", cookie.as_str()),
-                ("x-bmad-secret", d.secret.as_str()),
+                ("x-bmad-secret", d.token.as_str()),
             ],
             403,
         ),
@@ -204,7 +244,7 @@ async fn a_decision_needs_the_secret_its_origin_and_the_digest_shown() {
         (
             vec![
                 ("Cookie", cookie.as_str()),
-                ("x-bmad-secret", d.secret.as_str()),
+                ("x-bmad-secret", d.token.as_str()),
                 ("Origin", origin.as_str()),
                 ("Sec-Fetch-Site", "cross-site"),
             ],
@@ -222,7 +262,7 @@ async fn a_decision_needs_the_secret_its_origin_and_the_digest_shown() {
         // The header without the cookie.
         (
             vec![
-                ("x-bmad-secret", d.secret.as_str()),
+                ("x-bmad-secret", d.token.as_str()),
                 ("Origin", origin.as_str()),
             ],
             401,
@@ -247,7 +287,7 @@ async fn a_decision_needs_the_secret_its_origin_and_the_digest_shown() {
         "/dashboard/api/decide",
         &[
             ("Cookie", &cookie),
-            ("x-bmad-secret", &d.secret),
+            ("x-bmad-secret", &d.token),
             ("Origin", &origin),
         ],
         b"{not json",
@@ -363,7 +403,7 @@ async fn untrusted_documents_are_rendered_so_that_nothing_runs_or_loads() {
     let c = connect(Era::Legacy, project).await;
     let evil = "<script>alert(1)</script>\n\n[click](javascript:alert(1)) [data](data:text/html;base64,AAAA) ![tracker](https://evil.example/p.png)\n\n<img src=x onerror=alert(1)>";
     let sid = at_po_confirmation(&c, project, evil).await;
-    let d = Dash::start(project);
+    let d = Dash::open(project);
     let task = d
         .get(&format!("/dashboard/api/task?project=0&id={sid}"))
         .json();
@@ -395,7 +435,7 @@ async fn a_document_changed_since_the_page_showed_it_is_refused() {
     let project = dir.path();
     let c = connect(Era::Legacy, project).await;
     let sid = at_po_confirmation(&c, project, "First version.").await;
-    let d = Dash::start(project);
+    let d = Dash::open(project);
     let task = d
         .get(&format!("/dashboard/api/task?project=0&id={sid}"))
         .json();
@@ -466,7 +506,7 @@ async fn a_scope_and_a_waiting_config_are_approved_on_the_page() {
         "gates = \"human\"\n\n[checks.test]\ncommand = \"true\"\n",
     )
     .unwrap();
-    let d = Dash::start(project);
+    let d = Dash::open(project);
     let task = d
         .get(&format!("/dashboard/api/task?project=0&id={sid}"))
         .json();
@@ -516,7 +556,7 @@ async fn the_page_hears_of_every_change_through_server_sent_events() {
     let project = dir.path();
     let c = connect(Era::Legacy, project).await;
     let sid = at_po_confirmation(&c, project, "First version.").await;
-    let d = Dash::start(project);
+    let d = Dash::open(project);
     let mut stream = TcpStream::connect(d.addr).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(20)))
@@ -626,9 +666,27 @@ async fn serve_http_serves_the_dashboard_beside_mcp() {
     let mut server = crate::support::http::Server::for_project(&project, &[]);
     let line = server.wait_for("dashboard (loopback only) is at http://");
     let url = line.rsplit(' ').next().unwrap().trim();
-    let secret = url.split("?k=").nth(1).unwrap();
-    assert_eq!(url, format!("http://{}/dashboard/?k={secret}", server.addr));
-    let cookie = format!("bmad_dashboard_{}={secret}", server.addr.port());
+    let key = url.split("?k=").nth(1).unwrap();
+    assert_eq!(url, format!("http://{}/dashboard/?k={key}", server.addr));
+    // What the log keeps opens the page once, then nothing.
+    let path = format!("/dashboard/?k={key}");
+    let opened = request(server.addr, "GET", &path, &[], b"");
+    assert_eq!(opened.status, 303, "{opened:?}");
+    let set = opened.header("set-cookie").unwrap();
+    let cookie = set.split(';').next().unwrap().to_string();
+    assert!(!cookie.contains(key), "{cookie}");
+    assert_eq!(request(server.addr, "GET", &path, &[], b"").status, 401);
+    // Another browser: SIGUSR1 logs a new one-time address.
+    let pid = rustix::process::Pid::from_raw(server.child.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::USR1).unwrap();
+    let line = server.wait_for("dashboard (loopback only) is at http://");
+    let again = line.rsplit(' ').next().unwrap().trim();
+    let again = again
+        .strip_prefix(&format!("http://{}", server.addr))
+        .unwrap();
+    assert_ne!(again, path);
+    assert_eq!(request(server.addr, "GET", again, &[], b"").status, 303);
+    assert_eq!(request(server.addr, "GET", again, &[], b"").status, 401);
     let a = request(
         server.addr,
         "GET",
@@ -669,7 +727,7 @@ async fn a_decision_from_an_assistants_shell_is_refused() {
     let project = dir.path();
     let c = connect(Era::Legacy, project).await;
     let sid = at_po_confirmation(&c, project, "First version.").await;
-    let d = Dash::start(project);
+    let d = Dash::open(project);
     let task = d
         .get(&format!("/dashboard/api/task?project=0&id={sid}"))
         .json();
@@ -685,7 +743,7 @@ async fn a_decision_from_an_assistants_shell_is_refused() {
         .arg(format!(
             "curl -s -o /dev/null -w '%{{http_code}}' -X POST -H 'Content-Type: application/json' -H 'Origin: {}' -H 'x-bmad-secret: {}' -H 'Cookie: {}' --data '{}' http://{}/dashboard/api/decide",
             d.origin(),
-            d.secret,
+            d.token,
             d.cookie(),
             body,
             d.addr
@@ -715,7 +773,7 @@ async fn questions_are_answered_on_the_page() {
         .ok(json!({"action": "submit", "session_id": sid, "claude_result": crate::support::prd_asking(70)}))
         .await;
     assert_eq!(v["state"], "clarifying", "{v:#}");
-    let d = Dash::start(project);
+    let d = Dash::open(project);
     let task = d
         .get(&format!("/dashboard/api/task?project=0&id={sid}"))
         .json();

@@ -65,7 +65,7 @@ async fn a_reply_asking_the_human_carries_the_dashboards_deep_link() {
     let link = format!("{}/dashboard/#/task/{sid}", d.origin());
     assert_eq!(v["dashboard_url"], link.as_str(), "{v:#}");
     assert!(v["user_message"].as_str().unwrap().contains(&link));
-    assert!(!link.contains(&d.secret), "the secret stays with the human");
+    assert!(!link.contains(&d.key), "the key stays with the human");
     // Under `gates = "human"` the host's own decision is refused: the refusal links the
     // page too.
     std::fs::create_dir_all(project.join(".bmad")).unwrap();
@@ -155,7 +155,7 @@ async fn a_dialog_waiting_for_the_human_returns_when_they_decide_on_the_dashboar
         .unwrap()
         .to_string();
     call(json!({"action": "submit", "session_id": sid, "claude_result": passing_prd()})).await;
-    let d = Dash::start(&project);
+    let d = Dash::open(&project);
     let digest = digest_shown(&d, &sid);
     // The assistant asks the human in the dialog, which stays open …
     let waiting = call(json!({"action": "confirm", "session_id": sid}));
@@ -197,7 +197,7 @@ async fn the_hosts_next_call_finds_the_decision_made_on_the_dashboard() {
         .to_string();
     c.ok(json!({"action": "submit", "session_id": sid, "claude_result": passing_prd()}))
         .await;
-    let d = Dash::start(project);
+    let d = Dash::open(project);
     let digest = digest_shown(&d, &sid);
     let a = d.post(
         "/dashboard/api/decide",

@@ -4,7 +4,8 @@
 // and its style, nothing else.
 "use strict";
 
-const SECRET = document.querySelector('meta[name="bmad-secret"]').content;
+// The token a change carries (not the login key, which the cookie replaced).
+const TOKEN = document.querySelector('meta[name="bmad-token"]').content;
 const main = document.getElementById("main");
 const banner = document.getElementById("banner");
 const live = document.getElementById("live");
@@ -47,7 +48,7 @@ async function post(path, body) {
   const r = await fetch(path, {
     method: "POST",
     credentials: "same-origin",
-    headers: { "content-type": "application/json", "x-bmad-secret": SECRET },
+    headers: { "content-type": "application/json", "x-bmad-secret": TOKEN },
     body: JSON.stringify(body),
   });
   const answer = await r.json().catch(() => ({}));

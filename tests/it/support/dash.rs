@@ -1,20 +1,28 @@
-//! `bmad-mcp dashboard` as a process: started in a project, its address (with the secret)
-//! read from its first line of stdout, and plain HTTP/1.1 requests to it.
+//! `bmad-mcp dashboard` as a process: started in a project, its one-time address read
+//! from its stdout (a new one for each line written to its stdin), the address exchanged
+//! for the cookie and the page's token, and plain HTTP/1.1 requests to it.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
-use std::process::{Child, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
 
 pub struct Dash {
     child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
     pub addr: SocketAddr,
-    /// The address printed: `http://127.0.0.1:PORT/dashboard/?k=SECRET`.
+    /// The address printed last: `http://127.0.0.1:PORT/dashboard/?k=KEY`.
     pub url: String,
-    pub secret: String,
+    /// Its one-time key.
+    pub key: String,
+    /// What the address was exchanged for, once opened: the cookie (`name=value`) and
+    /// the page's token, which a change carries in `x-bmad-secret`.
+    cookie: String,
+    pub token: String,
 }
 
 /// One answer: status, head (lower-cased names kept as sent), body.
@@ -41,29 +49,79 @@ impl Answer {
 }
 
 impl Dash {
+    /// The dashboard started, its address not used yet.
     pub fn start(project: &Path) -> Dash {
         let mut cmd = super::bin(project);
         cmd.args(["dashboard", "--project"])
             .arg(project)
-            .stdin(Stdio::null())
+            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null());
         let mut child = cmd.spawn().expect("the dashboard starts");
+        let mut d = Dash {
+            stdin: child.stdin.take().unwrap(),
+            stdout: BufReader::new(child.stdout.take().unwrap()),
+            child,
+            addr: "127.0.0.1:0".parse().unwrap(),
+            url: String::new(),
+            key: String::new(),
+            cookie: String::new(),
+            token: String::new(),
+        };
+        d.read_address();
+        d
+    }
+
+    /// The dashboard started and its address opened, as the human's browser does.
+    pub fn open(project: &Path) -> Dash {
+        let mut d = Dash::start(project);
+        let a = d.exchange();
+        assert_eq!(a.status, 303, "the address opens: {a:?}");
+        d
+    }
+
+    fn read_address(&mut self) {
         let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
+        self.stdout
             .read_line(&mut line)
             .expect("the dashboard prints its address");
         let url = line.trim().to_string();
         let rest = url.strip_prefix("http://").expect("an http address");
-        let (host, query) = rest
+        let (host, key) = rest
             .split_once("/dashboard/?k=")
-            .expect("a secret in the address");
-        Dash {
-            child,
-            addr: host.parse().expect("a socket address"),
-            secret: query.to_string(),
-            url,
+            .expect("a key in the address");
+        self.addr = host.parse().expect("a socket address");
+        self.key = key.to_string();
+        self.url = url;
+    }
+
+    /// A new address, as the human asks for it: Enter in the dashboard's terminal.
+    pub fn next_address(&mut self) {
+        self.stdin.write_all(b"\n").unwrap();
+        self.stdin.flush().unwrap();
+        self.read_address();
+    }
+
+    /// The path (with the key) of the address printed last.
+    pub fn address_path(&self) -> String {
+        self.url.strip_prefix(&self.origin()).unwrap().to_string()
+    }
+
+    /// Uses the address printed last; when it gives a cookie, keeps it and reads the
+    /// page's token with it. The answer to the address is returned.
+    pub fn exchange(&mut self) -> Answer {
+        let a = request(self.addr, "GET", &self.address_path(), &[], b"");
+        if let Some(set) = a.header("set-cookie") {
+            self.cookie = set.split(';').next().unwrap().trim().to_string();
+            let page = self.get("/dashboard/");
+            assert_eq!(page.status, 200, "{page:?}");
+            let (_, rest) = page
+                .body
+                .split_once("<meta name=\"bmad-token\" content=\"")
+                .expect("the page's token");
+            self.token = rest[..rest.find('"').unwrap()].to_string();
         }
+        a
     }
 
     /// The page's origin: `http://127.0.0.1:PORT`.
@@ -71,9 +129,10 @@ impl Dash {
         format!("http://{}", self.addr)
     }
 
-    /// The cookie the page's address sets.
+    /// The cookie the page's address was exchanged for.
     pub fn cookie(&self) -> String {
-        format!("bmad_dashboard_{}={}", self.addr.port(), self.secret)
+        assert!(!self.cookie.is_empty(), "the address was opened");
+        self.cookie.clone()
     }
 
     /// A request with the cookie (as the page's own reads are).
@@ -90,7 +149,7 @@ impl Dash {
             path,
             &[
                 ("Cookie", &self.cookie()),
-                ("x-bmad-secret", &self.secret),
+                ("x-bmad-secret", &self.token),
                 ("Origin", &origin),
                 ("Content-Type", "application/json"),
             ],
