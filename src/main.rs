@@ -132,8 +132,6 @@ fn main() -> ExitCode {
         Limits::from_env(),
         link.gone().flag(),
     );
-    server.build_matchers_soon();
-    let calls = server.clone();
     let gone = link.gone().clone();
     let result = runtime.block_on(async {
         let stopped = serve(server, transport, gone.clone(), &link).await?;
@@ -159,9 +157,8 @@ fn main() -> ExitCode {
         runtime.shutdown_background();
         return ExitCode::from(EXIT_STDOUT_CLOSED);
     }
-    // A call still running after rmcp stopped waiting for it is waited for (as dropping
-    // the runtime, on return, waits for one on tokio's blocking pool).
-    calls.finish_calls();
+    // A call still running after rmcp stopped waiting for it is waited for: dropping the
+    // runtime, on return, waits for tokio's blocking pool.
     match result {
         Ok(_) => ExitCode::SUCCESS,
         Err(e) => {
