@@ -57,11 +57,12 @@ impl Counter {
         Ok(std::env::join_paths(dirs)?)
     }
 
-    /// Every start logged so far, one line each.
+    /// Every start logged so far, one line each: the git command without the options
+    /// that precede it (`-C <project>`, `-c <setting>`), which every start repeats.
     fn starts(&self) -> Res<Vec<String>> {
         Ok(std::fs::read_to_string(&self.log)?
             .lines()
-            .map(str::to_string)
+            .map(command)
             .collect())
     }
 
@@ -78,6 +79,20 @@ impl Counter {
         let reply = server.call(args)?;
         Ok((reply.structured, self.starts()?.split_off(before)))
     }
+}
+
+/// A logged start (`git -C <dir> -c <k=v> rev-parse …`) as `rev-parse …`.
+fn command(line: &str) -> String {
+    let mut words = line.split(' ').skip(1);
+    let mut kept = Vec::new();
+    while let Some(word) = words.next() {
+        if kept.is_empty() && (word == "-C" || word == "-c") {
+            words.next();
+        } else {
+            kept.push(word);
+        }
+    }
+    kept.join(" ")
 }
 
 /// The first `git` on the bench's `PATH`.
