@@ -1,8 +1,8 @@
 //! Benchmarks of the `bmad-mcp` binary: cold start, the example's workflow, peak memory,
 //! the `git` processes and session reads per call, the bytes the model reads, 1 MiB
 //! documents, and how `start`, `status` and `list` grow with the number of sessions in a
-//! project. It prints a table with each
-//! target beside its figure; it never fails because of a figure.
+//! project. It prints a table with each target beside its figure; it never fails because of
+//! a figure.
 //!
 //!     cargo bench --bench workflow                          # the full run, 10–30 s
 //!     cargo bench --bench workflow -- --quick               # fewer runs
