@@ -1,13 +1,14 @@
-//! Benchmarks of the `bmad-mcp` binary (issue 5): cold start, the example's workflow,
-//! peak memory, the bytes the model reads, 1 MiB documents, and how `start`, `status` and
-//! `list` grow with the number of sessions in a project. It prints a table with each
-//! target beside its figure; it never fails because of a figure.
+//! Benchmarks of the `bmad-mcp` binary: cold start, the example's workflow, peak memory,
+//! the `git` processes and session reads per call, the bytes the model reads, 1 MiB
+//! documents, and how `start`, `status` and `list` grow with the number of sessions in a
+//! project. It prints a table with each target beside its figure; it never fails because of
+//! a figure.
 //!
 //!     cargo bench --bench workflow                          # the full run, 10–30 s
 //!     cargo bench --bench workflow -- --quick               # fewer runs
 //!     cargo bench --bench workflow -- --only cold,sessions
 //!
-//! Sections for `--only`: `disk`, `cold`, `workflow`, `fsyncs`, `replies`, `mib`,
+//! Sections for `--only`: `disk`, `cold`, `workflow`, `git`, `fsyncs`, `replies`, `mib`,
 //! `sessions`. `BMAD_ANCHOR_CMD` adds the anchor to `workflow` (see `workflow/anchor.rs`).
 //!
 //! The server is driven over its stdin and stdout with raw JSON-RPC lines (the legacy
@@ -24,8 +25,9 @@
 //!
 //! The parts, in `benches/workflow/`: `driver` (the raw JSON-RPC client), `docs` (the
 //! fixtures, grown to a size), `run` (the example's calls, one run of them), `sections`
-//! (disk, cold start, workflow, replies, 1 MiB), `sessions` (projects of 10,000 sessions),
-//! `table` (statistics and the summary table).
+//! (disk, cold start, workflow, replies, 1 MiB), `git_calls` (git processes per call),
+//! `syscalls` (fsyncs and session reads per call, under strace), `sessions` (projects of
+//! 10,000 sessions), `table` (statistics and the summary table).
 
 #[path = "workflow/anchor.rs"]
 mod anchor;
@@ -34,6 +36,8 @@ mod common;
 mod docs;
 #[path = "workflow/driver.rs"]
 mod driver;
+#[path = "workflow/git_calls.rs"]
+mod git_calls;
 #[path = "workflow/run.rs"]
 mod run;
 #[path = "workflow/sections.rs"]
@@ -102,7 +106,7 @@ fn main() -> Res<()> {
             "-h" | "--help" => {
                 println!(
                     "usage: cargo bench --bench workflow -- [--quick] \
-                     [--only disk,cold,workflow,fsyncs,replies,mib,sessions]"
+                     [--only disk,cold,workflow,git,fsyncs,replies,mib,sessions]"
                 );
                 return Ok(());
             }
@@ -137,6 +141,9 @@ fn main() -> Res<()> {
     if cfg.wants("workflow") {
         sections::workflow(&cfg, &fixtures, &mut table)?;
     }
+    if cfg.wants("git") {
+        git_calls::bench(&cfg, &fixtures, &mut table)?;
+    }
     if cfg.wants("replies") {
         sections::replies(&cfg, &fixtures, &mut table)?;
     }
@@ -169,8 +176,7 @@ fn print_machine(cfg: &Config) -> Res<()> {
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     println!("server:  {}", cfg.bin.display());
     if std::env::var_os("BMAD_MCP_BIN").is_none() {
-        // benches/common/mod.rs: the dev-dependencies' features are in this binary, so
-        // link/hot-symbols.txt does not match it and its resident set reads 2-3 MiB high.
+        // benches/common/mod.rs: the dev-dependencies' features are in this binary.
         println!(
             "note:    the binary `cargo bench` built (the dev-dependencies' features in it): \
              for the installed binary's peak RSS, `cargo build --release`, copy \

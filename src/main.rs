@@ -142,8 +142,6 @@ fn serve_stdio(settings: &Settings) -> Exit {
         }
     };
     let server = BmadServer::with_output_closed(settings, link.gone().flag());
-    server.build_matchers_soon();
-    let calls = server.clone();
     let gone = link.gone().clone();
     let result = runtime.block_on(async {
         let stopped = serve(server, transport, gone.clone(), &link).await?;
@@ -169,9 +167,8 @@ fn serve_stdio(settings: &Settings) -> Exit {
         runtime.shutdown_background();
         return Exit::StdoutClosed;
     }
-    // A call still running after rmcp stopped waiting for it is waited for (as dropping
-    // the runtime, on return, waits for one on tokio's blocking pool).
-    calls.finish_calls();
+    // A call still running after rmcp stopped waiting for it is waited for: dropping the
+    // runtime, on return, waits for tokio's blocking pool.
     match result {
         Ok(_) => Exit::Done,
         Err(e) => {

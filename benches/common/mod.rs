@@ -4,10 +4,9 @@ use std::path::PathBuf;
 
 /// The server binary: `BMAD_MCP_BIN`, or the one `cargo bench` built beside the bench.
 /// That one is not quite the installed binary: the dev-dependencies' features (rmcp's
-/// client, more of tokio and regex) are unified into it, which makes its code larger and
-/// every crate's hash different, so link/hot-symbols.txt does not match it. For the
-/// server's memory, measure `cargo build --release`'s binary through `BMAD_MCP_BIN` (a copy:
-/// `cargo bench` replaces `target/release/bmad-mcp` with its own).
+/// client, more of tokio and regex) are unified into it, which makes its code larger. For
+/// the server's memory, measure `cargo build --release`'s binary through `BMAD_MCP_BIN` (a
+/// copy: `cargo bench` replaces `target/release/bmad-mcp` with its own).
 pub fn server_binary() -> Result<PathBuf, Box<dyn std::error::Error>> {
     match std::env::var_os("BMAD_MCP_BIN") {
         // Resolved here: the server starts in the project directory.

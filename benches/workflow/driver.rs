@@ -1,6 +1,7 @@
 //! The raw JSON-RPC driver: the server spoken to over its stdin and stdout, one message a
 //! line, timing each request from writing its line to reading the answer's.
 
+use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -40,9 +41,21 @@ impl Server {
     /// under a wrapper, or another server altogether (the anchor, `BMAD_ANCHOR_CMD`, whose
     /// debugging lines on stderr are dropped with `quiet`).
     pub fn spawn_line(line: &[String], project: &Path, quiet: bool) -> Res<Server> {
+        Server::spawn_line_with(line, project, quiet, &[])
+    }
+
+    /// [`Server::spawn_line`] with variables of the environment set (`PATH`, for a `git`
+    /// that counts its starts).
+    pub fn spawn_line_with(
+        line: &[String],
+        project: &Path,
+        quiet: bool,
+        env: &[(&str, OsString)],
+    ) -> Res<Server> {
         let (program, args) = line.split_first().ok_or("an empty command line")?;
         let mut child = Command::new(program)
             .args(args)
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .current_dir(project)
             .env_remove("BMAD_PROJECT_ROOT")
             .env_remove("CLAUDE_PROJECT_DIR")

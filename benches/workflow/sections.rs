@@ -231,7 +231,7 @@ pub fn workflow(cfg: &Config, docs: &Docs, table: &mut Table) -> Res<()> {
             );
         }
     }
-    table.stats("workflow peak RSS", &rss, "MiB", Target::MaxAtMost(8.0));
+    table.stats("workflow peak RSS", &rss, "MiB", Target::MaxAtMost(12.0));
     Ok(())
 }
 

@@ -2,12 +2,12 @@
 //! by a model or a process. Markdown is rendered by pulldown-cmark with its raw HTML turned
 //! into text, links kept only for `http`, `https`, `mailto` and in-page anchors, and images
 //! never loaded (their alternative text and address are shown instead). Diffs between
-//! rounds come from `similar`'s Myers algorithm, every line escaped. The page's Content-Security-Policy
-//! (`guard.rs`) is the second wall: even a mistake here could not run a script.
+//! rounds come from `similar`'s line diff, every line escaped. The page's
+//! Content-Security-Policy (`guard.rs`) is the second wall: even a mistake here could not
+//! run a script.
 
 use pulldown_cmark::{CowStr, Event, Options, Parser, Tag, TagEnd};
-use similar::algorithms::{myers, Capture, Compact, Replace};
-use similar::DiffTag;
+use similar::{ChangeTag, TextDiff};
 
 /// Lines of context around each change of a diff.
 const DIFF_CONTEXT: usize = 3;
@@ -152,79 +152,32 @@ fn in_document(label: &str) -> CowStr<'static> {
 /// The prefix of every id rendered from a document.
 pub const DOCUMENT_IDS: &str = "doc-fn-";
 
-/// `text` cut into lines, each with its terminator (`\n`, `\r\n` or a lone `\r`), as
-/// `similar`'s line diffs cut it.
-fn lines(text: &str) -> Vec<&str> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::new();
-    let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        let ends = b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n'));
-        if ends {
-            out.push(&text[start..=i]);
-            start = i + 1;
-        }
-    }
-    if start < text.len() {
-        out.push(&text[start..]);
-    }
-    out
-}
-
 /// A unified diff of `old` against `new` as an HTML table: one row per line, the removed
 /// and added lines marked, unchanged stretches cut to a few lines of context.
-///
-/// The lines go straight to Myers with the hooks `TextDiff` would use (`Compact`,
-/// `Replace`): `TextDiff` itself compiles every algorithm for several input types, 0.6 MB
-/// of machine code for one table (issue 26 item 5, BENCHMARKS.md), which the server maps
-/// whether or not the dashboard runs.
 pub fn diff(old: &str, new: &str) -> String {
-    let (old_lines, new_lines) = (lines(old), lines(new));
-    let mut hook = Compact::new(Replace::new(Capture::new()), &old_lines, &new_lines);
-    // Capture never fails (its error type is Infallible).
-    let _ = myers::diff(
-        &mut hook,
-        &old_lines,
-        0..old_lines.len(),
-        &new_lines,
-        0..new_lines.len(),
-    );
-    let ops = hook.into_inner().into_inner().into_ops();
+    let diff = TextDiff::from_lines(old, new);
     let mut html = String::from("<table class=\"diff\">");
     let mut changed = false;
-    let row = |html: &mut String, class: &str, sign: char, n: usize, line: &str| {
-        html.push_str(&format!(
-            "<tr class=\"{class}\"><td class=\"n\">{}</td><td class=\"s\">{sign}</td><td>{}</td></tr>",
-            n + 1,
-            escape(line.trim_end_matches(['\n', '\r']))
-        ));
-    };
-    for (i, group) in similar::group_diff_ops(ops, DIFF_CONTEXT)
-        .iter()
-        .enumerate()
-    {
+    for (i, group) in diff.grouped_ops(DIFF_CONTEXT).iter().enumerate() {
         if i > 0 {
             html.push_str("<tr class=\"gap\"><td colspan=\"3\">…</td></tr>");
         }
-        for op in group {
-            let (tag, olds, news) = op.as_tag_tuple();
-            if tag == DiffTag::Equal {
-                for (o, n) in olds.zip(news) {
-                    row(&mut html, "same", ' ', n, old_lines[o]);
-                }
-                continue;
-            }
-            changed = true;
-            if matches!(tag, DiffTag::Delete | DiffTag::Replace) {
-                for o in olds {
-                    row(&mut html, "del", '-', o, old_lines[o]);
-                }
-            }
-            if matches!(tag, DiffTag::Insert | DiffTag::Replace) {
-                for n in news {
-                    row(&mut html, "ins", '+', n, new_lines[n]);
-                }
-            }
+        for change in group.iter().flat_map(|op| diff.iter_changes(op)) {
+            let (class, sign) = match change.tag() {
+                ChangeTag::Delete => ("del", '-'),
+                ChangeTag::Insert => ("ins", '+'),
+                ChangeTag::Equal => ("same", ' '),
+            };
+            changed |= change.tag() != ChangeTag::Equal;
+            // A removed line is numbered in the old text, every other in the new.
+            let line = change
+                .new_index()
+                .or(change.old_index())
+                .map_or(0, |n| n + 1);
+            html.push_str(&format!(
+                "<tr class=\"{class}\"><td class=\"n\">{line}</td><td class=\"s\">{sign}</td><td>{}</td></tr>",
+                escape(change.value().trim_end_matches(['\n', '\r']))
+            ));
         }
     }
     if !changed {
@@ -347,92 +300,5 @@ mod tests {
         assert!(html.contains("class=\"ins\""), "{html}");
         assert!(html.contains("&lt;c&gt;"), "{html}");
         assert!(diff("same\n", "same\n").contains("(no change)"));
-    }
-
-    /// The diff as it was made with `similar::TextDiff` before issue 26 item 5.
-    fn text_diff(old: &str, new: &str) -> String {
-        use similar::{ChangeTag, TextDiff};
-        let diff = TextDiff::from_lines(old, new);
-        let mut html = String::from("<table class=\"diff\">");
-        let mut changed = false;
-        for (i, group) in diff.grouped_ops(DIFF_CONTEXT).iter().enumerate() {
-            if i > 0 {
-                html.push_str("<tr class=\"gap\"><td colspan=\"3\">…</td></tr>");
-            }
-            for op in group {
-                for change in diff.iter_changes(op) {
-                    let (class, sign) = match change.tag() {
-                        ChangeTag::Delete => ("del", '-'),
-                        ChangeTag::Insert => ("ins", '+'),
-                        ChangeTag::Equal => ("same", ' '),
-                    };
-                    changed |= change.tag() != ChangeTag::Equal;
-                    let line = change
-                        .new_index()
-                        .or(change.old_index())
-                        .map_or(0, |n| n + 1);
-                    html.push_str(&format!(
-                        "<tr class=\"{class}\"><td class=\"n\">{line}</td><td class=\"s\">{sign}</td><td>{}</td></tr>",
-                        escape(change.value().trim_end_matches(['\n', '\r']))
-                    ));
-                }
-            }
-        }
-        if !changed {
-            html.push_str("<tr class=\"same\"><td colspan=\"3\">(no change)</td></tr>");
-        }
-        html.push_str("</table>");
-        html
-    }
-
-    /// The Myers diff renders every pair of texts as `TextDiff` did: generated rounds of a
-    /// document (lines kept, dropped, changed, added, moved; `\n`, `\r\n` and lone `\r`
-    /// endings; no final newline; long texts, which `TextDiff` diffed through integer ids).
-    #[test]
-    fn the_diff_is_the_one_text_diff_made() {
-        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = move |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
-        for round in 0..400 {
-            let len = if round % 10 == 0 {
-                150 + next(100)
-            } else {
-                next(30)
-            };
-            let old: Vec<String> = (0..len).map(|_| format!("line {}", next(12))).collect();
-            let mut new = Vec::new();
-            for line in &old {
-                match next(8) {
-                    0 => {}
-                    1 => new.push(format!("changed {}", next(5))),
-                    2 => {
-                        new.push(line.clone());
-                        new.push(format!("added {}", next(5)));
-                    }
-                    _ => new.push(line.clone()),
-                }
-            }
-            let join = |lines: &[String], next: &mut dyn FnMut(u64) -> u64| {
-                let mut text = String::new();
-                for line in lines {
-                    text.push_str(line);
-                    text.push_str(match next(10) {
-                        0 => "\r\n",
-                        1 => "\r",
-                        _ => "\n",
-                    });
-                }
-                if next(4) == 0 {
-                    text.truncate(text.trim_end_matches(['\n', '\r']).len());
-                }
-                text
-            };
-            let (old, new) = (join(&old, &mut next), join(&new, &mut next));
-            assert_eq!(diff(&old, &new), text_diff(&old, &new), "{old:?}\n{new:?}");
-        }
     }
 }

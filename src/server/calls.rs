@@ -136,43 +136,14 @@ impl BmadServer {
         }
     }
 
-    /// Builds the workflow's text patterns (a few milliseconds of CPU) now, on the thread
-    /// that will run the calls, before their first (`worker.rs`): the stdio server calls it
-    /// as it starts, while the client's handshake goes on.
-    pub fn build_matchers_soon(&self) {
-        self.inner
-            .matchers
-            .call_once(|| self.inner.worker.start(crate::workflow::build_matchers));
-    }
-
-    /// Builds the text patterns on a thread of their own, once, rather than inside the
-    /// first submission that needs them (unless `build_matchers_soon` did); if the thread
-    /// cannot start, they are built on use.
-    pub(super) fn build_matchers_aside(&self) {
-        self.inner.matchers.call_once(|| {
-            let spawned = std::thread::Builder::new()
-                .name("bmad-matchers".into())
-                .spawn(crate::workflow::build_matchers);
-            if let Err(e) = spawned {
-                tracing::debug!(error = %e, "text patterns will be built at first use");
-            }
-        });
-    }
-
-    /// Waits for the call the worker thread is running, if any (the stdio server, as it
-    /// ends after its input did).
-    pub fn finish_calls(&self) {
-        self.inner.worker.finish();
-    }
-
-    /// Runs `f` on the worker thread or a blocking one (file locks and fsync block); `None`
-    /// when it panicked.
+    /// Runs `f` on tokio's blocking pool (file locks and fsync block); `None` when it
+    /// panicked.
     pub(super) async fn blocking<T: Send + 'static>(
         &self,
         f: impl FnOnce(&BmadServer) -> T + Send + 'static,
     ) -> Option<T> {
         let server = self.clone();
-        self.inner.worker.run(move || f(&server)).await
+        tokio::task::spawn_blocking(move || f(&server)).await.ok()
     }
 
     /// A read of the project for prompts and resources, on a blocking thread.

@@ -29,7 +29,6 @@ pub mod schema;
 pub mod slash;
 mod used;
 pub mod wire;
-mod worker;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -63,10 +62,6 @@ struct Inner {
     store: Store,
     limits: Limits,
     tool: Tool,
-    /// Set once the text patterns are being built off the call path (see `call_tool`).
-    matchers: std::sync::Once,
-    /// The thread that runs calls and reads of the project (`worker.rs`).
-    worker: worker::Worker,
     /// Set when stdout breaks: from then on no call is applied, since the client could
     /// never learn what it did.
     output_closed: Arc<AtomicBool>,
@@ -169,8 +164,6 @@ impl BmadServer {
                 store,
                 limits,
                 tool: tool(),
-                matchers: std::sync::Once::new(),
-                worker: worker::Worker::default(),
                 output_closed,
                 codec: dialog::new_codec(),
                 resources_changed: tokio::sync::broadcast::channel(8).0,
@@ -228,7 +221,6 @@ impl ServerHandler for BmadServer {
                 None,
             ));
         }
-        self.build_matchers_aside();
         tracing::debug!("tool call received");
         // Taken, not copied: a submission's arguments may be megabytes. A dialog's retry
         // needs only the request's other fields.
@@ -268,12 +260,9 @@ impl ServerHandler for BmadServer {
             }
         }
         let lists_change = changes_lists(&call);
-        let server = self.clone();
         let (watched, _watchers) = progress::watch(&context);
         let mut reply = self
-            .inner
-            .worker
-            .run(move || server.run_watched(call, &watched))
+            .blocking(move |server| server.run_watched(call, &watched))
             .await
             .unwrap_or_else(|| {
                 tracing::error!("tool call failed unexpectedly");

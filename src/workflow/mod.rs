@@ -35,12 +35,3 @@ pub use rules::{allowed_actions, is_legal};
 pub use session::{ContentRef, Session, State};
 pub use stage::{Engine, Stage};
 pub use track::Track;
-
-/// Builds every text pattern the workflow uses (~12M instructions, a few milliseconds),
-/// which otherwise happens at the first submission that needs each one. The server runs
-/// this on a background thread after its first tool call, while the model is writing.
-pub fn build_matchers() {
-    submission::build_matchers();
-    score::build_matchers();
-    quality::build_matchers();
-}

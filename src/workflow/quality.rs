@@ -24,12 +24,6 @@ static ACCEPTANCE_WORDS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)(acceptance[ \t]+criteri)|(?-u:\b)(?:(given)|(when)|(then))(?-u:\b)").unwrap()
 });
 
-/// Builds this module's patterns now rather than at their first use.
-pub(crate) fn build_matchers() {
-    LazyLock::force(&QUANTITATIVE);
-    LazyLock::force(&ACCEPTANCE_WORDS);
-}
-
 /// A number with a unit or a comparison: `95%`, `< 200 ms`, `500 rps`, `p99`.
 ///
 /// Digits and word boundaries are ASCII (`[0-9]`, `(?-u:\b)`): Unicode `\b` around the

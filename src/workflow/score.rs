@@ -17,11 +17,6 @@ static SCORE_LINE: LazyLock<Regex> = LazyLock::new(|| {
     .unwrap()
 });
 
-/// Builds this module's pattern now rather than at its first use.
-pub(crate) fn build_matchers() {
-    LazyLock::force(&SCORE_LINE);
-}
-
 /// The last `Quality Score: N/100` in the text (N in ASCII digits); case, markdown bold and
 /// spaces are tolerated.
 pub fn last_text_score(text: &str) -> Option<u32> {

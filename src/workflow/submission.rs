@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use super::score::last_text_score;
 use super::stage::{Stage, GENERIC_DOCUMENT_FIELDS};
 
-// The patterns, built once per process: on first use, or earlier by [`build_matchers`].
+// The patterns, built once per process, at their first use.
 // Digits are ASCII (`[0-9]`): a score in another script's digits is not a number here.
 
 /// An opening code fence of a JSON block.
@@ -31,13 +31,6 @@ static REVIEW_STATUS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)review[ \t]*status[ \t*_]*[:：][ \t*_]*(pass[ \t]+with[ \t]+risks?|pass|fail)")
         .unwrap()
 });
-
-/// Builds this module's patterns now rather than at their first use.
-pub(crate) fn build_matchers() {
-    for re in [&FENCE, &LINE_BRACE, &SPRINT_HEADING, &REVIEW_STATUS] {
-        LazyLock::force(re);
-    }
-}
 
 /// Fields that may carry the document at `stage`, in order of preference: the stage's
 /// own, then the generic ones. Exactly these are read, and exactly these are named when

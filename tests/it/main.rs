@@ -62,7 +62,6 @@ mod schema; // the tool's schemas are valid JSON Schema 2020-12
 mod shutdown; // ended mid-session (stdin closed, SIGTERM): calls answered, exit 0
 mod stdout; // stdout carries only JSON-RPC, even at trace level; --version, --help
 mod team_git; // a team in real git: two clones merge their tasks; one task advanced on both is reported
-mod threads; // calls one after another run on one kept thread (issue 26)
 
 // `serve --http`.
 mod check_env; // a check runs without the server's secrets (issue 25)

@@ -1,0 +1,204 @@
+//! How many `git` processes each call starts (section `git`): the example's workflow in a
+//! project that is a git repository with a commit, and `status` in a project outside any
+//! repository. The server finds `git` on its `PATH`; the first `git` there is a script that
+//! writes a line to a log and runs the real one, so every start is counted, whatever the
+//! server asks. Nothing in the repository changes between the calls (no commit, no
+//! branch): each call's count is what asking git costs when git has nothing new to say.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+use crate::docs::Docs;
+use crate::driver::Server;
+use crate::run::{project_dir, workflow_calls};
+use crate::table::Table;
+use crate::{Config, Res, OBJECTIVE};
+
+/// The wrapper's folder (put first on the server's `PATH`) and its log.
+struct Counter {
+    _dir: tempfile::TempDir,
+    bin: PathBuf,
+    log: PathBuf,
+}
+
+impl Counter {
+    /// A `git` script in a fresh folder that logs its arguments and execs `real`.
+    fn new(real: &Path) -> Res<Counter> {
+        let dir = tempfile::Builder::new()
+            .prefix("bmad-bench-git-")
+            .tempdir()?;
+        let bin = dir.path().join("bin");
+        std::fs::create_dir(&bin)?;
+        let log = dir.path().join("git.log");
+        let (real_s, log_s) = (real.display().to_string(), log.display().to_string());
+        if [&real_s, &log_s].iter().any(|p| p.contains('\'')) {
+            return Err("a path with a quote cannot go into the git wrapper".into());
+        }
+        let script =
+            format!("#!/bin/sh\nprintf '%s\\n' \"git $*\" >> '{log_s}'\nexec '{real_s}' \"$@\"\n");
+        let path = bin.join("git");
+        std::fs::write(&path, script)?;
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
+        std::fs::write(&log, "")?;
+        Ok(Counter {
+            _dir: dir,
+            bin,
+            log,
+        })
+    }
+
+    /// The server's `PATH`: the wrapper first, then the bench's own.
+    fn path(&self) -> Res<std::ffi::OsString> {
+        let rest = std::env::var_os("PATH").unwrap_or_default();
+        let dirs = std::iter::once(self.bin.clone()).chain(std::env::split_paths(&rest));
+        Ok(std::env::join_paths(dirs)?)
+    }
+
+    /// Every start logged so far, one line each: the git command without the options
+    /// that precede it (`-C <project>`, `-c <setting>`), which every start repeats.
+    fn starts(&self) -> Res<Vec<String>> {
+        Ok(std::fs::read_to_string(&self.log)?
+            .lines()
+            .map(command)
+            .collect())
+    }
+
+    fn spawn(&self, cfg: &Config, project: &Path) -> Res<Server> {
+        let line = [cfg.bin.display().to_string()];
+        let mut server = Server::spawn_line_with(&line, project, false, &[("PATH", self.path()?)])?;
+        server.handshake()?;
+        Ok(server)
+    }
+
+    /// Makes the call and returns the git commands it started.
+    fn call(&self, server: &mut Server, args: &Value) -> Res<(Value, Vec<String>)> {
+        let before = self.starts()?.len();
+        let reply = server.call(args)?;
+        Ok((reply.structured, self.starts()?.split_off(before)))
+    }
+}
+
+/// A logged start (`git -C <dir> -c <k=v> rev-parse …`) as `rev-parse …`.
+fn command(line: &str) -> String {
+    let mut words = line.split(' ').skip(1);
+    let mut kept = Vec::new();
+    while let Some(word) = words.next() {
+        if kept.is_empty() && (word == "-C" || word == "-c") {
+            words.next();
+        } else {
+            kept.push(word);
+        }
+    }
+    kept.join(" ")
+}
+
+/// The first `git` on the bench's `PATH`.
+fn real_git() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join("git"))
+        .find(|g| g.is_file())
+}
+
+pub fn bench(cfg: &Config, docs: &Docs, table: &mut Table) -> Res<()> {
+    let Some(real) = real_git() else {
+        println!("\n-- git: no git on PATH; skipped");
+        return Ok(());
+    };
+    println!("\n-- git: processes started per call (a git first on the server's PATH counts them)");
+    let counter = Counter::new(&real)?;
+    let in_repo = in_repository(cfg, docs, &counter, &real)?;
+    println!("  {:<24} {:>4}  commands", "call", "git");
+    for (label, started) in &in_repo {
+        println!("  {label:<24} {:>4}  {}", started.len(), started.join("; "));
+    }
+    let most = |kind: &str| {
+        in_repo
+            .iter()
+            .filter(|(label, _)| label.starts_with(kind))
+            .map(|(_, s)| s.len())
+            .max()
+    };
+    for (kind, name) in [("submit", "a submit"), ("status", "status")] {
+        if let Some(n) = most(kind) {
+            table.single(
+                &format!("git processes: {name}, in a repository (max)"),
+                n.to_string(),
+                "≤ 1",
+                Some(n <= 1),
+            );
+        }
+    }
+    let outside = status_outside(cfg, &counter)?;
+    println!(
+        "  {:<24} {:>4}  {}",
+        "status, no repository",
+        outside.len(),
+        outside.join("; ")
+    );
+    table.single(
+        "git processes: status outside a repository",
+        outside.len().to_string(),
+        "0",
+        Some(outside.is_empty()),
+    );
+    Ok(())
+}
+
+/// The example's calls in a repository with one commit: each call's git commands.
+fn in_repository(
+    cfg: &Config,
+    docs: &Docs,
+    counter: &Counter,
+    real: &Path,
+) -> Res<Vec<(&'static str, Vec<String>)>> {
+    let project = project_dir()?;
+    let work = project.path().join("project");
+    std::fs::create_dir(&work)?;
+    std::fs::write(work.join("README.md"), "A project.\n")?;
+    let git = |args: &[&str]| -> Res<()> {
+        let out = Command::new(real).args(args).current_dir(&work).output()?;
+        if !out.status.success() {
+            return Err(format!("git {args:?}: {}", String::from_utf8_lossy(&out.stderr)).into());
+        }
+        Ok(())
+    };
+    git(&["init", "-q"])?;
+    git(&["config", "user.name", "Bench"])?;
+    git(&["config", "user.email", "bench@example.org"])?;
+    git(&["add", "README.md"])?;
+    git(&["commit", "-q", "-m", "A first commit"])?;
+
+    let mut server = counter.spawn(cfg, &work)?;
+    let mut counted = vec![("handshake", counter.starts()?)];
+    let mut session_id = Value::Null;
+    for (label, mut args) in workflow_calls(docs, &work) {
+        if !session_id.is_null() {
+            args["session_id"] = session_id.clone();
+        }
+        let (reply, started) = counter.call(&mut server, &args)?;
+        if label == "start" {
+            session_id = reply["session_id"].clone();
+        }
+        counted.push((label, started));
+    }
+    let before = counter.starts()?.len();
+    server.close()?;
+    counted.push(("after the last reply", counter.starts()?.split_off(before)));
+    Ok(counted)
+}
+
+/// `status` of a task in a project that no repository holds: its git commands.
+fn status_outside(cfg: &Config, counter: &Counter) -> Res<Vec<String>> {
+    let project = project_dir()?;
+    let mut server = counter.spawn(cfg, project.path())?;
+    let start = json!({"action": "start", "cwd": project.path(), "objective": OBJECTIVE});
+    let (started, _) = counter.call(&mut server, &start)?;
+    let status = json!({"action": "status", "session_id": started["session_id"]});
+    let (_, commands) = counter.call(&mut server, &status)?;
+    server.close()?;
+    Ok(commands)
+}
