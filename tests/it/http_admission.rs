@@ -175,10 +175,11 @@ fn call_within_15_s(addr: SocketAddr) -> Option<crate::support::http::Answer> {
     rx.recv_timeout(Duration::from_secs(15)).ok()
 }
 
-/// With a soft file limit below the connection cap, half-sent headers used to take every
-/// descriptor: accepting failed and the real client waited in the backlog. The server
-/// raises its soft limit to the hard one, and where the hard one is low too it keeps its
-/// connection cap below it, so the oldest half-sent connection is closed for the call.
+/// With a soft file limit below the connection cap, half-sent headers could take every
+/// descriptor before the cap was reached: accepting would fail and the real client wait in
+/// the backlog. The server raises its soft limit to the hard one, and where the hard one is
+/// low too it keeps its connection cap below it, so the oldest half-sent connection is
+/// closed for the call.
 #[test]
 fn with_a_file_limit_below_the_connection_cap_half_sent_headers_do_not_lock_out_a_client() {
     for nofile in ["--nofile=200:4096", "--nofile=200:200"] {
