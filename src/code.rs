@@ -4,6 +4,7 @@
 
 use schemars::JsonSchema;
 use serde::Serialize;
+use unicode_general_category::{get_general_category, GeneralCategory};
 
 /// Every code a tool error can carry. The "Error codes" table of docs/troubleshooting.md
 /// has a row for each, with what to do (a test keeps them in step).
@@ -172,13 +173,15 @@ pub fn clip(s: &str, max: usize) -> String {
 }
 
 /// `s` as a human may be shown it: every control character (ESC, CR, newline, tab, DEL,
-/// the C1 range) and every invisible or reordering one (zero-width, bidi controls, soft
-/// hyphen, BOM) written as a visible escape such as `\u{1b}`, so a terminal or a form
-/// never interprets what a file, a model or a process wrote (SPEC §14.7).
+/// the C1 range), every invisible or reordering one (zero-width, bidi controls, soft
+/// hyphen, BOM, blank fillers) and every blank other than the space (no-break space,
+/// ideographic space, line separator…) written as a visible escape such as `\u{1b}`, so a
+/// terminal or a form never interprets what a file, a model or a process wrote, nor shows
+/// a run of blanks that pushes the rest out of view (SPEC §14.7).
 pub fn visible(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
-        if c.is_control() || invisible(c) {
+        if c.is_control() || invisible(c) || (c.is_whitespace() && c != ' ') {
             out.push_str(&format!("\\u{{{:x}}}", c as u32));
         } else {
             out.push(c);
@@ -193,19 +196,30 @@ pub fn visible_lines(s: &str) -> String {
     s.split('\n').map(visible).collect::<Vec<_>>().join("\n")
 }
 
-/// Characters that print nothing or reorder what follows.
+/// Characters that print nothing or reorder what follows: the format characters (category
+/// Cf: zero-width, bidi controls, the byte order mark, tags…), and others that print as
+/// nothing or a blank without being Unicode white space (the braille blank, the Hangul
+/// fillers, joiners and variation selectors).
 fn invisible(c: char) -> bool {
-    matches!(c,
+    get_general_category(c) == GeneralCategory::Format
+        || matches!(c,
         '\u{ad}' | '\u{34f}' | '\u{61c}' | '\u{115f}' | '\u{1160}' | '\u{17b4}' | '\u{17b5}'
         | '\u{180b}'..='\u{180f}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}'
-        | '\u{2060}'..='\u{206f}' | '\u{3164}' | '\u{fe00}'..='\u{fe0f}' | '\u{feff}'
-        | '\u{ffa0}' | '\u{fff0}'..='\u{fffb}' | '\u{e0000}'..='\u{e007f}')
+        | '\u{2060}'..='\u{206f}' | '\u{2800}' | '\u{3164}' | '\u{fe00}'..='\u{fe0f}'
+        | '\u{feff}' | '\u{ffa0}' | '\u{fff0}'..='\u{fffb}' | '\u{e0000}'..='\u{e0fff}')
+}
+
+/// Characters that show as a blank or as nothing: Unicode white space and [`invisible`] ones.
+fn blank(c: char) -> bool {
+    c.is_whitespace() || invisible(c)
 }
 
 /// Why a command the human approves could show something other than what runs, if it
 /// could: control characters (escape sequences move the cursor and erase what was
-/// printed), invisible or reordering characters, or padding (a run of more than 3 spaces
-/// or any tab) that pushes the rest out of view. `None` for an ordinary command.
+/// printed), invisible or reordering characters, padding (a tab, or a run of more than 3
+/// blanks of any kind) that pushes the rest out of view, or a blank other than the space
+/// (a shell does not split words at a no-break space: it shows as two words and runs as
+/// one). `None` for an ordinary command.
 pub fn hidden_in(command: &str) -> Option<String> {
     if let Some(c) = command.chars().find(|c| c.is_control() && *c != '\t') {
         return Some(format!(
@@ -215,17 +229,33 @@ pub fn hidden_in(command: &str) -> Option<String> {
     }
     if let Some(c) = command.chars().find(|c| invisible(*c)) {
         return Some(format!(
-            "it holds the invisible character \\u{{{:x}}} (zero-width, bidi or similar), which hides or reorders what runs",
+            "it holds the invisible character \\u{{{:x}}} (zero-width, bidi, a blank filler or similar), which hides or reorders what runs",
             c as u32
         ));
     }
-    if command.contains('\t') || command.contains("    ") {
+    if command.contains('\t') || longest_blank_run(command) > 3 {
         return Some(
-            "it is padded (a tab or a run of more than 3 spaces), which can push what runs out of view; write it with single spaces"
+            "it is padded (a tab or a run of more than 3 blanks of any kind), which can push what runs out of view; write it with single spaces"
                 .into(),
         );
     }
+    if let Some(c) = command.chars().find(|c| c.is_whitespace() && *c != ' ') {
+        return Some(format!(
+            "it holds the blank \\u{{{:x}}}, which shows as a space but is not one to the shell; write it with plain spaces",
+            c as u32
+        ));
+    }
     None
+}
+
+/// The length in characters of the longest run of [`blank`] characters in `s`.
+fn longest_blank_run(s: &str) -> usize {
+    s.chars()
+        .fold((0, 0), |(run, longest), c| {
+            let run = if blank(c) { run + 1 } else { 0 };
+            (run, longest.max(run))
+        })
+        .1
 }
 
 #[cfg(test)]
@@ -259,5 +289,50 @@ mod tests {
         assert!(hidden_in(&format!("cargo test{}; id", " ".repeat(200))).is_some());
         assert!(hidden_in("cargo\ttest").is_some());
         assert_eq!(hidden_in("cargo clippy --all-targets -- -D warnings"), None);
+    }
+
+    #[test]
+    fn every_blank_or_invisible_character_is_escaped_and_a_run_of_them_is_refused() {
+        let blanks = [
+            '\u{a0}',
+            '\u{1680}',
+            '\u{2000}',
+            '\u{200a}',
+            '\u{2028}',
+            '\u{2029}',
+            '\u{202f}',
+            '\u{205f}',
+            '\u{3000}',
+            '\u{85}',
+            '\u{200b}',
+            '\u{2060}',
+            '\u{2064}',
+            '\u{feff}',
+            '\u{600}',
+            '\u{110bd}',
+            '\u{e0001}',
+            '\u{2800}',
+            '\u{3164}',
+            '\u{115f}',
+            '\u{1160}',
+            '\u{ffa0}',
+        ];
+        for c in blanks {
+            let escaped = format!("\\u{{{:x}}}", c as u32);
+            assert_eq!(visible(&format!("a{c}b")), format!("a{escaped}b"));
+            let padded = format!("cargo test{}; id", c.to_string().repeat(40));
+            assert!(hidden_in(&padded).is_some(), "{escaped}: a run is refused");
+            assert!(
+                hidden_in(&format!("cargo{c}test")).is_some(),
+                "{escaped}: alone too"
+            );
+        }
+        // Runs of the space itself are padding, single spaces are what a command is made of.
+        assert!(hidden_in("cargo test    --locked")
+            .unwrap()
+            .contains("padded"));
+        assert!(hidden_in("cargo test \u{a0}\u{3000} --locked").is_some());
+        assert_eq!(hidden_in("cargo test --locked && ./scripts/lint"), None);
+        assert_eq!(visible("a b"), "a b");
     }
 }

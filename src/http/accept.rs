@@ -4,6 +4,9 @@
 //! connection closes the oldest one that is not answering a request (idle, or still sending
 //! its headers), so connections left half-open cannot lock out a client with a call to make;
 //! when every connection is answering one, the new connection is refused (closed at once).
+//! The cap stays below the process's file limit, which is raised to its hard limit first:
+//! connections that used up every descriptor would leave a new one waiting in the backlog,
+//! never accepted, however the oldest are closed.
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -25,6 +28,61 @@ use crate::settings::Http;
 
 /// The largest read buffer of a connection, hence of a request's headers (past it: 431).
 pub const MAX_HEADER_BYTES: usize = 64 * 1024;
+
+/// The descriptors kept free of connections for the server's own files: its runtime, the
+/// project's files and locks, the pipes of the checks it runs, its logs.
+const OWN_FILES: u64 = 64;
+
+/// The connections open at once: `configured`, or fewer where the file limit (once raised
+/// to the hard limit) leaves less than [`OWN_FILES`] beside them.
+fn connection_cap(configured: usize) -> usize {
+    let Some(files) = raise_file_limit() else {
+        return configured;
+    };
+    let room = usize::try_from(files.saturating_sub(OWN_FILES).max(1)).unwrap_or(usize::MAX);
+    if room < configured {
+        tracing::warn!(
+            files,
+            cap = room,
+            "the file limit leaves room for fewer connections than BMAD_HTTP_MAX_CONNECTIONS"
+        );
+    }
+    configured.min(room)
+}
+
+/// Raises the soft limit on open files to the hard one (a soft limit of 256, macOS's
+/// default, is the default connection cap); the soft limit now, `None` when unlimited.
+#[cfg(unix)]
+fn raise_file_limit() -> Option<u64> {
+    const OPEN_MAX: u64 = 10240;
+    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+    let limit = getrlimit(Resource::Nofile);
+    if limit.current == limit.maximum {
+        return limit.current;
+    }
+    // macOS refuses a soft limit above its per-process ceiling (OPEN_MAX, 10240), which an
+    // unlimited hard limit is: the ceiling is tried then.
+    let ceiling = limit.maximum.map_or(OPEN_MAX, |m| m.min(OPEN_MAX));
+    for soft in [limit.maximum, Some(ceiling)] {
+        if soft.is_some_and(|s| limit.current.is_some_and(|c| s <= c)) {
+            break;
+        }
+        let raised = Rlimit {
+            current: soft,
+            maximum: limit.maximum,
+        };
+        match setrlimit(Resource::Nofile, raised) {
+            Ok(()) => return soft,
+            Err(e) => tracing::debug!(error = %e, ?soft, "cannot raise the file limit"),
+        }
+    }
+    limit.current
+}
+
+#[cfg(not(unix))]
+fn raise_file_limit() -> Option<u64> {
+    None
+}
 
 struct Open {
     id: u64,
@@ -108,8 +166,9 @@ pub async fn serve(
     limits: Http,
     shutdown: impl std::future::Future<Output = ()>,
 ) {
+    let max = connection_cap(limits.max_connections.max(1));
     let registry = Arc::new(Registry {
-        max: limits.max_connections.max(1),
+        max,
         open: Mutex::new(VecDeque::new()),
         next: AtomicU64::new(0),
     });
@@ -129,7 +188,7 @@ pub async fn serve(
         };
         let Some((id, answering, close)) = registry.admit() else {
             tracing::warn!(
-                max = limits.max_connections,
+                max,
                 "refused a connection: every open one is answering a request"
             );
             continue;

@@ -127,16 +127,13 @@ async fn serve(plan: Plan, settings: &Settings, beside: Option<Beside>) -> std::
         .with_cancellation_token(sessions_end.clone());
     let server = BmadServer::within(plan.roots.clone(), settings);
     let stopping = server.clone();
-    let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
+    let sessions = Arc::new(LocalSessionManager::default());
+    let service = StreamableHttpService::new(move || Ok(server.clone()), sessions.clone(), config);
     let in_flight = TaskTracker::new();
     let app = Router::new()
         .route_service(ENDPOINT, service)
         .layer(axum::middleware::from_fn_with_state(
-            bind::Owners::default(),
+            bind::Owners::of(sessions),
             bind::bind_sessions,
         ))
         .layer(axum::middleware::from_fn_with_state(

@@ -152,3 +152,60 @@ fn with_slow_connections_open_up_to_the_cap_an_authenticated_call_is_answered() 
         .unwrap();
     assert!(newest.read(&mut buf).is_err(), "the newest is still open");
 }
+
+/// A call made with the token, on a thread: its answer, or `None` when none came in 15 s
+/// (the connection waits in the listener's backlog, never accepted).
+fn call_within_15_s(addr: SocketAddr) -> Option<crate::support::http::Answer> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let answer = raw(
+            addr,
+            "POST",
+            &[
+                &CALL_HEADERS[..],
+                &[("Authorization", &format!("Bearer {TOKEN}"))],
+            ]
+            .concat(),
+            tool_call(1, json!({"action": "list"}))
+                .to_string()
+                .as_bytes(),
+        );
+        let _ = tx.send(answer);
+    });
+    rx.recv_timeout(Duration::from_secs(15)).ok()
+}
+
+/// With a soft file limit below the connection cap, half-sent headers could take every
+/// descriptor before the cap was reached: accepting would fail and the real client wait in
+/// the backlog. The server raises its soft limit to the hard one, and where the hard one is
+/// low too it keeps its connection cap below it, so the oldest half-sent connection is
+/// closed for the call.
+#[test]
+fn with_a_file_limit_below_the_connection_cap_half_sent_headers_do_not_lock_out_a_client() {
+    for nofile in ["--nofile=200:4096", "--nofile=200:200"] {
+        let sb = Sandbox::new();
+        let server = Server::start_under(
+            &["prlimit", nofile, "--"],
+            &["--root", sb.project.to_str().unwrap()],
+            &[("BMAD_MCP_TOKEN", TOKEN), ("BMAD_HTTP_HEADER_SECS", "60")],
+        );
+        let slow: Vec<TcpStream> = (0..300)
+            .map(|_| {
+                let mut s = TcpStream::connect(server.addr).unwrap();
+                s.write_all(b"POST /mcp HTTP/1.1\r\nHost: x").unwrap();
+                s
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(500));
+        let started = Instant::now();
+        let answer = call_within_15_s(server.addr)
+            .unwrap_or_else(|| panic!("{nofile}: the call is never answered"));
+        assert_eq!(answer.status, 200, "{nofile}: {}", answer.body);
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{nofile}: {:?}",
+            started.elapsed()
+        );
+        drop(slow);
+    }
+}

@@ -70,6 +70,58 @@ fn a_check_command_that_hides_what_runs_is_shown_visibly_and_refused() {
     }
 }
 
+/// Every character that shows as a blank or as nothing: Unicode white space (no-break,
+/// ideographic, line separator), format characters (zero-width space, word joiner, byte
+/// order mark), the braille blank and the Hangul fillers.
+const BLANKS: [char; 11] = [
+    '\u{a0}', '\u{3000}', '\u{2028}', '\u{2800}', '\u{200b}', '\u{2060}', '\u{feff}', '\u{3164}',
+    '\u{115f}', '\u{1160}', '\u{ffa0}',
+];
+
+#[test]
+fn a_check_command_padded_with_unicode_blanks_is_refused_and_shown_visibly() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().canonicalize().unwrap();
+    let approved = project.join(".bmad-task/config-approved.json");
+    for blank in BLANKS {
+        // Under the command's size limit, as wide as a terminal or more.
+        let run = blank.to_string().repeat(500);
+        let command = format!("cargo test --locked{run}; id > /tmp/x");
+        write_config(
+            &project,
+            &format!("[checks]\ntest = {}\n", toml_string(&command)),
+        );
+        let escaped = format!("\\u{{{:x}}}", blank as u32);
+        for action in ["show", "approve"] {
+            let (code, out) = in_terminal(&project, &["config", action], "[y/N]", "y\n");
+            assert_ne!(code, 0, "{escaped}: config {action} refuses: {out}");
+            assert!(
+                !out.contains(blank),
+                "{escaped}: config {action} printed the raw blank: {out:?}"
+            );
+            assert!(
+                out.contains("refused")
+                    && out.contains(&format!("{escaped}{escaped}"))
+                    && out.contains("; id > /tmp/x"),
+                "{escaped}: config {action} shows the command visibly and why: {out}"
+            );
+            assert!(
+                !approved.exists(),
+                "{escaped}: config {action}: nothing approved"
+            );
+        }
+    }
+    // One blank other than the space is refused too: the shell reads `cargo\u{a0}test` as
+    // one word, shown as two.
+    write_config(&project, "[checks]\ntest = \"cargo\\u00a0test\"\n");
+    let (code, out) = in_terminal(&project, &["config", "show"], "[y/N]", "\n");
+    assert_ne!(code, 0, "{out}");
+    assert!(
+        out.contains("cargo\\u{a0}test") && out.contains("refused"),
+        "{out}"
+    );
+}
+
 /// A PO draft whose question the assistant wrote with terminal escapes in it.
 fn asking_with_escapes(project: &Path) -> String {
     let mut raw = Raw::start(project);

@@ -29,9 +29,17 @@ pub struct Server {
 }
 
 /// The server's command with the given arguments after `serve --http 127.0.0.1:0`,
-/// isolated, no token, and `env` set.
-pub fn command(args: &[&str], env: &[(&str, &str)]) -> Command {
-    let mut cmd = Command::new(BIN);
+/// isolated, no token, and `env` set; run by the program `under` names with its arguments
+/// (`prlimit …`, which runs the server in its place), when it names one.
+pub fn command_under(under: &[&str], args: &[&str], env: &[(&str, &str)]) -> Command {
+    let mut cmd = match under.split_first() {
+        Some((program, rest)) => {
+            let mut cmd = Command::new(program);
+            cmd.args(rest).arg(BIN);
+            cmd
+        }
+        None => Command::new(BIN),
+    };
     isolate(&mut cmd)
         .args(["serve", "--http", "127.0.0.1:0"])
         .args(args)
@@ -47,7 +55,14 @@ impl Server {
     /// Starts the server with these arguments (`--root …`) and environment, and waits for
     /// the line that names the address it listens on.
     pub fn start(args: &[&str], env: &[(&str, &str)]) -> Server {
-        let mut child = command(args, env).spawn().expect("the server starts");
+        Server::start_under(&[], args, env)
+    }
+
+    /// [`Server::start`], run by the program `under` names ([`command_under`]).
+    pub fn start_under(under: &[&str], args: &[&str], env: &[(&str, &str)]) -> Server {
+        let mut child = command_under(under, args, env)
+            .spawn()
+            .expect("the server starts");
         let stderr = Stderr::read(child.stderr.take().unwrap());
         let mut server = Server {
             child,
