@@ -178,9 +178,11 @@ fn seconds(t: SystemTime) -> Res<f64> {
 fn count(trace: &str, starts: &[f64]) -> Vec<Counts> {
     let mut counts = vec![Counts::default(); starts.len()];
     for line in trace.lines() {
-        let mut words = line.splitn(3, ' ');
-        let (Some(_pid), Some(time), Some(call)) = (words.next(), words.next(), words.next())
-        else {
+        // strace pads the pid to a width: one space or more after it.
+        let Some((_pid, rest)) = line.split_once(' ') else {
+            continue;
+        };
+        let Some((time, call)) = rest.trim_start().split_once(' ') else {
             continue;
         };
         let (Ok(time), false) = (time.parse::<f64>(), call.starts_with("<...")) else {

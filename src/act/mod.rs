@@ -24,7 +24,9 @@ use crate::error::{Error, Result};
 use crate::evidence::{self, Admitted, Watched};
 use crate::files::Project;
 use crate::prompts::{self, Template};
-use crate::store::{not_before_last_entry, Files, GitNow, Located, RefusedWith, SessionKey, Store};
+use crate::store::{
+    not_before_last_entry, Files, GitNow, Located, RefusedWith, Seen, SessionKey, Store,
+};
 use crate::workflow::machine;
 use crate::workflow::session::Session;
 use crate::workflow::{Command, Decision, Evidence, Facts};
@@ -57,6 +59,8 @@ pub struct Done {
     pub prompt: Option<Template>,
     /// The gates policy, when the change read it (see [`Admitted::human_gates`]).
     pub human_gates: Option<Option<String>>,
+    /// What git said of the project's files during the change, for the reply's drift.
+    pub seen: Option<Seen>,
 }
 
 /// Makes `change` to the session `key` names. On error, the session when it was read, for
@@ -162,7 +166,7 @@ impl Step<'_> {
         let now = not_before_last_entry(&before, Utc::now());
         let mut outcome =
             machine::apply_observed(&before, command, decision, observed, &Files(project), now)?;
-        self.git.record(&before, &mut outcome.session);
+        let seen = self.git.record(&before, &mut outcome.session);
         let prompt = self.prompt_for(&mut outcome.session)?;
         // What the change taught, written with it for the team.
         let lessons = crate::lessons::learned(&before, &outcome.session);
@@ -196,6 +200,7 @@ impl Step<'_> {
             facts: outcome.facts,
             prompt,
             human_gates: admitted.human_gates,
+            seen,
         })
     }
 

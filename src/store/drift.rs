@@ -58,9 +58,10 @@ impl GitNow {
     }
 
     /// Records in `after` the branch, and for each stage whose document this change saved,
-    /// the commit it was written against.
-    pub fn record(&self, before: &Session, after: &mut Session) {
-        let Some(repo) = &self.repo else { return };
+    /// the commit it was written against. Returns what git said of the project's files against the commit, for a drift
+    /// check in the same call ([`drift_after`]) that then need not ask again.
+    pub fn record(&self, before: &Session, after: &mut Session) -> Option<Seen> {
+        let repo = self.repo.as_ref()?;
         if self.facts.branch.is_some() {
             after.branch.clone_from(&self.facts.branch);
         }
@@ -69,23 +70,35 @@ impl GitNow {
             let saved = after.record(stage).artifact.as_ref();
             if saved.is_some() && saved != before.record(stage).artifact.as_ref() {
                 let b = basis.get_or_insert_with(|| basis_of(repo, self.facts.head.as_deref()));
-                after.record_mut(stage).written_against.clone_from(b);
+                after
+                    .record_mut(stage)
+                    .written_against
+                    .clone_from(&b.as_ref().map(|b| b.0.clone()));
             }
         }
+        basis.flatten().map(|(_, seen)| seen)
     }
 }
 
+/// The project's files that differ from a commit, as git said them during a call.
+#[derive(Debug, Clone)]
+pub struct Seen {
+    commit: String,
+    changed: Vec<String>,
+}
+
 /// The commit checked out, and the project's files that differ from it now.
-fn basis_of(repo: &Repo, head: Option<&str>) -> Option<Basis> {
+fn basis_of(repo: &Repo, head: Option<&str>) -> Option<(Basis, Seen)> {
     let commit = head?.to_string();
     let changed = repo.changed_since(&commit, &PROJECT_FILES)?;
     let kept = &changed[..changed.len().min(MAX_UNCOMMITTED)];
     let ids = repo.blob_ids(kept, &commit);
-    Some(Basis {
-        commit,
+    let basis = Basis {
+        commit: commit.clone(),
         uncommitted: kept.iter().cloned().zip(ids).collect(),
         partial: changed.len() > kept.len(),
-    })
+    };
+    Some((basis, Seen { commit, changed }))
 }
 
 /// What changed since a later stage relied on it.
@@ -147,6 +160,11 @@ impl Drift {
 
 /// What changed since the session's stages relied on it; `None` when nothing did.
 pub fn drift(project: &Project, session: &Session) -> Option<Drift> {
+    drift_after(project, session, None)
+}
+
+/// [`drift`], with what git said of the files during this call, when it did.
+pub fn drift_after(project: &Project, session: &Session, seen: Option<&Seen>) -> Option<Drift> {
     let documents = changed_documents(project, session);
     let mut d = Drift {
         documents,
@@ -160,7 +178,8 @@ pub fn drift(project: &Project, session: &Session) -> Option<Drift> {
         .rev()
         .find_map(|s| session.record(*s).written_against.as_ref().map(|b| (*s, b)));
     if let Some((stage, basis)) = latest {
-        if let Some(files) = Repo::at(&project.root).and_then(|r| changed_files(&r, basis)) {
+        let files = Repo::at(&project.root).and_then(|r| changed_files(&r, basis, seen));
+        if let Some(files) = files {
             d.since_stage = Some(stage);
             d.since_commit = Some(basis.commit.clone());
             d.files_total = files.len();
@@ -189,8 +208,11 @@ fn changed_documents(project: &Project, session: &Session) -> Vec<String> {
 }
 
 /// The project's files whose content now is not the one `basis` saw.
-fn changed_files(repo: &Repo, basis: &Basis) -> Option<Vec<String>> {
-    let now = repo.changed_since(&basis.commit, &PROJECT_FILES)?;
+fn changed_files(repo: &Repo, basis: &Basis, seen: Option<&Seen>) -> Option<Vec<String>> {
+    let now = match seen.filter(|s| s.commit == basis.commit) {
+        Some(s) => s.changed.clone(),
+        None => repo.changed_since(&basis.commit, &PROJECT_FILES)?,
+    };
     // A file uncommitted then is unchanged when its content is the same blob now.
     let then: Vec<String> = now
         .iter()

@@ -34,7 +34,7 @@ use sessions::{load_session, session_ids};
 
 pub use change::{not_before_last_entry, Files};
 pub use drift::GitNow;
-pub use drift::{drift, Drift};
+pub use drift::{drift, drift_after, Drift, Seen};
 pub use ignore::{write_gitignore, Ignored, LOCAL_FILES};
 pub use list::{Damaged, Page, PAGE};
 pub use mapping::{Mapping, MappingEntry};

@@ -307,7 +307,10 @@ pub fn for_done(done: &Done, action: Action, via: Option<Via>) -> Reply {
     let starts_work =
         matches!(s.current_stage, Stage::Dev | Stage::Qa) && s.current_state == State::Generating;
     if starts_work {
-        with_drift(&mut r, crate::store::drift(&done.project, s));
+        with_drift(
+            &mut r,
+            crate::store::drift_after(&done.project, s, done.seen.as_ref()),
+        );
     }
     r
 }
