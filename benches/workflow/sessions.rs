@@ -230,7 +230,7 @@ pub fn bench(cfg: &Config, fixtures: &Docs, table: &mut Table) -> Res<()> {
             let shared = if p.shared { ", one objective" } else { "" };
             format!("{what}, {} sessions{shared}", p.sessions)
         };
-        // Issue 12's targets hold at 10,000 sessions; 1,000 keeps its earlier one.
+        // The targets hold at 10,000 sessions; at 1,000 the earlier, looser one applies.
         let at_10k = |limit: f64| {
             if p.sessions == 10_000 {
                 Target::AtMost(limit)

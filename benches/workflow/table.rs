@@ -5,7 +5,7 @@ use std::time::Duration;
 
 /// What the result column says, printed under the table.
 pub const LEGEND: &str = "MISS: a figure over its target on this run (pass: within it). \
-    The bench reports and never fails; BENCHMARKS.md has the targets and past figures.";
+    The bench reports and never fails; BENCHMARKS.md has the targets and current figures.";
 
 pub const MIB: f64 = 1024.0 * 1024.0;
 

@@ -43,7 +43,7 @@ const GIVEN_WHEN_THEN_GAP: usize = 200;
 /// One small regex finds the words and the gaps are counted here: the single regex
 /// `\bgiven\b.{1,200}?\bwhen\b.{1,200}?\bthen\b` says the same, but its bounded
 /// repetitions of Unicode `.` compile to an automaton that took ~9 ms and ~2 MB of
-/// memory on the first estimate of every server process (see BENCHMARKS.md).
+/// memory on the first estimate of every server process.
 fn has_acceptance_criteria(document: &str) -> bool {
     // Offsets are in characters, as `.` counts them. Only the latest `given`, and the
     // latest `when` that closely follows a `given`, matter: a nearer word is always

@@ -394,7 +394,7 @@ mod tests {
 
     #[test]
     fn another_stages_key_is_not_read_and_is_named() {
-        // Issue 24 item 9: a stage reads exactly the keys its error lists.
+        // A stage reads exactly the keys its error lists.
         let text = r##"{"qa_report": "# QA", "quality_score": 95}"##;
         assert_eq!(
             read(text),

@@ -34,7 +34,7 @@ mod replies; // replies stay bounded whatever comes in
 mod resources; // the MCP prompts and the `bmad://sessions…` resources
 mod stories; // two sprints as stories from two git worktrees at once, then the parent's final QA
 mod strict_policy; // under `gates = "human"` replies name the human's channel
-mod trace; // requirements traced from the PRD to the QA verdict; the intent check (issue 29)
+mod trace; // requirements traced from the PRD to the QA verdict; the intent check
 mod tracks; // the quick and fix tracks to completion; a quick task promoted by the human
 mod words; // the human's words kept, loops keep their cause, the end says what was built
 mod workflow_e2e; // a whole PO → QA run in both eras, every reply and every file
@@ -47,7 +47,7 @@ mod dashboard_loop; // a decision on the dashboard completes the assistant's wai
 mod dialog; // the human decides in the client's dialog, both eras, stdio and HTTP
 mod dialog_origin; // a dialog decision records who is behind the connection; under an assistant, the host's
 mod hook; // `bmad-mcp hook pre-tool-use`, as the plugin runs it
-mod shown; // what a human is shown is what runs: escapes visible, commands whole (issue 25)
+mod shown; // what a human is shown is what runs: escapes visible, commands whole
 mod terminal_origin; // a terminal decision records where it came from; under an assistant, refused
 
 // The server process: where it works, what it writes, how it ends.
@@ -64,7 +64,7 @@ mod stdout; // stdout carries only JSON-RPC, even at trace level; --version, --h
 mod team_git; // a team in real git: two clones merge their tasks; one task advanced on both is reported
 
 // `serve --http`.
-mod check_env; // a check runs without the server's secrets (issue 25)
+mod check_env; // a check runs without the server's secrets
 mod http; // a call over HTTP in both eras, roots, the lock-down (token, Host, Origin, sizes)
 mod http_admission; // nothing is spent before authentication: checks before the body, header time, connection cap
 mod http_long_calls; // a call may take as long as the human or the checks take
