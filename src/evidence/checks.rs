@@ -350,31 +350,11 @@ fn kill_group(child: &mut Child) {
 }
 
 /// The commit checked out and whether the tree has changes, when the project is a git
-/// repository and git is installed.
+/// repository and git is installed: asked as every read of git is, running nothing the
+/// repository's config names.
 fn git_state(root: &Path) -> Option<GitState> {
-    if !root.join(".git").exists() {
-        return None;
-    }
-    let git = |args: &[&str]| {
-        Command::new("git")
-            .args(args)
-            .current_dir(root)
-            .stdin(Stdio::null())
-            .stderr(Stdio::null())
-            .output()
-            .ok()
-    };
-    let head = git(&["rev-parse", "--verify", "-q", "HEAD"])?;
-    let commit = head
-        .status
-        .success()
-        .then(|| String::from_utf8_lossy(&head.stdout).trim().to_string())
-        .filter(|c| !c.is_empty());
-    let status = git(&["status", "--porcelain"])?;
-    status.status.success().then_some(GitState {
-        commit,
-        dirty: !status.stdout.is_empty(),
-    })
+    let (commit, dirty) = crate::git::Repo::at(root)?.state()?;
+    Some(GitState { commit, dirty })
 }
 
 #[cfg(test)]

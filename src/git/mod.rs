@@ -84,11 +84,9 @@ impl Repo {
     /// The branch and the commit checked out, from one `git rev-parse` (a second process,
     /// `symbolic-ref`, only before the first commit, when HEAD names no commit yet).
     pub fn branch_and_head(&self) -> (Option<String>, Option<String>) {
-        let Some(out) = run(
-            &self.dir,
-            &["rev-parse", "HEAD", "--symbolic-full-name", "HEAD"],
-        ) else {
-            let b = run(&self.dir, &["symbolic-ref", "-q", "--short", "HEAD"]);
+        let args = ["rev-parse", "HEAD", "--symbolic-full-name", "HEAD"];
+        let Some(out) = run(&self.dir, &[], &args) else {
+            let b = run(&self.dir, &[], &["symbolic-ref", "-q", "--short", "HEAD"]);
             let b = b.as_deref().map(str::trim).filter(|b| !b.is_empty());
             return (b.map(str::to_string), None);
         };
@@ -102,21 +100,84 @@ impl Repo {
         (branch, head)
     }
 
-    /// git's `user.name` and `user.email` here (the repository's, else the user's).
+    /// git's `user.name` and `user.email` here (the repository's, else the user's). The
+    /// same read names the filter drivers the config defines ([`Repo::drivers`]).
     pub fn identity(&self) -> Option<Person> {
         let out = run(
             &self.dir,
-            &["config", "--get-regexp", r"^user\.(name|email)$"],
+            &[],
+            &[
+                "config",
+                "--get-regexp",
+                r"^(user\.(name|email)|filter\..+)$",
+            ],
         )?;
         let (mut name, mut email) = (None, None);
+        let mut drivers = Vec::new();
         for line in out.lines() {
-            match line.split_once(' ') {
-                Some(("user.name", v)) => name = Some(v.to_string()),
-                Some(("user.email", v)) => email = Some(v.to_string()),
-                _ => {}
+            let (key, value) = line.split_once(' ').unwrap_or((line, ""));
+            match key {
+                "user.name" => name = Some(value.to_string()),
+                "user.email" => email = Some(value.to_string()),
+                _ => drivers.extend(driver_of(key)),
             }
         }
+        self.keep_drivers(drivers);
         Person::new(name.as_deref(), email.as_deref())
+    }
+
+    /// The filter drivers the repository's config (and the user's) defines: a read that
+    /// compares the work tree with a commit would run their `clean` or `process` command
+    /// on a file whose stat changed, so every such read turns them off. Asked once, then
+    /// kept while the config does not change.
+    fn drivers(&self) -> Vec<String> {
+        let print = self.fingerprint();
+        let known = DRIVERS.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, drivers)) = known
+            .get(&self.dir)
+            .filter(|(p, _)| print.is_some() && print.as_ref() == Some(p))
+        {
+            return drivers.clone();
+        }
+        drop(known);
+        let out = run(
+            &self.dir,
+            &[],
+            &["config", "--name-only", "--get-regexp", r"^filter\."],
+        );
+        let drivers: Vec<String> = out
+            .unwrap_or_default()
+            .lines()
+            .filter_map(driver_of)
+            .collect();
+        self.keep_drivers(drivers.clone());
+        drivers
+    }
+
+    fn keep_drivers(&self, mut drivers: Vec<String>) {
+        drivers.sort();
+        drivers.dedup();
+        if let Some(print) = self.fingerprint() {
+            let mut known = DRIVERS.lock().unwrap_or_else(|e| e.into_inner());
+            known.insert(self.dir.clone(), (print, drivers));
+        }
+    }
+
+    /// `-c` settings that turn every filter driver off: an empty command is none.
+    fn without_drivers(&self) -> Vec<String> {
+        self.drivers()
+            .iter()
+            .flat_map(|d| ["clean", "smudge", "process"].map(|k| format!("filter.{d}.{k}=")))
+            .collect()
+    }
+
+    /// The commit checked out and whether the work tree has changes (`git status`), read
+    /// as every other read is: no monitor, no filter the config names.
+    pub fn state(&self) -> Option<(Option<String>, bool)> {
+        let (_, head) = self.branch_and_head();
+        let off = self.without_drivers();
+        let status = run(&self.dir, &off, &["status", "--porcelain", "--no-renames"])?;
+        Some((head, !status.is_empty()))
     }
 
     /// The files under the project (relative to it) whose content in the work tree is not
@@ -143,7 +204,8 @@ impl Repo {
         } else {
             pathspecs
         });
-        let out = run(&self.dir, &args)?;
+        let off = self.without_drivers();
+        let out = run(&self.dir, &off, &args)?;
         Some(
             out.split('\0')
                 .filter(|p| !p.is_empty())
@@ -265,6 +327,17 @@ impl Cache {
     }
 }
 
+/// The filter drivers named per repository, with the fingerprint they were read under.
+static DRIVERS: std::sync::LazyLock<Mutex<HashMap<PathBuf, (Fingerprint, Vec<String>)>>> =
+    std::sync::LazyLock::new(Default::default);
+
+/// The driver a config key `filter.<driver>.<key>` names.
+fn driver_of(key: &str) -> Option<String> {
+    let rest = key.strip_prefix("filter.")?;
+    let (driver, _) = rest.rsplit_once('.')?;
+    (!driver.is_empty()).then(|| driver.to_string())
+}
+
 /// Whether `s` is a full commit id (SHA-1 or SHA-256), never an option or a range.
 pub fn is_commit_id(s: &str) -> bool {
     matches!(s.len(), 40 | 64) && s.bytes().all(|b| b.is_ascii_hexdigit())
@@ -272,15 +345,16 @@ pub fn is_commit_id(s: &str) -> bool {
 
 /// Runs `git -C dir args…` without a shell or a terminal, with stdin closed: its stdout
 /// when it succeeds and says less than [`MAX_OUTPUT`], else `None`.
-fn run(dir: &Path, args: &[&str]) -> Option<String> {
+fn run(dir: &Path, settings: &[String], args: &[&str]) -> Option<String> {
     let mut cmd = Command::new("git");
     // Nothing the repository's config names is run for a read: no file-system monitor
-    // (`core.fsmonitor` can name any command), no external diff (`--no-ext-diff` below),
-    // no clean filter (`hash-object --no-filters`).
-    cmd.arg("-C")
-        .arg(dir)
-        .args(["-c", "core.fsmonitor=false"])
-        .args(args);
+    // (`core.fsmonitor` can name any command), no external diff or text conversion, no
+    // filter driver (`settings` turns off the ones the config defines).
+    cmd.arg("-C").arg(dir).args(["-c", "core.fsmonitor=false"]);
+    for s in settings {
+        cmd.arg("-c").arg(s);
+    }
+    cmd.args(args);
     // The project decides which repository: not a GIT_DIR inherited from a hook.
     for var in ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX"] {
         cmd.env_remove(var);
@@ -426,6 +500,44 @@ mod tests {
         assert!(!ran.exists(), "the monitor ran");
         git(dir.path(), &["diff", "--name-only", &head]);
         assert!(ran.exists(), "control: git runs the monitor by itself");
+    }
+
+    /// Filter drivers that the config defines and `.gitattributes` or
+    /// `.git/info/attributes` select: git runs their `clean` and `process` commands when
+    /// it compares a changed file (the control shows it does); the server's reads
+    /// (`changed_since`, `state`) never do.
+    #[cfg(unix)]
+    #[test]
+    fn no_filter_the_repository_names_is_run() {
+        let (dir, _) = repo();
+        std::fs::write(dir.path().join("f"), "a\n").unwrap();
+        std::fs::write(dir.path().join("g"), "a\n").unwrap();
+        git(dir.path(), &["add", "f", "g"]);
+        git(dir.path(), &["commit", "-q", "-m", "one"]);
+        let ran = dir.path().join("ran");
+        let touch = format!("sh -c 'touch \"{}\"; cat'", ran.display());
+        git(dir.path(), &["config", "filter.evil.clean", &touch]);
+        git(dir.path(), &["config", "filter.evil.process", &touch]);
+        git(dir.path(), &["config", "filter.other.x.clean", &touch]);
+        std::fs::write(dir.path().join(".gitattributes"), "f filter=evil\n").unwrap();
+        std::fs::create_dir_all(dir.path().join(".git/info")).unwrap();
+        std::fs::write(
+            dir.path().join(".git/info/attributes"),
+            "g filter=other.x\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("f"), "b\n").unwrap();
+        std::fs::write(dir.path().join("g"), "b\n").unwrap();
+        // A fresh reader, as a new process would be.
+        let repo = Repo::at(dir.path()).unwrap();
+        let head = repo.branch_and_head().1.unwrap();
+        let mut changed = repo.changed_since(&head, &[]).unwrap();
+        changed.sort();
+        assert_eq!(changed, ["f", "g"]);
+        assert_eq!(repo.state().unwrap(), (Some(head.clone()), true));
+        assert!(!ran.exists(), "a filter ran");
+        git(dir.path(), &["status", "--porcelain"]);
+        assert!(ran.exists(), "control: git runs the filter by itself");
     }
 
     #[test]
