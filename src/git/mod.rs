@@ -327,9 +327,11 @@ impl Cache {
     }
 }
 
-/// The filter drivers named per repository, with the fingerprint they were read under.
-static DRIVERS: std::sync::LazyLock<Mutex<HashMap<PathBuf, (Fingerprint, Vec<String>)>>> =
-    std::sync::LazyLock::new(Default::default);
+/// Per work tree: what was read, and the fingerprint it was read under.
+type Kept<T> = Mutex<HashMap<PathBuf, (Fingerprint, T)>>;
+
+/// The filter drivers named per work tree.
+static DRIVERS: std::sync::LazyLock<Kept<Vec<String>>> = std::sync::LazyLock::new(Default::default);
 
 /// The driver a config key `filter.<driver>.<key>` names.
 fn driver_of(key: &str) -> Option<String> {
