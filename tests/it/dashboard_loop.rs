@@ -96,12 +96,7 @@ async fn a_planted_dashboard_file_puts_no_link_in_a_reply() {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path();
     let c = connect(Era::Legacy, project).await;
-    let sid = c.ok(start_args(project, "Build a todo app")).await["session_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    c.ok(json!({"action": "submit", "session_id": sid, "claude_result": passing_prd()}))
-        .await;
+    let sid = at_po_confirmation(&c, project).await;
     // A live process that is not a dashboard (this test), a listener that is not bmad-mcp,
     // and addresses that are not a loopback dashboard's.
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -191,12 +186,7 @@ async fn the_hosts_next_call_finds_the_decision_made_on_the_dashboard() {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path();
     let c = connect(Era::Legacy, project).await;
-    let sid = c.ok(start_args(project, "Build a todo app")).await["session_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    c.ok(json!({"action": "submit", "session_id": sid, "claude_result": passing_prd()}))
-        .await;
+    let sid = at_po_confirmation(&c, project).await;
     let d = Dash::open(project);
     let digest = digest_shown(&d, &sid);
     let a = d.post(
@@ -226,4 +216,15 @@ async fn the_hosts_next_call_finds_the_decision_made_on_the_dashboard() {
     );
     c.close().await;
     d.stop();
+}
+
+/// A task started in `project`, its PRD submitted and waiting for the human's confirmation.
+async fn at_po_confirmation(c: &crate::support::Client, project: &std::path::Path) -> String {
+    let sid = c.ok(start_args(project, "Build a todo app")).await["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    c.ok(json!({"action": "submit", "session_id": sid, "claude_result": passing_prd()}))
+        .await;
+    sid
 }
