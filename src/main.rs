@@ -112,14 +112,25 @@ fn main() -> Exit {
     };
     init_logs(settings.log.as_deref());
     match &options.http {
-        Some(addr) => bmad_mcp::http::run_beside(
-            &options,
-            addr,
-            &settings,
-            bmad_mcp::dashboard::beside_http(settings.acting.clone()),
-        ),
+        Some(addr) => serve_http(&options, addr, &settings),
         None => serve_stdio(&settings),
     }
+}
+
+/// Serves MCP over HTTP, with the human's dashboard beside it (made once the address is
+/// bound), until SIGTERM or SIGINT.
+fn serve_http(options: &ServeArgs, addr: &str, settings: &Settings) -> Exit {
+    use bmad_mcp::{dashboard, http};
+    let plan = match http::plan(options, addr) {
+        Ok(plan) => plan,
+        Err(exit) => return exit,
+    };
+    // Dropping the runtime (on return) waits for calls still running on blocking threads.
+    http::run_to_end(&mut tokio::runtime::Builder::new_multi_thread(), async {
+        let at = http::listen(plan).await?;
+        let beside = dashboard::beside_http(&at, &settings.acting);
+        http::serve(at, settings, beside).await
+    })
 }
 
 /// Serves MCP over stdio until stdin ends, SIGTERM, or the client closes stdout.

@@ -175,13 +175,19 @@ impl Drop for Served {
 /// of it opens nothing once used, replaced or [`guard::LOGIN_TTL`] old. Not under an
 /// assistant's shell, which would read the address and decide as the human: then the
 /// server runs without it, and says so.
-pub fn beside_http(acting: Acting) -> Option<crate::http::Beside> {
+pub fn beside_http(at: &crate::http::Listening, acting: &Acting) -> Option<crate::http::Beside> {
     if let Some(why) = crate::assistant::behind_me() {
         eprintln!("bmad-mcp: no dashboard beside this server: it runs under an assistant's shell ({why}). The dashboard is the human's: run `bmad-mcp dashboard` yourself, in your own terminal.");
         return None;
     }
-    Some(Box::new(move |bound, roots, stop| {
-        let dash = Arc::new(Dashboard::new(projects_under(roots), bound, stop, &acting));
+    let bound = at.addr;
+    let dash = Arc::new(Dashboard::new(
+        projects_under(at.roots()),
+        bound,
+        at.stop.clone(),
+        acting,
+    ));
+    {
         dash.announce(bound);
         let print: fn(&str) = |url| {
             eprintln!(
@@ -192,8 +198,8 @@ pub fn beside_http(acting: Acting) -> Option<crate::http::Beside> {
         };
         print(&dash.login_url(bound));
         dash.reissue_on_signal(bound, print);
-        (router(dash.clone()), Box::new(Served(dash)))
-    }))
+    }
+    Some((router(dash.clone()), Box::new(Served(dash))))
 }
 
 /// The page's routes behind its guard, to serve beside `/mcp` (other paths are not its).

@@ -43,46 +43,61 @@ pub const ENDPOINT: &str = "/mcp";
 /// How long shutdown waits for the requests being answered before it closes them.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 
-/// What is served beside `/mcp`, made once the address is bound: routes with their own
-/// guard (the human's dashboard), and a value dropped when the server stops.
-pub type Beside = Box<
-    dyn FnOnce(
-            std::net::SocketAddr,
-            &crate::files::Roots,
-            CancellationToken,
-        ) -> (Router, Box<dyn std::any::Any + Send>)
-        + Send,
->;
+/// What is served beside `/mcp`: routes with their own guard (the human's dashboard), and
+/// a value kept until the server stops.
+pub type Beside = (Router, Box<dyn std::any::Any + Send>);
 
-/// Checks the options and serves until SIGTERM or SIGINT.
-pub fn run(args: &ServeArgs, addr: &str, settings: &Settings) -> Exit {
-    run_beside(args, addr, settings, None)
+/// The server's socket, bound: its address and roots are what the routes served beside
+/// `/mcp` are made for (by the caller, between [`listen`] and [`serve`]).
+pub struct Listening {
+    listener: tokio::net::TcpListener,
+    plan: Plan,
+    pub addr: SocketAddr,
+    /// Cancelled when the server stops.
+    pub stop: CancellationToken,
 }
 
-/// [`run`], with routes served beside `/mcp` (`beside`), which none of `/mcp`'s checks
-/// apply to.
-pub fn run_beside(
-    args: &ServeArgs,
-    addr: &str,
-    settings: &Settings,
-    beside: Option<Beside>,
-) -> Exit {
-    let plan = match args.plan(addr) {
-        Ok(plan) => plan,
-        Err(message) => {
-            eprintln!("bmad-mcp: {message}");
-            return Exit::Refused;
+impl Listening {
+    /// The directories calls may name.
+    pub fn roots(&self) -> &crate::files::Roots {
+        &self.plan.roots
+    }
+}
+
+/// The plan `args` make for `addr`, or the exit that refuses them (said on stderr).
+pub fn plan(args: &ServeArgs, addr: &str) -> Result<Plan, Exit> {
+    args.plan(addr).map_err(|message| {
+        eprintln!("bmad-mcp: {message}");
+        Exit::Refused
+    })
+}
+
+/// Binds the plan's address, and says where MCP is served (the first line on stderr).
+pub async fn listen(plan: Plan) -> std::io::Result<Listening> {
+    let listener = tokio::net::TcpListener::bind(plan.addr)
+        .await
+        .map_err(|e| {
+            std::io::Error::new(e.kind(), format!("cannot listen on {}: {e}", plan.addr))
+        })?;
+    let addr = listener.local_addr()?;
+    eprintln!(
+        "bmad-mcp {}: serving MCP over streamable HTTP at http://{addr}{ENDPOINT} (roots: {}; {})",
+        env!("CARGO_PKG_VERSION"),
+        plan.roots.describe(),
+        if plan.token.is_some() {
+            "bearer token required"
+        } else {
+            "no token"
         }
-    };
-    // Dropping the runtime (on return) waits for calls still running on blocking threads.
-    run_to_end(
-        &mut tokio::runtime::Builder::new_multi_thread(),
-        serve(plan, settings, beside),
-    )
+    );
+    Ok(Listening {
+        addr,
+        listener,
+        plan,
+        stop: CancellationToken::new(),
+    })
 }
 
-/// The async runtime `builder` makes (with every driver), or `None` once stderr says why
-/// it could not start: how each of the binary's servers starts its runtime.
 pub fn runtime(builder: &mut tokio::runtime::Builder) -> Option<tokio::runtime::Runtime> {
     match builder.enable_all().build() {
         Ok(rt) => Some(rt),
@@ -111,14 +126,19 @@ pub fn run_to_end(
     }
 }
 
-async fn serve(plan: Plan, settings: &Settings, beside: Option<Beside>) -> std::io::Result<()> {
-    let listener = tokio::net::TcpListener::bind(plan.addr)
-        .await
-        .map_err(|e| {
-            std::io::Error::new(e.kind(), format!("cannot listen on {}: {e}", plan.addr))
-        })?;
-    let bound = listener.local_addr()?;
-    let sessions_end = CancellationToken::new();
+/// Serves MCP on `at`, with `beside` (routes and a value kept until the server stops)
+/// before it, until SIGTERM or SIGINT.
+pub async fn serve(
+    at: Listening,
+    settings: &Settings,
+    beside: Option<Beside>,
+) -> std::io::Result<()> {
+    let Listening {
+        listener,
+        plan,
+        addr: bound,
+        stop: sessions_end,
+    } = at;
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(options::allowed_hosts(bound, &plan.allow_hosts))
         .with_allowed_origins(options::allowed_origins(bound, &plan.allow_origins))
@@ -142,19 +162,8 @@ async fn serve(plan: Plan, settings: &Settings, beside: Option<Beside>) -> std::
         ))
         .layer(axum::middleware::from_fn(wire::answer_bounded));
     let mut app = guarded(app, &plan, settings, bound);
-    eprintln!(
-        "bmad-mcp {}: serving MCP over streamable HTTP at http://{bound}{ENDPOINT} (roots: {}; {})",
-        env!("CARGO_PKG_VERSION"),
-        plan.roots.describe(),
-        if plan.token.is_some() {
-            "bearer token required"
-        } else {
-            "no token"
-        }
-    );
     let mut kept = None;
-    if let Some(make) = beside {
-        let (routes, guard) = make(bound, &plan.roots, sessions_end.clone());
+    if let Some((routes, guard)) = beside {
         // Its routes first; every other path is the MCP app's, with all of its checks.
         app = routes.fallback_service(app);
         kept = Some(guard);

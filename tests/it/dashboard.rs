@@ -637,14 +637,8 @@ fn serve_http_under_an_assistants_shell_has_no_dashboard() {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().canonicalize().unwrap();
     let mut server = crate::support::http::Server::for_project(&project, &[("CLAUDECODE", "1")]);
-    let logged = server.logged();
-    assert!(
-        logged
-            .iter()
-            .any(|l| l.contains("no dashboard beside this server")
-                && l.contains("assistant's shell")),
-        "{logged:?}"
-    );
+    let line = server.wait_for("no dashboard beside this server");
+    assert!(line.contains("assistant's shell"), "{line}");
     let a = request(server.addr, "GET", "/dashboard/", &[], b"");
     assert_eq!(a.status, 404, "{a:?}");
     assert!(
