@@ -153,13 +153,17 @@ impl Browser {
             if a.status == 200 {
                 return v["value"].clone();
             }
-            let stale = v["value"]["error"] == "stale element reference";
+            // A live page re-renders: an element replaced, or not yet laid out, is found
+            // again until the deadline.
+            let error = &v["value"]["error"];
+            let stale = error == "stale element reference" || error == "element not interactable";
             assert!(
                 stale && Instant::now() < deadline,
                 "{op} on `{css}`: {} {}",
                 a.status,
                 v["value"]
             );
+            std::thread::sleep(Duration::from_millis(50));
         }
     }
 
