@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use super::{format, Lesson, Source};
 use crate::error::Result;
 use crate::files::Project;
+use crate::workflow::session::Session;
 
 /// The folder, relative to the project.
 pub const LESSONS_DIR: &str = ".bmad/lessons";
@@ -109,7 +110,7 @@ fn human_decisions(project: &Project, task: &str) -> Vec<(String, String)> {
         return Vec::new();
     }
     let read = |rel: &str| project.read_at_most(rel, MAX_SESSION_BYTES).ok().flatten();
-    let Some(id) = read(&format!(".claude/specs/{task}/.bmad-session")) else {
+    let Some(id) = read(&Session::owner_mark_of(task)) else {
         return Vec::new();
     };
     let id = id.trim();
@@ -117,7 +118,7 @@ fn human_decisions(project: &Project, task: &str) -> Vec<(String, String)> {
         return Vec::new();
     }
     let session: Option<serde_json::Value> =
-        read(&format!(".bmad-task/{id}.json")).and_then(|text| serde_json::from_str(&text).ok());
+        read(&Session::file_of(id)).and_then(|text| serde_json::from_str(&text).ok());
     let Some(history) = session.as_ref().and_then(|s| s["history"].as_array()) else {
         return Vec::new();
     };
@@ -173,13 +174,13 @@ mod tests {
         let (dir, project) = crate::files::project::tests::project();
         let root = dir.path();
         std::fs::create_dir_all(root.join(".claude/specs/t")).unwrap();
-        std::fs::write(root.join(".claude/specs/t/.bmad-session"), "s-1\n").unwrap();
+        std::fs::write(root.join(Session::owner_mark_of("t")), "s-1\n").unwrap();
         std::fs::create_dir_all(root.join(".bmad-task")).unwrap();
         let history = serde_json::json!({"history": [
             {"at": "2026-11-24T00:00:00.000Z", "stage": "dev", "decided_by": "human"},
             {"at": "2026-11-24T00:00:05.000Z", "stage": "dev", "decided_by": "host"},
         ]});
-        std::fs::write(root.join(".bmad-task/s-1.json"), history.to_string()).unwrap();
+        std::fs::write(root.join(Session::file_of("s-1")), history.to_string()).unwrap();
         let human = |id: &str, date: &str| Lesson {
             source: Source::Human,
             date: date.into(),

@@ -111,7 +111,7 @@ pub const DASHBOARD_REL: &str = ".bmad-task/dashboard.json";
 
 /// The file in a task's specs folder that names the session it belongs to.
 pub fn owner_rel(task_name: &str) -> String {
-    format!(".claude/specs/{task_name}/.bmad-session")
+    Session::owner_mark_of(task_name)
 }
 
 pub struct Store {

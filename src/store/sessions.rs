@@ -11,7 +11,7 @@ use crate::workflow::session::Session;
 use crate::workflow::{Stage, State};
 
 pub fn session_rel(id: &str) -> String {
-    format!(".bmad-task/session-{id}.json")
+    Session::file_of(id)
 }
 
 pub(super) fn session_ids(project: &Project) -> Result<Vec<String>> {

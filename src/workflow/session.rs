@@ -243,6 +243,16 @@ impl Session {
     }
 
     /// `.claude/specs/<task_name>`, relative to the project.
+    /// The file that holds the session `id`, relative to the project.
+    pub fn file_of(id: &str) -> String {
+        format!(".bmad-task/session-{id}.json")
+    }
+
+    /// The mark in a task's specs folder that names the session it belongs to.
+    pub fn owner_mark_of(task_name: &str) -> String {
+        format!(".claude/specs/{task_name}/.bmad-session")
+    }
+
     pub fn specs_dir(&self) -> String {
         format!(".claude/specs/{}", self.task_name)
     }

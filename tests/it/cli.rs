@@ -179,6 +179,18 @@ fn the_human_sends_back_and_approves_a_scope_in_a_terminal() {
         s["stages"]["po"]["feedback"],
         json!(["Name the release cadence"])
     );
+    // The lesson the send-back taught is the human's: their decision records it.
+    let listed = crate::support::bin(&project)
+        .args(["lessons", "list"])
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        listed
+            .lines()
+            .any(|l| l.contains(" human ") && l.contains(task.as_str())),
+        "{listed}"
+    );
 
     // On to the sprint plan through the tool, then approve sprint 1 in the terminal.
     let mut raw = Raw::start(&project);
