@@ -32,8 +32,8 @@ pub struct Repo {
     common_dir: PathBuf,
 }
 
-/// What git says of the work tree checked out: asked once, then kept by [`Cache`] while
-/// nothing it depends on changes.
+/// What git says of the work tree checked out: asked once, then kept while nothing it
+/// depends on changes ([`Repo::facts`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Facts {
     /// The branch checked out; `None` on a detached HEAD.
@@ -100,10 +100,14 @@ impl Repo {
         (branch, head)
     }
 
-    /// git's `user.name` and `user.email` here (the repository's, else the user's). The
-    /// same read names the filter drivers the config defines ([`Repo::drivers`]).
+    /// git's `user.name` and `user.email` here (the repository's, else the user's).
     pub fn identity(&self) -> Option<Person> {
-        let out = run(
+        self.identity_and_drivers().0
+    }
+
+    /// The identity, and from the same read of the config the filter drivers it defines.
+    fn identity_and_drivers(&self) -> (Option<Person>, Option<Vec<String>>) {
+        let Some(out) = run(
             &self.dir,
             &[],
             &[
@@ -111,55 +115,81 @@ impl Repo {
                 "--get-regexp",
                 r"^(user\.(name|email)|filter\..+)$",
             ],
-        )?;
+        ) else {
+            return (None, None);
+        };
         let (mut name, mut email) = (None, None);
-        let mut drivers = Vec::new();
         for line in out.lines() {
-            let (key, value) = line.split_once(' ').unwrap_or((line, ""));
-            match key {
-                "user.name" => name = Some(value.to_string()),
-                "user.email" => email = Some(value.to_string()),
-                _ => drivers.extend(driver_of(key)),
+            match line.split_once(' ') {
+                Some(("user.name", v)) => name = Some(v.to_string()),
+                Some(("user.email", v)) => email = Some(v.to_string()),
+                _ => {}
             }
         }
-        self.keep_drivers(drivers);
-        Person::new(name.as_deref(), email.as_deref())
+        let keys = out.lines().map(|l| l.split(' ').next().unwrap_or(l));
+        (
+            Person::new(name.as_deref(), email.as_deref()),
+            Some(drivers_in(keys)),
+        )
+    }
+
+    /// The branch, the commit checked out, and with `identity` who git says the human is:
+    /// asked of git only when nothing is kept for this work tree under its fingerprint.
+    pub fn facts(&self, identity: bool) -> Facts {
+        let (print, mut known) = self.known();
+        if known.facts.is_none() {
+            let (branch, head) = self.branch_and_head();
+            known.facts = Some(Facts {
+                branch,
+                head,
+                identity: None,
+            });
+        }
+        if identity && !known.identity_asked {
+            let (person, drivers) = self.identity_and_drivers();
+            known.facts.get_or_insert_with(Facts::default).identity = person;
+            known.identity_asked = true;
+            known.drivers = drivers;
+        }
+        let facts = known.facts.clone().unwrap_or_default();
+        self.keep(print, known);
+        facts
     }
 
     /// The filter drivers the repository's config (and the user's) defines: a read that
     /// compares the work tree with a commit would run their `clean` or `process` command
-    /// on a file whose stat changed, so every such read turns them off. Asked once, then
-    /// kept while the config does not change.
+    /// on a file whose stat changed, so every such read turns them off.
     fn drivers(&self) -> Vec<String> {
-        let print = self.fingerprint();
-        let known = DRIVERS.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, drivers)) = known
-            .get(&self.dir)
-            .filter(|(p, _)| print.is_some() && print.as_ref() == Some(p))
-        {
-            return drivers.clone();
+        let (print, mut known) = self.known();
+        if known.drivers.is_none() {
+            let out = run(
+                &self.dir,
+                &[],
+                &["config", "--name-only", "--get-regexp", r"^filter\."],
+            );
+            known.drivers = Some(drivers_in(out.unwrap_or_default().lines()));
         }
-        drop(known);
-        let out = run(
-            &self.dir,
-            &[],
-            &["config", "--name-only", "--get-regexp", r"^filter\."],
-        );
-        let drivers: Vec<String> = out
-            .unwrap_or_default()
-            .lines()
-            .filter_map(driver_of)
-            .collect();
-        self.keep_drivers(drivers.clone());
+        let drivers = known.drivers.clone().unwrap_or_default();
+        self.keep(print, known);
         drivers
     }
 
-    fn keep_drivers(&self, mut drivers: Vec<String>) {
-        drivers.sort();
-        drivers.dedup();
-        if let Some(print) = self.fingerprint() {
-            let mut known = DRIVERS.lock().unwrap_or_else(|e| e.into_inner());
-            known.insert(self.dir.clone(), (print, drivers));
+    /// What is kept for this work tree while its fingerprint holds, and the fingerprint.
+    fn known(&self) -> (Option<Fingerprint>, Known) {
+        let print = self.fingerprint();
+        let kept = KNOWN.lock().unwrap_or_else(|e| e.into_inner());
+        let known = kept
+            .get(&self.dir)
+            .filter(|(p, _)| print.as_ref() == Some(p))
+            .map(|(_, k)| k.clone())
+            .unwrap_or_default();
+        (print, known)
+    }
+
+    fn keep(&self, print: Option<Fingerprint>, known: Known) {
+        if let Some(print) = print {
+            let mut kept = KNOWN.lock().unwrap_or_else(|e| e.into_inner());
+            kept.insert(self.dir.clone(), (print, known));
         }
     }
 
@@ -174,7 +204,7 @@ impl Repo {
     /// The commit checked out and whether the work tree has changes (`git status`), read
     /// as every other read is: no monitor, no filter the config names.
     pub fn state(&self) -> Option<(Option<String>, bool)> {
-        let (_, head) = self.branch_and_head();
+        let head = self.facts(false).head;
         let off = self.without_drivers();
         let status = run(&self.dir, &off, &["status", "--porcelain", "--no-renames"])?;
         Some((head, !status.is_empty()))
@@ -230,7 +260,7 @@ impl Repo {
             .collect()
     }
 
-    /// What [`Cache`] compares to tell whether git's answers may have changed: HEAD's
+    /// What is compared to tell whether git's answers may have changed: HEAD's
     /// text, and the size, time and inode of the files a checkout, a commit or a change of
     /// identity rewrites. `None` when HEAD cannot be read.
     fn fingerprint(&self) -> Option<Fingerprint> {
@@ -288,56 +318,30 @@ fn stat(path: &Path) -> Option<(u64, std::time::SystemTime, u64)> {
     Some((m.len(), m.modified().ok()?, inode))
 }
 
-/// git's answers per work tree, asked again only when the work tree's HEAD, index, refs
-/// or config (or the user's) changed since: a long-running server asks git nothing for a
-/// call in a repository where nothing moved.
-#[derive(Default)]
-pub struct Cache {
-    known: Mutex<HashMap<PathBuf, (Fingerprint, Facts, bool)>>,
+/// What git said of a work tree, kept while its fingerprint holds: a long-running server
+/// asks git nothing for a call in a repository where nothing moved.
+#[derive(Debug, Clone, Default)]
+struct Known {
+    facts: Option<Facts>,
+    identity_asked: bool,
+    drivers: Option<Vec<String>>,
 }
 
-impl Cache {
-    /// The branch, the commit checked out, and with `identity` who git says the human is.
-    pub fn facts(&self, repo: &Repo, identity: bool) -> Facts {
-        let print = repo.fingerprint();
-        let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
-        let kept = known
-            .get(&repo.dir)
-            .filter(|(p, _, _)| print.as_ref() == Some(p));
-        let (mut facts, mut asked_identity) = match kept {
-            Some((_, facts, asked)) => (facts.clone(), *asked),
-            None => {
-                let (branch, head) = repo.branch_and_head();
-                let facts = Facts {
-                    branch,
-                    head,
-                    identity: None,
-                };
-                (facts, false)
-            }
-        };
-        if identity && !asked_identity {
-            facts.identity = repo.identity();
-            asked_identity = true;
-        }
-        if let Some(print) = print {
-            known.insert(repo.dir.clone(), (print, facts.clone(), asked_identity));
-        }
-        facts
-    }
-}
+/// Per work tree (the project directory): what was read, and the fingerprint it was read
+/// under. One per process: every store and call of it shares what git said.
+type Kept = Mutex<HashMap<PathBuf, (Fingerprint, Known)>>;
+static KNOWN: std::sync::LazyLock<Kept> = std::sync::LazyLock::new(Default::default);
 
-/// Per work tree: what was read, and the fingerprint it was read under.
-type Kept<T> = Mutex<HashMap<PathBuf, (Fingerprint, T)>>;
-
-/// The filter drivers named per work tree.
-static DRIVERS: std::sync::LazyLock<Kept<Vec<String>>> = std::sync::LazyLock::new(Default::default);
-
-/// The driver a config key `filter.<driver>.<key>` names.
-fn driver_of(key: &str) -> Option<String> {
-    let rest = key.strip_prefix("filter.")?;
-    let (driver, _) = rest.rsplit_once('.')?;
-    (!driver.is_empty()).then(|| driver.to_string())
+/// The drivers that config keys `filter.<driver>.<key>` name, each once.
+fn drivers_in<'a>(keys: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut drivers: Vec<String> = keys
+        .filter_map(|key| key.strip_prefix("filter.")?.rsplit_once('.'))
+        .map(|(driver, _)| driver.to_string())
+        .filter(|d| !d.is_empty())
+        .collect();
+    drivers.sort();
+    drivers.dedup();
+    drivers
 }
 
 /// Whether `s` is a full commit id (SHA-1 or SHA-256), never an option or a range.
@@ -564,8 +568,7 @@ mod tests {
         std::fs::write(dir.path().join("f"), "a\n").unwrap();
         git(dir.path(), &["add", "f"]);
         git(dir.path(), &["commit", "-q", "-m", "one"]);
-        let cache = Cache::default();
-        let first = cache.facts(&repo, true);
+        let first = repo.facts(true);
         assert_eq!(first.branch.as_deref(), Some("main"));
         assert_eq!(
             first.identity.as_ref().unwrap().to_string(),
@@ -573,12 +576,12 @@ mod tests {
         );
         // A commit, a new branch and a new name are each seen at the next call.
         git(dir.path(), &["commit", "-q", "--allow-empty", "-m", "two"]);
-        let second = cache.facts(&repo, true);
+        let second = repo.facts(true);
         assert_ne!(second.head, first.head);
         git(dir.path(), &["checkout", "-q", "-b", "topic"]);
-        assert_eq!(cache.facts(&repo, false).branch.as_deref(), Some("topic"));
+        assert_eq!(repo.facts(false).branch.as_deref(), Some("topic"));
         git(dir.path(), &["config", "user.name", "Grace Hopper"]);
-        let named = cache.facts(&repo, true).identity.unwrap().to_string();
+        let named = repo.facts(true).identity.unwrap().to_string();
         assert_eq!(named, "Grace Hopper <ada@example.org>");
     }
 

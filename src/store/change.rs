@@ -38,7 +38,7 @@ impl Store {
     /// What git says of the project now (the branch, and with `decides` the person),
     /// asked once per call and kept while the repository does not move.
     pub fn git_now(&self, project: &Project, decides: bool) -> GitNow {
-        GitNow::of(&self.git, project, decides, self.owner.as_ref())
+        GitNow::of(project, decides, self.owner.as_ref())
     }
 
     /// Writes a change made under the lock: the mark that the specs folder is this

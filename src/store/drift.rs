@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::Project;
-use crate::git::{Cache, Facts, Repo};
+use crate::git::{Facts, Repo};
 use crate::workflow::machine::sha256_hex;
 use crate::workflow::person::Person;
 use crate::workflow::session::{Basis, Session};
@@ -37,16 +37,11 @@ pub struct GitNow {
 }
 
 impl GitNow {
-    pub(super) fn of(
-        cache: &Cache,
-        project: &Project,
-        decides: bool,
-        over: Option<&Person>,
-    ) -> GitNow {
+    pub(super) fn of(project: &Project, decides: bool, over: Option<&Person>) -> GitNow {
         let repo = Repo::at(&project.root);
         let owner = over.filter(|_| decides).cloned();
         let facts = match &repo {
-            Some(r) => cache.facts(r, decides && owner.is_none()),
+            Some(r) => r.facts(decides && owner.is_none()),
             None => Facts::default(),
         };
         let person = owner.or_else(|| facts.identity.clone().filter(|_| decides));

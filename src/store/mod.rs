@@ -132,8 +132,6 @@ pub struct Store {
     mapping: MappingCache,
     /// What `list` read of each session file, reused while the file is unchanged.
     list_cache: list::ListCache,
-    /// What git said of each project, reused while its repository does not move.
-    git: crate::git::Cache,
 }
 
 impl Store {
@@ -156,7 +154,6 @@ impl Store {
             swept: Mutex::new(HashSet::new()),
             mapping: MappingCache::default(),
             list_cache: list::ListCache::default(),
-            git: crate::git::Cache::default(),
         }
     }
 

@@ -9,7 +9,7 @@ use super::mapping::{with_entry, MappingEntry, MAPPING};
 use super::sessions::{json_text, session_rel};
 use super::{names, owner_rel, slug_for, Project, Store};
 use crate::error::{Error, Result};
-use crate::git::{Cache, Repo};
+use crate::git::Repo;
 use crate::workflow::engine::{self, Engine};
 use crate::workflow::person::Person;
 use crate::workflow::session::{timestamp, Session};
@@ -30,11 +30,11 @@ struct Team {
 }
 
 impl Team {
-    fn of(cache: &Cache, project: &Project, over: Option<&Person>) -> Team {
+    fn of(project: &Project, over: Option<&Person>) -> Team {
         let repo = Repo::at(&project.root);
         let owner = over.cloned();
         let facts = match &repo {
-            Some(r) => cache.facts(r, owner.is_none()),
+            Some(r) => r.facts(owner.is_none()),
             None => Default::default(),
         };
         let owner = owner.or(facts.identity);
@@ -126,7 +126,7 @@ impl Store {
         };
         let engines = engine::for_start(objective, engines);
         // Asked of git before the lock is taken: who starts it, on which branch.
-        let team = Team::of(&self.git, &project, self.owner.as_ref());
+        let team = Team::of(&project, self.owner.as_ref());
         let result = self.start_locked(
             &project, objective, base, engines, &team, lessons, clock, shape, &mut made,
         );
