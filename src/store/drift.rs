@@ -53,8 +53,9 @@ impl GitNow {
     }
 
     /// Records in `after` the branch, and for each stage whose document this change saved,
-    /// the commit it was written against. Returns what git said of the project's files against the commit, for a drift
-    /// check in the same call ([`drift_after`]) that then need not ask again.
+    /// the commit it was written against. Returns what git said of the project's files
+    /// against that commit, for a drift check in the same call ([`drift_after`]) that then
+    /// need not ask again.
     pub fn record(&self, before: &Session, after: &mut Session) -> Option<Seen> {
         let repo = self.repo.as_ref()?;
         if self.facts.branch.is_some() {
