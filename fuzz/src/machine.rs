@@ -6,10 +6,11 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
 use arbitrary::Arbitrary;
+use bmad_mcp::workflow::machine::Documents;
 use bmad_mcp::workflow::session::{ContentRef, StageStatus};
 use bmad_mcp::workflow::{
     allowed_actions, apply_observed, rules, Action, CheckOutcome, CheckResult, CheckRun, Command,
-    Engine, Evidence, Outcome, ProjectFiles, Session, Stage, State, Track, WorkflowError,
+    Engine, Evidence, Outcome, Session, Stage, State, Track, WorkflowError,
 };
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use serde_json::{json, Value};
@@ -20,9 +21,16 @@ const TASK: &str = "fuzzed-task";
 #[derive(Default)]
 struct Files(RefCell<BTreeMap<String, String>>);
 
-impl ProjectFiles for Files {
-    fn read(&self, rel_path: &str) -> Result<Option<String>, String> {
-        Ok(self.0.borrow().get(rel_path).cloned())
+impl Files {
+    /// What a caller reads for a step on `session`: only what the machine asks for, so a
+    /// read it did not announce is caught.
+    fn documents(&self, session: &Session) -> Documents {
+        let mut documents = Documents::default();
+        for path in Documents::wanted(session) {
+            let read = Ok(self.0.borrow().get(&path).cloned());
+            documents.insert(path, read);
+        }
+        documents
     }
 }
 
@@ -488,7 +496,7 @@ impl Run {
                 command.clone(),
                 &decision,
                 evidence,
-                &self.files,
+                &self.files.documents(&before),
                 self.now,
             )
         };

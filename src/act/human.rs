@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::evidence::approval::{Policy, Waiting};
 use crate::evidence::Watched;
 use crate::files::Project;
-use crate::store::{Files, Located, RefusedWith, SessionKey, Store};
+use crate::store::{documents, Located, RefusedWith, SessionKey, Store};
 use crate::workflow::machine::{self, Pending};
 use crate::workflow::session::Session;
 use crate::workflow::{Action, Command, DecidedBy, Decision, Provenance, Via, WorkflowError};
@@ -47,7 +47,7 @@ pub fn asking(
 ) -> std::result::Result<Asking, RefusedWith> {
     let at = store.locate(cwd, key).map_err(|e| (e, None))?;
     let session = store.read(&at, key).map_err(|e| (e, None))?;
-    match machine::pending(&session, action, &Files(&at.project)) {
+    match machine::pending(&session, action, &documents(&at.project, &session)) {
         Ok(pending) => Ok(Asking {
             at,
             key: key.clone(),

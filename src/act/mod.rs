@@ -24,10 +24,8 @@ use crate::error::{Error, Result};
 use crate::evidence::{self, Admitted, Watched};
 use crate::files::Project;
 use crate::prompts::{self, Template};
-use crate::store::{
-    not_before_last_entry, Files, GitNow, Located, RefusedWith, Seen, SessionKey, Store,
-};
-use crate::workflow::machine;
+use crate::store::{not_before_last_entry, GitNow, Located, RefusedWith, Seen, SessionKey, Store};
+use crate::workflow::machine::{self, Documents};
 use crate::workflow::session::Session;
 use crate::workflow::{Command, Decision, Evidence, Facts};
 
@@ -94,25 +92,28 @@ pub fn act_at(
         decision.decider.clone_from(&git.person);
     }
     let (lock, session) = store.lock_and_read(at, key)?;
-    let now = not_before_last_entry(&session, Utc::now());
+    let read = Read::now(&at.project, &session);
+    let now = not_before_last_entry(&read.before, Utc::now());
     let mut admitted = evidence::admit(
         &at.project,
-        &session,
+        &read.before,
+        &read.documents,
         &command,
         &decision,
         now,
         store.check_timeout(),
     )
     .map_err(|e| refused(e, &session))?;
-    let (_lock, session, observed) = match admitted.checks.take() {
-        None => (lock, session, Evidence::default()),
+    let (_lock, session, read, observed) = match admitted.checks.take() {
+        None => (lock, session, read, Evidence::default()),
         Some(run) => {
             drop(lock);
             let planned_at = run.history_len;
             let observed = evidence::watch::run_checks(run, watched);
             let (lock, session) = store.lock_and_read(at, key)?;
             unmoved(&session, planned_at).map_err(|e| refused(e, &session))?;
-            (lock, session, observed)
+            let read = Read::now(&at.project, &session);
+            (lock, session, read, observed)
         }
     };
     let step = Step {
@@ -121,8 +122,23 @@ pub fn act_at(
         git: &git,
         handover,
     };
-    step.apply(&session, command, &decision, observed, admitted)
+    step.apply(read, command, &decision, observed, admitted)
         .map_err(|e| refused(e, &session))
+}
+
+/// What a step acts on, read under the lock: the session (a parent with its stories as
+/// their shared entries say now) and the documents the machine may read for it.
+struct Read {
+    before: Session,
+    documents: Documents,
+}
+
+impl Read {
+    fn now(project: &Project, session: &Session) -> Read {
+        let before = crate::store::stories::with_stories(project, session);
+        let documents = crate::store::documents(project, &before);
+        Read { before, documents }
+    }
 }
 
 fn refused(e: Error, session: &Session) -> (Error, Option<Box<Session>>) {
@@ -154,18 +170,17 @@ struct Step<'a> {
 impl Step<'_> {
     fn apply(
         &self,
-        session: &Session,
+        read: Read,
         command: Command,
         decision: &Decision,
         observed: Evidence,
         mut admitted: Admitted,
     ) -> Result<Done> {
         let project = self.project;
-        // A parent acts on its stories as their shared entries say now.
-        let before = crate::store::stories::with_stories(project, session);
+        let Read { before, documents } = read;
         let now = not_before_last_entry(&before, Utc::now());
         let mut outcome =
-            machine::apply_observed(&before, command, decision, observed, &Files(project), now)?;
+            machine::apply_observed(&before, command, decision, observed, &documents, now)?;
         let seen = self.git.record(&before, &mut outcome.session);
         let prompt = self.prompt_for(&mut outcome.session)?;
         // What the change taught, written with it for the team.

@@ -15,7 +15,7 @@ use super::Dashboard;
 use crate::error::{Error, Result};
 use crate::evidence::{self, approval::Policy};
 use crate::files::Project;
-use crate::store::{human_decisions, Files, SessionKey, Store};
+use crate::store::{documents, human_decisions, SessionKey, Store};
 use crate::workflow::machine::{self, sha256_hex};
 use crate::workflow::submission;
 use crate::workflow::{Action, Session, Stage};
@@ -269,7 +269,7 @@ fn decision(store: &Store, s: &Session) -> Value {
     // decision, which the page says instead.
     let found = store.project(None).and_then(|project| {
         Policy::read(&project)?;
-        let pending = machine::pending(s, *first, &Files(&project))?;
+        let pending = machine::pending(s, *first, &documents(&project, s))?;
         Ok((project, pending))
     });
     let (project, pending) = match found {

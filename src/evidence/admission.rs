@@ -11,8 +11,8 @@ use super::config::{Gates, CONFIG_REL};
 use crate::code::ErrorCode;
 use crate::error::{Error, Result};
 use crate::files::Project;
-use crate::store::{terminal_command, Files, Store};
-use crate::workflow::machine;
+use crate::store::{terminal_command, Store};
+use crate::workflow::machine::{self, Documents};
 use crate::workflow::session::{timestamp, Session};
 use crate::workflow::{rules, Action, Command, DecidedBy, Decision, Via};
 
@@ -36,6 +36,7 @@ const NO_CHECKS: &str = "no_checks";
 fn checks_to_run(
     project: &Project,
     session: &Session,
+    documents: &Documents,
     command: &Command,
     policy: &Policy,
     now: DateTime<Utc>,
@@ -53,7 +54,7 @@ fn checks_to_run(
         session,
         command.clone(),
         &Decision::by_host(None),
-        &Files(project),
+        documents,
         now,
     )?;
     let planned = config
@@ -100,6 +101,7 @@ pub struct Admitted {
 pub fn admit(
     project: &Project,
     session: &Session,
+    documents: &Documents,
     command: &Command,
     decision: &Decision,
     now: DateTime<Utc>,
@@ -114,7 +116,15 @@ pub fn admit(
         ..Admitted::default()
     };
     if command.action() == Action::Submit && session.current_stage.runs_checks() {
-        admitted.checks = checks_to_run(project, session, command, &policy, now, check_timeout)?;
+        admitted.checks = checks_to_run(
+            project,
+            session,
+            documents,
+            command,
+            &policy,
+            now,
+            check_timeout,
+        )?;
         // Nothing approved, and nothing waiting for approval: say how to add checks,
         // once per session, with examples in the project's own language.
         let advise = admitted.checks.is_none()

@@ -15,7 +15,7 @@ use super::{owner_rel, Located, RefusedWith, SessionKey, Store};
 use crate::code::clip;
 use crate::error::{Error, Result};
 use crate::files::{Held, Project, ReadProblem};
-use crate::workflow::machine::ProjectFiles;
+use crate::workflow::machine::Documents;
 use crate::workflow::session::Session;
 
 impl Store {
@@ -118,11 +118,13 @@ pub fn not_before_last_entry(session: &Session, now: DateTime<Utc>) -> DateTime<
         })
 }
 
-/// The machine's read access to project files, confined like every write.
-pub struct Files<'a>(pub &'a Project);
-
-impl ProjectFiles for Files<'_> {
-    fn read(&self, rel_path: &str) -> std::result::Result<Option<String>, String> {
-        self.0.read(rel_path).map_err(|p| p.to_string())
+/// The documents a step on `session` may read, read now through the project (confined
+/// like every write), for the machine to decide on.
+pub fn documents(project: &Project, session: &Session) -> Documents {
+    let mut documents = Documents::default();
+    for path in Documents::wanted(session) {
+        let read = project.read(&path).map_err(|p| p.to_string());
+        documents.insert(path, read);
     }
+    documents
 }

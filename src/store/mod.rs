@@ -32,7 +32,7 @@ use crate::workflow::{Action, State};
 use mapping::MappingCache;
 use sessions::{load_session, session_ids};
 
-pub use change::{not_before_last_entry, Files};
+pub use change::{documents, not_before_last_entry};
 pub use drift::GitNow;
 pub use drift::{drift, drift_after, Drift, Seen};
 pub use ignore::{write_gitignore, Ignored, LOCAL_FILES};
@@ -369,7 +369,7 @@ mod tests {
             command,
             &Decision::by_host(None),
             Default::default(),
-            &Files(&at.project),
+            &documents(&at.project, &before),
             now,
         )?;
         let files: Vec<(String, String)> = outcome

@@ -1,11 +1,12 @@
 //! The transition function: `(Session, Command) → Outcome | WorkflowError` (docs/spec.md §3–§5).
 //! It decides everything (the next state, the files to write, the facts for the reply)
-//! and does no I/O of its own: the caller passes the clock and a read-only view of the
-//! project's files, and writes the outcome. Which action is legal where, and which state
+//! and does no I/O of its own: the caller passes the clock and the documents it read
+//! for the step ([`Documents`]), and writes the outcome. Which action is legal where, and which state
 //! follows a submission, are the rules of [`super::rules`]; this module carries them out.
 //! Submissions are handled in `submit`, the human's decisions in `decide`.
 
 mod decide;
+mod documents;
 mod pending;
 mod promote;
 mod stories;
@@ -13,6 +14,7 @@ mod submit;
 mod trace;
 mod words;
 
+pub use documents::{Documents, Read};
 pub use pending::{pending, Asked, Pending, Shown};
 
 use std::collections::BTreeMap;
@@ -80,13 +82,6 @@ impl Command {
     }
 }
 
-/// Read access to the project's files, relative to the project directory: `Ok(None)`
-/// when the file is absent, `Err(why)` when it exists but cannot be used as text (a
-/// directory, not UTF-8, unreadable, a link out of the area: "is a directory, …").
-pub trait ProjectFiles {
-    fn read(&self, rel_path: &str) -> Result<Option<String>, String>;
-}
-
 /// A file the caller must write (atomically) before it stores the new session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileWrite {
@@ -131,10 +126,10 @@ pub fn apply(
     session: &Session,
     command: Command,
     decision: &Decision,
-    files: &dyn ProjectFiles,
+    documents: &Documents,
     now: DateTime<Utc>,
 ) -> Result<Outcome, WorkflowError> {
-    apply_observed(session, command, decision, Evidence::None, files, now)
+    apply_observed(session, command, decision, Evidence::None, documents, now)
 }
 
 /// [`apply`], with what the server observed beside the command: the project's checks as
@@ -145,7 +140,7 @@ pub fn apply_observed(
     command: Command,
     decision: &Decision,
     evidence: Evidence,
-    files: &dyn ProjectFiles,
+    documents: &Documents,
     now: DateTime<Utc>,
 ) -> Result<Outcome, WorkflowError> {
     let stage = session.current_stage;
@@ -165,7 +160,7 @@ pub fn apply_observed(
         session: session.clone(),
         writes: Vec::new(),
         facts: Facts::default(),
-        files,
+        documents,
         decision,
         decided_digest: None,
         evidence,
@@ -226,7 +221,7 @@ struct Step<'a> {
     session: Session,
     writes: Vec<FileWrite>,
     facts: Facts,
-    files: &'a dyn ProjectFiles,
+    documents: &'a Documents,
     /// Who decides, and which version of the document they saw.
     decision: &'a Decision,
     /// The digest of the document a decision was about, read when it was taken.
@@ -294,7 +289,7 @@ impl Step<'_> {
     /// under `.bmad-task/temp/` first, and the reply says where.
     fn write_artifact(&mut self, stage: Stage, document: String) -> Result<(), WorkflowError> {
         let path = self.session.artifact_path(stage);
-        match self.files.read(&path) {
+        match self.documents.read(&path) {
             Ok(None) => {}
             Ok(Some(on_disk)) => {
                 let saved = self.session.record(stage).artifact.as_ref();

@@ -15,9 +15,20 @@ use crate::workflow::{DecidedBy, Decision, Via};
 #[derive(Default)]
 struct Mem(RefCell<HashMap<String, String>>);
 
-impl ProjectFiles for Mem {
+impl Mem {
     fn read(&self, rel_path: &str) -> Result<Option<String>, String> {
         Ok(self.0.borrow().get(rel_path).cloned())
+    }
+
+    /// What the caller reads for a step on `s`: only the files the machine says it may
+    /// read, so that a read it did not announce fails the test.
+    fn documents(&self, s: &Session) -> Documents {
+        let mut documents = Documents::default();
+        for path in Documents::wanted(s) {
+            let read = self.read(&path);
+            documents.insert(path, read);
+        }
+        documents
     }
 }
 
@@ -74,7 +85,7 @@ impl Run {
             c,
             &self.decision,
             evidence,
-            &self.files,
+            &self.files.documents(&self.s),
             self.clock,
         )?;
         for w in &out.writes {
@@ -900,17 +911,11 @@ fn a_deleted_artifact_is_rebuilt_from_the_submission_at_confirmation() {
 
 #[test]
 fn an_emptied_or_unreadable_artifact_is_refused_at_confirmation_and_left_alone() {
-    struct Unreadable<'a>(&'a Mem, String);
-    impl ProjectFiles for Unreadable<'_> {
-        fn read(&self, rel_path: &str) -> Result<Option<String>, String> {
-            if rel_path == self.1 {
-                return Err("is not UTF-8 text (the first byte that is not is at offset 3)".into());
-            }
-            self.0.read(rel_path)
-        }
-    }
     let mut r = Run::at(State::AwaitingConfirmation);
     let path = r.s.artifact_path(Stage::Po);
+    let mut unreadable = r.files.documents(&r.s);
+    let not_utf8 = "is not UTF-8 text (the first byte that is not is at offset 3)";
+    unreadable.insert(path.clone(), Err(not_utf8.into()));
     let confirm = || Command::Confirm {
         action: Action::Confirm,
         note: None,
@@ -920,7 +925,7 @@ fn an_emptied_or_unreadable_artifact_is_refused_at_confirmation_and_left_alone()
         &r.s,
         confirm(),
         &Decision::by_host(None),
-        &Unreadable(&r.files, path.clone()),
+        &unreadable,
         r.clock,
     )
     .unwrap_err();
@@ -943,7 +948,7 @@ fn an_emptied_or_unreadable_artifact_is_refused_at_confirmation_and_left_alone()
 fn after_completion_every_action_is_refused() {
     let r = Run::at(State::Completed);
     for c in every_action() {
-        let e = apply(&r.s, c, &r.decision, &r.files, r.clock).unwrap_err();
+        let e = apply(&r.s, c, &r.decision, &r.files.documents(&r.s), r.clock).unwrap_err();
         assert_eq!(e.code(), "invalid_state");
         assert!(e.to_string().contains("completed"));
     }
@@ -1524,7 +1529,7 @@ fn a_document_submitted_unchanged_after_a_rejection_is_flagged() {
         "{:?}",
         out.facts.notices
     );
-    let p = pending(&r.s, Action::Confirm, &r.files).unwrap();
+    let p = pending(&r.s, Action::Confirm, &r.files.documents(&r.s)).unwrap();
     assert!(
         p.notices.iter().any(|n| n.starts_with("Unchanged:")),
         "{:?}",

@@ -29,7 +29,7 @@ pub use action::Action;
 pub use decision::{DecidedBy, Decision, Provenance, Via};
 pub use error::WorkflowError;
 pub use evidence::{CheckOutcome, CheckResult, CheckRun, Evidence, GitState};
-pub use machine::{apply, apply_observed, Command, Facts, FileWrite, Outcome, ProjectFiles};
+pub use machine::{apply, apply_observed, Command, Facts, FileWrite, Outcome};
 pub use person::Person;
 pub use rules::{allowed_actions, is_legal};
 pub use session::{ContentRef, Session, State};

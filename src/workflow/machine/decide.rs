@@ -37,7 +37,7 @@ impl Step<'_> {
 
     /// [`Step::bind`] to the file at `path` as it is now, when it can be read.
     fn bind_file(&mut self, path: &str) -> Result<(), WorkflowError> {
-        match self.files.read(path) {
+        match self.documents.read(path) {
             Ok(Some(text)) => self.bind(path, &text),
             _ => Ok(()),
         }
@@ -204,7 +204,7 @@ impl Step<'_> {
             todo: "Put the document back as UTF-8 text and decide again, or `reject` with feedback to have it written anew.",
         }
         };
-        match self.files.read(path) {
+        match self.documents.read(path) {
             Ok(Some(d)) if !d.trim().is_empty() => return Ok(Reviewed::OnDisk(d)),
             Ok(Some(_)) => return Err(unusable("is empty".into())),
             Err(reason) => return Err(unusable(reason)),
@@ -215,7 +215,7 @@ impl Step<'_> {
             _ => rec.claude_result_ref.as_ref(),
         };
         let document = raw_ref
-            .and_then(|r| self.files.read(&r.file_path).ok().flatten())
+            .and_then(|r| self.documents.read(&r.file_path).ok().flatten())
             .and_then(|raw| submission::read(self.session.current_stage, &raw).ok())
             .ok_or_else(|| WorkflowError::DocumentUnavailable {
                 path: path.to_string(),

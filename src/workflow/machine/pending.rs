@@ -10,7 +10,7 @@ use super::super::rules;
 use super::super::session::{Question, Session, Sprint, StageRecord, State};
 use super::super::stage::{QualityGate, Stage};
 use super::super::submission;
-use super::{sha256_hex, Facts, ProjectFiles, Step, WorkflowError};
+use super::{sha256_hex, Documents, Facts, Step, WorkflowError};
 
 /// The kind of question, from the state the session is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,7 +67,7 @@ impl Pending {
 pub fn pending(
     session: &Session,
     action: Action,
-    files: &dyn ProjectFiles,
+    documents: &Documents,
 ) -> Result<Pending, WorkflowError> {
     let stage = session.current_stage;
     let state = session.current_state;
@@ -90,7 +90,7 @@ pub fn pending(
         session: session.clone(),
         writes: Vec::new(),
         facts: Facts::default(),
-        files,
+        documents,
         decision: &decision,
         decided_digest: None,
         evidence: Default::default(),
@@ -158,7 +158,7 @@ impl Step<'_> {
         match asked {
             Asked::Answer => Ok(match rec.draft_ref.as_ref().map(|d| d.file_path.clone()) {
                 Some(path) => {
-                    let text = self.files.read(&path).ok().flatten();
+                    let text = self.documents.read(&path).ok().flatten();
                     (Some(path), text)
                 }
                 None => (None, None),

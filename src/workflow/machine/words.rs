@@ -181,7 +181,7 @@ impl Step<'_> {
     /// replace what the feedback points at. Its path, or the report's own path when it
     /// cannot be read (the feedback then points there).
     pub(super) fn keep_round_report(&mut self, stage: Stage, report: &str) -> String {
-        let Ok(Some(text)) = self.files.read(report) else {
+        let Ok(Some(text)) = self.documents.read(report) else {
             return report.to_string();
         };
         let round = self.session.record(stage).iteration.max(1);

@@ -1,0 +1,58 @@
+//! The project's documents a step may read, read by the caller before the step and
+//! handed to the machine as a value: the machine does no I/O, and nothing it calls
+//! reaches back into the layers that do.
+
+use std::collections::BTreeMap;
+
+use crate::workflow::session::Session;
+use crate::workflow::story;
+
+/// A file as the caller found it: `Ok(None)` when absent, `Err(why)` when it exists but
+/// cannot be used as text (a directory, not UTF-8, unreadable, a link out of the area).
+pub type Read = Result<Option<String>, String>;
+
+/// The documents of one step, by path relative to the project directory.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Documents(BTreeMap<String, Read>);
+
+impl Documents {
+    /// Every file a step on `session` may read: for the stage it is at (and the final QA
+    /// a parent whose stories are built turns to), the stage document, the pending draft
+    /// and the raw results the document was taken from. The caller reads each and
+    /// [`Documents::insert`]s what it found.
+    pub fn wanted(session: &Session) -> Vec<String> {
+        let mut paths = Vec::new();
+        let mut stages = vec![session.current_stage];
+        stages.push(story::prompt_stage(session));
+        stages.dedup();
+        for stage in stages {
+            paths.push(session.artifact_path(stage));
+            let rec = session.record(stage);
+            let refs = [
+                &rec.draft_ref,
+                &rec.claude_result_ref,
+                &rec.codex_result_ref,
+            ];
+            paths.extend(refs.into_iter().flatten().map(|r| r.file_path.clone()));
+        }
+        paths.sort();
+        paths.dedup();
+        paths
+    }
+
+    pub fn insert(&mut self, path: String, read: Read) {
+        self.0.insert(path, read);
+    }
+
+    /// The file at `path` as it was read. A path [`Documents::wanted`] did not name is a
+    /// bug in this module, reported as unreadable rather than guessed at.
+    pub fn read(&self, path: &str) -> Read {
+        match self.0.get(path) {
+            Some(read) => read.clone(),
+            None => {
+                debug_assert!(false, "{path} was read by a step but not wanted for it");
+                Err("was not read for this step".into())
+            }
+        }
+    }
+}
