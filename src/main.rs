@@ -52,8 +52,9 @@ use bmad_mcp::BmadServer;
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
-    /// The project directory for a command (default: BMAD_PROJECT_ROOT, else
-    /// CLAUDE_PROJECT_DIR, else the project the working directory is in).
+    /// The project directory for a command or the stdio server, absolute or relative to
+    /// the working directory (default: BMAD_PROJECT_ROOT, else CLAUDE_PROJECT_DIR, else
+    /// the project the working directory is in).
     #[arg(long, global = true)]
     project: Option<String>,
     /// The person recorded as a session's owner and a decision's `decider`, and whom
@@ -98,20 +99,24 @@ fn main() -> Exit {
             };
         }
     };
-    let settings = Settings::read(cli.owner.as_deref());
+    let settings = Settings::read(cli.owner.as_deref()).with_project(cli.project.as_deref());
     let options = match cli.command {
-        Some(Command::Human(command)) => {
-            return bmad_mcp::terminal::run(command, cli.project, &settings)
-        }
+        Some(Command::Human(command)) => return bmad_mcp::terminal::run(command, &settings),
         Some(Command::Serve(options)) => options,
         Some(Command::Dashboard { addr }) => {
             init_logs(settings.log.as_deref());
-            return bmad_mcp::dashboard::run(cli.project, &addr, &settings);
+            return bmad_mcp::dashboard::run(&addr, &settings);
         }
         None => ServeArgs::default(),
     };
     init_logs(settings.log.as_deref());
     match &options.http {
+        // Over HTTP each call names its project among the `--root`s; a default project
+        // would be ignored, so saying one is refused rather than silently dropped.
+        Some(_) if cli.project.is_some() => {
+            eprintln!("bmad-mcp: `--project` does not apply to `serve --http`: calls name their project (`cwd`) among the directories `--root` allows");
+            Exit::Refused
+        }
         Some(addr) => serve_http(&options, addr, &settings),
         None => serve_stdio(&settings),
     }

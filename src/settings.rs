@@ -16,6 +16,8 @@ use crate::workflow::person::Person;
 
 /// The project directory when a call gives no `cwd`.
 pub const PROJECT_ROOT_ENV: &str = "BMAD_PROJECT_ROOT";
+/// The flag that names the project, as a source of the default root.
+pub const PROJECT_FLAG: &str = "--project";
 /// Set by Claude Code for the servers it starts; the project after [`PROJECT_ROOT_ENV`].
 pub const CLAUDE_PROJECT_ENV: &str = "CLAUDE_PROJECT_DIR";
 /// The human (`Name <email>`), over git's identity; `--owner` is over it.
@@ -65,8 +67,9 @@ pub const DEFAULT_BODIES_BYTES: usize = 32 * 1024 * 1024;
 /// Everything this process was told by whoever started it, besides the command itself.
 #[derive(Debug, Clone)]
 pub struct Settings {
-    /// The project when a call or a command names none: [`PROJECT_ROOT_ENV`], else
-    /// [`CLAUDE_PROJECT_ENV`], else the project the working directory is in.
+    /// The project when a call or a command names none: `--project`, else
+    /// [`PROJECT_ROOT_ENV`], else [`CLAUDE_PROJECT_ENV`], else the project the working
+    /// directory is in.
     pub default_root: DefaultRoot,
     /// Who changes sessions here, how long a change may wait and its checks run, and the
     /// user's role prompts it may hand over.
@@ -164,6 +167,19 @@ impl Settings {
         Settings::from_vars(owner, |name| std::env::var_os(name))
     }
 
+    /// The settings with `--project` (when given) as the default root: a relative path is
+    /// taken from the working directory, as every command line tool does.
+    pub fn with_project(mut self, project: Option<&str>) -> Settings {
+        if let Some(value) = project {
+            let path = std::path::absolute(value).unwrap_or_else(|_| PathBuf::from(value));
+            self.default_root = DefaultRoot {
+                source_name: PROJECT_FLAG,
+                value: path.display().to_string(),
+            };
+        }
+        self
+    }
+
     /// The settings the variables `var` names give.
     fn from_vars(owner: Option<&str>, var: impl Fn(&str) -> Option<OsString>) -> Settings {
         let vars = Vars(var);
@@ -241,6 +257,7 @@ impl<F: Fn(&str) -> Option<OsString>> Vars<F> {
 mod tests {
     use super::*;
     use std::collections::HashMap;
+    use std::path::Path;
 
     fn settings(owner: Option<&str>, vars: &[(&str, &str)]) -> Settings {
         let vars: HashMap<String, OsString> = vars
@@ -269,6 +286,18 @@ mod tests {
         assert_eq!(s.http.max_connections, 256);
         assert_eq!(s.http.bodies_bytes, DEFAULT_BODIES_BYTES);
         assert!(s.log.is_none());
+    }
+
+    #[test]
+    fn the_project_flag_wins_and_a_relative_one_is_taken_from_the_working_directory() {
+        let s = settings(None, &[(PROJECT_ROOT_ENV, "/a")]).with_project(Some("."));
+        let cwd = std::env::current_dir().unwrap();
+        assert_eq!(s.default_root.source_name, PROJECT_FLAG);
+        assert_eq!(Path::new(&s.default_root.value), cwd);
+        let s = settings(None, &[]).with_project(Some("sub/dir"));
+        assert_eq!(Path::new(&s.default_root.value), cwd.join("sub/dir"));
+        let s = settings(None, &[(PROJECT_ROOT_ENV, "/a")]).with_project(None);
+        assert_eq!(s.default_root.value, "/a");
     }
 
     #[test]

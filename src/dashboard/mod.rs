@@ -219,7 +219,7 @@ fn router_alone(dash: Arc<Dashboard>) -> Router {
 
 /// `bmad-mcp dashboard`: serves the page for the project (`--project`, else as the
 /// terminal's commands find it) on loopback until SIGINT or SIGTERM.
-pub fn run(project: Option<String>, addr: &str, settings: &Settings) -> Exit {
+pub fn run(addr: &str, settings: &Settings) -> Exit {
     // Whoever starts the dashboard reads its secret: never an assistant.
     if let Some(why) = crate::assistant::behind_me() {
         eprintln!("bmad-mcp: refusing to start the dashboard: this command runs under an assistant's shell ({why}). The dashboard is the human's: run it yourself, in your own terminal, outside the assistant.");
@@ -236,14 +236,7 @@ pub fn run(project: Option<String>, addr: &str, settings: &Settings) -> Exit {
             return Exit::Refused;
         }
     };
-    let root = match project {
-        Some(value) => DefaultRoot {
-            source_name: "--project",
-            value,
-        },
-        None => settings.default_root.clone(),
-    };
-    let dir = match Project::open(None, &root) {
+    let dir = match Project::open(None, &settings.default_root) {
         Ok(p) => p.root.clone(),
         Err(e) => {
             eprintln!("bmad-mcp: {e}");

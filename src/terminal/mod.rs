@@ -25,7 +25,6 @@ use std::io::{BufRead, Write};
 use clap::Subcommand;
 
 pub use crate::exit::Exit;
-use crate::files::DefaultRoot;
 use crate::settings::Settings;
 use crate::store::{SessionKey, Store};
 use crate::workflow::{Action, Command};
@@ -110,14 +109,8 @@ pub enum Cli {
 
 /// Runs a command for a person in a terminal, in the project `project` (default: the
 /// settings' default root: BMAD_PROJECT_ROOT, …, the project the working directory is in).
-pub fn run(cli: Cli, project: Option<String>, settings: &Settings) -> Exit {
-    let root = match project {
-        Some(value) => DefaultRoot {
-            source_name: "--project",
-            value,
-        },
-        None => settings.default_root.clone(),
-    };
+pub fn run(cli: Cli, settings: &Settings) -> Exit {
+    let root = settings.default_root.clone();
     let user_prompts = settings.acting.user_prompts.as_deref();
     let store = Store::new(root, settings.acting.clone());
     let result = match cli {

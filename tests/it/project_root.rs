@@ -107,3 +107,44 @@ async fn a_server_started_in_the_root_or_a_read_only_folder_asks_for_the_project
     assert!(msg.contains("may not write there"), "{msg}");
     says_how_to_name_the_project(&msg);
 }
+
+#[tokio::test]
+async fn the_project_flag_is_honoured_by_the_server_and_the_terminal_relative_or_not() {
+    let top = tempfile::tempdir().unwrap();
+    let top = top.path().canonicalize().unwrap();
+    std::fs::create_dir_all(top.join("elsewhere")).unwrap();
+    std::fs::create_dir_all(top.join("proj")).unwrap();
+    // Started elsewhere, told the project by a path relative to where it runs.
+    let mut cmd = support::command(&top.join("elsewhere"));
+    cmd.args(["serve", "--project", "../proj"]);
+    let c = connect_with(Era::Legacy, cmd, &top.join("proj")).await;
+    let v = c
+        .ok(json!({"action": "start", "objective": "Named by flag"}))
+        .await;
+    c.close().await;
+    let task = v["task_name"].as_str().unwrap();
+    assert!(top.join("proj/.claude/specs").join(task).is_dir());
+    assert!(!top.join("elsewhere/.bmad-task").exists());
+
+    // The terminal with `--project .` in the project.
+    let out = support::bin(&top.join("proj"))
+        .args(["--project", ".", "status", task])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{said} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(said.contains(task), "{said}");
+
+    // Over HTTP calls name their project; a default one is refused, not dropped.
+    let out = support::bin(&top)
+        .args(["serve", "--http", "127.0.0.1:0", "--project", "proj"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("`--project` does not apply"), "{err}");
+}
