@@ -266,7 +266,9 @@ impl Store {
         // Where it was found, not where it was last written (another clone, another path).
         session.cwd = at.project.display();
         match key {
-            SessionKey::TaskName(name) if &session.task_name != name => {
+            SessionKey::TaskName(name)
+                if &session.task_name != name && names::slug_for(&session.objective) != *name =>
+            {
                 let mut found = self.scan(&at.project, name)?.ok_or_else(missing)?;
                 found.cwd = at.project.display();
                 Ok(found)
@@ -313,9 +315,13 @@ impl Store {
     /// index, the session files are the truth.
     fn scan(&self, project: &Project, name: &str) -> Result<Option<Session>> {
         let mut conflicted = None;
+        let mut by_objective = Vec::new();
         for id in session_ids(project)? {
             match load_session(project, &id) {
                 Ok(Some(s)) if s.task_name == name => return Ok(Some(s)),
+                // The name the objective gives, which a team's task name extends with
+                // its owner and a tag: what the docs and a person naturally type.
+                Ok(Some(s)) if names::slug_for(&s.objective) == name => by_objective.push(s),
                 // A session a merge left in two versions is named, not passed over.
                 Err(e @ Error::SessionConflicted { .. })
                     if salvage::salvage(project, &id).task_name.as_deref() == Some(name) =>
@@ -325,7 +331,26 @@ impl Store {
                 _ => {}
             }
         }
-        conflicted.map_or(Ok(None), Err)
+        if let Some(e) = conflicted {
+            return Err(e);
+        }
+        match by_objective.len() {
+            0 | 1 => Ok(by_objective.pop()),
+            _ => {
+                let mut named: Vec<String> = by_objective
+                    .iter()
+                    .map(|s| format!("`{}`", s.task_name))
+                    .collect();
+                named.sort();
+                Err(Error::SessionNotFound {
+                    what: format!(
+                        "named `{name}` alone (the objectives of {} all give that name: name one of them)",
+                        named.join(", ")
+                    ),
+                    project: project.display(),
+                })
+            }
+        }
     }
 }
 

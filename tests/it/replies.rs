@@ -381,3 +381,35 @@ async fn a_session_file_with_one_bad_byte_stays_visible_with_what_can_be_read() 
     .await;
     c.close().await;
 }
+
+/// A session file whose objective holds one byte that is not UTF-8 is still listed by
+/// the tool, marked damaged, with every field that can be read (as the terminal's `list`).
+#[tokio::test]
+async fn a_session_with_a_byte_that_is_not_utf8_is_listed_as_damaged_with_what_reads() {
+    let sb = Sandbox::new();
+    let project = sb.project.as_path();
+    let c = connect(Era::Modern, project).await;
+    let v = c.ok(start_args(project, "Build a caf\u{e9} tool")).await;
+    let id = v["session_id"].as_str().unwrap();
+    let file = project.join(format!(".bmad-task/session-{id}.json"));
+    let bytes = std::fs::read(&file).unwrap();
+    let at = bytes.windows(2).position(|w| w == "é".as_bytes()).unwrap();
+    let mut damaged = bytes[..at].to_vec();
+    damaged.push(0xE9);
+    damaged.extend_from_slice(&bytes[at + 2..]);
+    std::fs::write(&file, damaged).unwrap();
+
+    let listed = c.ok(json!({"action": "list"})).await;
+    let entry = &listed["damaged"][0];
+    assert_eq!(entry["session_id"], id, "{listed}");
+    assert_eq!(entry["task_name"], v["task_name"]);
+    assert_eq!(entry["current_stage"], "po");
+    assert_eq!(entry["current_state"], "generating");
+    assert!(entry["updated_at"].as_str().is_some_and(|t| !t.is_empty()));
+    assert!(entry["reason"].as_str().unwrap().contains("not UTF-8"));
+    assert!(listed["user_message"]
+        .as_str()
+        .unwrap()
+        .contains("1 session file(s) cannot be read"));
+    c.close().await;
+}

@@ -465,3 +465,53 @@ async fn status_names_an_earlier_document_edited_after_a_later_stage_relied_on_i
     assert!(v["notices"].to_string().contains(&prd));
     c.close().await;
 }
+
+/// The README's first run works as written in a git repository: the task gets the team's
+/// name (objective, handle, tag), and the terminal commands the README shows find it by the
+/// name its objective alone gives; two tasks with that objective make the name ambiguous,
+/// and the refusal names both.
+#[tokio::test]
+async fn the_readme_first_run_commands_work_as_written_in_a_repository() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().canonicalize().unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    git(&repo, &["config", "user.name", "Ana Lima"]);
+    git(&repo, &["config", "user.email", "ana@example.org"]);
+    let readme =
+        std::fs::read_to_string(Path::new(crate::support::ROOT).join("README.md")).unwrap();
+    let first_run = &readme[readme.find("## A first run").unwrap()..];
+    let block = first_run
+        .split("```sh\n")
+        .nth(2)
+        .and_then(|b| b.split("```").next())
+        .unwrap();
+    assert!(block.contains("bmad-mcp status "), "{block}");
+    let objective = "Build a service that publishes a weekly team changelog.";
+
+    let c = connect_with(Era::Legacy, crate::support::command(&repo), &repo).await;
+    let v = c
+        .ok(json!({"action": "start", "objective": objective}))
+        .await;
+    let task = v["task_name"].as_str().unwrap().to_string();
+    assert!(
+        task.starts_with("build-a-service-that-publishes-a-weekly-ana-"),
+        "{task}"
+    );
+    let shown = run_lines(&repo, block);
+    assert!(shown.iter().any(|o| o.contains(&task)), "{shown:?}");
+
+    let second = c
+        .ok(json!({"action": "start", "objective": objective}))
+        .await;
+    c.close().await;
+    let status = block.lines().find(|l| l.contains("status")).unwrap();
+    let out = crate::support::bin(&repo)
+        .env("PATH", Path::new(crate::support::BIN).parent().unwrap())
+        .args(status.split_whitespace().skip(1))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains(&task), "{err}");
+    assert!(err.contains(second["task_name"].as_str().unwrap()), "{err}");
+}
