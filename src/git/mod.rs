@@ -21,6 +21,16 @@ const MAX_OUTPUT: u64 = 4 * 1024 * 1024;
 /// Paths named by [`Repo::changed_since`] at most.
 pub const MAX_PATHS: usize = 10_000;
 
+/// The project's own files as pathspecs, relative to the project: not the workflow's state
+/// (`.bmad-task/`), not its documents (`.claude/`, compared with the digests the session
+/// holds), not the team's policy and lessons (`.bmad/`).
+pub const PROJECT_FILES: [&str; 4] = [
+    ".",
+    ":(exclude).bmad-task",
+    ":(exclude).claude",
+    ":(exclude).bmad",
+];
+
 /// A git work tree that holds the project, found by its `.git` without starting git.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Repo {
@@ -201,12 +211,16 @@ impl Repo {
             .collect()
     }
 
-    /// The commit checked out and whether the work tree has changes (`git status`), read
-    /// as every other read is: no monitor, no filter the config names.
+    /// The commit checked out and whether the project's own files ([`PROJECT_FILES`]) have
+    /// changes (`git status`), read as every other read is: no monitor, no filter the
+    /// config names. The workflow's files do not count: with `.bmad-task/` committed, as
+    /// `bmad-mcp init` advises, every run would otherwise read as uncommitted.
     pub fn state(&self) -> Option<(Option<String>, bool)> {
         let head = self.facts(false).head;
         let off = self.without_drivers();
-        let status = run(&self.dir, &off, &["status", "--porcelain", "--no-renames"])?;
+        let mut args = vec!["status", "--porcelain", "--no-renames", "--"];
+        args.extend_from_slice(&PROJECT_FILES);
+        let status = run(&self.dir, &off, &args)?;
         Some((head, !status.is_empty()))
     }
 
@@ -544,6 +558,38 @@ mod tests {
         assert!(!ran.exists(), "a filter ran");
         git(dir.path(), &["status", "--porcelain"]);
         assert!(ran.exists(), "control: git runs the filter by itself");
+    }
+
+    /// With the workflow's files committed (as `bmad-mcp init` advises), the server's own
+    /// writes since do not make the project read as changed; a project file does.
+    #[test]
+    fn the_workflows_files_do_not_make_the_project_dirty() {
+        let (dir, _) = repo();
+        for f in [
+            ".bmad-task/s.json",
+            ".claude/specs/t/01.md",
+            ".bmad/lessons/l.md",
+            "src.rs",
+        ] {
+            let path = dir.path().join(f);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, "1\n").unwrap();
+        }
+        git(dir.path(), &["add", "."]);
+        git(dir.path(), &["commit", "-q", "-m", "one"]);
+        let head = Repo::at(dir.path()).unwrap().branch_and_head().1;
+        for f in [
+            ".bmad-task/s.json",
+            ".claude/specs/t/01.md",
+            ".bmad/lessons/l.md",
+        ] {
+            std::fs::write(dir.path().join(f), "2\n").unwrap();
+        }
+        std::fs::write(dir.path().join(".bmad-task/new.json"), "new\n").unwrap();
+        let repo = Repo::at(dir.path()).unwrap();
+        assert_eq!(repo.state().unwrap(), (head.clone(), false));
+        std::fs::write(dir.path().join("src.rs"), "2\n").unwrap();
+        assert_eq!(repo.state().unwrap(), (head, true));
     }
 
     #[test]

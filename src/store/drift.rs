@@ -13,15 +13,6 @@ use crate::workflow::person::Person;
 use crate::workflow::session::{Basis, Session};
 use crate::workflow::stage::Stage;
 
-/// The project's own files, as the drift check sees them: not the workflow's state, not the
-/// documents (which are compared with the digests the session holds), not the policy.
-pub const PROJECT_FILES: [&str; 4] = [
-    ".",
-    ":(exclude).bmad-task",
-    ":(exclude).claude",
-    ":(exclude).bmad",
-];
-
 /// Uncommitted files kept in a [`Basis`] at most.
 const MAX_UNCOMMITTED: usize = 200;
 /// Files a drift report names at most (it counts the rest).
@@ -86,7 +77,7 @@ pub struct Seen {
 /// The commit checked out, and the project's files that differ from it now.
 fn basis_of(repo: &Repo, head: Option<&str>) -> Option<(Basis, Seen)> {
     let commit = head?.to_string();
-    let changed = repo.changed_since(&commit, &PROJECT_FILES)?;
+    let changed = repo.changed_since(&commit, &crate::git::PROJECT_FILES)?;
     let kept = &changed[..changed.len().min(MAX_UNCOMMITTED)];
     let ids = repo.blob_ids(kept, &commit);
     let basis = Basis {
@@ -207,7 +198,7 @@ fn changed_documents(project: &Project, session: &Session) -> Vec<String> {
 fn changed_files(repo: &Repo, basis: &Basis, seen: Option<&Seen>) -> Option<Vec<String>> {
     let now = match seen.filter(|s| s.commit == basis.commit) {
         Some(s) => s.changed.clone(),
-        None => repo.changed_since(&basis.commit, &PROJECT_FILES)?,
+        None => repo.changed_since(&basis.commit, &crate::git::PROJECT_FILES)?,
     };
     // A file uncommitted then is unchanged when its content is the same blob now.
     let then: Vec<String> = now
