@@ -54,7 +54,12 @@ pub async fn run(demo: &mut Demo) -> Result<(), Failure> {
     demo.step(json!({"action": "confirm"})).await?;
     demo.step(json!({"action": "submit", "claude_result": FIX_REPORT}))
         .await?;
-    demo.step(json!({"action": "submit", "claude_result": fixture("review.md")?}))
+    // The review closes the fix track: it states whether the fix does what was asked.
+    let review = format!(
+        "{}\nIntent: met, an empty week publishes \"No changes this week\".\n",
+        fixture("review.md")?
+    );
+    demo.step(json!({"action": "submit", "claude_result": review}))
         .await?;
 
     // The full track up to the approved plan, in another window.

@@ -112,7 +112,13 @@ fn advance(s: &Session, v: u8) -> Command {
         State::Generating | State::Refining => {
             let draft = v.is_multiple_of(4);
             // The "draft" of a review or QA report is one whose verdict fails.
-            let failing_review = REVIEW.replace("Pass with Risk", "Fail");
+            // A review that closes a light track states the intent verdict too.
+            let review = if s.track.is_last(Stage::Review) {
+                format!("{REVIEW}\nIntent: met\n")
+            } else {
+                REVIEW.to_string()
+            };
+            let failing_review = review.replace("Pass with Risk", "Fail");
             let failing_qa = QA_REPORT.replace("Quality Score: 91/100", "Quality Score: 72/100");
             let spec = first_document(Stage::Spec);
             let bug = first_document(Stage::Bug);
@@ -132,7 +138,7 @@ fn advance(s: &Session, v: u8) -> Command {
                 Stage::Architect => (ARCHITECT_DRAFT, ARCHITECT_FINAL),
                 Stage::Sm => (SPRINT_PLAN, SPRINT_PLAN),
                 Stage::Dev => (dev, dev),
-                Stage::Review => (failing_review.as_str(), REVIEW),
+                Stage::Review => (failing_review.as_str(), review.as_str()),
                 Stage::Qa => (failing_qa.as_str(), QA_REPORT),
             };
             let doc = if draft { d } else { f };
@@ -910,6 +916,8 @@ fn check_session(r: &Run) {
             };
             let checks =
                 stage.runs_checks() && cur.checks.as_ref().is_some_and(|run| !run.passed());
+            // The closing report's intent verdict, other than met or not stated.
+            let intent = bmad_mcp::workflow::trace::failure(&cur.trace).is_some();
             // The fix track's development report without its failing test.
             let untested = rules::unwritten_sections(stage, cur).is_some();
             assert_eq!(
@@ -917,7 +925,7 @@ fn check_session(r: &Run) {
                 s.track == Track::Fix && stage == Stage::Dev && untested
             );
             assert!(
-                report || checks || untested,
+                report || checks || untested || intent,
                 "{stage} awaits the human with a passing report"
             );
             assert_eq!(rules::failed_checks(stage, cur).is_some(), checks);

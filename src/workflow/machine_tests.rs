@@ -130,7 +130,7 @@ impl Run {
             State::AwaitingApproval => r.advance_to(Stage::Sm, true),
             State::Completed => {
                 r.advance_to(Stage::Qa, false);
-                r.submit("# QA\nQuality Score: 90/100");
+                r.submit("# QA\nIntent: met\nQuality Score: 90/100");
             }
         }
         assert_eq!(r.s.current_state, state);
@@ -182,11 +182,11 @@ fn failing(stage: Stage) -> &'static str {
 const FAILING_REVIEW: &str =
     "# Code Review\n\n## Findings\n- critical, `src/api.rs`: no input validation.\n\nReview Status: Fail\n";
 const FAILING_QA: &str =
-    "# QA Report\n\n## Results\n7 passed, 3 failed.\n\nQuality Score: 62/100\n";
+    "# QA Report\n\n## Results\n7 passed, 3 failed.\n\nIntent: met\nQuality Score: 62/100\n";
 
 /// A report of development, review or QA whose own verdict (where it has one) passes.
 /// (It shows a failing test written first, as the fix track's development must.)
-const PASSING_REPORT: &str = "# Report\nDone.\n\n## Failing Test\n`empty_input` failed before the fix.\n\nReview Status: Pass\nQuality Score: 95/100\n";
+const PASSING_REPORT: &str = "# Report\nDone.\n\n## Failing Test\n`empty_input` failed before the fix.\n\nReview Status: Pass\nIntent: met\nQuality Score: 95/100\n";
 
 const SPRINT_PLAN: &str = "# Plan\n## Sprint 1: Core\n- a\n## Sprint 2: UI\n- b\n";
 
@@ -1329,7 +1329,10 @@ fn a_failing_review_stops_at_the_human_who_may_accept_the_risk() {
         "{note}"
     );
     // A passing QA report completes the workflow; the review's risk stays recorded.
-    r.act(submit(None, Some("# QA\n\nQuality Score: 93/100")));
+    r.act(submit(
+        None,
+        Some("# QA\n\nIntent: met\nQuality Score: 93/100"),
+    ));
     assert_eq!(r.state(), (Stage::Qa, State::Completed));
     assert!(r.s.record(Stage::Review).accepted_risk);
 }
@@ -1466,7 +1469,10 @@ fn reports_that_pass_go_on_without_the_human() {
         None,
         Some("# Review\nReview Status: Pass with Risk"),
     ));
-    r.act(submit(None, Some("# QA\nQuality Score: 90/100")));
+    r.act(submit(
+        None,
+        Some("# QA\nIntent: met\nQuality Score: 90/100"),
+    ));
     assert_eq!(r.state(), (Stage::Qa, State::Completed));
     assert!(!r.s.record(Stage::Review).accepted_risk);
 }
@@ -1495,14 +1501,14 @@ fn reports_that_state_no_verdict_stop_at_the_human() {
     assert_eq!(r.state(), (Stage::Qa, State::AwaitingConfirmation));
     assert_eq!(
         rules::failed_verdict(Stage::Qa, r.s.current()).as_deref(),
-        Some("Quality Score: not stated")
+        Some("Quality Score: not stated; Intent: not stated")
     );
     r.act(Command::Reject {
         action: Action::Reject,
         feedback: Some("State the score.".into()),
     });
     r.advance_to(Stage::Qa, false);
-    let qa = r##"{"qa_report": "# QA\nAll good.", "quality_score": "high"}"##;
+    let qa = r##"{"qa_report": "# QA\nAll good.\nIntent: met", "quality_score": "high"}"##;
     r.act(submit(None, Some(qa)));
     assert_eq!(r.state(), (Stage::Qa, State::AwaitingConfirmation));
     let rec = r.s.current();
@@ -1667,7 +1673,7 @@ fn qa_does_not_complete_on_a_passing_score_while_a_check_fails() {
     let mut r = Run::new("Build it");
     r.advance_to(Stage::Qa, false);
     r.evidence = checks_run(&[("test", false)]);
-    r.submit("# QA\nQuality Score: 95/100");
+    r.submit("# QA\nIntent: met\nQuality Score: 95/100");
     assert_eq!(r.state(), (Stage::Qa, State::AwaitingConfirmation));
     let rec = r.s.record(Stage::Qa);
     assert_eq!(rec.gate_passed, Some(false));

@@ -9,6 +9,7 @@ pub mod decision;
 pub mod engine;
 pub mod error;
 pub mod evidence;
+mod failing_test;
 pub mod machine;
 pub mod person;
 pub mod quality;

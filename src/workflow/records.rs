@@ -91,6 +91,10 @@ pub struct StageRecord {
     /// … and those it found with nothing under their heading.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub empty_sections: Vec<String>,
+    /// … and those there and filled that do not show what they must (the fix track's
+    /// failing test, by name, failing before the fix), each with what it lacks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub short_sections: Vec<String>,
     /// The engine whose candidate was kept in the latest submission.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chosen_engine: Option<Engine>,

@@ -213,13 +213,18 @@ pub fn unwritten_sections(stage: Stage, rec: &StageRecord) -> Option<String> {
         .iter()
         .chain(&rec.empty_sections)
         .collect();
-    (!lacking.is_empty()).then(|| {
+    let mut found: Vec<String> = Vec::new();
+    if !lacking.is_empty() {
         let names: Vec<String> = lacking.iter().map(|s| format!("`{s}`")).collect();
-        format!(
+        found.push(format!(
             "the report has no {} section (this track writes a test that fails before the fix, and shows it failing)",
             names.join(", ")
-        )
-    })
+        ));
+    }
+    found.extend(rec.short_sections.iter().map(|s| {
+        format!("the report's {s} (this track writes a test that fails before the fix, and shows it failing)")
+    }));
+    (!found.is_empty()).then(|| found.join("; "))
 }
 
 /// What fails in the checks run on `stage`'s latest submission, if it runs checks.

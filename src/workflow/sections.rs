@@ -31,15 +31,25 @@ pub const QA_CHECKS: &[Check] = &[Check::Measurable];
 pub const SPEC_CHECKS: &[Check] = &[Check::AcceptanceCriteria];
 pub const BUG_CHECKS: &[Check] = &[];
 
-/// One expected section: its display name and the heading words that count as it.
+/// What a section's text must show beyond being there: `None` when it does, else what it
+/// lacks, said for the human.
+pub type Judge = fn(&str) -> Option<&'static str>;
+
+/// One expected section: its display name, the heading words that count as it, and what
+/// its text must show, where a heading with any text under it is not enough.
 #[derive(Debug)]
 pub struct Section {
     pub name: &'static str,
     pub any_of: &'static [&'static str],
+    pub judge: Option<Judge>,
 }
 
 const fn sec(name: &'static str, any_of: &'static [&'static str]) -> Section {
-    Section { name, any_of }
+    Section {
+        name,
+        any_of,
+        judge: None,
+    }
 }
 
 /// The quick track's short technical spec.
@@ -68,10 +78,11 @@ pub const BUG: &[Section] = &[
 
 /// What the fix track's implementation report must show: the test written first, and
 /// how it failed before the fix.
-pub const FAILING_TEST: &[Section] = &[sec(
-    "Failing Test",
-    &["failing test", "test first", "regression test"],
-)];
+pub const FAILING_TEST: &[Section] = &[Section {
+    name: "Failing Test",
+    any_of: &["failing test", "test first", "regression test"],
+    judge: Some(super::failing_test::shortfall),
+}];
 
 pub const PO: &[Section] = &[
     sec(
@@ -238,12 +249,15 @@ fn outline_of(document: &str) -> (Vec<&str>, Vec<Heading>) {
 pub struct Found {
     pub missing: Vec<&'static str>,
     pub empty: Vec<&'static str>,
+    /// Sections there and filled whose text does not show what it must: "`Failing Test`
+    /// names no test (…)".
+    pub short: Vec<String>,
 }
 
 impl Found {
-    /// Every required section is there and has content.
+    /// Every required section is there, has content, and shows what it must.
     pub fn complete(&self) -> bool {
-        self.missing.is_empty() && self.empty.is_empty()
+        self.missing.is_empty() && self.empty.is_empty() && self.short.is_empty()
     }
 }
 
@@ -259,24 +273,36 @@ pub fn check(sections: &[Section], document: &str) -> Found {
         .filter(|h| heads.len() > 1 && heads[1..].iter().all(|o| o.level > h.level))
         .map(|h| h.line);
     let head_lines: Vec<usize> = heads.iter().map(|h| h.line).collect();
-    let filled = |i: usize| {
+    // The lines of a section's own text: to its next heading of the same or a higher
+    // level, its subheadings left out.
+    let body = |i: usize| {
         let h = &heads[i];
         let end = heads[i + 1..]
             .iter()
             .find(|o| o.level <= h.level)
             .map_or(lines.len(), |o| o.line);
-        (h.line + 1..end).any(|l| head_lines.binary_search(&l).is_err() && is_content(lines[l]))
+        (h.line + 1..end)
+            .filter(|l| head_lines.binary_search(l).is_err())
+            .map(|l| lines[l])
+            .collect::<Vec<&str>>()
     };
     let mut found = Found::default();
     for s in sections {
-        let matching: Vec<usize> = (0..heads.len())
+        let filled: Vec<Vec<&str>> = (0..heads.len())
             .filter(|i| Some(heads[*i].line) != title)
             .filter(|i| s.any_of.iter().any(|w| heads[*i].text.contains(w)))
+            .map(body)
             .collect();
-        if matching.is_empty() {
+        if filled.is_empty() {
             found.missing.push(s.name);
-        } else if !matching.into_iter().any(filled) {
+            continue;
+        }
+        let Some(text) = filled.iter().find(|b| b.iter().any(|l| is_content(l))) else {
             found.empty.push(s.name);
+            continue;
+        };
+        if let Some(short) = s.judge.and_then(|judge| judge(&text.join("\n"))) {
+            found.short.push(format!("`{}` {short}", s.name));
         }
     }
     found

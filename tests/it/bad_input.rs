@@ -31,7 +31,7 @@ async fn completed_session(c: &Client, project: &std::path::Path) -> String {
         json!({"action": "approve", "scope": "all"}),
         json!({"action": "submit", "claude_result": "# Dev\n\nBuilt it."}),
         json!({"action": "submit", "claude_result": "# Review\n\nReview Status: Pass"}),
-        json!({"action": "submit", "claude_result": "# QA\n\nQuality Score: 90/100"}),
+        json!({"action": "submit", "claude_result": "# QA\n\nIntent: met\nQuality Score: 90/100"}),
     ] {
         c.ok(with(args)).await;
     }

@@ -172,7 +172,7 @@ fn next_step(project: &Path, session: &Value, tag: &str) -> Value {
         ),
         ("qa", _) => submit(
             "claude_result",
-            big_document("QA Report", tag, "\nQuality Score: 91/100\n"),
+            big_document("QA Report", tag, "\nIntent: met\nQuality Score: 91/100\n"),
         ),
         other => panic!("no step for {other:?}"),
     }

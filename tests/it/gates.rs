@@ -213,7 +213,8 @@ async fn a_qa_score_below_the_gate_whose_risk_the_human_accepts_is_recorded_and_
         (&v["stage"], &v["state"]),
         (&json!("qa"), &json!("generating"))
     );
-    let qa = "# QA Report\n\n## Results\n7 passed, 3 failed.\n\nQuality Score: 72/100\n";
+    let qa =
+        "# QA Report\n\n## Results\n7 passed, 3 failed.\n\nIntent: met\nQuality Score: 72/100\n";
     let v = c
         .ok(json!({"action": "submit", "session_id": sid, "codex_result": qa}))
         .await;
@@ -365,7 +366,7 @@ async fn a_report_without_a_verdict_stops_at_the_human_and_an_unchanged_one_is_f
     let v = c
         .ok(json!({"action": "submit", "session_id": sid, "codex_result": "# QA Report\n\n## Results\nAll passed.\n"}))
         .await;
-    assert_the_human_decides(&v, "qa", "Quality Score: not stated");
+    assert_the_human_decides(&v, "qa", "Quality Score: not stated; Intent: not stated");
     c.ok(json!({"action": "reject", "session_id": sid, "feedback": "State the score."}))
         .await;
     for doc in [
@@ -377,7 +378,8 @@ async fn a_report_without_a_verdict_stops_at_the_human_and_an_unchanged_one_is_f
     }
     // A score that is there but is no number is named, not taken for "no score".
     let qa =
-        json!({"qa_report": "# QA Report\n\nAll passed.", "quality_score": "high"}).to_string();
+        json!({"qa_report": "# QA Report\n\nAll passed.\nIntent: met", "quality_score": "high"})
+            .to_string();
     let v = c
         .ok(json!({"action": "submit", "session_id": sid, "codex_result": qa}))
         .await;

@@ -84,7 +84,7 @@ async fn the_no_checks_notice_speaks_the_projects_language_once_per_session_and_
                 c.ok(json!({"action": "confirm", "session_id": sid})).await;
             }
             let v = c
-                .ok(json!({"action": "submit", "session_id": sid, "claude_result": "# QA Report\n\n## Results\nAll pass.\n\nQuality Score: 95/100\n"}))
+                .ok(json!({"action": "submit", "session_id": sid, "claude_result": "# QA Report\n\n## Results\nAll pass.\n\nIntent: met\nQuality Score: 95/100\n"}))
                 .await;
             assert_eq!(v["stage"], "qa", "{v:#}");
             assert!(!notices(&v).contains("No checks"), "said once: {v:#}");

@@ -57,7 +57,7 @@ async fn a_new_process_finishes_a_workflow_by_task_name() {
     for doc in [
         "# Dev",
         "# Review\nReview Status: Pass",
-        "# QA\nQuality Score: 95/100",
+        "# QA\nIntent: met\nQuality Score: 95/100",
     ] {
         d.ok(json!({"action": "submit", "task_name": task, "claude_result": doc}))
             .await;

@@ -16,7 +16,7 @@ const PLAN: &str = "# Sprint Plan\n\n## Sprint Overview\nTwo sprints.\n\n## Spri
 const DEV: &str =
     "# Implementation Report\n\n## Summary\nBuilt the sprint.\n\n## Tests\n9 passed.\n";
 const REVIEW: &str = "# Code Review\n\n## Findings\n- none.\n\nReview Status: Pass\n";
-const QA: &str = "# QA Report\n\n## Results\n30 passed.\n\nQuality Score: 93/100\n";
+const QA: &str = "# QA Report\n\n## Results\n30 passed.\n\nIntent: met\nQuality Score: 93/100\n";
 
 fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")

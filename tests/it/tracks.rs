@@ -23,6 +23,9 @@ const BUG_SECTIONS: [&str; 5] = [
 const DEV: &str = "# Implementation Report\n\n## Summary\nFixed the parser.\n\n## Changes\n- `src/parse.rs`: empty input.\n\n## Tests\n12 passed.\n";
 const FAILING_TEST: &str = "\n## Failing Test\n`parses_empty_input` failed before the fix (`index out of bounds`), passes after it.\n";
 const REVIEW: &str = "# Code Review\n\n## Findings\n- none.\n\nReview Status: Pass\n";
+/// The review that closes a light track with every verdict stated.
+const REVIEW_MET: &str =
+    "# Code Review\n\n## Findings\n- none.\n\nReview Status: Pass\nIntent: met\n";
 
 async fn start(c: &Client, sb: &Sandbox, objective: &str, track: &str) -> Value {
     c.ok(json!({"action": "start", "objective": objective, "track": track, "cwd": sb.project.to_str().unwrap()}))
@@ -90,6 +93,27 @@ async fn a_fix_run_goes_from_a_confirmed_bug_report_through_a_failing_test_to_re
     )
     .await;
     at(&v, "dev", "generating");
+    // A section that is there but names no test that failed first stops as well.
+    let skipped = "\n## Failing Test\nNone: I fixed the code directly, no test failed first.\n";
+    let v = call(
+        &c,
+        &sid,
+        json!({"action": "submit", "claude_result": format!("{DEV}{skipped}")}),
+    )
+    .await;
+    at(&v, "dev", "awaiting_confirmation");
+    let msg = v["user_message"].as_str().unwrap();
+    assert!(
+        msg.contains("`Failing Test` says no test failed before the fix"),
+        "{msg}"
+    );
+    let v = call(
+        &c,
+        &sid,
+        json!({"action": "reject", "feedback": "Name the test and show it failing."}),
+    )
+    .await;
+    at(&v, "dev", "generating");
     let v = call(
         &c,
         &sid,
@@ -100,7 +124,7 @@ async fn a_fix_run_goes_from_a_confirmed_bug_report_through_a_failing_test_to_re
     let v = call(
         &c,
         &sid,
-        json!({"action": "submit", "claude_result": REVIEW}),
+        json!({"action": "submit", "claude_result": REVIEW_MET}),
     )
     .await;
     at(&v, "review", "completed");
@@ -166,7 +190,7 @@ async fn a_quick_run_goes_from_a_confirmed_spec_to_a_completed_review() {
     let v = call(
         &c,
         &sid,
-        json!({"action": "submit", "claude_result": REVIEW}),
+        json!({"action": "submit", "claude_result": REVIEW_MET}),
     )
     .await;
     at(&v, "review", "completed");
@@ -295,6 +319,25 @@ async fn a_quick_tasks_review_closes_it_with_the_intent_check() {
         prompt.contains(&format!(".claude/specs/{task}/01-technical-spec.md")),
         "{prompt}"
     );
+    // A passing review that states no intent stops at the human, as on the full track.
+    let v = call(
+        &c,
+        &sid,
+        json!({"action": "submit", "claude_result": REVIEW}),
+    )
+    .await;
+    at(&v, "review", "awaiting_confirmation");
+    let msg = v["user_message"].as_str().unwrap();
+    assert!(msg.contains("Intent: not stated"), "{msg}");
+    let v = call(
+        &c,
+        &sid,
+        json!({"action": "reject", "feedback": "State whether the change does what was asked."}),
+    )
+    .await;
+    at(&v, "dev", "generating");
+    let v = call(&c, &sid, json!({"action": "submit", "claude_result": DEV})).await;
+    at(&v, "review", "generating");
     let review = format!("{REVIEW}\nIntent: partly met — the flag is not documented in --help\n");
     let v = call(
         &c,

@@ -265,7 +265,7 @@ async fn a_review_whose_json_verdict_contradicts_its_review_status_line_is_refus
 }
 
 const FAILING_QA: &str =
-    "# QA Report\n\n## Results\n7 passed, 3 failed.\n\nQuality Score: 62/100\n";
+    "# QA Report\n\n## Results\n7 passed, 3 failed.\n\nIntent: met\nQuality Score: 62/100\n";
 
 #[tokio::test]
 async fn every_stage_a_qa_send_back_reruns_sees_the_cause_and_each_round_keeps_its_report() {
@@ -395,14 +395,14 @@ async fn the_completion_message_names_the_sprints_built_and_those_left_out() {
     let v = act(
         &c,
         &sid,
-        json!({"action": "submit", "codex_result": "# QA\n\nQuality Score: 95/100"}),
+        json!({"action": "submit", "codex_result": "# QA\n\nIntent: met\nQuality Score: 95/100"}),
     )
     .await;
     assert_eq!(v["state"], "completed");
     let message = v["user_message"].as_str().unwrap();
     let plan = format!(".claude/specs/{task}/03-sprint-plan.md");
     assert!(
-        message.contains(&format!("The workflow is complete. Review status: Pass. QA score: 95/100. Sprints built: 1 (Core). Left out of scope: 2 (Export), 3 (Sync); to build them later, start a new BMAD task whose objective names them and the plan, e.g. “Build sprints 2, 3 of the plan in {plan}”. Intent: not stated. Trace: the PRD gives its requirements no ids. Documents, in .claude/specs/{task}/:\n")),
+        message.contains(&format!("The workflow is complete. Review status: Pass. QA score: 95/100. Sprints built: 1 (Core). Left out of scope: 2 (Export), 3 (Sync); to build them later, start a new BMAD task whose objective names them and the plan, e.g. “Build sprints 2, 3 of the plan in {plan}”. Intent: met. Trace: the PRD gives its requirements no ids. Documents, in .claude/specs/{task}/:\n")),
         "{message}"
     );
     let v = c.ok(json!({"action": "status", "session_id": sid})).await;

@@ -15,7 +15,8 @@ const DEV: &str =
     "# Implementation Report\n\n## Summary\nBoth sprints built.\n\n## Tests\n24 passed, 0 failed.";
 const REVIEW: &str =
     "# Code Review\n\n## Findings\n- minor: naming.\n\nReview Status: Pass with Risk";
-const QA: &str = "# QA Report\n\n## Results\n41 passed, 0 failed.\n\nQuality Score: 91/100";
+const QA: &str =
+    "# QA Report\n\n## Results\n41 passed, 0 failed.\n\nIntent: met\nQuality Score: 91/100";
 
 fn json_submission(field: &str, doc: &str, score: u32, questions: &[&str]) -> String {
     serde_json::to_string_pretty(&json!({

@@ -306,6 +306,7 @@ impl Step<'_> {
         let rec = self.session.record_mut(stage);
         rec.missing_sections = found.missing.iter().map(|s| s.to_string()).collect();
         rec.empty_sections = found.empty.iter().map(|s| s.to_string()).collect();
+        rec.short_sections = found.short;
         // A report whose own verdict fails (`Review Status: Fail`, a QA score below the
         // gate) or states none, or a check the server ran that fails, stops at the human.
         let failure = rules::failed_verdict(stage, rec);

@@ -61,7 +61,7 @@ impl Step<'_> {
             Part::None => return,
         }
         let Some(m) = Matrix::of(&self.session) else {
-            return;
+            return self.close_without_ids(part, stage);
         };
         let mine: Vec<String> = m
             .unknown
@@ -112,8 +112,16 @@ impl Step<'_> {
         }
     }
 
+    /// No ids to give results for (a light track, a PRD without ids): the closing report's
+    /// intent verdict alone closes the task, and leaving it out stops as a failing one.
+    fn close_without_ids(&mut self, part: Part, stage: Stage) {
+        if part == Part::Verifies {
+            self.close(stage, Vec::new());
+        }
+    }
+
     /// The closing report: the in-scope ids without a passing result stop at the human,
-    /// and so does an intent verdict other than met (or none, where the PRD has ids).
+    /// and so does an intent verdict other than met, or none.
     fn close(&mut self, stage: Stage, open: Vec<Open>) {
         let rec = &mut self.session.record_mut(stage).trace;
         rec.open = open;
