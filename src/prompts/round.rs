@@ -67,8 +67,8 @@ pub(super) fn answer(rec: &StageRecord, q: &Question) -> String {
     match rec.answers.get(&q.id) {
         Some(a) => format!("- {} {}\n  Answer: {}", q.id, q.question, a),
         None => format!(
-            "- {} {}\n  Answer: (not answered: state your assumption)",
-            q.id, q.question
+            "- {} {}\n  Answer: (not answered: state your assumption on a line `Assumed {}: <what you assume>`)",
+            q.id, q.question, q.id
         ),
     }
 }

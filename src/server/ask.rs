@@ -341,6 +341,7 @@ mod tests {
                 context: None,
                 round: 1,
             }],
+            assumed: vec![],
             notices: vec![],
         }
     }

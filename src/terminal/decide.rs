@@ -95,6 +95,17 @@ fn show(p: &Pending, command: &Command) {
     for n in &p.notices {
         println!("Note: {}", visible(n));
     }
+    if !p.assumed.is_empty() {
+        println!("The assistant assumed, where nobody answered (confirming accepts these; to correct one, reject with feedback such as `q2: <your answer>`):");
+    }
+    for (q, what) in &p.assumed {
+        println!(
+            "  {}: {} (assumed by the assistant: {})",
+            visible(&q.id),
+            visible(&q.question),
+            visible(what)
+        );
+    }
     if let Some(failed) = &p.failed_verdict {
         println!("It does not pass ({}): confirming accepts the risk and goes on; rejecting sends the work back to development.", visible(failed));
     }

@@ -1804,3 +1804,47 @@ fn a_parent_runs_its_final_qa_only_once_every_story_completed() {
         "the parent built nothing itself"
     );
 }
+
+/// A question the author answered with an assumption is no longer open but shown as
+/// assumed; one the human answers in the feedback of a rejection counts as answered.
+#[test]
+fn assumptions_are_kept_apart_and_answers_in_feedback_count() {
+    let mut r = Run::new("Build it");
+    r.submit(QUESTIONS_PRD);
+    r.act(answer(&[("q1", "Web")]));
+    let doc = format!(
+        "{}\nAssumed q2: team admins only.\n",
+        complete_doc(Stage::Po)
+    );
+    let scored = serde_json::json!({"prd_updated": doc, "quality_score": 93}).to_string();
+    r.submit(&scored);
+    assert_eq!(r.state(), (Stage::Po, State::AwaitingConfirmation));
+    let rec = r.s.record(Stage::Po);
+    assert!(
+        rec.open_questions().is_empty(),
+        "{:?}",
+        rec.open_questions()
+    );
+    let assumed = rec.assumed_questions();
+    assert_eq!(assumed.len(), 1);
+    assert_eq!(
+        (assumed[0].0.id.as_str(), assumed[0].1.as_str()),
+        ("q2", "team admins only.")
+    );
+
+    let out = r.act(Command::Reject {
+        action: Action::Reject,
+        feedback: Some("Shorter please. q2: team leads approve; admins do not".into()),
+    });
+    let rec = r.s.record(Stage::Po);
+    assert_eq!(rec.answers["q2"], "team leads approve; admins do not");
+    assert!(rec.assumed_questions().is_empty());
+    assert!(out
+        .facts
+        .notices
+        .iter()
+        .any(|n| n.contains("The feedback answers q2")));
+    // An id the stage never asked, or one already answered, is not taken from feedback.
+    let taken = super::words::answers_in("q1: mobile. q9: never asked", rec);
+    assert!(taken.is_empty(), "{taken:?}");
+}

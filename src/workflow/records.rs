@@ -112,6 +112,10 @@ pub struct StageRecord {
     pub questions: Vec<Question>,
     #[serde(default)]
     pub answers: BTreeMap<String, String>,
+    /// What the author assumed for a question nobody answered (`Assumed q3: …` in a later
+    /// draft), by id: shown to the human to confirm or correct, no longer as open.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub assumed: BTreeMap<String, String>,
     #[serde(default)]
     pub gaps: Vec<String>,
     /// Every rejection's feedback, oldest first.
@@ -191,12 +195,22 @@ impl StageRecords {
 }
 
 impl StageRecord {
-    /// Questions of this stage that have no answer yet.
+    /// Questions of this stage that have no answer yet, nor an assumption of the author.
     pub fn open_questions(&self) -> Vec<Question> {
         self.questions
             .iter()
-            .filter(|q| !self.answers.contains_key(&q.id))
+            .filter(|q| !self.answers.contains_key(&q.id) && !self.assumed.contains_key(&q.id))
             .cloned()
+            .collect()
+    }
+
+    /// Questions the author answered with an assumption and the human has not answered:
+    /// each with what was assumed, for the human to confirm or correct.
+    pub fn assumed_questions(&self) -> Vec<(Question, String)> {
+        self.questions
+            .iter()
+            .filter(|q| !self.answers.contains_key(&q.id))
+            .filter_map(|q| Some((q.clone(), self.assumed.get(&q.id)?.clone())))
             .collect()
     }
 

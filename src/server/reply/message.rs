@@ -208,6 +208,14 @@ pub(super) fn awaiting_confirmation(s: &Session, facts: &Facts, r: &mut Reply) -
         msg.truncate(msg.trim_end().len());
         r.questions = Some(open);
     }
+    let assumed = rec.assumed_questions();
+    if !assumed.is_empty() {
+        msg.push_str("\nThe author assumed, where nobody answered (accepting confirms these; correct one with `answers` while accepting, or in your feedback):\n");
+        for (q, what) in &assumed {
+            msg.push_str(&format!("- {}: {} (assumed: {what})\n", q.id, q.question));
+        }
+        msg.truncate(msg.trim_end().len());
+    }
     msg
 }
 

@@ -78,7 +78,7 @@ impl Step<'_> {
         });
         if !unanswered.is_empty() {
             self.facts.notices.push(format!(
-                "Unanswered: {}. The next draft should state the assumption it makes for each.",
+                "Unanswered: {}. The next draft should state the assumption it makes for each, on a line `Assumed <id>: …`.",
                 unanswered
                     .iter()
                     .map(|q| q.id.as_str())
@@ -304,6 +304,7 @@ impl Step<'_> {
             self.session.current_state = state;
             return Ok(());
         }
+        self.take_answers_from(stage, &feedback);
         let rec = self.session.record_mut(stage);
         if stage.gate() == QualityGate::Approval {
             rec.approved = Some(false);

@@ -47,6 +47,9 @@ pub struct Pending {
     pub sprints: Vec<Sprint>,
     /// For [`Asked::Answer`]: the questions not yet answered.
     pub questions: Vec<Question>,
+    /// For [`Asked::Confirm`]: the questions the author answered with an assumption, and
+    /// what it assumed; confirming accepts them.
+    pub assumed: Vec<(Question, String)>,
     /// Things the human should know (the document was edited, deleted, …).
     pub notices: Vec<String>,
     /// For a report whose own verdict failed (review, QA): what failed. Confirming then
@@ -137,6 +140,11 @@ pub fn pending(
         sprints,
         questions: if asked == Asked::Answer {
             rec.open_questions()
+        } else {
+            Vec::new()
+        },
+        assumed: if asked == Asked::Confirm {
+            rec.assumed_questions()
         } else {
             Vec::new()
         },

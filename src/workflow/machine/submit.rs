@@ -146,6 +146,7 @@ impl Step<'_> {
         let document = std::mem::take(&mut chosen.submission.document);
         let unreadable = chosen.submission.unreadable_score.take();
         self.trace(stage, &document);
+        self.take_assumptions(stage, &document);
         if let Some(v) = &unreadable {
             self.facts.notices.push(format!(
                 "The stated quality score \"{v}\" is not a number from 0 to 100, so the server estimated the score instead."

@@ -5,6 +5,9 @@
 //! does not read and so refuses when it says something else than the document (§5.5).
 
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+use regex::Regex;
 
 use super::super::decision::DecidedBy;
 use super::super::session::{ContentRef, StageRecord};
@@ -12,6 +15,40 @@ use super::super::stage::{Marker, QualityGate, Stage};
 use super::super::submission;
 use super::{Step, WorkflowError};
 use crate::code::clip;
+
+/// A question's id where the human's feedback answers it: `q3: web only`, `q3 = …`,
+/// `q3) …`; the answer runs to the next such id.
+static ANSWER_ID: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)(?-u:\b)(q[0-9]{1,3})[ \t]*[:=)][ \t]*").unwrap());
+
+/// A draft's line that states the author's assumption for an unanswered question:
+/// `Assumed q3: UTC everywhere` (also `Assumption (q3): …`, in a list or bold).
+static ASSUMED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?im)^[ \t>*_-]*assum(?:ed|ption)[ \t*_]*\(?[ \t]*(q[0-9]{1,3})[ \t]*\)?[ \t*_]*[:=-][ \t]*(.+?)[ \t]*$")
+        .unwrap()
+});
+
+/// The answers `feedback` gives by question id, for the questions of `rec` the human has
+/// not answered: the reply invites answering them while sending a draft back.
+pub(super) fn answers_in(feedback: &str, rec: &StageRecord) -> BTreeMap<String, String> {
+    let found: Vec<(String, usize, usize)> = ANSWER_ID
+        .captures_iter(feedback)
+        .filter_map(|c| Some((c[1].to_lowercase(), c.get(0)?.start(), c.get(0)?.end())))
+        .collect();
+    let mut answers = BTreeMap::new();
+    for (i, (id, _, from)) in found.iter().enumerate() {
+        let to = found.get(i + 1).map_or(feedback.len(), |next| next.1);
+        let text = feedback[*from..to]
+            .trim()
+            .trim_end_matches([';', ','])
+            .trim();
+        let open = rec.questions.iter().any(|q| q.id == *id) && !rec.answers.contains_key(id);
+        if open && !text.is_empty() {
+            answers.insert(id.clone(), text.to_string());
+        }
+    }
+    answers
+}
 
 /// Refuses answers that name no question of the stage, or that are blank.
 pub(super) fn check_answers(
@@ -180,6 +217,33 @@ impl Step<'_> {
     /// (`<report>.round-<n>.md` beside it), so that the next round's report does not
     /// replace what the feedback points at. Its path, or the report's own path when it
     /// cannot be read (the feedback then points there).
+    /// Keeps what a draft states it assumed for the stage's questions nobody answered.
+    pub(super) fn take_assumptions(&mut self, stage: Stage, document: &str) {
+        let rec = self.session.record_mut(stage);
+        for c in ASSUMED.captures_iter(document) {
+            let id = c[1].to_lowercase();
+            if rec.questions.iter().any(|q| q.id == id) && !rec.answers.contains_key(&id) {
+                rec.assumed.insert(id, clip(&c[2], 500));
+            }
+        }
+    }
+
+    /// Takes the answers the human gave by id in the feedback of a rejection.
+    pub(super) fn take_answers_from(&mut self, stage: Stage, feedback: &str) {
+        let rec = self.session.record_mut(stage);
+        let answers = answers_in(feedback, rec);
+        if answers.is_empty() {
+            return;
+        }
+        let ids: Vec<&str> = answers.keys().map(String::as_str).collect();
+        self.facts.notices.push(format!(
+            "The feedback answers {}: kept as the human's answers.",
+            ids.join(", ")
+        ));
+        let rec = self.session.record_mut(stage);
+        rec.answers.extend(answers);
+    }
+
     pub(super) fn keep_round_report(&mut self, stage: Stage, report: &str) -> String {
         let Ok(Some(text)) = self.documents.read(report) else {
             return report.to_string();
