@@ -1774,9 +1774,21 @@ fn a_parent_runs_its_final_qa_only_once_every_story_completed() {
         msg.contains("sprint 2 (held by Dev 2 on branch `sprint-2` in /wt2"),
         "{msg}"
     );
-    // Only sprint 1 ran as a story: sprint 2 has none, so no final QA is due either.
+    // Only sprint 1 ran as a story: sprint 2 has none, so no final QA is due either, and
+    // the parent's own development report is refused, naming the sprint without a story.
     r.s.stories = vec![entry(1, Stage::Qa, State::Completed)];
     assert!(!crate::workflow::story::final_qa_due(&r.s));
+    let e = r.try_do(qa.clone()).unwrap_err();
+    assert_eq!(e.code(), "invalid_state");
+    assert!(e.to_string().contains("sprint 2 (no story started)"), "{e}");
+    let e = r
+        .try_do(Command::Submit {
+            stage: Some(Stage::Dev),
+            claude_result: Some(PASSING_REPORT.into()),
+            codex_result: None,
+        })
+        .unwrap_err();
+    assert_eq!(e.code(), "invalid_state");
     r.s.stories.push(entry(2, Stage::Qa, State::Completed));
     assert!(crate::workflow::story::final_qa_due(&r.s));
     assert_eq!(crate::workflow::story::prompt_stage(&r.s), Stage::Qa);

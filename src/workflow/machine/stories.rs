@@ -20,19 +20,28 @@ impl Step<'_> {
         if !story::takes_stories(s) || s.stories.is_empty() {
             return Ok(stage);
         }
-        let open = story::open(s);
-        if !open.is_empty() {
-            let names: Vec<String> = open
-                .iter()
-                .map(|o| format!("sprint {} (held by {})", o.sprint, o.holder()))
-                .collect();
-            let verb = if open.len() == 1 { "is" } else { "are" };
+        // Once its sprints run as stories, the parent's only submission is the final QA:
+        // a report of its own here would stand for sprints the stories build.
+        let mut pending: Vec<String> = story::open(s)
+            .iter()
+            .map(|o| format!("sprint {} (held by {})", o.sprint, o.holder()))
+            .collect();
+        let built = |n: &u32| s.stories.iter().any(|o| o.sprint == *n && o.completed());
+        let held = |n: &u32| s.stories.iter().any(|o| o.sprint == *n);
+        for n in story::in_scope(s).iter().filter(|n| !built(n) && !held(n)) {
+            pending.push(format!("sprint {n} (no story started)"));
+        }
+        if !pending.is_empty() {
+            let verb = if pending.len() == 1 { "is" } else { "are" };
             return Err(WorkflowError::StoriesOpen {
-                open: format!("{} {verb}", names.join(", ")),
+                open: format!("{} {verb}", pending.join(", ")),
             });
         }
-        if !story::final_qa_due(s) || given.is_some_and(|g| g != Stage::Qa) {
-            return Ok(stage);
+        if let Some(given) = given.filter(|g| *g != Stage::Qa) {
+            return Err(WorkflowError::StageMismatch {
+                given,
+                current: Stage::Qa,
+            });
         }
         let built: Vec<String> = s
             .stories
