@@ -359,6 +359,56 @@ fn drivers_in<'a>(keys: impl Iterator<Item = &'a str>) -> Vec<String> {
 }
 
 /// Whether `s` is a full commit id (SHA-1 or SHA-256), never an option or a range.
+/// One side of a file a merge left conflicted, as the index holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MergeSide {
+    /// The branch (or commit) the side comes from.
+    pub branch: String,
+    pub text: String,
+}
+
+impl Repo {
+    /// Both sides of `rel` (relative to the project) while a merge is under way and left
+    /// it conflicted: ours (index stage 2, the branch checked out) and theirs (stage 3,
+    /// the branch being merged, as `MERGE_HEAD` is named). Read whole from the index, not
+    /// from the half-merged text in the work tree, whose common lines git already chose.
+    /// `None` outside a merge or when the file is not conflicted.
+    pub fn merge_sides(&self, rel: &str) -> Option<(MergeSide, MergeSide)> {
+        let merge_head = std::fs::read_to_string(self.git_dir.join("MERGE_HEAD")).ok()?;
+        let merge_head = merge_head.lines().next()?.trim().to_string();
+        let off = self.without_drivers();
+        let show = |stage: u8| run(&self.dir, &off, &["show", &format!(":{stage}:./{rel}")]);
+        let (ours, theirs) = (show(2)?, show(3)?);
+        let branch = self.branch_and_head().0.unwrap_or_else(|| "HEAD".into());
+        let names = [
+            "name-rev",
+            "--name-only",
+            "--no-undefined",
+            "--refs=refs/heads/*",
+            "--refs=refs/remotes/*",
+        ];
+        let theirs_branch = is_commit_id(&merge_head)
+            .then(|| {
+                run(
+                    &self.dir,
+                    &[],
+                    &[&names[..], &[merge_head.as_str()]].concat(),
+                )
+            })
+            .flatten()
+            .map(|n| n.trim().trim_start_matches("remotes/").to_string())
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| merge_head.chars().take(12).collect());
+        Some((
+            MergeSide { branch, text: ours },
+            MergeSide {
+                branch: theirs_branch,
+                text: theirs,
+            },
+        ))
+    }
+}
+
 pub fn is_commit_id(s: &str) -> bool {
     matches!(s.len(), 40 | 64) && s.bytes().all(|b| b.is_ascii_hexdigit())
 }

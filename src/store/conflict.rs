@@ -117,9 +117,26 @@ fn describe(side: &Side) -> String {
     }
 }
 
-/// The refusal for the session file `rel` whose text has conflict markers.
-pub fn markers_error(rel: &str, text: &str) -> Option<Error> {
-    let (ours, theirs) = sides(text)?;
+/// The refusal for the session file `rel` (in the project at `root`) whose text has
+/// conflict markers. While the merge is under way each version is read whole from the
+/// index and named after its branch; the text alone is a fallback (a file committed with
+/// its markers), whose common lines git already chose between the versions.
+pub fn markers_error(root: &std::path::Path, rel: &str, text: &str) -> Option<Error> {
+    sides(text)?;
+    let from_index = crate::git::Repo::at(root).and_then(|r| r.merge_sides(rel));
+    let (ours, theirs) = match from_index {
+        Some((o, t)) => (
+            Side {
+                label: o.branch,
+                text: o.text,
+            },
+            Side {
+                label: t.branch,
+                text: t.text,
+            },
+        ),
+        None => sides(text)?,
+    };
     let specs = task_name(&ours.text)
         .map(|t| format!(" in .claude/specs/{t}/"))
         .unwrap_or_default();

@@ -96,7 +96,7 @@ pub(super) fn load_stored<T: Stored>(project: &Project, id: &str) -> Result<Opti
         Ok(s) => s,
         Err(_) => {
             // Two versions from a merge: named, never read as one.
-            if let Some(e) = super::conflict::markers_error(&rel, &text) {
+            if let Some(e) = super::conflict::markers_error(&project.root, &rel, &text) {
                 return Err(e);
             }
             // The error names the field (`stages.po.iteration`), not only a line and column.

@@ -289,7 +289,7 @@ async fn two_clones_merge_their_tasks_and_a_task_advanced_on_both_is_reported() 
 
     // Now one task advanced on both clones: Ada's QA report, and Bob's.
     let qa = |score: u32| {
-        format!("# QA Report\n\n## Results\nAll passed.\n\nQuality Score: {score}/100")
+        format!("# QA Report\n\n## Results\nAll passed.\n\nIntent: met\nQuality Score: {score}/100")
     };
     on(
         &a,
@@ -326,8 +326,11 @@ async fn two_clones_merge_their_tasks_and_a_task_advanced_on_both_is_reported() 
         let v = b.refused(args, "session_conflicted").await;
         let m = v["error"]["message"].as_str().unwrap();
         assert!(m.contains(&rel), "{m}");
+        // Each version read whole from the index and named after its branch: Bob's QA
+        // below the gate on `main`, Ada's completed one from `origin/main`.
         assert!(
-            m.contains("version 1 `HEAD`") && m.contains("version 2 `"),
+            m.contains("version 1 `main`: stage qa, state awaiting_confirmation")
+                && m.contains("version 2 `origin/main`: stage qa, state completed"),
             "{m}"
         );
         assert!(m.contains(&format!("git checkout --ours -- {rel}")), "{m}");
