@@ -563,7 +563,7 @@ impl Run {
             // The feedback names the report: this round's own file (kept, so that the next
             // round's report does not replace it), or the stage document when the report
             // could not be read to keep it.
-            let feedback = after.record(Stage::Dev).feedback.last().unwrap();
+            let feedback = &after.record(Stage::Dev).feedback.last().unwrap().text;
             let report = after.artifact_path(before.current_stage);
             let round = report.replace(
                 ".md",

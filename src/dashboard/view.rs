@@ -17,6 +17,7 @@ use crate::evidence::{self, approval::Policy};
 use crate::files::Project;
 use crate::store::{documents, human_decisions, SessionKey, Store};
 use crate::workflow::machine::{self, sha256_hex};
+use crate::workflow::said::{self, Said, Speaker};
 use crate::workflow::submission;
 use crate::workflow::{Action, Session, Stage};
 
@@ -182,7 +183,13 @@ pub fn task(store: &Store, project_index: usize, id: &str) -> Result<Value> {
         .map(|h| json!({
             "at": h.at, "action": h.action.name(), "stage": h.stage, "from": h.from, "to": h.to,
             "decided_by": h.decided_by, "via": h.via, "digest": h.digest.as_ref().map(|d| d.chars().take(12).collect::<String>()),
-            "note": h.note, "feedback": h.feedback,
+            "decider": h.decider.as_ref().map(|p| p.to_string()),
+            // The decider's own words, labelled, apart from the server's note on the step.
+            "words": h.feedback.as_ref().map(|w| {
+                let by = h.decided_by.map_or(Speaker::Unrecorded, said::speaker);
+                format!("{}: {w}", said::label(by, h.via))
+            }),
+            "server_note": h.note,
         }))
         .collect();
     Ok(json!({
@@ -250,7 +257,7 @@ fn stage_view(project: &Project, s: &Session, stage: Stage) -> Value {
         "accepted_risk": rec.accepted_risk,
         "scope": rec.scope,
         "sprints": rec.sprints,
-        "feedback": rec.feedback,
+        "feedback": rec.feedback.iter().map(Said::labelled).collect::<Vec<_>>(),
         "notes": rec.notes,
         "document": document,
         "questions": questions,

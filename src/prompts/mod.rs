@@ -124,6 +124,9 @@ pub fn render_round(
     ];
     let mut out = template;
     for (key, value) in values {
+        if value == "(none)" && matches!(key, "answers" | "feedback") {
+            out = without_empty_list(&out, key);
+        }
         out = out.replace(&format!("{{{{{key}}}}}"), &value);
     }
     out.push_str(&notes(rec));
@@ -198,7 +201,12 @@ fn answers_and_feedback(rec: &StageRecord, round: Round) -> (String, String) {
     match round {
         Round::Full => (
             list_or_none(rec.questions.iter().map(|q| answer(rec, q)).collect()),
-            list_or_none(rec.feedback.iter().map(|f| format!("- {f}")).collect()),
+            list_or_none(
+                rec.feedback
+                    .iter()
+                    .map(|f| format!("- {}", f.labelled()))
+                    .collect(),
+            ),
         ),
         Round::Delta {
             new_answers,
@@ -275,6 +283,27 @@ fn track_note(session: &Session, stage: Stage) -> String {
     out
 }
 
+/// `template` without the list `{{key}}` and the heading line above it (`Feedback …:`),
+/// where the list is empty: a heading over "(none)" reads as if nothing was said, when
+/// the notes below may say it.
+fn without_empty_list(template: &str, key: &str) -> String {
+    let placeholder = format!("{{{{{key}}}}}");
+    let lines: Vec<&str> = template.split_inclusive('\n').collect();
+    let mut out = String::with_capacity(template.len());
+    let mut i = 0;
+    while i < lines.len() {
+        let heading = lines[i].trim_end().ends_with(':');
+        let list = lines.get(i + 1).is_some_and(|l| l.trim() == placeholder);
+        if heading && list {
+            i += 2;
+            continue;
+        }
+        out.push_str(lines[i]);
+        i += 1;
+    }
+    out
+}
+
 /// The human's words from decisions on other stages (a note given while accepting, the
 /// cause of a send-back): added after any template, the project's own included, so that
 /// no override can leave them out.
@@ -284,7 +313,7 @@ fn notes(rec: &StageRecord) -> String {
     }
     let lines: Vec<String> = rec.notes.iter().map(|n| format!("- {n}")).collect();
     format!(
-        "\n## The user's words for this stage\n\nWhat the user said when deciding on other stages' documents (notes, answers, why this stage runs again); follow them as you follow the documents:\n{}\n",
+        "\n## Notes for this stage\n\nFrom the decisions on other stages' documents (notes, answers, why this stage runs again), each saying whose words it quotes; follow them as you follow the documents:\n{}\n",
         lines.join("\n")
     )
 }
@@ -459,8 +488,10 @@ fn design_focus(objective: &str) -> &'static str {
 mod tests {
     use super::*;
     use super::{kind_of, Kind};
+    use crate::workflow::said::Said;
     use crate::workflow::session::Question;
     use crate::workflow::submission;
+    use crate::workflow::Decision;
     use chrono::Utc;
 
     fn session() -> Session {
@@ -484,7 +515,7 @@ mod tests {
         let out = render(&s, Stage::Architect, &[], "# Role: Mine\nDo it.");
         assert!(out.starts_with("# Role: Mine\nDo it.\n"), "{out}");
         assert!(
-            out.ends_with("## The user's words for this stage\n\nWhat the user said when deciding on other stages' documents (notes, answers, why this stage runs again); follow them as you follow the documents:\n- On accepting the PRD, the user said: web only\n"),
+            out.ends_with("## Notes for this stage\n\nFrom the decisions on other stages' documents (notes, answers, why this stage runs again), each saying whose words it quotes; follow them as you follow the documents:\n- On accepting the PRD, the user said: web only\n"),
             "{out}"
         );
     }
@@ -503,7 +534,14 @@ mod tests {
         rec.questions = vec![q("q1", 1), q("q2", 2)];
         rec.answers.insert("q1".into(), "Web only".into());
         rec.answers.insert("q2".into(), "Friday".into());
-        rec.feedback = vec!["Old point".into(), "Say what is out of scope".into()];
+        let dialog = crate::workflow::said::Author {
+            by: crate::workflow::said::Speaker::Human,
+            via: Some(crate::workflow::Via::Elicitation),
+        };
+        rec.answered_by.insert("q2".into(), dialog);
+        rec.feedback = ["Old point", "Say what is out of scope"]
+            .map(|f| Said::of(&Decision::by_host(None), f))
+            .to_vec();
         let template = Stage::Po.prompt_source();
         let delta = |s: &Session, new_answers, new_feedback| {
             let round = Round::Delta {
@@ -519,7 +557,8 @@ mod tests {
             !p.contains("# Role:") && !p.contains("**Objective:**"),
             "{p}"
         );
-        assert!(p.contains("- q2 Question q2?\n  Answer: Friday"), "{p}");
+        let answered = "- q2 Question q2?\n  Answer (the user, in the client's dialog): Friday";
+        assert!(p.contains(answered), "{p}");
         assert!(
             p.contains("- q1: as sent before") && !p.contains("Web only"),
             "{p}"
@@ -527,10 +566,9 @@ mod tests {
         assert!(p.contains("- (2 earlier, as sent before)"), "{p}");
         // Feedback came: the latest only.
         let p = delta(&s, false, true);
-        assert!(
-            p.contains("- Say what is out of scope\n- (1 earlier, as sent before)"),
-            "{p}"
-        );
+        let host = "the assistant, for the user (not confirmed by them)";
+        let latest = format!("- {host}: Say what is out of scope\n- (1 earlier, as sent before)");
+        assert!(p.contains(&latest), "{p}");
         assert!(!p.contains("Old point") && !p.contains("Friday"), "{p}");
         // From the second revision on: only the values, none of the section's fixed text.
         s.record_mut(Stage::Po).iteration = 2;
@@ -538,13 +576,14 @@ mod tests {
         assert!(p.starts_with(REVISE_AGAIN), "{p}");
         assert!(!p.contains("Reply with one JSON object"), "{p}");
         assert!(
-            p.contains("The user's answers:\n- q1, q2: as sent before"),
+            p.contains(
+                "Answers to the questions, each with who gave it:\n- q1, q2: as sent before"
+            ),
             "{p}"
         );
-        assert!(
-            p.contains("The user's feedback:\n- Say what is out of scope"),
-            "{p}"
-        );
+        let feedback =
+            format!("Feedback on the last draft, each with who wrote it:\n- {host}: Say");
+        assert!(p.contains(&feedback), "{p}");
         // The whole prompt (status): the role, every answer, all the feedback.
         let whole = render(&s, Stage::Po, &[], template);
         for part in [
@@ -556,17 +595,17 @@ mod tests {
         ] {
             assert!(whole.contains(part), "{part}: {whole}");
         }
-        // A template without a revise section is always sent whole.
-        let p = render_round(
-            &s,
-            Stage::Po,
-            &[],
-            "# Role: Mine\nDo it.",
-            Round::Delta {
-                new_answers: true,
-                new_feedback: true,
-            },
-        );
+    }
+
+    #[test]
+    fn a_template_without_a_revise_section_is_always_sent_whole() {
+        let mut s = session();
+        s.record_mut(Stage::Po).iteration = 1;
+        let round = Round::Delta {
+            new_answers: true,
+            new_feedback: true,
+        };
+        let p = render_round(&s, Stage::Po, &[], "# Role: Mine\nDo it.", round);
         assert!(p.starts_with("# Role: Mine\nDo it.\n"), "{p}");
     }
 
@@ -935,7 +974,8 @@ mod tests {
             round: 1,
         });
         rec.answers.insert("q1".into(), "Web only".into());
-        rec.feedback.push("Shorter please".into());
+        rec.feedback
+            .push(Said::of(&Decision::by_host(None), "Shorter please"));
         rec.gaps.push("no rollout plan".into());
         rec.draft_ref = Some(ContentRef::new(
             ".bmad-task/temp/x/po_draft_1.md".into(),

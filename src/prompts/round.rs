@@ -1,6 +1,7 @@
 //! How much of a role prompt a reply carries (docs/spec.md §11.4, "Said once"): the server
 //! keeps no memory between calls, so this is decided from the session and the action.
 
+use crate::workflow::said::{label, Speaker};
 use crate::workflow::session::{Question, StageRecord};
 use crate::workflow::Action;
 
@@ -52,8 +53,8 @@ pub(super) fn again(answers: &str, feedback: &str, guidance: &str) -> String {
         "{REVISE_AGAIN}\n\n## This round (submission {{{{iteration}}}})\n\nYour previous draft: {{{{previous}}}}\n"
     );
     for (title, value, key) in [
-        ("The user's answers", answers, "answers"),
-        ("The user's feedback", feedback, "feedback"),
+        (ANSWERS_TITLE, answers, "answers"),
+        (FEEDBACK_TITLE, feedback, "feedback"),
         ("What the last draft lacked", guidance, "guidance"),
     ] {
         if value != "(none)" {
@@ -63,9 +64,20 @@ pub(super) fn again(answers: &str, feedback: &str, guidance: &str) -> String {
     out
 }
 
+/// The heading of the answers in a revision round: each answer says who gave it.
+pub const ANSWERS_TITLE: &str = "Answers to the questions, each with who gave it";
+/// The heading of the feedback in a revision round: each item says who wrote it.
+pub const FEEDBACK_TITLE: &str = "Feedback on the last draft, each with who wrote it";
+
 pub(super) fn answer(rec: &StageRecord, q: &Question) -> String {
     match rec.answers.get(&q.id) {
-        Some(a) => format!("- {} {}\n  Answer: {}", q.id, q.question, a),
+        Some(a) => {
+            let who = rec
+                .answered_by
+                .get(&q.id)
+                .map_or_else(|| label(Speaker::Unrecorded, None), |by| by.label());
+            format!("- {} {}\n  Answer ({who}): {}", q.id, q.question, a)
+        }
         None => format!(
             "- {} {}\n  Answer: (not answered: state your assumption on a line `Assumed {}: <what you assume>`)",
             q.id, q.question, q.id
@@ -92,7 +104,10 @@ pub(super) fn new_answers_only(rec: &StageRecord, new: bool) -> String {
 pub(super) fn new_feedback_only(rec: &StageRecord, new: bool) -> String {
     let fresh = if new { rec.feedback.last() } else { None };
     let before = rec.feedback.len() - usize::from(fresh.is_some());
-    let mut lines: Vec<String> = fresh.map(|f| format!("- {f}")).into_iter().collect();
+    let mut lines: Vec<String> = fresh
+        .map(|f| format!("- {}", f.labelled()))
+        .into_iter()
+        .collect();
     if before > 0 {
         lines.push(format!("- ({before} earlier, as sent before)"));
     }

@@ -32,15 +32,20 @@ fn elsewhere(h: &HistoryEntry) -> Option<&'static str> {
 }
 
 /// What the human decided elsewhere, said for both: "The human decided on the dashboard:
-/// reject (po)."
+/// reject at the po stage. The human's words: …". Only the human's own words are quoted
+/// as theirs; the server's note on the step (`note`) is never passed off as them.
 fn said(h: &HistoryEntry, channel: &str) -> String {
     let mut s = format!(
         "The human decided {channel}: {} at the {} stage.",
         h.action.name(),
         h.stage
     );
-    if let Some(words) = h.feedback.as_deref().or(h.note.as_deref()) {
-        s.push_str(&format!(" Their words: {}", crate::code::clip(words, 400)));
+    match h.feedback.as_deref() {
+        Some(words) => s.push_str(&format!(
+            " The human's words: {}",
+            crate::code::clip(words, 400)
+        )),
+        None => s.push_str(" They gave no words with it."),
     }
     s
 }

@@ -569,7 +569,11 @@ fn a_below_gate_draft_never_overwrites_the_artifact() {
     assert!(out.writes.iter().all(|w| w.path != path));
     assert_eq!(r.files.read(&path).unwrap().unwrap(), saved);
     assert!(!out.facts.guidance.is_empty());
-    assert_eq!(r.s.record(Stage::Po).feedback, ["add metrics"]);
+    let feedback = &r.s.record(Stage::Po).feedback;
+    assert_eq!(feedback.len(), 1);
+    assert_eq!(feedback[0].text, "add metrics");
+    // The host called `reject` without a dialog: its words are labelled as its own.
+    assert_eq!(feedback[0].by, crate::workflow::said::Speaker::Host);
 }
 
 #[test]
@@ -1367,7 +1371,11 @@ fn a_failing_review_sent_back_returns_the_work_to_dev_with_the_findings() {
     );
     let dev = r.s.record(Stage::Dev);
     assert_eq!(dev.status, StageStatus::InProgress);
-    let feedback = dev.feedback.last().unwrap();
+    let feedback = &dev.feedback.last().unwrap().text;
+    assert_eq!(
+        dev.feedback.last().unwrap().by,
+        crate::workflow::said::Speaker::Server
+    );
     // The report of this round keeps a file of its own, which the feedback names: the
     // next round's review replaces the stage document, not this.
     let round_one = report.replace(".md", ".round-1.md");
@@ -1417,7 +1425,13 @@ fn a_qa_score_below_the_gate_stops_at_the_human_and_can_send_everything_after_de
         assert_eq!(r.s.record(later).status, StageStatus::Pending, "{later}");
         assert!(!r.s.artifacts.contains(&r.s.artifact_path(later)));
     }
-    let feedback = r.s.record(Stage::Dev).feedback.join("\n");
+    let feedback: Vec<&str> =
+        r.s.record(Stage::Dev)
+            .feedback
+            .iter()
+            .map(|f| f.text.as_str())
+            .collect();
+    let feedback = feedback.join("\n");
     let round_one = r.s.artifact_path(Stage::Qa).replace(".md", ".round-1.md");
     assert!(
         feedback.contains("Quality Score: 62/100, below the gate of 90")
@@ -1633,7 +1647,10 @@ fn failing_checks_stop_development_until_the_human_accepts_them_or_sends_the_wor
         feedback: Some("Make the tests pass.".into()),
     });
     assert_eq!(r.state(), (Stage::Dev, State::Generating));
-    assert_eq!(r.s.record(Stage::Dev).feedback, ["Make the tests pass."]);
+    assert_eq!(
+        r.s.record(Stage::Dev).feedback[0].text,
+        "Make the tests pass."
+    );
 
     // Failing again, and accepted by the human: the risk is recorded, review begins.
     r.evidence = checks_run(&[("test", false)]);

@@ -15,6 +15,7 @@ pub mod person;
 pub mod quality;
 mod records;
 pub mod rules;
+pub mod said;
 pub mod scope;
 pub mod score;
 pub mod sections;

@@ -112,15 +112,20 @@ pub struct StageRecord {
     pub questions: Vec<Question>,
     #[serde(default)]
     pub answers: BTreeMap<String, String>,
+    /// Who gave each answer (the human in a channel, or the host), by question id; an
+    /// answer kept before authors were recorded has none.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub answered_by: BTreeMap<String, super::said::Author>,
     /// What the author assumed for a question nobody answered (`Assumed q3: …` in a later
     /// draft), by id: shown to the human to confirm or correct, no longer as open.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub assumed: BTreeMap<String, String>,
     #[serde(default)]
     pub gaps: Vec<String>,
-    /// Every rejection's feedback, oldest first.
+    /// Every rejection's feedback, oldest first, each with who wrote it: the decider's
+    /// words, and for a report that sent the work back, the server's pointer to it.
     #[serde(default)]
-    pub feedback: Vec<String>,
+    pub feedback: Vec<super::said::Said>,
     /// The human's words from decisions on other stages that this stage's role prompt
     /// shows, oldest first: a note given while accepting an earlier stage, the cause of
     /// a send-back that made this stage run again.

@@ -199,7 +199,7 @@ async fn the_hosts_next_call_finds_the_decision_made_on_the_dashboard() {
     let v = c.ok(json!({"action": "confirm", "session_id": sid})).await;
     let message = v["user_message"].as_str().unwrap();
     assert!(
-        message.starts_with("The human decided on the dashboard: reject at the po stage. Their words: Name the users."),
+        message.starts_with("The human decided on the dashboard: reject at the po stage. The human's words: Name the users."),
         "{v:#}"
     );
     assert!(v["role_prompt"]

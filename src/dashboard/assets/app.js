@@ -226,17 +226,17 @@ function stageSection(s) {
     el("p", { class: "muted", text: c.command }), el("pre", { class: "out", text: c.output || "(no output)" }))));
   if (s.accepted_risk) parts.push(el("p", { class: "waiting", text: "The human accepted the risk of a failing verdict (" + (s.review_status || "below the gate") + ")." }));
   if (s.scope) parts.push(el("p", { text: "Approved scope: " + s.scope }));
-  for (const f of s.feedback) parts.push(el("p", { class: "muted", text: "Feedback: " + f }));
+  for (const f of s.feedback) parts.push(el("p", { class: "muted", text: "Feedback from " + f }));
   if (!parts.length) return null;
   return el("section", { class: "card", id: "stage-" + s.stage },
     el("h2", { text: s.role + " (" + s.stage + ")" + (s.score != null ? " · score " + s.score : "") + (s.iteration ? " · round " + s.iteration : "") }), parts);
 }
 
 function auditTable(t) {
-  return el("table", { id: "audit" }, el("tr", {}, ["When", "Stage", "Action", "Who", "Via", "Digest", "Their words"].map((h) => el("th", { text: h }))),
+  return el("table", { id: "audit" }, el("tr", {}, ["When", "Stage", "Action", "Who", "Via", "Digest", "Words, with who said them", "The server's note"].map((h) => el("th", { text: h }))),
     t.audit.map((h) => el("tr", {}, el("td", { class: "muted", text: h.at }), el("td", { text: h.stage }), el("td", { text: h.action + " → " + h.to }),
-      el("td", { text: h.decided_by || "" }), el("td", { text: h.via || "" }), el("td", { text: h.digest || "" }),
-      el("td", { text: [h.feedback, h.note].filter(Boolean).join(" / ") }))));
+      el("td", { text: [h.decided_by, h.decider].filter(Boolean).join(": ") }), el("td", { text: h.via || "" }), el("td", { text: h.digest || "" }),
+      el("td", { text: h.words || "" }), el("td", { class: "muted", text: h.server_note || "" }))));
 }
 
 function extraSection(extra) {

@@ -93,7 +93,12 @@ fn cut_session_texts(r: &mut Reply, where_in_full: &str) -> Option<String> {
         for a in rec.answers.values_mut() {
             *a = clip(a, 500);
         }
-        for f in rec.feedback.iter_mut().chain(rec.notes.iter_mut()) {
+        for f in rec
+            .feedback
+            .iter_mut()
+            .map(|f| &mut f.text)
+            .chain(rec.notes.iter_mut())
+        {
             *f = clip(f, 1000);
         }
     }

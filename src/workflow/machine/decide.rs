@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::super::rules;
+use super::super::said::{Author, Said};
 use super::super::scope::{self, ScopeError};
 use super::super::session::{Artifact, ContentRef, Sprint, StageRecord, StageStatus, State};
 use super::super::stage::{Engine, QualityGate, Stage};
@@ -67,8 +68,10 @@ impl Step<'_> {
         if let Some(draft) = rec.draft_ref.as_ref().map(|d| d.file_path.clone()) {
             self.bind_file(&draft)?;
         }
+        let author = Author::of(self.decision);
         let rec = self.session.record_mut(stage);
         for (id, a) in answers {
+            rec.answered_by.insert(id.clone(), author);
             rec.answers.insert(id, a.trim().to_string());
         }
         let unanswered = rec.open_questions();
@@ -309,7 +312,7 @@ impl Step<'_> {
         if stage.gate() == QualityGate::Approval {
             rec.approved = Some(false);
         }
-        rec.feedback.push(feedback);
+        rec.feedback.push(Said::of(self.decision, feedback));
         self.session.current_state = state;
         Ok(())
     }
@@ -321,12 +324,17 @@ impl Step<'_> {
         let verdict = rules::failed_verdict(stage, self.session.record(stage))
             .unwrap_or_else(|| "sent back".into());
         let report = self.keep_round_report(stage, &report);
+        // The server's pointer to the report, quoting the decider's words under their label.
+        let who = Author::of(self.decision).label();
         let cause = format!(
-            "From the {}'s report ({verdict}): read its findings in {report}. The user adds: {feedback}",
+            "From the {}'s report ({verdict}): read its findings in {report}. Added by {who}: {feedback}",
             stage.role()
         );
         self.note_send_back(stage, to, &cause);
-        self.session.record_mut(to).feedback.push(cause);
+        self.session
+            .record_mut(to)
+            .feedback
+            .push(Said::server(cause));
         for later in self.session.track.between(to, stage) {
             let rec = self.session.record_mut(later);
             rec.status = StageStatus::Pending;

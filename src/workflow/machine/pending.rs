@@ -73,21 +73,7 @@ pub fn pending(
     documents: &Documents,
 ) -> Result<Pending, WorkflowError> {
     let stage = session.current_stage;
-    let state = session.current_state;
-    let track = session.track;
-    if !rules::is_legal(track, stage, state, action) || !action.decides() {
-        return Err(WorkflowError::IllegalAction {
-            action,
-            state,
-            stage,
-            allowed: rules::allowed_actions(track, stage, state),
-        });
-    }
-    let asked = match state {
-        State::Clarifying => Asked::Answer,
-        State::AwaitingApproval => Asked::Approve,
-        _ => Asked::Confirm,
-    };
+    let asked = asked_for(session, action)?;
     let decision = Decision::by_host(None);
     let mut step = Step {
         session: session.clone(),
@@ -150,6 +136,25 @@ pub fn pending(
         },
         notices,
         failed_verdict: rules::failed_verdict(stage, &rec),
+    })
+}
+
+/// What kind of question `action` answers at the session's state; refused where the
+/// action is not a decision legal there.
+fn asked_for(session: &Session, action: Action) -> Result<Asked, WorkflowError> {
+    let (stage, state, track) = (session.current_stage, session.current_state, session.track);
+    if !rules::is_legal(track, stage, state, action) || !action.decides() {
+        return Err(WorkflowError::IllegalAction {
+            action,
+            state,
+            stage,
+            allowed: rules::allowed_actions(track, stage, state),
+        });
+    }
+    Ok(match state {
+        State::Clarifying => Asked::Answer,
+        State::AwaitingApproval => Asked::Approve,
+        _ => Asked::Confirm,
     })
 }
 

@@ -10,6 +10,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::super::decision::DecidedBy;
+use super::super::said::Author;
 use super::super::session::{ContentRef, StageRecord};
 use super::super::stage::{Marker, QualityGate, Stage};
 use super::super::submission;
@@ -142,8 +143,10 @@ impl Step<'_> {
             return Ok(());
         }
         check_answers(self.session.record(stage), &answers)?;
+        let author = Author::of(self.decision);
         let rec = self.session.record_mut(stage);
         for (id, a) in &answers {
+            rec.answered_by.insert(id.clone(), author);
             rec.answers.insert(id.clone(), a.trim().to_string());
         }
         let lines: Vec<String> = rec
@@ -240,7 +243,11 @@ impl Step<'_> {
             "The feedback answers {}: kept as the human's answers.",
             ids.join(", ")
         ));
+        let author = Author::of(self.decision);
         let rec = self.session.record_mut(stage);
+        for id in answers.keys() {
+            rec.answered_by.insert(id.clone(), author);
+        }
         rec.answers.extend(answers);
     }
 

@@ -1,0 +1,163 @@
+//! Who wrote a text the session keeps and shows: the human (in which channel), the host
+//! (its model, in a tool call: maybe relaying the human, never confirmed by them), or the
+//! server. Every text that reaches a prompt or a page is shown with that label, so that
+//! nobody's words pass as someone else's.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::decision::{DecidedBy, Decision, Via};
+
+/// Who wrote a text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Speaker {
+    /// The human, through a channel the model cannot answer for them.
+    Human,
+    /// The host's model, in a tool call (relaying the human, or on its own).
+    Host,
+    /// The server's own sentence.
+    Server,
+    /// Kept by a version of the server that did not record who wrote it.
+    Unrecorded,
+}
+
+/// Who gave a text that is kept apart from its author (an answer, by question id).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Author {
+    pub by: Speaker,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<Via>,
+}
+
+impl Author {
+    /// The decider of `decision`.
+    pub fn of(decision: &Decision) -> Author {
+        Author {
+            by: speaker(decision.decided_by),
+            via: Some(decision.via),
+        }
+    }
+
+    /// Who it is, for a reader ([`label`]).
+    pub fn label(&self) -> String {
+        label(self.by, self.via)
+    }
+}
+
+/// A text with who wrote it, and for a person's words the channel they came through.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Said {
+    pub by: Speaker,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<Via>,
+    pub text: String,
+}
+
+/// A stored text: an object, or a plain string kept before the author was recorded.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Stored {
+    Said {
+        by: Speaker,
+        #[serde(default)]
+        via: Option<Via>,
+        text: String,
+    },
+    Plain(String),
+}
+
+impl<'de> Deserialize<'de> for Said {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Said, D::Error> {
+        Ok(match Stored::deserialize(d)? {
+            Stored::Said { by, via, text } => Said { by, via, text },
+            Stored::Plain(text) => Said {
+                by: Speaker::Unrecorded,
+                via: None,
+                text,
+            },
+        })
+    }
+}
+
+impl Said {
+    /// The server's own sentence.
+    pub fn server(text: impl Into<String>) -> Said {
+        Said {
+            by: Speaker::Server,
+            via: None,
+            text: text.into(),
+        }
+    }
+
+    /// Words given with `decision`, as its decider's: the human's through their channel,
+    /// or the host's.
+    pub fn of(decision: &Decision, text: impl Into<String>) -> Said {
+        Said {
+            by: speaker(decision.decided_by),
+            via: Some(decision.via),
+            text: text.into(),
+        }
+    }
+
+    /// Who wrote it, for a reader: "the user, in the terminal", "the assistant, for the
+    /// user (not confirmed by them)", "the server".
+    pub fn label(&self) -> String {
+        label(self.by, self.via)
+    }
+
+    /// The text after its label: "the user, in the terminal: make it shorter".
+    pub fn labelled(&self) -> String {
+        format!("{}: {}", self.label(), self.text)
+    }
+}
+
+/// The speaker of words a decision came with.
+pub fn speaker(decided_by: DecidedBy) -> Speaker {
+    match decided_by {
+        DecidedBy::Human => Speaker::Human,
+        DecidedBy::Host => Speaker::Host,
+    }
+}
+
+/// Who wrote a text, for a reader.
+pub fn label(by: Speaker, via: Option<Via>) -> String {
+    match by {
+        Speaker::Human => match via {
+            Some(Via::Cli) => "the user, in the terminal".into(),
+            Some(Via::Dashboard) => "the user, on the dashboard".into(),
+            Some(Via::Elicitation) => "the user, in the client's dialog".into(),
+            Some(Via::Tool) | None => "the user".into(),
+        },
+        Speaker::Host => "the assistant, for the user (not confirmed by them)".into(),
+        Speaker::Server => "the server".into(),
+        Speaker::Unrecorded => "unrecorded author".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plain_string_reads_as_unrecorded_and_an_object_keeps_its_author() {
+        let old: Said = serde_json::from_str("\"shorter please\"").unwrap();
+        assert_eq!(old.by, Speaker::Unrecorded);
+        let human = Decision {
+            decided_by: DecidedBy::Human,
+            via: Via::Cli,
+            ..Decision::by_host(None)
+        };
+        let said = Said::of(&human, "shorter please");
+        let text = serde_json::to_string(&said).unwrap();
+        assert_eq!(
+            text,
+            r#"{"by":"human","via":"cli","text":"shorter please"}"#
+        );
+        assert_eq!(serde_json::from_str::<Said>(&text).unwrap(), said);
+        assert_eq!(said.labelled(), "the user, in the terminal: shorter please");
+        let host = Said::of(&Decision::by_host(None), "ok");
+        assert!(host.labelled().starts_with("the assistant, for the user"));
+        assert_eq!(Said::server("x").labelled(), "the server: x");
+    }
+}
