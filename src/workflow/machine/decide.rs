@@ -8,6 +8,7 @@ use super::super::scope::{self, ScopeError};
 use super::super::session::{Artifact, ContentRef, Sprint, StageRecord, StageStatus, State};
 use super::super::stage::{Engine, QualityGate, Stage};
 use super::super::submission;
+use super::super::trace::few;
 use super::{sha256_hex, words, Step, WorkflowError};
 use crate::code::clip;
 
@@ -356,13 +357,9 @@ fn sprint_list(sprints: &[Sprint]) -> String {
         return "none (the plan has no `## Sprint N: Title` headings, so only `all` applies)"
             .into();
     }
-    let mut out: Vec<String> = sprints
+    let listed: Vec<String> = sprints
         .iter()
-        .take(20)
         .map(|s| format!("{} ({})", s.number, clip(&s.title, 60)))
         .collect();
-    if sprints.len() > 20 {
-        out.push(format!("and {} more", sprints.len() - 20));
-    }
-    out.join(", ")
+    few(&listed, 20)
 }
