@@ -7,7 +7,7 @@
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
 
-use rustix::fs::{AtFlags, Mode, OFlags};
+use rustix::fs::AtFlags;
 
 use super::beneath;
 use super::project::Project;
@@ -27,13 +27,8 @@ impl Project {
             return Ok((None, name.to_os_string()));
         }
         let abs = self.path(rel);
-        let dir = beneath::open(
-            self.dir(),
-            parent,
-            OFlags::DIRECTORY | OFlags::RDONLY,
-            Mode::empty(),
-        )
-        .map_err(|e| self.beneath_error(rel, abs.parent().unwrap_or(&abs), &e))?;
+        let dir = beneath::open_dir(self.dir(), parent)
+            .map_err(|e| self.beneath_error(rel, abs.parent().unwrap_or(&abs), &e))?;
         Ok((Some(dir), name.to_os_string()))
     }
 
@@ -64,13 +59,7 @@ impl Project {
     /// absolute path for messages; `None` when it does not exist (or is not a folder).
     pub(super) fn open_folder(&self, rel: &str) -> Result<Option<(std::path::PathBuf, OwnedFd)>> {
         let (_, abs) = self.check_names(rel)?;
-        let opened = beneath::open(
-            self.dir(),
-            Path::new(rel),
-            OFlags::DIRECTORY | OFlags::RDONLY,
-            Mode::empty(),
-        );
-        match opened {
+        match beneath::open_dir(self.dir(), Path::new(rel)) {
             Err(e) => match self.explain(rel, &e) {
                 Some(why) => Err(why),
                 None if matches!(

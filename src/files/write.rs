@@ -126,10 +126,7 @@ impl Project {
             .iter()
             .copied()
             .chain(new_entries.iter().map(String::as_str))
-            .filter_map(|rel| {
-                let flags = rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::RDONLY;
-                beneath::open(self.dir(), Path::new(rel), flags, rustix::fs::Mode::empty()).ok()
-            })
+            .filter_map(|rel| beneath::open_dir(self.dir(), Path::new(rel)).ok())
             .map(std::fs::File::from)
             .collect();
         let contents: Vec<(&Path, &std::fs::File)> = staged
@@ -199,16 +196,11 @@ impl Project {
     /// `rel_dir` (inside one of the two areas). Call only while holding [`Project::lock`]:
     /// then no live writer owns such a file. Returns how many were removed.
     pub fn sweep_stale_temp(&self, rel_dir: &str) -> usize {
+        // Checked as a path inside the folder: the area's own folder is swept too.
         let Ok(abs) = self.check(&format!("{rel_dir}/x")) else {
             return 0;
         };
-        let flags = rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::RDONLY;
-        let Ok(dir) = beneath::open(
-            self.dir(),
-            Path::new(rel_dir),
-            flags,
-            rustix::fs::Mode::empty(),
-        ) else {
+        let Ok(dir) = beneath::open_dir(self.dir(), Path::new(rel_dir)) else {
             return 0;
         };
         let Ok(entries) = rustix::fs::Dir::read_from(&dir) else {
