@@ -10,18 +10,15 @@ use std::path::Path;
 use rustix::fs::AtFlags;
 
 use super::beneath;
-use super::project::Project;
-use crate::error::{Error, Result};
+use super::project::{unsafe_path, Project};
+use crate::error::Result;
 
 impl Project {
     /// The folder of `rel` opened beneath the project (none made), and the entry's name.
     fn folder_of(&self, rel: &str) -> Result<(Option<OwnedFd>, std::ffi::OsString)> {
         let p = Path::new(rel);
         let (Some(parent), Some(name)) = (p.parent(), p.file_name()) else {
-            return Err(Error::UnsafePath {
-                path: rel.to_string(),
-                reason: "it names no entry of the project".into(),
-            });
+            return Err(unsafe_path(rel, "it names no entry of the project"));
         };
         if parent.as_os_str().is_empty() {
             return Ok((None, name.to_os_string()));

@@ -6,6 +6,7 @@
 use std::fmt;
 use std::io::Read;
 
+use super::project::unsafe_path;
 use super::Project;
 use crate::error::Error;
 
@@ -179,14 +180,10 @@ impl Project {
                     .map(std::fs::File::from)
                     .map_err(std::io::Error::from);
                 let text = match opened {
-                    Err(e) if super::beneath::is_link(&e) => {
-                        Err(ReadProblem::Unsafe(Error::UnsafePath {
-                            path: format!("{rel}/{name}"),
-                            reason:
-                                "is a symbolic link (the server follows none inside the project)"
-                                    .into(),
-                        }))
-                    }
+                    Err(e) if super::beneath::is_link(&e) => Err(ReadProblem::Unsafe(unsafe_path(
+                        &format!("{rel}/{name}"),
+                        "is a symbolic link (the server follows none inside the project)",
+                    ))),
                     other => read_opened(other, limit).and_then(as_text),
                 };
                 (name, text)
