@@ -103,9 +103,7 @@ impl Project {
         let bytes = self.read_beneath(rel, &abs, limit)?;
         as_text(bytes)
     }
-}
 
-impl Project {
     /// The bytes of `rel`, opened beneath the project's folder without following a link.
     fn read_beneath(
         &self,
@@ -193,12 +191,6 @@ impl Project {
     }
 }
 
-/// The text of the file at `abs`, at most `limit` bytes, without trusting what it is;
-/// `None` when it does not exist. The path is the caller's to have checked.
-pub fn read_text(abs: &std::path::Path, limit: u64) -> Result<Option<String>, ReadProblem> {
-    as_text(read_bytes(abs, limit)?)
-}
-
 fn as_text(bytes: Option<Vec<u8>>) -> Result<Option<String>, ReadProblem> {
     let Some(bytes) = bytes else {
         return Ok(None);
@@ -210,8 +202,9 @@ fn as_text(bytes: Option<Vec<u8>>) -> Result<Option<String>, ReadProblem> {
         })
 }
 
-/// [`read_text`]'s bytes, before they are checked to be UTF-8.
-fn read_bytes(abs: &std::path::Path, limit: u64) -> Result<Option<Vec<u8>>, ReadProblem> {
+/// The text of the file at `abs`, at most `limit` bytes, without trusting what it is;
+/// `None` when it does not exist. The path is the caller's to have checked.
+pub fn read_text(abs: &std::path::Path, limit: u64) -> Result<Option<String>, ReadProblem> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
     // Opening a FIFO for reading waits for a writer unless non-blocking; whatever the
@@ -221,7 +214,7 @@ fn read_bytes(abs: &std::path::Path, limit: u64) -> Result<Option<Vec<u8>>, Read
         use std::os::unix::fs::OpenOptionsExt;
         options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
     }
-    read_opened(options.open(abs), limit)
+    as_text(read_opened(options.open(abs), limit)?)
 }
 
 /// What an open (or its failure) gives: absent, the bytes, or what is wrong with it.
