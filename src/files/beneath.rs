@@ -79,6 +79,11 @@ pub fn open(dir: BorrowedFd<'_>, rel: &Path, flags: OFlags, mode: Mode) -> io::R
     walk(dir, rel, flags, mode)
 }
 
+/// The folder `rel` beneath `dir`, opened as [`open`] opens a file.
+pub fn open_dir(dir: BorrowedFd<'_>, rel: &Path) -> io::Result<OwnedFd> {
+    open(dir, rel, DIR_FLAGS, Mode::empty())
+}
+
 /// [`open`] without `openat2`: one `openat` per component, each folder with `O_NOFOLLOW |
 /// O_DIRECTORY`, the last with the caller's flags and `O_NOFOLLOW`.
 fn walk(dir: BorrowedFd<'_>, rel: &Path, flags: OFlags, mode: Mode) -> io::Result<OwnedFd> {
@@ -115,7 +120,7 @@ fn open_folder(at: BorrowedFd<'_>, name: &std::ffi::OsStr) -> io::Result<OwnedFd
 pub fn make_dirs(dir: BorrowedFd<'_>, rel: &Path) -> io::Result<OwnedFd> {
     // The usual case: every folder exists, and one open (beneath, no link) reaches it.
     if !rel.as_os_str().is_empty() {
-        match open(dir, rel, DIR_FLAGS, Mode::empty()) {
+        match open_dir(dir, rel) {
             Ok(fd) => return Ok(fd),
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(e),

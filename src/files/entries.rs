@@ -7,33 +7,25 @@
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
 
-use rustix::fs::{AtFlags, Mode, OFlags};
+use rustix::fs::AtFlags;
 
 use super::beneath;
-use super::project::Project;
-use crate::error::{Error, Result};
+use super::project::{unsafe_path, Project};
+use crate::error::Result;
 
 impl Project {
     /// The folder of `rel` opened beneath the project (none made), and the entry's name.
     fn folder_of(&self, rel: &str) -> Result<(Option<OwnedFd>, std::ffi::OsString)> {
         let p = Path::new(rel);
         let (Some(parent), Some(name)) = (p.parent(), p.file_name()) else {
-            return Err(Error::UnsafePath {
-                path: rel.to_string(),
-                reason: "it names no entry of the project".into(),
-            });
+            return Err(unsafe_path(rel, "it names no entry of the project"));
         };
         if parent.as_os_str().is_empty() {
             return Ok((None, name.to_os_string()));
         }
         let abs = self.path(rel);
-        let dir = beneath::open(
-            self.dir(),
-            parent,
-            OFlags::DIRECTORY | OFlags::RDONLY,
-            Mode::empty(),
-        )
-        .map_err(|e| self.beneath_error(rel, abs.parent().unwrap_or(&abs), &e))?;
+        let dir = beneath::open_dir(self.dir(), parent)
+            .map_err(|e| self.beneath_error(rel, abs.parent().unwrap_or(&abs), &e))?;
         Ok((Some(dir), name.to_os_string()))
     }
 
@@ -64,13 +56,7 @@ impl Project {
     /// absolute path for messages; `None` when it does not exist (or is not a folder).
     pub(super) fn open_folder(&self, rel: &str) -> Result<Option<(std::path::PathBuf, OwnedFd)>> {
         let (_, abs) = self.check_names(rel)?;
-        let opened = beneath::open(
-            self.dir(),
-            Path::new(rel),
-            OFlags::DIRECTORY | OFlags::RDONLY,
-            Mode::empty(),
-        );
-        match opened {
+        match beneath::open_dir(self.dir(), Path::new(rel)) {
             Err(e) => match self.explain(rel, &e) {
                 Some(why) => Err(why),
                 None if matches!(

@@ -9,6 +9,7 @@ use std::os::fd::OwnedFd;
 
 use rustix::fs::{AtFlags, Mode, OFlags};
 
+use super::project::unsafe_path;
 use super::Project;
 use crate::error::{Error, Result};
 
@@ -46,10 +47,7 @@ impl Project {
             let st = rustix::fs::fstat(&file)
                 .map_err(|e| self.storage_error("open", &abs, &e.into()))?;
             if !rustix::fs::FileType::from_raw_mode(st.st_mode).is_file() {
-                return Err(Error::UnsafePath {
-                    path: LOCK_FILE.to_string(),
-                    reason: "it is not a regular file".into(),
-                });
+                return Err(unsafe_path(LOCK_FILE, "it is not a regular file"));
             }
             if st.st_nlink != 1 {
                 tracing::warn!(lock = %abs.display(), links = st.st_nlink, "the lock file has other names; replacing it");

@@ -66,6 +66,14 @@ pub fn discover(start: &Path) -> PathBuf {
         .to_path_buf()
 }
 
+/// The refusal of the path `rel`, saying why.
+pub(super) fn unsafe_path(rel: &str, reason: &str) -> Error {
+    Error::UnsafePath {
+        path: rel.to_string(),
+        reason: reason.to_string(),
+    }
+}
+
 /// Whether this process may create files in `dir`.
 fn writable(dir: &Path) -> bool {
     #[cfg(unix)]
@@ -179,13 +187,9 @@ impl Project {
     /// walk the links (a `stat` per component) only to name the problem when the handle
     /// met one ([`Project::explain`]): the handle follows none, whatever was checked.
     pub(super) fn check_names(&self, rel: &str) -> Result<(&'static str, PathBuf)> {
-        let unsafe_path = |reason: &str| Error::UnsafePath {
-            path: rel.to_string(),
-            reason: reason.to_string(),
-        };
         let p = Path::new(rel);
         if !p.components().all(|c| matches!(c, Component::Normal(_))) {
-            return Err(unsafe_path("the path must be relative without `..`"));
+            return Err(unsafe_path(rel, "the path must be relative without `..`"));
         }
         let area = if rel.starts_with(".bmad-task/") {
             STATE_DIR
@@ -206,6 +210,7 @@ impl Project {
             dir
         } else {
             return Err(unsafe_path(
+                rel,
                 "only .bmad-task/ and .claude/specs/ are written",
             ));
         };
@@ -223,10 +228,6 @@ impl Project {
 
     /// Every existing ancestor of `rel`, resolved, must stay under the project's `area`.
     fn check_links(&self, rel: &str, area: &str) -> Result<()> {
-        let unsafe_path = |reason: &str| Error::UnsafePath {
-            path: rel.to_string(),
-            reason: reason.to_string(),
-        };
         let p = Path::new(rel);
         let allowed = self.root.join(area);
         let mut cur = self.root.clone();
@@ -234,15 +235,18 @@ impl Project {
             cur.push(c);
             match std::fs::symlink_metadata(&cur) {
                 Ok(m) if m.file_type().is_symlink() => {
-                    let target = cur
-                        .canonicalize()
-                        .map_err(|_| unsafe_path("a symbolic link on the path points nowhere"))?;
+                    let target = cur.canonicalize().map_err(|_| {
+                        unsafe_path(rel, "a symbolic link on the path points nowhere")
+                    })?;
                     if !target.starts_with(&allowed) {
-                        return Err(unsafe_path(&format!(
-                            "{} is a symbolic link that leads outside {}",
-                            cur.strip_prefix(&self.root).unwrap_or(&cur).display(),
-                            area
-                        )));
+                        return Err(unsafe_path(
+                            rel,
+                            &format!(
+                                "{} is a symbolic link that leads outside {}",
+                                cur.strip_prefix(&self.root).unwrap_or(&cur).display(),
+                                area
+                            ),
+                        ));
                     }
                 }
                 Ok(_) => {}

@@ -6,6 +6,7 @@
 use std::fmt;
 use std::io::Read;
 
+use super::project::unsafe_path;
 use super::Project;
 use crate::error::Error;
 
@@ -102,9 +103,7 @@ impl Project {
         let bytes = self.read_beneath(rel, &abs, limit)?;
         as_text(bytes)
     }
-}
 
-impl Project {
     /// The bytes of `rel`, opened beneath the project's folder without following a link.
     fn read_beneath(
         &self,
@@ -179,14 +178,10 @@ impl Project {
                     .map(std::fs::File::from)
                     .map_err(std::io::Error::from);
                 let text = match opened {
-                    Err(e) if super::beneath::is_link(&e) => {
-                        Err(ReadProblem::Unsafe(Error::UnsafePath {
-                            path: format!("{rel}/{name}"),
-                            reason:
-                                "is a symbolic link (the server follows none inside the project)"
-                                    .into(),
-                        }))
-                    }
+                    Err(e) if super::beneath::is_link(&e) => Err(ReadProblem::Unsafe(unsafe_path(
+                        &format!("{rel}/{name}"),
+                        "is a symbolic link (the server follows none inside the project)",
+                    ))),
                     other => read_opened(other, limit).and_then(as_text),
                 };
                 (name, text)
@@ -194,12 +189,6 @@ impl Project {
             .collect();
         Ok(Some(out))
     }
-}
-
-/// The text of the file at `abs`, at most `limit` bytes, without trusting what it is;
-/// `None` when it does not exist. The path is the caller's to have checked.
-pub fn read_text(abs: &std::path::Path, limit: u64) -> Result<Option<String>, ReadProblem> {
-    as_text(read_bytes(abs, limit)?)
 }
 
 fn as_text(bytes: Option<Vec<u8>>) -> Result<Option<String>, ReadProblem> {
@@ -213,8 +202,9 @@ fn as_text(bytes: Option<Vec<u8>>) -> Result<Option<String>, ReadProblem> {
         })
 }
 
-/// [`read_text`]'s bytes, before they are checked to be UTF-8.
-fn read_bytes(abs: &std::path::Path, limit: u64) -> Result<Option<Vec<u8>>, ReadProblem> {
+/// The text of the file at `abs`, at most `limit` bytes, without trusting what it is;
+/// `None` when it does not exist. The path is the caller's to have checked.
+pub fn read_text(abs: &std::path::Path, limit: u64) -> Result<Option<String>, ReadProblem> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
     // Opening a FIFO for reading waits for a writer unless non-blocking; whatever the
@@ -224,7 +214,7 @@ fn read_bytes(abs: &std::path::Path, limit: u64) -> Result<Option<Vec<u8>>, Read
         use std::os::unix::fs::OpenOptionsExt;
         options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
     }
-    read_opened(options.open(abs), limit)
+    as_text(read_opened(options.open(abs), limit)?)
 }
 
 /// What an open (or its failure) gives: absent, the bytes, or what is wrong with it.

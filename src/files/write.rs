@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::beneath::{self, Temp};
-use super::project::{Project, TEMP_PREFIX, TOP_FILES};
+use super::project::{unsafe_path, Project, TEMP_PREFIX, TOP_FILES};
 use super::sync::sync_together;
 use crate::error::{Error, Result};
 
@@ -24,29 +24,27 @@ impl Project {
     pub(super) fn prepare(&self, rel: &str) -> Result<(PathBuf, Arc<OwnedFd>, OsString)> {
         // The project's top files (`.gitignore`) are written by the human's command only.
         if TOP_FILES.contains(&rel) {
-            return Err(Error::UnsafePath {
-                path: rel.to_string(),
-                reason:
-                    "the server never writes the project's top files (only `bmad-mcp init` does)"
-                        .into(),
-            });
+            return Err(unsafe_path(
+                rel,
+                "the server never writes the project's top files (only `bmad-mcp init` does)",
+            ));
         }
         // The human's folder is theirs; the one exception is the team's lessons, which
         // the server records there for the team to commit (src/lessons/).
         if rel.starts_with(".bmad/") && !rel.starts_with(LESSONS_PREFIX) {
-            return Err(Error::UnsafePath {
-                path: rel.to_string(),
-                reason: "the server writes nothing in the human's .bmad/ folder but lessons (.bmad/lessons/)".into(),
-            });
+            return Err(unsafe_path(
+                rel,
+                "the server writes nothing in the human's .bmad/ folder but lessons (.bmad/lessons/)",
+            ));
         }
         if super::project::BMAD_INSTALL_DIRS
             .iter()
             .any(|d| rel.strip_prefix(d).is_some_and(|r| r.starts_with('/')))
         {
-            return Err(Error::UnsafePath {
-                path: rel.to_string(),
-                reason: "the server never writes an installed BMAD method's files".into(),
-            });
+            return Err(unsafe_path(
+                rel,
+                "the server never writes an installed BMAD method's files",
+            ));
         }
         let (_, abs) = self.check_names(rel)?;
         let p = Path::new(rel);
@@ -64,12 +62,10 @@ impl Project {
     /// unsafe path; anything else a storage error.
     pub(super) fn beneath_error(&self, rel: &str, abs: &Path, e: &std::io::Error) -> Error {
         if beneath::is_link(e) {
-            return Error::UnsafePath {
-                path: rel.to_string(),
-                reason:
-                    "a symbolic link is on the path (the server follows none inside the project)"
-                        .into(),
-            };
+            return unsafe_path(
+                rel,
+                "a symbolic link is on the path (the server follows none inside the project)",
+            );
         }
         self.storage_error("write", abs, e)
     }
@@ -126,10 +122,7 @@ impl Project {
             .iter()
             .copied()
             .chain(new_entries.iter().map(String::as_str))
-            .filter_map(|rel| {
-                let flags = rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::RDONLY;
-                beneath::open(self.dir(), Path::new(rel), flags, rustix::fs::Mode::empty()).ok()
-            })
+            .filter_map(|rel| beneath::open_dir(self.dir(), Path::new(rel)).ok())
             .map(std::fs::File::from)
             .collect();
         let contents: Vec<(&Path, &std::fs::File)> = staged
@@ -199,16 +192,11 @@ impl Project {
     /// `rel_dir` (inside one of the two areas). Call only while holding [`Project::lock`]:
     /// then no live writer owns such a file. Returns how many were removed.
     pub fn sweep_stale_temp(&self, rel_dir: &str) -> usize {
+        // Checked as a path inside the folder: the area's own folder is swept too.
         let Ok(abs) = self.check(&format!("{rel_dir}/x")) else {
             return 0;
         };
-        let flags = rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::RDONLY;
-        let Ok(dir) = beneath::open(
-            self.dir(),
-            Path::new(rel_dir),
-            flags,
-            rustix::fs::Mode::empty(),
-        ) else {
+        let Ok(dir) = beneath::open_dir(self.dir(), Path::new(rel_dir)) else {
             return 0;
         };
         let Ok(entries) = rustix::fs::Dir::read_from(&dir) else {

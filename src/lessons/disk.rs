@@ -55,14 +55,14 @@ pub fn load(project: &Project) -> Result<Loaded> {
             format!("holds over {MAX_LESSON_FILES} lesson files: the rest are not read"),
         ));
     }
-    let mut sessions = Sessions::default();
+    let mut decided = HashMap::new();
     for (name, read) in files.into_iter().take(MAX_LESSON_FILES) {
         let rel = format!("{LESSONS_DIR}/{name}");
         let id = name.trim_end_matches(".md");
         match read {
             Ok(Some(text)) => match format::parse(id, &text) {
                 Ok(mut lesson) => {
-                    if lesson.source == Source::Human && !sessions.record(project, &lesson) {
+                    if lesson.source == Source::Human && !recorded(&mut decided, project, &lesson) {
                         lesson.source = Source::File;
                     }
                     out.lessons.push(lesson)
@@ -76,26 +76,19 @@ pub fn load(project: &Project) -> Result<Loaded> {
     Ok(out)
 }
 
-/// The human decisions the project's sessions record, read once per task: what a lesson
-/// that says it is the human's is checked against.
-#[derive(Default)]
-struct Sessions {
-    /// Per task name: the (time, stage) of each decision the human made in it.
-    decided: HashMap<String, Vec<(String, String)>>,
-}
-
-impl Sessions {
-    /// Whether the task `lesson` names records a decision of the human's at its stage and
-    /// time (the server writes a lesson with the time of the decision that taught it).
-    fn record(&mut self, project: &Project, lesson: &Lesson) -> bool {
-        let decided = self
-            .decided
-            .entry(lesson.task.clone())
-            .or_insert_with(|| human_decisions(project, &lesson.task));
-        decided
-            .iter()
-            .any(|(at, stage)| *at == lesson.date && stage == lesson.stage.id())
-    }
+/// Whether the task `lesson` names records a decision of the human's at its stage and
+/// time (the server writes a lesson with the time of the decision that taught it).
+/// `decided` keeps each task's human decisions (time, stage), its session read once.
+fn recorded(
+    decided: &mut HashMap<String, Vec<(String, String)>>,
+    project: &Project,
+    lesson: &Lesson,
+) -> bool {
+    decided
+        .entry(lesson.task.clone())
+        .or_insert_with(|| human_decisions(project, &lesson.task))
+        .iter()
+        .any(|(at, stage)| *at == lesson.date && stage == lesson.stage.id())
 }
 
 /// The human's decisions in the session that owns the task's specs folder (its mark

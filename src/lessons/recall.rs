@@ -23,54 +23,12 @@ const SAME_ROLE: f32 = 1.5;
 const SHOWN_CHARS: usize = 320;
 
 /// Words too common to tell lessons apart.
-fn is_stop(w: &str) -> bool {
-    matches!(
-        w,
-        "a" | "an"
-            | "and"
-            | "are"
-            | "as"
-            | "at"
-            | "be"
-            | "but"
-            | "by"
-            | "do"
-            | "for"
-            | "from"
-            | "has"
-            | "have"
-            | "in"
-            | "is"
-            | "it"
-            | "its"
-            | "not"
-            | "of"
-            | "on"
-            | "or"
-            | "so"
-            | "that"
-            | "the"
-            | "this"
-            | "to"
-            | "was"
-            | "we"
-            | "were"
-            | "will"
-            | "with"
-            | "you"
-            | "your"
-            | "our"
-            | "all"
-            | "any"
-            | "can"
-            | "should"
-            | "must"
-            | "build"
-            | "make"
-            | "new"
-            | "app"
-    )
-}
+const STOP_WORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "do", "for", "from", "has", "have",
+    "in", "is", "it", "its", "not", "of", "on", "or", "so", "that", "the", "this", "to", "was",
+    "we", "were", "will", "with", "you", "your", "our", "all", "any", "can", "should", "must",
+    "build", "make", "new", "app",
+];
 
 /// Lower case words of letters and digits, stop words left out, a plural `s` cut.
 #[derive(Debug, Default, Clone, Copy)]
@@ -81,7 +39,7 @@ impl Words {
     fn tokens(lower: &str) -> impl Iterator<Item = &str> {
         lower
             .split(|c: char| !c.is_alphanumeric())
-            .filter(|w| w.len() > 1 && !is_stop(w))
+            .filter(|w| w.len() > 1 && !STOP_WORDS.contains(w))
             .map(|w| {
                 if w.len() > 4 && w.ends_with('s') && !w.ends_with("ss") {
                     &w[..w.len() - 1]

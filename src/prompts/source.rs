@@ -74,6 +74,17 @@ impl Template {
         }
     }
 
+    /// A prompt read from the file at `path`.
+    fn from_file(stage: Stage, text: String, origin: Origin, path: String) -> Template {
+        Template {
+            stage,
+            text: Cow::Owned(text),
+            origin,
+            path: Some(path),
+            lessons: Recalled::default(),
+        }
+    }
+
     /// "project file .bmad/prompts/po.md", "bmad-method file .bmad-core/agents/po.md",
     /// "user file /home/…/po.md", "built-in".
     pub fn describe(&self) -> String {
@@ -126,34 +137,17 @@ pub fn resolve(project: &Project, user: Option<&Path>, stage: Stage) -> Result<T
         other => other,
     };
     if let Some(text) = usable(read, &rel)? {
-        return Ok(Template {
-            stage,
-            text: Cow::Owned(text),
-            origin: Origin::Project,
-            path: Some(rel),
-            lessons: Recalled::default(),
-        });
+        return Ok(Template::from_file(stage, text, Origin::Project, rel));
     }
     if let Some(p) = super::bmad::persona(project, stage)? {
-        return Ok(Template {
-            stage,
-            text: Cow::Owned(super::bmad::with_persona(stage.prompt_source(), &p)),
-            origin: Origin::Bmad,
-            path: Some(p.path),
-            lessons: Recalled::default(),
-        });
+        let text = super::bmad::with_persona(stage.prompt_source(), &p);
+        return Ok(Template::from_file(stage, text, Origin::Bmad, p.path));
     }
     if let Some(dir) = user {
         let abs = dir.join(file_name(stage));
         let shown = abs.display().to_string();
         if let Some(text) = usable(read_text(&abs, MAX_PROMPT_BYTES), &shown)? {
-            return Ok(Template {
-                stage,
-                text: Cow::Owned(text),
-                origin: Origin::User,
-                path: Some(shown),
-                lessons: Recalled::default(),
-            });
+            return Ok(Template::from_file(stage, text, Origin::User, shown));
         }
     }
     Ok(Template::built_in(stage))

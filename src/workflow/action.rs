@@ -72,11 +72,6 @@ impl Action {
         }
     }
 
-    /// Whether the action changes nothing.
-    pub fn is_read_only(self) -> bool {
-        matches!(self, Action::Status | Action::List | Action::Recall)
-    }
-
     /// Whether the action is a human's decision at a gate: answering the questions,
     /// confirming, approving or sending a document back.
     pub fn decides(self) -> bool {
@@ -88,15 +83,6 @@ impl Action {
                 | Action::Approve
                 | Action::Reject
                 | Action::Promote
-        )
-    }
-
-    /// Whether the action acts on one session (all but `start`, `list`, and `remember`
-    /// and `recall`, for which one is optional).
-    pub fn needs_session(self) -> bool {
-        !matches!(
-            self,
-            Action::Start | Action::List | Action::Remember | Action::Recall
         )
     }
 }

@@ -16,21 +16,6 @@ pub enum Check {
     Timeline,
 }
 
-pub const PO_CHECKS: &[Check] = &[
-    Check::Measurable,
-    Check::AcceptanceCriteria,
-    Check::Dependencies,
-    Check::ErrorCases,
-    Check::Timeline,
-];
-pub const ARCHITECT_CHECKS: &[Check] = &[Check::Measurable, Check::Dependencies, Check::ErrorCases];
-pub const SM_CHECKS: &[Check] = &[Check::Dependencies, Check::Timeline];
-pub const DEV_CHECKS: &[Check] = &[];
-pub const REVIEW_CHECKS: &[Check] = &[];
-pub const QA_CHECKS: &[Check] = &[Check::Measurable];
-pub const SPEC_CHECKS: &[Check] = &[Check::AcceptanceCriteria];
-pub const BUG_CHECKS: &[Check] = &[];
-
 /// What a section's text must show beyond being there: `None` when it does, else what it
 /// lacks, said for the human.
 pub type Judge = fn(&str) -> Option<&'static str>;
@@ -215,31 +200,36 @@ fn is_content(line: &str) -> bool {
     .contains(&lower.as_str())
 }
 
-/// The document's lines, and its headings; lines inside fenced code blocks are never
-/// headings (a `# comment` in a shell sample is not a section).
-fn outline_of(document: &str) -> (Vec<&str>, Vec<Heading>) {
-    let lines: Vec<&str> = document.lines().collect();
-    let mut heads = Vec::new();
+/// The lines of `document` outside fenced code blocks, with their line numbers: a
+/// `# comment` in a shell sample is no heading, and no line there is read for ids.
+pub(crate) fn outside_code(document: &str) -> impl Iterator<Item = (usize, &str)> {
     let mut fence: Option<&str> = None;
-    for (i, line) in lines.iter().enumerate() {
+    document.lines().enumerate().filter(move |(_, line)| {
         let t = line.trim_start();
         let marker = ["```", "~~~"].into_iter().find(|m| t.starts_with(m));
         match (fence, marker) {
             (None, Some(m)) => fence = Some(m),
             (Some(open), Some(m)) if open == m && t.trim_end() == m => fence = None,
             (Some(_), _) => {}
-            (None, None) => {
-                if let Some((level, text)) = heading(line) {
-                    heads.push(Heading {
-                        level,
-                        text: text.to_lowercase(),
-                        line: i,
-                    });
-                }
-            }
+            (None, None) => return true,
         }
-    }
-    (lines, heads)
+        false
+    })
+}
+
+/// The document's lines, and its headings outside code.
+fn outline_of(document: &str) -> (Vec<&str>, Vec<Heading>) {
+    let heads = outside_code(document)
+        .filter_map(|(line, text)| {
+            let (level, text) = heading(text)?;
+            Some(Heading {
+                level,
+                text: text.to_lowercase(),
+                line,
+            })
+        })
+        .collect();
+    (document.lines().collect(), heads)
 }
 
 /// What the server's own reading of a document finds of the sections a stage requires,

@@ -242,7 +242,6 @@ impl Session {
         self.record(self.current_stage)
     }
 
-    /// `.claude/specs/<task_name>`, relative to the project.
     /// The file that holds the session `id`, relative to the project.
     pub fn file_of(id: &str) -> String {
         format!(".bmad-task/session-{id}.json")
@@ -253,6 +252,7 @@ impl Session {
         format!(".claude/specs/{task_name}/.bmad-session")
     }
 
+    /// `.claude/specs/<task_name>`, relative to the project.
     pub fn specs_dir(&self) -> String {
         format!(".claude/specs/{}", self.task_name)
     }

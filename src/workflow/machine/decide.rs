@@ -9,6 +9,7 @@ use super::super::scope::{self, ScopeError};
 use super::super::session::{Artifact, ContentRef, Sprint, StageRecord, StageStatus, State};
 use super::super::stage::{Engine, QualityGate, Stage};
 use super::super::submission;
+use super::super::trace::few;
 use super::{sha256_hex, words, Step, WorkflowError};
 use crate::code::clip;
 
@@ -127,18 +128,7 @@ impl Step<'_> {
         if rec.draft_ref.is_none() {
             // The stage document: it passed the gate, or it is a report whose verdict
             // failed and whose risk the human now accepts.
-            match self.reviewed_document(&rec, &path)? {
-                Reviewed::OnDisk(on_disk) => {
-                    self.bind(&path, &on_disk)?;
-                    self.retrace(stage, &on_disk);
-                    self.record_as_reviewed(stage, &rec, on_disk)
-                }
-                Reviewed::Submitted(document) => {
-                    self.bind(&path, &document)?;
-                    self.retrace(stage, &document);
-                    self.write_artifact(stage, document)?
-                }
-            }
+            self.decide_on_artifact(stage, &rec, &path)?;
         } else {
             // The human accepts a draft that stayed below the gate.
             let draft_path = rec
@@ -167,11 +157,37 @@ impl Step<'_> {
         Ok(())
     }
 
+    /// Decides on the stage document at `path` as the human reviewed it
+    /// ([`Step::reviewed_document`]): the decision is bound to it and its ids read again;
+    /// it is recorded as it is on disk, or saved again from the submission when the file
+    /// was deleted. Returns the document.
+    fn decide_on_artifact(
+        &mut self,
+        stage: Stage,
+        rec: &StageRecord,
+        path: &str,
+    ) -> Result<String, WorkflowError> {
+        let reviewed = self.reviewed_document(rec, path)?;
+        let (Reviewed::OnDisk(document) | Reviewed::Submitted(document)) = &reviewed;
+        self.bind(path, document)?;
+        self.retrace(stage, document);
+        match reviewed {
+            Reviewed::OnDisk(on_disk) => {
+                self.record_as_reviewed(stage, rec, &on_disk);
+                Ok(on_disk)
+            }
+            Reviewed::Submitted(document) => {
+                self.write_artifact(stage, document.clone())?;
+                Ok(document)
+            }
+        }
+    }
+
     /// Records the stage document as it is on disk now (the human's edits included):
     /// its digest and size are what the decision was about.
-    fn record_as_reviewed(&mut self, stage: Stage, rec: &StageRecord, on_disk: String) {
+    fn record_as_reviewed(&mut self, stage: Stage, rec: &StageRecord, on_disk: &str) {
         let path = self.session.artifact_path(stage);
-        let sha = sha256_hex(&on_disk);
+        let sha = sha256_hex(on_disk);
         if rec.artifact.as_ref().map(|a| &a.sha256) != Some(&sha) {
             self.facts.notices.push(format!(
                 "{path} was edited after it was submitted; the edited version is the one {}.",
@@ -188,7 +204,7 @@ impl Step<'_> {
             sha256: sha,
             size: on_disk.len() as u64,
         });
-        rec.final_result_ref = Some(ContentRef::new(path, &on_disk, self.now));
+        rec.final_result_ref = Some(ContentRef::new(path, on_disk, self.now));
     }
 
     /// The document the human was shown at `path`, byte for byte as it is on disk now.
@@ -239,19 +255,7 @@ impl Step<'_> {
     ) -> Result<(), WorkflowError> {
         let rec = self.session.record(stage).clone();
         let path = self.session.artifact_path(stage);
-        let document = match self.reviewed_document(&rec, &path)? {
-            Reviewed::OnDisk(on_disk) => {
-                self.bind(&path, &on_disk)?;
-                self.record_as_reviewed(stage, &rec, on_disk.clone());
-                on_disk
-            }
-            Reviewed::Submitted(document) => {
-                self.bind(&path, &document)?;
-                self.write_artifact(stage, document.clone())?;
-                document
-            }
-        };
-        self.retrace(stage, &document);
+        let document = self.decide_on_artifact(stage, &rec, &path)?;
         let sprints: Vec<Sprint> = submission::sprints(&document)
             .into_iter()
             .map(|(number, title)| Sprint { number, title })
@@ -362,13 +366,9 @@ fn sprint_list(sprints: &[Sprint]) -> String {
         return "none (the plan has no `## Sprint N: Title` headings, so only `all` applies)"
             .into();
     }
-    let mut out: Vec<String> = sprints
+    let listed: Vec<String> = sprints
         .iter()
-        .take(20)
         .map(|s| format!("{} ({})", s.number, clip(&s.title, 60)))
         .collect();
-    if sprints.len() > 20 {
-        out.push(format!("and {} more", sprints.len() - 20));
-    }
-    out.join(", ")
+    few(&listed, 20)
 }

@@ -3,26 +3,19 @@
 //! whenever the document is taken (submitted, confirmed or approved as it is on disk), so
 //! the matrix always follows the saved documents.
 
-use super::super::session::Session;
 use super::super::stage::Stage;
 use super::super::trace::matrix::{self, Matrix, Part};
 use super::super::trace::{documents, few, matrix_path, Intent, Met, Open};
 use super::Step;
 
 impl Step<'_> {
-    /// Reads `document` of `stage` for its ids into the stage's record, and says what
-    /// needs attention in the reply's notices.
-    pub(super) fn trace(&mut self, stage: Stage, document: &str) {
-        self.read_ids(stage, document);
-    }
-
     /// [`Step::trace`] of a document the human decides on as it is on disk now, without
     /// repeating what its submission already said; the closing report's verdict stays the
     /// one its submission stated.
     pub(super) fn retrace(&mut self, stage: Stage, document: &str) {
         if self.part(stage) != Part::Verifies {
             let said = self.facts.notices.len();
-            self.read_ids(stage, document);
+            self.trace(stage, document);
             self.facts.notices.truncate(said);
         }
     }
@@ -33,7 +26,9 @@ impl Step<'_> {
         super::super::trace::part_in(&self.session, stage)
     }
 
-    fn read_ids(&mut self, stage: Stage, document: &str) {
+    /// Reads `document` of `stage` for its ids into the stage's record, and says what
+    /// needs attention in the reply's notices.
+    pub(super) fn trace(&mut self, stage: Stage, document: &str) {
         let part = self.part(stage);
         let rec = &mut self.session.record_mut(stage).trace;
         match part {
@@ -84,7 +79,7 @@ impl Step<'_> {
                 }
             }
             Part::Designs | Part::Implements
-                if mine.is_empty() && rec_is_empty(&self.session, stage) =>
+                if mine.is_empty() && self.session.record(stage).trace.covers.is_empty() =>
             {
                 notes
                     .push("names no requirement id on a `Covers:` (or `Implemented:`) line".into());
@@ -209,8 +204,4 @@ impl Step<'_> {
             ));
         }
     }
-}
-
-fn rec_is_empty(s: &Session, stage: Stage) -> bool {
-    s.record(stage).trace.covers.is_empty()
 }

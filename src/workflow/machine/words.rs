@@ -14,6 +14,7 @@ use super::super::said::Author;
 use super::super::session::{ContentRef, StageRecord};
 use super::super::stage::{Marker, QualityGate, Stage};
 use super::super::submission;
+use super::super::trace::at_most;
 use super::{Step, WorkflowError};
 use crate::code::clip;
 
@@ -66,12 +67,9 @@ pub(super) fn check_answers(
         .collect();
     if !unknown.is_empty() {
         // Ids are the caller's text: a few, each cut short, and how many there were.
-        let mut named: Vec<String> = unknown.iter().take(5).map(|k| clip(k, 40)).collect();
-        if unknown.len() > 5 {
-            named.push(format!("and {} more", unknown.len() - 5));
-        }
+        let named: Vec<String> = unknown.iter().map(|k| clip(k, 40)).collect();
         return Err(WorkflowError::UnknownQuestions {
-            unknown: named,
+            unknown: at_most(&named, 5),
             known: open_ids(),
         });
     }

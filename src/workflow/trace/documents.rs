@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 use super::ids::{self, keyed, opening, unmarked};
 use super::{Intent, Met, Outcome, Requirement, TestResult};
 use crate::code::clip;
+use crate::workflow::sections::outside_code;
 
 /// The keys of a line that names the ids a part of a document serves.
 pub const COVER_KEYS: [&str; 5] = [
@@ -29,34 +30,20 @@ pub const COVER_KEYS: [&str; 5] = [
 /// Each line outside fenced code, with the heading it is under (lower-cased text; empty
 /// before the first heading) and whether it is a heading itself.
 fn lines(document: &str) -> Vec<(String, &str, bool)> {
-    let mut out = Vec::new();
-    let mut fence: Option<&str> = None;
     let mut heading = String::new();
-    for line in document.lines() {
-        let t = line.trim_start();
-        let marker = ["```", "~~~"].into_iter().find(|m| t.starts_with(m));
-        match (fence, marker) {
-            (None, Some(m)) => {
-                fence = Some(m);
-                continue;
+    outside_code(document)
+        .map(|(_, line)| {
+            let t = line.trim_start();
+            let is_heading = t.starts_with('#')
+                || (t.len() > 4 && t.starts_with("**") && t.trim_end().ends_with("**"));
+            if is_heading {
+                heading = t
+                    .trim_matches(|c: char| c == '#' || c == '*' || c.is_whitespace())
+                    .to_string();
             }
-            (Some(open), Some(m)) if open == m && t.trim_end() == m => {
-                fence = None;
-                continue;
-            }
-            (Some(_), _) => continue,
-            (None, None) => {}
-        }
-        let is_heading = t.starts_with('#')
-            || (t.len() > 4 && t.starts_with("**") && t.trim_end().ends_with("**"));
-        if is_heading {
-            heading = t
-                .trim_matches(|c: char| c == '#' || c == '*' || c.is_whitespace())
-                .to_string();
-        }
-        out.push((heading.clone(), line, is_heading));
-    }
-    out
+            (heading.clone(), line, is_heading)
+        })
+        .collect()
 }
 
 /// What the PRD defines: its ids in order, and what is wrong with them.

@@ -1,8 +1,8 @@
 //! The matrix (requirement → architecture → sprint → closing result), built from what each
 //! stage's record holds of its document's ids, and the compact summary every view shows.
 
-use super::summary::{cut, Summary};
-use super::{few, ids, Intent, Open, Outcome, Requirement, TestResult, Traced};
+use super::summary::Summary;
+use super::{at_most, few, ids, Intent, Open, Outcome, Requirement, TestResult, Traced};
 use crate::workflow::session::Session;
 use crate::workflow::stage::Stage;
 
@@ -205,7 +205,7 @@ impl<'a> Matrix<'a> {
     /// The compact view: counts, and at most ten ids per list.
     pub fn summary(&self, path: Option<String>) -> Summary {
         let reqs: Vec<&Row> = self.requirements().collect();
-        let cut = |v: Vec<String>| cut(&v);
+        let cut = |v: Vec<String>| at_most(&v, 10);
         let without_pass = if self.verified {
             self.open()
                 .into_iter()

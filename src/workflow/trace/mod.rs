@@ -71,13 +71,16 @@ pub fn count(n: usize, one: &str, many: &str) -> String {
 /// Up to `max` items joined with `, `, then `and N more`: every list of ids a message shows
 /// stays short for a PRD of any size.
 pub fn few<T: AsRef<str>>(items: &[T], max: usize) -> String {
-    let mut out: Vec<&str> = items.iter().take(max).map(AsRef::as_ref).collect();
-    let more = items.len().saturating_sub(max);
-    let tail = format!("and {more} more");
-    if more > 0 {
-        out.push(&tail);
+    at_most(items, max).join(", ")
+}
+
+/// Up to `max` items, then one saying how many more there are.
+pub fn at_most<T: AsRef<str>>(items: &[T], max: usize) -> Vec<String> {
+    let mut out: Vec<String> = items.iter().take(max).map(|s| s.as_ref().into()).collect();
+    if items.len() > max {
+        out.push(format!("and {} more", items.len() - max));
     }
-    out.join(", ")
+    out
 }
 
 /// What fails at the closing stage `rec` records: its in-scope ids without a passing result,

@@ -4,15 +4,6 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-/// At most ten entries, the last saying how many more there are.
-pub(super) fn cut(v: &[String]) -> Vec<String> {
-    let mut out: Vec<String> = v.iter().take(10).cloned().collect();
-    if v.len() > 10 {
-        out.push(format!("and {} more", v.len() - 10));
-    }
-    out
-}
-
 /// The matrix as every view shows it: counts, and the ids that need attention (at most ten
 /// per list, then how many more), whatever the PRD's size.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
