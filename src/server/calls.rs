@@ -19,7 +19,7 @@ impl BmadServer {
     /// word standing for any decision. A reply with `error` set is a tool error.
     pub fn handle(&self, arguments: Option<JsonObject>) -> Reply {
         let mut r = match args::parse(arguments, &self.inner.limits) {
-            Ok(call) => self.run(call),
+            Ok(call) => self.run_watched(call, &Watched::none()),
             Err(e) => reply::for_error(&e, None),
         };
         reply::human_channel(&mut r, false);
@@ -27,12 +27,8 @@ impl BmadServer {
         r
     }
 
-    pub(super) fn run(&self, call: Call) -> Reply {
-        self.run_watched(call, &Watched::none())
-    }
-
-    /// [`BmadServer::run`], reporting the progress of checks and stopping them on cancel.
-    /// A reply where the human decides carries the policy when it keeps the decision for
+    /// Handles one parsed call (blocking), reporting the progress of checks and stopping
+    /// them on cancel. A reply where the human decides carries the policy when it keeps the decision for
     /// them (`human_gates`, for [`reply::human_channel`]).
     pub(super) fn run_watched(&self, call: Call, watched: &Watched) -> Reply {
         let cwd = match &call {

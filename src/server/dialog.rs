@@ -67,7 +67,6 @@ struct Asked {
     action: String,
     sha256: Option<String>,
     /// The digest of `.bmad/config.toml` as the form offered to approve it, if it did.
-    #[serde(default)]
     config_sha256: Option<String>,
 }
 

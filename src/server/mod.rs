@@ -17,7 +17,6 @@ mod client_roots;
 mod dialog;
 mod elsewhere;
 mod lessons;
-pub mod limits;
 mod origin;
 mod progress;
 pub mod project_context;
