@@ -14,9 +14,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::body::Body;
 use axum::Router;
-use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
@@ -204,12 +202,7 @@ pub async fn serve(
             let answer = hyper::service::Service::call(&service, request);
             async move {
                 let response = answer.await?;
-                Ok::<_, std::convert::Infallible>(response.map(|body| {
-                    Body::new(body.map_frame(move |frame| {
-                        let _held = &held;
-                        frame
-                    }))
-                }))
+                Ok::<_, std::convert::Infallible>(super::guard::holding(response, held))
             }
         });
         let connection = builder.serve_connection(TokioIo::new(stream), handler);
