@@ -99,37 +99,9 @@ impl BmadServer {
                 key,
                 command,
                 decision,
-            } => {
-                return self
-                    .act_watched(cwd, key, command, decision, watched)
-                    .unwrap_or_else(|r| *r)
-            }
+            } => return act(store, cwd, key, command, decision, watched),
         };
         done.unwrap_or_else(|e| reply::for_error(&e, None))
-    }
-
-    /// Applies a session action (blocking); a submission that needs the project's checks
-    /// runs them outside the project lock, watched. The error reply names the state and
-    /// what is legal now, when the session exists (`crate::act` has the order of a change).
-    pub(super) fn act_watched(
-        &self,
-        cwd: Option<String>,
-        key: SessionKey,
-        command: Command,
-        decision: Decision,
-        watched: &Watched,
-    ) -> Result<Reply, Box<Reply>> {
-        let action = command.action();
-        let via = (decision.decided_by == DecidedBy::Human).then_some(decision.via);
-        let change = Change {
-            command,
-            decision,
-            handover: Handover::Prompt,
-        };
-        match act::act(&self.inner.store, cwd.as_deref(), &key, change, watched) {
-            Ok(done) => Ok(reply::for_done(&done, action, via)),
-            Err((e, session)) => Err(Box::new(reply::for_error(&e, session.as_deref()))),
-        }
     }
 
     /// Runs `f` on tokio's blocking pool (file locks and fsync block); `None` when it
@@ -179,6 +151,30 @@ impl BmadServer {
                 tracing::debug!("the resource list notification was not sent");
             }
         });
+    }
+}
+
+/// Applies a session action (blocking); a submission that needs the project's checks runs
+/// them outside the project lock, watched. The error reply names the state and what is
+/// legal now, when the session exists (`crate::act` has the order of a change).
+fn act(
+    store: &Store,
+    cwd: Option<String>,
+    key: SessionKey,
+    command: Command,
+    decision: Decision,
+    watched: &Watched,
+) -> Reply {
+    let action = command.action();
+    let via = (decision.decided_by == DecidedBy::Human).then_some(decision.via);
+    let change = Change {
+        command,
+        decision,
+        handover: Handover::Prompt,
+    };
+    match act::act(store, cwd.as_deref(), &key, change, watched) {
+        Ok(done) => reply::for_done(&done, action, via),
+        Err((e, session)) => reply::for_error(&e, session.as_deref()),
     }
 }
 
