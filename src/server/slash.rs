@@ -354,20 +354,15 @@ fn prompt_name(i: &Installed) -> String {
     format!("{INSTALLED_PREFIX}{}-{name}", i.kind)
 }
 
-fn installed(store: &Store) -> Vec<Installed> {
-    store
-        .project(None)
-        .map(|p| bmad::installed(&p))
-        .unwrap_or_default()
-}
-
 /// The project's BMAD method files as prompts: each installed agent as
 /// `bmad-agent-<name>` (adopt its persona), each workflow as `bmad-workflow-<name>`
 /// (follow it), read from the server's default project through the confined, bounded
 /// reader (`prompts::bmad`); a project without an install lists none.
 pub fn list_installed(store: &Store) -> Vec<Prompt> {
     let mut seen = std::collections::BTreeSet::new();
-    installed(store)
+    let installed = store.project(None).map(|p| bmad::installed(&p));
+    installed
+        .unwrap_or_default()
         .into_iter()
         .filter(|i| seen.insert(prompt_name(i)))
         .map(|i| {
