@@ -22,8 +22,7 @@ impl BmadServer {
             Ok(call) => self.run_watched(call, &Watched::none()),
             Err(e) => reply::for_error(&e, None),
         };
-        reply::human_channel(&mut r, false);
-        reply::name_notices(&mut r);
+        super::for_this_client(&mut r, false, None);
         r
     }
 

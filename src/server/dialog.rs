@@ -226,15 +226,12 @@ impl BmadServer {
             .filter(|a: &Asked| {
                 a.session_id == asking.session.session_id && a.action == action.name()
             });
-        let Some(asked) = opened else {
-            return self.input_required(&asking.pending, &call, Some(UNMATCHED), config.as_ref());
-        };
         let answer = request
             .input_responses
             .as_ref()
             .and_then(|r| r.get(INPUT_KEY))
             .and_then(|v| serde_json::from_value::<ElicitResult>(v.clone()).ok());
-        let Some(answer) = answer else {
+        let (Some(asked), Some(answer)) = (opened, answer) else {
             return self.input_required(&asking.pending, &call, Some(UNMATCHED), config.as_ref());
         };
         // The answer is about the version the form showed, not the one on disk now, and

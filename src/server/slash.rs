@@ -173,13 +173,8 @@ fn resume(store: &Store, task: Option<String>) -> Result<String, ErrorData> {
     let mut b = briefing(&s);
     if let Some(d) = crate::store::drift(&project, &s) {
         // Within the briefing's bound: cut on a character boundary.
-        let text = d.describe();
         let room = MAX_BRIEFING.saturating_sub(b.len() + 1);
-        let mut cut = text.len().min(room);
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        b.push_str(&text[..cut]);
+        b.push_str(prefix(&d.describe(), room));
         b.push('\n');
     }
     Ok(b)
@@ -325,13 +320,18 @@ fn cut(mut text: String, max: usize) -> String {
         return text;
     }
     let mark = "\n[cut]";
-    let mut at = max - mark.len();
+    text.truncate(prefix(&text, max - mark.len()).len());
+    text.push_str(mark);
+    text
+}
+
+/// The longest start of `text` of at most `max` bytes that ends on a character boundary.
+fn prefix(text: &str, max: usize) -> &str {
+    let mut at = max.min(text.len());
     while !text.is_char_boundary(at) {
         at -= 1;
     }
-    text.truncate(at);
-    text.push_str(mark);
-    text
+    &text[..at]
 }
 
 /// The names of the prompts of the project's BMAD method files begin with it.
