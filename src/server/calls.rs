@@ -9,6 +9,7 @@ use rmcp::{ErrorData, RoleServer};
 use super::args::{self, Call};
 use super::{dialog, reply, BmadServer, Reply};
 use crate::act::{self, Change, Handover};
+use crate::error::ErrorCode;
 use crate::evidence::{self, Watched};
 use crate::prompts;
 use crate::store::{human_decisions, SessionKey, Store};
@@ -27,8 +28,8 @@ impl BmadServer {
     }
 
     /// Handles one parsed call (blocking), reporting the progress of checks and stopping
-    /// them on cancel. A reply where the human decides carries the policy when it keeps the decision for
-    /// them (`human_gates`, for [`reply::human_channel`]).
+    /// them on cancel. A reply where the human decides carries the policy when it keeps the
+    /// decision for them (`human_gates`, for [`reply::human_channel`]).
     pub(super) fn run_watched(&self, call: Call, watched: &Watched) -> Reply {
         let cwd = match &call {
             Call::Act { cwd, .. } | Call::Status { cwd, .. } => Some(cwd.clone()),
@@ -44,34 +45,25 @@ impl BmadServer {
             _ => None,
         };
         let mut r = self.run_call(call, watched);
-        if let (Some(key), Some(cwd)) = (asked, &cwd) {
-            let illegal = r
-                .error
-                .as_ref()
-                .is_some_and(|e| e.code == crate::error::ErrorCode::InvalidState);
-            if illegal {
-                if let Some(found) = self.decided_elsewhere(cwd.as_deref(), &key, None) {
-                    r = found;
-                }
+        let Some(cwd) = cwd else {
+            return r;
+        };
+        let code = r.error.as_ref().map(|e| e.code);
+        if let Some(key) = asked.filter(|_| code == Some(ErrorCode::InvalidState)) {
+            if let Some(found) = self.decided_elsewhere(cwd.as_deref(), &key, None) {
+                r = found;
             }
         }
-        let decides = |r: &Reply| match (r.stage, r.state) {
-            (Some(stage), Some(state)) => !human_decisions(stage, state).is_empty(),
-            _ => false,
-        };
-        let kept_for_human = r
-            .error
-            .as_ref()
-            .is_some_and(|e| e.code == crate::error::ErrorCode::HumanRequired);
-        if let Some(cwd) = &cwd {
-            let asks = r.error.is_none() && decides(&r);
-            if asks && !r.gates_known {
-                r.human_gates = evidence::human_gates(&self.inner.store, cwd.as_deref());
-            }
-            if asks || kept_for_human {
-                if let Ok(project) = self.inner.store.project(cwd.as_deref()) {
-                    super::elsewhere::link(&mut r, &project);
-                }
+        let asks = r.error.is_none()
+            && r.stage
+                .zip(r.state)
+                .is_some_and(|(st, s)| !human_decisions(st, s).is_empty());
+        if asks && !r.gates_known {
+            r.human_gates = evidence::human_gates(&self.inner.store, cwd.as_deref());
+        }
+        if asks || code == Some(ErrorCode::HumanRequired) {
+            if let Ok(project) = self.inner.store.project(cwd.as_deref()) {
+                super::elsewhere::link(&mut r, &project);
             }
         }
         r

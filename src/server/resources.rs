@@ -85,9 +85,7 @@ fn parse(uri: &str) -> Result<Target, ErrorData> {
     }
     let mut parts = rest.strip_prefix('/').ok_or_else(unknown)?.split('/');
     let id = parts.next().filter(|id| uuid::Uuid::parse_str(id).is_ok());
-    let Some(id) = id.map(str::to_string) else {
-        return Err(unknown());
-    };
+    let id = id.ok_or_else(unknown)?.to_string();
     match (parts.next(), parts.next()) {
         (None, _) => Ok(Target::Session(id)),
         (Some(stage), None) => Stage::parse(stage)
