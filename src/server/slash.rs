@@ -280,7 +280,6 @@ fn documents(s: &Session) -> String {
 /// The briefing's decisions (the newest [`MAX_DECISIONS`]): who took each, how, on
 /// which document.
 fn decisions(s: &Session) -> String {
-    let mut b = String::new();
     let decisions: Vec<String> = s
         .history
         .iter()
@@ -301,17 +300,16 @@ fn decisions(s: &Session) -> String {
             ))
         })
         .collect();
-    if !decisions.is_empty() {
-        let skip = decisions.len().saturating_sub(MAX_DECISIONS);
-        b.push_str(&format!(
-            "Decisions ({} in all{}):\n",
-            decisions.len(),
-            if skip > 0 { ", the newest shown" } else { "" }
-        ));
-        b.push_str(&decisions[skip..].join("\n"));
-        b.push('\n');
+    if decisions.is_empty() {
+        return String::new();
     }
-    b
+    let skip = decisions.len().saturating_sub(MAX_DECISIONS);
+    format!(
+        "Decisions ({} in all{}):\n{}\n",
+        decisions.len(),
+        if skip > 0 { ", the newest shown" } else { "" },
+        decisions[skip..].join("\n")
+    )
 }
 
 /// `text` cut to at most `max` bytes on a character boundary, marked when cut.
