@@ -109,9 +109,7 @@ impl Transform for OptionalWithoutNull {
             }
         }
         if let Some(Value::String(d)) = schema.get_mut("description") {
-            if d.contains('\n') {
-                *d = d.replace('\n', " ");
-            }
+            *d = d.replace('\n', " ");
         }
         if let Some(Value::Object(items)) = schema.get_mut("items") {
             items.remove("description");
