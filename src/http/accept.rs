@@ -10,13 +10,11 @@
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::body::Body;
 use axum::Router;
-use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
@@ -85,7 +83,6 @@ fn raise_file_limit() -> Option<u64> {
 }
 
 struct Open {
-    id: u64,
     answering: Arc<AtomicUsize>,
     close: CancellationToken,
 }
@@ -94,13 +91,12 @@ struct Open {
 struct Registry {
     max: usize,
     open: Mutex<VecDeque<Open>>,
-    next: AtomicU64,
 }
 
 impl Registry {
     /// Admits a connection, closing the oldest one not answering a request at the cap;
     /// `None` when every open connection is answering one.
-    fn admit(&self) -> Option<(u64, Arc<AtomicUsize>, CancellationToken)> {
+    fn admit(&self) -> Option<(Arc<AtomicUsize>, CancellationToken)> {
         let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
         if open.len() >= self.max {
             let idle = open
@@ -110,20 +106,19 @@ impl Registry {
                 evicted.close.cancel();
             }
         }
-        let id = self.next.fetch_add(1, Ordering::Relaxed);
         let answering = Arc::new(AtomicUsize::new(0));
         let close = CancellationToken::new();
         open.push_back(Open {
-            id,
             answering: answering.clone(),
             close: close.clone(),
         });
-        Some((id, answering, close))
+        Some((answering, close))
     }
 
-    fn leave(&self, id: u64) {
+    /// The connection whose count of requests being answered is `answering` closed.
+    fn leave(&self, answering: &Arc<AtomicUsize>) {
         let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
-        open.retain(|c| c.id != id);
+        open.retain(|c| !Arc::ptr_eq(&c.answering, answering));
     }
 }
 
@@ -170,7 +165,6 @@ pub async fn serve(
     let registry = Arc::new(Registry {
         max,
         open: Mutex::new(VecDeque::new()),
-        next: AtomicU64::new(0),
     });
     let stopping = CancellationToken::new();
     let connections = TaskTracker::new();
@@ -186,14 +180,14 @@ pub async fn serve(
             accepted = next_connection(&listener) => accepted,
             () = &mut shutdown => break,
         };
-        let Some((id, answering, close)) = registry.admit() else {
+        let Some((answering, close)) = registry.admit() else {
             tracing::warn!(
                 max,
                 "refused a connection: every open one is answering a request"
             );
             continue;
         };
-        let service = service.clone();
+        let (service, this) = (service.clone(), answering.clone());
         let handler = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
             // Who is behind the connection (server/origin.rs, http/bind.rs) starts from the
             // peer's address, as axum's own `into_make_service_with_connect_info` gives it.
@@ -204,12 +198,7 @@ pub async fn serve(
             let answer = hyper::service::Service::call(&service, request);
             async move {
                 let response = answer.await?;
-                Ok::<_, std::convert::Infallible>(response.map(|body| {
-                    Body::new(body.map_frame(move |frame| {
-                        let _held = &held;
-                        frame
-                    }))
-                }))
+                Ok::<_, std::convert::Infallible>(super::guard::holding(response, held))
             }
         });
         let connection = builder.serve_connection(TokioIo::new(stream), handler);
@@ -227,7 +216,7 @@ pub async fn serve(
                     let _ = connection.as_mut().await;
                 }
             }
-            registry.leave(id);
+            registry.leave(&this);
         });
     }
     drop(listener);

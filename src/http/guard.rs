@@ -220,11 +220,14 @@ pub async fn track(State(tracker): State<TaskTracker>, request: Request, next: N
         return next.run(request).await;
     }
     let in_flight = tracker.token();
-    let response = next.run(request).await;
+    holding(next.run(request).await, in_flight)
+}
+
+/// `response`, keeping `held` until its body has been sent in full (or dropped).
+pub(super) fn holding<T: Send + 'static>(response: Response, held: T) -> Response {
     response.map(|body| {
         Body::new(body.map_frame(move |frame| {
-            // Holds the count for as long as the body lives.
-            let _held = &in_flight;
+            let _held = &held;
             frame
         }))
     })

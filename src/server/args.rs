@@ -7,11 +7,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::limits::check_size;
-pub use super::limits::Limits;
 pub use super::used::FIELD_NAMES;
 use crate::error::{Error, ErrorCode, Result};
 use crate::lessons::Category;
+pub use crate::settings::Limits;
+use crate::settings::{MAX_OBJECTIVE_ENV, MAX_RESULT_ENV, MAX_TEXT_ENV};
 use crate::store::{is_valid_task_name, SessionKey};
 use crate::workflow::engine::{self, Engine};
 use crate::workflow::{Action, Command, Decision, Stage, Track};
@@ -26,75 +26,53 @@ pub struct BmadTaskArgs {
     /// `approve`, `reject`; `status`, `list`; `remember`, `recall` lessons.
     pub action: Action,
     /// From `start` (or `task_name`).
-    #[serde(default)]
     pub session_id: Option<String>,
     /// Instead of `session_id`.
-    #[serde(default)]
     pub task_name: Option<String>,
     /// The project's absolute path (needed over HTTP).
-    #[serde(default)]
     pub cwd: Option<String>,
     /// For `start`: what to build.
-    #[serde(default)]
     pub objective: Option<String>,
     /// For `start`: `claude` (you), then `codex` only with a second model.
-    #[serde(default)]
     #[schemars(with = "Option<Vec<Engine>>", extend("minItems" = 1, "uniqueItems" = true))]
     pub engines: Option<Vec<String>>,
     /// For `start`: `full` (default, six stages), `quick` (spec, dev, review), `fix` (a bug:
     /// failing test first).
-    #[serde(default)]
     #[schemars(extend("enum" = ["full", "quick", "fix"]))]
     pub track: Option<String>,
     /// For a story's `start`: the parent task, with `sprint`.
-    #[serde(default)]
     pub parent: Option<String>,
     /// The sprint the story builds.
-    #[serde(default)]
     #[schemars(range(min = 1))]
     pub sprint: Option<u32>,
     /// For `submit`: the current stage; for lessons, a role.
-    #[serde(default)]
     pub stage: Option<Stage>,
     /// For `submit`: what `role_prompt` asks of you.
-    #[serde(default)]
     pub claude_result: Option<String>,
     /// For `submit`: the second model's result, never yours.
-    #[serde(default)]
     pub codex_result: Option<String>,
     /// For `answer`, `confirm`: question id → the human's answer.
-    #[serde(default)]
     pub answers: Option<BTreeMap<String, String>>,
     /// False rejects.
-    #[serde(default)]
     pub confirmed: Option<bool>,
     /// False rejects.
-    #[serde(default)]
     pub approved: Option<bool>,
     /// The human's words: what to change (`reject`), or a note (`confirm`, `approve`).
-    #[serde(default)]
     pub feedback: Option<String>,
     /// For `approve`: the sprints to build, `all` or e.g. `1`.
-    #[serde(default)]
     pub scope: Option<String>,
     /// For `list`: a `next_cursor`.
-    #[serde(default)]
     pub cursor: Option<String>,
     /// For `list`: only your own sessions.
-    #[serde(default)]
     pub mine: Option<bool>,
     /// For a decision: the `document_digest` shown.
-    #[serde(default)]
     pub digest: Option<String>,
     /// For `remember`: what went wrong and what to do instead.
-    #[serde(default)]
     pub lesson: Option<String>,
     /// For `remember`: CC-FAIL, WRONG-ASSUMPTION, CONTEXT-LOSS, HALLUCINATION, ARCH-MISTAKE
     /// or PROCESS-SKIP.
-    #[serde(default)]
     pub category: Option<String>,
     /// For `recall`: what to find (default: the objective).
-    #[serde(default)]
     pub query: Option<String>,
 }
 
@@ -237,23 +215,19 @@ fn check_shape(map: &Map<String, Value>) -> Result<()> {
 }
 
 pub(super) fn session_key(args: &BmadTaskArgs) -> Result<SessionKey> {
-    let id = match &args.session_id {
-        Some(id) => Some(
-            uuid::Uuid::parse_str(id.trim())
-                .map_err(|_| {
-                    Error::argument(
-                        ErrorCode::InvalidSessionId,
-                        format!(
-                            "field `session_id`: `{}` is not a UUID (as returned by `start`)",
-                            clip(id)
-                        ),
-                    )
-                })?
-                .hyphenated()
-                .to_string(),
-        ),
-        None => None,
-    };
+    let id = args.session_id.as_deref().map(|id| {
+        let uuid = uuid::Uuid::parse_str(id.trim()).map_err(|_| {
+            Error::argument(
+                ErrorCode::InvalidSessionId,
+                format!(
+                    "field `session_id`: `{}` is not a UUID (as returned by `start`)",
+                    clip(id)
+                ),
+            )
+        })?;
+        Ok::<_, Error>(uuid.hyphenated().to_string())
+    });
+    let id = id.transpose()?;
     let name = match &args.task_name {
         Some(name) if !is_valid_task_name(name.trim()) => {
             return Err(Error::argument(
@@ -298,17 +272,33 @@ fn seen_digest(digest: Option<&str>) -> Result<Option<String>> {
     Ok(Some(d.to_ascii_lowercase()))
 }
 
+/// Refuses `value` over `limit` (docs/spec.md §12.2), naming the environment variable that
+/// raises the limit.
+fn check_size(field: &str, value: &str, limit: usize) -> Result<()> {
+    if value.len() > limit {
+        let variable = match field {
+            "claude_result" | "codex_result" => MAX_RESULT_ENV,
+            "objective" => MAX_OBJECTIVE_ENV,
+            _ => MAX_TEXT_ENV,
+        };
+        return Err(Error::TooLarge {
+            field: field.to_string(),
+            size: value.len(),
+            limit,
+            variable,
+        });
+    }
+    Ok(())
+}
+
 /// At most 80 characters of a caller's value, for quoting it in a message.
 pub(super) fn clip(s: &str) -> String {
     crate::error::clip(s, 80)
 }
 
 fn validate(args: BmadTaskArgs, limits: &Limits) -> Result<Call> {
-    let cwd = args.cwd.clone();
-    if let Some(c) = &cwd {
-        check_size("cwd", c, limits.text_bytes)?;
-    }
     for (field, value) in [
+        ("cwd", &args.cwd),
         ("feedback", &args.feedback),
         ("scope", &args.scope),
         ("cursor", &args.cursor),
@@ -317,6 +307,7 @@ fn validate(args: BmadTaskArgs, limits: &Limits) -> Result<Call> {
             check_size(field, v, limits.text_bytes)?;
         }
     }
+    let cwd = args.cwd.clone();
     let action = args.action;
     let digest = args.digest.clone();
     // The session is named before anything else of a session action is checked.
@@ -467,17 +458,15 @@ fn start(args: &BmadTaskArgs, cwd: Option<String>, limits: &Limits) -> Result<Ca
         ));
     }
     check_size("objective", objective, limits.objective_bytes)?;
-    let engines = match &args.engines {
-        Some(names) => Some(
-            engine::check_list(names, &Stage::required_engines()).map_err(|why| {
-                Error::argument(
-                    ErrorCode::InvalidArgument,
-                    format!("field `engines`: {why}"),
-                )
-            })?,
-        ),
-        None => None,
-    };
+    let engines = args.engines.as_deref().map(|names| {
+        engine::check_list(names, &Stage::required_engines()).map_err(|why| {
+            Error::argument(
+                ErrorCode::InvalidArgument,
+                format!("field `engines`: {why}"),
+            )
+        })
+    });
+    let engines = engines.transpose()?;
     Ok(Call::Start {
         cwd,
         objective: objective.to_string(),

@@ -58,21 +58,21 @@ pub fn form(
         }
         _ => "Read the document, then decide. Declining changes nothing.".into(),
     });
-    let mut schema = match pending.asked {
-        Asked::Answer => answer_schema(pending, command),
-        Asked::Confirm | Asked::Approve => decision_schema(pending, command),
+    let (mut properties, required): (_, &[&str]) = match pending.asked {
+        Asked::Answer => (answer_properties(pending, command), &[]),
+        Asked::Confirm | Asked::Approve => (decision_properties(pending, command), &["decision"]),
     };
     if let Some(waiting) = config {
         lines.push(format!(
             "Also waiting for you: {CONFIG_REL} changed ({}).",
             visible(&waiting.changes.join("; "))
         ));
-        schema = with_config_choice(schema, waiting);
+        properties.insert(APPROVE_CONFIG.into(), config_choice(waiting));
     }
     ElicitRequestParams::FormElicitationParams {
         meta: None,
         message: lines.join("\n"),
-        requested_schema: schema,
+        requested_schema: schema(properties, required),
     }
 }
 
@@ -95,7 +95,7 @@ fn headline(p: &Pending) -> String {
     )
 }
 
-fn decision_schema(p: &Pending, command: &Command) -> ElicitationSchema {
+fn decision_properties(p: &Pending, command: &Command) -> Map<String, Value> {
     let (yes, yes_title) = match p.asked {
         Asked::Approve => ("approve", "Approve the plan"),
         _ if p.failed_verdict.is_some() => ("confirm", "Accept the risk and go on"),
@@ -158,7 +158,7 @@ fn decision_schema(p: &Pending, command: &Command) -> ElicitationSchema {
         feedback["description"] = "What should change (needed to send it back); when accepting, a note the next roles read. Pre-filled with the assistant's words, not yours: edit or clear it.".into();
     }
     properties.insert("feedback".into(), feedback);
-    schema(properties, &["decision"])
+    properties
 }
 
 /// The scopes offered for a plan: all of it, the first k sprints, or one sprint.
@@ -185,7 +185,7 @@ fn scope_options(p: &Pending) -> Vec<(String, String)> {
     out
 }
 
-fn answer_schema(p: &Pending, command: &Command) -> ElicitationSchema {
+fn answer_properties(p: &Pending, command: &Command) -> Map<String, Value> {
     let proposed = match command {
         Command::Answer { answers } => answers.clone(),
         _ => BTreeMap::new(),
@@ -209,7 +209,7 @@ fn answer_schema(p: &Pending, command: &Command) -> ElicitationSchema {
         }
         properties.insert(q.id.clone(), field);
     }
-    schema(properties, &[])
+    properties
 }
 
 fn schema(properties: Map<String, Value>, required: &[&str]) -> ElicitationSchema {
@@ -224,24 +224,18 @@ fn schema(properties: Map<String, Value>, required: &[&str]) -> ElicitationSchem
     })
 }
 
-fn with_config_choice(schema: ElicitationSchema, waiting: &Waiting) -> ElicitationSchema {
-    let mut value = serde_json::to_value(&schema).unwrap_or_default();
-    if let Some(properties) = value.get_mut("properties").and_then(Value::as_object_mut) {
-        properties.insert(
-            APPROVE_CONFIG.into(),
-            json!({
-                "type": "boolean",
-                "title": format!("Also approve {CONFIG_REL} as it is now (sha256 {})", &waiting.sha256[..12.min(waiting.sha256.len())]),
-                // Whole, never clipped: the human approves every byte of every command.
-                "description": format!(
-                    "The server runs the approved checks after dev and before QA completes, and holds the approved gates policy. Changed: {}.",
-                    visible(&waiting.changes.join("; "))
-                ),
-                "default": false,
-            }),
-        );
-    }
-    serde_json::from_value(value).unwrap_or(schema)
+/// The choice of approving a changed `.bmad/config.toml` beside the decision.
+fn config_choice(waiting: &Waiting) -> Value {
+    json!({
+        "type": "boolean",
+        "title": format!("Also approve {CONFIG_REL} as it is now (sha256 {})", &waiting.sha256[..12.min(waiting.sha256.len())]),
+        // Whole, never clipped: the human approves every byte of every command.
+        "description": format!(
+            "The server runs the approved checks after dev and before QA completes, and holds the approved gates policy. Changed: {}.",
+            visible(&waiting.changes.join("; "))
+        ),
+        "default": false,
+    })
 }
 
 /// Whether the human's accepted form also approves the project's config.

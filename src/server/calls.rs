@@ -9,6 +9,7 @@ use rmcp::{ErrorData, RoleServer};
 use super::args::{self, Call};
 use super::{dialog, reply, BmadServer, Reply};
 use crate::act::{self, Change, Handover};
+use crate::error::ErrorCode;
 use crate::evidence::{self, Watched};
 use crate::prompts;
 use crate::store::{human_decisions, SessionKey, Store};
@@ -19,21 +20,16 @@ impl BmadServer {
     /// word standing for any decision. A reply with `error` set is a tool error.
     pub fn handle(&self, arguments: Option<JsonObject>) -> Reply {
         let mut r = match args::parse(arguments, &self.inner.limits) {
-            Ok(call) => self.run(call),
+            Ok(call) => self.run_watched(call, &Watched::none()),
             Err(e) => reply::for_error(&e, None),
         };
-        reply::human_channel(&mut r, false);
-        reply::name_notices(&mut r);
+        super::for_this_client(&mut r, false, None);
         r
     }
 
-    pub(super) fn run(&self, call: Call) -> Reply {
-        self.run_watched(call, &Watched::none())
-    }
-
-    /// [`BmadServer::run`], reporting the progress of checks and stopping them on cancel.
-    /// A reply where the human decides carries the policy when it keeps the decision for
-    /// them (`human_gates`, for [`reply::human_channel`]).
+    /// Handles one parsed call (blocking), reporting the progress of checks and stopping
+    /// them on cancel. A reply where the human decides carries the policy when it keeps the
+    /// decision for them (`human_gates`, for [`reply::human_channel`]).
     pub(super) fn run_watched(&self, call: Call, watched: &Watched) -> Reply {
         let cwd = match &call {
             Call::Act { cwd, .. } | Call::Status { cwd, .. } => Some(cwd.clone()),
@@ -49,34 +45,25 @@ impl BmadServer {
             _ => None,
         };
         let mut r = self.run_call(call, watched);
-        if let (Some(key), Some(cwd)) = (asked, &cwd) {
-            let illegal = r
-                .error
-                .as_ref()
-                .is_some_and(|e| e.code == crate::error::ErrorCode::InvalidState);
-            if illegal {
-                if let Some(found) = self.decided_elsewhere(cwd.as_deref(), &key, None) {
-                    r = found;
-                }
+        let Some(cwd) = cwd else {
+            return r;
+        };
+        let code = r.error.as_ref().map(|e| e.code);
+        if let Some(key) = asked.filter(|_| code == Some(ErrorCode::InvalidState)) {
+            if let Some(found) = self.decided_elsewhere(cwd.as_deref(), &key, None) {
+                r = found;
             }
         }
-        let decides = |r: &Reply| match (r.stage, r.state) {
-            (Some(stage), Some(state)) => !human_decisions(stage, state).is_empty(),
-            _ => false,
-        };
-        let kept_for_human = r
-            .error
-            .as_ref()
-            .is_some_and(|e| e.code == crate::error::ErrorCode::HumanRequired);
-        if let Some(cwd) = &cwd {
-            let asks = r.error.is_none() && decides(&r);
-            if asks && !r.gates_known {
-                r.human_gates = evidence::human_gates(&self.inner.store, cwd.as_deref());
-            }
-            if asks || kept_for_human {
-                if let Ok(project) = self.inner.store.project(cwd.as_deref()) {
-                    super::elsewhere::link(&mut r, &project);
-                }
+        let asks = r.error.is_none()
+            && r.stage
+                .zip(r.state)
+                .is_some_and(|(st, s)| !human_decisions(st, s).is_empty());
+        if asks && !r.gates_known {
+            r.human_gates = evidence::human_gates(&self.inner.store, cwd.as_deref());
+        }
+        if asks || code == Some(ErrorCode::HumanRequired) {
+            if let Ok(project) = self.inner.store.project(cwd.as_deref()) {
+                super::elsewhere::link(&mut r, &project);
             }
         }
         r
@@ -103,37 +90,9 @@ impl BmadServer {
                 key,
                 command,
                 decision,
-            } => {
-                return self
-                    .act_watched(cwd, key, command, decision, watched)
-                    .unwrap_or_else(|r| *r)
-            }
+            } => return act(store, cwd, key, command, decision, watched),
         };
         done.unwrap_or_else(|e| reply::for_error(&e, None))
-    }
-
-    /// Applies a session action (blocking); a submission that needs the project's checks
-    /// runs them outside the project lock, watched. The error reply names the state and
-    /// what is legal now, when the session exists (`crate::act` has the order of a change).
-    pub(super) fn act_watched(
-        &self,
-        cwd: Option<String>,
-        key: SessionKey,
-        command: Command,
-        decision: Decision,
-        watched: &Watched,
-    ) -> Result<Reply, Box<Reply>> {
-        let action = command.action();
-        let via = (decision.decided_by == DecidedBy::Human).then_some(decision.via);
-        let change = Change {
-            command,
-            decision,
-            handover: Handover::Prompt,
-        };
-        match act::act(&self.inner.store, cwd.as_deref(), &key, change, watched) {
-            Ok(done) => Ok(reply::for_done(&done, action, via)),
-            Err((e, session)) => Err(Box::new(reply::for_error(&e, session.as_deref()))),
-        }
     }
 
     /// Runs `f` on tokio's blocking pool (file locks and fsync block); `None` when it
@@ -183,6 +142,30 @@ impl BmadServer {
                 tracing::debug!("the resource list notification was not sent");
             }
         });
+    }
+}
+
+/// Applies a session action (blocking); a submission that needs the project's checks runs
+/// them outside the project lock, watched. The error reply names the state and what is
+/// legal now, when the session exists (`crate::act` has the order of a change).
+fn act(
+    store: &Store,
+    cwd: Option<String>,
+    key: SessionKey,
+    command: Command,
+    decision: Decision,
+    watched: &Watched,
+) -> Reply {
+    let action = command.action();
+    let via = (decision.decided_by == DecidedBy::Human).then_some(decision.via);
+    let change = Change {
+        command,
+        decision,
+        handover: Handover::Prompt,
+    };
+    match act::act(store, cwd.as_deref(), &key, change, watched) {
+        Ok(done) => reply::for_done(&done, action, via),
+        Err((e, session)) => reply::for_error(&e, session.as_deref()),
     }
 }
 

@@ -67,7 +67,6 @@ struct Asked {
     action: String,
     sha256: Option<String>,
     /// The digest of `.bmad/config.toml` as the form offered to approve it, if it did.
-    #[serde(default)]
     config_sha256: Option<String>,
 }
 
@@ -91,13 +90,6 @@ pub fn new_codec() -> RequestStateCodec {
     key.extend_from_slice(uuid::Uuid::new_v4().as_bytes());
     key.extend_from_slice(uuid::Uuid::new_v4().as_bytes());
     RequestStateCodec::new_unchecked(key)
-}
-
-/// Where a human's answer led.
-enum Applied {
-    Done(Box<Reply>),
-    /// The document changed between the question and the answer.
-    Stale,
 }
 
 impl BmadServer {
@@ -185,8 +177,8 @@ impl BmadServer {
             let config_seen = config.map(|w| w.sha256);
             let seen = human::shown_digest(&asking);
             match self.apply(&call, &asking, seen, answer, config_seen).await {
-                Applied::Done(reply) => return *reply,
-                Applied::Stale => note = Some(CHANGED),
+                Some(reply) => return reply,
+                None => note = Some(CHANGED),
             }
         }
         let (asking, _) = match self.pending(&call).await {
@@ -227,15 +219,12 @@ impl BmadServer {
             .filter(|a: &Asked| {
                 a.session_id == asking.session.session_id && a.action == action.name()
             });
-        let Some(asked) = opened else {
-            return self.input_required(&asking.pending, &call, Some(UNMATCHED), config.as_ref());
-        };
         let answer = request
             .input_responses
             .as_ref()
             .and_then(|r| r.get(INPUT_KEY))
             .and_then(|v| serde_json::from_value::<ElicitResult>(v.clone()).ok());
-        let Some(answer) = answer else {
+        let (Some(asked), Some(answer)) = (opened, answer) else {
             return self.input_required(&asking.pending, &call, Some(UNMATCHED), config.as_ref());
         };
         // The answer is about the version the form showed, not the one on disk now, and
@@ -249,8 +238,8 @@ impl BmadServer {
             .apply(&call, &asking, seen, answer, asked.config_sha256)
             .await
         {
-            Applied::Done(reply) => to_result(*reply, &call.readers).into(),
-            Applied::Stale => match self.pending(&call).await {
+            Some(reply) => to_result(reply, &call.readers).into(),
+            None => match self.pending(&call).await {
                 Ok((now, config)) => {
                     self.input_required(&now.pending, &call, Some(CHANGED), config.as_ref())
                 }
@@ -294,7 +283,8 @@ impl BmadServer {
 
     /// Applies the human's answer, bound to the digest of the document they were shown
     /// (`seen`), and their approval of the config when the form offered it (`config_seen`:
-    /// the digest of the version shown) and they gave it.
+    /// the digest of the version shown) and they gave it: the reply, or `None` when the
+    /// document changed between the question and the answer.
     async fn apply(
         &self,
         call: &DialogCall,
@@ -302,7 +292,7 @@ impl BmadServer {
         seen: Option<String>,
         answer: ElicitResult,
         config_seen: Option<String>,
-    ) -> Applied {
+    ) -> Option<Reply> {
         let (session, pending) = (&asking.session, &asking.pending);
         let how = match answer.action {
             ElicitationAction::Accept => None,
@@ -311,7 +301,7 @@ impl BmadServer {
             _ => Some(Undecided::Cancelled),
         };
         if let Some(how) = how {
-            return Applied::Done(Box::new(reply::for_undecided(session, pending, how)));
+            return Some(reply::for_undecided(session, pending, how));
         }
         let config_seen = config_seen.filter(|_| ask::approves_config(answer.content.as_ref()));
         let command = match ask::read(pending, answer.content.as_ref()) {
@@ -326,11 +316,8 @@ impl BmadServer {
             },
             Ok(command) => command,
             Err(why) => {
-                return Applied::Done(Box::new(reply::for_undecided(
-                    session,
-                    pending,
-                    Undecided::Unusable(why),
-                )))
+                let why = Undecided::Unusable(why);
+                return Some(reply::for_undecided(session, pending, why));
             }
         };
         let action = command.action();
@@ -347,7 +334,7 @@ impl BmadServer {
             .await;
         let mut reply = match decided {
             Some(Decided::Done(done)) => reply::for_done(&done, action, Some(Via::Elicitation)),
-            Some(Decided::Stale { .. }) => return Applied::Stale,
+            Some(Decided::Stale { .. }) => return None,
             Some(Decided::Refused((e, session))) => reply::for_error(&e, session.as_deref()),
             None => reply::for_error(&Error::Internal, None),
         };
@@ -355,7 +342,7 @@ impl BmadServer {
             let said = self.approve_config_too(session.cwd.clone(), sha).await;
             reply.notices.get_or_insert_with(Vec::new).push(said);
         }
-        Applied::Done(Box::new(reply))
+        Some(reply)
     }
 
     /// Approves `.bmad/config.toml` as the form showed it (`sha`), as the human did beside

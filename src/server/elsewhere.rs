@@ -6,7 +6,6 @@
 //! decide carries the dashboard's deep link while one serves the project
 //! (`.bmad-task/dashboard.json`, written by `bmad-mcp dashboard`).
 
-use std::path::Path;
 use std::time::Duration;
 
 use super::reply::{self, Reply};
@@ -15,54 +14,36 @@ use crate::assistant::procs;
 use crate::files::Project;
 use crate::prompts;
 use crate::store::{SessionKey, DASHBOARD_REL};
-use crate::workflow::session::HistoryEntry;
 use crate::workflow::{DecidedBy, Session, Via};
 
 /// How often a call waiting on the dialog looks for a decision made elsewhere.
 const LOOK_EVERY: Duration = Duration::from_millis(250);
 
-/// The channel a human decision came through, as a reply says it; `None` for the host's
-/// word or the dialog (which the call itself asked).
-fn elsewhere(h: &HistoryEntry) -> Option<&'static str> {
-    match (h.decided_by?, h.via?) {
-        (DecidedBy::Human, Via::Dashboard) => Some("on the dashboard"),
-        (DecidedBy::Human, Via::Cli) => Some("in the terminal"),
-        _ => None,
-    }
-}
-
-/// What the human decided elsewhere, said for both: "The human decided on the dashboard:
-/// reject at the po stage. The human's words: …". Only the human's own words are quoted
-/// as theirs; the server's note on the step (`note`) is never passed off as them.
-fn said(h: &HistoryEntry, channel: &str) -> String {
-    let mut s = format!(
+/// The decision the human made in another channel (the dashboard, the terminal), when it
+/// is the last thing that happened to `s`, said for both: "The human decided on the
+/// dashboard: reject at the po stage. The human's words: …". `None` for the host's word or
+/// the dialog (which the call itself asked). Only the human's own words are quoted as
+/// theirs; the server's note on the step (`note`) is never passed off as them.
+fn last_decided_elsewhere(s: &Session) -> Option<String> {
+    let h = s.history.last()?;
+    let channel = match (h.decided_by?, h.via?) {
+        (DecidedBy::Human, Via::Dashboard) => "on the dashboard",
+        (DecidedBy::Human, Via::Cli) => "in the terminal",
+        _ => return None,
+    };
+    let mut said = format!(
         "The human decided {channel}: {} at the {} stage.",
         h.action.name(),
         h.stage
     );
     match h.feedback.as_deref() {
-        Some(words) => s.push_str(&format!(
+        Some(words) => said.push_str(&format!(
             " The human's words: {}",
             crate::code::clip(words, 400)
         )),
-        None => s.push_str(" They gave no words with it."),
+        None => said.push_str(" They gave no words with it."),
     }
-    s
-}
-
-/// `status` of `s` (its role prompt when one is needed), opening with the decision made
-/// elsewhere.
-fn status_after(
-    project: &Project,
-    user_prompts: Option<&Path>,
-    s: &Session,
-    h: &HistoryEntry,
-    channel: &str,
-) -> Reply {
-    let prompt = prompts::needed(project, user_prompts, s).ok().flatten();
-    let mut r = reply::for_status(s, prompt.as_ref());
-    open_with(&mut r, said(h, channel));
-    r
+    Some(said)
 }
 
 fn open_with(r: &mut Reply, said: String) {
@@ -73,14 +54,15 @@ fn open_with(r: &mut Reply, said: String) {
 /// Opens `status`'s reply of `s` with the decision the human made elsewhere, when that is
 /// the last thing that happened to the session: from the session the call already read.
 pub(super) fn say_in_status(r: &mut Reply, s: &Session) {
-    if let Some((h, channel)) = s.history.last().and_then(|h| Some((h, elsewhere(h)?))) {
-        open_with(r, said(h, channel));
+    if let Some(said) = last_decided_elsewhere(s) {
+        open_with(r, said);
     }
 }
 
 impl BmadServer {
-    /// The reply when the last thing that happened to the session is a decision the human
-    /// made elsewhere (and, with `since`, made after the history had `since` entries).
+    /// `status` (with its role prompt when one is needed), opening with the decision the
+    /// human made elsewhere, when that is the last thing that happened to the session (and,
+    /// with `since`, was made after the history had `since` entries).
     pub(super) fn decided_elsewhere(
         &self,
         cwd: Option<&str>,
@@ -91,15 +73,13 @@ impl BmadServer {
         if since.is_some_and(|n| s.history.len() <= n) {
             return None;
         }
-        let last = s.history.last()?;
-        let channel = elsewhere(last)?;
-        Some(status_after(
-            &project,
-            self.inner.store.user_prompts(),
-            &s,
-            last,
-            channel,
-        ))
+        let said = last_decided_elsewhere(&s)?;
+        let prompt = prompts::needed(&project, self.inner.store.user_prompts(), &s)
+            .ok()
+            .flatten();
+        let mut r = reply::for_status(&s, prompt.as_ref());
+        open_with(&mut r, said);
+        Some(r)
     }
 
     /// Waits until the human decides `session`'s pending decision in another channel;

@@ -12,7 +12,7 @@ use super::reply::{self, Reply};
 use crate::error::Result;
 use crate::files::Project;
 use crate::lessons::{self, Category};
-use crate::store::{SessionKey, Store};
+use crate::store::Store;
 use crate::workflow::session::timestamp;
 use crate::workflow::{Session, Stage};
 
@@ -21,73 +21,59 @@ const RECALLED: usize = 10;
 /// Characters of each recalled lesson's words.
 const SHOWN: usize = 400;
 
-/// The project, and the session when one is named.
-fn locate(
-    store: &Store,
-    cwd: Option<&str>,
-    key: Option<&SessionKey>,
-) -> Result<(Project, Option<Session>)> {
-    match key {
-        Some(k) => store.load(cwd, k).map(|(p, s)| (p, Some(s))),
-        None => Ok((store.project(cwd)?, None)),
-    }
-}
-
-fn about(r: &mut Reply, s: Option<&Session>) {
-    if let Some(s) = s {
-        r.session_id = Some(s.session_id.clone());
-        r.task_name = Some(s.task_name.clone());
-    }
-}
-
 pub(super) fn run(store: &Store, call: LessonCall) -> Reply {
-    let done = match call {
-        LessonCall::Remember {
-            cwd,
-            key,
-            role,
-            category,
-            lesson,
-        } => remember(store, cwd.as_deref(), key.as_ref(), role, category, &lesson),
-        LessonCall::Recall {
-            cwd,
-            key,
-            role,
-            query,
-        } => recall(store, cwd.as_deref(), key.as_ref(), role, query),
+    let (LessonCall::Remember { cwd, key, .. } | LessonCall::Recall { cwd, key, .. }) = &call;
+    // The project, and the session when one is named.
+    let located = match key {
+        Some(k) => store.load(cwd.as_deref(), k).map(|(p, s)| (p, Some(s))),
+        None => store.project(cwd.as_deref()).map(|p| (p, None)),
     };
+    let done = located.and_then(|(project, session)| {
+        let s = session.as_ref();
+        let mut r = match call {
+            LessonCall::Remember {
+                role,
+                category,
+                lesson,
+                ..
+            } => remember(store, &project, s, role, category, &lesson)?,
+            LessonCall::Recall { role, query, .. } => recall(&project, s, role, query)?,
+        };
+        if let Some(s) = s {
+            r.session_id = Some(s.session_id.clone());
+            r.task_name = Some(s.task_name.clone());
+        }
+        Ok(r)
+    });
     done.unwrap_or_else(|e| reply::for_error(&e, None))
 }
 
 fn remember(
     store: &Store,
-    cwd: Option<&str>,
-    key: Option<&SessionKey>,
+    project: &Project,
+    session: Option<&Session>,
     role: Option<Stage>,
     category: Category,
     words: &str,
 ) -> Result<Reply> {
-    let (project, session) = locate(store, cwd, key)?;
     let role = role
-        .or(session.as_ref().map(|s| s.current_stage))
+        .or(session.map(|s| s.current_stage))
         .unwrap_or(Stage::FIRST);
     let now = Utc::now();
     let at = timestamp(now);
     let seed = format!(
         "{}:{}",
-        session
-            .as_ref()
-            .map_or_else(|| project.display(), |s| s.session_id.clone()),
+        session.map_or_else(|| project.display(), |s| s.session_id.clone()),
         now.timestamp_nanos_opt().unwrap_or_default()
     );
-    let task = session.as_ref().map(|s| s.task_name.as_str());
+    let task = session.map(|s| s.task_name.as_str());
     let l = lessons::remembered(role, category, task, words, &at, &seed);
     {
         let _lock = project.lock(store.lock_wait())?;
         project.write_atomic(&l.rel_path(), lessons::render(&l).as_bytes())?;
     }
     tracing::info!(lesson = %l.id, category = %l.category, role = l.role.id(), "the host remembered a lesson");
-    let mut r = Reply {
+    Ok(Reply {
         user_message: format!(
             "Kept a lesson for later tasks, marked as written by the assistant: {} ({}, {} role). The human can read it with `bmad-mcp lessons show {}` and retire it with `bmad-mcp lessons retire {}`.",
             l.rel_path(),
@@ -98,24 +84,20 @@ fn remember(
         ),
         lessons: Some(vec![l.id.clone()]),
         ..Reply::default()
-    };
-    about(&mut r, session.as_ref());
-    Ok(r)
+    })
 }
 
 fn recall(
-    store: &Store,
-    cwd: Option<&str>,
-    key: Option<&SessionKey>,
+    project: &Project,
+    session: Option<&Session>,
     role: Option<Stage>,
     query: Option<String>,
 ) -> Result<Reply> {
-    let (project, session) = locate(store, cwd, key)?;
-    let role = role.or(session.as_ref().map(|s| s.current_stage));
+    let role = role.or(session.map(|s| s.current_stage));
     let query = query
-        .or_else(|| session.as_ref().map(|s| s.objective.clone()))
+        .or_else(|| session.map(|s| s.objective.clone()))
         .unwrap_or_default();
-    let loaded = lessons::load(&project)?;
+    let loaded = lessons::load(project)?;
     let ranked = lessons::rank(&loaded, &query, role, None, RECALLED);
     let lines: Vec<String> = ranked
         .iter()
@@ -134,7 +116,7 @@ fn recall(
             )
         })
         .collect();
-    let mut r = Reply {
+    Ok(Reply {
         user_message: format!(
             "{} of the project's {} active lesson(s) match: earlier lessons, not requirements.",
             lines.len(),
@@ -150,7 +132,5 @@ fn recall(
                 .collect(),
         ),
         ..Reply::default()
-    };
-    about(&mut r, session.as_ref());
-    Ok(r)
+    })
 }

@@ -17,7 +17,6 @@ mod client_roots;
 mod dialog;
 mod elsewhere;
 mod lessons;
-pub mod limits;
 mod origin;
 mod progress;
 pub mod project_context;
@@ -35,10 +34,10 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
-    Implementation, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, ServerCapabilities, ServerConfig, SubscriptionFilter,
-    Tool, ToolAnnotations,
+    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
+    ToolAnnotations,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -80,18 +79,13 @@ pub struct BmadServer {
     inner: Arc<Inner>,
 }
 
-fn schema_object(value: serde_json::Value) -> Arc<JsonObject> {
-    match value {
-        serde_json::Value::Object(o) => Arc::new(o),
-        _ => unreachable!("schemas of structs are objects"),
-    }
-}
-
 /// The tool definition: the input schema from [`BmadTaskArgs`], standard JSON Schema
 /// 2020-12 ([`schema`]). No output schema: see [`result`].
 pub fn tool() -> Tool {
-    let input = schema::input::<BmadTaskArgs>();
-    Tool::new(TOOL_NAME, TOOL_DESCRIPTION, schema_object(input))
+    let serde_json::Value::Object(input) = schema::input::<BmadTaskArgs>() else {
+        unreachable!("schemas of structs are objects")
+    };
+    Tool::new(TOOL_NAME, TOOL_DESCRIPTION, Arc::new(input))
         .with_title("BMAD workflow")
         .with_annotations(
             ToolAnnotations::new()

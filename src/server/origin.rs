@@ -27,7 +27,7 @@ pub fn of(ctx: &RequestContext<RoleServer>) -> Provenance {
         let version = crate::code::clip(&i.version, 40);
         format!("{name} {version}")
     });
-    let (channel, mut chain) = match ctx.extensions.get::<Parts>() {
+    let (channel, chain) = match ctx.extensions.get::<Parts>() {
         None => ("stdio", procs::own_parent().map(procs::chain)),
         Some(parts) => {
             let peer = parts
@@ -37,7 +37,7 @@ pub fn of(ctx: &RequestContext<RoleServer>) -> Provenance {
             ("http", peer.and_then(procs::socket_owner).map(procs::chain))
         }
     };
-    let chain = chain.take().unwrap_or_default();
+    let chain = chain.unwrap_or_default();
     let assistant = match chain.first() {
         None if channel == "http" => {
             Some("the process at the connection's other end could not be found".to_string())

@@ -10,21 +10,14 @@ use rmcp::model::ProgressNotificationParam;
 use rmcp::service::RequestContext;
 use rmcp::RoleServer;
 use tokio::sync::mpsc;
+use tokio_util::task::AbortOnDropHandle;
 
 use crate::evidence::watch::Watched;
 
 /// The task that waits for the call's cancellation; dropping it stops it. (The progress
 /// task ends by itself once the last progress is sent: its channel closes with
 /// [`Watched`].)
-pub struct Watchers {
-    cancelled: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for Watchers {
-    fn drop(&mut self) {
-        self.cancelled.abort();
-    }
-}
+pub type Watchers = AbortOnDropHandle<()>;
 
 /// Starts watching `ctx`: its cancellation sets the flag; progress is sent with the
 /// call's progress token, numbered 1, 2, 3, … (each a second of checking).
@@ -32,10 +25,10 @@ pub fn watch(ctx: &RequestContext<RoleServer>) -> (Watched, Watchers) {
     let cancel = Arc::new(AtomicBool::new(false));
     let cancelled = {
         let (ct, flag) = (ctx.ct.clone(), cancel.clone());
-        tokio::spawn(async move {
+        AbortOnDropHandle::new(tokio::spawn(async move {
             ct.cancelled().await;
             flag.store(true, Ordering::SeqCst);
-        })
+        }))
     };
     let progress = ctx.meta.get_progress_token().map(|token| {
         let (tx, mut rx) = mpsc::unbounded_channel::<String>();
@@ -52,5 +45,5 @@ pub fn watch(ctx: &RequestContext<RoleServer>) -> (Watched, Watchers) {
         });
         tx
     });
-    (Watched { cancel, progress }, Watchers { cancelled })
+    (Watched { cancel, progress }, cancelled)
 }

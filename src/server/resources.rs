@@ -16,7 +16,7 @@ use rmcp::ErrorData;
 use serde::Serialize;
 
 use crate::error::Error;
-use crate::files::ReadProblem;
+use crate::files::Project;
 use crate::store::{session_rel, Damaged, ListEntry, SessionKey, Store};
 use crate::workflow::{Session, Stage};
 
@@ -85,9 +85,7 @@ fn parse(uri: &str) -> Result<Target, ErrorData> {
     }
     let mut parts = rest.strip_prefix('/').ok_or_else(unknown)?.split('/');
     let id = parts.next().filter(|id| uuid::Uuid::parse_str(id).is_ok());
-    let Some(id) = id.map(str::to_string) else {
-        return Err(unknown());
-    };
+    let id = id.ok_or_else(unknown)?.to_string();
     match (parts.next(), parts.next()) {
         (None, _) => Ok(Target::Session(id)),
         (Some(stage), None) => Stage::parse(stage)
@@ -241,15 +239,9 @@ pub fn read(store: &Store, uri: &str) -> Result<ResourceContents, ErrorData> {
             let (project, s) = store
                 .load(None, &SessionKey::Id(id.clone()))
                 .map_err(store_error)?;
-            let rel = session_rel(&s.session_id);
-            match project.read(&rel) {
-                Ok(Some(json)) => Ok(text(json, JSON)),
-                Ok(None) => Err(ErrorData::resource_not_found(
-                    format!("session `{id}` was removed while being read"),
-                    None,
-                )),
-                Err(problem) => Err(unreadable(&rel, problem)),
-            }
+            let gone = format!("session `{id}` was removed while being read");
+            let json = read_file(&project, &session_rel(&s.session_id), gone)?;
+            Ok(text(json, JSON))
         }
         Target::Document(id, stage) => {
             let (project, s) = store.load(None, &SessionKey::Id(id)).map_err(store_error)?;
@@ -265,20 +257,19 @@ pub fn read(store: &Store, uri: &str) -> Result<ResourceContents, ErrorData> {
                     None,
                 ));
             };
-            match project.read(&path) {
-                Ok(Some(doc)) => Ok(text(doc, MARKDOWN)),
-                Ok(None) => Err(ErrorData::resource_not_found(
-                    format!("{path} does not exist (deleted since it was written)"),
-                    None,
-                )),
-                Err(problem) => Err(unreadable(&path, problem)),
-            }
+            let gone = format!("{path} does not exist (deleted since it was written)");
+            Ok(text(read_file(&project, &path, gone)?, MARKDOWN))
         }
     }
 }
 
-fn unreadable(path: &str, problem: ReadProblem) -> ErrorData {
-    ErrorData::internal_error(format!("{path} {problem}"), None)
+/// The text of the project's file `rel`; `gone` says it is missing.
+fn read_file(project: &Project, rel: &str, gone: String) -> Result<String, ErrorData> {
+    match project.read(rel) {
+        Ok(Some(text)) => Ok(text),
+        Ok(None) => Err(ErrorData::resource_not_found(gone, None)),
+        Err(problem) => Err(ErrorData::internal_error(format!("{rel} {problem}"), None)),
+    }
 }
 
 #[cfg(test)]

@@ -55,7 +55,7 @@ impl Transform for StandardFormatsOnly {
 
 /// Writes a `oneOf` of string constants as an `enum` of them: the same values in a third
 /// of the bytes. The constants' own descriptions go; the field's description names what
-/// each does. A `default` of null goes too. Claude Code sends the input schema with every
+/// each does. Claude Code sends the input schema with every
 /// request to the model.
 #[derive(Debug, Clone, Copy)]
 pub struct ConstantsAsEnum;
@@ -77,10 +77,6 @@ impl Transform for ConstantsAsEnum {
                         })
                         .collect()
                 });
-        // `#[serde(default)]` on an `Option` says nothing a schema reader needs.
-        if schema.get("default") == Some(&Value::Null) {
-            schema.remove("default");
-        }
         if let Some(values) = constants {
             schema.remove("oneOf");
             schema.insert("type".into(), "string".into());
@@ -113,9 +109,7 @@ impl Transform for OptionalWithoutNull {
             }
         }
         if let Some(Value::String(d)) = schema.get_mut("description") {
-            if d.contains('\n') {
-                *d = d.replace('\n', " ");
-            }
+            *d = d.replace('\n', " ");
         }
         if let Some(Value::Object(items)) = schema.get_mut("items") {
             items.remove("description");

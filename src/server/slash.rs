@@ -173,13 +173,8 @@ fn resume(store: &Store, task: Option<String>) -> Result<String, ErrorData> {
     let mut b = briefing(&s);
     if let Some(d) = crate::store::drift(&project, &s) {
         // Within the briefing's bound: cut on a character boundary.
-        let text = d.describe();
         let room = MAX_BRIEFING.saturating_sub(b.len() + 1);
-        let mut cut = text.len().min(room);
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        b.push_str(&text[..cut]);
+        b.push_str(prefix(&d.describe(), room));
         b.push('\n');
     }
     Ok(b)
@@ -285,7 +280,6 @@ fn documents(s: &Session) -> String {
 /// The briefing's decisions (the newest [`MAX_DECISIONS`]): who took each, how, on
 /// which document.
 fn decisions(s: &Session) -> String {
-    let mut b = String::new();
     let decisions: Vec<String> = s
         .history
         .iter()
@@ -306,17 +300,16 @@ fn decisions(s: &Session) -> String {
             ))
         })
         .collect();
-    if !decisions.is_empty() {
-        let skip = decisions.len().saturating_sub(MAX_DECISIONS);
-        b.push_str(&format!(
-            "Decisions ({} in all{}):\n",
-            decisions.len(),
-            if skip > 0 { ", the newest shown" } else { "" }
-        ));
-        b.push_str(&decisions[skip..].join("\n"));
-        b.push('\n');
+    if decisions.is_empty() {
+        return String::new();
     }
-    b
+    let skip = decisions.len().saturating_sub(MAX_DECISIONS);
+    format!(
+        "Decisions ({} in all{}):\n{}\n",
+        decisions.len(),
+        if skip > 0 { ", the newest shown" } else { "" },
+        decisions[skip..].join("\n")
+    )
 }
 
 /// `text` cut to at most `max` bytes on a character boundary, marked when cut.
@@ -325,13 +318,18 @@ fn cut(mut text: String, max: usize) -> String {
         return text;
     }
     let mark = "\n[cut]";
-    let mut at = max - mark.len();
+    text.truncate(prefix(&text, max - mark.len()).len());
+    text.push_str(mark);
+    text
+}
+
+/// The longest start of `text` of at most `max` bytes that ends on a character boundary.
+fn prefix(text: &str, max: usize) -> &str {
+    let mut at = max.min(text.len());
     while !text.is_char_boundary(at) {
         at -= 1;
     }
-    text.truncate(at);
-    text.push_str(mark);
-    text
+    &text[..at]
 }
 
 /// The names of the prompts of the project's BMAD method files begin with it.
@@ -354,20 +352,15 @@ fn prompt_name(i: &Installed) -> String {
     format!("{INSTALLED_PREFIX}{}-{name}", i.kind)
 }
 
-fn installed(store: &Store) -> Vec<Installed> {
-    store
-        .project(None)
-        .map(|p| bmad::installed(&p))
-        .unwrap_or_default()
-}
-
 /// The project's BMAD method files as prompts: each installed agent as
 /// `bmad-agent-<name>` (adopt its persona), each workflow as `bmad-workflow-<name>`
 /// (follow it), read from the server's default project through the confined, bounded
 /// reader (`prompts::bmad`); a project without an install lists none.
 pub fn list_installed(store: &Store) -> Vec<Prompt> {
     let mut seen = std::collections::BTreeSet::new();
-    installed(store)
+    let installed = store.project(None).map(|p| bmad::installed(&p));
+    installed
+        .unwrap_or_default()
         .into_iter()
         .filter(|i| seen.insert(prompt_name(i)))
         .map(|i| {

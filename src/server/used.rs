@@ -39,52 +39,27 @@ pub const FIELD_NAMES: [&str; 23] = [
 /// The fields `action` uses; `accepting` is false for a `confirm` or `approve` given
 /// `false` (a rejection).
 fn used(action: Action, accepting: bool) -> Vec<&'static str> {
-    let mut out = vec!["action", "cwd"];
-    let session = ["session_id", "task_name"];
-    let decision = ["digest", "feedback"];
-    match action {
-        Action::Start => out.extend(["objective", "engines", "track", "parent", "sprint"]),
-        Action::Promote => out.extend(session),
-        Action::List => out.extend(["cursor", "mine"]),
-        Action::Remember => {
-            out.extend(session);
-            out.extend(["stage", "lesson", "category"]);
+    let fields: &[&str] = match action {
+        Action::Start => &["objective", "engines", "track", "parent", "sprint"],
+        Action::List => &["cursor", "mine"],
+        Action::Promote | Action::Status => &[],
+        Action::Remember => &["stage", "lesson", "category"],
+        Action::Recall => &["stage", "query"],
+        Action::Submit => &["stage", "claude_result", "codex_result"],
+        Action::Answer => &["digest", "answers"],
+        Action::Confirm | Action::ConfirmSave if accepting => {
+            &["digest", "feedback", "confirmed", "answers"]
         }
-        Action::Recall => {
-            out.extend(session);
-            out.extend(["stage", "query"]);
-        }
-        Action::Status => out.extend(session),
-        Action::Submit => {
-            out.extend(session);
-            out.extend(["stage", "claude_result", "codex_result"]);
-        }
-        Action::Answer => {
-            out.extend(session);
-            out.extend(["digest", "answers"]);
-        }
-        Action::Confirm | Action::ConfirmSave => {
-            out.extend(session);
-            out.extend(decision);
-            out.push("confirmed");
-            if accepting {
-                out.push("answers");
-            }
-        }
-        Action::Approve => {
-            out.extend(session);
-            out.extend(decision);
-            out.push("approved");
-            if accepting {
-                out.push("scope");
-            }
-        }
-        Action::Reject => {
-            out.extend(session);
-            out.extend(decision);
-        }
-    }
-    out
+        Action::Confirm | Action::ConfirmSave => &["digest", "feedback", "confirmed"],
+        Action::Approve if accepting => &["digest", "feedback", "approved", "scope"],
+        Action::Approve => &["digest", "feedback", "approved"],
+        Action::Reject => &["digest", "feedback"],
+    };
+    let session: &[&str] = match action {
+        Action::Start | Action::List => &[],
+        _ => &["session_id", "task_name"],
+    };
+    [&["action", "cwd"], session, fields].concat()
 }
 
 /// Where `field` belongs, for the refusal.

@@ -13,11 +13,14 @@
 //!   readable id: with none, nobody could match the answer, and answering garbage with
 //!   garbage is how two peers start an error storm (the MCP SDKs skip such lines too).
 
+use std::collections::HashMap;
+
 use rmcp::model::{
     CallToolRequestParams, ClientJsonRpcMessage, ClientRequest, ErrorCode, GetPromptRequestParams,
     InitializeRequestParams, JsonRpcMessage, ReadResourceRequestParams,
 };
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::de::IgnoredAny;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::scan::{scan, Top, MAX_DEPTH};
@@ -225,28 +228,13 @@ fn params_problem(method: &str, params: Option<&Value>) -> String {
 /// Whether `params.arguments` is present in the line. rmcp reads `"arguments": null` as no
 /// arguments, which would reach the tool as a call without an `action`.
 fn arguments_given(line: &[u8]) -> bool {
-    struct Seen(bool);
-    impl<'de> Deserialize<'de> for Seen {
-        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Seen, D::Error> {
-            serde::de::IgnoredAny::deserialize(d).map(|_| Seen(true))
-        }
-    }
-    #[derive(Deserialize)]
-    struct Params {
-        #[serde(default = "unseen")]
-        arguments: Seen,
-    }
+    // The members of `params`, their values skipped unread.
     #[derive(Deserialize)]
     struct Probe {
-        params: Option<Params>,
-    }
-    fn unseen() -> Seen {
-        Seen(false)
+        params: Option<HashMap<String, IgnoredAny>>,
     }
     serde_json::from_slice::<Probe>(line)
-        .ok()
-        .and_then(|p| p.params)
-        .is_some_and(|p| p.arguments.0)
+        .is_ok_and(|p| p.params.is_some_and(|p| p.contains_key("arguments")))
 }
 
 /// A line rmcp cannot read: what is wrong, answered when someone waits for the answer.

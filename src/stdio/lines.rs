@@ -36,14 +36,10 @@ impl<R: BufRead> Lines<R> {
                 Err(e) => return Err(e),
             };
             if available.is_empty() {
-                return Ok(match over {
-                    Some(scan) => Some(Line::TooLong {
-                        len,
-                        top: scan.finish(),
-                    }),
-                    None if buf.is_empty() => None,
-                    None => Some(Line::Whole(buf)),
-                });
+                if over.is_none() && buf.is_empty() {
+                    return Ok(None);
+                }
+                break;
             }
             let newline = available.iter().position(|&b| b == b'\n');
             let chunk = &available[..newline.unwrap_or(available.len())];
@@ -62,15 +58,16 @@ impl<R: BufRead> Lines<R> {
             let consumed = newline.map_or(available.len(), |i| i + 1);
             self.input.consume(consumed);
             if newline.is_some() {
-                return Ok(Some(match over {
-                    Some(scan) => Line::TooLong {
-                        len,
-                        top: scan.finish(),
-                    },
-                    None => Line::Whole(buf),
-                }));
+                break;
             }
         }
+        Ok(Some(match over {
+            Some(scan) => Line::TooLong {
+                len,
+                top: scan.finish(),
+            },
+            None => Line::Whole(buf),
+        }))
     }
 }
 

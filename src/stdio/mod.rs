@@ -29,7 +29,8 @@ use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::RoleServer;
 use tokio::io::AsyncWriteExt;
-use tokio::sync::{mpsc, Notify};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 use crate::exit::Exit;
 use classify::Verdict;
@@ -58,7 +59,8 @@ const READ_BUFFER: usize = 64 * 1024;
 #[derive(Clone)]
 pub struct StdoutGone {
     flag: Arc<AtomicBool>,
-    notify: Arc<Notify>,
+    /// Cancelled with the flag set, for whoever waits for it.
+    gone: CancellationToken,
 }
 
 impl StdoutGone {
@@ -79,7 +81,7 @@ impl StdoutGone {
                 Exit::StdoutClosed.code()
             );
         }
-        self.notify.notify_waiters();
+        self.gone.cancel();
     }
 
     /// Set, or found so by asking the OS now. The reader asks before it hands on each
@@ -94,15 +96,7 @@ impl StdoutGone {
 
     /// Returns once stdout is gone.
     pub async fn wait(&self) {
-        loop {
-            let notified = self.notify.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            if self.is_set() {
-                return;
-            }
-            notified.await;
-        }
+        self.gone.cancelled().await;
     }
 }
 
@@ -111,7 +105,7 @@ pub struct Link {
     gone: StdoutGone,
     writer: tokio::task::JoinHandle<()>,
     /// Ends rmcp's input as the end of stdin would (`end_input`).
-    ended: tokio_util::sync::CancellationToken,
+    ended: CancellationToken,
 }
 
 impl Link {
@@ -138,7 +132,7 @@ impl Link {
 pub fn start(max_line_bytes: usize) -> io::Result<(StdioTransport, Link)> {
     let gone = StdoutGone {
         flag: Arc::default(),
-        notify: Arc::new(Notify::new()),
+        gone: CancellationToken::new(),
     };
     let (out_tx, out_rx) = mpsc::channel::<Vec<u8>>(OUT_QUEUE);
     let (in_tx, in_rx) = mpsc::channel::<ClientJsonRpcMessage>(IN_QUEUE);
@@ -160,7 +154,7 @@ pub fn start(max_line_bytes: usize) -> io::Result<(StdioTransport, Link)> {
     // The stdin half is not used (the reader thread reads stdin).
     let (_, stdout) = rmcp::transport::io::stdio_pipes();
     let writer = tokio::spawn(write_lines(stdout, out_rx, gone.clone()));
-    let ended = tokio_util::sync::CancellationToken::new();
+    let ended = CancellationToken::new();
     let transport = StdioTransport {
         incoming: in_rx,
         out: Some(out_tx),
@@ -319,7 +313,7 @@ pub struct StdioTransport {
     incoming: mpsc::Receiver<ClientJsonRpcMessage>,
     out: Option<mpsc::Sender<Vec<u8>>>,
     gone: StdoutGone,
-    ended: tokio_util::sync::CancellationToken,
+    ended: CancellationToken,
 }
 
 impl Transport<RoleServer> for StdioTransport {

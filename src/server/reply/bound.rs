@@ -34,9 +34,8 @@ pub fn bound(mut r: Reply) -> Reply {
     let mut cut = cap_lists(&mut r);
     let where_in_full = r
         .session_id
-        .as_ref()
-        .map(|id| format!(".bmad-task/session-{id}.json"))
-        .unwrap_or_else(|| "the session file".into());
+        .as_deref()
+        .map_or_else(|| "the session file".into(), crate::store::session_rel);
     if size(&r) > MAX_REPLY_BYTES {
         cut.extend(cut_session_texts(&mut r, &where_in_full));
     }

@@ -260,19 +260,18 @@ fn value(out: &mut String, depth: usize, v: &Value) {
 /// A list item that is an object: its scalar fields on the item's line (`- a: 1; b: x`),
 /// the others beneath it.
 fn inline_object(out: &mut String, depth: usize, o: &Map<String, Value>) {
-    let simple: Vec<String> = o
+    let (simple, beneath): (Vec<_>, Vec<_>) = o
         .iter()
-        .filter(|(_, v)| is_scalar(v) && !matches!(v, Value::String(s) if s.contains('\n')))
+        .partition(|(_, v)| is_scalar(v) && !matches!(v, Value::String(s) if s.contains('\n')));
+    let simple: Vec<String> = simple
+        .into_iter()
         .map(|(k, v)| format!("{k}: {}", scalar(v)))
         .collect();
     out.push(' ');
     out.push_str(&simple.join("; "));
     out.push('\n');
-    for (k, v) in o {
-        let inline = is_scalar(v) && !matches!(v, Value::String(s) if s.contains('\n'));
-        if !inline {
-            field(out, depth + 1, k, v);
-        }
+    for (k, v) in beneath {
+        field(out, depth + 1, k, v);
     }
 }
 
