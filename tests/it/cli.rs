@@ -177,7 +177,7 @@ fn the_human_sends_back_and_approves_a_scope_in_a_terminal() {
     assert_eq!(s["current_state"], "refining");
     assert_eq!(
         s["stages"]["po"]["feedback"],
-        json!(["Name the release cadence"])
+        json!([{"by": "human", "via": "cli", "text": "Name the release cadence"}])
     );
     // The lesson the send-back taught is the human's: their decision records it.
     let listed = crate::support::bin(&project)

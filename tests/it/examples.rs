@@ -376,7 +376,10 @@ async fn dual_engine_keeps_the_better_result_then_a_rejection_and_a_resubmission
     let po = &s["stages"]["po"];
     assert_eq!(po["chosen_engine"], "codex");
     assert_eq!(po["iteration"], 3);
-    assert_eq!(po["feedback"], json!([dual_engine::FEEDBACK]));
+    assert_eq!(
+        po["feedback"],
+        json!([{"by": "host", "via": "tool", "text": dual_engine::FEEDBACK}])
+    );
     assert_eq!(po["answers"].as_object().unwrap().len(), 1);
     let rejects: Vec<&Value> = s["history"]
         .as_array()

@@ -126,12 +126,22 @@ async fn literal_host(t: Transport) {
                 "{p}"
             );
             assert!(p.contains("`status` resends them"), "{p}");
-            assert!(p.contains("Answer: GitHub first"), "{p}");
+            assert!(
+                p.contains(
+                    "Answer (the assistant, for the user (not confirmed by them)): GitHub first"
+                ),
+                "{p}"
+            );
             // … and `status` gives the whole prompt back to a model that lost it.
             let status = call(&service, json!({"action": "status", "session_id": id})).await;
             let whole = prompt(&status);
             assert!(whole.starts_with("# Role: Product Owner"), "{status}");
-            assert!(whole.contains("Answer: GitHub first"), "{status}");
+            assert!(
+                whole.contains(
+                    "Answer (the assistant, for the user (not confirmed by them)): GitHub first"
+                ),
+                "{status}"
+            );
         }
     }
     let done = call(&service, json!({"action": "status", "session_id": id})).await;

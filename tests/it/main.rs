@@ -26,6 +26,7 @@ mod engines; // the `engines` of `start`, codex results and the replies that nam
 mod gates; // gates a score cannot pass; failing reviews and QA stop at the human
 mod host_text; // what the model reads in Claude Code: text alone, said once, followed to the end
 mod human_work; // the documents humans edit are read as written; failed calls leave nothing
+mod labels; // every word reaches prompts and pages under its author's label, in every channel
 mod messages; // messages match the rules: keys, sections, slugs, words for people, paths
 mod notices; // the no-checks notice in the project's language, once; who each field is for
 #[cfg(unix)]

@@ -124,7 +124,12 @@ async fn run_workflow(era: Era) {
         .await;
     assert_reply(&v, "po", "refining", &["submit"]);
     let prompt = v["role_prompt"].as_str().unwrap();
-    assert!(prompt.contains("Answer: Small teams") && prompt.contains("Answer: Web only"));
+    assert!(
+        prompt
+            .contains("Answer (the assistant, for the user (not confirmed by them)): Small teams")
+            && prompt
+                .contains("Answer (the assistant, for the user (not confirmed by them)): Web only")
+    );
     assert!(
         v["context"].get("answers").is_none(),
         "said once, in the role prompt"

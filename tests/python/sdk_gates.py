@@ -166,7 +166,8 @@ async def human_decides(binary, mode, project):
                             lambda p: check(props(p)["decision"].get("default") == "reject", "reject pre-selected")))
         await run.ok({"action": "reject", "feedback": "Add a rollback plan"}, "architect", "refining")
         _, status = await last_decision(run)
-        check(status["session"]["stages"]["architect"]["feedback"] == ["Add a rollback plan and SLOs"],
+        said = {"by": "human", "via": "elicitation", "text": "Add a rollback plan and SLOs"}
+        check(status["session"]["stages"]["architect"]["feedback"] == [said],
               f"feedback {status['session']['stages']['architect']['feedback']}")
         await run.ok({"action": "submit", "claude_result": fixture("architect-final.json")},
                      "architect", "awaiting_confirmation")
