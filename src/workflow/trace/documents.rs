@@ -54,7 +54,9 @@ pub fn prd(document: &str) -> (Vec<Requirement>, Vec<String>) {
     let mut sections: BTreeMap<&str, bool> = BTreeMap::new();
     // The requirements section the line is in, and its heading's level.
     let mut within: Option<(&str, usize)> = None;
-    for (_, line, is_heading) in lines(document) {
+    let lines = lines(document);
+    for (at, (_, line, is_heading)) in lines.iter().enumerate() {
+        let (line, is_heading) = (*line, *is_heading);
         if is_heading {
             let (kind, level) = requirements_heading(line);
             match (kind, within) {
@@ -78,7 +80,8 @@ pub fn prd(document: &str) -> (Vec<Requirement>, Vec<String>) {
             }
             continue;
         }
-        defined.push(requirement(id, rest));
+        let more = continuation(&lines[at + 1..], line);
+        defined.push(requirement(id, rest, &more));
     }
     let problems = prd_problems(&defined, &duplicates, &sections);
     (defined, problems)
@@ -106,9 +109,58 @@ fn requirements_heading(line: &str) -> (Option<&'static str>, usize) {
     (kind, level)
 }
 
-/// The requirement a line defines: an acceptance criterion names the requirements it
-/// checks (at most five), and its text reads without them.
-fn requirement(id: String, rest: &str) -> Requirement {
+/// The most of a requirement's text kept: the whole item as written up to here, then cut
+/// at the end of a sentence (or a word) and marked as cut.
+pub const REQUIREMENT_BUDGET: usize = 400;
+
+/// The lines after an id's line that are the rest of its item: up to a blank line, a
+/// heading, a table row, a line that opens with an id, or a list item no deeper than the
+/// item's own.
+fn continuation<'a>(after: &[(String, &'a str, bool)], opener: &str) -> Vec<&'a str> {
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let list_item = |t: &str| {
+        t.starts_with(['-', '*', '+'])
+            || t.split_once(['.', ')'])
+                .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    after
+        .iter()
+        .take_while(|(_, l, heading)| {
+            let t = l.trim();
+            !heading
+                && !t.is_empty()
+                && !t.starts_with('|')
+                && opening(l).is_none()
+                && !(list_item(t) && indent(l) <= indent(opener))
+        })
+        .map(|(_, l, _)| l.trim())
+        .collect()
+}
+
+/// `text` within [`REQUIREMENT_BUDGET`]: whole when it fits, else cut after the last
+/// sentence that fits (a word, when none does) and marked `[…]`.
+fn within_budget(text: &str) -> String {
+    if text.len() <= REQUIREMENT_BUDGET {
+        return text.to_string();
+    }
+    let mut end = REQUIREMENT_BUDGET;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let head = &text[..end];
+    let cut = head
+        .rfind(". ")
+        .map(|i| i + 1)
+        .filter(|i| *i > REQUIREMENT_BUDGET / 3)
+        .or_else(|| head.rfind(' '))
+        .unwrap_or(end);
+    format!("{} […]", head[..cut].trim_end())
+}
+
+/// The requirement an item defines (its id's line and the lines that continue it): an
+/// acceptance criterion names the requirements it checks (at most five), and its text
+/// reads without them.
+fn requirement(id: String, rest: &str, more: &[&str]) -> Requirement {
     let refs = if ids::prefix(&id) == "AC" {
         ids::all(rest)
             .into_iter()
@@ -129,9 +181,14 @@ fn requirement(id: String, rest: &str) -> Requirement {
         }
         _ => rest,
     };
+    let mut text = rest.trim_end_matches(['|', ' ']).trim().to_string();
+    for line in more {
+        text.push(' ');
+        text.push_str(line);
+    }
     Requirement {
         id,
-        text: clip(rest.trim_end_matches(['|', ' ']).trim(), 100),
+        text: within_budget(&clip(&text, 4 * REQUIREMENT_BUDGET)),
         refs,
     }
 }
@@ -344,6 +401,29 @@ mod tests {
         assert_eq!(defined[4].refs, ["FR-1"]);
         assert_eq!(defined[4].text, "Given a list, when I add, then it shows.");
         assert!(problems.is_empty(), "{problems:?}");
+    }
+
+    /// Each id's whole item as written: the lines that continue it, its own code marks,
+    /// and within the budget, cut at a sentence and marked.
+    #[test]
+    fn a_requirement_is_its_whole_item_as_written() {
+        let doc = "## Functional Requirements\n- FR-11: `--output raw|json` (default raw) picks the format.\n- FR-12: **Export** a list\n  to CSV, with headers.\n  - a sub-point of FR-12\n- FR-13: next\n\n## Acceptance Criteria\n- AC-1: Given a syslog file of 10 lines,\n  when I run the parser,\n  then it prints 10 records.\n\nA paragraph after a blank line is not.\n";
+        let (defined, _) = prd(doc);
+        let text: Vec<&str> = defined.iter().map(|r| r.text.as_str()).collect();
+        assert_eq!(
+            text,
+            [
+                "`--output raw|json` (default raw) picks the format.",
+                "**Export** a list to CSV, with headers. - a sub-point of FR-12",
+                "next",
+                "Given a syslog file of 10 lines, when I run the parser, then it prints 10 records.",
+            ]
+        );
+        let long = format!("- FR-1: {}\n", "A sentence of some words. ".repeat(40));
+        let (defined, _) = prd(&format!("## Functional Requirements\n{long}"));
+        let t = &defined[0].text;
+        assert!(t.len() <= REQUIREMENT_BUDGET + 6, "{}", t.len());
+        assert!(t.ends_with("some words. […]"), "{t}");
     }
 
     #[test]

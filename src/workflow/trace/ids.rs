@@ -113,9 +113,15 @@ pub fn unmarked(line: &str) -> &str {
 pub fn opening(line: &str) -> Option<(String, &str)> {
     let t = unmarked(line);
     let (id, end) = id_at(t, 0)?;
-    let rest = t[end..].trim_start_matches(|c: char| {
-        c.is_whitespace() || matches!(c, ':' | '|' | '—' | '–' | '-' | '*' | '`' | ']' | ')')
-    });
+    // The marks that close the id itself (`**FR-1**:`, `` `FR-1` ``, `[FR-1]`), then one
+    // separator: the text's own marks stay (`` `--output raw|json` `` keeps its dashes).
+    let rest = t[end..].trim_start_matches(['*', '_', '`', ']', ')']);
+    let rest = rest.trim_start();
+    let rest = match rest.strip_prefix([':', '|', '—', '–']) {
+        Some(after) => after,
+        None => rest.strip_prefix("- ").unwrap_or(rest),
+    };
+    let rest = rest.trim_start_matches(['*', '_']).trim_start();
     Some((id, rest.trim_end()))
 }
 
