@@ -40,6 +40,25 @@ fn section<'a>(text: &'a str, name: &str) -> &'a str {
     body[..end].trim()
 }
 
+/// `text` for a track: the lines between `<!-- full -->` and `<!-- /full -->` kept only on
+/// a track that has a PRD, an architecture and a plan, those between `<!-- light -->` and
+/// `<!-- /light -->` only on a light one (`quick`, `fix`), so that a role prompt names only
+/// documents its track has. The marker lines go; a text without markers is unchanged.
+fn for_track(text: &str, light: bool) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut skipping = false;
+    for line in text.split_inclusive('\n') {
+        match line.trim() {
+            "<!-- full -->" => skipping = light,
+            "<!-- light -->" => skipping = !light,
+            "<!-- /full -->" | "<!-- /light -->" => skipping = false,
+            _ if !skipping => out.push_str(line),
+            _ => {}
+        }
+    }
+    out
+}
+
 /// Whether the stage is past its first submission (a revision round).
 pub fn is_revision(session: &Session, stage: Stage) -> bool {
     let rec = session.record(stage);
@@ -66,7 +85,8 @@ pub fn render_round(
     // A new stage's first prompt, the model having had the earlier stages' prompts: the
     // documents those listed are named, not described again.
     let listed_before = round != Round::Full && !revision;
-    let (round, template) = sections_for(template, round, revision);
+    let light = !session.track.contains(Stage::Qa);
+    let (round, template) = sections_for(&for_track(template, light), round, revision);
 
     let inputs = inputs(session, stage, listed_before);
     let (answers, feedback) = answers_and_feedback(rec, round);

@@ -307,10 +307,18 @@ async fn a_quick_tasks_review_closes_it_with_the_intent_check() {
     // Development's prompt has no intent check: only the stage that closes the track does.
     let dev_prompt = v["role_prompt"].as_str().unwrap_or_default();
     assert!(!dev_prompt.contains("Intent check"), "{dev_prompt}");
+    // Each prompt names only documents the quick track has: no PRD, architecture or plan.
+    let names_none = |p: &str| {
+        ["PRD", "architecture", "sprint", "Sprint", "<!--"]
+            .iter()
+            .all(|w| !p.contains(w))
+    };
+    assert!(names_none(dev_prompt), "{dev_prompt}");
     let v = call(&c, &sid, json!({"action": "submit", "claude_result": DEV})).await;
     at(&v, "review", "generating");
     let prompt = v["role_prompt"].as_str().unwrap();
     assert!(prompt.contains("## Intent check"), "{prompt}");
+    assert!(names_none(prompt), "{prompt}");
     assert!(
         prompt.contains("\"Add a --verbose flag to the CLI\""),
         "{prompt}"
