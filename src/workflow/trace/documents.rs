@@ -127,11 +127,12 @@ fn continuation<'a>(after: &[(String, &'a str, bool)], opener: &str) -> Vec<&'a 
         .iter()
         .take_while(|(_, l, heading)| {
             let t = l.trim();
-            !heading
-                && !t.is_empty()
-                && !t.starts_with('|')
-                && opening(l).is_none()
-                && !(list_item(t) && indent(l) <= indent(opener))
+            let ends = *heading
+                || t.is_empty()
+                || t.starts_with('|')
+                || opening(l).is_some()
+                || (list_item(t) && indent(l) <= indent(opener));
+            !ends
         })
         .map(|(_, l, _)| l.trim())
         .collect()
