@@ -128,7 +128,7 @@ pub fn render_round(
             crate::workflow::trace::prompt_text(session, stage, listed_before),
         ),
         ("checks", checks_text(session, stage)),
-        ("design_focus", design_focus(&session.objective).to_string()),
+        ("design_focus", design_focus(&session.objective)),
         ("engines", engines),
         ("task_name", session.task_name.clone()),
         ("objective", objective),
@@ -462,46 +462,82 @@ enum Kind {
     Unknown,
 }
 
-/// The kind of product an objective names: a command-line tool before a library before a
-/// service ("a CLI that calls the GitHub API" is a tool), whole words only.
-fn kind_of(objective: &str) -> Kind {
+/// The kinds of product an objective names, the one named first first: "a library with a
+/// small CLI" is a library that also has a tool, "a CLI that calls the GitHub API" a tool.
+/// Whole words only.
+fn kinds_of(objective: &str) -> Vec<Kind> {
     let lower = objective.to_lowercase();
-    let words: Vec<&str> = lower
-        .split(|c: char| !(c.is_alphanumeric() || c == '-'))
-        .filter(|w| !w.is_empty())
-        .collect();
-    let has = |list: &[&str]| words.iter().any(|w| list.contains(w));
-    let phrase = |list: &[&str]| list.iter().any(|p| lower.contains(p));
-    if has(&["cli", "command-line", "terminal", "tui"]) || phrase(&["command line", "shell script"])
-    {
-        Kind::CommandLine
-    } else if has(&["library", "crate", "package", "sdk", "module", "plugin"]) {
-        Kind::Library
-    } else if has(&[
-        "service",
-        "api",
-        "server",
-        "backend",
-        "website",
-        "web",
-        "endpoint",
-        "microservice",
-        "app",
-    ]) {
-        Kind::Service
-    } else {
-        Kind::Unknown
+    let mut words = Vec::new();
+    let mut start = None;
+    for (i, c) in lower.char_indices().chain([(lower.len(), ' ')]) {
+        match (c.is_alphanumeric() || c == '-', start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                words.push((s, &lower[s..i]));
+                start = None;
+            }
+            _ => {}
+        }
     }
+    let first_word = |list: &[&str]| words.iter().find(|(_, w)| list.contains(w)).map(|w| w.0);
+    let first_phrase = |list: &[&str]| list.iter().filter_map(|p| lower.find(p)).min();
+    let tool = [
+        first_word(&["cli", "command-line", "terminal", "tui"]),
+        first_phrase(&["command line", "shell script"]),
+    ];
+    let mut named: Vec<(usize, Kind)> = [
+        (tool.into_iter().flatten().min(), Kind::CommandLine),
+        (
+            first_word(&["library", "crate", "package", "sdk", "module", "plugin"]),
+            Kind::Library,
+        ),
+        (
+            first_word(&[
+                "service",
+                "api",
+                "server",
+                "backend",
+                "website",
+                "web",
+                "endpoint",
+                "microservice",
+                "app",
+            ]),
+            Kind::Service,
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(at, kind)| Some((at?, kind)))
+    .collect();
+    named.sort_by_key(|(at, _)| *at);
+    named.into_iter().map(|(_, kind)| kind).collect()
 }
 
-/// The architect's focus for what is being built: a tool is not designed like a service.
-fn design_focus(objective: &str) -> &'static str {
-    match kind_of(objective) {
+/// The kind of product an objective names first.
+#[cfg(test)]
+fn kind_of(objective: &str) -> Kind {
+    kinds_of(objective)
+        .first()
+        .copied()
+        .unwrap_or(Kind::Unknown)
+}
+
+/// The architect's focus for what is being built: a tool is not designed like a service;
+/// a library or service with a command-line tool beside it gets that tool designed too.
+fn design_focus(objective: &str) -> String {
+    let kinds = kinds_of(objective);
+    let first = kinds.first().copied().unwrap_or(Kind::Unknown);
+    let mut focus = match first {
         Kind::CommandLine => "This is a command-line tool. Design its interface as commands, arguments and flags, its input and output (files, stdin and stdout, formats), exit codes and error messages, configuration, and how it is installed. Leave out servers, endpoints and scaling unless the PRD asks for them.",
         Kind::Library => "This is a library. Design its interface as a public API (types, functions, errors) with an example of use, how callers handle its errors, its dependencies, and how it is versioned and published. Leave out deployment and servers.",
         Kind::Service => "This is a service. Design its interface as endpoints or messages with request and response shapes, its storage, authentication, and how it is deployed, scaled, monitored and recovered.",
         Kind::Unknown => "Fit the design to what is being built: a tool's interface is its commands and exit codes, a library's its public API, a service's its endpoints, with storage and deployment.",
     }
+    .to_string();
+    if first != Kind::CommandLine && kinds.contains(&Kind::CommandLine) {
+        focus.push_str(" It also has a command-line tool: design its commands, flags and exit codes as a thin layer over the rest.");
+    }
+    focus
 }
 
 #[cfg(test)]
@@ -750,8 +786,16 @@ mod tests {
             let p = render(&s, Stage::Architect, &[], Stage::Architect.prompt_source());
             assert!(p.contains(phrase), "{objective}: {p}");
         }
-        // A tool is not asked for servers; a service is.
+        // A tool is not asked for servers; a service is. A library with a small CLI is a
+        // library whose tool is designed too.
         assert!(design_focus("Build a CLI").contains("Leave out servers"));
+        let both = design_focus("A Python library for syslog parsing, with a small CLI");
+        assert!(both.starts_with("This is a library."), "{both}");
+        assert!(both.contains("It also has a command-line tool"), "{both}");
+        assert_eq!(
+            kind_of("A CLI that calls the GitHub API"),
+            Kind::CommandLine
+        );
         assert!(!design_focus("Build a web service").contains("Leave out servers"));
     }
 

@@ -83,10 +83,15 @@ pub struct Intent {
 impl Intent {
     /// `Intent: not met (the export is missing)`.
     pub fn describe(&self) -> String {
+        format!("Intent: {}", self.verdict_text())
+    }
+
+    /// The verdict alone, as a field holds it: `not met (the export is missing)`.
+    pub fn verdict_text(&self) -> String {
         if self.unmet.is_empty() {
-            format!("Intent: {}", self.verdict.word())
+            self.verdict.word().to_string()
         } else {
-            format!("Intent: {} ({})", self.verdict.word(), self.unmet)
+            format!("{} ({})", self.verdict.word(), self.unmet)
         }
     }
 }

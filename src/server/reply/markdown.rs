@@ -226,7 +226,12 @@ fn value(out: &mut String, depth: usize, v: &Value) {
             out.push_str(s);
             out.push('\n');
         }
-        Value::Array(items) if items.iter().all(is_scalar) => {
+        // Short values (ids, actions, numbers) on one line; sentences one per line, since
+        // "…NFR-2., The note …" reads as one garbled sentence.
+        Value::Array(items)
+            if items.iter().all(is_scalar)
+                && (items.len() < 2 || !items.iter().any(is_sentence)) =>
+        {
             out.push(' ');
             let parts: Vec<String> = items.iter().map(scalar).collect();
             out.push_str(&parts.join(", "));
@@ -255,6 +260,11 @@ fn value(out: &mut String, depth: usize, v: &Value) {
             out.push('\n');
         }
     }
+}
+
+/// A string with a space in it: a phrase or a sentence, not an id or a word.
+fn is_sentence(v: &Value) -> bool {
+    v.as_str().is_some_and(|s| s.contains(' '))
 }
 
 /// A list item that is an object: its scalar fields on the item's line (`- a: 1; b: x`),
@@ -343,6 +353,11 @@ mod tests {
         });
         let all = render(&v, &Known::default());
         assert!(all.contains("trace:\n  criteria: 1\n"), "{all}");
+        // Sentences one per line, never joined into one ("…dialog., A lesson …").
+        assert!(
+            all.contains("notices:\n  - The human decided this through the dialog.\n  - A lesson was recorded.\n"),
+            "{all}"
+        );
         assert!(all.contains("through the dialog"), "{all}");
         let known = Known {
             fields: vec!["trace", "session_id"],

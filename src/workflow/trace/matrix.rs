@@ -244,7 +244,7 @@ impl<'a> Matrix<'a> {
                 .iter()
                 .map(|(st, id)| format!("{id} ({st})"))
                 .collect()),
-            intent: self.intent.map(Intent::describe),
+            intent: self.intent.map(Intent::verdict_text),
             matrix: path,
         }
     }

@@ -69,7 +69,7 @@ impl Summary {
             }
         }
         if let Some(i) = &self.intent {
-            out.push_str(&format!(" {i}."));
+            out.push_str(&format!(" Intent: {i}."));
         }
         if let Some(m) = &self.matrix {
             out.push_str(&format!(" Matrix: {m}."));
