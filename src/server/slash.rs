@@ -225,16 +225,22 @@ pub fn briefing(s: &Session) -> String {
         s.session_id
     );
     let r = reply::for_status(s, None);
+    let mut next = r.next_step.unwrap_or_default();
+    // A briefing has no `user_message` field: what the next step asks to show the human
+    // is given here, and named as it is here.
+    if next.contains("`user_message`") {
+        b.push_str(&format!(
+            "For the human:\n{}\n",
+            clip(&r.user_message, 1500)
+        ));
+        next = next.replace("`user_message`", "\"For the human\" above");
+    }
     if matches!(s.current_state, State::Generating | State::Refining) {
         b.push_str(&format!(
-            "Next: the role prompt is not in this briefing: call {status}; its `role_prompt` says what to write. Then: {}",
-            r.next_step.unwrap_or_default()
+            "Next: the role prompt is not in this briefing: call {status}; its `role_prompt` says what to write. Then: {next}"
         ));
     } else {
-        b.push_str(&format!(
-            "Next: {}\nFor the full state, call {status}.",
-            r.next_step.unwrap_or_default()
-        ));
+        b.push_str(&format!("Next: {next}\nFor the full state, call {status}."));
     }
     cut(b, MAX_BRIEFING)
 }
@@ -409,6 +415,25 @@ fn get_installed(store: &Store, name: &str) -> Result<GetPromptResult, ErrorData
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// At a state that waits for the human, the briefing carries what to show them, and
+    /// names it as the briefing does: it has no `user_message` field.
+    #[test]
+    fn a_briefing_gives_what_to_show_the_human_itself() {
+        let mut s = Session::new(
+            "00000000-0000-4000-8000-000000000000".into(),
+            "build-it".into(),
+            "/p".into(),
+            "Build it".into(),
+            vec![crate::workflow::Engine::Claude],
+            chrono::Utc::now(),
+        );
+        s.current_state = State::AwaitingConfirmation;
+        let b = briefing(&s);
+        assert!(!b.contains("user_message"), "{b}");
+        assert!(b.contains("For the human:\n"), "{b}");
+        assert!(b.contains("\"For the human\" above"), "{b}");
+    }
 
     #[test]
     fn a_cut_keeps_characters_whole_and_the_limit() {
