@@ -141,6 +141,41 @@ impl Read {
     }
 }
 
+/// The earlier lessons this change resolves (the closing report names them, the task
+/// recalled them), retired with why, to be written with the change; each said in a
+/// notice. A lesson that cannot be read now is passed over.
+fn retire_resolved(
+    project: &Project,
+    before: &Session,
+    outcome: &mut machine::Outcome,
+) -> Vec<crate::lessons::Lesson> {
+    let ids = crate::lessons::resolved(before, &outcome.session);
+    if ids.is_empty() {
+        return Vec::new();
+    }
+    let Ok(loaded) = crate::lessons::load(project) else {
+        return Vec::new();
+    };
+    let task = &outcome.session.task_name;
+    let mut retired = Vec::new();
+    for id in ids {
+        let Some(mut l) = loaded.find(&id).filter(|l| l.is_active()).cloned() else {
+            continue;
+        };
+        l.retired = Some(format!(
+            "{} (resolved by task `{task}`)",
+            outcome.session.updated_at
+        ));
+        outcome.facts.notices.push(format!(
+            "Retired lesson {}: the closing report says task `{task}` resolved its cause ({}).",
+            l.id,
+            l.rel_path()
+        ));
+        retired.push(l);
+    }
+    retired
+}
+
 fn refused(e: Error, session: &Session) -> (Error, Option<Box<Session>>) {
     (e, Some(Box::new(session.clone())))
 }
@@ -198,8 +233,10 @@ impl Step<'_> {
                 outcome.session.notices_given.push(key.clone());
             }
         }
+        let retired = retire_resolved(project, &before, &mut outcome);
         let mut files = std::mem::take(&mut admitted.files);
         files.extend(crate::lessons::write_files(&lessons));
+        files.extend(crate::lessons::write_files(&retired));
         files.extend(outcome.writes.into_iter().map(|w| (w.path, w.content)));
         self.store
             .write_change(project, &before, &outcome.session, &files)?;

@@ -182,6 +182,26 @@ fn corrected_assumptions(
         .collect()
 }
 
+/// The earlier lessons the change from `before` to `after` resolves: when it completes
+/// the task, those its closing report names on a `Resolves lesson:` line that its own
+/// prompts recalled (a report cannot retire a lesson the task never saw).
+pub fn resolved(before: &Session, after: &Session) -> Vec<String> {
+    let completes = after.current_state == crate::workflow::State::Completed
+        && before.current_state != crate::workflow::State::Completed;
+    if !completes {
+        return Vec::new();
+    }
+    let recalled: Vec<&String> = after.history.iter().flat_map(|h| &h.lessons).collect();
+    after
+        .record(after.track.last())
+        .trace
+        .resolves
+        .iter()
+        .filter(|id| recalled.contains(id))
+        .cloned()
+        .collect()
+}
+
 /// A lesson the host asks the server to keep (`remember`): always marked as the host's.
 pub fn remembered(
     role: Stage,
