@@ -30,12 +30,18 @@ pub fn learned(before: &Session, after: &Session) -> Vec<Lesson> {
     let start = before.history.len().min(after.history.len());
     let mut out = Vec::new();
     for (i, entry) in after.history.iter().enumerate().skip(start) {
-        let seed = |n: usize| format!("{}:{i}:{n}", after.session_id);
+        // The step's time, branch and words are in the seed: the same task advanced on two
+        // branches (the same history index in both) makes two lessons, named apart, that
+        // merge side by side instead of as an add/add conflict.
+        let seed = |n: usize, words: &str| {
+            let branch = after.branch.as_deref().unwrap_or("");
+            format!("{}:{i}:{n}:{}:{branch}:{words}", after.session_id, entry.at)
+        };
         for (n, (role, category, source, words)) in
             taught(before, after, entry).into_iter().enumerate()
         {
             out.push(Lesson {
-                id: id_for(&entry.at, &seed(n)),
+                id: id_for(&entry.at, &seed(n, &words)),
                 role,
                 category,
                 source,
@@ -353,5 +359,13 @@ mod tests {
             (got[0].category, got[0].source, got[0].words.as_str()),
             (Category::ArchMistake, Source::Human, "No Kafka")
         );
+        // The same step of the same task on another branch, or with other words, is
+        // another lesson file: two clones' lessons merge side by side.
+        let mut elsewhere = after.clone();
+        elsewhere.branch = Some("feature".into());
+        assert_ne!(learned(&before, &elsewhere)[0].id, got[0].id);
+        let mut other = after.clone();
+        other.history[0].feedback = Some("No Kafka, use NATS".into());
+        assert_ne!(learned(&before, &other)[0].id, got[0].id);
     }
 }
