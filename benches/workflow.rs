@@ -31,9 +31,9 @@
 
 #[path = "workflow/anchor.rs"]
 mod anchor;
-mod common;
 #[path = "workflow/claims.rs"]
 mod claims;
+mod common;
 #[path = "workflow/docs.rs"]
 mod docs;
 #[path = "workflow/driver.rs"]

@@ -365,7 +365,7 @@ mod tests {
         elsewhere.branch = Some("feature".into());
         assert_ne!(learned(&before, &elsewhere)[0].id, got[0].id);
         let mut other = after.clone();
-        other.history[0].feedback = Some("No Kafka, use NATS".into());
+        other.history[before.history.len()].feedback = Some("No Kafka, use NATS".into());
         assert_ne!(learned(&before, &other)[0].id, got[0].id);
     }
 }
