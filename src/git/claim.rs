@@ -164,7 +164,7 @@ impl Repo {
 }
 
 /// git in `dir`, asking nothing of anyone and running no hook.
-fn git(dir: &Path) -> Command {
+pub(super) fn git(dir: &Path) -> Command {
     let mut cmd = Command::new("git");
     cmd.arg("-C").arg(dir).args([
         "-c",

@@ -10,8 +10,10 @@
 //! the index and the branches are never touched.
 
 mod claim;
+mod resolve;
 
 pub use claim::{Claim, NETWORK_DEADLINE};
+pub use resolve::Side;
 
 use std::collections::HashMap;
 use std::io::Read;

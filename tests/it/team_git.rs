@@ -368,6 +368,19 @@ async fn two_clones_merge_their_tasks_and_a_task_advanced_on_both_is_reported() 
     assert_eq!(git(&t.bob, &["ls-files", "-u"]), "", "merged");
     let v = on(&b, &ada_sid, json!({"action": "status"})).await;
     assert_eq!(v["session"]["stages"]["qa"]["score"], 93);
+    // The task as a unit is Ada's: its session, documents and drafts, nothing of Bob's.
+    let sid = ada_sid.as_str().unwrap();
+    for path in [
+        rel.clone(),
+        format!(".claude/specs/{ada_task}"),
+        format!(".bmad-task/temp/{sid}"),
+    ] {
+        assert_eq!(
+            git(&t.bob, &["rev-parse", &format!("HEAD:{path}")]),
+            git(&t.bob, &["rev-parse", &format!("origin/main:{path}")]),
+            "{path}"
+        );
+    }
     a.close().await;
     b.close().await;
 }
