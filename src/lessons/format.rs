@@ -50,15 +50,21 @@ pub fn render(l: &Lesson) -> String {
     out
 }
 
-/// A lesson from its file's text, or why it cannot be read.
-pub fn parse(id: &str, text: &str) -> Result<Lesson, String> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+/// Refuses a file a merge left with conflict markers, saying how to mend it.
+fn conflict_free(text: &str) -> Result<(), String> {
     if text
         .lines()
         .any(|l| l.starts_with("<<<<<<< ") || l == "<<<<<<<")
     {
         return Err("it holds a merge's conflict markers: keep one version (or both sides' words), delete the marker lines, then `git add` it and commit".into());
     }
+    Ok(())
+}
+
+/// A lesson from its file's text, or why it cannot be read.
+pub fn parse(id: &str, text: &str) -> Result<Lesson, String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    conflict_free(text)?;
     let mut lines = text.lines();
     if lines.next().map(str::trim_end) != Some("---") {
         return Err("it does not start with a `---` line (the front matter)".into());
