@@ -247,9 +247,11 @@ impl Step<'_> {
                 outcome.session.notices_given.push(key.clone());
             }
         }
-        if let Some(n) = others_task(&before, decision) {
-            outcome.facts.notices.push(n);
-        }
+        let said = [
+            others_task(&before, decision),
+            crate::store::went_back(project, &before),
+        ];
+        outcome.facts.notices.extend(said.into_iter().flatten());
         let retired = retire_resolved(project, &before, &mut outcome);
         let mut files = std::mem::take(&mut admitted.files);
         files.extend(crate::lessons::write_files(&lessons));

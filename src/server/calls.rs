@@ -229,6 +229,9 @@ fn status(store: &Store, cwd: Option<&str>, key: &SessionKey) -> crate::error::R
         }
     };
     reply::with_drift(&mut r, drift);
+    if let Some(n) = crate::store::went_back(&project, &s) {
+        r.notices.get_or_insert_with(Vec::new).push(n);
+    }
     r.project = Some(super::project_context::summary(&project));
     super::elsewhere::say_in_status(&mut r, &s);
     Ok(r)

@@ -624,3 +624,49 @@ async fn a_sprint_claimed_in_one_clone_is_taken_in_the_other_and_merged_stories_
     a.close().await;
     b.close().await;
 }
+
+/// A session restored to an older commit in the middle of a task (`git checkout HEAD --`)
+/// is said to have gone back, with how to get the newer version from git, on `status` and
+/// on the next change.
+#[tokio::test]
+async fn a_session_restored_from_an_older_commit_is_said_to_have_gone_back() {
+    let t = team();
+    let a = server(&t.ada).await;
+    let v = a
+        .ok(json!({"action": "start", "objective": "Add a profile page"}))
+        .await;
+    let sid = v["session_id"].clone();
+    commit_all(&t.ada, "Ada: started");
+    for args in [
+        json!({"action": "submit", "claude_result": passing_prd()}),
+        json!({"action": "reject", "feedback": "Name the fields."}),
+    ] {
+        on(&a, &sid, args).await;
+    }
+    let rel = format!(".bmad-task/session-{}.json", sid.as_str().unwrap());
+    git(&t.ada, &["checkout", "HEAD", "--", &rel]);
+    let v = on(&a, &sid, json!({"action": "status"})).await;
+    assert_eq!(v["state"], "generating", "the older version: {v:#}");
+    let said = v["notices"].to_string();
+    assert!(
+        said.contains("it was restored from an older version"),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!("git log --oneline -- {rel}")),
+        "{said}"
+    );
+    let v = on(
+        &a,
+        &sid,
+        json!({"action": "submit", "claude_result": passing_prd()}),
+    )
+    .await;
+    assert!(
+        v["notices"]
+            .to_string()
+            .contains("restored from an older version"),
+        "{v:#}"
+    );
+    a.close().await;
+}
