@@ -393,7 +393,10 @@ impl Store {
 }
 
 /// A story keeps its parent's PRD, architecture and plan where they are: its records of
-/// those stages point at the parent's documents, and its approved scope is its sprint.
+/// those stages point at the parent's documents and carry what the server read of them
+/// (the requirement ids, the components and sprints that name them), and its approved
+/// scope is its sprint, so its prompts name that sprint's ids and its QA needs a result
+/// for each, as the parent's final QA will.
 fn inherit(s: &mut Session, parent: &Session, sprint: u32) {
     for stage in Track::Full.stages() {
         if s.track.contains(*stage) {
@@ -405,6 +408,7 @@ fn inherit(s: &mut Session, parent: &Session, sprint: u32) {
         rec.artifact = from.artifact.clone();
         rec.sprints = from.sprints.clone();
         rec.approved = from.approved;
+        rec.trace = from.trace.clone();
         rec.status = if from.final_result_ref.is_some() {
             StageStatus::Completed
         } else {
