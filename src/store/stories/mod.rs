@@ -166,7 +166,7 @@ fn entry_of(s: &Session, link: &StoryLink) -> StoryState {
 /// A parent with its stories as they stand now (unchanged for any other session): the
 /// story sessions in this tree (a story finished in another clone counts once its branch
 /// is merged here) and the entries of the stories running in this clone's other
-/// worktrees. Per sprint, a completed story wins, else the latest change.
+/// worktrees ([`merged`]).
 pub fn with_stories(project: &Project, s: &Session) -> Session {
     let mut s = s.clone();
     if s.track != Track::Full || story::in_scope(&s).is_empty() {
@@ -183,12 +183,25 @@ pub fn with_stories(project: &Project, s: &Session) -> Session {
             found.extend(registry.all(&s.session_id));
         }
     }
-    found.sort_by(|a, b| {
-        (a.sprint, b.completed(), &b.updated_at).cmp(&(b.sprint, a.completed(), &a.updated_at))
-    });
-    found.dedup_by_key(|e| e.sprint);
-    s.stories = found;
+    s.stories = merged(found);
     s
+}
+
+/// Each story once (its completed or latest state, where the tree and this clone's entry
+/// both have it), by sprint. Two stories of one sprint (claimed where the remote could
+/// not be reached) both stay: the one not completed keeps the final QA waiting, and the
+/// refusal names both, so a double claim is never merged silently.
+fn merged(mut found: Vec<StoryState>) -> Vec<StoryState> {
+    found.sort_by(|a, b| {
+        (a.sprint, &a.session_id, b.completed(), &b.updated_at).cmp(&(
+            b.sprint,
+            &b.session_id,
+            a.completed(),
+            &a.updated_at,
+        ))
+    });
+    found.dedup_by(|a, b| a.session_id == b.session_id);
+    found
 }
 
 /// The stories of `parent_id` whose sessions are in this tree.
@@ -429,5 +442,55 @@ pub fn follow(project: &Project, s: &Session, wait: std::time::Duration) {
     let written = Registry::of(project).and_then(|r| r.update(s, wait));
     if let Err(e) = written {
         tracing::warn!(session_id = %s.session_id, error = %e, "the story's shared entry was not updated");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workflow::State;
+
+    fn entry(sprint: u32, id: &str, state: State, at: &str) -> StoryState {
+        StoryState {
+            sprint,
+            session_id: id.into(),
+            task_name: format!("t-sprint-{sprint}-{id}"),
+            owner: id.into(),
+            branch: None,
+            worktree: "/w".into(),
+            stage: Stage::Qa,
+            state,
+            updated_at: at.into(),
+        }
+    }
+
+    #[test]
+    fn one_state_per_story_and_a_double_claim_kept_in_view() {
+        let got = merged(vec![
+            entry(1, "a", State::Generating, "2026-11-26T08:00:00.000Z"),
+            entry(1, "a", State::Completed, "2026-11-26T07:00:00.000Z"),
+            entry(2, "b", State::Generating, "2026-11-26T08:00:00.000Z"),
+            entry(2, "b", State::Generating, "2026-11-26T09:00:00.000Z"),
+            entry(2, "c", State::Completed, "2026-11-26T09:30:00.000Z"),
+        ]);
+        let seen: Vec<(u32, &str, bool, &str)> = got
+            .iter()
+            .map(|e| {
+                (
+                    e.sprint,
+                    e.session_id.as_str(),
+                    e.completed(),
+                    e.updated_at.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (1, "a", true, "2026-11-26T07:00:00.000Z"),
+                (2, "b", false, "2026-11-26T09:00:00.000Z"),
+                (2, "c", true, "2026-11-26T09:30:00.000Z"),
+            ]
+        );
     }
 }
