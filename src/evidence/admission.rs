@@ -140,9 +140,17 @@ pub fn admit(
     // The file only strengthened the gates: from now on relaxing them asks the human.
     if let Some(text) = &policy.strengthened {
         let record = Approved::new(text.clone(), How::Strengthened, None, timestamp(now));
-        admitted
-            .files
-            .push((APPROVED_REL.to_string(), record.to_json()));
+        let home = super::approval::home(project);
+        if home.root == project.root {
+            // Written with the change, in order.
+            admitted
+                .files
+                .push((APPROVED_REL.to_string(), record.to_json()));
+        } else {
+            // The clone's shared record: it only ever tightens what runs, so it may land
+            // before the change does.
+            home.write_atomic(APPROVED_REL, record.to_json().as_bytes())?;
+        }
     }
     Ok(admitted)
 }
@@ -240,6 +248,6 @@ pub fn approve_config(
             format!("{CONFIG_REL} changed while you decided (sha256 now {}); run `{APPROVE_COMMAND}` again to see it as it is", &approved.sha256[..12]),
         ));
     }
-    project.write_atomic(APPROVED_REL, approved.to_json().as_bytes())?;
+    super::approval::home(&project).write_atomic(APPROVED_REL, approved.to_json().as_bytes())?;
     Ok(approved)
 }

@@ -13,8 +13,21 @@ use crate::files::{Project, ReadProblem};
 use crate::workflow::machine::sha256_hex;
 use crate::workflow::{DecidedBy, Via};
 
-/// Where the approved version is kept, relative to the project.
+/// Where the approved version is kept, relative to [`home`].
 pub const APPROVED_REL: &str = ".bmad-task/config-approved.json";
+
+/// Where the human's approval is kept: in a git repository, the folder the clone's work
+/// trees share (`<git common dir>/bmad-mcp/`), so that a story's worktree runs the checks
+/// approved in the main one, while a teammate's commit still approves nothing (it is not
+/// in git); outside git, the project itself.
+pub fn home(project: &Project) -> Project {
+    let shared = crate::git::Repo::at(&project.root).and_then(|r| {
+        let dir = r.common_dir().join("bmad-mcp");
+        std::fs::create_dir_all(&dir).ok()?;
+        Project::shared(&dir).ok()
+    });
+    shared.unwrap_or_else(|| project.clone())
+}
 
 /// The command with which the human approves the config file as it is.
 pub const APPROVE_COMMAND: &str = "bmad-mcp config approve";
@@ -233,7 +246,17 @@ pub fn changes(old: &Config, new: &Config) -> Vec<String> {
     out
 }
 
+/// The approval [`home`] keeps, else (an approval made before it was shared) the one in
+/// the project's own `.bmad-task/`.
 fn read_approved(project: &Project) -> Result<Option<Approved>> {
+    let shared = home(project);
+    match read_approved_in(&shared)? {
+        None if shared.root != project.root => read_approved_in(project),
+        found => Ok(found),
+    }
+}
+
+fn read_approved_in(project: &Project) -> Result<Option<Approved>> {
     let text = match project.read(APPROVED_REL) {
         Ok(None) => return Ok(None),
         Ok(Some(text)) => text,

@@ -99,6 +99,11 @@ impl Repo {
         })
     }
 
+    /// The folder every work tree of this clone shares (`.git` of the main work tree).
+    pub fn common_dir(&self) -> &Path {
+        &self.common_dir
+    }
+
     /// The branch and the commit checked out, from one `git rev-parse` (a second process,
     /// `symbolic-ref`, only before the first commit, when HEAD names no commit yet).
     pub fn branch_and_head(&self) -> (Option<String>, Option<String>) {

@@ -105,8 +105,12 @@ fn approve(store: &Store, p: &Policy) -> Outcome {
     }
     let approved = crate::evidence::approve_config(store, None, &sha, Via::Cli, &Utc::now)
         .map_err(|e| e.to_string())?;
+    let home = store
+        .project(None)
+        .map(|p| crate::evidence::approval::home(&p).path(APPROVED_REL))
+        .map_or_else(|_| APPROVED_REL.into(), |p| p.display().to_string());
     println!(
-        "Approved (sha256 {}), recorded in {APPROVED_REL} as the human's, via the terminal.",
+        "Approved (sha256 {}), recorded in {home} as the human's, via the terminal; every worktree of this clone runs these checks.",
         &approved.sha256[..12]
     );
     Ok(Exit::Done)

@@ -693,3 +693,46 @@ async fn checks_run_outside_the_lock_and_a_submission_the_session_moved_past_is_
     a.close().await;
     b.close().await;
 }
+
+/// The human's approval of the checks holds for every worktree of the clone (a story's
+/// worktree runs what was approved in the main one), and stays out of git.
+#[tokio::test]
+async fn the_checks_approved_in_one_worktree_run_in_another_of_the_clone() {
+    let (_dir, root) = project();
+    let main = root.join("main");
+    std::fs::create_dir(&main).unwrap();
+    assert!(git(&main, &["init", "-q", "-b", "main"]).is_some());
+    write_config(&main, "[checks]\ntest = \"echo checked >> ran.txt\"\n");
+    std::fs::write(main.join(".gitignore"), "ran.txt\n.bmad-task/\n").unwrap();
+    git(&main, &["add", "-A"]).unwrap();
+    git(&main, &["commit", "-q", "-m", "config"]).unwrap();
+    approve_config(&main);
+    assert_eq!(
+        git(&main, &["status", "--porcelain"]).unwrap(),
+        "",
+        "nothing to commit"
+    );
+    let other = root.join("other");
+    git(
+        &main,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "other",
+            other.to_str().unwrap(),
+        ],
+    )
+    .unwrap();
+
+    let c = connect(Era::Legacy, &other).await;
+    let sid = at_dev(&c, &other).await;
+    let v = c.ok(submit(&sid, REPORT)).await;
+    assert!(notices(&v).contains("`test` passed"), "{v:#}");
+    assert_eq!(
+        std::fs::read_to_string(other.join("ran.txt")).unwrap(),
+        "checked\n"
+    );
+    c.close().await;
+}
