@@ -545,21 +545,13 @@ const STORY_QA: &str =
 async fn a_sprint_claimed_in_one_clone_is_taken_in_the_other_and_merged_stories_count() {
     let t = team();
     let a = server(&t.ada).await;
-    let v = a
-        .ok(json!({"action": "start", "objective": "Add login and logout"}))
-        .await;
-    let parent = v["session_id"].clone();
-    let task = v["task_name"].as_str().unwrap().to_string();
-    for args in [
-        json!({"action": "submit", "claude_result": passing_prd()}),
-        json!({"action": "confirm"}),
-        json!({"action": "submit", "claude_result": passing_architecture()}),
-        json!({"action": "confirm"}),
-        json!({"action": "submit", "claude_result": TWO_SPRINTS}),
-        json!({"action": "approve", "scope": "all"}),
-    ] {
-        on(&a, &parent, args).await;
-    }
+    let start = json!({"action": "start", "objective": "Add login and logout"});
+    let documents = [
+        passing_prd(),
+        passing_architecture(),
+        TWO_SPRINTS.to_string(),
+    ];
+    let (parent, task) = crate::support::to_approved_plan(&a, start, &documents).await;
     commit_all(&t.ada, "Ada: the plan of Add login and logout");
     git(&t.ada, &["push", "-q"]);
     git(&t.bob, &["pull", "-q", "--no-edit"]);

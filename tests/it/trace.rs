@@ -410,30 +410,17 @@ async fn two_hundred_requirements_keep_every_view_bounded() {
 async fn a_story_keeps_the_parents_ids_for_its_sprint() {
     let sb = Sandbox::new();
     let c = connect(Era::Modern, &sb.project).await;
-    let v = c
-        .ok(start_args(
-            &sb.project,
-            "Build a shared todo list for teams",
-        ))
-        .await;
-    let sid = v["session_id"].clone();
-    let task = v["task_name"].as_str().unwrap().to_string();
-    let good = prd(
-        "- FR-1: Add a todo.\n- FR-2: Share a list.",
-        "- NFR-1: p95 under 200 ms.",
-        "- AC-1 (FR-1): Given a list, when I add, then it shows.",
-    );
-    let plan = "# Sprint Plan\n\n## Sprint 1: Todos\nCovers: FR-1, AC-1, NFR-1\n\n## Sprint 2: Sharing\nCovers: FR-2\n";
-    for args in [
-        json!({"action": "submit", "claude_result": good}),
-        json!({"action": "confirm"}),
-        json!({"action": "submit", "claude_result": json!({"architecture_draft": ARCHITECTURE, "quality_score": 95}).to_string()}),
-        json!({"action": "confirm"}),
-        json!({"action": "submit", "claude_result": plan}),
-        json!({"action": "approve", "scope": "all"}),
-    ] {
-        call(&c, &sid, args).await;
-    }
+    let start = start_args(&sb.project, "Build a shared todo list for teams");
+    let documents = [
+        prd(
+            "- FR-1: Add a todo.\n- FR-2: Share a list.",
+            "- NFR-1: p95 under 200 ms.",
+            "- AC-1 (FR-1): Given a list, when I add, then it shows.",
+        ),
+        json!({"architecture_draft": ARCHITECTURE, "quality_score": 95}).to_string(),
+        "# Sprint Plan\n\n## Sprint 1: Todos\nCovers: FR-1, AC-1, NFR-1\n\n## Sprint 2: Sharing\nCovers: FR-2\n".to_string(),
+    ];
+    let (_, task) = crate::support::to_approved_plan(&c, start, &documents).await;
     let v = c
         .ok(json!({"action": "start", "parent": task, "sprint": 2, "cwd": sb.project.to_str().unwrap()}))
         .await;

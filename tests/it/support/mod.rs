@@ -384,21 +384,37 @@ pub fn passing_architecture() -> String {
 /// Starts a session in `project` and takes it to `dev` `generating` (every gate passed on
 /// the host's word); returns its id.
 pub async fn at_dev(c: &Client, project: &Path) -> Value {
-    let v = c.ok(start_args(project, "Build a todo app")).await;
+    let plan = "# Sprint Plan\n\n## Sprint 1: All\n- it\n";
+    let start = start_args(project, "Build a todo app");
+    let documents = [passing_prd(), passing_architecture(), plan.to_string()];
+    to_approved_plan(c, start, &documents).await.0
+}
+
+/// Starts a task with `start` and takes it through `documents` (its PRD, architecture and
+/// sprint plan, each submitted and accepted on the host's word) to `dev` `generating` with
+/// every sprint approved: its session id and task name.
+pub async fn to_approved_plan(
+    c: &Client,
+    start: Value,
+    documents: &[String; 3],
+) -> (Value, String) {
+    let v = c.ok(start).await;
     let sid = v["session_id"].clone();
+    let task = v["task_name"].as_str().unwrap().to_string();
+    let [prd, architecture, plan] = documents;
     for args in [
-        json!({"action": "submit", "claude_result": passing_prd()}),
+        json!({"action": "submit", "claude_result": prd}),
         json!({"action": "confirm"}),
-        json!({"action": "submit", "claude_result": passing_architecture()}),
+        json!({"action": "submit", "claude_result": architecture}),
         json!({"action": "confirm"}),
-        json!({"action": "submit", "claude_result": "# Sprint Plan\n\n## Sprint 1: All\n- it\n"}),
+        json!({"action": "submit", "claude_result": plan}),
         json!({"action": "approve", "scope": "all"}),
     ] {
         let mut args = args;
         args["session_id"] = sid.clone();
         c.ok(args).await;
     }
-    sid
+    (sid, task)
 }
 
 /// What concurrent `start`s must leave behind, however they reached the server: one
