@@ -148,19 +148,35 @@ impl BmadServer {
             };
             let (session, pending) = (&asking.session, &asking.pending);
             let form = ask::form(pending, &call.command, note, config.as_ref());
-            let sent = ctx
-                .peer
-                .send_request(ServerRequest::ElicitRequest(Request::new(form)));
-            let answer = tokio::select! {
+            let request = ServerRequest::ElicitRequest(Request::new(form));
+            let options = rmcp::service::PeerRequestOptions::no_options();
+            let handle = match ctx.peer.send_cancellable_request(request, options).await {
+                Ok(handle) => handle,
+                Err(e) => {
+                    let why = format!("the client could not show the dialog ({e})");
+                    return reply::for_undecided(session, pending, Undecided::Failed(why));
+                }
+            };
+            let asked = handle.id.clone();
+            let (ended, why) = tokio::select! {
                 biased;
                 () = self.inner.stopping.cancelled() => {
-                    return reply::for_undecided(session, pending, Undecided::Stopping);
+                    (Err(reply::for_undecided(session, pending, Undecided::Stopping)), "")
                 }
-                answer = sent => answer,
+                answer = handle.await_response() => (Ok(answer), ""),
                 // Decided on the dashboard or in the terminal meanwhile: the call returns.
-                found = self.until_decided_elsewhere(session) => return found,
+                found = self.until_decided_elsewhere(session) => {
+                    (Err(found), "the human decided elsewhere (the dashboard or the terminal)")
+                }
                 () = ctx.ct.cancelled() => {
-                    return reply::for_undecided(session, pending, Undecided::Cancelled);
+                    (Err(reply::for_undecided(session, pending, Undecided::Cancelled)), "the call was cancelled")
+                }
+            };
+            let answer = match ended {
+                Ok(answer) => answer,
+                Err(reply) => {
+                    close_dialog(&ctx.peer, asked, why).await;
+                    return reply;
                 }
             };
             let answer = match answer {
@@ -374,6 +390,25 @@ const CHANGED: &str =
     "The document changed while the dialog was open; this is the version on disk now.";
 const UNMATCHED: &str =
     "The earlier answer did not match a question this server asked (it expired after an hour, or the server restarted): please decide again.";
+
+/// Tells the client that the dialog it shows for request `asked` is void (the call it
+/// belonged to returned without it), so that it can close it: nobody reads its answer.
+/// Not while the server stops (`why` empty): its transport is closing, and the reply must
+/// not wait on it; a second at most otherwise.
+async fn close_dialog(peer: &rmcp::Peer<RoleServer>, asked: rmcp::model::RequestId, why: &str) {
+    if why.is_empty() {
+        return;
+    }
+    let cancelled =
+        rmcp::model::CancelledNotificationParam::new(Some(asked), Some(why.to_string()));
+    let told = tokio::time::timeout(DIALOG_CLOSE_WAIT, peer.notify_cancelled(cancelled)).await;
+    if !matches!(told, Ok(Ok(()))) {
+        tracing::debug!("the client was not told the dialog is void");
+    }
+}
+
+/// How long telling the client its dialog is void may take.
+const DIALOG_CLOSE_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The elicitation result in a client's response, whatever shape rmcp read it as.
 fn elicit_result(result: ClientResult) -> Option<ElicitResult> {

@@ -18,16 +18,21 @@ use crate::support::dash::Dash;
 use crate::support::{command, connect, handshake, last_entry, read_json, start_args};
 use crate::support::{passing_prd, Era};
 
-/// A human who never answers the client's dialog: it stays open.
-#[derive(Clone)]
-struct Away;
+/// A human who never answers the client's dialog: it stays open until the server says it
+/// is void (`notifications/cancelled`), which `closed` then records.
+#[derive(Clone, Default)]
+struct Away {
+    closed: std::sync::Arc<tokio::sync::Notify>,
+}
 
 impl ClientHandler for Away {
     async fn create_elicitation(
         &self,
         _request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
+        context.ct.cancelled().await;
+        self.closed.notify_one();
         std::future::pending().await
     }
 
@@ -133,7 +138,8 @@ async fn a_dialog_waiting_for_the_human_returns_when_they_decide_on_the_dashboar
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let host = handshake(Away, Era::Legacy, transport).await;
+    let away = Away::default();
+    let host = handshake(away.clone(), Era::Legacy, transport).await;
     let call = |args: Value| {
         let host = &host;
         async move {
@@ -175,6 +181,10 @@ async fn a_dialog_waiting_for_the_human_returns_when_they_decide_on_the_dashboar
     );
     assert_eq!(reply["stage"], "architect");
     assert!(reply["role_prompt"].is_string(), "the host goes on at once");
+    // The client is told its dialog is void, so that nobody answers it.
+    tokio::time::timeout(Duration::from_secs(10), away.closed.notified())
+        .await
+        .expect("the server cancels the dialog it no longer waits on");
     let s = read_json(&project.join(format!(".bmad-task/session-{sid}.json")));
     assert_eq!(last_entry(&s)["via"], "dashboard");
     let _ = host.cancel().await;
