@@ -92,6 +92,7 @@ pub fn act_at(
         decision.decider.clone_from(&git.person);
     }
     let (lock, session) = store.lock_and_read(at, key)?;
+    crate::store::stories::stale_parent(&at.project, &session).map_err(|e| refused(e, &session))?;
     let read = Read::now(&at.project, &session);
     let now = not_before_last_entry(&read.before, Utc::now());
     let mut admitted = evidence::admit(

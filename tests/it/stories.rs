@@ -244,7 +244,15 @@ async fn two_sprints_run_as_stories_from_two_worktrees_at_once_and_the_parent_ru
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     names.sort();
-    assert_eq!(names, ["sprint-1.json", "sprint-2.json"]);
+    assert_eq!(names, ["parent.json", "sprint-1.json", "sprint-2.json"]);
+    // A story's worktree still holds the parent as it was when the story started: a
+    // change to that stale copy is refused, naming where the parent is now.
+    let mut args = json!({"action": "submit", "session_id": parent, "claude_result": QA});
+    args["cwd"] = json!(wt1.to_str().unwrap());
+    let refused = alice.refused(args, "invalid_state").await;
+    let m = refused["error"]["message"].as_str().unwrap();
+    assert!(m.contains("this worktree's copy of task"), "{m}");
+    assert!(m.contains("state `completed`"), "{m}");
 
     // Each story's files are its own: both branches merge into main without a conflict.
     for (dir, msg) in [(&wt1, "sprint 1"), (&wt2, "sprint 2")] {

@@ -436,6 +436,9 @@ fn inherit(s: &mut Session, parent: &Session, sprint: u32) {
 /// After a change to `s`: a story's shared entry follows it. Said in the log when it
 /// cannot be written (the story's own session is written already).
 pub fn follow(project: &Project, s: &Session, wait: std::time::Duration) {
+    if !s.stories.is_empty() {
+        note_parent(project, s);
+    }
     if s.story.is_none() {
         return;
     }
@@ -443,6 +446,80 @@ pub fn follow(project: &Project, s: &Session, wait: std::time::Duration) {
     if let Err(e) = written {
         tracing::warn!(session_id = %s.session_id, error = %e, "the story's shared entry was not updated");
     }
+}
+
+/// Where a parent with stories last changed, and how far it was then: kept beside its
+/// stories' entries, where every worktree of the clone sees it.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct ParentNote {
+    worktree: String,
+    branch: Option<String>,
+    stage: Stage,
+    state: crate::workflow::State,
+    updated_at: String,
+}
+
+fn parent_rel(parent_id: &str) -> String {
+    format!(".bmad-task/stories/{parent_id}/parent.json")
+}
+
+/// Records where the parent `s` changed last (logged, not fatal, when it cannot be).
+fn note_parent(project: &Project, s: &Session) {
+    let Ok(registry) = Registry::of(project) else {
+        return;
+    };
+    let note = ParentNote {
+        worktree: project.display(),
+        branch: s.branch.clone(),
+        stage: s.current_stage,
+        state: s.current_state,
+        updated_at: s.updated_at.clone(),
+    };
+    let text = serde_json::to_string_pretty(&note).unwrap_or_default() + "\n";
+    if let Err(e) = registry
+        .root
+        .write_atomic(&parent_rel(&s.session_id), text.as_bytes())
+    {
+        tracing::warn!(session_id = %s.session_id, error = %e, "where the parent changed was not noted");
+    }
+}
+
+/// Refuses a change to this worktree's copy of a parent whose stories ran in other
+/// worktrees when the parent changed later in another worktree (its final QA ran there):
+/// this copy is stale, and a change here would become a second version of the task.
+pub fn stale_parent(project: &Project, s: &Session) -> Result<()> {
+    if s.track != Track::Full || story::in_scope(s).is_empty() {
+        return Ok(());
+    }
+    let Ok(registry) = Registry::of(project) else {
+        return Ok(());
+    };
+    let Some(note) = registry
+        .root
+        .read(&parent_rel(&s.session_id))
+        .ok()
+        .flatten()
+        .and_then(|t| serde_json::from_str::<ParentNote>(&t).ok())
+    else {
+        return Ok(());
+    };
+    if note.worktree == project.display() || note.updated_at <= s.updated_at {
+        return Ok(());
+    }
+    Err(Error::argument(
+        ErrorCode::InvalidState,
+        format!(
+            "this worktree's copy of task `{}` is older than the one in {}{} (stage `{}`, state `{}`, updated {}): the parent's work happens there. Merge that branch here to see it; nothing was changed",
+            s.task_name,
+            crate::code::clip(&note.worktree, 200),
+            note.branch
+                .map(|b| format!(" on branch `{}`", crate::code::clip(&b, 60)))
+                .unwrap_or_default(),
+            note.stage,
+            note.state,
+            crate::code::clip(&note.updated_at, 40)
+        ),
+    ))
 }
 
 #[cfg(test)]
