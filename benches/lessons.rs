@@ -199,6 +199,60 @@ fn thread_cpu_ms() -> f64 {
         .map_or(f64::NAN, |ns| ns as f64 / 1e6)
 }
 
+/// Precision and recall of recall on the labelled set `tests/data/lesson-recall.json`,
+/// and how many (task, lesson) pairs it labels.
+fn labelled() -> Res<(f64, f64, usize)> {
+    let set: serde_json::Value =
+        serde_json::from_str(include_str!("../tests/data/lesson-recall.json"))?;
+    let text = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
+    let stage = |v: &serde_json::Value| Stage::parse(v.as_str().unwrap_or_default());
+    let mut all = Vec::new();
+    for l in set["lessons"].as_array().ok_or("lessons")? {
+        all.push(Lesson {
+            id: text(&l["id"]),
+            role: stage(&l["role"]).ok_or("role")?,
+            category: Category::parse(l["category"].as_str().unwrap_or_default())
+                .ok_or("category")?,
+            source: Source::Human,
+            task: text(&l["task"]),
+            stage: stage(&l["role"]).ok_or("role")?,
+            date: String::new(),
+            digest: None,
+            retired: None,
+            words: text(&l["words"]),
+        });
+    }
+    let loaded = lessons::Loaded {
+        lessons: all,
+        damaged: Vec::new(),
+    };
+    let tasks = set["tasks"].as_array().ok_or("tasks")?;
+    let (mut recalled, mut right, mut relevant) = (0usize, 0usize, 0usize);
+    for t in tasks {
+        let wanted: Vec<String> = t["relevant"]
+            .as_array()
+            .ok_or("relevant")?
+            .iter()
+            .map(text)
+            .collect();
+        let got = lessons::rank(
+            &loaded,
+            &text(&t["objective"]),
+            stage(&t["role"]),
+            Some(&text(&t["task"])),
+            lessons::MAX_RECALLED,
+        );
+        recalled += got.len();
+        right += got.iter().filter(|l| wanted.contains(&l.id)).count();
+        relevant += wanted.len();
+    }
+    Ok((
+        right as f64 / recalled.max(1) as f64,
+        right as f64 / relevant.max(1) as f64,
+        tasks.len() * loaded.lessons.len(),
+    ))
+}
+
 fn main() -> Res<()> {
     if !common::benchmarking("lessons") {
         return Ok(());
@@ -277,6 +331,19 @@ fn main() -> Res<()> {
         format!("{:.2} MiB", kib_to_mib(full_peak)),
         "≤ 32 MiB",
         Some(full_peak <= 32 * 1024),
+    );
+    let (precision, recall, pairs) = labelled()?;
+    t.single(
+        "recall on the labelled set: precision",
+        format!("{precision:.2} ({pairs} pairs)"),
+        "≥ 0.80",
+        Some(precision >= 0.8),
+    );
+    t.single(
+        "recall on the labelled set: recall",
+        format!("{recall:.2}"),
+        "",
+        None,
     );
     t.print();
     Ok(())

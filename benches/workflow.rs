@@ -31,6 +31,8 @@
 
 #[path = "workflow/anchor.rs"]
 mod anchor;
+#[path = "workflow/claims.rs"]
+mod claims;
 mod common;
 #[path = "workflow/docs.rs"]
 mod docs;
@@ -106,7 +108,7 @@ fn main() -> Res<()> {
             "-h" | "--help" => {
                 println!(
                     "usage: cargo bench --bench workflow -- [--quick] \
-                     [--only disk,cold,workflow,git,fsyncs,replies,mib,sessions]"
+                     [--only disk,cold,workflow,git,fsyncs,replies,mib,sessions,claims]"
                 );
                 return Ok(());
             }
@@ -155,6 +157,9 @@ fn main() -> Res<()> {
     }
     if cfg.wants("sessions") {
         sessions::bench(&cfg, &fixtures, &mut table)?;
+    }
+    if cfg.wants("claims") {
+        claims::bench(&cfg, &mut table)?;
     }
     println!(
         "\n== summary ({}) ==",

@@ -141,6 +141,55 @@ impl Read {
     }
 }
 
+/// Said when a person decides on a task someone else owns: the team sees it in the reply
+/// and the history records who decided.
+fn others_task(before: &Session, decision: &Decision) -> Option<String> {
+    let (owner, decider) = (before.owner.as_ref()?, decision.decider.as_ref()?);
+    if owner.is(decider) {
+        return None;
+    }
+    Some(format!(
+        "{} decided on a task that {} owns; the history records who decided.",
+        crate::code::clip(&decider.to_string(), 120),
+        crate::code::clip(&owner.to_string(), 120)
+    ))
+}
+
+/// The earlier lessons this change resolves (the closing report names them, the task
+/// recalled them), retired with why, to be written with the change; each said in a
+/// notice. A lesson that cannot be read now is passed over.
+fn retire_resolved(
+    project: &Project,
+    before: &Session,
+    outcome: &mut machine::Outcome,
+) -> Vec<crate::lessons::Lesson> {
+    let ids = crate::lessons::resolved(before, &outcome.session);
+    if ids.is_empty() {
+        return Vec::new();
+    }
+    let Ok(loaded) = crate::lessons::load(project) else {
+        return Vec::new();
+    };
+    let task = &outcome.session.task_name;
+    let mut retired = Vec::new();
+    for id in ids {
+        let Some(mut l) = loaded.find(&id).filter(|l| l.is_active()).cloned() else {
+            continue;
+        };
+        l.retired = Some(format!(
+            "{} (resolved by task `{task}`)",
+            outcome.session.updated_at
+        ));
+        outcome.facts.notices.push(format!(
+            "Retired lesson {}: the closing report says task `{task}` resolved its cause ({}).",
+            l.id,
+            l.rel_path()
+        ));
+        retired.push(l);
+    }
+    retired
+}
+
 fn refused(e: Error, session: &Session) -> (Error, Option<Box<Session>>) {
     (e, Some(Box::new(session.clone())))
 }
@@ -198,8 +247,15 @@ impl Step<'_> {
                 outcome.session.notices_given.push(key.clone());
             }
         }
+        let said = [
+            others_task(&before, decision),
+            crate::store::went_back(project, &before),
+        ];
+        outcome.facts.notices.extend(said.into_iter().flatten());
+        let retired = retire_resolved(project, &before, &mut outcome);
         let mut files = std::mem::take(&mut admitted.files);
         files.extend(crate::lessons::write_files(&lessons));
+        files.extend(crate::lessons::write_files(&retired));
         files.extend(outcome.writes.into_iter().map(|w| (w.path, w.content)));
         self.store
             .write_change(project, &before, &outcome.session, &files)?;
@@ -230,5 +286,37 @@ impl Step<'_> {
             entry.lessons = t.lessons.ids.clone();
         }
         Ok(prompt)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workflow::person::Person;
+
+    #[test]
+    fn a_decision_on_someone_elses_task_is_said() {
+        let mut s = Session::new(
+            "00000000-0000-4000-8000-000000000000".into(),
+            "add-login-ada-0000".into(),
+            "/p".into(),
+            "Add login".into(),
+            vec![crate::workflow::Engine::Claude],
+            Utc::now(),
+        );
+        s.owner = Person::parse("Ada Lovelace <ada@example.org>");
+        let mut decision = Decision::by_host(None);
+        decision.decider = Person::parse("Bob Smith <bob@example.org>");
+        let said = others_task(&s, &decision).unwrap();
+        assert!(
+            said.starts_with("Bob Smith <bob@example.org> decided on a task that Ada Lovelace"),
+            "{said}"
+        );
+        decision.decider = Person::parse("Ada L. <ada@example.org>");
+        assert_eq!(
+            others_task(&s, &decision),
+            None,
+            "the same email is the same person"
+        );
     }
 }

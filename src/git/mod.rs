@@ -2,10 +2,18 @@
 //! bounded): who the human is (`user.name`, `user.email`, or `BMAD_OWNER`), the branch,
 //! the commit checked out, and which files changed since a commit. Everything here is
 //! optional: without git installed, outside a repository, on a branch with no commit yet,
-//! or when git fails, the answer is `None` and the workflow goes on without it. It only
-//! reads the repository (`GIT_OPTIONAL_LOCKS=0`: not even the index's stat cache is
-//! written), and runs no command the repository's config names (a file-system monitor, an
-//! external diff, a clean filter).
+//! or when git fails, the answer is `None` and the workflow goes on without it. It reads the
+//! repository (`GIT_OPTIONAL_LOCKS=0`: not even the index's stat cache is written), and
+//! runs no command the repository's config names (a file-system monitor, an external diff,
+//! a clean filter, a hook). The one thing it writes is a claim (`claim.rs`): a commit
+//! object and a ref under `refs/bmad/claims/`, pushed to the team's remote; the work tree,
+//! the index and the branches are never touched.
+
+mod claim;
+mod resolve;
+
+pub use claim::{Claim, NETWORK_DEADLINE};
+pub use resolve::Side;
 
 use std::collections::HashMap;
 use std::io::Read;

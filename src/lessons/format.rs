@@ -50,9 +50,21 @@ pub fn render(l: &Lesson) -> String {
     out
 }
 
+/// Refuses a file a merge left with conflict markers, saying how to mend it.
+fn conflict_free(text: &str) -> Result<(), String> {
+    if text
+        .lines()
+        .any(|l| l.starts_with("<<<<<<< ") || l == "<<<<<<<")
+    {
+        return Err("it holds a merge's conflict markers: keep one version (or both sides' words), delete the marker lines, then `git add` it and commit".into());
+    }
+    Ok(())
+}
+
 /// A lesson from its file's text, or why it cannot be read.
 pub fn parse(id: &str, text: &str) -> Result<Lesson, String> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    conflict_free(text)?;
     let mut lines = text.lines();
     if lines.next().map(str::trim_end) != Some("---") {
         return Err("it does not start with a `---` line (the front matter)".into());
@@ -175,6 +187,10 @@ mod tests {
         let e = parse(&l.id, &edited).unwrap();
         assert_eq!(e.category, Category::ArchMistake);
         assert!(e.words.ends_with("retired: no"), "a body line is words");
+        let conflicted = format!("<<<<<<< HEAD\n{text}=======\n{text}>>>>>>> other\n");
+        assert!(parse(&l.id, &conflicted)
+            .unwrap_err()
+            .contains("conflict markers"));
         let retired = text.replace("---\nIt", "retired: 2026-11-25\n---\nIt");
         assert_eq!(
             parse(&l.id, &retired).unwrap().retired.as_deref(),

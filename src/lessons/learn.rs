@@ -8,7 +8,11 @@
 //! | a review or QA report failed and the work was sent back | PROCESS-SKIP | the feedback, else the report's verdict |
 //! | the project's checks failed and the work was sent back | CC-FAIL | the feedback, else the checks |
 //! | a failing verdict or check accepted as a risk | CC-FAIL (checks) or PROCESS-SKIP (report) | the verdict |
-//! | an answer to a question that stated an assumption | WRONG-ASSUMPTION | the question and the answer |
+//! | the human answered a question otherwise than the author had assumed (`Assumed q3: …`) | WRONG-ASSUMPTION | the question, the assumption and the answer |
+//!
+//! A lesson comes only from an event that shows a mistake, never from wording: a question
+//! that merely mentions an assumption ("should we assume UTC?") teaches nothing until an
+//! answer contradicts what the author assumed.
 //!
 //! CONTEXT-LOSS and HALLUCINATION are the host's to `remember` (or a human's edit); the
 //! server cannot tell them from a session.
@@ -26,12 +30,18 @@ pub fn learned(before: &Session, after: &Session) -> Vec<Lesson> {
     let start = before.history.len().min(after.history.len());
     let mut out = Vec::new();
     for (i, entry) in after.history.iter().enumerate().skip(start) {
-        let seed = |n: usize| format!("{}:{i}:{n}", after.session_id);
+        // The step's time, branch and words are in the seed: the same task advanced on two
+        // branches (the same history index in both) makes two lessons, named apart, that
+        // merge side by side instead of as an add/add conflict.
+        let seed = |n: usize, words: &str| {
+            let branch = after.branch.as_deref().unwrap_or("");
+            format!("{}:{i}:{n}:{}:{branch}:{words}", after.session_id, entry.at)
+        };
         for (n, (role, category, source, words)) in
             taught(before, after, entry).into_iter().enumerate()
         {
             out.push(Lesson {
-                id: id_for(&entry.at, &seed(n)),
+                id: id_for(&entry.at, &seed(n, &words)),
                 role,
                 category,
                 source,
@@ -146,8 +156,9 @@ fn report(failure: &str, rec: &StageRecord) -> String {
     }
 }
 
-/// Answers given now to questions that stated an assumption ("I assumed X: is that
-/// right?"): the human's correction is a lesson for the role that assumed.
+/// Answers given now to questions whose author had stated an assumption for them
+/// (`assumed`), where the answer is not that assumption: the correction is a lesson for
+/// the role that assumed.
 fn corrected_assumptions(
     was: &StageRecord,
     now: &StageRecord,
@@ -157,17 +168,43 @@ fn corrected_assumptions(
         .iter()
         .filter(|(id, _)| !was.answers.contains_key(*id))
         .filter_map(|(id, answer)| {
+            let assumed = was.assumed.get(id)?;
+            let same = |a: &str| a.trim().trim_end_matches('.').to_lowercase();
+            if same(assumed) == same(answer) {
+                return None;
+            }
             let q = now.questions.iter().find(|q| &q.id == id)?;
-            let text = format!("{} {}", q.question, q.context.as_deref().unwrap_or(""));
-            text.to_lowercase().contains("assum").then(|| {
-                (
-                    entry.stage,
-                    Category::WrongAssumption,
-                    decider(entry),
-                    format!("Asked: {}\nAnswer: {answer}", q.question.trim()),
-                )
-            })
+            Some((
+                entry.stage,
+                Category::WrongAssumption,
+                decider(entry),
+                format!(
+                    "Asked: {}\nAssumed: {}\nAnswer: {answer}",
+                    q.question.trim(),
+                    assumed.trim()
+                ),
+            ))
         })
+        .collect()
+}
+
+/// The earlier lessons the change from `before` to `after` resolves: when it completes
+/// the task, those its closing report names on a `Resolves lesson:` line that its own
+/// prompts recalled (a report cannot retire a lesson the task never saw).
+pub fn resolved(before: &Session, after: &Session) -> Vec<String> {
+    let completes = after.current_state == crate::workflow::State::Completed
+        && before.current_state != crate::workflow::State::Completed;
+    if !completes {
+        return Vec::new();
+    }
+    let recalled: Vec<&String> = after.history.iter().flat_map(|h| &h.lessons).collect();
+    after
+        .record(after.track.last())
+        .trace
+        .resolves
+        .iter()
+        .filter(|id| recalled.contains(id))
+        .cloned()
         .collect()
 }
 
@@ -257,25 +294,31 @@ mod tests {
         assert_eq!(l.digest.as_deref(), Some("ab".repeat(32).as_str()));
     }
 
+    /// Only an answer that contradicts what the author assumed teaches: not a question
+    /// that merely mentions an assumption, nor an answer that confirms one.
     #[test]
     fn an_answer_that_corrects_an_assumption_teaches() {
         let mut before = session();
+        let q = |id: &str, question: &str| Question {
+            id: id.into(),
+            question: question.into(),
+            context: None,
+            round: 1,
+        };
         before.record_mut(Stage::Po).questions = vec![
-            Question {
-                id: "q1".into(),
-                question: "I assumed web only: right?".into(),
-                context: None,
-                round: 1,
-            },
-            Question {
-                id: "q2".into(),
-                question: "Which colour?".into(),
-                context: None,
-                round: 1,
-            },
+            q("q1", "Which platforms?"),
+            q("q2", "Should we assume UTC?"),
+            q("q3", "Which colour?"),
         ];
+        let assumed = &mut before.record_mut(Stage::Po).assumed;
+        assumed.insert("q1".into(), "web only".into());
+        assumed.insert("q3".into(), "Blue.".into());
         let mut after = before.clone();
-        for (id, a) in [("q1", "No: Android first"), ("q2", "Blue")] {
+        for (id, a) in [
+            ("q1", "No: Android first"),
+            ("q2", "No, local time"),
+            ("q3", "blue"),
+        ] {
             after
                 .record_mut(Stage::Po)
                 .answers
@@ -292,7 +335,7 @@ mod tests {
         );
         assert_eq!(
             got[0].words,
-            "Asked: I assumed web only: right?\nAnswer: No: Android first"
+            "Asked: Which platforms?\nAssumed: web only\nAnswer: No: Android first"
         );
     }
 
@@ -316,5 +359,13 @@ mod tests {
             (got[0].category, got[0].source, got[0].words.as_str()),
             (Category::ArchMistake, Source::Human, "No Kafka")
         );
+        // The same step of the same task on another branch, or with other words, is
+        // another lesson file: two clones' lessons merge side by side.
+        let mut elsewhere = after.clone();
+        elsewhere.branch = Some("feature".into());
+        assert_ne!(learned(&before, &elsewhere)[0].id, got[0].id);
+        let mut other = after.clone();
+        other.history[before.history.len()].feedback = Some("No Kafka, use NATS".into());
+        assert_ne!(learned(&before, &other)[0].id, got[0].id);
     }
 }

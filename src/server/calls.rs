@@ -233,6 +233,9 @@ impl BmadServer {
             }
         };
         reply::with_drift(&mut r, drift);
+        if let Some(n) = crate::store::went_back(&project, &s) {
+            r.notices.get_or_insert_with(Vec::new).push(n);
+        }
         r.project = Some(super::project_context::summary(&project));
         super::elsewhere::say_in_status(&mut r, &s, only_new);
         Ok(r)

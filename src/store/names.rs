@@ -24,9 +24,15 @@ pub fn slug_for(objective: &str) -> String {
 /// The base name of a task started in a git repository: `base`, the owner's `handle` when
 /// there is one, and `tag` (a few hex digits of the session id), at most 50 characters.
 pub fn for_team(base: &str, handle: Option<&str>, tag: &str) -> String {
+    // A story's sprint (`…-sprint-2`) is kept whole: the name is cut before it.
+    let kept = base
+        .rsplit_once("-sprint-")
+        .filter(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        .map_or("", |(head, _)| &base[head.len()..]);
+    let base = &base[..base.len() - kept.len()];
     let suffix = match handle {
-        Some(h) => format!("-{h}-{tag}"),
-        None => format!("-{tag}"),
+        Some(h) => format!("{kept}-{h}-{tag}"),
+        None => format!("{kept}-{tag}"),
     };
     let head = cut(base, MAX_TASK_NAME.saturating_sub(suffix.len()));
     let head = if head.is_empty() { "task" } else { &head };
@@ -167,6 +173,13 @@ mod tests {
         );
         assert!(is_valid(&t), "{t}");
         assert!(!t.contains("--"), "{t}");
+        // A story keeps its sprint whole; the parent's name is what is cut.
+        let story = format!("{}-sprint-12", slug_for(&"word ".repeat(40)));
+        let t = for_team(&story, Some("alice"), "63d7");
+        assert!(
+            t.len() <= MAX_TASK_NAME && t.ends_with("-sprint-12-alice-63d7"),
+            "{t}"
+        );
     }
 
     #[test]

@@ -14,7 +14,7 @@ pub fn session_rel(id: &str) -> String {
     Session::file_of(id)
 }
 
-pub(super) fn session_ids(project: &Project) -> Result<Vec<String>> {
+pub(crate) fn session_ids(project: &Project) -> Result<Vec<String>> {
     let dir = project.path(".bmad-task");
     let entries = std::fs::read_dir(&dir).map_err(|e| project.storage_error("read", &dir, &e))?;
     Ok(entries
@@ -72,7 +72,7 @@ impl Stored for Listed {
 }
 
 /// Loads and validates a stored session; `None` when there is no such file.
-pub(super) fn load_session(project: &Project, id: &str) -> Result<Option<Session>> {
+pub(crate) fn load_session(project: &Project, id: &str) -> Result<Option<Session>> {
     load_stored(project, id)
 }
 

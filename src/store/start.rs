@@ -209,17 +209,18 @@ impl Store {
 }
 
 /// The name a new task's folder is made from: a story's own (its parent and sprint), or
-/// the objective's slug, in a team's repository with the owner's handle and a piece of
-/// the id so that two clones never pick the same.
+/// the objective's slug; in a team's repository either with the owner's handle and a
+/// piece of the id, so that two clones (two people starting the same objective, or the
+/// same sprint as a story) never pick the same.
 fn base_name(objective: &str, base: Option<&str>, team: &Team, id: &str) -> String {
-    match (base, &team.repo) {
-        (Some(base), _) => base.to_string(),
-        (None, Some(_)) => names::for_team(
-            &slug_for(objective),
+    let base = base.map_or_else(|| slug_for(objective), str::to_string);
+    match &team.repo {
+        Some(_) => names::for_team(
+            &base,
             team.owner.as_ref().and_then(Person::handle).as_deref(),
             &id[..4],
         ),
-        (None, None) => slug_for(objective),
+        None => base,
     }
 }
 

@@ -3,7 +3,8 @@
 //! decided (as the dialog would) and asks on the terminal ([`decide`]); `list` and
 //! `status` are for reading ([`read`]); `config show|approve` for the project's policy
 //! ([`config`]); `prompts` for the role prompts in effect ([`prompts`]); `lessons` for the
-//! team's lessons ([`lessons`]); `hook` for the
+//! team's lessons ([`lessons`]); `resolve` for a task a merge left in two versions
+//! ([`resolve`]); `hook` for the
 //! Claude Code plugin's hook ([`hook`]). A decision made here is recorded as the human's
 //! (`via: "cli"`), bound to the digest of the document it showed, and counts as the
 //! human's under `gates = "human"`. It refuses to decide when stdin is not a terminal: an
@@ -19,6 +20,7 @@ mod promote;
 pub mod prompts;
 mod provenance;
 mod read;
+mod resolve;
 
 use std::io::{BufRead, Write};
 
@@ -62,6 +64,16 @@ pub enum Cli {
     },
     /// Answer the open clarification questions, one by one on the terminal.
     Answer { task: String },
+    /// Keep one version of a task a merge left in two (its session, documents and drafts
+    /// as a unit), while the merge is under way: `--ours` (your branch) or `--theirs`.
+    Resolve {
+        /// The task's name.
+        task: String,
+        #[arg(long, conflicts_with = "theirs", required_unless_present = "theirs")]
+        ours: bool,
+        #[arg(long)]
+        theirs: bool,
+    },
     /// Move a quick task to the full track, keeping what was written (asks on the
     /// terminal).
     Promote {
@@ -143,6 +155,14 @@ pub fn run(cli: Cli, settings: &Settings) -> Exit {
             promote::promote(&store, &SessionKey::from_task(&task), note)
         }
         Cli::Hook { event } => Ok(hook::run(event)),
+        Cli::Resolve { task, ours, .. } => {
+            let side = if ours {
+                crate::git::Side::Ours
+            } else {
+                crate::git::Side::Theirs
+            };
+            resolve::resolve(&store, &task, side)
+        }
         Cli::Prompts { command: None } => store
             .project(None)
             .map_err(|e| e.to_string())

@@ -133,6 +133,10 @@ pub struct Traced {
     /// The closing stage: the open ids whose risk the human accepted, one by one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub accepted: Vec<Open>,
+    /// The closing report: the earlier lessons it says this task resolved (`Resolves
+    /// lesson: <id>`), retired when the task completes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resolves: Vec<String>,
 }
 
 impl Traced {

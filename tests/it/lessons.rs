@@ -493,3 +493,78 @@ async fn the_host_remembers_and_recalls_through_the_tool_marked_as_its_own() {
     .await;
     c.close().await;
 }
+
+/// A later task resolves an earlier lesson: its closing report names the lesson its own
+/// prompts recalled on a `Resolves lesson:` line, and when the task completes the lesson
+/// is retired with why. A lesson the task never recalled is left alone.
+#[tokio::test]
+async fn a_task_that_resolves_a_recalled_lesson_retires_it_on_completion() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path();
+    std::fs::create_dir_all(project.join(".bmad/lessons")).unwrap();
+    let write = |id: &str, role: &str, words: &str| {
+        let text = format!("---\nrole: {role}\ncategory: PROCESS-SKIP\nsource: report\ntask: invoices\nstage: review\ndate: 2026-11-20T10:00:00.000Z\n---\n{words}\n");
+        std::fs::write(project.join(format!(".bmad/lessons/{id}.md")), text).unwrap();
+    };
+    let empty = "2026-11-20-0badcafe";
+    let other = "2026-11-20-0ddba11a";
+    write(empty, "dev", "Review Status: Fail. Exporting an empty invoice list crashed the CSV export with an index out of bounds");
+    write(
+        other,
+        "po",
+        "Holiday requests need the manager's approval first",
+    );
+    let c = connect(Era::Legacy, project).await;
+    let v = c
+        .ok(json!({"action": "start", "objective": "Fix the CSV export crash on an empty invoice list", "track": "quick", "cwd": project.to_str().unwrap()}))
+        .await;
+    let sid = v["session_id"].clone();
+    let call = |args: Value| {
+        let mut args = args;
+        args["session_id"] = sid.clone();
+        c.ok(args)
+    };
+    let sections = [
+        "Change",
+        "Approach",
+        "Files",
+        "Acceptance Criteria",
+        "Risks",
+    ];
+    let spec = crate::support::document("Technical Spec: empty export", &sections);
+    call(json!({"action": "submit", "claude_result": crate::support::scored("spec_updated", &spec, 92)})).await;
+    let v = call(json!({"action": "confirm"})).await;
+    assert_eq!(v["stage"], "dev", "{v:#}");
+    let dev = "# Implementation Report\n\n## Summary\nAn empty list exports a header only.\n";
+    call(json!({"action": "submit", "claude_result": dev})).await;
+    let s = read_json(&project.join(format!(".bmad-task/session-{}.json", sid.as_str().unwrap())));
+    let recalled: Vec<&str> = s["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|h| h["lessons"].as_array().into_iter().flatten())
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(recalled.contains(&empty), "{recalled:?}");
+    assert!(!recalled.contains(&other), "{recalled:?}");
+    let review = format!("# Code Review\n\n## Findings\n- none.\n\nReview Status: Pass\nIntent: met\nResolves lesson: {empty}, {other}\n");
+    let v = call(json!({"action": "submit", "claude_result": review})).await;
+    assert_eq!(v["state"], "completed", "{v:#}");
+    assert!(
+        v["notices"]
+            .to_string()
+            .contains(&format!("Retired lesson {empty}")),
+        "{v:#}"
+    );
+    let text = std::fs::read_to_string(project.join(format!(".bmad/lessons/{empty}.md"))).unwrap();
+    assert!(
+        text.contains("retired: ") && text.contains("(resolved by task `"),
+        "{text}"
+    );
+    let text = std::fs::read_to_string(project.join(format!(".bmad/lessons/{other}.md"))).unwrap();
+    assert!(
+        !text.contains("retired:"),
+        "never recalled, so not retired: {text}"
+    );
+    c.close().await;
+}

@@ -257,8 +257,11 @@ async fn two_sprints_run_as_stories_from_two_worktrees_at_once_and_the_parent_ru
     let listed = String::from_utf8(bin(&main).args(["list"]).output().unwrap().stdout).unwrap();
     for s in [&s1, &s2] {
         let name = s["task_name"].as_str().unwrap();
+        // The sprint, then who runs it and a tag of the story: no two clones pick it.
+        let owner = s["story"]["owner"].as_str().unwrap().to_lowercase();
+        let handle = owner.split_whitespace().next().unwrap();
         assert!(
-            name.ends_with(&format!("-sprint-{}", s["story"]["sprint"])),
+            name.contains(&format!("-sprint-{}-{handle}-", s["story"]["sprint"])),
             "{name}"
         );
         assert!(listed.contains(name), "{listed}");

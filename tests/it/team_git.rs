@@ -368,6 +368,19 @@ async fn two_clones_merge_their_tasks_and_a_task_advanced_on_both_is_reported() 
     assert_eq!(git(&t.bob, &["ls-files", "-u"]), "", "merged");
     let v = on(&b, &ada_sid, json!({"action": "status"})).await;
     assert_eq!(v["session"]["stages"]["qa"]["score"], 93);
+    // The task as a unit is Ada's: its session, documents and drafts, nothing of Bob's.
+    let sid = ada_sid.as_str().unwrap();
+    for path in [
+        rel.clone(),
+        format!(".claude/specs/{ada_task}"),
+        format!(".bmad-task/temp/{sid}"),
+    ] {
+        assert_eq!(
+            git(&t.bob, &["rev-parse", &format!("HEAD:{path}")]),
+            git(&t.bob, &["rev-parse", &format!("origin/main:{path}")]),
+            "{path}"
+        );
+    }
     a.close().await;
     b.close().await;
 }
@@ -517,4 +530,143 @@ async fn the_readme_first_run_commands_work_as_written_in_a_repository() {
     assert!(!out.status.success());
     assert!(err.contains(&task), "{err}");
     assert!(err.contains(second["task_name"].as_str().unwrap()), "{err}");
+}
+
+const TWO_SPRINTS: &str =
+    "# Sprint Plan\n\n## Sprint 1: Login\n- the form\n\n## Sprint 2: Logout\n- the button\n";
+const STORY_QA: &str =
+    "# QA Report\n\n## Results\nAll passed.\n\nIntent: met\nQuality Score: 93/100";
+
+/// Stories across clones, through the shared remote: a sprint Ada claims is taken for
+/// Bob before he starts (the claim is a ref on the remote, the first push wins), their
+/// story names never collide, and the story Bob finished, pushed and Ada merged counts
+/// for her parent, which then runs its final QA.
+#[tokio::test]
+async fn a_sprint_claimed_in_one_clone_is_taken_in_the_other_and_merged_stories_count() {
+    let t = team();
+    let a = server(&t.ada).await;
+    let v = a
+        .ok(json!({"action": "start", "objective": "Add login and logout"}))
+        .await;
+    let parent = v["session_id"].clone();
+    let task = v["task_name"].as_str().unwrap().to_string();
+    for args in [
+        json!({"action": "submit", "claude_result": passing_prd()}),
+        json!({"action": "confirm"}),
+        json!({"action": "submit", "claude_result": passing_architecture()}),
+        json!({"action": "confirm"}),
+        json!({"action": "submit", "claude_result": TWO_SPRINTS}),
+        json!({"action": "approve", "scope": "all"}),
+    ] {
+        on(&a, &parent, args).await;
+    }
+    commit_all(&t.ada, "Ada: the plan of Add login and logout");
+    git(&t.ada, &["push", "-q"]);
+    git(&t.bob, &["pull", "-q", "--no-edit"]);
+    let b = server(&t.bob).await;
+
+    let story = |sprint: u32| json!({"action": "start", "parent": task, "sprint": sprint});
+    let one = a.ok(story(1)).await;
+    assert!(
+        one["notices"]
+            .to_string()
+            .contains("claimed for this story on the remote `origin`"),
+        "{one:#}"
+    );
+    let refused = b.refused(story(1), "sprint_taken").await;
+    let m = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        m.contains("claimed on the remote `origin` by Ada Lovelace"),
+        "{m}"
+    );
+    let two = b.ok(story(2)).await;
+    let (one_task, two_task) = (
+        one["task_name"].as_str().unwrap(),
+        two["task_name"].as_str().unwrap(),
+    );
+    assert!(one_task.contains("-sprint-1-ada-"), "{one_task}");
+    assert!(two_task.contains("-sprint-2-bob-"), "{two_task}");
+
+    // Each builds their sprint; Bob pushes first, Ada merges his work.
+    for (c, sid) in [(&b, &two["session_id"]), (&a, &one["session_id"])] {
+        for report in [DEV, REVIEW, STORY_QA] {
+            on(c, sid, json!({"action": "submit", "claude_result": report})).await;
+        }
+    }
+    commit_all(&t.bob, "Bob: sprint 2 as a story");
+    git(&t.bob, &["push", "-q"]);
+    commit_all(&t.ada, "Ada: sprint 1 as a story");
+    git(&t.ada, &["pull", "-q", "--no-edit"]);
+    assert_eq!(
+        git(&t.ada, &["ls-files", "-u"]),
+        "",
+        "merged without a conflict"
+    );
+
+    let v = on(&a, &parent, json!({"action": "status"})).await;
+    let stories = v["session"]["stories"].as_array().unwrap();
+    let done: Vec<(u64, &str)> = stories
+        .iter()
+        .map(|s| (s["sprint"].as_u64().unwrap(), s["state"].as_str().unwrap()))
+        .collect();
+    assert_eq!(done, [(1, "completed"), (2, "completed")], "{v:#}");
+    let v = on(
+        &a,
+        &parent,
+        json!({"action": "submit", "claude_result": STORY_QA}),
+    )
+    .await;
+    assert_eq!(
+        (&v["stage"], &v["state"]),
+        (&json!("qa"), &json!("completed")),
+        "{v:#}"
+    );
+    a.close().await;
+    b.close().await;
+}
+
+/// A session restored to an older commit in the middle of a task (`git checkout HEAD --`)
+/// is said to have gone back, with how to get the newer version from git, on `status` and
+/// on the next change.
+#[tokio::test]
+async fn a_session_restored_from_an_older_commit_is_said_to_have_gone_back() {
+    let t = team();
+    let a = server(&t.ada).await;
+    let v = a
+        .ok(json!({"action": "start", "objective": "Add a profile page"}))
+        .await;
+    let sid = v["session_id"].clone();
+    commit_all(&t.ada, "Ada: started");
+    for args in [
+        json!({"action": "submit", "claude_result": passing_prd()}),
+        json!({"action": "reject", "feedback": "Name the fields."}),
+    ] {
+        on(&a, &sid, args).await;
+    }
+    let rel = format!(".bmad-task/session-{}.json", sid.as_str().unwrap());
+    git(&t.ada, &["checkout", "HEAD", "--", &rel]);
+    let v = on(&a, &sid, json!({"action": "status"})).await;
+    assert_eq!(v["state"], "generating", "the older version: {v:#}");
+    let said = v["notices"].to_string();
+    assert!(
+        said.contains("it was restored from an older version"),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!("git log --oneline -- {rel}")),
+        "{said}"
+    );
+    let v = on(
+        &a,
+        &sid,
+        json!({"action": "submit", "claude_result": passing_prd()}),
+    )
+    .await;
+    assert!(
+        v["notices"]
+            .to_string()
+            .contains("restored from an older version"),
+        "{v:#}"
+    );
+    a.close().await;
 }

@@ -402,3 +402,71 @@ async fn two_hundred_requirements_keep_every_view_bounded() {
     );
     c.close().await;
 }
+
+/// A story keeps its parent's requirement ids for its sprint: its QA prompt names the ids
+/// its sprint plans, and a story QA report that gives none of them a result stops at the
+/// human, as the parent's final QA would.
+#[tokio::test]
+async fn a_story_keeps_the_parents_ids_for_its_sprint() {
+    let sb = Sandbox::new();
+    let c = connect(Era::Modern, &sb.project).await;
+    let v = c
+        .ok(start_args(
+            &sb.project,
+            "Build a shared todo list for teams",
+        ))
+        .await;
+    let sid = v["session_id"].clone();
+    let task = v["task_name"].as_str().unwrap().to_string();
+    let good = prd(
+        "- FR-1: Add a todo.\n- FR-2: Share a list.",
+        "- NFR-1: p95 under 200 ms.",
+        "- AC-1 (FR-1): Given a list, when I add, then it shows.",
+    );
+    let plan = "# Sprint Plan\n\n## Sprint 1: Todos\nCovers: FR-1, AC-1, NFR-1\n\n## Sprint 2: Sharing\nCovers: FR-2\n";
+    for args in [
+        json!({"action": "submit", "claude_result": good}),
+        json!({"action": "confirm"}),
+        json!({"action": "submit", "claude_result": json!({"architecture_draft": ARCHITECTURE, "quality_score": 95}).to_string()}),
+        json!({"action": "confirm"}),
+        json!({"action": "submit", "claude_result": plan}),
+        json!({"action": "approve", "scope": "all"}),
+    ] {
+        call(&c, &sid, args).await;
+    }
+    let v = c
+        .ok(json!({"action": "start", "parent": task, "sprint": 2, "cwd": sb.project.to_str().unwrap()}))
+        .await;
+    let story = v["session_id"].clone();
+    for report in [
+        "# Implementation Report\n\n## Summary\nSharing.\nImplemented: FR-2\n",
+        "# Code Review\n\n## Findings\n- none.\n\nReview Status: Pass\n",
+    ] {
+        let v = call(
+            &c,
+            &story,
+            json!({"action": "submit", "claude_result": report}),
+        )
+        .await;
+        if v["stage"] == "qa" {
+            let p = v["role_prompt"].as_str().unwrap_or_default();
+            assert!(p.contains("each needing a result (1): FR-2"), "{p}");
+        }
+    }
+    let no_results = "# QA Report\n\nAll passed.\n\nIntent: met\nQuality Score: 95/100\n";
+    let v = call(
+        &c,
+        &story,
+        json!({"action": "submit", "claude_result": no_results}),
+    )
+    .await;
+    assert_eq!(v["state"], "awaiting_confirmation", "{v:#}");
+    assert!(
+        v["user_message"]
+            .as_str()
+            .unwrap()
+            .contains("FR-2 (no result)"),
+        "{v:#}"
+    );
+    c.close().await;
+}

@@ -163,14 +163,16 @@ fn entry_of(s: &Session, link: &StoryLink) -> StoryState {
     }
 }
 
-/// A parent with its stories as their entries say now (unchanged for any other session,
-/// and for a parent none of whose sprints ever ran as a story: nothing is created to
-/// find that out).
+/// A parent with its stories as they stand now (unchanged for any other session): the
+/// story sessions in this tree (a story finished in another clone counts once its branch
+/// is merged here) and the entries of the stories running in this clone's other
+/// worktrees ([`merged`]).
 pub fn with_stories(project: &Project, s: &Session) -> Session {
     let mut s = s.clone();
     if s.track != Track::Full || story::in_scope(&s).is_empty() {
         return s;
     }
+    let mut found = in_tree(project, &s.session_id);
     let folder = match identity::git_dirs(&project.root) {
         Some(dirs) => dirs.common_dir.join("bmad-mcp"),
         None => project.root.clone(),
@@ -178,10 +180,109 @@ pub fn with_stories(project: &Project, s: &Session) -> Session {
     let entries = folder.join(format!(".bmad-task/stories/{}", s.session_id));
     if entries.is_dir() {
         if let Ok(registry) = Registry::of(project) {
-            s.stories = registry.all(&s.session_id);
+            found.extend(registry.all(&s.session_id));
         }
     }
+    s.stories = merged(found);
     s
+}
+
+/// Each story once (its completed or latest state, where the tree and this clone's entry
+/// both have it), by sprint. Two stories of one sprint (claimed where the remote could
+/// not be reached) both stay: the one not completed keeps the final QA waiting, and the
+/// refusal names both, so a double claim is never merged silently.
+fn merged(mut found: Vec<StoryState>) -> Vec<StoryState> {
+    found.sort_by(|a, b| {
+        (a.sprint, &a.session_id, b.completed(), &b.updated_at).cmp(&(
+            b.sprint,
+            &b.session_id,
+            a.completed(),
+            &a.updated_at,
+        ))
+    });
+    found.dedup_by(|a, b| a.session_id == b.session_id);
+    found
+}
+
+/// The stories of `parent_id` whose sessions are in this tree.
+fn in_tree(project: &Project, parent_id: &str) -> Vec<StoryState> {
+    let ids = super::sessions::session_ids(project).unwrap_or_default();
+    ids.iter()
+        .filter_map(|id| super::sessions::load_session(project, id).ok().flatten())
+        .filter_map(|story| {
+            let link = story.story.as_ref()?;
+            (link.parent_session_id == parent_id).then(|| entry_of(&story, link))
+        })
+        .collect()
+}
+
+/// The ref on the team's remote that says which story holds `sprint` of `parent`.
+fn claim_ref(parent: &Session, sprint: u32) -> String {
+    format!("refs/bmad/claims/{}/sprint-{sprint}", parent.session_id)
+}
+
+/// A claim made on the team's remote: what the reply says of it, and whether this story
+/// holds it there (and so must take it back if its start fails).
+struct RemoteClaim {
+    said: String,
+    won: bool,
+}
+
+/// Claims the story's sprint on the team's remote, so that every clone that reaches it
+/// sees it taken before work starts: refused when another story claimed it there first,
+/// naming who holds it. `None` without a remote.
+fn claim_on_remote(
+    project: &Project,
+    parent: &Session,
+    entry: &StoryState,
+) -> Result<Option<RemoteClaim>> {
+    let Some(repo) = crate::git::Repo::at(&project.root) else {
+        return Ok(None);
+    };
+    let message = serde_json::to_string(entry).unwrap_or_default();
+    let refname = claim_ref(parent, entry.sprint);
+    Ok(match repo.claim(&refname, &message) {
+        crate::git::Claim::NoRemote => None,
+        crate::git::Claim::Won { remote } => Some(RemoteClaim {
+            said: format!(
+                "Sprint {} is claimed for this story on the remote `{remote}` ({refname}): every clone that fetches from it sees it taken.",
+                entry.sprint
+            ),
+            won: true,
+        }),
+        crate::git::Claim::Held { remote, message } => {
+            let held: Option<StoryState> = serde_json::from_str(&message).ok();
+            match held {
+                Some(h) if h.session_id == entry.session_id => Some(RemoteClaim {
+                    said: format!(
+                        "Sprint {} was already claimed for this story on `{remote}`.",
+                        entry.sprint
+                    ),
+                    won: false,
+                }),
+                held => {
+                    let holder = held.map_or_else(
+                        || "another clone (its claim could not be read)".to_string(),
+                        |h| format!("{} (story `{}`)", h.holder(), h.task_name),
+                    );
+                    return Err(Error::argument(
+                        ErrorCode::SprintTaken,
+                        format!(
+                            "sprint {} of task `{}` is claimed on the remote `{remote}` by {holder}: one story per sprint, whoever pushed the claim first. Work on another sprint, or agree with its holder ({refname})",
+                            entry.sprint, parent.task_name
+                        ),
+                    ));
+                }
+            }
+        }
+        crate::git::Claim::Unreachable { remote, why } => Some(RemoteClaim {
+            said: format!(
+                "The claim of sprint {} is local to this clone: the remote `{remote}` could not be reached ({why}). Another clone may claim the same sprint meanwhile.",
+                entry.sprint
+            ),
+            won: false,
+        }),
+    })
 }
 
 /// Refuses a story of `parent` for `sprint` unless the parent takes stories now (the full
@@ -264,21 +365,30 @@ impl Store {
         );
         let wait = self.lock_wait;
         let claimed = std::cell::RefCell::new(None::<String>);
+        let shared = std::cell::RefCell::new(None::<RemoteClaim>);
         let started = self.start_named(cwd, &objective, engines, Some(&base), &[], clock, &|s| {
             s.begin_track(Track::Story);
             inherit(s, &parent, sprint);
             let link = link(s);
-            registry.claim(&parent, &entry_of(s, &link), wait)?;
-            s.story = Some(link);
+            let entry = entry_of(s, &link);
+            registry.claim(&parent, &entry, wait)?;
             *claimed.borrow_mut() = Some(s.session_id.clone());
+            *shared.borrow_mut() = claim_on_remote(&project, &parent, &entry)?;
+            s.story = Some(link);
             Ok(())
         });
         if started.is_err() {
             if let Some(id) = claimed.borrow().as_deref() {
                 registry.release(&parent.session_id, sprint, id);
             }
+            if shared.borrow().as_ref().is_some_and(|c| c.won) {
+                if let Some(repo) = crate::git::Repo::at(&project.root) {
+                    repo.unclaim(&claim_ref(&parent, sprint));
+                }
+            }
         }
         let mut started = started?;
+        started.notices.extend(shared.take().map(|c| c.said));
         started.notices.push(format!(
             "Story of sprint {sprint} of `{}`; which story holds which sprint is kept in {}, where every worktree of the repository sees it.",
             parent.task_name,
@@ -296,7 +406,10 @@ impl Store {
 }
 
 /// A story keeps its parent's PRD, architecture and plan where they are: its records of
-/// those stages point at the parent's documents, and its approved scope is its sprint.
+/// those stages point at the parent's documents and carry what the server read of them
+/// (the requirement ids, the components and sprints that name them), and its approved
+/// scope is its sprint, so its prompts name that sprint's ids and its QA needs a result
+/// for each, as the parent's final QA will.
 fn inherit(s: &mut Session, parent: &Session, sprint: u32) {
     for stage in Track::Full.stages() {
         if s.track.contains(*stage) {
@@ -308,6 +421,7 @@ fn inherit(s: &mut Session, parent: &Session, sprint: u32) {
         rec.artifact = from.artifact.clone();
         rec.sprints = from.sprints.clone();
         rec.approved = from.approved;
+        rec.trace = from.trace.clone();
         rec.status = if from.final_result_ref.is_some() {
             StageStatus::Completed
         } else {
@@ -328,5 +442,55 @@ pub fn follow(project: &Project, s: &Session, wait: std::time::Duration) {
     let written = Registry::of(project).and_then(|r| r.update(s, wait));
     if let Err(e) = written {
         tracing::warn!(session_id = %s.session_id, error = %e, "the story's shared entry was not updated");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workflow::State;
+
+    fn entry(sprint: u32, id: &str, state: State, at: &str) -> StoryState {
+        StoryState {
+            sprint,
+            session_id: id.into(),
+            task_name: format!("t-sprint-{sprint}-{id}"),
+            owner: id.into(),
+            branch: None,
+            worktree: "/w".into(),
+            stage: Stage::Qa,
+            state,
+            updated_at: at.into(),
+        }
+    }
+
+    #[test]
+    fn one_state_per_story_and_a_double_claim_kept_in_view() {
+        let got = merged(vec![
+            entry(1, "a", State::Generating, "2026-11-26T08:00:00.000Z"),
+            entry(1, "a", State::Completed, "2026-11-26T07:00:00.000Z"),
+            entry(2, "b", State::Generating, "2026-11-26T08:00:00.000Z"),
+            entry(2, "b", State::Generating, "2026-11-26T09:00:00.000Z"),
+            entry(2, "c", State::Completed, "2026-11-26T09:30:00.000Z"),
+        ]);
+        let seen: Vec<(u32, &str, bool, &str)> = got
+            .iter()
+            .map(|e| {
+                (
+                    e.sprint,
+                    e.session_id.as_str(),
+                    e.completed(),
+                    e.updated_at.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (1, "a", true, "2026-11-26T07:00:00.000Z"),
+                (2, "b", false, "2026-11-26T09:00:00.000Z"),
+                (2, "c", true, "2026-11-26T09:30:00.000Z"),
+            ]
+        );
     }
 }

@@ -50,6 +50,7 @@ impl Step<'_> {
             Part::Verifies => {
                 rec.results = documents::results(document);
                 rec.intent = documents::intent(document);
+                rec.resolves = documents::resolved_lessons(document);
                 rec.open.clear();
                 rec.accepted.clear();
             }

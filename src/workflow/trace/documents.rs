@@ -335,6 +335,35 @@ pub fn results(document: &str) -> BTreeMap<String, TestResult> {
     out
 }
 
+/// The lessons a closing report says the task resolved: the ids on its `Resolves lesson:`
+/// lines (`2026-11-24-3fa9c2d1`, as a lesson's file is named), at most ten.
+pub fn resolved_lessons(document: &str) -> Vec<String> {
+    let mut ids: Vec<String> = Vec::new();
+    for (_, line) in outside_code(document) {
+        let Some(value) = keyed(line, &["Resolves lesson", "Resolves lessons"]) else {
+            continue;
+        };
+        for word in value.split([',', ' ', '`']).map(str::trim) {
+            if is_lesson_id(word) && !ids.iter().any(|i| i == word) && ids.len() < 10 {
+                ids.push(word.to_string());
+            }
+        }
+    }
+    ids
+}
+
+/// A lesson's id: a date and eight hex digits.
+fn is_lesson_id(s: &str) -> bool {
+    let b = s.as_bytes();
+    s.len() == 19
+        && s.chars().enumerate().all(|(i, c)| match i {
+            4 | 7 | 10 => c == '-',
+            0..=9 => c.is_ascii_digit(),
+            _ => c.is_ascii_hexdigit(),
+        })
+        && b[0] == b'2'
+}
+
 /// The closing report's `Intent:` line (the last one), with what it names as not done: the
 /// rest of the line, and the list items right under it.
 pub fn intent(document: &str) -> Option<Intent> {
