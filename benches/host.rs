@@ -3,7 +3,8 @@
 //! `--strict-mcp-config`), in a throw-away home, against a fake Anthropic Messages API on
 //! loopback (`ANTHROPIC_BASE_URL`, a dummy key) that plays a scripted model. The script is
 //! the example's standard workflow (15 calls) and a long run (26 calls: two clarification
-//! rounds, a rejection with feedback, a send-back from review, `status` and `list`). The
+//! rounds, a rejection with feedback, a send-back from review, `status` and `list`) and a
+//! team run (20 calls; the human decides three times in a terminal, a check fails once). The
 //! fake records what Claude Code sends the model: the tool's definition and every
 //! `tool_result`. It prints bytes and estimated tokens per call and in all, the share of
 //! lines already sent earlier in the run, the tool's description + input schema as sent,
@@ -29,6 +30,8 @@ mod fake;
 mod figures;
 #[path = "host/script.rs"]
 mod script;
+#[path = "host/terminal.rs"]
+mod terminal;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -50,6 +53,9 @@ const LONG_REPEATED: f64 = 0.15;
 const DEFINITION: usize = 3_000;
 const TOOLS_LIST: usize = 8_000;
 const ONE_RESULT: usize = 8_000;
+/// Targets for the team run: all its results, its share of lines sent before.
+const TEAM_TOTAL: usize = 40_000;
+const TEAM_REPEATED: f64 = 0.15;
 
 fn cli() -> PathBuf {
     std::env::var_os("BMAD_CLAUDE_CLI")
@@ -84,18 +90,70 @@ async fn through_claude(
     script: Vec<Value>,
     project: &Path,
 ) -> Res<(Vec<String>, Value)> {
-    let calls = script.len();
-    let model = fake::Model::new(script);
-    let url = fake::serve(model.clone()).await?;
     let home = tempfile::tempdir()?;
-    let config = home.path().join("mcp.json");
+    let calls = script.len();
+    run_claude(
+        server,
+        fake::Model::new(script),
+        calls,
+        project,
+        home.path(),
+    )
+    .await
+}
+
+/// [`through_claude`] for the team run: the human approves the project's checks in a
+/// terminal first, then makes the script's decisions there while the model waits.
+async fn team_through_claude(
+    server: &Path,
+    (script, decisions): (Vec<Value>, Vec<script::Decision>),
+    project: &Path,
+) -> Res<(Vec<String>, Value)> {
+    let home = tempfile::tempdir()?;
+    std::fs::create_dir_all(project.join(".bmad"))?;
+    std::fs::write(project.join(".bmad/config.toml"), script::CHECK_CONFIG)?;
+    let approve = ["config".to_string(), "approve".to_string()];
+    terminal::decide(server, project, home.path(), &approve, "y\n")?;
+    let mut elsewhere = std::collections::BTreeMap::new();
+    for d in decisions {
+        let (server, project, home) = (
+            server.to_path_buf(),
+            project.to_path_buf(),
+            home.path().to_path_buf(),
+        );
+        let act: fake::Elsewhere = Box::new(move |id: &str| {
+            let args: Vec<String> = d
+                .args
+                .iter()
+                .map(|a| a.replace(script::SESSION, id))
+                .collect();
+            terminal::decide(&server, &project, &home, &args, d.typed)
+        });
+        elsewhere.insert(d.before, act);
+    }
+    let calls = script.len();
+    let model = fake::Model::with_elsewhere(script, elsewhere);
+    run_claude(server, model, calls, project, home.path()).await
+}
+
+/// Runs Claude Code against `model` in `project` with `home`; returns the tool results in
+/// call order and the tool's definition as sent to the model.
+async fn run_claude(
+    server: &Path,
+    model: std::sync::Arc<fake::Model>,
+    calls: usize,
+    project: &Path,
+    home: &Path,
+) -> Res<(Vec<String>, Value)> {
+    let url = fake::serve(model.clone()).await?;
+    let config = home.join("mcp.json");
     std::fs::write(
         &config,
         json!({"mcpServers": {"bmad": {"type": "stdio", "command": server, "args": [], "env": {}}}})
             .to_string(),
     )?;
     let me = std::env::current_exe()?;
-    let settings = home.path().join("settings.json");
+    let settings = home.join("settings.json");
     std::fs::write(
         &settings,
         json!({"hooks": {"Elicitation": [{"matcher": "", "hooks": [{"type": "command",
@@ -112,8 +170,8 @@ async fn through_claude(
         .args(["--allowedTools", fake::TOOL, "--model", "claude-sonnet-4-5"])
         .args(["--output-format", "json", "--max-turns", "200"])
         .current_dir(project)
-        .env("HOME", home.path())
-        .env("CLAUDE_CONFIG_DIR", home.path().join(".claude"))
+        .env("HOME", home)
+        .env("CLAUDE_CONFIG_DIR", home.join(".claude"))
         .env("ANTHROPIC_BASE_URL", &url)
         .env("ANTHROPIC_API_KEY", "sk-ant-bench-not-a-key")
         .env("ENABLE_TOOL_SEARCH", "false")
@@ -152,13 +210,14 @@ async fn through_claude(
     .await
     .map_err(|_| "claude did not finish within 600 s")?;
     let rec = model.recorded.lock().unwrap();
-    if rec.results.len() != calls || !rec.finished {
+    if rec.results.len() != calls || !rec.finished || !rec.failed.is_empty() {
         return Err(format!(
-            "claude ran {} of {calls} calls (finished: {}, {} agent requests, unknown paths {:?}); exit {:?}\nstdout: {}\nstderr: {}",
+            "claude ran {} of {calls} calls (finished: {}, {} agent requests, unknown paths {:?}); {}exit {:?}\nstdout: {}\nstderr: {}",
             rec.results.len(),
             rec.finished,
             rec.agent_requests,
             rec.unknown,
+            rec.failed,
             out.0.ok(),
             String::from_utf8_lossy(&out.1),
             String::from_utf8_lossy(&out.2)
@@ -211,6 +270,77 @@ fn actions(script: &[Value]) -> Vec<String> {
         .collect()
 }
 
+/// Runs a script in a fresh project; returns its figures, its results and the definition.
+async fn scenario(
+    server: &Path,
+    title: &str,
+    make: impl FnOnce(&str) -> Vec<Value>,
+) -> Res<(Run, Vec<String>, Value)> {
+    let project = tempfile::tempdir()?;
+    let script = make(&project.path().display().to_string());
+    let names = actions(&script);
+    let (results, definition) = through_claude(server, script, project.path()).await?;
+    let run = Run::of(&names, &results);
+    run.print(title);
+    Ok((run, results, definition))
+}
+
+/// The team run; also the numbers (from 1) of the calls that follow a terminal decision.
+async fn team_scenario(server: &Path) -> Res<(Run, Vec<String>, Vec<usize>)> {
+    let project = tempfile::tempdir()?;
+    let (script, decisions) = script::team(&project.path().display().to_string());
+    let names = actions(&script);
+    let after: Vec<usize> = decisions.iter().map(|d| d.before + 1).collect();
+    let (results, _) = team_through_claude(server, (script, decisions), project.path()).await?;
+    let run = Run::of(&names, &results);
+    run.print("Team run (three decisions in a terminal, a failing check), tool results as the model got them:");
+    Ok((run, results, after))
+}
+
+fn row(what: &str, figure: String, target: &str, ok: bool) {
+    println!("  {what:<58} {figure:>12}  {target:>10}  {}", verdict(ok));
+}
+
+/// The team run's targets: all its text, its repeated lines, its largest reply, and the
+/// `status` calls after the human's terminal decisions.
+fn team_targets(team: &Run, after: &[usize]) {
+    row(
+        "team run, all tool results",
+        format!("{} B", team.total()),
+        "<= 40000 B",
+        team.total() <= TEAM_TOTAL,
+    );
+    row(
+        "team run, share of lines already sent",
+        format!("{:.1} %", 100.0 * team.repeated_share()),
+        "<= 15 %",
+        team.repeated_share() <= TEAM_REPEATED,
+    );
+    let (largest, at) = team.largest();
+    row(
+        &format!("team run, largest result (#{at})"),
+        format!("{largest} B"),
+        "<= 8000 B",
+        largest <= ONE_RESULT,
+    );
+    let sizes: Vec<String> = after
+        .iter()
+        .map(|&n| {
+            format!(
+                "#{n} {} B ({:.0} % repeated)",
+                team.bytes_at(n),
+                100.0 * team.repeated_at(n)
+            )
+        })
+        .collect();
+    let sum: usize = after.iter().map(|&n| team.bytes_at(n)).sum();
+    println!(
+        "  (team run: `status` after each terminal decision: {}; {sum} B in all, {:.0} % of the run)",
+        sizes.join(", "),
+        100.0 * sum as f64 / team.total().max(1) as f64
+    );
+}
+
 #[tokio::main]
 async fn main() -> Res<()> {
     if std::env::var_os(HOOK_ENV).is_some() {
@@ -230,23 +360,19 @@ async fn main() -> Res<()> {
     let server = common::server_binary()?;
     println!("host: {} through {}", server.display(), cli.display());
 
-    let project = tempfile::tempdir()?;
-    let cwd = project.path().display().to_string();
-    let standard = script::standard(&cwd);
-    let names = actions(&standard);
-    let (std_results, definition) = through_claude(&server, standard, project.path()).await?;
-    let std_run = Run::of(&names, &std_results);
-    std_run.print(
+    let (std_run, std_results, definition) = scenario(
+        &server,
         "Standard workflow (examples/full_workflow.rs), tool results as the model got them:",
-    );
-
-    let project = tempfile::tempdir()?;
-    let cwd = project.path().display().to_string();
-    let long = script::long(&cwd);
-    let names = actions(&long);
-    let (results, _) = through_claude(&server, long, project.path()).await?;
-    let long_run = Run::of(&names, &results);
-    long_run.print("Long run, tool results as the model got them:");
+        script::standard,
+    )
+    .await?;
+    let (long_run, results, _) = scenario(
+        &server,
+        "Long run, tool results as the model got them:",
+        script::long,
+    )
+    .await?;
+    let (team_run, team_results, after) = team_scenario(&server).await?;
 
     let description = definition["description"].as_str().unwrap_or_default().len();
     let schema = definition["input_schema"].to_string().len();
@@ -258,9 +384,6 @@ async fn main() -> Res<()> {
         "\nTargets for what the model is sent (tokens estimated as bytes / {}):",
         figures::BYTES_PER_TOKEN
     );
-    let row = |what: &str, figure: String, target: &str, ok: bool| {
-        println!("  {what:<58} {figure:>12}  {target:>10}  {}", verdict(ok));
-    };
     row(
         "standard workflow, all tool results",
         format!("{} B", std_run.total()),
@@ -291,6 +414,7 @@ async fn main() -> Res<()> {
         "<= 8000 B",
         largest_any <= ONE_RESULT,
     );
+    team_targets(&team_run, &after);
     println!(
         "  (long run: {} B in all; description {description} B, input schema {schema} B; standard repeated share {:.1} %)",
         long_run.total(),
@@ -299,11 +423,15 @@ async fn main() -> Res<()> {
     if let Some(dir) = std::env::var_os("BMAD_HOST_BENCH_DUMP") {
         let dir = PathBuf::from(dir);
         std::fs::create_dir_all(&dir)?;
-        for (i, r) in std_results.iter().enumerate() {
-            std::fs::write(dir.join(format!("standard-{:02}.txt", i + 1)), r)?;
-        }
-        for (i, r) in results.iter().enumerate() {
-            std::fs::write(dir.join(format!("long-{:02}.txt", i + 1)), r)?;
+        let runs = [
+            ("standard", &std_results),
+            ("long", &results),
+            ("team", &team_results),
+        ];
+        for (name, run) in runs {
+            for (i, r) in run.iter().enumerate() {
+                std::fs::write(dir.join(format!("{name}-{:02}.txt", i + 1)), r)?;
+            }
         }
         std::fs::write(dir.join("definition.json"), definition.to_string())?;
     }

@@ -3,10 +3,13 @@
 //! for a stream, as Claude Code does), `POST /v1/messages/count_tokens`. A request that
 //! offers the bmad tool is the agent's turn: the fake answers with the script's next tool
 //! call, or with a closing text once the script is done; any other request (a title, a
-//! side question) gets a one-word text. It records what Claude Code sent: the tool's
-//! definition and every `tool_result`, by the id of the call it answers.
+//! side question) gets a one-word text. Before a call the script pairs with something the
+//! human does elsewhere (a decision in a terminal), the fake does it first, as the human
+//! would while the model waits. It records what Claude Code sent: the tool's definition
+//! and every `tool_result`, by the id of the call it answers.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 
 use axum::body::Bytes;
@@ -32,21 +35,46 @@ pub struct Recorded {
     pub unknown: Vec<String>,
     /// Whether the script ran to its end (the closing text was sent).
     pub finished: bool,
+    /// What went wrong with what the human did elsewhere.
+    pub failed: String,
 }
+
+/// What the human does elsewhere before a call: given the session id, it returns an
+/// error to record when it did not work.
+pub type Elsewhere = Box<dyn FnOnce(&str) -> Result<(), String> + Send>;
 
 pub struct Model {
     script: Vec<Value>,
     session: Mutex<Option<String>>,
+    /// By the number of the call it comes before.
+    elsewhere: Mutex<BTreeMap<usize, Elsewhere>>,
     pub recorded: Mutex<Recorded>,
 }
 
 impl Model {
     pub fn new(script: Vec<Value>) -> Arc<Model> {
+        Model::with_elsewhere(script, BTreeMap::new())
+    }
+
+    pub fn with_elsewhere(script: Vec<Value>, elsewhere: BTreeMap<usize, Elsewhere>) -> Arc<Model> {
         Arc::new(Model {
             script,
             session: Mutex::new(None),
+            elsewhere: Mutex::new(elsewhere),
             recorded: Mutex::new(Recorded::default()),
         })
+    }
+
+    /// Does what the human does before call `n`, once (a request Claude Code repeats
+    /// finds it done).
+    fn before(&self, n: usize) {
+        let Some(act) = self.elsewhere.lock().unwrap().remove(&n) else {
+            return;
+        };
+        let id = self.session.lock().unwrap().clone().unwrap_or_default();
+        if let Err(e) = act(&id) {
+            let _ = writeln!(self.recorded.lock().unwrap().failed, "before call {n}: {e}");
+        }
     }
 }
 
@@ -91,6 +119,7 @@ fn handle(model: &Model, uri: &Uri, body: &[u8]) -> Response {
     let calls_made = record(model, &request, definition);
     match model.script.get(calls_made) {
         Some(args) => {
+            model.before(calls_made);
             let mut args = args.clone();
             if args.get("session_id").and_then(Value::as_str) == Some(SESSION) {
                 let id = model.session.lock().unwrap().clone().unwrap_or_default();

@@ -77,6 +77,29 @@ impl Run {
             .unwrap_or((0, 0))
     }
 
+    /// The largest result, with its call number.
+    pub fn largest(&self) -> (usize, usize) {
+        self.calls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.bytes, i + 1))
+            .max()
+            .unwrap_or((0, 0))
+    }
+
+    /// The bytes of call `n` (from 1); 0 when there is none.
+    pub fn bytes_at(&self, n: usize) -> usize {
+        self.calls.get(n.wrapping_sub(1)).map_or(0, |c| c.bytes)
+    }
+
+    /// The share of call `n`'s lines (from 1) sent before, by bytes.
+    pub fn repeated_at(&self, n: usize) -> f64 {
+        match self.calls.get(n.wrapping_sub(1)) {
+            Some(c) if c.line_bytes > 0 => c.repeated as f64 / c.line_bytes as f64,
+            _ => 0.0,
+        }
+    }
+
     pub fn print(&self, title: &str) {
         println!("\n{title}");
         println!(

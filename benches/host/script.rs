@@ -1,8 +1,9 @@
 //! The scripted model's tool calls: the example's standard workflow (the 15 calls of
-//! `examples/full_workflow.rs`, with `examples/fixtures`) and a long run with two
+//! `examples/full_workflow.rs`, with `examples/fixtures`), a long run with two
 //! clarification rounds, rejections with feedback, a send-back from review, then `status`
-//! and `list`. Each call is the tool's arguments; `session_id` is filled in by the fake
-//! from the `start` result, as a model would copy it.
+//! and `list`, and a team run where the human makes three decisions in a terminal while
+//! the model waits, and a check fails once. Each call is the tool's arguments;
+//! `session_id` is filled in by the fake from the `start` result, as a model would copy it.
 
 use serde_json::{json, Value};
 
@@ -129,4 +130,75 @@ pub fn long(cwd: &str) -> Vec<Value> {
         call(json!({"action": "status"})),
         json!({"action": "list", "cwd": cwd}),
     ]
+}
+
+/// A decision the human makes in a terminal before the call at `before` (counted from 0):
+/// the command's arguments after the binary (`SESSION` stands for the session id) and what
+/// they type at its question.
+pub struct Decision {
+    pub before: usize,
+    pub args: Vec<String>,
+    pub typed: &'static str,
+}
+
+fn decision(before: usize, args: &[&str], typed: &'static str) -> Decision {
+    Decision {
+        before,
+        args: args.iter().map(|a| a.to_string()).collect(),
+        typed,
+    }
+}
+
+/// The team run's check: it fails the first time it runs (as a test the developer has not
+/// made pass yet), then passes.
+pub const CHECK_CONFIG: &str = r#"[checks]
+test = "if [ -f .bench-check-ran ]; then echo 'test result: ok. 12 passed; 0 failed'; else touch .bench-check-ran; echo 'running 12 tests'; echo 'test digest::empty_week ... FAILED'; echo 'test result: FAILED. 11 passed; 1 failed'; exit 101; fi"
+"#;
+
+/// The team run: every stage, two clarification rounds, the PRD sent back, a failing
+/// check, and three decisions made in a terminal (the PRD sent back, the sprint plan
+/// approved, the failing work sent back), each followed by the model's `status`; 20 calls.
+pub fn team(cwd: &str) -> (Vec<Value>, Vec<Decision>) {
+    let calls = vec![
+        json!({"action": "start", "cwd": cwd, "objective": OBJECTIVE}),
+        submit(fixture("po-draft.json")),
+        call(json!({"action": "answer", "answers": {
+            "q1": "GitHub first", "q2": "Web only", "q3": "Repository maintainers"}})),
+        submit(po_second_draft()),
+        call(json!({"action": "answer", "answers": {"q4": "Friday"}})),
+        submit(fixture("po-final.json")),
+        call(json!({"action": "status"})),
+        submit(po_revised()),
+        call(json!({"action": "confirm"})),
+        submit(fixture("architect-final.json")),
+        call(json!({"action": "confirm"})),
+        submit(fixture("sprint-plan.md")),
+        call(json!({"action": "status"})),
+        submit(fixture("dev-report.md")),
+        call(json!({"action": "status"})),
+        submit(dev_second()),
+        submit(fixture("review.md")),
+        submit(fixture("qa-report.md")),
+        call(json!({"action": "status"})),
+        json!({"action": "list", "cwd": cwd}),
+    ];
+    let decisions = vec![
+        decision(
+            6,
+            &["reject", SESSION, "--feedback", "Say what is out of scope."],
+            "yes\n",
+        ),
+        decision(12, &["approve", SESSION], "y\n"),
+        decision(
+            14,
+            &[
+                "reject",
+                SESSION,
+                "--feedback",
+                "Make the empty-week test pass.",
+            ],
+            "yes\n",
+        ),
+    ];
+    (calls, decisions)
 }

@@ -83,7 +83,7 @@ impl BmadServer {
                 let page = store.list_of(cwd.as_deref(), cursor.as_deref(), mine)?;
                 Ok(reply::for_list(page, &project.display(), mine))
             }),
-            Call::Status { cwd, key } => status(store, cwd.as_deref(), &key),
+            Call::Status { cwd, key } => self.status(cwd.as_deref(), &key),
             Call::Lessons(call) => return super::lessons::run(store, call),
             Call::Act {
                 cwd,
@@ -211,28 +211,33 @@ fn start(
     ))
 }
 
-/// `status`: the session as stored, its drift, the role prompt its state asks for. A
-/// read-only call is not refused for an optional file it merely consults: the state is
-/// answered, and a prompt override's problem named.
-fn status(store: &Store, cwd: Option<&str>, key: &SessionKey) -> crate::error::Result<Reply> {
-    let (project, s) = store.load_fresh(cwd, key)?;
-    let drift = crate::store::drift(&project, &s);
-    let mut r = match prompts::needed(&project, store.user_prompts(), &s) {
-        Ok(prompt) => reply::for_status(&s, prompt.as_ref()),
-        Err(e) => {
-            let mut r = reply::for_status(&s, None);
-            r.notices.get_or_insert_with(Vec::new).push(format!(
-                "This reply carries no role prompt ({}): {e}",
-                e.code()
-            ));
-            r
+impl BmadServer {
+    /// `status`: the session as stored, its drift, the role prompt its state asks for; the
+    /// first after a decision made elsewhere gives what changed and what is new in the
+    /// prompt (`elsewhere`). A read-only call is not refused for an optional file it merely
+    /// consults: the state is answered, and a prompt override's problem named.
+    fn status(&self, cwd: Option<&str>, key: &SessionKey) -> crate::error::Result<Reply> {
+        let store = &self.inner.store;
+        let (project, s) = store.load_fresh(cwd, key)?;
+        let drift = crate::store::drift(&project, &s);
+        let (round, only_new) = self.status_round(&s);
+        let mut r = match prompts::needed(&project, store.user_prompts(), &s) {
+            Ok(prompt) => reply::for_status_round(&s, prompt.as_ref(), round),
+            Err(e) => {
+                let mut r = reply::for_status(&s, None);
+                r.notices.get_or_insert_with(Vec::new).push(format!(
+                    "This reply carries no role prompt ({}): {e}",
+                    e.code()
+                ));
+                r
+            }
+        };
+        reply::with_drift(&mut r, drift);
+        if let Some(n) = crate::store::went_back(&project, &s) {
+            r.notices.get_or_insert_with(Vec::new).push(n);
         }
-    };
-    reply::with_drift(&mut r, drift);
-    if let Some(n) = crate::store::went_back(&project, &s) {
-        r.notices.get_or_insert_with(Vec::new).push(n);
+        r.project = Some(super::project_context::summary(&project));
+        super::elsewhere::say_in_status(&mut r, &s, only_new);
+        Ok(r)
     }
-    r.project = Some(super::project_context::summary(&project));
-    super::elsewhere::say_in_status(&mut r, &s);
-    Ok(r)
 }

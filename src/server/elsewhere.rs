@@ -2,7 +2,10 @@
 //! the terminal) while the assistant waited is found and said. A call waiting on the
 //! client's dialog returns as soon as it lands on disk; a retry of an input-required round,
 //! or the host's own decision call that is no longer legal, is answered with where the
-//! workflow is now and who decided; `status` says it too. A reply that asks the human to
+//! workflow is now and who decided; `status` says it too. The first reply of this server
+//! to say such a decision gives what changed (who decided what) and what is new in the
+//! role prompt, which the host had before; a `status` after it gives everything again, the
+//! whole prompt too, as that prompt's first line promises. A reply that asks the human to
 //! decide carries the dashboard's deep link while one serves the project
 //! (`.bmad-task/dashboard.json`, written by `bmad-mcp dashboard`).
 
@@ -12,7 +15,7 @@ use super::reply::{self, Reply};
 use super::BmadServer;
 use crate::assistant::procs;
 use crate::files::Project;
-use crate::prompts;
+use crate::prompts::{self, Round};
 use crate::store::{SessionKey, DASHBOARD_REL};
 use crate::workflow::{DecidedBy, Session, Via};
 
@@ -46,23 +49,91 @@ fn last_decided_elsewhere(s: &Session) -> Option<String> {
     Some(said)
 }
 
-fn open_with(r: &mut Reply, said: String) {
+/// What a `status` says that the host has already when the human decided elsewhere since
+/// its last call: the decisions (the new one opens `user_message`), the last submission's
+/// score, checks and sections (its reply gave them), the trace (a decision writes no
+/// document), the project and the stored session (nothing the decision changed). The text
+/// leaves them out; `structuredContent` keeps them, and a `status` with nothing decided
+/// elsewhere since gives them all.
+const HAD: [&str; 13] = [
+    "decisions",
+    "checks",
+    "score",
+    "scores",
+    "score_source",
+    "gate_passed",
+    "iteration",
+    "missing_sections",
+    "empty_sections",
+    "review_status",
+    "trace",
+    "project",
+    "session",
+];
+
+/// How many decisions [`BmadServer::first_to_say`] keeps before it starts afresh (then a
+/// decision may be said with only what changed once more, which the prompt's own line
+/// covers: `status` then gives it all).
+const BRIEFED_KEPT: usize = 4096;
+
+/// Opens the reply with what changed: who decided what, where; the rest of the text is
+/// what follows from it (the stage now, the next role prompt). `only_new`: the text leaves
+/// out what the host had already ([`HAD`]).
+fn open_with(r: &mut Reply, said: String, only_new: bool) {
     r.user_message = format!("{said}\n{}", r.user_message);
-    r.notices.get_or_insert_with(Vec::new).push(said);
+    if only_new {
+        r.known.fields.extend(HAD);
+    }
 }
 
 /// Opens `status`'s reply of `s` with the decision the human made elsewhere, when that is
 /// the last thing that happened to the session: from the session the call already read.
-pub(super) fn say_in_status(r: &mut Reply, s: &Session) {
+/// `only_new`: as [`open_with`].
+pub(super) fn say_in_status(r: &mut Reply, s: &Session, only_new: bool) {
     if let Some(said) = last_decided_elsewhere(s) {
-        open_with(r, said);
+        open_with(r, said, only_new);
     }
 }
 
+/// How much of the role prompt goes with the first reply to say the decision that ends
+/// `s`'s history: what is new after that decision, as the reply to the decision itself
+/// would have carried.
+fn round_after_decision(s: &Session) -> Round {
+    s.history
+        .last()
+        .map_or(Round::Full, |h| Round::after(h.action))
+}
+
 impl BmadServer {
-    /// `status` (with its role prompt when one is needed), opening with the decision the
-    /// human made elsewhere, when that is the last thing that happened to the session (and,
-    /// with `since`, was made after the history had `since` entries).
+    /// For a `status` of `s`: how much of the role prompt it carries, and whether it opens
+    /// with a decision made elsewhere that no reply of this server said before (then it
+    /// gives only what changed).
+    pub(super) fn status_round(&self, s: &Session) -> (Round, bool) {
+        if last_decided_elsewhere(s).is_some() && self.first_to_say(s) {
+            (round_after_decision(s), true)
+        } else {
+            (Round::Full, false)
+        }
+    }
+
+    /// Whether no reply of this server said the decision that ends `s`'s history yet;
+    /// notes that one does now.
+    fn first_to_say(&self, s: &Session) -> bool {
+        let mut said = self
+            .inner
+            .briefed
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if said.len() >= BRIEFED_KEPT {
+            said.clear();
+        }
+        said.insert((s.session_id.clone(), s.history.len()))
+    }
+
+    /// `status` (with what is new in its role prompt, when one is needed), opening with the
+    /// decision the human made elsewhere, when that is the last thing that happened to the
+    /// session (and, with `since`, was made after the history had `since` entries): the
+    /// reply to the host's own call, which had the earlier replies.
     pub(super) fn decided_elsewhere(
         &self,
         cwd: Option<&str>,
@@ -77,8 +148,11 @@ impl BmadServer {
         let prompt = prompts::needed(&project, self.inner.store.user_prompts(), &s)
             .ok()
             .flatten();
-        let mut r = reply::for_status(&s, prompt.as_ref());
-        open_with(&mut r, said);
+        // The host's own call: it had the prompts, and learns what changed; a `status`
+        // after this gives it all.
+        self.first_to_say(&s);
+        let mut r = reply::for_status_round(&s, prompt.as_ref(), round_after_decision(&s));
+        open_with(&mut r, said, true);
         Some(r)
     }
 
@@ -157,4 +231,143 @@ pub(super) fn link(r: &mut Reply, project: &Project) {
         "\nYou can also read it, compare its rounds and decide on your dashboard: {url}"
     ));
     r.dashboard_url = Some(url);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prompts::Template;
+    use crate::workflow::session::HistoryEntry;
+    use crate::workflow::{Action, Engine, Stage, State};
+
+    /// A session at the PO's second round, the human having sent the PRD back in a terminal.
+    fn sent_back_in_a_terminal() -> Session {
+        let mut s = Session::new(
+            "6f1c2d3e-4b5a-4c6d-8e9f-0a1b2c3d4e5f".into(),
+            "todo-app".into(),
+            "/p".into(),
+            "Build a todo app".into(),
+            vec![Engine::Claude],
+            chrono::Utc::now(),
+        );
+        s.current_state = State::Refining;
+        let po = s.record_mut(Stage::Po);
+        po.score = Some(93);
+        po.gate_passed = Some(true);
+        po.iteration = 2;
+        let decision = crate::workflow::Decision {
+            decided_by: DecidedBy::Human,
+            via: Via::Cli,
+            seen_digest: None,
+            provenance: None,
+            decider: None,
+        };
+        po.feedback.push(crate::workflow::said::Said::of(
+            &decision,
+            "Say what is out of scope.",
+        ));
+        s.history.push(HistoryEntry {
+            at: "2026-11-26T08:00:00.000Z".into(),
+            action: Action::Reject,
+            stage: Stage::Po,
+            from: Some(State::AwaitingConfirmation),
+            to: State::Refining,
+            decided_by: Some(DecidedBy::Human),
+            via: Some(Via::Cli),
+            decider: None,
+            digest: Some("05ac57ada735".into()),
+            provenance: None,
+            note: None,
+            feedback: Some("Say what is out of scope.".into()),
+            lessons: Vec::new(),
+        });
+        s
+    }
+
+    fn server() -> BmadServer {
+        BmadServer::new(
+            crate::files::DefaultRoot {
+                source_name: "test",
+                value: "/p".into(),
+            },
+            crate::server::args::Limits::default(),
+        )
+    }
+
+    /// `status`'s reply as the text the model reads, with its round as the server picks it.
+    fn status_text(server: &BmadServer, s: &Session) -> (Reply, String) {
+        let (round, only_new) = server.status_round(s);
+        let mut r = reply::for_status_round(s, Some(&Template::built_in(Stage::Po)), round);
+        say_in_status(&mut r, s, only_new);
+        reply::name_notices(&mut r);
+        let text = reply::markdown(&serde_json::to_value(&r).unwrap(), &r.known);
+        (r, text)
+    }
+
+    const SAID: &str = "The human decided in the terminal: reject at the po stage. The human's words: Say what is out of scope.";
+
+    #[test]
+    fn a_status_after_a_decision_made_elsewhere_says_what_changed_and_the_next_prompt() {
+        let s = sent_back_in_a_terminal();
+        let server = server();
+        let (r, text) = status_text(&server, &s);
+        assert!(r.user_message.starts_with(SAID), "{}", r.user_message);
+        assert!(
+            !r.next_step
+                .as_deref()
+                .unwrap_or_default()
+                .contains("notices"),
+            "{r:?}"
+        );
+        // Said once, in `user_message`; not again as a notice.
+        assert_eq!(text.matches(SAID).count(), 1, "{text}");
+        assert!(text.contains("state: refining\n"), "{text}");
+        for had in [
+            "decisions:",
+            "score:",
+            "gate_passed:",
+            "iteration:",
+            "trace:",
+            "session:",
+        ] {
+            assert!(!text.contains(had), "{had} in {text}");
+        }
+        // The prompt: what is new (the human's words), not the role the host had.
+        let prompt = r.role_prompt.clone().unwrap();
+        assert!(prompt.contains("Say what is out of scope."), "{prompt}");
+        assert!(!prompt.contains("# Role: Product Owner"), "{prompt}");
+        // Programs still find the whole state.
+        let value = serde_json::to_value(&r).unwrap();
+        assert_eq!(value["decisions"][0]["via"], "cli", "{value:#}");
+        assert_eq!(value["score"], 93);
+        assert!(value["session"].is_object());
+
+        // A `status` after it gives everything again, the whole prompt too, as the short
+        // prompt's first line promised.
+        let (r, text) = status_text(&server, &s);
+        assert!(r.user_message.starts_with(SAID), "{}", r.user_message);
+        for shown in [
+            "decisions:",
+            "iteration: 2",
+            "session:",
+            "role_prompt:\n\n# Role: Product Owner",
+        ] {
+            assert!(text.contains(shown), "{shown} in {text}");
+        }
+        // Another server (a restarted one) has said nothing yet.
+        let (r, _) = status_text(&self::server(), &s);
+        assert!(!r.role_prompt.unwrap().contains("# Role: Product Owner"));
+    }
+
+    #[test]
+    fn a_status_with_nothing_decided_elsewhere_gives_the_whole_state() {
+        let mut s = sent_back_in_a_terminal();
+        s.history.last_mut().unwrap().via = Some(Via::Tool);
+        let (r, text) = status_text(&server(), &s);
+        assert!(!text.contains("The human decided"), "{text}");
+        for shown in ["decisions:", "iteration: 2", "session:"] {
+            assert!(text.contains(shown), "{shown} in {text}");
+        }
+        assert!(r.role_prompt.unwrap().contains("# Role: Product Owner"));
+    }
 }

@@ -72,6 +72,10 @@ struct Inner {
     /// Cancelled when the server is told to stop (SIGTERM): every call waiting on the
     /// human's dialog then answers that the decision is still pending (`dialog`).
     stopping: tokio_util::sync::CancellationToken,
+    /// The decisions made elsewhere this server has said with only what changed, by
+    /// (session id, length of its history): a `status` after one gives it all
+    /// (`elsewhere`).
+    briefed: std::sync::Mutex<std::collections::HashSet<(String, usize)>>,
 }
 
 #[derive(Clone)]
@@ -162,6 +166,7 @@ impl BmadServer {
                 codec: dialog::new_codec(),
                 resources_changed: tokio::sync::broadcast::channel(8).0,
                 stopping: tokio_util::sync::CancellationToken::new(),
+                briefed: std::sync::Mutex::default(),
             }),
         }
     }

@@ -48,6 +48,7 @@ impl Readers {
 /// The reply as a tool result, bounded ([`reply::bound`]).
 pub fn to_result(reply: Reply, readers: &Readers) -> CallToolResult {
     let mut reply = reply::bound(reply);
+    reply::drop_said_notices(&mut reply);
     let is_error = reply.error.is_some();
     let value = serde_json::to_value(&reply).expect("replies serialize");
     if matches!((&reply.session_id, &readers.session_id), (Some(id), Some(given)) if id == given) {
@@ -102,5 +103,19 @@ mod tests {
         let text = result.content[0].as_text().unwrap().text.clone();
         assert!(!text.contains("s-1"), "{text}");
         assert_eq!(result.structured_content.unwrap()["session_id"], "s-1");
+    }
+
+    #[test]
+    fn an_error_reply_says_its_message_once() {
+        let e = crate::error::Error::Internal;
+        let result = to_result(
+            reply::for_error(&e, None),
+            &Readers::named(Some("claude-code"), None),
+        );
+        let text = result.content[0].as_text().unwrap().text.clone();
+        let message = e.to_string();
+        assert_eq!(text.matches(message.as_str()).count(), 1, "{text}");
+        assert!(text.contains(&format!("code: {}", e.code())), "{text}");
+        assert_eq!(result.is_error, Some(true));
     }
 }

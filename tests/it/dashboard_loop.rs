@@ -216,10 +216,17 @@ async fn the_hosts_next_call_finds_the_decision_made_on_the_dashboard() {
         .as_str()
         .unwrap()
         .contains("Name the users."));
-    // `status` says it too.
+    // `status` says it too, once: in `user_message`, not again among the notices.
     let v = c.ok(json!({"action": "status", "session_id": sid})).await;
     assert!(
-        v["notices"]
+        v["user_message"]
+            .as_str()
+            .unwrap()
+            .starts_with("The human decided on the dashboard: reject at the po stage."),
+        "{v:#}"
+    );
+    assert!(
+        !v["notices"]
             .to_string()
             .contains("decided on the dashboard"),
         "{v:#}"

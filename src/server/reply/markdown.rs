@@ -65,6 +65,16 @@ pub fn render(reply: &Value, known: &Known) -> String {
                 }
                 field(&mut out, 0, key, &each);
             }
+            "checks" => field(&mut out, 0, key, &without_said_tails(v)),
+            // `user_message` says the error's message already; the code is kept.
+            "error" => {
+                let mut e = v.clone();
+                let message = e.get("message").and_then(Value::as_str).unwrap_or_default();
+                if !message.is_empty() && said(fields, "user_message").contains(message) {
+                    e.as_object_mut().map(|e| e.remove("message"));
+                }
+                field(&mut out, 0, key, &e);
+            }
             _ => field(&mut out, 0, key, v),
         }
     }
@@ -150,6 +160,35 @@ fn listed(fields: &Map<String, Value>, v: &Value, line: impl Fn(&Value) -> Optio
             .iter()
             .all(|item| line(item).is_some_and(|l| message.contains(&l) || prompt.contains(&l)))
     })
+}
+
+/// A check run without each check's `tail` where its output's `summary` ends with the same
+/// lines (a short output is both its first lines and its last).
+fn without_said_tails(v: &Value) -> Value {
+    let mut run = v.clone();
+    let each = run.get_mut("checks").and_then(Value::as_array_mut);
+    for check in each.into_iter().flatten() {
+        let summary = check["output"]["summary"].as_str().unwrap_or_default();
+        let tail = check["tail"].as_str().unwrap_or_default();
+        if ends_with_lines(summary, tail) {
+            check.as_object_mut().map(|c| c.remove("tail"));
+        }
+    }
+    run
+}
+
+/// Whether the non-empty lines of `tail` are the last non-empty lines of `text`, and there
+/// is one at least.
+fn ends_with_lines(text: &str, tail: &str) -> bool {
+    let lines = |t: &str| -> Vec<String> {
+        t.lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(String::from)
+            .collect()
+    };
+    let (text, tail) = (lines(text), lines(tail));
+    !tail.is_empty() && text.ends_with(&tail)
 }
 
 /// `status`'s stored session: its documents, and where the whole record is.
@@ -394,5 +433,46 @@ mod tests {
         let apart = json!({"user_message": "x", "session": {"session_id": "s", "artifacts": ["a/1.md", "b/2.md"]}});
         let text = render(&apart, &Known::default());
         assert!(text.contains("  artifacts: a/1.md, b/2.md\n"), "{text}");
+    }
+
+    #[test]
+    fn a_checks_tail_is_left_out_where_its_summary_ends_with_the_same_lines() {
+        let run = |summary: &str, tail: &str| {
+            json!({"user_message": "x", "checks": {"checks": [{"name": "test", "outcome": "failed",
+                "output": {"file_path": "t.log", "summary": summary}, "tail": tail}]}})
+        };
+        let short = "running 2 tests\ntest a ... FAILED\ntest result: FAILED. 1 passed; 1 failed";
+        let text = render(&run(short, &format!("{short}\n")), &Known::default());
+        assert_eq!(text.matches("test a ... FAILED").count(), 1, "{text}");
+        assert!(!text.contains("tail:"), "{text}");
+        // A long output: the summary is its head, the tail its end; both are kept.
+        let text = render(
+            &run("line 1\nline 2", "line 999\nline 1000\n"),
+            &Known::default(),
+        );
+        assert!(
+            text.contains("tail:\n") && text.contains("line 1000"),
+            "{text}"
+        );
+        assert!(text.contains("line 2"), "{text}");
+        // An empty tail says nothing either way.
+        let text = render(&run("", ""), &Known::default());
+        assert!(!text.contains("line"), "{text}");
+    }
+
+    #[test]
+    fn an_errors_message_is_said_once() {
+        let v = json!({"user_message": "Error (invalid_state): `confirm` is not allowed in state refining.",
+            "error": {"code": "invalid_state", "message": "`confirm` is not allowed in state refining."}});
+        let text = render(&v, &Known::default());
+        assert_eq!(
+            text.matches("is not allowed in state refining").count(),
+            1,
+            "{text}"
+        );
+        assert!(text.contains("error:\n  code: invalid_state\n"), "{text}");
+        // A message the user_message does not carry is kept.
+        let v = json!({"user_message": "Error.", "error": {"code": "internal", "message": "Something else."}});
+        assert!(render(&v, &Known::default()).contains("message: Something else."));
     }
 }

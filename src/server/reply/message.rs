@@ -25,18 +25,18 @@ pub(super) fn completed_stage(s: &Session, facts: &Facts) -> String {
     }
 }
 
-/// `generating` and `refining`: the host (re)generates the document with the role prompt.
+/// `generating` and `refining`: the host (re)generates the document with the role prompt,
+/// as much of it as `round` says.
 pub(super) fn generate(
     s: &Session,
     facts: &Facts,
-    action: Action,
+    (action, round): (Action, Round),
     prompt: Option<&Template>,
     r: &mut Reply,
 ) -> String {
     let stage = story::prompt_stage(s);
     let state = s.current_state;
     let rec = s.record(stage);
-    let round = Round::after(action);
     if let Some(template) = prompt.filter(|t| t.stage == stage) {
         let mut text = prompts::render_round(s, stage, &facts.guidance, &template.text, round);
         text.push_str(prompts::lessons_block(template));
@@ -69,7 +69,9 @@ pub(super) fn generate(
     }
     if stage.builds_scope() && state == State::Generating && s.track.contains(Stage::approval()) {
         let plan = s.record(Stage::approval());
-        if action != Action::Reject && s.stories.is_empty() {
+        // Said when the approval starts the work, not when the work came back.
+        let first_round = !prompts::is_revision(s, stage);
+        if action != Action::Reject && first_round && s.stories.is_empty() {
             msg.push_str(&format!(
                 "Sprint plan approved; scope to build: {}. ",
                 plan.scope.as_deref().unwrap_or("all")

@@ -12,7 +12,7 @@ fn generate_built_in(s: &Session, facts: &Facts, action: Action, r: &mut Reply) 
     generate(
         s,
         facts,
-        action,
+        (action, Round::after(action)),
         Some(&Template::built_in(s.current_stage)),
         r,
     )
@@ -421,4 +421,46 @@ fn the_generate_step_says_what_a_codex_result_is_and_what_to_do_without_one() {
     // The sprint plan is the host's model's alone, even with a second model.
     s.current_stage = Stage::Sm;
     assert!(!next_step(&s).contains("codex"));
+}
+
+#[test]
+fn a_notice_that_user_message_says_is_not_listed_again_nor_relayed() {
+    let mut r = Reply {
+        user_message: "The human decided in the terminal: confirm at the po stage.\nThe System Architect writes the document (architect).".into(),
+        next_step: Some("Do as `role_prompt` says.".into()),
+        notices: Some(vec![
+            "The human decided in the terminal: confirm at the po stage.".into(),
+        ]),
+        ..Reply::default()
+    };
+    crate::server::reply::name_notices(&mut r);
+    assert_eq!(r.notices, None);
+    assert_eq!(r.next_step.as_deref(), Some("Do as `role_prompt` says."));
+    // A notice with something new stays, and the model is asked to relay it.
+    r.notices = Some(vec![
+        "The human decided in the terminal: confirm at the po stage.".into(),
+        "The confirmed PRD defines 3 ids.".into(),
+    ]);
+    crate::server::reply::name_notices(&mut r);
+    assert_eq!(
+        r.notices,
+        Some(vec!["The confirmed PRD defines 3 ids.".to_string()])
+    );
+    assert!(
+        r.next_step
+            .as_deref()
+            .unwrap()
+            .ends_with("Also tell the human what `notices` says: it is for them."),
+        "{r:?}"
+    );
+    // One the model knows (its own dialog's) is listed but not relayed.
+    let mut r = Reply {
+        user_message: "Answers recorded.".into(),
+        next_step: Some("Go on.".into()),
+        notices: Some(vec!["The human decided this through the dialog.".into()]),
+        ..Reply::default()
+    };
+    r.known.notices = r.notices.clone().unwrap();
+    crate::server::reply::name_notices(&mut r);
+    assert_eq!(r.next_step.as_deref(), Some("Go on."));
 }

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::act::Done;
 use crate::error::{Error, ErrorCode};
-use crate::prompts::{self, Template};
+use crate::prompts::{self, Round, Template};
 use crate::store::{Damaged, Drift, ListEntry};
 use crate::workflow::person::Person;
 use crate::workflow::session::{Question, ScoreSource, Sprint};
@@ -32,7 +32,7 @@ pub use bound::{bound, MAX_REPLY_BYTES};
 pub use list::for_list;
 pub use markdown::{render as markdown, Known};
 pub use message::dialog_next_step;
-pub use status::{for_status, with_drift};
+pub use status::{for_status, for_status_round, with_drift};
 pub use strict::human_channel;
 pub use undecided::{for_undecided, Undecided};
 
@@ -323,6 +323,16 @@ pub fn for_done(done: &Done, action: Action, via: Option<Via>) -> Reply {
 /// host writes ([`prompts::needed`]); `None` where the reply is not for the host (the
 /// terminal, a briefing), and no role prompt is given.
 pub fn for_session(s: &Session, facts: &Facts, action: Action, prompt: Option<&Template>) -> Reply {
+    for_round(s, facts, (action, Round::after(action)), prompt)
+}
+
+/// [`for_session`] with the role prompt cut to `round`.
+fn for_round(
+    s: &Session,
+    facts: &Facts,
+    (action, round): (Action, Round),
+    prompt: Option<&Template>,
+) -> Reply {
     let stage = s.current_stage;
     let state = s.current_state;
     let interaction = match state {
@@ -376,7 +386,9 @@ pub fn for_session(s: &Session, facts: &Facts, action: Action, prompt: Option<&T
 
     let mut msg = message::completed_stage(s, facts);
     msg.push_str(&match state {
-        State::Generating | State::Refining => message::generate(s, facts, action, prompt, &mut r),
+        State::Generating | State::Refining => {
+            message::generate(s, facts, (action, round), prompt, &mut r)
+        }
         State::Clarifying => message::clarifying(s, &mut r),
         State::AwaitingConfirmation => message::awaiting_confirmation(s, facts, &mut r),
         State::AwaitingApproval => message::awaiting_approval(s, &mut r),
@@ -466,9 +478,28 @@ pub fn for_error(e: &Error, session: Option<&Session>) -> Reply {
     r
 }
 
-/// Appends to `next_step` that `notices` are to be told to the human, when there are any.
+/// Drops the notices `user_message` already says word for word (a decision made
+/// elsewhere opens both), so the human is not told a thing twice.
+pub fn drop_said_notices(r: &mut Reply) {
+    let Some(notices) = r.notices.as_mut() else {
+        return;
+    };
+    notices.retain(|n| !r.user_message.contains(n.trim()));
+    if notices.is_empty() {
+        r.notices = None;
+    }
+}
+
+/// Appends to `next_step` that `notices` are to be told to the human, when they say
+/// something `user_message` does not and the model does not know already.
 pub fn name_notices(r: &mut Reply) {
-    if r.notices.as_ref().is_none_or(|n| n.is_empty()) {
+    drop_said_notices(r);
+    let new = r
+        .notices
+        .iter()
+        .flatten()
+        .any(|n| !r.known.notices.contains(n));
+    if !new {
         return;
     }
     const TELL: &str = "Also tell the human what `notices` says: it is for them.";

@@ -1,16 +1,22 @@
 //! The reply to `status`: the session, its decisions.
 
-use crate::prompts::Template;
+use crate::prompts::{Round, Template};
 use crate::store::Drift;
 use crate::workflow::{Action, Facts, Session, State};
 
-use super::{for_session, some_vec, DecisionEntry, Reply};
+use super::{for_round, some_vec, DecisionEntry, Reply};
 
 /// `status`: the reply for the session's state, and the session as stored, its content
 /// references without their summaries (the files are named; `role_prompt` already gives a
 /// line of each earlier document).
 pub fn for_status(s: &Session, prompt: Option<&Template>) -> Reply {
-    let mut r = for_session(s, &Facts::default(), Action::Status, prompt);
+    for_status_round(s, prompt, Round::Full)
+}
+
+/// [`for_status`] with the role prompt cut to `round` (what is new since the prompts the
+/// host had, when it is known to have had them).
+pub fn for_status_round(s: &Session, prompt: Option<&Template>, round: Round) -> Reply {
+    let mut r = for_round(s, &Facts::default(), (Action::Status, round), prompt);
     if s.current_state == State::Completed {
         // The documents are listed once, in `session.artifacts`.
         if let Some(i) = r.user_message.find(" Documents") {
