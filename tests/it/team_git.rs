@@ -578,6 +578,21 @@ async fn a_sprint_claimed_in_one_clone_is_taken_in_the_other_and_merged_stories_
     );
     assert!(one_task.contains("-sprint-1-ada-"), "{one_task}");
     assert!(two_task.contains("-sprint-2-bob-"), "{two_task}");
+    // The guide's commands show the claims, as written, from Ada's clone.
+    let shown = guide_block("Sprints as stories, across clones", "sh")
+        .replace("<parent id>", parent.as_str().unwrap());
+    let out = run_lines(&t.ada, &shown);
+    assert_eq!(
+        out[0].lines().count(),
+        2,
+        "two claims on the remote: {}",
+        out[0]
+    );
+    assert!(
+        out[2].contains("Bob Smith"),
+        "who holds sprint 2: {}",
+        out[2]
+    );
 
     // Each builds their sprint; Bob pushes first, Ada merges his work.
     for (c, sid) in [(&b, &two["session_id"]), (&a, &one["session_id"])] {
@@ -661,4 +676,56 @@ async fn a_session_restored_from_an_older_commit_is_said_to_have_gone_back() {
         "{v:#}"
     );
     a.close().await;
+}
+
+/// The same document sent back on two branches makes two lesson files, named apart: after
+/// the task is resolved to one side, the merge commits with both lessons in the folder.
+#[tokio::test]
+async fn the_same_document_sent_back_on_two_branches_leaves_two_lessons_that_merge() {
+    let t = team();
+    let a = server(&t.ada).await;
+    let v = a
+        .ok(json!({"action": "start", "objective": "Add a settings page"}))
+        .await;
+    let sid = v["session_id"].clone();
+    let task = v["task_name"].as_str().unwrap().to_string();
+    on(
+        &a,
+        &sid,
+        json!({"action": "submit", "claude_result": passing_prd()}),
+    )
+    .await;
+    commit_all(&t.ada, "Ada: the PRD");
+    git(&t.ada, &["push", "-q"]);
+    git(&t.bob, &["pull", "-q", "--no-edit"]);
+    let b = server(&t.bob).await;
+    for (c, dir, who) in [(&a, &t.ada, "Ada"), (&b, &t.bob, "Bob")] {
+        let feedback = json!({"action": "reject", "feedback": "Name the users first."});
+        on(c, &sid, feedback).await;
+        commit_all(dir, &format!("{who}: sent the PRD back"));
+    }
+    git(&t.ada, &["push", "-q"]);
+    assert!(
+        !git_may_fail(&t.bob, &["pull", "-q", "--no-edit"]),
+        "the session conflicts"
+    );
+    let lessons = |dir: &Path| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir.join(".bmad/lessons"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(lessons(&t.bob).len(), 2, "{:?}", lessons(&t.bob));
+    let out = bin(&t.bob)
+        .args(["resolve", &task, "--theirs"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    git(&t.bob, &["commit", "-q", "--no-edit"]);
+    assert_eq!(git(&t.bob, &["ls-files", "-u"]), "");
+    assert_eq!(lessons(&t.bob).len(), 2, "both lessons kept");
+    a.close().await;
+    b.close().await;
 }
