@@ -261,9 +261,13 @@ fn claim_on_remote(
                     won: false,
                 }),
                 held => {
+                    // Another clone's words, from the network: cut short, nothing hidden.
                     let holder = held.map_or_else(
                         || "another clone (its claim could not be read)".to_string(),
-                        |h| format!("{} (story `{}`)", h.holder(), h.task_name),
+                        |h| {
+                            let said = format!("{} (story `{}`)", h.holder(), h.task_name);
+                            crate::code::visible(&crate::code::clip(&said, 300))
+                        },
                     );
                     return Err(Error::argument(
                         ErrorCode::SprintTaken,
