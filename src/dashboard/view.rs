@@ -10,8 +10,8 @@
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::render;
 use super::Dashboard;
+use super::{checks, render};
 use crate::error::{Error, Result};
 use crate::evidence::{self, approval::Policy};
 use crate::files::Project;
@@ -226,21 +226,10 @@ fn stage_view(project: &Project, s: &Session, stage: Stage) -> Value {
             "rounds": rounds(project, s, stage, &body),
         }))
     });
-    let checks: Vec<Value> = rec
+    let checks = rec
         .checks
-        .iter()
-        .flat_map(|run| run.checks.iter())
-        .map(|c| {
-            json!({
-                "name": c.name,
-                "command": c.command,
-                "outcome": c.outcome.id(),
-                "exit_code": c.exit_code,
-                "duration_ms": c.duration_ms,
-                "output": c.output.as_ref().and_then(|o| text(project, &o.file_path)),
-            })
-        })
-        .collect();
+        .as_ref()
+        .map(|run| checks::view(project, run, text));
     let questions: Vec<Value> = rec
         .questions
         .iter()

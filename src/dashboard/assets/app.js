@@ -27,7 +27,8 @@ function el(tag, attrs, ...children) {
     else if (k === "on") for (const [ev, f] of Object.entries(v)) e.addEventListener(ev, f);
     else e.setAttribute(k, v === true ? "" : v);
   }
-  for (const c of children.flat()) if (c !== null && c !== undefined) e.append(c);
+  // Children may come in nested arrays (a section's parts, a list's rows): all are appended.
+  for (const c of children.flat(Infinity)) if (c !== null && c !== undefined) e.append(c);
   return e;
 }
 
@@ -132,6 +133,10 @@ function decisionCard(t) {
     doc ? el("p", { class: "muted", text: doc.path + " · sha256 " + doc.sha256.slice(0, 12) + (d.score != null ? " · score " + d.score + (d.gate ? "/" + d.gate : "") : "") }) : null,
     d.failed_verdict ? el("p", { class: "waiting", text: "It does not pass: " + d.failed_verdict + ". Confirming accepts the risk; sending back returns the work to development." }) : null,
     (d.notices || []).map((n) => el("p", { class: "muted", text: n })));
+  // A failing check is accepted or sent back here: its output is read here, not further down.
+  const decided = t.stages.find((s) => s.stage === d.stage);
+  const run = decided && decided.checks;
+  if (d.failed_verdict && run && run.checks.some((c) => c.outcome !== "passed")) card.append(checksView("decision-checks", run));
   if (doc) {
     card.append(el("div", { class: "doc", id: "decision-doc", html: doc.html }),
       el("details", { id: "comment-box" }, el("summary", { text: "Comment on lines (click a line, shift-click to extend)" }),
@@ -208,6 +213,43 @@ async function decide(action) {
   await route();
 }
 
+function seconds(ms) {
+  return ms < 1000 ? ms + " ms" : (ms / 1000).toFixed(1) + " s";
+}
+
+function bytes(n) {
+  return n < 1024 ? n + " bytes" : n < 1048576 ? (n / 1024).toFixed(1) + " KiB" : (n / 1048576).toFixed(1) + " MiB";
+}
+
+// One run of a stage's checks, each exactly as the server ran it: its command, how it
+// ended, how long it took, and its output collapsed, the lines that say what failed first.
+function checksView(id, run) {
+  const git = run.git ? " · commit " + (run.git.commit ? run.git.commit.slice(0, 12) : "none") + (run.git.dirty ? ", with uncommitted changes" : "") : "";
+  return el("div", { class: "checks", id },
+    el("h3", { text: "Checks" }),
+    el("p", { class: "muted", text: "Run at " + run.at + ", each with sh -c in the project, from the approved .bmad/config.toml (sha256 " + run.config_sha256.slice(0, 12) + ")" + git }),
+    run.checks.map((c, i) => checkView(id + "-" + i, c)));
+}
+
+function checkView(id, c) {
+  const failed = c.outcome !== "passed";
+  let output = el("p", { class: "muted", text: "It printed nothing." });
+  if (c.output_bytes) {
+    const kept = c.output_kept_bytes != null && c.output_kept_bytes < c.output_bytes ? " (kept: its first and last part, " + bytes(c.output_kept_bytes) + ")" : "";
+    output = el("details", { class: "check-output", id: id + "-output" },
+      el("summary", { text: "Output: " + bytes(c.output_bytes) + kept + " · sha256 " + c.output_sha256.slice(0, 12) }),
+      c.failing_lines.length ? [el("p", { class: "muted", text: "The lines that say what failed (line numbers of the output):" }),
+        el("pre", { class: "out failing", text: c.failing_lines.join("\n") })] : null,
+      el("p", { class: "muted", text: "All of it" + (c.output_path ? ", from " + c.output_path : "") + ":" }),
+      el("pre", { class: "out whole", text: c.output == null ? "(the kept output could not be read)" : c.output }));
+  }
+  return el("div", { class: "check " + (failed ? "failed" : "passed"), id, "data-outcome": c.outcome },
+    el("p", { class: "check-head" }, el("strong", { class: "check-name", text: c.name }), " ",
+      el("span", { class: "check-result", text: c.result }), el("span", { class: "muted", text: " · " + seconds(c.duration_ms) })),
+    el("pre", { class: "command", text: c.command }),
+    output);
+}
+
 function stageSection(s) {
   const parts = [];
   if (s.document) {
@@ -221,9 +263,7 @@ function stageSection(s) {
   if (s.questions.length) parts.push(el("h3", { text: "Questions and answers" }), el("ul", {},
     s.questions.map((q) => el("li", {}, el("span", { text: q.id + " (round " + q.round + "): " + q.question }),
       el("div", { class: q.answer ? "" : "waiting", text: q.answer ? "Answer: " + q.answer : "not answered" })))));
-  if (s.checks.length) parts.push(el("h3", { text: "Checks" }), s.checks.map((c) => el("details", { class: "check" },
-    el("summary", { text: c.name + ": " + c.outcome + (c.exit_code != null ? " (exit " + c.exit_code + ")" : "") + ", " + c.duration_ms + " ms" }),
-    el("p", { class: "muted", text: c.command }), el("pre", { class: "out", text: c.output || "(no output)" }))));
+  if (s.checks) parts.push(checksView("checks-" + s.stage, s.checks));
   if (s.accepted_risk) parts.push(el("p", { class: "waiting", text: "The human accepted the risk of a failing verdict (" + (s.review_status || "below the gate") + ")." }));
   if (s.scope) parts.push(el("p", { text: "Approved scope: " + s.scope }));
   for (const f of s.feedback) parts.push(el("p", { class: "muted", text: "Feedback from " + f }));
