@@ -6,7 +6,8 @@
 //! token is refused; a link definition in a document is shown; the printed address, opened
 //! a second time, opens nothing. A screenshot of the task page is kept in
 //! `target/dashboard/task.png` (docs/dashboard.png is one). A failing check is read on the
-//! page (its command, result, time and output, the failing lines first) and accepted there.
+//! page (its command, result, time and output, the failing lines first) and accepted there,
+//! with a note that outlived a refresh and the refusal of a stale version.
 
 use std::path::Path;
 
@@ -210,7 +211,8 @@ const FAILING_CHECK: &str =
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs Debian's chromium and chromium-driver (apt-get install chromium chromium-driver): run ./scripts/test"]
-async fn a_failing_check_is_read_and_accepted_on_the_page() {
+async fn a_failing_check_is_read_and_accepted_on_the_page_with_a_note_that_outlives_a_stale_version(
+) {
     assert!(
         Path::new(CHROMIUM).exists() && Path::new(CHROMEDRIVER).exists(),
         "install chromium and chromium-driver"
@@ -272,13 +274,76 @@ async fn a_failing_check_is_read_and_accepted_on_the_page() {
     // The dev stage's own section shows the same run.
     assert_eq!(b.text("#checks-dev-0 .check-result"), "failed (exit 3)");
 
-    // Read, it is accepted on the page.
+    // The note typed for the acceptance, and a comment on a line of the report, outlive a
+    // refresh …
+    b.click("#comment-box summary");
+    b.click(".line[data-n='4']");
+    b.type_into("#comment-text", "Say what was built.");
+    b.click("#add-comment");
+    let note = "Accepted: fixed.txt comes in sprint 2.";
+    b.type_into("#note", note);
+    b.run("location.reload()");
+    b.find("#restored");
+    assert_eq!(
+        b.run("return document.getElementById('note').value"),
+        json!(note)
+    );
+    b.click("#comment-box summary");
+    assert_eq!(b.text("#comments"), "Lines 4-4: Say what was built.");
+    // … and the refusal of a version the page no longer shows: the report changes on disk
+    // while the human types.
+    b.type_into("#note", " Checked.");
+    let path =
+        b.run("return document.querySelector('#decision > p.muted').textContent.split(' · ')[0]");
+    let file = project.join(path.as_str().unwrap());
+    let edited = std::fs::read_to_string(&file).unwrap() + "\nAn edit.\n";
+    std::fs::write(&file, edited).unwrap();
+    b.find("#banner:not([hidden]):not(.error)");
+    assert!(b.text("#banner").contains("unsent input is kept"));
+    b.click("#confirm");
+    b.find("#banner.error");
+    assert!(
+        b.text("#banner")
+            .contains("The document changed since you read it"),
+        "{}",
+        b.text("#banner")
+    );
+    assert_eq!(
+        session(&project, &sid)["current_state"],
+        "awaiting_confirmation",
+        "refused"
+    );
+    b.find("#restored");
+    let typed = format!("{note} Checked.");
+    assert_eq!(
+        b.run("return document.getElementById('note').value"),
+        json!(typed)
+    );
+    // The comment was on the earlier version's lines: it is offered, to be added again on
+    // the lines it belongs to now.
+    assert_eq!(b.text("#comments"), "");
+    assert!(b
+        .text("#earlier-comments")
+        .contains("Lines 4-4: Say what was built."));
+    b.click(".line[data-n='4']");
+    b.click("#earlier-comments .re-add");
+    assert_eq!(b.text("#comments"), "Lines 4-4: Say what was built.");
+    // Offered again on the new version, it is sent with the decision, and then forgotten.
     b.click("#confirm");
     b.find("body[data-decided='confirm']");
     let entry = last_entry(&session(&project, &sid));
     assert_eq!(
         (entry["action"].as_str(), entry["via"].as_str()),
         (Some("confirm"), Some("dashboard"))
+    );
+    let words = entry["feedback"].as_str().unwrap();
+    assert!(
+        words.contains(&typed) && words.contains("> Built.\nSay what was built."),
+        "{entry:#}"
+    );
+    assert_eq!(
+        b.run("return Object.keys(sessionStorage).filter(k => k.startsWith('bmad-draft/')).length"),
+        json!(0)
     );
     drop(b);
     c.close().await;

@@ -122,12 +122,79 @@ function commentList() {
   return form.comments;
 }
 
+// What the human typed in a decision form is kept in this tab's sessionStorage, keyed by
+// task and field (each field belongs to one action), so that a refresh or a refusal of a
+// stale version loses nothing: the form of the next version offers it again. It leaves
+// the browser only with the decision the human sends.
+let restored = []; // the fields given back in the form being shown
+function draftPrefix(t) {
+  return "bmad-draft/" + t.project + "/" + t.session_id + "/";
+}
+
+function loadDraft(key) {
+  try { return sessionStorage.getItem(draftPrefix(current) + key); } catch (e) { return null; }
+}
+
+function saveDraft(key, value) {
+  try {
+    if (value) sessionStorage.setItem(draftPrefix(current) + key, value);
+    else sessionStorage.removeItem(draftPrefix(current) + key);
+  } catch (e) { /* storage full or refused: the form still holds the text */ }
+}
+
+function clearDrafts(t) {
+  try {
+    const prefix = draftPrefix(t);
+    for (const k of Object.keys(sessionStorage)) if (k.startsWith(prefix)) sessionStorage.removeItem(k);
+  } catch (e) { /* nothing kept */ }
+}
+
+// `input`, filled with what was typed in it before and kept as it is typed.
+function draftable(input, key) {
+  const was = loadDraft(key);
+  if (was) { input.value = was; input.classList.add("restored"); restored.push(key); }
+  input.addEventListener("input", () => saveDraft(key, input.value));
+  return input;
+}
+
+function saveComments() {
+  const doc = current.decision && current.decision.document;
+  saveDraft("comments", comments.length && doc ? JSON.stringify({ sha256: doc.sha256, comments }) : null);
+}
+
+// Line comments kept for this version are restored; those written on an earlier version
+// (whose lines may have moved) are offered, each to be added again on the lines selected.
+function keptComments(doc) {
+  let kept = null;
+  try { kept = JSON.parse(loadDraft("comments") || "null"); } catch (e) { kept = null; }
+  if (!kept || !Array.isArray(kept.comments)) return null;
+  if (kept.sha256 === doc.sha256) {
+    if (!comments.length) comments = kept.comments;
+    return null;
+  }
+  restored.push("comments");
+  return el("div", { id: "earlier-comments", class: "restored" },
+    el("p", { class: "muted", text: "Your comments on the version you read before (its lines may have moved): select the lines they belong to now and add them again." }),
+    el("ul", {}, kept.comments.map((c) => el("li", {}, el("span", { text: "Lines " + c.from + "-" + c.to + ": " + c.text }), " ",
+      el("button", { class: "secondary re-add", on: { click: () => reAdd(c.text) }, text: "Add on the selected lines" })))));
+}
+
+function reAdd(text) {
+  if (!selection) return show("Select the lines first.", true);
+  comments.push({ from: selection.from, to: selection.to, text });
+  saveComments();
+  form.comments.replaceWith(commentList());
+  dirty = true;
+}
+
 function decisionCard(t) {
   const d = t.decision;
   if (!d) return null;
   if (d.error) return el("div", { class: "card decide" }, el("p", { text: d.error }));
   const doc = d.document;
   form = {};
+  restored = [];
+  const earlier = doc ? keptComments(doc) : null;
   const card = el("div", { class: "card decide", id: "decision" },
     el("h2", { text: "Waiting for you: " + d.actions.join(" or ") }),
     doc ? el("p", { class: "muted", text: doc.path + " · sha256 " + doc.sha256.slice(0, 12) + (d.score != null ? " · score " + d.score + (d.gate ? "/" + d.gate : "") : "") }) : null,
@@ -142,9 +209,9 @@ function decisionCard(t) {
       el("details", { id: "comment-box" }, el("summary", { text: "Comment on lines (click a line, shift-click to extend)" }),
         form.lines = linesView(doc),
         el("p", {}, "Selected: ", form.selected = el("span", { id: "selected", text: "none" })),
-        form.commentText = el("textarea", { id: "comment-text", placeholder: "Your comment on the selected lines" }),
+        form.commentText = draftable(el("textarea", { id: "comment-text", placeholder: "Your comment on the selected lines" }), "comment/text"),
         el("button", { id: "add-comment", class: "secondary", on: { click: addComment } , text: "Add comment" }),
-        commentList()));
+        commentList(), earlier));
   }
   const row = el("div", { class: "row" });
   form.answers = [];
@@ -152,26 +219,27 @@ function decisionCard(t) {
     row.append(el("div", {}, el("h3", { text: "Answer the questions" }),
       d.questions.map((q) => el("label", {}, el("p", { text: q.id + ": " + q.question }),
         q.context ? el("p", { class: "muted", text: q.context }) : null,
-        form.answers[form.answers.push(el("input", { type: "text", class: "answer", "data-q": q.id })) - 1])),
+        form.answers[form.answers.push(draftable(el("input", { type: "text", class: "answer", "data-q": q.id }), "answer/" + q.id)) - 1])),
       el("button", { id: "answer", on: { click: () => decide("answer") }, text: "Send the answers" })));
   }
   if (d.actions.includes("confirm")) {
     row.append(el("div", {}, el("h3", { text: d.failed_verdict ? "Accept the risk" : "Confirm" }),
-      form.note = el("textarea", { id: "note", placeholder: "A note for the later roles (optional)" }),
+      form.note = draftable(el("textarea", { id: "note", placeholder: "A note for the later roles (optional)" }), "confirm/note"),
       el("button", { id: "confirm", on: { click: () => decide("confirm") }, text: d.failed_verdict ? "Accept the risk and go on" : "Confirm" })));
   }
   if (d.actions.includes("approve")) {
     row.append(el("div", {}, el("h3", { text: "Approve the plan" }),
       el("p", { class: "muted", text: "Sprints: " + ((d.sprints || []).map((s) => s.number + " (" + s.title + ")").join(", ") || "none named") }),
-      form.scope = el("input", { type: "text", id: "scope", placeholder: "Scope: all, 1, 1-2, sprint 1 and 3" }),
-      form.approveNote = el("textarea", { id: "approve-note", placeholder: "A note (optional)" }),
+      form.scope = draftable(el("input", { type: "text", id: "scope", placeholder: "Scope: all, 1, 1-2, sprint 1 and 3" }), "approve/scope"),
+      form.approveNote = draftable(el("textarea", { id: "approve-note", placeholder: "A note (optional)" }), "approve/note"),
       el("button", { id: "approve", on: { click: () => decide("approve") }, text: "Approve" })));
   }
   if (d.actions.includes("reject")) {
     row.append(el("div", {}, el("h3", { text: "Send it back" }),
-      form.feedback = el("textarea", { id: "feedback", placeholder: "What should change (the line comments go with it)" }),
+      form.feedback = draftable(el("textarea", { id: "feedback", placeholder: "What should change (the line comments go with it)" }), "reject/feedback"),
       el("button", { id: "reject", class: "danger", on: { click: () => decide("reject") }, text: "Send back with feedback" })));
   }
+  if (restored.length) card.append(el("p", { class: "restored", id: "restored", text: "What you typed earlier on this task is back in the form (kept in this tab only). Read the version shown before you send it." }));
   card.append(row);
   card.addEventListener("input", () => { dirty = true; });
   return card;
@@ -181,7 +249,9 @@ function addComment() {
   const text = form.commentText.value.trim();
   if (!selection || !text) return show("Select lines and write a comment first.", true);
   comments.push({ from: selection.from, to: selection.to, text });
+  saveComments();
   form.commentText.value = "";
+  saveDraft("comment/text", null);
   form.comments.replaceWith(commentList());
   dirty = true;
 }
@@ -202,6 +272,7 @@ async function decide(action) {
   const r = await post("/dashboard/api/decide", body);
   if (r.status === 200) {
     comments = []; dirty = false; selection = null;
+    clearDrafts(t);
     show(r.body.message);
     document.body.dataset.decided = action;
   } else if (r.status === 409 && r.body.sha256) {
