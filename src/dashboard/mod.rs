@@ -16,6 +16,7 @@ pub mod checks;
 pub mod decide;
 pub mod events;
 pub mod guard;
+pub mod matrix;
 pub mod render;
 pub mod routes;
 pub mod view;

@@ -3,7 +3,7 @@
 //! document rendered, its earlier rounds with a diff against the current text, the
 //! questions and answers, the audit, the checks with their output, accepted risks, what
 //! waits for the human, and, when the session holds them, its owner, branch, track,
-//! stories and traceability matrix (read as they are, optionally). Texts are sent as
+//! stories (as they stand now, wherever they run) and traceability matrix. Texts are sent as
 //! text (the page sets them with `textContent`); only Markdown and diffs are HTML, made
 //! by [`super::render`].
 
@@ -11,11 +11,11 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::Dashboard;
-use super::{checks, render};
+use super::{checks, matrix, render};
 use crate::error::{Error, Result};
 use crate::evidence::{self, approval::Policy};
 use crate::files::Project;
-use crate::store::{documents, human_decisions, SessionKey, Store};
+use crate::store::{documents, human_decisions, stories, SessionKey, Store};
 use crate::workflow::machine::{self, sha256_hex};
 use crate::workflow::said::{self, Said, Speaker};
 use crate::workflow::submission;
@@ -81,6 +81,7 @@ pub fn tasks(dash: &Dashboard) -> Vec<TaskRow> {
                 let Ok((_, s)) = store.load(None, &SessionKey::from_task(&entry.session_id)) else {
                     continue;
                 };
+                let s = stories::with_stories(&project, &s);
                 rows.push(TaskRow {
                     project: index,
                     project_dir: project.display(),
@@ -170,6 +171,8 @@ fn label_of(name: &str) -> String {
 /// One task in full, as the page shows it.
 pub fn task(store: &Store, project_index: usize, id: &str) -> Result<Value> {
     let (project, s) = store.load(None, &SessionKey::from_task(id))?;
+    // A parent's stories as they stand now, wherever they run, not as its last change saw them.
+    let s = stories::with_stories(&project, &s);
     // The stages of the session's track, in its order (docs/spec.md §18).
     let stages: Vec<Value> = s
         .track
@@ -208,6 +211,7 @@ pub fn task(store: &Store, project_index: usize, id: &str) -> Result<Value> {
         "decision": decision(store, &s),
         "config_waiting": evidence::config_waiting(store, None).ok().flatten().map(|w| json!({"sha256": w.sha256, "changes": w.changes})),
         "extra": extras(&s),
+        "matrix": matrix::view(&s),
     }))
 }
 

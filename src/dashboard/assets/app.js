@@ -56,33 +56,51 @@ async function post(path, body) {
   return { status: r.status, body: answer };
 }
 
-function extras(extra) {
-  const parts = [];
-  for (const [k, v] of Object.entries(extra || {})) {
-    if (typeof v === "string" || typeof v === "number") parts.push(k + ": " + v);
-    else if (v && typeof v === "object" && !Array.isArray(v) && (v.name || v.id)) parts.push(k + ": " + (v.name || v.id));
-  }
-  return parts.join(" · ");
+function listRow(t, many, story) {
+  const x = t.extra || {};
+  const name = el("a", { href: "#/task/" + encodeURIComponent(t.session_id), class: "task-link", text: t.task_name });
+  return el("tr", { "data-session": t.session_id, class: story ? "story" : null },
+    el("td", {}, story ? [el("span", { class: "muted", text: "↳ sprint " + story.sprint + ": " }), name] : name),
+    el("td", { text: t.role + " (" + t.stage + ")" }),
+    el("td", { text: t.state }),
+    el("td", { class: t.waiting.length ? "waiting" : "", text: t.waiting.join(", ") || "—" }),
+    el("td", { class: "owner", text: x.owner || (x.story && x.story.owner) || "—" }),
+    el("td", { class: "branch", text: x.branch || "—" }),
+    el("td", { class: "muted", text: t.updated_at }),
+    many ? el("td", { class: "muted", text: t.project_dir }) : null);
+}
+
+// A story's shared entry, for a story whose session is in another worktree than the ones
+// served: what its parent last read of it.
+function entryRow(parent, s) {
+  return el("tr", { "data-session": s.session_id, class: "story elsewhere" },
+    el("td", {}, el("span", { class: "muted", text: "↳ sprint " + s.sprint + ": " }), el("span", { text: s.task_name + " (in " + s.worktree + ")" })),
+    el("td", { text: s.stage }), el("td", { text: s.state }), el("td", { text: "—" }),
+    el("td", { class: "owner", text: s.owner }), el("td", { class: "branch", text: s.branch || "—" }),
+    el("td", { class: "muted", text: s.updated_at }));
 }
 
 async function renderList() {
   current = null;
   const data = await get("/dashboard/api/tasks");
-  const rows = data.tasks.map((t) =>
-    el("tr", { "data-session": t.session_id },
-      el("td", {}, el("a", { href: "#/task/" + encodeURIComponent(t.session_id), class: "task-link", text: t.task_name })),
-      el("td", { text: t.role + " (" + t.stage + ")" }),
-      el("td", { text: t.state }),
-      el("td", { class: t.waiting.length ? "waiting" : "", text: t.waiting.join(", ") || "—" }),
-      el("td", { text: extras(t.extra) || "—" }),
-      el("td", { class: "muted", text: t.updated_at }),
-      data.projects.length > 1 ? el("td", { class: "muted", text: t.project_dir }) : null));
+  const many = data.projects.length > 1;
+  const parentOf = (t) => t.extra && t.extra.story ? t.extra.story.parent_session_id : null;
+  const shown = new Set(data.tasks.map((t) => t.session_id));
+  const rows = [];
+  // Each task, its stories right under it: those served here, then the entries of the
+  // others; a story whose parent is not served stands alone.
+  for (const t of data.tasks.filter((t) => !parentOf(t) || !shown.has(parentOf(t)))) {
+    rows.push(listRow(t, many, parentOf(t) ? t.extra.story : null));
+    const mine = data.tasks.filter((s) => parentOf(s) === t.session_id);
+    for (const s of mine) rows.push(listRow(s, many, s.extra.story));
+    for (const e of (t.extra && t.extra.stories) || []) if (!mine.some((s) => s.session_id === e.session_id)) rows.push(entryRow(t, e));
+  }
   main.replaceChildren(
     el("h1", { text: "Tasks" }),
     rows.length
       ? el("table", { id: "tasks" },
-          el("tr", {}, ["Task", "Stage", "State", "Waits for you", "Owner / track", "Updated"].map((h) => el("th", { text: h })),
-            data.projects.length > 1 ? el("th", { text: "Project" }) : null),
+          el("tr", {}, ["Task", "Stage", "State", "Waits for you", "Owner", "Branch", "Updated"].map((h) => el("th", { text: h })),
+            many ? el("th", { text: "Project" }) : null),
           rows)
       : el("p", { text: "No task yet in " + data.projects.join(", ") + "." }));
 }
@@ -350,11 +368,59 @@ function auditTable(t) {
       el("td", { text: h.words || "" }), el("td", { class: "muted", text: h.server_note || "" }))));
 }
 
-function extraSection(extra) {
-  const keys = Object.keys(extra || {});
-  if (!keys.length) return null;
-  return el("section", { class: "card", id: "extra" }, el("h2", { text: "Team, stories, traceability" }),
-    keys.map((k) => el("details", { open: k !== "stories" }, el("summary", { text: k }), el("pre", { class: "out", text: JSON.stringify(extra[k], null, 2) }))));
+// Who owns the task and where it runs: in the header, as the session says it.
+function taskHeader(t) {
+  const x = t.extra || {};
+  const link = x.story;
+  return [
+    el("p", { class: "muted", text: t.session_id + " · " + t.project_dir }),
+    el("p", { id: "task-owner" },
+      el("span", { class: "label", text: "Owner " }), el("strong", { class: "owner", text: x.owner || (link && link.owner) || "not recorded" }),
+      el("span", { class: "label", text: " · Branch " }), el("strong", { class: "branch", text: x.branch || (link && link.branch) || "none (not in git)" }),
+      el("span", { class: "label", text: " · Track " }), el("strong", { text: x.track || "full" })),
+    link ? el("p", { id: "story-of" }, "Story of sprint " + link.sprint + " (", el("span", { text: link.sprint_title }), ") of ",
+      el("a", { href: "#/task/" + encodeURIComponent(link.parent_session_id), text: link.parent_task }),
+      el("span", { class: "muted", text: ", in " + link.worktree })) : null];
+}
+
+function storiesSection(t) {
+  const stories = (t.extra && t.extra.stories) || [];
+  if (!stories.length) return null;
+  return el("section", { class: "card", id: "stories-card" }, el("h2", { text: "Stories" }),
+    el("p", { class: "muted", text: "Each approved sprint runs as a story of its own, as their shared entries said at this task's last change." }),
+    el("table", { id: "stories" }, el("tr", {}, ["Sprint", "Story", "Stage", "State", "Owner", "Branch", "Worktree", "Updated"].map((h) => el("th", { text: h }))),
+      stories.map((s) => el("tr", { "data-sprint": s.sprint, class: s.state === "completed" ? "done" : null },
+        el("td", { text: String(s.sprint) }),
+        el("td", {}, el("a", { href: "#/task/" + encodeURIComponent(s.session_id), text: s.task_name })),
+        el("td", { text: s.stage }), el("td", { class: "state", text: s.state }),
+        el("td", { class: "owner", text: s.owner }), el("td", { class: "branch", text: s.branch || "—" }),
+        el("td", { class: "muted", text: s.worktree }), el("td", { class: "muted", text: s.updated_at })))));
+}
+
+function matrixRow(m, r) {
+  const scope = r.in_scope === true ? " (in scope)" : r.in_scope === false ? " (out of scope)" : "";
+  const result = r.result ? r.result + (r.accepted ? " (risk accepted)" : "") : r.accepted ? "none (risk accepted)" : "—";
+  return el("tr", { "data-id": r.id, class: r.gaps.length ? "gap" : null },
+    el("td", { class: "id", text: r.id }),
+    el("td", {}, el("span", { text: r.text }), r.gaps.length ? el("div", { class: "gaps", text: "Gap: " + r.gaps.join("; ") }) : null),
+    el("td", { class: "designed", text: r.criterion ? "(criterion)" : r.design.join(", ") || "—" }),
+    el("td", { class: "planned", text: r.sprints.length ? r.sprints.map((n) => "sprint " + n).join(", ") + scope : r.criterion ? "(criterion)" + scope : "—" }),
+    el("td", { class: "built", text: r.built ? "yes" : "—" }),
+    el("td", { class: "verified", text: r.result ? "yes" : m.verified ? "no" : "—" }),
+    el("td", { class: "result", text: result }),
+    el("td", { class: "evidence", text: r.evidence || "—" }));
+}
+
+// The requirement matrix, one row per id of the PRD, the rows with a gap highlighted.
+function matrixSection(t) {
+  const m = t.matrix;
+  if (!m) return null;
+  const gaps = m.rows.filter((r) => r.gaps.length).length;
+  return el("section", { class: "card", id: "matrix-card" }, el("h2", { text: "Traceability" }),
+    el("p", { class: "muted", text: m.rows.length + " ids from the PRD; " + (gaps ? gaps + " with a gap (highlighted)" : "none with a gap") +
+      (m.intent ? "; intent: " + m.intent : "") + (m.unknown.length ? "; named but not defined by the PRD: " + m.unknown.join(", ") : "") }),
+    el("table", { id: "matrix" }, el("tr", {}, ["Id", "Requirement", "Designed", "Planned in sprint", "Built", "Verified", "Result", "Evidence"].map((h) => el("th", { text: h }))),
+      m.rows.map((r) => matrixRow(m, r))));
 }
 
 function configCard(t) {
@@ -382,10 +448,10 @@ async function renderTask(id) {
   main.replaceChildren(...[
     el("p", {}, el("a", { href: "#/", text: "← all tasks" })),
     el("h1", { id: "task-name", text: t.task_name }),
-    el("p", { class: "muted", text: t.session_id + " · " + t.project_dir + (extras(t.extra) ? " · " + extras(t.extra) : "") }),
+    taskHeader(t),
     el("p", { text: t.objective }),
     el("ol", { class: "timeline", id: "timeline" }, t.stages.map((s) => el("li", { class: s.status, text: s.role + (s.stage === t.stage ? " · " + t.state : "") }))),
-    configCard(t), decisionCard(t), t.stages.map(stageSection), extraSection(t.extra),
+    configCard(t), decisionCard(t), storiesSection(t), matrixSection(t), t.stages.map(stageSection),
     el("h2", { text: "Audit" }), auditTable(t)].flat().filter((c) => c !== null && c !== undefined));
   for (const id of open) { const d = document.getElementById(id); if (d) d.open = true; }
   if (selection) select(selection.to, false, selection.from);
