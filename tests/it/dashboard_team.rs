@@ -2,7 +2,8 @@
 //! WebDriver): who owns it and on which branch, in the header and the list; its stories
 //! nested under it with their state, owner and branch, one of them run from another git
 //! worktree; the story's own page naming its parent; and the requirement matrix as a table,
-//! the ids with a gap highlighted.
+//! the ids with a gap highlighted. A screenshot of the task page is kept in
+//! `target/dashboard/team.png`.
 
 use std::path::Path;
 use std::process::Command;
@@ -11,7 +12,7 @@ use serde_json::{json, Value};
 
 use crate::support::dash::Dash;
 use crate::support::webdriver::{Browser, CHROMEDRIVER, CHROMIUM};
-use crate::support::{command, connect_with, Client, Era};
+use crate::support::{command, connect_with, Client, Era, ROOT};
 
 const PRD: &str = "# PRD: Team todo\n\n## Executive Summary\nA shared todo list.\n\n## Business Goals\n- Teams track work in one place.\n\n## User Stories\n- As a member I add a todo.\n- AC-1 (FR-1): a todo added shows in the list\n\n## Functional Requirements\n- FR-1: add a todo\n- FR-2: share a list\n\n## Technical Requirements\n- NFR-1: p95 under 200 ms\n\n## Success Metrics\n- p95 under 200 ms.\n";
 /// Designs FR-1 and FR-2, not NFR-1.
@@ -150,6 +151,8 @@ async fn owners_branches_stories_and_the_matrix_are_tables_on_the_page() {
         b.text("#matrix tr[data-id='NFR-1'] .gaps"),
         "Gap: no component designs it; no sprint plans it"
     );
+    b.run("window.scrollTo(0, 0)");
+    b.screenshot(&Path::new(ROOT).join("target/dashboard/team.png"));
     let body = b.run("return document.body.innerText");
     assert!(
         !body.as_str().unwrap().contains("\"sprint\":"),

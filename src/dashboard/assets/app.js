@@ -72,7 +72,7 @@ function listRow(t, many, story) {
 
 // A story's shared entry, for a story whose session is in another worktree than the ones
 // served: what its parent last read of it.
-function entryRow(parent, s) {
+function entryRow(s) {
   return el("tr", { "data-session": s.session_id, class: "story elsewhere" },
     el("td", {}, el("span", { class: "muted", text: "↳ sprint " + s.sprint + ": " }), el("span", { text: s.task_name + " (in " + s.worktree + ")" })),
     el("td", { text: s.stage }), el("td", { text: s.state }), el("td", { text: "—" }),
@@ -93,7 +93,7 @@ async function renderList() {
     rows.push(listRow(t, many, parentOf(t) ? t.extra.story : null));
     const mine = data.tasks.filter((s) => parentOf(s) === t.session_id);
     for (const s of mine) rows.push(listRow(s, many, s.extra.story));
-    for (const e of (t.extra && t.extra.stories) || []) if (!mine.some((s) => s.session_id === e.session_id)) rows.push(entryRow(t, e));
+    for (const e of (t.extra && t.extra.stories) || []) if (!mine.some((s) => s.session_id === e.session_id)) rows.push(entryRow(e));
   }
   main.replaceChildren(
     el("h1", { text: "Tasks" }),
@@ -387,7 +387,7 @@ function storiesSection(t) {
   const stories = (t.extra && t.extra.stories) || [];
   if (!stories.length) return null;
   return el("section", { class: "card", id: "stories-card" }, el("h2", { text: "Stories" }),
-    el("p", { class: "muted", text: "Each approved sprint runs as a story of its own, as their shared entries said at this task's last change." }),
+    el("p", { class: "muted", text: "Each approved sprint runs as a story of its own: here as they stand now, wherever in this clone they run." }),
     el("table", { id: "stories" }, el("tr", {}, ["Sprint", "Story", "Stage", "State", "Owner", "Branch", "Worktree", "Updated"].map((h) => el("th", { text: h }))),
       stories.map((s) => el("tr", { "data-sprint": s.sprint, class: s.state === "completed" ? "done" : null },
         el("td", { text: String(s.sprint) }),
