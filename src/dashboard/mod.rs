@@ -12,9 +12,11 @@
 //! secret, and this process's id), so that a reply asking the human to decide carries
 //! the page's deep link; it is removed when the dashboard stops.
 
+pub mod checks;
 pub mod decide;
 pub mod events;
 pub mod guard;
+pub mod matrix;
 pub mod render;
 pub mod routes;
 pub mod view;

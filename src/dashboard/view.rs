@@ -3,19 +3,19 @@
 //! document rendered, its earlier rounds with a diff against the current text, the
 //! questions and answers, the audit, the checks with their output, accepted risks, what
 //! waits for the human, and, when the session holds them, its owner, branch, track,
-//! stories and traceability matrix (read as they are, optionally). Texts are sent as
+//! stories (as they stand now, wherever they run) and traceability matrix. Texts are sent as
 //! text (the page sets them with `textContent`); only Markdown and diffs are HTML, made
 //! by [`super::render`].
 
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::render;
 use super::Dashboard;
+use super::{checks, matrix, render};
 use crate::error::{Error, Result};
 use crate::evidence::{self, approval::Policy};
 use crate::files::Project;
-use crate::store::{documents, human_decisions, SessionKey, Store};
+use crate::store::{documents, human_decisions, stories, SessionKey, Store};
 use crate::workflow::machine::{self, sha256_hex};
 use crate::workflow::said::{self, Said, Speaker};
 use crate::workflow::submission;
@@ -81,6 +81,7 @@ pub fn tasks(dash: &Dashboard) -> Vec<TaskRow> {
                 let Ok((_, s)) = store.load(None, &SessionKey::from_task(&entry.session_id)) else {
                     continue;
                 };
+                let s = stories::with_stories(&project, &s);
                 rows.push(TaskRow {
                     project: index,
                     project_dir: project.display(),
@@ -170,6 +171,8 @@ fn label_of(name: &str) -> String {
 /// One task in full, as the page shows it.
 pub fn task(store: &Store, project_index: usize, id: &str) -> Result<Value> {
     let (project, s) = store.load(None, &SessionKey::from_task(id))?;
+    // A parent's stories as they stand now, wherever they run, not as its last change saw them.
+    let s = stories::with_stories(&project, &s);
     // The stages of the session's track, in its order (docs/spec.md §18).
     let stages: Vec<Value> = s
         .track
@@ -208,6 +211,7 @@ pub fn task(store: &Store, project_index: usize, id: &str) -> Result<Value> {
         "decision": decision(store, &s),
         "config_waiting": evidence::config_waiting(store, None).ok().flatten().map(|w| json!({"sha256": w.sha256, "changes": w.changes})),
         "extra": extras(&s),
+        "matrix": matrix::view(&s),
     }))
 }
 
@@ -226,21 +230,10 @@ fn stage_view(project: &Project, s: &Session, stage: Stage) -> Value {
             "rounds": rounds(project, s, stage, &body),
         }))
     });
-    let checks: Vec<Value> = rec
+    let checks = rec
         .checks
-        .iter()
-        .flat_map(|run| run.checks.iter())
-        .map(|c| {
-            json!({
-                "name": c.name,
-                "command": c.command,
-                "outcome": c.outcome.id(),
-                "exit_code": c.exit_code,
-                "duration_ms": c.duration_ms,
-                "output": c.output.as_ref().and_then(|o| text(project, &o.file_path)),
-            })
-        })
-        .collect();
+        .as_ref()
+        .map(|run| checks::view(project, run, text));
     let questions: Vec<Value> = rec
         .questions
         .iter()

@@ -27,7 +27,8 @@ function el(tag, attrs, ...children) {
     else if (k === "on") for (const [ev, f] of Object.entries(v)) e.addEventListener(ev, f);
     else e.setAttribute(k, v === true ? "" : v);
   }
-  for (const c of children.flat()) if (c !== null && c !== undefined) e.append(c);
+  // Children may come in nested arrays (a section's parts, a list's rows): all are appended.
+  for (const c of children.flat(Infinity)) if (c !== null && c !== undefined) e.append(c);
   return e;
 }
 
@@ -55,33 +56,51 @@ async function post(path, body) {
   return { status: r.status, body: answer };
 }
 
-function extras(extra) {
-  const parts = [];
-  for (const [k, v] of Object.entries(extra || {})) {
-    if (typeof v === "string" || typeof v === "number") parts.push(k + ": " + v);
-    else if (v && typeof v === "object" && !Array.isArray(v) && (v.name || v.id)) parts.push(k + ": " + (v.name || v.id));
-  }
-  return parts.join(" · ");
+function listRow(t, many, story) {
+  const x = t.extra || {};
+  const name = el("a", { href: "#/task/" + encodeURIComponent(t.session_id), class: "task-link", text: t.task_name });
+  return el("tr", { "data-session": t.session_id, class: story ? "story" : null },
+    el("td", {}, story ? [el("span", { class: "muted", text: "↳ sprint " + story.sprint + ": " }), name] : name),
+    el("td", { text: t.role + " (" + t.stage + ")" }),
+    el("td", { text: t.state }),
+    el("td", { class: t.waiting.length ? "waiting" : "", text: t.waiting.join(", ") || "—" }),
+    el("td", { class: "owner", text: x.owner || (x.story && x.story.owner) || "—" }),
+    el("td", { class: "branch", text: x.branch || "—" }),
+    el("td", { class: "muted", text: t.updated_at }),
+    many ? el("td", { class: "muted", text: t.project_dir }) : null);
+}
+
+// A story's shared entry, for a story whose session is in another worktree than the ones
+// served: what its parent last read of it.
+function entryRow(s) {
+  return el("tr", { "data-session": s.session_id, class: "story elsewhere" },
+    el("td", {}, el("span", { class: "muted", text: "↳ sprint " + s.sprint + ": " }), el("span", { text: s.task_name + " (in " + s.worktree + ")" })),
+    el("td", { text: s.stage }), el("td", { text: s.state }), el("td", { text: "—" }),
+    el("td", { class: "owner", text: s.owner }), el("td", { class: "branch", text: s.branch || "—" }),
+    el("td", { class: "muted", text: s.updated_at }));
 }
 
 async function renderList() {
   current = null;
   const data = await get("/dashboard/api/tasks");
-  const rows = data.tasks.map((t) =>
-    el("tr", { "data-session": t.session_id },
-      el("td", {}, el("a", { href: "#/task/" + encodeURIComponent(t.session_id), class: "task-link", text: t.task_name })),
-      el("td", { text: t.role + " (" + t.stage + ")" }),
-      el("td", { text: t.state }),
-      el("td", { class: t.waiting.length ? "waiting" : "", text: t.waiting.join(", ") || "—" }),
-      el("td", { text: extras(t.extra) || "—" }),
-      el("td", { class: "muted", text: t.updated_at }),
-      data.projects.length > 1 ? el("td", { class: "muted", text: t.project_dir }) : null));
+  const many = data.projects.length > 1;
+  const parentOf = (t) => t.extra && t.extra.story ? t.extra.story.parent_session_id : null;
+  const shown = new Set(data.tasks.map((t) => t.session_id));
+  const rows = [];
+  // Each task, its stories right under it: those served here, then the entries of the
+  // others; a story whose parent is not served stands alone.
+  for (const t of data.tasks.filter((t) => !parentOf(t) || !shown.has(parentOf(t)))) {
+    rows.push(listRow(t, many, parentOf(t) ? t.extra.story : null));
+    const mine = data.tasks.filter((s) => parentOf(s) === t.session_id);
+    for (const s of mine) rows.push(listRow(s, many, s.extra.story));
+    for (const e of (t.extra && t.extra.stories) || []) if (!mine.some((s) => s.session_id === e.session_id)) rows.push(entryRow(e));
+  }
   main.replaceChildren(
     el("h1", { text: "Tasks" }),
     rows.length
       ? el("table", { id: "tasks" },
-          el("tr", {}, ["Task", "Stage", "State", "Waits for you", "Owner / track", "Updated"].map((h) => el("th", { text: h })),
-            data.projects.length > 1 ? el("th", { text: "Project" }) : null),
+          el("tr", {}, ["Task", "Stage", "State", "Waits for you", "Owner", "Branch", "Updated"].map((h) => el("th", { text: h })),
+            many ? el("th", { text: "Project" }) : null),
           rows)
       : el("p", { text: "No task yet in " + data.projects.join(", ") + "." }));
 }
@@ -121,25 +140,96 @@ function commentList() {
   return form.comments;
 }
 
+// What the human typed in a decision form is kept in this tab's sessionStorage, keyed by
+// task and field (each field belongs to one action), so that a refresh or a refusal of a
+// stale version loses nothing: the form of the next version offers it again. It leaves
+// the browser only with the decision the human sends.
+let restored = []; // the fields given back in the form being shown
+function draftPrefix(t) {
+  return "bmad-draft/" + t.project + "/" + t.session_id + "/";
+}
+
+function loadDraft(key) {
+  try { return sessionStorage.getItem(draftPrefix(current) + key); } catch (e) { return null; }
+}
+
+function saveDraft(key, value) {
+  try {
+    if (value) sessionStorage.setItem(draftPrefix(current) + key, value);
+    else sessionStorage.removeItem(draftPrefix(current) + key);
+  } catch (e) { /* storage full or refused: the form still holds the text */ }
+}
+
+function clearDrafts(t) {
+  try {
+    const prefix = draftPrefix(t);
+    for (const k of Object.keys(sessionStorage)) if (k.startsWith(prefix)) sessionStorage.removeItem(k);
+  } catch (e) { /* nothing kept */ }
+}
+
+// `input`, filled with what was typed in it before and kept as it is typed.
+function draftable(input, key) {
+  const was = loadDraft(key);
+  if (was) { input.value = was; input.classList.add("restored"); restored.push(key); }
+  input.addEventListener("input", () => saveDraft(key, input.value));
+  return input;
+}
+
+function saveComments() {
+  const doc = current.decision && current.decision.document;
+  saveDraft("comments", comments.length && doc ? JSON.stringify({ sha256: doc.sha256, comments }) : null);
+}
+
+// Line comments kept for this version are restored; those written on an earlier version
+// (whose lines may have moved) are offered, each to be added again on the lines selected.
+function keptComments(doc) {
+  let kept = null;
+  try { kept = JSON.parse(loadDraft("comments") || "null"); } catch (e) { kept = null; }
+  if (!kept || !Array.isArray(kept.comments)) return null;
+  if (kept.sha256 === doc.sha256) {
+    if (!comments.length) comments = kept.comments;
+    return null;
+  }
+  restored.push("comments");
+  return el("div", { id: "earlier-comments", class: "restored" },
+    el("p", { class: "muted", text: "Your comments on the version you read before (its lines may have moved): select the lines they belong to now and add them again." }),
+    el("ul", {}, kept.comments.map((c) => el("li", {}, el("span", { text: "Lines " + c.from + "-" + c.to + ": " + c.text }), " ",
+      el("button", { class: "secondary re-add", on: { click: () => reAdd(c.text) }, text: "Add on the selected lines" })))));
+}
+
+function reAdd(text) {
+  if (!selection) return show("Select the lines first.", true);
+  comments.push({ from: selection.from, to: selection.to, text });
+  saveComments();
+  form.comments.replaceWith(commentList());
+  dirty = true;
+}
+
 function decisionCard(t) {
   const d = t.decision;
   if (!d) return null;
   if (d.error) return el("div", { class: "card decide" }, el("p", { text: d.error }));
   const doc = d.document;
   form = {};
+  restored = [];
+  const earlier = doc ? keptComments(doc) : null;
   const card = el("div", { class: "card decide", id: "decision" },
     el("h2", { text: "Waiting for you: " + d.actions.join(" or ") }),
     doc ? el("p", { class: "muted", text: doc.path + " · sha256 " + doc.sha256.slice(0, 12) + (d.score != null ? " · score " + d.score + (d.gate ? "/" + d.gate : "") : "") }) : null,
     d.failed_verdict ? el("p", { class: "waiting", text: "It does not pass: " + d.failed_verdict + ". Confirming accepts the risk; sending back returns the work to development." }) : null,
     (d.notices || []).map((n) => el("p", { class: "muted", text: n })));
+  // A failing check is accepted or sent back here: its output is read here, not further down.
+  const decided = t.stages.find((s) => s.stage === d.stage);
+  const run = decided && decided.checks;
+  if (d.failed_verdict && run && run.checks.some((c) => c.outcome !== "passed")) card.append(checksView("decision-checks", run));
   if (doc) {
     card.append(el("div", { class: "doc", id: "decision-doc", html: doc.html }),
       el("details", { id: "comment-box" }, el("summary", { text: "Comment on lines (click a line, shift-click to extend)" }),
         form.lines = linesView(doc),
         el("p", {}, "Selected: ", form.selected = el("span", { id: "selected", text: "none" })),
-        form.commentText = el("textarea", { id: "comment-text", placeholder: "Your comment on the selected lines" }),
+        form.commentText = draftable(el("textarea", { id: "comment-text", placeholder: "Your comment on the selected lines" }), "comment/text"),
         el("button", { id: "add-comment", class: "secondary", on: { click: addComment } , text: "Add comment" }),
-        commentList()));
+        commentList(), earlier));
   }
   const row = el("div", { class: "row" });
   form.answers = [];
@@ -147,26 +237,27 @@ function decisionCard(t) {
     row.append(el("div", {}, el("h3", { text: "Answer the questions" }),
       d.questions.map((q) => el("label", {}, el("p", { text: q.id + ": " + q.question }),
         q.context ? el("p", { class: "muted", text: q.context }) : null,
-        form.answers[form.answers.push(el("input", { type: "text", class: "answer", "data-q": q.id })) - 1])),
+        form.answers[form.answers.push(draftable(el("input", { type: "text", class: "answer", "data-q": q.id }), "answer/" + q.id)) - 1])),
       el("button", { id: "answer", on: { click: () => decide("answer") }, text: "Send the answers" })));
   }
   if (d.actions.includes("confirm")) {
     row.append(el("div", {}, el("h3", { text: d.failed_verdict ? "Accept the risk" : "Confirm" }),
-      form.note = el("textarea", { id: "note", placeholder: "A note for the later roles (optional)" }),
+      form.note = draftable(el("textarea", { id: "note", placeholder: "A note for the later roles (optional)" }), "confirm/note"),
       el("button", { id: "confirm", on: { click: () => decide("confirm") }, text: d.failed_verdict ? "Accept the risk and go on" : "Confirm" })));
   }
   if (d.actions.includes("approve")) {
     row.append(el("div", {}, el("h3", { text: "Approve the plan" }),
       el("p", { class: "muted", text: "Sprints: " + ((d.sprints || []).map((s) => s.number + " (" + s.title + ")").join(", ") || "none named") }),
-      form.scope = el("input", { type: "text", id: "scope", placeholder: "Scope: all, 1, 1-2, sprint 1 and 3" }),
-      form.approveNote = el("textarea", { id: "approve-note", placeholder: "A note (optional)" }),
+      form.scope = draftable(el("input", { type: "text", id: "scope", placeholder: "Scope: all, 1, 1-2, sprint 1 and 3" }), "approve/scope"),
+      form.approveNote = draftable(el("textarea", { id: "approve-note", placeholder: "A note (optional)" }), "approve/note"),
       el("button", { id: "approve", on: { click: () => decide("approve") }, text: "Approve" })));
   }
   if (d.actions.includes("reject")) {
     row.append(el("div", {}, el("h3", { text: "Send it back" }),
-      form.feedback = el("textarea", { id: "feedback", placeholder: "What should change (the line comments go with it)" }),
+      form.feedback = draftable(el("textarea", { id: "feedback", placeholder: "What should change (the line comments go with it)" }), "reject/feedback"),
       el("button", { id: "reject", class: "danger", on: { click: () => decide("reject") }, text: "Send back with feedback" })));
   }
+  if (restored.length) card.append(el("p", { class: "restored", id: "restored", text: "What you typed earlier on this task is back in the form (kept in this tab only). Read the version shown before you send it." }));
   card.append(row);
   card.addEventListener("input", () => { dirty = true; });
   return card;
@@ -176,7 +267,9 @@ function addComment() {
   const text = form.commentText.value.trim();
   if (!selection || !text) return show("Select lines and write a comment first.", true);
   comments.push({ from: selection.from, to: selection.to, text });
+  saveComments();
   form.commentText.value = "";
+  saveDraft("comment/text", null);
   form.comments.replaceWith(commentList());
   dirty = true;
 }
@@ -197,6 +290,7 @@ async function decide(action) {
   const r = await post("/dashboard/api/decide", body);
   if (r.status === 200) {
     comments = []; dirty = false; selection = null;
+    clearDrafts(t);
     show(r.body.message);
     document.body.dataset.decided = action;
   } else if (r.status === 409 && r.body.sha256) {
@@ -206,6 +300,43 @@ async function decide(action) {
     return show(r.body.error || "Refused (" + r.status + ")", true);
   }
   await route();
+}
+
+function seconds(ms) {
+  return ms < 1000 ? ms + " ms" : (ms / 1000).toFixed(1) + " s";
+}
+
+function bytes(n) {
+  return n < 1024 ? n + " bytes" : n < 1048576 ? (n / 1024).toFixed(1) + " KiB" : (n / 1048576).toFixed(1) + " MiB";
+}
+
+// One run of a stage's checks, each exactly as the server ran it: its command, how it
+// ended, how long it took, and its output collapsed, the lines that say what failed first.
+function checksView(id, run) {
+  const git = run.git ? " · commit " + (run.git.commit ? run.git.commit.slice(0, 12) : "none") + (run.git.dirty ? ", with uncommitted changes" : "") : "";
+  return el("div", { class: "checks", id },
+    el("h3", { text: "Checks" }),
+    el("p", { class: "muted", text: "Run at " + run.at + ", each with sh -c in the project, from the approved .bmad/config.toml (sha256 " + run.config_sha256.slice(0, 12) + ")" + git }),
+    run.checks.map((c, i) => checkView(id + "-" + i, c)));
+}
+
+function checkView(id, c) {
+  const failed = c.outcome !== "passed";
+  let output = el("p", { class: "muted", text: "It printed nothing." });
+  if (c.output_bytes) {
+    const kept = c.output_kept_bytes != null && c.output_kept_bytes < c.output_bytes ? " (kept: its first and last part, " + bytes(c.output_kept_bytes) + ")" : "";
+    output = el("details", { class: "check-output", id: id + "-output" },
+      el("summary", { text: "Output: " + bytes(c.output_bytes) + kept + " · sha256 " + c.output_sha256.slice(0, 12) }),
+      c.failing_lines.length ? [el("p", { class: "muted", text: "The lines that say what failed (line numbers of the output):" }),
+        el("pre", { class: "out failing", text: c.failing_lines.join("\n") })] : null,
+      el("p", { class: "muted", text: "All of it" + (c.output_path ? ", from " + c.output_path : "") + ":" }),
+      el("pre", { class: "out whole", text: c.output == null ? "(the kept output could not be read)" : c.output }));
+  }
+  return el("div", { class: "check " + (failed ? "failed" : "passed"), id, "data-outcome": c.outcome },
+    el("p", { class: "check-head" }, el("strong", { class: "check-name", text: c.name }), " ",
+      el("span", { class: "check-result", text: c.result }), el("span", { class: "muted", text: " · " + seconds(c.duration_ms) })),
+    el("pre", { class: "command", text: c.command }),
+    output);
 }
 
 function stageSection(s) {
@@ -221,9 +352,7 @@ function stageSection(s) {
   if (s.questions.length) parts.push(el("h3", { text: "Questions and answers" }), el("ul", {},
     s.questions.map((q) => el("li", {}, el("span", { text: q.id + " (round " + q.round + "): " + q.question }),
       el("div", { class: q.answer ? "" : "waiting", text: q.answer ? "Answer: " + q.answer : "not answered" })))));
-  if (s.checks.length) parts.push(el("h3", { text: "Checks" }), s.checks.map((c) => el("details", { class: "check" },
-    el("summary", { text: c.name + ": " + c.outcome + (c.exit_code != null ? " (exit " + c.exit_code + ")" : "") + ", " + c.duration_ms + " ms" }),
-    el("p", { class: "muted", text: c.command }), el("pre", { class: "out", text: c.output || "(no output)" }))));
+  if (s.checks) parts.push(checksView("checks-" + s.stage, s.checks));
   if (s.accepted_risk) parts.push(el("p", { class: "waiting", text: "The human accepted the risk of a failing verdict (" + (s.review_status || "below the gate") + ")." }));
   if (s.scope) parts.push(el("p", { text: "Approved scope: " + s.scope }));
   for (const f of s.feedback) parts.push(el("p", { class: "muted", text: "Feedback from " + f }));
@@ -239,11 +368,59 @@ function auditTable(t) {
       el("td", { text: h.words || "" }), el("td", { class: "muted", text: h.server_note || "" }))));
 }
 
-function extraSection(extra) {
-  const keys = Object.keys(extra || {});
-  if (!keys.length) return null;
-  return el("section", { class: "card", id: "extra" }, el("h2", { text: "Team, stories, traceability" }),
-    keys.map((k) => el("details", { open: k !== "stories" }, el("summary", { text: k }), el("pre", { class: "out", text: JSON.stringify(extra[k], null, 2) }))));
+// Who owns the task and where it runs: in the header, as the session says it.
+function taskHeader(t) {
+  const x = t.extra || {};
+  const link = x.story;
+  return [
+    el("p", { class: "muted", text: t.session_id + " · " + t.project_dir }),
+    el("p", { id: "task-owner" },
+      el("span", { class: "label", text: "Owner " }), el("strong", { class: "owner", text: x.owner || (link && link.owner) || "not recorded" }),
+      el("span", { class: "label", text: " · Branch " }), el("strong", { class: "branch", text: x.branch || (link && link.branch) || "none (not in git)" }),
+      el("span", { class: "label", text: " · Track " }), el("strong", { text: x.track || "full" })),
+    link ? el("p", { id: "story-of" }, "Story of sprint " + link.sprint + " (", el("span", { text: link.sprint_title }), ") of ",
+      el("a", { href: "#/task/" + encodeURIComponent(link.parent_session_id), text: link.parent_task }),
+      el("span", { class: "muted", text: ", in " + link.worktree })) : null];
+}
+
+function storiesSection(t) {
+  const stories = (t.extra && t.extra.stories) || [];
+  if (!stories.length) return null;
+  return el("section", { class: "card", id: "stories-card" }, el("h2", { text: "Stories" }),
+    el("p", { class: "muted", text: "Each approved sprint runs as a story of its own: here as they stand now, wherever in this clone they run." }),
+    el("table", { id: "stories" }, el("tr", {}, ["Sprint", "Story", "Stage", "State", "Owner", "Branch", "Worktree", "Updated"].map((h) => el("th", { text: h }))),
+      stories.map((s) => el("tr", { "data-sprint": s.sprint, class: s.state === "completed" ? "done" : null },
+        el("td", { text: String(s.sprint) }),
+        el("td", {}, el("a", { href: "#/task/" + encodeURIComponent(s.session_id), text: s.task_name })),
+        el("td", { text: s.stage }), el("td", { class: "state", text: s.state }),
+        el("td", { class: "owner", text: s.owner }), el("td", { class: "branch", text: s.branch || "—" }),
+        el("td", { class: "muted", text: s.worktree }), el("td", { class: "muted", text: s.updated_at })))));
+}
+
+function matrixRow(m, r) {
+  const scope = r.in_scope === true ? " (in scope)" : r.in_scope === false ? " (out of scope)" : "";
+  const result = r.result ? r.result + (r.accepted ? " (risk accepted)" : "") : r.accepted ? "none (risk accepted)" : "—";
+  return el("tr", { "data-id": r.id, class: r.gaps.length ? "gap" : null },
+    el("td", { class: "id", text: r.id }),
+    el("td", {}, el("span", { text: r.text }), r.gaps.length ? el("div", { class: "gaps", text: "Gap: " + r.gaps.join("; ") }) : null),
+    el("td", { class: "designed", text: r.criterion ? "(criterion)" : r.design.join(", ") || "—" }),
+    el("td", { class: "planned", text: r.sprints.length ? r.sprints.map((n) => "sprint " + n).join(", ") + scope : r.criterion ? "(criterion)" + scope : "—" }),
+    el("td", { class: "built", text: r.built ? "yes" : "—" }),
+    el("td", { class: "verified", text: r.result ? "yes" : m.verified ? "no" : "—" }),
+    el("td", { class: "result", text: result }),
+    el("td", { class: "evidence", text: r.evidence || "—" }));
+}
+
+// The requirement matrix, one row per id of the PRD, the rows with a gap highlighted.
+function matrixSection(t) {
+  const m = t.matrix;
+  if (!m) return null;
+  const gaps = m.rows.filter((r) => r.gaps.length).length;
+  return el("section", { class: "card", id: "matrix-card" }, el("h2", { text: "Traceability" }),
+    el("p", { class: "muted", text: m.rows.length + " ids from the PRD; " + (gaps ? gaps + " with a gap (highlighted)" : "none with a gap") +
+      (m.intent ? "; intent: " + m.intent : "") + (m.unknown.length ? "; named but not defined by the PRD: " + m.unknown.join(", ") : "") }),
+    el("table", { id: "matrix" }, el("tr", {}, ["Id", "Requirement", "Designed", "Planned in sprint", "Built", "Verified", "Result", "Evidence"].map((h) => el("th", { text: h }))),
+      m.rows.map((r) => matrixRow(m, r))));
 }
 
 function configCard(t) {
@@ -271,10 +448,10 @@ async function renderTask(id) {
   main.replaceChildren(...[
     el("p", {}, el("a", { href: "#/", text: "← all tasks" })),
     el("h1", { id: "task-name", text: t.task_name }),
-    el("p", { class: "muted", text: t.session_id + " · " + t.project_dir + (extras(t.extra) ? " · " + extras(t.extra) : "") }),
+    taskHeader(t),
     el("p", { text: t.objective }),
     el("ol", { class: "timeline", id: "timeline" }, t.stages.map((s) => el("li", { class: s.status, text: s.role + (s.stage === t.stage ? " · " + t.state : "") }))),
-    configCard(t), decisionCard(t), t.stages.map(stageSection), extraSection(t.extra),
+    configCard(t), decisionCard(t), storiesSection(t), matrixSection(t), t.stages.map(stageSection),
     el("h2", { text: "Audit" }), auditTable(t)].flat().filter((c) => c !== null && c !== undefined));
   for (const id of open) { const d = document.getElementById(id); if (d) d.open = true; }
   if (selection) select(selection.to, false, selection.from);
