@@ -140,7 +140,7 @@ pub fn admit(
     // The file only strengthened the gates: from now on relaxing them asks the human.
     if let Some(text) = &policy.strengthened {
         let record = Approved::new(text.clone(), How::Strengthened, None, timestamp(now));
-        let home = super::approval::home(project);
+        let home = super::approval::home_to_write(project);
         if home.root == project.root {
             // Written with the change, in order.
             admitted
@@ -248,6 +248,6 @@ pub fn approve_config(
             format!("{CONFIG_REL} changed while you decided (sha256 now {}); run `{APPROVE_COMMAND}` again to see it as it is", &approved.sha256[..12]),
         ));
     }
-    super::approval::home(&project).write_atomic(APPROVED_REL, approved.to_json().as_bytes())?;
+    super::approval::home_to_write(&project).write_atomic(APPROVED_REL, approved.to_json().as_bytes())?;
     Ok(approved)
 }

@@ -21,12 +21,24 @@ pub const APPROVED_REL: &str = ".bmad-task/config-approved.json";
 /// approved in the main one, while a teammate's commit still approves nothing (it is not
 /// in git); outside git, the project itself.
 pub fn home(project: &Project) -> Project {
-    let shared = crate::git::Repo::at(&project.root).and_then(|r| {
-        let dir = r.common_dir().join("bmad-mcp");
+    shared_home(project, false).unwrap_or_else(|| project.clone())
+}
+
+/// [`home`] to write in: the clone's shared folder made when it is missing.
+pub fn home_to_write(project: &Project) -> Project {
+    shared_home(project, true).unwrap_or_else(|| project.clone())
+}
+
+/// The clone's shared folder, when the project is in a git repository and the folder is
+/// there (or `make`s it): a read never creates it.
+fn shared_home(project: &Project, make: bool) -> Option<Project> {
+    let dir = crate::git::Repo::at(&project.root)?
+        .common_dir()
+        .join("bmad-mcp");
+    if make {
         std::fs::create_dir_all(&dir).ok()?;
-        Project::shared(&dir).ok()
-    });
-    shared.unwrap_or_else(|| project.clone())
+    }
+    dir.is_dir().then(|| Project::shared(&dir).ok()).flatten()
 }
 
 /// The command with which the human approves the config file as it is.

@@ -169,22 +169,30 @@ fn entry_of(s: &Session, link: &StoryLink) -> StoryState {
 /// worktrees ([`merged`]).
 pub fn with_stories(project: &Project, s: &Session) -> Session {
     let mut s = s.clone();
-    if s.track != Track::Full || story::in_scope(&s).is_empty() {
+    // Only while the parent waits on its stories does what they say change anything; at
+    // any other state the session keeps the list its last change saw, and no file of the
+    // project is read for it.
+    if !story::takes_stories(&s) {
         return s;
     }
     let mut found = in_tree(project, &s.session_id);
-    let folder = match identity::git_dirs(&project.root) {
-        Some(dirs) => dirs.common_dir.join("bmad-mcp"),
-        None => project.root.clone(),
-    };
-    let entries = folder.join(format!(".bmad-task/stories/{}", s.session_id));
-    if entries.is_dir() {
+    if entries_dir(project, &s.session_id).is_dir() {
         if let Ok(registry) = Registry::of(project) {
             found.extend(registry.all(&s.session_id));
         }
     }
     s.stories = merged(found);
     s
+}
+
+/// The folder of `parent_id`'s shared entries, as [`Registry::of`] places it, found without
+/// making anything.
+fn entries_dir(project: &Project, parent_id: &str) -> std::path::PathBuf {
+    let folder = match identity::git_dirs(&project.root) {
+        Some(dirs) => dirs.common_dir.join("bmad-mcp"),
+        None => project.root.clone(),
+    };
+    folder.join(format!(".bmad-task/stories/{parent_id}"))
 }
 
 /// Each story once (its completed or latest state, where the tree and this clone's entry
@@ -492,7 +500,8 @@ fn note_parent(project: &Project, s: &Session) {
 /// worktrees when the parent changed later in another worktree (its final QA ran there):
 /// this copy is stale, and a change here would become a second version of the task.
 pub fn stale_parent(project: &Project, s: &Session) -> Result<()> {
-    if s.track != Track::Full || story::in_scope(s).is_empty() {
+    // A stale copy is one still waiting on its stories; nothing is made to find out.
+    if !story::takes_stories(s) || !entries_dir(project, &s.session_id).is_dir() {
         return Ok(());
     }
     let Ok(registry) = Registry::of(project) else {
