@@ -248,6 +248,7 @@ pub fn approve_config(
             format!("{CONFIG_REL} changed while you decided (sha256 now {}); run `{APPROVE_COMMAND}` again to see it as it is", &approved.sha256[..12]),
         ));
     }
-    super::approval::home_to_write(&project).write_atomic(APPROVED_REL, approved.to_json().as_bytes())?;
+    super::approval::home_to_write(&project)
+        .write_atomic(APPROVED_REL, approved.to_json().as_bytes())?;
     Ok(approved)
 }
