@@ -44,6 +44,9 @@ pub const HEADER_SECS_ENV: &str = "BMAD_HTTP_HEADER_SECS";
 pub const MAX_CONNECTIONS_ENV: &str = "BMAD_HTTP_MAX_CONNECTIONS";
 /// The bytes of HTTP request bodies being read at once.
 pub const BODIES_BYTES_ENV: &str = "BMAD_HTTP_BODIES_BYTES";
+/// `local` keeps a story's sprint claim in this clone: no ref is pushed to the team's
+/// remote (for a remote the team does not want the server to write to).
+pub const CLAIMS_ENV: &str = "BMAD_CLAIMS";
 /// Which logs are written (to stderr).
 pub const LOG_ENV: &str = "RUST_LOG";
 /// The user's configuration directory, which holds their prompt folder.
@@ -101,6 +104,9 @@ pub struct Acting {
     /// A project check's time limit when neither it nor the policy file names one:
     /// [`CHECK_TIMEOUT_ENV`], else [`DEFAULT_CHECK_TIMEOUT`].
     pub check_timeout: Duration,
+    /// Whether a story's sprint is claimed on the team's remote (a pushed ref), as it is
+    /// unless [`CLAIMS_ENV`] is `local`.
+    pub claims_on_remote: bool,
 }
 
 impl Default for Acting {
@@ -111,6 +117,7 @@ impl Default for Acting {
             owner: None,
             lock_wait: DEFAULT_LOCK_WAIT,
             check_timeout: DEFAULT_CHECK_TIMEOUT,
+            claims_on_remote: true,
         }
     }
 }
@@ -212,6 +219,9 @@ impl Settings {
                     .filter(|s| s.is_finite() && (0.0..=86_400.0).contains(s))
                     .map_or(DEFAULT_LOCK_WAIT, Duration::from_secs_f64),
                 check_timeout: vars.seconds(CHECK_TIMEOUT_ENV, DEFAULT_CHECK_TIMEOUT),
+                claims_on_remote: vars
+                    .text(CLAIMS_ENV)
+                    .is_none_or(|v| !v.trim().eq_ignore_ascii_case("local")),
             },
             limits: Limits {
                 result_bytes: vars.positive(MAX_RESULT_ENV, limits.result_bytes),
@@ -286,6 +296,20 @@ mod tests {
         assert_eq!(s.http.max_connections, 256);
         assert_eq!(s.http.bodies_bytes, DEFAULT_BODIES_BYTES);
         assert!(s.log.is_none());
+        assert!(s.acting.claims_on_remote);
+    }
+
+    #[test]
+    fn only_local_keeps_claims_off_the_remote() {
+        for (value, on_remote) in [
+            ("local", false),
+            (" LOCAL ", false),
+            ("remote", true),
+            ("", true),
+        ] {
+            let s = settings(None, &[(CLAIMS_ENV, value)]);
+            assert_eq!(s.acting.claims_on_remote, on_remote, "{value:?}");
+        }
     }
 
     #[test]

@@ -126,6 +126,8 @@ pub struct Store {
     owner: Option<Person>,
     /// A project check's time limit when neither it nor the policy file names one.
     check_timeout: std::time::Duration,
+    /// Whether a story's sprint is claimed on the team's remote.
+    claims_on_remote: bool,
     /// The user's folder of role prompts.
     user_prompts: Option<PathBuf>,
     /// Folders (of any project) this process has already swept of interrupted writes.
@@ -145,6 +147,7 @@ impl Store {
             owner,
             lock_wait,
             check_timeout,
+            claims_on_remote,
         } = acting;
         Store {
             default_root,
@@ -152,6 +155,7 @@ impl Store {
             lock_wait,
             owner,
             check_timeout,
+            claims_on_remote,
             user_prompts,
             swept: Mutex::new(HashSet::new()),
             mapping: MappingCache::default(),

@@ -23,14 +23,14 @@ pub struct Started {
 }
 
 /// What git says of the project at `start`.
-struct Team {
+pub(super) struct Team {
     repo: Option<Repo>,
-    owner: Option<Person>,
-    branch: Option<String>,
+    pub(super) owner: Option<Person>,
+    pub(super) branch: Option<String>,
 }
 
 impl Team {
-    fn of(project: &Project, over: Option<&Person>) -> Team {
+    pub(super) fn of(project: &Project, over: Option<&Person>) -> Team {
         let repo = Repo::at(&project.root);
         let owner = over.cloned();
         let facts = match &repo {
@@ -82,10 +82,18 @@ impl Store {
         lessons: &[String],
         clock: &dyn Fn() -> DateTime<Utc>,
     ) -> Result<Started> {
-        self.start_named(cwd, objective, engines, None, lessons, clock, &|session| {
-            session.begin_track(track);
-            Ok(())
-        })
+        self.start_named(
+            cwd,
+            objective,
+            engines,
+            None,
+            lessons,
+            clock,
+            &mut |session| {
+                session.begin_track(track);
+                Ok(())
+            },
+        )
     }
 
     /// [`Store::start`], with `shape` making the new session what it is to be (a track,
@@ -101,7 +109,7 @@ impl Store {
         base: Option<&str>,
         lessons: &[String],
         clock: &dyn Fn() -> DateTime<Utc>,
-        shape: &dyn Fn(&mut Session) -> Result<()>,
+        shape: &mut dyn FnMut(&mut Session) -> Result<()>,
     ) -> Result<Started> {
         let project = self.project(cwd)?;
         // Refuse unsafe layouts before anything is created.
@@ -148,7 +156,7 @@ impl Store {
         team: &Team,
         lessons: &[String],
         clock: &dyn Fn() -> DateTime<Utc>,
-        shape: &dyn Fn(&mut Session) -> Result<()>,
+        shape: &mut dyn FnMut(&mut Session) -> Result<()>,
         made: &mut Made,
     ) -> Result<Started> {
         self.sweep(project, &[]);

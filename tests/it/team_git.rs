@@ -632,6 +632,72 @@ async fn a_sprint_claimed_in_one_clone_is_taken_in_the_other_and_merged_stories_
     b.close().await;
 }
 
+/// With `BMAD_CLAIMS=local` a story's sprint claim stays in the clone: nothing is pushed
+/// to the team's remote, and the reply says another clone may take the same sprint. A
+/// claim that this worktree pushed earlier (a start whose take-back never reached the
+/// remote) is its own again, where another clone's is refused.
+#[tokio::test]
+async fn claims_kept_local_push_nothing_and_an_own_earlier_claim_is_taken_again() {
+    let t = team();
+    let mut cmd = bin(&t.ada);
+    cmd.env_remove("BMAD_OWNER").env("BMAD_CLAIMS", "local");
+    let a = connect_with(Era::Modern, cmd.into(), &t.ada).await;
+    let start = json!({"action": "start", "objective": "Add login and logout"});
+    let documents = [
+        passing_prd(),
+        passing_architecture(),
+        TWO_SPRINTS.to_string(),
+    ];
+    let (parent, task) = crate::support::to_approved_plan(&a, start, &documents).await;
+    let story = |sprint: u32| json!({"action": "start", "parent": task, "sprint": sprint});
+    let one = a.ok(story(1)).await;
+    assert!(
+        one["notices"].to_string().contains("BMAD_CLAIMS=local"),
+        "{one:#}"
+    );
+    assert_eq!(
+        git(&t.ada, &["ls-remote", "origin", "refs/bmad/claims/*"]),
+        ""
+    );
+    a.close().await;
+
+    // Sprint 2 claimed on the remote from Ada's worktree by hand, as a start that failed
+    // after its push would leave it: Ada's server takes it as hers, Bob's is refused.
+    let claim = format!(
+        "{{\"owner\":\"Ada Lovelace <ada@example.org>\",\"branch\":\"main\",\"worktree\":\"{}\",\"sprint\":2}}",
+        t.ada.display()
+    );
+    let tree = git(&t.ada, &["hash-object", "-w", "-t", "tree", "/dev/null"]);
+    let commit = git(&t.ada, &["commit-tree", tree.trim(), "-m", &claim]);
+    let refname = format!("refs/bmad/claims/{}/sprint-2", parent.as_str().unwrap());
+    git(
+        &t.ada,
+        &[
+            "push",
+            "-q",
+            "origin",
+            &format!("{}:{refname}", commit.trim()),
+        ],
+    );
+    commit_all(&t.ada, "Ada: the plan");
+    git(&t.ada, &["push", "-q", "origin", "main"]);
+    git(&t.bob, &["pull", "-q", "--no-edit"]);
+    let b = server(&t.bob).await;
+    let refused = b.refused(story(2), "sprint_taken").await;
+    let m = refused["error"]["message"].as_str().unwrap();
+    assert!(m.contains("by Ada Lovelace"), "{m}");
+    b.close().await;
+    let a = server(&t.ada).await;
+    let two = a.ok(story(2)).await;
+    assert!(
+        two["notices"]
+            .to_string()
+            .contains("already claimed from this worktree"),
+        "{two:#}"
+    );
+    a.close().await;
+}
+
 /// A session restored to an older commit in the middle of a task (`git checkout HEAD --`)
 /// is said to have gone back, with how to get the newer version from git, on `status` and
 /// on the next change.

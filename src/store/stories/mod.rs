@@ -9,6 +9,7 @@
 //! all before each of its changes and each `status`.
 
 pub mod identity;
+mod remote;
 
 use chrono::{DateTime, Utc};
 
@@ -224,79 +225,6 @@ fn in_tree(project: &Project, parent_id: &str) -> Vec<StoryState> {
         .collect()
 }
 
-/// The ref on the team's remote that says which story holds `sprint` of `parent`.
-fn claim_ref(parent: &Session, sprint: u32) -> String {
-    format!("refs/bmad/claims/{}/sprint-{sprint}", parent.session_id)
-}
-
-/// A claim made on the team's remote: what the reply says of it, and whether this story
-/// holds it there (and so must take it back if its start fails).
-struct RemoteClaim {
-    said: String,
-    won: bool,
-}
-
-/// Claims the story's sprint on the team's remote, so that every clone that reaches it
-/// sees it taken before work starts: refused when another story claimed it there first,
-/// naming who holds it. `None` without a remote.
-fn claim_on_remote(
-    project: &Project,
-    parent: &Session,
-    entry: &StoryState,
-) -> Result<Option<RemoteClaim>> {
-    let Some(repo) = crate::git::Repo::at(&project.root) else {
-        return Ok(None);
-    };
-    let message = serde_json::to_string(entry).unwrap_or_default();
-    let refname = claim_ref(parent, entry.sprint);
-    Ok(match repo.claim(&refname, &message) {
-        crate::git::Claim::NoRemote => None,
-        crate::git::Claim::Won { remote } => Some(RemoteClaim {
-            said: format!(
-                "Sprint {} is claimed for this story on the remote `{remote}` ({refname}): every clone that fetches from it sees it taken.",
-                entry.sprint
-            ),
-            won: true,
-        }),
-        crate::git::Claim::Held { remote, message } => {
-            let held: Option<StoryState> = serde_json::from_str(&message).ok();
-            match held {
-                Some(h) if h.session_id == entry.session_id => Some(RemoteClaim {
-                    said: format!(
-                        "Sprint {} was already claimed for this story on `{remote}`.",
-                        entry.sprint
-                    ),
-                    won: false,
-                }),
-                held => {
-                    // Another clone's words, from the network: cut short, nothing hidden.
-                    let holder = held.map_or_else(
-                        || "another clone (its claim could not be read)".to_string(),
-                        |h| {
-                            let said = format!("{} (story `{}`)", h.holder(), h.task_name);
-                            crate::code::visible(&crate::code::clip(&said, 300))
-                        },
-                    );
-                    return Err(Error::argument(
-                        ErrorCode::SprintTaken,
-                        format!(
-                            "sprint {} of task `{}` is claimed on the remote `{remote}` by {holder}: one story per sprint, whoever pushed the claim first. Work on another sprint, or agree with its holder ({refname})",
-                            entry.sprint, parent.task_name
-                        ),
-                    ));
-                }
-            }
-        }
-        crate::git::Claim::Unreachable { remote, why } => Some(RemoteClaim {
-            said: format!(
-                "The claim of sprint {} is local to this clone: the remote `{remote}` could not be reached ({why}). Another clone may claim the same sprint meanwhile.",
-                entry.sprint
-            ),
-            won: false,
-        }),
-    })
-}
-
 /// Refuses a story of `parent` for `sprint` unless the parent takes stories now (the full
 /// track, its sprint plan approved, development not submitted) and the sprint is in the
 /// scope the human approved.
@@ -354,21 +282,36 @@ impl Store {
         } else {
             objective.to_string()
         };
-        // Who and on which branch: what `start` asked git before it shaped the session.
-        let link = |s: &Session| StoryLink {
+        // Who and on which branch, as git says it (asked once: `start` asks the same).
+        let team = super::start::Team::of(&project, self.owner.as_ref());
+        let owner = team
+            .owner
+            .as_ref()
+            .map(|p| crate::code::clip(&p.to_string(), 200))
+            .unwrap_or_else(|| "unknown".into());
+        let link = StoryLink {
             parent_session_id: parent.session_id.clone(),
             parent_task: parent.task_name.clone(),
             sprint,
-            sprint_title: title.clone(),
-            owner: s
-                .owner
-                .as_ref()
-                .map(|p| crate::code::clip(&p.to_string(), 200))
-                .unwrap_or_else(|| "unknown".into()),
-            branch: s.branch.clone(),
+            sprint_title: title,
+            owner: owner.clone(),
+            branch: team.branch.clone(),
             worktree: project.display(),
         };
         let registry = Registry::of(&project)?;
+        // Before the lock: a round trip to the remote must not hold up the project.
+        let remote = match self.claims_on_remote {
+            true => {
+                let who = remote::Claimant {
+                    owner,
+                    branch: team.branch,
+                    worktree: project.display(),
+                    sprint,
+                };
+                remote::claim(&project, &parent, &who)?
+            }
+            false => None,
+        };
         // `<parent>-sprint-<n>`, the parent's name cut to keep the sprint in 50 characters.
         let suffix = format!("-sprint-{sprint}");
         let base = format!(
@@ -376,31 +319,39 @@ impl Store {
             super::names::head_for(&parent.task_name, suffix.len() - 1)
         );
         let wait = self.lock_wait;
-        let claimed = std::cell::RefCell::new(None::<String>);
-        let shared = std::cell::RefCell::new(None::<RemoteClaim>);
-        let started = self.start_named(cwd, &objective, engines, Some(&base), &[], clock, &|s| {
-            s.begin_track(Track::Story);
-            inherit(s, &parent, sprint);
-            let link = link(s);
-            let entry = entry_of(s, &link);
-            registry.claim(&parent, &entry, wait)?;
-            *claimed.borrow_mut() = Some(s.session_id.clone());
-            *shared.borrow_mut() = claim_on_remote(&project, &parent, &entry)?;
-            s.story = Some(link);
-            Ok(())
-        });
+        let mut claimed = None::<String>;
+        let started = self.start_named(
+            cwd,
+            &objective,
+            engines,
+            Some(&base),
+            &[],
+            clock,
+            &mut |s| {
+                s.begin_track(Track::Story);
+                inherit(s, &parent, sprint);
+                let entry = entry_of(s, &link);
+                registry.claim(&parent, &entry, wait)?;
+                claimed = Some(s.session_id.clone());
+                s.story = Some(link.clone());
+                Ok(())
+            },
+        );
         if started.is_err() {
-            if let Some(id) = claimed.borrow().as_deref() {
+            if let Some(id) = claimed.as_deref() {
                 registry.release(&parent.session_id, sprint, id);
             }
-            if shared.borrow().as_ref().is_some_and(|c| c.won) {
-                if let Some(repo) = crate::git::Repo::at(&project.root) {
-                    repo.unclaim(&claim_ref(&parent, sprint));
-                }
+            if let Some(claim) = &remote {
+                claim.take_back(&project);
             }
         }
         let mut started = started?;
-        started.notices.extend(shared.take().map(|c| c.said));
+        if !self.claims_on_remote {
+            started.notices.push(format!(
+                "The claim of sprint {sprint} is local to this clone: BMAD_CLAIMS=local keeps it off the team's remote, so another clone may claim the same sprint."
+            ));
+        }
+        started.notices.extend(remote.map(|c| c.said));
         started.notices.push(format!(
             "Story of sprint {sprint} of `{}`; which story holds which sprint is kept in {}, where every worktree of the repository sees it.",
             parent.task_name,

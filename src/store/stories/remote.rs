@@ -1,0 +1,110 @@
+//! A story's sprint claimed on the team's remote ([`crate::git::Repo::claim`]), so that
+//! every clone that reaches the remote sees the sprint taken before work starts. The claim
+//! is made before the project is locked: a network round trip of up to
+//! [`crate::git::NETWORK_DEADLINE`] must not hold up the project's other calls.
+
+use serde::{Deserialize, Serialize};
+
+use crate::code::ErrorCode;
+use crate::error::{Error, Result};
+use crate::files::Project;
+use crate::git::{Claim, Repo};
+use crate::workflow::session::Session;
+
+/// Who claims a sprint, as the claim's commit message says it (JSON): enough for another
+/// clone to name the holder, and for this worktree to know its own earlier claim.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Claimant {
+    pub owner: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    pub worktree: String,
+    pub sprint: u32,
+}
+
+impl Claimant {
+    /// "Ada on branch `s1` in /work/ada".
+    fn named(&self) -> String {
+        format!(
+            "{}{} in {}",
+            self.owner,
+            self.branch
+                .as_deref()
+                .map(|b| format!(" on branch `{b}`"))
+                .unwrap_or_default(),
+            self.worktree
+        )
+    }
+}
+
+/// A claim made on the team's remote: what the reply says of it, and whether this start
+/// pushed it (and so must take it back if the start fails).
+pub struct RemoteClaim {
+    pub said: String,
+    pub won: bool,
+    refname: String,
+}
+
+impl RemoteClaim {
+    /// Takes back a claim this start pushed, for a story whose start failed after it.
+    pub fn take_back(&self, project: &Project) {
+        if self.won {
+            if let Some(repo) = Repo::at(&project.root) {
+                repo.unclaim(&self.refname);
+            }
+        }
+    }
+}
+
+/// The ref on the team's remote that says who holds `sprint` of `parent`.
+pub fn claim_ref(parent: &Session, sprint: u32) -> String {
+    format!("refs/bmad/claims/{}/sprint-{sprint}", parent.session_id)
+}
+
+/// Claims `who.sprint` of `parent` on the team's remote: refused when someone else claimed
+/// it there first, naming who; `None` outside git or without a remote. A claim this
+/// worktree's owner made earlier (a start that failed before it could take it back) is
+/// theirs again.
+pub fn claim(project: &Project, parent: &Session, who: &Claimant) -> Result<Option<RemoteClaim>> {
+    let Some(repo) = Repo::at(&project.root) else {
+        return Ok(None);
+    };
+    let message = serde_json::to_string(who).unwrap_or_default();
+    let refname = claim_ref(parent, who.sprint);
+    let sprint = who.sprint;
+    let (said, won) = match repo.claim(&refname, &message) {
+        Claim::NoRemote => return Ok(None),
+        Claim::Won { remote } => (
+            format!("Sprint {sprint} is claimed for this story on the remote `{remote}` ({refname}): every clone that fetches from it sees it taken."),
+            true,
+        ),
+        Claim::Held { remote, message } => {
+            let held: Option<Claimant> = serde_json::from_str(&message).ok();
+            match held {
+                Some(h) if h.owner == who.owner && h.worktree == who.worktree => (
+                    format!("Sprint {sprint} was already claimed from this worktree on `{remote}`."),
+                    false,
+                ),
+                held => {
+                    // Another clone's words, from the network: cut short, nothing hidden.
+                    let holder = held.map_or_else(
+                        || "another clone (its claim could not be read)".to_string(),
+                        |h| crate::code::visible(&crate::code::clip(&h.named(), 300)),
+                    );
+                    return Err(Error::argument(
+                        ErrorCode::SprintTaken,
+                        format!(
+                            "sprint {sprint} of task `{}` is claimed on the remote `{remote}` by {holder}: one story per sprint, whoever pushed the claim first. Work on another sprint, or agree with its holder ({refname})",
+                            parent.task_name
+                        ),
+                    ));
+                }
+            }
+        }
+        Claim::Unreachable { remote, why } => (
+            format!("The claim of sprint {sprint} is local to this clone: the remote `{remote}` could not be reached ({why}). Another clone may claim the same sprint meanwhile."),
+            false,
+        ),
+    };
+    Ok(Some(RemoteClaim { said, won, refname }))
+}
