@@ -46,7 +46,8 @@ use bmad_mcp::BmadServer;
 /// (they refuse, exit 2, when stdin is not a terminal); `list` and `status` read;
 /// `config show` and `config approve` are the project's checks and policy
 /// (.bmad/config.toml), which the server acts on only as the human approved them; `init`
-/// prepares the project for a team in git (docs/team.md).
+/// prepares the project for a team in git (docs/team.md); `setup <host>` registers the
+/// server in a host's configuration (docs/setup.md).
 #[derive(Parser)]
 #[command(name = "bmad-mcp", version, about, long_about)]
 struct Cli {

@@ -145,10 +145,9 @@ fn this_binary() -> Result<String, String> {
 fn settings_for_codex() -> Vec<(String, String)> {
     let mut vars: Vec<(String, String)> = std::env::vars()
         .filter(|(k, _)| {
-            k.starts_with("BMAD_")
-                && k != "BMAD_PROJECT_ROOT"
-                && k != "BMAD_MCP_TOKEN"
-                && !k.starts_with("BMAD_HTTP_")
+            k.strip_prefix("BMAD_").is_some_and(|setting| {
+                !matches!(setting, "PROJECT_ROOT" | "MCP_TOKEN") && !setting.starts_with("HTTP_")
+            })
         })
         .collect();
     vars.sort();

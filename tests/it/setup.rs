@@ -380,10 +380,13 @@ fn codex_lists_what_setup_wrote_with_the_settings_in_its_env() {
     let owner = [
         ("BMAD_OWNER", "Ann <ann@example.com>"),
         ("BMAD_PROJECT_ROOT", "/elsewhere"),
+        ("BMAD_MCP_TOKEN", "secret"),
+        ("BMAD_HTTP_REQUEST_SECS", "5"),
     ];
     let entry = CODEX.add(&place, "user", &owner);
     // Codex passes a server only an allow-list of variables: the settings go in its env,
-    // not the project root (each project is the server's working directory).
+    // not the project root (each project is the server's working directory), nor what
+    // only `serve --http` reads (a token has no place in a file).
     assert_eq!(
         entry["env"],
         serde_json::json!({"BMAD_OWNER": "Ann <ann@example.com>"})
