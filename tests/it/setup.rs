@@ -391,18 +391,9 @@ fn codex_lists_what_setup_wrote_with_the_settings_in_its_env() {
         entry["env"],
         serde_json::json!({"BMAD_OWNER": "Ann <ann@example.com>"})
     );
-    if let Some(cli) = host_cli("codex", "codex") {
-        let env = [("CODEX_HOME", place.home.join(".codex"))];
-        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.to_str().unwrap())).collect();
-        let (code, out, err) = host(&place, &cli, &["mcp", "list", "--json"], &env);
-        assert_eq!(code, 0, "{out}{err}");
-        let listed: Value = serde_json::from_str(&out[out.find('[').unwrap()..]).unwrap();
-        let ours = listed
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s["name"] == "bmad")
-            .expect("bmad listed");
+    let cli = host_cli("codex", "codex");
+    if let Some(cli) = &cli {
+        let ours = codex_lists_bmad(&place, cli).expect("bmad listed");
         assert_eq!(ours["transport"]["command"], BIN, "{ours}");
         assert_eq!(
             ours["transport"]["env"]["BMAD_OWNER"], "Ann <ann@example.com>",
@@ -412,7 +403,35 @@ fn codex_lists_what_setup_wrote_with_the_settings_in_its_env() {
     }
     CODEX.remove(&place, "user");
     CODEX.add(&place, "project", &[]);
+    if let Some(cli) = &cli {
+        // Codex reads a project's servers only once the person trusted the project.
+        assert_eq!(codex_lists_bmad(&place, cli), None);
+        let user = place.home.join(".codex/config.toml");
+        let mut text = std::fs::read_to_string(&user).unwrap();
+        let project = serde_json::to_string(&place.project).unwrap();
+        text.push_str(&format!(
+            "\n[projects.{project}]\ntrust_level = \"trusted\"\n"
+        ));
+        std::fs::write(&user, text).unwrap();
+        let ours = codex_lists_bmad(&place, cli).expect("bmad listed in the trusted project");
+        assert_eq!(ours["transport"]["command"], BIN, "{ours}");
+    }
     CODEX.remove(&place, "project");
+}
+
+/// Our server as `codex mcp list --json` lists it, run in the project.
+fn codex_lists_bmad(place: &Place, cli: &Path) -> Option<Value> {
+    let codex_home = place.home.join(".codex");
+    let env = [("CODEX_HOME", codex_home.to_str().unwrap())];
+    let (code, out, err) = host(place, cli, &["mcp", "list", "--json"], &env);
+    assert_eq!(code, 0, "{out}{err}");
+    let listed: Value = serde_json::from_str(&out[out.find('[').unwrap()..]).unwrap();
+    let found = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "bmad");
+    found.cloned()
 }
 
 #[test]
