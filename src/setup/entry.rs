@@ -38,7 +38,7 @@ pub fn runs_us(command: &str) -> bool {
         .is_some_and(|s| s == "bmad-mcp")
 }
 
-/// The refusal to touch an entry named [`NAME`] that is not ours, in `file`.
+/// The refusal to touch an entry named [`NAME`] that is not ours; `what` says what it is.
 pub fn not_ours(what: &str) -> String {
     format!(
         "an entry named `{NAME}` is there already and {what}, not bmad-mcp: setup does not overwrite or remove another server's entry; rename or remove it yourself, then run setup again"

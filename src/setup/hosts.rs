@@ -55,7 +55,8 @@ impl Host {
     pub fn fields(self, command: &str) -> Vec<(&'static str, Value)> {
         match self {
             // Gemini asks before each call of a server not marked `trust`: setup leaves
-            // that choice to the person (a `trust` they add is kept).
+            // that choice to the person (a `trust` they add is kept). Codex's TOML entry
+            // has the same two keys (set by `toml.rs`).
             Host::Gemini | Host::Cursor | Host::ClaudeDesktop | Host::Codex => {
                 vec![("command", json!(command)), ("args", json!([]))]
             }

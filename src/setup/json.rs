@@ -197,6 +197,14 @@ mod tests {
     }
 
     #[test]
+    fn a_path_with_quotes_and_backslashes_is_written_escaped() {
+        let path = r#"C:\Users\A "B"\bmad-mcp.exe"#;
+        let c = edit("{}", "servers", Some(&[("command", json!(path))])).unwrap();
+        let v: Value = serde_json::from_str(&c.text).unwrap();
+        assert_eq!(v["servers"]["bmad"]["command"], path, "{}", c.text);
+    }
+
+    #[test]
     fn what_is_not_an_object_of_servers_is_refused() {
         assert!(edit("[1]", "mcpServers", Some(&fields())).is_err());
         assert!(edit(r#"{"mcpServers": 3}"#, "mcpServers", Some(&fields())).is_err());
