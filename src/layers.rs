@@ -5,7 +5,7 @@
 //! ARCHITECTURE.md explains each layer.
 
 /// Lowest first.
-pub const LAYERS: [&str; 18] = [
+pub const LAYERS: [&str; 19] = [
     "code",
     "exit",
     "assistant",
@@ -24,6 +24,7 @@ pub const LAYERS: [&str; 18] = [
     "http",
     "dashboard",
     "terminal",
+    "setup",
 ];
 
 /// The most lines a function may take, from its `fn` to its closing brace: one a reader

@@ -35,6 +35,7 @@
 //!     `serve --http`): every task, the documents and their rounds, the audit, decisions.
 //! 17. [`terminal`]: everything the human types (`bmad-mcp confirm|approve|…`, `config`,
 //!     `prompts`, `hook`).
+//! 18. [`setup`]: `bmad-mcp setup <host>`, the server's entry in a host's configuration.
 //!
 //! [`layers`] holds that order as data, with the tests that keep every `use` within it, the
 //! files of a folder free of import cycles and every function within 80 lines.
@@ -54,6 +55,7 @@ pub mod lessons;
 pub mod prompts;
 pub mod server;
 pub mod settings;
+pub mod setup;
 pub mod stdio;
 pub mod store;
 pub mod terminal;

@@ -46,7 +46,8 @@ use bmad_mcp::BmadServer;
 /// (they refuse, exit 2, when stdin is not a terminal); `list` and `status` read;
 /// `config show` and `config approve` are the project's checks and policy
 /// (.bmad/config.toml), which the server acts on only as the human approved them; `init`
-/// prepares the project for a team in git (docs/team.md).
+/// prepares the project for a team in git (docs/team.md); `setup <host>` registers the
+/// server in a host's configuration (docs/setup.md).
 #[derive(Parser)]
 #[command(name = "bmad-mcp", version, about, long_about)]
 struct Cli {
@@ -78,6 +79,10 @@ enum Command {
         #[arg(long, value_name = "ADDR", default_value = bmad_mcp::dashboard::DEFAULT_ADDR)]
         addr: String,
     },
+    /// Registers this binary as the stdio MCP server `bmad` in a host's configuration
+    /// (`--scope user`, the default, or `project`), or takes it out (`--remove`), keeping
+    /// the file's other entries and comments; prints what changed (docs/setup.md).
+    Setup(bmad_mcp::setup::Args),
     #[command(flatten)]
     Human(bmad_mcp::terminal::Cli),
 }
@@ -102,6 +107,9 @@ fn main() -> Exit {
     let settings = Settings::read(cli.owner.as_deref()).with_project(cli.project.as_deref());
     let options = match cli.command {
         Some(Command::Human(command)) => return bmad_mcp::terminal::run(command, &settings),
+        Some(Command::Setup(args)) => {
+            return bmad_mcp::setup::run(&args, std::path::Path::new(&settings.default_root.value))
+        }
         Some(Command::Serve(options)) => options,
         Some(Command::Dashboard { addr }) => {
             init_logs(settings.log.as_deref());

@@ -76,7 +76,9 @@ mod http_quiet; // a health check (connect, then close) logs no ERROR line
 mod conformance; // the official MCP conformance suite against `serve --http`
 mod examples; // the examples run as users run them; the committed sample stays theirs
 mod http_claude; // the pinned Claude Code CLI registers `serve --http` and connects
+mod inspector; // the MCP Inspector's CLI lists the tool and starts a task
 mod machine_model; // the fuzz crate's model of the state machine, on its corpus
 mod plugin; // the Claude Code plugin as the pinned Claude Code CLI validates it
 mod python_sdk; // the official MCP Python SDK drives workflows, gates, resources, HTTP
-mod readme; // the README's jq recipes, environment table and commands stay true
+mod readme;
+mod setup; // `bmad-mcp setup <host>` for every host; each installed host's `mcp list` reads it // the README's jq recipes, environment table and commands stay true

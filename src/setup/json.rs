@@ -1,0 +1,213 @@
+//! Editing a host's JSON configuration through a concrete syntax tree (`jsonc-parser`'s
+//! CST), so that a file with comments and trailing commas (VS Code's and opencode's may
+//! have both) keeps them: only our entry's own fields change, every other byte of the
+//! file stays as it was.
+
+use jsonc_parser::cst::{CstInputValue, CstObject, CstObjectProp, CstRootNode};
+use jsonc_parser::ParseOptions;
+use serde_json::Value;
+
+use super::entry::{not_ours, runs_us, Change, NAME};
+
+/// Our entry in the object `container` (`mcpServers`, `servers`, `mcp`) of the file's
+/// `text`: set to have `fields` (`Some`; the entry's other fields are kept) or removed
+/// (`None`). An entry named `bmad` that runs another program is refused, untouched.
+pub fn edit(
+    text: &str,
+    container: &str,
+    fields: Option<&[(&'static str, Value)]>,
+) -> Result<Change, String> {
+    let root = CstRootNode::parse(text, &ParseOptions::default())
+        .map_err(|e| format!("it is not valid JSON (nor JSON with comments): {e}"))?;
+    let unchanged = || Change {
+        text: text.to_string(),
+        before: None,
+        after: None,
+    };
+    let Some(top) = top_object(&root, fields.is_some())? else {
+        return Ok(unchanged());
+    };
+    let servers = match top.get(container) {
+        Some(prop) => prop
+            .object_value()
+            .ok_or_else(|| format!("its `{container}` is not an object"))?,
+        None if fields.is_some() => top
+            .object_value_or_create(container)
+            .ok_or_else(|| format!("its `{container}` cannot be made"))?,
+        None => return Ok(unchanged()),
+    };
+    let entry = servers.get(NAME);
+    let before = entry.as_ref().and_then(value_of);
+    if let Some(found) = &before {
+        check_ours(found)?;
+    }
+    match (fields, entry) {
+        (None, Some(prop)) => prop.remove(),
+        (None, None) => {}
+        (Some(fields), None) => {
+            servers.append(NAME, object(fields));
+        }
+        (Some(fields), Some(prop)) => update(&prop, fields)?,
+    }
+    let after = servers.get(NAME).as_ref().and_then(value_of);
+    Ok(Change {
+        text: root.to_string(),
+        before: before.map(|v| pretty(&v)),
+        after: after.map(|v| pretty(&v)),
+    })
+}
+
+/// The file's top-level object; made when `make` and the file is empty; `None` when it is
+/// empty and there is nothing to remove.
+fn top_object(root: &CstRootNode, make: bool) -> Result<Option<CstObject>, String> {
+    match root.value() {
+        None if make => Ok(Some(root.object_value_or_set())),
+        None => Ok(None),
+        Some(v) => v
+            .as_object()
+            .map(Some)
+            .ok_or_else(|| "its top level is not an object".to_string()),
+    }
+}
+
+fn value_of(prop: &CstObjectProp) -> Option<Value> {
+    prop.value().and_then(|v| v.to_serde_value())
+}
+
+/// An entry is ours when the program it runs is a `bmad-mcp` binary: `command` as a
+/// string, or the first element of `command` as an array (opencode's shape).
+fn check_ours(entry: &Value) -> Result<(), String> {
+    let command = match entry.get("command") {
+        Some(Value::String(c)) => Some(c.as_str()),
+        Some(Value::Array(a)) => a.first().and_then(Value::as_str),
+        _ => None,
+    };
+    match command {
+        Some(c) if runs_us(c) => Ok(()),
+        Some(c) => Err(not_ours(&format!("runs `{c}`"))),
+        None if entry.get("url").is_some() => Err(not_ours("is a remote server (a `url`)")),
+        None => Err(not_ours("runs no command")),
+    }
+}
+
+/// Sets each of `fields` whose value differs in our entry (one left as it is keeps its
+/// formatting, so a second run changes nothing), keeping the entry's other fields.
+fn update(prop: &CstObjectProp, fields: &[(&'static str, Value)]) -> Result<(), String> {
+    let entry = prop
+        .object_value()
+        .ok_or_else(|| not_ours("is not an object"))?;
+    for (key, want) in fields {
+        match entry.get(key) {
+            Some(field) if value_of(&field).as_ref() == Some(want) => {}
+            Some(field) => field.set_value(input(want)),
+            None => {
+                entry.append(key, input(want));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn object(fields: &[(&'static str, Value)]) -> CstInputValue {
+    CstInputValue::Object(
+        fields
+            .iter()
+            .map(|(k, v)| (k.to_string(), input(v)))
+            .collect(),
+    )
+}
+
+fn input(v: &Value) -> CstInputValue {
+    match v {
+        Value::Null => CstInputValue::Null,
+        Value::Bool(b) => CstInputValue::Bool(*b),
+        Value::Number(n) => CstInputValue::Number(n.to_string()),
+        Value::String(s) => CstInputValue::String(s.clone()),
+        Value::Array(a) => CstInputValue::Array(a.iter().map(input).collect()),
+        Value::Object(o) => {
+            CstInputValue::Object(o.iter().map(|(k, v)| (k.clone(), input(v))).collect())
+        }
+    }
+}
+
+fn pretty(v: &Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::edit;
+    use serde_json::{json, Value};
+
+    fn fields() -> Vec<(&'static str, Value)> {
+        vec![("command", json!("/opt/bin/bmad-mcp")), ("args", json!([]))]
+    }
+
+    #[test]
+    fn a_new_file_gets_the_container_and_our_entry() {
+        let c = edit("", "mcpServers", Some(&fields())).unwrap();
+        let v: Value = serde_json::from_str(&c.text).unwrap();
+        assert_eq!(
+            v["mcpServers"]["bmad"]["command"], "/opt/bin/bmad-mcp",
+            "{}",
+            c.text
+        );
+        assert!(c.before.is_none() && c.after.is_some());
+    }
+
+    #[test]
+    fn comments_other_entries_and_our_extra_fields_survive_and_a_rerun_changes_nothing() {
+        let text = "{\n  // mine\n  \"servers\": {\n    \"other\": {\"command\": \"x\"}, /* keep */\n    \"bmad\": {\"command\": \"/old/bmad-mcp\", \"trust\": true},\n  },\n}\n";
+        let c = edit(text, "servers", Some(&fields())).unwrap();
+        for kept in [
+            "// mine",
+            "/* keep */",
+            "\"other\": {\"command\": \"x\"}",
+            "\"trust\": true",
+        ] {
+            assert!(c.text.contains(kept), "{kept} lost:\n{}", c.text);
+        }
+        assert!(c.text.contains("/opt/bin/bmad-mcp") && !c.text.contains("/old/"));
+        let again = edit(&c.text, "servers", Some(&fields())).unwrap();
+        assert_eq!(again.text, c.text);
+        let gone = edit(&c.text, "servers", None).unwrap();
+        assert!(
+            !gone.text.contains("bmad")
+                && gone.text.contains("// mine")
+                && gone.text.contains("\"other\""),
+            "{}",
+            gone.text
+        );
+        assert!(gone.after.is_none() && gone.before.is_some());
+    }
+
+    #[test]
+    fn another_programs_entry_named_bmad_is_refused_untouched() {
+        for entry in [
+            r#"{"command": "npx"}"#,
+            r#"{"url": "http://x/mcp"}"#,
+            r#"{"type": "local", "command": ["node", "s.js"]}"#,
+        ] {
+            let text = format!(r#"{{"mcp": {{"bmad": {entry}}}}}"#);
+            assert!(edit(&text, "mcp", Some(&fields()))
+                .unwrap_err()
+                .contains("another server's entry"));
+            assert!(edit(&text, "mcp", None).is_err());
+        }
+    }
+
+    #[test]
+    fn a_path_with_quotes_and_backslashes_is_written_escaped() {
+        let path = r#"C:\Users\A "B"\bmad-mcp.exe"#;
+        let c = edit("{}", "servers", Some(&[("command", json!(path))])).unwrap();
+        let v: Value = serde_json::from_str(&c.text).unwrap();
+        assert_eq!(v["servers"]["bmad"]["command"], path, "{}", c.text);
+    }
+
+    #[test]
+    fn what_is_not_an_object_of_servers_is_refused() {
+        assert!(edit("[1]", "mcpServers", Some(&fields())).is_err());
+        assert!(edit(r#"{"mcpServers": 3}"#, "mcpServers", Some(&fields())).is_err());
+        assert!(edit("{ not json", "mcpServers", Some(&fields())).is_err());
+    }
+}

@@ -1,0 +1,162 @@
+//! `bmad-mcp setup <host> [--scope user|project] [--remove]`: registers this very binary
+//! as a stdio MCP server named `bmad` in a host's configuration, the way that host expects
+//! ([`hosts`]), or takes that entry out. The edit touches our entry only and keeps the
+//! rest of the file, comments included ([`json`], [`toml`]); it is idempotent (a second
+//! run writes nothing and says so), refuses an entry named `bmad` that runs another
+//! program ([`entry`]), and prints the file with our entry before and after.
+//!
+//! It runs under an assistant's shell too, unlike the gate commands: what it writes is
+//! only this binary's own entry, which the assistant's file tools could write as well;
+//! no decision of the human's is taken by it.
+
+mod entry;
+mod file;
+pub mod hosts;
+mod json;
+mod toml;
+
+use std::path::Path;
+
+use crate::exit::Exit;
+use entry::{Change, Want, NAME};
+use hosts::{Format, Host, Scope};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The host whose configuration gets the entry.
+    #[arg(value_enum)]
+    pub host: Host,
+    /// The user's configuration (every project) or the project's (a file in the project,
+    /// `--project` or the one the working directory is in).
+    #[arg(long, value_enum, default_value_t)]
+    pub scope: Scope,
+    /// Take our entry out instead (and nothing else).
+    #[arg(long)]
+    pub remove: bool,
+}
+
+/// Runs `setup`; `project` is the project directory (for `--scope project`).
+pub fn run(args: &Args, project: &Path) -> Exit {
+    let name = host_name(args.host);
+    let path = match args.host.file(args.scope, project) {
+        Ok(path) => path,
+        Err(why) => {
+            eprintln!("bmad-mcp setup {name}: {why}");
+            return Exit::Refused;
+        }
+    };
+    match apply(args, &path) {
+        Ok(()) => Exit::Done,
+        Err(why) => {
+            eprintln!(
+                "bmad-mcp setup {name}: {} is left as it was: {}",
+                path.display(),
+                crate::code::visible_lines(&why)
+            );
+            Exit::Failed
+        }
+    }
+}
+
+fn apply(args: &Args, path: &Path) -> Result<(), String> {
+    let want = if args.remove {
+        Want::Remove
+    } else {
+        Want::Add {
+            command: this_binary()?,
+            env: match args.host {
+                Host::Codex => settings_for_codex(),
+                _ => Vec::new(),
+            },
+        }
+    };
+    let was = file::read(path)?;
+    let text = was.as_deref().unwrap_or("");
+    let mut change = match (args.host.format(), &want) {
+        (Format::Toml, want) => toml::edit(text, want)?,
+        (Format::Json { container }, Want::Remove) => json::edit(text, container, None)?,
+        (Format::Json { container }, Want::Add { command, .. }) => {
+            json::edit(text, container, Some(&args.host.fields(command)))?
+        }
+    };
+    let scope = match args.scope {
+        Scope::User => "user",
+        Scope::Project => "project",
+    };
+    println!(
+        "{} ({scope} scope): {}",
+        host_name(args.host),
+        path.display()
+    );
+    if text.is_empty() && !change.text.is_empty() && !change.text.ends_with('\n') {
+        // A file setup makes ends as text files do.
+        change.text.push('\n');
+    }
+    let changed = change.text != text;
+    if changed {
+        file::replace(path, was.as_deref(), &change.text)?;
+    }
+    report(&change, changed, args.remove);
+    Ok(())
+}
+
+/// What changed, for the person who ran it: our entry before and after.
+fn report(change: &Change, changed: bool, remove: bool) {
+    let show = |label: &str, entry: &Option<String>| match entry {
+        Some(text) => {
+            println!("  {label}:");
+            for line in text.lines() {
+                match line.trim_end() {
+                    "" => println!(),
+                    line => println!("    {}", crate::code::visible_lines(line)),
+                }
+            }
+        }
+        None => println!("  {label}: no `{NAME}` entry"),
+    };
+    if !changed {
+        match &change.after {
+            Some(_) => show("already registered, nothing changed", &change.after),
+            None => println!("  no `{NAME}` entry: nothing changed"),
+        }
+        return;
+    }
+    show("before", &change.before);
+    show("after", &change.after);
+    println!(
+        "  {}; the file's other content is as it was.",
+        if remove { "removed" } else { "written" }
+    );
+}
+
+/// The absolute path of the running binary, which the host will start.
+fn this_binary() -> Result<String, String> {
+    let exe =
+        std::env::current_exe().map_err(|e| format!("cannot tell where this binary is: {e}"))?;
+    exe.to_str()
+        .map(str::to_string)
+        .ok_or_else(|| format!("its path is not UTF-8: {}", exe.display()))
+}
+
+/// The `BMAD_*` settings set where setup runs, for Codex, which passes a server only an
+/// allow-list of variables. Not the project root (the host starts the server in each
+/// project; a fixed root would send every project's tasks to one), nor the HTTP server's
+/// settings and token (stdio does not read them, and a token has no place in a file).
+fn settings_for_codex() -> Vec<(String, String)> {
+    let mut vars: Vec<(String, String)> = std::env::vars()
+        .filter(|(k, _)| {
+            k.strip_prefix("BMAD_").is_some_and(|setting| {
+                !matches!(setting, "PROJECT_ROOT" | "MCP_TOKEN") && !setting.starts_with("HTTP_")
+            })
+        })
+        .collect();
+    vars.sort();
+    vars
+}
+
+fn host_name(host: Host) -> String {
+    use clap::ValueEnum;
+    host.to_possible_value()
+        .map(|v| v.get_name().to_string())
+        .unwrap_or_default()
+}

@@ -1,0 +1,135 @@
+//! The MCP Inspector's command-line client (`@modelcontextprotocol/inspector --cli`, the
+//! version `./scripts/test` pins in `target/npm/inspector/`) against the stdio server, as
+//! a developer checks a server by hand: `tools/list` lists `bmad-task` with its schema,
+//! and a `tools/call` of `start` in a project starts a task there, which a second call
+//! (`status`, with the returned session id) finds. Reported skipped, with the reason, when
+//! `./scripts/test` could not install the Inspector.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+use crate::support::{BIN, ROOT};
+
+/// The Inspector's CLI, or `None` after printing why it is skipped.
+fn inspector() -> Option<PathBuf> {
+    let npm = Path::new(ROOT).join("target/npm");
+    if let Ok(reason) = std::fs::read_to_string(npm.join("inspector.skipped")) {
+        let line = format!("SKIPPED: the MCP Inspector is not installed: {reason}");
+        println!("{line}");
+        eprintln!("{line}");
+        return None;
+    }
+    let path = npm.join("inspector/node_modules/.bin/mcp-inspector");
+    assert!(
+        path.is_file(),
+        "{} is missing: run ./scripts/test, which installs it (or writes inspector.skipped)",
+        path.display()
+    );
+    Some(path)
+}
+
+/// `mcp-inspector --cli <the server> --cwd <project> <args>`: its JSON output.
+fn call(cli: &Path, project: &Path, home: &Path, args: &[&str]) -> Value {
+    let out = Command::new(cli)
+        .args(["--cli", BIN, "--cwd", project.to_str().unwrap()])
+        .args(args)
+        .env("HOME", home)
+        .env_remove("BMAD_PROJECT_ROOT")
+        .env_remove("CLAUDE_PROJECT_DIR")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run the Inspector");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{args:?}: {stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("{args:?} printed no JSON ({e}):\n{stdout}"))
+}
+
+/// The text of a tool result's first content block.
+fn text(result: &Value) -> &str {
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text: {result}"))
+}
+
+/// The value of the line `key: value` in a reply's text.
+fn field<'a>(text: &'a str, key: &str) -> &'a str {
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{key}: ")))
+        .unwrap_or_else(|| panic!("no `{key}:` line in:\n{text}"))
+}
+
+#[test]
+#[ignore = "needs the pinned MCP Inspector: run ./scripts/test"]
+fn the_inspector_lists_the_tool_and_starts_a_task() {
+    let Some(cli) = inspector() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (home, project) = (dir.path().join("home"), dir.path().join("project"));
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+
+    let listed = call(&cli, &project, &home, &["--method", "tools/list"]);
+    let tools = listed["tools"].as_array().expect("tools");
+    assert_eq!(tools.len(), 1, "{listed}");
+    assert_eq!(tools[0]["name"], "bmad-task");
+    assert!(tools[0]["inputSchema"]["properties"]["action"]["enum"]
+        .as_array()
+        .is_some_and(|a| a.contains(&Value::from("start"))));
+
+    let objective = "objective=Add a health endpoint to the API";
+    let started = call(
+        &cli,
+        &project,
+        &home,
+        &[
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "bmad-task",
+            "--tool-arg",
+            "action=start",
+            objective,
+        ],
+    );
+    assert_ne!(started["isError"], true, "{started}");
+    let reply = text(&started);
+    assert_eq!(field(reply, "stage"), "po", "{reply}");
+    assert_eq!(field(reply, "state"), "generating", "{reply}");
+    assert!(
+        reply.contains("Add a health endpoint to the API"),
+        "{reply}"
+    );
+    let id = field(reply, "session_id");
+    // Started in the project the Inspector ran the server in.
+    let session = project.join(format!(".bmad-task/session-{id}.json"));
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&session).unwrap()).unwrap();
+    assert_eq!(
+        saved["objective"], "Add a health endpoint to the API",
+        "{saved}"
+    );
+
+    let status = call(
+        &cli,
+        &project,
+        &home,
+        &[
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "bmad-task",
+            "--tool-arg",
+            "action=status",
+            &format!("session_id={id}"),
+        ],
+    );
+    assert_ne!(status["isError"], true, "{status}");
+    let reply = text(&status);
+    assert!(reply.contains(id), "{reply}");
+    assert_eq!(field(reply, "stage"), "po", "{reply}");
+}

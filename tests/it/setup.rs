@@ -1,0 +1,600 @@
+//! `bmad-mcp setup <host>` as a person runs it, for every host, in a throw-away home and
+//! project: the file gets our entry in the host's shape beside another server's entry and
+//! the file's comments, which survive; a second run changes nothing and says so;
+//! `--remove` takes our entry out and nothing else. Where the host is installed
+//! (`./scripts/test` puts the pinned CLIs in `target/npm/<name>/`), its own `mcp list`
+//! reads the written file: Claude Code, Gemini CLI and opencode connect to the server;
+//! Codex and Copilot CLI, whose `list` does not connect, list it with our command. A host
+//! that could not be installed (`target/npm/<name>.skipped`) is reported skipped with its
+//! reason; the checks of the file still run.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use jsonc_parser::cst::CstRootNode;
+use serde_json::Value;
+
+use crate::support::{BIN, ROOT};
+
+/// A home and a project, both empty, that every command of a test runs with.
+struct Place {
+    _dir: tempfile::TempDir,
+    home: PathBuf,
+    project: PathBuf,
+}
+
+impl Place {
+    fn new() -> Place {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        let project = dir.path().join("project");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(project.join(".git")).unwrap();
+        Place {
+            _dir: dir,
+            home,
+            project,
+        }
+    }
+
+    /// `cmd` run in the project with this home, and none of the variables that would
+    /// send a host (or setup) to the tester's own configuration.
+    fn isolate<'c>(&self, cmd: &'c mut Command) -> &'c mut Command {
+        for (name, _) in std::env::vars() {
+            if name.starts_with("BMAD_") {
+                cmd.env_remove(name);
+            }
+        }
+        cmd.current_dir(&self.project)
+            .env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", self.home.join(".config"))
+            .env("CLAUDE_CONFIG_DIR", self.home.join(".claude"))
+            .env_remove("CODEX_HOME")
+            .env_remove("GEMINI_CLI_HOME")
+            .env_remove("COPILOT_HOME")
+            .env_remove("XDG_DATA_HOME")
+            .env_remove("XDG_CACHE_HOME")
+            .env_remove("XDG_STATE_HOME")
+            .stdin(Stdio::null())
+    }
+
+    /// `bmad-mcp setup <args>` with the variables `env`; (exit status, stdout, stderr).
+    fn setup(&self, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+        let mut cmd = Command::new(BIN);
+        self.isolate(&mut cmd)
+            .arg("setup")
+            .args(args)
+            .envs(env.iter().copied());
+        run_for(&mut cmd, 30)
+    }
+}
+
+/// Runs `cmd` for at most `secs` seconds; (exit status, stdout, stderr).
+fn run_for(cmd: &mut Command, secs: u64) -> (i32, String, String) {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("{cmd:?} took more than {secs} s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// One host's case: its files, a file as a person may have it (another server, comments
+/// where the host allows them), and the parts of it that must survive every run.
+struct Case {
+    host: &'static str,
+    /// The user's file, relative to the home (`.config` is XDG_CONFIG_HOME).
+    user: &'static str,
+    /// The project's file, relative to the project.
+    project: &'static str,
+    seed: &'static str,
+    kept: &'static [&'static str],
+}
+
+const CLAUDE_CODE: Case = Case {
+    host: "claude-code",
+    user: ".claude/.claude.json",
+    project: ".mcp.json",
+    // In Claude Code's own layout: it rewrites the file whenever it runs.
+    seed: "{\n  \"numStartups\": 3,\n  \"mcpServers\": {\n    \"other\": {\n      \"type\": \"stdio\",\n      \"command\": \"/bin/false\",\n      \"args\": []\n    }\n  }\n}\n",
+    kept: &[
+        "\"numStartups\": 3",
+        "\"other\": {\n      \"type\": \"stdio\",\n      \"command\": \"/bin/false\",\n      \"args\": []\n    }",
+    ],
+};
+
+const CODEX: Case = Case {
+    host: "codex",
+    user: ".codex/config.toml",
+    project: ".codex/config.toml",
+    seed: "# my settings\nmodel = \"o3\" # the model\n\n[mcp_servers.other]\ncommand = \"/bin/false\" # theirs\nenabled = false\n",
+    kept: &[
+        "# my settings\nmodel = \"o3\" # the model\n\n[mcp_servers.other]\ncommand = \"/bin/false\" # theirs\nenabled = false\n",
+    ],
+};
+
+const GEMINI: Case = Case {
+    host: "gemini",
+    user: ".gemini/settings.json",
+    project: ".gemini/settings.json",
+    seed: "{\n  // my settings\n  \"mcpServers\": {\n    /* theirs */\n    \"other\": {\"command\": \"/bin/false\", \"args\": []}\n  }\n}\n",
+    kept: &[
+        "// my settings",
+        "/* theirs */\n    \"other\": {\"command\": \"/bin/false\", \"args\": []}",
+    ],
+};
+
+const OPENCODE: Case = Case {
+    host: "opencode",
+    user: ".config/opencode/opencode.json",
+    project: "opencode.json",
+    seed: "{\n  // my settings\n  \"$schema\": \"https://opencode.ai/config.json\",\n  \"mcp\": {\n    \"other\": {\"type\": \"local\", \"command\": [\"/bin/false\"], \"enabled\": false} // theirs\n  }\n}\n",
+    kept: &[
+        "// my settings\n  \"$schema\": \"https://opencode.ai/config.json\",",
+        "\"other\": {\"type\": \"local\", \"command\": [\"/bin/false\"], \"enabled\": false}",
+        "// theirs",
+    ],
+};
+
+const COPILOT: Case = Case {
+    host: "copilot",
+    user: ".copilot/mcp-config.json",
+    project: ".github/mcp.json",
+    seed: "{\n  \"mcpServers\": {\n    \"other\": {\"type\": \"local\", \"command\": \"/bin/false\", \"args\": [], \"tools\": [\"*\"]}\n  }\n}\n",
+    kept: &["\"other\": {\"type\": \"local\", \"command\": \"/bin/false\", \"args\": [], \"tools\": [\"*\"]}"],
+};
+
+const CURSOR: Case = Case {
+    host: "cursor",
+    user: ".cursor/mcp.json",
+    project: ".cursor/mcp.json",
+    seed: "{\n  \"mcpServers\": {\n    \"other\": {\"command\": \"npx\", \"args\": [\"-y\", \"other-mcp\"]}\n  }\n}\n",
+    kept: &["\"other\": {\"command\": \"npx\", \"args\": [\"-y\", \"other-mcp\"]}"],
+};
+
+const VSCODE: Case = Case {
+    host: "vscode",
+    user: ".config/Code/User/mcp.json",
+    project: ".vscode/mcp.json",
+    seed: "{\n  // my servers\n  \"servers\": {\n    \"other\": {\"type\": \"stdio\", \"command\": \"npx\", \"args\": [\"other-mcp\"]}, // theirs\n  },\n  \"inputs\": [],\n}\n",
+    kept: &[
+        "// my servers",
+        "\"other\": {\"type\": \"stdio\", \"command\": \"npx\", \"args\": [\"other-mcp\"]}, // theirs",
+        "\"inputs\": [],\n}",
+    ],
+};
+
+const CLAUDE_DESKTOP: Case = Case {
+    host: "claude-desktop",
+    user: ".config/Claude/claude_desktop_config.json",
+    project: "",
+    seed: "{\n  \"globalShortcut\": \"Alt+Space\",\n  \"mcpServers\": {\n    \"other\": {\"command\": \"uvx\", \"args\": [\"other-mcp\"]}\n  }\n}\n",
+    kept: &[
+        "\"globalShortcut\": \"Alt+Space\"",
+        "\"other\": {\"command\": \"uvx\", \"args\": [\"other-mcp\"]}",
+    ],
+};
+
+impl Case {
+    fn file(&self, place: &Place, scope: &str) -> PathBuf {
+        match scope {
+            "user" => place.home.join(self.user),
+            _ => place.project.join(self.project),
+        }
+    }
+
+    /// Our entry as the file has it now (`None`: absent), after checking that every part
+    /// of the seed that must survive is still there, byte for byte.
+    fn entry(&self, file: &Path) -> Option<Value> {
+        let text = std::fs::read_to_string(file).unwrap();
+        for kept in self.kept {
+            assert!(
+                text.contains(kept),
+                "{} lost {kept:?}:\n{text}",
+                file.display()
+            );
+        }
+        let all = if self.host == "codex" {
+            let table: toml::Table = text.parse().unwrap();
+            serde_json::to_value(table).unwrap()
+        } else {
+            CstRootNode::parse(&text, &Default::default())
+                .unwrap()
+                .value()
+                .and_then(|v| v.to_serde_value())
+                .unwrap()
+        };
+        let servers = match self.host {
+            "codex" => "mcp_servers",
+            "opencode" => "mcp",
+            "vscode" => "servers",
+            _ => "mcpServers",
+        };
+        assert!(all[servers]["other"].is_object(), "{text}");
+        all[servers].get("bmad").cloned()
+    }
+
+    /// Setup in `scope` over the seeded file: our entry written in the host's shape, and
+    /// a second run that changes nothing. Returns the entry.
+    fn add(&self, place: &Place, scope: &str, env: &[(&str, &str)]) -> Value {
+        let file = self.file(place, scope);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, self.seed).unwrap();
+        let args = [self.host, "--scope", scope];
+        let (code, out, err) = place.setup(&args, env);
+        assert_eq!(code, 0, "{out}{err}");
+        assert!(out.contains(&file.display().to_string()), "{out}");
+        assert!(
+            out.contains("before: no `bmad` entry") && out.contains("written"),
+            "{out}"
+        );
+        let entry = self.entry(&file).expect("our entry");
+        assert_shape(self.host, &entry);
+        assert!(out.contains(BIN), "the entry is printed:\n{out}");
+        let written = std::fs::read(&file).unwrap();
+        let (code, again, err) = place.setup(&args, env);
+        assert_eq!(code, 0, "{again}{err}");
+        assert!(
+            again.contains("already registered, nothing changed"),
+            "{again}"
+        );
+        assert_eq!(
+            std::fs::read(&file).unwrap(),
+            written,
+            "a second run changed the file"
+        );
+        entry
+    }
+
+    /// `--remove`: our entry goes, the rest stays; a second one changes nothing.
+    fn remove(&self, place: &Place, scope: &str) {
+        let file = self.file(place, scope);
+        let args = [self.host, "--scope", scope, "--remove"];
+        let (code, out, err) = place.setup(&args, &[]);
+        assert_eq!(code, 0, "{out}{err}");
+        assert!(
+            out.contains("after: no `bmad` entry") && out.contains("removed"),
+            "{out}"
+        );
+        assert_eq!(self.entry(&file), None);
+        let left = std::fs::read(&file).unwrap();
+        let (code, again, err) = place.setup(&args, &[]);
+        assert_eq!(code, 0, "{again}{err}");
+        assert!(
+            again.contains("no `bmad` entry: nothing changed"),
+            "{again}"
+        );
+        assert_eq!(std::fs::read(&file).unwrap(), left);
+    }
+}
+
+/// Our entry has the fields its host expects, and runs this very binary over stdio.
+fn assert_shape(host: &str, entry: &Value) {
+    let command = match host {
+        "opencode" => {
+            assert_eq!(entry["type"], "local", "{entry}");
+            assert_eq!(entry["enabled"], true, "{entry}");
+            assert_eq!(
+                entry["command"].as_array().map(Vec::len),
+                Some(1),
+                "{entry}"
+            );
+            &entry["command"][0]
+        }
+        _ => {
+            assert_eq!(entry["args"], serde_json::json!([]), "{entry}");
+            &entry["command"]
+        }
+    };
+    assert_eq!(command.as_str(), Some(BIN), "{entry}");
+    let kind = match host {
+        "claude-code" | "vscode" => Some("stdio"),
+        "copilot" | "opencode" => Some("local"),
+        _ => None,
+    };
+    assert_eq!(entry["type"].as_str(), kind, "{entry}");
+    if host == "copilot" {
+        assert_eq!(entry["tools"], serde_json::json!(["*"]), "{entry}");
+    }
+}
+
+/// The pinned host CLI `bin` of `target/npm/<name>`, or `None` after printing why it is
+/// skipped when `./scripts/test` could not install it.
+fn host_cli(name: &str, bin: &str) -> Option<PathBuf> {
+    let npm = Path::new(ROOT).join("target/npm");
+    if let Ok(reason) = std::fs::read_to_string(npm.join(format!("{name}.skipped"))) {
+        let line = format!("SKIPPED: {name}'s own `mcp list` is not checked: {reason}");
+        println!("{line}");
+        eprintln!("{line}");
+        return None;
+    }
+    let path = npm.join(name).join("node_modules/.bin").join(bin);
+    assert!(
+        path.is_file(),
+        "{} is missing: run ./scripts/test, which installs it (or writes {name}.skipped)",
+        path.display()
+    );
+    Some(path)
+}
+
+/// `cli <args>` in the place, with the variables `env`; (exit status, stdout, stderr).
+fn host(place: &Place, cli: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let mut cmd = Command::new(cli);
+    place.isolate(&mut cmd).args(args).envs(env.iter().copied());
+    run_for(&mut cmd, 120)
+}
+
+/// The line of `list` that names our server.
+fn line_of<'a>(list: &'a str, what: &str) -> &'a str {
+    list.lines()
+        .find(|l| l.contains("bmad") && l.contains(what))
+        .unwrap_or_else(|| panic!("no line with bmad and {what:?}:\n{list}"))
+}
+
+#[test]
+#[ignore = "needs the pinned Claude Code CLI: run ./scripts/test"]
+fn claude_code_connects_to_what_setup_wrote_in_either_scope() {
+    let place = Place::new();
+    CLAUDE_CODE.add(&place, "user", &[]);
+    let list = |dir: &Path| {
+        let mut cmd = crate::support::claude::command(&place.home, &["mcp", "get", "bmad"]);
+        let (code, out, err) = run_for(cmd.current_dir(dir), 120);
+        assert_eq!(code, 0, "{out}{err}");
+        out
+    };
+    let got = list(&place.project);
+    assert!(
+        got.contains("Scope: User config") && got.contains("✔ Connected"),
+        "{got}"
+    );
+    assert!(got.contains(&format!("Command: {BIN}")), "{got}");
+    CLAUDE_CODE.remove(&place, "user");
+    // The project's `.mcp.json`: Claude Code asks the person to approve it first.
+    CLAUDE_CODE.add(&place, "project", &[]);
+    let got = list(&place.project);
+    assert!(
+        got.contains("Scope: Project config") && got.contains(&format!("Command: {BIN}")),
+        "{got}"
+    );
+    CLAUDE_CODE.remove(&place, "project");
+}
+
+#[test]
+#[ignore = "needs the pinned Codex CLI: run ./scripts/test"]
+fn codex_lists_what_setup_wrote_with_the_settings_in_its_env() {
+    let place = Place::new();
+    let owner = [
+        ("BMAD_OWNER", "Ann <ann@example.com>"),
+        ("BMAD_PROJECT_ROOT", "/elsewhere"),
+        ("BMAD_MCP_TOKEN", "secret"),
+        ("BMAD_HTTP_REQUEST_SECS", "5"),
+    ];
+    let entry = CODEX.add(&place, "user", &owner);
+    // Codex passes a server only an allow-list of variables: the settings go in its env,
+    // not the project root (each project is the server's working directory), nor what
+    // only `serve --http` reads (a token has no place in a file).
+    assert_eq!(
+        entry["env"],
+        serde_json::json!({"BMAD_OWNER": "Ann <ann@example.com>"})
+    );
+    let cli = host_cli("codex", "codex");
+    if let Some(cli) = &cli {
+        let ours = codex_lists_bmad(&place, cli).expect("bmad listed");
+        assert_eq!(ours["transport"]["command"], BIN, "{ours}");
+        assert_eq!(
+            ours["transport"]["env"]["BMAD_OWNER"], "Ann <ann@example.com>",
+            "{ours}"
+        );
+        assert_eq!(ours["enabled"], true, "{ours}");
+    }
+    CODEX.remove(&place, "user");
+    CODEX.add(&place, "project", &[]);
+    if let Some(cli) = &cli {
+        // Codex reads a project's servers only once the person trusted the project.
+        assert_eq!(codex_lists_bmad(&place, cli), None);
+        let user = place.home.join(".codex/config.toml");
+        let mut text = std::fs::read_to_string(&user).unwrap();
+        let project = serde_json::to_string(&place.project).unwrap();
+        text.push_str(&format!(
+            "\n[projects.{project}]\ntrust_level = \"trusted\"\n"
+        ));
+        std::fs::write(&user, text).unwrap();
+        let ours = codex_lists_bmad(&place, cli).expect("bmad listed in the trusted project");
+        assert_eq!(ours["transport"]["command"], BIN, "{ours}");
+    }
+    CODEX.remove(&place, "project");
+}
+
+/// Our server as `codex mcp list --json` lists it, run in the project.
+fn codex_lists_bmad(place: &Place, cli: &Path) -> Option<Value> {
+    let codex_home = place.home.join(".codex");
+    let env = [("CODEX_HOME", codex_home.to_str().unwrap())];
+    let (code, out, err) = host(place, cli, &["mcp", "list", "--json"], &env);
+    assert_eq!(code, 0, "{out}{err}");
+    let listed: Value = serde_json::from_str(&out[out.find('[').unwrap()..]).unwrap();
+    let found = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "bmad");
+    found.cloned()
+}
+
+#[test]
+#[ignore = "needs the pinned Gemini CLI: run ./scripts/test"]
+fn gemini_connects_to_what_setup_wrote_in_either_scope() {
+    let place = Place::new();
+    let cli = host_cli("gemini", "gemini");
+    for scope in ["user", "project"] {
+        GEMINI.add(&place, scope, &[]);
+        if let Some(cli) = &cli {
+            // A folder not trusted hides its servers: this one is.
+            let trust = [("GEMINI_CLI_TRUST_WORKSPACE", "true")];
+            let (code, out, err) = host(&place, cli, &["mcp", "list"], &trust);
+            assert_eq!(code, 0, "{out}{err}");
+            let out = format!("{out}{err}");
+            let line = line_of(&out, BIN);
+            assert!(
+                line.contains("Connected") && !line.contains("Disconnected"),
+                "{scope}: {out}"
+            );
+        }
+        GEMINI.remove(&place, scope);
+    }
+}
+
+#[test]
+#[ignore = "needs the pinned opencode CLI: run ./scripts/test"]
+fn opencode_connects_to_what_setup_wrote_in_either_scope() {
+    let place = Place::new();
+    let cli = host_cli("opencode", "opencode");
+    for scope in ["user", "project"] {
+        OPENCODE.add(&place, scope, &[]);
+        if let Some(cli) = &cli {
+            let quiet = [("OPENCODE_DISABLE_MODELS_FETCH", "1")];
+            let (code, out, err) = host(&place, cli, &["mcp", "list"], &quiet);
+            assert_eq!(code, 0, "{out}{err}");
+            let out = format!("{out}{err}");
+            assert!(
+                line_of(&out, "bmad").contains("connected"),
+                "{scope}: {out}"
+            );
+            assert!(out.contains(BIN), "{out}");
+        }
+        OPENCODE.remove(&place, scope);
+    }
+}
+
+#[test]
+#[ignore = "needs the pinned Copilot CLI: run ./scripts/test"]
+fn copilot_lists_what_setup_wrote_in_either_scope() {
+    let place = Place::new();
+    let cli = host_cli("copilot", "copilot");
+    // Copilot reads a workspace's servers only in a folder the person trusts.
+    let config = place.home.join(".copilot/config.json");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    let trusted = serde_json::json!({"trustedFolders": [place.project]});
+    std::fs::write(&config, trusted.to_string()).unwrap();
+    // Its first run unpacks 235 MB; one cache for every run of the test.
+    let cache = Path::new(ROOT).join("target/tmp/setup-copilot-cache");
+    for (scope, source) in [("user", "user"), ("project", "workspace")] {
+        COPILOT.add(&place, scope, &[]);
+        if let Some(cli) = &cli {
+            let env = [("XDG_CACHE_HOME", cache.to_str().unwrap())];
+            let (code, out, err) = host(&place, cli, &["mcp", "list", "--json"], &env);
+            assert_eq!(code, 0, "{out}{err}");
+            let listed: Value = serde_json::from_str(&out[out.find('{').unwrap()..]).unwrap();
+            let ours = &listed["mcpServers"]["bmad"];
+            assert_eq!(ours["command"], BIN, "{out}");
+            assert_eq!(ours["source"], source, "{out}");
+            assert!(listed["mcpServers"]["other"].is_object(), "{out}");
+        }
+        COPILOT.remove(&place, scope);
+    }
+}
+
+/// The hosts that cannot run here: their files, in each scope they have.
+#[test]
+fn cursor_vscode_and_claude_desktop_get_their_documented_entries() {
+    for (case, scopes) in [
+        (&CURSOR, &["user", "project"][..]),
+        (&VSCODE, &["user", "project"][..]),
+        (&CLAUDE_DESKTOP, &["user"][..]),
+    ] {
+        let place = Place::new();
+        for scope in scopes {
+            case.add(&place, scope, &[]);
+            case.remove(&place, scope);
+        }
+    }
+    let place = Place::new();
+    let (code, out, err) = place.setup(&["claude-desktop", "--scope", "project"], &[]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("no project configuration"), "{err}");
+}
+
+#[test]
+fn a_new_file_is_made_and_a_removal_from_no_file_makes_none() {
+    let place = Place::new();
+    let file = place.home.join(".cursor/mcp.json");
+    let (code, out, err) = place.setup(&["cursor", "--remove"], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("nothing changed") && !file.exists(), "{out}");
+    let (code, out, err) = place.setup(&["cursor"], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.ends_with("}\n"), "{text}");
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["mcpServers"]["bmad"]["command"], BIN, "{text}");
+}
+
+#[test]
+fn another_programs_entry_named_bmad_is_left_as_it_is() {
+    let place = Place::new();
+    let file = place.home.join(".gemini/settings.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let theirs =
+        "{\"mcpServers\": {\"bmad\": {\"command\": \"npx\", \"args\": [\"bmad-method\"]}}}\n";
+    std::fs::write(&file, theirs).unwrap();
+    for args in [&["gemini"][..], &["gemini", "--remove"][..]] {
+        let (code, out, err) = place.setup(args, &[]);
+        assert_eq!(code, 1, "{out}{err}");
+        assert!(
+            err.contains("runs `npx`") && err.contains("is left as it was"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), theirs);
+    }
+}
+
+#[test]
+fn a_file_with_a_syntax_error_is_refused_untouched() {
+    let place = Place::new();
+    let file = place.project.join(".vscode/mcp.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let broken = "{ \"servers\": { \"other\": ";
+    std::fs::write(&file, broken).unwrap();
+    let (code, out, err) = place.setup(&["vscode", "--scope", "project"], &[]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("not valid JSON"), "{err}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), broken);
+}
+
+/// A user's file that is a link (into a dotfiles repository) stays a link: the file it
+/// leads to is what changes.
+#[cfg(unix)]
+#[test]
+fn a_linked_file_stays_a_link() {
+    let place = Place::new();
+    let dotfiles = place.home.join("dotfiles/codex.toml");
+    std::fs::create_dir_all(dotfiles.parent().unwrap()).unwrap();
+    std::fs::write(&dotfiles, "# kept\nmodel = \"o3\"\n").unwrap();
+    std::fs::create_dir_all(place.home.join(".codex")).unwrap();
+    let link = place.home.join(".codex/config.toml");
+    std::os::unix::fs::symlink("../dotfiles/codex.toml", &link).unwrap();
+    let (code, out, err) = place.setup(&["codex"], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let text = std::fs::read_to_string(&dotfiles).unwrap();
+    assert!(
+        text.starts_with("# kept\nmodel = \"o3\"\n") && text.contains(BIN),
+        "{text}"
+    );
+}
