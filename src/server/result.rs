@@ -3,19 +3,17 @@
 //! prompt as Markdown. Programs read `structuredContent`: the same reply as one JSON
 //! object. The tool declares no `outputSchema` (one would oblige every result to carry
 //! `structuredContent`), and the JSON goes to every client except a host known to show its
-//! model `structuredContent` in place of the text: Claude Code forwards a result that has
-//! `structuredContent` as that JSON, one escaped string, and drops the text (measured with
-//! `cargo bench --bench host`, BENCHMARKS.md, "What the model reads in Claude Code").
+//! model `structuredContent` in place of the text, or after it ([`super::hosts`]): Claude
+//! Code and Codex forward a result that has `structuredContent` as that JSON, one escaped
+//! string, and drop the text; Copilot CLI shows both, so its model would read the reply
+//! twice (measured with `cargo bench --bench host`, BENCHMARKS.md).
 
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use rmcp::service::RequestContext;
 use rmcp::RoleServer;
 
+use super::hosts::Profile;
 use super::reply::{self, Reply};
-
-/// The `clientInfo.name`s of hosts that show their model `structuredContent` instead of
-/// the text when a result has both.
-pub const TEXT_ONLY_CLIENTS: [&str; 1] = ["claude-code"];
 
 /// Who reads a result, and what the model has already.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -36,7 +34,7 @@ impl Readers {
 
     pub fn named(client: Option<&str>, args: Option<&JsonObject>) -> Readers {
         Readers {
-            structured: !client.is_some_and(|name| TEXT_ONLY_CLIENTS.contains(&name)),
+            structured: Profile::of(client).is_none_or(Profile::sends_json),
             session_id: args
                 .and_then(|a| a.get("session_id"))
                 .and_then(|v| v.as_str())
@@ -72,8 +70,20 @@ mod tests {
 
     #[test]
     fn claude_code_gets_the_text_alone_every_other_client_the_json_too() {
-        assert!(!Readers::named(Some("claude-code"), None).structured);
-        for other in [Some("bench"), Some("mcp"), Some("Claude-Code "), None] {
+        for text_only in ["claude-code", "codex-mcp-client", "copilot-cli"] {
+            assert!(
+                !Readers::named(Some(text_only), None).structured,
+                "{text_only}"
+            );
+        }
+        for other in [
+            Some("bench"),
+            Some("mcp"),
+            Some("Claude-Code "),
+            Some("gemini-cli-mcp-client"),
+            Some("opencode"),
+            None,
+        ] {
             assert!(Readers::named(other, None).structured, "{other:?}");
         }
         let reply = Reply {
