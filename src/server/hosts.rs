@@ -17,6 +17,9 @@ pub enum Shows {
     JsonInstead,
     /// The text, then the `structuredContent` as JSON.
     TextThenJson,
+    /// The text of a result; of an error result, the whole result as one escaped JSON
+    /// string (the text and `structuredContent` both).
+    TextErrorsAsJson,
 }
 
 /// Whether a host can put a question to its human (MCP elicitation).
@@ -78,7 +81,7 @@ pub const PROFILES: [Profile; 6] = [
     Profile {
         host: "Gemini CLI",
         clients: &["gemini-cli-mcp-client", "mcp-test-client"],
-        shows: Shows::Text,
+        shows: Shows::TextErrorsAsJson,
         dialog: Dialog::None,
         host_word_passes: false,
         era: "2025-06-18",
@@ -124,11 +127,15 @@ impl Profile {
         PROFILES.iter().find(|p| p.clients.contains(&name))
     }
 
-    /// Whether a result for this host carries `structuredContent` beside the text: not
-    /// where the host would show the model the JSON in place of the text, or after it
-    /// (the model would read the reply twice).
-    pub fn sends_json(&self) -> bool {
-        self.shows == Shows::Text
+    /// Whether a result (an error result if `is_error`) for this host carries
+    /// `structuredContent` beside the text: not where the host would show the model the
+    /// JSON in place of the text, or beside it (the model would read the reply twice).
+    pub fn sends_json(&self, is_error: bool) -> bool {
+        match self.shows {
+            Shows::Text => true,
+            Shows::TextErrorsAsJson => !is_error,
+            Shows::JsonInstead | Shows::TextThenJson => false,
+        }
     }
 
     /// The host's shell marks, where it has a shell tool.
@@ -157,17 +164,16 @@ mod tests {
 
     #[test]
     fn each_host_reads_the_reply_once_as_text() {
-        for p in &PROFILES {
-            let json = p.sends_json();
-            // The JSON goes only where the model reads the text alone.
-            assert_eq!(json, p.shows == Shows::Text, "{}", p.host);
+        let sends = |name, error| Profile::of(Some(name)).map(|p| p.sends_json(error));
+        for error in [false, true] {
+            assert_eq!(sends("claude-code", error), Some(false));
+            assert_eq!(sends("codex-mcp-client", error), Some(false));
+            assert_eq!(sends("copilot-cli", error), Some(false));
+            assert_eq!(sends("opencode", error), Some(true));
         }
-        let sends = |name| Profile::of(Some(name)).map(Profile::sends_json);
-        assert_eq!(sends("claude-code"), Some(false));
-        assert_eq!(sends("codex-mcp-client"), Some(false));
-        assert_eq!(sends("copilot-cli"), Some(false));
-        assert_eq!(sends("gemini-cli-mcp-client"), Some(true));
-        assert_eq!(sends("opencode"), Some(true));
+        // Gemini CLI shows an error result whole, as JSON: the text alone then.
+        assert_eq!(sends("gemini-cli-mcp-client", false), Some(true));
+        assert_eq!(sends("gemini-cli-mcp-client", true), Some(false));
         assert_eq!(Profile::of(Some("Codex-mcp-client")), None);
         assert_eq!(Profile::of(None), None);
     }

@@ -18,9 +18,10 @@ use super::reply::{self, Reply};
 /// Who reads a result, and what the model has already.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Readers {
-    /// Programs read `structuredContent` beside the model's text; false for a host that
-    /// would show its model the JSON instead of the text.
-    pub structured: bool,
+    /// The host the client is, where it is known ([`super::hosts`]): it decides whether
+    /// programs read `structuredContent` beside the model's text (not where the host
+    /// would show its model the JSON in place of the text, or beside it).
+    pub host: Option<&'static Profile>,
     /// The session id the call named: the model has it, so the text does not repeat it.
     pub session_id: Option<String>,
 }
@@ -34,7 +35,7 @@ impl Readers {
 
     pub fn named(client: Option<&str>, args: Option<&JsonObject>) -> Readers {
         Readers {
-            structured: Profile::of(client).is_none_or(Profile::sends_json),
+            host: Profile::of(client),
             session_id: args
                 .and_then(|a| a.get("session_id"))
                 .and_then(|v| v.as_str())
@@ -58,7 +59,7 @@ pub fn to_result(reply: Reply, readers: &Readers) -> CallToolResult {
     } else {
         CallToolResult::success(text)
     };
-    if readers.structured {
+    if readers.host.is_none_or(|h| h.sends_json(is_error)) {
         result.structured_content = Some(value);
     }
     result
@@ -70,11 +71,13 @@ mod tests {
 
     #[test]
     fn claude_code_gets_the_text_alone_every_other_client_the_json_too() {
+        let json = |client| {
+            to_result(Reply::default(), &Readers::named(client, None))
+                .structured_content
+                .is_some()
+        };
         for text_only in ["claude-code", "codex-mcp-client", "copilot-cli"] {
-            assert!(
-                !Readers::named(Some(text_only), None).structured,
-                "{text_only}"
-            );
+            assert!(!json(Some(text_only)), "{text_only}");
         }
         for other in [
             Some("bench"),
@@ -84,7 +87,7 @@ mod tests {
             Some("opencode"),
             None,
         ] {
-            assert!(Readers::named(other, None).structured, "{other:?}");
+            assert!(json(other), "{other:?}");
         }
         let reply = Reply {
             session_id: Some("s-1".into()),
