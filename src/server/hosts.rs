@@ -20,6 +20,9 @@ pub enum Shows {
     /// The text of a result; of an error result, the whole result as one escaped JSON
     /// string (the text and `structuredContent` both).
     TextErrorsAsJson,
+    /// No model: both are printed for the person at the command line, and a script
+    /// there reads the JSON.
+    Printed,
 }
 
 /// Whether a host can put a question to its human (MCP elicitation).
@@ -111,7 +114,7 @@ pub const PROFILES: [Profile; 6] = [
     Profile {
         host: "MCP Inspector (CLI)",
         clients: &["inspector-cli"],
-        shows: Shows::TextThenJson,
+        shows: Shows::Printed,
         dialog: Dialog::None,
         host_word_passes: true,
         era: "2025-11-25",
@@ -132,7 +135,7 @@ impl Profile {
     /// JSON in place of the text, or beside it (the model would read the reply twice).
     pub fn sends_json(&self, is_error: bool) -> bool {
         match self.shows {
-            Shows::Text => true,
+            Shows::Text | Shows::Printed => true,
             Shows::TextErrorsAsJson => !is_error,
             Shows::JsonInstead | Shows::TextThenJson => false,
         }
@@ -170,6 +173,7 @@ mod tests {
             assert_eq!(sends("codex-mcp-client", error), Some(false));
             assert_eq!(sends("copilot-cli", error), Some(false));
             assert_eq!(sends("opencode", error), Some(true));
+            assert_eq!(sends("inspector-cli", error), Some(true));
         }
         // Gemini CLI shows an error result whole, as JSON: the text alone then.
         assert_eq!(sends("gemini-cli-mcp-client", false), Some(true));
