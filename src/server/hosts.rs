@@ -67,7 +67,7 @@ pub const PROFILES: [Profile; 6] = [
         shows: Shows::JsonInstead,
         dialog: Dialog::Shown,
         host_word_passes: true,
-        era: "2025-06-18",
+        era: "2026-07-28 (`server/discover`)",
         register: "`claude mcp add bmad -- bmad-mcp`, or the plugin (docs/plugin.md)",
         limits: "`claude -p` closes every dialog at once: the plugin's hook asks before each gate call",
     },

@@ -10,6 +10,7 @@
 
 mod codex;
 mod copilot;
+mod docs;
 mod gemini;
 mod opencode;
 
