@@ -14,7 +14,9 @@
 //!     ./scripts/test --no-run && cargo bench --bench host
 //!
 //! The CLI is `target/claude-cli/node_modules/.bin/claude` (`./scripts/test` installs it)
-//! or `BMAD_CLAUDE_CLI`; without it the bench says so and measures nothing.
+//! or `BMAD_CLAUDE_CLI`; without it the bench says so and measures only what each host's
+//! model reads of the standard workflow by that host's own rule ([`others`]), which it
+//! prints first.
 //! `BMAD_MCP_BIN` measures another server binary (an older commit's, for a before/after).
 //!
 //! How Claude Code 2.1.330 is run offline: `ENABLE_TOOL_SEARCH=false` (otherwise the tool is
@@ -28,6 +30,8 @@ mod common;
 mod fake;
 #[path = "host/figures.rs"]
 mod figures;
+#[path = "host/others.rs"]
+mod others;
 #[path = "host/script.rs"]
 mod script;
 #[path = "host/terminal.rs"]
@@ -349,6 +353,8 @@ async fn main() -> Res<()> {
     if !common::benchmarking("host") {
         return Ok(());
     }
+    let server = common::server_binary()?;
+    others::print(&server, &script::standard(""))?;
     let cli = cli();
     if !cli.is_file() {
         println!(
@@ -357,7 +363,6 @@ async fn main() -> Res<()> {
         );
         return Ok(());
     }
-    let server = common::server_binary()?;
     println!("host: {} through {}", server.display(), cli.display());
 
     let (std_run, std_results, definition) = scenario(

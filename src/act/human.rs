@@ -92,6 +92,7 @@ pub fn decide(store: &Store, at: &Located, key: &SessionKey, answer: Answer) -> 
         provenance: Some(Box::new(answer.provenance)),
         // The person: `BMAD_OWNER`, else git's identity, asked by the change.
         decider: None,
+        cannot_ask: None,
     };
     let change = Change {
         command: answer.command,

@@ -3,15 +3,17 @@
 //! word for the human's, and the reading of processes from `/proc` it works on
 //! ([`procs`]).
 //!
-//! An assistant's shell tool (Claude Code's Bash tool) can run anything the user can; what
-//! it cannot hide is being an ancestor of what it runs: a process that is the host itself,
-//! or that carries the host's mark in its environment (Claude Code sets `CLAUDECODE` in
-//! its Bash tool's shell). The mark is read from each ancestor, where a command cannot
-//! unset it for itself.
+//! An assistant's shell tool (Claude Code's Bash tool, Codex's, Gemini CLI's, opencode's
+//! and Copilot CLI's shell tools) can run anything the user can; what it cannot hide is
+//! being an ancestor of what it runs: a process that is the host itself, or that carries a
+//! host's mark in its environment (`CLAUDECODE`, `CODEX_CI`, `GEMINI_CLI=1`, `OPENCODE=1`,
+//! `COPILOT_CLI=1`: every host's, listed once in [`marks`]). The mark is read from each
+//! ancestor, where a command cannot unset it for itself.
 
+pub mod marks;
 pub mod procs;
 
-pub use procs::{chain, own_parent, socket_owner, Proc, ASSISTANT_VAR};
+pub use procs::{chain, own_parent, socket_owner, Proc};
 
 /// What the host's own process means in a chain: the one way the channels' rules differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,14 +33,14 @@ pub enum Host {
 /// not.
 pub fn behind(chain: &[Proc], host: Host) -> Option<String> {
     for p in chain {
-        if p.claude {
+        if let Some(name) = p.host {
             return match host {
-                Host::IsTheAssistant => Some(format!("Claude Code is {}", p.label)),
+                Host::IsTheAssistant => Some(format!("{name} is {}", p.label)),
                 Host::AsksTheHuman => None,
             };
         }
-        if p.marked {
-            return Some(format!("{ASSISTANT_VAR} in the environment of {}", p.label));
+        if let Some(mark) = &p.mark {
+            return Some(format!("{mark} in the environment of {}", p.label));
         }
     }
     None
@@ -49,9 +51,9 @@ pub fn behind(chain: &[Proc], host: Host) -> Option<String> {
 /// host or carries it. `None` when it does not. For the commands only a human may run
 /// (the terminal's decisions, the dashboard, whose secret its starter reads).
 pub fn behind_this_process(chain: &[Proc]) -> Option<String> {
-    let own = std::env::var_os(ASSISTANT_VAR)
-        .filter(|v| !v.is_empty())
-        .map(|_| format!("{ASSISTANT_VAR} in this command's environment"));
+    let own = std::env::vars_os()
+        .find_map(|(name, value)| marks::mark_of(name.as_encoded_bytes(), value.as_encoded_bytes()))
+        .map(|mark| format!("{mark} in this command's environment"));
     own.or_else(|| behind(chain, Host::IsTheAssistant))
 }
 
@@ -67,8 +69,8 @@ mod tests {
     fn p(label: &str, claude: bool, marked: bool) -> Proc {
         Proc {
             label: label.into(),
-            claude,
-            marked,
+            host: claude.then_some("Claude Code"),
+            mark: marked.then(|| "CLAUDECODE".to_string()),
         }
     }
 
@@ -104,5 +106,34 @@ mod tests {
             p("init (pid 1)", false, false),
         ];
         assert_eq!(behind(&human, Host::IsTheAssistant), None);
+    }
+
+    #[test]
+    fn every_hosts_shell_and_process_count_as_the_assistants() {
+        let proc = |label: &str, host: Option<&'static str>, mark: Option<&str>| Proc {
+            label: label.into(),
+            host,
+            mark: mark.map(String::from),
+        };
+        for (host, mark) in [
+            ("Codex CLI", "CODEX_CI"),
+            ("Gemini CLI", "GEMINI_CLI=1"),
+            ("opencode", "OPENCODE=1"),
+            ("Copilot CLI", "COPILOT_CLI=1"),
+        ] {
+            let shell = [
+                proc("bash (pid 3)", None, Some(mark)),
+                proc("node (pid 2)", Some(host), None),
+            ];
+            let why = format!("{mark} in the environment of bash (pid 3)");
+            assert_eq!(behind(&shell, Host::AsksTheHuman), Some(why.clone()));
+            assert_eq!(behind(&shell, Host::IsTheAssistant), Some(why));
+            let direct = [proc("node (pid 2)", Some(host), None)];
+            assert_eq!(behind(&direct, Host::AsksTheHuman), None);
+            assert_eq!(
+                behind(&direct, Host::IsTheAssistant),
+                Some(format!("{host} is node (pid 2)"))
+            );
+        }
     }
 }

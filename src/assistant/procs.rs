@@ -1,25 +1,26 @@
 //! The processes behind a channel, read from `/proc` on Linux: a chain of processes from
-//! one up through its ancestors, whether each is Claude Code or has `CLAUDECODE` in its
-//! environment (Claude Code sets it in the shell of its Bash tool and in the servers it
-//! spawns), and the process holding the other end of a loopback TCP connection. The rule
+//! one up through its ancestors, whether each is an agent host or carries a host's mark in
+//! its environment (`CLAUDECODE`, `GEMINI_CLI=1`, … as [`super::marks`] lists them: hosts
+//! set them in their shell tool's shell), and the process holding the other end of a
+//! loopback TCP connection. The rule
 //! that reads them is the module's own ([`super::behind`]). Elsewhere than Linux nothing
 //! can be read.
 
+#[cfg(target_os = "linux")]
+use super::marks;
+
 /// How many processes are read at most: a chain is short, a loop must still end.
 const MAX_DEPTH: usize = 64;
-
-/// The environment variable Claude Code sets in its Bash tool's shell.
-pub const ASSISTANT_VAR: &str = "CLAUDECODE";
 
 /// One process of a chain.
 #[derive(Debug, Clone)]
 pub struct Proc {
     /// `bash (pid 4242)`.
     pub label: String,
-    /// The process is Claude Code itself (its binary, or node running its script).
-    pub claude: bool,
-    /// `CLAUDECODE` is set (non-empty) in its environment, where readable.
-    pub marked: bool,
+    /// The host this process is (its binary, or node running its script): `Claude Code`.
+    pub host: Option<&'static str>,
+    /// The first host's mark in its environment, where readable: `GEMINI_CLI=1`.
+    pub mark: Option<String>,
 }
 
 /// The parent of this process, if it can be read.
@@ -46,8 +47,8 @@ pub fn chain(start: u32) -> Vec<Proc> {
                 .map(|c| c.trim_end().to_string())
                 .unwrap_or_else(|| "?".into());
             chain.push(Proc {
-                claude: runs_claude(&at, &name),
-                marked: marked(&at),
+                host: runs_host(&at, &name),
+                mark: mark_in(&at),
                 label: format!("{name} (pid {p})"),
             });
             pid = parent_of(&at).filter(|next| *next != p);
@@ -168,10 +169,9 @@ fn socket_inode(addr: std::net::SocketAddr) -> Option<u64> {
     })
 }
 
-/// Whether `/proc/<pid>` (named `name`) is Claude Code: its own binary, or node running
-/// its script.
+/// The host `/proc/<pid>` (named `name`) is: its own binary, or node running its script.
 #[cfg(target_os = "linux")]
-fn runs_claude(pid: &str, name: &str) -> bool {
+fn runs_host(pid: &str, name: &str) -> Option<&'static str> {
     let args: Vec<String> = std::fs::read(format!("/proc/{pid}/cmdline"))
         .map(|b| {
             b.split(|c| *c == 0)
@@ -180,24 +180,26 @@ fn runs_claude(pid: &str, name: &str) -> bool {
                 .collect()
         })
         .unwrap_or_default();
-    let is_claude = |s: &str| {
-        let base = s.rsplit('/').next().unwrap_or(s);
-        base == "claude" || s.contains("@anthropic-ai/claude-code")
+    let scripts = if name.starts_with("node") || name.starts_with("bun") {
+        args.iter()
+            .skip(1)
+            .take(3)
+            .find_map(|a| marks::host_of_program(a))
+    } else {
+        None
     };
-    name == "claude"
-        || args.first().is_some_and(|a| is_claude(a))
-        || (name.starts_with("node") && args.iter().skip(1).take(3).any(|a| is_claude(a)))
+    marks::host_of_program(name)
+        .or_else(|| args.first().and_then(|a| marks::host_of_program(a)))
+        .or(scripts)
 }
 
-/// Whether `CLAUDECODE` is set in the environment of `/proc/<pid>`.
+/// The first host's mark set in the environment of `/proc/<pid>`.
 #[cfg(target_os = "linux")]
-fn marked(pid: &str) -> bool {
-    std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|environ| {
-        environ.split(|c| *c == 0).any(|kv| {
-            kv.strip_prefix(ASSISTANT_VAR.as_bytes())
-                .and_then(|rest| rest.strip_prefix(b"="))
-                .is_some_and(|v| !v.is_empty())
-        })
+fn mark_in(pid: &str) -> Option<String> {
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+    environ.split(|c| *c == 0).find_map(|kv| {
+        let at = kv.iter().position(|c| *c == b'=')?;
+        marks::mark_of(&kv[..at], &kv[at + 1..])
     })
 }
 

@@ -112,7 +112,7 @@ pub fn admit(
     };
     let mut admitted = Admitted {
         notices: policy.waiting_notice().into_iter().collect(),
-        human_gates: Some((policy.effective.gates == Gates::Human).then(|| policy.cite_gates())),
+        human_gates: Some(keeps_for_human(&policy, decision.cannot_ask)),
         ..Admitted::default()
     };
     if command.action() == Action::Submit && session.current_stage.runs_checks() {
@@ -172,10 +172,10 @@ fn policy_for(
     if !action.decides() || decision.decided_by == DecidedBy::Human {
         return Ok(Some(policy));
     }
-    if policy.effective.gates == Gates::Human {
+    if let Some(policy) = keeps_for_human(&policy, decision.cannot_ask) {
         return Err(Error::HumanRequired {
             action: action.name().into(),
-            policy: policy.cite_gates(),
+            policy,
             commands: human_commands(session),
         });
     }
@@ -202,11 +202,34 @@ pub fn human_commands(session: &Session) -> String {
 }
 
 /// The gates policy in force in the project at `cwd` when it keeps decisions for the
-/// human (cited as [`Policy::cite_gates`] does); `None` under `gates = "auto"`, or when the
-/// policy cannot be read (the decision itself then says why).
-pub fn human_gates(store: &Store, cwd: Option<&str>) -> Option<String> {
+/// human, as [`keeps_for_human`] cites it (`cannot_ask`: the host, when it is one that
+/// cannot ask its human); `None` when it takes the host's word, or when the policy cannot
+/// be read (the decision itself then says why).
+pub fn human_gates(store: &Store, cwd: Option<&str>, cannot_ask: Option<&str>) -> Option<String> {
     let policy = Policy::read(&store.project(cwd).ok()?).ok()?;
-    (policy.effective.gates == Gates::Human).then(|| policy.cite_gates())
+    keeps_for_human(&policy, cannot_ask)
+}
+
+/// Why `policy` keeps a gate decision for the human, as a refusal cites it; `None` when the
+/// host's word passes. `cannot_ask` names the host when it is an agent host with no dialog:
+/// under `gates = "auto"` its model's word is not the human's, and the gate waits for the
+/// human's terminal or dashboard unless the approved policy is `gates = "host"`.
+pub fn keeps_for_human(policy: &Policy, cannot_ask: Option<&str>) -> Option<String> {
+    match policy.effective.gates {
+        Gates::Human => Some(policy.cite_gates()),
+        Gates::Auto => cannot_ask.map(|host| {
+            let mut cited = format!(
+                "`gates = \"auto\"` with {host}, which cannot ask the human in a dialog, so the gate waits for the human's terminal or dashboard; `gates = \"host\"` in {CONFIG_REL}, once the human approves it, takes the host's word"
+            );
+            if policy.waiting.is_some() {
+                cited.push_str(&format!(
+                    "; {CONFIG_REL} as it is now waits for the human's approval and does not apply"
+                ));
+            }
+            cited
+        }),
+        Gates::Host => None,
+    }
 }
 
 /// What of `.bmad/config.toml` waits for the human's approval in the project at `cwd`.

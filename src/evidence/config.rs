@@ -2,8 +2,11 @@
 //!
 //! ```toml
 //! # Who may pass the gates: "auto" (the default) asks the human through the client's
-//! # dialog where it has one and otherwise takes the host's word; "human" takes a
-//! # decision only from the human (the dialog, or `bmad-mcp confirm|approve|reject`).
+//! # dialog where it has one and otherwise takes the host's word, except from an agent
+//! # host known to have no dialog (Gemini CLI, opencode), whose gates wait for the human's
+//! # terminal or dashboard; "host" takes the host's word there too; "human" takes a
+//! # decision only from the human (the dialog, `bmad-mcp confirm|approve|reject`, the
+//! # dashboard).
 //! gates = "human"
 //! # The default time limit of each check, in seconds (else BMAD_CHECK_TIMEOUT_SECS, 600).
 //! check_timeout_secs = 900
@@ -40,7 +43,11 @@ const MAX_TIMEOUT_SECS: u64 = 24 * 60 * 60;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Gates {
-    /// The human through the client's dialog where it has one, else the host's word.
+    /// The human through the client's dialog where it has one, else the host's word, even
+    /// from an agent host that cannot ask.
+    Host,
+    /// The human through the client's dialog where it has one, else the host's word,
+    /// except from an agent host known to have no dialog: there the human's channels.
     #[default]
     Auto,
     /// Only the human: the dialog or the terminal, never a host's tool call alone.
@@ -50,6 +57,7 @@ pub enum Gates {
 impl Gates {
     pub fn name(self) -> &'static str {
         match self {
+            Gates::Host => "host",
             Gates::Auto => "auto",
             Gates::Human => "human",
         }
@@ -322,5 +330,10 @@ mod tests {
         let bad = Config::parse("[checks.t]\ncommand = \"x\"\ntimeout_secs = 0\n").unwrap_err();
         assert!(bad.contains("checks.t.timeout_secs"), "{bad}");
         assert!(Gates::Human > Gates::Auto);
+        assert!(Gates::Auto > Gates::Host);
+        assert_eq!(
+            Config::parse("gates = \"host\"\n").unwrap().gates,
+            Gates::Host
+        );
     }
 }

@@ -20,7 +20,7 @@ impl BmadServer {
     /// word standing for any decision. A reply with `error` set is a tool error.
     pub fn handle(&self, arguments: Option<JsonObject>) -> Reply {
         let mut r = match args::parse(arguments, &self.inner.limits) {
-            Ok(call) => self.run_watched(call, &Watched::none()),
+            Ok(call) => self.run_watched(call, &Watched::none(), None),
             Err(e) => reply::for_error(&e, None),
         };
         super::for_this_client(&mut r, false, None);
@@ -29,8 +29,14 @@ impl BmadServer {
 
     /// Handles one parsed call (blocking), reporting the progress of checks and stopping
     /// them on cancel. A reply where the human decides carries the policy when it keeps the
-    /// decision for them (`human_gates`, for [`reply::human_channel`]).
-    pub(super) fn run_watched(&self, call: Call, watched: &Watched) -> Reply {
+    /// decision for them (`human_gates`, for [`reply::human_channel`]); `cannot_ask` names
+    /// the host when it is one that cannot ask its human ([`super::hosts`]).
+    pub(super) fn run_watched(
+        &self,
+        call: Call,
+        watched: &Watched,
+        cannot_ask: Option<&'static str>,
+    ) -> Reply {
         let cwd = match &call {
             Call::Act { cwd, .. } | Call::Status { cwd, .. } => Some(cwd.clone()),
             Call::Start { .. } | Call::List { .. } | Call::Lessons(_) => None,
@@ -59,7 +65,7 @@ impl BmadServer {
                 .zip(r.state)
                 .is_some_and(|(st, s)| !human_decisions(st, s).is_empty());
         if asks && !r.gates_known {
-            r.human_gates = evidence::human_gates(&self.inner.store, cwd.as_deref());
+            r.human_gates = evidence::human_gates(&self.inner.store, cwd.as_deref(), cannot_ask);
         }
         if asks || code == Some(ErrorCode::HumanRequired) {
             if let Ok(project) = self.inner.store.project(cwd.as_deref()) {

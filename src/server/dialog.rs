@@ -57,6 +57,9 @@ pub struct DialogCall {
     pub provenance: Provenance,
     /// Who reads the call's result ([`super::result`]).
     pub readers: Readers,
+    /// The host, when its non-interactive mode declines every dialog unseen
+    /// ([`super::hosts::Dialog::DeclinedUnattended`]): a decline is then not the human's.
+    pub unattended: Option<&'static str>,
 }
 
 /// What the sealed request state carries back: which session, which action, and the
@@ -312,7 +315,10 @@ impl BmadServer {
         let (session, pending) = (&asking.session, &asking.pending);
         let how = match answer.action {
             ElicitationAction::Accept => None,
-            ElicitationAction::Decline => Some(Undecided::Declined),
+            ElicitationAction::Decline => Some(match call.unattended {
+                Some(host) => Undecided::DeclinedUnattended(host),
+                None => Undecided::Declined,
+            }),
             // Cancel, or an action this server does not know: still pending.
             _ => Some(Undecided::Cancelled),
         };

@@ -261,6 +261,7 @@ mod tests {
             seen_digest: None,
             provenance: None,
             decider: None,
+            cannot_ask: None,
         };
         po.feedback.push(crate::workflow::said::Said::of(
             &decision,

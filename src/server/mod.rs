@@ -16,6 +16,7 @@ mod calls;
 mod client_roots;
 mod dialog;
 mod elsewhere;
+pub mod hosts;
 mod lessons;
 mod origin;
 mod progress;
@@ -229,6 +230,8 @@ impl ServerHandler for BmadServer {
             Err(e) => return Ok(to_result(reply::for_error(&e, None), &readers).into()),
         };
         client_roots::fill_cwd(&mut call, &self.inner.store, &context).await;
+        let client = context.client_info().map(|i| i.name);
+        let cannot_ask = hosts::waits_for_human(client.as_deref(), dialog::can_ask(&context));
         let mut assistants = None;
         if let Call::Act {
             cwd,
@@ -237,6 +240,7 @@ impl ServerHandler for BmadServer {
             decision,
         } = &mut call
         {
+            decision.cannot_ask = cannot_ask;
             // A decision the host asserts goes to the human when the client can ask them,
             // unless the connection is the assistant's own: then it stays the host's.
             if command.action().decides()
@@ -251,6 +255,9 @@ impl ServerHandler for BmadServer {
                         command: command.clone(),
                         provenance: origin,
                         readers: readers.clone(),
+                        unattended: hosts::Profile::of(client.as_deref())
+                            .filter(|p| p.dialog == hosts::Dialog::DeclinedUnattended)
+                            .map(|p| p.host),
                     };
                     return Ok(self.decide_in_dialog(asked, &request, &context).await);
                 }
@@ -261,7 +268,7 @@ impl ServerHandler for BmadServer {
         let lists_change = changes_lists(&call);
         let (watched, _watchers) = progress::watch(&context);
         let mut reply = self
-            .blocking(move |server| server.run_watched(call, &watched))
+            .blocking(move |server| server.run_watched(call, &watched, cannot_ask))
             .await
             .unwrap_or_else(|| {
                 tracing::error!("tool call failed unexpectedly");

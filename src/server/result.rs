@@ -3,26 +3,25 @@
 //! prompt as Markdown. Programs read `structuredContent`: the same reply as one JSON
 //! object. The tool declares no `outputSchema` (one would oblige every result to carry
 //! `structuredContent`), and the JSON goes to every client except a host known to show its
-//! model `structuredContent` in place of the text: Claude Code forwards a result that has
-//! `structuredContent` as that JSON, one escaped string, and drops the text (measured with
-//! `cargo bench --bench host`, BENCHMARKS.md, "What the model reads in Claude Code").
+//! model `structuredContent` in place of the text, or after it ([`super::hosts`]): Claude
+//! Code and Codex forward a result that has `structuredContent` as that JSON, one escaped
+//! string, and drop the text; Copilot CLI shows both, so its model would read the reply
+//! twice (measured with `cargo bench --bench host`, BENCHMARKS.md).
 
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use rmcp::service::RequestContext;
 use rmcp::RoleServer;
 
+use super::hosts::Profile;
 use super::reply::{self, Reply};
-
-/// The `clientInfo.name`s of hosts that show their model `structuredContent` instead of
-/// the text when a result has both.
-pub const TEXT_ONLY_CLIENTS: [&str; 1] = ["claude-code"];
 
 /// Who reads a result, and what the model has already.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Readers {
-    /// Programs read `structuredContent` beside the model's text; false for a host that
-    /// would show its model the JSON instead of the text.
-    pub structured: bool,
+    /// The host the client is, where it is known ([`super::hosts`]): it decides whether
+    /// programs read `structuredContent` beside the model's text (not where the host
+    /// would show its model the JSON in place of the text, or beside it).
+    pub host: Option<&'static Profile>,
     /// The session id the call named: the model has it, so the text does not repeat it.
     pub session_id: Option<String>,
 }
@@ -36,7 +35,7 @@ impl Readers {
 
     pub fn named(client: Option<&str>, args: Option<&JsonObject>) -> Readers {
         Readers {
-            structured: !client.is_some_and(|name| TEXT_ONLY_CLIENTS.contains(&name)),
+            host: Profile::of(client),
             session_id: args
                 .and_then(|a| a.get("session_id"))
                 .and_then(|v| v.as_str())
@@ -60,7 +59,7 @@ pub fn to_result(reply: Reply, readers: &Readers) -> CallToolResult {
     } else {
         CallToolResult::success(text)
     };
-    if readers.structured {
+    if readers.host.is_none_or(|h| h.sends_json(is_error)) {
         result.structured_content = Some(value);
     }
     result
@@ -72,9 +71,23 @@ mod tests {
 
     #[test]
     fn claude_code_gets_the_text_alone_every_other_client_the_json_too() {
-        assert!(!Readers::named(Some("claude-code"), None).structured);
-        for other in [Some("bench"), Some("mcp"), Some("Claude-Code "), None] {
-            assert!(Readers::named(other, None).structured, "{other:?}");
+        let json = |client| {
+            to_result(Reply::default(), &Readers::named(client, None))
+                .structured_content
+                .is_some()
+        };
+        for text_only in ["claude-code", "codex-mcp-client", "copilot-cli"] {
+            assert!(!json(Some(text_only)), "{text_only}");
+        }
+        for other in [
+            Some("bench"),
+            Some("mcp"),
+            Some("Claude-Code "),
+            Some("gemini-cli-mcp-client"),
+            Some("opencode"),
+            None,
+        ] {
+            assert!(json(other), "{other:?}");
         }
         let reply = Reply {
             session_id: Some("s-1".into()),

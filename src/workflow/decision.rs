@@ -43,6 +43,9 @@ pub struct Decision {
     /// The person deciding, as git (or `BMAD_OWNER`) names them where the decision was
     /// taken; the store fills it in from the project's repository when it is `None`.
     pub decider: Option<Person>,
+    /// For the host's word: the host, when it is one that cannot ask its human in a dialog
+    /// and whose word the default policy does not take for a gate (`Gemini CLI`).
+    pub cannot_ask: Option<&'static str>,
 }
 
 /// Where a decision came from, kept in its history entry: the terminal device, the chain
@@ -85,6 +88,7 @@ impl Decision {
             seen_digest,
             provenance: None,
             decider: None,
+            cannot_ask: None,
         }
     }
 

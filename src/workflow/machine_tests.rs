@@ -1661,6 +1661,7 @@ fn failing_checks_stop_development_until_the_human_accepts_them_or_sends_the_wor
         provenance: None,
         seen_digest: None,
         decider: None,
+        cannot_ask: None,
     };
     let out = r.act(Command::Confirm {
         action: Action::Confirm,

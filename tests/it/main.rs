@@ -24,7 +24,10 @@ mod bad_input; // malformed calls, each refused with its code, the sandbox untou
 mod checks; // the project's checks (`.bmad/config.toml`): run, recorded, bounded, cancelled
 mod engines; // the `engines` of `start`, codex results and the replies that name them
 mod gates; // gates a score cannot pass; failing reviews and QA stop at the human
+mod host_gates; // who passes a gate on each host: the human's channels where it cannot ask
 mod host_text; // what the model reads in Claude Code: text alone, said once, followed to the end
+#[cfg(unix)]
+mod hosts; // Gemini CLI, opencode, Codex and Copilot CLI end to end, a fake model on loopback
 mod human_work; // the documents humans edit are read as written; failed calls leave nothing
 mod labels; // every word reaches prompts and pages under its author's label, in every channel
 mod messages; // messages match the rules: keys, sections, slugs, words for people, paths

@@ -1,6 +1,7 @@
-//! Under `gates = "human"`, a reply where the human decides names their channel: the
-//! client's dialog where it has one, the terminal's commands where it has none, and never
-//! tells the host to make a call the policy refuses.
+//! Where the policy keeps a decision for the human (`gates = "human"`, or an agent host
+//! that cannot ask under `gates = "auto"`), a reply where the human decides names their
+//! channel: the client's dialog where it has one, the terminal's commands and the dashboard
+//! where it has none, and never tells the host to make a call the policy refuses.
 
 use super::Reply;
 use crate::error::Error;
@@ -36,7 +37,7 @@ pub fn human_channel(r: &mut Reply, dialog: bool) {
         return;
     }
     r.user_message.push_str(&format!(
-        "\nThis project keeps this decision for you (gates = \"human\"): decide in a terminal in the project with {commands}; the assistant cannot decide it for you."
+        "\nThis decision is yours ({policy}): decide in a terminal in the project with {commands}, or on your dashboard (`bmad-mcp dashboard`); the assistant cannot decide it for you."
     ));
     let calls: Vec<String> = decisions
         .iter()

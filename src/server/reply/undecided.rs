@@ -12,6 +12,10 @@ use super::{for_session, Reply};
 pub enum Undecided {
     /// The human declined: not approved, nothing changed.
     Declined,
+    /// Declined by a client that declines every dialog unseen when nobody is at it (the
+    /// host named), so perhaps nobody read it: nothing changed, and it is not the human's
+    /// rejection.
+    DeclinedUnattended(&'static str),
     /// The human closed the dialog (or the call was cancelled): still pending.
     Cancelled,
     /// The answer cannot be applied (why, for the human).
@@ -44,6 +48,10 @@ pub fn for_undecided(s: &Session, p: &Pending, how: Undecided) -> Reply {
         Undecided::Declined => (
             "You declined in the dialog: nothing was approved and nothing changed. Say what should change, and the document goes back for revision with your words.".to_string(),
             "The human declined in the dialog; nothing changed. Ask them what should change; with their words call `reject` with them as `feedback` (they confirm it in the dialog). Do not decide for them.".to_string(),
+        ),
+        Undecided::DeclinedUnattended(client) => (
+            format!("The dialog was declined, and perhaps not by you: {client} declines every dialog at once when it runs without a person at it (non-interactive mode). Nothing was approved and nothing changed; the decision still waits for you: decide in a terminal in the project, {terminal}, or on your dashboard (`bmad-mcp dashboard`)."),
+            format!("The dialog was declined, perhaps by {client} itself (its non-interactive mode declines every dialog unseen): nothing changed, and it is not the human's rejection. Show user_message to the human and stop: they decide in a terminal in the project or on their dashboard. Do not call `{}` again in a loop; once they have decided, call `status` to go on.", yes.name()),
         ),
         Undecided::Cancelled => (
             format!("The dialog was closed without a decision: it is still pending. Decide when you are asked again, or in a terminal in the project: {terminal}."),

@@ -1,0 +1,226 @@
+"""A scripted fake model API on 127.0.0.1 for the host end-to-end tests (tests/it/hosts.rs).
+
+It speaks the three wire formats the agent hosts use, streaming where the real API streams:
+the OpenAI Responses API (Codex CLI), the Gemini API (Gemini CLI, with its non-streaming
+"router" call) and OpenAI Chat Completions (opencode, Copilot CLI). It has no state: the
+step it plays is the number of tool results already in the conversation the host sends, so
+a host that retries gets the same answer. Each step calls the bmad tool (found among the
+tools the host offers by its name) or the host's shell tool, with `{session_id}` in an
+argument replaced by the last session id a tool result showed.
+
+Usage: fake_model.py SCRIPT.json. The script names `port_file` (the port is written there
+once listening), `log` (one JSON line per request: the API, the tool names offered, and the
+text of every tool result in the conversation, as the host gave it to the model), `steps`
+and `shell` ({"names": [...], "arg": "command", "extra": {...}}).
+"""
+
+import json
+import re
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+SCRIPT = json.load(open(sys.argv[1]))
+LOCK = threading.Lock()
+SESSION = re.compile(r"session_id\W{1,6}([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})")
+
+
+def log(record):
+    with LOCK, open(SCRIPT["log"], "a") as f:
+        f.write(json.dumps(record) + "\n")
+
+
+def text_of(value):
+    """The text of a tool result as the host put it in the conversation."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "".join(text_of(v) for v in value)
+    if isinstance(value, dict):
+        for key in ("text", "output", "content", "response", "result"):
+            if key in value:
+                return text_of(value[key])
+        return json.dumps(value)
+    return json.dumps(value)
+
+
+def fill(value, results):
+    ids = [m for r in results for m in SESSION.findall(r)]
+    sid = ids[-1] if ids else "none"
+    if isinstance(value, str):
+        return value.replace("{session_id}", sid)
+    if isinstance(value, dict):
+        return {k: fill(v, results) for k, v in value.items()}
+    if isinstance(value, list):
+        return [fill(v, results) for v in value]
+    return value
+
+
+def next_call(tool_names, results):
+    """The tool to call and its arguments, or None for the final answer."""
+    steps = SCRIPT["steps"]
+    if len(results) >= len(steps):
+        return None
+    step = steps[len(results)]
+    if step["tool"] == "bmad":
+        name = next(n for n in tool_names if "bmad" in n)
+        return name, fill(step["args"], results)
+    shell = SCRIPT["shell"]
+    name = next(n for n in shell["names"] if n in tool_names)
+    args = dict(shell.get("extra", {}))
+    args[shell["arg"]] = fill(step["command"], results)
+    return name, args
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        # Model catalogues: one model.
+        body = json.dumps({"object": "list", "data": [{"id": "fake-model", "object": "model"}], "models": []}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else self.read_chunked()
+        body = json.loads(raw or b"{}")
+        path = self.path
+        if path.endswith("/responses"):
+            self.openai_responses(body)
+        elif ":streamGenerateContent" in path:
+            self.gemini(body, stream=True)
+        elif ":generateContent" in path:
+            self.gemini(body, stream=False)
+        elif path.endswith("/chat/completions"):
+            self.chat(body)
+        else:
+            log({"api": "unknown", "path": path})
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    def read_chunked(self):
+        data = b""
+        while True:
+            size = int(self.rfile.readline().strip() or b"0", 16)
+            if size == 0:
+                self.rfile.readline()
+                return data
+            data += self.rfile.read(size)
+            self.rfile.readline()
+
+    def sse(self, events):
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        for event in events:
+            self.wfile.write(event.encode())
+            self.wfile.flush()
+        self.close_connection = True
+
+    # OpenAI Responses API (Codex CLI).
+    def openai_responses(self, body):
+        tools = []
+        for t in body.get("tools", []):
+            if t.get("type") == "namespace":
+                tools += [(t["name"], s.get("name")) for s in t.get("tools", [])]
+            else:
+                tools.append((None, t.get("name")))
+        results = [text_of(i.get("output")) for i in body.get("input", []) if i.get("type") == "function_call_output"]
+        names = [n for _, n in tools]
+        log({"api": "responses", "tools": names, "results": results, "body": body})
+        call = next_call(names, results)
+        n = len(results)
+        if call is None:
+            item = {"type": "message", "role": "assistant", "id": f"msg_{n}", "status": "completed",
+                    "content": [{"type": "output_text", "text": SCRIPT.get("final", "Done."), "annotations": []}]}
+        else:
+            name, args = call
+            item = {"type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}", "name": name,
+                    "arguments": json.dumps(args), "status": "completed"}
+            space = next((ns for ns, t in tools if t == name), None)
+            if space:
+                item["namespace"] = space
+        rid = f"resp_{n}"
+        events = [
+            ("response.created", {"type": "response.created", "response": {"id": rid}}),
+            ("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}),
+            ("response.completed", {"type": "response.completed", "response": {"id": rid, "usage": {
+                "input_tokens": 10, "input_tokens_details": None, "output_tokens": 5,
+                "output_tokens_details": None, "total_tokens": 15}}}),
+        ]
+        self.sse(f"event: {e}\ndata: {json.dumps(d)}\n\n" for e, d in events)
+
+    # Gemini API (Gemini CLI).
+    def gemini(self, body, stream):
+        names = [f["name"] for t in body.get("tools", []) for f in t.get("functionDeclarations", [])]
+        results = [text_of(p["functionResponse"].get("response"))
+                   for c in body.get("contents", []) for p in c.get("parts", []) if "functionResponse" in p]
+        log({"api": "gemini", "stream": stream, "tools": names, "results": results, "body": body})
+        usage = {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15}
+        if not stream:
+            # The router asks which model should answer, as JSON.
+            text = json.dumps({"complexity_reasoning": "a scripted task", "complexity_score": 10})
+            reply = {"candidates": [{"content": {"role": "model", "parts": [{"text": text}]},
+                                     "finishReason": "STOP", "index": 0}], "usageMetadata": usage}
+            data = json.dumps(reply).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
+        call = next_call(names, results) if names else None
+        if call is None:
+            part = {"text": SCRIPT.get("final", "Done.")}
+        else:
+            part = {"functionCall": {"name": call[0], "args": call[1]}}
+        chunk = {"candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
+                 "usageMetadata": usage, "modelVersion": "fake-model"}
+        self.sse([f"data: {json.dumps(chunk)}\r\n\r\n"])
+
+    # OpenAI Chat Completions (opencode, Copilot CLI).
+    def chat(self, body):
+        names = [t["function"]["name"] for t in body.get("tools", []) if "function" in t]
+        results = [text_of(m.get("content")) for m in body.get("messages", []) if m.get("role") == "tool"]
+        log({"api": "chat", "tools": names, "results": results, "body": body})
+        n = len(results)
+        call = next_call(names, results) if names else None
+        base = {"id": f"chatcmpl-{n}", "object": "chat.completion.chunk", "created": 1, "model": body.get("model", "fake-model")}
+        if call is None:
+            text = SCRIPT.get("final", "Done.") if names else "Scripted task"
+            deltas = [({"role": "assistant", "content": text}, None), ({}, "stop")]
+        else:
+            tc = {"index": 0, "id": f"call_{n}", "type": "function",
+                  "function": {"name": call[0], "arguments": json.dumps(call[1])}}
+            deltas = [({"role": "assistant", "content": None, "tool_calls": [tc]}, None), ({}, "tool_calls")]
+        events = []
+        for delta, finish in deltas:
+            chunk = dict(base, choices=[{"index": 0, "delta": delta, "finish_reason": finish}])
+            if finish:
+                chunk["usage"] = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+            events.append(f"data: {json.dumps(chunk)}\n\n")
+        events.append("data: [DONE]\n\n")
+        self.sse(events)
+
+
+def main():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    with open(SCRIPT["port_file"] + ".tmp", "w") as f:
+        f.write(str(server.server_address[1]))
+    import os
+    os.replace(SCRIPT["port_file"] + ".tmp", SCRIPT["port_file"])
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

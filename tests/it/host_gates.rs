@@ -1,0 +1,211 @@
+//! Who passes a gate, per host, as the client's name and capabilities declare it: a host
+//! that cannot ask (Gemini CLI, opencode) has its model's `confirm` refused under the
+//! default policy, the reply naming the terminal and the dashboard, and the human's
+//! terminal decision passes it; `gates = "host"`, once the human approves it, takes the
+//! host's word there. A host whose non-interactive mode declines every dialog unseen
+//! (Codex, Copilot) gets a reply that the decline is not the human's, and nothing is
+//! recorded. Codex and Copilot get no `structuredContent` (their model would read the
+//! JSON instead of, or after, the text).
+#![cfg(unix)]
+
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
+    ElicitationAction, Implementation,
+};
+use rmcp::service::{RequestContext, RunningService};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientHandler, ErrorData, RoleClient};
+use serde_json::{json, Value};
+use std::path::Path;
+use std::process::Stdio;
+
+use crate::support::terminal::in_terminal;
+use crate::support::{command, handshake, passing_prd, read_json, Era};
+
+/// A host as it declares itself; `declines` declares the dialog and declines it at once.
+#[derive(Clone)]
+struct Host {
+    name: &'static str,
+    declines: bool,
+}
+
+impl ClientHandler for Host {
+    async fn create_elicitation(
+        &self,
+        _request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        Ok(ElicitResult::new(ElicitationAction::Decline))
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        let caps = if self.declines {
+            ClientCapabilities::builder().enable_elicitation().build()
+        } else {
+            ClientCapabilities::default()
+        };
+        ClientConfig::new(caps, Implementation::new(self.name, "1.0.0"))
+    }
+}
+
+async fn connect(host: Host, project: &Path) -> RunningService<RoleClient, Host> {
+    let (transport, _) = TokioChildProcess::builder(command(project))
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the server starts");
+    handshake(host, Era::Legacy, transport).await
+}
+
+/// The call's result: whether it is an error, its text, and its `structuredContent`.
+async fn call(s: &RunningService<RoleClient, Host>, args: Value) -> (bool, String, Option<Value>) {
+    let Value::Object(map) = args else {
+        unreachable!()
+    };
+    let r = s
+        .call_tool(CallToolRequestParams::new("bmad-task").with_arguments(map))
+        .await
+        .expect("answered");
+    let text = r.content[0].as_text().expect("text").text.clone();
+    (r.is_error == Some(true), text, r.structured_content)
+}
+
+fn line<'a>(text: &'a str, key: &str) -> &'a str {
+    let prefix = format!("{key}: ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .unwrap_or_else(|| panic!("no `{key}:` in\n{text}"))
+}
+
+/// Starts a task and submits a passing PRD: the session id and task name.
+async fn at_the_prd_gate(s: &RunningService<RoleClient, Host>, project: &Path) -> (String, String) {
+    let (_, text, _) = call(
+        s,
+        json!({"action": "start", "cwd": project, "objective": "Build a todo app"}),
+    )
+    .await;
+    let id = line(&text, "session_id").to_string();
+    let task = "build-a-todo-app".to_string();
+    assert!(text.contains(&format!("task `{task}`")), "{text}");
+    let (error, text, _) = call(
+        s,
+        json!({"action": "submit", "session_id": id, "claude_result": passing_prd()}),
+    )
+    .await;
+    assert!(!error, "{text}");
+    assert!(text.contains("state: awaiting_confirmation"), "{text}");
+    (id, task)
+}
+
+fn history(project: &Path, id: &str) -> Vec<Value> {
+    let s = read_json(&project.join(format!(".bmad-task/session-{id}.json")));
+    s["history"].as_array().cloned().unwrap_or_default()
+}
+
+#[tokio::test]
+async fn on_a_host_that_cannot_ask_the_gate_waits_for_the_humans_channels() {
+    for name in ["gemini-cli-mcp-client", "opencode"] {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().canonicalize().unwrap();
+        let s = connect(
+            Host {
+                name,
+                declines: false,
+            },
+            &project,
+        )
+        .await;
+        let (id, task) = at_the_prd_gate(&s, &project).await;
+        let before = history(&project, &id).len();
+        let (error, text, json) = call(&s, json!({"action": "confirm", "session_id": id})).await;
+        assert!(error, "{name}: the model's confirm is refused: {text}");
+        // opencode shows the text alone, so the JSON goes beside it; Gemini CLI shows an
+        // error result whole, as JSON, so its error carries the text alone.
+        assert_eq!(json.is_some(), name == "opencode", "{name}");
+        assert!(text.contains("code: human_required"), "{text}");
+        assert!(text.contains("cannot ask the human in a dialog"), "{text}");
+        assert!(
+            text.contains(&format!("`bmad-mcp confirm {task}`")),
+            "{text}"
+        );
+        assert_eq!(history(&project, &id).len(), before, "nothing recorded");
+
+        let (code, out) = in_terminal(&project, &["confirm", &task], "[y/N]", "y\n");
+        assert_eq!(code, 0, "{out}");
+        let last = history(&project, &id).last().cloned().unwrap();
+        assert_eq!(
+            (&last["decided_by"], &last["via"]),
+            (&json!("human"), &json!("cli"))
+        );
+        let (_, text, _) = call(&s, json!({"action": "status", "session_id": id})).await;
+        assert!(text.contains("stage: architect"), "{text}");
+        s.cancel().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn gates_host_once_approved_takes_the_word_of_a_host_that_cannot_ask() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(project.join(".bmad")).unwrap();
+    std::fs::write(project.join(".bmad/config.toml"), "gates = \"host\"\n").unwrap();
+    let s = connect(
+        Host {
+            name: "gemini-cli-mcp-client",
+            declines: false,
+        },
+        &project,
+    )
+    .await;
+    let (id, _) = at_the_prd_gate(&s, &project).await;
+    // Not approved yet: relaxing the gates waits for the human.
+    let (error, text, _) = call(&s, json!({"action": "confirm", "session_id": id})).await;
+    assert!(
+        error && text.contains("waits for the human's approval"),
+        "{text}"
+    );
+    let (code, out) = in_terminal(&project, &["config", "approve"], "[y/N]", "y\n");
+    assert_eq!(code, 0, "{out}");
+    let (error, text, _) = call(&s, json!({"action": "confirm", "session_id": id})).await;
+    assert!(!error, "{text}");
+    assert!(text.contains("stage: architect"), "{text}");
+    let last = history(&project, &id).last().cloned().unwrap();
+    assert_eq!(last["decided_by"], "host");
+    s.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_decline_by_a_host_with_nobody_at_it_is_not_the_humans_rejection() {
+    for (name, host) in [
+        ("codex-mcp-client", "Codex CLI"),
+        ("copilot-cli", "Copilot CLI"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().canonicalize().unwrap();
+        let s = connect(
+            Host {
+                name,
+                declines: true,
+            },
+            &project,
+        )
+        .await;
+        let (id, task) = at_the_prd_gate(&s, &project).await;
+        let before = history(&project, &id).len();
+        let (error, text, json) = call(&s, json!({"action": "confirm", "session_id": id})).await;
+        assert!(!error, "{text}");
+        assert!(json.is_none(), "{name}: the text alone");
+        assert!(
+            text.contains(&format!("perhaps by {host} itself")),
+            "{text}"
+        );
+        assert!(text.contains("not the human's rejection"), "{text}");
+        assert!(
+            text.contains(&format!("`bmad-mcp confirm {task}`")),
+            "{text}"
+        );
+        assert!(text.contains("bmad-mcp dashboard"), "{text}");
+        assert!(text.contains("state: awaiting_confirmation"), "{text}");
+        assert_eq!(history(&project, &id).len(), before, "nothing recorded");
+        s.cancel().await.unwrap();
+    }
+}

@@ -1,0 +1,74 @@
+//! Gemini CLI (`@google/gemini-cli`), which declares no dialog: its model's `confirm` is
+//! refused and the gate waits for the human's terminal; its model reads the text alone
+//! (in `<untrusted_context>`), and an error result as one JSON string, without the
+//! `structuredContent` copy.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use super::{first_steps, installed, run, second_steps, Fake, Host, Place};
+
+const HOST: Host = Host {
+    package: "gemini",
+    bin: "gemini",
+    mark: "GEMINI_CLI=1",
+};
+
+fn shell() -> Value {
+    json!({"names": ["run_shell_command"], "arg": "command", "extra": {}})
+}
+
+/// `gemini -p` in the project, its model the fake, the server registered in the
+/// throwaway HOME's settings.
+fn gemini(place: &Place, bin: &Path, fake: &Fake) -> (i32, String) {
+    let settings = json!({
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "mcpServers": {"bmad": {"command": crate::support::BIN, "args": [], "trust": true}},
+    });
+    std::fs::create_dir_all(place.home.join(".gemini")).unwrap();
+    std::fs::write(
+        place.home.join(".gemini/settings.json"),
+        settings.to_string(),
+    )
+    .unwrap();
+    let mut cmd = place.command(bin);
+    cmd.args(["-p", "Run the BMAD task.", "-o", "json", "--yolo"])
+        .env("GOOGLE_GEMINI_BASE_URL", fake.base())
+        .env("GEMINI_API_KEY", "fake")
+        .env("GEMINI_CLI_TRUST_WORKSPACE", "true");
+    run(cmd, "gemini")
+}
+
+#[test]
+#[ignore = "needs Gemini CLI in target/npm: run ./scripts/test"]
+fn gemini_cli_runs_a_quick_task_and_the_human_passes_its_gate() {
+    let Some(bin) = installed(&HOST) else { return };
+    let place = Place::new();
+    let first = Fake::start(&place, "first", first_steps(&place.project), &shell());
+    let (code, out) = gemini(&place, &bin, &first);
+    assert_eq!(code, 0, "{out}");
+    let results = first.results();
+    for (i, r) in results.iter().enumerate().filter(|(i, _)| *i != 2) {
+        assert!(r.starts_with("<untrusted_context>"), "result {i}: {r}");
+    }
+    // The model's confirm: refused; Gemini CLI shows an error result whole, as one JSON
+    // string, so it carries the text alone.
+    let refused = &results[2];
+    assert!(refused.starts_with("{\"error\": "), "{refused}");
+    assert!(refused.contains("human_required"), "{refused}");
+    assert!(
+        refused.contains("Gemini CLI, which cannot ask the human in a dialog"),
+        "{refused}"
+    );
+    assert!(!refused.contains("structuredContent"), "{refused}");
+    let id = super::the_human_passes_the_gate(&place, &results, HOST.mark);
+    drop(first);
+
+    let second = Fake::start(&place, "second", second_steps(&id), &shell());
+    let (code, out) = gemini(&place, &bin, &second);
+    assert_eq!(code, 0, "{out}");
+    super::the_task_completes(&place, &second.results(), &id);
+    // The router's call, which wants JSON, is answered too: it came without tools.
+    assert!(second.requests().iter().any(|r| r["stream"] == false));
+}

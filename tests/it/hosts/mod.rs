@@ -1,0 +1,342 @@
+//! The other agent hosts end to end: Gemini CLI, opencode, Codex CLI and Copilot CLI, each
+//! the real binary `./scripts/test` installs into `target/npm/<name>`, with a throwaway
+//! HOME, driven by a scripted fake model on 127.0.0.1 (`tests/hosts/fake_model.py`,
+//! streaming each host's own API) through a quick-track task: `start`, `submit`, the gate
+//! as that host handles it (its model's `confirm`, then `bmad-mcp confirm` run from the
+//! host's own shell tool, which is refused; the test plays the human in a terminal), then
+//! dev and review in a second run. Each test asserts what the fake API received (the
+//! readable text, once), how the gate was decided and recorded in `.bmad-task/`, and the
+//! refusal. A host that is not installed reports itself skipped with the reason.
+
+mod codex;
+mod copilot;
+mod docs;
+mod gemini;
+mod opencode;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::support::terminal::in_terminal;
+use crate::support::{document, read_json, scored, BIN, ROOT};
+
+/// How long one run of a host may take.
+const RUN_LIMIT: Duration = Duration::from_secs(180);
+
+const SPEC_SECTIONS: [&str; 5] = [
+    "Change",
+    "Approach",
+    "Files",
+    "Acceptance Criteria",
+    "Risks",
+];
+const DEV: &str = "# Implementation Report\n\n## Summary\nAdded the flag.\n\n## Changes\n- `src/cli.rs`: `--verbose`.\n\n## Tests\n3 passed.\n";
+const REVIEW: &str = "# Code Review\n\n## Findings\n- none.\n\nReview Status: Pass\nIntent: met\n";
+
+/// One host as the tests drive it.
+pub struct Host {
+    /// Its folder under `target/npm/`, and its binary in `node_modules/.bin/`.
+    pub package: &'static str,
+    pub bin: &'static str,
+    /// The mark the host's shell tool carries, as the refusal names it.
+    pub mark: &'static str,
+}
+
+/// The host's binary, or `None` after printing why it is skipped: the reason
+/// `./scripts/test` wrote in `target/npm/<name>.skipped`, else that it is not installed.
+pub fn installed(host: &Host) -> Option<PathBuf> {
+    let npm = Path::new(ROOT).join("target/npm");
+    let bin = npm
+        .join(host.package)
+        .join("node_modules/.bin")
+        .join(host.bin);
+    if bin.exists() {
+        return Some(bin);
+    }
+    let why = std::fs::read_to_string(npm.join(format!("{}.skipped", host.package)))
+        .unwrap_or_else(|_| format!("{} is not installed: run ./scripts/test", bin.display()));
+    println!("SKIPPED: {} end to end: {}", host.package, why.trim());
+    eprintln!("SKIPPED: {} end to end: {}", host.package, why.trim());
+    None
+}
+
+/// A throwaway HOME, the project, and the fake model's files.
+pub struct Place {
+    _dir: tempfile::TempDir,
+    pub home: PathBuf,
+    pub project: PathBuf,
+    pub root: PathBuf,
+}
+
+impl Place {
+    pub fn new() -> Place {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let (home, project) = (root.join("home"), root.join("project"));
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(&project).unwrap();
+        let git = Command::new("git")
+            .args(["init", "-q", "."])
+            .current_dir(&project)
+            .status()
+            .unwrap();
+        assert!(git.success());
+        Place {
+            _dir: dir,
+            home,
+            project,
+            root,
+        }
+    }
+
+    /// A command for `bin` in the project with nothing of the caller's environment but
+    /// PATH (no other host's marks, no project root), HOME the throwaway one.
+    pub fn command(&self, bin: &Path) -> Command {
+        let mut cmd = Command::new(bin);
+        cmd.current_dir(&self.project)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("LANG", "C.UTF-8")
+            .env("TERM", "dumb")
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    pub fn session(&self, id: &str) -> Value {
+        read_json(&self.project.join(format!(".bmad-task/session-{id}.json")))
+    }
+}
+
+/// The fake model API, playing one script.
+pub struct Fake {
+    child: Child,
+    pub port: u16,
+    log: PathBuf,
+}
+
+impl Fake {
+    /// Starts the fake with `steps`, for a host whose shell tool is `shell`.
+    pub fn start(place: &Place, run: &str, steps: Value, shell: &Value) -> Fake {
+        let (port_file, log) = (
+            place.root.join(format!("{run}.port")),
+            place.root.join(format!("{run}.jsonl")),
+        );
+        let script = place.root.join(format!("{run}.json"));
+        let body = json!({
+            "port_file": port_file, "log": log, "steps": steps, "shell": shell,
+            "final": "Done: the human decides the gate.",
+        });
+        std::fs::write(&script, body.to_string()).unwrap();
+        let child = Command::new("python3")
+            .arg(Path::new(ROOT).join("tests/hosts/fake_model.py"))
+            .arg(&script)
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("python3 runs the fake model");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let port = loop {
+            if let Ok(p) = std::fs::read_to_string(&port_file) {
+                break p.trim().parse().unwrap();
+            }
+            assert!(Instant::now() < deadline, "the fake model did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        Fake { child, port, log }
+    }
+
+    pub fn base(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Every request the host sent, in order.
+    pub fn requests(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    /// The tool results of the longest conversation the host sent: what its model read
+    /// of each tool call, in order.
+    pub fn results(&self) -> Vec<String> {
+        let mut longest: Vec<String> = Vec::new();
+        for r in self.requests() {
+            let results: Vec<String> = r["results"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|v| v.as_str().unwrap_or_default().to_string())
+                .collect();
+            if results.len() > longest.len() {
+                longest = results;
+            }
+        }
+        longest
+    }
+}
+
+impl Drop for Fake {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs `cmd` to its end within [`RUN_LIMIT`]; its exit status and output.
+pub fn run(mut cmd: Command, what: &str) -> (i32, String) {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {what}: {e}"));
+    let out = {
+        let mut stdout = child.stdout.take().unwrap();
+        let mut stderr = child.stderr.take().unwrap();
+        let reader = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = std::io::Read::read_to_string(&mut stdout, &mut s);
+            s
+        });
+        let err_reader = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = std::io::Read::read_to_string(&mut stderr, &mut s);
+            s
+        });
+        let deadline = Instant::now() + RUN_LIMIT;
+        while child.try_wait().unwrap().is_none() {
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("{what} took more than {RUN_LIMIT:?}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        format!(
+            "{}\n--- stderr ---\n{}",
+            reader.join().unwrap(),
+            err_reader.join().unwrap()
+        )
+    };
+    (child.wait().unwrap().code().unwrap_or(-1), out)
+}
+
+/// The first run's script: start a quick task, submit its spec, the model's `confirm`,
+/// then `bmad-mcp confirm` from the host's shell tool in a pseudo-terminal of its own
+/// (`script`), as a model that tries would.
+pub fn first_steps(project: &Path) -> Value {
+    let spec = scored(
+        "technical_spec",
+        &document("Technical Spec: --verbose", &SPEC_SECTIONS),
+        92,
+    );
+    json!([
+        {"tool": "bmad", "args": {"action": "start", "objective": "Add a --verbose flag", "track": "quick", "cwd": project}},
+        {"tool": "bmad", "args": {"action": "submit", "session_id": "{session_id}", "claude_result": spec}},
+        {"tool": "bmad", "args": {"action": "confirm", "session_id": "{session_id}"}},
+        {"tool": "shell", "command": format!("script -qec '{BIN} confirm {{session_id}}' /dev/null")},
+    ])
+}
+
+/// The second run's script, once the human decided: where the task stands, dev, review.
+pub fn second_steps(id: &str) -> Value {
+    json!([
+        {"tool": "bmad", "args": {"action": "status", "session_id": id}},
+        {"tool": "bmad", "args": {"action": "submit", "session_id": id, "claude_result": DEV}},
+        {"tool": "bmad", "args": {"action": "submit", "session_id": id, "claude_result": REVIEW}},
+    ])
+}
+
+/// A result read as text: the reply's lines once, the role prompt as Markdown once; not
+/// an escaped JSON string, and no JSON copy beside it.
+pub fn assert_readable_once(result: &str, heading: &str) {
+    assert_eq!(
+        result.matches(heading).count(),
+        1,
+        "the role prompt once: {result}"
+    );
+    assert_eq!(result.matches("next_step: ").count(), 1, "{result}");
+    assert!(result.contains("\nrole_prompt:\n\n# Role: "), "{result}");
+    for json in [
+        "\\nnext_step",
+        "\\nrole_prompt",
+        "\"role_prompt\"",
+        "\"next_step\"",
+        "structuredContent",
+    ] {
+        assert!(!result.contains(json), "no JSON ({json}) in: {result}");
+    }
+}
+
+/// The session id a result shows.
+pub fn session_id(result: &str) -> String {
+    let at = result.find("session_id: ").expect("a session id") + "session_id: ".len();
+    result[at..at + 36].to_string()
+}
+
+/// After the first run: the spec waits for the human, nothing of the host's recorded as a
+/// decision; the shell tool's `bmad-mcp confirm` was refused naming the host's mark. Then
+/// the human confirms in a terminal. Returns the session id.
+pub fn the_human_passes_the_gate(place: &Place, results: &[String], mark: &str) -> String {
+    assert_eq!(results.len(), 4, "four tool results: {results:#?}");
+    assert_readable_once(&results[0], "# Role: Tech Lead");
+    let id = session_id(&results[0]);
+    assert!(
+        results[1].contains("state: awaiting_confirmation"),
+        "{}",
+        results[1]
+    );
+    let refused = &results[3];
+    assert!(
+        refused.contains("refusing to decide: this command runs under an assistant's shell (")
+            && refused.contains(mark),
+        "the shell tool's confirm is refused, naming {mark}: {refused}"
+    );
+    let session = place.session(&id);
+    assert_eq!(
+        session["current_state"], "awaiting_confirmation",
+        "{session:#}"
+    );
+    assert!(
+        !session["history"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|h| h["action"] == "confirm"),
+        "no decision recorded: {session:#}"
+    );
+    let (code, out) = in_terminal(&place.project, &["confirm", &id], "[y/N]", "y\n");
+    assert_eq!(code, 0, "the human confirms in a terminal: {out}");
+    let session = place.session(&id);
+    let last = session["history"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (&last["action"], &last["decided_by"], &last["via"]),
+        (&json!("confirm"), &json!("human"), &json!("cli")),
+        "{last:#}"
+    );
+    assert_eq!(last["provenance"]["under_assistant"], false, "{last:#}");
+    id
+}
+
+/// After the second run: dev and review were submitted, the task is complete.
+pub fn the_task_completes(place: &Place, results: &[String], id: &str) {
+    assert_eq!(results.len(), 3, "three tool results: {results:#?}");
+    assert!(results[0].contains("stage: dev"), "{}", results[0]);
+    assert_readable_once(&results[0], "# Role: Developer");
+    assert_readable_once(&results[1], "# Role: Code Reviewer");
+    assert!(results[2].contains("state: completed"), "{}", results[2]);
+    let session = place.session(id);
+    assert_eq!(
+        (&session["current_stage"], &session["current_state"]),
+        (&json!("review"), &json!("completed")),
+        "{session:#}"
+    );
+}
