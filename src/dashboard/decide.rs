@@ -1,7 +1,7 @@
 //! The human's decisions on the page: answer, confirm, approve a scope, reject with
 //! feedback (comments anchored to lines of the document, quoted by the server from the
 //! version the page showed), accept a failing verdict's risk, approve a waiting
-//! `.bmad/config.toml`. Each takes the one path of a human's decision (`act::human`),
+//! `.bmad/config.toml`, retire or restore a lesson. Each takes the one path of a human's decision (`act::human`),
 //! recorded `decided_by: human`, `via: dashboard`, bound to the digest the page showed: a
 //! document that changed since is refused (409, with the digest now), and the page shows
 //! the new version. A connection that comes from an assistant's shell is refused.
@@ -284,6 +284,31 @@ fn command_of(action: Action, posted: Posted, comments: Option<String>) -> Resul
             answers: Default::default(),
         },
     })
+}
+
+/// Retires or restores a lesson (`change`: `retire` or `restore`), the human's decision on
+/// the dashboard, through the one path of a human's decision.
+pub fn lesson(store: &Store, id: &str, change: &str) -> Answer {
+    let change = match change {
+        "retire" => human::LessonChange::Retire,
+        "restore" => human::LessonChange::Restore,
+        other => {
+            return Answer::Bad(format!(
+                "`{}` is not a lesson decision: retire or restore",
+                clip(other, 40)
+            ))
+        }
+    };
+    if id.is_empty() || id.len() > 200 {
+        return Answer::Bad("a lesson's id is 1 to 200 bytes".into());
+    }
+    match human::lesson(store, None, id, change, Via::Dashboard) {
+        Ok(said) => Answer::Done(said),
+        Err(why) => Answer::Conflict {
+            message: why,
+            sha256: None,
+        },
+    }
 }
 
 /// Approves `.bmad/config.toml` as the page showed it (`sha256`).

@@ -18,6 +18,7 @@ pub mod events;
 pub mod guard;
 pub mod matrix;
 pub mod render;
+pub mod rounds;
 pub mod routes;
 pub mod view;
 

@@ -1,0 +1,303 @@
+//! Reviewing on the dashboard as a person does, in headless Chromium: each earlier round
+//! named by what it was and what answered it (the current submission is not one), the
+//! words that answered it beside it, "what changed since you last read it" remembered by
+//! the browser across a reload and a visit elsewhere, the keys to the next and previous
+//! change, the audit naming who decided and on which draft, the printable record, a drift
+//! notice when a saved document is edited, and a lesson retired and restored on the page
+//! (recorded in its file with who decided, and no longer recalled meanwhile). The page is
+//! also walked at a phone's width. Screenshots of the main views go to
+//! `target/dashboard/` (`scripts/screenshots` copies them to docs/).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+use crate::support::dash::Dash;
+use crate::support::webdriver::{Browser, CHROMEDRIVER, CHROMIUM};
+use crate::support::{
+    connect, document, last_entry, passing_architecture, read_json, scored, start_args, Era,
+    PRD_SECTIONS, ROOT,
+};
+
+fn prd(version: &str) -> String {
+    let doc =
+        document("PRD", &PRD_SECTIONS).replace("What the Executive Summary section says.", version);
+    scored("prd_draft", &doc, 95)
+}
+
+fn session(project: &Path, sid: &str) -> Value {
+    read_json(&project.join(format!(".bmad-task/session-{sid}.json")))
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+/// Where the screenshot of a view is kept: `target/dashboard/<name>.png`.
+fn shot(b: &Browser, name: &str) -> PathBuf {
+    b.run("window.scrollTo(0, 0)");
+    let path = Path::new(ROOT).join(format!("target/dashboard/{name}.png"));
+    b.screenshot(&path);
+    assert!(
+        std::fs::metadata(&path).unwrap().len() > 5_000,
+        "a real picture: {}",
+        path.display()
+    );
+    path
+}
+
+fn count(b: &Browser, css: &str) -> Value {
+    b.run(&format!(
+        "return document.querySelectorAll(\"{css}\").length"
+    ))
+}
+
+const ANA: &str = "Ana Lima <ana@example.org> (the user, on the dashboard)";
+const HOST: &str = "the assistant, for Ana Lima <ana@example.org> (not confirmed by them)";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Debian's chromium and chromium-driver (apt-get install chromium chromium-driver): run ./scripts/test"]
+async fn rounds_are_named_and_the_page_remembers_what_the_reviewer_read() {
+    assert!(
+        Path::new(CHROMIUM).exists() && Path::new(CHROMEDRIVER).exists(),
+        "install chromium and chromium-driver"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().canonicalize().unwrap();
+    git(&project, &["init", "-q", "-b", "main"]);
+    git(&project, &["config", "user.name", "Ana Lima"]);
+    git(&project, &["config", "user.email", "ana@example.org"]);
+    let c = connect(Era::Legacy, &project).await;
+    let sid = c.ok(start_args(&project, "Build a todo app")).await["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    c.ok(json!({"action": "submit", "session_id": sid, "claude_result": prd("First version.")}))
+        .await;
+    let d = Dash::start(&project);
+    let b = Browser::start();
+    // A laptop's screen, as the screenshots show it.
+    b.resize(1280, 800);
+    b.goto(&d.url);
+    b.click("a.task-link");
+    b.find("#decision-doc h1");
+    // The current submission is the document shown, not an earlier round.
+    assert_eq!(count(&b, "details.round"), json!(0));
+    assert_eq!(
+        count(&b, "#since-decision"),
+        json!(0),
+        "nothing read before"
+    );
+
+    // Sent back on the page with a line comment; the next draft arrives while it is open.
+    b.click("#comment-box summary");
+    b.click(".line[data-n='3']");
+    b.type_into("#comment-text", "This summary is too thin.");
+    b.click("#add-comment");
+    b.type_into("#feedback", "Say who the users are.");
+    b.click("#reject");
+    b.find("body[data-decided='reject']");
+    c.ok(json!({"action": "submit", "session_id": sid, "claude_result": prd("Second version, for teams of five.")}))
+        .await;
+    b.find("#round-po-0");
+    let label = b.text("#round-po-0 summary");
+    assert!(
+        label.starts_with(&format!("draft 1, sent back by {ANA}: '"))
+            && label.contains("Say who the users are."),
+        "{label}"
+    );
+    assert_eq!(count(&b, "details.round"), json!(1), "draft 2 is shown");
+    // The words that answered it, beside it, as written.
+    b.click("#round-po-0 summary");
+    let words = b.text("#round-po-0 .answered pre.words");
+    assert!(
+        words.contains("This summary is too thin.") && words.contains("Say who the users are."),
+        "{words}"
+    );
+    // Draft 1 was on screen when draft 2 came: what changed since, open by itself.
+    assert!(b.text("#since-decision summary").contains("(draft 1)"));
+    assert_eq!(
+        b.text("#since-decision tr.del td:nth-child(3)"),
+        "First version."
+    );
+    assert_eq!(
+        b.text("#since-decision tr.ins td:nth-child(3)"),
+        "Second version, for teams of five."
+    );
+    shot(&b, "rounds");
+
+    // n and p walk the changes of the diffs open on the page.
+    let key = |k: &str| {
+        b.run(&format!(
+            "document.dispatchEvent(new KeyboardEvent('keydown', {{key: '{k}'}})); return document.body.dataset.change"
+        ))
+    };
+    let open_changes =
+        b.run("return document.querySelectorAll('details[open] table.diff tr.del').length");
+    assert!(open_changes.as_u64().unwrap() >= 2, "{open_changes}");
+    let first = key("n");
+    assert!(first.as_str().unwrap().starts_with("1/"), "{first}");
+    assert!(key("n").as_str().unwrap().starts_with("2/"));
+    assert!(key("p").as_str().unwrap().starts_with("1/"));
+    assert_eq!(count(&b, "tr.current-change"), json!(1));
+
+    // Reloaded, draft 2 is what was read: nothing to show since.
+    b.run("location.reload()");
+    b.find("#decision-doc h1");
+    b.find("#round-po-0");
+    assert_eq!(count(&b, "#since-decision"), json!(0));
+    // The human reads other things; meanwhile the assistant sends draft 2 back and
+    // draft 3 comes. Opened again, the page offers the diff from draft 2.
+    b.click("#home");
+    b.find("#tasks");
+    c.ok(json!({"action": "reject", "session_id": sid, "feedback": "Name the platforms."}))
+        .await;
+    c.ok(json!({"action": "submit", "session_id": sid, "claude_result": prd("Third version, on phones.")}))
+        .await;
+    b.click("a.task-link");
+    assert!(b.text("#since-decision summary").contains("(draft 2)"));
+    assert_eq!(
+        b.text("#since-decision tr.del td:nth-child(3)"),
+        "Second version, for teams of five."
+    );
+    let label = b.text("#round-po-0 summary");
+    assert!(
+        label.starts_with(&format!(
+            "draft 2, sent back by {HOST}: 'Name the platforms.'"
+        )),
+        "{label}"
+    );
+    assert!(b
+        .text("#round-po-1 summary")
+        .starts_with("draft 1, sent back by Ana Lima"));
+
+    // Confirmed on the page: the audit names who decided, through which channel, on which
+    // draft.
+    b.type_into("#note", "Good.");
+    b.click("#confirm");
+    b.find("body[data-decided='confirm']");
+    let entry = last_entry(&session(&project, &sid));
+    assert_eq!(entry["decider"]["name"], "Ana Lima", "{entry:#}");
+    let digest = entry["digest"].as_str().unwrap();
+    b.find("#audit");
+    let row = "#audit tr:last-child";
+    assert_eq!(b.text(&format!("{row} td.who")), ANA);
+    assert_eq!(
+        b.text(&format!("{row} td.version")),
+        format!("draft 3 · sha256 {}", &digest[..12])
+    );
+    let sent_back = "#audit tr:nth-last-child(3) td.who";
+    assert_eq!(b.text(sent_back), HOST);
+    shot(&b, "audit");
+
+    // The printable record of the decided PRD.
+    b.click("#print-link");
+    b.find("#printed-po");
+    assert_eq!(b.text("#printed-po .doc h1"), "PRD");
+    let record = b.text("#printed-po table.record");
+    assert!(
+        record.contains("confirm") && record.contains(ANA) && record.contains("draft 3"),
+        "{record}"
+    );
+    assert_eq!(
+        count(&b, "#printed-po .doc h2 + p"),
+        json!(PRD_SECTIONS.len())
+    );
+    shot(&b, "print");
+    b.run("history.back()");
+    b.find("#audit");
+
+    drift_and_lessons(&b, &c, &project, &sid).await;
+
+    // At a phone's width nothing runs off the side of the page.
+    b.resize(390, 844);
+    b.run("location.reload()");
+    b.find("#lessons");
+    let wide = b.run("return document.documentElement.scrollWidth");
+    assert!(wide.as_u64().unwrap() <= 400, "the page is {wide} px wide");
+    shot(&b, "phone");
+    drop(b);
+    c.close().await;
+    d.stop();
+}
+
+/// The saved PRD edited by hand: a drift notice, on the page and on the PRD's section. A
+/// lesson retired and restored on the page, each recorded with who decided.
+async fn drift_and_lessons(b: &Browser, c: &crate::support::Client, project: &Path, sid: &str) {
+    c.ok(json!({"action": "submit", "session_id": sid, "claude_result": passing_architecture()}))
+        .await;
+    b.find("#stage-architect");
+    let prd_path = session(project, sid)["stages"]["po"]["artifact"]["path"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let file = project.join(&prd_path);
+    let edited = std::fs::read_to_string(&file).unwrap() + "\nAn edit by hand.\n";
+    std::fs::write(&file, edited).unwrap();
+    b.find("#drift");
+    let drift = b.text("#drift");
+    assert!(
+        drift.contains(&prd_path) && drift.contains("changed after a later stage relied on it"),
+        "{drift}"
+    );
+    b.find("#stage-po .drifted");
+
+    let v = c
+        .ok(
+            json!({"action": "remember", "session_id": sid, "category": "hallucination",
+            "lesson": "The PRD named no platform; name the phones it runs on."}),
+        )
+        .await;
+    let id = v["lessons"][0].as_str().unwrap().to_string();
+    let row = format!("#lessons tr[data-lesson='{id}']");
+    b.find(&row);
+    assert_eq!(
+        b.text(&format!("{row} td.source")),
+        "written by the assistant (host)"
+    );
+    assert_eq!(b.text(&format!("{row} td.state")), "active");
+    let recall = json!({"action": "recall", "cwd": project, "query": "which phone platform"});
+    let recalled = |v: Value| v["lessons"].as_array().unwrap().contains(&json!(id));
+    assert!(recalled(c.ok(recall.clone()).await));
+    // Without the page's token, the decision is refused and nothing changes.
+    let refused = b.run(&format!(
+        "return fetch('/dashboard/api/lesson', {{method: 'POST', headers: {{'content-type': 'application/json'}}, body: JSON.stringify({{id: '{id}', change: 'retire'}})}}).then(r => r.status)"
+    ));
+    assert_eq!(refused, json!(403));
+    let lesson_file = project.join(format!(".bmad/lessons/{id}.md"));
+    assert!(!std::fs::read_to_string(&lesson_file)
+        .unwrap()
+        .contains("retired:"));
+
+    b.click(&format!("{row} button.lesson-change"));
+    b.find("body[data-decided='lesson-retire']");
+    let text = std::fs::read_to_string(&lesson_file).unwrap();
+    assert!(
+        text.contains("\nretired: ") && text.contains(&format!("\ndecided: retired by {ANA} at ")),
+        "{text}"
+    );
+    assert!(!recalled(c.ok(recall.clone()).await), "no longer recalled");
+    b.find(&format!("{row}.retired"));
+    assert!(b
+        .text(&format!("{row} .decided"))
+        .starts_with(&format!("retired by {ANA}")));
+    shot(b, "lessons");
+    b.click(&format!("{row} button.lesson-change"));
+    b.find("body[data-decided='lesson-restore']");
+    let text = std::fs::read_to_string(&lesson_file).unwrap();
+    assert!(
+        !text.contains("\nretired: ")
+            && text.contains(&format!("\ndecided: restored by {ANA} at ")),
+        "{text}"
+    );
+    assert!(recalled(c.ok(recall).await), "recalled again");
+}
