@@ -20,6 +20,7 @@ pub mod matrix;
 pub mod render;
 pub mod rounds;
 pub mod routes;
+pub mod threads;
 pub mod view;
 
 use std::io::{BufRead, Write};

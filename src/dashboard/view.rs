@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use super::rounds::{self, Draft};
 use super::Dashboard;
-use super::{checks, matrix, render};
+use super::{checks, matrix, render, threads};
 use crate::error::{Error, Result};
 use crate::evidence::{self, approval::Policy};
 use crate::files::Project;
@@ -286,10 +286,19 @@ fn decision(store: &Store, s: &Session) -> Value {
         let body = text(&project, &d.path).unwrap_or_default();
         json!({"path": d.path, "sha256": sha256_hex(&body), "size": d.size, "html": render::markdown(&body), "text": body})
     });
+    let threads: Vec<Value> = pending
+        .document
+        .as_ref()
+        .map(|d| threads::of(s, pending.stage, &d.path))
+        .unwrap_or_default()
+        .iter()
+        .map(threads::Thread::view)
+        .collect();
     json!({
         "actions": names(&actions),
         "stage": pending.stage,
         "document": document,
+        "threads": threads,
         "score": pending.score,
         "gate": pending.gate,
         "sprints": pending.sprints,

@@ -44,7 +44,14 @@ fn git(dir: &Path, args: &[&str]) {
 
 /// Where the screenshot of a view is kept: `target/dashboard/<name>.png`.
 fn shot(b: &Browser, name: &str) -> PathBuf {
-    b.run("window.scrollTo(0, 0)");
+    shot_at(b, name, "body")
+}
+
+/// [`shot`] with the element `css` selects scrolled to the top.
+fn shot_at(b: &Browser, name: &str, css: &str) -> PathBuf {
+    b.run(&format!(
+        "window.scrollTo(0, 0); document.querySelector(\"{css}\").scrollIntoView(); return 0"
+    ));
     let path = Path::new(ROOT).join(format!("target/dashboard/{name}.png"));
     b.screenshot(&path);
     assert!(
@@ -133,7 +140,7 @@ async fn rounds_are_named_and_the_page_remembers_what_the_reviewer_read() {
         b.text("#since-decision tr.ins td:nth-child(3)"),
         "Second version, for teams of five."
     );
-    shot(&b, "rounds");
+    shot_at(&b, "rounds", "#decision");
 
     // n and p walk the changes of the diffs open on the page.
     let key = |k: &str| {
@@ -197,7 +204,7 @@ async fn rounds_are_named_and_the_page_remembers_what_the_reviewer_read() {
     );
     let sent_back = "#audit tr:nth-last-child(3) td.who";
     assert_eq!(b.text(sent_back), HOST);
-    shot(&b, "audit");
+    shot_at(&b, "audit", "#audit");
 
     // The printable record of the decided PRD.
     b.click("#print-link");
@@ -290,7 +297,7 @@ async fn drift_and_lessons(b: &Browser, c: &crate::support::Client, project: &Pa
     assert!(b
         .text(&format!("{row} .decided"))
         .starts_with(&format!("retired by {ANA}")));
-    shot(b, "lessons");
+    shot_at(b, "lessons", "#lessons-card");
     b.click(&format!("{row} button.lesson-change"));
     b.find("body[data-decided='lesson-restore']");
     let text = std::fs::read_to_string(&lesson_file).unwrap();
@@ -300,4 +307,127 @@ async fn drift_and_lessons(b: &Browser, c: &crate::support::Client, project: &Pa
         "{text}"
     );
     assert!(recalled(c.ok(recall).await), "recalled again");
+}
+
+/// Comments on lines and on the whole document go back with a send-back, reach the next
+/// role's prompt, and come back as threads against the next version: one marked resolved
+/// there, "request changes" sends the one still open (quoted again) with no new word, and
+/// the version after shows the resolved one as resolved.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Debian's chromium and chromium-driver (apt-get install chromium chromium-driver): run ./scripts/test"]
+async fn comment_threads_carry_into_the_next_round_and_are_resolved_there() {
+    assert!(
+        Path::new(CHROMIUM).exists() && Path::new(CHROMEDRIVER).exists(),
+        "install chromium and chromium-driver"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().canonicalize().unwrap();
+    let c = connect(Era::Legacy, &project).await;
+    let sid = c.ok(start_args(&project, "Build a todo app")).await["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    c.ok(json!({"action": "submit", "session_id": sid, "claude_result": prd("First version.")}))
+        .await;
+    let d = Dash::start(&project);
+    let b = Browser::start();
+    b.resize(1280, 800);
+    b.goto(&d.url);
+    b.click("a.task-link");
+    b.click("#comment-box summary");
+    b.click(".line[data-n='3']");
+    b.type_into("#comment-text", "Too thin.");
+    b.click("#add-comment");
+    b.type_into("#doc-comment-text", "Shorter overall.");
+    b.click("#add-doc-comment");
+    assert_eq!(
+        b.text("#comments"),
+        "Lines 3-3: Too thin.\nWhole document: Shorter overall."
+    );
+    assert_eq!(b.text("#open-count"), "(2 open comments)");
+    let doc =
+        b.run("return document.querySelector('#decision > p.muted').textContent.split(' · ')[0]");
+    let doc = doc.as_str().unwrap().to_string();
+    b.type_into("#feedback", "Say who the users are.");
+    b.click("#reject");
+    b.find("body[data-decided='reject']");
+    let words = last_entry(&session(&project, &sid))["feedback"].clone();
+    let words = words.as_str().unwrap();
+    assert!(
+        words.contains(&format!(
+            "On line 3 of {doc}:\n> ## Executive Summary\nToo thin."
+        )) && words.contains(&format!("On the whole of {doc}:\nShorter overall.")),
+        "{words}"
+    );
+    let prompt = c.ok(json!({"action": "status", "session_id": sid})).await["role_prompt"].clone();
+    assert!(
+        prompt.as_str().unwrap().contains("Shorter overall."),
+        "{prompt}"
+    );
+
+    // Draft 2: both comments are threads against it; one is resolved there.
+    c.ok(json!({"action": "submit", "session_id": sid, "claude_result": prd("Second version.")}))
+        .await;
+    b.find("#threads");
+    assert_eq!(count(&b, "#threads .thread"), json!(2));
+    assert_eq!(
+        b.text("#threads [data-thread='0'] pre.quote"),
+        "## Executive Summary"
+    );
+    assert_eq!(
+        b.text("#threads [data-thread='0'] .thread-text"),
+        "Too thin."
+    );
+    assert!(b
+        .text("#threads [data-thread='1']")
+        .contains("draft 1 · the whole document"));
+    assert_eq!(b.text("#open-count"), "(2 open comments)");
+    b.click("#threads [data-thread='1'] input.thread-resolved");
+    assert_eq!(b.text("#open-count"), "(1 open comment)");
+    shot_at(&b, "threads", "#threads");
+    // Request changes: the open thread goes back, quoted again, with no new word.
+    b.run("delete document.body.dataset.decided");
+    b.click("#reject");
+    b.find("body[data-decided='reject']");
+    let words = last_entry(&session(&project, &sid))["feedback"].clone();
+    let words = words.as_str().unwrap();
+    assert!(
+        words.contains(&format!(
+            "Still open from draft 1. On line 3 of {doc}:\n> ## Executive Summary\nToo thin."
+        )) && words.contains(&format!(
+            "Resolved since draft 1. On the whole of {doc}:\nShorter overall."
+        )),
+        "{words}"
+    );
+    let prompt = c.ok(json!({"action": "status", "session_id": sid})).await["role_prompt"].clone();
+    assert!(
+        prompt
+            .as_str()
+            .unwrap()
+            .contains("Still open from draft 1. On line 3"),
+        "{prompt}"
+    );
+
+    // Draft 3 shows them again: the resolved one as resolved.
+    c.ok(json!({"action": "submit", "session_id": sid, "claude_result": prd("Third version.")}))
+        .await;
+    b.find("#threads .thread.resolved");
+    assert_eq!(
+        b.run("return [...document.querySelectorAll('#threads input.thread-resolved')].map(c => c.checked)"),
+        json!([false, true])
+    );
+    b.click("#threads [data-thread='0'] input.thread-resolved");
+    b.click("#confirm");
+    b.find("body[data-decided='confirm']");
+    let words = last_entry(&session(&project, &sid))["feedback"].clone();
+    assert!(
+        words
+            .as_str()
+            .unwrap()
+            .contains("Resolved since draft 1. On line 3 of"),
+        "{words}"
+    );
+    drop(b);
+    c.close().await;
+    d.stop();
 }

@@ -136,8 +136,41 @@ function select(n, extend, from) {
 
 function commentList() {
   form.comments = el("ul", { class: "comments", id: "comments" },
-    comments.map((c) => el("li", { text: "Lines " + c.from + "-" + c.to + ": " + c.text })));
+    comments.map((c) => el("li", { text: (c.from ? "Lines " + c.from + "-" + c.to : "Whole document") + ": " + c.text })));
+  countOpen();
   return form.comments;
+}
+
+// The comments a send-back carries: the new ones, and the earlier round's still open.
+function countOpen() {
+  const open = comments.length + (form.threads || []).filter((c) => !c.checked).length;
+  if (form.openCount) form.openCount.textContent = open ? " (" + open + " open comment" + (open > 1 ? "s" : "") + ")" : "";
+}
+
+// The comments of the earlier round, shown against this version: each is marked resolved
+// or left open; all go with the decision, the open ones quoted again for the next role.
+function threadsView(d) {
+  form.threads = [];
+  if (!d.threads || !d.threads.length) return null;
+  return el("div", { id: "threads", class: "threads" }, el("h3", { text: "Comments on the earlier round" }),
+    el("p", { class: "muted", text: "Mark those this version resolves; the open ones go back with a request for changes." }),
+    d.threads.map((th, i) => el("div", { class: "thread" + (th.resolved ? " resolved" : ""), "data-thread": i },
+      el("p", { class: "muted", text: th.draft + " · " + (th.span === "the whole" ? "the whole document" : th.span) }),
+      th.quote.length ? el("pre", { class: "quote", text: th.quote.join("\n") }) : null,
+      el("div", { class: "thread-text", text: th.text }),
+      el("label", {}, form.threads[form.threads.push(el("input", { type: "checkbox", class: "thread-resolved", checked: th.resolved,
+        on: { change: (ev) => { ev.target.closest(".thread").classList.toggle("resolved", ev.target.checked); countOpen(); } } })) - 1], " Resolved"))));
+}
+
+function addDocComment() {
+  const text = form.docComment.value.trim();
+  if (!text) return show("Write a comment on the whole document first.", true);
+  comments.push({ from: 0, to: 0, text });
+  saveComments();
+  form.docComment.value = "";
+  saveDraft("comment/doc", null);
+  form.comments.replaceWith(commentList());
+  dirty = true;
 }
 
 // What the human typed in a decision form is kept in this tab's sessionStorage, keyed by
@@ -230,7 +263,9 @@ function decisionCard(t, since) {
         el("p", {}, "Selected: ", form.selected = el("span", { id: "selected", text: "none" })),
         form.commentText = draftable(el("textarea", { id: "comment-text", placeholder: "Your comment on the selected lines" }), "comment/text"),
         el("button", { id: "add-comment", class: "secondary", on: { click: addComment } , text: "Add comment" }),
-        commentList(), earlier));
+        form.docComment = draftable(el("textarea", { id: "doc-comment-text", placeholder: "A comment on the whole document" }), "comment/doc"),
+        el("button", { id: "add-doc-comment", class: "secondary", on: { click: addDocComment }, text: "Comment on the whole document" }),
+        commentList(), earlier), threadsView(d));
   }
   const row = el("div", { class: "row" });
   form.answers = [];
@@ -256,7 +291,8 @@ function decisionCard(t, since) {
   if (d.actions.includes("reject")) {
     row.append(el("div", {}, el("h3", { text: "Send it back" }),
       form.feedback = draftable(el("textarea", { id: "feedback", placeholder: "What should change (the line comments go with it)" }), "reject/feedback"),
-      el("button", { id: "reject", class: "danger", on: { click: () => decide("reject") }, text: "Send back with feedback" })));
+      el("button", { id: "reject", class: "danger", on: { click: () => decide("reject") } }, "Request changes", form.openCount = el("span", { id: "open-count" }))));
+    countOpen();
   }
   if (restored.length) card.append(el("p", { class: "restored", id: "restored", text: "What you typed earlier on this task is back in the form (kept in this tab only). Read the version shown before you send it." }));
   card.append(row);
@@ -288,6 +324,7 @@ async function decide(action) {
     form.answers.forEach((i) => { if (i.value.trim()) body.answers[i.dataset.q] = i.value; });
   }
   if (action !== "reject" && action !== "confirm" && action !== "approve") body.comments = [];
+  else if (d.threads && d.threads.length) body.threads = form.threads.map((c) => c.checked);
   const r = await post("/dashboard/api/decide", body);
   if (r.status === 200) {
     comments = []; dirty = false; selection = null;
