@@ -431,3 +431,72 @@ async fn comment_threads_carry_into_the_next_round_and_are_resolved_there() {
     c.close().await;
     d.stop();
 }
+
+/// One dashboard for the clone: started in one work tree, it lists the tasks of every
+/// work tree git lists, each with its project, and opens any of them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Debian's chromium and chromium-driver (apt-get install chromium chromium-driver): run ./scripts/test"]
+async fn one_dashboard_shows_every_worktree_of_the_clone() {
+    assert!(
+        Path::new(CHROMIUM).exists() && Path::new(CHROMEDRIVER).exists(),
+        "install chromium and chromium-driver"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let main = root.join("app");
+    std::fs::create_dir(&main).unwrap();
+    git(&main, &["init", "-q", "-b", "main"]);
+    git(&main, &["config", "user.name", "Ana Lima"]);
+    git(&main, &["config", "user.email", "ana@example.org"]);
+    git(&main, &["config", "commit.gpgsign", "false"]);
+    std::fs::write(main.join("README"), "app\n").unwrap();
+    git(&main, &["add", "README"]);
+    git(&main, &["commit", "-q", "-m", "one"]);
+    let side = root.join("app-side");
+    git(
+        &main,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "side",
+            side.to_str().unwrap(),
+        ],
+    );
+    let mut names = Vec::new();
+    for (dir, objective) in [(&main, "Build a todo app"), (&side, "Build a chat app")] {
+        let c = connect(Era::Legacy, dir).await;
+        let v = c.ok(start_args(dir, objective)).await;
+        names.push(v["task_name"].as_str().unwrap().to_string());
+        c.close().await;
+    }
+    let d = Dash::start(&main);
+    let b = Browser::start();
+    b.resize(1280, 800);
+    b.goto(&d.url);
+    b.find("#tasks");
+    assert_eq!(count(&b, "#tasks tr[data-session]"), json!(2));
+    let shown = b.run(
+        "return [...document.querySelectorAll('#tasks tr[data-session]')].map(r => [r.querySelector('a.task-link').textContent, r.lastElementChild.textContent])",
+    );
+    let mut shown: Vec<(String, String)> = serde_json::from_value(shown).unwrap();
+    shown.sort();
+    let mut expected = vec![
+        (names[0].clone(), main.display().to_string()),
+        (names[1].clone(), side.display().to_string()),
+    ];
+    expected.sort();
+    assert_eq!(shown, expected);
+    shot(&b, "worktrees");
+    // The other work tree's task opens from here, with its project and branch.
+    b.run(&format!(
+        "[...document.querySelectorAll('a.task-link')].find(a => a.textContent === '{}').click()",
+        names[1]
+    ));
+    b.find("#task-owner");
+    assert_eq!(b.text("#task-name"), names[1]);
+    assert_eq!(b.text("#task-owner .branch"), "side");
+    drop(b);
+    d.stop();
+}
