@@ -5,7 +5,7 @@
 //! checked on disk and in the next role prompt. A request from the page without its
 //! token is refused; a link definition in a document is shown; the printed address, opened
 //! a second time, opens nothing. A screenshot of the task page is kept in
-//! `target/dashboard/task.png` (docs/dashboard.png is one). A failing check is read on the
+//! `target/dashboard/task.png`. A failing check is read on the
 //! page (its command, result, time and output, the failing lines first) and accepted there,
 //! with a note that outlived a refresh and the refusal of a stale version.
 
