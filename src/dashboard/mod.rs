@@ -174,10 +174,7 @@ pub fn with_worktrees(dirs: Vec<PathBuf>, roots: Option<&Roots>) -> Vec<PathBuf>
     let mut out: Vec<PathBuf> = Vec::new();
     let mut seen: Vec<PathBuf> = Vec::new();
     for dir in dirs {
-        let trees = crate::git::Repo::at(&dir)
-            .map(|r| r.worktrees())
-            .unwrap_or_default();
-        for d in std::iter::once(dir).chain(trees) {
+        for d in std::iter::once(dir.clone()).chain(same_folder_elsewhere(&dir)) {
             let r = real(&d);
             let inside = allowed
                 .as_ref()
@@ -189,6 +186,34 @@ pub fn with_worktrees(dirs: Vec<PathBuf>, roots: Option<&Roots>) -> Vec<PathBuf>
         }
     }
     out
+}
+
+/// The folder `dir` is in its work tree, in each other work tree of the clone where it
+/// exists (a project in a subfolder of the repository is that subfolder everywhere).
+fn same_folder_elsewhere(dir: &std::path::Path) -> Vec<PathBuf> {
+    let Some(repo) = crate::git::Repo::at(dir) else {
+        return Vec::new();
+    };
+    let real = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let trees: Vec<(PathBuf, PathBuf)> = repo
+        .worktrees()
+        .into_iter()
+        .map(|t| (t.canonicalize().unwrap_or_else(|_| t.clone()), t))
+        .collect();
+    // The work tree holding `dir`: the longest that is a prefix of it.
+    let Some(rel) = trees
+        .iter()
+        .filter_map(|(r, _)| real.strip_prefix(r).ok())
+        .min_by_key(|rel| rel.components().count())
+        .map(std::path::Path::to_path_buf)
+    else {
+        return Vec::new();
+    };
+    trees
+        .into_iter()
+        .map(|(_, t)| t.join(&rel))
+        .filter(|p| p.is_dir())
+        .collect()
 }
 
 /// Withdraws the dashboard's address from its projects when dropped.
@@ -389,6 +414,14 @@ mod tests {
         let all = with_worktrees(vec![main.clone(), inside.clone()], None);
         // The given ones first, then the others in the order git lists them.
         assert_eq!(all, vec![main.clone(), outside.clone(), inside.clone()]);
+        // A project in a subfolder is that subfolder in every work tree that has it.
+        for wt in [&main, &inside] {
+            std::fs::create_dir_all(wt.join("web")).unwrap();
+        }
+        assert_eq!(
+            with_worktrees(vec![main.join("web")], None),
+            vec![main.join("web"), inside.join("web")]
+        );
         let roots = Roots::new(&[base.join("r")]).unwrap();
         let served = with_worktrees(vec![base.join("r"), main.clone()], Some(&roots));
         assert_eq!(served, vec![base.join("r"), main, inside]);
