@@ -1,8 +1,10 @@
 //! What the page shows, read from disk at each request (disk is the only truth): the
 //! tasks of every project served, and one task in full: its stage timeline, each
-//! document rendered, its earlier rounds with a diff against the current text, the
-//! questions and answers, the audit, the checks with their output, accepted risks, what
-//! waits for the human, and, when the session holds them, its owner, branch, track,
+//! document rendered, its earlier rounds named by what answered them, with a diff against
+//! the current text ([`super::rounds`]), the questions and answers, the audit (who decided,
+//! on which draft), the checks with their output, accepted risks, drift, the project's
+//! lessons, what waits for the human (with the earlier round's comment threads,
+//! [`super::threads`]), and, when the session holds them, its owner, branch, track,
 //! stories (as they stand now, wherever they run) and traceability matrix. Texts are sent as
 //! text (the page sets them with `textContent`); only Markdown and diffs are HTML, made
 //! by [`super::render`].

@@ -141,6 +141,11 @@ async fn rounds_are_named_and_the_page_remembers_what_the_reviewer_read() {
         "Second version, for teams of five."
     );
     shot_at(&b, "rounds", "#decision");
+    // How long the page's read of the task takes with its rounds, as the browser sees it.
+    let ms = b.run(&format!(
+        "const t = performance.now(); return fetch('/dashboard/api/task?project=0&id={sid}').then(r => r.json()).then(() => performance.now() - t)"
+    ));
+    eprintln!("the task with two drafts read in {ms} ms");
 
     // n and p walk the changes of the diffs open on the page.
     let key = |k: &str| {
@@ -383,6 +388,14 @@ async fn comment_threads_carry_into_the_next_round_and_are_resolved_there() {
         .contains("draft 1 · the whole document"));
     assert_eq!(b.text("#open-count"), "(2 open comments)");
     b.click("#threads [data-thread='1'] input.thread-resolved");
+    assert_eq!(b.text("#open-count"), "(1 open comment)");
+    // The mark outlives a refresh, as what is typed does.
+    b.run("location.reload()");
+    b.find("#threads");
+    assert_eq!(
+        b.run("return [...document.querySelectorAll('#threads input.thread-resolved')].map(c => c.checked)"),
+        json!([false, true])
+    );
     assert_eq!(b.text("#open-count"), "(1 open comment)");
     shot_at(&b, "threads", "#threads");
     // Request changes: the open thread goes back, quoted again, with no new word.

@@ -152,14 +152,19 @@ function countOpen() {
 function threadsView(d) {
   form.threads = [];
   if (!d.threads || !d.threads.length) return null;
+  // Marks set before a refresh or a refusal are given back while the threads are the same.
+  let kept = null;
+  try { kept = JSON.parse(loadDraft("threads") || "null"); } catch (e) { kept = null; }
+  const marks = Array.isArray(kept) && kept.length === d.threads.length ? kept : d.threads.map((th) => th.resolved);
+  const keep = () => saveDraft("threads", JSON.stringify(form.threads.map((c) => c.checked)));
   return el("div", { id: "threads", class: "threads" }, el("h3", { text: "Comments on the earlier round" }),
     el("p", { class: "muted", text: "Mark those this version resolves; the open ones go back with a request for changes." }),
-    d.threads.map((th, i) => el("div", { class: "thread" + (th.resolved ? " resolved" : ""), "data-thread": i },
+    d.threads.map((th, i) => el("div", { class: "thread" + (marks[i] ? " resolved" : ""), "data-thread": i },
       el("p", { class: "muted", text: th.draft + " · " + (th.span === "the whole" ? "the whole document" : th.span) }),
       th.quote.length ? el("pre", { class: "quote", text: th.quote.join("\n") }) : null,
       el("div", { class: "thread-text", text: th.text }),
-      el("label", {}, form.threads[form.threads.push(el("input", { type: "checkbox", class: "thread-resolved", checked: th.resolved,
-        on: { change: (ev) => { ev.target.closest(".thread").classList.toggle("resolved", ev.target.checked); countOpen(); } } })) - 1], " Resolved"))));
+      el("label", {}, form.threads[form.threads.push(el("input", { type: "checkbox", class: "thread-resolved", checked: !!marks[i],
+        on: { change: (ev) => { ev.target.closest(".thread").classList.toggle("resolved", ev.target.checked); countOpen(); keep(); } } })) - 1], " Resolved"))));
 }
 
 function addDocComment() {
