@@ -5,7 +5,9 @@
 //! change, the audit naming who decided and on which draft, the printable record, a drift
 //! notice when a saved document is edited, and a lesson retired and restored on the page
 //! (recorded in its file with who decided, and no longer recalled meanwhile). The page is
-//! also walked at a phone's width. Screenshots of the main views go to
+//! also walked at a phone's width. Comments on lines and on the whole document come back
+//! as threads against the next version. One page serves every worktree of the clone. And a
+//! task walks from its PRD to QA with every decision taken on the page. Screenshots of the main views go to
 //! `target/dashboard/` (`scripts/screenshots` copies them to docs/).
 
 use std::path::{Path, PathBuf};
@@ -511,5 +513,157 @@ async fn one_dashboard_shows_every_worktree_of_the_clone() {
     assert_eq!(b.text("#task-name"), names[1]);
     assert_eq!(b.text("#task-owner .branch"), "side");
     drop(b);
+    d.stop();
+}
+
+/// Clicks `css` (a decision's button) and waits until the page says the decision went
+/// through.
+fn decide_on_page(b: &Browser, css: &str, action: &str) {
+    b.run("delete document.body.dataset.decided; return 0");
+    b.click(css);
+    b.find(&format!("body[data-decided='{action}']"));
+}
+
+/// A task from its PRD to QA under `gates = "human"`, every decision taken on the page (the
+/// assistant only submits): the checks approved there; the PRD sent back with comments on a
+/// line and on the whole, then confirmed with both threads resolved; the architecture
+/// confirmed; one sprint of two approved; a failing check read and accepted with a note; a
+/// passing review and QA, which ask nobody. Every decision in the history is the human's on
+/// the dashboard (the assistant may take none under this policy), and the printable record
+/// holds each stage.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Debian's chromium and chromium-driver (apt-get install chromium chromium-driver): run ./scripts/test"]
+async fn a_task_walks_from_prd_to_qa_deciding_only_on_the_page() {
+    assert!(
+        Path::new(CHROMIUM).exists() && Path::new(CHROMEDRIVER).exists(),
+        "install chromium and chromium-driver"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(project.join(".bmad")).unwrap();
+    let failing = "echo 'test store ... FAILED: fixed.txt is missing'; exit 3";
+    std::fs::write(
+        project.join(".bmad/config.toml"),
+        format!("gates = \"human\"\n\n[checks]\ntest = \"{failing}\"\n"),
+    )
+    .unwrap();
+    let c = connect(Era::Legacy, &project).await;
+    let sid = c.ok(start_args(&project, "Build a todo app")).await["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let submit = |doc: String| {
+        let c = &c;
+        let sid = sid.clone();
+        async move {
+            c.ok(json!({"action": "submit", "session_id": sid, "claude_result": doc}))
+                .await
+        }
+    };
+    let d = Dash::start(&project);
+    let b = Browser::start();
+    b.resize(1280, 800);
+    b.goto(&d.url);
+    b.click("a.task-link");
+    b.click("#approve-config");
+    b.find("#banner:not([hidden])");
+
+    submit(prd("First version.")).await;
+    b.click("#comment-box summary");
+    b.click(".line[data-n='4']");
+    b.type_into("#comment-text", "Name the users.");
+    b.click("#add-comment");
+    b.type_into("#doc-comment-text", "Shorter.");
+    b.click("#add-doc-comment");
+    decide_on_page(&b, "#reject", "reject");
+    submit(prd("Second version, for teams of five.")).await;
+    b.find("#threads");
+    b.click("#threads [data-thread='0'] input.thread-resolved");
+    b.click("#threads [data-thread='1'] input.thread-resolved");
+    b.type_into("#note", "Good.");
+    decide_on_page(&b, "#confirm", "confirm");
+
+    submit(passing_architecture()).await;
+    b.find("#decision-doc h1");
+    decide_on_page(&b, "#confirm", "confirm");
+    submit(
+        "# Sprint Plan\n\n## Sprint 1: Core\n- lists\n\n## Sprint 2: Sharing\n- invites\n".into(),
+    )
+    .await;
+    b.type_into("#scope", "1");
+    decide_on_page(&b, "#approve", "approve");
+
+    submit("# Implementation Report\n\n## Summary\nBuilt sprint 1.\n".into()).await;
+    b.find("#decision-checks-0");
+    assert_eq!(
+        b.text("#decision-checks-0 .check-result"),
+        "failed (exit 3)"
+    );
+    b.click("#decision-checks-0-output summary");
+    assert!(b
+        .text("#decision-checks-0-output pre.failing")
+        .contains("FAILED: fixed.txt is missing"));
+    b.type_into("#note", "Accepted: fixed.txt comes in sprint 2.");
+    decide_on_page(&b, "#confirm", "confirm");
+
+    // A passing review asks nobody; the QA report waits for the human.
+    let v = submit("# Code Review\n\n## Findings\n- none.\n\nReview Status: Pass\n".into()).await;
+    assert_eq!(
+        (v["stage"].as_str(), v["state"].as_str()),
+        (Some("qa"), Some("generating"))
+    );
+    let v = submit(
+        "# QA Report\n\n## Results\n12 passed, 0 failed.\n\nIntent: met\nQuality Score: 92/100\n"
+            .into(),
+    )
+    .await;
+    assert_eq!(
+        v["state"], "awaiting_confirmation",
+        "the failing check: {v:#}"
+    );
+    b.find("#decision-checks-0");
+    let card = b.text("#decision");
+    assert!(
+        card.contains("It does not pass: check `test` failed (exit 3)"),
+        "{card}"
+    );
+    assert!(
+        !card.lines().any(|l| l.trim() == "null"),
+        "nothing shown as null: {card}"
+    );
+    decide_on_page(&b, "#confirm", "confirm");
+    let s = session(&project, &sid);
+    assert_eq!(s["current_state"], "completed", "{s:#}");
+    let decisions: Vec<&Value> = s["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h.get("decided_by").is_some())
+        .collect();
+    assert_eq!(decisions.len(), 6, "{decisions:#?}");
+    for h in &decisions {
+        assert_eq!(
+            (h["decided_by"].as_str(), h["via"].as_str()),
+            (Some("human"), Some("dashboard")),
+            "{h:#}"
+        );
+    }
+    let prd_confirm = decisions[1]["feedback"].as_str().unwrap();
+    assert!(
+        prd_confirm.contains("Resolved since draft 1. On line 4 of")
+            && prd_confirm.contains("Resolved since draft 1. On the whole of"),
+        "{prd_confirm}"
+    );
+    assert_eq!(s["stages"]["sm"]["scope_sprints"], json!([1]));
+    assert_eq!(s["stages"]["dev"]["accepted_risk"], json!(true));
+    b.click("#print-link");
+    for stage in ["po", "architect", "sm", "dev", "review", "qa"] {
+        b.find(&format!("#printed-{stage} table.record"));
+    }
+    assert!(b
+        .text("#printed-dev table.record")
+        .contains("Accepted: fixed.txt comes in sprint 2."));
+    drop(b);
+    c.close().await;
     d.stop();
 }

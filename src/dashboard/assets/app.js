@@ -262,7 +262,8 @@ function decisionCard(t, since) {
   if (d.failed_verdict && run && run.checks.some((c) => c.outcome !== "passed")) card.append(checksView("decision-checks", run));
   if (doc) {
     const mine = t.stages.find((s) => s.stage === d.stage && s.document && s.document.sha256 === doc.sha256);
-    card.append(sinceBox("since-decision", mine ? since[d.stage] : null), el("div", { class: "doc", id: "decision-doc", html: doc.html }),
+    // Element.append would show a null as the text "null": only what is there is appended.
+    card.append(...[sinceBox("since-decision", mine ? since[d.stage] : null), el("div", { class: "doc", id: "decision-doc", html: doc.html }),
       el("details", { id: "comment-box" }, el("summary", { text: "Comment on lines (click a line, shift-click to extend)" }),
         form.lines = linesView(doc),
         el("p", {}, "Selected: ", form.selected = el("span", { id: "selected", text: "none" })),
@@ -270,7 +271,7 @@ function decisionCard(t, since) {
         el("button", { id: "add-comment", class: "secondary", on: { click: addComment } , text: "Add comment" }),
         form.docComment = draftable(el("textarea", { id: "doc-comment-text", placeholder: "A comment on the whole document" }), "comment/doc"),
         el("button", { id: "add-doc-comment", class: "secondary", on: { click: addDocComment }, text: "Comment on the whole document" }),
-        commentList(), earlier), threadsView(d));
+        commentList(), earlier), threadsView(d)].filter((c) => c !== null && c !== undefined));
   }
   const row = el("div", { class: "row" });
   form.answers = [];
