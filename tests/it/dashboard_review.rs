@@ -7,8 +7,8 @@
 //! (recorded in its file with who decided, and no longer recalled meanwhile). The page is
 //! also walked at a phone's width. Comments on lines and on the whole document come back
 //! as threads against the next version. One page serves every worktree of the clone. And a
-//! task walks from its PRD to QA with every decision taken on the page. Screenshots of the main views go to
-//! `target/dashboard/` (`scripts/screenshots` copies them to docs/).
+//! task walks from its PRD to QA with every decision taken on the page. Screenshots of the
+//! main views go to `target/dashboard/` (`scripts/screenshots` copies them to docs/).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
