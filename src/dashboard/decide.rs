@@ -1,10 +1,12 @@
 //! The human's decisions on the page: answer, confirm, approve a scope, reject with
-//! feedback (comments anchored to lines of the document, quoted by the server from the
-//! version the page showed), accept a failing verdict's risk, approve a waiting
-//! `.bmad/config.toml`, retire or restore a lesson. Each takes the one path of a human's decision (`act::human`),
-//! recorded `decided_by: human`, `via: dashboard`, bound to the digest the page showed: a
-//! document that changed since is refused (409, with the digest now), and the page shows
-//! the new version. A connection that comes from an assistant's shell is refused.
+//! feedback (comments anchored to lines of the document or on the whole of it, quoted by
+//! the server from the version the page showed, and the earlier round's threads as the
+//! page marked them), accept a failing verdict's risk, approve a waiting
+//! `.bmad/config.toml`, retire or restore a lesson. Each takes the one path of a human's
+//! decision (`act::human`), recorded `decided_by: human`, `via: dashboard`, bound to the
+//! digest the page showed: a document that changed since is refused (409, with the digest
+//! now), and the page shows the new version. A connection that comes from an assistant's
+//! shell is refused.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;

@@ -1,5 +1,5 @@
-//! `bmad-mcp lessons list|show|retire|restore`: the project's lessons (`.bmad/lessons/`) as the
-//! human sees them, and retiring one (it stays in the folder, marked `retired:`, and is no
+//! `bmad-mcp lessons list|show|retire|restore`: the project's lessons (`.bmad/lessons/`)
+//! as the human sees them, and retiring one (it stays in the folder, marked `retired:`, and is no
 //! longer recalled into prompts) or restoring one, each the human's decision recorded in
 //! the lesson's file (`act::human::lesson`). Damaged files are listed with their reason.
 
