@@ -166,6 +166,7 @@ fn write_lessons(project: &Path, n: usize) -> Res<()> {
             date: "2026-11-24T00:00:00.000Z".into(),
             digest: None,
             retired: None,
+            decided: None,
             words: format!("The {} was wrong: {}.", words[0], words.join(" ")),
         };
         std::fs::write(dir.join(format!("{}.md", l.id)), lessons::render(&l))?;
@@ -219,6 +220,7 @@ fn labelled() -> Res<(f64, f64, usize)> {
             date: String::new(),
             digest: None,
             retired: None,
+            decided: None,
             words: text(&l["words"]),
         });
     }

@@ -115,3 +115,66 @@ pub fn decide(store: &Store, at: &Located, key: &SessionKey, answer: Answer) -> 
 pub fn shown_digest(asking: &Asking) -> Option<String> {
     asking.pending.document.as_ref().map(|d| d.sha256.clone())
 }
+
+/// A human's decision on one of the project's lessons.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LessonChange {
+    /// Kept in the folder, no longer recalled into prompts.
+    Retire,
+    /// Recalled again.
+    Restore,
+}
+
+/// Retires or restores the lesson `id` of the project, as the human's decision through
+/// `via`, under the project's lock (read again there: another decision may have just
+/// written it). The file keeps the decision (`decided:`): what, by whom (the person the
+/// settings or git name, and the channel) and when. Returns it in words, or why not.
+pub fn lesson(
+    store: &Store,
+    cwd: Option<&str>,
+    id: &str,
+    change: LessonChange,
+    via: Via,
+) -> std::result::Result<String, String> {
+    use crate::lessons;
+    use crate::workflow::said::{label, Speaker};
+    let project = store.project(cwd).map_err(|e| e.to_string())?;
+    let person = store.git_now(&project, true).person;
+    let _lock = project.lock(store.lock_wait()).map_err(|e| e.to_string())?;
+    let loaded = lessons::load(&project).map_err(|e| e.to_string())?;
+    let Some(found) = loaded.find(id) else {
+        return Err(format!(
+            "no lesson `{}` in {}",
+            crate::code::clip(id, 60),
+            lessons::LESSONS_DIR
+        ));
+    };
+    let mut l = found.clone();
+    let (verb, already) = match change {
+        LessonChange::Retire => ("retired", l.retired.is_some()),
+        LessonChange::Restore => ("restored", l.retired.is_none()),
+    };
+    if already {
+        return Ok(format!("{} was already {verb}.", l.id));
+    }
+    let now = crate::workflow::session::timestamp(chrono::Utc::now());
+    l.retired = (change == LessonChange::Retire).then(|| now.clone());
+    let channel = label(Speaker::Human, Some(via));
+    let who = match &person {
+        Some(p) => format!("{p} ({channel})"),
+        None => channel,
+    };
+    l.decided = Some(format!("{verb} by {who} at {now}"));
+    project
+        .write_atomic(&l.rel_path(), lessons::render(&l).as_bytes())
+        .map_err(|e| e.to_string())?;
+    tracing::info!(lesson = %l.id, decision = verb, by = %who, "a lesson decided");
+    Ok(match change {
+        LessonChange::Retire => format!(
+            "Retired {}: it stays in {} and is no longer recalled into prompts.",
+            l.id,
+            l.rel_path()
+        ),
+        LessonChange::Restore => format!("Restored {}: it is recalled into prompts again.", l.id),
+    })
+}

@@ -1,10 +1,12 @@
 //! The human's decisions on the page: answer, confirm, approve a scope, reject with
-//! feedback (comments anchored to lines of the document, quoted by the server from the
-//! version the page showed), accept a failing verdict's risk, approve a waiting
-//! `.bmad/config.toml`. Each takes the one path of a human's decision (`act::human`),
-//! recorded `decided_by: human`, `via: dashboard`, bound to the digest the page showed: a
-//! document that changed since is refused (409, with the digest now), and the page shows
-//! the new version. A connection that comes from an assistant's shell is refused.
+//! feedback (comments anchored to lines of the document or on the whole of it, quoted by
+//! the server from the version the page showed, and the earlier round's threads as the
+//! page marked them), accept a failing verdict's risk, approve a waiting
+//! `.bmad/config.toml`, retire or restore a lesson. Each takes the one path of a human's
+//! decision (`act::human`), recorded `decided_by: human`, `via: dashboard`, bound to the
+//! digest the page showed: a document that changed since is refused (409, with the digest
+//! now), and the page shows the new version. A connection that comes from an assistant's
+//! shell is refused.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -21,15 +23,20 @@ use crate::server::reply;
 use crate::store::{SessionKey, Store};
 use crate::workflow::{Action, Command, Provenance, Via};
 
+use super::threads;
+
 /// The most comments one decision carries, and the longest text of each.
 const MAX_COMMENTS: usize = 50;
 const MAX_WORDS: usize = 16 * 1024;
 
-/// A comment on lines `from`..=`to` (1-based) of the document shown.
+/// A comment on lines `from`..=`to` (1-based) of the document shown; on the whole
+/// document when both are 0 (or left out).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Comment {
+    #[serde(default)]
     pub from: usize,
+    #[serde(default)]
     pub to: usize,
     pub text: String,
 }
@@ -55,6 +62,11 @@ pub struct Posted {
     pub answers: BTreeMap<String, String>,
     #[serde(default)]
     pub comments: Vec<Comment>,
+    /// The comment threads of the earlier round the page showed, in order, each marked
+    /// resolved (`true`) or still open: all go with the decision, the open ones quoted
+    /// again for the next role.
+    #[serde(default)]
+    pub threads: Option<Vec<bool>>,
 }
 
 /// How a decision ended, as the page is told (an HTTP status and a message).
@@ -117,6 +129,13 @@ fn quoted(path: &str, document: &str, comments: &[Comment]) -> Result<Option<Str
     let lines: Vec<&str> = document.lines().collect();
     let mut out = Vec::new();
     for c in comments {
+        if c.text.trim().is_empty() || c.text.len() > MAX_WORDS {
+            return Err(format!("a comment's text must be 1 to {MAX_WORDS} bytes"));
+        }
+        if c.from == 0 && c.to == 0 {
+            out.push(format!("On the whole of {path}:\n{}", c.text.trim()));
+            continue;
+        }
         if c.from == 0 || c.to < c.from || c.to > lines.len() {
             return Err(format!(
                 "a comment names lines {}-{}, but the document has lines 1-{}",
@@ -124,9 +143,6 @@ fn quoted(path: &str, document: &str, comments: &[Comment]) -> Result<Option<Str
                 c.to,
                 lines.len()
             ));
-        }
-        if c.text.trim().is_empty() || c.text.len() > MAX_WORDS {
-            return Err(format!("a comment's text must be 1 to {MAX_WORDS} bytes"));
         }
         let quote: Vec<String> = lines[c.from - 1..c.to]
             .iter()
@@ -171,6 +187,10 @@ pub fn decide(store: &Store, posted: Posted, provenance: Provenance) -> Answer {
         .to_ascii_lowercase();
     let comments = match anchored(&asking, &seen, &posted.comments) {
         Ok(comments) => comments,
+        Err(answer) => return answer,
+    };
+    let comments = match carried(&asking, posted.threads.as_deref()) {
+        Ok(carried) => words(&[comments, carried]),
         Err(answer) => return answer,
     };
     let command = match command_of(action, posted, comments) {
@@ -253,6 +273,31 @@ fn anchored(asking: &Asking, seen: &str, comments: &[Comment]) -> Result<Option<
     quoted(&doc.path, &text, comments).map_err(Answer::Bad)
 }
 
+/// The earlier round's comment threads as the page marked them, in words; refused when
+/// the page showed other threads than there are now.
+fn carried(asking: &Asking, marks: Option<&[bool]>) -> Result<Option<String>, Answer> {
+    let (Some(marks), Some(doc)) = (marks, &asking.pending.document) else {
+        return Ok(None);
+    };
+    let threads = threads::of(&asking.session, asking.pending.stage, &doc.path);
+    if marks.len() != threads.len() {
+        return Err(Answer::Conflict {
+            message: format!(
+                "the page showed {} comment(s) of the earlier round, and there are {} now: read it again before deciding",
+                marks.len(),
+                threads.len()
+            ),
+            sha256: None,
+        });
+    }
+    let said: Vec<String> = threads
+        .iter()
+        .zip(marks)
+        .map(|(t, resolved)| t.carried(&doc.path, *resolved))
+        .collect();
+    Ok((!said.is_empty()).then(|| said.join("\n\n")))
+}
+
 /// The command the human's decision makes, with their words.
 fn command_of(action: Action, posted: Posted, comments: Option<String>) -> Result<Command, String> {
     Ok(match action {
@@ -284,6 +329,31 @@ fn command_of(action: Action, posted: Posted, comments: Option<String>) -> Resul
             answers: Default::default(),
         },
     })
+}
+
+/// Retires or restores a lesson (`change`: `retire` or `restore`), the human's decision on
+/// the dashboard, through the one path of a human's decision.
+pub fn lesson(store: &Store, id: &str, change: &str) -> Answer {
+    let change = match change {
+        "retire" => human::LessonChange::Retire,
+        "restore" => human::LessonChange::Restore,
+        other => {
+            return Answer::Bad(format!(
+                "`{}` is not a lesson decision: retire or restore",
+                clip(other, 40)
+            ))
+        }
+    };
+    if id.is_empty() || id.len() > 200 {
+        return Answer::Bad("a lesson's id is 1 to 200 bytes".into());
+    }
+    match human::lesson(store, None, id, change, Via::Dashboard) {
+        Ok(said) => Answer::Done(said),
+        Err(why) => Answer::Conflict {
+            message: why,
+            sha256: None,
+        },
+    }
 }
 
 /// Approves `.bmad/config.toml` as the page showed it (`sha256`).
@@ -333,6 +403,10 @@ mod tests {
             .contains("1-4"));
         assert!(quoted("p.md", doc, &[c(0, 1, "x")]).is_err());
         assert!(quoted("p.md", doc, &[c(1, 1, " ")]).is_err());
+        assert_eq!(
+            quoted("p.md", doc, &[c(0, 0, "shorter")]).unwrap().unwrap(),
+            "On the whole of p.md:\nshorter"
+        );
         assert_eq!(quoted("p.md", doc, &[]).unwrap(), None);
     }
 }

@@ -18,7 +18,9 @@ pub mod events;
 pub mod guard;
 pub mod matrix;
 pub mod render;
+pub mod rounds;
 pub mod routes;
+pub mod threads;
 pub mod view;
 
 use std::io::{BufRead, Write};
@@ -163,6 +165,57 @@ pub fn projects_under(roots: &Roots) -> Vec<PathBuf> {
     dirs
 }
 
+/// `dirs`, each followed by the other work trees of its clone (as git lists them), each
+/// once: one page shows a clone's stories in whichever work tree they run. With `roots`,
+/// only the work trees under them: `serve --http` serves nothing outside its roots.
+pub fn with_worktrees(dirs: Vec<PathBuf>, roots: Option<&Roots>) -> Vec<PathBuf> {
+    let real = |p: &PathBuf| p.canonicalize().unwrap_or_else(|_| p.clone());
+    let allowed: Option<Vec<PathBuf>> = roots.map(|r| r.dirs().iter().map(real).collect());
+    let mut out: Vec<PathBuf> = Vec::new();
+    let mut seen: Vec<PathBuf> = Vec::new();
+    for dir in dirs {
+        for d in std::iter::once(dir.clone()).chain(same_folder_elsewhere(&dir)) {
+            let r = real(&d);
+            let inside = allowed
+                .as_ref()
+                .is_none_or(|roots| roots.iter().any(|root| r.starts_with(root)));
+            if inside && !seen.contains(&r) {
+                seen.push(r);
+                out.push(d);
+            }
+        }
+    }
+    out
+}
+
+/// The folder `dir` is in its work tree, in each other work tree of the clone where it
+/// exists (a project in a subfolder of the repository is that subfolder everywhere).
+fn same_folder_elsewhere(dir: &std::path::Path) -> Vec<PathBuf> {
+    let Some(repo) = crate::git::Repo::at(dir) else {
+        return Vec::new();
+    };
+    let real = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let trees: Vec<(PathBuf, PathBuf)> = repo
+        .worktrees()
+        .into_iter()
+        .map(|t| (t.canonicalize().unwrap_or_else(|_| t.clone()), t))
+        .collect();
+    // The work tree holding `dir`: the longest that is a prefix of it.
+    let Some(rel) = trees
+        .iter()
+        .filter_map(|(r, _)| real.strip_prefix(r).ok())
+        .min_by_key(|rel| rel.components().count())
+        .map(std::path::Path::to_path_buf)
+    else {
+        return Vec::new();
+    };
+    trees
+        .into_iter()
+        .map(|(_, t)| t.join(&rel))
+        .filter(|p| p.is_dir())
+        .collect()
+}
+
 /// Withdraws the dashboard's address from its projects when dropped.
 pub struct Served(Arc<Dashboard>);
 
@@ -184,7 +237,7 @@ pub fn beside_http(at: &crate::http::Listening, acting: &Acting) -> Option<crate
     }
     let bound = at.addr;
     let dash = Arc::new(Dashboard::new(
-        projects_under(at.roots()),
+        with_worktrees(projects_under(at.roots()), Some(at.roots())),
         bound,
         at.stop.clone(),
         acting,
@@ -220,7 +273,8 @@ fn router_alone(dash: Arc<Dashboard>) -> Router {
 }
 
 /// `bmad-mcp dashboard`: serves the page for the project (`--project`, else as the
-/// terminal's commands find it) on loopback until SIGINT or SIGTERM.
+/// terminal's commands find it) and the other work trees of its clone, on loopback until
+/// SIGINT or SIGTERM.
 pub fn run(addr: &str, settings: &Settings) -> Exit {
     // Whoever starts the dashboard reads its secret: never an assistant.
     if let Some(why) = crate::assistant::behind_me() {
@@ -258,7 +312,7 @@ async fn serve(dir: PathBuf, addr: SocketAddr, acting: &Acting) -> std::io::Resu
     let bound = listener.local_addr()?;
     let stop = CancellationToken::new();
     let dash = Arc::new(Dashboard::new(
-        vec![dir.clone()],
+        with_worktrees(vec![dir.clone()], None),
         bound,
         stop.clone(),
         acting,
@@ -308,5 +362,68 @@ fn reissue_on_enter(dash: Arc<Dashboard>, bound: SocketAddr, print: fn(&str)) {
         });
     if let Err(e) = spawned {
         tracing::warn!(error = %e, "dashboard: no new address on Enter");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(dir: &std::path::Path, args: &[&str]) {
+        let ok = std::process::Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE")
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    }
+
+    /// Every work tree of the clone, once; under `serve --http`, only those in its roots.
+    #[test]
+    fn the_clones_work_trees_are_served_within_the_roots() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let (main, inside, outside) = (base.join("r/app"), base.join("r/side"), base.join("o"));
+        std::fs::create_dir_all(&main).unwrap();
+        git(&main, &["init", "-q", "-b", "main"]);
+        git(
+            &main,
+            &[
+                "-c",
+                "user.name=A",
+                "-c",
+                "user.email=a@e.org",
+                "commit",
+                "-q",
+                "--allow-empty",
+                "-m",
+                "one",
+            ],
+        );
+        for (wt, branch) in [(&inside, "side"), (&outside, "out")] {
+            git(
+                &main,
+                &["worktree", "add", "-q", "-b", branch, wt.to_str().unwrap()],
+            );
+        }
+        let all = with_worktrees(vec![main.clone(), inside.clone()], None);
+        // The given ones first, then the others in the order git lists them.
+        assert_eq!(all, vec![main.clone(), outside.clone(), inside.clone()]);
+        // A project in a subfolder is that subfolder in every work tree that has it.
+        for wt in [&main, &inside] {
+            std::fs::create_dir_all(wt.join("web")).unwrap();
+        }
+        assert_eq!(
+            with_worktrees(vec![main.join("web")], None),
+            vec![main.join("web"), inside.join("web")]
+        );
+        let roots = Roots::new(&[base.join("r")]).unwrap();
+        let served = with_worktrees(vec![base.join("r"), main.clone()], Some(&roots));
+        assert_eq!(served, vec![base.join("r"), main, inside]);
     }
 }

@@ -8,6 +8,7 @@
 //! | GET | `/dashboard/api/events` | server-sent events: `change` when a file changes |
 //! | POST | `/dashboard/api/decide` | a decision (JSON, at most [`MAX_BODY`] bytes) |
 //! | POST | `/dashboard/api/config` | approve `.bmad/config.toml` as shown (`{"project", "sha256"}`) |
+//! | POST | `/dashboard/api/lesson` | retire or restore a lesson (`{"project", "id", "change"}`) |
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -52,6 +53,7 @@ pub fn routes(dash: Arc<Dashboard>) -> Router {
         .route("/dashboard/api/events", get(stream))
         .route("/dashboard/api/decide", post(decide_posted))
         .route("/dashboard/api/config", post(config))
+        .route("/dashboard/api/lesson", post(lesson))
         // Only paths under the prefix are the page's: beside `/mcp`, every other path
         // stays the MCP server's.
         .route(
@@ -212,6 +214,26 @@ async fn config(State(dash): State<Arc<Dashboard>>, request: Request) -> Respons
         request,
         |p: &ConfigPosted| p.project,
         |store, p, _| decide::approve_config(store, &p.sha256),
+    )
+    .await
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LessonPosted {
+    #[serde(default)]
+    project: usize,
+    id: String,
+    /// `retire` or `restore`.
+    change: String,
+}
+
+async fn lesson(State(dash): State<Arc<Dashboard>>, request: Request) -> Response {
+    posted(
+        dash,
+        request,
+        |p: &LessonPosted| p.project,
+        |store, p, _| decide::lesson(store, &p.id, &p.change),
     )
     .await
 }

@@ -1,8 +1,10 @@
 //! What the page shows, read from disk at each request (disk is the only truth): the
 //! tasks of every project served, and one task in full: its stage timeline, each
-//! document rendered, its earlier rounds with a diff against the current text, the
-//! questions and answers, the audit, the checks with their output, accepted risks, what
-//! waits for the human, and, when the session holds them, its owner, branch, track,
+//! document rendered, its earlier rounds named by what answered them, with a diff against
+//! the current text ([`super::rounds`]), the questions and answers, the audit (who decided,
+//! on which draft), the checks with their output, accepted risks, drift, the project's
+//! lessons, what waits for the human (with the earlier round's comment threads,
+//! [`super::threads`]), and, when the session holds them, its owner, branch, track,
 //! stories (as they stand now, wherever they run) and traceability matrix. Texts are sent as
 //! text (the page sets them with `textContent`); only Markdown and diffs are HTML, made
 //! by [`super::render`].
@@ -10,15 +12,15 @@
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use super::rounds::{self, Draft};
 use super::Dashboard;
-use super::{checks, matrix, render};
+use super::{checks, matrix, render, threads};
 use crate::error::{Error, Result};
 use crate::evidence::{self, approval::Policy};
 use crate::files::Project;
 use crate::store::{documents, human_decisions, stories, SessionKey, Store};
 use crate::workflow::machine::{self, sha256_hex};
 use crate::workflow::said::{self, Said, Speaker};
-use crate::workflow::submission;
 use crate::workflow::{Action, Session, Stage};
 
 /// The most a document, a round or a check's output is read to be shown.
@@ -109,76 +111,21 @@ fn text(project: &Project, rel: &str) -> Option<String> {
     project.read_at_most(rel, MAX_SHOWN_BYTES).ok().flatten()
 }
 
-/// The earlier rounds of `stage`'s document: every result the host (or the second model)
-/// submitted, kept under `.bmad-task/temp/<session>/`, and every report that sent the work
-/// back, newest first, each with its diff against `current`.
-fn rounds(project: &Project, s: &Session, stage: Stage, current: &str) -> Vec<Value> {
-    let folder = format!(".bmad-task/temp/{}", s.session_id);
-    let mut names: Vec<String> = std::fs::read_dir(project.path(&folder))
-        .map(|dir| {
-            dir.filter_map(|e| e.ok()?.file_name().into_string().ok())
-                .filter(|n| {
-                    n.ends_with(".md")
-                        && (n.starts_with(&format!("{stage}_claude_result_"))
-                            || n.starts_with(&format!("{stage}_codex_result_")))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    // The name ends in the submission's time stamp: sorted by it, newest first.
-    names.sort_by(|a, b| stamp(b).cmp(stamp(a)));
-    let mut paths: Vec<(String, String)> = names
-        .into_iter()
-        .map(|n| (format!("{folder}/{n}"), label_of(&n)))
-        .collect();
-    for r in s.record(stage).round_reports.iter().rev() {
-        paths.push((
-            r.file_path.clone(),
-            format!("report sent back ({})", r.last_updated),
-        ));
-    }
-    paths
-        .into_iter()
-        .take(MAX_ROUNDS)
-        .filter_map(|(path, label)| {
-            let kept = text(project, &path)?;
-            // A submission is read as the server read it: the document in its JSON.
-            let old = submission::read(stage, &kept)
-                .map(|s| s.document)
-                .unwrap_or(kept);
-            Some(json!({
-                "path": path,
-                "label": label,
-                "diff_html": render::diff(&old, current),
-            }))
-        })
-        .collect()
-}
-
-fn stamp(name: &str) -> &str {
-    name.rsplit('_').next().unwrap_or(name)
-}
-
-fn label_of(name: &str) -> String {
-    let engine = if name.contains("_codex_result_") {
-        "second model"
-    } else {
-        "submitted"
-    };
-    format!("{engine} {}", stamp(name).trim_end_matches(".md"))
-}
-
 /// One task in full, as the page shows it.
 pub fn task(store: &Store, project_index: usize, id: &str) -> Result<Value> {
     let (project, s) = store.load(None, &SessionKey::from_task(id))?;
     // A parent's stories as they stand now, wherever they run, not as its last change saw them.
     let s = stories::with_stories(&project, &s);
     // The stages of the session's track, in its order (docs/spec.md §18).
-    let stages: Vec<Value> = s
+    let drafts: Vec<(Stage, (Vec<Draft>, usize))> = s
         .track
         .stages()
         .iter()
-        .map(|&stage| stage_view(&project, &s, stage))
+        .map(|&stage| (stage, rounds::drafts(&project, &s, stage, text)))
+        .collect();
+    let stages: Vec<Value> = drafts
+        .iter()
+        .map(|(stage, found)| stage_view(&project, &s, *stage, found))
         .collect();
     let audit: Vec<Value> = s
         .history
@@ -187,6 +134,9 @@ pub fn task(store: &Store, project_index: usize, id: &str) -> Result<Value> {
             "at": h.at, "action": h.action.name(), "stage": h.stage, "from": h.from, "to": h.to,
             "decided_by": h.decided_by, "via": h.via, "digest": h.digest.as_ref().map(|d| d.chars().take(12).collect::<String>()),
             "decider": h.decider.as_ref().map(|p| p.to_string()),
+            // Who decided, as one name (the person, with the channel), and on which draft.
+            "who": h.decided_by.map(|_| rounds::who(h)),
+            "version": h.digest.as_deref().and_then(|d| version_of(&project, &s, &drafts, h.stage, d)),
             // The decider's own words, labelled, apart from the server's note on the step.
             "words": h.feedback.as_ref().map(|w| {
                 let by = h.decided_by.map_or(Speaker::Unrecorded, said::speaker);
@@ -212,22 +162,78 @@ pub fn task(store: &Store, project_index: usize, id: &str) -> Result<Value> {
         "config_waiting": evidence::config_waiting(store, None).ok().flatten().map(|w| json!({"sha256": w.sha256, "changes": w.changes})),
         "extra": extras(&s),
         "matrix": matrix::view(&s),
+        "lessons": lessons(&project),
+        "drift": crate::store::drift(&project, &s).map(|d| json!({"documents": d.documents, "words": d.describe()})),
     }))
+}
+
+/// The project's lessons, the active ones first, each with whose words it holds and the
+/// latest retire or restore; the files that cannot be read, with why.
+fn lessons(project: &Project) -> Value {
+    let loaded = match crate::lessons::load(project) {
+        Ok(l) => l,
+        Err(e) => return json!({"error": e.to_string()}),
+    };
+    let mut all: Vec<&crate::lessons::Lesson> = loaded.lessons.iter().collect();
+    all.sort_by_key(|l| !l.is_active());
+    let rows: Vec<Value> = all
+        .into_iter()
+        .map(|l| {
+            json!({
+                "id": l.id, "role": l.role.role(), "category": l.category.name(),
+                "source": l.source.name(), "said_by": l.source.said_by(), "task": l.task,
+                "date": l.date, "retired": l.retired, "decided": l.decided, "words": l.words,
+            })
+        })
+        .collect();
+    json!({"lessons": rows, "damaged": loaded.damaged})
+}
+
+/// The version a decision was about, by name: the draft of its stage with that digest,
+/// else the stage's saved document.
+fn version_of(
+    project: &Project,
+    s: &Session,
+    drafts: &[(Stage, (Vec<Draft>, usize))],
+    stage: Stage,
+    digest: &str,
+) -> Option<String> {
+    let found = drafts.iter().find(|(st, _)| *st == stage)?;
+    let doc = s
+        .record(stage)
+        .final_result_ref
+        .as_ref()
+        .map(|r| r.file_path.as_str());
+    match found.1 .0.iter().rev().find(|d| d.sha256 == digest) {
+        Some(d) => Some(d.name()),
+        None => s
+            .record(stage)
+            .artifact
+            .as_ref()
+            .filter(|a| a.sha256 == digest)
+            .map(|a| format!("the saved {}", a.path))
+            .or_else(|| {
+                doc.filter(|p| text(project, p).is_some_and(|t| sha256_hex(&t) == digest))
+                    .map(|p| format!("the document {p}"))
+            }),
+    }
 }
 
 /// One stage of a task as the page shows it: its record, its document (with its rounds),
 /// its questions and its checks.
-fn stage_view(project: &Project, s: &Session, stage: Stage) -> Value {
+fn stage_view(project: &Project, s: &Session, stage: Stage, found: &(Vec<Draft>, usize)) -> Value {
     let rec = s.record(stage);
     let doc = rec.draft_ref.as_ref().or(rec.final_result_ref.as_ref());
     let document = doc.and_then(|r| {
         let body = text(project, &r.file_path)?;
+        let rounds = rounds::view(project, s, stage, &body, found, text, MAX_ROUNDS);
         Some(json!({
             "path": r.file_path,
             "sha256": sha256_hex(&body),
             "html": render::markdown(&body),
             "text": body,
-            "rounds": rounds(project, s, stage, &body),
+            "rounds": rounds.0,
+            "rounds_note": rounds.1,
         }))
     });
     let checks = rec
@@ -282,10 +288,19 @@ fn decision(store: &Store, s: &Session) -> Value {
         let body = text(&project, &d.path).unwrap_or_default();
         json!({"path": d.path, "sha256": sha256_hex(&body), "size": d.size, "html": render::markdown(&body), "text": body})
     });
+    let threads: Vec<Value> = pending
+        .document
+        .as_ref()
+        .map(|d| threads::of(s, pending.stage, &d.path))
+        .unwrap_or_default()
+        .iter()
+        .map(threads::Thread::view)
+        .collect();
     json!({
         "actions": names(&actions),
         "stage": pending.stage,
         "document": document,
+        "threads": threads,
         "score": pending.score,
         "gate": pending.gate,
         "sprints": pending.sprints,

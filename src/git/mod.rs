@@ -104,6 +104,29 @@ impl Repo {
         &self.common_dir
     }
 
+    /// Every work tree of this clone that is there on disk, the main one first, as
+    /// `git worktree list --porcelain` lists them (a bare repository's entry, and one git
+    /// marks prunable, left out). Empty when git cannot say.
+    pub fn worktrees(&self) -> Vec<PathBuf> {
+        let Some(out) = run(&self.dir, &[], &["worktree", "list", "--porcelain"]) else {
+            return Vec::new();
+        };
+        let mut found = Vec::new();
+        // One block per work tree, blank-line separated: `worktree <path>` first.
+        for block in out.split("\n\n") {
+            let mut lines = block.lines();
+            let Some(path) = lines.next().and_then(|l| l.strip_prefix("worktree ")) else {
+                continue;
+            };
+            let gone = lines.any(|l| l == "bare" || l.starts_with("prunable"));
+            let path = PathBuf::from(path);
+            if !gone && path.is_dir() {
+                found.push(path);
+            }
+        }
+        found
+    }
+
     /// The branch and the commit checked out, from one `git rev-parse` (a second process,
     /// `symbolic-ref`, only before the first commit, when HEAD names no commit yet).
     pub fn branch_and_head(&self) -> (Option<String>, Option<String>) {
@@ -715,5 +738,18 @@ mod tests {
         let repo = Repo::at(&linked).unwrap();
         assert_eq!(repo.branch_and_head().0.as_deref(), Some("side"));
         assert!(repo.fingerprint().is_some());
+        // Both work trees, from either; one removed by hand is not listed.
+        let main = dir.path().canonicalize().unwrap();
+        let listed = |r: &Repo| -> Vec<PathBuf> {
+            r.worktrees()
+                .iter()
+                .map(|p| p.canonicalize().unwrap())
+                .collect()
+        };
+        let both = vec![main.clone(), linked.canonicalize().unwrap()];
+        assert_eq!(listed(&repo), both);
+        assert_eq!(listed(&Repo::at(dir.path()).unwrap()), both);
+        std::fs::remove_dir_all(&linked).unwrap();
+        assert_eq!(listed(&Repo::at(dir.path()).unwrap()), vec![main]);
     }
 }

@@ -155,6 +155,7 @@ mod tests {
             date: "2026-11-24T00:00:00.000Z".into(),
             digest: None,
             retired: None,
+            decided: None,
             words: words.into(),
         }
     }

@@ -14,7 +14,8 @@
 //! The PRD ignored the offline requirement: the app must work without a network.
 //! ```
 //!
-//! `retired: <date>` marks a lesson the human retired. Keys it does not know are passed
+//! `retired: <date>` marks a lesson the human retired; `decided:` says who last retired or
+//! restored it, through which channel, and when. Keys it does not know are passed
 //! over (a team may add its own); a missing or unreadable required key, or no words, makes
 //! the file damaged, named with its reason.
 
@@ -43,6 +44,9 @@ pub fn render(l: &Lesson) -> String {
     }
     if let Some(r) = &l.retired {
         line("retired", r);
+    }
+    if let Some(d) = &l.decided {
+        line("decided", d);
     }
     out.push_str("---\n");
     out.push_str(l.words.trim());
@@ -138,6 +142,7 @@ pub fn parse(id: &str, text: &str) -> Result<Lesson, String> {
         date: optional("date").unwrap_or_default(),
         digest: optional("digest"),
         retired: optional("retired"),
+        decided: optional("decided"),
         words,
     })
 }
@@ -157,6 +162,7 @@ mod tests {
             date: "2026-11-24T21:40:00.000Z".into(),
             digest: Some("ab".repeat(32)),
             retired: None,
+            decided: None,
             words: "It must work offline.\n\nNo sync server.".into(),
         }
     }

@@ -56,6 +56,7 @@ pub fn learned(before: &Session, after: &Session) -> Vec<Lesson> {
                         .map(|a| a.sha256.clone())
                 }),
                 retired: None,
+                decided: None,
                 words: crate::code::clip(words.trim(), MAX_WORDS_CHARS),
             });
         }
@@ -227,6 +228,7 @@ pub fn remembered(
         date: at.to_string(),
         digest: None,
         retired: None,
+        decided: None,
         words: crate::code::clip(words.trim(), MAX_WORDS_CHARS),
     }
 }

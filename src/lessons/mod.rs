@@ -147,6 +147,9 @@ pub struct Lesson {
     pub digest: Option<String>,
     /// When the human retired it: kept in the museum, no longer recalled.
     pub retired: Option<String>,
+    /// The latest retire or restore, as recorded: what, by whom (the person and the
+    /// channel), when.
+    pub decided: Option<String>,
     /// The words.
     pub words: String,
 }

@@ -341,6 +341,7 @@ mod tests {
             date: String::new(),
             digest: None,
             retired: None,
+            decided: None,
             words: words.into(),
         }
     }

@@ -1,14 +1,16 @@
-//! `bmad-mcp lessons list|show|retire`: the project's lessons (`.bmad/lessons/`) as the
-//! human sees them, and retiring one (it stays in the folder, marked `retired:`, and is no
-//! longer recalled into prompts). Damaged files are listed with their reason.
+//! `bmad-mcp lessons list|show|retire|restore`: the project's lessons (`.bmad/lessons/`)
+//! as the human sees them, and retiring one (it stays in the folder, marked `retired:`, and is no
+//! longer recalled into prompts) or restoring one, each the human's decision recorded in
+//! the lesson's file (`act::human::lesson`). Damaged files are listed with their reason.
 
 use clap::Subcommand;
 
 use super::{Exit, Outcome};
+use crate::act::human::{self, LessonChange};
 use crate::code::{clip, visible, visible_lines};
 use crate::lessons::{self, Lesson};
 use crate::store::Store;
-use crate::workflow::session::timestamp;
+use crate::workflow::Via;
 
 #[derive(Subcommand, Debug)]
 pub enum LessonsCommand {
@@ -22,6 +24,8 @@ pub enum LessonsCommand {
     Show { id: String },
     /// Retire a lesson: kept in the folder, no longer recalled into prompts.
     Retire { id: String },
+    /// Restore a retired lesson: recalled into prompts again.
+    Restore { id: String },
 }
 
 pub(super) fn run(store: &Store, command: Option<LessonsCommand>) -> Outcome {
@@ -69,27 +73,17 @@ pub(super) fn run(store: &Store, command: Option<LessonsCommand>) -> Outcome {
             print!("{}", visible_lines(&lessons::render(l)));
             Ok(Exit::Done)
         }
-        LessonsCommand::Retire { id } => {
-            let _lock = project.lock(store.lock_wait()).map_err(|e| e.to_string())?;
-            // Read again under the lock: another retire may have just written it.
-            let loaded = lessons::load(&project).map_err(|e| e.to_string())?;
-            let mut l = found(&loaded, &id)?.clone();
-            if let Some(when) = &l.retired {
-                println!("{} was already retired ({}).", l.id, visible(when));
-                return Ok(Exit::Done);
-            }
-            l.retired = Some(timestamp(chrono::Utc::now()));
-            project
-                .write_atomic(&l.rel_path(), lessons::render(&l).as_bytes())
-                .map_err(|e| e.to_string())?;
-            println!(
-                "Retired {}: it stays in {} and is no longer recalled into prompts.",
-                l.id,
-                l.rel_path()
-            );
-            Ok(Exit::Done)
-        }
+        LessonsCommand::Retire { id } => decide(store, &loaded, &id, LessonChange::Retire),
+        LessonsCommand::Restore { id } => decide(store, &loaded, &id, LessonChange::Restore),
     }
+}
+
+/// Retires or restores a lesson through the one path of a human's decision.
+fn decide(store: &Store, loaded: &lessons::Loaded, id: &str, change: LessonChange) -> Outcome {
+    found(loaded, id)?;
+    let said = human::lesson(store, None, id, change, Via::Cli)?;
+    println!("{}", visible(&said));
+    Ok(Exit::Done)
 }
 
 fn found<'a>(loaded: &'a lessons::Loaded, id: &str) -> Result<&'a Lesson, String> {

@@ -378,8 +378,19 @@ async fn a_decision_needs_the_secret_its_origin_and_the_digest_shown() {
     let po = &task["stages"][0];
     assert_eq!(po["stage"], "po");
     let rounds = po["document"]["rounds"].as_array().unwrap();
-    assert_eq!(rounds.len(), 2, "both submissions: {rounds:?}");
-    let older = rounds[1]["diff_html"].as_str().unwrap();
+    // The current submission is the document shown: the one earlier round is the first,
+    // named by what it was and what answered it.
+    assert_eq!(rounds.len(), 1, "the first submission only: {rounds:?}");
+    assert_eq!(rounds[0]["name"], "draft 1");
+    assert!(
+        rounds[0]["label"]
+            .as_str()
+            .unwrap()
+            .starts_with("draft 1, sent back by the user, on the dashboard: '"),
+        "{rounds:?}"
+    );
+    assert_eq!(rounds[0]["answered"]["action"], "reject");
+    let older = rounds[0]["diff_html"].as_str().unwrap();
     assert!(
         older.contains("<td>First version.</td>") && older.contains("class=\"del\""),
         "{older}"

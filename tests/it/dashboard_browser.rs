@@ -5,7 +5,7 @@
 //! checked on disk and in the next role prompt. A request from the page without its
 //! token is refused; a link definition in a document is shown; the printed address, opened
 //! a second time, opens nothing. A screenshot of the task page is kept in
-//! `target/dashboard/task.png` (docs/dashboard.png is one). A failing check is read on the
+//! `target/dashboard/task.png`. A failing check is read on the
 //! page (its command, result, time and output, the failing lines first) and accepted there,
 //! with a note that outlived a refresh and the refusal of a stale version.
 
@@ -107,14 +107,17 @@ async fn the_human_reads_compares_and_decides_in_a_real_browser() {
     // The next round arrives while the page is open; its diff against the first is shown.
     c.ok(json!({"action": "submit", "session_id": sid, "claude_result": prd("Second version, for teams of five.")}))
         .await;
-    b.click("#round-po-1 summary");
-    let diff = b.text("#round-po-1 table.diff");
+    b.click("#round-po-0 summary");
+    assert!(b
+        .text("#round-po-0 summary")
+        .starts_with("draft 1, sent back by "));
+    let diff = b.text("#round-po-0 table.diff");
     assert!(
         diff.contains("First version.") && diff.contains("Second version, for teams of five."),
         "{diff}"
     );
     assert_eq!(
-        b.text("#round-po-1 tr.del td:nth-child(3)"),
+        b.text("#round-po-0 tr.del td:nth-child(3)"),
         "First version."
     );
     assert_eq!(

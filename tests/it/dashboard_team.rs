@@ -1,7 +1,7 @@
 //! The dashboard's view of a team's task in a real browser (headless Chromium over
 //! WebDriver): who owns it and on which branch, in the header and the list; its stories
 //! nested under it with their state, owner and branch, one of them run from another git
-//! worktree; the story's own page naming its parent; and the requirement matrix as a table,
+//! worktree of the clone, which the same page serves; the story's own page naming its parent; and the requirement matrix as a table,
 //! the ids with a gap highlighted. A screenshot of the task page is kept in
 //! `target/dashboard/team.png`.
 
@@ -108,9 +108,15 @@ async fn owners_branches_stories_and_the_matrix_are_tables_on_the_page() {
     assert!(b.text(&format!("{parent_row} td.owner")).contains("Ana"));
     assert_eq!(b.text(&format!("{parent_row} td.branch")), "main");
     let story_row = format!("{parent_row} + tr.story");
+    // The other worktree is the clone's too: the same page serves it, the story's row is
+    // its own (linked), in its project.
     assert_eq!(
         b.text(&format!("{story_row} td:first-child")),
-        format!("↳ sprint 1: {story_task} (in {})", wt1.display())
+        format!("↳ sprint 1: {story_task}")
+    );
+    assert_eq!(
+        b.text(&format!("{story_row} td:last-child")),
+        wt1.display().to_string()
     );
     assert!(b.text(&format!("{story_row} td.owner")).contains("Bea"));
     assert_eq!(b.text(&format!("{story_row} td.branch")), "sprint-1");
@@ -151,6 +157,8 @@ async fn owners_branches_stories_and_the_matrix_are_tables_on_the_page() {
         b.text("#matrix tr[data-id='NFR-1'] .gaps"),
         "Gap: no component designs it; no sprint plans it"
     );
+    // A laptop's screen, as docs/screenshots/ shows it.
+    b.resize(1280, 800);
     b.run("window.scrollTo(0, 0)");
     b.screenshot(&Path::new(ROOT).join("target/dashboard/team.png"));
     let body = b.run("return document.body.innerText");

@@ -156,6 +156,26 @@ async fn a_rejection_in_one_task_reaches_the_next_related_task_until_it_is_retir
         out.contains(&offline_id) && out.contains("(retired)"),
         "{out}"
     );
+    // Each retire or restore is the human's decision, kept in the file with its channel.
+    let file = project.join(format!(".bmad/lessons/{offline_id}.md"));
+    let text = std::fs::read_to_string(&file).unwrap();
+    let decided = text
+        .lines()
+        .find(|l| l.starts_with("decided: "))
+        .unwrap_or("");
+    assert!(
+        decided.starts_with("decided: retired by ") && decided.contains("in the terminal"),
+        "{text}"
+    );
+    let (ok, out) = terminal(project, &["lessons", "restore", &offline_id]);
+    assert!(ok && out.contains("recalled into prompts again"), "{out}");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        !text.contains("\nretired: ") && text.contains("\ndecided: restored by "),
+        "{text}"
+    );
+    let (_, out) = terminal(project, &["lessons", "list"]);
+    assert!(out.contains(&offline_id), "active again: {out}");
     let (ok, out) = terminal(project, &["lessons", "retire", "2020-01-01-00000000"]);
     assert!(
         !ok && out.contains("no lesson `2020-01-01-00000000`"),

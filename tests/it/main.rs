@@ -48,6 +48,7 @@ mod cli; // the terminal commands, through a pseudo-terminal
 mod dashboard; // `bmad-mcp dashboard` over HTTP: the secret, Host, Origin, CSP, decisions, rounds, live updates
 mod dashboard_browser; // the dashboard in headless Chromium over WebDriver: read, compare, decide
 mod dashboard_loop; // a decision on the dashboard completes the assistant's wait; replies link to the page
+mod dashboard_review; // the dashboard in Chromium: rounds named, what changed since read, drift, lessons, print
 mod dashboard_team; // the dashboard's team view in Chromium: owner, branch, stories, the matrix
 mod dialog; // the human decides in the client's dialog, both eras, stdio and HTTP
 mod dialog_origin; // a dialog decision records who is behind the connection; under an assistant, the host's

@@ -136,8 +136,46 @@ function select(n, extend, from) {
 
 function commentList() {
   form.comments = el("ul", { class: "comments", id: "comments" },
-    comments.map((c) => el("li", { text: "Lines " + c.from + "-" + c.to + ": " + c.text })));
+    comments.map((c) => el("li", { text: (c.from ? "Lines " + c.from + "-" + c.to : "Whole document") + ": " + c.text })));
+  countOpen();
   return form.comments;
+}
+
+// The comments a send-back carries: the new ones, and the earlier round's still open.
+function countOpen() {
+  const open = comments.length + (form.threads || []).filter((c) => !c.checked).length;
+  if (form.openCount) form.openCount.textContent = open ? " (" + open + " open comment" + (open > 1 ? "s" : "") + ")" : "";
+}
+
+// The comments of the earlier round, shown against this version: each is marked resolved
+// or left open; all go with the decision, the open ones quoted again for the next role.
+function threadsView(d) {
+  form.threads = [];
+  if (!d.threads || !d.threads.length) return null;
+  // Marks set before a refresh or a refusal are given back while the threads are the same.
+  let kept = null;
+  try { kept = JSON.parse(loadDraft("threads") || "null"); } catch (e) { kept = null; }
+  const marks = Array.isArray(kept) && kept.length === d.threads.length ? kept : d.threads.map((th) => th.resolved);
+  const keep = () => saveDraft("threads", JSON.stringify(form.threads.map((c) => c.checked)));
+  return el("div", { id: "threads", class: "threads" }, el("h3", { text: "Comments on the earlier round" }),
+    el("p", { class: "muted", text: "Mark those this version resolves; the open ones go back with a request for changes." }),
+    d.threads.map((th, i) => el("div", { class: "thread" + (marks[i] ? " resolved" : ""), "data-thread": i },
+      el("p", { class: "muted", text: th.draft + " · " + (th.span === "the whole" ? "the whole document" : th.span) }),
+      th.quote.length ? el("pre", { class: "quote", text: th.quote.join("\n") }) : null,
+      el("div", { class: "thread-text", text: th.text }),
+      el("label", {}, form.threads[form.threads.push(el("input", { type: "checkbox", class: "thread-resolved", checked: !!marks[i],
+        on: { change: (ev) => { ev.target.closest(".thread").classList.toggle("resolved", ev.target.checked); countOpen(); keep(); } } })) - 1], " Resolved"))));
+}
+
+function addDocComment() {
+  const text = form.docComment.value.trim();
+  if (!text) return show("Write a comment on the whole document first.", true);
+  comments.push({ from: 0, to: 0, text });
+  saveComments();
+  form.docComment.value = "";
+  saveDraft("comment/doc", null);
+  form.comments.replaceWith(commentList());
+  dirty = true;
 }
 
 // What the human typed in a decision form is kept in this tab's sessionStorage, keyed by
@@ -205,7 +243,7 @@ function reAdd(text) {
   dirty = true;
 }
 
-function decisionCard(t) {
+function decisionCard(t, since) {
   const d = t.decision;
   if (!d) return null;
   if (d.error) return el("div", { class: "card decide" }, el("p", { text: d.error }));
@@ -223,13 +261,17 @@ function decisionCard(t) {
   const run = decided && decided.checks;
   if (d.failed_verdict && run && run.checks.some((c) => c.outcome !== "passed")) card.append(checksView("decision-checks", run));
   if (doc) {
-    card.append(el("div", { class: "doc", id: "decision-doc", html: doc.html }),
+    const mine = t.stages.find((s) => s.stage === d.stage && s.document && s.document.sha256 === doc.sha256);
+    // Element.append would show a null as the text "null": only what is there is appended.
+    card.append(...[sinceBox("since-decision", mine ? since[d.stage] : null), el("div", { class: "doc", id: "decision-doc", html: doc.html }),
       el("details", { id: "comment-box" }, el("summary", { text: "Comment on lines (click a line, shift-click to extend)" }),
         form.lines = linesView(doc),
         el("p", {}, "Selected: ", form.selected = el("span", { id: "selected", text: "none" })),
         form.commentText = draftable(el("textarea", { id: "comment-text", placeholder: "Your comment on the selected lines" }), "comment/text"),
         el("button", { id: "add-comment", class: "secondary", on: { click: addComment } , text: "Add comment" }),
-        commentList(), earlier));
+        form.docComment = draftable(el("textarea", { id: "doc-comment-text", placeholder: "A comment on the whole document" }), "comment/doc"),
+        el("button", { id: "add-doc-comment", class: "secondary", on: { click: addDocComment }, text: "Comment on the whole document" }),
+        commentList(), earlier), threadsView(d)].filter((c) => c !== null && c !== undefined));
   }
   const row = el("div", { class: "row" });
   form.answers = [];
@@ -255,7 +297,8 @@ function decisionCard(t) {
   if (d.actions.includes("reject")) {
     row.append(el("div", {}, el("h3", { text: "Send it back" }),
       form.feedback = draftable(el("textarea", { id: "feedback", placeholder: "What should change (the line comments go with it)" }), "reject/feedback"),
-      el("button", { id: "reject", class: "danger", on: { click: () => decide("reject") }, text: "Send back with feedback" })));
+      el("button", { id: "reject", class: "danger", on: { click: () => decide("reject") } }, "Request changes", form.openCount = el("span", { id: "open-count" }))));
+    countOpen();
   }
   if (restored.length) card.append(el("p", { class: "restored", id: "restored", text: "What you typed earlier on this task is back in the form (kept in this tab only). Read the version shown before you send it." }));
   card.append(row);
@@ -287,6 +330,7 @@ async function decide(action) {
     form.answers.forEach((i) => { if (i.value.trim()) body.answers[i.dataset.q] = i.value; });
   }
   if (action !== "reject" && action !== "confirm" && action !== "approve") body.comments = [];
+  else if (d.threads && d.threads.length) body.threads = form.threads.map((c) => c.checked);
   const r = await post("/dashboard/api/decide", body);
   if (r.status === 200) {
     comments = []; dirty = false; selection = null;
@@ -339,15 +383,60 @@ function checkView(id, c) {
     output);
 }
 
-function stageSection(s) {
+// The version of each stage's document this browser last showed, kept in localStorage by
+// project, task and stage: opened again, the page offers what changed since. `readBase`
+// holds, while a task is open, the version the human had read before (the one remembered
+// when they opened it, or the one on screen when a newer arrived); `onScreen` the one shown.
+let readBase = {};
+let onScreen = {};
+function seenKey(t, stage) {
+  return "bmad-seen/" + t.project_dir + "/" + t.session_id + "/" + stage;
+}
+
+// For each stage with a document: the version last read, when it is not the one shown.
+function sinceRead(t) {
+  const since = {};
+  for (const s of t.stages) {
+    if (!s.document) continue;
+    const k = seenKey(t, s.stage);
+    const sha = s.document.sha256;
+    if (!(k in readBase)) { try { readBase[k] = localStorage.getItem(k); } catch (e) { readBase[k] = null; } }
+    if (onScreen[k] && onScreen[k] !== sha) readBase[k] = onScreen[k];
+    onScreen[k] = sha;
+    try { localStorage.setItem(k, sha); } catch (e) { /* not remembered: no diff next time */ }
+    if (readBase[k] && readBase[k] !== sha) since[s.stage] = { sha: readBase[k], round: s.document.rounds.find((r) => r.sha256 === readBase[k]) };
+  }
+  return since;
+}
+
+function sinceBox(id, since) {
+  if (!since) return null;
+  if (!since.round) return el("p", { class: "muted since-lost", id, text: "You last read a version (sha256 " + since.sha.slice(0, 12) + ") that is no longer among the rounds kept: read this one in full." });
+  return el("details", { class: "since", id, open: true },
+    el("summary", { text: "What changed since you last read it (" + since.round.name + ")" }),
+    el("div", { class: "diffbox", html: since.round.diff_html }));
+}
+
+// What answered a round, beside it: the decision, who took it, and their words as written.
+function answeredBy(a) {
+  if (!a) return el("p", { class: "muted", text: "No decision was taken on this draft." });
+  return el("div", { class: "answered" },
+    el("p", { class: "muted" }, el("span", { text: a.verb + " by " + a.by + " at " + a.at + (a.words ? ":" : "") })),
+    a.words ? el("pre", { class: "words", text: a.words }) : null);
+}
+
+function stageSection(s, since, drifted) {
   const parts = [];
   if (s.document) {
-    parts.push(el("p", { class: "muted", text: s.document.path + " · sha256 " + s.document.sha256.slice(0, 12) }),
-      el("div", { class: "doc", id: "doc-" + s.stage, html: s.document.html }));
+    parts.push(el("p", { class: "muted", text: s.document.path + " · sha256 " + s.document.sha256.slice(0, 12) }));
+    if (drifted) parts.push(el("p", { class: "waiting drifted", text: "This document changed after a later stage relied on it: check that the later documents still hold." }));
+    parts.push(sinceBox("since-" + s.stage, since), el("div", { class: "doc", id: "doc-" + s.stage, html: s.document.html }));
     s.document.rounds.forEach((r, i) => parts.push(el("details", { class: "round", id: "round-" + s.stage + "-" + i },
-      el("summary", { text: "Earlier round: " + r.label + " (diff against the current document)" }),
-      el("p", { class: "muted", text: r.path }),
+      el("summary", { text: r.label }),
+      el("p", { class: "muted", text: r.path + " · diff against the current document" }),
+      r.answered !== undefined ? answeredBy(r.answered) : null,
       el("div", { class: "diffbox", html: r.diff_html }))));
+    if (s.document.rounds_note) parts.push(el("p", { class: "muted", text: s.document.rounds_note }));
   }
   if (s.questions.length) parts.push(el("h3", { text: "Questions and answers" }), el("ul", {},
     s.questions.map((q) => el("li", {}, el("span", { text: q.id + " (round " + q.round + "): " + q.question }),
@@ -361,11 +450,20 @@ function stageSection(s) {
     el("h2", { text: s.role + " (" + s.stage + ")" + (s.score != null ? " · score " + s.score : "") + (s.iteration ? " · round " + s.iteration : "") }), parts);
 }
 
+// Each step: who decided (the person, with the channel), on which version of the
+// document, the words of whoever spoke, labelled, and the server's own note apart.
 function auditTable(t) {
-  return el("table", { id: "audit" }, el("tr", {}, ["When", "Stage", "Action", "Who", "Via", "Digest", "Words, with who said them", "The server's note"].map((h) => el("th", { text: h }))),
+  return el("table", { id: "audit" }, el("tr", {}, ["When", "Stage", "Action", "Who decided", "On the version", "Words, with who said them", "The server's note"].map((h) => el("th", { text: h }))),
     t.audit.map((h) => el("tr", {}, el("td", { class: "muted", text: h.at }), el("td", { text: h.stage }), el("td", { text: h.action + " → " + h.to }),
-      el("td", { text: [h.decided_by, h.decider].filter(Boolean).join(": ") }), el("td", { text: h.via || "" }), el("td", { text: h.digest || "" }),
+      el("td", { class: "who", text: h.who || "—" }),
+      el("td", { class: "version", text: h.digest ? (h.version ? h.version + " · " : "") + "sha256 " + h.digest : "—" }),
       el("td", { text: h.words || "" }), el("td", { class: "muted", text: h.server_note || "" }))));
+}
+
+function driftCard(t) {
+  if (!t.drift) return null;
+  return el("div", { class: "card drift", id: "drift" }, el("h2", { text: "Drift" }),
+    el("p", { text: t.drift.words }));
 }
 
 // Who owns the task and where it runs: in the header, as the session says it.
@@ -423,6 +521,31 @@ function matrixSection(t) {
       m.rows.map((r) => matrixRow(m, r))));
 }
 
+// The project's lessons, active then retired, each with whose words it holds; retiring or
+// restoring one is the human's decision, recorded in its file with who took it.
+function lessonsSection(t) {
+  const l = t.lessons;
+  if (!l || (!l.error && !l.lessons.length && !l.damaged.length)) return null;
+  if (l.error) return el("section", { class: "card", id: "lessons-card" }, el("h2", { text: "Lessons" }), el("p", { class: "waiting", text: l.error }));
+  const row = (x) => el("tr", { "data-lesson": x.id, class: x.retired ? "retired" : null },
+    el("td", { class: "muted", text: x.id }), el("td", { text: x.role + " · " + x.category }),
+    el("td", { class: "source", text: x.said_by + " (" + x.source + ")" }),
+    el("td", {}, el("div", { class: "words", text: x.words }), x.decided ? el("div", { class: "muted decided", text: x.decided }) : null),
+    el("td", { class: "state", text: x.retired ? "retired" : "active" }),
+    el("td", {}, el("button", { class: "secondary lesson-change", on: { click: () => lessonChange(t, x.id, x.retired ? "restore" : "retire") }, text: x.retired ? "Restore" : "Retire" })));
+  return el("section", { class: "card", id: "lessons-card" }, el("h2", { text: "Lessons of this project" }),
+    el("p", { class: "muted", text: "What went wrong in earlier work, recalled into the prompts of the roles that may repeat it; a retired one stays in .bmad/lessons/ and is no longer recalled." }),
+    el("table", { id: "lessons" }, el("tr", {}, ["Id", "Role", "Whose words", "Lesson", "State", ""].map((h) => el("th", { text: h }))), l.lessons.map(row)),
+    l.damaged.map(([path, why]) => el("p", { class: "waiting", text: "Cannot be read: " + path + ": " + why })));
+}
+
+async function lessonChange(t, id, change) {
+  const r = await post("/dashboard/api/lesson", { project: t.project, id, change });
+  show(r.body.message || r.body.error || "Refused (" + r.status + ")", r.status !== 200);
+  if (r.status === 200) document.body.dataset.decided = "lesson-" + change;
+  await route();
+}
+
 function configCard(t) {
   const w = t.config_waiting;
   if (!w) return null;
@@ -445,23 +568,77 @@ async function renderTask(id) {
     current.decision.document.sha256 === t.decision.document.sha256;
   if (!sameDoc) { selection = null; comments = []; }
   current = t;
+  const since = sinceRead(t);
   main.replaceChildren(...[
-    el("p", {}, el("a", { href: "#/", text: "← all tasks" })),
+    el("p", {}, el("a", { href: "#/", text: "← all tasks" }), " · ",
+      el("a", { id: "print-link", href: "#/print/" + encodeURIComponent(t.session_id), text: "printable view of the decided documents" }),
+      el("span", { class: "muted", text: " · keys: n / p, next / previous change in an open diff" })),
     el("h1", { id: "task-name", text: t.task_name }),
     taskHeader(t),
     el("p", { text: t.objective }),
     el("ol", { class: "timeline", id: "timeline" }, t.stages.map((s) => el("li", { class: s.status, text: s.role + (s.stage === t.stage ? " · " + t.state : "") }))),
-    configCard(t), decisionCard(t), storiesSection(t), matrixSection(t), t.stages.map(stageSection),
-    el("h2", { text: "Audit" }), auditTable(t)].flat().filter((c) => c !== null && c !== undefined));
+    configCard(t), driftCard(t), decisionCard(t, since), storiesSection(t), matrixSection(t),
+    t.stages.map((s) => stageSection(s, since[s.stage], t.drift && s.document && t.drift.documents.includes(s.document.path))),
+    el("h2", { text: "Audit" }), auditTable(t), lessonsSection(t)].flat().filter((c) => c !== null && c !== undefined));
   for (const id of open) { const d = document.getElementById(id); if (d) d.open = true; }
   if (selection) select(selection.to, false, selection.from);
   document.body.dataset.shown = t.updated_at;
 }
 
+// The decided documents of a task as one page to print: each stage's saved document, then
+// its record (who decided, through which channel, on which version, with their words).
+async function renderPrint(id) {
+  const project = await findProject(id);
+  const t = await get("/dashboard/api/task?project=" + project + "&id=" + encodeURIComponent(id));
+  current = null;
+  const decided = t.stages.filter((s) => s.status === "completed" && s.document);
+  const record = (s) => t.audit.filter((h) => h.stage === s.stage && h.who);
+  main.replaceChildren(...[
+    el("p", { class: "noprint" }, el("a", { href: "#/task/" + encodeURIComponent(t.session_id), text: "← the task" }), " ",
+      el("button", { id: "print", on: { click: () => window.print() }, text: "Print" })),
+    el("h1", { id: "task-name", text: t.task_name }),
+    el("p", { class: "muted", text: t.session_id + " · " + t.project_dir + " · printed " + new Date().toISOString() }),
+    decided.length ? decided.map((s) => el("section", { class: "printed", id: "printed-" + s.stage },
+      el("h2", { text: s.role + " (" + s.stage + "): " + s.document.path }),
+      el("p", { class: "muted", text: "sha256 " + s.document.sha256 }),
+      el("div", { class: "doc", html: s.document.html }),
+      el("h3", { text: "Its record" }),
+      el("table", { class: "record" }, el("tr", {}, ["When", "Decision", "Who decided", "On the version", "Words"].map((h) => el("th", { text: h }))),
+        record(s).map((h) => el("tr", {}, el("td", { text: h.at }), el("td", { text: h.action }), el("td", { text: h.who }),
+          el("td", { text: (h.version ? h.version + " · " : "") + (h.digest ? "sha256 " + h.digest : "—") }), el("td", { text: h.words || "" }))))))
+      : el("p", { text: "No stage of this task is decided yet." })].flat());
+  document.body.dataset.shown = "print";
+}
+
+// Keyboard: n and p go to the next and previous change in the diffs open on the page
+// (not while typing in a field).
+let changeAt = -1;
+function changeStarts() {
+  const changed = (r) => r && (r.classList.contains("del") || r.classList.contains("ins"));
+  return [...document.querySelectorAll("details[open] table.diff tr")]
+    .filter((r) => changed(r) && !changed(r.previousElementSibling));
+}
+
+document.addEventListener("keydown", (ev) => {
+  if (ev.ctrlKey || ev.metaKey || ev.altKey || (ev.key !== "n" && ev.key !== "p")) return;
+  const tag = ev.target && ev.target.tagName;
+  if (tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT") return;
+  const all = changeStarts();
+  if (!all.length) return show("No change to go to: open a diff first (n: next change, p: previous).", false);
+  changeAt = ev.key === "n" ? Math.min(changeAt + 1, all.length - 1) : Math.max(changeAt - 1, 0);
+  document.querySelectorAll("tr.current-change").forEach((r) => r.classList.remove("current-change"));
+  all[changeAt].classList.add("current-change");
+  all[changeAt].scrollIntoView({ block: "center" });
+  document.body.dataset.change = (changeAt + 1) + "/" + all.length;
+});
+
 async function route() {
   const m = location.hash.match(/^#\/task\/(.+)$/);
+  const p = location.hash.match(/^#\/print\/(.+)$/);
+  changeAt = -1;
   try {
-    if (m) await renderTask(decodeURIComponent(m[1]));
+    if (p) await renderPrint(decodeURIComponent(p[1]));
+    else if (m) await renderTask(decodeURIComponent(m[1]));
     else await renderList();
     stale = false;
   } catch (e) {
@@ -480,6 +657,6 @@ function listen() {
   events.onerror = () => { live.textContent = "reconnecting…"; live.className = "off"; };
 }
 
-window.addEventListener("hashchange", () => { comments = []; selection = null; dirty = false; show(""); route(); });
+window.addEventListener("hashchange", () => { comments = []; selection = null; dirty = false; readBase = {}; onScreen = {}; show(""); route(); });
 route();
 listen();

@@ -192,6 +192,16 @@ impl Browser {
         )
     }
 
+    /// Sets the window's outer size, as a laptop's or a phone's screen.
+    pub fn resize(&self, width: u32, height: u32) {
+        call(
+            self.addr,
+            "POST",
+            &self.at("/window/rect"),
+            Some(&json!({"width": width, "height": height})),
+        );
+    }
+
     /// Saves a PNG of the page to `path`.
     pub fn screenshot(&self, path: &Path) {
         let v = call(self.addr, "GET", &self.at("/screenshot"), None);
