@@ -1,7 +1,8 @@
 //! `bmad-mcp lessons list|show|retire|restore`: the project's lessons (`.bmad/lessons/`)
 //! as the human sees them, and retiring one (it stays in the folder, marked `retired:`, and is no
 //! longer recalled into prompts) or restoring one, each the human's decision recorded in
-//! the lesson's file (`act::human::lesson`). Damaged files are listed with their reason.
+//! the lesson's file (`act::human::lesson`), taken only at the human's own terminal, never
+//! under an assistant's shell. Damaged files are listed with their reason.
 
 use clap::Subcommand;
 
@@ -81,6 +82,17 @@ pub(super) fn run(store: &Store, command: Option<LessonsCommand>) -> Outcome {
 /// Retires or restores a lesson through the one path of a human's decision.
 fn decide(store: &Store, loaded: &lessons::Loaded, id: &str, change: LessonChange) -> Outcome {
     found(loaded, id)?;
+    // Recorded as the human's, so taken only from the human, as a gate decision is.
+    let verb = match change {
+        LessonChange::Retire => "retire a lesson",
+        LessonChange::Restore => "restore a lesson",
+    };
+    if let Err(exit) = super::provenance::human_at_terminal(
+        verb,
+        "Which lessons are recalled is the human's decision",
+    ) {
+        return Ok(exit);
+    }
     let said = human::lesson(store, None, id, change, Via::Cli)?;
     println!("{}", visible(&said));
     Ok(Exit::Done)

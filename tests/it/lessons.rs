@@ -37,6 +37,12 @@ fn lesson_files(project: &Path) -> Vec<String> {
     names
 }
 
+/// A retire or restore, typed at a terminal (as the human does; without one it is refused).
+fn at_terminal(project: &Path, args: &[&str]) -> (bool, String) {
+    let (code, out) = crate::support::terminal::in_terminal(project, args, "", "");
+    (code == 0, out)
+}
+
 fn terminal(project: &Path, args: &[&str]) -> (bool, String) {
     let out = bin(project).args(args).output().unwrap();
     let text = format!(
@@ -134,7 +140,12 @@ async fn a_rejection_in_one_task_reaches_the_next_related_task_until_it_is_retir
     );
     let (ok, out) = terminal(project, &["lessons", "show", &offline_id]);
     assert!(ok && out.contains(OFFLINE), "{out}");
+    // Not from a pipe (an assistant's tool call has no terminal): refused, nothing changed.
     let (ok, out) = terminal(project, &["lessons", "retire", &offline_id]);
+    assert!(!ok && out.contains("stdin is not a terminal"), "{out}");
+    let (_, out) = terminal(project, &["lessons", "list"]);
+    assert!(out.contains(&offline_id), "still active: {out}");
+    let (ok, out) = at_terminal(project, &["lessons", "retire", &offline_id]);
     assert!(ok && out.contains("no longer recalled"), "{out}");
     assert!(
         std::fs::read_to_string(project.join(format!(".bmad/lessons/{offline_id}.md")))
@@ -167,7 +178,7 @@ async fn a_rejection_in_one_task_reaches_the_next_related_task_until_it_is_retir
         decided.starts_with("decided: retired by ") && decided.contains("in the terminal"),
         "{text}"
     );
-    let (ok, out) = terminal(project, &["lessons", "restore", &offline_id]);
+    let (ok, out) = at_terminal(project, &["lessons", "restore", &offline_id]);
     assert!(ok && out.contains("recalled into prompts again"), "{out}");
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(
@@ -176,7 +187,7 @@ async fn a_rejection_in_one_task_reaches_the_next_related_task_until_it_is_retir
     );
     let (_, out) = terminal(project, &["lessons", "list"]);
     assert!(out.contains(&offline_id), "active again: {out}");
-    let (ok, out) = terminal(project, &["lessons", "retire", "2020-01-01-00000000"]);
+    let (ok, out) = at_terminal(project, &["lessons", "retire", "2020-01-01-00000000"]);
     assert!(
         !ok && out.contains("no lesson `2020-01-01-00000000`"),
         "{out}"
