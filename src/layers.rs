@@ -5,7 +5,7 @@
 //! ARCHITECTURE.md explains each layer.
 
 /// Lowest first.
-pub const LAYERS: [&str; 18] = [
+pub const LAYERS: [&str; 19] = [
     "code",
     "exit",
     "assistant",
@@ -15,6 +15,7 @@ pub const LAYERS: [&str; 18] = [
     "settings",
     "git",
     "lessons",
+    "method",
     "prompts",
     "store",
     "evidence",

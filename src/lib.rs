@@ -51,6 +51,7 @@ pub mod git;
 pub mod http;
 pub mod layers;
 pub mod lessons;
+pub mod method;
 pub mod prompts;
 pub mod server;
 pub mod settings;
