@@ -259,12 +259,22 @@ impl Step<'_> {
         files.extend(crate::lessons::write_files(&retired));
         files.extend(outcome.writes.into_iter().map(|w| (w.path, w.content)));
         let copy = planning_copy(project, &before, &outcome.session, &files);
-        if let Some((file, notice)) = copy {
-            outcome.facts.notices.push(notice);
-            files.extend(file);
-        }
         self.store
             .write_change(project, &before, &outcome.session, &files)?;
+        // After the change and apart from it: a copy that cannot be written is said, and
+        // the confirmation stands.
+        if let Some((file, notice)) = copy {
+            let failed = file.and_then(|(path, text)| {
+                project
+                    .write_atomic(&path, text.as_bytes())
+                    .err()
+                    .map(|e| (path, e))
+            });
+            outcome.facts.notices.push(match failed {
+                Some((path, e)) => format!("The copy of the confirmed document for the BMAD method's skills could not be written to {path}: {e}"),
+                None => notice,
+            });
+        }
         // Said in the reply, not kept in the history: the policy's, not the step's.
         for notice in std::mem::take(&mut admitted.notices) {
             if !outcome.facts.notices.contains(&notice) {

@@ -65,7 +65,14 @@ pub fn is_planning_copy(rel: &str) -> bool {
             && t.chars()
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
     };
-    !folders.is_empty() && folders.len() <= 8 && folders.iter().all(plain) && task.is_some_and(slug)
+    let installed = BMAD_INSTALL_DIRS
+        .iter()
+        .any(|d| rel.strip_prefix(d).is_some_and(|r| r.starts_with('/')));
+    !installed
+        && !folders.is_empty()
+        && folders.len() <= 8
+        && folders.iter().all(plain)
+        && task.is_some_and(slug)
 }
 /// The name prefix of the temporary file behind every atomic write. Writes happen only
 /// under the project lock, so whoever holds the lock knows that such files are leftovers
@@ -333,6 +340,28 @@ pub(crate) mod tests {
         std::fs::write(&f, "x").unwrap();
         let e = Project::open(Some(f.to_str().unwrap()), &d).unwrap_err();
         assert!(e.to_string().contains("not a directory"));
+    }
+
+    #[test]
+    fn a_planning_copy_is_named_as_one_in_a_plain_folder() {
+        for ok in [
+            "_bmad-output/planning-artifacts/prd-build-a-todo-app.md",
+            "docs/architecture-x1.md",
+        ] {
+            assert!(is_planning_copy(ok), "{ok}");
+        }
+        for not in [
+            "prd-x.md",
+            "docs/notes.md",
+            "docs/prd-X.md",
+            "docs/prd-.md",
+            ".git/prd-x.md",
+            "_bmad/plans/prd-x.md",
+            "a/../prd-x.md",
+            "docs//prd-x.md",
+        ] {
+            assert!(!is_planning_copy(not), "{not}");
+        }
     }
 
     #[test]

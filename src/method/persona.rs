@@ -294,4 +294,41 @@ mod tests {
             "the manifest's order"
         );
     }
+
+    #[test]
+    fn file_facts_are_read_inside_the_project_within_the_budget_and_links_are_not_followed() {
+        let (dir, project) = crate::files::project::tests::project();
+        std::fs::create_dir_all(dir.path().join("docs")).unwrap();
+        std::fs::write(
+            dir.path().join("docs/big.md"),
+            "x".repeat(3 * FILE_FACTS_CHARS),
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("docs/small.md"), "Ship weekly.\n").unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink("/etc/hostname", dir.path().join("docs/out.md")).unwrap();
+        let facts: Vec<String> = [
+            "Our org is AWS-only.",
+            "file:{project-root}/docs/small.md",
+            "file:{project-root}/docs/out.md",
+            "file:{project-root}/../secret.md",
+            "file:docs/*.md",
+            "file:{project-root}/docs/big.md",
+        ]
+        .map(String::from)
+        .to_vec();
+        let mut notices = Vec::new();
+        let text = facts_text(&project, &facts, &mut notices);
+        assert!(text.contains("  - Our org is AWS-only.\n"), "{text}");
+        assert!(
+            text.contains("  - From `docs/small.md`:\n    Ship weekly.\n"),
+            "{text}"
+        );
+        let xs = text.chars().filter(|c| *c == 'x').count();
+        assert!(xs < FILE_FACTS_CHARS, "within the budget: {xs}");
+        let said = notices.join("\n");
+        for named in ["docs/out.md", "../secret.md", "docs/*.md", "cut at"] {
+            assert!(said.contains(named), "{named}: {said}");
+        }
+    }
 }

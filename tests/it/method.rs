@@ -452,3 +452,57 @@ async fn a_v4_install_keeps_its_persona() {
     assert!(v["notices"].is_null(), "{v:#}");
     c.close().await;
 }
+
+#[tokio::test]
+#[ignore = "needs the pinned bmad-method package: run ./scripts/test"]
+async fn the_copy_for_the_methods_skills_can_be_turned_off_and_never_replaces_a_humans_file() {
+    let Some(installer) = installer() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    install(&installer, &project, "cursor");
+    let planning = project.join("_bmad-output/planning-artifacts");
+    let team = project.join("_bmad/custom/config.toml");
+    let mut config = std::fs::read_to_string(&team).unwrap();
+    config.push_str("\n[bmad-mcp]\nplanning_copies = false\n");
+    std::fs::write(&team, config).unwrap();
+    let c = connect(Era::Legacy, &project).await;
+    let confirm = |objective: &'static str| {
+        let c = &c;
+        let project = &project;
+        async move {
+            let v = c.ok(start_args(project, objective)).await;
+            let sid = v["session_id"].clone();
+            c.ok(json!({"action": "submit", "session_id": sid, "claude_result": passing_prd()}))
+                .await;
+            let task = v["task_name"].as_str().unwrap().to_string();
+            (
+                task,
+                c.ok(json!({"action": "confirm", "session_id": sid})).await,
+            )
+        }
+    };
+    let (task, v) = confirm("Build a todo app").await;
+    assert!(
+        !planning.join(format!("prd-{task}.md")).exists(),
+        "turned off"
+    );
+    assert!(!notices(&v).contains("planning-artifacts"), "{v:#}");
+
+    // The person turns it back on; a file of the copy's name that a human wrote stays.
+    std::fs::write(
+        project.join("_bmad/custom/config.user.toml"),
+        "[bmad-mcp]\nplanning_copies = true\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(&planning).unwrap();
+    std::fs::write(planning.join("prd-build-a-chat-app.md"), "# Our own PRD\n").unwrap();
+    let (task, v) = confirm("Build a chat app").await;
+    assert_eq!(task, "build-a-chat-app");
+    let kept = std::fs::read_to_string(planning.join("prd-build-a-chat-app.md")).unwrap();
+    assert_eq!(kept, "# Our own PRD\n");
+    assert!(
+        notices(&v).contains("is not a copy the server wrote"),
+        "{v:#}"
+    );
+    c.close().await;
+}
