@@ -166,7 +166,9 @@ pub fn discover(project: &Project) -> Option<Install> {
     if manifest.is_none() && skills.is_empty() {
         return None;
     }
-    if manifest.is_none() && notices.is_empty() {
+    // Skills without a manifest beside a `_bmad/` folder: an install that lost its record.
+    let partial = matches!(project.folder_names("_bmad", 1), Ok(Some(_)));
+    if manifest.is_none() && notices.is_empty() && partial {
         notices.push(format!(
             "The BMAD method's {} is missing: its skills were found by scanning the known skill folders.",
             manifest::MANIFEST

@@ -34,6 +34,18 @@ pub fn list(project: &Project, user: Option<&Path>) -> Outcome {
         user.map(|d| d.display().to_string())
             .unwrap_or_else(|| "(no configuration directory)".into())
     );
+    if let Some(i) = crate::method::discover(project) {
+        let tools = match i.tools.join(", ") {
+            t if t.is_empty() => "tools it does not record".to_string(),
+            t => t,
+        };
+        println!(
+            "The BMAD method {} is installed here for {} ({} skills).",
+            visible(i.version.as_deref().unwrap_or("(version unknown)")),
+            visible(&tools),
+            i.skills.len()
+        );
+    }
     let mut failed = false;
     let mut notices: Vec<String> = Vec::new();
     for stage in Stage::ALL {
