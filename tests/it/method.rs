@@ -167,6 +167,8 @@ async fn each_tools_install_gives_each_stage_its_agents_persona_and_no_activatio
 
         // The other stages, as the terminal lists them: the developer plays them in 6.12.
         let listing = prompts_listing(&project);
+        let header = format!("The BMAD method {PINNED} is installed here for {tool} (29 skills).");
+        assert!(listing.contains(&header), "{listing}");
         let dev = format!("{folder}/bmad-agent-dev/customize.toml");
         for stage in ["sm", "dev", "review", "qa"] {
             let line = listing
