@@ -166,14 +166,16 @@ fn in_role_section(template: &str, block: &str) -> String {
 }
 
 /// `template` with the method's settings said in its role section: the language of the
-/// document and of the conversation, and the human's name. Nothing when none is set.
+/// document and of the conversation (English, the prompts' own, goes without saying), and
+/// the human's name. Nothing when none is set.
 pub fn with_settings(template: &str, s: &Settings) -> String {
+    let said = |l: &&String| !l.eq_ignore_ascii_case("english");
     let mut lines = String::new();
-    if let Some(lang) = &s.document_output_language {
+    if let Some(lang) = s.document_output_language.as_ref().filter(said) {
         lines.push_str(&format!("- Write the document in {lang} (the method's `document_output_language`). Keep the section headings this prompt names in their English words, since the server finds the sections by them; write everything else in {lang}.\n"));
     }
     let human = s.user_name.as_deref().unwrap_or("the human");
-    if let Some(lang) = &s.communication_language {
+    if let Some(lang) = s.communication_language.as_ref().filter(said) {
         lines.push_str(&format!("- Speak to {human} in {lang} (the method's `communication_language`): the questions you ask, and what you say beside the document.\n"));
     } else if let Some(name) = &s.user_name {
         lines.push_str(&format!(
@@ -357,5 +359,17 @@ mod tests {
         assert!(text.contains("Speak to Ada in French"), "{text}");
         let none = with_settings("# Role\n", &Settings::default());
         assert_eq!(none, "# Role\n", "nothing set, nothing said");
+        let english = Settings {
+            user_name: Some("Ada".into()),
+            communication_language: Some("English".into()),
+            document_output_language: Some("English".into()),
+            ..Settings::default()
+        };
+        let text = with_settings("# Role\n", &english);
+        assert!(
+            !text.contains("English"),
+            "the prompts' own language: {text}"
+        );
+        assert!(text.contains("The human you work for is Ada"), "{text}");
     }
 }
