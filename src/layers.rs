@@ -5,7 +5,7 @@
 //! ARCHITECTURE.md explains each layer.
 
 /// Lowest first.
-pub const LAYERS: [&str; 19] = [
+pub const LAYERS: [&str; 20] = [
     "code",
     "exit",
     "assistant",
@@ -15,6 +15,7 @@ pub const LAYERS: [&str; 19] = [
     "settings",
     "git",
     "lessons",
+    "method",
     "prompts",
     "store",
     "evidence",

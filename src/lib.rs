@@ -19,21 +19,24 @@
 //!    human is, the branch, the commit, what changed since one); `None` without it.
 //! 9. [`lessons`]: the team's lessons in `.bmad/lessons/` (recorded from decisions,
 //!    recalled into role prompts).
-//! 10. [`prompts`]: the role prompts (built-in, the user's, the project's) and their
+//! 10. [`method`]: an installed BMAD method (v6) read as facts: what is installed and
+//!     where, its agents' personas with the team's and the person's customizations, its
+//!     settings.
+//! 11. [`prompts`]: the role prompts (built-in, the user's, the project's) and their
 //!     rendering.
-//! 11. [`store`]: sessions on disk (finding, reading, starting, listing, changing one
+//! 12. [`store`]: sessions on disk (finding, reading, starting, listing, changing one
 //!     under the lock).
-//! 12. [`evidence`]: the evidence gate (the policy file and its approval, the checks, the
+//! 13. [`evidence`]: the evidence gate (the policy file and its approval, the checks, the
 //!     admission of a change).
-//! 13. [`act`]: one change to a session, top to bottom (find, git, lock and read, the
+//! 14. [`act`]: one change to a session, top to bottom (find, git, lock and read, the
 //!     policy, the checks, the machine, the prompt, write), and the one path of a human's
 //!     decision.
-//! 14. [`server`]: the rmcp adapter (the tool, its arguments and replies, the human's
+//! 15. [`server`]: the rmcp adapter (the tool, its arguments and replies, the human's
 //!     dialog, prompts and resources).
-//! 15. [`stdio`] and [`http`]: the transports in front of the adapter.
-//! 16. [`dashboard`]: the human's page in their browser (`bmad-mcp dashboard`, and beside
+//! 16. [`stdio`] and [`http`]: the transports in front of the adapter.
+//! 17. [`dashboard`]: the human's page in their browser (`bmad-mcp dashboard`, and beside
 //!     `serve --http`): every task, the documents and their rounds, the audit, decisions.
-//! 17. [`terminal`]: everything the human types (`bmad-mcp confirm|approve|…`, `config`,
+//! 18. [`terminal`]: everything the human types (`bmad-mcp confirm|approve|…`, `config`,
 //!     `prompts`, `hook`).
 //! 18. [`setup`]: `bmad-mcp setup <host>`, the server's entry in a host's configuration.
 //!
@@ -52,6 +55,7 @@ pub mod git;
 pub mod http;
 pub mod layers;
 pub mod lessons;
+pub mod method;
 pub mod prompts;
 pub mod server;
 pub mod settings;

@@ -27,7 +27,7 @@ use crate::prompts::{self, Template};
 use crate::store::{not_before_last_entry, GitNow, Located, RefusedWith, Seen, SessionKey, Store};
 use crate::workflow::machine::{self, Documents};
 use crate::workflow::session::Session;
-use crate::workflow::{Command, Decision, Evidence, Facts};
+use crate::workflow::{Action, Command, Decision, Evidence, Facts};
 
 /// Whether the change hands the host the next role prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -258,8 +258,23 @@ impl Step<'_> {
         files.extend(crate::lessons::write_files(&lessons));
         files.extend(crate::lessons::write_files(&retired));
         files.extend(outcome.writes.into_iter().map(|w| (w.path, w.content)));
+        let copy = planning_copy(project, &before, &outcome.session, &files);
         self.store
             .write_change(project, &before, &outcome.session, &files)?;
+        // After the change and apart from it: a copy that cannot be written is said, and
+        // the confirmation stands.
+        if let Some((file, notice)) = copy {
+            let failed = file.and_then(|(path, text)| {
+                project
+                    .write_atomic(&path, text.as_bytes())
+                    .err()
+                    .map(|e| (path, e))
+            });
+            outcome.facts.notices.push(match failed {
+                Some((path, e)) => format!("The copy of the confirmed document for the BMAD method's skills could not be written to {path}: {e}"),
+                None => notice,
+            });
+        }
         // Said in the reply, not kept in the history: the policy's, not the step's.
         for notice in std::mem::take(&mut admitted.notices) {
             if !outcome.facts.notices.contains(&notice) {
@@ -287,6 +302,44 @@ impl Step<'_> {
             entry.lessons = t.lessons.ids.clone();
         }
         Ok(prompt)
+    }
+}
+
+/// A confirmed PRD or architecture, copied where the project's BMAD method looks for it
+/// (`method::findable`), with the notice that says so; a file of that name the server did
+/// not write is left alone, and said. Nothing without a v6 install.
+fn planning_copy(
+    project: &Project,
+    before: &Session,
+    after: &Session,
+    files: &[(String, String)],
+) -> Option<(Option<(String, String)>, String)> {
+    let last = after
+        .history
+        .last()
+        .filter(|_| after.history.len() > before.history.len())?;
+    if !matches!(last.action, Action::Confirm | Action::ConfirmSave) {
+        return None;
+    }
+    let stage = last.stage;
+    let source = after.record(stage).artifact.as_ref()?.path.clone();
+    let install = crate::method::discover(project)?;
+    let written = files.iter().find(|(p, _)| *p == source);
+    let document = match written {
+        Some((_, text)) => text.clone(),
+        None => project.read(&source).ok()??,
+    };
+    let copy =
+        crate::method::findable::copy(&install, stage, &after.task_name, &source, &document)?;
+    match project.read(&copy.path) {
+        Ok(Some(there)) if !there.starts_with(crate::method::findable::COPY_MARK) => {
+            let notice = format!(
+                "{} is not a copy the server wrote, so it was left as it is; the confirmed document is {source}.",
+                copy.path
+            );
+            Some((None, notice))
+        }
+        _ => Some((Some((copy.path, copy.content)), copy.notice)),
     }
 }
 

@@ -16,9 +16,64 @@ pub const HUMAN_DIR: &str = ".bmad";
 pub const TOP_FILES: [&str; 1] = [".gitignore"];
 
 /// The folders an installed BMAD method keeps its agents in (v4 `.bmad-core/`, v6
-/// `_bmad/`, and the skills its installer writes for Claude Code): read only, for the
-/// personas that feed role prompts.
-pub const BMAD_INSTALL_DIRS: [&str; 3] = [".bmad-core", "_bmad", ".claude/skills"];
+/// `_bmad/`, and the skills folders its installer writes for each tool it knows, as
+/// `bmad-method install --list-tools` names them): read only, for the personas that feed
+/// role prompts.
+pub const BMAD_INSTALL_DIRS: [&str; 24] = [
+    ".bmad-core",
+    "_bmad",
+    ".claude/skills",
+    ".agents/skills",
+    ".adal/skills",
+    ".cline/skills",
+    ".codebuddy/skills",
+    ".codewhale/skills",
+    ".factory/skills",
+    ".firebender/skills",
+    ".agent/skills",
+    ".bob/skills",
+    ".iflow/skills",
+    ".junie/skills",
+    ".kiro/skills",
+    ".kode/skills",
+    ".neovate/skills",
+    ".ona/skills",
+    ".qoder/skills",
+    ".qwen/skills",
+    ".cortex/skills",
+    ".trae/skills",
+    ".zcode/skills",
+    ".zencoder/skills",
+];
+
+/// Whether `rel` is a copy of a confirmed document for an installed BMAD method's own
+/// skills: `prd-<task>.md` or `architecture-<task>.md` in a folder of the project that is
+/// not hidden (the method's `planning_artifacts`). The one file the server writes outside
+/// its areas, under that name only.
+pub fn is_planning_copy(rel: &str) -> bool {
+    let parts: Vec<&str> = rel.split('/').collect();
+    let Some((name, folders)) = parts.split_last() else {
+        return false;
+    };
+    let plain = |p: &&str| !p.is_empty() && !p.starts_with('.') && *p != "..";
+    let task = ["prd-", "architecture-"]
+        .iter()
+        .find_map(|k| name.strip_prefix(k))
+        .and_then(|n| n.strip_suffix(".md"));
+    let slug = |t: &str| {
+        !t.is_empty()
+            && t.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    };
+    let installed = BMAD_INSTALL_DIRS
+        .iter()
+        .any(|d| rel.strip_prefix(d).is_some_and(|r| r.starts_with('/')));
+    !installed
+        && !folders.is_empty()
+        && folders.len() <= 8
+        && folders.iter().all(plain)
+        && task.is_some_and(slug)
+}
 /// The name prefix of the temporary file behind every atomic write. Writes happen only
 /// under the project lock, so whoever holds the lock knows that such files are leftovers
 /// of a writer that died mid-write.
@@ -199,6 +254,9 @@ impl Project {
             // The human's folder: read (the policy, prompt overrides); of it only the
             // lessons are written.
             HUMAN_DIR
+        } else if is_planning_copy(rel) {
+            // A confirmed document's copy for the BMAD method's skills (src/method/).
+            ""
         } else if TOP_FILES.contains(&rel) {
             // Written only by the human's own command (`bmad-mcp init`).
             ""
@@ -282,6 +340,28 @@ pub(crate) mod tests {
         std::fs::write(&f, "x").unwrap();
         let e = Project::open(Some(f.to_str().unwrap()), &d).unwrap_err();
         assert!(e.to_string().contains("not a directory"));
+    }
+
+    #[test]
+    fn a_planning_copy_is_named_as_one_in_a_plain_folder() {
+        for ok in [
+            "_bmad-output/planning-artifacts/prd-build-a-todo-app.md",
+            "docs/architecture-x1.md",
+        ] {
+            assert!(is_planning_copy(ok), "{ok}");
+        }
+        for not in [
+            "prd-x.md",
+            "docs/notes.md",
+            "docs/prd-X.md",
+            "docs/prd-.md",
+            ".git/prd-x.md",
+            "_bmad/plans/prd-x.md",
+            "a/../prd-x.md",
+            "docs//prd-x.md",
+        ] {
+            assert!(!is_planning_copy(not), "{not}");
+        }
     }
 
     #[test]

@@ -141,6 +141,35 @@ impl Project {
     }
 }
 
+impl Project {
+    /// A file anywhere inside the project, not only in its areas, read only: opened beneath
+    /// the project's handle without following a link, at most `limit` bytes; `None` when it
+    /// does not exist. For the files a project's own configuration points the server at
+    /// (the BMAD method's `file:` facts).
+    pub fn read_in_project(&self, rel: &str, limit: u64) -> Result<Option<String>, ReadProblem> {
+        let p = std::path::Path::new(rel);
+        let normal = p
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+        if rel.is_empty() || !normal {
+            return Err(ReadProblem::Unsafe(unsafe_path(
+                rel,
+                "the path must be relative without `..`",
+            )));
+        }
+        let flags = rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::NONBLOCK;
+        let opened = super::beneath::open(self.dir(), p, flags, rustix::fs::Mode::empty())
+            .map(std::fs::File::from);
+        match opened {
+            Err(e) if super::beneath::is_link(&e) => Err(ReadProblem::Unsafe(unsafe_path(
+                rel,
+                "a symbolic link is on the path (the server follows none inside the project)",
+            ))),
+            other => read_opened(other, limit).and_then(as_text),
+        }
+    }
+}
+
 /// The entries of one folder, each with its text or why it cannot be used.
 pub type FolderTexts = Vec<(String, Result<Option<String>, ReadProblem>)>;
 

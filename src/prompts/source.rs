@@ -2,8 +2,8 @@
 //! the user's over the built-in one.
 //!
 //! 1. `.bmad/prompts/<role>.md` in the project (committed, shared by the team);
-//! 2. the project's installed BMAD method: its persona for the role, added to the
-//!    built-in prompt (`bmad.rs`);
+//! 2. the project's installed BMAD method: the persona of the agent that plays the role,
+//!    added to the built-in prompt (`bmad.rs`);
 //! 3. `<config>/bmad-mcp/prompts/<role>.md`, where `<config>` is `$XDG_CONFIG_HOME` when it
 //!    is set, else the platform's configuration directory (`~/.config` on Linux,
 //!    `~/Library/Application Support` on macOS, `%APPDATA%` on Windows);
@@ -12,6 +12,10 @@
 //! `<role>` is the stage id: `po`, `architect`, `sm`, `dev`, `review`, `qa`. A file that is
 //! there but cannot be used (not a regular file, not UTF-8, empty, too large) is an error
 //! naming it: a team's prompt must never be replaced by another without a word.
+//!
+//! Whichever file it is, a v6 install's settings (the language of documents and of the
+//! conversation, the human's name) are added to its role section, and what of the install
+//! was damaged is said in the template's notices.
 //!
 //! What a prompt can change is what the host's model is told. It cannot change what the
 //! server enforces: the gates, the sections each stage's check requires, the states.
@@ -61,6 +65,12 @@ pub struct Template {
     /// The lessons from earlier tasks recalled for this prompt ([`recall`]); none until
     /// recalled.
     pub lessons: Recalled,
+    /// The BMAD method's agent that plays the role and the files its persona was made
+    /// from (v6; empty otherwise).
+    pub agent: Option<String>,
+    pub made_of: Vec<String>,
+    /// What of the project's BMAD install was damaged or left out.
+    pub notices: Vec<String>,
 }
 
 impl Template {
@@ -71,6 +81,9 @@ impl Template {
             origin: Origin::BuiltIn,
             path: None,
             lessons: Recalled::default(),
+            agent: None,
+            made_of: Vec::new(),
+            notices: Vec::new(),
         }
     }
 
@@ -82,6 +95,9 @@ impl Template {
             origin,
             path: Some(path),
             lessons: Recalled::default(),
+            agent: None,
+            made_of: Vec::new(),
+            notices: Vec::new(),
         }
     }
 
@@ -137,12 +153,29 @@ pub fn resolve(project: &Project, user: Option<&Path>, stage: Stage) -> Result<T
         other => other,
     };
     if let Some(text) = usable(read, &rel)? {
-        return Ok(Template::from_file(stage, text, Origin::Project, rel));
+        let t = Template::from_file(stage, text, Origin::Project, rel);
+        let install = crate::method::discover(project);
+        let (settings, notices) = install
+            .map(|i| (Some(i.settings), i.notices))
+            .unwrap_or_default();
+        return Ok(with_method(t, settings, notices));
     }
-    if let Some(p) = super::bmad::persona(project, stage)? {
-        let text = super::bmad::with_persona(stage.prompt_source(), &p);
-        return Ok(Template::from_file(stage, text, Origin::Bmad, p.path));
-    }
+    let method = super::bmad::for_stage(project, stage)?;
+    let t = match method.persona {
+        Some(p) => {
+            let text = super::bmad::with_persona(stage.prompt_source(), &p);
+            let mut t = Template::from_file(stage, text, Origin::Bmad, p.path);
+            t.agent = p.agent;
+            t.made_of = p.files;
+            t
+        }
+        None => user_or_built_in(user, stage)?,
+    };
+    Ok(with_method(t, method.settings, method.notices))
+}
+
+/// The user's prompt for `stage` in `user`, else the built-in one.
+fn user_or_built_in(user: Option<&Path>, stage: Stage) -> Result<Template> {
     if let Some(dir) = user {
         let abs = dir.join(file_name(stage));
         let shown = abs.display().to_string();
@@ -151,6 +184,22 @@ pub fn resolve(project: &Project, user: Option<&Path>, stage: Stage) -> Result<T
         }
     }
     Ok(Template::built_in(stage))
+}
+
+/// `t` with the method's settings in its role section and the install's notices.
+fn with_method(
+    mut t: Template,
+    settings: Option<crate::method::Settings>,
+    notices: Vec<String>,
+) -> Template {
+    if let Some(s) = settings {
+        let text = super::bmad::with_settings(&t.text, &s);
+        if text != t.text {
+            t.text = Cow::Owned(text);
+        }
+    }
+    t.notices = notices;
+    t
 }
 
 /// The role prompt a reply about `s` hands the host: the current stage's, in a state in

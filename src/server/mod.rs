@@ -285,10 +285,16 @@ impl ServerHandler for BmadServer {
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        // The project's BMAD method files after the server's own prompts.
-        let installed = self.read(|store| Ok(slash::list_installed(store))).await?;
+        // The project's BMAD method files after the server's own prompts; Claude Code has
+        // the skills of `.claude/skills` as slash commands of its own.
+        let claude_code = context
+            .client_info()
+            .is_some_and(|i| i.name == "claude-code");
+        let installed = self
+            .read(move |store| Ok(slash::list_installed(store, claude_code)))
+            .await?;
         let mut prompts = slash::list();
         prompts.extend(installed);
         Ok(ListPromptsResult::with_all_items(prompts))

@@ -341,8 +341,8 @@ fn prefix(text: &str, max: usize) -> &str {
 /// The names of the prompts of the project's BMAD method files begin with it.
 pub const INSTALLED_PREFIX: &str = "bmad-";
 
-/// A prompt's name for an installed file: `bmad-<kind>-<name>`, in the characters a
-/// client's command names allow.
+/// A prompt's name for an installed file: a v6 skill's own name (`bmad-prd`), else
+/// `bmad-<kind>-<name>`, in the characters a client's command names allow.
 fn prompt_name(i: &Installed) -> String {
     let name: String = i
         .name
@@ -355,30 +355,37 @@ fn prompt_name(i: &Installed) -> String {
             }
         })
         .collect();
-    format!("{INSTALLED_PREFIX}{}-{name}", i.kind)
+    match i.kind {
+        "skill" if name.starts_with(INSTALLED_PREFIX) => name,
+        "skill" => format!("{INSTALLED_PREFIX}{name}"),
+        kind => format!("{INSTALLED_PREFIX}{kind}-{name}"),
+    }
 }
 
-/// The project's BMAD method files as prompts: each installed agent as
-/// `bmad-agent-<name>` (adopt its persona), each workflow as `bmad-workflow-<name>`
-/// (follow it), read from the server's default project through the confined, bounded
-/// reader (`prompts::bmad`); a project without an install lists none.
-pub fn list_installed(store: &Store) -> Vec<Prompt> {
+/// The project's BMAD method files as prompts: a v6 install's skills under their own names
+/// with the descriptions of its skill manifest, each v4 agent as `bmad-agent-<name>` (adopt
+/// its persona) and workflow as `bmad-workflow-<name>` (follow it), read from the server's
+/// default project through the confined, bounded reader (`prompts::bmad`); a project
+/// without an install lists none. For Claude Code (`claude_code`), the skills in
+/// `.claude/skills` are left out: it has each as a slash command of its own already.
+pub fn list_installed(store: &Store, claude_code: bool) -> Vec<Prompt> {
     let mut seen = std::collections::BTreeSet::new();
     let installed = store.project(None).map(|p| bmad::installed(&p));
     installed
         .unwrap_or_default()
         .into_iter()
+        .filter(|i| !(claude_code && i.in_claude_skills))
         .filter(|i| seen.insert(prompt_name(i)))
         .map(|i| {
-            Prompt::new(
-                prompt_name(&i),
-                Some(format!(
+            let about = match i.description.as_str() {
+                "" => format!(
                     "The project's BMAD method {} `{}` ({}).",
                     i.kind, i.name, i.path
-                )),
-                None,
-            )
-            .with_title(format!("BMAD {} {}", i.kind, i.name))
+                ),
+                d => format!("{d} (the project's BMAD method, {})", i.path),
+            };
+            Prompt::new(prompt_name(&i), Some(about), None)
+                .with_title(format!("BMAD {} {}", i.kind, i.name))
         })
         .collect()
 }
@@ -404,6 +411,7 @@ fn get_installed(store: &Store, name: &str) -> Result<GetPromptResult, ErrorData
         .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
     let ask = match found.kind {
         "agent" => "Adopt this persona of the project's BMAD method for what follows",
+        "skill" => "Follow this skill of the project's BMAD method",
         _ => "Follow this workflow of the project's BMAD method",
     };
     Ok(message(

@@ -1,11 +1,14 @@
-//! `bmad-mcp prompts`: which file each role prompt comes from; `bmad-mcp prompts export
-//! DIR`: the built-in prompts written out, as a starting point for overrides.
+//! `bmad-mcp prompts`: which file each role prompt comes from (and, with the BMAD method
+//! installed, which of its agents plays each role and which files made its persona);
+//! `bmad-mcp prompts export DIR`: the built-in prompts written out, as a starting point for
+//! overrides.
 
 use std::path::Path;
 
 use clap::Subcommand;
 
 use super::{Exit, Outcome};
+use crate::code::visible;
 use crate::files::Project;
 use crate::prompts::{resolve, PROJECT_PROMPTS};
 use crate::workflow::Stage;
@@ -31,15 +34,43 @@ pub fn list(project: &Project, user: Option<&Path>) -> Outcome {
         user.map(|d| d.display().to_string())
             .unwrap_or_else(|| "(no configuration directory)".into())
     );
+    if let Some(i) = crate::method::discover(project) {
+        let tools = match i.tools.join(", ") {
+            t if t.is_empty() => "tools it does not record".to_string(),
+            t => t,
+        };
+        println!(
+            "The BMAD method {} is installed here for {} ({} skills).",
+            visible(i.version.as_deref().unwrap_or("(version unknown)")),
+            visible(&tools),
+            i.skills.len()
+        );
+    }
     let mut failed = false;
+    let mut notices: Vec<String> = Vec::new();
     for stage in Stage::ALL {
         match resolve(project, user, stage) {
-            Ok(t) => println!(
-                "  {:<10} {:<9} {}",
-                stage.id(),
-                t.origin.name(),
-                t.path.as_deref().unwrap_or("(embedded)")
-            ),
+            Ok(t) => {
+                println!(
+                    "  {:<10} {:<9} {}",
+                    stage.id(),
+                    t.origin.name(),
+                    visible(t.path.as_deref().unwrap_or("(embedded)"))
+                );
+                if let Some(agent) = &t.agent {
+                    println!("  {:<20} played by {}", "", visible(agent));
+                    println!(
+                        "  {:<20} persona from {}",
+                        "",
+                        visible(&t.made_of.join(", then "))
+                    );
+                }
+                for n in t.notices {
+                    if !notices.contains(&n) {
+                        notices.push(n);
+                    }
+                }
+            }
             Err(e) => {
                 failed = true;
                 let why = match e {
@@ -48,9 +79,12 @@ pub fn list(project: &Project, user: Option<&Path>) -> Outcome {
                     }
                     other => other.to_string(),
                 };
-                println!("  {:<10} {:<9} {why}", stage.id(), "error");
+                println!("  {:<10} {:<9} {}", stage.id(), "error", visible(&why));
             }
         }
+    }
+    for n in notices {
+        println!("Note: {}", visible(&n));
     }
     Ok(if failed { Exit::Failed } else { Exit::Done })
 }

@@ -322,7 +322,12 @@ async fn a_bmad_install_gives_its_persona_to_the_prompt_and_its_files_as_prompts
     std::fs::create_dir_all(&skill).unwrap();
     std::fs::write(
         skill.join("SKILL.md"),
-        "---\nname: bmad-agent-architect\n---\n# Winston\n\nYou are Winston, the architect.\n",
+        "---\nname: bmad-agent-architect\n---\n# Winston\n\nRun `uv run` and stop and wait for the menu.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        skill.join("customize.toml"),
+        "[agent]\nname = \"Winston\"\ntitle = \"Architect\"\nrole = \"You are Winston, the architect.\"\n[[agent.menu]]\ncode = \"CA\"\nskill = \"bmad-architecture\"\n",
     )
     .unwrap();
     std::fs::create_dir_all(project.join(".claude/skills/bmad-create-prd")).unwrap();
@@ -354,9 +359,13 @@ async fn a_bmad_install_gives_its_persona_to_the_prompt_and_its_files_as_prompts
     let v = c.ok(json!({"action": "confirm", "session_id": sid})).await;
     assert_eq!(
         v["role_prompt_source"],
-        "bmad-method file .claude/skills/bmad-agent-architect/SKILL.md"
+        "bmad-method file .claude/skills/bmad-agent-architect/customize.toml"
     );
     assert!(prompt_of(&v).contains("You are Winston, the architect."));
+    assert!(
+        !prompt_of(&v).contains("uv run"),
+        "the persona, not the activation script"
+    );
 
     // The project's own prompt still comes first.
     std::fs::create_dir_all(project.join(".bmad/prompts")).unwrap();
@@ -380,7 +389,7 @@ async fn a_bmad_install_gives_its_persona_to_the_prompt_and_its_files_as_prompts
         "start",
         "bmad-agent-po",
         "bmad-agent-architect",
-        "bmad-workflow-create-prd",
+        "bmad-create-prd",
     ] {
         assert!(names.contains(&name.to_string()), "{name}: {names:?}");
     }

@@ -60,6 +60,7 @@ mod terminal_origin; // a terminal decision records where it came from; under an
 mod concurrency; // several clients on one project: processes (stdio), one server (HTTP)
 mod crash; // SIGKILL during writes: every file whole
 mod lessons; // lessons recorded, recalled, retired, merged; the BMAD install; the project context
+mod method; // the real BMAD method installer's projects: personas, customizations, languages, skills
 mod project_root; // finding the project from the working directory, as git does
 mod prompt_overrides; // role prompts from the project and the user's config
 mod protocol; // the JSON-RPC wire: one answer per request, limits, a closed stdout

@@ -140,6 +140,12 @@ fn carried(template: &Template, r: &mut Reply) {
             .get_or_insert_with(Vec::new)
             .push(format!("A lesson file was skipped: {path} {why}"));
     }
+    for notice in &template.notices {
+        let notices = r.notices.get_or_insert_with(Vec::new);
+        if !notices.contains(notice) {
+            notices.push(notice.clone());
+        }
+    }
 }
 
 /// `clarifying`: the human answers the open questions.

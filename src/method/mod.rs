@@ -1,0 +1,229 @@
+//! The BMAD method as its installer (`bmad-method install`, v6) leaves it in a project,
+//! read as facts: what is installed and where (`manifest.rs`, the installer's tool table in
+//! `tools.rs`), each agent's persona as the base, the team and the person made it
+//! (`persona.rs`, by the method's merge rule in `merge.rs`), the method's settings
+//! (`settings.rs`), and the confirmed documents placed where the method's own skills look
+//! for them (`findable.rs`).
+//!
+//! Everything here is read through the project's confined, bounded reader, and what it
+//! says is the project's text: shown to a model only as facts, clipped and labelled, never
+//! pasted whole. A damaged or partial install is said in [`Install::notices`], never an
+//! error: the workflow runs on with the built-in prompts.
+
+use std::collections::BTreeMap;
+
+use crate::files::{Project, ReadProblem};
+
+pub mod findable;
+pub mod manifest;
+pub mod merge;
+pub mod persona;
+pub mod settings;
+pub mod tools;
+
+pub use persona::Agent;
+pub use settings::Settings;
+
+/// The largest file of an install read (a manifest, a `customize.toml`, a config).
+pub const MAX_FILE_BYTES: u64 = 256 * 1024;
+/// The most skills an install is read with.
+pub const MAX_SKILLS: usize = 500;
+
+/// One installed skill.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skill {
+    /// Its name, the name of its folder (`bmad-agent-pm`, `bmad-prd`).
+    pub name: String,
+    /// What the manifest says it does (empty when found by scanning).
+    pub description: String,
+    /// The skills folder it was found in (`.claude/skills`); `None` when the manifest
+    /// names it but no folder holds it.
+    pub folder: Option<&'static str>,
+}
+
+impl Skill {
+    /// Its folder, relative to the project.
+    pub fn dir(&self) -> Option<String> {
+        self.folder.map(|f| format!("{f}/{}", self.name))
+    }
+}
+
+/// A v6 install of the method, as read now.
+#[derive(Debug, Clone, Default)]
+pub struct Install {
+    pub version: Option<String>,
+    /// The tools the manifest says it was installed for.
+    pub tools: Vec<String>,
+    pub skills: Vec<Skill>,
+    pub settings: Settings,
+    /// What was damaged, missing or left out, for the reply's notices.
+    pub notices: Vec<String>,
+}
+
+/// The text of the install's file `rel`; `None` when it is not there, and a notice when it
+/// cannot be read.
+pub(crate) fn read(project: &Project, rel: &str, notices: &mut Vec<String>) -> Option<String> {
+    match project.read_at_most(rel, MAX_FILE_BYTES) {
+        Ok(text) => text,
+        Err(ReadProblem::Io(e)) if e.kind() == std::io::ErrorKind::NotADirectory => None,
+        Err(problem) => {
+            notices.push(format!(
+                "The BMAD method's {rel} could not be read ({}); it was left out.",
+                crate::code::clip(&problem.to_string(), 200)
+            ));
+            None
+        }
+    }
+}
+
+/// [`read`] as a TOML table; one that is not TOML is a notice.
+pub(crate) fn read_toml(
+    project: &Project,
+    rel: &str,
+    notices: &mut Vec<String>,
+) -> Option<toml::Table> {
+    let text = read(project, rel, notices)?;
+    match toml::from_str::<toml::Table>(&text) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            let why = e.to_string();
+            let first = why.lines().next().unwrap_or("not TOML");
+            notices.push(format!(
+                "The BMAD method's {rel} is not TOML the server can read ({}); it was left out.",
+                crate::code::clip(first, 200)
+            ));
+            None
+        }
+    }
+}
+
+/// Which skills folder holds each skill, the folders of `first` (the manifest's tools)
+/// before the others the installer knows.
+fn skill_folders(project: &Project, first: &[&'static str]) -> BTreeMap<String, &'static str> {
+    let mut order: Vec<&'static str> = first.to_vec();
+    order.extend(tools::all_folders());
+    let mut found = BTreeMap::new();
+    let mut seen = Vec::new();
+    for folder in order {
+        if seen.contains(&folder) {
+            continue;
+        }
+        seen.push(folder);
+        if let Ok(Some(names)) = project.folder_names(folder, MAX_SKILLS) {
+            for name in names.into_iter().filter(|n| !n.starts_with('.')) {
+                found.entry(name).or_insert(folder);
+            }
+        }
+    }
+    found
+}
+
+/// The project's v6 install, if it has one: from its manifests, else (no manifest, or a
+/// damaged one) from the skill folders the installer writes; `None` when there is neither.
+pub fn discover(project: &Project) -> Option<Install> {
+    let mut notices = Vec::new();
+    let manifest = read(project, manifest::MANIFEST, &mut notices).and_then(|text| {
+        manifest::parse_manifest(&text)
+            .map_err(|e| {
+                notices.push(format!(
+                    "The BMAD method's {} is not YAML the server can read ({}); the skill folders were scanned instead.",
+                    manifest::MANIFEST,
+                    crate::code::clip(&e, 200)
+                ))
+            })
+            .ok()
+    });
+    let tools_named = manifest
+        .as_ref()
+        .map(|m| m.ides.clone())
+        .unwrap_or_default();
+    let mut first = Vec::new();
+    for tool in &tools_named {
+        match tools::folder(tool) {
+            Some(f) => first.push(f),
+            None => notices.push(format!(
+                "The BMAD method was installed for `{}`, a tool whose skills folder the server does not know; the known folders were searched.",
+                crate::code::clip(tool, 60)
+            )),
+        }
+    }
+    let found = skill_folders(project, &first);
+    let listed = read(project, manifest::SKILL_MANIFEST, &mut notices).and_then(|text| {
+        manifest::parse_skills(&text, MAX_SKILLS)
+            .map_err(|e| {
+                notices.push(format!(
+                    "The BMAD method's {} could not be read as CSV ({}); the skill folders were scanned instead.",
+                    manifest::SKILL_MANIFEST,
+                    crate::code::clip(&e, 200)
+                ))
+            })
+            .ok()
+    });
+    let skills = match listed {
+        Some(rows) => from_manifest(rows, &found, &mut notices),
+        None => scanned(&found),
+    };
+    if manifest.is_none() && skills.is_empty() {
+        return None;
+    }
+    // Skills without a manifest beside a `_bmad/` folder: an install that lost its record.
+    let partial = matches!(project.folder_names("_bmad", 1), Ok(Some(_)));
+    if manifest.is_none() && notices.is_empty() && partial {
+        notices.push(format!(
+            "The BMAD method's {} is missing: its skills were found by scanning the known skill folders.",
+            manifest::MANIFEST
+        ));
+    }
+    let settings = settings::read(project, &mut notices);
+    Some(Install {
+        version: manifest.and_then(|m| m.installation.version),
+        tools: tools_named,
+        skills,
+        settings,
+        notices,
+    })
+}
+
+/// The manifest's skills, each where it was found; those found nowhere are said once.
+fn from_manifest(
+    rows: Vec<manifest::Row>,
+    found: &BTreeMap<String, &'static str>,
+    notices: &mut Vec<String>,
+) -> Vec<Skill> {
+    let skills: Vec<Skill> = rows
+        .into_iter()
+        .map(|r| Skill {
+            folder: found.get(&r.name).copied(),
+            name: r.name,
+            description: r.description,
+        })
+        .collect();
+    let missing: Vec<&str> = skills
+        .iter()
+        .filter(|s| s.folder.is_none())
+        .map(|s| s.name.as_str())
+        .collect();
+    if !missing.is_empty() {
+        notices.push(format!(
+            "{} of the {} skills in the BMAD method's {} are in none of the skills folders (the install is partial or was moved): {}.",
+            missing.len(),
+            skills.len(),
+            manifest::SKILL_MANIFEST,
+            crate::code::clip(&missing.join(", "), 300)
+        ));
+    }
+    skills
+}
+
+/// Without a skill manifest: the method's skills (named `bmad-…`) in the skills folders.
+fn scanned(found: &BTreeMap<String, &'static str>) -> Vec<Skill> {
+    found
+        .iter()
+        .filter(|(name, _)| name.starts_with("bmad-"))
+        .map(|(name, folder)| Skill {
+            name: name.clone(),
+            description: String::new(),
+            folder: Some(folder),
+        })
+        .collect()
+}

@@ -1,0 +1,111 @@
+//! The method's settings the server honours (v6): from `_bmad/bmm/config.yaml`, which the
+//! method's own agents load, the human's name, the language to speak to them in, the
+//! language of documents and the folder of planning documents; and the server's one switch
+//! kept beside the method's overrides, `[bmad-mcp] planning_copies` in
+//! `_bmad/custom/config.toml` (the team's) or `_bmad/custom/config.user.toml` (the
+//! person's, which wins).
+
+use std::collections::BTreeMap;
+
+use crate::files::Project;
+
+use super::merge::merge;
+
+pub const MODULE_CONFIG: &str = "_bmad/bmm/config.yaml";
+pub const TEAM_CONFIG: &str = "_bmad/custom/config.toml";
+pub const PERSONAL_CONFIG: &str = "_bmad/custom/config.user.toml";
+
+/// The longest setting value kept (a name or a language), in characters.
+const MAX_VALUE_CHARS: usize = 80;
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Settings {
+    pub user_name: Option<String>,
+    pub communication_language: Option<String>,
+    pub document_output_language: Option<String>,
+    /// `planning_artifacts`, relative to the project; `None` when it is not set or lies
+    /// outside the project.
+    pub planning_artifacts: Option<String>,
+    /// Whether confirmed planning documents are copied into `planning_artifacts` (on
+    /// unless the team or the person turned it off).
+    pub planning_copies: bool,
+}
+
+/// A setting's value on one line, bounded; `None` when empty.
+fn one_line(v: &str) -> Option<String> {
+    let v: String = v
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let v = v.trim();
+    (!v.is_empty()).then(|| crate::code::clip(v, MAX_VALUE_CHARS))
+}
+
+/// `{project-root}/x/y` (or a relative `x/y`) as `x/y`; an absolute path, or one that
+/// climbs out, is `None`.
+pub fn in_project(v: &str) -> Option<String> {
+    let rel = v
+        .strip_prefix("{project-root}")
+        .map(|r| r.trim_start_matches('/'))
+        .unwrap_or(v)
+        .trim_end_matches('/');
+    let climbs = rel.split('/').any(|p| p == "..");
+    let ok = !rel.is_empty() && !rel.starts_with('/') && !rel.contains('{') && !climbs;
+    ok.then(|| rel.to_string())
+}
+
+/// The settings of the install in `project`; what cannot be read is said in `notices`.
+pub fn read(project: &Project, notices: &mut Vec<String>) -> Settings {
+    let mut s = Settings {
+        planning_copies: true,
+        ..Settings::default()
+    };
+    if let Some(text) = super::read(project, MODULE_CONFIG, notices) {
+        match serde_norway::from_str::<BTreeMap<String, serde_norway::Value>>(&text) {
+            Ok(map) => {
+                let get = |k: &str| map.get(k).and_then(|v| v.as_str()).and_then(one_line);
+                s.user_name = get("user_name");
+                s.communication_language = get("communication_language");
+                s.document_output_language = get("document_output_language");
+                let planning = map.get("planning_artifacts").and_then(|v| v.as_str());
+                s.planning_artifacts = planning.and_then(in_project);
+                if planning.is_some() && s.planning_artifacts.is_none() {
+                    notices.push(format!("{MODULE_CONFIG}: `planning_artifacts` is not a folder inside the project; confirmed documents are not copied there."));
+                }
+            }
+            Err(e) => notices.push(format!(
+                "{MODULE_CONFIG} is not YAML the server can read ({}); the method's settings are not used.",
+                crate::code::clip(&e.to_string(), 200)
+            )),
+        }
+    }
+    let mut ours = toml::Table::new();
+    for rel in [TEAM_CONFIG, PERSONAL_CONFIG] {
+        if let Some(t) = super::read_toml(project, rel, notices) {
+            merge(&mut ours, t);
+        }
+    }
+    let switch = ours.get("bmad-mcp").and_then(|t| t.get("planning_copies"));
+    if let Some(on) = switch.and_then(|v| v.as_bool()) {
+        s.planning_copies = on;
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_folder_of_the_project_is_kept_and_one_outside_is_not() {
+        assert_eq!(
+            in_project("{project-root}/_bmad-output/planning-artifacts").as_deref(),
+            Some("_bmad-output/planning-artifacts")
+        );
+        assert_eq!(in_project("docs/plans/").as_deref(), Some("docs/plans"));
+        for outside in ["/etc", "{project-root}/../x", "{output_folder}/x", ""] {
+            assert_eq!(in_project(outside), None, "{outside}");
+        }
+        assert_eq!(one_line(" Fran\nçais "), Some("Fran çais".into()));
+    }
+}
