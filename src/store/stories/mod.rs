@@ -270,42 +270,23 @@ impl Store {
         let (project, parent) = self.load(cwd, &SessionKey::TaskName(parent.to_string()))?;
         let parent = with_stories(&project, &parent);
         may_take(&parent, sprint)?;
-        let plan = parent.record(Stage::approval());
-        let title = plan
-            .sprints
-            .iter()
-            .find(|s| s.number == sprint)
-            .map(|s| s.title.clone())
-            .unwrap_or_default();
+        let link = self.link_to(&project, &parent, sprint);
         let objective = if objective.trim().is_empty() {
-            format!("Sprint {sprint} ({title}) of: {}", parent.objective)
+            format!(
+                "Sprint {sprint} ({}) of: {}",
+                link.sprint_title, parent.objective
+            )
         } else {
             objective.to_string()
-        };
-        // Who and on which branch, as git says it (asked once: `start` asks the same).
-        let team = super::start::Team::of(&project, self.owner.as_ref());
-        let owner = team
-            .owner
-            .as_ref()
-            .map(|p| crate::code::clip(&p.to_string(), 200))
-            .unwrap_or_else(|| "unknown".into());
-        let link = StoryLink {
-            parent_session_id: parent.session_id.clone(),
-            parent_task: parent.task_name.clone(),
-            sprint,
-            sprint_title: title,
-            owner: owner.clone(),
-            branch: team.branch.clone(),
-            worktree: project.display(),
         };
         let registry = Registry::of(&project)?;
         // Before the lock: a round trip to the remote must not hold up the project.
         let remote = match self.claims_on_remote {
             true => {
                 let who = remote::Claimant {
-                    owner,
-                    branch: team.branch,
-                    worktree: project.display(),
+                    owner: link.owner.clone(),
+                    branch: link.branch.clone(),
+                    worktree: link.worktree.clone(),
                     sprint,
                 };
                 remote::claim(&project, &parent, &who)?
@@ -358,6 +339,31 @@ impl Store {
             registry.describe()
         ));
         Ok(started)
+    }
+
+    /// A story's link to `sprint` of `parent`: who starts it and on which branch, as git
+    /// says it (asked once: `start` asks the same and gets it from the cache).
+    fn link_to(&self, project: &Project, parent: &Session, sprint: u32) -> StoryLink {
+        let team = super::start::Team::of(project, self.owner.as_ref());
+        let plan = parent.record(Stage::approval());
+        StoryLink {
+            parent_session_id: parent.session_id.clone(),
+            parent_task: parent.task_name.clone(),
+            sprint,
+            sprint_title: plan
+                .sprints
+                .iter()
+                .find(|s| s.number == sprint)
+                .map(|s| s.title.clone())
+                .unwrap_or_default(),
+            owner: team
+                .owner
+                .as_ref()
+                .map(|p| crate::code::clip(&p.to_string(), 200))
+                .unwrap_or_else(|| "unknown".into()),
+            branch: team.branch,
+            worktree: project.display(),
+        }
     }
 
     /// Reads a session for `status`, with a parent's stories as their entries say now.
