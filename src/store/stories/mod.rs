@@ -281,18 +281,7 @@ impl Store {
         };
         let registry = Registry::of(&project)?;
         // Before the lock: a round trip to the remote must not hold up the project.
-        let remote = match self.claims_on_remote {
-            true => {
-                let who = remote::Claimant {
-                    owner: link.owner.clone(),
-                    branch: link.branch.clone(),
-                    worktree: link.worktree.clone(),
-                    sprint,
-                };
-                remote::claim(&project, &parent, &who)?
-            }
-            false => None,
-        };
+        let remote = self.claim_on_remote(&project, &parent, &link)?;
         // `<parent>-sprint-<n>`, the parent's name cut to keep the sprint in 50 characters.
         let suffix = format!("-sprint-{sprint}");
         let base = format!(
@@ -339,6 +328,26 @@ impl Store {
             registry.describe()
         ));
         Ok(started)
+    }
+
+    /// Claims the story's sprint on the team's remote, unless the settings keep claims in
+    /// the clone.
+    fn claim_on_remote(
+        &self,
+        project: &Project,
+        parent: &Session,
+        link: &StoryLink,
+    ) -> Result<Option<remote::RemoteClaim>> {
+        if !self.claims_on_remote {
+            return Ok(None);
+        }
+        let who = remote::Claimant {
+            owner: link.owner.clone(),
+            branch: link.branch.clone(),
+            worktree: link.worktree.clone(),
+            sprint: link.sprint,
+        };
+        remote::claim(project, parent, &who)
     }
 
     /// A story's link to `sprint` of `parent`: who starts it and on which branch, as git
