@@ -331,15 +331,23 @@ fn planning_copy(
     };
     let copy =
         crate::method::findable::copy(&install, stage, &after.task_name, &source, &document)?;
-    match project.read(&copy.path) {
-        Ok(Some(there)) if !there.starts_with(crate::method::findable::COPY_MARK) => {
-            let notice = format!(
-                "{} is not a copy the server wrote, so it was left as it is; the confirmed document is {source}.",
+    // Written only over nothing or over a copy of ours: a file that cannot be read (too
+    // large, not UTF-8, a link) may be a person's, and is left as it is.
+    let left = match project.read(&copy.path) {
+        Ok(None) => None,
+        Ok(Some(there)) if there.starts_with(crate::method::findable::COPY_MARK) => None,
+        Ok(Some(_)) => Some("is not a copy the server wrote".to_string()),
+        Err(problem) => Some(format!("could not be read ({problem})")),
+    };
+    match left {
+        None => Some((Some((copy.path, copy.content)), copy.notice)),
+        Some(why) => Some((
+            None,
+            format!(
+                "{} {why}, so it was left as it is; the confirmed document is {source}.",
                 copy.path
-            );
-            Some((None, notice))
-        }
-        _ => Some((Some((copy.path, copy.content)), copy.notice)),
+            ),
+        )),
     }
 }
 

@@ -506,5 +506,35 @@ async fn the_copy_for_the_methods_skills_can_be_turned_off_and_never_replaces_a_
         notices(&v).contains("is not a copy the server wrote"),
         "{v:#}"
     );
+    // Nor one the server cannot read: a UTF-16 file from another editor, a link.
+    let utf16 = [0xff, 0xfe, b'#', 0, b' ', 0, b'P', 0];
+    std::fs::write(planning.join("prd-build-a-blog.md"), utf16).unwrap();
+    std::fs::write(dir.path().join("elsewhere.md"), "# Linked\n").unwrap();
+    std::os::unix::fs::symlink(
+        dir.path().join("elsewhere.md"),
+        planning.join("prd-build-a-shop.md"),
+    )
+    .unwrap();
+    for (objective, name) in [
+        ("Build a blog", "prd-build-a-blog.md"),
+        ("Build a shop", "prd-build-a-shop.md"),
+    ] {
+        let (_, v) = confirm(objective).await;
+        assert!(notices(&v).contains("could not be read"), "{v:#}");
+        assert!(notices(&v).contains("left as it is"), "{v:#}");
+        let path = planning.join(name);
+        assert!(
+            name.ends_with("shop.md") == path.symlink_metadata().unwrap().is_symlink(),
+            "{name} kept as it was"
+        );
+    }
+    assert_eq!(
+        std::fs::read(planning.join("prd-build-a-blog.md")).unwrap(),
+        utf16
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("elsewhere.md")).unwrap(),
+        "# Linked\n"
+    );
     c.close().await;
 }
