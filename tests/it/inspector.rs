@@ -10,24 +10,11 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-use crate::support::{BIN, ROOT};
+use crate::support::BIN;
 
 /// The Inspector's CLI, or `None` after printing why it is skipped.
 fn inspector() -> Option<PathBuf> {
-    let npm = Path::new(ROOT).join("target/npm");
-    if let Ok(reason) = std::fs::read_to_string(npm.join("inspector.skipped")) {
-        let line = format!("SKIPPED: the MCP Inspector is not installed: {reason}");
-        println!("{line}");
-        eprintln!("{line}");
-        return None;
-    }
-    let path = npm.join("inspector/node_modules/.bin/mcp-inspector");
-    assert!(
-        path.is_file(),
-        "{} is missing: run ./scripts/test, which installs it (or writes inspector.skipped)",
-        path.display()
-    );
-    Some(path)
+    crate::support::npm::package_bin("inspector", "mcp-inspector", "the MCP Inspector's CLI")
 }
 
 /// `mcp-inspector --cli <the server> --cwd <project> <args>`: its JSON output.

@@ -34,16 +34,20 @@ const ACTIVATION: [&str; 5] = [
 /// The installer's binary, or `None` (with the reason printed) when `./scripts/test` could
 /// not install the package.
 fn installer() -> Option<PathBuf> {
-    let npm = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/npm");
-    if let Ok(why) = std::fs::read_to_string(npm.join("bmad-method.skipped")) {
-        eprintln!("SKIPPED: bmad-method {PINNED} is not installed: {why}");
-        return None;
-    }
-    let bin = npm.join("bmad-method/node_modules/.bin/bmad-method");
+    let bin = crate::support::npm::package_bin(
+        "bmad-method",
+        "bmad-method",
+        "the BMAD method's install",
+    )?;
+    let stamp = bin
+        .ancestors()
+        .nth(3)
+        .unwrap()
+        .join(format!("installed-{PINNED}"));
     assert!(
-        bin.exists() && npm.join(format!("bmad-method/installed-{PINNED}")).exists(),
+        stamp.exists(),
         "{} is missing: run ./scripts/test, which installs bmad-method {PINNED}",
-        bin.display()
+        stamp.display()
     );
     Some(bin)
 }

@@ -315,20 +315,7 @@ fn assert_shape(host: &str, entry: &Value) {
 /// The pinned host CLI `bin` of `target/npm/<name>`, or `None` after printing why it is
 /// skipped when `./scripts/test` could not install it.
 fn host_cli(name: &str, bin: &str) -> Option<PathBuf> {
-    let npm = Path::new(ROOT).join("target/npm");
-    if let Ok(reason) = std::fs::read_to_string(npm.join(format!("{name}.skipped"))) {
-        let line = format!("SKIPPED: {name}'s own `mcp list` is not checked: {reason}");
-        println!("{line}");
-        eprintln!("{line}");
-        return None;
-    }
-    let path = npm.join(name).join("node_modules/.bin").join(bin);
-    assert!(
-        path.is_file(),
-        "{} is missing: run ./scripts/test, which installs it (or writes {name}.skipped)",
-        path.display()
-    );
-    Some(path)
+    crate::support::npm::package_bin(name, bin, &format!("{name}'s own `mcp list`"))
 }
 
 /// `cli <args>` in the place, with the variables `env`; (exit status, stdout, stderr).

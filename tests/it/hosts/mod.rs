@@ -45,22 +45,14 @@ pub struct Host {
     pub mark: &'static str,
 }
 
-/// The host's binary, or `None` after printing why it is skipped: the reason
-/// `./scripts/test` wrote in `target/npm/<name>.skipped`, else that it is not installed.
+/// The host's binary, or `None` after printing why it is skipped (the reason
+/// `./scripts/test` wrote in `target/npm/<name>.skipped`).
 pub fn installed(host: &Host) -> Option<PathBuf> {
-    let npm = Path::new(ROOT).join("target/npm");
-    let bin = npm
-        .join(host.package)
-        .join("node_modules/.bin")
-        .join(host.bin);
-    if bin.exists() {
-        return Some(bin);
-    }
-    let why = std::fs::read_to_string(npm.join(format!("{}.skipped", host.package)))
-        .unwrap_or_else(|_| format!("{} is not installed: run ./scripts/test", bin.display()));
-    println!("SKIPPED: {} end to end: {}", host.package, why.trim());
-    eprintln!("SKIPPED: {} end to end: {}", host.package, why.trim());
-    None
+    crate::support::npm::package_bin(
+        host.package,
+        host.bin,
+        &format!("{} end to end", host.package),
+    )
 }
 
 /// A throwaway HOME, the project, and the fake model's files.
