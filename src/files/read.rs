@@ -142,9 +142,9 @@ impl Project {
 }
 
 impl Project {
-    /// A file anywhere inside the project, not only in its areas, read only: opened beneath
-    /// the project's handle without following a link, at most `limit` bytes; `None` when it
-    /// does not exist. For the files a project's own configuration points the server at
+    /// A file anywhere inside the project, not only in its areas, but for hidden files and
+    /// folders, read only: opened beneath the project's handle without following a link, at
+    /// most `limit` bytes; `None` when it does not exist. For the files a project's own configuration points the server at
     /// (the BMAD method's `file:` facts).
     pub fn read_in_project(&self, rel: &str, limit: u64) -> Result<Option<String>, ReadProblem> {
         let p = std::path::Path::new(rel);
@@ -155,6 +155,16 @@ impl Project {
             return Err(ReadProblem::Unsafe(unsafe_path(
                 rel,
                 "the path must be relative without `..`",
+            )));
+        }
+        // Hidden names hold what must never reach a prompt: `.env`, `.git/config`, keys,
+        // the server's own state.
+        if p.components()
+            .any(|c| c.as_os_str().as_encoded_bytes().starts_with(b"."))
+        {
+            return Err(ReadProblem::Unsafe(unsafe_path(
+                rel,
+                "a hidden file or folder (`.env`, `.git`, …) is never read into a prompt",
             )));
         }
         let flags = rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::NONBLOCK;

@@ -305,6 +305,9 @@ mod tests {
         )
         .unwrap();
         std::fs::write(dir.path().join("docs/small.md"), "Ship weekly.\n").unwrap();
+        std::fs::write(dir.path().join(".env"), "API_KEY=secret\n").unwrap();
+        std::fs::create_dir_all(dir.path().join(".git")).unwrap();
+        std::fs::write(dir.path().join(".git/config"), "[remote]\n").unwrap();
         #[cfg(unix)]
         std::os::unix::fs::symlink("/etc/hostname", dir.path().join("docs/out.md")).unwrap();
         let facts: Vec<String> = [
@@ -312,6 +315,8 @@ mod tests {
             "file:{project-root}/docs/small.md",
             "file:{project-root}/docs/out.md",
             "file:{project-root}/../secret.md",
+            "file:{project-root}/.env",
+            "file:.git/config",
             "file:docs/*.md",
             "file:{project-root}/docs/big.md",
         ]
@@ -327,7 +332,18 @@ mod tests {
         let xs = text.chars().filter(|c| *c == 'x').count();
         assert!(xs < FILE_FACTS_CHARS, "within the budget: {xs}");
         let said = notices.join("\n");
-        for named in ["docs/out.md", "../secret.md", "docs/*.md", "cut at"] {
+        assert!(
+            !text.contains("API_KEY") && !text.contains("[remote]"),
+            "{text}"
+        );
+        for named in [
+            "docs/out.md",
+            "../secret.md",
+            "docs/*.md",
+            "cut at",
+            ".env",
+            "hidden",
+        ] {
             assert!(said.contains(named), "{named}: {said}");
         }
     }
