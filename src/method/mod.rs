@@ -227,3 +227,15 @@ fn scanned(found: &BTreeMap<String, &'static str>) -> Vec<Skill> {
         })
         .collect()
 }
+
+/// A value from the install's files on one line, at most `max` characters, `None` when
+/// empty: every run of white space or control characters becomes one space, and what
+/// cannot be seen (format and bidi characters) is shown escaped, since a model reads it.
+pub fn one_line(v: &str, max: usize) -> Option<String> {
+    let v: String = v
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let v = v.split_whitespace().collect::<Vec<_>>().join(" ");
+    (!v.is_empty()).then(|| crate::code::visible(&crate::code::clip(&v, max)))
+}

@@ -33,7 +33,7 @@ impl Agent {
         self.block
             .get(key)
             .and_then(Value::as_str)
-            .and_then(one_line)
+            .and_then(|v| super::one_line(v, MAX_VALUE_CHARS))
     }
 
     /// Whether its menu offers `skill`.
@@ -56,16 +56,6 @@ impl Agent {
             None => format!("{icon}{name}"),
         }
     }
-}
-
-/// A value on one line, without control characters, bounded; `None` when empty.
-fn one_line(v: &str) -> Option<String> {
-    let v: String = v
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    let v = v.split_whitespace().collect::<Vec<_>>().join(" ");
-    (!v.is_empty()).then(|| crate::code::clip(&v, MAX_VALUE_CHARS))
 }
 
 /// The installed agents: every skill whose `customize.toml` has an `[agent]` block.
@@ -159,7 +149,7 @@ pub fn render(project: &Project, agent: &Agent, notices: &mut Vec<String>) -> St
             .into_iter()
             .flatten()
             .filter_map(Value::as_str)
-            .filter_map(one_line)
+            .filter_map(|v| super::one_line(v, MAX_VALUE_CHARS))
             .collect()
     };
     let principles = list("principles");

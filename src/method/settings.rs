@@ -31,16 +31,6 @@ pub struct Settings {
     pub planning_copies: bool,
 }
 
-/// A setting's value on one line, bounded; `None` when empty.
-fn one_line(v: &str) -> Option<String> {
-    let v: String = v
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    let v = v.trim();
-    (!v.is_empty()).then(|| crate::code::clip(v, MAX_VALUE_CHARS))
-}
-
 /// `{project-root}/x/y` (or a relative `x/y`) as `x/y`; an absolute path, or one that
 /// climbs out, is `None`.
 pub fn in_project(v: &str) -> Option<String> {
@@ -63,7 +53,7 @@ pub fn read(project: &Project, notices: &mut Vec<String>) -> Settings {
     if let Some(text) = super::read(project, MODULE_CONFIG, notices) {
         match serde_norway::from_str::<BTreeMap<String, serde_norway::Value>>(&text) {
             Ok(map) => {
-                let get = |k: &str| map.get(k).and_then(|v| v.as_str()).and_then(one_line);
+                let get = |k: &str| map.get(k).and_then(|v| v.as_str()).and_then(|v| super::one_line(v, MAX_VALUE_CHARS));
                 s.user_name = get("user_name");
                 s.communication_language = get("communication_language");
                 s.document_output_language = get("document_output_language");
@@ -106,6 +96,13 @@ mod tests {
         for outside in ["/etc", "{project-root}/../x", "{output_folder}/x", ""] {
             assert_eq!(in_project(outside), None, "{outside}");
         }
-        assert_eq!(one_line(" Fran\nçais "), Some("Fran çais".into()));
+        assert_eq!(
+            super::super::one_line(" Fran\nçais ", MAX_VALUE_CHARS),
+            Some("Fran çais".into())
+        );
+        assert_eq!(
+            super::super::one_line("Ana\u{202e}\u{2028}Lima", 80),
+            Some("Ana\\u{202e} Lima".into())
+        );
     }
 }
