@@ -330,7 +330,11 @@ fn planning_copy(
         None => project.read(&source).ok()??,
     };
     let copy =
-        crate::method::findable::copy(&install, stage, &after.task_name, &source, &document)?;
+        match crate::method::findable::copy(&install, stage, &after.task_name, &source, &document)?
+        {
+            Ok(copy) => copy,
+            Err(notice) => return Some((None, notice)),
+        };
     // Written only over nothing or over a copy of ours: a file that cannot be read (too
     // large, not UTF-8, a link) may be a person's, and is left as it is.
     let left = match project.read(&copy.path) {

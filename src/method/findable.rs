@@ -32,14 +32,16 @@ fn kind(stage: Stage) -> Option<&'static str> {
 pub const COPY_MARK: &str = "<!-- A copy of ";
 
 /// The copy of `document` (the confirmed document of `stage` in task `task`, kept at
-/// `source`), when the install wants one.
+/// `source`), when the install wants one; `Err` with the notice that says why none is made
+/// where the install's `planning_artifacts` is no place for it (a hidden folder, the
+/// install's own, too deep).
 pub fn copy(
     install: &Install,
     stage: Stage,
     task: &str,
     source: &str,
     document: &str,
-) -> Option<Copy> {
+) -> Option<Result<Copy, String>> {
     let kind = kind(stage)?;
     let folder = install.settings.planning_artifacts.as_deref()?;
     if !install.settings.planning_copies {
@@ -47,19 +49,22 @@ pub fn copy(
     }
     let path = format!("{folder}/{kind}-{task}.md");
     if !crate::files::project::is_planning_copy(&path) {
-        return None;
+        return Some(Err(format!(
+            "No copy of the confirmed document for the BMAD method's skills: {} (the method's `planning_artifacts`) is a hidden folder, inside the install, or too deep, where the server writes nothing.",
+            crate::code::visible(&crate::code::clip(folder, 200))
+        )));
     }
     let content = format!(
         "{COPY_MARK}{source}, the {kind} confirmed in bmad-mcp task `{task}`, for the BMAD method's skills; it is rewritten at each confirmation: edit the original. -->\n\n{document}"
     );
-    Some(Copy {
+    Some(Ok(Copy {
         notice: format!(
             "The confirmed {} is also at {path}, where the BMAD method's own skills (epics and stories, sprint planning, retrospective) look for it; it is rewritten at each confirmation (`[bmad-mcp] planning_copies = false` in _bmad/custom/config.toml turns this off).",
             if kind == "prd" { "PRD" } else { "architecture" }
         ),
         path,
         content,
-    })
+    }))
 }
 
 #[cfg(test)]
@@ -78,6 +83,7 @@ mod tests {
             ".bmad/specs/todo/prd.md",
             "# PRD\n",
         )
+        .unwrap()
         .unwrap();
         assert_eq!(c.path, "_bmad-output/planning-artifacts/prd-todo.md");
         assert!(c.content.ends_with("# PRD\n"));
@@ -85,6 +91,9 @@ mod tests {
             copy(&install, Stage::Sm, "todo", "x", "y").is_none(),
             "not looked for"
         );
+        install.settings.planning_artifacts = Some("_bmad/plans".into());
+        let refused = copy(&install, Stage::Po, "todo", "x", "y").unwrap();
+        assert!(refused.unwrap_err().contains("`planning_artifacts`"));
         install.settings.planning_copies = false;
         assert!(copy(&install, Stage::Po, "todo", "x", "y").is_none());
     }
