@@ -17,7 +17,7 @@ const MAX_DEPTH: usize = 64;
 pub struct Proc {
     /// `bash (pid 4242)`.
     pub label: String,
-    /// The host this process is (its binary, or node running its script): `Claude Code`.
+    /// The host this process is (its executable, or node running its script): `Claude Code`.
     pub host: Option<&'static str>,
     /// The first host's mark in its environment, where readable: `GEMINI_CLI=1`.
     pub mark: Option<String>,
@@ -47,7 +47,7 @@ pub fn chain(start: u32) -> Vec<Proc> {
                 .map(|c| c.trim_end().to_string())
                 .unwrap_or_else(|| "?".into());
             chain.push(Proc {
-                host: runs_host(&at, &name),
+                host: runs_host(&at),
                 mark: mark_in(&at),
                 label: format!("{name} (pid {p})"),
             });
@@ -169,28 +169,24 @@ fn socket_inode(addr: std::net::SocketAddr) -> Option<u64> {
     })
 }
 
-/// The host `/proc/<pid>` (named `name`) is: its own binary, or node running its script.
+/// The host `/proc/<pid>` is, by the file it executes (`exe`, which the process cannot
+/// rename, unlike its `argv[0]` or its name): the host's own binary, or node or bun running
+/// the host's script (the first argument that is not an option).
 #[cfg(target_os = "linux")]
-fn runs_host(pid: &str, name: &str) -> Option<&'static str> {
-    let args: Vec<String> = std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|b| {
-            b.split(|c| *c == 0)
-                .filter(|a| !a.is_empty())
-                .map(|a| String::from_utf8_lossy(a).into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    let scripts = if name.starts_with("node") || name.starts_with("bun") {
-        args.iter()
-            .skip(1)
-            .take(3)
-            .find_map(|a| marks::host_of_program(a))
-    } else {
-        None
-    };
-    marks::host_of_program(name)
-        .or_else(|| args.first().and_then(|a| marks::host_of_program(a)))
-        .or(scripts)
+fn runs_host(pid: &str) -> Option<&'static str> {
+    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok()?;
+    let exe = exe.to_string_lossy();
+    // A binary replaced while it runs (an update) reads `/path/claude (deleted)`.
+    let exe = exe.strip_suffix(" (deleted)").unwrap_or(&exe);
+    if !marks::runs_scripts(exe) {
+        return marks::host_of_executable(exe);
+    }
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let script = cmdline
+        .split(|c| *c == 0)
+        .skip(1)
+        .find(|a| !a.is_empty() && !a.starts_with(b"-"))?;
+    marks::host_of_script(&String::from_utf8_lossy(script))
 }
 
 /// The first host's mark set in the environment of `/proc/<pid>`.
@@ -250,5 +246,25 @@ mod tests {
             .label
             .ends_with(&format!("(pid {})", std::process::id())));
         assert!(chain.len() >= 2);
+    }
+
+    #[test]
+    fn a_process_named_as_a_host_is_not_one() {
+        // `exec -a claude` sets argv[0] (and a name can be set too): only the executable
+        // tells the program, and `sleep` is no host.
+        let mut child = std::process::Command::new("bash")
+            .args(["-c", "exec -a claude sleep 30"])
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while proc_text(&pid.to_string(), "cmdline").is_none_or(|c| !c.starts_with("claude\0")) {
+            assert!(std::time::Instant::now() < deadline, "exec -a did not run");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let found = chain(pid);
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(found[0].host, None, "{}", found[0].label);
     }
 }

@@ -121,7 +121,8 @@ fn changes_lists(call: &Call) -> bool {
 /// them (`can_ask`), else the host; `assistants` names the assistant whose shell the
 /// connection runs under, which kept the dialog shut.
 fn for_this_client(reply: &mut Reply, can_ask: bool, assistants: Option<String>) {
-    if let Some(why) = assistants {
+    // Where the policy refused the host's word, the error says why.
+    if let Some(why) = assistants.filter(|_| reply.error.is_none()) {
         reply.notices.get_or_insert_with(Vec::new).push(format!(
             "The client's dialog was not opened: this connection runs under an assistant's shell ({why}), so an answer there would not be the human's. The decision is the host's."
         ));
@@ -231,8 +232,10 @@ impl ServerHandler for BmadServer {
         };
         client_roots::fill_cwd(&mut call, &self.inner.store, &context).await;
         let client = context.client_info().map(|i| i.name);
-        let cannot_ask = hosts::waits_for_human(client.as_deref(), dialog::can_ask(&context));
-        let mut assistants = None;
+        let can_ask = dialog::can_ask(&context);
+        let host_cannot_ask = hosts::waits_for_human(client.as_deref(), can_ask);
+        let mut cannot_ask = host_cannot_ask.map(hosts::host_cannot_ask);
+        let mut dialog_shut = None;
         if let Call::Act {
             cwd,
             key,
@@ -240,42 +243,48 @@ impl ServerHandler for BmadServer {
             decision,
         } = &mut call
         {
-            decision.cannot_ask = cannot_ask;
             // A decision the host asserts goes to the human when the client can ask them,
-            // unless the connection is the assistant's own: then it stays the host's.
-            if command.action().decides()
-                && decision.decided_by == DecidedBy::Host
-                && dialog::can_ask(&context)
-            {
-                let origin = origin::of(&context);
-                if !origin.under_assistant {
-                    let asked = dialog::DialogCall {
-                        cwd: cwd.clone(),
-                        key: key.clone(),
-                        command: command.clone(),
-                        provenance: origin,
-                        readers: readers.clone(),
-                        unattended: hosts::Profile::of(client.as_deref())
-                            .filter(|p| p.dialog == hosts::Dialog::DeclinedUnattended)
-                            .map(|p| p.host),
-                    };
-                    return Ok(self.decide_in_dialog(asked, &request, &context).await);
+            // unless the connection is an assistant's own: then it stays the host's, and
+            // where it was opened from a host's shell it waits for the human by default.
+            if command.action().decides() && decision.decided_by == DecidedBy::Host {
+                match origin::route(&context, can_ask, host_cannot_ask) {
+                    origin::Route::Dialog(provenance) => {
+                        let asked = dialog::DialogCall {
+                            cwd: cwd.clone(),
+                            key: key.clone(),
+                            command: command.clone(),
+                            provenance,
+                            readers: readers.clone(),
+                            unattended: hosts::Profile::of(client.as_deref())
+                                .filter(|p| p.dialog == hosts::Dialog::DeclinedUnattended)
+                                .map(|p| p.host),
+                        };
+                        return Ok(self.decide_in_dialog(asked, &request, &context).await);
+                    }
+                    origin::Route::Word {
+                        cannot_ask: why,
+                        provenance,
+                        dialog_shut: shut,
+                    } => {
+                        cannot_ask = why;
+                        decision.provenance = provenance.map(Box::new);
+                        dialog_shut = shut;
+                    }
                 }
-                assistants = origin.assistant.clone();
-                decision.provenance = Some(Box::new(origin));
             }
+            decision.cannot_ask = cannot_ask.clone();
         }
         let lists_change = changes_lists(&call);
         let (watched, _watchers) = progress::watch(&context);
         let mut reply = self
-            .blocking(move |server| server.run_watched(call, &watched, cannot_ask))
+            .blocking(move |server| server.run_watched(call, &watched, cannot_ask.as_deref()))
             .await
             .unwrap_or_else(|| {
                 tracing::error!("tool call failed unexpectedly");
                 reply::for_error(&Error::Internal, None)
             });
-        let can_ask = dialog::can_ask(&context) && assistants.is_none();
-        for_this_client(&mut reply, can_ask, assistants);
+        let can_ask = can_ask && dialog_shut.is_none();
+        for_this_client(&mut reply, can_ask, dialog_shut);
         if lists_change && reply.error.is_none() {
             self.resources_changed(&context);
         }
