@@ -136,6 +136,72 @@ fn for_this_client(reply: &mut Reply, can_ask: bool, assistants: Option<String>)
     reply::name_notices(reply);
 }
 
+/// Who decides a call.
+enum Decides {
+    /// The human, in the client's dialog.
+    Dialog(Box<dialog::DialogCall>),
+    /// The host's word, as the policy takes it: `cannot_ask`, who cannot ask the human
+    /// (kept in the decision, and named in the reply where the human decides);
+    /// `dialog_shut`, why the client's dialog stayed shut.
+    Word {
+        cannot_ask: Option<String>,
+        dialog_shut: Option<String>,
+    },
+}
+
+/// Who decides `call`. A decision the host asserts goes to the human when the client can
+/// ask them (`can_ask`), unless the connection is an assistant's own: then it stays the
+/// host's, and where it was opened from a host's shell it waits for the human by default.
+fn decides(
+    call: &mut Call,
+    context: &RequestContext<RoleServer>,
+    can_ask: bool,
+    readers: &Readers,
+) -> Decides {
+    let client = context.client_info().map(|i| i.name);
+    let host_cannot_ask = hosts::waits_for_human(client.as_deref(), can_ask);
+    let mut cannot_ask = host_cannot_ask.map(hosts::host_cannot_ask);
+    let mut dialog_shut = None;
+    if let Call::Act {
+        cwd,
+        key,
+        command,
+        decision,
+    } = call
+    {
+        if command.action().decides() && decision.decided_by == DecidedBy::Host {
+            match origin::route(context, can_ask, host_cannot_ask) {
+                origin::Route::Dialog(provenance) => {
+                    return Decides::Dialog(Box::new(dialog::DialogCall {
+                        cwd: cwd.clone(),
+                        key: key.clone(),
+                        command: command.clone(),
+                        provenance,
+                        readers: readers.clone(),
+                        unattended: hosts::Profile::of(client.as_deref())
+                            .filter(|p| p.dialog == hosts::Dialog::DeclinedUnattended)
+                            .map(|p| p.host),
+                    }))
+                }
+                origin::Route::Word {
+                    cannot_ask: why,
+                    provenance,
+                    dialog_shut: shut,
+                } => {
+                    cannot_ask = why;
+                    decision.provenance = provenance.map(Box::new);
+                    dialog_shut = shut;
+                }
+            }
+        }
+        decision.cannot_ask.clone_from(&cannot_ask);
+    }
+    Decides::Word {
+        cannot_ask,
+        dialog_shut,
+    }
+}
+
 impl BmadServer {
     /// A server whose calls that name no project act in `default_root`, with `limits` and
     /// nothing else set: nobody named over git's identity, the default waits, no user
@@ -231,49 +297,16 @@ impl ServerHandler for BmadServer {
             Err(e) => return Ok(to_result(reply::for_error(&e, None), &readers).into()),
         };
         client_roots::fill_cwd(&mut call, &self.inner.store, &context).await;
-        let client = context.client_info().map(|i| i.name);
         let can_ask = dialog::can_ask(&context);
-        let host_cannot_ask = hosts::waits_for_human(client.as_deref(), can_ask);
-        let mut cannot_ask = host_cannot_ask.map(hosts::host_cannot_ask);
-        let mut dialog_shut = None;
-        if let Call::Act {
-            cwd,
-            key,
-            command,
-            decision,
-        } = &mut call
-        {
-            // A decision the host asserts goes to the human when the client can ask them,
-            // unless the connection is an assistant's own: then it stays the host's, and
-            // where it was opened from a host's shell it waits for the human by default.
-            if command.action().decides() && decision.decided_by == DecidedBy::Host {
-                match origin::route(&context, can_ask, host_cannot_ask) {
-                    origin::Route::Dialog(provenance) => {
-                        let asked = dialog::DialogCall {
-                            cwd: cwd.clone(),
-                            key: key.clone(),
-                            command: command.clone(),
-                            provenance,
-                            readers: readers.clone(),
-                            unattended: hosts::Profile::of(client.as_deref())
-                                .filter(|p| p.dialog == hosts::Dialog::DeclinedUnattended)
-                                .map(|p| p.host),
-                        };
-                        return Ok(self.decide_in_dialog(asked, &request, &context).await);
-                    }
-                    origin::Route::Word {
-                        cannot_ask: why,
-                        provenance,
-                        dialog_shut: shut,
-                    } => {
-                        cannot_ask = why;
-                        decision.provenance = provenance.map(Box::new);
-                        dialog_shut = shut;
-                    }
-                }
+        let (cannot_ask, dialog_shut) = match decides(&mut call, &context, can_ask, &readers) {
+            Decides::Dialog(asked) => {
+                return Ok(self.decide_in_dialog(*asked, &request, &context).await)
             }
-            decision.cannot_ask = cannot_ask.clone();
-        }
+            Decides::Word {
+                cannot_ask,
+                dialog_shut,
+            } => (cannot_ask, dialog_shut),
+        };
         let lists_change = changes_lists(&call);
         let (watched, _watchers) = progress::watch(&context);
         let mut reply = self
