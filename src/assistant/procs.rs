@@ -43,8 +43,15 @@ pub fn chain(start: u32) -> Vec<Proc> {
         let mut pid = Some(start);
         while let Some(p) = pid.filter(|p| *p > 0 && chain.len() < MAX_DEPTH) {
             let at = p.to_string();
-            let name = proc_text(&at, "comm")
-                .map(|c| c.trim_end().to_string())
+            // A process names itself (up to 15 bytes): the label is shown in replies and
+            // kept in the history, so no line break or other control character of its own.
+            let name: String = proc_text(&at, "comm")
+                .map(|c| {
+                    let c = c.strip_suffix('\n').unwrap_or(&c);
+                    c.chars()
+                        .map(|ch| if ch.is_control() { '?' } else { ch })
+                        .collect()
+                })
                 .unwrap_or_else(|| "?".into());
             chain.push(Proc {
                 host: runs_host(&at),
@@ -266,5 +273,26 @@ mod tests {
         let _ = child.kill();
         let _ = child.wait();
         assert_eq!(found[0].host, None, "{}", found[0].label);
+    }
+
+    #[test]
+    fn a_process_name_with_a_line_break_is_shown_on_one_line() {
+        let mut child = std::process::Command::new("python3")
+            .args([
+                "-c",
+                "import ctypes,time; ctypes.CDLL(None).prctl(15, b'x\\nstate: done', 0, 0, 0); print(flush=True); time.sleep(30)",
+            ])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut ready = [0u8; 1];
+        std::io::Read::read_exact(child.stdout.as_mut().unwrap(), &mut ready).unwrap();
+        let found = chain(child.id());
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(
+            found[0].label,
+            format!("x?state: done (pid {})", child.id())
+        );
     }
 }
