@@ -11,9 +11,10 @@ pub struct HostMarks {
     /// Environment variables its shell tool sets: the name, and the value it must have
     /// (`None`: any non-empty value).
     pub vars: &'static [(&'static str, Option<&'static str>)],
-    /// The file names of its executable (or of the script `node` runs): `claude`.
+    /// The exact file names of its executable (`/proc/<pid>/exe`), or of the script node or
+    /// bun runs (`node_modules/.bin/gemini`): `claude`, `claude.exe`.
     pub programs: &'static [&'static str],
-    /// A part of the path of its script or executable that only it has (its npm package).
+    /// Its npm packages: a script node or bun runs from `node_modules/<package>/` is its.
     pub packages: &'static [&'static str],
 }
 
@@ -22,7 +23,7 @@ pub const HOSTS: [HostMarks; 5] = [
     HostMarks {
         host: "Claude Code",
         vars: &[("CLAUDECODE", None)],
-        programs: &["claude"],
+        programs: &["claude", "claude.exe"],
         packages: &["@anthropic-ai/claude-code"],
     },
     HostMarks {
@@ -44,8 +45,8 @@ pub const HOSTS: [HostMarks; 5] = [
     HostMarks {
         host: "opencode",
         vars: &[("OPENCODE", Some("1")), ("AGENT", Some("1"))],
-        programs: &["opencode"],
-        packages: &["opencode-ai", "opencode-linux-", "opencode-darwin-"],
+        programs: &["opencode", "opencode.exe"],
+        packages: &["opencode-ai"],
     },
     HostMarks {
         host: "Copilot CLI",
@@ -86,19 +87,60 @@ pub fn mark_of(name: &[u8], value: &[u8]) -> Option<String> {
         })
 }
 
-/// The host whose program `arg` (an executable's path, or the script `node` runs) is.
-pub fn host_of_program(arg: &str) -> Option<&'static str> {
-    let base = arg.rsplit('/').next().unwrap_or(arg);
-    HOSTS.iter().find_map(|h| {
-        let named = h.programs.iter().any(|p| {
-            base == *p
-                || base
-                    .strip_prefix(p)
-                    .is_some_and(|rest| rest.starts_with('.') || rest.starts_with('-'))
-        });
-        let packaged = h.packages.iter().any(|p| arg.contains(p));
-        (named || packaged).then_some(h.host)
-    })
+/// The host a shell mark (as [`mark_of`] shows it: `GEMINI_CLI=1`) belongs to.
+pub fn host_of_mark(shown: &str) -> Option<&'static str> {
+    HOSTS
+        .iter()
+        .find(|h| h.vars_shown().iter().any(|v| v == shown))
+        .map(|h| h.host)
+}
+
+/// The file name of `path`, `/`-separated.
+fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// Whether the executable `exe` is a JavaScript runtime (node, bun), whose script tells
+/// which program it runs.
+pub fn runs_scripts(exe: &str) -> bool {
+    matches!(file_name(exe), "node" | "nodejs" | "bun")
+}
+
+/// The host whose executable `exe` (what `/proc/<pid>/exe` points to) is: its file name is
+/// exactly one of the host's programs, or it is a version kept in `<program>/versions/`
+/// (as Claude Code's own installer keeps `~/.local/share/claude/versions/2.1.330`). Never
+/// a prefix: `claudette` and `codex-x` are not hosts.
+pub fn host_of_executable(exe: &str) -> Option<&'static str> {
+    let mut parts = exe.rsplit('/');
+    let name = parts.next().unwrap_or(exe);
+    let versioned = (parts.next() == Some("versions"))
+        .then(|| parts.next())
+        .flatten();
+    HOSTS
+        .iter()
+        .find(|h| {
+            h.programs
+                .iter()
+                .any(|p| name == *p || versioned == Some(*p))
+        })
+        .map(|h| h.host)
+}
+
+/// The host whose script `script` (the file node or bun runs) is: its file name is exactly
+/// one of the host's programs (`node_modules/.bin/gemini`), or it lies in the host's npm
+/// package (`node_modules/@google/gemini-cli/…`).
+pub fn host_of_script(script: &str) -> Option<&'static str> {
+    let name = file_name(script);
+    HOSTS
+        .iter()
+        .find(|h| {
+            let packaged = h.packages.iter().any(|p| {
+                let within = format!("node_modules/{p}/");
+                script.starts_with(&within) || script.contains(&format!("/{within}"))
+            });
+            packaged || h.programs.contains(&name)
+        })
+        .map(|h| h.host)
 }
 
 #[cfg(test)]
@@ -151,45 +193,88 @@ mod tests {
     }
 
     #[test]
-    fn each_hosts_program_is_recognised_by_its_file_or_package() {
+    fn each_hosts_executable_is_recognised_by_its_exact_name() {
+        // As `/proc/<pid>/exe` points to them, from the pinned installs in `target/`.
         let seen = [
             ("/usr/bin/claude", "Claude Code"),
+            (
+                "/x/node_modules/@anthropic-ai/claude-code/bin/claude.exe",
+                "Claude Code",
+            ),
+            (
+                "/home/u/.local/share/claude/versions/2.1.330",
+                "Claude Code",
+            ),
+            (
+                "/x/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex",
+                "Codex CLI",
+            ),
+            ("/x/node_modules/opencode-ai/bin/opencode.exe", "opencode"),
+            (
+                "/x/node_modules/opencode-linux-x64/bin/opencode",
+                "opencode",
+            ),
+            ("/x/@github/copilot-linux-x64/copilot", "Copilot CLI"),
+        ];
+        for (exe, host) in seen {
+            assert_eq!(host_of_executable(exe), Some(host), "{exe}");
+        }
+        // A prefix, a package in the path, or a host's name elsewhere is not the host.
+        for exe in [
+            "/usr/bin/bash",
+            "/usr/bin/python3",
+            "claudette",
+            "/bin/codexify",
+            "/x/codex-x",
+            "/x/gemini.py",
+            "/tmp/@anthropic-ai/claude-code/python3",
+            "/x/opencode-linux-x64/bin/python3",
+            "/x/claude/python3",
+            "/x/versions/2.1.330",
+            "/usr/bin/node",
+        ] {
+            assert_eq!(host_of_executable(exe), None, "{exe}");
+        }
+        assert!(runs_scripts("/usr/bin/node") && runs_scripts("/x/bun"));
+        assert!(!runs_scripts("/usr/bin/node-x") && !runs_scripts("/x/claude.exe"));
+    }
+
+    #[test]
+    fn each_hosts_script_is_recognised_by_its_name_or_package() {
+        let seen = [
             (
                 "/x/node_modules/@anthropic-ai/claude-code/cli.js",
                 "Claude Code",
             ),
             ("/x/node_modules/@openai/codex/bin/codex.js", "Codex CLI"),
-            (
-                "/x/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex",
-                "Codex CLI",
-            ),
+            ("/x/node_modules/.bin/codex", "Codex CLI"),
             ("/x/node_modules/.bin/gemini", "Gemini CLI"),
             (
-                "/x/node_modules/@google/gemini-cli/bundle/gemini.js",
+                "node_modules/@google/gemini-cli/bundle/gemini.js",
                 "Gemini CLI",
             ),
-            (
-                "/x/node_modules/opencode-linux-x64/bin/opencode",
-                "opencode",
-            ),
-            ("/x/node_modules/opencode-ai/bin/opencode.exe", "opencode"),
+            ("/x/node_modules/opencode-ai/bin/opencode", "opencode"),
             (
                 "/x/node_modules/@github/copilot/npm-loader.js",
                 "Copilot CLI",
             ),
-            ("/x/@github/copilot-linux-x64/copilot", "Copilot CLI"),
+            ("/x/node_modules/.bin/copilot", "Copilot CLI"),
         ];
-        for (arg, host) in seen {
-            assert_eq!(host_of_program(arg), Some(host), "{arg}");
+        for (script, host) in seen {
+            assert_eq!(host_of_script(script), Some(host), "{script}");
         }
-        for arg in [
-            "/usr/bin/bash",
-            "claudette",
-            "/bin/codexify",
-            "node",
+        for script in [
             "/x/index.js",
+            "/x/gemini-x.js",
+            "/x/@google/gemini-cli-core/index.js",
+            "/x/node_modules/@openai/codex-sdk/index.js",
+            "/x/my-node_modules/@openai/codex/bin/codex.js",
         ] {
-            assert_eq!(host_of_program(arg), None, "{arg}");
+            assert_eq!(host_of_script(script), None, "{script}");
         }
+        assert_eq!(host_of_mark("GEMINI_CLI=1"), Some("Gemini CLI"));
+        assert_eq!(host_of_mark("AGENT=1"), Some("opencode"));
+        assert_eq!(host_of_mark("CODEX_THREAD_ID"), Some("Codex CLI"));
+        assert_eq!(host_of_mark("GEMINI_CLI"), None);
     }
 }

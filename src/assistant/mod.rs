@@ -5,10 +5,11 @@
 //!
 //! An assistant's shell tool (Claude Code's Bash tool, Codex's, Gemini CLI's, opencode's
 //! and Copilot CLI's shell tools) can run anything the user can; what it cannot hide is
-//! being an ancestor of what it runs: a process that is the host itself, or that carries a
-//! host's mark in its environment (`CLAUDECODE`, `CODEX_CI`, `GEMINI_CLI=1`, `OPENCODE=1`,
-//! `COPILOT_CLI=1`: every host's, listed once in [`marks`]). The mark is read from each
-//! ancestor, where a command cannot unset it for itself.
+//! being an ancestor of what it runs: a process that is the host itself (by the file it
+//! executes), or that carries a host's mark in its environment (`CLAUDECODE`, `CODEX_CI`,
+//! `GEMINI_CLI=1`, `OPENCODE=1`, `COPILOT_CLI=1`: every host's, listed once in [`marks`]).
+//! The mark is read from each ancestor, where a command cannot unset it for itself, and
+//! before what the process is: a process that carries a mark is never the host's own.
 
 pub mod marks;
 pub mod procs;
@@ -29,21 +30,67 @@ pub enum Host {
     AsksTheHuman,
 }
 
-/// Why `chain` (a process first, then its ancestors) is an assistant's; `None` when it is
-/// not.
-pub fn behind(chain: &[Proc], host: Host) -> Option<String> {
+/// What makes a chain an assistant's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Found {
+    /// A process of it is the host itself (only where the host is the assistant).
+    Host { host: &'static str, label: String },
+    /// A process of it carries the host's shell mark: it runs under that host's shell tool.
+    Mark {
+        host: &'static str,
+        mark: String,
+        label: String,
+    },
+}
+
+impl Found {
+    /// Why, as a reply or the history says it: `GEMINI_CLI=1 in the environment of bash
+    /// (pid 7)`.
+    pub fn why(&self) -> String {
+        match self {
+            Found::Host { host, label } => format!("{host} is {label}"),
+            Found::Mark { mark, label, .. } => format!("{mark} in the environment of {label}"),
+        }
+    }
+
+    /// The host whose shell tool the chain runs under, when a mark was found.
+    pub fn shell_of(&self) -> Option<&'static str> {
+        match self {
+            Found::Mark { host, .. } => Some(host),
+            Found::Host { .. } => None,
+        }
+    }
+}
+
+/// What makes `chain` (a process first, then its ancestors) an assistant's; `None` when
+/// nothing does. A process's mark is read before what it is: a host's own process does
+/// not carry its shell's mark, so a process that carries one is never the host's own
+/// connection, whatever it runs.
+pub fn found(chain: &[Proc], host: Host) -> Option<Found> {
     for p in chain {
+        if let Some(mark) = &p.mark {
+            return Some(Found::Mark {
+                host: marks::host_of_mark(mark).unwrap_or("an assistant"),
+                mark: mark.clone(),
+                label: p.label.clone(),
+            });
+        }
         if let Some(name) = p.host {
             return match host {
-                Host::IsTheAssistant => Some(format!("{name} is {}", p.label)),
+                Host::IsTheAssistant => Some(Found::Host {
+                    host: name,
+                    label: p.label.clone(),
+                }),
                 Host::AsksTheHuman => None,
             };
         }
-        if let Some(mark) = &p.mark {
-            return Some(format!("{mark} in the environment of {}", p.label));
-        }
     }
     None
+}
+
+/// Why `chain` is an assistant's ([`found`]); `None` when it is not.
+pub fn behind(chain: &[Proc], host: Host) -> Option<String> {
+    found(chain, host).map(|f| f.why())
 }
 
 /// Why this process runs under an assistant, `chain` being its ancestors (parent first):
@@ -135,5 +182,30 @@ mod tests {
                 Some(format!("{host} is node (pid 2)"))
             );
         }
+    }
+
+    #[test]
+    fn a_process_with_a_shells_mark_is_never_the_hosts_own() {
+        // A program the model runs as `claude` (or a copy of a host) from Gemini CLI's
+        // shell: the mark it inherited is read before what it runs.
+        let posing = Proc {
+            label: "claude (pid 5)".into(),
+            host: Some("Claude Code"),
+            mark: Some("GEMINI_CLI=1".into()),
+        };
+        let chain = [posing, p("bash (pid 4)", false, true)];
+        for host in [Host::AsksTheHuman, Host::IsTheAssistant] {
+            let found = found(&chain, host).expect("the shell's");
+            assert_eq!(found.shell_of(), Some("Gemini CLI"));
+            assert_eq!(
+                found.why(),
+                "GEMINI_CLI=1 in the environment of claude (pid 5)"
+            );
+        }
+        // The host's own process, unmarked, is no shell's.
+        let direct = [p("claude (pid 2)", true, false)];
+        assert_eq!(found(&direct, Host::AsksTheHuman), None);
+        let own = found(&direct, Host::IsTheAssistant).unwrap();
+        assert_eq!(own.shell_of(), None);
     }
 }

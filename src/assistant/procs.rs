@@ -17,7 +17,7 @@ const MAX_DEPTH: usize = 64;
 pub struct Proc {
     /// `bash (pid 4242)`.
     pub label: String,
-    /// The host this process is (its binary, or node running its script): `Claude Code`.
+    /// The host this process is (its executable, or node running its script): `Claude Code`.
     pub host: Option<&'static str>,
     /// The first host's mark in its environment, where readable: `GEMINI_CLI=1`.
     pub mark: Option<String>,
@@ -43,11 +43,18 @@ pub fn chain(start: u32) -> Vec<Proc> {
         let mut pid = Some(start);
         while let Some(p) = pid.filter(|p| *p > 0 && chain.len() < MAX_DEPTH) {
             let at = p.to_string();
-            let name = proc_text(&at, "comm")
-                .map(|c| c.trim_end().to_string())
+            // A process names itself (up to 15 bytes): the label is shown in replies and
+            // kept in the history, so no line break or other control character of its own.
+            let name: String = proc_text(&at, "comm")
+                .map(|c| {
+                    let c = c.strip_suffix('\n').unwrap_or(&c);
+                    c.chars()
+                        .map(|ch| if ch.is_control() { '?' } else { ch })
+                        .collect()
+                })
                 .unwrap_or_else(|| "?".into());
             chain.push(Proc {
-                host: runs_host(&at, &name),
+                host: runs_host(&at),
                 mark: mark_in(&at),
                 label: format!("{name} (pid {p})"),
             });
@@ -169,28 +176,24 @@ fn socket_inode(addr: std::net::SocketAddr) -> Option<u64> {
     })
 }
 
-/// The host `/proc/<pid>` (named `name`) is: its own binary, or node running its script.
+/// The host `/proc/<pid>` is, by the file it executes (`exe`, which the process cannot
+/// rename, unlike its `argv[0]` or its name): the host's own binary, or node or bun running
+/// the host's script (the first argument that is not an option).
 #[cfg(target_os = "linux")]
-fn runs_host(pid: &str, name: &str) -> Option<&'static str> {
-    let args: Vec<String> = std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|b| {
-            b.split(|c| *c == 0)
-                .filter(|a| !a.is_empty())
-                .map(|a| String::from_utf8_lossy(a).into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    let scripts = if name.starts_with("node") || name.starts_with("bun") {
-        args.iter()
-            .skip(1)
-            .take(3)
-            .find_map(|a| marks::host_of_program(a))
-    } else {
-        None
-    };
-    marks::host_of_program(name)
-        .or_else(|| args.first().and_then(|a| marks::host_of_program(a)))
-        .or(scripts)
+fn runs_host(pid: &str) -> Option<&'static str> {
+    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok()?;
+    let exe = exe.to_string_lossy();
+    // A binary replaced while it runs (an update) reads `/path/claude (deleted)`.
+    let exe = exe.strip_suffix(" (deleted)").unwrap_or(&exe);
+    if !marks::runs_scripts(exe) {
+        return marks::host_of_executable(exe);
+    }
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let script = cmdline
+        .split(|c| *c == 0)
+        .skip(1)
+        .find(|a| !a.is_empty() && !a.starts_with(b"-"))?;
+    marks::host_of_script(&String::from_utf8_lossy(script))
 }
 
 /// The first host's mark set in the environment of `/proc/<pid>`.
@@ -250,5 +253,46 @@ mod tests {
             .label
             .ends_with(&format!("(pid {})", std::process::id())));
         assert!(chain.len() >= 2);
+    }
+
+    #[test]
+    fn a_process_named_as_a_host_is_not_one() {
+        // `exec -a claude` sets argv[0] (and a name can be set too): only the executable
+        // tells the program, and `sleep` is no host.
+        let mut child = std::process::Command::new("bash")
+            .args(["-c", "exec -a claude sleep 30"])
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while proc_text(&pid.to_string(), "cmdline").is_none_or(|c| !c.starts_with("claude\0")) {
+            assert!(std::time::Instant::now() < deadline, "exec -a did not run");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let found = chain(pid);
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(found[0].host, None, "{}", found[0].label);
+    }
+
+    #[test]
+    fn a_process_name_with_a_line_break_is_shown_on_one_line() {
+        let mut child = std::process::Command::new("python3")
+            .args([
+                "-c",
+                "import ctypes,time; ctypes.CDLL(None).prctl(15, b'x\\nstate: done', 0, 0, 0); print(flush=True); time.sleep(30)",
+            ])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut ready = [0u8; 1];
+        std::io::Read::read_exact(child.stdout.as_mut().unwrap(), &mut ready).unwrap();
+        let found = chain(child.id());
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(
+            found[0].label,
+            format!("x?state: done (pid {})", child.id())
+        );
     }
 }

@@ -112,7 +112,7 @@ pub fn admit(
     };
     let mut admitted = Admitted {
         notices: policy.waiting_notice().into_iter().collect(),
-        human_gates: Some(keeps_for_human(&policy, decision.cannot_ask)),
+        human_gates: Some(keeps_for_human(&policy, decision.cannot_ask.as_deref())),
         ..Admitted::default()
     };
     if command.action() == Action::Submit && session.current_stage.runs_checks() {
@@ -172,7 +172,7 @@ fn policy_for(
     if !action.decides() || decision.decided_by == DecidedBy::Human {
         return Ok(Some(policy));
     }
-    if let Some(policy) = keeps_for_human(&policy, decision.cannot_ask) {
+    if let Some(policy) = keeps_for_human(&policy, decision.cannot_ask.as_deref()) {
         return Err(Error::HumanRequired {
             action: action.name().into(),
             policy,
@@ -202,24 +202,26 @@ pub fn human_commands(session: &Session) -> String {
 }
 
 /// The gates policy in force in the project at `cwd` when it keeps decisions for the
-/// human, as [`keeps_for_human`] cites it (`cannot_ask`: the host, when it is one that
-/// cannot ask its human); `None` when it takes the host's word, or when the policy cannot
-/// be read (the decision itself then says why).
+/// human, as [`keeps_for_human`] cites it (`cannot_ask`: who cannot ask the human, when
+/// their word is not taken by default); `None` when it takes the host's word, or when the
+/// policy cannot be read (the decision itself then says why).
 pub fn human_gates(store: &Store, cwd: Option<&str>, cannot_ask: Option<&str>) -> Option<String> {
     let policy = Policy::read(&store.project(cwd).ok()?).ok()?;
     keeps_for_human(&policy, cannot_ask)
 }
 
 /// Why `policy` keeps a gate decision for the human, as a refusal cites it; `None` when the
-/// host's word passes. `cannot_ask` names the host when it is an agent host with no dialog:
-/// under `gates = "auto"` its model's word is not the human's, and the gate waits for the
-/// human's terminal or dashboard unless the approved policy is `gates = "host"`.
+/// host's word passes. `cannot_ask` names who cannot ask the human (an agent host with no
+/// dialog, or a connection opened from a host's shell tool): under `gates = "auto"` their
+/// word is not the human's, and the gate waits for the human's terminal or dashboard. What
+/// the model reads here does not say how to relax the policy (docs/hosts.md does, for the
+/// human).
 pub fn keeps_for_human(policy: &Policy, cannot_ask: Option<&str>) -> Option<String> {
     match policy.effective.gates {
         Gates::Human => Some(policy.cite_gates()),
-        Gates::Auto => cannot_ask.map(|host| {
+        Gates::Auto => cannot_ask.map(|who| {
             let mut cited = format!(
-                "`gates = \"auto\"` with {host}, which cannot ask the human in a dialog, so the gate waits for the human's terminal or dashboard; `gates = \"host\"` in {CONFIG_REL}, once the human approves it, takes the host's word"
+                "`gates = \"auto\"` with {who}, so the gate waits for the human's terminal or dashboard"
             );
             if policy.waiting.is_some() {
                 cited.push_str(&format!(

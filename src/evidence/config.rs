@@ -3,10 +3,10 @@
 //! ```toml
 //! # Who may pass the gates: "auto" (the default) asks the human through the client's
 //! # dialog where it has one and otherwise takes the host's word, except from an agent
-//! # host known to have no dialog (Gemini CLI, opencode), whose gates wait for the human's
-//! # terminal or dashboard; "host" takes the host's word there too; "human" takes a
-//! # decision only from the human (the dialog, `bmad-mcp confirm|approve|reject`, the
-//! # dashboard).
+//! # host that cannot ask (Gemini CLI, opencode; any connection opened from a host's
+//! # shell tool), whose gates wait for the human's terminal or dashboard; "host" takes
+//! # the host's word there too; "human" takes a decision only from the human (the
+//! # dialog, `bmad-mcp confirm|approve|reject`, the dashboard).
 //! gates = "human"
 //! # The default time limit of each check, in seconds (else BMAD_CHECK_TIMEOUT_SECS, 600).
 //! check_timeout_secs = 900
@@ -47,7 +47,8 @@ pub enum Gates {
     /// from an agent host that cannot ask.
     Host,
     /// The human through the client's dialog where it has one, else the host's word,
-    /// except from an agent host known to have no dialog: there the human's channels.
+    /// except from an agent host that cannot ask, or a connection opened from a host's shell
+    /// tool: there the human's channels.
     #[default]
     Auto,
     /// Only the human: the dialog or the terminal, never a host's tool call alone.

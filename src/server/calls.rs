@@ -30,12 +30,12 @@ impl BmadServer {
     /// Handles one parsed call (blocking), reporting the progress of checks and stopping
     /// them on cancel. A reply where the human decides carries the policy when it keeps the
     /// decision for them (`human_gates`, for [`reply::human_channel`]); `cannot_ask` names
-    /// the host when it is one that cannot ask its human ([`super::hosts`]).
+    /// who cannot ask the human ([`super::hosts`], [`super::origin`]).
     pub(super) fn run_watched(
         &self,
         call: Call,
         watched: &Watched,
-        cannot_ask: Option<&'static str>,
+        cannot_ask: Option<&str>,
     ) -> Reply {
         let cwd = match &call {
             Call::Act { cwd, .. } | Call::Status { cwd, .. } => Some(cwd.clone()),

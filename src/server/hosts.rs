@@ -3,7 +3,8 @@
 //! it can ask its human in a dialog, and who passes a gate there. The reply is shaped from
 //! this one table ([`super::result`], [`super::BmadServer`]'s `call_tool`), and
 //! `docs/hosts.md` is checked against it by a test. A client not in the table keeps the
-//! default: the text and the JSON, and the host's word where it cannot ask.
+//! default: the text and the JSON, and the host's word where it cannot ask (unless the
+//! connection comes from a host's shell tool, [`super::origin`]).
 
 use crate::assistant::marks::{HostMarks, HOSTS};
 
@@ -47,9 +48,11 @@ pub struct Profile {
     /// What it shows its model of a result with both a text and `structuredContent`.
     pub shows: Shows,
     pub dialog: Dialog,
-    /// Where it cannot ask, whether its model's word passes a gate under the default
-    /// `gates = "auto"`. False for an agent host: its model's `confirm` is not the human's,
-    /// and the gate waits for the human's own channels (the terminal, the dashboard).
+    /// Where it cannot ask (it declares no dialog, or this version or mode stopped
+    /// declaring it), whether its model's word passes a gate under the default
+    /// `gates = "auto"`. False for every agent host: its model's `confirm` is not the
+    /// human's, and the gate waits for the human's own channels (the terminal, the
+    /// dashboard). True only where no model is behind the client.
     pub host_word_passes: bool,
     /// The protocol version it asks for in `initialize` (or `server/discover`).
     pub era: &'static str,
@@ -66,7 +69,7 @@ pub const PROFILES: [Profile; 6] = [
         clients: &["claude-code"],
         shows: Shows::JsonInstead,
         dialog: Dialog::Shown,
-        host_word_passes: true,
+        host_word_passes: false,
         era: "2026-07-28 (`server/discover`)",
         register: "`claude mcp add bmad -- bmad-mcp`, or the plugin (docs/plugin.md)",
         limits: "`claude -p` closes every dialog at once: the plugin's hook asks before each gate call",
@@ -76,7 +79,7 @@ pub const PROFILES: [Profile; 6] = [
         clients: &["codex-mcp-client"],
         shows: Shows::JsonInstead,
         dialog: Dialog::DeclinedUnattended,
-        host_word_passes: true,
+        host_word_passes: false,
         era: "2025-06-18",
         register: "`codex mcp add bmad -- bmad-mcp`, or `[mcp_servers.bmad]` in `$CODEX_HOME/config.toml`",
         limits: "passes the server only a short list of variables: `BMAD_*` settings go in `[mcp_servers.bmad.env]`; `codex mcp list` does not connect",
@@ -106,7 +109,7 @@ pub const PROFILES: [Profile; 6] = [
         clients: &["copilot-cli"],
         shows: Shows::TextThenJson,
         dialog: Dialog::DeclinedUnattended,
-        host_word_passes: true,
+        host_word_passes: false,
         era: "2026-07-28 (`server/discover`), else 2025-11-25",
         register: "`copilot mcp add bmad -- bmad-mcp`, or `~/.copilot/mcp-config.json` (also a workspace `.mcp.json`)",
         limits: "the server's `instructions` do not reach the model; `copilot mcp list` does not connect",
@@ -146,10 +149,11 @@ impl Profile {
         HOSTS.iter().find(|m| m.host == self.host)
     }
 
-    /// Whether the model's word on a gate waits for the human's channels here, under
-    /// the default policy.
+    /// Whether the model's word on a gate waits for the human's channels here where the
+    /// client cannot ask, under the default policy. Whether it can is read from each
+    /// connection's capabilities, not from [`Self::dialog`].
     pub fn gate_waits_for_human(&self) -> bool {
-        self.dialog == Dialog::None && !self.host_word_passes
+        !self.host_word_passes
     }
 }
 
@@ -159,6 +163,18 @@ pub fn waits_for_human(client: Option<&str>, can_ask: bool) -> Option<&'static s
     Profile::of(client)
         .filter(|p| !can_ask && p.gate_waits_for_human())
         .map(|p| p.host)
+}
+
+/// Who cannot ask, as the policy's refusal names a host that cannot ask its human.
+pub fn host_cannot_ask(host: &str) -> String {
+    format!("{host}, which cannot ask the human in a dialog")
+}
+
+/// Who cannot ask, as the policy's refusal names a connection opened from `host`'s shell
+/// tool (`why`: the mark and the process that carries it): whatever the client declares,
+/// its model is behind it.
+pub fn shell_cannot_ask(host: &str, why: &str) -> String {
+    format!("a connection opened from {host}'s shell tool ({why}), whose word is the model's, not the human's")
 }
 
 #[cfg(test)]
@@ -189,7 +205,17 @@ mod tests {
             Some("Gemini CLI")
         );
         assert_eq!(waits_for_human(Some("opencode"), false), Some("opencode"));
-        for other in [Some("claude-code"), Some("inspector-cli"), Some("x"), None] {
+        // A host with a dialog whose version or mode stops declaring it does not fall back
+        // to its model's word.
+        for (client, host) in [
+            ("claude-code", "Claude Code"),
+            ("codex-mcp-client", "Codex CLI"),
+            ("copilot-cli", "Copilot CLI"),
+        ] {
+            assert_eq!(waits_for_human(Some(client), false), Some(host));
+            assert_eq!(waits_for_human(Some(client), true), None);
+        }
+        for other in [Some("inspector-cli"), Some("x"), None] {
             assert_eq!(waits_for_human(other, false), None, "{other:?}");
         }
         // A host that declares the dialog is asked there.

@@ -121,7 +121,8 @@ fn changes_lists(call: &Call) -> bool {
 /// them (`can_ask`), else the host; `assistants` names the assistant whose shell the
 /// connection runs under, which kept the dialog shut.
 fn for_this_client(reply: &mut Reply, can_ask: bool, assistants: Option<String>) {
-    if let Some(why) = assistants {
+    // Where the policy refused the host's word, the error says why.
+    if let Some(why) = assistants.filter(|_| reply.error.is_none()) {
         reply.notices.get_or_insert_with(Vec::new).push(format!(
             "The client's dialog was not opened: this connection runs under an assistant's shell ({why}), so an answer there would not be the human's. The decision is the host's."
         ));
@@ -133,6 +134,72 @@ fn for_this_client(reply: &mut Reply, can_ask: bool, assistants: Option<String>)
     }
     reply::human_channel(reply, can_ask);
     reply::name_notices(reply);
+}
+
+/// Who decides a call.
+enum Decides {
+    /// The human, in the client's dialog.
+    Dialog(Box<dialog::DialogCall>),
+    /// The host's word, as the policy takes it: `cannot_ask`, who cannot ask the human
+    /// (kept in the decision, and named in the reply where the human decides);
+    /// `dialog_shut`, why the client's dialog stayed shut.
+    Word {
+        cannot_ask: Option<String>,
+        dialog_shut: Option<String>,
+    },
+}
+
+/// Who decides `call`. A decision the host asserts goes to the human when the client can
+/// ask them (`can_ask`), unless the connection is an assistant's own: then it stays the
+/// host's, and where it was opened from a host's shell it waits for the human by default.
+fn decides(
+    call: &mut Call,
+    context: &RequestContext<RoleServer>,
+    can_ask: bool,
+    readers: &Readers,
+) -> Decides {
+    let client = context.client_info().map(|i| i.name);
+    let host_cannot_ask = hosts::waits_for_human(client.as_deref(), can_ask);
+    let mut cannot_ask = host_cannot_ask.map(hosts::host_cannot_ask);
+    let mut dialog_shut = None;
+    if let Call::Act {
+        cwd,
+        key,
+        command,
+        decision,
+    } = call
+    {
+        if command.action().decides() && decision.decided_by == DecidedBy::Host {
+            match origin::route(context, can_ask, host_cannot_ask) {
+                origin::Route::Dialog(provenance) => {
+                    return Decides::Dialog(Box::new(dialog::DialogCall {
+                        cwd: cwd.clone(),
+                        key: key.clone(),
+                        command: command.clone(),
+                        provenance,
+                        readers: readers.clone(),
+                        unattended: hosts::Profile::of(client.as_deref())
+                            .filter(|p| p.dialog == hosts::Dialog::DeclinedUnattended)
+                            .map(|p| p.host),
+                    }))
+                }
+                origin::Route::Word {
+                    cannot_ask: why,
+                    provenance,
+                    dialog_shut: shut,
+                } => {
+                    cannot_ask = why;
+                    decision.provenance = provenance.map(Box::new);
+                    dialog_shut = shut;
+                }
+            }
+        }
+        decision.cannot_ask.clone_from(&cannot_ask);
+    }
+    Decides::Word {
+        cannot_ask,
+        dialog_shut,
+    }
 }
 
 impl BmadServer {
@@ -230,52 +297,27 @@ impl ServerHandler for BmadServer {
             Err(e) => return Ok(to_result(reply::for_error(&e, None), &readers).into()),
         };
         client_roots::fill_cwd(&mut call, &self.inner.store, &context).await;
-        let client = context.client_info().map(|i| i.name);
-        let cannot_ask = hosts::waits_for_human(client.as_deref(), dialog::can_ask(&context));
-        let mut assistants = None;
-        if let Call::Act {
-            cwd,
-            key,
-            command,
-            decision,
-        } = &mut call
-        {
-            decision.cannot_ask = cannot_ask;
-            // A decision the host asserts goes to the human when the client can ask them,
-            // unless the connection is the assistant's own: then it stays the host's.
-            if command.action().decides()
-                && decision.decided_by == DecidedBy::Host
-                && dialog::can_ask(&context)
-            {
-                let origin = origin::of(&context);
-                if !origin.under_assistant {
-                    let asked = dialog::DialogCall {
-                        cwd: cwd.clone(),
-                        key: key.clone(),
-                        command: command.clone(),
-                        provenance: origin,
-                        readers: readers.clone(),
-                        unattended: hosts::Profile::of(client.as_deref())
-                            .filter(|p| p.dialog == hosts::Dialog::DeclinedUnattended)
-                            .map(|p| p.host),
-                    };
-                    return Ok(self.decide_in_dialog(asked, &request, &context).await);
-                }
-                assistants = origin.assistant.clone();
-                decision.provenance = Some(Box::new(origin));
+        let can_ask = dialog::can_ask(&context);
+        let (cannot_ask, dialog_shut) = match decides(&mut call, &context, can_ask, &readers) {
+            Decides::Dialog(asked) => {
+                return Ok(self.decide_in_dialog(*asked, &request, &context).await)
             }
-        }
+            Decides::Word {
+                cannot_ask,
+                dialog_shut,
+            } => (cannot_ask, dialog_shut),
+        };
         let lists_change = changes_lists(&call);
         let (watched, _watchers) = progress::watch(&context);
         let mut reply = self
-            .blocking(move |server| server.run_watched(call, &watched, cannot_ask))
+            .blocking(move |server| server.run_watched(call, &watched, cannot_ask.as_deref()))
             .await
             .unwrap_or_else(|| {
                 tracing::error!("tool call failed unexpectedly");
                 reply::for_error(&Error::Internal, None)
             });
-        let can_ask = dialog::can_ask(&context) && assistants.is_none();
-        for_this_client(&mut reply, can_ask, assistants);
+        let can_ask = can_ask && dialog_shut.is_none();
+        for_this_client(&mut reply, can_ask, dialog_shut);
         if lists_change && reply.error.is_none() {
             self.resources_changed(&context);
         }

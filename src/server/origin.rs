@@ -1,4 +1,4 @@
-//! Who is behind a client's dialog (SPEC §13.3): over stdio the chain of
+//! Who is behind a gate call and the client's dialog (SPEC §13.3): over stdio the chain of
 //! processes this server runs under, over loopback HTTP the process holding the other end
 //! of the connection and its chain, and the name the client declared. Claude Code spawns
 //! the servers it connects to itself, and connects over HTTP itself; a connection the
@@ -6,7 +6,10 @@
 //! its environment) between it and Claude Code. Such a connection is the assistant's: its
 //! dialog answers are not the human's. The variable in this server's own environment
 //! tells nothing (Claude Code sets it for the servers it spawns too); the chain is read
-//! from the connecting side up to Claude Code, which ends it.
+//! from the connecting side up to Claude Code, which ends it. Every other host likewise:
+//! a connection with a host's shell mark on its chain is that host's model's, opened from
+//! its shell tool, and under `gates = "auto"` its word on a gate waits for the human's
+//! channels, as a host that cannot ask.
 
 use std::net::SocketAddr;
 
@@ -15,13 +18,63 @@ use axum::http::request::Parts;
 use rmcp::service::RequestContext;
 use rmcp::RoleServer;
 
-use crate::assistant::{self, procs, Host};
+use super::hosts;
+use crate::assistant::{self, procs, Found, Host};
 use crate::workflow::Provenance;
+
+/// What becomes of a gate decision the host asserts.
+pub enum Route {
+    /// It is put to the human in the client's dialog; `origin` is kept with the answer.
+    Dialog(Provenance),
+    /// It stays the host's word.
+    Word {
+        /// Why, under `gates = "auto"`, the host's word waits for the human's channels: the
+        /// host cannot ask (`Gemini CLI, which cannot ask …`), or the connection was opened
+        /// from a host's shell tool.
+        cannot_ask: Option<String>,
+        /// Where it comes from, kept with the decision: where the client could ask, or a
+        /// shell's mark was found.
+        provenance: Option<Provenance>,
+        /// Why the client's dialog stayed shut, where it has one.
+        dialog_shut: Option<String>,
+    },
+}
+
+/// What becomes of the gate decision the host asserts in `ctx`'s call. `can_ask`: the
+/// client declared the dialog; `host_cannot_ask`: the host, when it is a known one that
+/// cannot ask and whose word waits for the human by default ([`hosts::waits_for_human`]).
+/// The origin is read whatever the client declared: a name and capabilities are the
+/// client's own word. Only a mark found on the chain makes it a shell's connection (a chain
+/// that cannot be read, as elsewhere than Linux, changes nothing here).
+pub fn route(
+    ctx: &RequestContext<RoleServer>,
+    can_ask: bool,
+    host_cannot_ask: Option<&'static str>,
+) -> Route {
+    let (origin, found) = read(ctx);
+    if can_ask && !origin.under_assistant {
+        return Route::Dialog(origin);
+    }
+    let shell = found
+        .as_ref()
+        .and_then(|f| f.shell_of().map(|host| (host, f)));
+    let cannot_ask = match shell {
+        Some((host, f)) => Some(hosts::shell_cannot_ask(host, &f.why())),
+        None => host_cannot_ask.map(hosts::host_cannot_ask),
+    };
+    let dialog_shut = can_ask.then(|| origin.assistant.clone()).flatten();
+    Route::Word {
+        cannot_ask,
+        provenance: (can_ask || shell.is_some()).then_some(origin),
+        dialog_shut,
+    }
+}
 
 /// Where the call in `ctx` comes from. `under_assistant` is also set when the processes
 /// could not be read: a channel that cannot be told apart from the assistant's does not
 /// count as the human's.
-pub fn of(ctx: &RequestContext<RoleServer>) -> Provenance {
+/// What made it an assistant's is returned beside, when a process of the chain did.
+fn read(ctx: &RequestContext<RoleServer>) -> (Provenance, Option<Found>) {
     let client = ctx.client_info().map(|i| {
         let name = crate::code::clip(&i.name, 80);
         let version = crate::code::clip(&i.version, 40);
@@ -38,16 +91,17 @@ pub fn of(ctx: &RequestContext<RoleServer>) -> Provenance {
         }
     };
     let chain = chain.unwrap_or_default();
+    let found = assistant::found(&chain, Host::AsksTheHuman);
     let assistant = match chain.first() {
         None if channel == "http" => {
             Some("the process at the connection's other end could not be found".to_string())
         }
         None => Some("this server's parent processes could not be read".to_string()),
-        Some(_) => assistant::behind(&chain, Host::AsksTheHuman),
+        Some(_) => found.as_ref().map(Found::why),
     };
     let mut labels = chain.into_iter().map(|p| p.label);
     let process = (channel == "http").then(|| labels.next()).flatten();
-    Provenance {
+    let provenance = Provenance {
         terminal: None,
         parents: labels.collect(),
         under_assistant: assistant.is_some(),
@@ -55,5 +109,6 @@ pub fn of(ctx: &RequestContext<RoleServer>) -> Provenance {
         process,
         client,
         assistant,
-    }
+    };
+    (provenance, found)
 }

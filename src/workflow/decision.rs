@@ -43,9 +43,10 @@ pub struct Decision {
     /// The person deciding, as git (or `BMAD_OWNER`) names them where the decision was
     /// taken; the store fills it in from the project's repository when it is `None`.
     pub decider: Option<Person>,
-    /// For the host's word: the host, when it is one that cannot ask its human in a dialog
-    /// and whose word the default policy does not take for a gate (`Gemini CLI`).
-    pub cannot_ask: Option<&'static str>,
+    /// For the host's word: who cannot ask the human, when the default policy does not
+    /// take their word for a gate: a host with no dialog (`Gemini CLI, which cannot ask the
+    /// human in a dialog`), or a connection opened from a host's shell tool.
+    pub cannot_ask: Option<String>,
 }
 
 /// Where a decision came from, kept in its history entry: the terminal device, the chain

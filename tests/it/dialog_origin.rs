@@ -2,7 +2,8 @@
 //! the server's parent chain, over HTTP the connecting process and its chain, and the
 //! client's declared name. A connection opened from under an assistant's shell (a parent
 //! with `CLAUDECODE` in its environment, as Claude Code's Bash tool has) gets no dialog:
-//! its decision is recorded as the host's, never as the human's.
+//! under the default policy its decision waits for the human's terminal or dashboard, and
+//! under an approved `gates = "host"` it is recorded as the host's, never as the human's.
 
 use std::process::Stdio;
 
@@ -11,6 +12,7 @@ use rmcp::transport::TokioChildProcess;
 use serde_json::{json, Value};
 
 use crate::support::http::{self, CALL_HEADERS};
+use crate::support::terminal::in_terminal;
 use crate::support::transport::{each_transport, Transport};
 use crate::support::user::{structured, User};
 use crate::support::{handshake, last_entry, read_json, Era, BIN};
@@ -38,6 +40,18 @@ async fn awaiting(
     assert_eq!(v["state"], "awaiting_confirmation", "{v}");
     id
 }
+
+/// `gates = "host"` in the project, approved by the human in a terminal: the host's word
+/// then passes where the client cannot ask.
+fn approve_gates_host(project: &std::path::Path) {
+    std::fs::create_dir_all(project.join(".bmad")).unwrap();
+    std::fs::write(project.join(".bmad/config.toml"), "gates = \"host\"\n").unwrap();
+    let (code, out) = in_terminal(project, &["config", "approve"], "[y/N]", "y\n");
+    assert_eq!(code, 0, "{out}");
+}
+
+/// What a refusal under the default policy says of a connection from Claude Code's shell.
+const FROM_THE_SHELL: &str = "Claude Code's shell tool (CLAUDECODE in the environment of";
 
 fn last_decision(project: &std::path::Path, id: &str) -> Value {
     last_entry(&read_json(
@@ -91,7 +105,8 @@ each_transport!(async a_dialog_decision_records_who_is_behind_the_connection
 
 /// Over stdio: the client spawns `sh` (with `CLAUDECODE=1`, as the Bash tool's shell has),
 /// which runs the server and stays its parent. The client declares elicitation and would
-/// accept; the server does not ask, and records the decision as the host's.
+/// accept; the server does not ask: the decision waits for the human by default, and is
+/// recorded as the host's under an approved `gates = "host"`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_stdio_client_under_an_assistants_shell_is_not_the_human() {
     let dir = tempfile::tempdir().unwrap();
@@ -117,6 +132,15 @@ async fn a_stdio_client_under_an_assistants_shell_is_not_the_human() {
         ElicitationAction::Accept,
         Some(json!({"decision": "confirm"})),
     );
+    let v = structured(&service, json!({"action": "confirm", "session_id": id})).await;
+    assert_eq!(v["error"]["code"], "human_required", "{v}");
+    assert!(v.to_string().contains(FROM_THE_SHELL), "{v}");
+    assert_eq!(
+        last_decision(&project, &id)["action"],
+        "submit",
+        "nothing recorded"
+    );
+    approve_gates_host(&project);
     let v = structured(&service, json!({"action": "confirm", "session_id": id})).await;
     assert!(
         user.shown.lock().unwrap().is_empty(),
@@ -150,8 +174,9 @@ async fn a_stdio_client_under_an_assistants_shell_is_not_the_human() {
 }
 
 /// Over HTTP: `curl` run by a shell with `CLAUDECODE=1` sends a 2026-07-28 `confirm`
-/// declaring elicitation. The server finds curl from its socket, sees the shell above it,
-/// and records the decision as the host's, with curl as the connecting process.
+/// declaring elicitation. The server finds curl from its socket, sees the shell above it:
+/// the decision waits for the human by default, and under an approved `gates = "host"` is
+/// recorded as the host's, with curl as the connecting process.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_http_client_under_an_assistants_shell_is_not_the_human() {
     let dir = tempfile::tempdir().unwrap();
@@ -175,15 +200,22 @@ async fn an_http_client_under_an_assistants_shell_is_not_the_human() {
         format!("@{}", body.display()),
         server.url.clone(),
     ]);
-    let out = std::process::Command::new("sh")
-        .arg("-c")
-        .arg("curl \"$@\"; :")
-        .arg("sh")
-        .args(&args)
-        .env("CLAUDECODE", "1")
-        .output()
-        .expect("sh and curl run");
-    let reply = String::from_utf8_lossy(&out.stdout);
+    let from_the_shell = || {
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("curl \"$@\"; :")
+            .arg("sh")
+            .args(&args)
+            .env("CLAUDECODE", "1")
+            .output()
+            .expect("sh and curl run");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let reply = from_the_shell();
+    assert!(reply.contains("human_required"), "{reply}");
+    assert!(reply.contains(FROM_THE_SHELL), "{reply}");
+    approve_gates_host(&project);
+    let reply = from_the_shell();
     assert!(reply.contains("dialog was not opened"), "{reply}");
     let last = last_decision(&project, &id);
     assert_eq!(

@@ -5,7 +5,10 @@
 //! host's word there. A host whose non-interactive mode declines every dialog unseen
 //! (Codex, Copilot) gets a reply that the decline is not the human's, and nothing is
 //! recorded. Codex and Copilot get no `structuredContent` (their model would read the
-//! JSON instead of, or after, the text).
+//! JSON instead of, or after, the text). A connection the model opens itself from a host's
+//! shell tool (the server started by a process carrying the shell's mark) waits for the
+//! human's channels whatever name and capabilities the client declares, and a process that
+//! poses as a host (its `argv[0]`, a copy of a binary under a host's name) gets no dialog.
 #![cfg(unix)]
 
 use rmcp::model::{
@@ -18,15 +21,30 @@ use rmcp::{ClientHandler, ErrorData, RoleClient};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::process::Stdio;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use crate::support::terminal::in_terminal;
-use crate::support::{command, handshake, passing_prd, read_json, Era};
+use crate::support::{command, handshake, passing_prd, read_json, Era, BIN, NO_USER_CONFIG};
 
-/// A host as it declares itself; `declines` declares the dialog and declines it at once.
-#[derive(Clone)]
+/// A host as it declares itself; `declines` declares the dialog and declines it at once,
+/// `accepts` declares it and confirms in it (as a model answering its own dialog would).
+#[derive(Clone, Default)]
 struct Host {
     name: &'static str,
     declines: bool,
+    accepts: bool,
+    /// How many dialogs it was shown.
+    shown: Arc<AtomicUsize>,
+}
+
+impl Host {
+    fn named(name: &'static str) -> Host {
+        Host {
+            name,
+            ..Host::default()
+        }
+    }
 }
 
 impl ClientHandler for Host {
@@ -35,11 +53,17 @@ impl ClientHandler for Host {
         _request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
+        self.shown.fetch_add(1, Ordering::SeqCst);
+        if self.accepts {
+            let mut r = ElicitResult::new(ElicitationAction::Accept);
+            r.content = Some(json!({"decision": "confirm"}));
+            return Ok(r);
+        }
         Ok(ElicitResult::new(ElicitationAction::Decline))
     }
 
     fn get_info(&self) -> ClientConfig {
-        let caps = if self.declines {
+        let caps = if self.declines || self.accepts {
             ClientCapabilities::builder().enable_elicitation().build()
         } else {
             ClientCapabilities::default()
@@ -55,6 +79,37 @@ async fn connect(host: Host, project: &Path) -> RunningService<RoleClient, Host>
         .expect("the server starts");
     handshake(host, Era::Legacy, transport).await
 }
+
+/// The server as a model starts it from a host's shell tool: `sh` carrying `mark` (as the
+/// tool's shell does) runs `script`, which starts the server (`$0`) and stays its
+/// ancestor; `args` are the script's `$1`….
+async fn connect_from_shell(
+    host: Host,
+    project: &Path,
+    mark: (&str, &str),
+    script: &str,
+    args: &[&str],
+) -> RunningService<RoleClient, Host> {
+    let mut shell = tokio::process::Command::new("sh");
+    shell
+        .arg("-c")
+        .arg(script)
+        .arg(BIN)
+        .args(args)
+        .current_dir(project)
+        .env(mark.0, mark.1)
+        .env("XDG_CONFIG_HOME", NO_USER_CONFIG)
+        .env_remove("BMAD_PROJECT_ROOT")
+        .env_remove("CLAUDE_PROJECT_DIR");
+    let (transport, _) = TokioChildProcess::builder(shell)
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the shell starts");
+    handshake(host, Era::Legacy, transport).await
+}
+
+/// `; :` keeps the shell from replacing itself with the server.
+const STAYS_PARENT: &str = "\"$0\"; :";
 
 /// The call's result: whether it is an error, its text, and its `structuredContent`.
 async fn call(s: &RunningService<RoleClient, Host>, args: Value) -> (bool, String, Option<Value>) {
@@ -106,14 +161,7 @@ async fn on_a_host_that_cannot_ask_the_gate_waits_for_the_humans_channels() {
     for name in ["gemini-cli-mcp-client", "opencode"] {
         let dir = tempfile::tempdir().unwrap();
         let project = dir.path().canonicalize().unwrap();
-        let s = connect(
-            Host {
-                name,
-                declines: false,
-            },
-            &project,
-        )
-        .await;
+        let s = connect(Host::named(name), &project).await;
         let (id, task) = at_the_prd_gate(&s, &project).await;
         let before = history(&project, &id).len();
         let (error, text, json) = call(&s, json!({"action": "confirm", "session_id": id})).await;
@@ -148,14 +196,7 @@ async fn gates_host_once_approved_takes_the_word_of_a_host_that_cannot_ask() {
     let project = dir.path().canonicalize().unwrap();
     std::fs::create_dir_all(project.join(".bmad")).unwrap();
     std::fs::write(project.join(".bmad/config.toml"), "gates = \"host\"\n").unwrap();
-    let s = connect(
-        Host {
-            name: "gemini-cli-mcp-client",
-            declines: false,
-        },
-        &project,
-    )
-    .await;
+    let s = connect(Host::named("gemini-cli-mcp-client"), &project).await;
     let (id, _) = at_the_prd_gate(&s, &project).await;
     // Not approved yet: relaxing the gates waits for the human.
     let (error, text, _) = call(&s, json!({"action": "confirm", "session_id": id})).await;
@@ -183,8 +224,8 @@ async fn a_decline_by_a_host_with_nobody_at_it_is_not_the_humans_rejection() {
         let project = dir.path().canonicalize().unwrap();
         let s = connect(
             Host {
-                name,
                 declines: true,
+                ..Host::named(name)
             },
             &project,
         )
@@ -206,6 +247,116 @@ async fn a_decline_by_a_host_with_nobody_at_it_is_not_the_humans_rejection() {
         assert!(text.contains("bmad-mcp dashboard"), "{text}");
         assert!(text.contains("state: awaiting_confirmation"), "{text}");
         assert_eq!(history(&project, &id).len(), before, "nothing recorded");
+        s.cancel().await.unwrap();
+    }
+}
+
+/// The model's `confirm` over a connection it opened from a host's shell: refused with
+/// `human_required` naming that shell, no dialog shown, nothing recorded.
+async fn refused_from_the_shell(
+    s: &RunningService<RoleClient, Host>,
+    project: &Path,
+    id: &str,
+    why: &str,
+) {
+    let before = history(project, id).len();
+    let (error, text, _) = call(s, json!({"action": "confirm", "session_id": id})).await;
+    assert!(error, "the model's confirm is refused: {text}");
+    assert!(text.contains("code: human_required"), "{text}");
+    assert!(
+        text.contains(why),
+        "the reply names the shell ({why}): {text}"
+    );
+    assert_eq!(history(project, id).len(), before, "nothing recorded");
+}
+
+#[tokio::test]
+async fn a_connection_from_a_hosts_shell_waits_for_the_humans_channels() {
+    // Whatever the client declares: a name no host has, the Inspector's (whose word passes
+    // where a person makes the calls), or Gemini CLI's own with the dialog.
+    let clients = || {
+        [
+            Host::named("x"),
+            Host::named("inspector-cli"),
+            Host {
+                accepts: true,
+                ..Host::named("gemini-cli-mcp-client")
+            },
+        ]
+    };
+    for (mark, host) in [
+        (("GEMINI_CLI", "1"), "Gemini CLI"),
+        (("OPENCODE", "1"), "opencode"),
+    ] {
+        for client in clients() {
+            let dir = tempfile::tempdir().unwrap();
+            let project = dir.path().canonicalize().unwrap();
+            let name = client.name;
+            let s = connect_from_shell(client.clone(), &project, mark, STAYS_PARENT, &[]).await;
+            let (id, task) = at_the_prd_gate(&s, &project).await;
+            let why = format!(
+                "{host}'s shell tool ({}={} in the environment of sh (pid",
+                mark.0, mark.1
+            );
+            refused_from_the_shell(&s, &project, &id, &why).await;
+            assert_eq!(client.shown.load(Ordering::SeqCst), 0, "{name}: no dialog");
+            // The human's own terminal still decides.
+            let (code, out) = in_terminal(&project, &["confirm", &task], "[y/N]", "y\n");
+            assert_eq!(code, 0, "{out}");
+            let last = history(&project, &id).last().cloned().unwrap();
+            assert_eq!(
+                (&last["decided_by"], &last["via"]),
+                (&json!("human"), &json!("cli")),
+                "{name} under {host}'s shell"
+            );
+            let (_, text, _) = call(&s, json!({"action": "status", "session_id": id})).await;
+            assert!(text.contains("stage: architect"), "{text}");
+            s.cancel().await.unwrap();
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_process_posing_as_a_host_under_its_shell_gets_no_dialog() {
+    let bins = tempfile::tempdir().unwrap();
+    let copy = bins.path().join("claude");
+    std::fs::copy("/bin/bash", &copy).expect("a copy of bash");
+    let copy = copy.to_str().unwrap().to_string();
+    // Each starts the server under Gemini CLI's shell from a process that is Claude Code by
+    // its name: `argv[0]` alone, with the shell's mark removed from it; then a copy of a
+    // program under Claude Code's own file name, carrying the mark.
+    let cases = [
+        (
+            "env -u GEMINI_CLI bash -c 'exec -a claude bash -c \"\\\"\\$0\\\"; :\" \"$1\"' bash \"$0\"; :",
+            "GEMINI_CLI=1 in the environment of sh (pid",
+        ),
+        (
+            "\"$1\" -c '\"$0\"; :' \"$0\"; :",
+            "GEMINI_CLI=1 in the environment of claude (pid",
+        ),
+    ];
+    for (script, why) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().canonicalize().unwrap();
+        let client = Host {
+            accepts: true,
+            ..Host::named("x")
+        };
+        let s = connect_from_shell(
+            client.clone(),
+            &project,
+            ("GEMINI_CLI", "1"),
+            script,
+            &[&copy],
+        )
+        .await;
+        let (id, _) = at_the_prd_gate(&s, &project).await;
+        refused_from_the_shell(&s, &project, &id, why).await;
+        assert_eq!(
+            client.shown.load(Ordering::SeqCst),
+            0,
+            "{script}: no dialog"
+        );
         s.cancel().await.unwrap();
     }
 }

@@ -10,6 +10,7 @@ use rmcp::service::RunningService;
 use rmcp::RoleClient;
 use serde_json::{json, Value};
 
+use crate::support::terminal::in_terminal;
 use crate::support::transport::{each_transport, Transport};
 use crate::support::{Era, ROOT};
 
@@ -66,6 +67,12 @@ fn prompt(text: &str) -> &str {
 async fn literal_host(t: Transport) {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().canonicalize().unwrap();
+    // Claude Code with no dialog declared: by default its gates wait for the human's
+    // terminal; this host follows the text alone, so the project takes the host's word.
+    std::fs::create_dir_all(project.join(".bmad")).unwrap();
+    std::fs::write(project.join(".bmad/config.toml"), "gates = \"host\"\n").unwrap();
+    let (code, out) = in_terminal(&project, &["config", "approve"], "[y/N]", "y\n");
+    assert_eq!(code, 0, "{out}");
     let host = t.host(&project);
     let service = host.connect_as(claude_code(), Era::Modern).await;
     let cwd = project.display().to_string();

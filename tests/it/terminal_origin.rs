@@ -67,9 +67,10 @@ fn a_decision_under_an_assistants_shell_is_refused_even_in_a_pseudo_terminal() {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().canonicalize().unwrap();
     let (task, _) = waiting_for_confirmation(&project);
-    // A shell named like the assistant, with no variable anywhere.
+    // The host's own program (a shell under Claude Code's file name: what the process
+    // executes tells the host), with no variable anywhere.
     let claude = dir.path().join("claude");
-    std::os::unix::fs::symlink("/bin/sh", &claude).unwrap();
+    std::fs::copy("/bin/sh", &claude).unwrap();
     let before = tree_digest(&project);
     for (shell, marked, args, why) in [
         (
