@@ -45,7 +45,18 @@ pub fn run(args: &Args, project: &Path) -> Exit {
             return Exit::Refused;
         }
     };
-    match apply(args, &path) {
+    let target = match destination(args.scope, &path, project) {
+        Ok(target) => target,
+        Err(why) => {
+            eprintln!(
+                "bmad-mcp setup {name}: {} is left as it was: {}",
+                path.display(),
+                crate::code::visible_lines(&why)
+            );
+            return Exit::Failed;
+        }
+    };
+    match apply(args, &path, &target) {
         Ok(()) => Exit::Done,
         Err(why) => {
             eprintln!(
@@ -58,7 +69,29 @@ pub fn run(args: &Args, project: &Path) -> Exit {
     }
 }
 
-fn apply(args: &Args, path: &Path) -> Result<(), String> {
+/// The file a write to `path` lands in, links followed ([`file::destination`]). In the
+/// project's scope it must be in the project: a project's files come from whoever
+/// committed them, and a link there (`.vscode/mcp.json -> ../../.bash_profile`) must not
+/// make setup write elsewhere. The user's own links (into a dotfiles repository) lead
+/// where the user chose.
+fn destination(scope: Scope, path: &Path, project: &Path) -> Result<std::path::PathBuf, String> {
+    let target = file::destination(path)?;
+    if scope == Scope::Project {
+        let root = project
+            .canonicalize()
+            .map_err(|e| format!("the project {} cannot be read: {e}", project.display()))?;
+        if !target.starts_with(&root) {
+            return Err(format!(
+                "it leads to {}, outside the project {}: a link in the project does not take setup out of it",
+                target.display(),
+                root.display()
+            ));
+        }
+    }
+    Ok(target)
+}
+
+fn apply(args: &Args, path: &Path, target: &Path) -> Result<(), String> {
     let want = if args.remove {
         Want::Remove
     } else {
@@ -70,7 +103,7 @@ fn apply(args: &Args, path: &Path) -> Result<(), String> {
             },
         }
     };
-    let was = file::read(path)?;
+    let was = file::read(target)?;
     let text = was.as_deref().unwrap_or("");
     let mut change = match (args.host.format(), &want) {
         (Format::Toml, want) => toml::edit(text, want)?,
@@ -83,8 +116,13 @@ fn apply(args: &Args, path: &Path) -> Result<(), String> {
         Scope::User => "user",
         Scope::Project => "project",
     };
+    // Where the bytes go, when a link leads elsewhere.
+    let leads = match target == path {
+        true => String::new(),
+        false => format!(" (which leads to {})", target.display()),
+    };
     println!(
-        "{} ({scope} scope): {}",
+        "{} ({scope} scope): {}{leads}",
         host_name(args.host),
         path.display()
     );
@@ -94,7 +132,7 @@ fn apply(args: &Args, path: &Path) -> Result<(), String> {
     }
     let changed = change.text != text;
     if changed {
-        file::replace(path, was.as_deref(), &change.text)?;
+        file::replace(target, was.as_deref(), &change.text)?;
     }
     report(&change, changed, args.remove);
     Ok(())

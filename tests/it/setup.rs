@@ -575,19 +575,25 @@ fn a_file_with_a_syntax_error_is_refused_untouched() {
 }
 
 /// A user's file that is a link (into a dotfiles repository) stays a link: the file it
-/// leads to is what changes.
+/// leads to is what changes, outside the home too, and setup says which.
 #[cfg(unix)]
 #[test]
 fn a_linked_file_stays_a_link() {
     let place = Place::new();
-    let dotfiles = place.home.join("dotfiles/codex.toml");
+    let dotfiles = place.home.parent().unwrap().join("dotfiles/codex.toml");
     std::fs::create_dir_all(dotfiles.parent().unwrap()).unwrap();
     std::fs::write(&dotfiles, "# kept\nmodel = \"o3\"\n").unwrap();
     std::fs::create_dir_all(place.home.join(".codex")).unwrap();
     let link = place.home.join(".codex/config.toml");
-    std::os::unix::fs::symlink("../dotfiles/codex.toml", &link).unwrap();
+    std::os::unix::fs::symlink("../../dotfiles/codex.toml", &link).unwrap();
     let (code, out, err) = place.setup(&["codex"], &[]);
     assert_eq!(code, 0, "{out}{err}");
+    // Where the bytes went is said, not only the link's name.
+    let real = dotfiles.canonicalize().unwrap();
+    assert!(
+        out.contains(&format!("(which leads to {})", real.display())),
+        "{out}"
+    );
     assert!(std::fs::symlink_metadata(&link)
         .unwrap()
         .file_type()
@@ -597,4 +603,54 @@ fn a_linked_file_stays_a_link() {
         text.starts_with("# kept\nmodel = \"o3\"\n") && text.contains(BIN),
         "{text}"
     );
+}
+
+/// A project's file comes from whoever committed it: a link in it (the file's or a
+/// folder's, dangling or not) that leads out of the project is refused and nothing is
+/// written there; one that stays in the project is followed.
+#[cfg(unix)]
+#[test]
+fn a_link_in_the_project_does_not_take_setup_out_of_it() {
+    let place = Place::new();
+    let victim = place.project.parent().unwrap().join("victim");
+    std::fs::create_dir_all(&victim).unwrap();
+    let victim = victim.canonicalize().unwrap();
+    std::fs::create_dir_all(place.project.join(".vscode")).unwrap();
+    let file_link = place.project.join(".vscode/mcp.json");
+    std::os::unix::fs::symlink("../../victim/.bash_profile", &file_link).unwrap();
+    let folder_link = place.project.join(".gemini");
+    std::os::unix::fs::symlink(&victim, &folder_link).unwrap();
+    for (host, link, lands) in [
+        ("vscode", &file_link, victim.join(".bash_profile")),
+        ("gemini", &folder_link, victim.join("settings.json")),
+    ] {
+        let (code, out, err) = place.setup(&[host, "--scope", "project"], &[]);
+        assert_eq!(code, 1, "{host}: {out}{err}");
+        assert!(
+            err.contains(&format!(
+                "leads to {}, outside the project",
+                lands.display()
+            )),
+            "{host}: {err}"
+        );
+        assert!(!lands.exists(), "{host} wrote {}", lands.display());
+        assert!(std::fs::symlink_metadata(link).unwrap().is_symlink());
+    }
+    assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 0);
+    // A link that stays in the project is followed, and said.
+    std::fs::create_dir_all(place.project.join("config")).unwrap();
+    std::os::unix::fs::symlink("config/mcp.json", place.project.join(".mcp.json")).unwrap();
+    let (code, out, err) = place.setup(&["claude-code", "--scope", "project"], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    let real = place
+        .project
+        .canonicalize()
+        .unwrap()
+        .join("config/mcp.json");
+    assert!(
+        out.contains(&format!("(which leads to {})", real.display())),
+        "{out}"
+    );
+    let text = std::fs::read_to_string(&real).unwrap();
+    assert!(text.contains(BIN), "{text}");
 }
