@@ -18,6 +18,7 @@ mod toml;
 use std::path::Path;
 
 use crate::exit::Exit;
+use crate::settings;
 use entry::{Change, Want, NAME};
 use hosts::{Format, Host, Scope};
 
@@ -176,17 +177,27 @@ fn this_binary() -> Result<String, String> {
         .ok_or_else(|| format!("its path is not UTF-8: {}", exe.display()))
 }
 
-/// The `BMAD_*` settings set where setup runs, for Codex, which passes a server only an
+/// The settings the stdio server reads, for Codex, which passes a server only an
 /// allow-list of variables. Not the project root (the host starts the server in each
 /// project; a fixed root would send every project's tasks to one), nor the HTTP server's
-/// settings and token (stdio does not read them, and a token has no place in a file).
+/// settings and token (stdio does not read them, and a token has no place in a file), nor
+/// any other `BMAD_*` variable set where setup runs (a test's, a tool's).
+const FOR_CODEX: [&str; 8] = [
+    settings::OWNER_ENV,
+    settings::LOCK_WAIT_ENV,
+    settings::CHECK_TIMEOUT_ENV,
+    settings::MAX_RESULT_ENV,
+    settings::MAX_OBJECTIVE_ENV,
+    settings::MAX_TEXT_ENV,
+    settings::MAX_LINE_ENV,
+    settings::CLAIMS_ENV,
+];
+
+/// Those of [`FOR_CODEX`] set where setup runs, by name.
 fn settings_for_codex() -> Vec<(String, String)> {
-    let mut vars: Vec<(String, String)> = std::env::vars()
-        .filter(|(k, _)| {
-            k.strip_prefix("BMAD_").is_some_and(|setting| {
-                !matches!(setting, "PROJECT_ROOT" | "MCP_TOKEN") && !setting.starts_with("HTTP_")
-            })
-        })
+    let mut vars: Vec<(String, String)> = FOR_CODEX
+        .iter()
+        .filter_map(|name| Some((name.to_string(), std::env::var(name).ok()?)))
         .collect();
     vars.sort();
     vars

@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use jsonc_parser::cst::CstRootNode;
 use serde_json::Value;
@@ -72,25 +72,21 @@ impl Place {
 
 /// Runs `cmd` for at most `secs` seconds; (exit status, stdout, stderr).
 fn run_for(cmd: &mut Command, secs: u64) -> (i32, String, String) {
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("{cmd:?} took more than {secs} s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let what = format!("{cmd:?}");
+    crate::hosts::run_within(cmd, &what, Duration::from_secs(secs))
+}
+
+/// A command that writes more than a pipe holds still ends, its output whole.
+#[cfg(unix)]
+#[test]
+fn a_long_output_is_read_as_it_comes() {
+    let mut cmd = Command::new("sh");
+    cmd.args([
+        "-c",
+        "head -c 300000 /dev/zero | tr '\\0' x; head -c 100000 /dev/zero | tr '\\0' y >&2",
+    ]);
+    let (code, out, err) = run_for(&mut cmd, 20);
+    assert_eq!((code, out.len(), err.len()), (0, 300_000, 100_000));
 }
 
 /// One host's case: its files, a file as a person may have it (another server, comments
@@ -382,14 +378,17 @@ fn codex_lists_what_setup_wrote_with_the_settings_in_its_env() {
         ("BMAD_PROJECT_ROOT", "/elsewhere"),
         ("BMAD_MCP_TOKEN", "secret"),
         ("BMAD_HTTP_REQUEST_SECS", "5"),
+        ("BMAD_TEST_PYTHON", "/usr/bin/python3"),
+        ("BMAD_CLAIMS", "local"),
     ];
     let entry = CODEX.add(&place, "user", &owner);
     // Codex passes a server only an allow-list of variables: the settings go in its env,
     // not the project root (each project is the server's working directory), nor what
-    // only `serve --http` reads (a token has no place in a file).
+    // only `serve --http` reads (a token has no place in a file), nor a variable the
+    // server does not read (a test's).
     assert_eq!(
         entry["env"],
-        serde_json::json!({"BMAD_OWNER": "Ann <ann@example.com>"})
+        serde_json::json!({"BMAD_CLAIMS": "local", "BMAD_OWNER": "Ann <ann@example.com>"})
     );
     let cli = host_cli("codex", "codex");
     if let Some(cli) = &cli {
