@@ -46,18 +46,7 @@ pub fn run(args: &Args, project: &Path) -> Exit {
             return Exit::Refused;
         }
     };
-    let target = match destination(args.scope, &path, project) {
-        Ok(target) => target,
-        Err(why) => {
-            eprintln!(
-                "bmad-mcp setup {name}: {} is left as it was: {}",
-                path.display(),
-                crate::code::visible_lines(&why)
-            );
-            return Exit::Failed;
-        }
-    };
-    match apply(args, &path, &target) {
+    match destination(args.scope, &path, project).and_then(|target| apply(args, &path, &target)) {
         Ok(()) => Exit::Done,
         Err(why) => {
             eprintln!(
