@@ -424,6 +424,21 @@ mod tests {
         );
         let roots = Roots::new(&[base.join("r")]).unwrap();
         let served = with_worktrees(vec![base.join("r"), main.clone()], Some(&roots));
-        assert_eq!(served, vec![base.join("r"), main, inside]);
+        assert_eq!(served, vec![base.join("r"), main.clone(), inside.clone()]);
+        // An entry written by hand under `.git/worktrees/` naming another repository (git
+        // lists it) is not served: that project is not the clone's.
+        let victim = base.join("victim");
+        std::fs::create_dir_all(&victim).unwrap();
+        git(&victim, &["init", "-q", "-b", "main"]);
+        let forged = main.join(".git/worktrees/evil");
+        std::fs::create_dir_all(&forged).unwrap();
+        let gitdir = format!("{}\n", victim.join(".git").display());
+        std::fs::write(forged.join("gitdir"), gitdir).unwrap();
+        std::fs::write(forged.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(forged.join("commondir"), "../..\n").unwrap();
+        assert_eq!(
+            with_worktrees(vec![main.clone()], None),
+            vec![main, outside, inside]
+        );
     }
 }

@@ -121,7 +121,7 @@ pub fn task(store: &Store, project_index: usize, id: &str) -> Result<Value> {
         .track
         .stages()
         .iter()
-        .map(|&stage| (stage, rounds::drafts(&project, &s, stage, text)))
+        .map(|&stage| (stage, rounds::drafts(&project, &s, stage)))
         .collect();
     let stages: Vec<Value> = drafts
         .iter()
@@ -204,7 +204,13 @@ fn version_of(
         .final_result_ref
         .as_ref()
         .map(|r| r.file_path.as_str());
-    match found.1 .0.iter().rev().find(|d| d.sha256 == digest) {
+    match found
+        .1
+         .0
+        .iter()
+        .rev()
+        .find(|d| d.sha256(project, text) == Some(digest))
+    {
         Some(d) => Some(d.name()),
         None => s
             .record(stage)

@@ -105,22 +105,30 @@ impl Repo {
     }
 
     /// Every work tree of this clone that is there on disk, the main one first, as
-    /// `git worktree list --porcelain` lists them (a bare repository's entry, and one git
-    /// marks prunable, left out). Empty when git cannot say.
+    /// `git worktree list --porcelain -z` lists them (a bare repository's entry, and one
+    /// git marks prunable, left out), and only those that are this clone's on their own
+    /// side too ([`is_own_worktree`]). Empty when git cannot say.
     pub fn worktrees(&self) -> Vec<PathBuf> {
-        let Some(out) = run(&self.dir, &[], &["worktree", "list", "--porcelain"]) else {
+        let Some(out) = run(&self.dir, &[], &["worktree", "list", "--porcelain", "-z"]) else {
+            return Vec::new();
+        };
+        let Ok(common) = self.common_dir.canonicalize() else {
             return Vec::new();
         };
         let mut found = Vec::new();
-        // One block per work tree, blank-line separated: `worktree <path>` first.
-        for block in out.split("\n\n") {
-            let mut lines = block.lines();
-            let Some(path) = lines.next().and_then(|l| l.strip_prefix("worktree ")) else {
+        // Each field ends with a NUL; an empty field ends a work tree's record, whose
+        // first field is `worktree <path>`.
+        let mut fields = out.split('\0').peekable();
+        while fields.peek().is_some() {
+            let record: Vec<&str> = fields.by_ref().take_while(|f| !f.is_empty()).collect();
+            let Some(path) = record.first().and_then(|f| f.strip_prefix("worktree ")) else {
                 continue;
             };
-            let gone = lines.any(|l| l == "bare" || l.starts_with("prunable"));
+            let gone = record[1..]
+                .iter()
+                .any(|f| *f == "bare" || f.starts_with("prunable"));
             let path = PathBuf::from(path);
-            if !gone && path.is_dir() {
+            if !gone && path.is_dir() && is_own_worktree(&path, &common) {
                 found.push(path);
             }
         }
@@ -330,6 +338,39 @@ impl Repo {
         let stats = files.iter().map(|f| stat(f)).collect();
         Some(Fingerprint { head, stats })
     }
+}
+
+/// Whether the work tree at `path` is one of the clone whose shared folder is `common`
+/// (canonical), seen from the work tree itself: git lists whatever the files under
+/// `<common>/worktrees/` name, and anyone who can write there could name any repository.
+/// The main work tree's `.git` is `common` itself; a linked one's `.git` is a file whose
+/// `gitdir:` leads to `<common>/worktrees/<name>`, whose `commondir` leads back to
+/// `common`.
+fn is_own_worktree(path: &Path, common: &Path) -> bool {
+    let dot_git = path.join(".git");
+    let Ok(meta) = std::fs::symlink_metadata(&dot_git) else {
+        return false;
+    };
+    if meta.is_dir() {
+        return dot_git.canonicalize().is_ok_and(|d| d == common);
+    }
+    if !meta.is_file() {
+        return false;
+    }
+    let Some(git_dir) = std::fs::read_to_string(&dot_git)
+        .ok()
+        .and_then(|t| Some(path.join(t.strip_prefix("gitdir:")?.trim())))
+        .and_then(|d| d.canonicalize().ok())
+    else {
+        return false;
+    };
+    let in_ours = git_dir
+        .parent()
+        .is_some_and(|p| p == common.join("worktrees"));
+    let back = std::fs::read_to_string(git_dir.join("commondir"))
+        .ok()
+        .and_then(|t| git_dir.join(t.trim()).canonicalize().ok());
+    in_ours && back.as_deref() == Some(common)
 }
 
 /// A blob's id: the hash of `blob <size>\0` and the bytes.
@@ -751,5 +792,61 @@ mod tests {
         assert_eq!(listed(&Repo::at(dir.path()).unwrap()), both);
         std::fs::remove_dir_all(&linked).unwrap();
         assert_eq!(listed(&Repo::at(dir.path()).unwrap()), vec![main]);
+    }
+
+    /// An entry written by hand under `.git/worktrees/` that names another repository is
+    /// listed by git, not by `worktrees`: that repository is not this clone's work tree.
+    #[test]
+    fn a_forged_work_tree_entry_is_not_one_of_the_clones() {
+        let (dir, repo) = repo();
+        git(dir.path(), &["commit", "-q", "--allow-empty", "-m", "one"]);
+        let other = tempfile::tempdir().unwrap();
+        git(other.path(), &["init", "-q", "-b", "main"]);
+        let forged = dir.path().join(".git/worktrees/evil");
+        std::fs::create_dir_all(&forged).unwrap();
+        let their_git = other.path().join(".git");
+        std::fs::write(forged.join("gitdir"), format!("{}\n", their_git.display())).unwrap();
+        std::fs::write(forged.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(forged.join("commondir"), "../..\n").unwrap();
+        let listed = run(dir.path(), &[], &["worktree", "list", "--porcelain"]).unwrap();
+        let theirs = other.path().canonicalize().unwrap();
+        assert!(
+            listed.contains(&format!("worktree {}\n", theirs.display())),
+            "git lists the forged entry: {listed}"
+        );
+        let main = dir.path().canonicalize().unwrap();
+        let ours = |r: &Repo| -> Vec<PathBuf> {
+            r.worktrees()
+                .iter()
+                .map(|p| p.canonicalize().unwrap())
+                .collect()
+        };
+        assert_eq!(ours(&repo), vec![main.clone()]);
+        // Nor another clone's linked work tree: its `.git` file leads to its own clone.
+        git(
+            other.path(),
+            &[
+                "-c",
+                "user.name=A",
+                "-c",
+                "user.email=a@e.org",
+                "commit",
+                "-q",
+                "--allow-empty",
+                "-m",
+                "o",
+            ],
+        );
+        let linked = other.path().join("wt");
+        git(
+            other.path(),
+            &["worktree", "add", "-q", linked.to_str().unwrap()],
+        );
+        std::fs::write(
+            forged.join("gitdir"),
+            format!("{}\n", linked.join(".git").display()),
+        )
+        .unwrap();
+        assert_eq!(ours(&repo), vec![main]);
     }
 }

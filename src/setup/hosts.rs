@@ -51,7 +51,8 @@ impl Host {
     }
 
     /// The fields of our entry that setup sets (a JSON host's), for the server at
-    /// `command`: stdio, no arguments. Every other field a person adds to the entry stays.
+    /// `command`: stdio, no arguments. Every other field a person adds to the entry stays,
+    /// and so do arguments they give our server (`json.rs`, `toml.rs`).
     pub fn fields(self, command: &str) -> Vec<(&'static str, Value)> {
         match self {
             // Gemini asks before each call of a server not marked `trust`: setup leaves

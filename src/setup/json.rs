@@ -27,6 +27,7 @@ pub fn edit(
     let Some(top) = top_object(&root, fields.is_some())? else {
         return Ok(unchanged());
     };
+    single(&top, container)?;
     let servers = match top.get(container) {
         Some(prop) => prop
             .object_value()
@@ -36,6 +37,7 @@ pub fn edit(
             .ok_or_else(|| format!("its `{container}` cannot be made"))?,
         None => return Ok(unchanged()),
     };
+    single(&servers, NAME)?;
     let entry = servers.get(NAME);
     let before = entry.as_ref().and_then(value_of);
     if let Some(found) = &before {
@@ -70,6 +72,22 @@ fn top_object(root: &CstRootNode, make: bool) -> Result<Option<CstObject>, Strin
     }
 }
 
+/// Refuses an object that names `key` twice: the edit would change the first, and the
+/// hosts read the last.
+fn single(object: &CstObject, key: &str) -> Result<(), String> {
+    let named = object
+        .properties()
+        .iter()
+        .filter(|p| p.name().and_then(|n| n.decoded_value().ok()).as_deref() == Some(key))
+        .count();
+    match named {
+        0 | 1 => Ok(()),
+        n => Err(format!(
+            "it names `{key}` {n} times in one object; a host reads the last one and setup would edit the first: keep one yourself"
+        )),
+    }
+}
+
 fn value_of(prop: &CstObjectProp) -> Option<Value> {
     prop.value().and_then(|v| v.to_serde_value())
 }
@@ -91,13 +109,24 @@ fn check_ours(entry: &Value) -> Result<(), String> {
 }
 
 /// Sets each of `fields` whose value differs in our entry (one left as it is keeps its
-/// formatting, so a second run changes nothing), keeping the entry's other fields.
+/// formatting, so a second run changes nothing), keeping the entry's other fields and the
+/// arguments the person gave our server (an `args` array, the rest of opencode's
+/// `command` array).
 fn update(prop: &CstObjectProp, fields: &[(&'static str, Value)]) -> Result<(), String> {
     let entry = prop
         .object_value()
         .ok_or_else(|| not_ours("is not an object"))?;
     for (key, want) in fields {
-        match entry.get(key) {
+        let had = entry.get(key);
+        let want = match (*key, had.as_ref().and_then(value_of), want) {
+            ("args", Some(Value::Array(args)), _) => Value::Array(args),
+            ("command", Some(Value::Array(was)), Value::Array(ours)) if !was.is_empty() => {
+                Value::Array(ours.iter().chain(&was[1..]).cloned().collect())
+            }
+            _ => want.clone(),
+        };
+        let want = &want;
+        match had {
             Some(field) if value_of(&field).as_ref() == Some(want) => {}
             Some(field) => field.set_value(input(want)),
             None => {
@@ -179,6 +208,42 @@ mod tests {
             gone.text
         );
         assert!(gone.after.is_none() && gone.before.is_some());
+    }
+
+    /// The arguments a person gave our server stay: an `args` array, and the rest of
+    /// opencode's `command` array; only the binary's path follows.
+    #[test]
+    fn the_arguments_given_to_our_server_stay() {
+        let text = "{\"mcpServers\": {\"bmad\": {\"command\": \"/old/bmad-mcp\", \"args\": [\"--project\", \"/p\"]}}}";
+        let c = edit(text, "mcpServers", Some(&fields())).unwrap();
+        let v: Value = serde_json::from_str(&c.text).unwrap();
+        assert_eq!(v["mcpServers"]["bmad"]["args"], json!(["--project", "/p"]));
+        assert_eq!(v["mcpServers"]["bmad"]["command"], "/opt/bin/bmad-mcp");
+        let text = "{\"mcp\": {\"bmad\": {\"type\": \"local\", \"command\": [\"/old/bmad-mcp\", \"--owner\", \"A <a@e.org>\"]}}}";
+        let ours = vec![("command", json!(["/opt/bin/bmad-mcp"]))];
+        let c = edit(text, "mcp", Some(&ours)).unwrap();
+        let v: Value = serde_json::from_str(&c.text).unwrap();
+        assert_eq!(
+            v["mcp"]["bmad"]["command"],
+            json!(["/opt/bin/bmad-mcp", "--owner", "A <a@e.org>"])
+        );
+        assert_eq!(edit(&c.text, "mcp", Some(&ours)).unwrap().text, c.text);
+    }
+
+    /// An object that names our entry, or the servers' object, twice is refused: the hosts
+    /// read the last one.
+    #[test]
+    fn a_name_given_twice_is_refused_untouched() {
+        let ours = "{\"command\": \"/opt/bin/bmad-mcp\", \"args\": []}";
+        for text in [
+            format!("{{\"mcpServers\": {{\"bmad\": {ours}, \"bmad\": {{\"command\": \"npx\"}}}}}}"),
+            format!("{{\"mcpServers\": {{\"bmad\": {ours}}}, \"mcpServers\": {{}}}}"),
+        ] {
+            for want in [Some(&fields()[..]), None] {
+                let e = edit(&text, "mcpServers", want).map(|c| c.text).unwrap_err();
+                assert!(e.contains("2 times"), "{e}");
+            }
+        }
     }
 
     #[test]

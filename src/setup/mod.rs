@@ -18,6 +18,7 @@ mod toml;
 use std::path::Path;
 
 use crate::exit::Exit;
+use crate::settings;
 use entry::{Change, Want, NAME};
 use hosts::{Format, Host, Scope};
 
@@ -45,7 +46,7 @@ pub fn run(args: &Args, project: &Path) -> Exit {
             return Exit::Refused;
         }
     };
-    match apply(args, &path) {
+    match destination(args.scope, &path, project).and_then(|target| apply(args, &path, &target)) {
         Ok(()) => Exit::Done,
         Err(why) => {
             eprintln!(
@@ -58,7 +59,29 @@ pub fn run(args: &Args, project: &Path) -> Exit {
     }
 }
 
-fn apply(args: &Args, path: &Path) -> Result<(), String> {
+/// The file a write to `path` lands in, links followed ([`file::destination`]). In the
+/// project's scope it must be in the project: a project's files come from whoever
+/// committed them, and a link there (`.vscode/mcp.json -> ../../.bash_profile`) must not
+/// make setup write elsewhere. The user's own links (into a dotfiles repository) lead
+/// where the user chose.
+fn destination(scope: Scope, path: &Path, project: &Path) -> Result<std::path::PathBuf, String> {
+    let target = file::destination(path)?;
+    if scope == Scope::Project {
+        let root = project
+            .canonicalize()
+            .map_err(|e| format!("the project {} cannot be read: {e}", project.display()))?;
+        if !target.starts_with(&root) {
+            return Err(format!(
+                "it leads to {}, outside the project {}: a link in the project does not take setup out of it",
+                target.display(),
+                root.display()
+            ));
+        }
+    }
+    Ok(target)
+}
+
+fn apply(args: &Args, path: &Path, target: &Path) -> Result<(), String> {
     let want = if args.remove {
         Want::Remove
     } else {
@@ -70,7 +93,7 @@ fn apply(args: &Args, path: &Path) -> Result<(), String> {
             },
         }
     };
-    let was = file::read(path)?;
+    let was = file::read(target)?;
     let text = was.as_deref().unwrap_or("");
     let mut change = match (args.host.format(), &want) {
         (Format::Toml, want) => toml::edit(text, want)?,
@@ -83,8 +106,13 @@ fn apply(args: &Args, path: &Path) -> Result<(), String> {
         Scope::User => "user",
         Scope::Project => "project",
     };
+    // Where the bytes go, when a link leads elsewhere.
+    let leads = match target == path {
+        true => String::new(),
+        false => format!(" (which leads to {})", target.display()),
+    };
     println!(
-        "{} ({scope} scope): {}",
+        "{} ({scope} scope): {}{leads}",
         host_name(args.host),
         path.display()
     );
@@ -94,7 +122,7 @@ fn apply(args: &Args, path: &Path) -> Result<(), String> {
     }
     let changed = change.text != text;
     if changed {
-        file::replace(path, was.as_deref(), &change.text)?;
+        file::replace(target, was.as_deref(), &change.text)?;
     }
     report(&change, changed, args.remove);
     Ok(())
@@ -138,17 +166,27 @@ fn this_binary() -> Result<String, String> {
         .ok_or_else(|| format!("its path is not UTF-8: {}", exe.display()))
 }
 
-/// The `BMAD_*` settings set where setup runs, for Codex, which passes a server only an
+/// The settings the stdio server reads, for Codex, which passes a server only an
 /// allow-list of variables. Not the project root (the host starts the server in each
 /// project; a fixed root would send every project's tasks to one), nor the HTTP server's
-/// settings and token (stdio does not read them, and a token has no place in a file).
+/// settings and token (stdio does not read them, and a token has no place in a file), nor
+/// any other `BMAD_*` variable set where setup runs (a test's, a tool's).
+const FOR_CODEX: [&str; 8] = [
+    settings::OWNER_ENV,
+    settings::LOCK_WAIT_ENV,
+    settings::CHECK_TIMEOUT_ENV,
+    settings::MAX_RESULT_ENV,
+    settings::MAX_OBJECTIVE_ENV,
+    settings::MAX_TEXT_ENV,
+    settings::MAX_LINE_ENV,
+    settings::CLAIMS_ENV,
+];
+
+/// Those of [`FOR_CODEX`] set where setup runs, by name.
 fn settings_for_codex() -> Vec<(String, String)> {
-    let mut vars: Vec<(String, String)> = std::env::vars()
-        .filter(|(k, _)| {
-            k.strip_prefix("BMAD_").is_some_and(|setting| {
-                !matches!(setting, "PROJECT_ROOT" | "MCP_TOKEN") && !setting.starts_with("HTTP_")
-            })
-        })
+    let mut vars: Vec<(String, String)> = FOR_CODEX
+        .iter()
+        .filter_map(|name| Some((name.to_string(), std::env::var(name).ok()?)))
         .collect();
     vars.sort();
     vars

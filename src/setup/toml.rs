@@ -76,18 +76,15 @@ fn check_ours(entry: &Item) -> Result<(), String> {
     }
 }
 
-/// Sets the keys of our entry that differ from what we register (`command`, `args`, and
-/// each of `env`), so that a second run leaves the text as it is; the entry's other keys
-/// (a timeout, another variable) stay.
+/// Sets the keys of our entry that differ from what we register (`command`, `args` when
+/// it has none, and each of `env`), so that a second run leaves the text as it is; the
+/// entry's other keys (its arguments, a timeout, another variable) stay.
 fn set(entry: &mut dyn TableLike, command: &str, env: &[(String, String)], inline: bool) {
     if entry.get("command").and_then(Item::as_str) != Some(command) {
         entry.insert("command", toml_edit::value(command));
     }
-    let no_args = entry
-        .get("args")
-        .and_then(Item::as_array)
-        .is_some_and(|a| a.is_empty());
-    if !no_args {
+    // The arguments the person gave our server stay.
+    if entry.get("args").and_then(Item::as_array).is_none() {
         entry.insert("args", toml_edit::value(toml_edit::Array::new()));
     }
     if env.is_empty() {
@@ -162,9 +159,10 @@ mod tests {
 
     #[test]
     fn an_update_keeps_our_entrys_other_keys_and_variables() {
-        let text = "[mcp_servers.bmad]\ncommand = \"/old/bmad-mcp\"\nstartup_timeout_sec = 30\n\n[mcp_servers.bmad.env]\nRUST_LOG = \"info\"\n";
+        let text = "[mcp_servers.bmad]\ncommand = \"/old/bmad-mcp\"\nargs = [\"--project\", \"/p\"]\nstartup_timeout_sec = 30\n\n[mcp_servers.bmad.env]\nRUST_LOG = \"info\"\n";
         let c = edit(text, &add(&[("BMAD_LOCK_WAIT_SECS", "5")])).unwrap();
         for kept in [
+            "args = [\"--project\", \"/p\"]",
             "startup_timeout_sec = 30",
             "RUST_LOG = \"info\"",
             "BMAD_LOCK_WAIT_SECS = \"5\"",

@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use jsonc_parser::cst::CstRootNode;
 use serde_json::Value;
@@ -72,25 +72,21 @@ impl Place {
 
 /// Runs `cmd` for at most `secs` seconds; (exit status, stdout, stderr).
 fn run_for(cmd: &mut Command, secs: u64) -> (i32, String, String) {
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("{cmd:?} took more than {secs} s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let what = format!("{cmd:?}");
+    crate::hosts::run_within(cmd, &what, Duration::from_secs(secs))
+}
+
+/// A command that writes more than a pipe holds still ends, its output whole.
+#[cfg(unix)]
+#[test]
+fn a_long_output_is_read_as_it_comes() {
+    let mut cmd = Command::new("sh");
+    cmd.args([
+        "-c",
+        "head -c 300000 /dev/zero | tr '\\0' x; head -c 100000 /dev/zero | tr '\\0' y >&2",
+    ]);
+    let (code, out, err) = run_for(&mut cmd, 20);
+    assert_eq!((code, out.len(), err.len()), (0, 300_000, 100_000));
 }
 
 /// One host's case: its files, a file as a person may have it (another server, comments
@@ -369,14 +365,17 @@ fn codex_lists_what_setup_wrote_with_the_settings_in_its_env() {
         ("BMAD_PROJECT_ROOT", "/elsewhere"),
         ("BMAD_MCP_TOKEN", "secret"),
         ("BMAD_HTTP_REQUEST_SECS", "5"),
+        ("BMAD_TEST_PYTHON", "/usr/bin/python3"),
+        ("BMAD_CLAIMS", "local"),
     ];
     let entry = CODEX.add(&place, "user", &owner);
     // Codex passes a server only an allow-list of variables: the settings go in its env,
     // not the project root (each project is the server's working directory), nor what
-    // only `serve --http` reads (a token has no place in a file).
+    // only `serve --http` reads (a token has no place in a file), nor a variable the
+    // server does not read (a test's).
     assert_eq!(
         entry["env"],
-        serde_json::json!({"BMAD_OWNER": "Ann <ann@example.com>"})
+        serde_json::json!({"BMAD_CLAIMS": "local", "BMAD_OWNER": "Ann <ann@example.com>"})
     );
     let cli = host_cli("codex", "codex");
     if let Some(cli) = &cli {
@@ -562,19 +561,25 @@ fn a_file_with_a_syntax_error_is_refused_untouched() {
 }
 
 /// A user's file that is a link (into a dotfiles repository) stays a link: the file it
-/// leads to is what changes.
+/// leads to is what changes, outside the home too, and setup says which.
 #[cfg(unix)]
 #[test]
 fn a_linked_file_stays_a_link() {
     let place = Place::new();
-    let dotfiles = place.home.join("dotfiles/codex.toml");
+    let dotfiles = place.home.parent().unwrap().join("dotfiles/codex.toml");
     std::fs::create_dir_all(dotfiles.parent().unwrap()).unwrap();
     std::fs::write(&dotfiles, "# kept\nmodel = \"o3\"\n").unwrap();
     std::fs::create_dir_all(place.home.join(".codex")).unwrap();
     let link = place.home.join(".codex/config.toml");
-    std::os::unix::fs::symlink("../dotfiles/codex.toml", &link).unwrap();
+    std::os::unix::fs::symlink("../../dotfiles/codex.toml", &link).unwrap();
     let (code, out, err) = place.setup(&["codex"], &[]);
     assert_eq!(code, 0, "{out}{err}");
+    // Where the bytes went is said, not only the link's name.
+    let real = dotfiles.canonicalize().unwrap();
+    assert!(
+        out.contains(&format!("(which leads to {})", real.display())),
+        "{out}"
+    );
     assert!(std::fs::symlink_metadata(&link)
         .unwrap()
         .file_type()
@@ -584,4 +589,54 @@ fn a_linked_file_stays_a_link() {
         text.starts_with("# kept\nmodel = \"o3\"\n") && text.contains(BIN),
         "{text}"
     );
+}
+
+/// A project's file comes from whoever committed it: a link in it (the file's or a
+/// folder's, dangling or not) that leads out of the project is refused and nothing is
+/// written there; one that stays in the project is followed.
+#[cfg(unix)]
+#[test]
+fn a_link_in_the_project_does_not_take_setup_out_of_it() {
+    let place = Place::new();
+    let victim = place.project.parent().unwrap().join("victim");
+    std::fs::create_dir_all(&victim).unwrap();
+    let victim = victim.canonicalize().unwrap();
+    std::fs::create_dir_all(place.project.join(".vscode")).unwrap();
+    let file_link = place.project.join(".vscode/mcp.json");
+    std::os::unix::fs::symlink("../../victim/.bash_profile", &file_link).unwrap();
+    let folder_link = place.project.join(".gemini");
+    std::os::unix::fs::symlink(&victim, &folder_link).unwrap();
+    for (host, link, lands) in [
+        ("vscode", &file_link, victim.join(".bash_profile")),
+        ("gemini", &folder_link, victim.join("settings.json")),
+    ] {
+        let (code, out, err) = place.setup(&[host, "--scope", "project"], &[]);
+        assert_eq!(code, 1, "{host}: {out}{err}");
+        assert!(
+            err.contains(&format!(
+                "leads to {}, outside the project",
+                lands.display()
+            )),
+            "{host}: {err}"
+        );
+        assert!(!lands.exists(), "{host} wrote {}", lands.display());
+        assert!(std::fs::symlink_metadata(link).unwrap().is_symlink());
+    }
+    assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 0);
+    // A link that stays in the project is followed, and said.
+    std::fs::create_dir_all(place.project.join("config")).unwrap();
+    std::os::unix::fs::symlink("config/mcp.json", place.project.join(".mcp.json")).unwrap();
+    let (code, out, err) = place.setup(&["claude-code", "--scope", "project"], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    let real = place
+        .project
+        .canonicalize()
+        .unwrap()
+        .join("config/mcp.json");
+    assert!(
+        out.contains(&format!("(which leads to {})", real.display())),
+        "{out}"
+    );
+    let text = std::fs::read_to_string(&real).unwrap();
+    assert!(text.contains(BIN), "{text}");
 }

@@ -181,39 +181,38 @@ impl Drop for Fake {
 
 /// Runs `cmd` to its end within [`RUN_LIMIT`]; its exit status and output.
 pub fn run(mut cmd: Command, what: &str) -> (i32, String) {
+    let (code, out, err) = run_within(&mut cmd, what, RUN_LIMIT);
+    (code, format!("{out}\n--- stderr ---\n{err}"))
+}
+
+/// Runs `cmd` to its end within `limit`, its output read as it comes (a child whose
+/// output fills a pipe would otherwise never end); (exit status, stdout, stderr).
+pub fn run_within(cmd: &mut Command, what: &str, limit: Duration) -> (i32, String, String) {
     let mut child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap_or_else(|e| panic!("cannot run {what}: {e}"));
-    let out = {
-        let mut stdout = child.stdout.take().unwrap();
-        let mut stderr = child.stderr.take().unwrap();
-        let reader = std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = std::io::Read::read_to_string(&mut stdout, &mut s);
-            s
-        });
-        let err_reader = std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = std::io::Read::read_to_string(&mut stderr, &mut s);
-            s
-        });
-        let deadline = Instant::now() + RUN_LIMIT;
-        while child.try_wait().unwrap().is_none() {
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                panic!("{what} took more than {RUN_LIMIT:?}");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        format!(
-            "{}\n--- stderr ---\n{}",
-            reader.join().unwrap(),
-            err_reader.join().unwrap()
-        )
+    let drain = |mut pipe: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut s = Vec::new();
+            let _ = pipe.read_to_end(&mut s);
+            String::from_utf8_lossy(&s).into_owned()
+        })
     };
-    (child.wait().unwrap().code().unwrap_or(-1), out)
+    let out = drain(Box::new(child.stdout.take().unwrap()));
+    let err = drain(Box::new(child.stderr.take().unwrap()));
+    let deadline = Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what} took more than {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let code = child.wait().unwrap().code().unwrap_or(-1);
+    (code, out.join().unwrap(), err.join().unwrap())
 }
 
 /// The first run's script: start a quick task, submit its spec, the model's `confirm`,
