@@ -57,6 +57,7 @@ fn copilot_runs_a_quick_task_and_the_human_passes_its_gate() {
     let first = Fake::start(&place, "first", first_steps(&place.project), &shell());
     let (code, out) = copilot(&place, &bin, &first);
     assert_eq!(code, 0, "{out}");
+    first.assert_read_once(&["# Role: Tech Lead"]);
     let results = first.results();
     let declined = &results[2];
     assert!(
@@ -70,5 +71,6 @@ fn copilot_runs_a_quick_task_and_the_human_passes_its_gate() {
     let second = Fake::start(&place, "second", second_steps(&id), &shell());
     let (code, out) = copilot(&place, &bin, &second);
     assert_eq!(code, 0, "{out}");
+    second.assert_read_once(&["# Role: Developer", "# Role: Code Reviewer"]);
     super::the_task_completes(&place, &second.results(), &id);
 }

@@ -48,6 +48,7 @@ fn gemini_cli_runs_a_quick_task_and_the_human_passes_its_gate() {
     let first = Fake::start(&place, "first", first_steps(&place.project), &shell());
     let (code, out) = gemini(&place, &bin, &first);
     assert_eq!(code, 0, "{out}");
+    first.assert_read_once(&["# Role: Tech Lead"]);
     let results = first.results();
     for (i, r) in results.iter().enumerate().filter(|(i, _)| *i != 2) {
         assert!(r.starts_with("<untrusted_context>"), "result {i}: {r}");
@@ -68,6 +69,7 @@ fn gemini_cli_runs_a_quick_task_and_the_human_passes_its_gate() {
     let second = Fake::start(&place, "second", second_steps(&id), &shell());
     let (code, out) = gemini(&place, &bin, &second);
     assert_eq!(code, 0, "{out}");
+    second.assert_read_once(&["# Role: Developer", "# Role: Code Reviewer"]);
     super::the_task_completes(&place, &second.results(), &id);
     // The router's call, which wants JSON, is answered too: it came without tools.
     assert!(second.requests().iter().any(|r| r["stream"] == false));

@@ -153,6 +153,34 @@ impl Fake {
             .collect()
     }
 
+    /// The whole of the longest conversation the host sent, as JSON text: what its model
+    /// read, beyond the text the fake picks out of each tool result.
+    fn longest_body(&self) -> String {
+        let count = |r: &Value| r["results"].as_array().map_or(0, Vec::len);
+        self.requests()
+            .into_iter()
+            .max_by_key(count)
+            .map(|r| r["body"].to_string())
+            .unwrap_or_default()
+    }
+
+    /// Each role prompt reached the model once in the whole conversation, and no JSON copy
+    /// of a reply came with it (a `structuredContent` or a `role_prompt` key, as JSON or as
+    /// JSON inside a string).
+    pub fn assert_read_once(&self, headings: &[&str]) {
+        let body = self.longest_body();
+        for heading in headings {
+            assert_eq!(body.matches(heading).count(), 1, "{heading} once: {body}");
+        }
+        for copy in [
+            "structuredContent",
+            "\"role_prompt\"",
+            "\\\"role_prompt\\\"",
+        ] {
+            assert!(!body.contains(copy), "no JSON copy ({copy}): {body}");
+        }
+    }
+
     /// The tool results of the longest conversation the host sent: what its model read
     /// of each tool call, in order.
     pub fn results(&self) -> Vec<String> {

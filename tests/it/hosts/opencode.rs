@@ -47,6 +47,7 @@ fn opencode_runs_a_quick_task_and_the_human_passes_its_gate() {
     let first = Fake::start(&place, "first", first_steps(&place.project), &shell());
     let (code, out) = opencode(&place, &bin, &first);
     assert_eq!(code, 0, "{out}");
+    first.assert_read_once(&["# Role: Tech Lead"]);
     let results = first.results();
     let refused = &results[2];
     assert!(refused.contains("code: human_required"), "{refused}");
@@ -60,5 +61,6 @@ fn opencode_runs_a_quick_task_and_the_human_passes_its_gate() {
     let second = Fake::start(&place, "second", second_steps(&id), &shell());
     let (code, out) = opencode(&place, &bin, &second);
     assert_eq!(code, 0, "{out}");
+    second.assert_read_once(&["# Role: Developer", "# Role: Code Reviewer"]);
     super::the_task_completes(&place, &second.results(), &id);
 }
