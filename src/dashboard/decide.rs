@@ -274,12 +274,15 @@ fn anchored(asking: &Asking, seen: &str, comments: &[Comment]) -> Result<Option<
 }
 
 /// The earlier round's comment threads as the page marked them, in words; refused when
-/// the page showed other threads than there are now.
+/// the page showed other threads than there are now. A decision that marks none (a page or
+/// a client that does not send them) carries every thread as still open: none is dropped.
 fn carried(asking: &Asking, marks: Option<&[bool]>) -> Result<Option<String>, Answer> {
-    let (Some(marks), Some(doc)) = (marks, &asking.pending.document) else {
+    let Some(doc) = &asking.pending.document else {
         return Ok(None);
     };
     let threads = threads::of(&asking.session, asking.pending.stage, &doc.path);
+    let open = vec![false; threads.len()];
+    let marks = marks.unwrap_or(&open);
     if marks.len() != threads.len() {
         return Err(Answer::Conflict {
             message: format!(

@@ -440,6 +440,45 @@ async fn untrusted_documents_are_rendered_so_that_nothing_runs_or_loads() {
     d.stop();
 }
 
+/// A decision whose request marks none of the earlier round's threads (a client that
+/// does not send them) carries each of them into the record as still open: a comment the
+/// human made is never dropped by the channel.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_decision_that_marks_no_threads_carries_each_as_still_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path();
+    let c = connect(Era::Legacy, project).await;
+    let sid = at_po_confirmation(&c, project, "First version.").await;
+    let d = Dash::open(project);
+    let digest = |d: &Dash| {
+        d.get(&format!("/dashboard/api/task?project=0&id={sid}"))
+            .json()["decision"]["document"]["sha256"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let a = d.post(
+        "/dashboard/api/decide",
+        &json!({"session_id": sid, "action": "reject", "digest": digest(&d), "feedback": "Say who uses it.",
+            "comments": [{"from": 1, "to": 1, "text": "Name the users."}]}),
+    );
+    assert_eq!(a.status, 200, "{a:?}");
+    let v = c
+        .ok(json!({"action": "submit", "session_id": sid, "claude_result": prd("Second version, for field workers.")}))
+        .await;
+    assert_eq!(v["state"], "awaiting_confirmation", "{v:#}");
+    let a = d.post(
+        "/dashboard/api/decide",
+        &json!({"session_id": sid, "action": "confirm", "digest": digest(&d)}),
+    );
+    assert_eq!(a.status, 200, "{a:?}");
+    let said = last_entry(&session(project, &sid))["feedback"].to_string();
+    assert!(said.contains("Still open from draft 1"), "{said}");
+    assert!(said.contains("Name the users."), "{said}");
+    c.close().await;
+    d.stop();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_document_changed_since_the_page_showed_it_is_refused() {
     let dir = tempfile::tempdir().unwrap();
