@@ -11,14 +11,13 @@
 //! main views go to `target/dashboard/` (`scripts/screenshots` copies them to docs/).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::{json, Value};
 
 use crate::support::dash::Dash;
 use crate::support::webdriver::{Browser, CHROMEDRIVER, CHROMIUM};
 use crate::support::{
-    connect, document, last_entry, passing_architecture, read_json, scored, start_args, Era,
+    connect, document, git, last_entry, passing_architecture, read_json, scored, start_args, Era,
     PRD_SECTIONS, ROOT,
 };
 
@@ -30,18 +29,6 @@ fn prd(version: &str) -> String {
 
 fn session(project: &Path, sid: &str) -> Value {
     read_json(&project.join(format!(".bmad-task/session-{sid}.json")))
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {out:?}");
 }
 
 /// Where the screenshot of a view is kept: `target/dashboard/<name>.png`.

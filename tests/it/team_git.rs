@@ -13,28 +13,8 @@ use std::process::Command;
 use serde_json::{json, Value};
 
 use crate::support::{
-    bin, connect_with, passing_architecture, passing_prd, read_json, Client, Era,
+    bin, connect_with, git, passing_architecture, passing_prd, read_json, Client, Era,
 };
-
-/// Runs git in `dir`; its stdout. Panics with git's output when it fails.
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?} in {}: {}{}",
-        dir.display(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 /// git in `dir` that may fail: whether it succeeded.
 fn git_may_fail(dir: &Path, args: &[&str]) -> bool {
