@@ -72,6 +72,24 @@ impl Project {
         }
     }
 
+    /// The names at the top of the project folder, read from its handle; `None` when they
+    /// cannot all be read (an error, or more than `limit`): a caller that looks for one name
+    /// there then cannot rule it out.
+    pub fn top_names(&self, limit: usize) -> Option<Vec<String>> {
+        let entries = rustix::fs::Dir::read_from(self.dir()).ok()?;
+        let mut names = Vec::new();
+        for entry in entries {
+            match entry.ok()?.file_name().to_str() {
+                Ok("." | "..") | Err(_) => {}
+                Ok(name) => names.push(name.to_string()),
+            }
+            if names.len() > limit {
+                return None;
+            }
+        }
+        Some(names)
+    }
+
     /// The names of the entries of the folder `rel` (not `.`, `..`, nor names that are not
     /// UTF-8), the folder opened beneath the project without following a link; `None` when
     /// it does not exist. At most `limit` names are read.

@@ -99,13 +99,17 @@ pub(crate) fn read_toml(
 
 /// Which skills folder holds each skill, the folders of `first` (the manifest's tools)
 /// before the others the installer knows.
-fn skill_folders(project: &Project, first: &[&'static str]) -> BTreeMap<String, &'static str> {
+fn skill_folders(
+    project: &Project,
+    first: &[&'static str],
+    top: &Top,
+) -> BTreeMap<String, &'static str> {
     let mut order: Vec<&'static str> = first.to_vec();
     order.extend(tools::all_folders());
     let mut found = BTreeMap::new();
     let mut seen = Vec::new();
     for folder in order {
-        if seen.contains(&folder) {
+        if seen.contains(&folder) || !top.may_hold(folder) {
             continue;
         }
         seen.push(folder);
@@ -118,9 +122,32 @@ fn skill_folders(project: &Project, first: &[&'static str]) -> BTreeMap<String, 
     found
 }
 
+/// The names at the top of the project, listed once: every prompt a call hands over looks
+/// for an install, so the folders of the 48 tools and the manifests are probed only where
+/// their first folder exists (each would otherwise cost a failed open, in every project).
+struct Top(Option<Vec<String>>);
+
+impl Top {
+    fn of(project: &Project) -> Top {
+        Top(project.top_names(10_000))
+    }
+
+    /// Whether `rel` may exist: its first folder is there, or the top could not be listed.
+    fn may_hold(&self, rel: &str) -> bool {
+        let first = rel.split('/').next().unwrap_or(rel);
+        self.0
+            .as_ref()
+            .is_none_or(|names| names.iter().any(|n| n == first))
+    }
+}
+
 /// The project's v6 install, if it has one: from its manifests, else (no manifest, or a
 /// damaged one) from the skill folders the installer writes; `None` when there is neither.
 pub fn discover(project: &Project) -> Option<Install> {
+    let top = Top::of(project);
+    if !top.may_hold("_bmad") && !tools::all_folders().iter().any(|f| top.may_hold(f)) {
+        return None;
+    }
     let mut notices = Vec::new();
     let manifest = read(project, manifest::MANIFEST, &mut notices).and_then(|text| {
         manifest::parse_manifest(&text)
@@ -147,7 +174,7 @@ pub fn discover(project: &Project) -> Option<Install> {
             )),
         }
     }
-    let found = skill_folders(project, &first);
+    let found = skill_folders(project, &first, &top);
     let listed = read(project, manifest::SKILL_MANIFEST, &mut notices).and_then(|text| {
         manifest::parse_skills(&text, MAX_SKILLS)
             .map_err(|e| {
@@ -238,4 +265,26 @@ pub fn one_line(v: &str, max: usize) -> Option<String> {
         .collect();
     let v = v.split_whitespace().collect::<Vec<_>>().join(" ");
     (!v.is_empty()).then(|| crate::code::visible(&crate::code::clip(&v, max)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Only the folders whose first part is at the top of the project are probed; a top
+    /// that cannot be listed rules nothing out.
+    #[test]
+    fn only_folders_present_at_the_top_are_looked_in() {
+        let (dir, project) = crate::files::project::tests::project();
+        assert!(discover(&project).is_none());
+        std::fs::create_dir_all(dir.path().join(".claude/skills/bmad-agent-pm")).unwrap();
+        let top = Top::of(&project);
+        assert!(top.may_hold(".claude/skills") && !top.may_hold(".agents/skills"));
+        assert!(!top.may_hold("_bmad/_config/manifest.yaml"));
+        let found = skill_folders(&project, &[], &top);
+        assert_eq!(found.get("bmad-agent-pm"), Some(&".claude/skills"));
+        assert!(Top(None).may_hold(".agents/skills"));
+        let install = discover(&project).expect("a partial install, from its skills folder");
+        assert_eq!(install.skills.len(), 1);
+    }
 }
