@@ -1,7 +1,9 @@
 //! The shape of the source, as data and the tests that keep it: the layer order of the
 //! crate's top-level modules (a module may use only the modules listed before it, so no
 //! import cycle can form between them), no import cycle between the files of one folder,
-//! no function longer than [`MAX_FN_LINES`], and a `//!` opening every file.
+//! no function longer than [`MAX_FN_LINES`], a `//!` opening every file, and every regular
+//! expression declared as a `workflow::patterns::Pattern` that is listed to be checked at
+//! start.
 //! ARCHITECTURE.md explains each layer.
 
 /// Lowest first.
@@ -249,6 +251,42 @@ mod tests {
         assert!(
             silent.is_empty(),
             "each file's first line is a `//!` naming its one concern: {silent:?}"
+        );
+    }
+
+    /// A pattern compiled anywhere but through `workflow::patterns` would escape the check
+    /// at start, and a `Pattern` missing from its list too.
+    #[test]
+    fn every_pattern_is_declared_and_listed_for_the_check_at_start() {
+        let mut declared = Vec::new();
+        for (file, text) in sources() {
+            let shipped = code_of(text.split("#[cfg(test)]").next().unwrap());
+            if file != Path::new("workflow/patterns.rs") {
+                for word in ["Regex::new", "RegexBuilder", "RegexSet"] {
+                    assert!(
+                        !shipped.contains(word),
+                        "src/{} uses {word}: declare a `workflow::patterns::Pattern` and list it in `workflow::PATTERNS`, so that it is compiled at start",
+                        file.display()
+                    );
+                }
+            }
+            for rest in shipped.split("static ").skip(1) {
+                if let Some((name, _)) = rest.split_once(": Pattern =") {
+                    if !name.contains(char::is_whitespace) {
+                        declared.push(name.to_string());
+                    }
+                }
+            }
+        }
+        let mut listed: Vec<String> = crate::workflow::PATTERNS
+            .iter()
+            .map(|p| p.name().rsplit("::").next().unwrap().to_string())
+            .collect();
+        declared.sort();
+        listed.sort();
+        assert_eq!(
+            declared, listed,
+            "the `Pattern` statics and `workflow::PATTERNS`"
         );
     }
 

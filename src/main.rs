@@ -104,6 +104,13 @@ fn main() -> Exit {
             };
         }
     };
+    // Every pattern the server matches with compiles now, in this build, or nothing
+    // starts: a pattern that needs a feature the build left out would otherwise fail
+    // only the call whose input reaches it.
+    if let Err(e) = bmad_mcp::workflow::check_patterns() {
+        eprintln!("bmad-mcp: cannot start: {e}. This is a defect in bmad-mcp (a pattern this build cannot compile), not in your project; report it with `bmad-mcp --version`");
+        return Exit::Failed;
+    }
     let settings = Settings::read(cli.owner.as_deref()).with_project(cli.project.as_deref());
     let options = match cli.command {
         Some(Command::Human(command)) => return bmad_mcp::terminal::run(command, &settings),

@@ -3,15 +3,14 @@
 //! heading with any text under it is not enough: "None, I fixed the code directly" is
 //! the very thing the section exists to catch.
 
-use std::sync::LazyLock;
-
-use regex::Regex;
+use crate::workflow::patterns::Pattern;
 
 /// A test named as code: a span in backticks, a file of tests, an identifier of a test
 /// (`test_empty_input`, `empty_input_test`, `TestParser`, `parser::tests::empty`), or a
 /// command that runs tests.
-static NAMES_A_TEST: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+pub(in crate::workflow) static NAMES_A_TEST: Pattern = Pattern::new(
+    "failing_test::NAMES_A_TEST",
+    concat!(
         r"`[^`\n]*[A-Za-z0-9][^`\n]*`",
         r"|[A-Za-z0-9_./-]*(?:test|spec)[A-Za-z0-9_-]*\.[A-Za-z]{1,5}(?-u:\b)",
         r"|(?-u:\b)(?:test_[A-Za-z0-9_]+|[A-Za-z0-9_]+_test(?:s)?|Test[A-Z][A-Za-z0-9_]*)(?-u:\b)",
@@ -19,27 +18,31 @@ static NAMES_A_TEST: LazyLock<Regex> = LazyLock::new(|| {
         r"|(?i)(?-u:\b)(?:cargo (?:test|nextest)|pytest|npm (?:run )?test|yarn test|pnpm test",
         r"|go test|mvn test|gradle test|jest|vitest|rspec|phpunit|dotnet test|ctest|make test",
         r"|python3? -m (?:pytest|unittest))(?-u:\b)",
-    ))
-    .unwrap()
-});
+    ),
+);
 
 /// The report says the test failed (before the fix).
-static SAYS_IT_FAILED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)(?-u:\b)(?:fail(?:s|ed|ing|ure)?|red|panick?(?:ed|s)?|assertion ?error|assert(?:ion)? failed|did not pass|exit(?:ed)? (?:code|status) [1-9])(?-u:\b)").unwrap()
-});
+pub(in crate::workflow) static SAYS_IT_FAILED: Pattern = Pattern::new(
+    "failing_test::SAYS_IT_FAILED",
+    r"(?i)(?-u:\b)(?:fail(?:s|ed|ing|ure)?|red|panick?(?:ed|s)?|assertion ?error|assert(?:ion)? failed|did not pass|exit(?:ed)? (?:code|status) [1-9])(?-u:\b)",
+);
 
 /// The report says no test failed first, in the words an author uses to skip the step.
-static DENIES_IT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
-        r"(?i)^\W*(?:none|n/?a|no(?-u:\b)|not applicable|skipped)",
+pub(in crate::workflow) static DENIES_IT: Pattern = Pattern::new(
+    "failing_test::DENIES_IT",
+    concat!(
+        // What may stand before the word: markup (`_` of emphasis too) and punctuation,
+        // ASCII or the usual dashes, bullets and quotes (`\W` would need the Unicode
+        // tables the server leaves out).
+        r"(?i)^(?:[^A-Za-z0-9\x{80}-\x{10FFFF}]|[–—•·«»“”‘’])*",
+        r"(?:none|n/?a|no(?-u:\b)|not applicable|skipped)",
         r"|(?i)no (?:failing )?test (?:failed|was written|first|needed)",
         r"|(?i)(?:did not|didn't|does not|doesn't|never) fail",
         r"|(?i)without (?:a |any )?(?:failing )?test",
         r"|(?i)no (?:failing|regression) test",
         r"|(?i)fixed (?:the code |it )?directly",
-    ))
-    .unwrap()
-});
+    ),
+);
 
 /// What the section's text lacks, said for the human; `None` when it names a test and
 /// says it failed before the fix.
@@ -74,6 +77,16 @@ mod tests {
         }
     }
 
+    /// A word in another script before "none" is text, not markup: the section is read
+    /// on.
+    #[test]
+    fn only_markup_before_the_denial_counts() {
+        assert_eq!(
+            shortfall("Ésaï: `test_empty` failed before the fix; none of the others did."),
+            None
+        );
+    }
+
     #[test]
     fn a_section_that_skips_the_test_or_hides_it_stops() {
         let cases = [
@@ -82,6 +95,10 @@ mod tests {
                 "says no test",
             ),
             ("N/A", "says no test"),
+            ("None, fixed directly.", "says no test"),
+            ("**None** — fixed directly.", "says no test"),
+            ("– n/a", "says no test"),
+            ("> _Skipped_", "says no test"),
             (
                 "The bug did not fail any test; fixed directly.",
                 "says no test",

@@ -12,7 +12,7 @@ mod promote;
 mod stories;
 mod submit;
 mod trace;
-mod words;
+pub(in crate::workflow) mod words;
 
 pub use documents::{Documents, Read};
 pub use pending::{pending, Asked, Pending, Shown};

@@ -11,6 +11,7 @@ pub mod error;
 pub mod evidence;
 mod failing_test;
 pub mod machine;
+pub mod patterns;
 pub mod person;
 pub mod quality;
 mod records;
@@ -37,3 +38,28 @@ pub use rules::{allowed_actions, is_legal};
 pub use session::{ContentRef, Session, State};
 pub use stage::{Engine, Stage};
 pub use track::Track;
+
+/// Every regular expression of the core (`layers.rs` reads the sources to keep the list
+/// whole).
+pub static PATTERNS: [&patterns::Pattern; 12] = [
+    &failing_test::NAMES_A_TEST,
+    &failing_test::SAYS_IT_FAILED,
+    &failing_test::DENIES_IT,
+    &machine::words::ANSWER_ID,
+    &machine::words::ASSUMED,
+    &quality::QUANTITATIVE,
+    &quality::ACCEPTANCE_WORDS,
+    &score::SCORE_LINE,
+    &submission::FENCE,
+    &submission::LINE_BRACE,
+    &submission::SPRINT_HEADING,
+    &submission::REVIEW_STATUS,
+];
+
+/// Compiles every pattern, keeping each for its first use: the binary runs this when it
+/// starts, so a pattern this build cannot compile (one that needs a regex feature the
+/// server's `Cargo.toml` leaves out) stops it there, named, instead of failing the one
+/// call whose input reaches it.
+pub fn check_patterns() -> Result<(), String> {
+    PATTERNS.iter().try_for_each(|p| p.check())
+}

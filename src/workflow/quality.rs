@@ -2,27 +2,23 @@
 //! when a draft falls below the gate (docs/spec.md §9.2, §9.4). The estimate is capped below the gate on
 //! purpose: passing needs a score the author reports and stands behind.
 
-use std::sync::LazyLock;
-
-use regex::Regex;
-
 use super::sections::{self, Check};
 use super::stage::Stage;
+use crate::workflow::patterns::Pattern;
 
 pub const BASE_SCORE: u32 = 60;
 pub const ESTIMATE_CAP: u32 = 85;
 const STEP: u32 = 5;
 
-static QUANTITATIVE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"(?i)[0-9]+(?:\.[0-9]+)?[ \t]*%|(?-u:\b)[0-9][0-9,]*(?:\.[0-9]+)?[ \t]*(?:ms|s|secs?|seconds?|mins?|minutes?|h|hours?|days?|b|bytes?|kb|kib|mb|mib|gb|gib|tb|rps|qps|req/s|users?|files?|requests?|sessions?|items?|lines?|calls?|records?|rows?|concurrent)(?-u:\b)|p9[59]",
-    )
-    .unwrap()
-});
+pub(in crate::workflow) static QUANTITATIVE: Pattern = Pattern::new(
+    "quality::QUANTITATIVE",
+    r"(?i)[0-9]+(?:\.[0-9]+)?[ \t]*%|(?-u:\b)[0-9][0-9,]*(?:\.[0-9]+)?[ \t]*(?:ms|s|secs?|seconds?|mins?|minutes?|h|hours?|days?|b|bytes?|kb|kib|mb|mib|gb|gib|tb|rps|qps|req/s|users?|files?|requests?|sessions?|items?|lines?|calls?|records?|rows?|concurrent)(?-u:\b)|p9[59]",
+);
 
-static ACCEPTANCE_WORDS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)(acceptance[ \t]+criteri)|(?-u:\b)(?:(given)|(when)|(then))(?-u:\b)").unwrap()
-});
+pub(in crate::workflow) static ACCEPTANCE_WORDS: Pattern = Pattern::new(
+    "quality::ACCEPTANCE_WORDS",
+    r"(?i)(acceptance[ \t]+criteri)|(?-u:\b)(?:(given)|(when)|(then))(?-u:\b)",
+);
 
 /// A number with a unit or a comparison: `95%`, `< 200 ms`, `500 rps`, `p99`.
 ///
@@ -145,6 +141,7 @@ pub fn guidance(stage: Stage, document: &str, reported: bool) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use regex::Regex;
 
     const FULL_PRD: &str = "# PRD\n## Executive Summary\nx\n## Business Goals\nx\n## User Stories\nx\n## Functional Requirements\nx\n## Technical Requirements\nx\n## Success Metrics\n99.9% uptime, p95 < 200ms\n### Acceptance Criteria\nGiven a user, when they log in, then they see the dashboard.";
 

@@ -3,34 +3,33 @@
 //! review status). JSON is read with a JSON parser, so documents that contain fences,
 //! quotes or braces of their own come through whole.
 
-use std::sync::LazyLock;
-
-use regex::Regex;
 use serde_json::{Map, Value};
 
 use super::score::last_text_score;
 use super::stage::{Stage, GENERIC_DOCUMENT_FIELDS};
+use crate::workflow::patterns::Pattern;
 
 // The patterns, built once per process, at their first use.
 // Digits are ASCII (`[0-9]`): a score in another script's digits is not a number here.
 
 /// An opening code fence of a JSON block.
-static FENCE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?m)^[ \t]*```[ \t]*(?:json|JSON|jsonc)?[ \t]*\r?$").unwrap());
+pub(in crate::workflow) static FENCE: Pattern = Pattern::new(
+    "submission::FENCE",
+    r"(?m)^[ \t]*```[ \t]*(?:json|JSON|jsonc)?[ \t]*\r?$",
+);
 /// A line that opens a JSON object.
-static LINE_BRACE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?m)^[ \t]*\{").unwrap());
+pub(in crate::workflow) static LINE_BRACE: Pattern =
+    Pattern::new("submission::LINE_BRACE", r"(?m)^[ \t]*\{");
 /// `## Sprint N: Title`.
-static SPRINT_HEADING: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"(?mi)^[ \t]*#{2,3}[ \t]+sprint[ \t]+([0-9]{1,4})[ \t]*[:\-–—][ \t]*(.+?)[ \t#]*\r?$",
-    )
-    .unwrap()
-});
+pub(in crate::workflow) static SPRINT_HEADING: Pattern = Pattern::new(
+    "submission::SPRINT_HEADING",
+    r"(?mi)^[ \t]*#{2,3}[ \t]+sprint[ \t]+([0-9]{1,4})[ \t]*[:\-–—][ \t]*(.+?)[ \t#]*\r?$",
+);
 /// `Review Status: Pass | Pass with Risk | Fail`.
-static REVIEW_STATUS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)review[ \t]*status[ \t*_]*[:：][ \t*_]*(pass[ \t]+with[ \t]+risks?|pass|fail)")
-        .unwrap()
-});
+pub(in crate::workflow) static REVIEW_STATUS: Pattern = Pattern::new(
+    "submission::REVIEW_STATUS",
+    r"(?i)review[ \t]*status[ \t*_]*[:：][ \t*_]*(pass[ \t]+with[ \t]+risks?|pass|fail)",
+);
 
 /// Fields that may carry the document at `stage`, in order of preference: the stage's
 /// own, then the generic ones. Exactly these are read, and exactly these are named when

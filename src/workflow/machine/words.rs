@@ -5,9 +5,6 @@
 //! does not read and so refuses when it says something else than the document (§5.5).
 
 use std::collections::BTreeMap;
-use std::sync::LazyLock;
-
-use regex::Regex;
 
 use super::super::decision::DecidedBy;
 use super::super::said::Author;
@@ -17,18 +14,21 @@ use super::super::submission;
 use super::super::trace::at_most;
 use super::{Step, WorkflowError};
 use crate::code::clip;
+use crate::workflow::patterns::Pattern;
 
 /// A question's id where the human's feedback answers it: `q3: web only`, `q3 = …`,
 /// `q3) …`; the answer runs to the next such id.
-static ANSWER_ID: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?i)(?-u:\b)(q[0-9]{1,3})[ \t]*[:=)][ \t]*").unwrap());
+pub(in crate::workflow) static ANSWER_ID: Pattern = Pattern::new(
+    "machine::words::ANSWER_ID",
+    r"(?i)(?-u:\b)(q[0-9]{1,3})[ \t]*[:=)][ \t]*",
+);
 
 /// A draft's line that states the author's assumption for an unanswered question:
 /// `Assumed q3: UTC everywhere` (also `Assumption (q3): …`, in a list or bold).
-static ASSUMED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?im)^[ \t>*_-]*assum(?:ed|ption)[ \t*_]*\(?[ \t]*(q[0-9]{1,3})[ \t]*\)?[ \t*_]*[:=-][ \t]*(.+?)[ \t]*$")
-        .unwrap()
-});
+pub(in crate::workflow) static ASSUMED: Pattern = Pattern::new(
+    "machine::words::ASSUMED",
+    r"(?im)^[ \t>*_-]*assum(?:ed|ption)[ \t*_]*\(?[ \t]*(q[0-9]{1,3})[ \t]*\)?[ \t*_]*[:=-][ \t]*(.+?)[ \t]*$",
+);
 
 /// The answers `feedback` gives by question id, for the questions of `rec` the human has
 /// not answered: the reply invites answering them while sending a draft back.
