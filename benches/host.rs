@@ -64,9 +64,7 @@ const TEAM_REPEATED: f64 = 0.15;
 fn cli() -> PathBuf {
     std::env::var_os("BMAD_CLAUDE_CLI")
         .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("target/claude-cli/node_modules/.bin/claude")
-        })
+        .unwrap_or_else(|| harness::repo_path("target/claude-cli/node_modules/.bin/claude"))
 }
 
 /// The `Elicitation` hook: accepts the form with the values it pre-fills.

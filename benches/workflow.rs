@@ -56,7 +56,7 @@ use std::path::PathBuf;
 use docs::Docs;
 use table::{Table, MIB};
 
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/fixtures");
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/fixtures");
 const OBJECTIVE: &str = "Build a service that publishes a weekly team changelog";
 
 type Failure = Box<dyn std::error::Error>;

@@ -2,18 +2,11 @@
 
 use std::path::PathBuf;
 
-/// The server binary: `BMAD_MCP_BIN`, or the one `cargo bench` built beside the bench.
-/// That one is not quite the installed binary: the dev-dependencies' features (rmcp's
-/// client, more of tokio and regex) are unified into it, which makes its code larger. For
-/// the server's memory, measure `cargo build --release`'s binary through `BMAD_MCP_BIN` (a
-/// copy: `cargo bench` replaces `target/release/bmad-mcp` with its own).
+/// The server binary: `BMAD_MCP_BIN`, or the server built alone now, in the bench's
+/// profile, with only its own features (`harness::server_binary`). For the figures users
+/// see, point `BMAD_MCP_BIN` at the release-lto build (benches/README.md).
 pub fn server_binary() -> Result<PathBuf, Box<dyn std::error::Error>> {
-    match std::env::var_os("BMAD_MCP_BIN") {
-        // Resolved here: the server starts in the project directory.
-        Some(bin) => std::fs::canonicalize(&bin)
-            .map_err(|e| format!("BMAD_MCP_BIN={}: {e}", PathBuf::from(bin).display()).into()),
-        None => Ok(PathBuf::from(env!("CARGO_BIN_EXE_bmad-mcp"))),
-    }
+    Ok(harness::server_binary()?.to_path_buf())
 }
 
 /// Whether this is a benchmark run: `cargo bench` passes `--bench` to every bench, while

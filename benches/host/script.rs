@@ -7,7 +7,7 @@
 
 use serde_json::{json, Value};
 
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/fixtures");
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/fixtures");
 pub const OBJECTIVE: &str = "Build a service that publishes a weekly team changelog";
 
 /// The placeholder the fake replaces with the session id it read in `start`'s result.

@@ -15,12 +15,7 @@ use crate::support::{bin, last_entry, read_json, tree_digest, Raw};
 use serde_json::{json, Value};
 
 fn fixture(name: &str) -> String {
-    std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("examples/fixtures")
-            .join(name),
-    )
-    .unwrap()
+    std::fs::read_to_string(harness::repo_path("examples/fixtures").join(name)).unwrap()
 }
 
 /// A project whose session has a PO submission `fixture` in it, answered in `state`;

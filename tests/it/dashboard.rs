@@ -659,7 +659,7 @@ fn the_dashboard_refuses_to_start_under_an_assistants_shell() {
         said.contains("CLAUDECODE in this command's environment"),
         "{said}"
     );
-    let bin = crate::support::BIN;
+    let bin = crate::support::server_path();
     // `; :` keeps the shell alive as the dashboard's parent (no exec of the last command).
     let under = std::process::Command::new("sh")
         .arg("-c")

@@ -136,10 +136,8 @@ async fn the_text_leaves_out_what_the_model_has_and_the_json_keeps_it() {
             .await;
     let id = v["session_id"].as_str().unwrap().to_string();
     // The example's PRD, whose requirements have ids.
-    let prd = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/fixtures/po-final.json"),
-    )
-    .unwrap();
+    let prd =
+        std::fs::read_to_string(harness::repo_path("examples/fixtures/po-final.json")).unwrap();
     let (v, text) = call(json!({"action": "submit", "session_id": id, "claude_result": prd})).await;
     assert_eq!(v["state"], "awaiting_confirmation", "{v}");
     // The trace's first appearance is in the text.

@@ -15,7 +15,7 @@ use crate::support::http::{self, CALL_HEADERS};
 use crate::support::terminal::in_terminal;
 use crate::support::transport::{each_transport, Transport};
 use crate::support::user::{structured, User};
-use crate::support::{handshake, last_entry, read_json, Era, BIN};
+use crate::support::{handshake, last_entry, read_json, server_path, Era};
 
 /// Starts a session and submits a PRD that waits for confirmation; its id.
 async fn awaiting(
@@ -28,10 +28,8 @@ async fn awaiting(
     )
     .await;
     let id = v["session_id"].as_str().unwrap().to_string();
-    let prd = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/fixtures/po-final.json"),
-    )
-    .unwrap();
+    let prd =
+        std::fs::read_to_string(harness::repo_path("examples/fixtures/po-final.json")).unwrap();
     let v = structured(
         service,
         json!({"action": "submit", "session_id": id, "claude_result": prd}),
@@ -114,7 +112,7 @@ async fn a_stdio_client_under_an_assistants_shell_is_not_the_human() {
     let mut shell = tokio::process::Command::new("sh");
     // `; :` keeps the shell from replacing itself with the server.
     shell
-        .args(["-c", "\"$0\"; :", BIN])
+        .args(["-c", "\"$0\"; :", server_path()])
         .current_dir(&project)
         .env("CLAUDECODE", "1")
         .env("XDG_CONFIG_HOME", crate::support::NO_USER_CONFIG)
@@ -323,10 +321,8 @@ fn another_process_cannot_answer_a_sessions_dialog() {
         json!({"action": "start", "objective": "Build a changelog bot", "cwd": project}),
     );
     let id = v["session_id"].as_str().expect("started").to_string();
-    let prd = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/fixtures/po-final.json"),
-    )
-    .unwrap();
+    let prd =
+        std::fs::read_to_string(harness::repo_path("examples/fixtures/po-final.json")).unwrap();
     let v = call_in(
         addr,
         &sid,

@@ -30,10 +30,10 @@ use bmad_mcp::workflow::Track;
 use regex::Regex;
 use serde_json::{json, Value};
 
-use crate::support::{read_json, BIN};
+use crate::support::{read_json, server_path};
 
-const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/.bmad-task.example");
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/fixtures");
+const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../.bmad-task.example");
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/fixtures");
 
 /// Who ran, what it printed, what it left: one example's run.
 struct Run {
@@ -45,7 +45,7 @@ struct Run {
 /// Runs one example's script (the module included above) in `project`.
 macro_rules! run_example {
     ($example:ident, $project:expr) => {{
-        let mut demo = $example::common::Demo::connect(Path::new(BIN), $project)
+        let mut demo = $example::common::Demo::connect(Path::new(server_path()), $project)
             .await
             .unwrap();
         $example::run(&mut demo).await.unwrap();
@@ -127,14 +127,14 @@ fn assert_steps<'a>(run: &'a Run, expected: &[(&str, &str, &str)]) -> Vec<&'a St
 /// first window; the full task's two sprints as stories in two windows at once; the
 /// parent's final QA; and every session in `list` with its track.
 #[tokio::test]
-async fn tracks_and_stories_runs_a_fix_and_two_stories_at_once_to_the_final_qa() {
+async fn tracks_and_stories_runs_a_fix_a_quick_change_and_two_stories_at_once_to_the_final_qa() {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().canonicalize().unwrap();
     let run = run_example!(tracks_and_stories, &project);
     let fix: Vec<(&str, &str, &str)> = run
         .steps
         .iter()
-        .take(5)
+        .take(12)
         .map(|(a, v)| {
             (
                 a.as_str(),
@@ -148,6 +148,14 @@ async fn tracks_and_stories_runs_a_fix_and_two_stories_at_once_to_the_final_qa()
         [
             ("start", "bug", "generating"),
             ("submit", "bug", "awaiting_confirmation"),
+            ("confirm", "dev", "generating"),
+            // "None, fixed directly" stops at the human, who sends it back.
+            ("submit", "dev", "awaiting_confirmation"),
+            ("reject", "dev", "generating"),
+            ("submit", "review", "generating"),
+            ("submit", "review", "completed"),
+            ("start", "spec", "generating"),
+            ("submit", "spec", "awaiting_confirmation"),
             ("confirm", "dev", "generating"),
             ("submit", "review", "generating"),
             ("submit", "review", "completed"),
@@ -173,6 +181,7 @@ async fn tracks_and_stories_runs_a_fix_and_two_stories_at_once_to_the_final_qa()
         [
             done("fix", "review"),
             done("full", "qa"),
+            done("quick", "review"),
             done("story", "qa"),
             done("story", "qa")
         ]

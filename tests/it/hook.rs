@@ -8,7 +8,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::{json, Value};
 
-use crate::support::{isolate, BIN, ROOT};
+use crate::support::{isolate, server_path, ROOT};
 
 /// The hook command of the plugin, its program replaced by the built binary.
 fn hook_command() -> Command {
@@ -21,7 +21,7 @@ fn hook_command() -> Command {
         .expect("the plugin's PreToolUse hook command");
     let mut words = command.split_whitespace();
     assert_eq!(words.next(), Some("bmad-mcp"), "{command}");
-    let mut cmd = Command::new(BIN);
+    let mut cmd = Command::new(server_path());
     isolate(cmd.args(words));
     cmd
 }

@@ -25,7 +25,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crate::support::terminal::in_terminal;
-use crate::support::{command, handshake, passing_prd, read_json, Era, BIN, NO_USER_CONFIG};
+use crate::support::{
+    command, handshake, passing_prd, read_json, server_path, Era, NO_USER_CONFIG,
+};
 
 /// A host as it declares itself; `declines` declares the dialog and declines it at once,
 /// `accepts` declares it and confirms in it (as a model answering its own dialog would).
@@ -94,7 +96,7 @@ async fn connect_from_shell(
     shell
         .arg("-c")
         .arg(script)
-        .arg(BIN)
+        .arg(server_path())
         .args(args)
         .current_dir(project)
         .env(mark.0, mark.1)

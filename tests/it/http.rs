@@ -257,7 +257,7 @@ fn unsafe_or_unusable_setups_refuse_to_start_with_exit_2() {
             "scheme",
         ),
     ] {
-        let out = std::process::Command::new(support::BIN)
+        let out = std::process::Command::new(support::server_path())
             .arg("serve")
             .arg("--http")
             .args(&args)
@@ -270,7 +270,7 @@ fn unsafe_or_unusable_setups_refuse_to_start_with_exit_2() {
         assert!(stderr.contains(says), "{args:?}: {stderr}");
     }
     // With a token from the environment, a non-loopback address is served.
-    let mut server = std::process::Command::new(support::BIN)
+    let mut server = std::process::Command::new(support::server_path())
         .args(["serve", "--http", "0.0.0.0:0", "--root", &root])
         .env("BMAD_MCP_TOKEN", TOKEN)
         .stderr(std::process::Stdio::piped())

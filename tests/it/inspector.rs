@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-use crate::support::BIN;
+use crate::support::server_path;
 
 /// The Inspector's CLI, or `None` after printing why it is skipped.
 fn inspector() -> Option<PathBuf> {
@@ -20,7 +20,7 @@ fn inspector() -> Option<PathBuf> {
 /// `mcp-inspector --cli <the server> --cwd <project> <args>`: its JSON output.
 fn call(cli: &Path, project: &Path, home: &Path, args: &[&str]) -> Value {
     let out = Command::new(cli)
-        .args(["--cli", BIN, "--cwd", project.to_str().unwrap()])
+        .args(["--cli", server_path(), "--cwd", project.to_str().unwrap()])
         .args(args)
         .env("HOME", home)
         .env_remove("BMAD_PROJECT_ROOT")

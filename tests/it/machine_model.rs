@@ -24,7 +24,7 @@ fn run_bytes_on(track: Track, data: &[u8]) -> Option<(Stage, State)> {
 }
 
 fn seeds() -> Vec<(String, Vec<u8>)> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/machine");
+    let dir = harness::repo_path("fuzz/corpus/machine");
     let mut out: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| {

@@ -1,9 +1,12 @@
 //! The integration tests: one binary, `it`, with a module per concern. Every module drives
-//! the built `bmad-mcp` binary (or reads the repository) as a user or a host would.
+//! the `bmad-mcp` binary (or reads the repository) as a user or a host would: the binary
+//! `BMAD_MCP_BIN` names, which `./scripts/test` builds as the README installs it, else the
+//! server built alone (tests/harness.rs). They belong to the package `tests/`
+//! (`bmad-mcp-harness`), so that their dependencies never reach the server's build.
 //!
 //!     ./scripts/test                        # all of them, the pinned clients installed first
 //!     ./scripts/test dialog::               # one module
-//!     cargo test --test it ::http           # the HTTP variant of each two-transport scenario
+//!     cargo test -p bmad-mcp-harness --test it ::http   # the HTTP variant of each two-transport scenario
 //!
 //! The tests that need a pinned external client (the Python SDK, the Claude Code CLI, the
 //! MCP conformance suite on Node 22) are `#[ignore]`d with the reason, so a bare
@@ -66,6 +69,7 @@ mod prompt_overrides; // role prompts from the project and the user's config
 mod protocol; // the JSON-RPC wire: one answer per request, limits, a closed stdout
 mod restart; // sessions survive the process
 mod schema; // the tool's schemas are valid JSON Schema 2020-12
+mod shipped; // the suite tests what users install: no test-only feature reaches the server
 mod shutdown; // ended mid-session (stdin closed, SIGTERM): calls answered, exit 0
 mod stdout; // stdout carries only JSON-RPC, even at trace level; --version, --help
 mod team_git; // a team in real git: two clones merge their tasks; one task advanced on both is reported

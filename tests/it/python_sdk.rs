@@ -15,7 +15,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use crate::support::{BIN, ROOT};
+use crate::support::{server_path, ROOT};
 
 /// The venv's interpreter, or `BMAD_TEST_PYTHON` when set (one with the pinned SDK).
 fn python() -> PathBuf {
@@ -53,7 +53,7 @@ fn run_script(name: &str, mode: &str) -> String {
     std::fs::write(schema.path(), bmad_mcp::server::reply_schema().to_string()).unwrap();
     let out = Command::new(&python)
         .arg(&script)
-        .arg(BIN)
+        .arg(server_path())
         .arg(mode)
         .env("BMAD_REPLY_SCHEMA", schema.path())
         .env_remove("BMAD_PROJECT_ROOT")

@@ -12,7 +12,7 @@
 use std::path::Path;
 use std::process::Command;
 
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
 
 fn readme() -> String {
     std::fs::read_to_string(Path::new(ROOT).join("README.md")).unwrap()

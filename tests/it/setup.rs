@@ -15,7 +15,7 @@ use std::time::Duration;
 use jsonc_parser::cst::CstRootNode;
 use serde_json::Value;
 
-use crate::support::{BIN, ROOT};
+use crate::support::{server_path, ROOT};
 
 /// A home and a project, both empty, that every command of a test runs with.
 struct Place {
@@ -61,7 +61,7 @@ impl Place {
 
     /// `bmad-mcp setup <args>` with the variables `env`; (exit status, stdout, stderr).
     fn setup(&self, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
-        let mut cmd = Command::new(BIN);
+        let mut cmd = Command::new(server_path());
         self.isolate(&mut cmd)
             .arg("setup")
             .args(args)
@@ -240,7 +240,7 @@ impl Case {
         );
         let entry = self.entry(&file).expect("our entry");
         assert_shape(self.host, &entry);
-        assert!(out.contains(BIN), "the entry is printed:\n{out}");
+        assert!(out.contains(server_path()), "the entry is printed:\n{out}");
         let written = std::fs::read(&file).unwrap();
         let (code, again, err) = place.setup(&args, env);
         assert_eq!(code, 0, "{again}{err}");
@@ -296,7 +296,7 @@ fn assert_shape(host: &str, entry: &Value) {
             &entry["command"]
         }
     };
-    assert_eq!(command.as_str(), Some(BIN), "{entry}");
+    assert_eq!(command.as_str(), Some(server_path()), "{entry}");
     let kind = match host {
         "claude-code" | "vscode" => Some("stdio"),
         "copilot" | "opencode" => Some("local"),
@@ -344,13 +344,17 @@ fn claude_code_connects_to_what_setup_wrote_in_either_scope() {
         got.contains("Scope: User config") && got.contains("✔ Connected"),
         "{got}"
     );
-    assert!(got.contains(&format!("Command: {BIN}")), "{got}");
+    assert!(
+        got.contains(&format!("Command: {}", server_path())),
+        "{got}"
+    );
     CLAUDE_CODE.remove(&place, "user");
     // The project's `.mcp.json`: Claude Code asks the person to approve it first.
     CLAUDE_CODE.add(&place, "project", &[]);
     let got = list(&place.project);
     assert!(
-        got.contains("Scope: Project config") && got.contains(&format!("Command: {BIN}")),
+        got.contains("Scope: Project config")
+            && got.contains(&format!("Command: {}", server_path())),
         "{got}"
     );
     CLAUDE_CODE.remove(&place, "project");
@@ -380,7 +384,7 @@ fn codex_lists_what_setup_wrote_with_the_settings_in_its_env() {
     let cli = host_cli("codex", "codex");
     if let Some(cli) = &cli {
         let ours = codex_lists_bmad(&place, cli).expect("bmad listed");
-        assert_eq!(ours["transport"]["command"], BIN, "{ours}");
+        assert_eq!(ours["transport"]["command"], server_path(), "{ours}");
         assert_eq!(
             ours["transport"]["env"]["BMAD_OWNER"], "Ann <ann@example.com>",
             "{ours}"
@@ -400,7 +404,7 @@ fn codex_lists_what_setup_wrote_with_the_settings_in_its_env() {
         ));
         std::fs::write(&user, text).unwrap();
         let ours = codex_lists_bmad(&place, cli).expect("bmad listed in the trusted project");
-        assert_eq!(ours["transport"]["command"], BIN, "{ours}");
+        assert_eq!(ours["transport"]["command"], server_path(), "{ours}");
     }
     CODEX.remove(&place, "project");
 }
@@ -433,7 +437,7 @@ fn gemini_connects_to_what_setup_wrote_in_either_scope() {
             let (code, out, err) = host(&place, cli, &["mcp", "list"], &trust);
             assert_eq!(code, 0, "{out}{err}");
             let out = format!("{out}{err}");
-            let line = line_of(&out, BIN);
+            let line = line_of(&out, server_path());
             assert!(
                 line.contains("Connected") && !line.contains("Disconnected"),
                 "{scope}: {out}"
@@ -459,7 +463,7 @@ fn opencode_connects_to_what_setup_wrote_in_either_scope() {
                 line_of(&out, "bmad").contains("connected"),
                 "{scope}: {out}"
             );
-            assert!(out.contains(BIN), "{out}");
+            assert!(out.contains(server_path()), "{out}");
         }
         OPENCODE.remove(&place, scope);
     }
@@ -485,7 +489,7 @@ fn copilot_lists_what_setup_wrote_in_either_scope() {
             assert_eq!(code, 0, "{out}{err}");
             let listed: Value = serde_json::from_str(&out[out.find('{').unwrap()..]).unwrap();
             let ours = &listed["mcpServers"]["bmad"];
-            assert_eq!(ours["command"], BIN, "{out}");
+            assert_eq!(ours["command"], server_path(), "{out}");
             assert_eq!(ours["source"], source, "{out}");
             assert!(listed["mcpServers"]["other"].is_object(), "{out}");
         }
@@ -525,7 +529,7 @@ fn a_new_file_is_made_and_a_removal_from_no_file_makes_none() {
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(text.ends_with("}\n"), "{text}");
     let v: Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(v["mcpServers"]["bmad"]["command"], BIN, "{text}");
+    assert_eq!(v["mcpServers"]["bmad"]["command"], server_path(), "{text}");
 }
 
 #[test]
@@ -586,7 +590,7 @@ fn a_linked_file_stays_a_link() {
         .is_symlink());
     let text = std::fs::read_to_string(&dotfiles).unwrap();
     assert!(
-        text.starts_with("# kept\nmodel = \"o3\"\n") && text.contains(BIN),
+        text.starts_with("# kept\nmodel = \"o3\"\n") && text.contains(server_path()),
         "{text}"
     );
 }
@@ -638,5 +642,5 @@ fn a_link_in_the_project_does_not_take_setup_out_of_it() {
         "{out}"
     );
     let text = std::fs::read_to_string(&real).unwrap();
-    assert!(text.contains(BIN), "{text}");
+    assert!(text.contains(server_path()), "{text}");
 }

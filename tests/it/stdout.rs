@@ -105,7 +105,7 @@ fn every_stdout_line_is_a_json_rpc_message_even_at_trace_level() {
 
 #[test]
 fn version_and_help_work() {
-    let out = Command::new(support::BIN)
+    let out = Command::new(support::server_path())
         .arg("--version")
         .output()
         .unwrap();
@@ -114,7 +114,10 @@ fn version_and_help_work() {
         String::from_utf8(out.stdout).unwrap().trim(),
         format!("bmad-mcp {}", env!("CARGO_PKG_VERSION"))
     );
-    let out = Command::new(support::BIN).arg("--help").output().unwrap();
+    let out = Command::new(support::server_path())
+        .arg("--help")
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let help = String::from_utf8(out.stdout).unwrap();
     assert!(
@@ -125,7 +128,10 @@ fn version_and_help_work() {
         help.contains("BMAD_MAX_LINE_BYTES") && help.contains("3 when stdout is closed"),
         "{help}"
     );
-    let out = Command::new(support::BIN).arg("--bogus").output().unwrap();
+    let out = Command::new(support::server_path())
+        .arg("--bogus")
+        .output()
+        .unwrap();
     assert!(!out.status.success());
 }
 

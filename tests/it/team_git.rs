@@ -387,7 +387,7 @@ fn guide_block(title: &str, lang: &str) -> String {
 /// Runs each line of `block` with `sh` in `dir`, the built `bmad-mcp` first on PATH; each
 /// must succeed.
 fn run_lines(dir: &Path, block: &str) -> Vec<String> {
-    let bin_dir = Path::new(crate::support::BIN).parent().unwrap();
+    let bin_dir = Path::new(crate::support::server_path()).parent().unwrap();
     let path = format!(
         "{}:{}",
         bin_dir.display(),
@@ -502,7 +502,10 @@ async fn the_readme_first_run_commands_work_as_written_in_a_repository() {
     c.close().await;
     let status = block.lines().find(|l| l.contains("status")).unwrap();
     let out = crate::support::bin(&repo)
-        .env("PATH", Path::new(crate::support::BIN).parent().unwrap())
+        .env(
+            "PATH",
+            Path::new(crate::support::server_path()).parent().unwrap(),
+        )
         .args(status.split_whitespace().skip(1))
         .output()
         .unwrap();

@@ -12,7 +12,7 @@ use serde_json::json;
 
 use crate::cli::{session, waiting_for_confirmation};
 use crate::support::terminal::{in_terminal, run_in_terminal};
-use crate::support::{isolate, last_entry, tree_digest, BIN};
+use crate::support::{isolate, last_entry, server_path, tree_digest};
 
 /// `bmad-mcp <args>` run by a shell `shell` (not exec'd: the shell stays its parent),
 /// with `CLAUDECODE` set in the shell's environment when `marked`; the command itself
@@ -22,7 +22,7 @@ fn under_shell(project: &Path, shell: &Path, marked: bool, args: &[&str]) -> Com
     isolate(cmd.current_dir(project))
         .arg("-c")
         .arg("env -u CLAUDECODE \"$0\" \"$@\"; exit $?")
-        .arg(BIN)
+        .arg(server_path())
         .args(args)
         .env_remove("CLAUDECODE");
     if marked {

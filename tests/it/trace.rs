@@ -200,9 +200,11 @@ async fn three_requirements_traced_from_the_prd_to_a_qa_verdict_accepted_per_id(
     eprintln!("{table}");
     assert!(table.contains("| FR-2 | Share a list. | Lists API | 2 | Story 2.1: Share by link | in | yes | fail (risk accepted) | tests::shares_a_list |"), "{table}");
     // docs/traceability.md shows this very matrix.
-    let docs =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/traceability.md"))
-            .unwrap();
+    let docs = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../docs/traceability.md"
+    ))
+    .unwrap();
     assert!(
         docs.contains(table.trim()),
         "docs/traceability.md no longer shows:\n{table}"

@@ -30,7 +30,7 @@ fn codex(place: &Place, bin: &Path, fake: &Fake) -> (i32, String) {
          base_url = \"{}/v1\"\nenv_key = \"FAKE_API_KEY\"\nwire_api = \"responses\"\n\n\
          [mcp_servers.bmad]\ncommand = {}\n",
         fake.base(),
-        json!(crate::support::BIN)
+        json!(crate::support::server_path())
     );
     std::fs::write(codex_home.join("config.toml"), config).unwrap();
     let mut cmd = place.command(bin);

@@ -24,7 +24,7 @@ fn shell() -> Value {
 /// cache on its first run: a cache kept under `target/npm` spares that on later runs.
 fn copilot(place: &Place, bin: &Path, fake: &Fake) -> (i32, String) {
     let config = json!({"mcpServers": {"bmad": {
-        "type": "local", "command": crate::support::BIN, "args": [], "tools": ["*"],
+        "type": "local", "command": crate::support::server_path(), "args": [], "tools": ["*"],
     }}});
     std::fs::create_dir_all(place.home.join(".copilot")).unwrap();
     std::fs::write(

@@ -24,7 +24,7 @@ fn shell() -> Value {
 fn gemini(place: &Place, bin: &Path, fake: &Fake) -> (i32, String) {
     let settings = json!({
         "security": {"auth": {"selectedType": "gemini-api-key"}},
-        "mcpServers": {"bmad": {"command": crate::support::BIN, "args": [], "trust": true}},
+        "mcpServers": {"bmad": {"command": crate::support::server_path(), "args": [], "trust": true}},
     });
     std::fs::create_dir_all(place.home.join(".gemini")).unwrap();
     std::fs::write(

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::support::terminal::in_terminal;
-use crate::support::{document, read_json, scored, BIN, ROOT};
+use crate::support::{document, read_json, scored, server_path, ROOT};
 
 /// How long one run of a host may take.
 const RUN_LIMIT: Duration = Duration::from_secs(180);
@@ -256,7 +256,7 @@ pub fn first_steps(project: &Path) -> Value {
         {"tool": "bmad", "args": {"action": "start", "objective": "Add a --verbose flag", "track": "quick", "cwd": project}},
         {"tool": "bmad", "args": {"action": "submit", "session_id": "{session_id}", "claude_result": spec}},
         {"tool": "bmad", "args": {"action": "confirm", "session_id": "{session_id}"}},
-        {"tool": "shell", "command": format!("script -qec '{BIN} confirm {{session_id}}' /dev/null")},
+        {"tool": "shell", "command": format!("script -qec '{} confirm {{session_id}}' /dev/null", server_path())},
     ])
 }
 

@@ -28,7 +28,7 @@ fn opencode(place: &Place, bin: &Path, fake: &Fake) -> (i32, String) {
             "models": {"fake-model": {"name": "Fake", "tool_call": true}},
         }},
         "model": "fake/fake-model",
-        "mcp": {"bmad": {"type": "local", "command": [crate::support::BIN], "enabled": true}},
+        "mcp": {"bmad": {"type": "local", "command": [crate::support::server_path()], "enabled": true}},
         "permission": {"bash": "allow", "edit": "allow"},
     });
     std::fs::write(place.project.join("opencode.json"), config.to_string()).unwrap();

@@ -13,9 +13,7 @@ pub const PINNED: &str = "2.1.330";
 pub fn cli() -> PathBuf {
     let path = std::env::var_os("BMAD_CLAUDE_CLI")
         .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("target/claude-cli/node_modules/.bin/claude")
-        });
+        .unwrap_or_else(|| harness::repo_path("target/claude-cli/node_modules/.bin/claude"));
     assert!(
         path.is_file(),
         "the Claude Code CLI is not at {}. Run ./scripts/test, which installs it \

@@ -15,7 +15,7 @@ use rmcp::RoleClient;
 use serde_json::{json, Value};
 
 use super::stderr::Stderr;
-use super::{handshake, isolate, Client, Era, BIN};
+use super::{handshake, isolate, server_path, Client, Era};
 
 /// A token long enough for the server to accept it.
 pub const TOKEN: &str = "test-token-0123456789abcdef";
@@ -35,10 +35,10 @@ pub fn command_under(under: &[&str], args: &[&str], env: &[(&str, &str)]) -> Com
     let mut cmd = match under.split_first() {
         Some((program, rest)) => {
             let mut cmd = Command::new(program);
-            cmd.args(rest).arg(BIN);
+            cmd.args(rest).arg(server_path());
             cmd
         }
-        None => Command::new(BIN),
+        None => Command::new(server_path()),
     };
     isolate(&mut cmd)
         .args(["serve", "--http", "127.0.0.1:0"])

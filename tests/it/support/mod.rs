@@ -27,10 +27,14 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
 use serde_json::{json, Value};
 
-pub const BIN: &str = env!("CARGO_BIN_EXE_bmad-mcp");
+/// The server binary every test starts: `BMAD_MCP_BIN` (what `./scripts/test` installs as
+/// the README does), or the server built alone (`harness::server_binary`).
+pub fn server_path() -> &'static str {
+    harness::server_binary_or_panic()
+}
 
 /// The repository, for the files the tests read (README, plugin, Python clients).
-pub const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+pub const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Era {
@@ -80,7 +84,7 @@ pub fn isolate(cmd: &mut std::process::Command) -> &mut std::process::Command {
 
 /// The binary as a plain process in `project`, isolated.
 pub fn bin(project: &Path) -> std::process::Command {
-    let mut cmd = std::process::Command::new(BIN);
+    let mut cmd = std::process::Command::new(server_path());
     isolate(cmd.current_dir(project));
     cmd
 }

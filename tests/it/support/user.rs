@@ -127,10 +127,8 @@ pub async fn decline_then_confirm(
     let v = call(json!({"action": "start", "objective": "Build a changelog bot", "cwd": project}))
         .await;
     let id = v["session_id"].as_str().unwrap().to_string();
-    let prd = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/fixtures/po-final.json"),
-    )
-    .unwrap();
+    let prd =
+        std::fs::read_to_string(harness::repo_path("examples/fixtures/po-final.json")).unwrap();
     let v = call(json!({"action": "submit", "session_id": id, "claude_result": prd})).await;
     assert_eq!(v["state"], "awaiting_confirmation", "{v}");
     let digest = v["document_digest"].as_str().unwrap().to_string();
