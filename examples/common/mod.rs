@@ -22,7 +22,7 @@ use serde_json::{json, Value};
 
 pub type Failure = Box<dyn std::error::Error>;
 
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/fixtures");
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/fixtures");
 
 /// The text of `examples/fixtures/<name>`.
 pub fn fixture(name: &str) -> Result<String, Failure> {
@@ -296,39 +296,10 @@ pub fn project_dir(arg: Option<OsString>) -> Result<(PathBuf, bool), Failure> {
     }
 }
 
-/// The server binary: `BMAD_MCP_BIN`, or the one cargo builds beside this example
-/// (built now, with the example's profile, when the example runs under cargo).
+/// The server binary: `BMAD_MCP_BIN`, or the server built alone now, with the example's
+/// profile (`harness::server_binary`).
 pub fn server_binary() -> Result<PathBuf, Failure> {
-    if let Some(bin) = std::env::var_os("BMAD_MCP_BIN") {
-        // Resolved here: the server starts in the project directory.
-        return std::fs::canonicalize(&bin)
-            .map_err(|e| format!("BMAD_MCP_BIN={}: {e}", PathBuf::from(bin).display()).into());
-    }
-    let exe = std::env::current_exe()?;
-    let profile_dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .ok_or("cannot locate the target directory")?;
-    if let Some(cargo) = std::env::var_os("CARGO") {
-        let mut build = std::process::Command::new(cargo);
-        build
-            .args(["build", "--quiet", "--bin", "bmad-mcp", "--manifest-path"])
-            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"));
-        if profile_dir.ends_with("release") {
-            build.arg("--release");
-        }
-        // A first build takes a minute or two and cargo is told to be quiet: say why
-        // nothing seems to happen.
-        eprintln!("building the server (bmad-mcp)…");
-        if !build.status()?.success() {
-            return Err("building bmad-mcp failed".into());
-        }
-    }
-    let bin = profile_dir.join(format!("bmad-mcp{}", std::env::consts::EXE_SUFFIX));
-    if !bin.exists() {
-        return Err(format!("{} not found; build it or set BMAD_MCP_BIN", bin.display()).into());
-    }
-    Ok(bin)
+    Ok(harness::server_binary()?.to_path_buf())
 }
 
 /// Every file under `dir`, relative, sorted.
