@@ -104,14 +104,17 @@ fn main() -> Exit {
             };
         }
     };
-    // Every pattern the server matches with compiles now, in this build, or nothing
-    // starts: a pattern that needs a feature the build left out would otherwise fail
-    // only the call whose input reaches it.
-    if let Err(e) = bmad_mcp::workflow::check_patterns() {
-        eprintln!("bmad-mcp: cannot start: {e}. This is a defect in bmad-mcp (a pattern this build cannot compile), not in your project; report it with `bmad-mcp --version`");
+    let settings = Settings::read(cli.owner.as_deref()).with_project(cli.project.as_deref());
+    // The plugin's hook runs before every tool use of the host and matches no pattern; a
+    // server checks them beside its start, below.
+    let hook = matches!(
+        cli.command,
+        Some(Command::Human(bmad_mcp::terminal::Cli::Hook { .. }))
+    );
+    let serves = matches!(cli.command, None | Some(Command::Serve(_)));
+    if !hook && !serves && check_patterns().is_err() {
         return Exit::Failed;
     }
-    let settings = Settings::read(cli.owner.as_deref()).with_project(cli.project.as_deref());
     let options = match cli.command {
         Some(Command::Human(command)) => return bmad_mcp::terminal::run(command, &settings),
         Some(Command::Setup(args)) => {
@@ -124,6 +127,14 @@ fn main() -> Exit {
         }
         None => ServeArgs::default(),
     };
+    // A server compiles them beside its start (they take milliseconds, its cold start
+    // about two), and does not serve on if one fails: a call needing a pattern meanwhile
+    // waits for it.
+    std::thread::spawn(|| {
+        if check_patterns().is_err() {
+            std::process::exit(Exit::Failed.code().into());
+        }
+    });
     init_logs(settings.log.as_deref());
     match &options.http {
         // Over HTTP each call names its project among the `--root`s; a default project
@@ -135,6 +146,15 @@ fn main() -> Exit {
         Some(addr) => serve_http(&options, addr, &settings),
         None => serve_stdio(&settings),
     }
+}
+
+/// Compiles every pattern the server matches with, in this build: one that needs a regex
+/// feature the build left out would otherwise fail only the call whose input reaches it,
+/// as a defect of ours that looks like one of the user's.
+fn check_patterns() -> Result<(), ()> {
+    bmad_mcp::workflow::check_patterns().map_err(|e| {
+        eprintln!("bmad-mcp: cannot start: {e}. This is a defect in bmad-mcp (a pattern this build cannot compile), not in your project; report it with the output of `bmad-mcp --version`");
+    })
 }
 
 /// Serves MCP over HTTP, with the human's dashboard beside it (made once the address is
