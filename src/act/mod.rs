@@ -229,8 +229,13 @@ impl Step<'_> {
         let project = self.project;
         let Read { before, documents } = read;
         let now = not_before_last_entry(&before, Utc::now());
-        let mut outcome =
-            machine::apply_observed(&before, command, decision, observed, &documents, now)?;
+        let mut outcome = {
+            let _deciding = crate::fault::doing(
+                "machine",
+                format!("apply the `{}` to the session", command.action().name()),
+            );
+            machine::apply_observed(&before, command, decision, observed, &documents, now)?
+        };
         let seen = self.git.record(&before, &mut outcome.session);
         let prompt = self.prompt_for(&mut outcome.session)?;
         // What the change taught, written with it for the team.
@@ -259,8 +264,11 @@ impl Step<'_> {
         files.extend(crate::lessons::write_files(&retired));
         files.extend(outcome.writes.into_iter().map(|w| (w.path, w.content)));
         let copy = planning_copy(project, &before, &outcome.session, &files);
-        self.store
-            .write_change(project, &before, &outcome.session, &files)?;
+        {
+            let _writing = crate::fault::doing("write", "write the change");
+            self.store
+                .write_change(project, &before, &outcome.session, &files)?;
+        }
         // After the change and apart from it: a copy that cannot be written is said, and
         // the confirmation stands.
         if let Some((file, notice)) = copy {
@@ -297,6 +305,7 @@ impl Step<'_> {
         if self.handover == Handover::Nothing {
             return Ok(None);
         }
+        let _rendering = crate::fault::doing("prompt", "render the role prompt of the next step");
         let prompt = prompts::needed(self.project, self.store.user_prompts(), session)?;
         if let (Some(t), Some(entry)) = (&prompt, session.history.last_mut()) {
             entry.lessons = t.lessons.ids.clone();
