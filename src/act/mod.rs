@@ -23,8 +23,11 @@ use chrono::Utc;
 use crate::error::{Error, Result};
 use crate::evidence::{self, Admitted, Watched};
 use crate::files::Project;
+use crate::lessons::Lesson;
 use crate::prompts::{self, Template};
-use crate::store::{not_before_last_entry, GitNow, Located, RefusedWith, Seen, SessionKey, Store};
+use crate::store::{
+    faults, not_before_last_entry, GitNow, Located, RefusedWith, Seen, SessionKey, Store,
+};
 use crate::workflow::machine::{self, Documents};
 use crate::workflow::session::Session;
 use crate::workflow::{Action, Command, Decision, Evidence, Facts};
@@ -239,15 +242,7 @@ impl Step<'_> {
         let seen = self.git.record(&before, &mut outcome.session);
         let prompt = self.prompt_for(&mut outcome.session)?;
         // What the change taught, written with it for the team.
-        let lessons = crate::lessons::learned(&before, &outcome.session);
-        for l in &lessons {
-            outcome.facts.notices.push(format!(
-                "Recorded a lesson for later tasks ({}, {} role): {}",
-                l.category,
-                l.role.id(),
-                l.rel_path()
-            ));
-        }
+        let lessons = self.taught(&before, &mut outcome);
         for key in &admitted.said_once {
             if !outcome.session.notices_given.contains(key) {
                 outcome.session.notices_given.push(key.clone());
@@ -297,6 +292,35 @@ impl Step<'_> {
             human_gates: admitted.human_gates,
             seen,
         })
+    }
+
+    /// The lessons the change teaches, each said in a notice. A risk accepted while a
+    /// fault of the server's own on the task stands (newer than its last change) teaches
+    /// none: the failure accepted may be the server's, not the work's; the decision is
+    /// recorded all the same.
+    fn taught(&self, before: &Session, outcome: &mut machine::Outcome) -> Vec<Lesson> {
+        let accepts = crate::lessons::accepts_risk(before, &outcome.session);
+        let fault = accepts
+            .then(|| faults::since_last_change(self.project, before))
+            .flatten();
+        let lessons = crate::lessons::learned(before, &outcome.session, fault.is_some());
+        if let Some(f) = fault {
+            outcome.facts.notices.push(format!(
+                "No lesson was recorded for the risk accepted: the server failed on this task at {} (it could not {}) after the task's last change, so the failure accepted may be the server's, not the work's. The fault's record is {}.",
+                f.at,
+                crate::code::clip(&f.doing, 200),
+                faults::rel_path(f.session_id.as_deref())
+            ));
+        }
+        for l in &lessons {
+            outcome.facts.notices.push(format!(
+                "Recorded a lesson for later tasks ({}, {} role): {}",
+                l.category,
+                l.role.id(),
+                l.rel_path()
+            ));
+        }
+        lessons
     }
 
     /// The role prompt the reply hands over, with the lessons it carries kept in the
