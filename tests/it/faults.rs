@@ -111,7 +111,13 @@ async fn a_panic_while_judging_a_submission_is_said_as_the_servers_recorded_and_
     assert_eq!(record["action"], "submit");
     assert_eq!(record["task_name"], task.as_str());
     assert_eq!(record["doing"], "judge the `Failing Test` section");
-    assert_eq!(record["version"], env!("CARGO_PKG_VERSION"));
+    let version = bin(&sb.project).arg("--version").output().unwrap();
+    let version = String::from_utf8_lossy(&version.stdout);
+    assert_eq!(
+        version.trim(),
+        format!("bmad-mcp {}", record["version"].as_str().unwrap()),
+        "the version that failed"
+    );
     assert!(record["message"]
         .as_str()
         .unwrap()
