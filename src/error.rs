@@ -79,8 +79,19 @@ pub enum Error {
 
     #[error("the project's checks do not pass ({failure}): accepting that is the human's decision, through the client's dialog or the terminal, never the host's word alone. Nothing was changed. Show the human `user_message`; they accept the failure in a terminal in the project (`{command}`), or the work goes back with `reject` and their feedback")]
     ChecksFailed { failure: String, command: String },
-    #[error("the server failed while handling this call; nothing was saved past the last completed step. Retry, or check `status`.")]
-    Internal,
+    /// A defect of the server's own (a panic, or an error it cannot explain to the
+    /// caller): what it could not do, whose fault it is not, and where it is recorded.
+    #[error("the server could not {failed}: a defect in bmad-mcp, not in {yours} ({cause}). Nothing of this call was saved. {record} Do not retry this call: it would fail the same way")]
+    Internal {
+        /// What was being done, as "could not …" goes on.
+        failed: String,
+        /// What the caller sent: "your submission", "your call".
+        yours: &'static str,
+        /// What went wrong: the panic's message and where it was raised.
+        cause: String,
+        /// Where the fault is recorded (or why it could not be), a sentence.
+        record: String,
+    },
 }
 
 impl Error {
@@ -102,7 +113,7 @@ impl Error {
             Error::InvalidConfig { .. } => ErrorCode::InvalidConfig,
             Error::HumanRequired { .. } | Error::ChecksFailed { .. } => ErrorCode::HumanRequired,
             Error::InvalidPrompt { .. } => ErrorCode::InvalidPrompt,
-            Error::Internal => ErrorCode::Internal,
+            Error::Internal { .. } => ErrorCode::Internal,
         }
     }
 

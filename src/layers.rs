@@ -7,8 +7,9 @@
 //! ARCHITECTURE.md explains each layer.
 
 /// Lowest first.
-pub const LAYERS: [&str; 20] = [
+pub const LAYERS: [&str; 21] = [
     "code",
+    "fault",
     "exit",
     "assistant",
     "workflow",

@@ -6,39 +6,41 @@
 //! (ARCHITECTURE.md has the rule, one request's path and where each rule lives).
 //!
 //! 1. [`code`]: the error codes and how messages quote untrusted text (a leaf).
-//! 2. [`exit`]: every exit status of the binary, in one type (a leaf).
-//! 3. [`assistant`]: whether an assistant is behind a process, read from `/proc`.
-//! 4. [`workflow`]: the pure core (stages, sessions, transitions, reading submissions);
+//! 2. [`fault`]: what the server is doing now, so that a panic says what failed (a
+//!    leaf).
+//! 3. [`exit`]: every exit status of the binary, in one type (a leaf).
+//! 4. [`assistant`]: whether an assistant is behind a process, read from `/proc`.
+//! 5. [`workflow`]: the pure core (stages, sessions, transitions, reading submissions);
 //!    no I/O.
-//! 5. [`error`]: the one error type a call reports.
-//! 6. [`files`]: the confined-file layer (the project, confined reads and atomic writes,
+//! 6. [`error`]: the one error type a call reports.
+//! 7. [`files`]: the confined-file layer (the project, confined reads and atomic writes,
 //!    the lock, the HTTP server's roots).
-//! 7. [`settings`]: the settings of the process (the global flags and the environment),
+//! 8. [`settings`]: the settings of the process (the global flags and the environment),
 //!    read once at start and handed down as plain values.
-//! 8. [`git`]: the project's git repository, read through the `git` binary (who the
+//! 9. [`git`]: the project's git repository, read through the `git` binary (who the
 //!    human is, the branch, the commit, what changed since one); `None` without it.
-//! 9. [`lessons`]: the team's lessons in `.bmad/lessons/` (recorded from decisions,
-//!    recalled into role prompts).
-//! 10. [`method`]: an installed BMAD method (v6) read as facts: what is installed and
+//! 10. [`lessons`]: the team's lessons in `.bmad/lessons/` (recorded from decisions,
+//!     recalled into role prompts).
+//! 11. [`method`]: an installed BMAD method (v6) read as facts: what is installed and
 //!     where, its agents' personas with the team's and the person's customizations, its
 //!     settings.
-//! 11. [`prompts`]: the role prompts (built-in, the user's, the project's) and their
+//! 12. [`prompts`]: the role prompts (built-in, the user's, the project's) and their
 //!     rendering.
-//! 12. [`store`]: sessions on disk (finding, reading, starting, listing, changing one
+//! 13. [`store`]: sessions on disk (finding, reading, starting, listing, changing one
 //!     under the lock).
-//! 13. [`evidence`]: the evidence gate (the policy file and its approval, the checks, the
+//! 14. [`evidence`]: the evidence gate (the policy file and its approval, the checks, the
 //!     admission of a change).
-//! 14. [`act`]: one change to a session, top to bottom (find, git, lock and read, the
+//! 15. [`act`]: one change to a session, top to bottom (find, git, lock and read, the
 //!     policy, the checks, the machine, the prompt, write), and the one path of a human's
 //!     decision.
-//! 15. [`server`]: the rmcp adapter (the tool, its arguments and replies, the human's
+//! 16. [`server`]: the rmcp adapter (the tool, its arguments and replies, the human's
 //!     dialog, prompts and resources).
-//! 16. [`stdio`] and [`http`]: the transports in front of the adapter.
-//! 17. [`dashboard`]: the human's page in their browser (`bmad-mcp dashboard`, and beside
+//! 17. [`stdio`] and [`http`]: the transports in front of the adapter.
+//! 18. [`dashboard`]: the human's page in their browser (`bmad-mcp dashboard`, and beside
 //!     `serve --http`): every task, the documents and their rounds, the audit, decisions.
-//! 18. [`terminal`]: everything the human types (`bmad-mcp confirm|approve|…`, `config`,
+//! 19. [`terminal`]: everything the human types (`bmad-mcp confirm|approve|…`, `config`,
 //!     `prompts`, `hook`).
-//! 18. [`setup`]: `bmad-mcp setup <host>`, the server's entry in a host's configuration.
+//! 20. [`setup`]: `bmad-mcp setup <host>`, the server's entry in a host's configuration.
 //!
 //! [`layers`] holds that order as data, with the tests that keep every `use` within it, the
 //! files of a folder free of import cycles and every function within 80 lines.
@@ -50,6 +52,7 @@ pub mod dashboard;
 pub mod error;
 pub mod evidence;
 pub mod exit;
+pub mod fault;
 pub mod files;
 pub mod git;
 pub mod http;

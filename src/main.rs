@@ -92,6 +92,9 @@ enum Command {
 const GRACE_AFTER_STDOUT_CLOSED: Duration = Duration::from_millis(500);
 
 fn main() -> Exit {
+    // A panic in a call is answered as the server's own fault, saying where it was raised;
+    // its line still reaches stderr.
+    bmad_mcp::fault::install_hook();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -136,6 +139,10 @@ fn main() -> Exit {
         }
     });
     init_logs(settings.log.as_deref());
+    if let Some(place) = &settings.fault_inject {
+        tracing::warn!(place = %place, "BMAD_FAULT_INJECT is set: calls fail at that place (for tests only)");
+        bmad_mcp::fault::arm(place);
+    }
     match &options.http {
         // Over HTTP each call names its project among the `--root`s; a default project
         // would be ignored, so saying one is refused rather than silently dropped.

@@ -51,6 +51,9 @@ pub const CLAIMS_ENV: &str = "BMAD_CLAIMS";
 pub const LOG_ENV: &str = "RUST_LOG";
 /// The user's configuration directory, which holds their prompt folder.
 pub const CONFIG_HOME_ENV: &str = "XDG_CONFIG_HOME";
+/// Test only: the place (one of [`crate::fault::PLACES`]) where the server fails its own
+/// calls, so that a test can see a fault through the real binary.
+pub const FAULT_INJECT_ENV: &str = "BMAD_FAULT_INJECT";
 
 /// The default of [`CHECK_TIMEOUT_ENV`].
 pub const DEFAULT_CHECK_TIMEOUT: Duration = Duration::from_secs(600);
@@ -85,6 +88,9 @@ pub struct Settings {
     pub http: Http,
     /// [`LOG_ENV`] when it is set and not blank: which logs to write (`main` reads it).
     pub log: Option<String>,
+    /// [`FAULT_INJECT_ENV`] when it is set and not blank: the place a test makes the
+    /// server fail at (`main` arms it for the servers).
+    pub fault_inject: Option<String>,
 }
 
 /// What a change to a session is made with: the part of the settings a store holds.
@@ -236,6 +242,10 @@ impl Settings {
                 bodies_bytes: vars.positive(BODIES_BYTES_ENV, http.bodies_bytes),
             },
             log: vars.text(LOG_ENV).filter(|v| !v.trim().is_empty()),
+            fault_inject: vars
+                .text(FAULT_INJECT_ENV)
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty()),
         }
     }
 }

@@ -23,8 +23,11 @@ use chrono::Utc;
 use crate::error::{Error, Result};
 use crate::evidence::{self, Admitted, Watched};
 use crate::files::Project;
+use crate::lessons::Lesson;
 use crate::prompts::{self, Template};
-use crate::store::{not_before_last_entry, GitNow, Located, RefusedWith, Seen, SessionKey, Store};
+use crate::store::{
+    faults, not_before_last_entry, GitNow, Located, RefusedWith, Seen, SessionKey, Store,
+};
 use crate::workflow::machine::{self, Documents};
 use crate::workflow::session::Session;
 use crate::workflow::{Action, Command, Decision, Evidence, Facts};
@@ -229,20 +232,17 @@ impl Step<'_> {
         let project = self.project;
         let Read { before, documents } = read;
         let now = not_before_last_entry(&before, Utc::now());
-        let mut outcome =
-            machine::apply_observed(&before, command, decision, observed, &documents, now)?;
+        let mut outcome = {
+            let _deciding = crate::fault::doing(
+                "machine",
+                format!("apply the `{}` to the session", command.action().name()),
+            );
+            machine::apply_observed(&before, command, decision, observed, &documents, now)?
+        };
         let seen = self.git.record(&before, &mut outcome.session);
         let prompt = self.prompt_for(&mut outcome.session)?;
         // What the change taught, written with it for the team.
-        let lessons = crate::lessons::learned(&before, &outcome.session);
-        for l in &lessons {
-            outcome.facts.notices.push(format!(
-                "Recorded a lesson for later tasks ({}, {} role): {}",
-                l.category,
-                l.role.id(),
-                l.rel_path()
-            ));
-        }
+        let lessons = self.taught(&before, &mut outcome);
         for key in &admitted.said_once {
             if !outcome.session.notices_given.contains(key) {
                 outcome.session.notices_given.push(key.clone());
@@ -259,8 +259,11 @@ impl Step<'_> {
         files.extend(crate::lessons::write_files(&retired));
         files.extend(outcome.writes.into_iter().map(|w| (w.path, w.content)));
         let copy = planning_copy(project, &before, &outcome.session, &files);
-        self.store
-            .write_change(project, &before, &outcome.session, &files)?;
+        {
+            let _writing = crate::fault::doing("write", "write the change");
+            self.store
+                .write_change(project, &before, &outcome.session, &files)?;
+        }
         // After the change and apart from it: a copy that cannot be written is said, and
         // the confirmation stands.
         if let Some((file, notice)) = copy {
@@ -291,12 +294,42 @@ impl Step<'_> {
         })
     }
 
+    /// The lessons the change teaches, each said in a notice. A risk accepted while a
+    /// fault of the server's own on the task stands (newer than its last change) teaches
+    /// none: the failure accepted may be the server's, not the work's; the decision is
+    /// recorded all the same.
+    fn taught(&self, before: &Session, outcome: &mut machine::Outcome) -> Vec<Lesson> {
+        let accepts = crate::lessons::accepts_risk(before, &outcome.session);
+        let fault = accepts
+            .then(|| faults::since_last_change(self.project, before))
+            .flatten();
+        let lessons = crate::lessons::learned(before, &outcome.session, fault.is_some());
+        if let Some(f) = fault {
+            outcome.facts.notices.push(format!(
+                "No lesson was recorded for the risk accepted: the server failed on this task at {} (it could not {}) after the task's last change, so the failure accepted may be the server's, not the work's. The fault's record is {}.",
+                f.at,
+                crate::code::clip(&f.doing, 200),
+                faults::rel_path(f.session_id.as_deref())
+            ));
+        }
+        for l in &lessons {
+            outcome.facts.notices.push(format!(
+                "Recorded a lesson for later tasks ({}, {} role): {}",
+                l.category,
+                l.role.id(),
+                l.rel_path()
+            ));
+        }
+        lessons
+    }
+
     /// The role prompt the reply hands over, with the lessons it carries kept in the
     /// history, where the human can see them.
     fn prompt_for(&self, session: &mut Session) -> Result<Option<Template>> {
         if self.handover == Handover::Nothing {
             return Ok(None);
         }
+        let _rendering = crate::fault::doing("prompt", "render the role prompt of the next step");
         let prompt = prompts::needed(self.project, self.store.user_prompts(), session)?;
         if let (Some(t), Some(entry)) = (&prompt, session.history.last_mut()) {
             entry.lessons = t.lessons.ids.clone();

@@ -26,7 +26,10 @@ use crate::workflow::{Action, DecidedBy, Stage};
 pub const MAX_WORDS_CHARS: usize = 2000;
 
 /// The lessons taught by the change from `before` to `after` (the same session).
-pub fn learned(before: &Session, after: &Session) -> Vec<Lesson> {
+/// `server_failed`: the server failed on the task through a defect of its own since its
+/// last change, so a risk accepted now teaches nothing (the failure accepted may be the
+/// server's).
+pub fn learned(before: &Session, after: &Session, server_failed: bool) -> Vec<Lesson> {
     let start = before.history.len().min(after.history.len());
     let mut out = Vec::new();
     for (i, entry) in after.history.iter().enumerate().skip(start) {
@@ -37,8 +40,9 @@ pub fn learned(before: &Session, after: &Session) -> Vec<Lesson> {
             let branch = after.branch.as_deref().unwrap_or("");
             format!("{}:{i}:{n}:{}:{branch}:{words}", after.session_id, entry.at)
         };
-        for (n, (role, category, source, words)) in
-            taught(before, after, entry).into_iter().enumerate()
+        for (n, (role, category, source, words)) in taught(before, after, entry, server_failed)
+            .into_iter()
+            .enumerate()
         {
             out.push(Lesson {
                 id: id_for(&entry.at, &seed(n, &words)),
@@ -73,7 +77,12 @@ fn decider(entry: &HistoryEntry) -> Source {
     }
 }
 
-fn taught(before: &Session, after: &Session, entry: &HistoryEntry) -> Vec<Taught> {
+fn taught(
+    before: &Session,
+    after: &Session,
+    entry: &HistoryEntry,
+    server_failed: bool,
+) -> Vec<Taught> {
     let stage = entry.stage;
     let was = before.record(stage);
     let feedback = entry.feedback.as_deref().filter(|f| !f.trim().is_empty());
@@ -104,9 +113,7 @@ fn taught(before: &Session, after: &Session, entry: &HistoryEntry) -> Vec<Taught
                 }
             }
         },
-        Action::Confirm | Action::ConfirmSave
-            if after.record(stage).accepted_risk && !was.accepted_risk =>
-        {
+        Action::Confirm | Action::ConfirmSave if accepted(was, after, entry) && !server_failed => {
             if let Some(failure) = failed_verdict(stage, was) {
                 let (back_to, _) = after_reject(stage);
                 out.push((
@@ -123,6 +130,22 @@ fn taught(before: &Session, after: &Session, entry: &HistoryEntry) -> Vec<Taught
         out.extend(corrected_assumptions(was, after.record(stage), entry));
     }
     out
+}
+
+/// Whether the decision `entry` accepted a risk: the stage it confirmed did not pass, and
+/// goes on.
+fn accepted(was: &StageRecord, after: &Session, entry: &HistoryEntry) -> bool {
+    after.record(entry.stage).accepted_risk && !was.accepted_risk
+}
+
+/// Whether the change from `before` to `after` accepted a risk (a report or checks that
+/// do not pass, confirmed).
+pub fn accepts_risk(before: &Session, after: &Session) -> bool {
+    let start = before.history.len().min(after.history.len());
+    after.history[start..].iter().any(|entry| {
+        matches!(entry.action, Action::Confirm | Action::ConfirmSave)
+            && accepted(before.record(entry.stage), after, entry)
+    })
 }
 
 fn category_of_failure(stage: Stage, rec: &StageRecord) -> Category {
@@ -280,7 +303,7 @@ mod tests {
         after
             .history
             .push(entry(Action::Reject, Stage::Review, DecidedBy::Host, None));
-        let got = learned(&before, &after);
+        let got = learned(&before, &after, false);
         assert_eq!(got.len(), 1);
         let l = &got[0];
         assert_eq!(
@@ -294,6 +317,36 @@ mod tests {
         );
         assert!(l.words.starts_with("Review Status: Fail. Findings in .claude/specs/notes/04-dev-reviewed.md: Review Status: Fail No input validation"), "{}", l.words);
         assert_eq!(l.digest.as_deref(), Some("ab".repeat(32).as_str()));
+    }
+
+    /// A failing review whose risk is accepted teaches, unless the server failed on the
+    /// task since its last change: the failure accepted may then be the server's.
+    #[test]
+    fn a_risk_accepted_after_a_fault_of_the_servers_teaches_nothing() {
+        let mut before = session();
+        let review = before.record_mut(Stage::Review);
+        review.review_status = Some("Fail".into());
+        review.final_result_ref = Some(ContentRef::new(
+            ".claude/specs/notes/04-dev-reviewed.md".into(),
+            "Review Status: Fail\nThe import form is not validated.",
+            Utc::now(),
+        ));
+        let mut after = before.clone();
+        after.record_mut(Stage::Review).accepted_risk = true;
+        let mut confirm = entry(Action::Confirm, Stage::Review, DecidedBy::Human, None);
+        confirm.to = State::Completed;
+        after.history.push(confirm);
+        assert!(accepts_risk(&before, &after));
+        let got = learned(&before, &after, false);
+        assert_eq!(got.len(), 1);
+        assert!(
+            got[0].words.starts_with("Accepted as a risk: "),
+            "{}",
+            got[0].words
+        );
+        assert_eq!(learned(&before, &after, true), []);
+        // A decision that accepts nothing is not an acceptance.
+        assert!(!accepts_risk(&before, &before));
     }
 
     /// Only an answer that contradicts what the author assumed teaches: not a question
@@ -329,7 +382,7 @@ mod tests {
         after
             .history
             .push(entry(Action::Answer, Stage::Po, DecidedBy::Human, None));
-        let got = learned(&before, &after);
+        let got = learned(&before, &after, false);
         assert_eq!(got.len(), 1, "only the answer that corrected an assumption");
         assert_eq!(
             (got[0].category, got[0].source),
@@ -355,7 +408,7 @@ mod tests {
         after
             .history
             .push(entry(Action::Reject, Stage::Po, DecidedBy::Human, None));
-        let got = learned(&before, &after);
+        let got = learned(&before, &after, false);
         assert_eq!(got.len(), 1);
         assert_eq!(
             (got[0].category, got[0].source, got[0].words.as_str()),
@@ -365,9 +418,9 @@ mod tests {
         // another lesson file: two clones' lessons merge side by side.
         let mut elsewhere = after.clone();
         elsewhere.branch = Some("feature".into());
-        assert_ne!(learned(&before, &elsewhere)[0].id, got[0].id);
+        assert_ne!(learned(&before, &elsewhere, false)[0].id, got[0].id);
         let mut other = after.clone();
         other.history[before.history.len()].feedback = Some("No Kafka, use NATS".into());
-        assert_ne!(learned(&before, &other)[0].id, got[0].id);
+        assert_ne!(learned(&before, &other, false)[0].id, got[0].id);
     }
 }

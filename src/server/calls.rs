@@ -7,12 +7,14 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 
 use super::args::{self, Call};
+use super::fault::{self, Scene};
 use super::{dialog, reply, BmadServer, Reply};
 use crate::act::{self, Change, Handover};
 use crate::error::ErrorCode;
 use crate::evidence::{self, Watched};
+use crate::fault::Fault;
 use crate::prompts;
-use crate::store::{human_decisions, SessionKey, Store};
+use crate::store::{faults, human_decisions, SessionKey, Store};
 use crate::workflow::{Command, DecidedBy, Decision, Engine, Track};
 
 impl BmadServer {
@@ -20,7 +22,11 @@ impl BmadServer {
     /// word standing for any decision. A reply with `error` set is a tool error.
     pub fn handle(&self, arguments: Option<JsonObject>) -> Reply {
         let mut r = match args::parse(arguments, &self.inner.limits) {
-            Ok(call) => self.run_watched(call, &Watched::none(), None),
+            Ok(call) => {
+                let scene = Scene::of(&call);
+                crate::fault::catch(|| self.run_watched(call, &Watched::none(), None))
+                    .unwrap_or_else(|failed| fault::answer(&self.inner.store, &scene, failed))
+            }
             Err(e) => reply::for_error(&e, None),
         };
         super::for_this_client(&mut r, false, None);
@@ -77,6 +83,8 @@ impl BmadServer {
 
     fn run_call(&self, call: Call, watched: &Watched) -> Reply {
         let store = &self.inner.store;
+        // What failed, when nothing more precise says so.
+        let _doing = crate::fault::doing("call", Scene::of(&call).handling());
         let done = match call {
             Call::Start {
                 cwd,
@@ -101,30 +109,59 @@ impl BmadServer {
         done.unwrap_or_else(|e| reply::for_error(&e, None))
     }
 
-    /// Runs `f` on tokio's blocking pool (file locks and fsync block); `None` when it
-    /// panicked.
+    /// Runs `f` on tokio's blocking pool (file locks and fsync block); a panic in it is a
+    /// [`Fault`] that says what was being done.
     pub(super) async fn blocking<T: Send + 'static>(
         &self,
         f: impl FnOnce(&BmadServer) -> T + Send + 'static,
-    ) -> Option<T> {
+    ) -> Result<T, Fault> {
         let server = self.clone();
-        tokio::task::spawn_blocking(move || f(&server)).await.ok()
+        let ran = tokio::task::spawn_blocking(move || crate::fault::catch(|| f(&server))).await;
+        ran.unwrap_or_else(|e| {
+            Err(match e.try_into_panic() {
+                Ok(payload) => Fault::from_payload(payload.as_ref()),
+                Err(e) => Fault {
+                    doing: None,
+                    message: format!("the call's thread ended early: {e}"),
+                    location: None,
+                    panicked: false,
+                },
+            })
+        })
     }
 
-    /// A read of the project for prompts and resources, on a blocking thread.
+    /// The reply to `failed` in the call `scene` describes, recorded in the project on a
+    /// blocking thread (the record not written if that fails too, and said).
+    pub(super) async fn fault_reply(&self, scene: Scene, failed: Fault) -> Reply {
+        let (scene_now, failed_now) = (scene.clone(), failed.clone());
+        match self
+            .blocking(move |s| fault::answer(&s.inner.store, &scene_now, failed_now))
+            .await
+        {
+            Ok(reply) => reply,
+            Err(again) => fault::unrecorded(&scene, &failed, &again.cause()),
+        }
+    }
+
+    /// A read of the project for prompts and resources, on a blocking thread; a fault in
+    /// it is answered as the server's own (`what`: the MCP method read for).
     pub(super) async fn read<T: Send + 'static>(
         &self,
+        what: &str,
         f: impl FnOnce(&Store) -> Result<T, ErrorData> + Send + 'static,
     ) -> Result<T, ErrorData> {
-        self.blocking(move |s| f(&s.inner.store))
-            .await
-            .unwrap_or_else(|| {
-                tracing::error!("a read of the project failed unexpectedly");
-                Err(ErrorData::internal_error(
-                    "the server failed while reading",
-                    None,
-                ))
-            })
+        let scene = Scene {
+            action: what.to_string(),
+            ..Scene::default()
+        };
+        match self.blocking(move |s| f(&s.inner.store)).await {
+            Ok(done) => done,
+            Err(failed) => {
+                let r = self.fault_reply(scene, failed).await;
+                let message = r.error.map(|e| e.message).unwrap_or_default();
+                Err(ErrorData::internal_error(message, None))
+            }
+        }
     }
 
     /// Tells the client the resource list may have changed: a notification in the
@@ -239,7 +276,13 @@ impl BmadServer {
             }
         };
         reply::with_drift(&mut r, drift);
-        if let Some(n) = crate::store::went_back(&project, &s) {
+        // A fault of the server's own that nothing has moved past: the task is stuck on
+        // it, and the human is to know it is not the work.
+        let said = [
+            crate::store::went_back(&project, &s),
+            faults::since_last_change(&project, &s).map(|f| faults::describe(&project, &f)),
+        ];
+        for n in said.into_iter().flatten() {
             r.notices.get_or_insert_with(Vec::new).push(n);
         }
         r.project = Some(super::project_context::summary(&project));

@@ -24,6 +24,7 @@ use rmcp::RoleServer;
 use serde::{Deserialize, Serialize};
 
 use super::ask;
+use super::fault::Scene;
 use super::reply::{self, Reply, Undecided};
 use super::result::{to_result, Readers};
 use super::BmadServer;
@@ -31,9 +32,9 @@ use chrono::Utc;
 
 use crate::act::human::{self, Asking, Decided};
 use crate::act::Handover;
-use crate::error::Error;
 use crate::evidence::config::CONFIG_REL;
 use crate::evidence::{self, approval::Waiting};
+use crate::fault::Fault;
 use crate::store::SessionKey;
 use crate::workflow::machine::Pending;
 use crate::workflow::{Command, Provenance, Via};
@@ -60,6 +61,17 @@ pub struct DialogCall {
     /// The host, when its non-interactive mode declines every dialog unseen
     /// ([`super::hosts::Dialog::DeclinedUnattended`]): a decline is then not the human's.
     pub unattended: Option<&'static str>,
+}
+
+impl DialogCall {
+    /// The call, for a fault in it.
+    fn scene(&self) -> Scene {
+        Scene {
+            cwd: self.cwd.clone(),
+            key: Some(self.key.clone()),
+            action: self.command.action().name().to_string(),
+        }
+    }
 }
 
 /// What the sealed request state carries back: which session, which action, and the
@@ -119,7 +131,10 @@ impl BmadServer {
                 }
             })
             .await;
-        found.unwrap_or_else(|| Err(Box::new(reply::for_error(&Error::Internal, None))))
+        match found {
+            Ok(found) => found,
+            Err(failed) => Err(Box::new(self.fault_reply(call.scene(), failed).await)),
+        }
     }
 
     /// The call's answer when the human decides in the dialog.
@@ -222,13 +237,16 @@ impl BmadServer {
                 let found = self
                     .blocking(move |s| s.decided_elsewhere(cwd.as_deref(), &key, None))
                     .await
+                    .ok()
                     .flatten();
                 return to_result(found.unwrap_or(*reply), &call.readers).into();
             }
         };
         let action = call.command.action();
         let Some(sealed) = request.request_state.as_deref() else {
-            return self.input_required(&asking.pending, &call, None, config.as_ref());
+            return self
+                .input_required(&asking.pending, &call, None, config.as_ref())
+                .await;
         };
         let opened: Option<Asked> = self
             .inner
@@ -244,7 +262,9 @@ impl BmadServer {
             .and_then(|r| r.get(INPUT_KEY))
             .and_then(|v| serde_json::from_value::<ElicitResult>(v.clone()).ok());
         let (Some(asked), Some(answer)) = (opened, answer) else {
-            return self.input_required(&asking.pending, &call, Some(UNMATCHED), config.as_ref());
+            return self
+                .input_required(&asking.pending, &call, Some(UNMATCHED), config.as_ref())
+                .await;
         };
         // The answer is about the version the form showed, not the one on disk now, and
         // the config's approval, if offered, about the version the form showed.
@@ -261,13 +281,14 @@ impl BmadServer {
             None => match self.pending(&call).await {
                 Ok((now, config)) => {
                     self.input_required(&now.pending, &call, Some(CHANGED), config.as_ref())
+                        .await
                 }
                 Err(reply) => to_result(*reply, &call.readers).into(),
             },
         }
     }
 
-    fn input_required(
+    async fn input_required(
         &self,
         pending: &Pending,
         call: &DialogCall,
@@ -287,8 +308,10 @@ impl BmadServer {
         let state = match self.inner.codec.seal_json_with(&asked, &options) {
             Ok(state) => state,
             Err(e) => {
-                tracing::error!(error = %e, "could not seal a dialog's request state");
-                return to_result(reply::for_error(&Error::Internal, None), &call.readers).into();
+                let failed =
+                    Fault::error("seal the dialog's question for the client", e.to_string());
+                let r = self.fault_reply(call.scene(), failed).await;
+                return to_result(r, &call.readers).into();
             }
         };
         let form: ElicitRequestParams = ask::form(pending, command, note, config);
@@ -355,10 +378,10 @@ impl BmadServer {
             .blocking(move |s| human::decide(&s.inner.store, &at, &key, answer))
             .await;
         let mut reply = match decided {
-            Some(Decided::Done(done)) => reply::for_done(&done, action, Some(Via::Elicitation)),
-            Some(Decided::Stale { .. }) => return None,
-            Some(Decided::Refused((e, session))) => reply::for_error(&e, session.as_deref()),
-            None => reply::for_error(&Error::Internal, None),
+            Ok(Decided::Done(done)) => reply::for_done(&done, action, Some(Via::Elicitation)),
+            Ok(Decided::Stale { .. }) => return None,
+            Ok(Decided::Refused((e, session))) => reply::for_error(&e, session.as_deref()),
+            Err(failed) => self.fault_reply(call.scene(), failed).await,
         };
         if let Some(sha) = config_seen {
             let said = self.approve_config_too(session.cwd.clone(), sha).await;
@@ -370,6 +393,11 @@ impl BmadServer {
     /// Approves `.bmad/config.toml` as the form showed it (`sha`), as the human did beside
     /// their decision; what the reply says of it.
     async fn approve_config_too(&self, cwd: String, sha: String) -> String {
+        let scene = Scene {
+            cwd: Some(cwd.clone()),
+            key: None,
+            action: "config approve".into(),
+        };
         let approved = self
             .blocking(move |s| {
                 evidence::approve_config(
@@ -380,8 +408,16 @@ impl BmadServer {
                     &Utc::now,
                 )
             })
-            .await
-            .unwrap_or(Err(Error::Internal));
+            .await;
+        let approved = match approved {
+            Ok(done) => done.map_err(|e| e.to_string()),
+            Err(failed) => Err(self
+                .fault_reply(scene, failed)
+                .await
+                .error
+                .map(|e| e.message)
+                .unwrap_or_default()),
+        };
         match approved {
             Ok(a) => format!(
                 "The human also approved {CONFIG_REL} (sha256 {}) in the dialog: its checks and gates policy hold from now on.",

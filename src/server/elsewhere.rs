@@ -170,6 +170,7 @@ impl BmadServer {
             let found = self
                 .blocking(move |s| s.decided_elsewhere(cwd.as_deref(), &key, Some(since)))
                 .await
+                .ok()
                 .flatten();
             if let Some(r) = found {
                 return r;

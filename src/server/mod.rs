@@ -16,6 +16,7 @@ mod calls;
 mod client_roots;
 mod dialog;
 mod elsewhere;
+mod fault;
 pub mod hosts;
 mod lessons;
 mod origin;
@@ -43,7 +44,6 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
-use crate::error::Error;
 use crate::files::{DefaultRoot, Roots};
 use crate::settings::{Acting, Settings};
 use crate::store::Store;
@@ -309,13 +309,14 @@ impl ServerHandler for BmadServer {
         };
         let lists_change = changes_lists(&call);
         let (watched, _watchers) = progress::watch(&context);
-        let mut reply = self
+        let scene = fault::Scene::of(&call);
+        let mut reply = match self
             .blocking(move |server| server.run_watched(call, &watched, cannot_ask.as_deref()))
             .await
-            .unwrap_or_else(|| {
-                tracing::error!("tool call failed unexpectedly");
-                reply::for_error(&Error::Internal, None)
-            });
+        {
+            Ok(reply) => reply,
+            Err(failed) => self.fault_reply(scene, failed).await,
+        };
         let can_ask = can_ask && dialog_shut.is_none();
         for_this_client(&mut reply, can_ask, dialog_shut);
         if lists_change && reply.error.is_none() {
@@ -335,7 +336,9 @@ impl ServerHandler for BmadServer {
             .client_info()
             .is_some_and(|i| i.name == "claude-code");
         let installed = self
-            .read(move |store| Ok(slash::list_installed(store, claude_code)))
+            .read("prompts/list", move |store| {
+                Ok(slash::list_installed(store, claude_code))
+            })
             .await?;
         let mut prompts = slash::list();
         prompts.extend(installed);
@@ -347,9 +350,11 @@ impl ServerHandler for BmadServer {
         request: GetPromptRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        self.read(move |store| slash::get(store, &request.name, request.arguments.as_ref()))
-            .await
-            .map(GetPromptResponse::Complete)
+        self.read("prompts/get", move |store| {
+            slash::get(store, &request.name, request.arguments.as_ref())
+        })
+        .await
+        .map(GetPromptResponse::Complete)
     }
 
     async fn list_resources(
@@ -359,7 +364,9 @@ impl ServerHandler for BmadServer {
     ) -> Result<ListResourcesResult, ErrorData> {
         let cursor = request.and_then(|r| r.cursor);
         let (resources, next) = self
-            .read(move |store| resources::list(store, cursor.as_deref()))
+            .read("resources/list", move |store| {
+                resources::list(store, cursor.as_deref())
+            })
             .await?;
         // Sessions change with every action: never fresh for a cache (SEP-2549).
         let mut result = ListResourcesResult::with_all_items(resources).with_ttl_ms(0);
@@ -382,11 +389,11 @@ impl ServerHandler for BmadServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        self.read(move |store| resources::read(store, &request.uri))
-            .await
-            .map(|c| {
-                ReadResourceResponse::Complete(ReadResourceResult::new(vec![c]).with_ttl_ms(0))
-            })
+        self.read("resources/read", move |store| {
+            resources::read(store, &request.uri)
+        })
+        .await
+        .map(|c| ReadResourceResponse::Complete(ReadResourceResult::new(vec![c]).with_ttl_ms(0)))
     }
 
     async fn on_custom_request(

@@ -120,7 +120,12 @@ mod tests {
 
     #[test]
     fn an_error_reply_says_its_message_once() {
-        let e = crate::error::Error::Internal;
+        let e = crate::error::Error::Internal {
+            failed: "judge the `Failing Test` section".into(),
+            yours: "your submission",
+            cause: "it panicked at src/workflow/sections.rs:1:1: boom".into(),
+            record: "The fault is recorded in /p/.bmad-task/faults/s.log.".into(),
+        };
         let result = to_result(
             reply::for_error(&e, None),
             &Readers::named(Some("claude-code"), None),

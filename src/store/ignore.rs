@@ -1,7 +1,8 @@
 //! `bmad-mcp init`: the project's `.gitignore` gets the lines that keep this clone's own
 //! files out of git (docs/team.md): the lock, the task mapping (an index rebuilt from the
 //! session files), the human's approval of the checks (each human approves what their own
-//! machine runs), and interrupted writes. Everything else the server writes is shared:
+//! machine runs), the server's fault records (this machine's diagnostics), and interrupted
+//! writes. Everything else the server writes is shared:
 //! the sessions and their `temp/` texts, the documents, the human's `.bmad/`. The lines
 //! sit between two marker lines; running it again rewrites only that block, and no other
 //! line of the file changes.
@@ -14,12 +15,13 @@ const BEGIN: &str = "# >>> bmad-mcp: files local to this clone (docs/team.md)";
 const END: &str = "# <<< bmad-mcp";
 
 /// The block's lines between the markers.
-pub const LOCAL_FILES: [&str; 6] = [
+pub const LOCAL_FILES: [&str; 7] = [
     "/.bmad-task/.lock",
     "/.bmad-task/dashboard.json",
     "/.bmad-task/task-mapping.json",
     "/.bmad-task/task-mapping.json.*",
     "/.bmad-task/config-approved.json",
+    "/.bmad-task/faults/",
     ".bmad-tmp-*",
 ];
 

@@ -5,6 +5,7 @@
 mod change;
 mod conflict;
 mod drift;
+pub mod faults;
 mod ignore;
 mod list;
 mod mapping;

@@ -4,7 +4,7 @@
 use super::{Exit, Outcome};
 use crate::code::{visible, visible_lines};
 use crate::server::reply;
-use crate::store::{Ignored, SessionKey, Store};
+use crate::store::{faults, Ignored, SessionKey, Store};
 use crate::workflow::State;
 
 pub(super) fn list(store: &Store, mine: bool) -> Outcome {
@@ -112,6 +112,12 @@ pub(super) fn status(store: &Store, key: &SessionKey) -> Outcome {
     println!("{}", visible_lines(&r.user_message));
     if let Some(d) = project.as_ref().and_then(|p| crate::store::drift(p, &s)) {
         println!("{}", visible_lines(&d.describe()));
+    }
+    let fault = project
+        .as_ref()
+        .and_then(|p| Some((p, faults::since_last_change(p, &s)?)));
+    if let Some((p, f)) = fault {
+        println!("{}", visible(&faults::describe(p, &f)));
     }
     if let Some(t) = r
         .trace

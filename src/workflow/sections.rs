@@ -291,7 +291,12 @@ pub fn check(sections: &[Section], document: &str) -> Found {
             found.empty.push(s.name);
             continue;
         };
-        if let Some(short) = s.judge.and_then(|judge| judge(&text.join("\n"))) {
+        let short = s.judge.and_then(|judge| {
+            // A judge is the server's reading of the author's words: its failure is ours.
+            let _judging = crate::fault::doing("judge", format!("judge the `{}` section", s.name));
+            judge(&text.join("\n"))
+        });
+        if let Some(short) = short {
             found.short.push(format!("`{}` {short}", s.name));
         }
     }

@@ -62,6 +62,7 @@ mod terminal_origin; // a terminal decision records where it came from; under an
 // The server process: where it works, what it writes, how it ends.
 mod concurrency; // several clients on one project: processes (stdio), one server (HTTP)
 mod crash; // SIGKILL during writes: every file whole
+mod faults; // a panic in a call: said as the server's own, recorded, never retried; status names it
 mod lessons; // lessons recorded, recalled, retired, merged; the BMAD install; the project context
 mod method; // the real BMAD method installer's projects: personas, customizations, languages, skills
 mod project_root; // finding the project from the working directory, as git does

@@ -78,6 +78,13 @@ fn present(claude: Option<String>, codex: Option<String>) -> Vec<(Engine, String
 impl Step<'_> {
     /// Reads and scores one result; an empty document is refused.
     fn candidate(stage: Stage, engine: Engine, text: &str) -> Result<Candidate, WorkflowError> {
+        let _reading = crate::fault::doing(
+            "read",
+            format!(
+                "read and score the submission (`{}`)",
+                engine.result_field()
+            ),
+        );
         let submission = submission::read(stage, text).map_err(|e| match e {
             SubmissionError::Empty => WorkflowError::EmptyDocument {
                 field: engine.result_field(),
