@@ -177,7 +177,7 @@ pub fn clip(s: &str, max: usize) -> String {
 /// hyphen, BOM, blank fillers) and every blank other than the space (no-break space,
 /// ideographic space, line separator…) written as a visible escape such as `\u{1b}`, so a
 /// terminal or a form never interprets what a file, a model or a process wrote, nor shows
-/// a run of blanks that pushes the rest out of view (SPEC §14.7).
+/// a run of blanks that pushes the rest out of view (docs/spec.md §14.7).
 pub fn visible(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {

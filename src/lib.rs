@@ -2,45 +2,45 @@
 //! with durable, inspectable sessions. The behaviour is specified in `docs/spec.md` (the
 //! code's `docs/spec.md §N` comments point into it).
 //!
-//! The modules, in layer order: each may use only those listed before it
-//! (ARCHITECTURE.md has the rule, one request's path and where each rule lives).
+//! The modules, lowest first: each may use only those listed before it (ARCHITECTURE.md
+//! numbers the layers and has the rule, one request's path and where each rule lives).
 //!
-//! 1. [`code`]: the error codes and how messages quote untrusted text (a leaf).
-//! 2. [`fault`]: what the server is doing now, so that a panic says what failed (a
-//!    leaf).
-//! 3. [`exit`]: every exit status of the binary, in one type (a leaf).
-//! 4. [`assistant`]: whether an assistant is behind a process, read from `/proc`.
-//! 5. [`workflow`]: the pure core (stages, sessions, transitions, reading submissions);
-//!    no I/O.
-//! 6. [`error`]: the one error type a call reports.
-//! 7. [`files`]: the confined-file layer (the project, confined reads and atomic writes,
-//!    the lock, the HTTP server's roots).
-//! 8. [`settings`]: the settings of the process (the global flags and the environment),
-//!    read once at start and handed down as plain values.
-//! 9. [`git`]: the project's git repository, read through the `git` binary (who the
-//!    human is, the branch, the commit, what changed since one); `None` without it.
-//! 10. [`lessons`]: the team's lessons in `.bmad/lessons/` (recorded from decisions,
-//!     recalled into role prompts).
-//! 11. [`method`]: an installed BMAD method (v6) read as facts: what is installed and
-//!     where, its agents' personas with the team's and the person's customizations, its
-//!     settings.
-//! 12. [`prompts`]: the role prompts (built-in, the user's, the project's) and their
-//!     rendering.
-//! 13. [`store`]: sessions on disk (finding, reading, starting, listing, changing one
-//!     under the lock).
-//! 14. [`evidence`]: the evidence gate (the policy file and its approval, the checks, the
-//!     admission of a change).
-//! 15. [`act`]: one change to a session, top to bottom (find, git, lock and read, the
-//!     policy, the checks, the machine, the prompt, write), and the one path of a human's
-//!     decision.
-//! 16. [`server`]: the rmcp adapter (the tool, its arguments and replies, the human's
-//!     dialog, prompts and resources).
-//! 17. [`stdio`] and [`http`]: the transports in front of the adapter.
-//! 18. [`dashboard`]: the human's page in their browser (`bmad-mcp dashboard`, and beside
-//!     `serve --http`): every task, the documents and their rounds, the audit, decisions.
-//! 19. [`terminal`]: everything the human types (`bmad-mcp confirm|approve|…`, `config`,
-//!     `prompts`, `hook`).
-//! 20. [`setup`]: `bmad-mcp setup <host>`, the server's entry in a host's configuration.
+//! * [`code`]: the error codes and how messages quote untrusted text (a leaf).
+//! * [`fault`]: what the server is doing now, so that a panic says what failed (a
+//!   leaf).
+//! * [`exit`]: every exit status of the binary, in one type (a leaf).
+//! * [`assistant`]: whether an assistant is behind a process, read from `/proc`.
+//! * [`workflow`]: the pure core (stages, sessions, transitions, reading submissions);
+//!   no I/O.
+//! * [`error`]: the one error type a call reports.
+//! * [`files`]: the confined-file layer (the project, confined reads and atomic writes,
+//!   the lock, the HTTP server's roots).
+//! * [`settings`]: the settings of the process (the global flags and the environment),
+//!   read once at start and handed down as plain values.
+//! * [`git`]: the project's git repository, read through the `git` binary (who the
+//!   human is, the branch, the commit, what changed since one); `None` without it.
+//! * [`lessons`]: the team's lessons in `.bmad/lessons/` (recorded from decisions,
+//!   recalled into role prompts).
+//! * [`method`]: an installed BMAD method (v6) read as facts: what is installed and
+//!   where, its agents' personas with the team's and the person's customizations, its
+//!   settings.
+//! * [`prompts`]: the role prompts (built-in, the user's, the project's) and their
+//!   rendering.
+//! * [`store`]: sessions on disk (finding, reading, starting, listing, changing one
+//!   under the lock).
+//! * [`evidence`]: the evidence gate (the policy file and its approval, the checks, the
+//!   admission of a change).
+//! * [`act`]: one change to a session, top to bottom (find, git, lock and read, the
+//!   policy, the checks, the machine, the prompt, write), and the one path of a human's
+//!   decision.
+//! * [`server`]: the rmcp adapter (the tool, its arguments and replies, the human's
+//!   dialog, prompts and resources).
+//! * [`stdio`] and [`http`]: the transports in front of the adapter.
+//! * [`dashboard`]: the human's page in their browser (`bmad-mcp dashboard`, and beside
+//!   `serve --http`): every task, the documents and their rounds, the audit, decisions.
+//! * [`terminal`]: everything the human types (`bmad-mcp confirm|approve|…`, `config`,
+//!   `prompts`, `hook`).
+//! * [`setup`]: `bmad-mcp setup <host>`, the server's entry in a host's configuration.
 //!
 //! [`layers`] holds that order as data, with the tests that keep every `use` within it, the
 //! files of a folder free of import cycles and every function within 80 lines.

@@ -251,7 +251,7 @@ fn spawn(
     Ok((child, reader))
 }
 
-/// Whether a check inherits the server's variable `name` (SPEC §14.6, docs/checks.md "What a
+/// Whether a check inherits the server's variable `name` (docs/spec.md §14.6, docs/checks.md "What a
 /// check inherits"): never the HTTP token, no `BMAD_*` server setting and nothing whose
 /// name says it is a secret (token, secret, password, credential, API, access or private key), unless the
 /// approved config names it in `pass_env`; everything else, as the server has it.

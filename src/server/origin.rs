@@ -1,4 +1,4 @@
-//! Who is behind a gate call and the client's dialog (SPEC §13.3): over stdio the chain of
+//! Who is behind a gate call and the client's dialog (docs/spec.md §13.3): over stdio the chain of
 //! processes this server runs under, over loopback HTTP the process holding the other end
 //! of the connection and its chain, and the name the client declared. Claude Code spawns
 //! the servers it connects to itself, and connects over HTTP itself; a connection the

@@ -458,3 +458,64 @@ fn the_link_checker_finds_links_and_anchors_and_skips_code() {
         ["who-decides", "who-decides-1", "cwd-and-71-the-project"]
     );
 }
+
+/// The numbers `docs/spec.md §N` or `§N.M` cite in `text`.
+fn spec_citations(text: &str) -> Vec<String> {
+    text.match_indices("docs/spec.md §")
+        .map(|(at, cite)| {
+            let rest = &text[at + cite.len()..];
+            let end = rest
+                .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+                .unwrap_or(rest.len());
+            rest[..end].trim_end_matches('.').to_string()
+        })
+        .collect()
+}
+
+/// Every `docs/spec.md §N` a source file cites is a section (`## §N`) or a rule (`N.M.`)
+/// of the spec: the code cites the contract one way, and never a rule that is gone.
+#[test]
+fn every_spec_citation_in_the_code_names_a_rule_that_exists() {
+    let spec = doc("spec.md");
+    let exists = |n: &str| {
+        spec.lines()
+            .any(|l| l.starts_with(&format!("## §{n} ")) || l.starts_with(&format!("{n}. ")))
+    };
+    let mut files = Vec::new();
+    for dir in ["src", "tests/it", "examples", "benches"] {
+        rust_files(&Path::new(ROOT).join(dir), &mut files);
+    }
+    let mut cited = 0;
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            !text.contains(concat!("SPEC", " §")),
+            "{}: cite the contract as `docs/spec.md §N`",
+            file.display()
+        );
+        for n in spec_citations(&text) {
+            cited += 1;
+            assert!(
+                exists(&n),
+                "{} cites docs/spec.md §{n}, which is not there",
+                file.display()
+            );
+        }
+    }
+    assert!(cited > 30, "the citations were read: {cited}");
+    assert_eq!(
+        spec_citations("see docs/spec.md §3.9, and docs/spec.md §10."),
+        ["3.9", "10"]
+    );
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
