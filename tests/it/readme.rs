@@ -493,7 +493,8 @@ fn every_spec_citation_in_the_code_names_a_rule_that_exists() {
             "{}: cite the contract as `docs/spec.md §N`",
             file.display()
         );
-        for n in spec_citations(&text) {
+        // `docs/spec.md §N`, the form itself, names no rule.
+        for n in spec_citations(&text).into_iter().filter(|n| !n.is_empty()) {
             cited += 1;
             assert!(
                 exists(&n),

@@ -110,9 +110,14 @@ fn version_and_help_work() {
         .output()
         .unwrap();
     assert!(out.status.success());
+    // The server's version, as its package declares it (these tests are another package).
+    let manifest: toml::Table = std::fs::read_to_string(harness::repo_path("Cargo.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
     assert_eq!(
         String::from_utf8(out.stdout).unwrap().trim(),
-        format!("bmad-mcp {}", env!("CARGO_PKG_VERSION"))
+        format!("bmad-mcp {}", manifest["package"]["version"].as_str().unwrap())
     );
     let out = Command::new(support::server_path())
         .arg("--help")
