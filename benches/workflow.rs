@@ -128,7 +128,7 @@ fn main() -> Res<()> {
     let mut table = Table::default();
     let size = std::fs::metadata(&cfg.bin)?.len();
     table.single(
-        "release binary size",
+        "server binary size (release-lto unless BMAD_MCP_BIN)",
         format!("{:.2} MiB", size as f64 / MIB),
         "",
         None,

@@ -37,7 +37,29 @@ pub fn repo_path(relative: &str) -> PathBuf {
 /// The server binary, found or built once per process; the error says why there is none.
 pub fn server_binary() -> Result<&'static Path, String> {
     static FOUND: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    FOUND.get_or_init(locate).as_deref().map_err(Clone::clone)
+    FOUND
+        .get_or_init(|| locate(Build::CallersProfile))
+        .as_deref()
+        .map_err(Clone::clone)
+}
+
+/// The server binary as users install it, for the benches' figures: `BMAD_MCP_BIN`, else
+/// the server built alone with the `release-lto` profile of `cargo install` (README).
+pub fn installed_server_binary() -> Result<&'static Path, String> {
+    static FOUND: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    FOUND
+        .get_or_init(|| locate(Build::Installed))
+        .as_deref()
+        .map_err(Clone::clone)
+}
+
+/// Which build of the server to make when `BMAD_MCP_BIN` names none.
+#[derive(Clone, Copy)]
+enum Build {
+    /// The profile of the running test, example or bench (dev or release).
+    CallersProfile,
+    /// `release-lto`, the profile the README installs with.
+    Installed,
 }
 
 /// [`server_binary`], for tests: a failure to find or build it fails the test.
@@ -48,7 +70,7 @@ pub fn server_binary_or_panic() -> &'static str {
     }
 }
 
-fn locate() -> Result<PathBuf, String> {
+fn locate(build: Build) -> Result<PathBuf, String> {
     if let Some(bin) = std::env::var_os(BIN_VARIABLE) {
         // Resolved now: a server is started in a project directory.
         let path = std::fs::canonicalize(&bin)
@@ -59,38 +81,35 @@ fn locate() -> Result<PathBuf, String> {
         );
         return Ok(path);
     }
-    build()
+    build(build)
 }
 
-/// Builds the server alone, in the profile of the running test, example or bench (its
-/// executable sits in `target/<profile>/` or `target/<profile>/deps/`).
-fn build() -> Result<PathBuf, String> {
+/// Builds the server alone: in the profile of the running test, example or bench (its
+/// executable sits in `target/<profile>/` or `target/<profile>/deps/`), or as installed.
+/// Cargo's progress goes to stderr, where the test harness keeps it unless one fails.
+fn build(build: Build) -> Result<PathBuf, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot locate this program: {e}"))?;
-    let profile_dir = exe
+    let callers_dir = exe
         .ancestors()
         .skip(1)
         .find(|dir| !dir.ends_with("deps") && !dir.ends_with("examples"))
         .ok_or("cannot locate the target directory")?;
-    let release = profile_dir.ends_with("release");
+    let target_dir = callers_dir.parent().unwrap_or(callers_dir);
+    let profile = match build {
+        Build::Installed => "release-lto",
+        Build::CallersProfile if callers_dir.ends_with("release") => "release",
+        Build::CallersProfile => "dev",
+    };
+    let profile_dir = target_dir.join(if profile == "dev" { "debug" } else { profile });
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut command = Command::new(cargo);
     command
-        .args([
-            "build", "--locked", "--quiet", "-p", "bmad-mcp", "--bin", "bmad-mcp",
-        ])
-        .arg("--manifest-path")
+        .args(["build", "--locked", "-p", "bmad-mcp", "--bin", "bmad-mcp"])
+        .args(["--profile", profile, "--manifest-path"])
         .arg(root().join("Cargo.toml"))
-        .env(
-            "CARGO_TARGET_DIR",
-            profile_dir.parent().unwrap_or(profile_dir),
-        );
-    if release {
-        command.arg("--release");
-    }
-    // A first build takes minutes and cargo is told to be quiet: say why nothing happens.
+        .env("CARGO_TARGET_DIR", target_dir);
     eprintln!(
-        "harness: building the server (cargo build -p bmad-mcp{}); set {BIN_VARIABLE} to start another binary",
-        if release { " --release" } else { "" }
+        "harness: building the server (cargo build -p bmad-mcp --profile {profile}); set {BIN_VARIABLE} to start another binary"
     );
     let status = command
         .status()

@@ -2,11 +2,11 @@
 
 use std::path::PathBuf;
 
-/// The server binary: `BMAD_MCP_BIN`, or the server built alone now, in the bench's
-/// profile, with only its own features (`harness::server_binary`). For the figures users
-/// see, point `BMAD_MCP_BIN` at the release-lto build (benches/README.md).
+/// The server binary the figures are taken on: `BMAD_MCP_BIN`, or the server as users
+/// install it (the `release-lto` profile), built now, alone, with only its own features
+/// (`harness::installed_server_binary`).
 pub fn server_binary() -> Result<PathBuf, Box<dyn std::error::Error>> {
-    Ok(harness::server_binary()?.to_path_buf())
+    Ok(harness::installed_server_binary()?.to_path_buf())
 }
 
 /// Whether this is a benchmark run: `cargo bench` passes `--bench` to every bench, while

@@ -117,7 +117,10 @@ fn version_and_help_work() {
         .unwrap();
     assert_eq!(
         String::from_utf8(out.stdout).unwrap().trim(),
-        format!("bmad-mcp {}", manifest["package"]["version"].as_str().unwrap())
+        format!(
+            "bmad-mcp {}",
+            manifest["package"]["version"].as_str().unwrap()
+        )
     );
     let out = Command::new(support::server_path())
         .arg("--help")
