@@ -73,12 +73,20 @@ pub enum Error {
         policy: String,
         /// The terminal commands legal now, quoted and joined.
         commands: String,
+        /// The dashboard's page for the task, while one serves the project: the reply
+        /// links it (not part of the message).
+        dashboard: Option<String>,
     },
     #[error("{path} {problem}; it is a role prompt override (see docs/guide.md, \"Role prompts\"): fix it, or remove it to use the next in line (`bmad-mcp prompts` shows which file each role uses). Nothing was changed")]
     InvalidPrompt { path: String, problem: String },
 
     #[error("the project's checks do not pass ({failure}): accepting that is the human's decision, through the client's dialog or the terminal, never the host's word alone. Nothing was changed. Show the human `user_message`; they accept the failure in a terminal in the project (`{command}`), or the work goes back with `reject` and their feedback")]
-    ChecksFailed { failure: String, command: String },
+    ChecksFailed {
+        failure: String,
+        command: String,
+        /// As for `HumanRequired`.
+        dashboard: Option<String>,
+    },
     /// A defect of the server's own (a panic, or an error it cannot explain to the
     /// caller): what it could not do, whose fault it is not, and where it is recorded.
     #[error("the server could not {failed}: a defect in bmad-mcp, not in {yours} ({cause}). Nothing of this call was saved. {record} Do not retry this call: it would fail the same way")]

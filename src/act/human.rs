@@ -140,7 +140,7 @@ pub fn lesson(
     use crate::workflow::said::{label, Speaker};
     let project = store.project(cwd).map_err(|e| e.to_string())?;
     let person = store.git_now(&project, true).person;
-    let _lock = project.lock(store.lock_wait()).map_err(|e| e.to_string())?;
+    let _lock = store.lock(&project).map_err(|e| e.to_string())?;
     let loaded = lessons::load(&project).map_err(|e| e.to_string())?;
     let Some(found) = loaded.find(id) else {
         return Err(format!(

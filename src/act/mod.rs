@@ -17,6 +17,9 @@
 //! A human's decision comes here through [`human`], its one path.
 
 pub mod human;
+mod start;
+
+pub use start::{start, Start, Started};
 
 use chrono::Utc;
 
@@ -58,10 +61,37 @@ pub struct Done {
     /// The role prompt the reply hands over (with [`Handover::Prompt`], when the new
     /// state asks for one).
     pub prompt: Option<Template>,
-    /// The gates policy, when the change read it (see [`Admitted::human_gates`]).
-    pub human_gates: Option<Option<String>>,
+    /// What a reply asking the human needs, when the new state asks them.
+    pub human: Option<ForHuman>,
     /// What git said of the project's files during the change, for the reply's drift.
     pub seen: Option<Seen>,
+}
+
+/// What a reply that asks the human to decide needs of the project, read with the change
+/// (or the read that gives the state) so that the reply reads nothing again.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ForHuman {
+    /// The gates policy, cited, when it keeps the decision for the human.
+    pub gates: Option<String>,
+    /// The dashboard's page for the task, while a dashboard serves the project.
+    pub dashboard: Option<String>,
+}
+
+/// [`ForHuman`] for `session` in `project` when its state asks the human to decide.
+/// `gates`: the policy's answer when the change already read it (see
+/// [`Admitted::human_gates`]); `cannot_ask`: who cannot ask the human.
+pub fn for_human(
+    project: &Project,
+    session: &Session,
+    gates: Option<Option<String>>,
+    cannot_ask: Option<&str>,
+) -> Option<ForHuman> {
+    let asks =
+        !crate::store::human_decisions(session.current_stage, session.current_state).is_empty();
+    asks.then(|| ForHuman {
+        gates: gates.unwrap_or_else(|| evidence::human_gates(project, cannot_ask)),
+        dashboard: crate::store::task_link(project, &session.session_id),
+    })
 }
 
 /// Makes `change` to the session `key` names. On error, the session when it was read, for
@@ -284,12 +314,13 @@ impl Step<'_> {
                 outcome.facts.notices.push(notice);
             }
         }
+        let cannot_ask = decision.cannot_ask.as_deref();
         Ok(Done {
+            human: for_human(project, &outcome.session, admitted.human_gates, cannot_ask),
             project: project.clone(),
             session: outcome.session,
             facts: outcome.facts,
             prompt,
-            human_gates: admitted.human_gates,
             seen,
         })
     }

@@ -41,6 +41,27 @@ pub struct Comment {
     pub text: String,
 }
 
+/// The decisions the page may post; anything else is refused with the body (400).
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum PostedAction {
+    Confirm,
+    Approve,
+    Reject,
+    Answer,
+}
+
+impl From<PostedAction> for Action {
+    fn from(d: PostedAction) -> Action {
+        match d {
+            PostedAction::Confirm => Action::Confirm,
+            PostedAction::Approve => Action::Approve,
+            PostedAction::Reject => Action::Reject,
+            PostedAction::Answer => Action::Answer,
+        }
+    }
+}
+
 /// A decision as the page posts it.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -48,7 +69,7 @@ pub struct Posted {
     #[serde(default)]
     pub project: usize,
     pub session_id: String,
-    pub action: String,
+    pub action: PostedAction,
     /// The SHA-256 of the document as the page showed it.
     #[serde(default)]
     pub digest: Option<String>,
@@ -221,18 +242,7 @@ pub fn decide(store: &Store, posted: Posted, provenance: Provenance) -> Answer {
 
 /// The decision `posted` names, with its texts within their bounds.
 fn action_of(posted: &Posted) -> Result<Action, String> {
-    let action = match posted.action.as_str() {
-        "confirm" => Action::Confirm,
-        "approve" => Action::Approve,
-        "reject" => Action::Reject,
-        "answer" => Action::Answer,
-        other => {
-            return Err(format!(
-                "`{}` is not a decision: confirm, approve, reject or answer",
-                clip(other, 40)
-            ))
-        }
-    };
+    let action = Action::from(posted.action);
     let texts = [&posted.note, &posted.feedback, &posted.scope];
     if texts.into_iter().flatten().any(|t| t.len() > MAX_WORDS) {
         return Err(format!("a text is over {MAX_WORDS} bytes"));

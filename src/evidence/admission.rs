@@ -177,6 +177,7 @@ fn policy_for(
             action: action.name().into(),
             policy,
             commands: human_commands(session),
+            dashboard: crate::store::task_link(project, &session.session_id),
         });
     }
     let stage = session.current_stage;
@@ -185,6 +186,7 @@ fn policy_for(
         return Err(Error::ChecksFailed {
             failure,
             command: terminal_command(Action::Confirm, &session.task_name),
+            dashboard: crate::store::task_link(project, &session.session_id),
         });
     }
     Ok(Some(policy))
@@ -201,13 +203,12 @@ pub fn human_commands(session: &Session) -> String {
     commands.join(" or ")
 }
 
-/// The gates policy in force in the project at `cwd` when it keeps decisions for the
-/// human, as [`keeps_for_human`] cites it (`cannot_ask`: who cannot ask the human, when
-/// their word is not taken by default); `None` when it takes the host's word, or when the
-/// policy cannot be read (the decision itself then says why).
-pub fn human_gates(store: &Store, cwd: Option<&str>, cannot_ask: Option<&str>) -> Option<String> {
-    let policy = Policy::read(&store.project(cwd).ok()?).ok()?;
-    keeps_for_human(&policy, cannot_ask)
+/// The gates policy in force in `project` when it keeps decisions for the human, as
+/// [`keeps_for_human`] cites it (`cannot_ask`: who cannot ask the human, when their word
+/// is not taken by default); `None` when it takes the host's word, or when the policy
+/// cannot be read (the decision itself then says why).
+pub fn human_gates(project: &Project, cannot_ask: Option<&str>) -> Option<String> {
+    keeps_for_human(&Policy::read(project).ok()?, cannot_ask)
 }
 
 /// Why `policy` keeps a gate decision for the human, as a refusal cites it; `None` when the
@@ -250,7 +251,7 @@ pub fn approve_config(
     clock: &dyn Fn() -> DateTime<Utc>,
 ) -> Result<Approved> {
     let project = store.project(cwd)?;
-    let _lock = project.lock(store.lock_wait())?;
+    let _lock = store.lock(&project)?;
     let policy = Policy::read(&project)?;
     let text = policy.file_text.ok_or_else(|| {
         Error::argument(

@@ -1,7 +1,6 @@
 //! Running the calls: a tool call against the [`Store`] on a blocking thread, the reads
 //! of prompts and resources, and the resource-list notification.
 
-use chrono::Utc;
 use rmcp::model::JsonObject;
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
@@ -11,10 +10,10 @@ use super::fault::{self, Scene};
 use super::{dialog, reply, BmadServer, Reply};
 use crate::act::{self, Change, Handover};
 use crate::error::ErrorCode;
-use crate::evidence::{self, Watched};
+use crate::evidence::Watched;
 use crate::fault::Fault;
 use crate::prompts;
-use crate::store::{faults, human_decisions, SessionKey, Store};
+use crate::store::{faults, SessionKey, Store};
 use crate::workflow::{Command, DecidedBy, Decision, Engine, Track};
 
 impl BmadServer {
@@ -56,32 +55,17 @@ impl BmadServer {
             } if c.action().decides() => Some(key.clone()),
             _ => None,
         };
-        let mut r = self.run_call(call, watched);
-        let Some(cwd) = cwd else {
-            return r;
-        };
-        let code = r.error.as_ref().map(|e| e.code);
-        if let Some(key) = asked.filter(|_| code == Some(ErrorCode::InvalidState)) {
-            if let Some(found) = self.decided_elsewhere(cwd.as_deref(), &key, None) {
-                r = found;
-            }
+        let r = self.run_call(call, watched, cannot_ask);
+        let refused_late = r.error.as_ref().map(|e| e.code) == Some(ErrorCode::InvalidState);
+        match (cwd, asked) {
+            (Some(cwd), Some(key)) if refused_late => self
+                .decided_elsewhere(cwd.as_deref(), &key, None, cannot_ask)
+                .unwrap_or(r),
+            _ => r,
         }
-        let asks = r.error.is_none()
-            && r.stage
-                .zip(r.state)
-                .is_some_and(|(st, s)| !human_decisions(st, s).is_empty());
-        if asks && !r.gates_known {
-            r.human_gates = evidence::human_gates(&self.inner.store, cwd.as_deref(), cannot_ask);
-        }
-        if asks || code == Some(ErrorCode::HumanRequired) {
-            if let Ok(project) = self.inner.store.project(cwd.as_deref()) {
-                super::elsewhere::link(&mut r, &project);
-            }
-        }
-        r
     }
 
-    fn run_call(&self, call: Call, watched: &Watched) -> Reply {
+    fn run_call(&self, call: Call, watched: &Watched, cannot_ask: Option<&str>) -> Reply {
         let store = &self.inner.store;
         // What failed, when nothing more precise says so.
         let _doing = crate::fault::doing("call", Scene::of(&call).handling());
@@ -97,7 +81,7 @@ impl BmadServer {
                 let page = store.list_of(cwd.as_deref(), cursor.as_deref(), mine)?;
                 Ok(reply::for_list(page, &project.display(), mine))
             }),
-            Call::Status { cwd, key } => self.status(cwd.as_deref(), &key),
+            Call::Status { cwd, key } => self.status(cwd.as_deref(), &key, cannot_ask),
             Call::Lessons(call) => return super::lessons::run(store, call),
             Call::Act {
                 cwd,
@@ -212,8 +196,7 @@ fn act(
     }
 }
 
-/// `start`: the role prompt is read before anything changes, so an override that cannot
-/// be used refuses the call rather than leave a session without its prompt.
+/// `start`, through the act that starts a task.
 fn start(
     store: &Store,
     cwd: Option<&str>,
@@ -222,35 +205,20 @@ fn start(
     track: Track,
     story: Option<(String, u32)>,
 ) -> crate::error::Result<Reply> {
-    let project = store.project(cwd)?;
-    let mut prompt = prompts::resolve(&project, store.user_prompts(), track.first())?;
-    let started = match &story {
-        Some((parent, sprint)) => store.start_story(
-            cwd,
-            parent,
-            *sprint,
-            objective,
-            engines.as_deref(),
-            &Utc::now,
-        )?,
-        None => {
-            // Lessons of earlier tasks for the first role.
-            prompt.lessons = prompts::recall(&project, objective, None, track.first());
-            store.start_carrying(
-                cwd,
-                objective,
-                engines.as_deref(),
-                track,
-                &prompt.lessons.ids,
-                &Utc::now,
-            )?
-        }
+    let asked = act::Start {
+        objective,
+        engines: engines.as_deref(),
+        track,
+        story: story
+            .as_ref()
+            .map(|(parent, sprint)| (parent.as_str(), *sprint)),
     };
+    let started = act::start(store, cwd, asked)?;
     Ok(reply::for_start(
         &started.session,
         started.notices,
         engines.is_some(),
-        Some(&prompt),
+        Some(&started.prompt),
     ))
 }
 
@@ -259,7 +227,12 @@ impl BmadServer {
     /// first after a decision made elsewhere gives what changed and what is new in the
     /// prompt (`elsewhere`). A read-only call is not refused for an optional file it merely
     /// consults: the state is answered, and a prompt override's problem named.
-    fn status(&self, cwd: Option<&str>, key: &SessionKey) -> crate::error::Result<Reply> {
+    fn status(
+        &self,
+        cwd: Option<&str>,
+        key: &SessionKey,
+        cannot_ask: Option<&str>,
+    ) -> crate::error::Result<Reply> {
         let store = &self.inner.store;
         let (project, s) = store.load_fresh(cwd, key)?;
         let drift = crate::store::drift(&project, &s);
@@ -287,6 +260,9 @@ impl BmadServer {
         }
         r.project = Some(super::project_context::summary(&project));
         super::elsewhere::say_in_status(&mut r, &s, only_new);
+        if let Some(human) = act::for_human(&project, &s, None, cannot_ask) {
+            reply::for_human(&mut r, &human);
+        }
         Ok(r)
     }
 }

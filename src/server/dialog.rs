@@ -235,7 +235,7 @@ impl BmadServer {
             Err(reply) => {
                 let (cwd, key) = (call.cwd.clone(), call.key.clone());
                 let found = self
-                    .blocking(move |s| s.decided_elsewhere(cwd.as_deref(), &key, None))
+                    .blocking(move |s| s.decided_elsewhere(cwd.as_deref(), &key, None, None))
                     .await
                     .ok()
                     .flatten();

@@ -13,10 +13,8 @@ use std::time::Duration;
 
 use super::reply::{self, Reply};
 use super::BmadServer;
-use crate::assistant::procs;
-use crate::files::Project;
 use crate::prompts::{self, Round};
-use crate::store::{SessionKey, DASHBOARD_REL};
+use crate::store::SessionKey;
 use crate::workflow::{DecidedBy, Session, Via};
 
 /// How often a call waiting on the dialog looks for a decision made elsewhere.
@@ -139,6 +137,7 @@ impl BmadServer {
         cwd: Option<&str>,
         key: &SessionKey,
         since: Option<usize>,
+        cannot_ask: Option<&str>,
     ) -> Option<Reply> {
         let (project, s) = self.inner.store.load(cwd, key).ok()?;
         if since.is_some_and(|n| s.history.len() <= n) {
@@ -153,6 +152,9 @@ impl BmadServer {
         self.first_to_say(&s);
         let mut r = reply::for_status_round(&s, prompt.as_ref(), round_after_decision(&s));
         open_with(&mut r, said, true);
+        if let Some(human) = crate::act::for_human(&project, &s, None, cannot_ask) {
+            reply::for_human(&mut r, &human);
+        }
         Some(r)
     }
 
@@ -168,7 +170,7 @@ impl BmadServer {
             tokio::time::sleep(LOOK_EVERY).await;
             let (cwd, key) = (cwd.clone(), key.clone());
             let found = self
-                .blocking(move |s| s.decided_elsewhere(cwd.as_deref(), &key, Some(since)))
+                .blocking(move |s| s.decided_elsewhere(cwd.as_deref(), &key, Some(since), None))
                 .await
                 .ok()
                 .flatten();
@@ -177,61 +179,6 @@ impl BmadServer {
             }
         }
     }
-}
-
-/// The address of the dashboard serving `project`, while its process runs. The file is
-/// anyone's to write (a model, a merged branch): its address is used only when it is a
-/// dashboard's on loopback and its process is a `bmad-mcp` that listens there.
-fn dashboard_base(project: &Project) -> Option<String> {
-    let text = project.read_at_most(DASHBOARD_REL, 4096).ok().flatten()?;
-    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    let url = v["url"].as_str()?;
-    let addr = loopback_dashboard(url)?;
-    let pid = u32::try_from(v["pid"].as_u64()?).ok()?;
-    let alive = i32::try_from(pid)
-        .ok()
-        .and_then(rustix::process::Pid::from_raw)
-        .is_some_and(|p| rustix::process::test_kill_process(p).is_ok());
-    // Where processes cannot be read (elsewhere than Linux) a live process is taken at
-    // its word.
-    let ours =
-        alive && procs::runs_bmad_mcp(pid) != Some(false) && procs::holds(pid, addr) != Some(false);
-    ours.then(|| url.to_string())
-}
-
-/// The socket address of `url` when it is exactly a dashboard's base on a loopback
-/// address: `http://127.0.0.1:<port>/dashboard/` (or `[::1]`).
-fn loopback_dashboard(url: &str) -> Option<std::net::SocketAddr> {
-    let u = url::Url::parse(url).ok()?;
-    let ip = match u.host()? {
-        url::Host::Ipv4(ip) => std::net::IpAddr::V4(ip),
-        url::Host::Ipv6(ip) => std::net::IpAddr::V6(ip),
-        url::Host::Domain(_) => return None,
-    };
-    let plain = u.scheme() == "http"
-        && u.username().is_empty()
-        && u.password().is_none()
-        && u.query().is_none()
-        && u.fragment().is_none()
-        && u.path() == "/dashboard/";
-    let port = u.port()?;
-    (plain && ip.is_loopback()).then(|| std::net::SocketAddr::new(ip, port))
-}
-
-/// Adds the dashboard's deep link to a reply where the human decides (or whose decision
-/// the policy keeps for them), when a dashboard serves the project.
-pub(super) fn link(r: &mut Reply, project: &Project) {
-    let Some(sid) = r.session_id.clone() else {
-        return;
-    };
-    let Some(base) = dashboard_base(project) else {
-        return;
-    };
-    let url = format!("{base}#/task/{sid}");
-    r.user_message.push_str(&format!(
-        "\nYou can also read it, compare its rounds and decide on your dashboard: {url}"
-    ));
-    r.dashboard_url = Some(url);
 }
 
 #[cfg(test)]

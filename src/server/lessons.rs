@@ -69,7 +69,7 @@ fn remember(
     let task = session.map(|s| s.task_name.as_str());
     let l = lessons::remembered(role, category, task, words, &at, &seed);
     {
-        let _lock = project.lock(store.lock_wait())?;
+        let _lock = store.lock(project)?;
         project.write_atomic(&l.rel_path(), lessons::render(&l).as_bytes())?;
     }
     tracing::info!(lesson = %l.id, category = %l.category, role = l.role.id(), "the host remembered a lesson");

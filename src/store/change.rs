@@ -35,6 +35,13 @@ impl Store {
         Ok((lock, session))
     }
 
+    /// Takes the project lock, for a change that is no session's (a lesson written or
+    /// retired, the policy approved): every lock on a project is taken in this module,
+    /// with the same wait.
+    pub fn lock(&self, project: &Project) -> Result<Held> {
+        project.lock(self.lock_wait)
+    }
+
     /// What git says of the project now (the branch, and with `decides` the person),
     /// asked once per call and kept while the repository does not move.
     pub fn git_now(&self, project: &Project, decides: bool) -> GitNow {

@@ -4,6 +4,7 @@
 
 mod change;
 mod conflict;
+mod dashboard_link;
 mod drift;
 pub mod faults;
 mod ignore;
@@ -107,10 +108,7 @@ pub struct ListEntry {
     pub branch: Option<String>,
 }
 
-/// Where a running dashboard tells the project its page's address (without the secret)
-/// and its process id: `{"url": …, "pid": …}`. Replies asking the human to decide link
-/// to it while that process runs.
-pub const DASHBOARD_REL: &str = ".bmad-task/dashboard.json";
+pub use dashboard_link::{task_link, DASHBOARD_REL};
 
 /// The file in a task's specs folder that names the session it belongs to.
 pub fn owner_rel(task_name: &str) -> String {
@@ -199,11 +197,6 @@ impl Store {
     /// Whether calls must name projects inside roots of the server's (over HTTP).
     pub fn serves_roots(&self) -> bool {
         self.roots.is_some()
-    }
-
-    /// How long a change waits for the project lock.
-    pub fn lock_wait(&self) -> std::time::Duration {
-        self.lock_wait
     }
 
     /// A project check's time limit when neither it nor the policy file names one.

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::act::Done;
+use crate::act::{Done, ForHuman};
 use crate::error::{Error, ErrorCode};
 use crate::prompts::{self, Round, Template};
 use crate::store::{Damaged, Drift, ListEntry};
@@ -195,10 +195,6 @@ pub struct Reply {
     /// [`human_channel`] to name their channel once it is known whether there is a dialog.
     #[serde(skip)]
     pub human_gates: Option<String>,
-    /// Not sent: whether `human_gates` is already what the policy says (read by the change
-    /// itself), so the policy is not read again for it.
-    #[serde(skip)]
-    pub gates_known: bool,
     /// Not sent: what the model has already, which the text leaves out ([`markdown`]).
     #[serde(skip)]
     pub known: Known,
@@ -294,9 +290,8 @@ pub fn for_done(done: &Done, action: Action, via: Option<Via>) -> Reply {
     facts.notices.extend(notices.iter().cloned());
     let s = &done.session;
     let mut r = for_session(s, &facts, action, done.prompt.as_ref());
-    if let Some(gates) = &done.human_gates {
-        r.human_gates.clone_from(gates);
-        r.gates_known = true;
+    if let Some(human) = &done.human {
+        for_human(&mut r, human);
     }
     // The dialog was this call's own: the model, which made the call, knows who answered
     // it; the text leaves that notice out.
@@ -475,7 +470,39 @@ pub fn for_error(e: &Error, session: Option<&Session>) -> Reply {
         r.allowed_actions = Some(allowed_actions(s.track, s.current_stage, s.current_state));
     }
     strict::human_required(e, &mut r);
+    if let Error::HumanRequired {
+        dashboard: Some(url),
+        ..
+    }
+    | Error::ChecksFailed {
+        dashboard: Some(url),
+        ..
+    } = e
+    {
+        with_dashboard(&mut r, url);
+    }
     r
+}
+
+/// What a reply asking the human carries of the project: the policy, when it keeps the
+/// decision for them, and the dashboard's page, while one serves the project.
+pub fn for_human(r: &mut Reply, human: &ForHuman) {
+    r.human_gates.clone_from(&human.gates);
+    if let Some(url) = &human.dashboard {
+        with_dashboard(r, url);
+    }
+}
+
+/// Links the dashboard's page where the human can read and decide, in words and as
+/// `dashboard_url`.
+fn with_dashboard(r: &mut Reply, url: &str) {
+    if r.session_id.is_none() {
+        return;
+    }
+    r.user_message.push_str(&format!(
+        "\nYou can also read it, compare its rounds and decide on your dashboard: {url}"
+    ));
+    r.dashboard_url = Some(url.to_string());
 }
 
 /// Drops the notices `user_message` already says word for word (a decision made

@@ -1,0 +1,63 @@
+//! Starting a task, the first change of a session: the first role's prompt is resolved
+//! before anything is written (an override that cannot be used refuses the call rather
+//! than leave a session without its prompt), a task of its own carries the lessons of
+//! earlier tasks for that role, and the session is written, as a task or as the story of
+//! an approved sprint.
+
+use chrono::Utc;
+
+use crate::error::Result;
+use crate::prompts::{self, Template};
+use crate::store::Store;
+use crate::workflow::session::Session;
+use crate::workflow::{Engine, Track};
+
+/// A task started: its session, what the reply says beside it, and the first role's
+/// prompt.
+pub struct Started {
+    pub session: Session,
+    pub notices: Vec<String>,
+    pub prompt: Template,
+}
+
+/// What a `start` asks for.
+pub struct Start<'a> {
+    pub objective: &'a str,
+    pub engines: Option<&'a [Engine]>,
+    pub track: Track,
+    /// The parent task and the sprint, for a story.
+    pub story: Option<(&'a str, u32)>,
+}
+
+/// Starts the task `start` describes in the project at `cwd`.
+pub fn start(store: &Store, cwd: Option<&str>, start: Start) -> Result<Started> {
+    let project = store.project(cwd)?;
+    let first = start.track.first();
+    let mut prompt = prompts::resolve(&project, store.user_prompts(), first)?;
+    let started = match start.story {
+        Some((parent, sprint)) => store.start_story(
+            cwd,
+            parent,
+            sprint,
+            start.objective,
+            start.engines,
+            &Utc::now,
+        )?,
+        None => {
+            prompt.lessons = prompts::recall(&project, start.objective, None, first);
+            store.start_carrying(
+                cwd,
+                start.objective,
+                start.engines,
+                start.track,
+                &prompt.lessons.ids,
+                &Utc::now,
+            )?
+        }
+    };
+    Ok(Started {
+        session: started.session,
+        notices: started.notices,
+        prompt,
+    })
+}
