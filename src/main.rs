@@ -242,7 +242,7 @@ fn serve_stdio(settings: &Settings) -> Exit {
 fn init_logs(spec: Option<&str>) {
     tracing_subscriber::registry()
         .with(log_filter(spec))
-        .with(bmad_mcp::server::quiet::Quiet)
+        .with(bmad_mcp::server::normal_logs::Quiet)
         .with(
             tracing_subscriber::fmt::layer()
                 .with_writer(std::io::stderr)

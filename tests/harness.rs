@@ -81,13 +81,13 @@ fn locate(build: Build) -> Result<PathBuf, String> {
         );
         return Ok(path);
     }
-    build(build)
+    build_server(build)
 }
 
 /// Builds the server alone: in the profile of the running test, example or bench (its
 /// executable sits in `target/<profile>/` or `target/<profile>/deps/`), or as installed.
 /// Cargo's progress goes to stderr, where the test harness keeps it unless one fails.
-fn build(build: Build) -> Result<PathBuf, String> {
+fn build_server(build: Build) -> Result<PathBuf, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot locate this program: {e}"))?;
     let callers_dir = exe
         .ancestors()

@@ -137,7 +137,7 @@ pub fn lesson(
     via: Via,
 ) -> std::result::Result<String, String> {
     use crate::lessons;
-    use crate::workflow::said::{label, Speaker};
+    use crate::workflow::authorship::{label, Speaker};
     let project = store.project(cwd).map_err(|e| e.to_string())?;
     let person = store.git_now(&project, true).person;
     let _lock = store.lock(&project).map_err(|e| e.to_string())?;

@@ -126,7 +126,7 @@ pub fn act_at(
     }
     let (lock, session) = store.lock_and_read(at, key)?;
     crate::store::stories::stale_parent(&at.project, &session).map_err(|e| refused(e, &session))?;
-    let read = Read::now(&at.project, &session);
+    let read = ReadUnderLock::now(&at.project, &session);
     let now = not_before_last_entry(&read.before, Utc::now());
     let mut admitted = evidence::admit(
         &at.project,
@@ -146,11 +146,11 @@ pub fn act_at(
             let observed = evidence::watch::run_checks(run, watched);
             let (lock, session) = store.lock_and_read(at, key)?;
             unmoved(&session, planned_at).map_err(|e| refused(e, &session))?;
-            let read = Read::now(&at.project, &session);
+            let read = ReadUnderLock::now(&at.project, &session);
             (lock, session, read, observed)
         }
     };
-    let step = Step {
+    let step = Applying {
         store,
         project: &at.project,
         git: &git,
@@ -162,16 +162,16 @@ pub fn act_at(
 
 /// What a step acts on, read under the lock: the session (a parent with its stories as
 /// their shared entries say now) and the documents the machine may read for it.
-struct Read {
+struct ReadUnderLock {
     before: Session,
     documents: Documents,
 }
 
-impl Read {
-    fn now(project: &Project, session: &Session) -> Read {
+impl ReadUnderLock {
+    fn now(project: &Project, session: &Session) -> ReadUnderLock {
         let before = crate::store::stories::with_stories(project, session);
         let documents = crate::store::documents(project, &before);
-        Read { before, documents }
+        ReadUnderLock { before, documents }
     }
 }
 
@@ -243,24 +243,24 @@ fn unmoved(session: &Session, planned_at: usize) -> Result<()> {
 }
 
 /// Steps 6 to 8, under the lock.
-struct Step<'a> {
+struct Applying<'a> {
     store: &'a Store,
     project: &'a Project,
     git: &'a GitNow,
     handover: Handover,
 }
 
-impl Step<'_> {
+impl Applying<'_> {
     fn apply(
         &self,
-        read: Read,
+        read: ReadUnderLock,
         command: Command,
         decision: &Decision,
         observed: Evidence,
         mut admitted: Admitted,
     ) -> Result<Done> {
         let project = self.project;
-        let Read { before, documents } = read;
+        let ReadUnderLock { before, documents } = read;
         let now = not_before_last_entry(&before, Utc::now());
         let mut outcome = {
             let _deciding = crate::fault::doing(

@@ -91,7 +91,7 @@ pub struct Posted {
 }
 
 /// How a decision ended, as the page is told (an HTTP status and a message).
-pub enum Answer {
+pub enum PageAnswer {
     Done(String),
     /// 400: the request itself is wrong.
     Bad(String),
@@ -184,18 +184,18 @@ fn quoted(path: &str, document: &str, comments: &[Comment]) -> Result<Option<Str
 }
 
 /// Applies `posted` in the project of `store`, as the human's decision on the dashboard.
-pub fn decide(store: &Store, posted: Posted, provenance: Provenance) -> Answer {
+pub fn decide(store: &Store, posted: Posted, provenance: Provenance) -> PageAnswer {
     let action = match action_of(&posted) {
         Ok(action) => action,
-        Err(why) => return Answer::Bad(why),
+        Err(why) => return PageAnswer::Bad(why),
     };
     let key = SessionKey::from_task(&posted.session_id);
     let asking = match human::asking(store, None, &key, action) {
         Ok(asking) => asking,
         // Not found or unreadable: the request names no session to decide on.
-        Err((e, None)) => return Answer::Bad(e.to_string()),
+        Err((e, None)) => return PageAnswer::Bad(e.to_string()),
         Err((e, Some(_))) => {
-            return Answer::Conflict {
+            return PageAnswer::Conflict {
                 message: e.to_string(),
                 sha256: None,
             }
@@ -216,7 +216,7 @@ pub fn decide(store: &Store, posted: Posted, provenance: Provenance) -> Answer {
     };
     let command = match command_of(action, posted, comments) {
         Ok(command) => command,
-        Err(why) => return Answer::Bad(why),
+        Err(why) => return PageAnswer::Bad(why),
     };
     let answer = human::Answer {
         command,
@@ -226,14 +226,14 @@ pub fn decide(store: &Store, posted: Posted, provenance: Provenance) -> Answer {
         handover: Handover::Nothing,
     };
     match human::decide(store, &asking.at, &key, answer) {
-        Decided::Done(done) => {
-            Answer::Done(reply::for_session(&done.session, &done.facts, action, None).user_message)
-        }
-        Decided::Stale { error, sha256 } => Answer::Conflict {
+        Decided::Done(done) => PageAnswer::Done(
+            reply::for_session(&done.session, &done.facts, action, None).user_message,
+        ),
+        Decided::Stale { error, sha256 } => PageAnswer::Conflict {
             message: error.to_string(),
             sha256: Some(sha256),
         },
-        Decided::Refused((e, _)) => Answer::Conflict {
+        Decided::Refused((e, _)) => PageAnswer::Conflict {
             message: e.to_string(),
             sha256: None,
         },
@@ -252,17 +252,21 @@ fn action_of(posted: &Posted) -> Result<Action, String> {
 
 /// Checks that the page showed the document as it is now (`seen`: its digest, at least 12
 /// digits), and quotes the lines each comment is about from it.
-fn anchored(asking: &Asking, seen: &str, comments: &[Comment]) -> Result<Option<String>, Answer> {
+fn anchored(
+    asking: &Asking,
+    seen: &str,
+    comments: &[Comment],
+) -> Result<Option<String>, PageAnswer> {
     let Some(doc) = &asking.pending.document else {
         if comments.is_empty() {
             return Ok(None);
         }
-        return Err(Answer::Bad(
+        return Err(PageAnswer::Bad(
             "there is no document to anchor comments to".into(),
         ));
     };
     if seen.len() < 12 || !doc.sha256.starts_with(seen) {
-        return Err(Answer::Conflict {
+        return Err(PageAnswer::Conflict {
             message: format!(
                 "{} changed since the page showed it (sha256 now {}): read it again before deciding",
                 doc.path,
@@ -280,13 +284,13 @@ fn anchored(asking: &Asking, seen: &str, comments: &[Comment]) -> Result<Option<
         .ok()
         .flatten()
         .unwrap_or_default();
-    quoted(&doc.path, &text, comments).map_err(Answer::Bad)
+    quoted(&doc.path, &text, comments).map_err(PageAnswer::Bad)
 }
 
 /// The earlier round's comment threads as the page marked them, in words; refused when
 /// the page showed other threads than there are now. A decision that marks none (a page or
 /// a client that does not send them) carries every thread as still open: none is dropped.
-fn carried(asking: &Asking, marks: Option<&[bool]>) -> Result<Option<String>, Answer> {
+fn carried(asking: &Asking, marks: Option<&[bool]>) -> Result<Option<String>, PageAnswer> {
     let Some(doc) = &asking.pending.document else {
         return Ok(None);
     };
@@ -294,7 +298,7 @@ fn carried(asking: &Asking, marks: Option<&[bool]>) -> Result<Option<String>, An
     let open = vec![false; threads.len()];
     let marks = marks.unwrap_or(&open);
     if marks.len() != threads.len() {
-        return Err(Answer::Conflict {
+        return Err(PageAnswer::Conflict {
             message: format!(
                 "the page showed {} comment(s) of the earlier round, and there are {} now: read it again before deciding",
                 marks.len(),
@@ -346,23 +350,23 @@ fn command_of(action: Action, posted: Posted, comments: Option<String>) -> Resul
 
 /// Retires or restores a lesson (`change`: `retire` or `restore`), the human's decision on
 /// the dashboard, through the one path of a human's decision.
-pub fn lesson(store: &Store, id: &str, change: &str) -> Answer {
+pub fn lesson(store: &Store, id: &str, change: &str) -> PageAnswer {
     let change = match change {
         "retire" => human::LessonChange::Retire,
         "restore" => human::LessonChange::Restore,
         other => {
-            return Answer::Bad(format!(
+            return PageAnswer::Bad(format!(
                 "`{}` is not a lesson decision: retire or restore",
                 clip(other, 40)
             ))
         }
     };
     if id.is_empty() || id.len() > 200 {
-        return Answer::Bad("a lesson's id is 1 to 200 bytes".into());
+        return PageAnswer::Bad("a lesson's id is 1 to 200 bytes".into());
     }
     match human::lesson(store, None, id, change, Via::Dashboard) {
-        Ok(said) => Answer::Done(said),
-        Err(why) => Answer::Conflict {
+        Ok(said) => PageAnswer::Done(said),
+        Err(why) => PageAnswer::Conflict {
             message: why,
             sha256: None,
         },
@@ -370,14 +374,14 @@ pub fn lesson(store: &Store, id: &str, change: &str) -> Answer {
 }
 
 /// Approves `.bmad/config.toml` as the page showed it (`sha256`).
-pub fn approve_config(store: &Store, sha256: &str) -> Answer {
+pub fn approve_config(store: &Store, sha256: &str) -> PageAnswer {
     match evidence::approve_config(store, None, sha256, Via::Dashboard, &Utc::now) {
-        Ok(a) => Answer::Done(format!(
+        Ok(a) => PageAnswer::Done(format!(
             "You approved {} (sha256 {}): its checks and gates policy hold from now on.",
             evidence::config::CONFIG_REL,
             &a.sha256[..12]
         )),
-        Err(e) => Answer::Conflict {
+        Err(e) => PageAnswer::Conflict {
             message: e.to_string(),
             sha256: None,
         },

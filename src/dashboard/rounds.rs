@@ -16,8 +16,8 @@ use serde_json::{json, Value};
 use super::render;
 use crate::code::clip;
 use crate::files::Project;
+use crate::workflow::authorship::{self, Speaker};
 use crate::workflow::machine::sha256_hex;
-use crate::workflow::said::{self, Speaker};
 use crate::workflow::session::HistoryEntry;
 use crate::workflow::submission;
 use crate::workflow::{Action, Session, Stage};
@@ -152,11 +152,13 @@ fn stamp(at: &str) -> Option<String> {
 /// Who, named as the audit names them: the person when recorded, with the channel; the
 /// assistant's decision as the assistant's, for the person whose session it ran in.
 pub fn who(h: &HistoryEntry) -> String {
-    let by = h.decided_by.map_or(Speaker::Unrecorded, said::speaker);
+    let by = h
+        .decided_by
+        .map_or(Speaker::Unrecorded, authorship::speaker);
     match (&h.decider, by) {
         (Some(p), Speaker::Host) => format!("the assistant, for {p} (not confirmed by them)"),
-        (Some(p), _) => format!("{p} ({})", said::label(by, h.via)),
-        (None, _) => said::label(by, h.via),
+        (Some(p), _) => format!("{p} ({})", authorship::label(by, h.via)),
+        (None, _) => authorship::label(by, h.via),
     }
 }
 

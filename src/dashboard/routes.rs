@@ -20,7 +20,7 @@ use axum::routing::{get, post};
 use axum::Router;
 use serde_json::{json, Value};
 
-use super::decide::{self, Answer, Posted};
+use super::decide::{self, PageAnswer, Posted};
 use super::{events, view, Dashboard, PREFIX};
 
 /// The largest body a request may send.
@@ -149,14 +149,14 @@ async fn body<T: serde::de::DeserializeOwned>(request: Request) -> Result<T, Res
     })
 }
 
-fn answered(answer: Answer) -> Response {
+fn answered(answer: PageAnswer) -> Response {
     match answer {
-        Answer::Done(message) => {
+        PageAnswer::Done(message) => {
             json_response(StatusCode::OK, &json!({"ok": true, "message": message}))
         }
-        Answer::Bad(why) => json_response(StatusCode::BAD_REQUEST, &json!({"error": why})),
-        Answer::Forbidden(why) => json_response(StatusCode::FORBIDDEN, &json!({"error": why})),
-        Answer::Conflict { message, sha256 } => json_response(
+        PageAnswer::Bad(why) => json_response(StatusCode::BAD_REQUEST, &json!({"error": why})),
+        PageAnswer::Forbidden(why) => json_response(StatusCode::FORBIDDEN, &json!({"error": why})),
+        PageAnswer::Conflict { message, sha256 } => json_response(
             StatusCode::CONFLICT,
             &json!({"error": message, "sha256": sha256}),
         ),
@@ -174,7 +174,7 @@ async fn posted<T, F>(
 ) -> Response
 where
     T: serde::de::DeserializeOwned + Send + 'static,
-    F: FnOnce(&crate::store::Store, T, crate::workflow::Provenance) -> Answer + Send + 'static,
+    F: FnOnce(&crate::store::Store, T, crate::workflow::Provenance) -> PageAnswer + Send + 'static,
 {
     let peer = request
         .extensions()
@@ -186,14 +186,14 @@ where
     };
     let index = project(&posted);
     if index >= dash.stores.len() {
-        return answered(Answer::Bad("no such project".into()));
+        return answered(PageAnswer::Bad("no such project".into()));
     }
     let done = blocking(move || match decide::provenance(peer) {
-        Err(why) => Answer::Forbidden(why),
+        Err(why) => PageAnswer::Forbidden(why),
         Ok(provenance) => act(&dash.stores[index], posted, provenance),
     })
     .await;
-    answered(done.unwrap_or(Answer::Bad("internal error".into())))
+    answered(done.unwrap_or(PageAnswer::Bad("internal error".into())))
 }
 
 async fn decide_posted(State(dash): State<Arc<Dashboard>>, request: Request) -> Response {

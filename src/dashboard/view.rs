@@ -19,8 +19,8 @@ use crate::error::{Error, Result};
 use crate::evidence::{self, approval::Policy};
 use crate::files::Project;
 use crate::store::{documents, human_decisions, stories, SessionKey, Store};
+use crate::workflow::authorship::{self, Said, Speaker};
 use crate::workflow::machine::{self, sha256_hex};
-use crate::workflow::said::{self, Said, Speaker};
 use crate::workflow::{Action, Session, Stage};
 
 /// The most a document, a round or a check's output is read to be shown.
@@ -139,8 +139,8 @@ pub fn task(store: &Store, project_index: usize, id: &str) -> Result<Value> {
             "version": h.digest.as_deref().and_then(|d| version_of(&project, &s, &drafts, h.stage, d)),
             // The decider's own words, labelled, apart from the server's note on the step.
             "words": h.feedback.as_ref().map(|w| {
-                let by = h.decided_by.map_or(Speaker::Unrecorded, said::speaker);
-                format!("{}: {w}", said::label(by, h.via))
+                let by = h.decided_by.map_or(Speaker::Unrecorded, authorship::speaker);
+                format!("{}: {w}", authorship::label(by, h.via))
             }),
             "server_note": h.note,
         }))

@@ -53,7 +53,7 @@ pub struct Repo {
 /// What git says of the work tree checked out: asked once, then kept while nothing it
 /// depends on changes ([`Repo::facts`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Facts {
+pub struct Checkout {
     /// The branch checked out; `None` on a detached HEAD.
     pub branch: Option<String>,
     /// The commit checked out (40 or 64 hex digits); `None` before the first commit.
@@ -189,11 +189,11 @@ impl Repo {
 
     /// The branch, the commit checked out, and with `identity` who git says the human is:
     /// asked of git only when nothing is kept for this work tree under its fingerprint.
-    pub fn facts(&self, identity: bool) -> Facts {
+    pub fn facts(&self, identity: bool) -> Checkout {
         let (print, mut known) = self.known();
         if known.facts.is_none() {
             let (branch, head) = self.branch_and_head();
-            known.facts = Some(Facts {
+            known.facts = Some(Checkout {
                 branch,
                 head,
                 identity: None,
@@ -201,7 +201,7 @@ impl Repo {
         }
         if identity && !known.identity_asked {
             let (person, drivers) = self.identity_and_drivers();
-            known.facts.get_or_insert_with(Facts::default).identity = person;
+            known.facts.get_or_insert_with(Checkout::default).identity = person;
             known.identity_asked = true;
             known.drivers = drivers;
         }
@@ -229,7 +229,7 @@ impl Repo {
     }
 
     /// What is kept for this work tree while its fingerprint holds, and the fingerprint.
-    fn known(&self) -> (Option<Fingerprint>, Known) {
+    fn known(&self) -> (Option<Fingerprint>, Cached) {
         let print = self.fingerprint();
         let kept = KNOWN.lock().unwrap_or_else(|e| e.into_inner());
         let known = kept
@@ -240,7 +240,7 @@ impl Repo {
         (print, known)
     }
 
-    fn keep(&self, print: Option<Fingerprint>, known: Known) {
+    fn keep(&self, print: Option<Fingerprint>, known: Cached) {
         if let Some(print) = print {
             let mut kept = KNOWN.lock().unwrap_or_else(|e| e.into_inner());
             kept.insert(self.dir.clone(), (print, known));
@@ -412,15 +412,15 @@ fn stat(path: &Path) -> Option<(u64, std::time::SystemTime, u64)> {
 /// What git said of a work tree, kept while its fingerprint holds: a long-running server
 /// asks git nothing for a call in a repository where nothing moved.
 #[derive(Debug, Clone, Default)]
-struct Known {
-    facts: Option<Facts>,
+struct Cached {
+    facts: Option<Checkout>,
     identity_asked: bool,
     drivers: Option<Vec<String>>,
 }
 
 /// Per work tree (the project directory): what was read, and the fingerprint it was read
 /// under. One per process: every store and call of it shares what git said.
-type Kept = Mutex<HashMap<PathBuf, (Fingerprint, Known)>>;
+type Kept = Mutex<HashMap<PathBuf, (Fingerprint, Cached)>>;
 static KNOWN: std::sync::LazyLock<Kept> = std::sync::LazyLock::new(Default::default);
 
 /// The drivers that config keys `filter.<driver>.<key>` name, each once.

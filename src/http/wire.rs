@@ -4,7 +4,7 @@
 //! as over stdio (`stdio::answer_for`), with its own id and the specified code, where
 //! rmcp answered 415 with plain text; and an error rmcp answers as JSON (a header that
 //! does not match the body, an unsupported version) is cut to size
-//! (`server::wire::bound`), where it quoted a 1 MB value whole.
+//! (`server::bounded_errors::bound`), where it quoted a 1 MB value whole.
 
 use axum::body::Body;
 use axum::extract::Request;
@@ -56,7 +56,7 @@ async fn bound(response: Response) -> Response {
     let Ok(mut message) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
         return Response::from_parts(parts, Body::from(bytes));
     };
-    if !crate::server::wire::bound_message(&mut message) {
+    if !crate::server::bounded_errors::bound_message(&mut message) {
         return Response::from_parts(parts, Body::from(bytes));
     }
     parts.headers.remove(header::CONTENT_LENGTH);

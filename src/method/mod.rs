@@ -22,7 +22,7 @@ pub mod settings;
 pub mod tools;
 
 pub use persona::Agent;
-pub use settings::Settings;
+pub use settings::MethodSettings;
 
 /// The largest file of an install read (a manifest, a `customize.toml`, a config).
 pub const MAX_FILE_BYTES: u64 = 256 * 1024;
@@ -55,7 +55,7 @@ pub struct Install {
     /// The tools the manifest says it was installed for.
     pub tools: Vec<String>,
     pub skills: Vec<Skill>,
-    pub settings: Settings,
+    pub settings: MethodSettings,
     /// What was damaged, missing or left out, for the reply's notices.
     pub notices: Vec<String>,
 }

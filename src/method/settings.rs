@@ -19,7 +19,7 @@ pub const PERSONAL_CONFIG: &str = "_bmad/custom/config.user.toml";
 const MAX_VALUE_CHARS: usize = 80;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Settings {
+pub struct MethodSettings {
     pub user_name: Option<String>,
     pub communication_language: Option<String>,
     pub document_output_language: Option<String>,
@@ -45,10 +45,10 @@ pub fn in_project(v: &str) -> Option<String> {
 }
 
 /// The settings of the install in `project`; what cannot be read is said in `notices`.
-pub fn read(project: &Project, notices: &mut Vec<String>) -> Settings {
-    let mut s = Settings {
+pub fn read(project: &Project, notices: &mut Vec<String>) -> MethodSettings {
+    let mut s = MethodSettings {
         planning_copies: true,
-        ..Settings::default()
+        ..MethodSettings::default()
     };
     if let Some(text) = super::read(project, MODULE_CONFIG, notices) {
         match serde_norway::from_str::<BTreeMap<String, serde_norway::Value>>(&text) {

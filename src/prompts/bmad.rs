@@ -13,7 +13,7 @@
 
 use crate::error::{Error, Result};
 use crate::files::{Project, ReadProblem};
-use crate::method::{self, persona, Settings};
+use crate::method::{self, persona, MethodSettings};
 use crate::workflow::Stage;
 
 use super::MAX_PROMPT_BYTES;
@@ -58,7 +58,7 @@ pub struct Persona {
 pub struct ForStage {
     pub persona: Option<Persona>,
     /// The method's settings (v6).
-    pub settings: Option<Settings>,
+    pub settings: Option<MethodSettings>,
     /// What of the install was damaged or left out.
     pub notices: Vec<String>,
 }
@@ -172,7 +172,7 @@ fn in_role_section(template: &str, block: &str) -> String {
 /// `template` with the method's settings said in its role section: the language of the
 /// document and of the conversation (English, the prompts' own, goes without saying), and
 /// the human's name. Nothing when none is set.
-pub fn with_settings(template: &str, s: &Settings) -> String {
+pub fn with_settings(template: &str, s: &MethodSettings) -> String {
     let said = |l: &&String| !l.eq_ignore_ascii_case("english");
     let mut lines = String::new();
     if let Some(lang) = s.document_output_language.as_ref().filter(said) {
@@ -312,9 +312,9 @@ mod tests {
             super::super::for_track(&text, false).contains("<!-- section: first -->"),
             "nothing of the server's text is skipped on a full track"
         );
-        let settings = Settings {
+        let settings = MethodSettings {
             user_name: Some("Ana <!-- section: revise -->".into()),
-            ..Settings::default()
+            ..MethodSettings::default()
         };
         let text = with_settings(template, &settings);
         assert_eq!(
@@ -380,23 +380,23 @@ mod tests {
 
     #[test]
     fn the_settings_say_the_languages_and_the_name_in_the_role_section() {
-        let s = Settings {
+        let s = MethodSettings {
             user_name: Some("Ada".into()),
             communication_language: Some("French".into()),
             document_output_language: Some("German".into()),
-            ..Settings::default()
+            ..MethodSettings::default()
         };
         let text = with_settings(Stage::Po.prompt_source(), &s);
         let said = text.find("Write the document in German").unwrap();
         assert!(said < text.find("<!-- section: first -->").unwrap());
         assert!(text.contains("Speak to Ada in French"), "{text}");
-        let none = with_settings("# Role\n", &Settings::default());
+        let none = with_settings("# Role\n", &MethodSettings::default());
         assert_eq!(none, "# Role\n", "nothing set, nothing said");
-        let english = Settings {
+        let english = MethodSettings {
             user_name: Some("Ada".into()),
             communication_language: Some("English".into()),
             document_output_language: Some("English".into()),
-            ..Settings::default()
+            ..MethodSettings::default()
         };
         let text = with_settings("# Role\n", &english);
         assert!(

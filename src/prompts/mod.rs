@@ -544,7 +544,7 @@ fn design_focus(objective: &str) -> String {
 mod tests {
     use super::*;
     use super::{kind_of, Kind};
-    use crate::workflow::said::Said;
+    use crate::workflow::authorship::Said;
     use crate::workflow::session::Question;
     use crate::workflow::submission;
     use crate::workflow::Decision;
@@ -590,8 +590,8 @@ mod tests {
         rec.questions = vec![q("q1", 1), q("q2", 2)];
         rec.answers.insert("q1".into(), "Web only".into());
         rec.answers.insert("q2".into(), "Friday".into());
-        let dialog = crate::workflow::said::Author {
-            by: crate::workflow::said::Speaker::Human,
+        let dialog = crate::workflow::authorship::Author {
+            by: crate::workflow::authorship::Speaker::Human,
             via: Some(crate::workflow::Via::Elicitation),
         };
         rec.answered_by.insert("q2".into(), dialog);

@@ -1,7 +1,7 @@
 //! How much of a role prompt a reply carries (docs/spec.md §11.4, "Said once"): the server
 //! keeps no memory between calls, so this is decided from the session and the action.
 
-use crate::workflow::said::{label, Speaker};
+use crate::workflow::authorship::{label, Speaker};
 use crate::workflow::session::{Question, StageRecord};
 use crate::workflow::Action;
 

@@ -189,7 +189,7 @@ fn user_or_built_in(user: Option<&Path>, stage: Stage) -> Result<Template> {
 /// `t` with the method's settings in its role section and the install's notices.
 fn with_method(
     mut t: Template,
-    settings: Option<crate::method::Settings>,
+    settings: Option<crate::method::MethodSettings>,
     notices: Vec<String>,
 ) -> Template {
     if let Some(s) = settings {

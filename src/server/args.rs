@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-pub use super::used::FIELD_NAMES;
+pub use super::unused_arguments::FIELD_NAMES;
 use crate::error::{Error, ErrorCode, Result};
 use crate::lessons::Category;
 pub use crate::settings::Limits;
@@ -138,7 +138,7 @@ impl LessonCall {
 pub fn parse(arguments: Option<Map<String, Value>>, limits: &Limits) -> Result<Call> {
     let map = arguments.unwrap_or_default();
     check_shape(&map)?;
-    let used = super::used::check(&map);
+    let used = super::unused_arguments::check(&map);
     // By value, so the (possibly megabyte) results are moved, not copied.
     let args: BmadTaskArgs = serde_path_to_error::deserialize(Value::Object(map)).map_err(|e| {
         let path = e.path().to_string();

@@ -259,7 +259,7 @@ impl BmadServer {
             r.notices.get_or_insert_with(Vec::new).push(n);
         }
         r.project = Some(super::project_context::summary(&project));
-        super::elsewhere::say_in_status(&mut r, &s, only_new);
+        super::decided_elsewhere::say_in_status(&mut r, &s, only_new);
         if let Some(human) = act::for_human(&project, &s, None, cannot_ask) {
             reply::for_human(&mut r, &human);
         }

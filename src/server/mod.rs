@@ -12,24 +12,24 @@
 
 pub mod args;
 mod ask;
+pub mod bounded_errors;
 mod calls;
 mod client_roots;
+mod decided_elsewhere;
 mod dialog;
-mod elsewhere;
 mod fault;
 pub mod hosts;
 mod lessons;
+pub mod mcp_prompts;
+pub mod normal_logs;
 mod origin;
 mod progress;
 pub mod project_context;
-pub mod quiet;
 pub mod reply;
 pub mod resources;
 pub mod result;
 pub mod schema;
-pub mod slash;
-mod used;
-pub mod wire;
+mod unused_arguments;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -337,10 +337,10 @@ impl ServerHandler for BmadServer {
             .is_some_and(|i| i.name == "claude-code");
         let installed = self
             .read("prompts/list", move |store| {
-                Ok(slash::list_installed(store, claude_code))
+                Ok(mcp_prompts::list_installed(store, claude_code))
             })
             .await?;
-        let mut prompts = slash::list();
+        let mut prompts = mcp_prompts::list();
         prompts.extend(installed);
         Ok(ListPromptsResult::with_all_items(prompts))
     }
@@ -351,7 +351,7 @@ impl ServerHandler for BmadServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         self.read("prompts/get", move |store| {
-            slash::get(store, &request.name, request.arguments.as_ref())
+            mcp_prompts::get(store, &request.name, request.arguments.as_ref())
         })
         .await
         .map(GetPromptResponse::Complete)
@@ -401,7 +401,7 @@ impl ServerHandler for BmadServer {
         request: rmcp::model::CustomRequest,
         _context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CustomResult, ErrorData> {
-        Err(wire::method_not_found(&request.method))
+        Err(bounded_errors::method_not_found(&request.method))
     }
 
     fn accepted_subscription_filter(

@@ -1,5 +1,5 @@
 //! The reply as a tool result (docs/spec.md §10, "Two readers"). The model reads the
-//! `content`: one text block, the reply as [`reply::markdown`] writes it, with the role
+//! `content`: one text block, the reply as [`reply::render_text`] writes it, with the role
 //! prompt as Markdown. Programs read `structuredContent`: the same reply as one JSON
 //! object. The tool declares no `outputSchema` (one would oblige every result to carry
 //! `structuredContent`), and the JSON goes to every client except a host known to show its
@@ -53,7 +53,7 @@ pub fn to_result(reply: Reply, readers: &Readers) -> CallToolResult {
     if matches!((&reply.session_id, &readers.session_id), (Some(id), Some(given)) if id == given) {
         reply.known.fields.push("session_id");
     }
-    let text = vec![ContentBlock::text(reply::markdown(&value, &reply.known))];
+    let text = vec![ContentBlock::text(reply::render_text(&value, &reply.known))];
     let mut result = if is_error {
         CallToolResult::error(text)
     } else {

@@ -327,7 +327,7 @@ impl Transport<RoleServer> for StdioTransport {
         let line = match &item {
             rmcp::model::JsonRpcMessage::Error(_) => {
                 serde_json::to_value(&item).and_then(|mut v| {
-                    match crate::server::wire::bound_message(&mut v) {
+                    match crate::server::bounded_errors::bound_message(&mut v) {
                         true => serde_json::to_vec(&v),
                         false => serde_json::to_vec(&item),
                     }

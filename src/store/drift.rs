@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::Project;
-use crate::git::{Facts, Repo};
+use crate::git::{Checkout, Repo};
 use crate::workflow::machine::sha256_hex;
 use crate::workflow::person::Person;
 use crate::workflow::session::{Basis, Session};
@@ -24,7 +24,7 @@ pub struct GitNow {
     /// The person deciding (for a decision): the settings' (`--owner`, `BMAD_OWNER`), else
     /// git's identity.
     pub person: Option<Person>,
-    facts: Facts,
+    facts: Checkout,
 }
 
 impl GitNow {
@@ -33,7 +33,7 @@ impl GitNow {
         let owner = over.filter(|_| decides).cloned();
         let facts = match &repo {
             Some(r) => r.facts(decides && owner.is_none()),
-            None => Facts::default(),
+            None => Checkout::default(),
         };
         let person = owner.or_else(|| facts.identity.clone().filter(|_| decides));
         GitNow {

@@ -68,14 +68,14 @@ struct Unlisted {
 
 /// One project's session files as last listed.
 #[derive(Default)]
-struct Known {
+struct ListedFiles {
     files: HashMap<String, Seen>,
     generation: u64,
 }
 
 #[derive(Default)]
 pub(super) struct ListCache {
-    projects: Mutex<HashMap<PathBuf, Known>>,
+    projects: Mutex<HashMap<PathBuf, ListedFiles>>,
 }
 
 /// (inode, size, modification time in ns): a file rewritten by the server is a new inode;
@@ -193,7 +193,7 @@ impl Store {
     }
 }
 
-impl Known {
+impl ListedFiles {
     /// Brings the project's entries up to date with its session files (reading only the
     /// files that changed) and returns the files that cannot be read.
     fn refresh(&mut self, project: &Project) -> Result<Vec<Damaged>> {

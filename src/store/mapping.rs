@@ -108,23 +108,23 @@ pub(super) struct Taken {
 }
 
 /// The mapping file's text, or why it cannot be used.
-enum Read {
+enum MappingFile {
     Absent,
     Text(String),
     Unusable(String),
 }
 
-fn read(project: &Project) -> Result<Read> {
+fn read(project: &Project) -> Result<MappingFile> {
     match project.read(MAPPING) {
-        Ok(None) => Ok(Read::Absent),
-        Ok(Some(text)) => Ok(Read::Text(text)),
+        Ok(None) => Ok(MappingFile::Absent),
+        Ok(Some(text)) => Ok(MappingFile::Text(text)),
         // The mapping itself a link out of `.bmad-task/` (not the folder: then the
         // sessions are out of reach too): derived, so rebuilt like a damaged one.
-        Err(ReadProblem::Unsafe(_)) if is_link(project) => Ok(Read::Unusable(
+        Err(ReadProblem::Unsafe(_)) if is_link(project) => Ok(MappingFile::Unusable(
             "is a symbolic link that leads outside .bmad-task".into(),
         )),
         Err(ReadProblem::Unsafe(e)) => Err(e),
-        Err(problem) => Ok(Read::Unusable(problem.to_string())),
+        Err(problem) => Ok(MappingFile::Unusable(problem.to_string())),
     }
 }
 
@@ -167,9 +167,9 @@ impl MappingCache {
             return Ok(f(&c.index));
         }
         let text = match read(project)? {
-            Read::Absent => return Ok(f(&Indexed::default())),
-            Read::Text(text) => text,
-            Read::Unusable(why) => {
+            MappingFile::Absent => return Ok(f(&Indexed::default())),
+            MappingFile::Text(text) => text,
+            MappingFile::Unusable(why) => {
                 drop(cache);
                 tracing::warn!("{MAPPING} {why}; using the session files instead");
                 return Ok(f(&Indexed::new(rebuild(project)?)));
@@ -241,15 +241,15 @@ impl MappingCache {
         let text = match read(project)? {
             // No mapping: a new project, or one whose mapping was deleted (or moved aside
             // by a `start` that then failed): the session files say what it held.
-            Read::Absent => {
+            MappingFile::Absent => {
                 return Ok(Taken {
                     index: Indexed::new(rebuild(project)?),
                     own_text: None,
                     rebuilt_because: None,
                 })
             }
-            Read::Text(text) => text,
-            Read::Unusable(why) => return rebuilt(why),
+            MappingFile::Text(text) => text,
+            MappingFile::Unusable(why) => return rebuilt(why),
         };
         match parse(&text) {
             // Stale: sessions came (a pull, a merge) or went since it was written. It is

@@ -7,12 +7,12 @@
 
 mod decide;
 mod documents;
+pub(in crate::workflow) mod kept_words;
 mod pending;
 mod promote;
 mod stories;
 mod submit;
 mod trace;
-pub(in crate::workflow) mod words;
 
 pub use documents::{Documents, Read};
 pub use pending::{pending, Asked, Pending, Shown};

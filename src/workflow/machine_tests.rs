@@ -573,7 +573,7 @@ fn a_below_gate_draft_never_overwrites_the_artifact() {
     assert_eq!(feedback.len(), 1);
     assert_eq!(feedback[0].text, "add metrics");
     // The host called `reject` without a dialog: its words are labelled as its own.
-    assert_eq!(feedback[0].by, crate::workflow::said::Speaker::Host);
+    assert_eq!(feedback[0].by, crate::workflow::authorship::Speaker::Host);
 }
 
 #[test]
@@ -1374,7 +1374,7 @@ fn a_failing_review_sent_back_returns_the_work_to_dev_with_the_findings() {
     let feedback = &dev.feedback.last().unwrap().text;
     assert_eq!(
         dev.feedback.last().unwrap().by,
-        crate::workflow::said::Speaker::Server
+        crate::workflow::authorship::Speaker::Server
     );
     // The report of this round keeps a file of its own, which the feedback names: the
     // next round's review replaces the stage document, not this.
@@ -1875,6 +1875,6 @@ fn assumptions_are_kept_apart_and_answers_in_feedback_count() {
         .iter()
         .any(|n| n.contains("The feedback answers q2")));
     // An id the stage never asked, or one already answered, is not taken from feedback.
-    let taken = super::words::answers_in("q1: mobile. q9: never asked", rec);
+    let taken = super::kept_words::answers_in("q1: mobile. q9: never asked", rec);
     assert!(taken.is_empty(), "{taken:?}");
 }

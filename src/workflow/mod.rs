@@ -3,7 +3,7 @@
 //! protocol types.
 
 pub mod action;
-mod basis;
+pub mod authorship;
 mod content;
 pub mod decision;
 pub mod engine;
@@ -15,8 +15,8 @@ pub mod patterns;
 pub mod person;
 pub mod quality;
 mod records;
+mod requirement_record;
 pub mod rules;
-pub mod said;
 pub mod scope;
 pub mod score;
 pub mod sections;
@@ -25,8 +25,8 @@ pub mod stage;
 pub mod story;
 pub mod submission;
 pub mod trace;
-mod traced;
 pub mod track;
+mod written_against;
 
 pub use action::Action;
 pub use decision::{DecidedBy, Decision, Provenance, Via};
@@ -45,8 +45,8 @@ pub static PATTERNS: [&patterns::Pattern; 12] = [
     &failing_test::NAMES_A_TEST,
     &failing_test::SAYS_IT_FAILED,
     &failing_test::DENIES_IT,
-    &machine::words::ANSWER_ID,
-    &machine::words::ASSUMED,
+    &machine::kept_words::ANSWER_ID,
+    &machine::kept_words::ASSUMED,
     &quality::QUANTITATIVE,
     &quality::ACCEPTANCE_WORDS,
     &score::SCORE_LINE,

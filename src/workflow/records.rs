@@ -9,12 +9,12 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::basis::Basis;
 use super::content::ContentRef;
 use super::evidence::CheckRun;
+use super::requirement_record::Traced;
 use super::stage::{Engine, Stage};
-use super::traced::Traced;
 use super::track::Track;
+use super::written_against::Basis;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
 #[serde(rename_all = "snake_case")]
@@ -115,7 +115,7 @@ pub struct StageRecord {
     /// Who gave each answer (the human in a channel, or the host), by question id; an
     /// answer kept before authors were recorded has none.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub answered_by: BTreeMap<String, super::said::Author>,
+    pub answered_by: BTreeMap<String, super::authorship::Author>,
     /// What the author assumed for a question nobody answered (`Assumed q3: …` in a later
     /// draft), by id: shown to the human to confirm or correct, no longer as open.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -125,7 +125,7 @@ pub struct StageRecord {
     /// Every rejection's feedback, oldest first, each with who wrote it: the decider's
     /// words, and for a report that sent the work back, the server's pointer to it.
     #[serde(default)]
-    pub feedback: Vec<super::said::Said>,
+    pub feedback: Vec<super::authorship::Said>,
     /// The human's words from decisions on other stages that this stage's role prompt
     /// shows, oldest first: a note given while accepting an earlier stage, the cause of
     /// a send-back that made this stage run again.

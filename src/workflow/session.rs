@@ -15,12 +15,12 @@ use super::person::Person;
 use super::stage::{Engine, Stage};
 use super::track::Track;
 
-pub use super::basis::Basis;
 pub use super::content::{summarize, timestamp, ContentRef, SUMMARY_CHARS};
 pub use super::records::{
     Artifact, Question, ScoreSource, Sprint, StageRecord, StageRecords, StageStatus,
 };
 pub use super::stage::State;
+pub use super::written_against::Basis;
 
 /// Bumped whenever the stored layout changes incompatibly.
 pub const SCHEMA_VERSION: u32 = 1;

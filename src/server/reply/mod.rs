@@ -1,5 +1,5 @@
 //! The tool's output (docs/spec.md §10): one reply, sent as text for the model
-//! ([`markdown`]) and as a JSON object in `structuredContent` for programs (see
+//! ([`text`]) and as a JSON object in `structuredContent` for programs (see
 //! `server::result` for who gets which). Everything the model and the human need is in it;
 //! documents are referenced by path, never inlined.
 
@@ -22,18 +22,18 @@ use crate::workflow::{
 mod bound;
 mod built;
 mod list;
-mod markdown;
 mod message;
 mod status;
 mod strict;
+mod text;
 mod undecided;
 
 pub use bound::{bound, MAX_REPLY_BYTES};
 pub use list::for_list;
-pub use markdown::{render as markdown, Known};
 pub use message::dialog_next_step;
 pub use status::{for_status, for_status_round, with_drift};
 pub use strict::human_channel;
+pub use text::{render as render_text, AlreadySaid};
 pub use undecided::{for_undecided, Undecided};
 
 /// One reply of the tool. Who each field is for:
@@ -195,9 +195,9 @@ pub struct Reply {
     /// [`human_channel`] to name their channel once it is known whether there is a dialog.
     #[serde(skip)]
     pub human_gates: Option<String>,
-    /// Not sent: what the model has already, which the text leaves out ([`markdown`]).
+    /// Not sent: what the model has already, which the text leaves out ([`text`]).
     #[serde(skip)]
-    pub known: Known,
+    pub known: AlreadySaid,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]

@@ -3,14 +3,14 @@
 
 use std::collections::BTreeMap;
 
+use super::super::authorship::{Author, Said};
 use super::super::rules;
-use super::super::said::{Author, Said};
 use super::super::scope::{self, ScopeError};
 use super::super::session::{Artifact, ContentRef, Sprint, StageRecord, StageStatus, State};
 use super::super::stage::{Engine, QualityGate, Stage};
 use super::super::submission;
 use super::super::trace::few;
-use super::{sha256_hex, words, Step, WorkflowError};
+use super::{kept_words, sha256_hex, Step, WorkflowError};
 use crate::code::clip;
 
 /// Where the document to confirm came from (see [`Step::reviewed_document`]).
@@ -64,7 +64,7 @@ impl Step<'_> {
         answers: BTreeMap<String, String>,
     ) -> Result<(), WorkflowError> {
         let rec = self.session.record(stage);
-        words::check_answers(rec, &answers)?;
+        kept_words::check_answers(rec, &answers)?;
         // Questions come with the draft that asked them.
         if let Some(draft) = rec.draft_ref.as_ref().map(|d| d.file_path.clone()) {
             self.bind_file(&draft)?;
@@ -299,7 +299,8 @@ impl Step<'_> {
         stage: Stage,
         feedback: Option<String>,
     ) -> Result<(), WorkflowError> {
-        let feedback = words::words(feedback.as_deref()).ok_or(WorkflowError::FeedbackRequired)?;
+        let feedback =
+            kept_words::words(feedback.as_deref()).ok_or(WorkflowError::FeedbackRequired)?;
         self.words = Some(feedback.clone());
         let shown = self.shown_path(stage);
         if let Some(shown) = &shown {

@@ -12,7 +12,7 @@ use super::super::sections;
 use super::super::session::{Question, ScoreSource, Session, Sprint, StageRecord, State};
 use super::super::stage::{Engine, Marker, Stage};
 use super::super::submission::{self, Submission, SubmissionError};
-use super::{words, Step, WorkflowError};
+use super::{kept_words, Step, WorkflowError};
 use crate::code::clip;
 
 /// Questions one submission may ask, and the characters of each.
@@ -290,7 +290,7 @@ impl Step<'_> {
         self.notice_engines(stage, &[engine]);
         let candidate = Self::candidate(stage, engine, &text)?;
         self.notice_unread(&candidate);
-        words::check_stated_verdict(
+        kept_words::check_stated_verdict(
             stage,
             engine.result_field(),
             &text,

@@ -9,7 +9,7 @@ pub mod ids;
 pub mod matrix;
 mod summary;
 
-pub use super::traced::{Intent, Met, Open, Outcome, Requirement, TestResult, Traced};
+pub use super::requirement_record::{Intent, Met, Open, Outcome, Requirement, TestResult, Traced};
 pub use matrix::{Matrix, Row};
 pub use summary::Summary;
 

@@ -21,7 +21,7 @@ const FIRST: [&str; 6] = [
 /// What the text of one reply leaves out because the model has it already (docs/spec.md
 /// §10.8); `structuredContent` keeps it all.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Known {
+pub struct AlreadySaid {
     /// Fields the model has: the session id its call named, a `trace` that reads as in the
     /// reply to the step before.
     pub fields: Vec<&'static str>,
@@ -29,8 +29,8 @@ pub struct Known {
     pub notices: Vec<String>,
 }
 
-/// The reply's JSON value as text, without what the model knows already ([`Known`]).
-pub fn render(reply: &Value, known: &Known) -> String {
+/// The reply's JSON value as text, without what the model knows already ([`AlreadySaid`]).
+pub fn render(reply: &Value, known: &AlreadySaid) -> String {
     let Value::Object(fields) = reply else {
         return reply.to_string();
     };
@@ -352,7 +352,7 @@ mod tests {
             "context": {"specs_dir": ".claude/specs/t", "documents": []},
             "gate_passed": false,
         });
-        let text = render(&v, &Known::default());
+        let text = render(&v, &AlreadySaid::default());
         assert_eq!(
             text,
             "user_message:\n  Please answer:\n  - q1: Which host?\nnext_step: Show `user_message` and stop.\n\
@@ -369,14 +369,17 @@ mod tests {
             "iteration": 1,
             "project": {"stack": [], "checks": {"approved": [], "gates": "auto", "waiting_for_approval": false}, "lesson_files": 0, "resource": "bmad://project"},
         });
-        assert_eq!(render(&quiet, &Known::default()), "user_message: Done.\n");
+        assert_eq!(
+            render(&quiet, &AlreadySaid::default()),
+            "user_message: Done.\n"
+        );
         let said = json!({
             "user_message": "Done.",
             "track": "quick",
             "iteration": 2,
             "project": {"stack": [], "checks": {"approved": [], "gates": "human", "waiting_for_approval": false}, "lesson_files": 0, "resource": "bmad://project"},
         });
-        let text = render(&said, &Known::default());
+        let text = render(&said, &AlreadySaid::default());
         for line in ["track: quick\n", "iteration: 2\n", "gates: human\n"] {
             assert!(text.contains(line), "{line} in {text}");
         }
@@ -390,7 +393,7 @@ mod tests {
             "notices": ["The human decided this through the dialog.", "A lesson was recorded."],
             "trace": {"requirements": 3, "criteria": 1, "designed": 0, "planned": 0},
         });
-        let all = render(&v, &Known::default());
+        let all = render(&v, &AlreadySaid::default());
         assert!(all.contains("trace:\n  criteria: 1\n"), "{all}");
         // Sentences one per line, never joined into one ("…dialog., A lesson …").
         assert!(
@@ -398,7 +401,7 @@ mod tests {
             "{all}"
         );
         assert!(all.contains("through the dialog"), "{all}");
-        let known = Known {
+        let known = AlreadySaid {
             fields: vec!["trace", "session_id"],
             notices: vec!["The human decided this through the dialog.".into()],
         };
@@ -419,7 +422,7 @@ mod tests {
             "decisions": [{"stage": "po", "action": "confirm", "decided_by": "human", "via": "elicitation", "digest": "abc123abc123", "at": "2026-11-25T00:00:00Z"}],
             "session": {"session_id": "s-1", "artifacts": [".claude/specs/t/01-prd.md", ".claude/specs/t/02-arch.md"]},
         });
-        let text = render(&v, &Known::default());
+        let text = render(&v, &AlreadySaid::default());
         assert!(text.contains("- action: confirm; decided_by: human; digest: abc123abc123; stage: po; via: elicitation\n"), "{text}");
         assert!(!text.contains("2026-11-25"), "{text}");
         assert!(
@@ -431,7 +434,7 @@ mod tests {
             "{text}"
         );
         let apart = json!({"user_message": "x", "session": {"session_id": "s", "artifacts": ["a/1.md", "b/2.md"]}});
-        let text = render(&apart, &Known::default());
+        let text = render(&apart, &AlreadySaid::default());
         assert!(text.contains("  artifacts: a/1.md, b/2.md\n"), "{text}");
     }
 
@@ -442,13 +445,13 @@ mod tests {
                 "output": {"file_path": "t.log", "summary": summary}, "tail": tail}]}})
         };
         let short = "running 2 tests\ntest a ... FAILED\ntest result: FAILED. 1 passed; 1 failed";
-        let text = render(&run(short, &format!("{short}\n")), &Known::default());
+        let text = render(&run(short, &format!("{short}\n")), &AlreadySaid::default());
         assert_eq!(text.matches("test a ... FAILED").count(), 1, "{text}");
         assert!(!text.contains("tail:"), "{text}");
         // A long output: the summary is its head, the tail its end; both are kept.
         let text = render(
             &run("line 1\nline 2", "line 999\nline 1000\n"),
-            &Known::default(),
+            &AlreadySaid::default(),
         );
         assert!(
             text.contains("tail:\n") && text.contains("line 1000"),
@@ -456,7 +459,7 @@ mod tests {
         );
         assert!(text.contains("line 2"), "{text}");
         // An empty tail says nothing either way.
-        let text = render(&run("", ""), &Known::default());
+        let text = render(&run("", ""), &AlreadySaid::default());
         assert!(!text.contains("line"), "{text}");
     }
 
@@ -464,7 +467,7 @@ mod tests {
     fn an_errors_message_is_said_once() {
         let v = json!({"user_message": "Error (invalid_state): `confirm` is not allowed in state refining.",
             "error": {"code": "invalid_state", "message": "`confirm` is not allowed in state refining."}});
-        let text = render(&v, &Known::default());
+        let text = render(&v, &AlreadySaid::default());
         assert_eq!(
             text.matches("is not allowed in state refining").count(),
             1,
@@ -473,6 +476,6 @@ mod tests {
         assert!(text.contains("error:\n  code: invalid_state\n"), "{text}");
         // A message the user_message does not carry is kept.
         let v = json!({"user_message": "Error.", "error": {"code": "internal", "message": "Something else."}});
-        assert!(render(&v, &Known::default()).contains("message: Something else."));
+        assert!(render(&v, &AlreadySaid::default()).contains("message: Something else."));
     }
 }

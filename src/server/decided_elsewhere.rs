@@ -211,7 +211,7 @@ mod tests {
             decider: None,
             cannot_ask: None,
         };
-        po.feedback.push(crate::workflow::said::Said::of(
+        po.feedback.push(crate::workflow::authorship::Said::of(
             &decision,
             "Say what is out of scope.",
         ));
@@ -249,7 +249,7 @@ mod tests {
         let mut r = reply::for_status_round(s, Some(&Template::built_in(Stage::Po)), round);
         say_in_status(&mut r, s, only_new);
         reply::name_notices(&mut r);
-        let text = reply::markdown(&serde_json::to_value(&r).unwrap(), &r.known);
+        let text = reply::render_text(&serde_json::to_value(&r).unwrap(), &r.known);
         (r, text)
     }
 

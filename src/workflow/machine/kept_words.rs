@@ -6,8 +6,8 @@
 
 use std::collections::BTreeMap;
 
+use super::super::authorship::Author;
 use super::super::decision::DecidedBy;
-use super::super::said::Author;
 use super::super::session::{ContentRef, StageRecord};
 use super::super::stage::{Marker, QualityGate, Stage};
 use super::super::submission;
@@ -19,14 +19,14 @@ use crate::workflow::patterns::Pattern;
 /// A question's id where the human's feedback answers it: `q3: web only`, `q3 = …`,
 /// `q3) …`; the answer runs to the next such id.
 pub(in crate::workflow) static ANSWER_ID: Pattern = Pattern::new(
-    "machine::words::ANSWER_ID",
+    "machine::kept_words::ANSWER_ID",
     r"(?i)(?-u:\b)(q[0-9]{1,3})[ \t]*[:=)][ \t]*",
 );
 
 /// A draft's line that states the author's assumption for an unanswered question:
 /// `Assumed q3: UTC everywhere` (also `Assumption (q3): …`, in a list or bold).
 pub(in crate::workflow) static ASSUMED: Pattern = Pattern::new(
-    "machine::words::ASSUMED",
+    "machine::kept_words::ASSUMED",
     r"(?im)^[ \t>*_-]*assum(?:ed|ption)[ \t*_]*\(?[ \t]*(q[0-9]{1,3})[ \t]*\)?[ \t*_]*[:=-][ \t]*(.+?)[ \t]*$",
 );
 
