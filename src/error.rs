@@ -69,7 +69,7 @@ pub enum Error {
     #[error("this project's policy in force ({policy}) takes `{action}` only from the human, and this client cannot show them a dialog. Nothing was changed. Show the human `user_message` and stop: they decide in a terminal in the project, {commands}. Do not call `{action}` again; once the human has decided, call `status` to go on")]
     HumanRequired {
         action: String,
-        /// The policy in force, as [`crate::evidence::approval::Policy::cite_gates`] says it.
+        /// The policy in force, as [`crate::policy::approval::Policy::cite_gates`] says it.
         policy: String,
         /// The terminal commands legal now, quoted and joined.
         commands: String,

@@ -21,14 +21,14 @@
 //!   human is, the branch, the commit, what changed since one); `None` without it.
 //! * [`lessons`]: the team's lessons in `.bmad/lessons/` (recorded from decisions,
 //!   recalled into role prompts).
-//! * [`method`]: an installed BMAD method (v6) read as facts: what is installed and
+//! * [`bmad_method`]: an installed BMAD method (v6) read as facts: what is installed and
 //!   where, its agents' personas with the team's and the person's customizations, its
 //!   settings.
 //! * [`prompts`]: the role prompts (built-in, the user's, the project's) and their
 //!   rendering.
 //! * [`store`]: sessions on disk (finding, reading, starting, listing, changing one
 //!   under the lock).
-//! * [`evidence`]: the evidence gate (the policy file and its approval, the checks, the
+//! * [`policy`]: the project's policy for the gates (the policy file and its approval, the checks, the
 //!   admission of a change).
 //! * [`act`]: one change to a session, top to bottom (find, git, lock and read, the
 //!   policy, the checks, the machine, the prompt, write), and the one path of a human's
@@ -47,10 +47,10 @@
 
 pub mod act;
 pub mod assistant;
+pub mod bmad_method;
 pub mod code;
 pub mod dashboard;
 pub mod error;
-pub mod evidence;
 pub mod exit;
 pub mod fault;
 pub mod files;
@@ -58,7 +58,7 @@ pub mod git;
 pub mod http;
 pub mod layers;
 pub mod lessons;
-pub mod method;
+pub mod policy;
 pub mod prompts;
 pub mod server;
 pub mod settings;

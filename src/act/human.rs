@@ -7,9 +7,9 @@
 
 use super::{act_at, Change, Done, Handover};
 use crate::error::Error;
-use crate::evidence::approval::{Policy, Waiting};
-use crate::evidence::Watched;
 use crate::files::Project;
+use crate::policy::approval::{Policy, Waiting};
+use crate::policy::Watched;
 use crate::store::{documents, Located, RefusedWith, SessionKey, Store};
 use crate::workflow::machine::{self, Pending};
 use crate::workflow::session::Session;

@@ -24,9 +24,9 @@ pub use start::{start, Start, Started};
 use chrono::Utc;
 
 use crate::error::{Error, Result};
-use crate::evidence::{self, Admitted, Watched};
 use crate::files::Project;
 use crate::lessons::Lesson;
+use crate::policy::{self, Admitted, Watched};
 use crate::prompts::{self, Template};
 use crate::store::{
     faults, not_before_last_entry, GitNow, Located, RefusedWith, Seen, SessionKey, Store,
@@ -89,7 +89,7 @@ pub fn for_human(
     let asks =
         !crate::store::human_decisions(session.current_stage, session.current_state).is_empty();
     asks.then(|| ForHuman {
-        gates: gates.unwrap_or_else(|| evidence::human_gates(project, cannot_ask)),
+        gates: gates.unwrap_or_else(|| policy::human_gates(project, cannot_ask)),
         dashboard: crate::store::task_link(project, &session.session_id),
     })
 }
@@ -128,7 +128,7 @@ pub fn act_at(
     crate::store::stories::stale_parent(&at.project, &session).map_err(|e| refused(e, &session))?;
     let read = ReadUnderLock::now(&at.project, &session);
     let now = not_before_last_entry(&read.before, Utc::now());
-    let mut admitted = evidence::admit(
+    let mut admitted = policy::admit(
         &at.project,
         &read.before,
         &read.documents,
@@ -143,7 +143,7 @@ pub fn act_at(
         Some(run) => {
             drop(lock);
             let planned_at = run.history_len;
-            let observed = evidence::watch::run_checks(run, watched);
+            let observed = policy::watch::run_checks(run, watched);
             let (lock, session) = store.lock_and_read(at, key)?;
             unmoved(&session, planned_at).map_err(|e| refused(e, &session))?;
             let read = ReadUnderLock::now(&at.project, &session);
@@ -370,7 +370,7 @@ impl Applying<'_> {
 }
 
 /// A confirmed PRD or architecture, copied where the project's BMAD method looks for it
-/// (`method::findable`), with the notice that says so; a file of that name the server did
+/// (`bmad_method::findable`), with the notice that says so; a file of that name the server did
 /// not write is left alone, and said. Nothing without a v6 install.
 fn planning_copy(
     project: &Project,
@@ -387,23 +387,27 @@ fn planning_copy(
     }
     let stage = last.stage;
     let source = after.record(stage).artifact.as_ref()?.path.clone();
-    let install = crate::method::discover(project)?;
+    let install = crate::bmad_method::discover(project)?;
     let written = files.iter().find(|(p, _)| *p == source);
     let document = match written {
         Some((_, text)) => text.clone(),
         None => project.read(&source).ok()??,
     };
-    let copy =
-        match crate::method::findable::copy(&install, stage, &after.task_name, &source, &document)?
-        {
-            Ok(copy) => copy,
-            Err(notice) => return Some((None, notice)),
-        };
+    let copy = match crate::bmad_method::findable::copy(
+        &install,
+        stage,
+        &after.task_name,
+        &source,
+        &document,
+    )? {
+        Ok(copy) => copy,
+        Err(notice) => return Some((None, notice)),
+    };
     // Written only over nothing or over a copy of ours: a file that cannot be read (too
     // large, not UTF-8, a link) may be a person's, and is left as it is.
     let left = match project.read(&copy.path) {
         Ok(None) => None,
-        Ok(Some(there)) if there.starts_with(crate::method::findable::COPY_MARK) => None,
+        Ok(Some(there)) if there.starts_with(crate::bmad_method::findable::COPY_MARK) => None,
         Ok(Some(_)) => Some("is not a copy the server wrote".to_string()),
         Err(problem) => Some(format!("could not be read ({problem})")),
     };

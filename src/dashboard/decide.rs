@@ -18,7 +18,7 @@ use crate::act::human::{self, Asking, Decided};
 use crate::act::Handover;
 use crate::assistant::{self, procs, Host};
 use crate::code::clip;
-use crate::evidence;
+use crate::policy;
 use crate::server::reply;
 use crate::store::{SessionKey, Store};
 use crate::workflow::{Action, Command, Provenance, Via};
@@ -375,10 +375,10 @@ pub fn lesson(store: &Store, id: &str, change: &str) -> PageAnswer {
 
 /// Approves `.bmad/config.toml` as the page showed it (`sha256`).
 pub fn approve_config(store: &Store, sha256: &str) -> PageAnswer {
-    match evidence::approve_config(store, None, sha256, Via::Dashboard, &Utc::now) {
+    match policy::approve_config(store, None, sha256, Via::Dashboard, &Utc::now) {
         Ok(a) => PageAnswer::Done(format!(
             "You approved {} (sha256 {}): its checks and gates policy hold from now on.",
-            evidence::config::CONFIG_REL,
+            policy::config::CONFIG_REL,
             &a.sha256[..12]
         )),
         Err(e) => PageAnswer::Conflict {

@@ -16,8 +16,8 @@ use super::rounds::{self, Draft};
 use super::Dashboard;
 use super::{checks, matrix, render, threads};
 use crate::error::{Error, Result};
-use crate::evidence::{self, approval::Policy};
 use crate::files::Project;
+use crate::policy::{self, approval::Policy};
 use crate::store::{documents, human_decisions, stories, SessionKey, Store};
 use crate::workflow::authorship::{self, Said, Speaker};
 use crate::workflow::machine::{self, sha256_hex};
@@ -159,7 +159,7 @@ pub fn task(store: &Store, project_index: usize, id: &str) -> Result<Value> {
         "stages": stages,
         "audit": audit,
         "decision": decision(store, &s),
-        "config_waiting": evidence::config_waiting(store, None).ok().flatten().map(|w| json!({"sha256": w.sha256, "changes": w.changes})),
+        "config_waiting": policy::config_waiting(store, None).ok().flatten().map(|w| json!({"sha256": w.sha256, "changes": w.changes})),
         "extra": extras(&s),
         "matrix": matrix::view(&s),
         "lessons": lessons(&project),

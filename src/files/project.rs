@@ -255,7 +255,7 @@ impl Project {
             // lessons are written.
             HUMAN_DIR
         } else if is_planning_copy(rel) {
-            // A confirmed document's copy for the BMAD method's skills (src/method/).
+            // A confirmed document's copy for the BMAD method's skills (src/bmad_method/).
             ""
         } else if TOP_FILES.contains(&rel) {
             // Written only by the human's own command (`bmad-mcp init`).

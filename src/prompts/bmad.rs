@@ -1,7 +1,7 @@
 //! An installed BMAD method's part in a role prompt:
 //!
 //! * v6 (`bmad-method install`, any tool): the persona of the agent that plays the stage and
-//!   the method's settings, read as facts by [`crate::method`] and rendered in a few lines;
+//!   the method's settings, read as facts by [`crate::bmad_method`] and rendered in a few lines;
 //!   the skill's SKILL.md, an activation script, is never shown;
 //! * v4 (`.bmad-core/agents/<agent>.md`) and early v6 (`_bmad/bmm/agents/<agent>.md`): the
 //!   agent's file, clipped, for the agents that play the stage's role (po: `po`, then `pm`;
@@ -11,9 +11,9 @@
 //! Either is added to the built-in prompt's role section, which keeps what the server checks
 //! (sections, gate, output keys). A damaged v6 install is said in notices, never an error.
 
+use crate::bmad_method::{self, persona, MethodSettings};
 use crate::error::{Error, Result};
 use crate::files::{Project, ReadProblem};
-use crate::method::{self, persona, MethodSettings};
 use crate::workflow::Stage;
 
 use super::MAX_PROMPT_BYTES;
@@ -66,7 +66,7 @@ pub struct ForStage {
 /// The project's method for `stage`: a v6 install's agent and settings, else a v4 or early
 /// v6 persona file.
 pub fn for_stage(project: &Project, stage: Stage) -> Result<ForStage> {
-    let Some(install) = method::discover(project) else {
+    let Some(install) = bmad_method::discover(project) else {
         return Ok(ForStage {
             persona: persona(project, stage)?,
             ..ForStage::default()
@@ -227,7 +227,7 @@ const MAX_LISTED: usize = 200;
 /// Folders that are not there, or cannot be read, list nothing.
 pub fn installed(project: &Project) -> Vec<Installed> {
     let mut out = Vec::new();
-    for skill in method::discover(project)
+    for skill in bmad_method::discover(project)
         .map(|i| i.skills)
         .unwrap_or_default()
     {
@@ -235,7 +235,7 @@ pub fn installed(project: &Project) -> Vec<Installed> {
         if out.len() < MAX_LISTED {
             out.push(Installed {
                 kind: "skill",
-                in_claude_skills: skill.folder == method::tools::folder("claude-code"),
+                in_claude_skills: skill.folder == bmad_method::tools::folder("claude-code"),
                 name: skill.name,
                 path: format!("{dir}/SKILL.md"),
                 description: crate::code::clip(skill.description.trim(), 300),

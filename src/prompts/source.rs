@@ -154,7 +154,7 @@ pub fn resolve(project: &Project, user: Option<&Path>, stage: Stage) -> Result<T
     };
     if let Some(text) = usable(read, &rel)? {
         let t = Template::from_file(stage, text, Origin::Project, rel);
-        let install = crate::method::discover(project);
+        let install = crate::bmad_method::discover(project);
         let (settings, notices) = install
             .map(|i| (Some(i.settings), i.notices))
             .unwrap_or_default();
@@ -189,7 +189,7 @@ fn user_or_built_in(user: Option<&Path>, stage: Stage) -> Result<Template> {
 /// `t` with the method's settings in its role section and the install's notices.
 fn with_method(
     mut t: Template,
-    settings: Option<crate::method::MethodSettings>,
+    settings: Option<crate::bmad_method::MethodSettings>,
     notices: Vec<String>,
 ) -> Template {
     if let Some(s) = settings {

@@ -11,8 +11,8 @@ use serde_json::{json, Map, Value};
 
 use crate::code::visible;
 use crate::error::clip;
-use crate::evidence::approval::Waiting;
-use crate::evidence::config::CONFIG_REL;
+use crate::policy::approval::Waiting;
+use crate::policy::config::CONFIG_REL;
 use crate::workflow::machine::{Asked, Pending};
 use crate::workflow::{Action, Command};
 

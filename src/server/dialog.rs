@@ -32,9 +32,9 @@ use chrono::Utc;
 
 use crate::act::human::{self, Asking, Decided};
 use crate::act::Handover;
-use crate::evidence::config::CONFIG_REL;
-use crate::evidence::{self, approval::Waiting};
 use crate::fault::Fault;
+use crate::policy::config::CONFIG_REL;
+use crate::policy::{self, approval::Waiting};
 use crate::store::SessionKey;
 use crate::workflow::machine::Pending;
 use crate::workflow::{Command, Provenance, Via};
@@ -400,7 +400,7 @@ impl BmadServer {
         };
         let approved = self
             .blocking(move |s| {
-                evidence::approve_config(
+                policy::approve_config(
                     &s.inner.store,
                     Some(&cwd),
                     &sha,

@@ -12,7 +12,7 @@ use rmcp::RoleServer;
 use tokio::sync::mpsc;
 use tokio_util::task::AbortOnDropHandle;
 
-use crate::evidence::watch::Watched;
+use crate::policy::watch::Watched;
 
 /// The task that waits for the call's cancellation; dropping it stops it. (The progress
 /// task ends by itself once the last progress is sent: its channel closes with

@@ -10,9 +10,9 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::code::clip;
-use crate::evidence::approval::Policy;
 use crate::files::Project;
 use crate::lessons::{self, Category};
+use crate::policy::approval::Policy;
 use crate::prompts::bmad;
 use crate::store::{SessionKey, Store};
 use crate::workflow::State;

@@ -8,8 +8,8 @@ use clap::Subcommand;
 
 use super::{yes, Exit, Outcome};
 use crate::code::visible;
-use crate::evidence::approval::{changes, Policy, APPROVED_REL};
-use crate::evidence::config::{Config, CONFIG_REL};
+use crate::policy::approval::{changes, Policy, APPROVED_REL};
+use crate::policy::config::{Config, CONFIG_REL};
 use crate::store::Store;
 use crate::workflow::Via;
 
@@ -103,11 +103,11 @@ fn approve(store: &Store, p: &Policy) -> Outcome {
         println!("Not approved: nothing changed.");
         return Ok(Exit::Failed);
     }
-    let approved = crate::evidence::approve_config(store, None, &sha, Via::Cli, &Utc::now)
+    let approved = crate::policy::approve_config(store, None, &sha, Via::Cli, &Utc::now)
         .map_err(|e| e.to_string())?;
     let home = store
         .project(None)
-        .map(|p| crate::evidence::approval::home(&p).path(APPROVED_REL))
+        .map(|p| crate::policy::approval::home(&p).path(APPROVED_REL))
         .map_or_else(|_| APPROVED_REL.into(), |p| p.display().to_string());
     println!(
         "Approved (sha256 {}), recorded in {home} as the human's, via the terminal; every worktree of this clone runs these checks.",

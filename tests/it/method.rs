@@ -431,7 +431,7 @@ fn the_servers_tool_table_is_the_installers() {
             })
         })
         .collect();
-    let ours: Vec<(String, String)> = bmad_mcp::method::tools::TOOLS
+    let ours: Vec<(String, String)> = bmad_mcp::bmad_method::tools::TOOLS
         .iter()
         .map(|(t, f)| (t.to_string(), f.to_string()))
         .collect();

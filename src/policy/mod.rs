@@ -1,4 +1,4 @@
-//! The evidence gate, in one place: the human's policy file (`.bmad/config.toml`,
+//! The project's policy for its gates, in one place: the human's policy file (`.bmad/config.toml`,
 //! [`config`]), its approval ([`approval`]), running the project's checks ([`checks`]),
 //! observing them while a call waits ([`watch`]), and admitting a change to a session
 //! ([`admission`]: the checks a submission needs, the decisions the policy keeps for the

@@ -301,7 +301,7 @@ fn read_approved_in(project: &Project) -> Result<Option<Approved>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::evidence::config::Gates;
+    use crate::policy::config::Gates;
 
     fn policy(file: &str, approved: Option<&str>) -> Policy {
         let base = approved
