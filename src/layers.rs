@@ -7,7 +7,7 @@
 //! ARCHITECTURE.md explains each layer.
 
 /// Lowest first.
-pub const LAYERS: [&str; 21] = [
+pub const LAYERS: [&str; 22] = [
     "code",
     "fault",
     "exit",
@@ -24,6 +24,7 @@ pub const LAYERS: [&str; 21] = [
     "policy",
     "act",
     "server",
+    "jsonrpc",
     "stdio",
     "http",
     "dashboard",

@@ -35,6 +35,7 @@
 //!   decision.
 //! * [`server`]: the rmcp adapter (the tool, its arguments and replies, the human's
 //!   dialog, prompts and resources).
+//! * [`jsonrpc`]: the JSON-RPC messages a transport vets before rmcp, stdio and HTTP alike.
 //! * [`stdio`] and [`http`]: the transports in front of the adapter.
 //! * [`dashboard`]: the human's page in their browser (`bmad-mcp dashboard`, and beside
 //!   `serve --http`): every task, the documents and their rounds, the audit, decisions.
@@ -56,6 +57,7 @@ pub mod fault;
 pub mod files;
 pub mod git;
 pub mod http;
+pub mod jsonrpc;
 pub mod layers;
 pub mod lessons;
 pub mod policy;

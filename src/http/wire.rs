@@ -1,7 +1,7 @@
 //! The JSON-RPC answers the HTTP transport gives itself, bounded and with the request's id
 //! (docs/spec.md §12): a POST body that is no valid request for rmcp (`jsonrpc` not
 //! "2.0", an integer id past what an MCP id holds, params of the wrong shape) is answered
-//! as over stdio (`stdio::answer_for`), with its own id and the specified code, where
+//! as over stdio (`jsonrpc::answer_for`), with its own id and the specified code, where
 //! rmcp answered 415 with plain text; and an error rmcp answers as JSON (a header that
 //! does not match the body, an unsupported version) is cut to size
 //! (`server::bounded_errors::bound`), where it quoted a 1 MB value whole.
@@ -23,7 +23,7 @@ pub async fn answer_bounded(request: Request, next: Next) -> Response {
             return StatusCode::BAD_REQUEST.into_response();
         };
         if bytes.trim_ascii_start().starts_with(b"{") {
-            if let Some(answer) = crate::stdio::answer_for(&bytes) {
+            if let Some(answer) = crate::jsonrpc::answer_for(&bytes) {
                 return (
                     StatusCode::BAD_REQUEST,
                     [(header::CONTENT_TYPE, "application/json")],

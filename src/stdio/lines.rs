@@ -3,7 +3,7 @@
 
 use std::io::{self, BufRead};
 
-use super::scan::{Scan, Top};
+use crate::jsonrpc::scan::{Scan, Top};
 
 #[derive(Debug)]
 pub enum Line {

@@ -16,10 +16,7 @@
 //! `read` cannot hold up the exit either. Parsing a large message also stays off the
 //! runtime's one thread.
 
-mod classify;
 mod lines;
-mod scan;
-pub mod surrogates;
 
 use std::io::{self, BufRead, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -33,18 +30,8 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::exit::Exit;
-use classify::Verdict;
+use crate::jsonrpc::classify::{self, Verdict};
 use lines::{Line, Lines};
-
-/// The JSON-RPC error a message (one line's bytes) gets from this transport itself, when
-/// it is no request rmcp can serve (see `classify`); `None` when it is for rmcp, or is
-/// answered by nobody. The HTTP transport answers its POST bodies with it too.
-pub fn answer_for(message: &[u8]) -> Option<Vec<u8>> {
-    match classify::line(message) {
-        Verdict::Answer(line) => Some(line),
-        Verdict::Forward(_) | Verdict::Skip(_) => None,
-    }
-}
 
 /// Messages waiting for the writer; beyond this, rmcp waits for stdout.
 const OUT_QUEUE: usize = 64;
