@@ -1,7 +1,7 @@
 //! What each host's model reads of the standard workflow: the same calls made over stdio
 //! as each host declares itself (its `clientInfo.name`, with a dialog that accepts what
 //! the form pre-fills), each result turned into what that host shows its model by the
-//! host's own rule (`bmad_mcp::server::hosts`, each rule measured with the host:
+//! host's own rule (`bmad_mcp::server::host_profiles`, each rule measured with the host:
 //! docs/hosts.md), and the same as an unknown client gets them (the JSON beside the text),
 //! for the figure before replies were shaped per host. The bytes are the result's own, not
 //! the host's wrapper around it (Gemini CLI's `<untrusted_context>`, Codex's `Output:`).
@@ -10,7 +10,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use bmad_mcp::server::hosts::{Shows, PROFILES};
+use bmad_mcp::server::host_profiles::{Shows, PROFILES};
 use serde_json::{json, Value};
 
 use super::script::SESSION;

@@ -14,15 +14,15 @@ use std::collections::BTreeMap;
 
 use crate::files::{Project, ReadProblem};
 
+pub mod bmm_config;
 pub mod findable;
 pub mod manifest;
 pub mod merge;
 pub mod persona;
-pub mod settings;
 pub mod tools;
 
+pub use bmm_config::MethodSettings;
 pub use persona::Agent;
-pub use settings::MethodSettings;
 
 /// The largest file of an install read (a manifest, a `customize.toml`, a config).
 pub const MAX_FILE_BYTES: u64 = 256 * 1024;
@@ -201,7 +201,7 @@ pub fn discover(project: &Project) -> Option<Install> {
             manifest::MANIFEST
         ));
     }
-    let settings = settings::read(project, &mut notices);
+    let settings = bmm_config::read(project, &mut notices);
     Some(Install {
         version: manifest.and_then(|m| m.installation.version),
         tools: tools_named,

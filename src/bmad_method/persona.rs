@@ -177,7 +177,7 @@ fn facts_text(project: &Project, facts: &[String], notices: &mut Vec<String>) ->
             out.push_str(&format!("  - {fact}\n"));
             continue;
         };
-        let Some(rel) = super::settings::in_project(pattern.trim()) else {
+        let Some(rel) = super::bmm_config::in_project(pattern.trim()) else {
             notices.push(format!(
                 "The BMAD persistent fact `{}` names a file outside the project; it was left out.",
                 crate::code::clip(fact, 120)

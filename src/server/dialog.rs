@@ -59,7 +59,7 @@ pub struct DialogCall {
     /// Who reads the call's result ([`super::result`]).
     pub readers: Readers,
     /// The host, when its non-interactive mode declines every dialog unseen
-    /// ([`super::hosts::Dialog::DeclinedUnattended`]): a decline is then not the human's.
+    /// ([`super::host_profiles::Dialog::DeclinedUnattended`]): a decline is then not the human's.
     pub unattended: Option<&'static str>,
 }
 

@@ -18,7 +18,7 @@ mod client_roots;
 mod decided_elsewhere;
 mod dialog;
 mod fault;
-pub mod hosts;
+pub mod host_profiles;
 mod lessons;
 pub mod mcp_prompts;
 pub mod normal_logs;
@@ -159,8 +159,8 @@ fn decides(
     readers: &Readers,
 ) -> Decides {
     let client = context.client_info().map(|i| i.name);
-    let host_cannot_ask = hosts::waits_for_human(client.as_deref(), can_ask);
-    let mut cannot_ask = host_cannot_ask.map(hosts::host_cannot_ask);
+    let host_cannot_ask = host_profiles::waits_for_human(client.as_deref(), can_ask);
+    let mut cannot_ask = host_cannot_ask.map(host_profiles::host_cannot_ask);
     let mut dialog_shut = None;
     if let Call::Act {
         cwd,
@@ -178,8 +178,8 @@ fn decides(
                         command: command.clone(),
                         provenance,
                         readers: readers.clone(),
-                        unattended: hosts::Profile::of(client.as_deref())
-                            .filter(|p| p.dialog == hosts::Dialog::DeclinedUnattended)
+                        unattended: host_profiles::Profile::of(client.as_deref())
+                            .filter(|p| p.dialog == host_profiles::Dialog::DeclinedUnattended)
                             .map(|p| p.host),
                     }))
                 }

@@ -12,7 +12,7 @@ use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use rmcp::service::RequestContext;
 use rmcp::RoleServer;
 
-use super::hosts::Profile;
+use super::host_profiles::Profile;
 use super::reply::{self, Reply};
 
 /// Who reads a result, and what the model has already.

@@ -9,9 +9,9 @@
 //! only this binary's own entry, which the assistant's file tools could write as well;
 //! no decision of the human's is taken by it.
 
+pub mod config_files;
 mod entry;
 mod file;
-pub mod hosts;
 mod json;
 mod toml;
 
@@ -19,8 +19,8 @@ use std::path::Path;
 
 use crate::exit::Exit;
 use crate::settings;
+use config_files::{Format, Host, Scope};
 use entry::{Change, Want, NAME};
-use hosts::{Format, Host, Scope};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {

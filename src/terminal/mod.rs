@@ -16,10 +16,10 @@ pub mod config;
 mod decide;
 pub mod hook;
 pub mod lessons;
+mod list_status;
 mod promote;
 pub mod prompts;
 mod provenance;
-mod read;
 mod resolve;
 
 use std::io::{BufRead, Write};
@@ -126,9 +126,9 @@ pub fn run(cli: Cli, settings: &Settings) -> Exit {
     let user_prompts = settings.acting.user_prompts.as_deref();
     let store = Store::new(root, settings.acting.clone());
     let result = match cli {
-        Cli::List { mine } => read::list(&store, mine),
-        Cli::Init => read::init(&store),
-        Cli::Status { task } => read::status(&store, &SessionKey::from_task(&task)),
+        Cli::List { mine } => list_status::list(&store, mine),
+        Cli::Init => list_status::init(&store),
+        Cli::Status { task } => list_status::status(&store, &SessionKey::from_task(&task)),
         Cli::Confirm { task, note } => decide::decide(
             &store,
             &SessionKey::from_task(&task),

@@ -1,13 +1,13 @@
 //! `docs/hosts.md`'s table is the one the code acts on: rendered here from the server's
-//! host profiles (`bmad_mcp::server::hosts`) and the assistant's marks
+//! host profiles (`bmad_mcp::server::host_profiles`) and the assistant's marks
 //! (`bmad_mcp::assistant::marks`), and compared with the page. `BMAD_WRITE_DOCS=1` writes
 //! the rendered table into the page instead.
 
-use bmad_mcp::server::hosts::{Dialog, Profile, Shows, PROFILES};
+use bmad_mcp::server::host_profiles::{Dialog, Profile, Shows, PROFILES};
 
 use crate::support::ROOT;
 
-const BEGIN: &str = "<!-- BEGIN hosts table: tests/it/hosts/docs.rs renders it from src/server/hosts.rs and src/assistant/marks.rs -->\n";
+const BEGIN: &str = "<!-- BEGIN hosts table: tests/it/hosts/docs.rs renders it from src/server/host_profiles.rs and src/assistant/marks.rs -->\n";
 const END: &str = "<!-- END hosts table -->";
 
 fn reads(p: &Profile) -> &'static str {
