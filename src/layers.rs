@@ -7,8 +7,9 @@
 //! ARCHITECTURE.md explains each layer.
 
 /// Lowest first.
-pub const LAYERS: [&str; 22] = [
+pub const LAYERS: [&str; 23] = [
     "code",
+    "hosts",
     "fault",
     "exit",
     "assistant",

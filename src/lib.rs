@@ -6,6 +6,8 @@
 //! numbers the layers and has the rule, one request's path and where each rule lives).
 //!
 //! * [`code`]: the error codes and how messages quote untrusted text (a leaf).
+//! * [`hosts`]: every host in one table: its client, its shell tool's marks, its
+//!   configuration files (a leaf).
 //! * [`fault`]: what the server is doing now, so that a panic says what failed (a
 //!   leaf).
 //! * [`exit`]: every exit status of the binary, in one type (a leaf).
@@ -56,6 +58,7 @@ pub mod exit;
 pub mod fault;
 pub mod files;
 pub mod git;
+pub mod hosts;
 pub mod http;
 pub mod jsonrpc;
 pub mod layers;

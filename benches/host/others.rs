@@ -1,7 +1,7 @@
 //! What each host's model reads of the standard workflow: the same calls made over stdio
 //! as each host declares itself (its `clientInfo.name`, with a dialog that accepts what
 //! the form pre-fills), each result turned into what that host shows its model by the
-//! host's own rule (`bmad_mcp::server::host_profiles`, each rule measured with the host:
+//! host's own rule (`bmad_mcp::hosts`, each rule measured with the host:
 //! docs/hosts.md), and the same as an unknown client gets them (the JSON beside the text),
 //! for the figure before replies were shaped per host. The bytes are the result's own, not
 //! the host's wrapper around it (Gemini CLI's `<untrusted_context>`, Codex's `Output:`).
@@ -10,7 +10,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use bmad_mcp::server::host_profiles::{Shows, PROFILES};
+use bmad_mcp::hosts::{Shows, HOSTS};
 use serde_json::{json, Value};
 
 use super::script::SESSION;
@@ -127,11 +127,11 @@ pub fn print(server: &Path, script: &[Value]) -> Res<()> {
         "host", "now", "as an unknown client"
     );
     let unknown = results_as(server, script, "bench")?;
-    for p in &PROFILES {
-        let results = results_as(server, script, p.clients[0])?;
-        let now: usize = results.iter().map(|r| shown(r, p.shows).len()).sum();
-        let before: usize = unknown.iter().map(|r| shown(r, p.shows).len()).sum();
-        println!("  {:<22} {:>10} B {:>20} B", p.host, now, before);
+    for (name, c) in HOSTS.iter().filter_map(|h| Some((h.name, h.client?))) {
+        let results = results_as(server, script, c.names[0])?;
+        let now: usize = results.iter().map(|r| shown(r, c.shows).len()).sum();
+        let before: usize = unknown.iter().map(|r| shown(r, c.shows).len()).sum();
+        println!("  {:<22} {:>10} B {:>20} B", name, now, before);
     }
     Ok(())
 }

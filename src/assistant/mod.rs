@@ -7,11 +7,10 @@
 //! and Copilot CLI's shell tools) can run anything the user can; what it cannot hide is
 //! being an ancestor of what it runs: a process that is the host itself (by the file it
 //! executes), or that carries a host's mark in its environment (`CLAUDECODE`, `CODEX_CI`,
-//! `GEMINI_CLI=1`, `OPENCODE=1`, `COPILOT_CLI=1`: every host's, listed once in [`marks`]).
+//! `GEMINI_CLI=1`, `OPENCODE=1`, `COPILOT_CLI=1`: every host's, listed once in the hosts table, `crate::hosts`).
 //! The mark is read from each ancestor, where a command cannot unset it for itself, and
 //! before what the process is: a process that carries a mark is never the host's own.
 
-pub mod marks;
 pub mod procs;
 
 pub use procs::{chain, own_parent, socket_owner, Proc};
@@ -70,7 +69,7 @@ pub fn found(chain: &[Proc], host: Host) -> Option<Found> {
     for p in chain {
         if let Some(mark) = &p.mark {
             return Some(Found::Mark {
-                host: marks::host_of_mark(mark).unwrap_or("an assistant"),
+                host: crate::hosts::recognise::host_of_mark(mark).unwrap_or("an assistant"),
                 mark: mark.clone(),
                 label: p.label.clone(),
             });
@@ -99,7 +98,9 @@ pub fn behind(chain: &[Proc], host: Host) -> Option<String> {
 /// (the terminal's decisions, the dashboard, whose secret its starter reads).
 pub fn behind_this_process(chain: &[Proc]) -> Option<String> {
     let own = std::env::vars_os()
-        .find_map(|(name, value)| marks::mark_of(name.as_encoded_bytes(), value.as_encoded_bytes()))
+        .find_map(|(name, value)| {
+            crate::hosts::recognise::mark_of(name.as_encoded_bytes(), value.as_encoded_bytes())
+        })
         .map(|mark| format!("{mark} in this command's environment"));
     own.or_else(|| behind(chain, Host::IsTheAssistant))
 }

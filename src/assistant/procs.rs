@@ -1,13 +1,13 @@
 //! The processes behind a channel, read from `/proc` on Linux: a chain of processes from
 //! one up through its ancestors, whether each is an agent host or carries a host's mark in
-//! its environment (`CLAUDECODE`, `GEMINI_CLI=1`, … as [`super::marks`] lists them: hosts
+//! its environment (`CLAUDECODE`, `GEMINI_CLI=1`, … as the hosts table lists them, `crate::hosts`: hosts
 //! set them in their shell tool's shell), and the process holding the other end of a
 //! loopback TCP connection. The rule
 //! that reads them is the module's own ([`super::behind`]). Elsewhere than Linux nothing
 //! can be read.
 
 #[cfg(target_os = "linux")]
-use super::marks;
+use crate::hosts::recognise as marks;
 
 /// How many processes are read at most: a chain is short, a loop must still end.
 const MAX_DEPTH: usize = 64;

@@ -59,7 +59,7 @@ pub struct DialogCall {
     /// Who reads the call's result ([`super::result`]).
     pub readers: Readers,
     /// The host, when its non-interactive mode declines every dialog unseen
-    /// ([`super::host_profiles::Dialog::DeclinedUnattended`]): a decline is then not the human's.
+    /// ([`crate::hosts::Dialog::DeclinedUnattended`]): a decline is then not the human's.
     pub unattended: Option<&'static str>,
 }
 

@@ -18,11 +18,11 @@ mod client_roots;
 mod decided_elsewhere;
 mod dialog;
 mod fault;
-pub mod host_profiles;
 mod lessons;
 pub mod mcp_prompts;
 pub mod normal_logs;
 mod origin;
+pub mod per_host;
 mod progress;
 pub mod project_context;
 pub mod reply;
@@ -159,8 +159,8 @@ fn decides(
     readers: &Readers,
 ) -> Decides {
     let client = context.client_info().map(|i| i.name);
-    let host_cannot_ask = host_profiles::waits_for_human(client.as_deref(), can_ask);
-    let mut cannot_ask = host_cannot_ask.map(host_profiles::host_cannot_ask);
+    let host_cannot_ask = per_host::waits_for_human(client.as_deref(), can_ask);
+    let mut cannot_ask = host_cannot_ask.map(per_host::host_cannot_ask);
     let mut dialog_shut = None;
     if let Call::Act {
         cwd,
@@ -178,9 +178,7 @@ fn decides(
                         command: command.clone(),
                         provenance,
                         readers: readers.clone(),
-                        unattended: host_profiles::Profile::of(client.as_deref())
-                            .filter(|p| p.dialog == host_profiles::Dialog::DeclinedUnattended)
-                            .map(|p| p.host),
+                        unattended: per_host::declines_unattended(client.as_deref()),
                     }))
                 }
                 origin::Route::Word {

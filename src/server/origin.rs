@@ -18,7 +18,7 @@ use axum::http::request::Parts;
 use rmcp::service::RequestContext;
 use rmcp::RoleServer;
 
-use super::host_profiles;
+use super::per_host;
 use crate::assistant::{self, procs, Found, Host};
 use crate::workflow::Provenance;
 
@@ -42,7 +42,7 @@ pub enum Route {
 
 /// What becomes of the gate decision the host asserts in `ctx`'s call. `can_ask`: the
 /// client declared the dialog; `host_cannot_ask`: the host, when it is a known one that
-/// cannot ask and whose word waits for the human by default ([`host_profiles::waits_for_human`]).
+/// cannot ask and whose word waits for the human by default ([`per_host::waits_for_human`]).
 /// The origin is read whatever the client declared: a name and capabilities are the
 /// client's own word. Only a mark found on the chain makes it a shell's connection (a chain
 /// that cannot be read, as elsewhere than Linux, changes nothing here).
@@ -59,8 +59,8 @@ pub fn route(
         .as_ref()
         .and_then(|f| f.shell_of().map(|host| (host, f)));
     let cannot_ask = match shell {
-        Some((host, f)) => Some(host_profiles::shell_cannot_ask(host, &f.why())),
-        None => host_cannot_ask.map(host_profiles::host_cannot_ask),
+        Some((host, f)) => Some(per_host::shell_cannot_ask(host, &f.why())),
+        None => host_cannot_ask.map(per_host::host_cannot_ask),
     };
     let dialog_shut = can_ask.then(|| origin.assistant.clone()).flatten();
     Route::Word {

@@ -12,16 +12,16 @@ use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use rmcp::service::RequestContext;
 use rmcp::RoleServer;
 
-use super::host_profiles::Profile;
 use super::reply::{self, Reply};
+use crate::hosts::Client;
 
 /// Who reads a result, and what the model has already.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Readers {
-    /// The host the client is, where it is known ([`super::hosts`]): it decides whether
+    /// The host the client is, where it is known (`crate::hosts`): it decides whether
     /// programs read `structuredContent` beside the model's text (not where the host
     /// would show its model the JSON in place of the text, or beside it).
-    pub host: Option<&'static Profile>,
+    pub host: Option<&'static Client>,
     /// The session id the call named: the model has it, so the text does not repeat it.
     pub session_id: Option<String>,
 }
@@ -35,7 +35,7 @@ impl Readers {
 
     pub fn named(client: Option<&str>, args: Option<&JsonObject>) -> Readers {
         Readers {
-            host: Profile::of(client),
+            host: super::per_host::client(client).map(|(_, c)| c),
             session_id: args
                 .and_then(|a| a.get("session_id"))
                 .and_then(|v| v.as_str())
@@ -59,7 +59,10 @@ pub fn to_result(reply: Reply, readers: &Readers) -> CallToolResult {
     } else {
         CallToolResult::success(text)
     };
-    if readers.host.is_none_or(|h| h.sends_json(is_error)) {
+    if readers
+        .host
+        .is_none_or(|c| super::per_host::sends_json(c, is_error))
+    {
         result.structured_content = Some(value);
     }
     result

@@ -1,5 +1,6 @@
-//! The hosts `bmad-mcp setup` registers the server in: where each keeps its MCP servers in
-//! the user's and in the project's scope, in which format, and the fields of the entry it
+//! The hosts `bmad-mcp setup` registers the server in, as its command line names them:
+//! where each keeps its MCP servers in the user's and in the project's scope, and in which
+//! format (read from the hosts table, `crate::hosts`), and the fields of the entry it
 //! expects. Where each came from: the Claude Code, Codex, Gemini CLI, opencode and Copilot
 //! CLI entries are the ones their own `mcp add` writes (checked with the versions
 //! `./scripts/test` pins, whose `mcp list` reads what setup writes); Cursor, VS Code and
@@ -7,7 +8,11 @@
 
 use std::path::{Path, PathBuf};
 
+use clap::ValueEnum;
 use serde_json::{json, Value};
+
+pub use crate::hosts::Format;
+use crate::hosts::{Base, Config};
 
 /// A host, as the command line names it.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,23 +36,23 @@ pub enum Scope {
     Project,
 }
 
-/// How a host's file holds its servers.
-pub enum Format {
-    /// JSON (comments allowed), servers in the top-level object named `container`.
-    Json { container: &'static str },
-    /// Codex's TOML, servers in `[mcp_servers.NAME]`.
-    Toml,
-}
-
 impl Host {
+    /// Where this host keeps its servers, from the hosts table.
+    fn config(self) -> &'static Config {
+        let name = self.to_possible_value().expect("every host has a name");
+        crate::hosts::by_setup_name(name.get_name())
+            .and_then(|h| h.config.as_ref())
+            .expect("every host `bmad-mcp setup` takes is in the hosts table")
+    }
+
+    /// The host's name as the user knows it.
+    pub fn name(self) -> &'static str {
+        let name = self.to_possible_value().expect("every host has a name");
+        crate::hosts::by_setup_name(name.get_name()).map_or("this host", |h| h.name)
+    }
+
     pub fn format(self) -> Format {
-        let container = match self {
-            Host::Codex => return Format::Toml,
-            Host::Opencode => "mcp",
-            Host::Vscode => "servers",
-            _ => "mcpServers",
-        };
-        Format::Json { container }
+        self.config().format
     }
 
     /// The fields of our entry that setup sets (a JSON host's), for the server at
@@ -90,67 +95,42 @@ impl Host {
     }
 
     fn user_file(self) -> Result<PathBuf, String> {
-        let home = dirs::home_dir().ok_or("the home directory is not known (HOME is not set)")?;
-        let config = || dirs::config_dir().ok_or("the user's configuration directory is not known");
-        Ok(match self {
-            // Claude Code keeps its user state, servers included, in `.claude.json`, in
-            // CLAUDE_CONFIG_DIR when that is set.
-            Host::ClaudeCode => env_dir("CLAUDE_CONFIG_DIR")
-                .unwrap_or(home)
-                .join(".claude.json"),
-            Host::Codex => env_dir("CODEX_HOME")
-                .unwrap_or_else(|| home.join(".codex"))
-                .join("config.toml"),
-            // GEMINI_CLI_HOME stands for the home directory in Gemini CLI.
-            Host::Gemini => env_dir("GEMINI_CLI_HOME")
-                .unwrap_or(home)
-                .join(".gemini/settings.json"),
-            // opencode follows XDG on every system (~/.config, not macOS's Library).
-            Host::Opencode => opencode_file(
-                &env_dir("XDG_CONFIG_HOME")
-                    .unwrap_or_else(|| home.join(".config"))
-                    .join("opencode"),
-            ),
-            Host::Copilot => env_dir("COPILOT_HOME")
-                .unwrap_or_else(|| home.join(".copilot"))
-                .join("mcp-config.json"),
-            Host::Cursor => home.join(".cursor/mcp.json"),
-            // The default profile's mcp.json, beside its settings.json.
-            Host::Vscode => config()?.join("Code/User/mcp.json"),
-            Host::ClaudeDesktop => config()?.join("Claude/claude_desktop_config.json"),
-        })
+        let c = self.config();
+        let dir =
+            match c.user_var.and_then(env_dir) {
+                Some(dir) => dir,
+                None => match c.user_base {
+                    Base::Home => dirs::home_dir()
+                        .ok_or("the home directory is not known (HOME is not set)")?,
+                    Base::SystemConfig => dirs::config_dir()
+                        .ok_or("the user's configuration directory is not known")?,
+                }
+                .join(c.user_dir),
+            };
+        Ok(commented_if_only(dir.join(c.user_file), c.commented))
     }
 
     fn project_file(self, project: &Path) -> Result<PathBuf, String> {
-        Ok(project.join(match self {
-            Host::ClaudeCode => ".mcp.json",
-            // Read only in a project Codex trusts.
-            Host::Codex => ".codex/config.toml",
-            Host::Gemini => ".gemini/settings.json",
-            Host::Opencode => return Ok(opencode_file(project)),
-            // Copilot CLI also reads `.mcp.json`, which is Claude Code's: its own file keeps
-            // the two hosts' entries apart. Read only in a folder Copilot trusts.
-            Host::Copilot => ".github/mcp.json",
-            Host::Cursor => ".cursor/mcp.json",
-            Host::Vscode => ".vscode/mcp.json",
-            Host::ClaudeDesktop => {
-                return Err(
-                    "Claude Desktop has no project configuration; use `--scope user`".into(),
-                )
-            }
-        }))
+        let c = self.config();
+        match c.project_file {
+            Some(rel) => Ok(commented_if_only(project.join(rel), c.commented)),
+            None => Err(format!(
+                "{} has no project configuration; use `--scope user`",
+                self.name()
+            )),
+        }
     }
 }
 
-/// opencode's configuration in `dir`: `opencode.json`, or the `opencode.jsonc` already
-/// there.
-fn opencode_file(dir: &Path) -> PathBuf {
-    let jsonc = dir.join("opencode.jsonc");
-    let json = dir.join("opencode.json");
-    if !json.exists() && jsonc.exists() {
-        jsonc
+/// `file`, or its commented twin beside it (`opencode.jsonc`) when only that one exists.
+fn commented_if_only(file: PathBuf, commented: Option<&str>) -> PathBuf {
+    let Some(twin) = commented.map(|name| file.with_file_name(name)) else {
+        return file;
+    };
+    if !file.exists() && twin.exists() {
+        twin
     } else {
-        json
+        file
     }
 }
 

@@ -1,17 +1,17 @@
-//! `docs/hosts.md`'s table is the one the code acts on: rendered here from the server's
-//! host profiles (`bmad_mcp::server::host_profiles`) and the assistant's marks
-//! (`bmad_mcp::assistant::marks`), and compared with the page. `BMAD_WRITE_DOCS=1` writes
+//! `docs/hosts.md`'s table is the one the code acts on: rendered here from the hosts table
+//! (`bmad_mcp::hosts`), and compared with the page. `BMAD_WRITE_DOCS=1` writes
 //! the rendered table into the page instead.
 
-use bmad_mcp::server::host_profiles::{Dialog, Profile, Shows, PROFILES};
+use bmad_mcp::hosts::{Client, Dialog, Host, Shows, HOSTS};
 
 use crate::support::ROOT;
 
-const BEGIN: &str = "<!-- BEGIN hosts table: tests/it/hosts/docs.rs renders it from src/server/host_profiles.rs and src/assistant/marks.rs -->\n";
+const BEGIN: &str =
+    "<!-- BEGIN hosts table: tests/it/hosts/docs.rs renders it from src/hosts/mod.rs -->\n";
 const END: &str = "<!-- END hosts table -->";
 
-fn reads(p: &Profile) -> &'static str {
-    match p.shows {
+fn reads(c: &Client) -> &'static str {
+    match c.shows {
         Shows::Text => "the text; the JSON is sent beside it for programs",
         Shows::JsonInstead => "the text: it would show `structuredContent` in place of the text, so none is sent",
         Shows::TextThenJson => "the text, once: it would show `structuredContent` after the text, so none is sent",
@@ -20,25 +20,25 @@ fn reads(p: &Profile) -> &'static str {
     }
 }
 
-fn dialog(p: &Profile) -> &'static str {
-    match p.dialog {
+fn dialog(c: &Client) -> &'static str {
+    match c.dialog {
         Dialog::None => "not declared",
         Dialog::Shown => "declared; the form is shown",
         Dialog::DeclinedUnattended => "declared; its non-interactive mode declines at once, which the reply says is not the human's rejection",
     }
 }
 
-fn gate(p: &Profile) -> &'static str {
-    match p.dialog {
+fn gate(c: &Client) -> &'static str {
+    match c.dialog {
         Dialog::Shown => "the human, in the dialog, the terminal or the dashboard",
         Dialog::DeclinedUnattended => "the human: in the dialog when a person is at the host, else in the terminal or on the dashboard",
-        Dialog::None if p.gate_waits_for_human() => "the human, in the terminal or on the dashboard; the model only under an approved `gates = \"host\"`",
+        Dialog::None if !c.host_word_passes => "the human, in the terminal or on the dashboard; the model only under an approved `gates = \"host\"`",
         Dialog::None => "whoever makes the call (`decided_by: host`); only the human under `gates = \"human\"`",
     }
 }
 
-fn shell(p: &Profile) -> String {
-    match p.marks() {
+fn shell(h: &Host) -> String {
+    match &h.shell {
         Some(m) => {
             let vars: Vec<String> = m.vars_shown().iter().map(|v| format!("`{v}`")).collect();
             format!("yes: {}, or the host's own process", vars.join(", "))
@@ -51,19 +51,22 @@ fn render() -> String {
     let mut t = String::from(
         "| host | how to register | what the model reads | elicitation | who passes a gate (`gates = \"auto\"`) | the assistant's shell recognised | protocol era | known limits |\n|---|---|---|---|---|---|---|---|\n",
     );
-    for p in &PROFILES {
-        let clients: Vec<String> = p.clients.iter().map(|c| format!("`{c}`")).collect();
+    for h in &HOSTS {
+        let Some(c) = &h.client else {
+            continue;
+        };
+        let clients: Vec<String> = c.names.iter().map(|n| format!("`{n}`")).collect();
         t.push_str(&format!(
             "| {} ({}) | {} | {} | {} | {} | {} | {} | {} |\n",
-            p.host,
+            h.name,
             clients.join(", "),
-            p.register,
-            reads(p),
-            dialog(p),
-            gate(p),
-            shell(p),
-            p.era,
-            p.limits
+            c.register,
+            reads(c),
+            dialog(c),
+            gate(c),
+            shell(h),
+            c.era,
+            c.limits
         ));
     }
     t

@@ -1,72 +1,14 @@
-//! What marks each agent host, as data: the variables it sets in the shell of its model's
-//! shell tool (and usually in the servers it spawns), and the programs it runs as. The
-//! rule that reads a chain of processes ([`super::behind`]) and `docs/hosts.md` both read
-//! this one table; each mark was read from the host's own shell tool.
+//! Which host a shell mark, an executable or a script belongs to, read from the marks of
+//! [`super::HOSTS`]: the facts the rule that refuses a decision under an assistant
+//! (`assistant`) works on.
 
-/// One host's marks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct HostMarks {
-    /// The host's name as the user knows it.
-    pub host: &'static str,
-    /// Environment variables its shell tool sets: the name, and the value it must have
-    /// (`None`: any non-empty value).
-    pub vars: &'static [(&'static str, Option<&'static str>)],
-    /// The exact file names of its executable (`/proc/<pid>/exe`), or of the script node or
-    /// bun runs (`node_modules/.bin/gemini`): `claude`, `claude.exe`.
-    pub programs: &'static [&'static str],
-    /// Its npm packages: a script node or bun runs from `node_modules/<package>/` is its.
-    pub packages: &'static [&'static str],
-}
+use super::{Shell, HOSTS};
 
-/// Every host known, Claude Code first.
-pub const HOSTS: [HostMarks; 5] = [
-    HostMarks {
-        host: "Claude Code",
-        vars: &[("CLAUDECODE", None)],
-        programs: &["claude", "claude.exe"],
-        packages: &["@anthropic-ai/claude-code"],
-    },
-    HostMarks {
-        host: "Codex CLI",
-        vars: &[
-            ("CODEX_CI", None),
-            ("CODEX_SESSION_ID", None),
-            ("CODEX_THREAD_ID", None),
-        ],
-        programs: &["codex"],
-        packages: &["@openai/codex"],
-    },
-    HostMarks {
-        host: "Gemini CLI",
-        vars: &[("GEMINI_CLI", Some("1"))],
-        programs: &["gemini"],
-        packages: &["@google/gemini-cli"],
-    },
-    HostMarks {
-        host: "opencode",
-        vars: &[("OPENCODE", Some("1")), ("AGENT", Some("1"))],
-        programs: &["opencode", "opencode.exe"],
-        packages: &["opencode-ai"],
-    },
-    HostMarks {
-        host: "Copilot CLI",
-        vars: &[("COPILOT_CLI", Some("1"))],
-        programs: &["copilot"],
-        packages: &["@github/copilot"],
-    },
-];
-
-impl HostMarks {
-    /// The marks as `docs/hosts.md` shows them: `GEMINI_CLI=1`, `CODEX_CI`.
-    pub fn vars_shown(&self) -> Vec<String> {
-        self.vars
-            .iter()
-            .map(|(name, value)| match value {
-                Some(v) => format!("{name}={v}"),
-                None => (*name).to_string(),
-            })
-            .collect()
-    }
+/// Each host with a shell tool, by name, with its marks.
+fn shells() -> impl Iterator<Item = (&'static str, &'static Shell)> {
+    HOSTS
+        .iter()
+        .filter_map(|h| h.shell.as_ref().map(|s| (h.name, s)))
 }
 
 /// The first mark that `NAME=value` is, as shown (`GEMINI_CLI=1`): a variable of a host's
@@ -75,9 +17,8 @@ pub fn mark_of(name: &[u8], value: &[u8]) -> Option<String> {
     if value.is_empty() {
         return None;
     }
-    HOSTS
-        .iter()
-        .flat_map(|h| h.vars.iter())
+    shells()
+        .flat_map(|(_, s)| s.vars.iter())
         .find_map(|(var, want)| {
             let hit = var.as_bytes() == name && want.is_none_or(|w| w.as_bytes() == value);
             hit.then(|| match want {
@@ -89,10 +30,9 @@ pub fn mark_of(name: &[u8], value: &[u8]) -> Option<String> {
 
 /// The host a shell mark (as [`mark_of`] shows it: `GEMINI_CLI=1`) belongs to.
 pub fn host_of_mark(shown: &str) -> Option<&'static str> {
-    HOSTS
-        .iter()
-        .find(|h| h.vars_shown().iter().any(|v| v == shown))
-        .map(|h| h.host)
+    shells()
+        .find(|(_, s)| s.vars_shown().iter().any(|v| v == shown))
+        .map(|(name, _)| name)
 }
 
 /// The file name of `path`, `/`-separated.
@@ -116,14 +56,13 @@ pub fn host_of_executable(exe: &str) -> Option<&'static str> {
     let versioned = (parts.next() == Some("versions"))
         .then(|| parts.next())
         .flatten();
-    HOSTS
-        .iter()
-        .find(|h| {
-            h.programs
+    shells()
+        .find(|(_, s)| {
+            s.programs
                 .iter()
                 .any(|p| name == *p || versioned == Some(*p))
         })
-        .map(|h| h.host)
+        .map(|(name, _)| name)
 }
 
 /// The host whose script `script` (the file node or bun runs) is: its file name is exactly
@@ -131,16 +70,15 @@ pub fn host_of_executable(exe: &str) -> Option<&'static str> {
 /// package (`node_modules/@google/gemini-cli/…`).
 pub fn host_of_script(script: &str) -> Option<&'static str> {
     let name = file_name(script);
-    HOSTS
-        .iter()
-        .find(|h| {
-            let packaged = h.packages.iter().any(|p| {
+    shells()
+        .find(|(_, s)| {
+            let packaged = s.packages.iter().any(|p| {
                 let within = format!("node_modules/{p}/");
                 script.starts_with(&within) || script.contains(&format!("/{within}"))
             });
-            packaged || h.programs.contains(&name)
+            packaged || s.programs.contains(&name)
         })
-        .map(|h| h.host)
+        .map(|(host, _)| host)
 }
 
 #[cfg(test)]

@@ -1,0 +1,421 @@
+//! Every host this server knows, in one table ([`HOSTS`]): what each declares as an MCP
+//! client and what its model reads of a reply ([`Client`]), the marks its shell tool
+//! leaves and the programs it runs as ([`Shell`]), and where it keeps its MCP servers for
+//! `bmad-mcp setup` ([`Config`]). Adding a host is adding a row here; the server's replies
+//! (`server::per_host`), the rule that refuses a decision under an assistant
+//! (`assistant`, through [`recognise`]), `bmad-mcp setup` and `docs/hosts.md` (rendered
+//! from this table by a test) all read it. A leaf: it names nothing of the crate.
+
+pub mod recognise;
+
+/// What a host shows its model of a tool result that has both a text and
+/// `structuredContent`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shows {
+    /// The text alone.
+    Text,
+    /// The `structuredContent` as JSON, in place of the text.
+    JsonInstead,
+    /// The text, then the `structuredContent` as JSON.
+    TextThenJson,
+    /// The text of a result; of an error result, the whole result as one escaped JSON
+    /// string (the text and `structuredContent` both).
+    TextErrorsAsJson,
+    /// No model: both are printed for the person at the command line, and a script
+    /// there reads the JSON.
+    Printed,
+}
+
+/// Whether a host can put a question to its human (MCP elicitation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialog {
+    /// It declares none.
+    None,
+    /// It declares it and shows the form.
+    Shown,
+    /// It declares it; its interactive mode shows the form, its non-interactive mode
+    /// (`codex exec`, `copilot -p`) declines at once, with nobody asked.
+    DeclinedUnattended,
+}
+
+/// A host as an MCP client, as this server met it (the end-to-end tests run each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Client {
+    /// The `clientInfo.name`s it declares.
+    pub names: &'static [&'static str],
+    /// What it shows its model of a result with both a text and `structuredContent`.
+    pub shows: Shows,
+    pub dialog: Dialog,
+    /// Where it cannot ask (it declares no dialog, or this version or mode stopped
+    /// declaring it), whether its model's word passes a gate under the default
+    /// `gates = "auto"`. False for every agent host: its model's `confirm` is not the
+    /// human's, and the gate waits for the human's own channels (the terminal, the
+    /// dashboard). True only where no model is behind the client.
+    pub host_word_passes: bool,
+    /// The protocol version it asks for in `initialize` (or `server/discover`).
+    pub era: &'static str,
+    /// How the server is registered with it.
+    pub register: &'static str,
+    /// What it leaves out or does differently that a user meets.
+    pub limits: &'static str,
+}
+
+/// What marks a host's shell tool, each mark read from the host's own shell tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shell {
+    /// Environment variables its shell tool sets (and usually the servers it spawns): the
+    /// name, and the value it must have (`None`: any non-empty value).
+    pub vars: &'static [(&'static str, Option<&'static str>)],
+    /// The exact file names of its executable (`/proc/<pid>/exe`), or of the script node or
+    /// bun runs (`node_modules/.bin/gemini`): `claude`, `claude.exe`.
+    pub programs: &'static [&'static str],
+    /// Its npm packages: a script node or bun runs from `node_modules/<package>/` is its.
+    pub packages: &'static [&'static str],
+}
+
+/// Where a directory of the user's starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Base {
+    /// The home directory.
+    Home,
+    /// The system's configuration directory (`~/.config` on Linux).
+    SystemConfig,
+}
+
+/// How a host's file holds its servers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// JSON (comments allowed), servers in the top-level object named `container`.
+    Json { container: &'static str },
+    /// Codex's TOML, servers in `[mcp_servers.NAME]`.
+    Toml,
+}
+
+/// Where a host keeps its MCP servers, as `bmad-mcp setup` edits them (the agent hosts'
+/// entries are the ones their own `mcp add` writes; the others follow their
+/// documentation, docs/setup.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Config {
+    /// The name `bmad-mcp setup` takes.
+    pub setup_name: &'static str,
+    pub format: Format,
+    /// The user's file: in the directory the variable names (when set to an absolute
+    /// path), else in `dir` under `base`; then `file` within.
+    pub user_var: Option<&'static str>,
+    pub user_base: Base,
+    pub user_dir: &'static str,
+    pub user_file: &'static str,
+    /// The project's file, relative to the project; `None`: the host reads none.
+    pub project_file: Option<&'static str>,
+    /// The same file with comments (`opencode.jsonc`), used instead when only it exists.
+    pub commented: Option<&'static str>,
+}
+
+/// One host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Host {
+    /// Its name as the user knows it.
+    pub name: &'static str,
+    /// As an MCP client; `None` where no test runs it.
+    pub client: Option<Client>,
+    /// Its shell tool; `None` where it has none.
+    pub shell: Option<Shell>,
+    /// Where `bmad-mcp setup` registers the server; `None` where it does not.
+    pub config: Option<Config>,
+}
+
+/// A user's file under the home directory, in `dir`, no variable.
+const fn json_in_home(
+    setup_name: &'static str,
+    dir: &'static str,
+    project: &'static str,
+) -> Config {
+    Config {
+        setup_name,
+        format: Format::Json {
+            container: "mcpServers",
+        },
+        user_var: None,
+        user_base: Base::Home,
+        user_dir: dir,
+        user_file: "mcp.json",
+        project_file: Some(project),
+        commented: None,
+    }
+}
+
+/// Every host known, Claude Code first.
+pub const HOSTS: [Host; 9] = [
+    Host {
+        name: "Claude Code",
+        client: Some(Client {
+            names: &["claude-code"],
+            shows: Shows::JsonInstead,
+            dialog: Dialog::Shown,
+            host_word_passes: false,
+            era: "2026-07-28 (`server/discover`)",
+            register: "`claude mcp add bmad -- bmad-mcp`, or the plugin (docs/plugin.md)",
+            limits: "`claude -p` closes every dialog at once: the plugin's hook asks before each gate call",
+        }),
+        shell: Some(Shell {
+            vars: &[("CLAUDECODE", None)],
+            programs: &["claude", "claude.exe"],
+            packages: &["@anthropic-ai/claude-code"],
+        }),
+        // Its user state, servers included, is `.claude.json`, in CLAUDE_CONFIG_DIR when
+        // that is set.
+        config: Some(Config {
+            setup_name: "claude-code",
+            format: Format::Json {
+                container: "mcpServers",
+            },
+            user_var: Some("CLAUDE_CONFIG_DIR"),
+            user_base: Base::Home,
+            user_dir: "",
+            user_file: ".claude.json",
+            project_file: Some(".mcp.json"),
+            commented: None,
+        }),
+    },
+    Host {
+        name: "Codex CLI",
+        client: Some(Client {
+            names: &["codex-mcp-client"],
+            shows: Shows::JsonInstead,
+            dialog: Dialog::DeclinedUnattended,
+            host_word_passes: false,
+            era: "2025-06-18",
+            register: "`codex mcp add bmad -- bmad-mcp`, or `[mcp_servers.bmad]` in `$CODEX_HOME/config.toml`",
+            limits: "passes the server only a short list of variables: `BMAD_*` settings go in `[mcp_servers.bmad.env]`; `codex mcp list` does not connect",
+        }),
+        shell: Some(Shell {
+            vars: &[
+                ("CODEX_CI", None),
+                ("CODEX_SESSION_ID", None),
+                ("CODEX_THREAD_ID", None),
+            ],
+            programs: &["codex"],
+            packages: &["@openai/codex"],
+        }),
+        // The project's file is read only in a project Codex trusts.
+        config: Some(Config {
+            setup_name: "codex",
+            format: Format::Toml,
+            user_var: Some("CODEX_HOME"),
+            user_base: Base::Home,
+            user_dir: ".codex",
+            user_file: "config.toml",
+            project_file: Some(".codex/config.toml"),
+            commented: None,
+        }),
+    },
+    Host {
+        name: "Gemini CLI",
+        client: Some(Client {
+            names: &["gemini-cli-mcp-client", "mcp-test-client"],
+            shows: Shows::TextErrorsAsJson,
+            dialog: Dialog::None,
+            host_word_passes: false,
+            era: "2025-06-18",
+            register: "`gemini mcp add -s user --trust bmad bmad-mcp`, or `mcpServers.bmad` in `~/.gemini/settings.json` (project: `.gemini/settings.json`)",
+            limits: "drops variables whose names look like secrets (`KEY`, `TOKEN`, …) from the server's environment; wraps results in `<untrusted_context>`",
+        }),
+        shell: Some(Shell {
+            vars: &[("GEMINI_CLI", Some("1"))],
+            programs: &["gemini"],
+            packages: &["@google/gemini-cli"],
+        }),
+        // GEMINI_CLI_HOME stands for the home directory in Gemini CLI.
+        config: Some(Config {
+            setup_name: "gemini",
+            format: Format::Json {
+                container: "mcpServers",
+            },
+            user_var: Some("GEMINI_CLI_HOME"),
+            user_base: Base::Home,
+            user_dir: "",
+            user_file: ".gemini/settings.json",
+            project_file: Some(".gemini/settings.json"),
+            commented: None,
+        }),
+    },
+    Host {
+        name: "opencode",
+        client: Some(Client {
+            names: &["opencode"],
+            shows: Shows::Text,
+            dialog: Dialog::None,
+            host_word_passes: false,
+            era: "2025-11-25",
+            register: "`opencode mcp add`, or `\"mcp\": {\"bmad\": {\"type\": \"local\", \"command\": [\"bmad-mcp\"]}}` in `opencode.json`",
+            limits: "sets `AGENT=1` in the server's and the shell's environment",
+        }),
+        shell: Some(Shell {
+            vars: &[("OPENCODE", Some("1")), ("AGENT", Some("1"))],
+            programs: &["opencode", "opencode.exe"],
+            packages: &["opencode-ai"],
+        }),
+        // opencode follows XDG on every system (~/.config, not macOS's Library).
+        config: Some(Config {
+            setup_name: "opencode",
+            format: Format::Json { container: "mcp" },
+            user_var: Some("XDG_CONFIG_HOME"),
+            user_base: Base::Home,
+            user_dir: ".config",
+            user_file: "opencode/opencode.json",
+            project_file: Some("opencode.json"),
+            commented: Some("opencode.jsonc"),
+        }),
+    },
+    Host {
+        name: "Copilot CLI",
+        client: Some(Client {
+            names: &["copilot-cli"],
+            shows: Shows::TextThenJson,
+            dialog: Dialog::DeclinedUnattended,
+            host_word_passes: false,
+            era: "2026-07-28 (`server/discover`), else 2025-11-25",
+            register: "`copilot mcp add bmad -- bmad-mcp`, or `~/.copilot/mcp-config.json` (also a workspace `.mcp.json`)",
+            limits: "the server's `instructions` do not reach the model; `copilot mcp list` does not connect",
+        }),
+        shell: Some(Shell {
+            vars: &[("COPILOT_CLI", Some("1"))],
+            programs: &["copilot"],
+            packages: &["@github/copilot"],
+        }),
+        // Copilot CLI also reads `.mcp.json`, which is Claude Code's: its own file keeps
+        // the two hosts' entries apart. Read only in a folder Copilot trusts.
+        config: Some(Config {
+            setup_name: "copilot",
+            format: Format::Json {
+                container: "mcpServers",
+            },
+            user_var: Some("COPILOT_HOME"),
+            user_base: Base::Home,
+            user_dir: ".copilot",
+            user_file: "mcp-config.json",
+            project_file: Some(".github/mcp.json"),
+            commented: None,
+        }),
+    },
+    Host {
+        name: "MCP Inspector (CLI)",
+        client: Some(Client {
+            names: &["inspector-cli"],
+            shows: Shows::Printed,
+            dialog: Dialog::None,
+            host_word_passes: true,
+            era: "2025-11-25",
+            register: "`mcp-inspector --cli bmad-mcp --method tools/call …` (no registration)",
+            limits: "no model: the person at the command line makes each call, and a `confirm` there is theirs as the host's",
+        }),
+        shell: None,
+        config: None,
+    },
+    Host {
+        name: "Cursor",
+        client: None,
+        shell: None,
+        config: Some(json_in_home("cursor", ".cursor", ".cursor/mcp.json")),
+    },
+    Host {
+        name: "VS Code",
+        client: None,
+        shell: None,
+        // The default profile's mcp.json, beside its settings.json.
+        config: Some(Config {
+            setup_name: "vscode",
+            format: Format::Json {
+                container: "servers",
+            },
+            user_var: None,
+            user_base: Base::SystemConfig,
+            user_dir: "Code/User",
+            user_file: "mcp.json",
+            project_file: Some(".vscode/mcp.json"),
+            commented: None,
+        }),
+    },
+    Host {
+        name: "Claude Desktop",
+        client: None,
+        shell: None,
+        config: Some(Config {
+            setup_name: "claude-desktop",
+            format: Format::Json {
+                container: "mcpServers",
+            },
+            user_var: None,
+            user_base: Base::SystemConfig,
+            user_dir: "Claude",
+            user_file: "claude_desktop_config.json",
+            project_file: None,
+            commented: None,
+        }),
+    },
+];
+
+/// The host whose client declared `name`.
+pub fn by_client(name: Option<&str>) -> Option<&'static Host> {
+    let name = name?;
+    HOSTS
+        .iter()
+        .find(|h| h.client.is_some_and(|c| c.names.contains(&name)))
+}
+
+/// The host `bmad-mcp setup` knows as `setup_name`.
+pub fn by_setup_name(setup_name: &str) -> Option<&'static Host> {
+    HOSTS
+        .iter()
+        .find(|h| h.config.is_some_and(|c| c.setup_name == setup_name))
+}
+
+impl Shell {
+    /// The marks as `docs/hosts.md` shows them: `GEMINI_CLI=1`, `CODEX_CI`.
+    pub fn vars_shown(&self) -> Vec<String> {
+        self.vars
+            .iter()
+            .map(|(name, value)| match value {
+                Some(v) => format!("{name}={v}"),
+                None => (*name).to_string(),
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_agent_host_has_its_shell_marks_and_a_setup_entry() {
+        for h in HOSTS
+            .iter()
+            .filter(|h| h.client.is_some_and(|c| !c.host_word_passes))
+        {
+            assert!(h.shell.is_some(), "{}", h.name);
+            assert!(h.config.is_some(), "{}", h.name);
+        }
+    }
+
+    #[test]
+    fn names_are_unique_and_found() {
+        let mut clients: Vec<&str> = HOSTS
+            .iter()
+            .filter_map(|h| h.client)
+            .flat_map(|c| c.names.iter().copied())
+            .collect();
+        let all = clients.len();
+        clients.sort();
+        clients.dedup();
+        assert_eq!(clients.len(), all, "a client name in two rows");
+        assert_eq!(
+            by_client(Some("opencode")).map(|h| h.name),
+            Some("opencode")
+        );
+        assert_eq!(by_client(Some("Codex-mcp-client")), None);
+        assert_eq!(by_client(None), None);
+        assert_eq!(by_setup_name("vscode").map(|h| h.name), Some("VS Code"));
+        assert_eq!(by_setup_name("inspector"), None);
+    }
+}
