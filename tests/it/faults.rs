@@ -6,17 +6,12 @@
 
 use std::path::Path;
 
-use crate::support::{bin, command, connect, connect_with, document, scored, tree_digest};
+use crate::support::{
+    bin, command, connect, connect_with, document, scored, tree_digest, BUG_SECTIONS,
+};
 use crate::support::{Client, Era, Sandbox};
 use serde_json::{json, Value};
 
-const BUG_SECTIONS: [&str; 5] = [
-    "Summary",
-    "Reproduction Steps",
-    "Expected Behaviour",
-    "Actual Behaviour",
-    "Suspected Cause",
-];
 const DEV: &str = "# Implementation Report\n\n## Summary\nFixed the parser.\n\n## Changes\n- `src/parse.rs`: empty input.\n\n## Tests\n12 passed.\n";
 const FAILING_TEST: &str = "\n## Failing Test\n`parses_empty_input` failed before the fix (`index out of bounds`), passes after it.\n";
 

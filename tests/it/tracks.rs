@@ -3,23 +3,11 @@
 //! human in a terminal, keeping what was written.
 
 use crate::support::transport::{each_transport, Transport};
-use crate::support::{connect, document, read_json, scored, Client, Era, Sandbox};
+use crate::support::{
+    connect, document, read_json, scored, Client, Era, Sandbox, BUG_SECTIONS, SPEC_SECTIONS,
+};
 use serde_json::{json, Value};
 
-const SPEC_SECTIONS: [&str; 5] = [
-    "Change",
-    "Approach",
-    "Files",
-    "Acceptance Criteria",
-    "Risks",
-];
-const BUG_SECTIONS: [&str; 5] = [
-    "Summary",
-    "Reproduction Steps",
-    "Expected Behaviour",
-    "Actual Behaviour",
-    "Suspected Cause",
-];
 const DEV: &str = "# Implementation Report\n\n## Summary\nFixed the parser.\n\n## Changes\n- `src/parse.rs`: empty input.\n\n## Tests\n12 passed.\n";
 const FAILING_TEST: &str = "\n## Failing Test\n`parses_empty_input` failed before the fix (`index out of bounds`), passes after it.\n";
 const REVIEW: &str = "# Code Review\n\n## Findings\n- none.\n\nReview Status: Pass\n";

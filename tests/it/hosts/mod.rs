@@ -21,18 +21,11 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::support::terminal::in_terminal;
-use crate::support::{document, read_json, scored, server_path, ROOT};
+use crate::support::{document, read_json, scored, server_path, ROOT, SPEC_SECTIONS};
 
 /// How long one run of a host may take.
 const RUN_LIMIT: Duration = Duration::from_secs(180);
 
-const SPEC_SECTIONS: [&str; 5] = [
-    "Change",
-    "Approach",
-    "Files",
-    "Acceptance Criteria",
-    "Risks",
-];
 const DEV: &str = "# Implementation Report\n\n## Summary\nAdded the flag.\n\n## Changes\n- `src/cli.rs`: `--verbose`.\n\n## Tests\n3 passed.\n";
 const REVIEW: &str = "# Code Review\n\n## Findings\n- none.\n\nReview Status: Pass\nIntent: met\n";
 

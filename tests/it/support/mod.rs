@@ -359,6 +359,24 @@ pub fn document(title: &str, sections: &[&str]) -> String {
     format!("# {title}\n{}", sections_text(sections))
 }
 
+/// The sections a quick track's technical spec needs.
+pub const SPEC_SECTIONS: [&str; 5] = [
+    "Change",
+    "Approach",
+    "Files",
+    "Acceptance Criteria",
+    "Risks",
+];
+
+/// The sections a fix track's bug report needs.
+pub const BUG_SECTIONS: [&str; 5] = [
+    "Summary",
+    "Reproduction Steps",
+    "Expected Behaviour",
+    "Actual Behaviour",
+    "Suspected Cause",
+];
+
 /// Each of `sections` as a `##` heading with a line of text under it.
 pub fn sections_text(sections: &[&str]) -> String {
     sections
