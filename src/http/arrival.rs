@@ -163,3 +163,68 @@ async fn read(
     }
     Ok(Bytes::from(bytes))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::routing::post;
+    use axum::Router;
+    use hyper_util::service::TowerToHyperService;
+
+    /// A POST of `body` to an app whose handler reads the body when `reads`.
+    async fn post_to(limit: &Arrival, reads: bool, body: &'static str) -> (u16, String) {
+        let app = Router::new()
+            .route(
+                "/read",
+                post(|body: Bytes| async move { format!("read {}", body.len()) }),
+            )
+            .route("/unread", post(|| async { "not read" }))
+            .layer(axum::middleware::from_fn_with_state(limit.clone(), arrive));
+        let path = if reads { "/read" } else { "/unread" };
+        let request = axum::http::Request::post(path)
+            .body(Body::from(body))
+            .unwrap();
+        let app = TowerToHyperService::new(app);
+        let response = hyper::service::Service::call(&app, request).await.unwrap();
+        let status = response.status().as_u16();
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        (status, String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    #[tokio::test]
+    async fn a_body_takes_its_share_only_when_read_and_waits_for_it_within_the_time() {
+        let limit = Arrival::new(Duration::from_millis(200), 4096, 4096);
+        assert_eq!(post_to(&limit, true, "ok").await, (200, "read 2".into()));
+        // A body nobody reads holds nothing, even with the budget spent elsewhere.
+        let spent = limit.budget.clone().acquire_many_owned(4).await.unwrap();
+        assert_eq!(post_to(&limit, false, "ok").await.0, 200);
+        let (status, text) = post_to(&limit, true, "ok").await;
+        assert_eq!(status, 503, "{text}");
+        assert!(text.contains("BMAD_HTTP_BODIES_BYTES"), "{text}");
+        drop(spent);
+        assert_eq!(
+            limit.budget.available_permits(),
+            4,
+            "every share given back"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_body_rmcp_cannot_serve_is_answered_with_its_own_id() {
+        let limit = Arrival::new(Duration::from_secs(5), 4096, 4096);
+        let (status, text) = post_to(
+            &limit,
+            true,
+            r#"{"jsonrpc":"1.0","id":7,"method":"tools/list"}"#,
+        )
+        .await;
+        assert_eq!(status, 400, "{text}");
+        let answer: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            (answer["id"].clone(), answer["error"]["code"].clone()),
+            (7.into(), (-32600).into())
+        );
+    }
+}
