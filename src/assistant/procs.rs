@@ -1,10 +1,12 @@
-//! The processes behind a channel, read from `/proc` on Linux: a chain of processes from
-//! one up through its ancestors, whether each is an agent host or carries a host's mark in
-//! its environment (`CLAUDECODE`, `GEMINI_CLI=1`, … as the hosts table lists them, `crate::hosts`: hosts
-//! set them in their shell tool's shell), and the process holding the other end of a
-//! loopback TCP connection. The rule
-//! that reads them is the module's own ([`super::behind`]). Elsewhere than Linux nothing
-//! can be read.
+//! The processes behind a channel, read from `/proc` on Linux through `procfs`: a chain of
+//! processes from one up through its ancestors, whether each is an agent host or carries a
+//! host's mark in its environment (`CLAUDECODE`, `GEMINI_CLI=1`, … as the hosts table
+//! lists them, `crate::hosts`: hosts set them in their shell tool's shell), and the process
+//! holding the other end of a loopback TCP connection. The rule that reads them is the
+//! module's own ([`super::behind`]). Elsewhere than Linux nothing can be read.
+
+#[cfg(target_os = "linux")]
+use procfs::process::{FDTarget, Process};
 
 #[cfg(target_os = "linux")]
 use crate::hosts::recognise as marks;
@@ -27,7 +29,7 @@ pub struct Proc {
 pub fn own_parent() -> Option<u32> {
     #[cfg(target_os = "linux")]
     {
-        parent_of("self")
+        parent_of(&Process::myself().ok()?.stat().ok()?)
     }
     #[cfg(not(target_os = "linux"))]
     {
@@ -42,23 +44,25 @@ pub fn chain(start: u32) -> Vec<Proc> {
     {
         let mut pid = Some(start);
         while let Some(p) = pid.filter(|p| *p > 0 && chain.len() < MAX_DEPTH) {
-            let at = p.to_string();
+            let process = process(p);
+            let stat = process.as_ref().and_then(|pr| pr.stat().ok());
             // A process names itself (up to 15 bytes): the label is shown in replies and
             // kept in the history, so no line break or other control character of its own.
-            let name: String = proc_text(&at, "comm")
-                .map(|c| {
-                    let c = c.strip_suffix('\n').unwrap_or(&c);
-                    c.chars()
+            let name: String = stat.as_ref().map_or_else(
+                || "?".into(),
+                |s| {
+                    s.comm
+                        .chars()
                         .map(|ch| if ch.is_control() { '?' } else { ch })
                         .collect()
-                })
-                .unwrap_or_else(|| "?".into());
+                },
+            );
             chain.push(Proc {
-                host: runs_host(&at),
-                mark: mark_in(&at),
+                host: process.as_ref().and_then(runs_host),
+                mark: process.as_ref().and_then(mark_in),
                 label: format!("{name} (pid {p})"),
             });
-            pid = parent_of(&at).filter(|next| *next != p);
+            pid = stat.as_ref().and_then(parent_of).filter(|next| *next != p);
         }
     }
     #[cfg(not(target_os = "linux"))]
@@ -73,29 +77,14 @@ pub fn socket_owner(peer: std::net::SocketAddr) -> Option<u32> {
     #[cfg(target_os = "linux")]
     {
         let inode = socket_inode(peer)?;
-        let wanted = format!("socket:[{inode}]");
         let own = std::process::id();
-        for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-            let Some(pid) = entry
-                .file_name()
-                .to_str()
-                .and_then(|s| s.parse::<u32>().ok())
-            else {
-                continue;
-            };
-            if pid == own {
-                continue;
-            }
-            let Ok(fds) = std::fs::read_dir(entry.path().join("fd")) else {
-                continue;
-            };
-            for fd in fds.flatten() {
-                if std::fs::read_link(fd.path()).is_ok_and(|l| l.as_os_str() == wanted.as_str()) {
-                    return Some(pid);
-                }
-            }
-        }
-        None
+        let pid = procfs::process::all_processes()
+            .ok()?
+            .flatten()
+            .filter(|p| u32::try_from(p.pid()).is_ok_and(|pid| pid != own))
+            .find(|p| holds_inode(p, inode))?
+            .pid();
+        u32::try_from(pid).ok()
     }
     #[cfg(not(target_os = "linux"))]
     {
@@ -109,13 +98,8 @@ pub fn socket_owner(peer: std::net::SocketAddr) -> Option<u32> {
 pub fn holds(pid: u32, peer: std::net::SocketAddr) -> Option<bool> {
     #[cfg(target_os = "linux")]
     {
-        let wanted = format!("socket:[{}]", socket_inode(peer)?);
-        let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).ok();
-        Some(fds.is_some_and(|fds| {
-            fds.flatten().any(|fd| {
-                std::fs::read_link(fd.path()).is_ok_and(|l| l.as_os_str() == wanted.as_str())
-            })
-        }))
+        let inode = socket_inode(peer)?;
+        Some(process(pid).is_some_and(|p| holds_inode(&p, inode)))
     }
     #[cfg(not(target_os = "linux"))]
     {
@@ -129,7 +113,7 @@ pub fn holds(pid: u32, peer: std::net::SocketAddr) -> Option<bool> {
 pub fn runs_bmad_mcp(pid: u32) -> Option<bool> {
     #[cfg(target_os = "linux")]
     {
-        let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok();
+        let exe = process(pid).and_then(|p| p.exe().ok());
         Some(exe.is_some_and(|e| {
             e.file_name()
                 .and_then(|n| n.to_str())
@@ -143,52 +127,48 @@ pub fn runs_bmad_mcp(pid: u32) -> Option<bool> {
     }
 }
 
-/// The inode of the TCP socket whose local address is `addr`.
 #[cfg(target_os = "linux")]
-fn socket_inode(addr: std::net::SocketAddr) -> Option<u64> {
-    let (file, local) = match addr {
-        std::net::SocketAddr::V4(a) => (
-            "/proc/net/tcp",
-            format!(
-                "{:08X}:{:04X}",
-                u32::from_ne_bytes(a.ip().octets()),
-                a.port()
-            ),
-        ),
-        std::net::SocketAddr::V6(a) => {
-            let hex: String = a
-                .ip()
-                .octets()
-                .chunks(4)
-                .map(|w| format!("{:08X}", u32::from_ne_bytes([w[0], w[1], w[2], w[3]])))
-                .collect();
-            ("/proc/net/tcp6", format!("{hex}:{:04X}", a.port()))
-        }
-    };
-    let table = std::fs::read_to_string(file).ok()?;
-    table.lines().skip(1).find_map(|line| {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
-        (fields.get(1)? == &local.as_str())
-            .then(|| fields.get(9)?.parse().ok())
-            .flatten()
-            .filter(|inode| *inode != 0)
+fn process(pid: u32) -> Option<Process> {
+    Process::new(i32::try_from(pid).ok()?).ok()
+}
+
+/// Whether `process` has the socket `inode` among its descriptors.
+#[cfg(target_os = "linux")]
+fn holds_inode(process: &Process, inode: u64) -> bool {
+    process.fd().is_ok_and(|mut fds| {
+        fds.any(|fd| fd.is_ok_and(|fd| matches!(fd.target, FDTarget::Socket(i) if i == inode)))
     })
 }
 
-/// The host `/proc/<pid>` is, by the file it executes (`exe`, which the process cannot
-/// rename, unlike its `argv[0]` or its name): the host's own binary, or node or bun running
-/// the host's script (the first argument that is not an option).
+/// The inode of the TCP socket whose local address is `addr`.
 #[cfg(target_os = "linux")]
-fn runs_host(pid: &str) -> Option<&'static str> {
-    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok()?;
+fn socket_inode(addr: std::net::SocketAddr) -> Option<u64> {
+    let table = match addr {
+        std::net::SocketAddr::V4(_) => procfs::net::tcp(),
+        std::net::SocketAddr::V6(_) => procfs::net::tcp6(),
+    };
+    table.ok()?.into_iter().find_map(|entry| {
+        let local = entry.local_address;
+        (local.ip() == addr.ip() && local.port() == addr.port() && entry.inode != 0)
+            .then_some(entry.inode)
+    })
+}
+
+/// The host `process` is, by the file it executes (`exe`, which the process cannot rename,
+/// unlike its `argv[0]` or its name): the host's own binary, or node or bun running the
+/// host's script (the first argument that is not an option).
+#[cfg(target_os = "linux")]
+fn runs_host(process: &Process) -> Option<&'static str> {
+    let exe = process.exe().ok()?;
     let exe = exe.to_string_lossy();
     // A binary replaced while it runs (an update) reads `/path/claude (deleted)`.
     let exe = exe.strip_suffix(" (deleted)").unwrap_or(&exe);
     if !marks::runs_scripts(exe) {
         return marks::host_of_executable(exe);
     }
-    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    // Read as bytes, not through procfs's `cmdline`, which fails on any argument that is
+    // not UTF-8: a host would then go unseen.
+    let cmdline = std::fs::read(format!("/proc/{}/cmdline", process.pid())).ok()?;
     let script = cmdline
         .split(|c| *c == 0)
         .skip(1)
@@ -196,30 +176,22 @@ fn runs_host(pid: &str) -> Option<&'static str> {
     marks::host_of_script(&String::from_utf8_lossy(script))
 }
 
-/// The first host's mark set in the environment of `/proc/<pid>`.
+/// A host's mark set in the environment of `process`; of several, the first by name (the
+/// environment is read as a map).
 #[cfg(target_os = "linux")]
-fn mark_in(pid: &str) -> Option<String> {
-    let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
-    environ.split(|c| *c == 0).find_map(|kv| {
-        let at = kv.iter().position(|c| *c == b'=')?;
-        marks::mark_of(&kv[..at], &kv[at + 1..])
-    })
+fn mark_in(process: &Process) -> Option<String> {
+    use std::os::unix::ffi::OsStrExt;
+    let environ = process.environ().ok()?;
+    environ
+        .iter()
+        .filter_map(|(name, value)| marks::mark_of(name.as_bytes(), value.as_bytes()))
+        .min()
 }
 
-/// The parent pid of `/proc/<pid>`.
+/// The parent pid in a process's `stat`.
 #[cfg(target_os = "linux")]
-fn parent_of(pid: &str) -> Option<u32> {
-    let stat = proc_text(pid, "stat")?;
-    // "pid (comm) state ppid …": the name may hold spaces and parentheses.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(1)?.parse().ok()
-}
-
-#[cfg(target_os = "linux")]
-fn proc_text(pid: &str, file: &str) -> Option<String> {
-    std::fs::read(format!("/proc/{pid}/{file}"))
-        .ok()
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
+fn parent_of(stat: &procfs::process::Stat) -> Option<u32> {
+    u32::try_from(stat.ppid).ok()
 }
 
 #[cfg(all(test, target_os = "linux"))]
@@ -265,7 +237,8 @@ mod tests {
             .unwrap();
         let pid = child.id();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        while proc_text(&pid.to_string(), "cmdline").is_none_or(|c| !c.starts_with("claude\0")) {
+        let cmdline = || std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        while !cmdline().starts_with(b"claude\0") {
             assert!(std::time::Instant::now() < deadline, "exec -a did not run");
             std::thread::sleep(std::time::Duration::from_millis(20));
         }

@@ -22,7 +22,11 @@ use axum::response::{IntoResponse, Response};
 
 use super::Dashboard;
 use crate::http::guard::Token;
-use crate::http::hosts;
+
+/// A host's name as compared: `[::1]` is `::1`, `LOCALHOST` is `localhost`.
+fn name(host: &str) -> String {
+    host.trim_matches(['[', ']']).to_ascii_lowercase()
+}
 
 /// The header a state-changing request carries the page's token in.
 pub const SECRET_HEADER: &str = "x-bmad-secret";
@@ -44,8 +48,9 @@ pub struct Keys {
     /// The token the page's script sends with a change: written in the page only.
     pub page: String,
     page_token: Token,
-    pub hosts: Vec<String>,
-    pub origins: Vec<String>,
+    /// The server's own names, `(name, port)`: the bound address, and `localhost` on
+    /// loopback.
+    hosts: Vec<(String, u16)>,
     /// The cookie's name: one per port, since a browser sends a host's cookies to all.
     pub cookie: String,
 }
@@ -59,10 +64,22 @@ impl Keys {
             session,
             page_token: Token::new(&page),
             page,
-            hosts: crate::http::options::allowed_hosts(bound, &[]),
-            origins: crate::http::options::allowed_origins(bound, &[]),
+            hosts: crate::http::options::allowed_hosts(bound, &[])
+                .iter()
+                .filter_map(|h| axum::http::uri::Authority::try_from(h.as_str()).ok())
+                .map(|a| (name(a.host()), a.port_u16().unwrap_or(bound.port())))
+                .collect(),
             cookie: format!("bmad_dashboard_{}", bound.port()),
         }
+    }
+
+    /// Whether `host` (a `Host` header's name, or an origin's) and `port` are one of the
+    /// server's own names: names compare in lower case and without brackets.
+    fn own(&self, host: &str, port: Option<u16>) -> bool {
+        let host = name(host);
+        self.hosts
+            .iter()
+            .any(|(h, p)| *h == host && port == Some(*p))
     }
 
     /// A fresh one-time login key; the one printed before it dies.
@@ -175,7 +192,7 @@ fn connection_refused(keys: &Keys, request: &Request) -> Option<Response> {
             StatusCode::BAD_REQUEST,
             "Bad Request: missing or invalid Host",
         )),
-        Some(h) if !hosts::host_allowed(&h, &keys.hosts) => Some(refuse(
+        Some(h) if !keys.own(h.host(), h.port_u16()) => Some(refuse(
             StatusCode::FORBIDDEN,
             "Forbidden: Host is not the dashboard's",
         )),
@@ -190,7 +207,13 @@ fn change_refused(keys: &Keys, request: &Request) -> Option<Response> {
         .headers()
         .get(header::ORIGIN)
         .and_then(|o| o.to_str().ok())
-        .is_some_and(|o| o != "null" && hosts::origin_allowed(o, &keys.origins));
+        .and_then(|o| axum::http::Uri::try_from(o.trim()).ok())
+        .is_some_and(|o| {
+            o.scheme_str()
+                .is_some_and(|s| s.eq_ignore_ascii_case("http"))
+                && o.authority()
+                    .is_some_and(|a| keys.own(a.host(), Some(a.port_u16().unwrap_or(80))))
+        });
     if !origin_ok {
         return Some(refuse(
             StatusCode::FORBIDDEN,

@@ -15,16 +15,8 @@ const DIFF_CONTEXT: usize = 3;
 /// `text` with the five characters HTML gives a meaning escaped.
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
+    // Writing to a String cannot fail.
+    let _ = pulldown_cmark_escape::escape_html(&mut out, text);
     out
 }
 

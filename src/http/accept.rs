@@ -6,7 +6,8 @@
 //! when every connection is answering one, the new connection is refused (closed at once).
 //! The cap stays below the process's file limit, which is raised to its hard limit first:
 //! connections that used up every descriptor would leave a new one waiting in the backlog,
-//! never accepted, however the oldest are closed.
+//! never accepted, however the oldest are closed. Shutdown is hyper-util's graceful one:
+//! every connection finishes the request it is answering, sends its answer, and closes.
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -14,13 +15,16 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use axum::body::Body;
+use axum::response::Response;
 use axum::Router;
+use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 
 use crate::settings::Http;
 
@@ -138,6 +142,16 @@ impl Drop for Answering {
     }
 }
 
+/// `response`, keeping `held` until its body has been sent in full (or dropped).
+fn holding<T: Send + 'static>(response: Response, held: T) -> Response {
+    response.map(|body| {
+        Body::new(body.map_frame(move |frame| {
+            let _held = &held;
+            frame
+        }))
+    })
+}
+
 /// The next connection; when accepting fails (out of file descriptors and the like), it
 /// waits rather than spin.
 async fn next_connection(listener: &TcpListener) -> (TcpStream, SocketAddr) {
@@ -152,22 +166,21 @@ async fn next_connection(listener: &TcpListener) -> (TcpStream, SocketAddr) {
     }
 }
 
-/// Serves `app` on `listener` until `shutdown` completes, then lets every connection finish
-/// the request it is answering and waits for them all. `limits` caps the connections open
-/// and the time their headers take.
+/// Serves `app` on `listener` until `shutdown` completes; the connections still open, to
+/// be shut down gracefully. `limits` caps the connections open and the time their headers
+/// take.
 pub async fn serve(
     listener: TcpListener,
     app: Router,
     limits: Http,
     shutdown: impl std::future::Future<Output = ()>,
-) {
+) -> GracefulShutdown {
     let max = connection_cap(limits.max_connections.max(1));
     let registry = Arc::new(Registry {
         max,
         open: Mutex::new(VecDeque::new()),
     });
-    let stopping = CancellationToken::new();
-    let connections = TaskTracker::new();
+    let connections = GracefulShutdown::new();
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder
         .timer(TokioTimer::new())
@@ -198,29 +211,21 @@ pub async fn serve(
             let answer = hyper::service::Service::call(&service, request);
             async move {
                 let response = answer.await?;
-                Ok::<_, std::convert::Infallible>(super::guard::holding(response, held))
+                Ok::<_, std::convert::Infallible>(holding(response, held))
             }
         });
-        let connection = builder.serve_connection(TokioIo::new(stream), handler);
+        let connection = connections.watch(builder.serve_connection(TokioIo::new(stream), handler));
         let registry = registry.clone();
-        let stopping = stopping.clone();
-        connections.spawn(async move {
-            tokio::pin!(connection);
+        tokio::spawn(async move {
             tokio::select! {
-                _ = connection.as_mut() => {}
+                _ = connection => {}
                 () = close.cancelled() => {
                     tracing::debug!("closed a connection that was not answering a request: at the cap");
-                }
-                () = stopping.cancelled() => {
-                    connection.as_mut().graceful_shutdown();
-                    let _ = connection.as_mut().await;
                 }
             }
             registry.leave(&this);
         });
     }
     drop(listener);
-    stopping.cancel();
-    connections.close();
-    connections.wait().await;
+    connections
 }

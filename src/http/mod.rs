@@ -1,24 +1,25 @@
 //! `bmad-mcp serve --http`: the same server over streamable HTTP at `/mcp`, for several
 //! IDEs sharing one server. rmcp's `StreamableHttpService` speaks both protocol eras
 //! (sessions through `LocalSessionManager` for clients up to 2025-11-25, stateless
-//! requests for 2026-07-28) and checks `Host` against the bound names (DNS rebinding),
-//! `Origin` against the allow-list (by default only the server's own origin, which no
-//! page has since the server serves none: any browser page is refused) and
-//! the body size; axum mounts it, behind the bearer token check, the same `Host` and
-//! `Origin` checks made before any body is read ([`guard`]), and a time limit and a
-//! shared byte budget on each request's arrival (not on its answer, which may wait for the
-//! human's dialog or the project's checks). [`accept`] bounds the connections: a time
-//! limit on headers, and a cap on how many are open.
+//! requests for 2026-07-28), and checks before it reads a body: `Host` against the bound
+//! names (DNS rebinding), `Origin` against the allow-list (by default only the server's
+//! own origin, which no page has since the server serves none: any browser page is
+//! refused), then the body's size as it reads it. axum mounts it behind what no crate
+//! does: the bearer token, checked first in constant time ([`guard`]); a session bound to
+//! the process that opened it ([`bind`]); a body that is read only when rmcp reads it,
+//! within a time limit and a shared byte budget ([`arrival`], which says why those are not
+//! tower's layers). [`accept`] bounds the connections: a time limit on headers, and a cap
+//! on how many are open.
 //!
-//! Shutdown (SIGTERM, SIGINT): no new connection is accepted, the requests being
-//! answered finish and their answers are sent, then the open event streams are closed
-//! and the process exits 0. A call whose client went away still completes its writes:
-//! the runtime waits for its blocking thread. Every write is atomic either way.
+//! Shutdown (SIGTERM, SIGINT): no new connection is accepted, the open event streams end,
+//! the requests being answered finish and their answers are sent (hyper-util's graceful
+//! shutdown), and the process exits 0. A call whose client went away still completes its
+//! writes: the runtime waits for its blocking thread. Every write is atomic either way.
 
 mod accept;
+mod arrival;
 mod bind;
 pub mod guard;
-pub mod hosts;
 pub mod options;
 mod wire;
 
@@ -26,11 +27,16 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::Method;
+use axum::middleware::{from_fn, from_fn_with_state, Next};
+use axum::response::Response;
 use axum::Router;
+use futures_util::StreamExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 
 use crate::exit::Exit;
 use crate::settings::Settings;
@@ -53,7 +59,7 @@ pub struct Listening {
     listener: tokio::net::TcpListener,
     plan: Plan,
     pub addr: SocketAddr,
-    /// Cancelled when the server stops.
+    /// Cancelled when the server starts to stop: its event streams end then.
     pub stop: CancellationToken,
 }
 
@@ -137,8 +143,9 @@ pub async fn serve(
         listener,
         plan,
         addr: bound,
-        stop: sessions_end,
+        stop,
     } = at;
+    let sessions_end = CancellationToken::new();
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(options::allowed_hosts(bound, &plan.allow_hosts))
         .with_allowed_origins(options::allowed_origins(bound, &plan.allow_origins))
@@ -149,80 +156,68 @@ pub async fn serve(
     let stopping = server.clone();
     let sessions = Arc::new(LocalSessionManager::default());
     let service = StreamableHttpService::new(move || Ok(server.clone()), sessions.clone(), config);
-    let in_flight = TaskTracker::new();
-    let app = Router::new()
+    let arrival = arrival::Arrival::new(
+        settings.http.request_time,
+        settings.max_line_bytes,
+        settings.http.bodies_bytes,
+    );
+    // The layer added last runs first: the token, then the rest, each before rmcp.
+    let mut app = Router::new()
         .route_service(ENDPOINT, service)
-        .layer(axum::middleware::from_fn_with_state(
+        .layer(from_fn_with_state(
             bind::Owners::of(sessions),
             bind::bind_sessions,
         ))
-        .layer(axum::middleware::from_fn_with_state(
-            in_flight.clone(),
-            guard::track,
-        ))
-        .layer(axum::middleware::from_fn(wire::answer_bounded));
-    let mut app = guarded(app, &plan, settings, bound);
+        .layer(from_fn(wire::answer_bounded))
+        .layer(from_fn_with_state(arrival, arrival::arrive))
+        .layer(from_fn_with_state(stop.clone(), end_streams));
+    if let Some(token) = &plan.token {
+        app = app.layer(from_fn_with_state(
+            guard::Token::new(token),
+            guard::require_token,
+        ));
+    }
     let mut kept = None;
     if let Some((routes, guard)) = beside {
         // Its routes first; every other path is the MCP app's, with all of its checks.
         app = routes.fallback_service(app);
         kept = Some(guard);
     }
-    let shutdown = async move {
-        stop_signal().await;
-        tracing::info!(
-            in_flight = in_flight.len(),
-            "stopping: finishing the requests being answered"
-        );
-        // A call waiting on the human's dialog answers now: still pending.
-        stopping.stop();
-        in_flight.close();
-        // Open event streams never end by themselves: they are closed once the answers
-        // are out, so that the server's own wait for its connections can finish.
-        tokio::spawn(async move {
-            if tokio::time::timeout(SHUTDOWN_GRACE, in_flight.wait())
-                .await
-                .is_err()
-            {
-                tracing::warn!("requests still open after {SHUTDOWN_GRACE:?}; closing them");
-            }
-            sessions_end.cancel();
-        });
-    };
-    accept::serve(listener, app, settings.http, shutdown).await;
+    let connections = accept::serve(listener, app, settings.http, stop_signal()).await;
+    tracing::info!(
+        connections = connections.count(),
+        "stopping: finishing the requests being answered"
+    );
+    // A call waiting on the human's dialog answers now: still pending.
+    stopping.stop();
+    stop.cancel();
+    if tokio::time::timeout(SHUTDOWN_GRACE, connections.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("requests still open after {SHUTDOWN_GRACE:?}; closing them");
+    }
+    sessions_end.cancel();
     drop(kept);
     tracing::info!("stopped");
     Ok(())
 }
 
-/// `app` behind the checks made before a body is read: the token, then `Host` and
-/// `Origin`, then the time and the shared budget a body has to arrive in.
-fn guarded(mut app: Router, plan: &Plan, settings: &Settings, bound: SocketAddr) -> Router {
-    // The layer added last runs first: the token, then `Host` and `Origin`, and only then
-    // is a body read, so nothing is spent on a request that will be refused.
-    app = app
-        .layer(axum::middleware::from_fn_with_state(
-            guard::Arrival::new(
-                settings.http.request_time,
-                settings.max_line_bytes,
-                settings.http.bodies_bytes,
-            ),
-            guard::arrive_in_time,
-        ))
-        .layer(axum::middleware::from_fn_with_state(
-            guard::Allowed {
-                hosts: options::allowed_hosts(bound, &plan.allow_hosts).into(),
-                origins: options::allowed_origins(bound, &plan.allow_origins).into(),
-            },
-            guard::check_host_and_origin,
-        ));
-    if let Some(token) = &plan.token {
-        app = app.layer(axum::middleware::from_fn_with_state(
-            guard::Token::new(token),
-            guard::require_token,
-        ));
+/// A GET's answer, an event stream, ends once `stop` is cancelled: it never ends by itself,
+/// and its connection would keep shutdown waiting. A POST's answer (an event stream too in
+/// the 2025 eras) ends with the call's answer, which shutdown waits for.
+async fn end_streams(
+    State(stop): State<CancellationToken>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if request.method() != Method::GET {
+        return next.run(request).await;
     }
-    app
+    let stopped = stop.cancelled_owned();
+    next.run(request)
+        .await
+        .map(|body| Body::from_stream(body.into_data_stream().take_until(stopped)))
 }
 
 /// SIGTERM or SIGINT (Ctrl-C); the dashboard waits for it too.

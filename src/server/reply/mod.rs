@@ -48,148 +48,103 @@ pub use undecided::{for_undecided, Undecided};
 /// **both** (what the reply is about): `session_id`, `task_name`, `track`, `stage`, `state`,
 /// `stage_description`, `story`, `stories`, `score_source`, `gate_passed`,
 /// `missing_sections`, `empty_sections`, `iteration`, `session`, `total`, `project`.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema, Default)]
 pub struct Reply {
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub task_name: Option<String>,
     /// The session's track: `full`, `quick`, `fix`, or `story` (one sprint of a parent).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub track: Option<Track>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub stage: Option<Stage>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub state: Option<State>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub stage_description: Option<String>,
     /// A story: its parent task, its sprint, and who runs it where.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub story: Option<StoryLink>,
     /// A parent whose sprints run as stories: each story's holder and state, as their
     /// shared entries say now.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub stories: Option<Vec<StoryState>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub requires_user_confirmation: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub interaction_type: Option<InteractionType>,
     /// For the human, in English: what happened and what they are asked.
     pub user_message: String,
     /// For the host's model, in the second person: what to do now, one instruction.
     /// Where the human decides, it says to show `user_message` and stop, and what the
     /// human's options are.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub next_step: Option<String>,
     /// The actions the workflow waits for now.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub pending_user_actions: Option<Vec<Action>>,
     /// The prompt for the host's model, rendered for this stage and round.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub role_prompt: Option<String>,
     /// Where `role_prompt` comes from: `built-in`, or the project's or the user's file
     /// that overrides it (`project file .bmad/prompts/po.md`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub role_prompt_source: Option<String>,
     /// The lessons from earlier tasks that `role_prompt` carries: ids of the files
     /// `.bmad/lessons/<id>.md` (the human retires one with `bmad-mcp lessons retire <id>`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub lessons: Option<Vec<String>>,
     /// For `recall`: the lessons found, most relevant first, one line each (id, category,
     /// role, task, whose words, the words).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub recalled: Option<Vec<String>>,
     /// In a `status` reply: what the project is (stack, approved checks, how many lesson
     /// files); the resource `bmad://project` has the whole context.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub project: Option<super::project_context::ProjectSummary>,
     /// Who writes this document: `claude` is you, the host's own model (submit as
     /// `claude_result`); `codex` is a second, independent model, for instance through a
     /// Codex MCP server (`codex_result`). `next_step` says what to do without one.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub engines: Option<Vec<Engine>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub context: Option<Context>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub score: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub scores: Option<BTreeMap<Engine, u32>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub score_source: Option<ScoreSource>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub gate_passed: Option<bool>,
     /// Sections the stage requires that the server's own check did not find in the
     /// document: a score does not pass the gate while any is missing.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub missing_sections: Option<Vec<String>>,
     /// Sections whose heading the check found with nothing under it.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub empty_sections: Option<Vec<String>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub iteration: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub questions: Option<Vec<Question>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub gaps: Option<Vec<String>>,
     /// What a below-gate document should add.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub guidance: Option<Vec<String>>,
     /// For the human: what they should know besides `user_message` (the project's
     /// policy, how to add checks); `next_step` says to tell them.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub notices: Option<Vec<String>>,
     /// The document the human should read now (relative to the project).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub artifact_path: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub sprints: Option<Vec<Sprint>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub review_status: Option<String>,
     /// The project's checks as the server ran them on the submission (dev, QA): per
     /// check the command, how it ended, the exit code, the time, the digest of its
     /// output, where the kept output is, and its last lines; and the commit they ran on.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub checks: Option<CheckRun>,
     /// `status`: the session as stored (documents are references).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub session: Option<Session>,
     /// Where the human decides on a stage document: the first 12 hex digits of its
     /// SHA-256 as saved; pass it back as `digest` to bind the decision to this version.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub document_digest: Option<String>,
     /// Where the human decides, while a dashboard serves the project (`bmad-mcp
     /// dashboard`): the address of this task's page, to open in their browser (it asks
     /// for the dashboard's secret once per browser).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub dashboard_url: Option<String>,
     /// `status`: every decision taken, with who made it, how, and on which document.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub decisions: Option<Vec<DecisionEntry>>,
     /// `status`, `resume`, and a reply that starts development or QA: what changed since
     /// a later stage relied on it (earlier documents, the project's files since the
     /// commit the latest document was written against).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub drift: Option<Drift>,
     /// `list`: a page of the project's sessions, newest first.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub sessions: Option<Vec<ListEntry>>,
     /// `list`: pass as `cursor` for the next page; absent on the last page.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
     /// `list`: how many sessions the project has.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub total: Option<usize>,
     /// `list`: session files that cannot be read (first page only), with why.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub damaged: Option<Vec<Damaged>>,
     /// The requirements traced from the PRD to the closing report (docs/traceability.md):
     /// counts, and at most ten ids per list that needs attention.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub trace: Option<crate::workflow::trace::Summary>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorBody>,
     /// With an error about a known session: what is legal now.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub allowed_actions: Option<Vec<Action>>,
     /// Not sent: the gates policy in force where it keeps the decision for the human, for
     /// [`human_channel`] to name their channel once it is known whether there is a dialog.
@@ -223,6 +178,7 @@ pub struct DocumentRef {
 /// Where the host finds what the next document builds on: the facts themselves (the
 /// objective, the answers, the feedback, a line on each earlier document) are written
 /// once, in `role_prompt`.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct Context {
     /// Where this task's documents are saved.
@@ -230,14 +186,13 @@ pub struct Context {
     /// The documents of earlier stages: read them from disk.
     pub documents: Vec<DocumentRef>,
     /// The draft being revised, when there is one.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub previous_draft: Option<String>,
     /// For development: the sprint scope the human approved.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
 }
 
 /// One decision from the session's history.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct DecisionEntry {
     pub stage: Stage,
@@ -245,10 +200,8 @@ pub struct DecisionEntry {
     pub decided_by: DecidedBy,
     pub via: Via,
     /// The person deciding, as git (or `BMAD_OWNER`) named them.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub decider: Option<Person>,
     /// The first 12 hex digits of the SHA-256 of the document decided on.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub digest: Option<String>,
     pub at: String,
 }
