@@ -12,7 +12,7 @@ pub const LAYERS: [&str; 23] = [
     "hosts",
     "fault",
     "exit",
-    "assistant",
+    "process_origin",
     "workflow",
     "error",
     "files",

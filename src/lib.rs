@@ -11,7 +11,7 @@
 //! * [`fault`]: what the server is doing now, so that a panic says what failed (a
 //!   leaf).
 //! * [`exit`]: every exit status of the binary, in one type (a leaf).
-//! * [`assistant`]: whether an assistant is behind a process, read from `/proc`.
+//! * [`process_origin`]: whether an assistant is behind a process, read from `/proc`.
 //! * [`workflow`]: the pure core (stages, sessions, transitions, reading submissions);
 //!   no I/O.
 //! * [`error`]: the one error type a call reports.
@@ -49,7 +49,6 @@
 //! files of a folder free of import cycles and every function within 80 lines.
 
 pub mod act;
-pub mod assistant;
 pub mod bmad_method;
 pub mod code;
 pub mod dashboard;
@@ -64,6 +63,7 @@ pub mod jsonrpc;
 pub mod layers;
 pub mod lessons;
 pub mod policy;
+pub mod process_origin;
 pub mod prompts;
 pub mod server;
 pub mod settings;

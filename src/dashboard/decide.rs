@@ -16,9 +16,9 @@ use serde::Deserialize;
 
 use crate::act::human::{self, Asking, Decided};
 use crate::act::Handover;
-use crate::assistant::{self, procs, Host};
 use crate::code::clip;
 use crate::policy;
+use crate::process_origin::{self, procs, Host};
 use crate::server::reply;
 use crate::store::{SessionKey, Store};
 use crate::workflow::{Action, Command, Provenance, Via};
@@ -117,7 +117,7 @@ pub fn provenance(peer: Option<SocketAddr>) -> Result<Provenance, String> {
     if chain.is_empty() {
         return Err("the process at this connection's other end could not be found: a decision on the dashboard is the human's, from their own browser, and is kept only with the process it came from".into());
     }
-    if let Some(why) = assistant::behind(&chain, Host::IsTheAssistant) {
+    if let Some(why) = process_origin::behind(&chain, Host::IsTheAssistant) {
         return Err(format!(
             "this connection comes from an assistant's process ({why}): a decision on the dashboard is the human's, from their own browser"
         ));

@@ -231,7 +231,7 @@ impl Drop for Served {
 /// assistant's shell, which would read the address and decide as the human: then the
 /// server runs without it, and says so.
 pub fn beside_http(at: &crate::http::Listening, acting: &Acting) -> Option<crate::http::Beside> {
-    if let Some(why) = crate::assistant::behind_me() {
+    if let Some(why) = crate::process_origin::behind_me() {
         eprintln!("bmad-mcp: no dashboard beside this server: it runs under an assistant's shell ({why}). The dashboard is the human's: run `bmad-mcp dashboard` yourself, in your own terminal.");
         return None;
     }
@@ -277,7 +277,7 @@ fn router_alone(dash: Arc<Dashboard>) -> Router {
 /// SIGINT or SIGTERM.
 pub fn run(addr: &str, settings: &Settings) -> Exit {
     // Whoever starts the dashboard reads its secret: never an assistant.
-    if let Some(why) = crate::assistant::behind_me() {
+    if let Some(why) = crate::process_origin::behind_me() {
         eprintln!("bmad-mcp: refusing to start the dashboard: this command runs under an assistant's shell ({why}). The dashboard is the human's: run it yourself, in your own terminal, outside the assistant.");
         return Exit::UnderAssistant;
     }

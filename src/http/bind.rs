@@ -3,7 +3,7 @@
 //! server's request by the request's id, which it numbers from 0: anyone holding a
 //! session's id could answer that client's pending `elicitation/create` (the human's
 //! dialog) for it. So the process at the other end of the connection that opened the
-//! session (found from its socket, `assistant::procs`) is kept, and a request naming the
+//! session (found from its socket, `process_origin::procs`) is kept, and a request naming the
 //! session from a connection another process holds is refused with 403. The owner's own
 //! new connections (an answer arrives on one) pass.
 //!
@@ -24,7 +24,7 @@ use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::SessionManager;
 
-use crate::assistant::procs;
+use crate::process_origin::procs;
 
 /// The header naming a session.
 const SESSION: &str = "mcp-session-id";
@@ -53,14 +53,14 @@ impl Finder {
 /// owner is not kept.
 #[derive(Clone)]
 pub struct Owners {
-    known: Arc<Mutex<Known>>,
+    known: Arc<Mutex<SessionOwners>>,
     sessions: Arc<LocalSessionManager>,
     find: Option<Finder>,
     cap: usize,
 }
 
 #[derive(Default)]
-struct Known {
+struct SessionOwners {
     owner: HashMap<String, u32>,
     order: VecDeque<String>,
 }

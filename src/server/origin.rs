@@ -19,7 +19,7 @@ use rmcp::service::RequestContext;
 use rmcp::RoleServer;
 
 use super::per_host;
-use crate::assistant::{self, procs, Found, Host};
+use crate::process_origin::{self, procs, Found, Host};
 use crate::workflow::Provenance;
 
 /// What becomes of a gate decision the host asserts.
@@ -91,7 +91,7 @@ fn read(ctx: &RequestContext<RoleServer>) -> (Provenance, Option<Found>) {
         }
     };
     let chain = chain.unwrap_or_default();
-    let found = assistant::found(&chain, Host::AsksTheHuman);
+    let found = process_origin::found(&chain, Host::AsksTheHuman);
     let assistant = match chain.first() {
         None if channel == "http" => {
             Some("the process at the connection's other end could not be found".to_string())

@@ -2,8 +2,8 @@
 //! with its page's address and process, read back (as untrusted: anyone may write it) for
 //! the deep link that replies and refusals asking the human give.
 
-use crate::assistant::procs;
 use crate::files::Project;
+use crate::process_origin::procs;
 
 /// Where a running dashboard tells the project its page's address (without the secret)
 /// and its process id: `{"url": …, "pid": …}`. Replies asking the human to decide link

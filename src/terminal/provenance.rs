@@ -1,8 +1,8 @@
 //! Where a terminal command comes from: the terminal device, and the chain of processes
-//! it runs under, to which `crate::assistant`'s rule applies (an assistant's shell can run
+//! it runs under, to which `crate::process_origin`'s rule applies (an assistant's shell can run
 //! `bmad-mcp confirm` too, even on a pseudo-terminal of its own).
 
-use crate::assistant::{self, procs};
+use crate::process_origin::{self, procs};
 use crate::workflow::Provenance;
 
 /// What the command found about where it runs, with the reason an assistant was found.
@@ -36,7 +36,7 @@ pub(super) fn human_at_terminal(verb: &str, whose: &str) -> Result<Origin, super
 /// Reads the terminal device and the process chain of this process.
 pub(super) fn read() -> Origin {
     let chain = procs::own_parent().map(procs::chain).unwrap_or_default();
-    let assistant = assistant::behind_this_process(&chain);
+    let assistant = process_origin::behind_this_process(&chain);
     Origin {
         provenance: Provenance {
             terminal: terminal_device(),
