@@ -108,14 +108,12 @@ fn main() -> Exit {
         }
     };
     let settings = Settings::read(cli.owner.as_deref()).with_project(cli.project.as_deref());
-    // The plugin's hook runs before every tool use of the host and matches no pattern; a
-    // server checks them beside its start, below.
+    // The plugin's hook runs before every tool use of the host and matches no pattern.
     let hook = matches!(
         cli.command,
         Some(Command::Human(bmad_mcp::terminal::Cli::Hook { .. }))
     );
-    let serves = matches!(cli.command, None | Some(Command::Serve(_)));
-    if !hook && !serves && check_patterns().is_err() {
+    if !hook && check_patterns().is_err() {
         return Exit::Failed;
     }
     let options = match cli.command {
@@ -130,14 +128,6 @@ fn main() -> Exit {
         }
         None => ServeArgs::default(),
     };
-    // A server compiles them beside its start (they take milliseconds, its cold start
-    // about two), and does not serve on if one fails: a call needing a pattern meanwhile
-    // waits for it.
-    std::thread::spawn(|| {
-        if check_patterns().is_err() {
-            std::process::exit(Exit::Failed.code().into());
-        }
-    });
     init_logs(settings.log.as_deref());
     if let Some(place) = &settings.fault_inject {
         tracing::warn!(place = %place, "BMAD_FAULT_INJECT is set: calls fail at that place (for tests only)");
@@ -155,7 +145,7 @@ fn main() -> Exit {
     }
 }
 
-/// Compiles every pattern the server matches with, in this build: one that needs a regex
+/// Reads every pattern the server matches with, in this build: one that needs a regex
 /// feature the build left out would otherwise fail only the call whose input reaches it,
 /// as a defect of ours that looks like one of the user's.
 fn check_patterns() -> Result<(), ()> {
