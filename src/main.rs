@@ -150,7 +150,7 @@ fn main() -> Exit {
 /// as a defect of ours that looks like one of the user's.
 fn check_patterns() -> Result<(), ()> {
     bmad_mcp::workflow::check_patterns().map_err(|e| {
-        eprintln!("bmad-mcp: cannot start: {e}. This is a defect in bmad-mcp (a pattern this build cannot compile), not in your project; report it with the output of `bmad-mcp --version`");
+        eprintln!("bmad-mcp: cannot start: {e}. This is a defect in bmad-mcp (a pattern this build cannot read), not in your project; report it with the output of `bmad-mcp --version`");
     })
 }
 
