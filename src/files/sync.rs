@@ -4,15 +4,19 @@
 //! the files of one step of a write are synced at once: the first on the caller's thread,
 //! the others on a few workers that live as long as the process (a thread started per
 //! step costs its start, and on a busy machine a wait to be scheduled, at every step).
-//! The workers also remove the old copies of replaced files, at the same time as the last
-//! step's fsyncs: freeing a file's blocks can wait for the journal as long as an fsync.
-//! When no worker can be made, the work is done on the caller's thread, in order.
+//! A job no worker has taken yet when the caller's own fsync returns is done by the
+//! caller: a worker slow to be scheduled never makes a step wait longer than doing it
+//! all on the caller's thread would. The workers also remove the old copies of replaced
+//! files, at the same time as the last step's fsyncs: freeing a file's blocks can wait for
+//! the journal as long as an fsync. Without a worker, the caller does it all, in order.
 
+use std::collections::VecDeque;
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
-use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{channel, Sender};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 
 /// The most workers a process makes: a step syncs a few files (a document, a draft, the
 /// session, their folders), and several callers at once share them.
@@ -24,75 +28,108 @@ pub(super) type Discard = (Arc<OwnedFd>, String);
 /// What a job sends back: its place in the step and, for an fsync, its result.
 type Done = Sender<(usize, io::Result<()>)>;
 
-enum Job {
+enum Work {
     /// fsync the file.
-    Sync(File, usize, Done),
+    Sync(File),
     /// Remove the name from the folder (it may be gone already: another writer swept it).
-    Unlink(Discard, usize, Done),
+    Unlink(Discard),
+}
+
+/// One job of a step: the step it belongs to, its place there, where its result goes.
+struct Job {
+    step: u64,
+    place: usize,
+    work: Work,
+    done: Done,
 }
 
 impl Job {
     fn run(self) {
-        match self {
-            Job::Sync(file, i, done) => {
-                let _ = done.send((i, file.sync_all()));
-            }
-            Job::Unlink((dir, name), i, done) => {
+        let result = match self.work {
+            Work::Sync(file) => file.sync_all(),
+            Work::Unlink((dir, name)) => {
                 let flags = rustix::fs::AtFlags::empty();
                 let _ = rustix::fs::unlinkat(dir.as_fd(), name.as_str(), flags);
-                let _ = done.send((i, Ok(())));
+                Ok(())
             }
-        }
+        };
+        let _ = self.done.send((self.place, result));
     }
 }
 
-/// The workers' queue, and how many workers take from it.
+/// The jobs waiting for a worker, and how many workers there are.
+#[derive(Default)]
+struct Queue {
+    jobs: VecDeque<Job>,
+    workers: usize,
+}
+
+/// The workers' queue and the signal that it holds a job.
+#[derive(Default)]
 struct Pool {
-    queue: Mutex<(Sender<Job>, usize)>,
-    jobs: Arc<Mutex<Receiver<Job>>>,
+    queue: Mutex<Queue>,
+    ready: Condvar,
 }
 
 fn pool() -> &'static Pool {
     static POOL: OnceLock<Pool> = OnceLock::new();
-    POOL.get_or_init(|| {
-        let (tx, rx) = channel();
-        Pool {
-            queue: Mutex::new((tx, 0)),
-            jobs: Arc::new(Mutex::new(rx)),
-        }
-    })
+    POOL.get_or_init(Pool::default)
 }
 
 impl Pool {
-    /// Queues `job` for a worker, after making one when fewer than `wanted` (and the
-    /// most) are there; when none is there and none can be made, the job comes back.
-    fn hand(&self, job: Job, wanted: usize) -> Option<Job> {
-        let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
-        while queue.1 < wanted.min(MAX_WORKERS) {
-            let jobs = self.jobs.clone();
+    fn lock(&self) -> MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Queues `jobs` for the workers, after making workers up to as many as the jobs
+    /// (and the most); when there is none and none can be made, the jobs come back.
+    fn hand(&'static self, jobs: Vec<Job>) -> Vec<Job> {
+        let mut queue = self.lock();
+        while queue.workers < jobs.len().min(MAX_WORKERS) {
             let made = std::thread::Builder::new()
                 .name("bmad-fsync".into())
                 .stack_size(64 * 1024)
-                .spawn(move || work(&jobs));
+                .spawn(move || self.work());
             if made.is_err() {
                 break;
             }
-            queue.1 += 1;
+            queue.workers += 1;
         }
-        if queue.1 == 0 {
-            return Some(job);
+        if queue.workers == 0 {
+            return jobs;
         }
-        queue.0.send(job).err().map(|e| e.0)
+        queue.jobs.extend(jobs);
+        drop(queue);
+        self.ready.notify_all();
+        Vec::new()
     }
-}
 
-/// A worker: takes jobs from the queue until the process ends.
-fn work(jobs: &Mutex<Receiver<Job>>) {
-    loop {
-        let job = jobs.lock().unwrap_or_else(|e| e.into_inner()).recv();
-        match job {
-            Ok(job) => job.run(),
-            Err(_) => return,
+    /// The jobs of `step` that no worker has taken yet, taken back.
+    fn take_back(&self, step: u64) -> Vec<Job> {
+        let mut queue = self.lock();
+        let mut mine = Vec::new();
+        for job in std::mem::take(&mut queue.jobs) {
+            if job.step == step {
+                mine.push(job);
+            } else {
+                queue.jobs.push_back(job);
+            }
+        }
+        mine
+    }
+
+    /// A worker: runs queued jobs until the process ends.
+    fn work(&self) {
+        loop {
+            let mut queue = self.lock();
+            let job = loop {
+                match queue.jobs.pop_front() {
+                    Some(job) => break job,
+                    None => queue = self.ready.wait(queue).unwrap_or_else(|e| e.into_inner()),
+                }
+            };
+            drop(queue);
+            job.run();
         }
     }
 }
@@ -108,27 +145,35 @@ pub(super) fn sync_and_discard<'a>(
     files: impl IntoIterator<Item = &'a File>,
     old: Vec<Discard>,
 ) -> Vec<io::Result<()>> {
+    static STEPS: AtomicU64 = AtomicU64::new(0);
+    let step = STEPS.fetch_add(1, Ordering::Relaxed);
     let files: Vec<&File> = files.into_iter().collect();
-    let mut out: Vec<Option<io::Result<()>>> = files.iter().map(|_| None).collect();
-    let wanted = files.len().saturating_sub(1) + old.len();
     let (done, results) = channel();
-    let mut here = Vec::new();
-    for (i, discard) in old.into_iter().enumerate() {
-        let job = Job::Unlink(discard, files.len() + i, done.clone());
-        here.extend(pool().hand(job, wanted));
-    }
-    for (i, f) in files.iter().enumerate().skip(1) {
-        // A second handle on the same open file, for the worker to own; without one, or
-        // without a worker, the file is synced below on this thread.
-        if let Ok(copy) = f.try_clone() {
-            let _ = pool().hand(Job::Sync(copy, i, done.clone()), wanted);
-        }
-    }
-    // Every sender left is a queued job's: the results end when the last is done.
+    let job = |place, work| Job {
+        step,
+        place,
+        work,
+        done: done.clone(),
+    };
+    // A second handle on each open file, for a worker to own; a file without one is
+    // synced below on this thread.
+    let syncs = files.iter().enumerate().skip(1);
+    let mut jobs: Vec<Job> = syncs
+        .filter_map(|(i, f)| Some(job(i, Work::Sync(f.try_clone().ok()?))))
+        .collect();
+    jobs.extend(
+        old.into_iter()
+            .enumerate()
+            .map(|(i, d)| job(files.len() + i, Work::Unlink(d))),
+    );
+    let mut here = pool().hand(jobs);
+    // Every sender left is a job's: the results end when the last job is done.
     drop(done);
+    let mut out: Vec<Option<io::Result<()>>> = files.iter().map(|_| None).collect();
     if let Some(first) = files.first() {
         out[0] = Some(first.sync_all());
     }
+    here.extend(pool().take_back(step));
     here.into_iter().for_each(Job::run);
     for (i, result) in results {
         if let Some(slot) = out.get_mut(i) {
