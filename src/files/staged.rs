@@ -90,6 +90,11 @@ impl Project {
                 }
             }
         }
+        for s in &files {
+            if let Staged::Written { tmp, .. } = s {
+                start_writeback(&tmp.file);
+            }
+        }
         let results = sync_together(
             files
                 .iter()
@@ -136,6 +141,22 @@ impl Project {
         sync_and_discard(&handles, discarded);
         Ok(())
     }
+}
+
+/// Starts writing `file`'s bytes to the disk without waiting. Linux does so for a file
+/// whose pages it is told will not be needed again (`posix_fadvise` `DONTNEED`, which
+/// keeps the pages still being written), and allocates their blocks on the way: started
+/// for every file of a step before the first fsync, the allocations are in the journal
+/// transaction that fsync commits, and the other fsyncs find it committed instead of each
+/// waiting for a commit of its own. Only a hint: the fsyncs make the bytes durable, and
+/// where it does nothing (tmpfs, other systems) nothing changes.
+fn start_writeback(file: &std::fs::File) {
+    #[cfg(target_os = "linux")]
+    {
+        let _ = rustix::fs::fadvise(file, 0, None, rustix::fs::Advice::DontNeed);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = file;
 }
 
 /// Adds the folder at `path` to `folders` unless it is there already: one sync a folder.
