@@ -4,9 +4,10 @@
 //! without following a link of any kind (Linux: one `openat2` with `RESOLVE_BENEATH |
 //! RESOLVE_NO_SYMLINKS`; elsewhere, or on a kernel without it, `openat` per component
 //! with `O_NOFOLLOW | O_DIRECTORY`). Folders are made with `mkdirat`, temporary files
-//! with `openat(O_CREAT | O_EXCL)`, replacements with `renameat` and syncs on the folder's
-//! own handle: swapping a component for a link at any moment cannot move a byte out of
-//! the project (docs/spec.md §7.2).
+//! with `openat(O_CREAT | O_EXCL)`, replacements with `renameat` (the replaced file kept
+//! a moment under a second name, `linkat`), and syncs on the folder's own handle: swapping
+//! a component for a link at any moment cannot move a byte out of the project (docs/spec.md
+//! §7.2).
 
 use std::fs::File;
 use std::io;
