@@ -10,23 +10,54 @@
 //! files, at the same time as the last step's fsyncs: freeing a file's blocks can wait for
 //! the journal as long as an fsync. Without a worker, the caller does it all, in order.
 
-use std::collections::VecDeque;
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 
-/// The most workers a process makes: a step syncs a few files (a document, a draft, the
-/// session, their folders), and several callers at once share them.
-const MAX_WORKERS: usize = 4;
+/// The most workers a process makes: with the caller's own, three fsyncs at once (a
+/// document, a draft, the session); each thread kept costs resident memory.
+const MAX_WORKERS: usize = 2;
 
 /// A name to remove from a folder: a replaced file's old copy.
 pub(super) type Discard = (Arc<OwnedFd>, String);
 
-/// What a job sends back: its place in the step and, for an fsync, its result.
-type Done = Sender<(usize, io::Result<()>)>;
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// What the jobs of one step report: each result in its place, and how many are out.
+struct Report {
+    results: Mutex<(Vec<Option<io::Result<()>>>, usize)>,
+    done: Condvar,
+}
+
+impl Report {
+    fn new(places: usize, out: usize) -> Report {
+        Report {
+            results: Mutex::new(((0..places).map(|_| None).collect(), out)),
+            done: Condvar::new(),
+        }
+    }
+
+    fn put(&self, place: usize, result: io::Result<()>) {
+        let mut results = lock(&self.results);
+        results.0[place] = Some(result);
+        results.1 -= 1;
+        drop(results);
+        self.done.notify_all();
+    }
+
+    /// Every result, once no job is out.
+    fn wait(&self) -> Vec<Option<io::Result<()>>> {
+        let mut results = lock(&self.results);
+        while results.1 > 0 {
+            results = self.done.wait(results).unwrap_or_else(|e| e.into_inner());
+        }
+        std::mem::take(&mut results.0)
+    }
+}
 
 enum Work {
     /// fsync the file.
@@ -35,12 +66,12 @@ enum Work {
     Unlink(Discard),
 }
 
-/// One job of a step: the step it belongs to, its place there, where its result goes.
+/// One job of a step: the step it belongs to, its place there, where it reports.
 struct Job {
     step: u64,
     place: usize,
     work: Work,
-    done: Done,
+    report: Arc<Report>,
 }
 
 impl Job {
@@ -53,21 +84,15 @@ impl Job {
                 Ok(())
             }
         };
-        let _ = self.done.send((self.place, result));
+        self.report.put(self.place, result);
     }
 }
 
-/// The jobs waiting for a worker, and how many workers there are.
-#[derive(Default)]
-struct Queue {
-    jobs: VecDeque<Job>,
-    workers: usize,
-}
-
-/// The workers' queue and the signal that it holds a job.
+/// The jobs waiting for a worker, how many workers there are, and the signal that a job
+/// is waiting.
 #[derive(Default)]
 struct Pool {
-    queue: Mutex<Queue>,
+    queue: Mutex<(Vec<Job>, usize)>,
     ready: Condvar,
 }
 
@@ -77,15 +102,11 @@ fn pool() -> &'static Pool {
 }
 
 impl Pool {
-    fn lock(&self) -> MutexGuard<'_, Queue> {
-        self.queue.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// Queues `jobs` for the workers, after making workers up to as many as the jobs
     /// (and the most); when there is none and none can be made, the jobs come back.
     fn hand(&'static self, jobs: Vec<Job>) -> Vec<Job> {
-        let mut queue = self.lock();
-        while queue.workers < jobs.len().min(MAX_WORKERS) {
+        let mut queue = lock(&self.queue);
+        while queue.1 < jobs.len().min(MAX_WORKERS) {
             let made = std::thread::Builder::new()
                 .name("bmad-fsync".into())
                 .stack_size(64 * 1024)
@@ -93,12 +114,12 @@ impl Pool {
             if made.is_err() {
                 break;
             }
-            queue.workers += 1;
+            queue.1 += 1;
         }
-        if queue.workers == 0 {
+        if queue.1 == 0 {
             return jobs;
         }
-        queue.jobs.extend(jobs);
+        queue.0.extend(jobs);
         drop(queue);
         self.ready.notify_all();
         Vec::new()
@@ -106,28 +127,22 @@ impl Pool {
 
     /// The jobs of `step` that no worker has taken yet, taken back.
     fn take_back(&self, step: u64) -> Vec<Job> {
-        let mut queue = self.lock();
-        let mut mine = Vec::new();
-        for job in std::mem::take(&mut queue.jobs) {
-            if job.step == step {
-                mine.push(job);
-            } else {
-                queue.jobs.push_back(job);
-            }
-        }
+        let mut queue = lock(&self.queue);
+        let (mine, others) = std::mem::take(&mut queue.0)
+            .into_iter()
+            .partition(|j| j.step == step);
+        queue.0 = others;
         mine
     }
 
-    /// A worker: runs queued jobs until the process ends.
+    /// A worker: runs queued jobs, oldest first, until the process ends.
     fn work(&self) {
         loop {
-            let mut queue = self.lock();
-            let job = loop {
-                match queue.jobs.pop_front() {
-                    Some(job) => break job,
-                    None => queue = self.ready.wait(queue).unwrap_or_else(|e| e.into_inner()),
-                }
-            };
+            let mut queue = lock(&self.queue);
+            while queue.0.is_empty() {
+                queue = self.ready.wait(queue).unwrap_or_else(|e| e.into_inner());
+            }
+            let job = queue.0.remove(0);
             drop(queue);
             job.run();
         }
@@ -148,39 +163,33 @@ pub(super) fn sync_and_discard<'a>(
     static STEPS: AtomicU64 = AtomicU64::new(0);
     let step = STEPS.fetch_add(1, Ordering::Relaxed);
     let files: Vec<&File> = files.into_iter().collect();
-    let (done, results) = channel();
-    let job = |place, work| Job {
+    // A second handle on each open file, for a worker to own; a file without one is
+    // synced below on this thread.
+    let mut works: Vec<(usize, Work)> = files
+        .iter()
+        .enumerate()
+        .skip(1)
+        .filter_map(|(i, f)| Some((i, Work::Sync(f.try_clone().ok()?))))
+        .collect();
+    let places = files.len() + old.len();
+    works.extend((files.len()..places).zip(old.into_iter().map(Work::Unlink)));
+    let report = Arc::new(Report::new(places, works.len()));
+    let jobs = works.into_iter().map(|(place, work)| Job {
         step,
         place,
         work,
-        done: done.clone(),
-    };
-    // A second handle on each open file, for a worker to own; a file without one is
-    // synced below on this thread.
-    let syncs = files.iter().enumerate().skip(1);
-    let mut jobs: Vec<Job> = syncs
-        .filter_map(|(i, f)| Some(job(i, Work::Sync(f.try_clone().ok()?))))
-        .collect();
-    jobs.extend(
-        old.into_iter()
-            .enumerate()
-            .map(|(i, d)| job(files.len() + i, Work::Unlink(d))),
-    );
-    let mut here = pool().hand(jobs);
-    // Every sender left is a job's: the results end when the last job is done.
-    drop(done);
-    let mut out: Vec<Option<io::Result<()>>> = files.iter().map(|_| None).collect();
-    if let Some(first) = files.first() {
-        out[0] = Some(first.sync_all());
-    }
+        report: report.clone(),
+    });
+    let mut here = pool().hand(jobs.collect());
+    let first = files.first().map(|f| f.sync_all());
     here.extend(pool().take_back(step));
     here.into_iter().for_each(Job::run);
-    for (i, result) in results {
-        if let Some(slot) = out.get_mut(i) {
-            *slot = Some(result);
-        }
+    let mut results = report.wait();
+    if let Some(first) = first {
+        results[0] = Some(first);
     }
-    out.into_iter()
+    results
+        .into_iter()
         .zip(&files)
         .map(|(r, f)| r.unwrap_or_else(|| f.sync_all()))
         .collect()
