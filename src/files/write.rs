@@ -88,9 +88,10 @@ impl Project {
     ///
     /// A reader or a crash sees each file old or new, never half written. A file whose
     /// target holds its bytes already is not written again: it and its folder are synced
-    /// in step 1. Each folder is synced once a step; the fsyncs of a step run at the same
-    /// time, so the file system can commit them together (BENCHMARKS.md, "The workflow":
-    /// they are what a writing call mostly waits for).
+    /// in step 1. A replaced file's old copy is removed during the last step, so that
+    /// freeing its blocks is no wait of its own. Each folder is synced once a step; the
+    /// fsyncs of a step run at the same time, so the file system can commit them together
+    /// (BENCHMARKS.md, "The workflow": they are what a writing call mostly waits for).
     pub fn write_in_order(&self, groups: &[&[(&str, &[u8])]], also_sync: &[&str]) -> Result<()> {
         // Found before the files' folders are made: a folder made for them is a new entry
         // of its parent, synced with the files, or a power cut could take it (and the
