@@ -5,8 +5,7 @@
 //! the others on a few workers that live as long as the process (a thread started per
 //! step costs its start, and on a busy machine a wait to be scheduled, at every step).
 //! A job no worker has taken yet when the caller's own fsync returns is done by the
-//! caller: a worker slow to be scheduled never makes a step wait longer than doing it
-//! all on the caller's thread would. The workers also remove the old copies of replaced
+//! caller, so that a worker slow to be scheduled does not hold the step up. The workers also remove the old copies of replaced
 //! files, at the same time as the last step's fsyncs: freeing a file's blocks can wait for
 //! the journal as long as an fsync. Without a worker, the caller does it all, in order.
 
