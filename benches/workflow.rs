@@ -20,8 +20,10 @@
 //! its projects in `/dev/shm` (tmpfs, where fsync returns at once) when there is one.
 //!
 //! `BMAD_MCP_BIN` overrides the server binary (by default the one `cargo bench` builds
-//! beside the bench). `BENCH_SERVER_WRAPPER` runs the server under another program, e.g.
-//! `valgrind --tool=callgrind` (figures are then meaningless but the profile is not).
+//! beside the bench); `BENCH_BEFORE_BIN` names another build (an older commit's) that
+//! `workflow` runs on disk in the same turns, for a before/after in one run.
+//! `BENCH_SERVER_WRAPPER` runs the server under another program, e.g. `valgrind
+//! --tool=callgrind` (figures are then meaningless but the profile is not).
 //!
 //! The parts, in `benches/workflow/`: `driver` (the raw JSON-RPC client), `docs` (the
 //! fixtures, grown to a size), `run` (the example's calls, one run of them), `sections`
@@ -70,9 +72,22 @@ pub struct Config {
     pub wrapper: Vec<String>,
     quick: bool,
     only: Option<Vec<String>>,
+    /// `BENCH_BEFORE_BIN`: another build of the server, run in turns with this one.
+    before: Option<PathBuf>,
 }
 
 impl Config {
+    /// The same settings for the binary named by `BENCH_BEFORE_BIN`, when there is one.
+    pub fn before(&self) -> Option<Config> {
+        Some(Config {
+            bin: self.before.clone()?,
+            wrapper: self.wrapper.clone(),
+            quick: self.quick,
+            only: self.only.clone(),
+            before: None,
+        })
+    }
+
     fn wants(&self, section: &str) -> bool {
         self.only
             .as_ref()
@@ -122,6 +137,7 @@ fn main() -> Res<()> {
             .unwrap_or_default(),
         quick,
         only,
+        before: std::env::var_os("BENCH_BEFORE_BIN").map(PathBuf::from),
     };
     print_machine(&cfg)?;
 

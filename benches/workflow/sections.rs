@@ -97,9 +97,15 @@ pub fn workflow(cfg: &Config, docs: &Docs, table: &mut Table) -> Res<()> {
     let mut in_memory = Vec::new();
     let mut anchor_runs = Vec::new();
     let mut anchor_in_memory = Vec::new();
+    let before = cfg.before();
+    let mut before_runs = Vec::new();
     for _ in 0..n {
         let project = project_dir()?;
         runs.push(run_workflow(cfg, docs, project.path())?);
+        if let Some(before) = &before {
+            let project = project_dir()?;
+            before_runs.push(run_workflow(before, docs, project.path())?);
+        }
         if let Some(tmpfs) = tmpfs {
             let project = tempfile::Builder::new()
                 .prefix("bmad-bench-")
@@ -231,8 +237,32 @@ pub fn workflow(cfg: &Config, docs: &Docs, table: &mut Table) -> Res<()> {
             );
         }
     }
+    before_rows(&runs, &before_runs, table);
     table.stats("workflow peak RSS", &rss, "MiB", Target::MaxAtMost(12.0));
     Ok(())
+}
+
+/// The binary named by `BENCH_BEFORE_BIN`, run on disk in the same turns as ours: its
+/// total, and its total over ours.
+fn before_rows(runs: &[WorkflowRun], before_runs: &[WorkflowRun], table: &mut Table) {
+    if before_runs.is_empty() {
+        return;
+    }
+    let totals =
+        |runs: &[WorkflowRun]| -> Vec<f64> { runs.iter().map(|r| ms(r.total())).collect() };
+    table.stats(
+        "before (BENCH_BEFORE_BIN): workflow, 15 calls, total (disk)",
+        &totals(before_runs),
+        "ms",
+        Target::None,
+    );
+    let ratio = Stats::of(&totals(before_runs)).median / Stats::of(&totals(runs)).median;
+    table.single(
+        "before / ours, workflow medians (disk)",
+        format!("{ratio:.2}×"),
+        "",
+        None,
+    );
 }
 
 pub fn replies(cfg: &Config, fixtures: &Docs, table: &mut Table) -> Res<()> {

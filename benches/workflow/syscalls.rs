@@ -1,7 +1,9 @@
 //! What each call of the workflow asks of the disk, counted under `strace` (section
-//! `fsyncs`; skipped when strace is not installed): the fsyncs, the files put in place (a
-//! rename each) and the opens of the session file. Counts, not times: the same on any
-//! machine, which is why they have targets of their own.
+//! `fsyncs`; skipped when strace is not installed): the fsyncs, the files created (a
+//! temporary file each), the files put in place (a rename each), the second names given to
+//! replaced files (a link each, removed in the same call), the threads started, and the
+//! opens of the session file. Counts, not times: the same on any machine, which is why
+//! they have targets of their own.
 
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -15,7 +17,13 @@ use crate::{Config, Res};
 #[derive(Default, Clone)]
 struct Counts {
     fsyncs: u32,
+    /// Files created (`O_CREAT | O_EXCL`): the temporary file of each file written.
+    creates: u32,
     renames: u32,
+    /// Second names made for replaced files (`linkat`).
+    links: u32,
+    /// Threads (or processes) started: `clone`, `clone3`.
+    threads: u32,
     session_opens: u32,
     /// The folders files were renamed into, and the folders made.
     folders: Vec<String>,
@@ -49,7 +57,7 @@ pub fn bench(cfg: &Config, docs: &Docs, table: &mut Table) -> Res<()> {
         "-ttt",
         "-y",
         "-e",
-        "trace=openat,openat2,fsync,fdatasync,rename,renameat,renameat2,mkdir,mkdirat",
+        "trace=openat,openat2,fsync,fdatasync,rename,renameat,renameat2,mkdir,mkdirat,link,linkat,clone,clone3",
         "-o",
     ]
     .map(String::from)
@@ -70,25 +78,41 @@ pub fn bench(cfg: &Config, docs: &Docs, table: &mut Table) -> Res<()> {
         .collect::<Res<_>>()?;
     let counts = count(&std::fs::read_to_string(&trace)?, &starts);
 
+    print_counts(&run.steps, &counts);
+    fsync_rows(&counts, table);
+    let labels: Vec<&str> = run.steps.iter().map(|(label, _)| *label).collect();
+    session_rows(&labels, &counts, table);
+    Ok(())
+}
+
+/// One line a call.
+fn print_counts(steps: &[(&str, crate::driver::Reply)], counts: &[Counts]) {
     println!(
-        "  {:<24} {:>7} {:>7} {:>7} {:>7} {:>14}",
-        "call", "fsyncs", "renames", "folders", "made", "session opens"
+        "  {:<24} {:>6} {:>7} {:>7} {:>5} {:>7} {:>7} {:>5} {:>13}",
+        "call",
+        "fsyncs",
+        "creates",
+        "renames",
+        "links",
+        "threads",
+        "folders",
+        "made",
+        "session opens"
     );
-    for ((label, _), c) in run.steps.iter().zip(&counts) {
+    for ((label, _), c) in steps.iter().zip(counts) {
         println!(
-            "  {:<24} {:>7} {:>7} {:>7} {:>7} {:>14}",
+            "  {:<24} {:>6} {:>7} {:>7} {:>5} {:>7} {:>7} {:>5} {:>13}",
             label,
             c.fsyncs,
+            c.creates,
             c.renames,
+            c.links,
+            c.threads,
             c.folders.len(),
             c.made,
             c.session_opens
         );
     }
-    fsync_rows(&counts, table);
-    let labels: Vec<&str> = run.steps.iter().map(|(label, _)| *label).collect();
-    session_rows(&labels, &counts, table);
-    Ok(())
 }
 
 /// The fsyncs of the writing calls against the write protocol's bound.
@@ -96,7 +120,6 @@ fn fsync_rows(counts: &[Counts], table: &mut Table) {
     let writing: Vec<&Counts> = counts.iter().filter(|c| c.renames > 0).collect();
     let one_file = writing.iter().filter(|c| c.renames == 1).map(|c| c.fsyncs);
     let several = writing.iter().filter(|c| c.renames > 1);
-    let total: u32 = writing.iter().map(|c| c.fsyncs).sum();
     if let Some(max) = one_file.max() {
         table.single(
             "fsyncs: a call that changes one file (max)",
@@ -128,15 +151,41 @@ fn fsync_rows(counts: &[Counts], table: &mut Table) {
             Some(over == 0),
         );
     }
-    table.single(
-        "fsyncs per writing call (mean)",
+    let mean = |what: fn(&Counts) -> u32| {
+        let total: u32 = writing.iter().map(|c| what(c)).sum();
         format!(
             "{:.2} ({total} in {} calls)",
             f64::from(total) / writing.len().max(1) as f64,
             writing.len()
-        ),
+        )
+    };
+    table.single(
+        "fsyncs per writing call (mean)",
+        mean(|c| c.fsyncs),
         "",
         None,
+    );
+    table.single(
+        "creates per writing call (mean)",
+        mean(|c| c.creates),
+        "",
+        None,
+    );
+    table.single(
+        "renames per writing call (mean)",
+        mean(|c| c.renames),
+        "",
+        None,
+    );
+    table.single("links per writing call (mean)", mean(|c| c.links), "", None);
+    // The first writing call may start the write's workers (and tokio its blocking
+    // threads); after it, a step starts none.
+    let later: u32 = writing.iter().skip(1).map(|c| c.threads).sum();
+    table.single(
+        "threads started by the writing calls after the first",
+        later.to_string(),
+        "0",
+        Some(later == 0),
     );
 }
 
@@ -196,6 +245,9 @@ fn count(trace: &str, starts: &[f64]) -> Vec<Counts> {
         let failed = call.contains("= -1");
         match name {
             "fsync" | "fdatasync" => c.fsyncs += 1,
+            "openat" | "openat2" if !failed && call.contains("O_CREAT|O_EXCL") => c.creates += 1,
+            "link" | "linkat" if !failed => c.links += 1,
+            "clone" | "clone3" if !failed => c.threads += 1,
             "rename" | "renameat" | "renameat2" if !failed => {
                 c.renames += 1;
                 // `-y`: the folder of the new name is the last `<path>` on the line.

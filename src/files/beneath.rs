@@ -4,9 +4,10 @@
 //! without following a link of any kind (Linux: one `openat2` with `RESOLVE_BENEATH |
 //! RESOLVE_NO_SYMLINKS`; elsewhere, or on a kernel without it, `openat` per component
 //! with `O_NOFOLLOW | O_DIRECTORY`). Folders are made with `mkdirat`, temporary files
-//! with `openat(O_CREAT | O_EXCL)`, replacements with `renameat` and syncs on the folder's
-//! own handle: swapping a component for a link at any moment cannot move a byte out of
-//! the project (docs/spec.md §7.2).
+//! with `openat(O_CREAT | O_EXCL)`, replacements with `renameat` (the replaced file kept
+//! a moment under a second name, `linkat`), and syncs on the folder's own handle: swapping
+//! a component for a link at any moment cannot move a byte out of the project (docs/spec.md
+//! §7.2).
 
 use std::fs::File;
 use std::io;
@@ -160,13 +161,8 @@ impl Temp {
         target: &std::ffi::OsStr,
         prefix: &str,
     ) -> io::Result<Temp> {
-        static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
         loop {
-            let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let name = format!("{prefix}{}-{n}-{nanos:x}", std::process::id());
+            let name = fresh_name(prefix);
             let flags =
                 OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
             match rustix::fs::openat(
@@ -214,6 +210,25 @@ impl Temp {
         Ok(())
     }
 
+    /// [`Temp::place`] over a file that has no other name, which is first given a
+    /// temporary name of its own (`prefix…`, a hard link in the same folder): the rename
+    /// then frees none of its blocks, which can wait for the journal as long as an fsync.
+    /// Returns that name, for the caller to remove when nothing waits for it.
+    pub fn place_keeping_old(self, prefix: &str) -> io::Result<Option<String>> {
+        let kept = keep_aside(self.dir.as_fd(), &self.target, prefix);
+        let dir = self.dir.clone();
+        let placed = self.place();
+        match (placed, kept) {
+            (Ok(()), kept) => Ok(kept),
+            (Err(e), kept) => {
+                if let Some(name) = kept {
+                    let _ = rustix::fs::unlinkat(dir.as_fd(), name.as_str(), AtFlags::empty());
+                }
+                Err(e)
+            }
+        }
+    }
+
     /// The folder the file is in.
     pub fn dir(&self) -> &std::sync::Arc<OwnedFd> {
         &self.dir
@@ -226,6 +241,55 @@ impl Drop for Temp {
             let _ = rustix::fs::unlinkat(self.dir.as_fd(), self.name.as_str(), AtFlags::empty());
         }
     }
+}
+
+/// A name no file in the folder is likely to have: `prefix`, this process, a counter and
+/// the time (a name taken all the same is refused by the caller's `O_EXCL` or `link`).
+fn fresh_name(prefix: &str) -> String {
+    static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{prefix}{}-{n}-{nanos:x}", std::process::id())
+}
+
+/// A second name for `target`, `prefix…`, when it is a regular file with one name; `None`
+/// otherwise, or when the link cannot be made.
+fn keep_aside(dir: BorrowedFd<'_>, target: &std::ffi::OsStr, prefix: &str) -> Option<String> {
+    let st = rustix::fs::statat(dir, target, AtFlags::SYMLINK_NOFOLLOW).ok()?;
+    if !rustix::fs::FileType::from_raw_mode(st.st_mode).is_file() || st.st_nlink != 1 {
+        return None;
+    }
+    for _ in 0..8 {
+        let name = fresh_name(prefix);
+        match rustix::fs::linkat(dir, target, dir, name.as_str(), AtFlags::empty()) {
+            Ok(()) => return Some(name),
+            Err(rustix::io::Errno::EXIST) => continue,
+            Err(_) => return None,
+        }
+    }
+    None
+}
+
+/// The regular file `name` in `dir`, when it has no other name anywhere and is `size`
+/// bytes long, opened to read (never through a link, never blocking); `None` for anything
+/// else. Its size is looked at first: a file of another size is not opened.
+pub fn sole_file_of(dir: BorrowedFd<'_>, name: &std::ffi::OsStr, size: u64) -> Option<File> {
+    let fits = |st: &rustix::fs::Stat| {
+        rustix::fs::FileType::from_raw_mode(st.st_mode).is_file()
+            && st.st_nlink == 1
+            && u64::try_from(st.st_size).is_ok_and(|s| s == size)
+    };
+    // Looked at before it is opened: opening a device or a FIFO may do something.
+    let st = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).ok()?;
+    if !fits(&st) {
+        return None;
+    }
+    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let fd = rustix::fs::openat(dir, name, flags, Mode::empty()).ok()?;
+    let st = rustix::fs::fstat(&fd).ok()?;
+    fits(&st).then(|| File::from(fd))
 }
 
 /// A folder's handle as a file, to fsync it.

@@ -61,13 +61,7 @@ impl Project {
                 // `start::undo`); whoever waited on that file holds a lock nobody else
                 // can see, so it takes the lock again on the file now at the path.
                 Ok(()) if same_file(&file, &dir, &name) => {
-                    // Best effort: a full disk may refuse even these few bytes, which
-                    // only costs the pid in a later `busy` message.
-                    let pid = format!("{}\n", std::process::id());
-                    let _ = file
-                        .set_len(0)
-                        .and_then(|()| file.rewind())
-                        .and_then(|()| file.write_all(pid.as_bytes()));
+                    write_pid(&mut file);
                     return Ok(Held { _file: file });
                 }
                 Ok(()) => continue,
@@ -100,6 +94,27 @@ fn same_file(file: &std::fs::File, dir: &OwnedFd, name: &std::ffi::OsStr) -> boo
         (Ok(a), Ok(b)) => a.st_dev == b.st_dev && a.st_ino == b.st_ino && a.st_nlink == 1,
         _ => false,
     }
+}
+
+/// Writes this process's pid into the held lock file, unless it is there already (a
+/// process's every change after its first): rewriting it would free and allocate a block
+/// of the file, which can wait for the journal as long as an fsync. Written over the old
+/// pid, then cut to its length, so a block is freed only when the file was longer. Best
+/// effort: a full disk may refuse even these few bytes, which only costs the pid in a
+/// later `busy` message.
+fn write_pid(file: &mut std::fs::File) {
+    let pid = format!("{}\n", std::process::id());
+    let mut there = Vec::with_capacity(pid.len() + 1);
+    let read = file
+        .rewind()
+        .and_then(|()| Read::by_ref(file).take(32).read_to_end(&mut there));
+    if read.is_ok() && there == pid.as_bytes() {
+        return;
+    }
+    let _ = file
+        .rewind()
+        .and_then(|()| file.write_all(pid.as_bytes()))
+        .and_then(|()| file.set_len(pid.len() as u64));
 }
 
 fn holder_pid(file: &mut std::fs::File) -> Option<u32> {
@@ -161,5 +176,25 @@ mod tests {
         ));
         drop(got);
         fresh.try_lock().unwrap();
+    }
+
+    /// The holder's pid is written once: a process's later locks leave the file as it
+    /// is, and another pid is written over, cut to its length.
+    #[test]
+    fn the_pid_is_written_only_when_another_is_there() {
+        use std::os::unix::fs::MetadataExt;
+        let (dir, p) = project();
+        let path = dir.path().join(LOCK_FILE);
+        drop(p.lock(Duration::ZERO).unwrap());
+        let ours = format!("{}\n", std::process::id());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), ours);
+        let changed = |m: &std::fs::Metadata| (m.mtime(), m.mtime_nsec(), m.ctime_nsec());
+        let before = changed(&std::fs::metadata(&path).unwrap());
+        std::thread::sleep(Duration::from_millis(20));
+        drop(p.lock(Duration::ZERO).unwrap());
+        assert_eq!(changed(&std::fs::metadata(&path).unwrap()), before);
+        std::fs::write(&path, "4000000000 and more\n").unwrap();
+        drop(p.lock(Duration::ZERO).unwrap());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), ours);
     }
 }

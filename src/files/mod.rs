@@ -11,6 +11,7 @@ pub(crate) mod project;
 mod read;
 mod roots;
 mod shown;
+mod staged;
 mod sync;
 mod write;
 

@@ -12,7 +12,8 @@ use std::sync::Arc;
 
 use super::beneath::{self, Temp};
 use super::project::{unsafe_path, Project, TEMP_PREFIX, TOP_FILES};
-use super::sync::sync_together;
+use super::staged::Staged;
+use super::sync::sync_and_discard;
 use crate::error::{Error, Result};
 
 /// The one folder of the human's `.bmad/` that the server writes: the team's lessons.
@@ -70,15 +71,6 @@ impl Project {
         self.storage_error("write", abs, e)
     }
 
-    /// A temporary file with `content` beside `rel`'s target.
-    fn stage(&self, rel: &str, content: &[u8]) -> Result<(PathBuf, Temp)> {
-        let (abs, dir, name) = self.prepare(rel)?;
-        let fail = |e: &std::io::Error| self.storage_error("write", &abs, e);
-        let mut tmp = Temp::new(dir, &name, TEMP_PREFIX).map_err(|e| fail(&e))?;
-        tmp.file.write_all(content).map_err(|e| fail(&e))?;
-        Ok((abs, tmp))
-    }
-
     /// Writes a file atomically: a temporary file in the same directory, fsync, rename,
     /// fsync of the directory. A reader or a crash sees the old file or the new one.
     pub fn write_atomic(&self, rel: &str, content: &[u8]) -> Result<()> {
@@ -94,18 +86,21 @@ impl Project {
     ///    fsynced at once, so a later group (the session) never names a file that a
     ///    crash could lose.
     ///
-    /// A reader or a crash sees each file old or new, never half written. The fsyncs of one
-    /// step run on parallel threads so the file system can commit them together
+    /// A reader or a crash sees each file old or new, never half written. A file whose
+    /// target holds its bytes already is not written again: it and its folder are synced
+    /// in step 1. A replaced file's old copy is removed during the last step, so that
+    /// freeing its blocks is no wait of its own. Each folder is synced once a step; the
+    /// fsyncs of a step run at the same time, so the file system can commit them together
     /// (BENCHMARKS.md, "The workflow": they are what a writing call mostly waits for).
     pub fn write_in_order(&self, groups: &[&[(&str, &[u8])]], also_sync: &[&str]) -> Result<()> {
         // Found before the files' folders are made: a folder made for them is a new entry
         // of its parent, synced with the files, or a power cut could take it (and the
         // files the session names in it) away.
-        let mut new_entries: Vec<String> = Vec::new();
+        let mut dirs: Vec<String> = also_sync.iter().map(|d| d.to_string()).collect();
         for (rel, _) in groups.iter().copied().flatten() {
             for folder in self.folders_to_make(rel) {
-                if !new_entries.contains(&folder) {
-                    new_entries.push(folder);
+                if !dirs.contains(&folder) {
+                    dirs.push(folder);
                 }
             }
         }
@@ -117,47 +112,18 @@ impl Project {
             }
             staged.push(files);
         }
-
-        let dirs: Vec<std::fs::File> = also_sync
-            .iter()
-            .copied()
-            .chain(new_entries.iter().map(String::as_str))
-            .filter_map(|rel| beneath::open_dir(self.dir(), Path::new(rel)).ok())
-            .map(std::fs::File::from)
-            .collect();
-        let contents: Vec<(&Path, &std::fs::File)> = staged
-            .iter()
-            .flatten()
-            .map(|(abs, tmp)| (abs.as_path(), &tmp.file))
-            .collect();
-        let results = sync_together(contents.iter().map(|(_, f)| *f).chain(&dirs));
-        for ((abs, _), r) in contents.iter().zip(&results) {
-            if let Err(e) = r {
-                return Err(self.storage_error("write", abs, e));
-            }
-        }
-        // Directories only make renames durable: a failure weakens durability, not
-        // atomicity, so it is not an error.
-        drop(contents);
-
-        for files in staged {
-            let mut dirs: Vec<(PathBuf, Arc<OwnedFd>)> = Vec::new();
-            for (abs, tmp) in files {
-                let dir = tmp.dir().clone();
-                tmp.place()
-                    .map_err(|e| self.storage_error("write", &abs, &e))?;
-                let parent = abs.parent().expect("checked paths have a parent");
-                if !dirs.iter().any(|(d, _)| d == parent) {
-                    dirs.push((parent.to_path_buf(), dir));
-                }
-            }
-            let handles: Vec<std::fs::File> = dirs
-                .iter()
-                .filter_map(|(_, d)| beneath::as_file(d).ok())
-                .collect();
-            sync_together(&handles);
-        }
-        Ok(())
+        let dirs: Vec<&str> = dirs.iter().map(String::as_str).collect();
+        self.sync_contents(&staged, &dirs)?;
+        let mut old = Vec::new();
+        let last = staged.len().saturating_sub(1);
+        let placed = staged
+            .into_iter()
+            .enumerate()
+            .try_for_each(|(i, files)| self.place_group(files, &mut old, i == last));
+        // After a failed group, what the groups before it kept (a kill before this point
+        // leaves them to the next writer's sweep).
+        sync_and_discard([], old);
+        placed
     }
 
     /// Replaces `name`, one of [`TOP_FILES`] at the top of the project (`.gitignore`), for a
@@ -183,7 +149,9 @@ impl Project {
     /// missing or unreadable, where losing the last update in a power cut costs nothing
     /// but that rebuild, and waiting for a large file's fsync would cost every call.
     pub fn replace_unsynced(&self, rel: &str, content: &[u8]) -> Result<()> {
-        let (abs, tmp) = self.stage(rel, content)?;
+        let Staged::Written { abs, tmp } = self.stage(rel, content)? else {
+            return Ok(());
+        };
         tmp.place()
             .map_err(|e| self.storage_error("write", &abs, &e))
     }
