@@ -36,7 +36,10 @@ pub fn open_root(path: &Path) -> io::Result<(OwnedFd, PathBuf)> {
 }
 
 /// Where the open folder is: Linux names it in `/proc/self/fd`; elsewhere the path is
-/// resolved and must be the very folder that was opened.
+/// resolved and must be the very folder that was opened. One `readlink` by hand rather than
+/// procfs's `fd_from_fd`, which opens `/proc/self` and stats the link too on every folder a
+/// write opens, and reads the target through a lossy string (a folder whose name is not UTF-8
+/// would be misplaced).
 fn real_path(fd: BorrowedFd<'_>, path: &Path) -> io::Result<PathBuf> {
     #[cfg(target_os = "linux")]
     {

@@ -407,7 +407,7 @@ pub(crate) mod tests {
         assert_eq!(names, vec!["a.json"]);
     }
 
-    #[cfg(unix)]
+    #[cfg(target_os = "linux")]
     #[test]
     fn written_files_get_the_usual_mode_and_keep_a_changed_one() {
         use std::os::unix::fs::PermissionsExt;
@@ -421,12 +421,10 @@ pub(crate) mod tests {
         };
         p.write_atomic(".claude/specs/t/a.md", b"one").unwrap();
         // 0666 less the umask (Linux reports it in /proc), never the private 0600.
-        let umask = std::fs::read_to_string("/proc/self/status")
+        let umask = procfs::process::Process::myself()
+            .and_then(|me| me.status())
             .ok()
-            .and_then(|s| {
-                let line = s.lines().find(|l| l.starts_with("Umask:"))?;
-                u32::from_str_radix(line["Umask:".len()..].trim(), 8).ok()
-            })
+            .and_then(|s| s.umask)
             .unwrap_or(0o022);
         assert_eq!(mode(".claude/specs/t/a.md"), 0o666 & !umask);
         let abs = p.root.join(".claude/specs/t/a.md");

@@ -205,14 +205,13 @@ mod tests {
         // This process holds both ends; the search skips the server's own process, so
         // look the inode up directly.
         let inode = socket_inode(client.local_addr().unwrap()).expect("the socket's inode");
-        let wanted = format!("socket:[{inode}]");
-        let held = std::fs::read_dir("/proc/self/fd")
+        let held = Process::myself()
+            .unwrap()
+            .fd()
             .unwrap()
             .flatten()
-            .any(|fd| {
-                std::fs::read_link(fd.path()).is_ok_and(|l| l.as_os_str() == wanted.as_str())
-            });
-        assert!(held, "{wanted}");
+            .any(|fd| matches!(fd.target, FDTarget::Socket(i) if i == inode));
+        assert!(held, "socket {inode}");
         let me = std::process::id();
         assert_eq!(holds(me, client.local_addr().unwrap()), Some(true));
         assert_eq!(holds(1, client.local_addr().unwrap()), Some(false));
@@ -237,8 +236,14 @@ mod tests {
             .unwrap();
         let pid = child.id();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        let cmdline = || std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-        while !cmdline().starts_with(b"claude\0") {
+        let argv0 = || {
+            Process::new(pid as i32)
+                .and_then(|p| p.cmdline())
+                .ok()?
+                .into_iter()
+                .next()
+        };
+        while argv0().as_deref() != Some("claude") {
             assert!(std::time::Instant::now() < deadline, "exec -a did not run");
             std::thread::sleep(std::time::Duration::from_millis(20));
         }

@@ -52,9 +52,14 @@ pub(super) fn read() -> Origin {
 fn terminal_device() -> Option<String> {
     #[cfg(target_os = "linux")]
     {
-        std::fs::read_link("/proc/self/fd/0")
-            .ok()
-            .map(|p| p.display().to_string())
+        let info = procfs::process::Process::myself()
+            .ok()?
+            .fd_from_fd(0)
+            .ok()?;
+        match info.target {
+            procfs::process::FDTarget::Path(p) => Some(p.display().to_string()),
+            _ => None,
+        }
     }
     #[cfg(not(target_os = "linux"))]
     {
