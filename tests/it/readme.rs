@@ -177,14 +177,11 @@ fn the_recipe_reader_pairs_commands_with_outputs_and_refuses_a_missing_output() 
 /// `"CLAUDE_PROJECT_DIR"`).
 fn variables_in(dir: &Path, out: &mut std::collections::BTreeSet<String>) {
     let re = regex::Regex::new(r#""(BMAD_[A-Z_]+|CLAUDE_PROJECT_DIR|RUST_LOG)""#).unwrap();
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            variables_in(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            let text = std::fs::read_to_string(&p).unwrap();
-            out.extend(re.captures_iter(&text).map(|c| c[1].to_string()));
-        }
+    let mut files = Vec::new();
+    rust_files(dir, &mut files);
+    for p in files {
+        let text = std::fs::read_to_string(&p).unwrap();
+        out.extend(re.captures_iter(&text).map(|c| c[1].to_string()));
     }
 }
 
