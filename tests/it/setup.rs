@@ -666,7 +666,13 @@ fn setups_project_is_where_it_runs_or_the_one_named() {
         assert!(place.project.join(".codex/config.toml").is_file(), "{var}");
     }
     let (code, out, err) = place.setup(
-        &["codex", "--scope", "project", "--project", &elsewhere_text],
+        &[
+            "codex",
+            "--scope",
+            "project",
+            "--project",
+            elsewhere_text.as_str(),
+        ],
         &[],
     );
     assert_eq!(code, 0, "{out}{err}");
