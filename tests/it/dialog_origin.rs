@@ -171,6 +171,14 @@ async fn a_stdio_client_under_an_assistants_shell_is_not_the_human() {
     let _ = service.cancel().await;
 }
 
+/// A 2026-07-28 `confirm` of session `id` whose client declares the dialog (elicitation).
+fn confirm_declaring_the_dialog(id: &str) -> Value {
+    let mut call = http::tool_call(7, json!({"action": "confirm", "session_id": id}));
+    call["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+        json!({"elicitation": {"form": {}}});
+    call
+}
+
 /// Over HTTP: `curl` run by a shell with `CLAUDECODE=1` sends a 2026-07-28 `confirm`
 /// declaring elicitation. The server finds curl from its socket, sees the shell above it:
 /// the decision waits for the human by default, and under an approved `gates = "host"` is
@@ -183,9 +191,7 @@ async fn an_http_client_under_an_assistants_shell_is_not_the_human() {
     let user = User::default();
     let service = server.connect_as(user.clone(), Era::Legacy, None).await;
     let id = awaiting(&service, &project).await;
-    let mut call = http::tool_call(7, json!({"action": "confirm", "session_id": id}));
-    call["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
-        json!({"elicitation": {"form": {}}});
+    let call = confirm_declaring_the_dialog(&id);
     let body = dir.path().join("call.json");
     std::fs::write(&body, call.to_string()).unwrap();
     let mut args: Vec<String> = vec!["-s".into(), "-X".into(), "POST".into()];
@@ -267,9 +273,7 @@ async fn a_copy_of_a_program_under_a_hosts_name_is_not_the_host() {
     let user = User::default();
     let service = server.connect_as(user.clone(), Era::Legacy, None).await;
     let id = awaiting(&service, &project).await;
-    let mut call = http::tool_call(7, json!({"action": "confirm", "session_id": id}));
-    call["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
-        json!({"elicitation": {"form": {}}});
+    let call = confirm_declaring_the_dialog(&id);
     let bin = dir.path().join("bin");
     std::fs::create_dir(&bin).unwrap();
     std::fs::copy(python_executable(), bin.join("claude")).unwrap();
