@@ -70,7 +70,7 @@ struct Cli {
     command: Option<Command>,
     /// The project directory for a command or the stdio server, absolute or relative to
     /// the working directory (default: BMAD_PROJECT_ROOT, else CLAUDE_PROJECT_DIR, else
-    /// the project the working directory is in).
+    /// the project the working directory is in; for `setup`, always the latter).
     #[arg(long, global = true)]
     project: Option<String>,
     /// The person recorded as a session's owner and a decision's `decider`, and whom
@@ -135,7 +135,13 @@ fn main() -> Exit {
     let options = match cli.command {
         Some(Command::Human(command)) => return bmad_mcp::terminal::run(command, &settings),
         Some(Command::Setup(args)) => {
-            return bmad_mcp::setup::run(&args, std::path::Path::new(&settings.default_root.value))
+            // The project a person runs setup for is where they stand, or the one they name:
+            // not a variable the environment (a host's shell, a profile) may carry.
+            let project = match cli.project {
+                Some(_) => settings.default_root,
+                None => bmad_mcp::files::DefaultRoot::working_directory(),
+            };
+            return bmad_mcp::setup::run(&args, std::path::Path::new(&project.value));
         }
         Some(Command::Serve(options)) => options,
         Some(Command::Dashboard { addr }) => {

@@ -335,6 +335,7 @@ impl Applying<'_> {
             .then(|| faults::since_last_change(self.project, before))
             .flatten();
         let lessons = crate::lessons::learned(before, &outcome.session, fault.is_some());
+        bind_to_words(before, &mut outcome.session, &lessons);
         if let Some(f) = fault {
             outcome.facts.notices.push(format!(
                 "No lesson was recorded for the risk accepted: the server failed on this task at {} (it could not {}) after the task's last change, so the failure accepted may be the server's, not the work's. The fault's record is {}.",
@@ -366,6 +367,27 @@ impl Applying<'_> {
             entry.lessons = t.lessons.ids.clone();
         }
         Ok(prompt)
+    }
+}
+
+/// Keeps in the human's decision the digest of the words of each lesson it taught (the
+/// lessons the server writes with the decision's task, stage and time): a lesson file is
+/// read as the human's only where its words are these (`lessons::load`), so a file that
+/// copies a decision's time with other words is a hand-written one.
+fn bind_to_words(before: &Session, after: &mut Session, lessons: &[Lesson]) {
+    let new = before.history.len().min(after.history.len());
+    for l in lessons
+        .iter()
+        .filter(|l| l.source == crate::lessons::Source::Human)
+    {
+        let entry = after.history[new..].iter_mut().find(|e| {
+            e.at == l.date
+                && e.stage == l.stage
+                && e.decided_by == Some(crate::workflow::DecidedBy::Human)
+        });
+        if let Some(e) = entry {
+            e.taught.push(crate::lessons::words_digest(&l.words));
+        }
     }
 }
 

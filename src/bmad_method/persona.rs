@@ -203,11 +203,26 @@ fn facts_text(project: &Project, facts: &[String], notices: &mut Vec<String>) ->
 }
 
 /// The file a `file:` fact names, read anywhere inside the project without following a
-/// link; a pattern (`*`) is not expanded.
+/// link; a pattern (`*`) is not expanded. In a git repository only a file git tracks: a
+/// persona can come from a merged branch, and the prompt it is read into can be copied
+/// into a committed document, so a file the repository keeps out of git (a key, a state
+/// file, credentials, however it is named) is never read for it. Outside a repository
+/// there is no branch to merge one from, and a file is read as named.
 fn fact_files(project: &Project, rel: &str, notices: &mut Vec<String>) -> Vec<(String, String)> {
     if rel.contains(['*', '?', '[']) {
         notices.push(format!("The BMAD persistent fact `file:{}` is a pattern, which the server does not expand; it was left out.", crate::code::clip(rel, 120)));
         return Vec::new();
+    }
+    let repo = crate::git::Repo::at(&project.path(""));
+    if let Some(tracked) = repo.map(|r| r.tracks(rel)) {
+        if tracked != Some(true) {
+            notices.push(format!(
+                "The BMAD persistent fact `file:{}` names a file git does not track{}; it was left out (only files committed to the repository are read into a prompt).",
+                crate::code::clip(rel, 120),
+                if tracked.is_none() { " (git could not say)" } else { "" }
+            ));
+            return Vec::new();
+        }
     }
     match project.read_in_project(rel, super::MAX_FILE_BYTES) {
         Ok(Some(text)) => vec![(rel.to_string(), text)],
@@ -283,6 +298,53 @@ mod tests {
             "a",
             "the manifest's order"
         );
+    }
+
+    /// In a git repository, a `file:` fact is read only where git tracks the file: a key
+    /// the repository ignores, or a file never added, is left out and said.
+    #[test]
+    fn in_a_repository_only_tracked_files_are_read_as_facts() {
+        let (dir, project) = crate::files::project::tests::project();
+        let git = |args: &[&str]| {
+            let ok = std::process::Command::new("git")
+                .arg("-C")
+                .arg(dir.path())
+                .args(args)
+                .output()
+                .unwrap()
+                .status
+                .success();
+            assert!(ok, "git {args:?}");
+        };
+        git(&["init", "-q"]);
+        std::fs::create_dir_all(dir.path().join("config")).unwrap();
+        std::fs::create_dir_all(dir.path().join("docs")).unwrap();
+        std::fs::write(dir.path().join(".gitignore"), "config/master.key\n").unwrap();
+        std::fs::write(dir.path().join("config/master.key"), "KEY-1234\n").unwrap();
+        std::fs::write(dir.path().join("terraform.tfstate"), "STATE-5678\n").unwrap();
+        std::fs::write(dir.path().join("docs/context.md"), "Ship weekly.\n").unwrap();
+        git(&["add", ".gitignore", "docs/context.md"]);
+        let facts: Vec<String> = [
+            "file:config/master.key",
+            "file:terraform.tfstate",
+            "file:docs/context.md",
+        ]
+        .map(String::from)
+        .to_vec();
+        let mut notices = Vec::new();
+        let text = facts_text(&project, &facts, &mut notices);
+        assert!(text.contains("Ship weekly."), "{text}");
+        assert!(
+            !text.contains("KEY-1234") && !text.contains("STATE-5678"),
+            "{text}"
+        );
+        let said = notices.join("\n");
+        for named in ["config/master.key", "terraform.tfstate"] {
+            assert!(
+                said.contains(&format!("`file:{named}` names a file git does not track")),
+                "{said}"
+            );
+        }
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Live updates: a server-sent event each time a file the page shows changes, whichever
-//! channel changed it (the assistant's calls, the terminal, another dashboard, an editor).
+//! channel changed it (the assistant's calls, the terminal, another dashboard, an editor),
+//! and one when a browser signs in, so that an open page shows it at once.
 //! The files' sizes and modification times under `.bmad-task/`, `.claude/specs/` and
 //! `.bmad/` are read every [`POLL`]: no watcher thread, no platform API, and nothing held
 //! open between polls. BENCHMARKS.md ("Lessons and the dashboard") has the latency from a
@@ -54,16 +55,19 @@ fn walk(dir: &Path, depth: usize, h: &mut DefaultHasher) {
     }
 }
 
-/// The event stream: `ready` at once, then `change` whenever the fingerprint moves; it
-/// ends when `stop` is cancelled.
+/// The event stream: `ready` at once, then `change` whenever the fingerprint moves and
+/// `signin` whenever `signed` (how many browsers signed in) does; it ends when `stop` is
+/// cancelled.
 pub fn stream(
     roots: Vec<PathBuf>,
     stop: CancellationToken,
+    signed: impl Fn() -> usize + Send + Sync + 'static,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let roots: Arc<[PathBuf]> = roots.into();
-    let first = fingerprint(&roots);
+    let signed = Arc::new(signed);
+    let first = (fingerprint(&roots), signed());
     let events = stream::unfold((roots, first, true), move |(roots, mut last, start)| {
-        let stop = stop.clone();
+        let (stop, signed) = (stop.clone(), signed.clone());
         async move {
             if start {
                 let ready = Event::default().event("ready").data("{}");
@@ -75,17 +79,27 @@ pub fn stream(
                     () = stop.cancelled() => return None,
                 }
                 let looked = roots.clone();
-                let now = tokio::task::spawn_blocking(move || fingerprint(&looked))
+                let files = tokio::task::spawn_blocking(move || fingerprint(&looked))
                     .await
                     .ok()?;
-                if now != last {
-                    let at = chrono::Utc::now().timestamp_millis();
-                    let event = Event::default()
-                        .event("change")
-                        .data(format!("{{\"at\":{at}}}"));
-                    return Some((Ok(event), (roots, now, false)));
+                let now = (files, signed());
+                let name = if now.1 != last.1 {
+                    "signin"
+                } else if now.0 != last.0 {
+                    "change"
+                } else {
+                    continue;
+                };
+                let at = chrono::Utc::now().timestamp_millis();
+                let event = Event::default()
+                    .event(name)
+                    .data(format!("{{\"at\":{at}}}"));
+                // A sign-in is said alone; a change at the same time comes at the next look.
+                last.1 = now.1;
+                if name == "change" {
+                    last.0 = now.0;
                 }
-                last = now;
+                return Some((Ok(event), (roots, last, false)));
             }
         }
     });

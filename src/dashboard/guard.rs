@@ -7,7 +7,8 @@
 //! for [`LOGIN_TTL`] dies too, and a new one replaces it. A request that changes anything
 //! also needs the page's token in the `x-bmad-secret` header (the page reads it from its
 //! own HTML, which no other origin can read; it is not the login key) and an `Origin`
-//! that is the server's own. Every response carries a strict Content-Security-Policy: the
+//! that is the server's own. Every login is kept (its time) and shown on the page: a
+//! browser the human did not sign in is seen. Every response carries a strict Content-Security-Policy: the
 //! page loads its own script and style and nothing else, so no text shown in it can run
 //! or load.
 
@@ -53,7 +54,12 @@ pub struct Keys {
     hosts: Vec<(String, u16)>,
     /// The cookie's name: one per port, since a browser sends a host's cookies to all.
     pub cookie: String,
+    /// When each login key was spent (RFC 3339, oldest first): every browser signed in.
+    logins: Mutex<Vec<String>>,
 }
+
+/// The most logins kept to show; older ones are dropped first.
+const MAX_LOGINS: usize = 100;
 
 impl Keys {
     pub fn new(bound: SocketAddr) -> Keys {
@@ -70,6 +76,7 @@ impl Keys {
                 .map(|a| (name(a.host()), a.port_u16().unwrap_or(bound.port())))
                 .collect(),
             cookie: format!("bmad_dashboard_{}", bound.port()),
+            logins: Mutex::new(Vec::new()),
         }
     }
 
@@ -99,8 +106,21 @@ impl Keys {
         });
         if live {
             *login = None;
+            let mut logins = self.logins.lock().unwrap_or_else(|e| e.into_inner());
+            if logins.len() == MAX_LOGINS {
+                logins.remove(0);
+            }
+            logins.push(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
         }
         live
+    }
+
+    /// When each browser signed in (RFC 3339, oldest first), for the page to show.
+    pub fn logins(&self) -> Vec<String> {
+        self.logins
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     fn cookie_in(&self, request: &Request) -> Option<String> {
@@ -152,7 +172,7 @@ pub async fn check(State(dash): State<Arc<Dashboard>>, request: Request, next: N
         if request.method() != Method::GET || !keys.spend(&k, Instant::now()) {
             return secured(refuse(
                 StatusCode::UNAUTHORIZED,
-                "Unauthorized: this address was used already, replaced or is too old; press Enter in the terminal of `bmad-mcp dashboard` for a new one (`serve --http`: send it SIGUSR1)",
+                "Unauthorized: this address was used already, replaced or is too old; press Enter in the terminal of `bmad-mcp dashboard` (or of `serve --http`) for a new one",
             ));
         }
         return secured(secret_to_cookie(keys, &request));

@@ -2,8 +2,9 @@
 //! rounds of a document, see the audit and the checks, and decide, on the same files and
 //! rules as every other channel. `bmad-mcp dashboard` serves it alone on loopback;
 //! `serve --http` serves it beside `/mcp`. Either prints an address with a one-time key,
-//! and a new one on SIGUSR1 (`bmad-mcp dashboard` also when Enter is pressed in its
-//! terminal); everything else is refused ([`guard`]). Documents are untrusted and
+//! and a new one only when Enter is pressed in its own terminal (a signal, which any of the
+//! user's processes can send, the assistant's shell among them, prints none); everything
+//! else is refused ([`guard`]), and every browser that signs in is shown on the page. Documents are untrusted and
 //! rendered so that nothing in them can run ([`render`]); the page updates when files
 //! change ([`events`]); decisions go through `act::human` recorded `via: dashboard`
 //! ([`decide`]). Every asset is embedded in the binary: it works offline.
@@ -90,15 +91,17 @@ impl Dashboard {
         format!("{}?k={}", self.base(bound), self.keys.mint())
     }
 
-    /// Prints a fresh one-time address with `print` each time the process gets SIGUSR1,
-    /// until the server stops (the signal then no longer ends the process either).
+    /// Says on stderr, each time the process gets SIGUSR1, that only Enter in its terminal
+    /// prints a new address: any process of the user's can send a signal, the assistant's
+    /// shell too, and where the address is printed (a log, a terminal pane) may be read by
+    /// it. Handled so that the signal does not end the process.
     #[cfg(unix)]
-    fn reissue_on_signal(self: &Arc<Self>, bound: SocketAddr, print: fn(&str)) {
+    fn refuse_signal(self: &Arc<Self>) {
         use tokio::signal::unix::{signal, SignalKind};
         let mut signals = match signal(SignalKind::user_defined1()) {
             Ok(s) => s,
             Err(e) => {
-                tracing::warn!(error = %e, "dashboard: no new address on SIGUSR1");
+                tracing::warn!(error = %e, "dashboard: SIGUSR1 not handled");
                 return;
             }
         };
@@ -108,7 +111,7 @@ impl Dashboard {
                 tokio::select! {
                     _ = dash.stop.cancelled() => return,
                     got = signals.recv() => match got {
-                        Some(()) => print(&dash.login_url(bound)),
+                        Some(()) => eprintln!("bmad-mcp: SIGUSR1 prints no new address of the dashboard (any process of yours can send it, an assistant's shell too): press Enter in the terminal it runs in"),
                         None => return,
                     },
                 }
@@ -117,7 +120,7 @@ impl Dashboard {
     }
 
     #[cfg(not(unix))]
-    fn reissue_on_signal(self: &Arc<Self>, _: SocketAddr, _: fn(&str)) {}
+    fn refuse_signal(self: &Arc<Self>) {}
 
     /// Tells each project served where the page is (for the replies' deep links).
     pub fn announce(&self, bound: SocketAddr) {
@@ -226,7 +229,8 @@ impl Drop for Served {
 }
 
 /// What `serve --http` serves beside `/mcp`: the dashboard of the projects under its
-/// roots, a one-time address printed to stderr (a new one on SIGUSR1): what a log keeps
+/// roots, a one-time address printed to stderr (a new one on Enter, where its stdin is a
+/// terminal): what a log keeps
 /// of it opens nothing once used, replaced or [`guard::LOGIN_TTL`] old. Not under an
 /// assistant's shell, which would read the address and decide as the human: then the
 /// server runs without it, and says so.
@@ -246,13 +250,15 @@ pub fn beside_http(at: &crate::http::Listening, acting: &Acting) -> Option<crate
         dash.announce(bound);
         let print: fn(&str) = |url| {
             eprintln!(
-                "bmad-mcp: a one-time address (one use, within {} minutes; `kill -USR1 {}` prints a new one) of the human's dashboard (loopback only) is at {url}",
+                "bmad-mcp: a one-time address (one use, within {} minutes; Enter in this server's terminal prints a new one) of the human's dashboard (loopback only) is at {url}",
                 guard::LOGIN_TTL.as_secs() / 60,
-                std::process::id()
             )
         };
         print(&dash.login_url(bound));
-        dash.reissue_on_signal(bound, print);
+        dash.refuse_signal();
+        if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+            reissue_on_enter(dash.clone(), bound, print);
+        }
     }
     Some((router(dash.clone()), Box::new(Served(dash))))
 }
@@ -332,7 +338,7 @@ async fn serve(dir: PathBuf, addr: SocketAddr, acting: &Acting) -> std::io::Resu
         dir.display(),
         guard::LOGIN_TTL.as_secs() / 60
     );
-    dash.reissue_on_signal(bound, print);
+    dash.refuse_signal();
     reissue_on_enter(dash.clone(), bound, print);
     let app = router_alone(dash.clone()).into_make_service_with_connect_info::<SocketAddr>();
     let stopping = stop.clone();

@@ -3,9 +3,9 @@
 //! | method | path | what |
 //! |---|---|---|
 //! | GET | `/dashboard/` | the page (its script and style beside it) |
-//! | GET | `/dashboard/api/tasks` | every task of every project served |
+//! | GET | `/dashboard/api/tasks` | every task of every project served, and when each browser signed in |
 //! | GET | `/dashboard/api/task?project=N&id=ID` | one task in full |
-//! | GET | `/dashboard/api/events` | server-sent events: `change` when a file changes |
+//! | GET | `/dashboard/api/events` | server-sent events: `change` when a file changes, `signin` when a browser signs in |
 //! | POST | `/dashboard/api/decide` | a decision (JSON, at most [`MAX_BODY`] bytes) |
 //! | POST | `/dashboard/api/config` | approve `.bmad/config.toml` as shown (`{"project", "sha256"}`) |
 //! | POST | `/dashboard/api/lesson` | retire or restore a lesson (`{"project", "id", "change"}`) |
@@ -91,7 +91,7 @@ async fn tasks(State(dash): State<Arc<Dashboard>>) -> Response {
     match blocking(move || view::tasks(&d)).await {
         Some(rows) => json_response(
             StatusCode::OK,
-            &json!({ "tasks": rows, "projects": dash.dirs }),
+            &json!({ "tasks": rows, "projects": dash.dirs, "logins": dash.keys.logins() }),
         ),
         None => json_response(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -128,7 +128,11 @@ async fn task(State(dash): State<Arc<Dashboard>>, request: Request) -> Response 
 }
 
 async fn stream(State(dash): State<Arc<Dashboard>>) -> Response {
-    events::stream(dash.dirs.clone(), dash.stop.clone()).into_response()
+    let signed = dash.clone();
+    events::stream(dash.dirs.clone(), dash.stop.clone(), move || {
+        signed.keys.logins().len()
+    })
+    .into_response()
 }
 
 /// The body of a request, at most [`MAX_BODY`] bytes, as JSON of type `T`.

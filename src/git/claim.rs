@@ -3,7 +3,9 @@
 //! to move a ref that a push did not descend from), so two clones that claim the same
 //! thing learn which one holds it before either starts work, with git as the only
 //! transport and no server of ours. Every command that touches the network is bounded in
-//! time, asks for nothing (no terminal, no SSH prompt) and runs no hook.
+//! time, asks for nothing (no terminal, no SSH prompt) and runs no hook. It runs in a
+//! process group of its own, which is killed whole at the deadline: git's helpers
+//! (`git-remote-http`, `ssh`) would otherwise outlive it, holding its output open.
 
 use std::io::Read;
 use std::path::Path;
@@ -175,32 +177,37 @@ pub(super) fn git(dir: &Path) -> Command {
     for var in ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX"] {
         cmd.env_remove(var);
     }
+    // A remote that accepts and then sends nothing is left within the deadline by git's
+    // own limits too (HTTP: under 1 KiB/s for that long; ssh: the connection).
+    let secs = NETWORK_DEADLINE.as_secs().to_string();
+    cmd.args(["-c", "http.lowSpeedLimit=1024", "-c"])
+        .arg(format!("http.lowSpeedTime={secs}"));
     cmd.env("GIT_TERMINAL_PROMPT", "0")
-        .env("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
+        .env(
+            "GIT_SSH_COMMAND",
+            format!("ssh -o BatchMode=yes -o ConnectTimeout={secs} -o ServerAliveInterval=5 -o ServerAliveCountMax=1"),
+        )
         .env("LC_ALL", "C")
         .stdin(Stdio::null());
     cmd
 }
 
 /// Runs a network command within [`NETWORK_DEADLINE`]: its stdout, or why it failed (its
-/// last line of stderr, or that it took too long and was stopped).
+/// last line of stderr, or that it took too long and was stopped). At the deadline its
+/// whole process group is killed and its output is no longer waited for: a helper that
+/// escaped the group cannot hold the call.
 fn network(dir: &Path, args: &[&str]) -> Result<String, String> {
-    let mut child = git(dir)
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+    let mut cmd = git(dir);
+    cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let mut child = cmd
         .spawn()
         .map_err(|e| format!("git could not be started: {e}"))?;
-    let (mut out, mut err) = (child.stdout.take(), child.stderr.take());
-    let read = std::thread::spawn(move || {
-        let (mut o, mut e) = (String::new(), String::new());
-        if let Some(s) = out.as_mut() {
-            let _ = s.take(1 << 20).read_to_string(&mut o);
-        }
-        if let Some(s) = err.as_mut() {
-            let _ = s.take(1 << 16).read_to_string(&mut e);
-        }
-        (o, e)
+    let (out, err) = (child.stdout.take(), child.stderr.take());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send((read_at_most(out, 1 << 20), read_at_most(err, 1 << 16)));
     });
     let started = Instant::now();
     let status = loop {
@@ -210,13 +217,15 @@ fn network(dir: &Path, args: &[&str]) -> Result<String, String> {
                 std::thread::sleep(Duration::from_millis(20))
             }
             _ => {
-                let _ = child.kill();
-                let _ = child.wait();
+                kill_group(&mut child);
                 break None;
             }
         }
     };
-    let (stdout, stderr) = read.join().unwrap_or_default();
+    // Output still open after git ended is a helper's: waited for a moment, not for it.
+    let (stdout, stderr) = rx
+        .recv_timeout(Duration::from_millis(500))
+        .unwrap_or_default();
     match status {
         Some(s) if s.success() => Ok(stdout),
         Some(_) => Err(stderr
@@ -231,5 +240,66 @@ fn network(dir: &Path, args: &[&str]) -> Result<String, String> {
             args[0],
             NETWORK_DEADLINE.as_secs()
         )),
+    }
+}
+
+/// What `stream` holds until its end, at most `limit` bytes, as text.
+fn read_at_most(stream: Option<impl Read>, limit: u64) -> String {
+    let mut text = String::new();
+    if let Some(s) = stream {
+        let _ = s.take(limit).read_to_string(&mut text);
+    }
+    text
+}
+
+/// Kills `child`'s process group (the group it leads: git and its helpers), then reaps it.
+fn kill_group(child: &mut std::process::Child) {
+    #[cfg(unix)]
+    if let Some(pid) = i32::try_from(child.id())
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    /// A remote that accepts the connection and never answers: the claim gives up at the
+    /// deadline (plus a second), not when git's orphaned helper would.
+    #[test]
+    fn a_remote_that_never_answers_is_left_at_the_deadline() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            let held: Vec<_> = listener.incoming().collect();
+            drop(held);
+        });
+        let dir = tempfile::tempdir().unwrap();
+        for args in [
+            vec!["init", "-q"],
+            vec![
+                "remote",
+                "add",
+                "origin",
+                &format!("http://{addr}/team.git"),
+            ],
+        ] {
+            let ok = git(dir.path()).args(&args).output().unwrap().status;
+            assert!(ok.success(), "git {args:?}");
+        }
+        let repo = Repo::at(dir.path()).expect("a repository");
+        let started = Instant::now();
+        let got = repo.claim("refs/bmad/claims/t/sprint-1", "Ada holds sprint 1");
+        let took = started.elapsed();
+        assert!(
+            took < NETWORK_DEADLINE + Duration::from_secs(1),
+            "{took:?}: {got:?}"
+        );
+        assert!(matches!(got, Claim::Unreachable { .. }), "{got:?}");
     }
 }

@@ -303,6 +303,15 @@ impl Repo {
         )
     }
 
+    /// Whether git tracks the file `rel` (relative to the project): it is in the index.
+    /// `None` when git cannot say. A file the repository ignores or never added (a key, a
+    /// state file, credentials) is not tracked.
+    pub fn tracks(&self, rel: &str) -> Option<bool> {
+        let literal = format!(":(literal){rel}");
+        let out = run(&self.dir, &[], &["ls-files", "-z", "--", &literal])?;
+        Some(out.split('\0').any(|p| p == rel))
+    }
+
     /// The blob id git would give each file's content in the work tree, unfiltered (as
     /// `git hash-object --no-filters` does), in order; `None` for a file that is not
     /// there. Computed here, without git: `like` is a commit id of the repository, whose

@@ -54,6 +54,13 @@ pub fn render(l: &Lesson) -> String {
     out
 }
 
+/// The SHA-256 of a lesson's words as a file holds them (trimmed, line breaks as `\n`, so
+/// a checkout that writes `\r\n` reads the same): what the human's decision keeps of the
+/// lessons it taught (`HistoryEntry::taught`), binding the file to those words.
+pub fn words_digest(words: &str) -> String {
+    crate::workflow::machine::sha256_hex(&words.trim().replace("\r\n", "\n"))
+}
+
 /// Refuses a file a merge left with conflict markers, saying how to mend it.
 fn conflict_free(text: &str) -> Result<(), String> {
     if text

@@ -9,7 +9,10 @@
 //! executes), or that carries a host's mark in its environment (`CLAUDECODE`, `CODEX_CI`,
 //! `GEMINI_CLI=1`, `OPENCODE=1`, `COPILOT_CLI=1`: every host's, listed once in the hosts table, `crate::hosts`).
 //! The mark is read from each ancestor, where a command cannot unset it for itself, and
-//! before what the process is: a process that carries a mark is never the host's own.
+//! before what the process is: a process that carries a mark is never the host's own. Nor
+//! is a process with a marked ancestor: a host is started by the human, never from a host's
+//! shell tool, so a program the model copied under a host's file name and started with the
+//! mark removed (`env -u CLAUDECODE ./bin/claude`) is still the shell's.
 
 pub mod procs;
 
@@ -24,8 +27,9 @@ pub enum Host {
     IsTheAssistant,
     /// The host asks the human itself (the client's dialog: the host started this
     /// server, or connected to it, and shows the form): the chain is read up to the host,
-    /// and only what runs under its shell is the assistant's. Above the host nothing
-    /// counts: the host may itself run under another's shell.
+    /// and what runs under its shell is the assistant's. Above the host only a shell's mark
+    /// counts, and it unmakes the host: a real host is never started from a shell tool, a
+    /// copy of a program under a host's name is.
     AsksTheHuman,
 }
 
@@ -39,6 +43,8 @@ pub enum Found {
         host: &'static str,
         mark: String,
         label: String,
+        /// The process below the mark that passed for a host by its file name, if one did.
+        posing: Option<String>,
     },
 }
 
@@ -48,7 +54,20 @@ impl Found {
     pub fn why(&self) -> String {
         match self {
             Found::Host { host, label } => format!("{host} is {label}"),
-            Found::Mark { mark, label, .. } => format!("{mark} in the environment of {label}"),
+            Found::Mark {
+                mark,
+                label,
+                posing: None,
+                ..
+            } => format!("{mark} in the environment of {label}"),
+            Found::Mark {
+                mark,
+                label,
+                posing: Some(posing),
+                ..
+            } => format!(
+                "{mark} in the environment of {label}, which started {posing}: no host is started from a shell tool"
+            ),
         }
     }
 
@@ -64,15 +83,20 @@ impl Found {
 /// What makes `chain` (a process first, then its ancestors) an assistant's; `None` when
 /// nothing does. A process's mark is read before what it is: a host's own process does
 /// not carry its shell's mark, so a process that carries one is never the host's own
-/// connection, whatever it runs.
+/// connection, whatever it runs; and a host's process is not one when a process above it
+/// carries a mark, since no host is started from a shell tool.
 pub fn found(chain: &[Proc], host: Host) -> Option<Found> {
-    for p in chain {
-        if let Some(mark) = &p.mark {
-            return Some(Found::Mark {
-                host: crate::hosts::recognise::host_of_mark(mark).unwrap_or("an assistant"),
-                mark: mark.clone(),
-                label: p.label.clone(),
-            });
+    let marked = |p: &Proc, posing: Option<&Proc>| {
+        p.mark.as_ref().map(|mark| Found::Mark {
+            host: crate::hosts::recognise::host_of_mark(mark).unwrap_or("an assistant"),
+            mark: mark.clone(),
+            label: p.label.clone(),
+            posing: posing.map(|q| q.label.clone()),
+        })
+    };
+    for (i, p) in chain.iter().enumerate() {
+        if let Some(found) = marked(p, None) {
+            return Some(found);
         }
         if let Some(name) = p.host {
             return match host {
@@ -80,7 +104,7 @@ pub fn found(chain: &[Proc], host: Host) -> Option<Found> {
                     host: name,
                     label: p.label.clone(),
                 }),
-                Host::AsksTheHuman => None,
+                Host::AsksTheHuman => chain[i + 1..].iter().find_map(|a| marked(a, Some(p))),
             };
         }
     }
@@ -143,12 +167,21 @@ mod tests {
                 Some("CLAUDECODE in the environment of bash (pid 3)")
             );
         }
-        // Above the host nothing counts where it asks: it may run under another's shell.
+        // Above the host only a mark counts where it asks, and it unmakes the host: no host
+        // is started from a shell tool, a copy under a host's name is.
         let above = [
             p("claude (pid 2)", true, false),
-            p("sh (pid 1)", false, true),
+            p("zsh (pid 1)", false, false),
+            p("bash (pid 0)", false, true),
         ];
-        assert_eq!(behind(&above, Host::AsksTheHuman), None);
+        assert_eq!(
+            behind(&above, Host::AsksTheHuman).as_deref(),
+            Some("CLAUDECODE in the environment of bash (pid 0), which started claude (pid 2): no host is started from a shell tool")
+        );
+        assert_eq!(
+            found(&above, Host::AsksTheHuman).unwrap().shell_of(),
+            Some("Claude Code")
+        );
         let human = [
             p("firefox (pid 9)", false, false),
             p("init (pid 1)", false, false),

@@ -229,6 +229,7 @@ mod tests {
             note: None,
             feedback: Some("Say what is out of scope.".into()),
             lessons: Vec::new(),
+            taught: Vec::new(),
         });
         s
     }

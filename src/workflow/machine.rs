@@ -367,6 +367,7 @@ impl Step<'_> {
             note: (!self.facts.notices.is_empty()).then(|| self.facts.notices.join(" ")),
             feedback: self.words.take(),
             lessons: Vec::new(),
+            taught: Vec::new(),
         });
         self.session.updated_at = at;
     }

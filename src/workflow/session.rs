@@ -57,6 +57,12 @@ pub struct HistoryEntry {
     /// carried: their ids, the files `.bmad/lessons/<id>.md` (docs/lessons.md).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lessons: Vec<String>,
+    /// The SHA-256 of the words of each lesson this decision of the human's taught: a
+    /// lesson file is quoted as the human's only where its words are ones of these (its
+    /// task, stage and time can be copied from here; words other than the human's cannot
+    /// pass for theirs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub taught: Vec<String>,
 }
 
 /// A story's link to its parent task, and who runs it where .
@@ -199,6 +205,7 @@ impl Session {
                 note: None,
                 feedback: None,
                 lessons: Vec::new(),
+                taught: Vec::new(),
             }],
             notices_given: Vec::new(),
             created_at: at.clone(),

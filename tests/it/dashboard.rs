@@ -168,6 +168,32 @@ fn the_address_opens_the_page_once() {
     d.stop();
 }
 
+/// `kill -USR1` from an assistant's shell (a shell with `CLAUDECODE=1`) prints no address
+/// where the human's terminal output is kept, and does not stop the dashboard: the next
+/// address is the one Enter prints, and it opens the page. Every browser that signed in is
+/// listed for the page to show.
+#[test]
+fn a_signal_from_the_assistants_shell_mints_no_login() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = Dash::open(dir.path());
+    let sent = std::process::Command::new("sh")
+        .args(["-c", "kill -USR1 \"$0\""])
+        .arg(d.pid().to_string())
+        .env("CLAUDECODE", "1")
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(d.running(), "the signal does not end the dashboard");
+    // Had the signal printed an address, this line would be it, replaced by Enter's.
+    d.next_address();
+    assert_eq!(d.exchange().status, 303, "the address read is Enter's own");
+    let logins = d.get("/dashboard/api/tasks").json()["logins"].clone();
+    assert_eq!(logins.as_array().map(Vec::len), Some(2), "{logins}");
+    assert!(logins[1].as_str().unwrap().ends_with('Z'), "{logins}");
+    d.stop();
+}
+
 #[test]
 fn the_dashboard_listens_on_loopback_only() {
     let dir = tempfile::tempdir().unwrap();
@@ -720,17 +746,12 @@ async fn serve_http_serves_the_dashboard_beside_mcp() {
     let cookie = set.split(';').next().unwrap().to_string();
     assert!(!cookie.contains(key), "{cookie}");
     assert_eq!(request(server.addr, "GET", &path, &[], b"").status, 401);
-    // Another browser: SIGUSR1 logs a new one-time address.
+    // A signal, which any process of the user's can send, logs no new address.
     let pid = rustix::process::Pid::from_raw(server.child.id() as i32).unwrap();
     rustix::process::kill_process(pid, rustix::process::Signal::USR1).unwrap();
-    let line = server.wait_for("dashboard (loopback only) is at http://");
-    let again = line.rsplit(' ').next().unwrap().trim();
-    let again = again
-        .strip_prefix(&format!("http://{}", server.addr))
-        .unwrap();
-    assert_ne!(again, path);
-    assert_eq!(request(server.addr, "GET", again, &[], b"").status, 303);
-    assert_eq!(request(server.addr, "GET", again, &[], b"").status, 401);
+    server.wait_for("SIGUSR1 prints no new address");
+    let printed = server.logged().iter().filter(|l| l.contains("?k=")).count();
+    assert_eq!(printed, 1, "{:?}", server.logged());
     let a = request(
         server.addr,
         "GET",

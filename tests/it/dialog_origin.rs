@@ -171,6 +171,14 @@ async fn a_stdio_client_under_an_assistants_shell_is_not_the_human() {
     let _ = service.cancel().await;
 }
 
+/// A 2026-07-28 `confirm` of session `id` whose client declares the dialog (elicitation).
+fn confirm_declaring_the_dialog(id: &str) -> Value {
+    let mut call = http::tool_call(7, json!({"action": "confirm", "session_id": id}));
+    call["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+        json!({"elicitation": {"form": {}}});
+    call
+}
+
 /// Over HTTP: `curl` run by a shell with `CLAUDECODE=1` sends a 2026-07-28 `confirm`
 /// declaring elicitation. The server finds curl from its socket, sees the shell above it:
 /// the decision waits for the human by default, and under an approved `gates = "host"` is
@@ -183,9 +191,7 @@ async fn an_http_client_under_an_assistants_shell_is_not_the_human() {
     let user = User::default();
     let service = server.connect_as(user.clone(), Era::Legacy, None).await;
     let id = awaiting(&service, &project).await;
-    let mut call = http::tool_call(7, json!({"action": "confirm", "session_id": id}));
-    call["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
-        json!({"elicitation": {"form": {}}});
+    let call = confirm_declaring_the_dialog(&id);
     let body = dir.path().join("call.json");
     std::fs::write(&body, call.to_string()).unwrap();
     let mut args: Vec<String> = vec!["-s".into(), "-X".into(), "POST".into()];
@@ -239,6 +245,70 @@ async fn an_http_client_under_an_assistants_shell_is_not_the_human() {
             .contains("CLAUDECODE in the environment of"),
         "{last}"
     );
+    let _ = service.cancel().await;
+}
+
+/// The real path of the Python interpreter (not a launcher script such as pyenv's shim).
+fn python_executable() -> std::path::PathBuf {
+    let out = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import os, sys; print(os.path.realpath(sys.executable))",
+        ])
+        .output()
+        .expect("python3 runs");
+    std::path::PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+}
+
+/// A copy of the Python interpreter named `claude` (a host's program, by the file
+/// `/proc/<pid>/exe` names), started from a shell with `CLAUDECODE=1` and the mark removed
+/// from its own environment, posts a `confirm` declaring elicitation. A real host is never
+/// started from a shell tool: the copy is the shell's, the dialog is not opened and
+/// nothing is recorded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_copy_of_a_program_under_a_hosts_name_is_not_the_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().canonicalize().unwrap();
+    let server = http::Server::for_project(&project, &[]);
+    let user = User::default();
+    let service = server.connect_as(user.clone(), Era::Legacy, None).await;
+    let id = awaiting(&service, &project).await;
+    let call = confirm_declaring_the_dialog(&id);
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    std::fs::copy(python_executable(), bin.join("claude")).unwrap();
+    let script = dir.path().join("post.py");
+    let headers: serde_json::Map<String, Value> = CALL_HEADERS
+        .iter()
+        .map(|(n, v)| (n.to_string(), json!(v)))
+        .collect();
+    std::fs::write(
+        &script,
+        format!(
+            "import sys, urllib.request\n\
+             req = urllib.request.Request({url:?}, data=sys.argv[1].encode(), headers={headers})\n\
+             try:\n    print(urllib.request.urlopen(req, timeout=10).read().decode())\n\
+             except Exception as e:\n    print('no answer:', e)\n",
+            url = server.url,
+            headers = Value::Object(headers),
+        ),
+    )
+    .unwrap();
+    let out = tokio::process::Command::new("sh")
+        .arg("-c")
+        .arg("env -u CLAUDECODE \"$0\" \"$1\" \"$2\"; :")
+        .arg(bin.join("claude"))
+        .arg(&script)
+        .arg(call.to_string())
+        .env("CLAUDECODE", "1")
+        .output()
+        .await
+        .expect("sh and the copy run");
+    let reply = String::from_utf8_lossy(&out.stdout);
+    assert!(reply.contains("human_required"), "{reply}");
+    assert!(reply.contains("which started claude (pid"), "{reply}");
+    assert!(user.shown.lock().unwrap().is_empty(), "no dialog: {reply}");
+    assert_eq!(last_decision(&project, &id)["action"], "submit", "{reply}");
     let _ = service.cancel().await;
 }
 

@@ -644,3 +644,37 @@ fn a_link_in_the_project_does_not_take_setup_out_of_it() {
     let text = std::fs::read_to_string(&real).unwrap();
     assert!(text.contains(server_path()), "{text}");
 }
+
+/// setup's project is the one the working directory is in, or `--project`: never the one a
+/// variable of the environment names (a host's shell or a profile may carry it).
+#[test]
+fn setups_project_is_where_it_runs_or_the_one_named() {
+    let place = Place::new();
+    let elsewhere = place.project.parent().unwrap().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let elsewhere_text = elsewhere.display().to_string();
+    for var in ["BMAD_PROJECT_ROOT", "CLAUDE_PROJECT_DIR"] {
+        let (code, out, err) = place.setup(
+            &["codex", "--scope", "project"],
+            &[(var, elsewhere_text.as_str())],
+        );
+        assert_eq!(code, 0, "{var}: {out}{err}");
+        assert!(
+            !elsewhere.join(".codex").exists(),
+            "{var} chose the project"
+        );
+        assert!(place.project.join(".codex/config.toml").is_file(), "{var}");
+    }
+    let (code, out, err) = place.setup(
+        &[
+            "codex",
+            "--scope",
+            "project",
+            "--project",
+            elsewhere_text.as_str(),
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(elsewhere.join(".codex/config.toml").is_file(), "{out}{err}");
+}

@@ -646,6 +646,21 @@ async function route() {
   }
 }
 
+// Every browser that signed in with a printed address, by time: one the human did not
+// sign in means someone else read an address. One that signs in while the page is open is
+// said in the banner.
+let loginsSeen = null;
+async function showLogins() {
+  const times = (await get("/dashboard/api/tasks")).logins || [];
+  const at = (t) => new Date(t).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  document.getElementById("logins").textContent = times.length ? "Signed in: " + times.map(at).join(", ") : "";
+  document.body.dataset.logins = String(times.length);
+  if (loginsSeen !== null && times.length > loginsSeen) {
+    show("A new browser signed in at " + at(times[times.length - 1]) + ". If it was not you, someone read the address: stop the dashboard (Ctrl-C) and start it again, which signs every browser out.", true);
+  }
+  loginsSeen = times.length;
+}
+
 function listen() {
   const events = new EventSource("/dashboard/api/events");
   events.addEventListener("ready", () => { live.textContent = "live"; live.className = ""; });
@@ -654,9 +669,11 @@ function listen() {
     if (dirty) { stale = true; return show("This task changed on disk; your unsent input is kept. Reload the page to see the new version.", false); }
     await route();
   });
+  events.addEventListener("signin", () => showLogins().catch(() => {}));
   events.onerror = () => { live.textContent = "reconnecting…"; live.className = "off"; };
 }
 
 window.addEventListener("hashchange", () => { comments = []; selection = null; dirty = false; readBase = {}; onScreen = {}; show(""); route(); });
 route();
+showLogins().catch(() => {});
 listen();

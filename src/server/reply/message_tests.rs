@@ -380,6 +380,7 @@ fn completion_states_the_risks_the_human_accepted() {
             note: None,
             feedback: None,
             lessons: Vec::new(),
+            taught: Vec::new(),
         });
     }
     assert!(

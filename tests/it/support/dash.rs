@@ -102,6 +102,16 @@ impl Dash {
         self.read_address();
     }
 
+    /// The dashboard's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Whether the process still runs.
+    pub fn running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
     /// The path (with the key) of the address printed last.
     pub fn address_path(&self) -> String {
         self.url.strip_prefix(&self.origin()).unwrap().to_string()
