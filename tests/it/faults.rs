@@ -224,3 +224,47 @@ async fn a_risk_accepted_after_a_fault_of_the_servers_records_no_lesson() {
     assert_eq!(lessons(&sb.project), 1, "no lesson blames the report");
     sound.close().await;
 }
+
+/// The server fails on a submission; the work is submitted again, fails its report, and
+/// the human accepts the risk: the round that made the work saw the server fail, so no
+/// lesson blames the report, though the task changed after the fault.
+#[tokio::test]
+async fn a_risk_accepted_on_work_resubmitted_after_a_fault_records_no_lesson() {
+    let sb = Sandbox::new();
+    let sound = connect(Era::Modern, &sb.project).await;
+    let (sid, _) = fix_at_dev(&sound, &sb.project).await;
+    sound.close().await;
+
+    let c = faulty(&sb.project, "machine").await;
+    let (failed, v) = call(&c, &sid, json!({"action": "submit", "claude_result": DEV})).await;
+    assert!(failed, "{v:#}");
+    assert_eq!(v["error"]["code"], "internal", "{v:#}");
+    c.close().await;
+
+    let sound = connect(Era::Modern, &sb.project).await;
+    let (failed, v) = call(
+        &sound,
+        &sid,
+        json!({"action": "submit", "claude_result": DEV}),
+    )
+    .await;
+    assert!(!failed, "{v:#}");
+    assert_eq!(v["state"], "awaiting_confirmation", "{v:#}");
+    let (failed, v) = call(&sound, &sid, json!({"action": "confirm"})).await;
+    assert!(!failed, "{v:#}");
+    let notices = v["notices"].to_string();
+    assert!(notices.contains("Risk accepted"), "{v:#}");
+    assert!(
+        notices.contains("No lesson was recorded for the risk accepted"),
+        "{v:#}"
+    );
+    assert!(
+        !sb.project.join(".bmad/lessons").exists()
+            || std::fs::read_dir(sb.project.join(".bmad/lessons"))
+                .unwrap()
+                .next()
+                .is_none(),
+        "no lesson blames the report"
+    );
+    sound.close().await;
+}
