@@ -247,7 +247,11 @@ mod tests {
         ] {
             assert!(answers_to(&s, name), "{name}");
         }
-        for name in ["build-a-serv", "build-a-service-that-publishes-", "publishes"] {
+        for name in [
+            "build-a-serv",
+            "build-a-service-that-publishes-",
+            "publishes",
+        ] {
             assert!(!answers_to(&s, name), "{name}");
         }
     }
