@@ -526,7 +526,7 @@ async fn the_readme_first_run_commands_work_as_written_in_a_repository() {
         .await;
     let task = v["task_name"].as_str().unwrap().to_string();
     assert!(
-        task.starts_with("build-a-service-that-publishes-a-weekly-ana-"),
+        task.starts_with("build-a-service-that-publishes-ana-"),
         "{task}"
     );
     let shown = run_lines(&repo, block);
