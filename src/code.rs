@@ -178,10 +178,18 @@ pub fn clip(s: &str, max: usize) -> String {
 /// ideographic space, line separator…) written as a visible escape such as `\u{1b}`, so a
 /// terminal or a form never interprets what a file, a model or a process wrote, nor shows
 /// a run of blanks that pushes the rest out of view (docs/spec.md §14.7).
+///
+/// A variation selector right after a symbol (`🏗\u{fe0f}`) is kept: it only chooses how
+/// that symbol is drawn, and escaping it would show an escape inside a name.
 pub fn visible(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
+    let mut after_symbol = false;
     for c in s.chars() {
-        if c.is_control() || invisible(c) || (c.is_whitespace() && c != ' ') {
+        let presentation = matches!(c, '\u{fe0e}' | '\u{fe0f}') && after_symbol;
+        after_symbol = get_general_category(c) == GeneralCategory::OtherSymbol;
+        if presentation {
+            out.push(c);
+        } else if c.is_control() || invisible(c) || (c.is_whitespace() && c != ' ') {
             out.push_str(&format!("\\u{{{:x}}}", c as u32));
         } else {
             out.push(c);
@@ -284,6 +292,13 @@ mod tests {
         );
         assert_eq!(visible_lines("a\nb\u{7}"), "a\nb\\u{7}");
         assert_eq!(visible("cargo test — ünïcode"), "cargo test — ünïcode");
+        // A variation selector that draws the symbol before it is kept; one alone, after a
+        // letter, or a second one is escaped.
+        assert_eq!(visible("🏗\u{fe0f} Winston"), "🏗\u{fe0f} Winston");
+        assert_eq!(
+            visible("a\u{fe0f} \u{fe0f} 🏗\u{fe0f}\u{fe0f}"),
+            "a\\u{fe0f} \\u{fe0f} 🏗\u{fe0f}\\u{fe0f}"
+        );
         assert!(hidden_in(attack).unwrap().contains("\\u{1b}"));
         assert!(hidden_in("cargo test\u{200b}").is_some());
         assert!(hidden_in(&format!("cargo test{}; id", " ".repeat(200))).is_some());

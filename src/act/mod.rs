@@ -325,20 +325,21 @@ impl Applying<'_> {
         })
     }
 
-    /// The lessons the change teaches, each said in a notice. A risk accepted while a
-    /// fault of the server's own on the task stands (newer than its last change) teaches
-    /// none: the failure accepted may be the server's, not the work's; the decision is
-    /// recorded all the same.
+    /// The lessons the change teaches, each said in a notice. A risk accepted on work
+    /// whose round saw a fault of the server's own on the task (newer than the step
+    /// before the work's latest submission, even with a submission since) teaches none:
+    /// the failure accepted may be the server's, not the work's; the decision is recorded
+    /// all the same.
     fn taught(&self, before: &Session, outcome: &mut machine::Outcome) -> Vec<Lesson> {
         let accepts = crate::lessons::accepts_risk(before, &outcome.session);
         let fault = accepts
-            .then(|| faults::since_last_change(self.project, before))
+            .then(|| faults::during_round(self.project, before, before.current_stage))
             .flatten();
         let lessons = crate::lessons::learned(before, &outcome.session, fault.is_some());
         bind_to_words(before, &mut outcome.session, &lessons);
         if let Some(f) = fault {
             outcome.facts.notices.push(format!(
-                "No lesson was recorded for the risk accepted: the server failed on this task at {} (it could not {}) after the task's last change, so the failure accepted may be the server's, not the work's. The fault's record is {}.",
+                "No lesson was recorded for the risk accepted: the server failed on this task at {} (it could not {}) while the work accepted was made, so the failure accepted may be the server's, not the work's. The fault's record is {}.",
                 f.at,
                 crate::code::clip(&f.doing, 200),
                 faults::rel_path(f.session_id.as_deref())

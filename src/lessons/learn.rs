@@ -8,7 +8,7 @@
 //! | a review or QA report failed and the work was sent back | PROCESS-SKIP | the feedback, else the report's verdict |
 //! | the project's checks failed and the work was sent back | CC-FAIL | the feedback, else the checks |
 //! | a failing verdict or check accepted as a risk | CC-FAIL (checks) or PROCESS-SKIP (report) | the verdict |
-//! | the human answered a question otherwise than the author had assumed (`Assumed q3: …`) | WRONG-ASSUMPTION | the question, the assumption and the answer |
+//! | the human answered a question otherwise than the author had assumed (`Assumed q3: …`), not in a send-back's feedback | WRONG-ASSUMPTION | the answer |
 //!
 //! A lesson comes only from an event that shows a mistake, never from wording: a question
 //! that merely mentions an assumption ("should we assume UTC?") teaches nothing until an
@@ -126,7 +126,10 @@ fn taught(
         }
         _ => {}
     }
-    if entry.action.decides() {
+    // A send-back's feedback is one lesson already, answers given in it included: the
+    // assumptions those answers correct would say the same words twice.
+    let sent_back_with_words = entry.action == Action::Reject && feedback.is_some();
+    if entry.action.decides() && !sent_back_with_words {
         out.extend(corrected_assumptions(was, after.record(stage), entry));
     }
     out
@@ -182,7 +185,8 @@ fn report(failure: &str, rec: &StageRecord) -> String {
 
 /// Answers given now to questions whose author had stated an assumption for them
 /// (`assumed`), where the answer is not that assumption: the correction is a lesson for
-/// the role that assumed.
+/// the role that assumed. Its words are the answer alone: the lesson is quoted as what
+/// the person said, and the question and the assumption are the author's words.
 fn corrected_assumptions(
     was: &StageRecord,
     now: &StageRecord,
@@ -197,16 +201,12 @@ fn corrected_assumptions(
             if same(assumed) == same(answer) {
                 return None;
             }
-            let q = now.questions.iter().find(|q| &q.id == id)?;
+            now.questions.iter().find(|q| &q.id == id)?;
             Some((
                 entry.stage,
                 Category::WrongAssumption,
                 decider(entry),
-                format!(
-                    "Asked: {}\nAssumed: {}\nAnswer: {answer}",
-                    q.question.trim(),
-                    assumed.trim()
-                ),
+                answer.clone(),
             ))
         })
         .collect()
@@ -389,8 +389,39 @@ mod tests {
             (Category::WrongAssumption, Source::Human)
         );
         assert_eq!(
-            got[0].words,
-            "Asked: Which platforms?\nAssumed: web only\nAnswer: No: Android first"
+            got[0].words, "No: Android first",
+            "the person's words alone"
+        );
+    }
+
+    /// A send-back whose feedback also answers a question the author had assumed is one
+    /// lesson, the feedback: not a second one for the answer inside it.
+    #[test]
+    fn a_send_back_that_answers_an_assumed_question_is_one_lesson() {
+        let mut before = session();
+        before.record_mut(Stage::Po).questions = vec![Question {
+            id: "q4".into(),
+            question: "Accept @reboot?".into(),
+            context: None,
+            round: 1,
+        }];
+        let po = before.record_mut(Stage::Po);
+        po.assumed.insert("q4".into(), "No, an error".into());
+        let mut after = before.clone();
+        let feedback = "1) q4: accept @reboot. 2) Add a requirement: immutable.";
+        let po = after.record_mut(Stage::Po);
+        po.answers.insert("q4".into(), "accept @reboot.".into());
+        after.history.push(entry(
+            Action::Reject,
+            Stage::Po,
+            DecidedBy::Human,
+            Some(feedback),
+        ));
+        let got = learned(&before, &after, false);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(
+            (got[0].category, got[0].words.as_str()),
+            (Category::WrongAssumption, feedback)
         );
     }
 

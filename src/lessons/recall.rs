@@ -30,7 +30,7 @@ const MIN_COLLECTION: usize = 20;
 /// A lesson of the prompt's own role counts this much more.
 const SAME_ROLE: f32 = 1.5;
 
-/// The characters of one lesson's words shown in the block (the file has them all).
+/// The most characters of one lesson's words shown in the block (the file has them all).
 const SHOWN_CHARS: usize = 240;
 
 /// Words too common to tell lessons apart.
@@ -284,6 +284,22 @@ pub fn scored<'a>(
     scored
 }
 
+/// A lesson's words on one line: whole up to [`SHOWN_CHARS`], else cut between words,
+/// saying the file has the rest.
+fn shown(words: &str) -> String {
+    let line = words.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.chars().count() <= SHOWN_CHARS {
+        return line;
+    }
+    let head = crate::code::clip(&line, SHOWN_CHARS);
+    let head = head.trim_end_matches('…');
+    let head = head.rfind(' ').map_or(head, |space| &head[..space]);
+    format!(
+        "{}… (the rest in the file)",
+        head.trim_end_matches([',', ';', ':'])
+    )
+}
+
 /// The lessons block for `role`'s prompt in a task about `objective` (named `task`).
 pub fn block(loaded: &Loaded, objective: &str, task: &str, role: Stage) -> Recalled {
     // The objective alone: the task's name is its slug, with the owner's handle and a tag.
@@ -299,11 +315,10 @@ pub fn block(loaded: &Loaded, objective: &str, task: &str, role: Stage) -> Recal
     let mut text = String::from(
         "\n## Lessons from earlier tasks\n\nEarlier lessons of this project, recalled because they look relevant: what went wrong before, not requirements of this task. Weigh each against the objective and the documents; the user's words in them are quoted as they were recorded. If this task removes a lesson's cause, the closing report says so on a line `Resolves lesson: <id>`, and the lesson is retired when the task completes.\n",
     );
+    // Most relevant first; a lesson that does not fit in what is left is passed over for
+    // a shorter, less relevant one, never cut to fit.
     for l in ranked {
-        let words = crate::code::clip(
-            &l.words.split_whitespace().collect::<Vec<_>>().join(" "),
-            SHOWN_CHARS,
-        );
+        let words = shown(&l.words);
         let line = format!(
             "- [{}, {} role, task `{}`, {}: `{}`] {}\n",
             l.category,
@@ -314,7 +329,7 @@ pub fn block(loaded: &Loaded, objective: &str, task: &str, role: Stage) -> Recal
             words
         );
         if text.len() + line.len() > BLOCK_BUDGET {
-            break;
+            continue;
         }
         text.push_str(&line);
         out.ids.push(l.id.clone());
@@ -531,5 +546,38 @@ mod tests {
         );
         let none = block(&loaded(vec![]), "offline", "t", Stage::Po);
         assert_eq!((none.text.as_str(), none.ids.len()), ("", 0));
+    }
+
+    /// Lessons are shown whole, or cut between words with a word that says so; one that
+    /// does not fit in what the budget leaves is passed over for the next that does.
+    #[test]
+    fn the_block_keeps_whole_lessons_and_fills_its_budget_by_relevance() {
+        // The best match and the second are long (only one fits); the third is short, and
+        // shares one word with the task.
+        let best = format!("{}offline sync conflict", "careful ".repeat(30));
+        let second = format!("offline sync conflict {}", "replicas lost data ".repeat(12));
+        let all = loaded(vec![
+            lesson("2026-11-24-a", Stage::Po, "t1", &best),
+            lesson("2026-11-24-b", Stage::Po, "t2", &second),
+            lesson("2026-11-24-c", Stage::Po, "t3", "offline mode lost a write"),
+        ]);
+        let ranked: Vec<&str> = rank(&all, "offline sync conflict", Some(Stage::Po), None, 5)
+            .iter()
+            .map(|l| l.id.as_str())
+            .collect();
+        assert_eq!(ranked, ["2026-11-24-a", "2026-11-24-b", "2026-11-24-c"]);
+        let b = block(&all, "offline sync conflict", "other", Stage::Po);
+        assert!(b.text.len() <= BLOCK_BUDGET, "{}", b.text.len());
+        assert_eq!(b.ids, ["2026-11-24-a", "2026-11-24-c"], "{}", b.text);
+        assert!(
+            b.text.contains("careful careful… (the rest in the file)"),
+            "cut between words: {}",
+            b.text
+        );
+        assert!(
+            b.text.contains("] offline mode lost a write\n"),
+            "{}",
+            b.text
+        );
     }
 }

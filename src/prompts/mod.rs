@@ -1056,5 +1056,8 @@ mod tests {
         assert!(p.contains(".bmad-task/temp/x/po_draft_1.md"));
         assert!(p.contains("prd_updated"));
         assert!(p.len() < 6000, "the draft itself is not inlined");
+        // The form of an assumption names no question of its own: q3 may be answered.
+        assert!(p.contains("`Assumed <its id>: <what you assume>`"), "{p}");
+        assert!(!p.contains("Assumed q"), "{p}");
     }
 }

@@ -99,14 +99,19 @@ pub(super) fn new_answers_only(rec: &StageRecord, new: bool) -> String {
     list_or_none(lines)
 }
 
-/// A later round's feedback: the latest when this call brought it; the rest as sent
-/// before.
+/// A later round's feedback: the latest when this call brought it (a send-back's pointer
+/// to the report with the words that came with it); the rest as sent before.
 pub(super) fn new_feedback_only(rec: &StageRecord, new: bool) -> String {
-    let fresh = if new { rec.feedback.last() } else { None };
-    let before = rec.feedback.len() - usize::from(fresh.is_some());
-    let mut lines: Vec<String> = fresh
+    let n = rec.feedback.len();
+    let fresh = match &rec.feedback[..] {
+        _ if !new => 0,
+        [.., pointer, words] if pointer.by == Speaker::Server && words.by != Speaker::Server => 2,
+        [..] => n.min(1),
+    };
+    let before = n - fresh;
+    let mut lines: Vec<String> = rec.feedback[before..]
+        .iter()
         .map(|f| format!("- {}", f.labelled()))
-        .into_iter()
         .collect();
     if before > 0 {
         lines.push(format!("- ({before} earlier, as sent before)"));

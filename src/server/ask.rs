@@ -41,10 +41,13 @@ pub fn form(
         ));
     }
     if let (Some(score), Some(gate)) = (pending.score, pending.gate) {
-        lines.push(if score >= gate {
-            format!("Score: {score}/100 (passes the gate of {gate}).")
-        } else {
-            format!("Score: {score}/100, below the gate of {gate}: confirming accepts it as it is.")
+        lines.push(match pending.asked {
+            _ if score >= gate => format!("Score: {score}/100 (passes the gate of {gate})."),
+            // Answers lead to a revised draft: nothing is accepted here.
+            Asked::Answer => format!("Score: {score}/100, below the gate of {gate}."),
+            _ => format!(
+                "Score: {score}/100, below the gate of {gate}: confirming accepts it as it is."
+            ),
         });
     }
     lines.extend(pending.notices.iter().map(|n| visible(n)));
@@ -470,5 +473,35 @@ mod tests {
         );
         assert_eq!(f["requestedSchema"]["properties"]["q1"]["default"], "Web");
         assert!(f["message"].as_str().unwrap().contains("note"));
+    }
+
+    /// Below the gate, only a decision on the document accepts it: answering questions
+    /// does not, and the form does not say it does.
+    #[test]
+    fn only_a_decision_form_says_confirming_accepts_a_score_below_the_gate() {
+        let message = |asked: Asked, command: &Command| {
+            let p = Pending {
+                score: Some(72),
+                gate: Some(90),
+                ..pending(asked)
+            };
+            wire(&form(&p, command, None, None))["message"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        };
+        let answer = Command::Answer {
+            answers: [("q1".to_string(), "Web".to_string())].into(),
+        };
+        let m = message(Asked::Answer, &answer);
+        assert!(m.contains("Score: 72/100, below the gate of 90."), "{m}");
+        assert!(!m.contains("confirming"), "{m}");
+        let confirm = Command::Confirm {
+            action: crate::workflow::Action::Confirm,
+            answers: Default::default(),
+            note: None,
+        };
+        let m = message(Asked::Confirm, &confirm);
+        assert!(m.contains("confirming accepts it as it is"), "{m}");
     }
 }

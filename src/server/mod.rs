@@ -128,7 +128,11 @@ fn for_this_client(reply: &mut Reply, can_ask: bool, assistants: Option<String>)
         ));
     }
     if reply.error.is_none() && can_ask {
-        if let Some(step) = reply.state.and_then(reply::dialog_next_step) {
+        let failing = reply.failing;
+        if let Some(step) = reply
+            .state
+            .and_then(|state| reply::dialog_next_step(state, failing))
+        {
             reply.next_step = Some(step.to_string());
         }
     }

@@ -1,7 +1,8 @@
 //! A team's git in the session (docs/spec.md, "Working as a team"): the branch of each
 //! change, the person deciding, the commit each stage document was written against, and
 //! the drift since: the earlier documents and the project's files a later stage relied on
-//! that changed after it was saved (by hand, or by another branch merged in).
+//! that changed after it was saved (by hand, or by another branch merged in); not, in a
+//! later round of development, the files the developer changes.
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -164,7 +165,11 @@ pub fn drift_after(project: &Project, session: &Session, seen: Option<&Seen>) ->
         .iter()
         .rev()
         .find_map(|s| session.record(*s).written_against.as_ref().map(|b| (*s, b)));
-    if let Some((stage, basis)) = latest {
+    // In a later round of development the files changed since are the developer's own
+    // work, which the round is for: only the first round hears of files changed since the
+    // plan.
+    let own_work = session.current_stage == Stage::Dev && session.record(Stage::Dev).iteration > 0;
+    if let Some((stage, basis)) = latest.filter(|_| !own_work) {
         let files = Repo::at(&project.root).and_then(|r| changed_files(&r, basis, seen));
         if let Some(files) = files {
             d.since_stage = Some(stage);

@@ -4,8 +4,8 @@
 //! in a project that already has `.bmad-task/` (a fault makes no state of its own).
 //! They are this clone's diagnostics, not the team's state: `bmad-mcp init` keeps the
 //! folder out of git. A task's last fault counts while it is newer than the task's last
-//! change ([`since_last_change`]): `status` shows it, and a risk accepted meanwhile
-//! teaches no lesson.
+//! change ([`since_last_change`]): `status` shows it; and a risk accepted on work made
+//! after a fault, in the same round ([`during_round`]), teaches no lesson.
 
 use chrono::DateTime;
 use serde::{Deserialize, Serialize};
@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::Result;
 use crate::files::Project;
 use crate::workflow::session::Session;
+use crate::workflow::{Action, Stage};
 
 /// The folder of the fault records.
 pub const FAULTS_DIR: &str = ".bmad-task/faults";
@@ -96,6 +97,24 @@ pub fn since_last_change(project: &Project, session: &Session) -> Option<FaultRe
     let at = DateTime::parse_from_rfc3339(&fault.at).ok()?;
     let changed = DateTime::parse_from_rfc3339(&session.updated_at).ok()?;
     (at > changed).then_some(fault)
+}
+
+/// The session's last fault while it is newer than the start of the round of `stage`
+/// now decided on (the step before that stage's latest submission): the server failed
+/// while the work decided on was made, even if a submission came after the fault.
+pub fn during_round(project: &Project, session: &Session, stage: Stage) -> Option<FaultRecord> {
+    let fault = last(project, &session.session_id)?;
+    let at = DateTime::parse_from_rfc3339(&fault.at).ok()?;
+    let history = &session.history;
+    let submitted = history
+        .iter()
+        .rposition(|h| h.stage == stage && h.action == Action::Submit);
+    let began = match submitted {
+        Some(i) if i > 0 => &history[i - 1].at,
+        _ => &session.updated_at,
+    };
+    let began = DateTime::parse_from_rfc3339(began).ok()?;
+    (at > began).then_some(fault)
 }
 
 /// How a reply or the terminal says a fault that still stands: when, what failed, where

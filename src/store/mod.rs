@@ -266,9 +266,7 @@ impl Store {
         // Where it was found, not where it was last written (another clone, another path).
         session.cwd = at.project.display();
         match key {
-            SessionKey::TaskName(name)
-                if &session.task_name != name && names::slug_for(&session.objective) != *name =>
-            {
+            SessionKey::TaskName(name) if !names::answers_to(&session, name) => {
                 let mut found = self.scan(&at.project, name)?.ok_or_else(missing)?;
                 found.cwd = at.project.display();
                 Ok(found)
@@ -320,8 +318,8 @@ impl Store {
             match load_session(project, &id) {
                 Ok(Some(s)) if s.task_name == name => return Ok(Some(s)),
                 // The name the objective gives, which a team's task name extends with
-                // its owner and a tag: what the docs and a person naturally type.
-                Ok(Some(s)) if names::slug_for(&s.objective) == name => by_objective.push(s),
+                // its owner and a tag, or the part of the name a person sees and types.
+                Ok(Some(s)) if names::answers_to(&s, name) => by_objective.push(s),
                 // A session a merge left in two versions is named, not passed over.
                 Err(e @ Error::SessionConflicted { .. })
                     if salvage::salvage(project, &id).task_name.as_deref() == Some(name) =>
@@ -344,7 +342,7 @@ impl Store {
                 named.sort();
                 Err(Error::SessionNotFound {
                     what: format!(
-                        "named `{name}` alone (the objectives of {} all give that name: name one of them)",
+                        "named `{name}` alone ({} all answer to that name: name one of them)",
                         named.join(", ")
                     ),
                     project: project.display(),

@@ -67,8 +67,17 @@ pub fn head_for(base: &str, digits: usize) -> String {
     }
 }
 
+/// Words that begin a phrase: a name cut just after one (`…-for-the`), or after one and a
+/// single word more (`…-for-the-new`), ends in the middle of a phrase.
+const PHRASE_WORDS: &[&str] = &[
+    "a", "an", "the", "and", "or", "but", "for", "of", "to", "in", "on", "at", "by", "with",
+    "from", "that", "which", "who", "as", "into", "than", "so", "if", "its", "their", "your",
+    "our", "my", "this", "these", "those", "via", "per",
+];
+
 /// At most `max` bytes of an ASCII slug, without a trailing `-`, cut between words when
-/// a word boundary is near enough.
+/// a word boundary is near enough, and a phrase the cut would leave dangling
+/// (`…-for-the-new`) left out while what stays holds half of `max`.
 fn cut(s: &str, max: usize) -> String {
     if s.len() <= max {
         return s.trim_end_matches('-').to_string();
@@ -79,7 +88,46 @@ fn cut(s: &str, max: usize) -> String {
         Some(i) if mid_word && i >= max / 2 => &head[..i],
         _ => head,
     };
-    head.trim_end_matches('-').to_string()
+    whole_phrases(head.trim_end_matches('-'), max / 2).to_string()
+}
+
+/// `head` without a last phrase the cut left open: trailing phrase words, or phrase words
+/// and one word after them; unchanged when less than `least` bytes would stay.
+fn whole_phrases(head: &str, least: usize) -> &str {
+    let words: Vec<&str> = head.split('-').collect();
+    let phrase = |w: &&str| PHRASE_WORDS.contains(w);
+    let open_at = |end: usize| {
+        let mut start = end;
+        while start > 0 && phrase(&words[start - 1]) {
+            start -= 1;
+        }
+        (start < end).then_some(start)
+    };
+    let n = words.len();
+    let start = open_at(n).or_else(|| open_at(n.checked_sub(1)?));
+    match start {
+        Some(start) if start > 0 => {
+            let kept = words[..start].iter().map(|w| w.len() + 1).sum::<usize>() - 1;
+            if kept >= least {
+                &head[..kept]
+            } else {
+                head
+            }
+        }
+        _ => head,
+    }
+}
+
+/// Whether `name`, as a person types it, names the task of `session`: its name, the
+/// name its objective gives, or the beginning of its name up to a `-` (`add-login` for
+/// `add-login-ada-3f9c`). The caller makes sure only one session answers.
+pub fn answers_to(session: &crate::workflow::session::Session, name: &str) -> bool {
+    session.task_name == name
+        || slug_for(&session.objective) == name
+        || session
+            .task_name
+            .strip_prefix(name)
+            .is_some_and(|rest| rest.starts_with('-'))
 }
 
 /// Whether a caller-given task name has the form the server creates (so it can never
@@ -149,6 +197,63 @@ mod tests {
         assert_eq!(s, "build-a-service-that-publishes-a-weekly-team");
         let one_word = slug_for(&"x".repeat(80));
         assert_eq!(one_word.len(), MAX_TASK_NAME);
+    }
+
+    /// A name cut in the middle of a phrase drops the phrase's open end, but never what
+    /// was not cut, nor so much that less than half stays.
+    #[test]
+    fn a_cut_name_does_not_end_in_an_open_phrase() {
+        let t = for_team(
+            &slug_for("Migrate the billing service of the shop for the new payment provider"),
+            Some("rosa"),
+            "b4a1",
+        );
+        assert_eq!(t, "migrate-the-billing-service-of-the-shop-rosa-b4a1");
+        let t = for_team(&slug_for("Write the importer for"), Some("rosa"), "b4a1");
+        assert_eq!(
+            t, "write-the-importer-for-rosa-b4a1",
+            "not cut: kept as said"
+        );
+        assert_eq!(
+            slug_for(
+                "A Python library that parses cron expressions and computes the next fire times"
+            ),
+            "python-library-that-parses-cron-expressions"
+        );
+        assert_eq!(
+            whole_phrases("x-for-the-new", 20),
+            "x-for-the-new",
+            "too little stays"
+        );
+    }
+
+    /// A task answers to its name, its objective's, and the beginning of its name up to
+    /// a `-`; not to a part cut inside a word.
+    #[test]
+    fn a_task_answers_to_the_visible_beginning_of_its_name() {
+        let s = crate::workflow::session::Session::new(
+            "00000000-0000-4000-8000-000000000000".into(),
+            "build-a-service-that-publishes-a-weekly-ana-3f9c".into(),
+            "/p".into(),
+            "Build a service that publishes a weekly team changelog".into(),
+            vec![crate::workflow::Engine::Claude],
+            chrono::Utc::now(),
+        );
+        for name in [
+            "build-a-service-that-publishes-a-weekly-ana-3f9c",
+            "build-a-service-that-publishes-a-weekly-team",
+            "build-a-service-that-publishes",
+            "build-a-service-that-publishes-a-weekly-ana",
+        ] {
+            assert!(answers_to(&s, name), "{name}");
+        }
+        for name in [
+            "build-a-serv",
+            "build-a-service-that-publishes-",
+            "publishes",
+        ] {
+            assert!(!answers_to(&s, name), "{name}");
+        }
     }
 
     #[test]

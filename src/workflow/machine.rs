@@ -19,6 +19,10 @@ pub use pending::{pending, Asked, Pending, Shown};
 
 use std::collections::BTreeMap;
 
+/// How the notice of the checks a submission ran begins: it says what the reply's
+/// `checks` field shows, for a reader of the notices alone.
+pub const CHECKS_RAN: &str = "The server ran the project's checks: ";
+
 use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
 
@@ -269,14 +273,14 @@ impl Step<'_> {
                 }
                 self.facts.notices.push(match run.failure() {
                     None => format!(
-                        "The server ran the project's checks: {} passed.",
+                        "{CHECKS_RAN}{} passed.",
                         run.checks
                             .iter()
                             .map(|c| format!("`{}`", c.name))
                             .collect::<Vec<_>>()
                             .join(", ")
                     ),
-                    Some(failure) => format!("The server ran the project's checks: {failure}."),
+                    Some(failure) => format!("{CHECKS_RAN}{failure}."),
                 });
                 Some(run)
             }

@@ -1371,10 +1371,19 @@ fn a_failing_review_sent_back_returns_the_work_to_dev_with_the_findings() {
     );
     let dev = r.s.record(Stage::Dev);
     assert_eq!(dev.status, StageStatus::InProgress);
-    let feedback = &dev.feedback.last().unwrap().text;
-    assert_eq!(
-        dev.feedback.last().unwrap().by,
-        crate::workflow::authorship::Speaker::Server
+    // The server's pointer to the report, then the decider's words under their label.
+    let [pointer, words] = &dev.feedback[..] else {
+        panic!("{:?}", dev.feedback);
+    };
+    assert_eq!(pointer.by, crate::workflow::authorship::Speaker::Server);
+    assert!(!pointer.text.contains("Validate the input"), "{pointer:?}");
+    assert_eq!(words.by, crate::workflow::authorship::Speaker::Host);
+    assert_eq!(words.text, "Validate the input first.");
+    let feedback = &format!(
+        "{} Added by {}: {}",
+        pointer.text,
+        words.label(),
+        words.text
     );
     // The report of this round keeps a file of its own, which the feedback names: the
     // next round's review replaces the stage document, not this.
@@ -1877,4 +1886,25 @@ fn assumptions_are_kept_apart_and_answers_in_feedback_count() {
     // An id the stage never asked, or one already answered, is not taken from feedback.
     let taken = super::kept_words::answers_in("q1: mobile. q9: never asked", rec);
     assert!(taken.is_empty(), "{taken:?}");
+}
+
+/// An answer given in feedback runs to the next point of the feedback, not over it: the
+/// rest is the human's other change, not part of the answer.
+#[test]
+fn an_answer_in_feedback_ends_at_the_next_point() {
+    let mut r = Run::new("Build it");
+    r.submit(QUESTIONS_PRD);
+    let rec = r.s.record(Stage::Po);
+    for (feedback, answer) in [
+        (
+            "Two changes. 1) q2: admins only; see parse() and next(). 2) Add a requirement: it is immutable.",
+            "admins only; see parse() and next().",
+        ),
+        ("Changes:\n- q2: admins only\n- add a requirement", "admins only"),
+        ("q2: admins only\n\nAlso make it shorter.", "admins only"),
+        ("q2: admins only, on 3.9 and 3.11", "admins only, on 3.9 and 3.11"),
+    ] {
+        let taken = super::kept_words::answers_in(feedback, rec);
+        assert_eq!(taken.get("q2").map(String::as_str), Some(answer), "{feedback}");
+    }
 }

@@ -41,12 +41,13 @@ pub use track::Track;
 
 /// Every regular expression of the core (`layers.rs` reads the sources to keep the list
 /// whole).
-pub static PATTERNS: [&patterns::Pattern; 12] = [
+pub static PATTERNS: [&patterns::Pattern; 13] = [
     &failing_test::NAMES_A_TEST,
     &failing_test::SAYS_IT_FAILED,
     &failing_test::DENIES_IT,
     &machine::kept_words::ANSWER_ID,
     &machine::kept_words::ASSUMED,
+    &machine::kept_words::NEXT_POINT,
     &quality::QUANTITATIVE,
     &quality::ACCEPTANCE_WORDS,
     &score::SCORE_LINE,

@@ -27,6 +27,13 @@ async fn call(c: &Client, sid: &Value, mut args: Value) -> (bool, Value) {
     c.call(args).await
 }
 
+/// How many lesson files the project has.
+fn lesson_count(project: &Path) -> usize {
+    std::fs::read_dir(project.join(".bmad/lessons"))
+        .map(|d| d.count())
+        .unwrap_or(0)
+}
+
 /// A fix task taken to `dev` `generating` by a sound server: its session id and task name.
 async fn fix_at_dev(c: &Client, project: &Path) -> (Value, String) {
     let v = c
@@ -189,12 +196,7 @@ async fn a_risk_accepted_after_a_fault_of_the_servers_records_no_lesson() {
     .await;
     let (failed, v) = call(&sound, &other, json!({"action": "confirm"})).await;
     assert!(!failed, "{v:#}");
-    let lessons = |p: &Path| {
-        std::fs::read_dir(p.join(".bmad/lessons"))
-            .map(|d| d.count())
-            .unwrap_or(0)
-    };
-    assert_eq!(lessons(&sb.project), 1, "{v:#}");
+    assert_eq!(lesson_count(&sb.project), 1, "{v:#}");
     sound.close().await;
 
     let c = faulty(&sb.project, "machine").await;
@@ -221,6 +223,43 @@ async fn a_risk_accepted_after_a_fault_of_the_servers_records_no_lesson() {
         ),
         "{v:#}"
     );
-    assert_eq!(lessons(&sb.project), 1, "no lesson blames the report");
+    assert_eq!(lesson_count(&sb.project), 1, "no lesson blames the report");
+    sound.close().await;
+}
+
+/// The server fails on a submission; the work is submitted again, fails its report, and
+/// the human accepts the risk: the round that made the work saw the server fail, so no
+/// lesson blames the report, though the task changed after the fault.
+#[tokio::test]
+async fn a_risk_accepted_on_work_resubmitted_after_a_fault_records_no_lesson() {
+    let sb = Sandbox::new();
+    let sound = connect(Era::Modern, &sb.project).await;
+    let (sid, _) = fix_at_dev(&sound, &sb.project).await;
+    sound.close().await;
+
+    let c = faulty(&sb.project, "machine").await;
+    let (failed, v) = call(&c, &sid, json!({"action": "submit", "claude_result": DEV})).await;
+    assert!(failed, "{v:#}");
+    assert_eq!(v["error"]["code"], "internal", "{v:#}");
+    c.close().await;
+
+    let sound = connect(Era::Modern, &sb.project).await;
+    let (failed, v) = call(
+        &sound,
+        &sid,
+        json!({"action": "submit", "claude_result": DEV}),
+    )
+    .await;
+    assert!(!failed, "{v:#}");
+    assert_eq!(v["state"], "awaiting_confirmation", "{v:#}");
+    let (failed, v) = call(&sound, &sid, json!({"action": "confirm"})).await;
+    assert!(!failed, "{v:#}");
+    let notices = v["notices"].to_string();
+    assert!(notices.contains("Risk accepted"), "{v:#}");
+    assert!(
+        notices.contains("No lesson was recorded for the risk accepted"),
+        "{v:#}"
+    );
+    assert_eq!(lesson_count(&sb.project), 0, "no lesson blames the report");
     sound.close().await;
 }

@@ -121,6 +121,42 @@ async fn to_sprint_plan(c: &Client) -> Value {
     sid
 }
 
+/// The developer's own edits in a later round are its work, not drift: a `status` during
+/// dev, after a review sent the work back, names no project file the developer changed.
+/// (The reply that starts the first round still names files changed since the plan.)
+#[tokio::test]
+async fn a_later_dev_round_does_not_call_its_own_edits_drift() {
+    let t = team();
+    let c = server(&t.ada).await;
+    let sid = to_sprint_plan(&c).await;
+    on(&c, &sid, json!({"action": "approve", "scope": "all"})).await;
+    std::fs::write(t.ada.join("src/lib.rs"), "pub fn login() { check() }\n").unwrap();
+    on(&c, &sid, json!({"action": "submit", "claude_result": DEV})).await;
+    let fail = "# Code Review\n\n## Findings\n- major: no check.\n\nReview Status: Fail";
+    on(&c, &sid, json!({"action": "submit", "claude_result": fail})).await;
+    let v = on(
+        &c,
+        &sid,
+        json!({"action": "reject", "feedback": "Add the check."}),
+    )
+    .await;
+    assert_eq!(
+        (v["stage"].as_str(), v["state"].as_str()),
+        (Some("dev"), Some("generating")),
+        "{v:#}"
+    );
+    std::fs::write(
+        t.ada.join("src/lib.rs"),
+        "pub fn login() { check(); log() }\n",
+    )
+    .unwrap();
+    std::fs::write(t.ada.join("src/check.rs"), "pub fn check() {}\n").unwrap();
+    let v = on(&c, &sid, json!({"action": "status"})).await;
+    assert!(v["drift"]["files"].is_null(), "{:#}", v["drift"]);
+    assert!(!v.to_string().contains("project file(s) changed"), "{v:#}");
+    c.close().await;
+}
+
 fn commit_all(dir: &Path, message: &str) {
     git(dir, &["add", "-A"]);
     git(dir, &["commit", "-q", "-m", message]);
@@ -490,7 +526,7 @@ async fn the_readme_first_run_commands_work_as_written_in_a_repository() {
         .await;
     let task = v["task_name"].as_str().unwrap().to_string();
     assert!(
-        task.starts_with("build-a-service-that-publishes-a-weekly-ana-"),
+        task.starts_with("build-a-service-that-publishes-ana-"),
         "{task}"
     );
     let shown = run_lines(&repo, block);

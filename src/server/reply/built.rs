@@ -2,7 +2,7 @@
 //! out of it with how to build them later (docs/spec.md §10.7).
 
 use crate::error::clip;
-use crate::workflow::rules::failed_verdict;
+use crate::workflow::rules::{failed_checks, failed_verdict, unwritten_sections};
 use crate::workflow::session::Sprint;
 use crate::workflow::stage::{Marker, Verdict};
 use crate::workflow::{Action, DecidedBy, Session, Stage};
@@ -86,7 +86,8 @@ pub(super) fn completed(s: &Session) -> String {
     let dir = format!("{}/", s.specs_dir());
     let inside = !s.artifacts.is_empty() && s.artifacts.iter().all(|a| a.starts_with(&dir));
     let mut msg = format!(
-        "The workflow is complete{track}. Review status: {status}.{qa}{checks}{}{trace} Documents{}:\n",
+        "The workflow is complete{track}. Review status: {status}.{qa}{checks}{}{}{trace} Documents{}:\n",
+        other_risks(s),
         scope_built(s),
         if inside { format!(", in {dir}") } else { String::new() }
     );
@@ -148,12 +149,44 @@ fn qa_score(s: &Session) -> Option<String> {
     })
 }
 
-/// The checks the server ran before QA completed, when the project names any.
-fn checks_run(s: &Session) -> Option<String> {
-    let st = Stage::ALL
+/// The risks accepted that the review's status, the QA score and the last checks do not
+/// say: a report without the sections its track requires (the fix track's failing test),
+/// checks that failed at an earlier stage than the last to run them.
+fn other_risks(s: &Session) -> String {
+    let last_checks = last_checked(s);
+    s.track
+        .stages()
+        .iter()
+        .filter_map(|&st| {
+            let risk = risk_accepted(s, st)?;
+            let rec = s.record(st);
+            let checks = failed_checks(st, rec).filter(|_| Some(st) != last_checks);
+            let what: Vec<String> = [unwritten_sections(st, rec), checks]
+                .into_iter()
+                .flatten()
+                .collect();
+            (!what.is_empty()).then(|| {
+                format!(
+                    " At the {} ({st}): {} ({risk}).",
+                    st.role(),
+                    what.join("; ")
+                )
+            })
+        })
+        .collect()
+}
+
+/// The last stage whose checks ran, which [`checks_run`] reports.
+fn last_checked(s: &Session) -> Option<Stage> {
+    Stage::ALL
         .into_iter()
         .rev()
-        .find(|st| st.runs_checks() && s.record(*st).checks.is_some())?;
+        .find(|st| st.runs_checks() && s.record(*st).checks.is_some())
+}
+
+/// The checks the server ran before QA completed, when the project names any.
+fn checks_run(s: &Session) -> Option<String> {
+    let st = last_checked(s)?;
     let run = s.record(st).checks.as_ref()?;
     Some(match run.failure() {
         None => format!(" Checks: all {} passed.", run.checks.len()),

@@ -235,10 +235,14 @@ fn accept_or_send_back(s: &Session, failure: &str, r: &mut Reply) -> String {
     let path = s.artifact_path(stage);
     r.artifact_path = Some(path.clone());
     r.review_status = rec.review_status.clone();
+    // Whatever the call (a submission, a decision refused or left open), the reply asking
+    // the human says how the report scored against its gate.
     r.score = rec.score;
+    r.gate_passed = rec.gate_passed;
     let digest = short_digest(rec);
     r.document_digest = digest.clone();
     r.checks = rec.checks.clone();
+    r.failing = true;
     let back = after_reject(stage).0;
     let onward = match s.track.next(stage) {
         Some(next) => format!("go on to the {} ({next})", next.role()),
@@ -413,8 +417,12 @@ fn generate_step(engines: &[Engine]) -> String {
 
 /// `next_step` where the human decides and the client can show them a dialog: the host
 /// makes the call that opens it, since the human's answer there is the one that counts.
-pub fn dialog_next_step(state: State) -> Option<&'static str> {
+/// `failing`: the document decided on does not pass.
+pub fn dialog_next_step(state: State, failing: bool) -> Option<&'static str> {
     match state {
+        State::AwaitingConfirmation if failing => Some(
+            "Tell the human the work does not pass, as `user_message` says, then call `confirm`: a dialog asks them to accept the risk or send it back. If they said what to change, `reject` with it as `feedback`.",
+        ),
         State::Clarifying => Some(
             "Tell the human questions await them, then call `answer`: a dialog asks them. Never answer for them.",
         ),

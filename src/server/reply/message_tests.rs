@@ -328,6 +328,10 @@ fn a_failing_report_asks_the_human_to_accept_the_risk_or_send_the_work_back() {
     assert_eq!(r.artifact_path.as_deref(), Some(path.as_str()));
     assert_eq!(r.document_digest.as_deref(), Some("000000000000"));
     assert_eq!(r.review_status.as_deref(), Some("Fail"));
+    // Where a dialog asks the human, the host does not call the failing work ready.
+    let dialog = dialog_next_step(s.current_state, r.failing).unwrap();
+    assert!(dialog.contains("does not pass"), "{dialog}");
+    assert!(!dialog.contains("ready for review"), "{dialog}");
     let step = next_step(&s);
     assert_eq!(
         step,
@@ -345,6 +349,22 @@ fn a_failing_report_asks_the_human_to_accept_the_risk_or_send_the_work_back() {
         "{msg}"
     );
     assert_eq!(r.score, Some(70));
+    // Every reply that asks the human about it says the score and the gate's outcome,
+    // a decision's (left open in a dialog) as a submission's.
+    s.record_mut(Stage::Qa).gate_passed = Some(false);
+    for action in [
+        Action::Submit,
+        Action::Confirm,
+        Action::Reject,
+        Action::Status,
+    ] {
+        let r = crate::server::reply::for_session(&s, &Facts::default(), action, None);
+        assert_eq!(
+            (r.score, r.gate_passed),
+            (Some(70), Some(false)),
+            "{action:?}"
+        );
+    }
 }
 
 #[test]
@@ -388,6 +408,25 @@ fn completion_states_the_risks_the_human_accepted() {
         "{}",
         completed(&s)
     );
+}
+
+/// The fix track's developer may submit without the failing test its track asks for: a
+/// risk the human accepted there is in the final message too.
+#[test]
+fn completion_states_a_risk_accepted_at_dev_on_the_fix_track() {
+    let mut s = session(Stage::Review, State::Completed);
+    s.track = crate::workflow::Track::Fix;
+    s.record_mut(Stage::Review).review_status = Some("Pass".into());
+    let dev = s.record_mut(Stage::Dev);
+    dev.missing_sections = vec!["Failing Test".into()];
+    dev.accepted_risk = true;
+    let msg = completed(&s);
+    assert!(
+        msg.contains(" At the Developer (dev): the report has no `Failing Test` section (this track writes a test that fails before the fix, and shows it failing) (risk accepted)."),
+        "{msg}"
+    );
+    s.record_mut(Stage::Dev).accepted_risk = false;
+    assert!(!completed(&s).contains("At the Developer"));
 }
 
 #[test]
@@ -464,4 +503,37 @@ fn a_notice_that_user_message_says_is_not_listed_again_nor_relayed() {
     r.known.notices = r.notices.clone().unwrap();
     crate::server::reply::name_notices(&mut r);
     assert_eq!(r.next_step.as_deref(), Some("Go on."));
+}
+
+/// The notice of the checks' outcome says what `checks` shows: alone, it is not relayed.
+#[test]
+fn a_notice_that_repeats_the_checks_is_not_relayed() {
+    let ran = format!(
+        "{}`test` failed (exit 1).",
+        crate::workflow::machine::CHECKS_RAN
+    );
+    let mut r = Reply {
+        user_message: "The Developer's work does not pass.".into(),
+        next_step: Some("Show `user_message` to the human and stop.".into()),
+        notices: Some(vec![ran.clone()]),
+        checks: Some(crate::workflow::evidence::CheckRun {
+            at: "2026-11-27T12:23:00Z".into(),
+            config_sha256: "0".repeat(64),
+            git: None,
+            checks: Vec::new(),
+        }),
+        ..Reply::default()
+    };
+    crate::server::reply::name_notices(&mut r);
+    assert_eq!(r.notices, Some(vec![ran]), "still listed");
+    assert_eq!(
+        r.next_step.as_deref(),
+        Some("Show `user_message` to the human and stop.")
+    );
+    r.notices
+        .as_mut()
+        .unwrap()
+        .push("Recorded a lesson.".into());
+    crate::server::reply::name_notices(&mut r);
+    assert!(r.next_step.unwrap().contains("what `notices` says"));
 }

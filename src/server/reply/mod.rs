@@ -150,6 +150,10 @@ pub struct Reply {
     /// [`human_channel`] to name their channel once it is known whether there is a dialog.
     #[serde(skip)]
     pub human_gates: Option<String>,
+    /// Not sent: the document the human decides on does not pass (its report's verdict or
+    /// the project's checks failed), so a dialog's `next_step` does not call it ready.
+    #[serde(skip)]
+    pub failing: bool,
     /// Not sent: what the model has already, which the text leaves out ([`text`]).
     #[serde(skip)]
     pub known: AlreadySaid,
@@ -471,14 +475,17 @@ pub fn drop_said_notices(r: &mut Reply) {
 }
 
 /// Appends to `next_step` that `notices` are to be told to the human, when they say
-/// something `user_message` does not and the model does not know already.
+/// something `user_message` does not, the model does not know already, and the reply's
+/// other fields do not show (the outcome of the checks, beside `checks`).
 pub fn name_notices(r: &mut Reply) {
     drop_said_notices(r);
+    let shown =
+        |n: &String| r.checks.is_some() && n.starts_with(crate::workflow::machine::CHECKS_RAN);
     let new = r
         .notices
         .iter()
         .flatten()
-        .any(|n| !r.known.notices.contains(n));
+        .any(|n| !r.known.notices.contains(n) && !shown(n));
     if !new {
         return;
     }

@@ -329,17 +329,18 @@ impl Step<'_> {
         let verdict = rules::failed_verdict(stage, self.session.record(stage))
             .unwrap_or_else(|| "sent back".into());
         let report = self.keep_round_report(stage, &report);
-        // The server's pointer to the report, quoting the decider's words under their label.
+        // The server's pointer to the report, then the decider's words under their own
+        // label: a person's words never sit under the server's.
         let who = Author::of(self.decision).label();
-        let cause = format!(
-            "From the {}'s report ({verdict}): read its findings in {report}. Added by {who}: {feedback}",
+        let pointer = format!(
+            "From the {}'s report ({verdict}): read its findings in {report}.",
             stage.role()
         );
-        self.note_send_back(stage, to, &cause);
-        self.session
-            .record_mut(to)
-            .feedback
-            .push(Said::server(cause));
+        self.note_send_back(stage, to, &format!("{pointer} Added by {who}: {feedback}"));
+        let feedback = Said::of(self.decision, feedback);
+        let rec = self.session.record_mut(to);
+        rec.feedback.push(Said::server(pointer));
+        rec.feedback.push(feedback);
         for later in self.session.track.between(to, stage) {
             let rec = self.session.record_mut(later);
             rec.status = StageStatus::Pending;

@@ -23,6 +23,14 @@ pub(in crate::workflow) static ANSWER_ID: Pattern = Pattern::new(
     r"(?i)(?-u:\b)(q[0-9]{1,3})[ \t]*[:=)][ \t]*",
 );
 
+/// Where the next point of the feedback begins, which ends an answer before it: a
+/// numbered point (`2)` or `(2)` anywhere, `2.` at a line's start), a bullet at a line's
+/// start, or a blank line. "1) q4: yes. 2) Add a requirement" answers q4 with "yes.".
+pub(in crate::workflow) static NEXT_POINT: Pattern = Pattern::new(
+    "machine::kept_words::NEXT_POINT",
+    r"(?m)(?:^[ \t]*(?:[-*+]|[0-9]{1,2}[.)])[ \t]|[ \t]\(?[0-9]{1,2}\)[ \t]|\n[ \t]*\n)",
+);
+
 /// A draft's line that states the author's assumption for an unanswered question:
 /// `Assumed q3: UTC everywhere` (also `Assumption (q3): …`, in a list or bold).
 pub(in crate::workflow) static ASSUMED: Pattern = Pattern::new(
@@ -40,6 +48,9 @@ pub(super) fn answers_in(feedback: &str, rec: &StageRecord) -> BTreeMap<String, 
     let mut answers = BTreeMap::new();
     for (i, (id, _, from)) in found.iter().enumerate() {
         let to = found.get(i + 1).map_or(feedback.len(), |next| next.1);
+        let to = NEXT_POINT
+            .find_at(&feedback[..to], *from)
+            .map_or(to, |point| point.start());
         let text = feedback[*from..to]
             .trim()
             .trim_end_matches([';', ','])

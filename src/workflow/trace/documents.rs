@@ -305,6 +305,46 @@ fn result_in(text: &str) -> Option<(Outcome, &str)> {
     Some((outcome, evidence))
 }
 
+/// The most characters of a result's evidence the matrix keeps.
+const EVIDENCE_CHARS: usize = 80;
+
+/// `text` without the closing brackets at its end that nothing in it opened: the `)` of
+/// `passed (tests/x.py)`, whose `(` went with the outcome, but not that of `f (3.9)`.
+fn unopened_closed(text: &str) -> &str {
+    let mut text = text.trim_end();
+    while text.ends_with(')') && text.matches(')').count() > text.matches('(').count() {
+        text = text[..text.len() - 1].trim_end();
+    }
+    text
+}
+
+/// At most `max` characters of `evidence`, cut between words and before a bracket or a
+/// code span it would leave open, marked with `…` when cut.
+fn shown_evidence(evidence: &str, max: usize) -> String {
+    if evidence.chars().count() <= max {
+        return evidence.to_string();
+    }
+    let mut head = clip(evidence, max - 1);
+    head.pop();
+    if let Some(space) = head.rfind(' ').filter(|i| *i >= head.len() / 2) {
+        head.truncate(space);
+    }
+    loop {
+        let open_bracket = head.matches('(').count() > head.matches(')').count();
+        let open_code = head.matches('`').count() % 2 == 1;
+        let opener = match (open_bracket, open_code) {
+            (false, false) => break,
+            (true, _) => head.rfind('('),
+            (false, true) => head.rfind('`'),
+        };
+        head.truncate(opener.unwrap_or(0));
+    }
+    format!(
+        "{}…",
+        head.trim_end_matches(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | ':'))
+    )
+}
+
 /// The closing report's result per id: the worst one stated for each.
 pub fn results(document: &str) -> BTreeMap<String, TestResult> {
     let mut out: BTreeMap<String, TestResult> = BTreeMap::new();
@@ -319,11 +359,11 @@ pub fn results(document: &str) -> BTreeMap<String, TestResult> {
             continue;
         };
         let evidence = evidence
-            .trim_end_matches(|c: char| c == '|' || c == ')' || c.is_whitespace())
+            .trim_end_matches(|c: char| c == '|' || c.is_whitespace())
             .replace(" | ", "; ");
         let new = TestResult {
             outcome,
-            evidence: clip(evidence.trim(), 80),
+            evidence: shown_evidence(unopened_closed(evidence.trim()), EVIDENCE_CHARS),
         };
         match out.get(&id) {
             Some(old) if old.outcome >= new.outcome => {}
@@ -531,6 +571,23 @@ mod tests {
         assert_eq!(r["NFR-1"].evidence, "no load rig");
         assert_eq!(r["AC-1"].outcome, Outcome::Fail);
         assert!(!r.contains_key("FR-3"), "{r:?}");
+    }
+
+    /// Evidence keeps the brackets it closes, and a long one is cut whole: never inside
+    /// a bracket or a code span it would leave open.
+    #[test]
+    fn evidence_keeps_its_brackets_balanced() {
+        let long = "`tests.test_fire.PrevTests.test_strictly_before_on_the_minute` (3.9 and 3.11, run twice)";
+        let doc = format!("| AC-1 | pass | `test_a` (3.9 and 3.11) |\n| AC-2 | pass | {long} |\n- AC-3: failed (manual step 3)\n");
+        let r = results(&doc);
+        assert_eq!(r["AC-1"].evidence, "`test_a` (3.9 and 3.11)");
+        assert_eq!(r["AC-3"].evidence, "manual step 3");
+        let cut = &r["AC-2"].evidence;
+        assert_eq!(
+            cut, "`tests.test_fire.PrevTests.test_strictly_before_on_the_minute`…",
+            "{cut}"
+        );
+        assert!(cut.chars().count() <= EVIDENCE_CHARS);
     }
 
     #[test]
