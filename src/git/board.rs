@@ -102,7 +102,7 @@ impl Repo {
             .ok_or("git could not make the release's record")?;
         self.push_leased(
             &remote,
-            (&claim.refname, &claim.commit),
+            (claim.refname.as_str(), claim.commit.as_str()),
             &[
                 format!(":{}", claim.refname),
                 format!("{commit}:{record_ref}"),
@@ -140,7 +140,8 @@ impl Repo {
         specs: &[String],
     ) -> Result<String, String> {
         let lease = format!("--force-with-lease={}:{}", lease.0, lease.1);
-        let mut args = vec!["push", "--quiet", "--no-verify", "--atomic", &lease, remote];
+        let mut args: Vec<&str> =
+            vec!["push", "--quiet", "--no-verify", "--atomic", &lease, remote];
         args.extend(specs.iter().map(String::as_str));
         network(&self.dir, &args)
     }
