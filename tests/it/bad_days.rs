@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::support::terminal::run_in_terminal;
 use crate::support::{bin, git, passing_architecture, passing_prd, to_approved_plan};
@@ -116,7 +116,11 @@ async fn a_dead_clone_s_sprint_is_listed_taken_over_by_its_owner_and_released_by
     let v = b.ok(story(1)).await;
     assert!(v["notices"].to_string().contains("taken over"), "{v:#}");
     let claims = remote_claims(&origin);
-    assert!(claims.contains(&ben2.display().to_string()), "{claims}");
+    assert!(
+        claims.contains(&ben2.display().to_string()),
+        "{claims}\n{:#}",
+        v["notices"]
+    );
 
     // Cy takes sprint 2; the lead's status names both holders before anything merged.
     c.ok(story(2)).await;

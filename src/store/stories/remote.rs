@@ -78,8 +78,11 @@ pub fn claim(project: &Project, parent: &Session, who: &Claimant) -> Result<Opti
             format!("Sprint {sprint} is claimed for this story on the remote `{remote}` ({refname}): every clone that fetches from it sees it taken."),
             true,
         ),
-        Claim::Held { remote, message } => {
-            let held: Option<Claimant> = serde_json::from_str(&message).ok();
+        Claim::Held {
+            remote,
+            message: theirs,
+        } => {
+            let held: Option<Claimant> = serde_json::from_str(&theirs).ok();
             match held {
                 Some(h) if h.owner == who.owner && h.worktree == who.worktree => (
                     format!("Sprint {sprint} was already claimed from this worktree on `{remote}`."),
