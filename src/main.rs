@@ -156,7 +156,12 @@ fn main() -> Exit {
 fn quiet_when_stdout_closes() {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        let said = info.payload_as_str().unwrap_or_default();
+        let payload = info.payload();
+        let said = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or_default();
         if said.starts_with("failed printing to stdout") && said.contains("Broken pipe") {
             std::process::exit(Exit::StdoutClosed.code().into());
         }
