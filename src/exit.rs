@@ -26,7 +26,8 @@ pub enum Exit {
     /// 2: a decision, or the dashboard, refused because the command runs under an
     /// assistant's shell.
     UnderAssistant,
-    /// 3: the stdio server's client closed stdout; no call was applied after that.
+    /// 3: the stdio server's client closed stdout (no call was applied after that), or a
+    /// command's reader went away before it printed everything (`| head`).
     StdoutClosed,
 }
 

@@ -26,12 +26,13 @@ use bmad_mcp::BmadServer;
 /// 16 MiB), BMAD_LOCK_WAIT_SECS (how long a change waits for the project lock; default
 /// 10), BMAD_CHECK_TIMEOUT_SECS (a project check's default time limit; default 600),
 /// BMAD_OWNER (the person sessions and decisions record; default git's user.name and
-/// user.email), RUST_LOG (log level; logs go to stderr).
+/// user.email), BMAD_CLAIMS (`local` keeps a story's sprint claim in the clone instead of
+/// pushing it to the team's remote), RUST_LOG (log level; logs go to stderr).
 ///
 /// Exit status: 0 when stdin closes or after SIGTERM (requests received are finished and
 /// answered first; one waiting on the human's dialog: still pending), 1 when the server
 /// cannot start, 3 when stdout is closed by the client (no call is
-/// applied after that).
+/// applied after that), or by the reader of a command's output (`| head`).
 ///
 /// `serve --http [ADDR]` serves several IDEs at once over streamable HTTP at
 /// http://127.0.0.1:8765/mcp, locked down: loopback unless a token is set
@@ -46,23 +47,9 @@ use bmad_mcp::BmadServer;
 /// (they refuse, exit 2, when stdin is not a terminal); `list` and `status` read;
 /// `config show` and `config approve` are the project's checks and policy
 /// (.bmad/config.toml), which the server acts on only as the human approved them; `init`
-/// prepares the project for a team in git (docs/team.md); `setup <host>` registers the
+/// prepares the project for a team in git, `claims` lists the sprints claimed on the
+/// team's remote and `claims release` frees one whose clone is gone (docs/team.md); `setup <host>` registers the
 /// server in a host's configuration (docs/setup.md).
-/// Makes every thread allocate from one heap. glibc gives each thread that allocates a
-/// heap of its own (an arena), and a thread kept for the process (the fsync workers, the
-/// runtime's and the blocking pool's threads) keeps its arena resident: about half a MiB
-/// each over a workflow, against a target of 12 MiB in all. The server runs one call at a
-/// time per client, and glibc's per-thread caches serve small allocations without the
-/// heap's lock, so one heap costs no measurable time (the workflow bench compares).
-/// Called first, before any thread exists, which is when glibc allows it.
-fn share_one_heap() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: `mallopt` only sets an allocator parameter; nothing else runs yet.
-    unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 1);
-    }
-}
-
 #[derive(Parser)]
 #[command(name = "bmad-mcp", version, about, long_about)]
 struct Cli {
@@ -133,7 +120,10 @@ fn main() -> Exit {
         return Exit::Failed;
     }
     let options = match cli.command {
-        Some(Command::Human(command)) => return bmad_mcp::terminal::run(command, &settings),
+        Some(Command::Human(command)) => {
+            quiet_when_stdout_closes();
+            return bmad_mcp::terminal::run(command, &settings);
+        }
         Some(Command::Setup(args)) => {
             // The project a person runs setup for is where they stand, or the one they name:
             // not a variable the environment (a host's shell, a profile) may carry.
@@ -165,6 +155,40 @@ fn main() -> Exit {
         Some(addr) => serve_http(&options, addr, &settings),
         None => serve_stdio(&settings),
     }
+}
+
+/// Makes every thread allocate from one heap. glibc gives each thread that allocates a
+/// heap of its own (an arena), and a thread kept for the process (the fsync workers, the
+/// runtime's and the blocking pool's threads) keeps its arena resident: about half a MiB
+/// each over a workflow, against a target of 12 MiB in all. The server runs one call at a
+/// time per client, and glibc's per-thread caches serve small allocations without the
+/// heap's lock, so one heap costs no measurable time (the workflow bench compares).
+/// Called first, before any thread exists, which is when glibc allows it.
+fn share_one_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: `mallopt` only sets an allocator parameter; nothing else runs yet.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 1);
+    }
+}
+
+/// A command whose reader went away (`bmad-mcp status t | head -3`) stops there, quietly,
+/// as Unix tools do: std's printing panics on the closed pipe (SIGPIPE is ignored in Rust
+/// programs), and that is no fault of ours to report.
+fn quiet_when_stdout_closes() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let said = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        if said.starts_with("failed printing to stdout") && said.contains("Broken pipe") {
+            std::process::exit(Exit::StdoutClosed.code().into());
+        }
+        previous(info);
+    }));
 }
 
 /// Reads every pattern the server matches with, in this build: one that needs a regex

@@ -48,14 +48,36 @@ pub fn asking(
     let at = store.locate(cwd, key).map_err(|e| (e, None))?;
     let session = store.read(&at, key).map_err(|e| (e, None))?;
     match machine::pending(&session, action, &documents(&at.project, &session)) {
-        Ok(pending) => Ok(Asking {
+        Ok(mut pending) => Ok(Asking {
+            pending: {
+                pending
+                    .notices
+                    .extend(teammates(store, &at.project, &session));
+                pending
+            },
             at,
             key: key.clone(),
             session,
-            pending,
         }),
         Err(e) => Err((e.into(), Some(Box::new(session)))),
     }
+}
+
+/// That the task is a teammate's, for a human about to decide on it: who started it, and
+/// who decides now (`None` when it is theirs, or either is unknown).
+fn teammates(store: &Store, project: &Project, s: &Session) -> Option<String> {
+    let owner = s.owner.as_ref()?;
+    let me = store.git_now(project, true).person?;
+    if me.is(owner) {
+        return None;
+    }
+    Some(format!(
+        "This task is {owner}'s: they started it{}. You decide on it as {me}, and the decision is recorded with your name.",
+        s.branch
+            .as_deref()
+            .map(|b| format!(", and it was last changed on branch `{}`", crate::code::clip(b, 60)))
+            .unwrap_or_default()
+    ))
 }
 
 /// The human's answer, as a channel took it.
@@ -123,6 +145,30 @@ pub enum LessonChange {
     Retire,
     /// Recalled again.
     Restore,
+}
+
+/// Releases the claim `held` on the team's remote, the human's decision: bound to the
+/// claim as it was shown (refused when it moved since), recorded on the remote with the
+/// person and the channel. What to tell the human.
+pub fn release_claim(
+    store: &Store,
+    cwd: Option<&str>,
+    held: &crate::store::stories::board::Held,
+    via: Via,
+) -> std::result::Result<String, String> {
+    use crate::workflow::authorship::{label, Speaker};
+    let project = store.project(cwd).map_err(|e| e.to_string())?;
+    let person = store.git_now(&project, true).person;
+    let channel = label(Speaker::Human, Some(via));
+    let who = person.map_or_else(|| "someone unnamed".to_string(), |p| p.to_string());
+    crate::store::stories::board::release(&project, held, &who, &channel).map_err(|why| {
+        format!("the claim was not released: {why}. It may have been taken or released meanwhile: `bmad-mcp claims` shows it as it is now")
+    })?;
+    tracing::info!(parent = %held.parent_id, sprint = held.sprint, by = %who, "a claim released");
+    Ok(format!(
+        "Released sprint {} (recorded on the remote as released by {who}, {channel}): anyone may claim it now. Work already done for it stays on its branch.",
+        held.sprint
+    ))
 }
 
 /// Retires or restores the lesson `id` of the project, as the human's decision through

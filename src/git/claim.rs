@@ -42,7 +42,7 @@ impl Repo {
             Ok(Some(message)) => return Claim::Held { remote, message },
             Ok(None) => {}
         }
-        let Some(commit) = self.claim_commit(message) else {
+        let Some(commit) = self.claim_commit(message, None) else {
             let why = "git could not make the claim's commit".to_string();
             return Claim::Unreachable { remote, why };
         };
@@ -79,24 +79,13 @@ impl Repo {
             return;
         };
         if let Some(ours) = run(&self.dir, &[], &["rev-parse", "--verify", "-q", refname]) {
-            let lease = format!("--force-with-lease={refname}:{}", ours.trim());
-            let _ = network(
-                &self.dir,
-                &[
-                    "push",
-                    "--quiet",
-                    "--no-verify",
-                    &lease,
-                    &remote,
-                    &format!(":{refname}"),
-                ],
-            );
+            let _ = self.push_leased(&remote, (refname, ours.trim()), &[format!(":{refname}")]);
             let _ = git(&self.dir).args(["update-ref", "-d", refname]).output();
         }
     }
 
     /// The remote the checked-out branch tracks, else `origin`, else the only one.
-    fn remote(&self) -> Option<String> {
+    pub(super) fn remote(&self) -> Option<String> {
         let branch = self.branch_and_head().0;
         let tracked = branch.and_then(|b| {
             run(
@@ -145,17 +134,20 @@ impl Repo {
         Ok(Some(message.trim().to_string()))
     }
 
-    /// A commit of the empty tree whose message is `message`, made without touching the
-    /// work tree, the index or any branch.
-    fn claim_commit(&self, message: &str) -> Option<String> {
+    /// A commit of the empty tree whose message is `message` (its parent `parent`, when
+    /// given), made without touching the work tree, the index or any branch.
+    pub(super) fn claim_commit(&self, message: &str, parent: Option<&str>) -> Option<String> {
         let tree = run(
             &self.dir,
             &[],
             &["hash-object", "-t", "tree", "-w", "--stdin"],
         )?;
         let mut cmd = git(&self.dir);
-        cmd.args(["commit-tree", tree.trim(), "-m", message])
-            .env("GIT_AUTHOR_NAME", "bmad-mcp")
+        cmd.args(["commit-tree", tree.trim(), "-m", message]);
+        if let Some(p) = parent {
+            cmd.args(["-p", p]);
+        }
+        cmd.env("GIT_AUTHOR_NAME", "bmad-mcp")
             .env("GIT_AUTHOR_EMAIL", "bmad-mcp@localhost")
             .env("GIT_COMMITTER_NAME", "bmad-mcp")
             .env("GIT_COMMITTER_EMAIL", "bmad-mcp@localhost");
@@ -196,7 +188,7 @@ pub(super) fn git(dir: &Path) -> Command {
 /// last line of stderr, or that it took too long and was stopped). At the deadline its
 /// whole process group is killed and its output is no longer waited for: a helper that
 /// escaped the group cannot hold the call.
-fn network(dir: &Path, args: &[&str]) -> Result<String, String> {
+pub(super) fn network(dir: &Path, args: &[&str]) -> Result<String, String> {
     let mut cmd = git(dir);
     cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
     #[cfg(unix)]

@@ -6,12 +6,15 @@
 //! repository (`GIT_OPTIONAL_LOCKS=0`: not even the index's stat cache is written), and
 //! runs no command the repository's config names (a file-system monitor, an external diff,
 //! a clean filter, a hook). The one thing it writes is a claim (`claim.rs`): a commit
-//! object and a ref under `refs/bmad/claims/`, pushed to the team's remote; the work tree,
+//! object and a ref under `refs/bmad/claims/`, pushed to the team's remote (and, when a
+//! human releases one, its record under `refs/bmad/released/`: `board.rs`); the work tree,
 //! the index and the branches are never touched.
 
+mod board;
 mod claim;
 mod resolve;
 
+pub use board::{Board, RemoteRef, CLAIMS, RELEASED};
 pub use claim::{Claim, NETWORK_DEADLINE};
 pub use resolve::Side;
 

@@ -48,6 +48,42 @@ impl Repo {
         Ok(())
     }
 
+    /// The files under `dir` (relative to the project) that `side` has and the other side
+    /// has not: what that side alone brings to the merge.
+    pub fn only_on(&self, side: Side, dir: &str) -> Vec<String> {
+        let other = match side {
+            Side::Ours => Side::Theirs,
+            Side::Theirs => Side::Ours,
+        };
+        let listed = super::run(
+            &self.dir,
+            &[],
+            &[
+                "diff",
+                "--name-only",
+                "--no-renames",
+                "--diff-filter=A",
+                "--relative",
+                commit(other),
+                commit(side),
+                "--",
+                dir,
+            ],
+        );
+        listed
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// Stages `paths` (relative to the project) as the work tree has them.
+    pub fn stage(&self, paths: &[String]) -> Result<(), String> {
+        let mut args = vec!["add", "--"];
+        args.extend(paths.iter().map(String::as_str));
+        self.step(&args)
+    }
+
     fn step(&self, args: &[&str]) -> Result<(), String> {
         let out = git(&self.dir)
             .args(args)

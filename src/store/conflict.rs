@@ -137,14 +137,14 @@ pub fn markers_error(root: &std::path::Path, rel: &str, text: &str) -> Option<Er
         ),
         None => sides(text)?,
     };
-    let specs = task_name(&ours.text)
-        .map(|t| format!(" in .claude/specs/{t}/"))
-        .unwrap_or_default();
+    let task = task_name(&ours.text)
+        .or_else(|| task_name(&theirs.text))
+        .unwrap_or_else(|| "<task>".into());
     Some(Error::SessionConflicted {
         path: rel.to_string(),
         versions: format!("version 1 {}; version 2 {}", describe(&ours), describe(&theirs)),
         keep: format!(
-            "while the merge is under way, `git checkout --ours -- {rel}` keeps version 1 and `git checkout --theirs -- {rel}` version 2 (do the same for the task's documents{specs}), then `git add` them; or edit the file to keep one side and delete the marker lines. Nothing of either version was changed"
+            "while the merge is under way, `bmad-mcp resolve {task} --ours` keeps version 1 and `bmad-mcp resolve {task} --theirs` version 2, each as a whole (the session, its documents in .claude/specs/{task}/ and its drafts, staged; nothing of the other version stays beside it), then commit the merge. Nothing of either version was changed"
         ),
     })
 }

@@ -106,8 +106,8 @@ pub(super) fn status(store: &Store, key: &SessionKey) -> Outcome {
             visible(&link.worktree)
         );
     }
-    for o in &s.stories {
-        println!("  story: sprint {}: {}", o.sprint, visible(&o.holder()));
+    if let Some(p) = project.as_ref() {
+        stories(store, p, &s);
     }
     println!("{}", visible_lines(&r.user_message));
     if let Some(d) = project.as_ref().and_then(|p| crate::store::drift(p, &s)) {
@@ -157,6 +157,21 @@ pub(super) fn status(store: &Store, key: &SessionKey) -> Outcome {
         }
     }
     Ok(Exit::Done)
+}
+
+/// A parent's stories: the ones this clone knows of, whether this copy of it is stale, and
+/// who holds which sprint on the team's remote.
+fn stories(store: &Store, project: &crate::files::Project, s: &crate::workflow::session::Session) {
+    for o in &s.stories {
+        println!("  story: sprint {}: {}", o.sprint, visible(&o.holder()));
+    }
+    let said = [
+        crate::store::stories::stale_copy(project, s),
+        store.claim_holders(project, s),
+    ];
+    for line in said.into_iter().flatten() {
+        println!("{}", visible(&line));
+    }
 }
 
 fn serde_name<T: serde::Serialize>(v: &T) -> String {

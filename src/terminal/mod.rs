@@ -3,7 +3,8 @@
 //! decided (as the dialog would) and asks on the terminal ([`decide`]); `list` and
 //! `status` are for reading ([`read`]); `config show|approve` for the project's policy
 //! ([`config`]); `prompts` for the role prompts in effect ([`prompts`]); `lessons` for the
-//! team's lessons ([`lessons`]); `resolve` for a task a merge left in two versions
+//! team's lessons ([`lessons`]); `claims` for the sprints claimed on the team's remote
+//! ([`claims`]); `resolve` for a task a merge left in two versions
 //! ([`resolve`]); `hook` for the
 //! Claude Code plugin's hook ([`hook`]). A decision made here is recorded as the human's
 //! (`via: "cli"`), bound to the digest of the document it showed, and counts as the
@@ -12,6 +13,7 @@
 //! assistant's shell, read from the process tree ([`provenance`]), which it records with
 //! the decision otherwise. Every command ends with one [`Exit`].
 
+mod claims;
 pub mod config;
 mod decide;
 pub mod hook;
@@ -111,6 +113,13 @@ pub enum Cli {
         #[command(subcommand)]
         command: Option<lessons::LessonsCommand>,
     },
+    /// The sprints claimed on the team's remote (who, since when, from which clone and
+    /// branch); `claims release TASK SPRINT` frees one whose clone is gone (asks on the
+    /// terminal).
+    Claims {
+        #[command(subcommand)]
+        command: Option<claims::ClaimsCommand>,
+    },
     /// A Claude Code hook of the bmad plugin: `hook pre-tool-use` reads the hook's JSON on
     /// stdin and makes Claude Code ask the human before a gate call (docs/plugin.md).
     Hook {
@@ -172,6 +181,7 @@ pub fn run(cli: Cli, settings: &Settings) -> Exit {
         } => prompts::export(&dir, force, user_prompts),
         Cli::Config { action } => config::run(&store, action),
         Cli::Lessons { command } => lessons::run(&store, command),
+        Cli::Claims { command } => claims::run(&store, command),
         Cli::Answer { task } => decide::decide(
             &store,
             &SessionKey::from_task(&task),

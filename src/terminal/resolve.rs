@@ -1,11 +1,14 @@
 //! `bmad-mcp resolve <task> --ours|--theirs`: a task that a merge left in two versions
 //! is resolved to one of them as a unit (its session, its documents, its drafts), so that
-//! nothing of the other version stays beside it, and the merge can be committed.
+//! nothing of the other version stays beside it, and the merge can be committed. The
+//! lessons learnt from the other version's decisions are retired with it (restorable).
 
 use super::{Exit, Outcome};
+use crate::act::human::LessonChange;
 use crate::code::visible;
 use crate::git::{Repo, Side};
 use crate::store::{is_valid_task_name, Store};
+use crate::workflow::Via;
 
 pub(super) fn resolve(store: &Store, task: &str, side: Side) -> Outcome {
     let project = store.project(None).map_err(|e| e.to_string())?;
@@ -42,9 +45,61 @@ pub(super) fn resolve(store: &Store, task: &str, side: Side) -> Outcome {
         Side::Theirs => "the merged branch's",
     };
     println!(
-        "Kept {which} version of task {} as a whole: {}. Nothing of the other version stays. Commit the merge (`git commit --no-edit`) when every conflict is resolved.",
+        "Kept {which} version of task {} as a whole: {}.",
         visible(task),
         paths.join(", ")
     );
+    let discarded = match side {
+        Side::Ours => Side::Theirs,
+        Side::Theirs => Side::Ours,
+    };
+    lessons_of_the_other_side(store, &repo, discarded, task)?;
+    println!("Commit the merge (`git commit --no-edit`) when every conflict is resolved.");
     Ok(Exit::Done)
+}
+
+/// The lessons learnt from the discarded version's decisions (files only that side
+/// brought) would go on teaching what nobody kept: retired, restorable, when a person runs
+/// `resolve`; under an assistant's shell they are named for the human to retire.
+fn lessons_of_the_other_side(
+    store: &Store,
+    repo: &Repo,
+    discarded: Side,
+    task: &str,
+) -> Result<(), String> {
+    let project = store.project(None).map_err(|e| e.to_string())?;
+    let brought = repo.only_on(discarded, crate::lessons::LESSONS_DIR);
+    let loaded = crate::lessons::load(&project).map_err(|e| e.to_string())?;
+    let theirs: Vec<&crate::lessons::Lesson> = loaded
+        .lessons
+        .iter()
+        .filter(|l| l.task == task && l.is_active() && brought.contains(&l.rel_path()))
+        .collect();
+    if theirs.is_empty() {
+        println!("Nothing of the other version stays.");
+        return Ok(());
+    }
+    if let Some(why) = super::provenance::read().assistant {
+        let ids: Vec<&str> = theirs.iter().map(|l| l.id.as_str()).collect();
+        println!(
+            "{} lesson(s) learnt on the other version stay active, as retiring them is the human's decision and this runs under an assistant's shell ({}): retire each yourself with `bmad-mcp lessons retire <id>`: {}.",
+            theirs.len(),
+            visible(&why),
+            ids.join(", ")
+        );
+        return Ok(());
+    }
+    for l in &theirs {
+        crate::act::human::lesson(store, None, &l.id, LessonChange::Retire, Via::Cli)?;
+    }
+    // Staged, so that the merge's commit carries them retired.
+    repo.stage(&theirs.iter().map(|l| l.rel_path()).collect::<Vec<_>>())?;
+    let ids: Vec<&str> = theirs.iter().map(|l| l.id.as_str()).collect();
+    println!(
+        "Retired {} lesson(s) learnt on the other version, so that they are no longer recalled: {}. Each stays in {} (`bmad-mcp lessons restore <id>` brings one back); nothing else of the other version stays.",
+        theirs.len(),
+        ids.join(", "),
+        crate::lessons::LESSONS_DIR
+    );
+    Ok(())
 }

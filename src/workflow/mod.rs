@@ -26,6 +26,7 @@ pub mod story;
 pub mod submission;
 pub mod trace;
 pub mod track;
+pub mod when;
 mod written_against;
 
 pub use action::Action;

@@ -277,6 +277,63 @@ fn the_human_answers_each_question_in_a_terminal_without_a_yes() {
     );
 }
 
+/// Deciding on a teammate's task: the terminal says whose it is and as whom one decides.
+#[test]
+fn deciding_on_a_teammates_task_says_whose_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().canonicalize().unwrap();
+    let (task, id) = waiting_for_confirmation(&project);
+    let file = project.join(format!(".bmad-task/session-{id}.json"));
+    let mut s = session(&project, &id);
+    s["owner"] = json!({"name": "Ada Lovelace", "email": "ada@example.org"});
+    std::fs::write(&file, serde_json::to_string_pretty(&s).unwrap()).unwrap();
+    let (code, out) = in_terminal(
+        &project,
+        &["--owner", "Bob Smith <bob@example.org>", "confirm", &task],
+        "[y/N]",
+        "n\n",
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("This task is Ada Lovelace <ada@example.org>'s")
+            && out.contains("You decide on it as Bob Smith <bob@example.org>"),
+        "{out}"
+    );
+    // Its owner is told nothing of the kind.
+    let (_, out) = in_terminal(
+        &project,
+        &[
+            "--owner",
+            "Ada Lovelace <ada@example.org>",
+            "confirm",
+            &task,
+        ],
+        "[y/N]",
+        "n\n",
+    );
+    assert!(!out.contains("This task is"), "{out}");
+}
+
+/// A command whose reader goes away after a few lines stops quietly: no panic on stderr.
+#[test]
+fn a_command_whose_reader_goes_away_stops_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().canonicalize().unwrap();
+    let (task, _) = waiting_for_confirmation(&project);
+    let mut child = bin(&project)
+        .args(["status", &task])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The reader closes its end before the command writes a line, as `head -0` would.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!said.contains("panicked"), "{said}");
+    assert_eq!(out.status.code(), Some(3), "{said}");
+}
+
 /// `list` keeps its columns in line whatever the length of a task name: the stage, state
 /// and time of each row start at the same column (a name over 44 characters used to push
 /// its row apart).

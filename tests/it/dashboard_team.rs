@@ -107,6 +107,12 @@ async fn owners_branches_stories_and_the_matrix_are_tables_on_the_page() {
     let parent_row = format!("#tasks tr[data-session='{}']", parent.as_str().unwrap());
     assert!(b.text(&format!("{parent_row} td.owner")).contains("Ana"));
     assert_eq!(b.text(&format!("{parent_row} td.branch")), "main");
+    // Its time is for people: the minute and how long ago, not the stored ISO text.
+    let at = b.text(&format!("{parent_row} td.branch + td"));
+    assert!(
+        (at.ends_with("(just now)") || at.ends_with(" min ago)")) && !at.contains('T'),
+        "{at}"
+    );
     let story_row = format!("{parent_row} + tr.story");
     // The other worktree is the clone's too: the same page serves it, the story's row is
     // its own (linked), in its project.

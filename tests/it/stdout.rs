@@ -136,6 +136,19 @@ fn version_and_help_work() {
         help.contains("BMAD_MAX_LINE_BYTES") && help.contains("3 when stdout is closed"),
         "{help}"
     );
+    // Every variable a user sets for the server is named there (the test-only fault
+    // trigger is not for users).
+    let settings = std::fs::read_to_string(harness::repo_path("src/settings.rs")).unwrap();
+    let read: Vec<&str> = settings
+        .lines()
+        .filter_map(|l| l.strip_prefix("pub const ")?.split_once("_ENV: &str = \""))
+        .map(|(_, v)| v.trim_end_matches("\";"))
+        .filter(|v| v.starts_with("BMAD_") && *v != "BMAD_FAULT_INJECT")
+        .collect();
+    assert!(read.contains(&"BMAD_CLAIMS"), "{read:?}");
+    for var in read {
+        assert!(help.contains(var), "--help does not name {var}");
+    }
     let out = Command::new(support::server_path())
         .arg("--bogus")
         .output()

@@ -253,6 +253,16 @@ async fn two_sprints_run_as_stories_from_two_worktrees_at_once_and_the_parent_ru
     let m = refused["error"]["message"].as_str().unwrap();
     assert!(m.contains("this worktree's copy of task"), "{m}");
     assert!(m.contains("state `completed`"), "{m}");
+    // Its `status` says so too, rather than showing it as a live task.
+    let args = json!({"action": "status", "session_id": parent, "cwd": wt1.to_str().unwrap()});
+    let v = alice.ok(args).await;
+    assert!(
+        v["notices"]
+            .to_string()
+            .contains("This worktree's copy of task")
+            && v["notices"].to_string().contains("is behind the one in"),
+        "{v:#}"
+    );
 
     // Each story's files are its own: both branches merge into main without a conflict.
     for (dir, msg) in [(&wt1, "sprint 1"), (&wt2, "sprint 2")] {

@@ -36,7 +36,7 @@ struct Team {
     bob: PathBuf,
 }
 
-fn clone_as(origin: &Path, dir: &Path, name: &str, email: &str) {
+pub(crate) fn clone_as(origin: &Path, dir: &Path, name: &str, email: &str) {
     git(
         origin.parent().unwrap(),
         &[
@@ -87,7 +87,7 @@ fn team() -> Team {
 }
 
 /// The real server in `project`, with no `BMAD_OWNER`: git names the person.
-async fn server(project: &Path) -> Client {
+pub(crate) async fn server(project: &Path) -> Client {
     let mut cmd = bin(project);
     cmd.env_remove("BMAD_OWNER");
     connect_with(Era::Modern, cmd.into(), project).await
@@ -157,7 +157,7 @@ async fn a_later_dev_round_does_not_call_its_own_edits_drift() {
     c.close().await;
 }
 
-fn commit_all(dir: &Path, message: &str) {
+pub(crate) fn commit_all(dir: &Path, message: &str) {
     git(dir, &["add", "-A"]);
     git(dir, &["commit", "-q", "-m", message]);
 }
@@ -349,7 +349,14 @@ async fn two_clones_merge_their_tasks_and_a_task_advanced_on_both_is_reported() 
                 && m.contains("version 2 `origin/main`: stage qa, state completed"),
             "{m}"
         );
-        assert!(m.contains(&format!("git checkout --ours -- {rel}")), "{m}");
+        // The command that keeps a side as a whole, not a file-by-file checkout that
+        // leaves the other side's merged documents beside it.
+        assert!(
+            m.contains(&format!("`bmad-mcp resolve {ada_task} --ours`"))
+                && m.contains(&format!("`bmad-mcp resolve {ada_task} --theirs`")),
+            "{m}"
+        );
+        assert!(!m.contains("git checkout --ours"), "{m}");
         assert!(m.contains("owner Ada Lovelace"), "{m}");
     }
     // By task name too (the clone's mapping may not know it).
@@ -764,7 +771,8 @@ async fn a_session_restored_from_an_older_commit_is_said_to_have_gone_back() {
 }
 
 /// The same document sent back on two branches makes two lesson files, named apart: after
-/// the task is resolved to one side, the merge commits with both lessons in the folder.
+/// the task is resolved to one side, the merge commits with both lessons in the folder, the
+/// discarded side's retired with it.
 #[tokio::test]
 async fn the_same_document_sent_back_on_two_branches_leaves_two_lessons_that_merge() {
     let t = team();
@@ -808,9 +816,35 @@ async fn the_same_document_sent_back_on_two_branches_leaves_two_lessons_that_mer
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
+    // Bob's lesson came from the decision of the version he discarded: retired with it,
+    // still in the folder (restorable), and said so.
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("Retired 1 lesson(s) learnt on the other version"),
+        "{said}"
+    );
+    assert!(
+        !said.contains("Nothing of the other version stays"),
+        "{said}"
+    );
     git(&t.bob, &["commit", "-q", "--no-edit"]);
     assert_eq!(git(&t.bob, &["ls-files", "-u"]), "");
-    assert_eq!(lessons(&t.bob).len(), 2, "both lessons kept");
+    assert_eq!(lessons(&t.bob).len(), 2, "both lesson files kept");
+    assert_eq!(
+        git(&t.bob, &["status", "--porcelain"]),
+        "",
+        "the retirement is committed"
+    );
+    let listed = |args: &[&str]| {
+        let out = bin(&t.bob).arg("lessons").args(args).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let active = listed(&["list"]);
+    assert!(
+        active.starts_with("1 lesson(s)"),
+        "only Ada's is recalled: {active}"
+    );
+    assert!(listed(&["list", "--all"]).contains("(retired)"));
     a.close().await;
     b.close().await;
 }

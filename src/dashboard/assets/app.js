@@ -18,6 +18,20 @@ let stale = false;
 // cannot stand in for one (by id or by name), whatever it says.
 let form = {};
 
+// A stored time (RFC 3339) for a person: the minute in their own time zone and how long
+// ago, the stored text kept as the cell's title. Anything that is not a time is shown as is.
+function when(iso) {
+  const t = Date.parse(iso);
+  if (!iso || Number.isNaN(t)) return { text: iso || "—" };
+  const d = new Date(t);
+  const pad = (n) => String(n).padStart(2, "0");
+  const day = d.getFullYear() + "-" + pad(d.getMonth() + 1) + "-" + pad(d.getDate()) + " " + pad(d.getHours()) + ":" + pad(d.getMinutes());
+  const secs = Math.max(0, Math.floor((Date.now() - t) / 1000));
+  const ago = secs < 60 ? "just now" : secs < 3600 ? Math.floor(secs / 60) + " min ago"
+    : secs < 172800 ? Math.floor(secs / 3600) + " h ago" : Math.floor(secs / 86400) + " days ago";
+  return { text: day + " (" + ago + ")", title: iso, "data-at": iso };
+}
+
 function el(tag, attrs, ...children) {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
@@ -66,7 +80,7 @@ function listRow(t, many, story) {
     el("td", { class: t.waiting.length ? "waiting" : "", text: t.waiting.join(", ") || "—" }),
     el("td", { class: "owner", text: x.owner || (x.story && x.story.owner) || "—" }),
     el("td", { class: "branch", text: x.branch || "—" }),
-    el("td", { class: "muted", text: t.updated_at }),
+    el("td", { class: "muted", ...when(t.updated_at) }),
     many ? el("td", { class: "muted", text: t.project_dir }) : null);
 }
 
@@ -77,7 +91,7 @@ function entryRow(s) {
     el("td", {}, el("span", { class: "muted", text: "↳ sprint " + s.sprint + ": " }), el("span", { text: s.task_name + " (in " + s.worktree + ")" })),
     el("td", { text: s.stage }), el("td", { text: s.state }), el("td", { text: "—" }),
     el("td", { class: "owner", text: s.owner }), el("td", { class: "branch", text: s.branch || "—" }),
-    el("td", { class: "muted", text: s.updated_at }));
+    el("td", { class: "muted", ...when(s.updated_at) }));
 }
 
 async function renderList() {
@@ -360,7 +374,7 @@ function checksView(id, run) {
   const git = run.git ? " · commit " + (run.git.commit ? run.git.commit.slice(0, 12) : "none") + (run.git.dirty ? ", with uncommitted changes" : "") : "";
   return el("div", { class: "checks", id },
     el("h3", { text: "Checks" }),
-    el("p", { class: "muted", text: "Run at " + run.at + ", each with sh -c in the project, from the approved .bmad/config.toml (sha256 " + run.config_sha256.slice(0, 12) + ")" + git }),
+    el("p", { class: "muted", text: "Run at " + when(run.at).text + ", each with sh -c in the project, from the approved .bmad/config.toml (sha256 " + run.config_sha256.slice(0, 12) + ")" + git }),
     run.checks.map((c, i) => checkView(id + "-" + i, c)));
 }
 
@@ -421,7 +435,7 @@ function sinceBox(id, since) {
 function answeredBy(a) {
   if (!a) return el("p", { class: "muted", text: "No decision was taken on this draft." });
   return el("div", { class: "answered" },
-    el("p", { class: "muted" }, el("span", { text: a.verb + " by " + a.by + " at " + a.at + (a.words ? ":" : "") })),
+    el("p", { class: "muted" }, el("span", { text: a.verb + " by " + a.by + " at " + when(a.at).text + (a.words ? ":" : "") })),
     a.words ? el("pre", { class: "words", text: a.words }) : null);
 }
 
@@ -454,7 +468,7 @@ function stageSection(s, since, drifted) {
 // document, the words of whoever spoke, labelled, and the server's own note apart.
 function auditTable(t) {
   return el("table", { id: "audit" }, el("tr", {}, ["When", "Stage", "Action", "Who decided", "On the version", "Words, with who said them", "The server's note"].map((h) => el("th", { text: h }))),
-    t.audit.map((h) => el("tr", {}, el("td", { class: "muted", text: h.at }), el("td", { text: h.stage }), el("td", { text: h.action + " → " + h.to }),
+    t.audit.map((h) => el("tr", {}, el("td", { class: "muted", ...when(h.at) }), el("td", { text: h.stage }), el("td", { text: h.action + " → " + h.to }),
       el("td", { class: "who", text: h.who || "—" }),
       el("td", { class: "version", text: h.digest ? (h.version ? h.version + " · " : "") + "sha256 " + h.digest : "—" }),
       el("td", { text: h.words || "" }), el("td", { class: "muted", text: h.server_note || "" }))));
@@ -492,7 +506,7 @@ function storiesSection(t) {
         el("td", {}, el("a", { href: "#/task/" + encodeURIComponent(s.session_id), text: s.task_name })),
         el("td", { text: s.stage }), el("td", { class: "state", text: s.state }),
         el("td", { class: "owner", text: s.owner }), el("td", { class: "branch", text: s.branch || "—" }),
-        el("td", { class: "muted", text: s.worktree }), el("td", { class: "muted", text: s.updated_at })))));
+        el("td", { class: "muted", text: s.worktree }), el("td", { class: "muted", ...when(s.updated_at) })))));
 }
 
 function matrixRow(m, r) {
@@ -604,7 +618,7 @@ async function renderPrint(id) {
       el("div", { class: "doc", html: s.document.html }),
       el("h3", { text: "Its record" }),
       el("table", { class: "record" }, el("tr", {}, ["When", "Decision", "Who decided", "On the version", "Words"].map((h) => el("th", { text: h }))),
-        record(s).map((h) => el("tr", {}, el("td", { text: h.at }), el("td", { text: h.action }), el("td", { text: h.who }),
+        record(s).map((h) => el("tr", {}, el("td", when(h.at)), el("td", { text: h.action }), el("td", { text: h.who }),
           el("td", { text: (h.version ? h.version + " · " : "") + (h.digest ? "sha256 " + h.digest : "—") }), el("td", { text: h.words || "" }))))))
       : el("p", { text: "No stage of this task is decided yet." })].flat());
   document.body.dataset.shown = "print";

@@ -8,8 +8,11 @@
 //! project lock). Each story rewrites its entry after every change; a parent reads them
 //! all before each of its changes and each `status`.
 
+pub mod board;
 pub mod identity;
 mod remote;
+
+pub use remote::Claimant;
 
 use chrono::{DateTime, Utc};
 
@@ -375,6 +378,23 @@ impl Store {
         }
     }
 
+    /// For a parent whose sprints run as stories: who holds which of them on the team's
+    /// remote, through one bounded fetch (nothing when claims are kept in the clone).
+    pub fn claim_holders(&self, project: &Project, s: &Session) -> Option<String> {
+        if !self.claims_on_remote || !story::takes_stories(s) || s.track != Track::Full {
+            return None;
+        }
+        let plan = s.record(Stage::approval());
+        let title = |n: u32| {
+            plan.sprints
+                .iter()
+                .find(|p| p.number == n)
+                .map(|p| crate::code::clip(&p.title, 80))
+                .unwrap_or_else(|| "not in the plan".into())
+        };
+        board::holders(project, &s.session_id, &title)
+    }
+
     /// Reads a session for `status`, with a parent's stories as their entries say now.
     pub fn load_fresh(&self, cwd: Option<&str>, key: &SessionKey) -> Result<(Project, Session)> {
         let (project, s) = self.load(cwd, key)?;
@@ -462,43 +482,60 @@ fn note_parent(project: &Project, s: &Session) {
     }
 }
 
-/// Refuses a change to this worktree's copy of a parent whose stories ran in other
-/// worktrees when the parent changed later in another worktree (its final QA ran there):
-/// this copy is stale, and a change here would become a second version of the task.
-pub fn stale_parent(project: &Project, s: &Session) -> Result<()> {
+/// Where the parent `s` changed later than this worktree's copy of it, when its stories ran
+/// in other worktrees and it moved on elsewhere (its final QA ran there): this copy is stale.
+fn newer_copy(project: &Project, s: &Session) -> Option<ParentNote> {
     // A stale copy is one still waiting on its stories; nothing is made to find out.
     if !story::takes_stories(s) || !entries_dir(project, &s.session_id).is_dir() {
-        return Ok(());
+        return None;
     }
-    let Ok(registry) = Registry::of(project) else {
-        return Ok(());
-    };
-    let Some(note) = registry
+    let registry = Registry::of(project).ok()?;
+    let note = registry
         .root
         .read(&parent_rel(&s.session_id))
         .ok()
         .flatten()
-        .and_then(|t| serde_json::from_str::<ParentNote>(&t).ok())
-    else {
-        return Ok(());
-    };
-    if note.worktree == project.display() || note.updated_at <= s.updated_at {
-        return Ok(());
+        .and_then(|t| serde_json::from_str::<ParentNote>(&t).ok())?;
+    (note.worktree != project.display() && note.updated_at > s.updated_at).then_some(note)
+}
+
+/// "this worktree's copy of task `t` is behind the one in /w on branch `b` (stage …)".
+fn behind(s: &Session, note: &ParentNote) -> String {
+    format!(
+        "this worktree's copy of task `{}` is behind the one in {}{} (stage `{}`, state `{}`, updated {}): the parent's work happens there. Merge that branch here to see it",
+        s.task_name,
+        crate::code::clip(&note.worktree, 200),
+        note.branch
+            .as_ref()
+            .map(|b| format!(" on branch `{}`", crate::code::clip(b, 60)))
+            .unwrap_or_default(),
+        note.stage,
+        note.state,
+        crate::code::clip(&note.updated_at, 40)
+    )
+}
+
+/// Refuses a change to this worktree's copy of a parent that moved on in another worktree
+/// ([`newer_copy`]): a change here would become a second version of the task.
+pub fn stale_parent(project: &Project, s: &Session) -> Result<()> {
+    match newer_copy(project, s) {
+        None => Ok(()),
+        Some(note) => Err(Error::argument(
+            ErrorCode::InvalidState,
+            format!("{}; nothing was changed", behind(s, &note)),
+        )),
     }
-    Err(Error::argument(
-        ErrorCode::InvalidState,
-        format!(
-            "this worktree's copy of task `{}` is older than the one in {}{} (stage `{}`, state `{}`, updated {}): the parent's work happens there. Merge that branch here to see it; nothing was changed",
-            s.task_name,
-            crate::code::clip(&note.worktree, 200),
-            note.branch
-                .map(|b| format!(" on branch `{}`", crate::code::clip(&b, 60)))
-                .unwrap_or_default(),
-            note.stage,
-            note.state,
-            crate::code::clip(&note.updated_at, 40)
-        ),
-    ))
+}
+
+/// For `status` of a stale copy of a parent ([`newer_copy`]): that it is stale, and where
+/// the task is now.
+pub fn stale_copy(project: &Project, s: &Session) -> Option<String> {
+    let note = newer_copy(project, s)?;
+    let said = behind(s, &note);
+    let mut first = said.chars();
+    Some(first.next().map_or_else(String::new, |c| {
+        c.to_uppercase().collect::<String>() + first.as_str() + "."
+    }))
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ pub struct Claimant {
 
 impl Claimant {
     /// "Ada on branch `s1` in /work/ada".
-    fn named(&self) -> String {
+    pub fn named(&self) -> String {
         format!(
             "{}{} in {}",
             self.owner,
@@ -78,13 +78,19 @@ pub fn claim(project: &Project, parent: &Session, who: &Claimant) -> Result<Opti
             format!("Sprint {sprint} is claimed for this story on the remote `{remote}` ({refname}): every clone that fetches from it sees it taken."),
             true,
         ),
-        Claim::Held { remote, message } => {
-            let held: Option<Claimant> = serde_json::from_str(&message).ok();
+        Claim::Held {
+            remote,
+            message: theirs,
+        } => {
+            let held: Option<Claimant> = serde_json::from_str(&theirs).ok();
             match held {
                 Some(h) if h.owner == who.owner && h.worktree == who.worktree => (
                     format!("Sprint {sprint} was already claimed from this worktree on `{remote}`."),
                     false,
                 ),
+                // The same person from another clone (theirs was deleted, or re-cloned):
+                // their own claim, moved here so that it names where the work now is.
+                Some(h) if h.owner == who.owner => (take_over(&repo, &refname, &remote, &h, &message), false),
                 held => {
                     // Another clone's words, from the network: cut short, nothing hidden.
                     let holder = held.map_or_else(
@@ -94,8 +100,8 @@ pub fn claim(project: &Project, parent: &Session, who: &Claimant) -> Result<Opti
                     return Err(Error::argument(
                         ErrorCode::SprintTaken,
                         format!(
-                            "sprint {sprint} of task `{}` is claimed on the remote `{remote}` by {holder}: one story per sprint, whoever pushed the claim first. Work on another sprint, or agree with its holder ({refname})",
-                            parent.task_name
+                            "sprint {sprint} of task `{}` is claimed on the remote `{remote}` by {holder}: one story per sprint, whoever pushed the claim first. Work on another sprint, or agree with its holder ({refname}). If the clone that claimed it is gone, `bmad-mcp claims` lists the team's claims and `bmad-mcp claims release {} {sprint}`, run by a person in a terminal, frees this one",
+                            parent.task_name, parent.task_name
                         ),
                     ));
                 }
@@ -107,4 +113,20 @@ pub fn claim(project: &Project, parent: &Session, who: &Claimant) -> Result<Opti
         ),
     };
     Ok(Some(RemoteClaim { said, won, refname }))
+}
+
+/// Moves `who`'s own claim, made from another clone (`h`), to this worktree: what the
+/// reply says of it.
+fn take_over(repo: &Repo, refname: &str, remote: &str, h: &Claimant, message: &str) -> String {
+    let sprint = h.sprint;
+    // Their own words, from the network: cut short, nothing hidden.
+    let from = crate::code::visible(&crate::code::clip(&h.named(), 300));
+    let moved = repo
+        .local_ref(refname)
+        .ok_or_else(|| "the claim could not be read".to_string())
+        .and_then(|was| repo.take_over(refname, &was, message));
+    match moved {
+        Ok(()) => format!("Sprint {sprint} was claimed on `{remote}` by the same person, {from}: the claim is taken over and now names this worktree."),
+        Err(why) => format!("Sprint {sprint} is claimed on `{remote}` by the same person, {from}; the claim could not be moved here ({why}), so it still names that clone."),
+    }
 }

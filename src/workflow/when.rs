@@ -1,0 +1,55 @@
+//! How a stored time is shown to a person: the minute in UTC and how long ago it was
+//! ("2026-11-27 16:40 UTC, 12 min ago"), for the terminal and the dashboard alike. The
+//! present is given, so that this stays free of a clock.
+
+use chrono::{DateTime, Utc};
+
+/// `at` (RFC 3339, as sessions and git write it) for a person, with how long before `now`;
+/// a text that is not a time is returned as it is.
+pub fn shown(at: &str, now: DateTime<Utc>) -> String {
+    let Ok(t) = DateTime::parse_from_rfc3339(at.trim()) else {
+        return at.to_string();
+    };
+    let t = t.with_timezone(&Utc);
+    format!("{}, {}", t.format("%Y-%m-%d %H:%M UTC"), ago(t, now))
+}
+
+/// "just now", "12 min ago", "3 h ago", "2 days ago"; a time after `now` is "just now".
+pub fn ago(t: DateTime<Utc>, now: DateTime<Utc>) -> String {
+    let secs = (now - t).num_seconds().max(0);
+    match secs {
+        0..=59 => "just now".into(),
+        60..=3599 => format!("{} min ago", secs / 60),
+        3600..=172_799 => format!("{} h ago", secs / 3600),
+        _ => format!("{} days ago", secs / 86_400),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_time_is_shown_to_the_minute_with_how_long_ago() {
+        let now = DateTime::parse_from_rfc3339("2026-11-27T17:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        assert_eq!(
+            shown("2026-11-27T16:48:30.123Z", now),
+            "2026-11-27 16:48 UTC, 11 min ago"
+        );
+        assert_eq!(
+            shown("2026-11-27T18:00:00+01:00", now),
+            "2026-11-27 17:00 UTC, just now"
+        );
+        assert_eq!(
+            shown("2026-11-24T17:00:00Z", now),
+            "2026-11-24 17:00 UTC, 3 days ago"
+        );
+        assert_eq!(
+            shown("2026-11-27T12:00:00Z", now),
+            "2026-11-27 12:00 UTC, 5 h ago"
+        );
+        assert_eq!(shown("yesterday", now), "yesterday");
+    }
+}
