@@ -177,6 +177,13 @@ async fn on_a_host_that_cannot_ask_the_gate_waits_for_the_humans_channels() {
             text.contains(&format!("`bmad-mcp confirm {task}`")),
             "{text}"
         );
+        // Every human channel, the dashboard included, though none is running.
+        let next = line(&text, "next_step");
+        assert!(
+            text.contains("or on their dashboard (`bmad-mcp dashboard`)")
+                && next.contains("`bmad-mcp dashboard`"),
+            "{text}"
+        );
         assert_eq!(history(&project, &id).len(), before, "nothing recorded");
 
         let (code, out) = in_terminal(&project, &["confirm", &task], "[y/N]", "y\n");
