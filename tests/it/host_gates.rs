@@ -215,6 +215,14 @@ async fn gates_host_once_approved_takes_the_word_of_a_host_that_cannot_ask() {
     );
     let (code, out) = in_terminal(&project, &["config", "approve"], "[y/N]", "y\n");
     assert_eq!(code, 0, "{out}");
+    // The human is told what the change does, and no commands are said to run.
+    assert!(
+        out.contains("gates relaxed from `auto` to `host`")
+            && out.contains("the assistant's word passes a gate wherever its host cannot ask you")
+            && out.contains("No checks: the server runs no commands")
+            && !out.contains("will run these commands"),
+        "{out}"
+    );
     let (error, text, _) = call(&s, json!({"action": "confirm", "session_id": id})).await;
     assert!(!error, "{text}");
     assert!(text.contains("stage: architect"), "{text}");
