@@ -66,7 +66,7 @@ pub enum Error {
     },
     #[error("{path}: {problem}; the file is the human's project policy (see docs/guide.md, \"Who decides\", and docs/checks.md): fix it, or remove it for the defaults. Nothing was changed")]
     InvalidConfig { path: String, problem: String },
-    #[error("this project's policy in force ({policy}) takes `{action}` only from the human, and this client cannot show them a dialog. Nothing was changed. Show the human `user_message` and stop: they decide in a terminal in the project, {commands}. Do not call `{action}` again; once the human has decided, call `status` to go on")]
+    #[error("this project's policy in force ({policy}) takes `{action}` only from the human, and this client cannot show them a dialog. Nothing was changed. Show the human `user_message` and stop: they decide in a terminal in the project, {commands}, or on their dashboard (`bmad-mcp dashboard`). Do not call `{action}` again; once the human has decided, call `status` to go on")]
     HumanRequired {
         action: String,
         /// The policy in force, as [`crate::policy::approval::Policy::cite_gates`] says it.
@@ -80,7 +80,7 @@ pub enum Error {
     #[error("{path} {problem}; it is a role prompt override (see docs/guide.md, \"Role prompts\"): fix it, or remove it to use the next in line (`bmad-mcp prompts` shows which file each role uses). Nothing was changed")]
     InvalidPrompt { path: String, problem: String },
 
-    #[error("the project's checks do not pass ({failure}): accepting that is the human's decision, through the client's dialog or the terminal, never the host's word alone. Nothing was changed. Show the human `user_message`; they accept the failure in a terminal in the project (`{command}`), or the work goes back with `reject` and their feedback")]
+    #[error("the project's checks do not pass ({failure}): accepting that is the human's decision, through the client's dialog, the terminal or the dashboard, never the host's word alone. Nothing was changed. Show the human `user_message`; they accept the failure in a terminal in the project (`{command}`) or on their dashboard (`bmad-mcp dashboard`), or the work goes back with `reject` and their feedback")]
     ChecksFailed {
         failure: String,
         command: String,

@@ -33,9 +33,21 @@ pub enum Dialog {
     None,
     /// It declares it and shows the form.
     Shown,
-    /// It declares it; its interactive mode shows the form, its non-interactive mode
-    /// (`codex exec`, `copilot -p`) declines at once, with nobody asked.
-    DeclinedUnattended,
+    /// It declares it and shows the form in some modes; in the others it declines every
+    /// dialog at once, with nobody asked.
+    DeclinedUnattended(Unseen),
+}
+
+/// Where a host that declares the dialog declines it unseen, and what shows it, as the
+/// reply to such a decline and docs/hosts.md tell the human.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unseen {
+    /// When it declines every dialog at once, as "it declines every dialog at once …"
+    /// goes on: "in `codex exec`, and in its interactive mode under …".
+    pub when: &'static str,
+    /// How a person runs it to be shown the form, as "To be asked in the dialog, …" goes
+    /// on.
+    pub shown: &'static str,
 }
 
 /// A host as an MCP client, as this server met it (the end-to-end tests run each).
@@ -109,6 +121,9 @@ pub struct Config {
     pub project_file: Option<&'static str>,
     /// The same file with comments (`opencode.jsonc`), used instead when only it exists.
     pub commented: Option<&'static str>,
+    /// What the person must still do for a mode of the host to offer the tool, which setup
+    /// prints after the entry (and docs/setup.md says); `None`: nothing.
+    pub still_to_do: Option<&'static str>,
 }
 
 /// One host.
@@ -123,6 +138,20 @@ pub struct Host {
     /// Where `bmad-mcp setup` registers the server; `None` where it does not.
     pub config: Option<Config>,
 }
+
+/// Gemini CLI's headless mode (`gemini -p`) offers its model no tool that would need a
+/// person's confirmation (an untrusted server's, by its policy engine's default), and says
+/// nothing of it; setup leaves `trust` out (in the interactive mode it is the person's
+/// check before each call), so headless runs need a rule of the person's own. Read from
+/// Gemini CLI 0.61.0; tests/it/hosts/gemini.rs runs it.
+pub const GEMINI_HEADLESS: &str = "Gemini CLI's headless mode (`gemini -p`) does not offer the model a tool of a server without `trust`, and tells nobody. For headless runs, allow `bmad-task` there with a policy rule in `~/.gemini/policies/bmad.toml`:
+[[rule]]
+mcpName = \"bmad\"
+toolName = \"bmad-task\"
+decision = \"allow\"
+priority = 100
+interactive = false
+(in the interactive mode Gemini still asks you before each call), or add `\"trust\": true` to the entry (no question in either mode). The gates stay yours either way.";
 
 /// A user's file under the home directory, in `dir`, no variable.
 const fn json_in_home(
@@ -141,6 +170,7 @@ const fn json_in_home(
         user_file: "mcp.json",
         project_file: Some(project),
         commented: None,
+        still_to_do: None,
     }
 }
 
@@ -175,6 +205,7 @@ pub const HOSTS: [Host; 9] = [
             user_file: ".claude.json",
             project_file: Some(".mcp.json"),
             commented: None,
+            still_to_do: None,
         }),
     },
     Host {
@@ -182,7 +213,12 @@ pub const HOSTS: [Host; 9] = [
         client: Some(Client {
             names: &["codex-mcp-client"],
             shows: Shows::JsonInstead,
-            dialog: Dialog::DeclinedUnattended,
+            // Read from Codex 0.169.0's terminal interface under a pseudo-terminal: the
+            // policy, not the terminal, decides whether the form is shown.
+            dialog: Dialog::DeclinedUnattended(Unseen {
+                when: "in `codex exec`, and in its interactive mode under `approval_policy = \"never\"` (also set by `--dangerously-bypass-approvals-and-sandbox`)",
+                shown: "run Codex interactively with `approval_policy = \"on-request\"` (in its `config.toml`, or `codex -a on-request`)",
+            }),
             host_word_passes: false,
             era: "2025-06-18",
             register: "`codex mcp add bmad -- bmad-mcp`, or `[mcp_servers.bmad]` in `$CODEX_HOME/config.toml`",
@@ -207,6 +243,7 @@ pub const HOSTS: [Host; 9] = [
             user_file: "config.toml",
             project_file: Some(".codex/config.toml"),
             commented: None,
+            still_to_do: None,
         }),
     },
     Host {
@@ -217,8 +254,8 @@ pub const HOSTS: [Host; 9] = [
             dialog: Dialog::None,
             host_word_passes: false,
             era: "2025-06-18",
-            register: "`gemini mcp add -s user --trust bmad bmad-mcp`, or `mcpServers.bmad` in `~/.gemini/settings.json` (project: `.gemini/settings.json`)",
-            limits: "drops variables whose names look like secrets (`KEY`, `TOKEN`, …) from the server's environment; wraps results in `<untrusted_context>`",
+            register: "`gemini mcp add -s user bmad bmad-mcp`, or `mcpServers.bmad` in `~/.gemini/settings.json` (project: `.gemini/settings.json`); headless runs also need a policy rule or `trust` (docs/setup.md)",
+            limits: "its interactive mode asks the person before each call of a server without `trust`; its headless mode (`gemini -p`) offers the model no tool of such a server and says nothing, unless a policy rule allows it (docs/setup.md); drops variables whose names look like secrets (`KEY`, `TOKEN`, …) from the server's environment; wraps results in `<untrusted_context>`",
         }),
         shell: Some(Shell {
             vars: &[("GEMINI_CLI", Some("1"))],
@@ -237,6 +274,7 @@ pub const HOSTS: [Host; 9] = [
             user_file: ".gemini/settings.json",
             project_file: Some(".gemini/settings.json"),
             commented: None,
+            still_to_do: Some(GEMINI_HEADLESS),
         }),
     },
     Host {
@@ -265,6 +303,7 @@ pub const HOSTS: [Host; 9] = [
             user_file: "opencode/opencode.json",
             project_file: Some("opencode.json"),
             commented: Some("opencode.jsonc"),
+            still_to_do: None,
         }),
     },
     Host {
@@ -272,7 +311,10 @@ pub const HOSTS: [Host; 9] = [
         client: Some(Client {
             names: &["copilot-cli"],
             shows: Shows::TextThenJson,
-            dialog: Dialog::DeclinedUnattended,
+            dialog: Dialog::DeclinedUnattended(Unseen {
+                when: "with `-p` (its non-interactive mode)",
+                shown: "run `copilot` interactively, without `-p`",
+            }),
             host_word_passes: false,
             era: "2026-07-28 (`server/discover`), else 2025-11-25",
             register: "`copilot mcp add bmad -- bmad-mcp`, or `~/.copilot/mcp-config.json` (also a workspace `.mcp.json`)",
@@ -296,6 +338,7 @@ pub const HOSTS: [Host; 9] = [
             user_file: "mcp-config.json",
             project_file: Some(".github/mcp.json"),
             commented: None,
+            still_to_do: None,
         }),
     },
     Host {
@@ -307,7 +350,7 @@ pub const HOSTS: [Host; 9] = [
             host_word_passes: true,
             era: "2025-11-25",
             register: "`mcp-inspector --cli bmad-mcp --method tools/call …` (no registration)",
-            limits: "no model: the person at the command line makes each call, and a `confirm` there is theirs as the host's",
+            limits: "no model: the person at the command line makes each call, and a `confirm` there is theirs as the host's; `--tool-arg` reads a value that parses as JSON as that JSON, so a submission in the JSON form goes JSON-encoded, as one string (`\"claude_result=$(jq -Rs . < submission.json)\"`)",
         }),
         shell: None,
         config: None,
@@ -334,6 +377,7 @@ pub const HOSTS: [Host; 9] = [
             user_file: "mcp.json",
             project_file: Some(".vscode/mcp.json"),
             commented: None,
+            still_to_do: None,
         }),
     },
     Host {
@@ -351,6 +395,7 @@ pub const HOSTS: [Host; 9] = [
             user_file: "claude_desktop_config.json",
             project_file: None,
             commented: None,
+            still_to_do: None,
         }),
     },
 ];

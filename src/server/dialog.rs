@@ -58,9 +58,9 @@ pub struct DialogCall {
     pub provenance: Provenance,
     /// Who reads the call's result ([`super::result`]).
     pub readers: Readers,
-    /// The host, when its non-interactive mode declines every dialog unseen
-    /// ([`crate::hosts::Dialog::DeclinedUnattended`]): a decline is then not the human's.
-    pub unattended: Option<&'static str>,
+    /// The host, and when it declines every dialog unseen
+    /// ([`crate::hosts::Dialog::DeclinedUnattended`]): a decline may then not be the human's.
+    pub unattended: Option<(&'static str, crate::hosts::Unseen)>,
 }
 
 impl DialogCall {
@@ -339,7 +339,7 @@ impl BmadServer {
         let how = match answer.action {
             ElicitationAction::Accept => None,
             ElicitationAction::Decline => Some(match call.unattended {
-                Some(host) => Undecided::DeclinedUnattended(host),
+                Some((host, unseen)) => Undecided::DeclinedUnattended(host, unseen),
                 None => Undecided::Declined,
             }),
             // Cancel, or an action this server does not know: still pending.

@@ -6,7 +6,7 @@
 //! keeps the default: the text and the JSON, and the host's word where it cannot ask
 //! (unless the connection comes from a host's shell tool).
 
-use crate::hosts::{self, Client, Dialog, Host, Shows};
+use crate::hosts::{self, Client, Dialog, Host, Shows, Unseen};
 
 /// The host whose client declared `name`, and its facts as a client.
 pub fn client(name: Option<&str>) -> Option<(&'static Host, &'static Client)> {
@@ -25,12 +25,13 @@ pub fn sends_json(client: &Client, is_error: bool) -> bool {
     }
 }
 
-/// The host, when its client declares a dialog that its non-interactive mode declines at
-/// once: a decline there is nobody's answer.
-pub fn declines_unattended(name: Option<&str>) -> Option<&'static str> {
-    client(name)
-        .filter(|(_, c)| c.dialog == Dialog::DeclinedUnattended)
-        .map(|(h, _)| h.name)
+/// The host, and when it declines unseen, when its client declares a dialog that some of
+/// its modes decline at once: a decline there may be nobody's answer.
+pub fn declines_unattended(name: Option<&str>) -> Option<(&'static str, Unseen)> {
+    client(name).and_then(|(h, c)| match c.dialog {
+        Dialog::DeclinedUnattended(unseen) => Some((h.name, unseen)),
+        _ => None,
+    })
 }
 
 /// The host of a client that cannot ask and whose word does not pass a gate under the

@@ -12,7 +12,7 @@ use clap::ValueEnum;
 use serde_json::{json, Value};
 
 pub use crate::hosts::Format;
-use crate::hosts::{Base, Config};
+use crate::hosts::{Base, Config, Dialog};
 
 /// A host, as the command line names it.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,14 +55,33 @@ impl Host {
         self.config().format
     }
 
+    /// What the person must still know or do once the entry is written: where the host
+    /// declines unseen the dialog in which they decide a gate, and how they are asked
+    /// instead; what a mode of the host needs to offer the tool at all. From the hosts
+    /// table, as docs/hosts.md and docs/setup.md say it.
+    pub fn left_to_the_person(self) -> Vec<String> {
+        let name = self.to_possible_value().expect("every host has a name");
+        let dialog = crate::hosts::by_setup_name(name.get_name())
+            .and_then(|h| h.client)
+            .map(|c| c.dialog);
+        let mut left = Vec::new();
+        if let Some(Dialog::DeclinedUnattended(u)) = dialog {
+            let (host, when, shown) = (self.name(), u.when, u.shown);
+            left.push(format!("{host} declines at once, with nobody asked, the dialog in which you decide a gate {when}: the gate then waits for you in a terminal or on the dashboard. To be asked in the dialog, {shown}."));
+        }
+        left.extend(self.config().still_to_do.map(str::to_string));
+        left
+    }
+
     /// The fields of our entry that setup sets (a JSON host's), for the server at
     /// `command`: stdio, no arguments. Every other field a person adds to the entry stays,
     /// and so do arguments they give our server (`json.rs`, `toml.rs`).
     pub fn fields(self, command: &str) -> Vec<(&'static str, Value)> {
         match self {
-            // Gemini asks before each call of a server not marked `trust`: setup leaves
-            // that choice to the person (a `trust` they add is kept). Codex's TOML entry
-            // has the same two keys (set by `toml.rs`).
+            // Gemini's interactive mode asks before each call of a server not marked
+            // `trust`: setup leaves that choice to the person (a `trust` they add is kept),
+            // and says what headless runs need (`still_to_do`). Codex's TOML entry has the
+            // same two keys (set by `toml.rs`).
             Host::Gemini | Host::Cursor | Host::ClaudeDesktop | Host::Codex => {
                 vec![("command", json!(command)), ("args", json!([]))]
             }

@@ -3,7 +3,7 @@
 //! have both) keeps them: only our entry's own fields change, every other byte of the
 //! file stays as it was.
 
-use jsonc_parser::cst::{CstInputValue, CstObject, CstObjectProp, CstRootNode};
+use jsonc_parser::cst::{CstInputValue, CstNode, CstObject, CstObjectProp, CstRootNode};
 use jsonc_parser::ParseOptions;
 use serde_json::Value;
 
@@ -38,8 +38,11 @@ pub fn edit(
         None => return Ok(unchanged()),
     };
     single(&servers, NAME)?;
+    // What the person is shown of the entry, before and after.
+    let shown = |prop: Option<&CstObjectProp>| prop?.value().and_then(|v| pretty(&v, 0));
     let entry = servers.get(NAME);
     let before = entry.as_ref().and_then(value_of);
+    let shown_before = shown(entry.as_ref());
     if let Some(found) = &before {
         check_ours(found)?;
     }
@@ -51,11 +54,10 @@ pub fn edit(
         }
         (Some(fields), Some(prop)) => update(&prop, fields)?,
     }
-    let after = servers.get(NAME).as_ref().and_then(value_of);
     Ok(Change {
         text: root.to_string(),
-        before: before.map(|v| pretty(&v)),
-        after: after.map(|v| pretty(&v)),
+        before: shown_before,
+        after: shown(servers.get(NAME).as_ref()),
     })
 }
 
@@ -159,8 +161,37 @@ fn input(v: &Value) -> CstInputValue {
     }
 }
 
-fn pretty(v: &Value) -> String {
-    serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
+/// An entry as the person reads it: indented, its keys in the order the file has them
+/// (a `Value`'s map would sort them), without the file's comments. `None` for a value
+/// that is not JSON.
+fn pretty(node: &CstNode, depth: usize) -> Option<String> {
+    let pad = |d: usize| "  ".repeat(d);
+    let block = |items: Vec<String>, open: char, close: char| match items.is_empty() {
+        true => format!("{open}{close}"),
+        false => format!("{open}\n{}\n{}{close}", items.join(",\n"), pad(depth)),
+    };
+    if let Some(object) = node.as_object() {
+        let mut items = Vec::new();
+        for prop in object.properties() {
+            let name = prop.name()?.decoded_value().ok()?;
+            let value = pretty(&prop.value()?, depth + 1)?;
+            items.push(format!(
+                "{}{}: {value}",
+                pad(depth + 1),
+                Value::String(name)
+            ));
+        }
+        return Some(block(items, '{', '}'));
+    }
+    if let Some(array) = node.as_array() {
+        let items: Option<Vec<String>> = array
+            .elements()
+            .iter()
+            .map(|e| Some(format!("{}{}", pad(depth + 1), pretty(e, depth + 1)?)))
+            .collect();
+        return Some(block(items?, '[', ']'));
+    }
+    node.to_serde_value().map(|v| v.to_string())
 }
 
 #[cfg(test)]
@@ -208,6 +239,30 @@ mod tests {
             gone.text
         );
         assert!(gone.after.is_none() && gone.before.is_some());
+    }
+
+    /// setup prints the entry with its keys in the file's order, as the host and the
+    /// person read them, not sorted.
+    #[test]
+    fn the_entry_is_shown_in_the_order_it_is_written() {
+        let ours = vec![
+            ("type", json!("local")),
+            ("command", json!("/opt/bin/bmad-mcp")),
+            ("args", json!([])),
+            ("tools", json!(["*"])),
+        ];
+        let c = edit("", "mcpServers", Some(&ours)).unwrap();
+        let shown = "{\n  \"type\": \"local\",\n  \"command\": \"/opt/bin/bmad-mcp\",\n  \"args\": [],\n  \"tools\": [\n    \"*\"\n  ]\n}";
+        assert_eq!(c.after.as_deref(), Some(shown));
+        let text = "{\"mcpServers\": {\"bmad\": {\"trust\": true, /* mine */ \"env\": {\"Z\": \"1\", \"A\": \"2\"}, \"command\": \"/old/bmad-mcp\"}}}";
+        let c = edit(text, "mcpServers", Some(&fields())).unwrap();
+        let before = "{\n  \"trust\": true,\n  \"env\": {\n    \"Z\": \"1\",\n    \"A\": \"2\"\n  },\n  \"command\": \"/old/bmad-mcp\"\n}";
+        assert_eq!(c.before.as_deref(), Some(before));
+        let after = c.after.unwrap();
+        assert!(
+            after.find("trust") < after.find("env") && after.find("env") < after.find("args"),
+            "{after}"
+        );
     }
 
     /// The arguments a person gave our server stay: an `args` array, and the rest of

@@ -125,6 +125,13 @@ fn apply(args: &Args, path: &Path, target: &Path) -> Result<(), String> {
         file::replace(target, was.as_deref(), &change.text)?;
     }
     report(&change, changed, args.remove);
+    let left = args.host.left_to_the_person();
+    if !args.remove && !left.is_empty() {
+        println!("  still yours to know or do:");
+        for line in left.iter().flat_map(|l| l.lines()) {
+            println!("    {line}");
+        }
+    }
     Ok(())
 }
 

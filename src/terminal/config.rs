@@ -9,7 +9,7 @@ use clap::Subcommand;
 use super::{yes, Exit, Outcome};
 use crate::code::visible;
 use crate::policy::approval::{changes, Policy, APPROVED_REL};
-use crate::policy::config::{Config, CONFIG_REL};
+use crate::policy::config::{Config, Gates, CONFIG_REL};
 use crate::store::Store;
 use crate::workflow::Via;
 
@@ -59,6 +59,15 @@ fn show(p: &Policy) {
     }
 }
 
+/// What a gates policy means for who passes a gate, as the human approving it reads it.
+fn gates_meaning(gates: Gates) -> &'static str {
+    match gates {
+        Gates::Host => "the assistant's word passes a gate wherever its host cannot ask you in a dialog (recorded as the host's)",
+        Gates::Auto => "you decide each gate: in the host's dialog where it has one, else in a terminal or on the dashboard",
+        Gates::Human => "only you decide a gate, in the host's dialog, a terminal or the dashboard; a host's word never passes",
+    }
+}
+
 fn approve(store: &Store, p: &Policy) -> Outcome {
     if let Err(exit) = super::provenance::human_at_terminal(
         "approve",
@@ -76,7 +85,11 @@ fn approve(store: &Store, p: &Policy) -> Outcome {
         return Ok(Exit::Done);
     }
     println!("\nTo approve: {CONFIG_REL}, sha256 {}", &sha[..12]);
-    println!("  gates = \"{}\"", file.gates.name());
+    println!(
+        "  gates = \"{}\": {}",
+        file.gates.name(),
+        gates_meaning(file.gates)
+    );
     for (name, spec) in &file.checks {
         println!(
             "  check {name} = `{}`{}",
@@ -96,9 +109,12 @@ fn approve(store: &Store, p: &Policy) -> Outcome {
             visible(&file.pass_env.join(", "))
         );
     }
-    println!(
-        "The server will run these commands in the project after `dev` and before QA completes."
-    );
+    match file.checks.is_empty() {
+        true => println!("No checks: the server runs no commands in the project."),
+        false => println!(
+            "The server will run these commands in the project after `dev` and before QA completes."
+        ),
+    }
     if !yes("Approve it? [y/N] ")? {
         println!("Not approved: nothing changed.");
         return Ok(Exit::Failed);

@@ -63,8 +63,9 @@ def next_call(tool_names, results):
         return None
     step = steps[len(results)]
     if step["tool"] == "bmad":
-        name = next(n for n in tool_names if "bmad" in n)
-        return name, fill(step["args"], results)
+        # A host that does not offer the tool gets the final answer: the log shows it.
+        name = next((n for n in tool_names if "bmad" in n), None)
+        return name and (name, fill(step["args"], results))
     shell = SCRIPT["shell"]
     name = next(n for n in shell["names"] if n in tool_names)
     args = dict(shell.get("extra", {}))

@@ -2,13 +2,14 @@
 //! that cannot ask (Gemini CLI, opencode) has its model's `confirm` refused under the
 //! default policy, the reply naming the terminal and the dashboard, and the human's
 //! terminal decision passes it; `gates = "host"`, once the human approves it, takes the
-//! host's word there. A host whose non-interactive mode declines every dialog unseen
-//! (Codex, Copilot) gets a reply that the decline is not the human's, and nothing is
-//! recorded. Codex and Copilot get no `structuredContent` (their model would read the
-//! JSON instead of, or after, the text). A connection the model opens itself from a host's
-//! shell tool (the server started by a process carrying the shell's mark) waits for the
-//! human's channels whatever name and capabilities the client declares, and a process that
-//! poses as a host (its `argv[0]`, a copy of a binary under a host's name) gets no dialog.
+//! host's word there. A host that declines every dialog unseen in some of its modes
+//! (Codex, Copilot) gets a reply that the decline is not the human's, naming those modes
+//! and how to be asked instead, and nothing is recorded. Codex and Copilot get no
+//! `structuredContent` (their model would read the JSON instead of, or after, the text). A
+//! connection the model opens itself from a host's shell tool (the server started by a
+//! process carrying the shell's mark) waits for the human's channels whatever name and
+//! capabilities the client declares, and a process that poses as a host (its `argv[0]`, a
+//! copy of a binary under a host's name) gets no dialog.
 #![cfg(unix)]
 
 use rmcp::model::{
@@ -177,6 +178,13 @@ async fn on_a_host_that_cannot_ask_the_gate_waits_for_the_humans_channels() {
             text.contains(&format!("`bmad-mcp confirm {task}`")),
             "{text}"
         );
+        // Every human channel, the dashboard included, though none is running.
+        let next = line(&text, "next_step");
+        assert!(
+            text.contains("or on their dashboard (`bmad-mcp dashboard`)")
+                && next.contains("`bmad-mcp dashboard`"),
+            "{text}"
+        );
         assert_eq!(history(&project, &id).len(), before, "nothing recorded");
 
         let (code, out) = in_terminal(&project, &["confirm", &task], "[y/N]", "y\n");
@@ -208,6 +216,14 @@ async fn gates_host_once_approved_takes_the_word_of_a_host_that_cannot_ask() {
     );
     let (code, out) = in_terminal(&project, &["config", "approve"], "[y/N]", "y\n");
     assert_eq!(code, 0, "{out}");
+    // The human is told what the change does, and no commands are said to run.
+    assert!(
+        out.contains("gates relaxed from `auto` to `host`")
+            && out.contains("the assistant's word passes a gate wherever its host cannot ask you")
+            && out.contains("No checks: the server runs no commands")
+            && !out.contains("will run these commands"),
+        "{out}"
+    );
     let (error, text, _) = call(&s, json!({"action": "confirm", "session_id": id})).await;
     assert!(!error, "{text}");
     assert!(text.contains("stage: architect"), "{text}");
@@ -218,9 +234,18 @@ async fn gates_host_once_approved_takes_the_word_of_a_host_that_cannot_ask() {
 
 #[tokio::test]
 async fn a_decline_by_a_host_with_nobody_at_it_is_not_the_humans_rejection() {
-    for (name, host) in [
-        ("codex-mcp-client", "Codex CLI"),
-        ("copilot-cli", "Copilot CLI"),
+    // Each reply says when that host declines unseen and how a person is asked instead.
+    for (name, host, when) in [
+        (
+            "codex-mcp-client",
+            "Codex CLI",
+            "To be asked in the dialog, run Codex interactively with `approval_policy = \"on-request\"`",
+        ),
+        (
+            "copilot-cli",
+            "Copilot CLI",
+            "To be asked in the dialog, run `copilot` interactively, without `-p`",
+        ),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let project = dir.path().canonicalize().unwrap();
@@ -242,6 +267,7 @@ async fn a_decline_by_a_host_with_nobody_at_it_is_not_the_humans_rejection() {
             "{text}"
         );
         assert!(text.contains("not the human's rejection"), "{text}");
+        assert!(text.contains(when), "{text}");
         assert!(
             text.contains(&format!("`bmad-mcp confirm {task}`")),
             "{text}"

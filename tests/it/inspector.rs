@@ -2,7 +2,8 @@
 //! version `./scripts/test` pins in `target/npm/inspector/`) against the stdio server, as
 //! a developer checks a server by hand: `tools/list` lists `bmad-task` with its schema,
 //! and a `tools/call` of `start` in a project starts a task there, which a second call
-//! (`status`, with the returned session id) finds. Reported skipped, with the reason, when
+//! (`status`, with the returned session id) finds; a submission in the JSON form passes as
+//! `--tool-arg` takes it, JSON-encoded, as one string. Reported skipped, with the reason, when
 //! `./scripts/test` could not install the Inspector.
 
 use std::path::{Path, PathBuf};
@@ -38,6 +39,18 @@ fn call(cli: &Path, project: &Path, home: &Path, args: &[&str]) -> Value {
         .unwrap_or_else(|e| panic!("{args:?} printed no JSON ({e}):\n{stdout}"))
 }
 
+/// `tools/call` of `bmad-task` with the arguments `args` (`key=value` each).
+fn bmad_task(cli: &Path, project: &Path, home: &Path, args: &[&str]) -> Value {
+    let call_args = [
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "bmad-task",
+        "--tool-arg",
+    ];
+    call(cli, project, home, &[&call_args[..], args].concat())
+}
+
 /// The text of a tool result's first content block.
 fn text(result: &Value) -> &str {
     result["content"][0]["text"]
@@ -70,20 +83,7 @@ fn the_inspector_lists_the_tool_and_starts_a_task() {
         .is_some_and(|a| a.contains(&Value::from("start"))));
 
     let objective = "objective=Add a health endpoint to the API";
-    let started = call(
-        &cli,
-        &project,
-        &home,
-        &[
-            "--method",
-            "tools/call",
-            "--tool-name",
-            "bmad-task",
-            "--tool-arg",
-            "action=start",
-            objective,
-        ],
-    );
+    let started = bmad_task(&cli, &project, &home, &["action=start", objective]);
     assert_ne!(started["isError"], true, "{started}");
     let reply = text(&started);
     assert_eq!(field(reply, "stage"), "po", "{reply}");
@@ -101,22 +101,30 @@ fn the_inspector_lists_the_tool_and_starts_a_task() {
         "{saved}"
     );
 
-    let status = call(
+    let status = bmad_task(
         &cli,
         &project,
         &home,
-        &[
-            "--method",
-            "tools/call",
-            "--tool-name",
-            "bmad-task",
-            "--tool-arg",
-            "action=status",
-            &format!("session_id={id}"),
-        ],
+        &["action=status", &format!("session_id={id}")],
     );
     assert_ne!(status["isError"], true, "{status}");
     let reply = text(&status);
     assert!(reply.contains(id), "{reply}");
     assert_eq!(field(reply, "stage"), "po", "{reply}");
+
+    // `--tool-arg` reads a value that parses as JSON as that JSON: a submission in the JSON
+    // form goes JSON-encoded, one string, as docs/hosts.md says.
+    let encoded = format!(
+        "claude_result={}",
+        Value::from(crate::support::passing_prd())
+    );
+    let submitted = bmad_task(
+        &cli,
+        &project,
+        &home,
+        &["action=submit", &format!("session_id={id}"), &encoded],
+    );
+    assert_ne!(submitted["isError"], true, "{submitted}");
+    let reply = text(&submitted);
+    assert_eq!(field(reply, "state"), "awaiting_confirmation", "{reply}");
 }

@@ -70,6 +70,27 @@ impl Place {
     }
 }
 
+/// What setup printed after the entry says, from the hosts table, where the host declines
+/// the gate's dialog unseen and how to be asked in it, and what else the person must do
+/// (Gemini CLI's rule for headless runs).
+fn left_to_the_person(host: &str, out: &str) {
+    use bmad_mcp::hosts::{by_setup_name, Dialog};
+    let row = by_setup_name(host).unwrap();
+    let mut said: Vec<&str> = Vec::new();
+    if let Some(Dialog::DeclinedUnattended(u)) = row.client.map(|c| c.dialog) {
+        said.extend([u.when, u.shown]);
+    }
+    said.extend(
+        row.config
+            .and_then(|c| c.still_to_do)
+            .iter()
+            .flat_map(|t| t.lines()),
+    );
+    for line in said {
+        assert!(out.contains(line), "{host}: setup says `{line}`:\n{out}");
+    }
+}
+
 /// Runs `cmd` for at most `secs` seconds; (exit status, stdout, stderr).
 fn run_for(cmd: &mut Command, secs: u64) -> (i32, String, String) {
     let what = format!("{cmd:?}");
@@ -241,6 +262,7 @@ impl Case {
         let entry = self.entry(&file).expect("our entry");
         assert_shape(self.host, &entry);
         assert!(out.contains(server_path()), "the entry is printed:\n{out}");
+        left_to_the_person(self.host, &out);
         let written = std::fs::read(&file).unwrap();
         let (code, again, err) = place.setup(&args, env);
         assert_eq!(code, 0, "{again}{err}");

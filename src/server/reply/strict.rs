@@ -60,6 +60,6 @@ pub(super) fn human_required(e: &Error, r: &mut Reply) {
         allowed.retain(|a| !a.decides());
     }
     r.next_step = Some(
-        "Show `user_message` to the human and stop: the decision is theirs, in a terminal in the project. Once they have decided, call `status` to go on.".into(),
+        "Show `user_message` to the human and stop: the decision is theirs, in a terminal in the project or on their dashboard (`bmad-mcp dashboard`). Once they have decided, call `status` to go on.".into(),
     );
 }

@@ -1,6 +1,7 @@
 //! The reply when the human was asked in the dialog and did not decide: they declined,
 //! closed it, or their answer could not be used. The session is unchanged and says so.
 
+use crate::hosts::Unseen;
 use crate::store::terminal_command;
 use crate::workflow::machine::{Asked, Pending};
 use crate::workflow::{Action, Facts, Session};
@@ -12,10 +13,10 @@ use super::{for_session, Reply};
 pub enum Undecided {
     /// The human declined: not approved, nothing changed.
     Declined,
-    /// Declined by a client that declines every dialog unseen when nobody is at it (the
-    /// host named), so perhaps nobody read it: nothing changed, and it is not the human's
-    /// rejection.
-    DeclinedUnattended(&'static str),
+    /// Declined by a client that declines every dialog unseen in some of its modes (the
+    /// host named, and when), so perhaps nobody read it: nothing changed, and it is not the
+    /// human's rejection.
+    DeclinedUnattended(&'static str, Unseen),
     /// The human closed the dialog (or the call was cancelled): still pending.
     Cancelled,
     /// The answer cannot be applied (why, for the human).
@@ -49,9 +50,9 @@ pub fn for_undecided(s: &Session, p: &Pending, how: Undecided) -> Reply {
             "You declined in the dialog: nothing was approved and nothing changed. Say what should change, and the document goes back for revision with your words.".to_string(),
             "The human declined in the dialog; nothing changed. Ask them what should change; with their words call `reject` with them as `feedback` (they confirm it in the dialog). Do not decide for them.".to_string(),
         ),
-        Undecided::DeclinedUnattended(client) => (
-            format!("The dialog was declined, and perhaps not by you: {client} declines every dialog at once when it runs without a person at it (non-interactive mode). Nothing was approved and nothing changed; the decision still waits for you: decide in a terminal in the project, {terminal}, or on your dashboard (`bmad-mcp dashboard`)."),
-            format!("The dialog was declined, perhaps by {client} itself (its non-interactive mode declines every dialog unseen): nothing changed, and it is not the human's rejection. Show user_message to the human and stop: they decide in a terminal in the project or on their dashboard. Do not call `{}` again in a loop; once they have decided, call `status` to go on.", yes.name()),
+        Undecided::DeclinedUnattended(client, unseen) => (
+            format!("The dialog was declined, and perhaps not by you: {client} declines every dialog at once {}, with nobody asked. Nothing was approved and nothing changed; the decision still waits for you: decide in a terminal in the project, {terminal}, or on your dashboard (`bmad-mcp dashboard`). To be asked in the dialog, {}.", unseen.when, unseen.shown),
+            format!("The dialog was declined, perhaps by {client} itself (it declines every dialog unseen {}): nothing changed, and it is not the human's rejection. Show user_message to the human and stop: they decide in a terminal in the project or on their dashboard. Do not call `{}` again in a loop; once they have decided, call `status` to go on.", unseen.when, yes.name()),
         ),
         Undecided::Cancelled => (
             format!("The dialog was closed without a decision: it is still pending. Decide when you are asked again, or in a terminal in the project: {terminal}."),

@@ -1,13 +1,20 @@
 //! Codex CLI (`@openai/codex`), which declares the dialog and, in `codex exec`, declines it
 //! at once: the decline is not the human's rejection, and the gate waits for the human's
 //! terminal. Its model reads the text alone: the server sends Codex no
-//! `structuredContent`, which it would show in place of the text.
+//! `structuredContent`, which it would show in place of the text. Its interactive
+//! interface, on a pseudo-terminal, shows the dialog under `approval_policy = "on-request"`
+//! (the test answers it as the human) and declines it at once under `never`, which the
+//! reply then names.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use super::{first_steps, installed, run, second_steps, Fake, Host, Place};
+use super::{
+    first_steps, gate_steps, installed, results_within, run, second_steps, session_id, Fake, Host,
+    Place,
+};
+use crate::support::screen::Screen;
 
 const HOST: Host = Host {
     package: "codex",
@@ -19,20 +26,28 @@ fn shell() -> Value {
     json!({"names": ["exec_command", "shell"], "arg": "cmd", "extra": {}})
 }
 
-/// `codex exec` in the project, the fake as its model provider and the server, in the
-/// throwaway `CODEX_HOME`'s config.
-fn codex(place: &Place, bin: &Path, fake: &Fake) -> (i32, String) {
+/// The throwaway `CODEX_HOME`: the fake as the model provider, the server, `policy` as the
+/// approval policy, and the project trusted (else the interface asks that first).
+fn configure(place: &Place, fake: &Fake, policy: &str) -> PathBuf {
     let codex_home = place.home.join(".codex");
     std::fs::create_dir_all(&codex_home).unwrap();
     let config = format!(
-        "model = \"fake-model\"\nmodel_provider = \"fake\"\napproval_policy = \"never\"\n\
+        "model = \"fake-model\"\nmodel_provider = \"fake\"\napproval_policy = \"{policy}\"\n\
          sandbox_mode = \"danger-full-access\"\n\n[model_providers.fake]\nname = \"fake\"\n\
          base_url = \"{}/v1\"\nenv_key = \"FAKE_API_KEY\"\nwire_api = \"responses\"\n\n\
-         [mcp_servers.bmad]\ncommand = {}\n",
+         [mcp_servers.bmad]\ncommand = {}\n\n[projects.{}]\ntrust_level = \"trusted\"\n",
         fake.base(),
-        json!(crate::support::server_path())
+        json!(crate::support::server_path()),
+        json!(place.project),
     );
     std::fs::write(codex_home.join("config.toml"), config).unwrap();
+    codex_home
+}
+
+/// `codex exec` in the project, the fake as its model provider and the server, in the
+/// throwaway `CODEX_HOME`'s config.
+fn codex(place: &Place, bin: &Path, fake: &Fake) -> (i32, String) {
+    let codex_home = configure(place, fake, "never");
     let mut cmd = place.command(bin);
     cmd.args([
         "exec",
@@ -43,6 +58,18 @@ fn codex(place: &Place, bin: &Path, fake: &Fake) -> (i32, String) {
     .env("CODEX_HOME", &codex_home)
     .env("FAKE_API_KEY", "fake");
     run(cmd, "codex exec")
+}
+
+/// Codex's terminal interface as a person starts it, `codex "…"`, on a pseudo-terminal,
+/// under the approval policy `policy`.
+fn interactive(place: &Place, bin: &Path, fake: &Fake, policy: &str) -> Screen {
+    let codex_home = configure(place, fake, policy);
+    let mut cmd = place.command(bin);
+    cmd.arg("Run the BMAD task.")
+        .env("CODEX_HOME", &codex_home)
+        .env("FAKE_API_KEY", "fake")
+        .env("TERM", "xterm-256color");
+    Screen::start(&cmd)
 }
 
 #[test]
@@ -73,4 +100,43 @@ fn codex_runs_a_quick_task_and_the_human_passes_its_gate() {
     assert_eq!(code, 0, "{out}");
     second.assert_read_once(&["# Role: Developer", "# Role: Code Reviewer"]);
     super::the_task_completes(&place, &second.results(), &id);
+}
+
+/// Codex's interactive interface under `approval_policy = "on-request"` shows the dialog;
+/// the human's answer typed into it (confirm, and a note) is recorded as theirs, via the
+/// dialog.
+#[test]
+#[ignore = "needs Codex CLI in target/npm: run ./scripts/test"]
+fn codex_interactive_on_request_shows_the_dialog_and_the_human_decides_in_it() {
+    let Some(bin) = installed(&HOST) else { return };
+    let place = Place::new();
+    let fake = Fake::start(&place, "asked", gate_steps(&place.project), &shell());
+    let screen = interactive(&place, &bin, &fake, "on-request");
+    super::the_human_confirms_in_the_form(&place, &fake, screen, ("Field 1/2", "Field 2/2"));
+}
+
+/// Under `approval_policy = "never"` the same interface declines the dialog at once, with
+/// a person at it: the reply says that this setting declines it (not that nobody is at
+/// Codex) and which one shows it; nothing is recorded.
+#[test]
+#[ignore = "needs Codex CLI in target/npm: run ./scripts/test"]
+fn codex_interactive_never_declines_and_the_reply_names_the_setting() {
+    let Some(bin) = installed(&HOST) else { return };
+    let place = Place::new();
+    let fake = Fake::start(&place, "never", gate_steps(&place.project), &shell());
+    let mut screen = interactive(&place, &bin, &fake, "never");
+    let results = results_within(&fake, 3, &mut screen);
+    let shown = screen.end();
+    assert_eq!(results.len(), 3, "{results:#?}\n{shown}");
+    let declined = &results[2];
+    for said in [
+        "declines every dialog at once in `codex exec`, and in its interactive mode under `approval_policy = \"never\"`",
+        "To be asked in the dialog, run Codex interactively with `approval_policy = \"on-request\"`",
+        "perhaps by Codex CLI itself",
+        "not the human's rejection",
+    ] {
+        assert!(declined.contains(said), "{said}: {declined}");
+    }
+    assert!(!declined.contains("non-interactive mode)"), "{declined}");
+    super::nothing_decided(&place, &session_id(&results[0]));
 }

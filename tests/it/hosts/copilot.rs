@@ -1,13 +1,17 @@
 //! Copilot CLI (`@github/copilot`), which declares the dialog and, with `-p`, declines it
 //! at once: the decline is not the human's rejection, and the gate waits for the human's
 //! terminal. Its model reads the text once: the server sends Copilot no
-//! `structuredContent`, which it would show after the text.
+//! `structuredContent`, which it would show after the text. Its interactive interface, on
+//! a pseudo-terminal, shows the dialog (with `--allow-all-tools` too), and the test answers
+//! it as the human.
 
 use std::path::Path;
+use std::process::Command;
 
 use serde_json::{json, Value};
 
-use super::{first_steps, installed, run, second_steps, Fake, Host, Place};
+use super::{first_steps, gate_steps, installed, run, second_steps, Fake, Host, Place};
+use crate::support::screen::Screen;
 
 const HOST: Host = Host {
     package: "copilot",
@@ -19,10 +23,10 @@ fn shell() -> Value {
     json!({"names": ["bash"], "arg": "command", "extra": {"description": "Run the command"}})
 }
 
-/// `copilot -p` in the project, offline, the fake as its provider and the server in the
-/// throwaway HOME's `~/.copilot/mcp-config.json`. The package unpacks itself into the
+/// The server in the throwaway HOME's `~/.copilot/mcp-config.json`, and `copilot args` in
+/// the project, offline, the fake as its provider. The package unpacks itself into the
 /// cache on its first run: a cache kept under `target/npm` spares that on later runs.
-fn copilot(place: &Place, bin: &Path, fake: &Fake) -> (i32, String) {
+fn command(place: &Place, bin: &Path, fake: &Fake, args: &[&str]) -> Command {
     let config = json!({"mcpServers": {"bmad": {
         "type": "local", "command": crate::support::server_path(), "args": [], "tools": ["*"],
     }}});
@@ -34,19 +38,25 @@ fn copilot(place: &Place, bin: &Path, fake: &Fake) -> (i32, String) {
     .unwrap();
     let cache = Path::new(crate::support::ROOT).join("target/npm/copilot.cache");
     let mut cmd = place.command(bin);
-    cmd.args([
+    cmd.args(args)
+        .env("XDG_CACHE_HOME", cache)
+        .env("COPILOT_OFFLINE", "true")
+        .env("COPILOT_PROVIDER_BASE_URL", format!("{}/v1", fake.base()))
+        .env("COPILOT_PROVIDER_API_KEY", "fake")
+        .env("COPILOT_MODEL", "fake-model");
+    cmd
+}
+
+/// `copilot -p` in the project.
+fn copilot(place: &Place, bin: &Path, fake: &Fake) -> (i32, String) {
+    let args = [
         "-p",
         "Run the BMAD task.",
         "--allow-all-tools",
         "--allow-all-paths",
         "-s",
-    ])
-    .env("XDG_CACHE_HOME", cache)
-    .env("COPILOT_OFFLINE", "true")
-    .env("COPILOT_PROVIDER_BASE_URL", format!("{}/v1", fake.base()))
-    .env("COPILOT_PROVIDER_API_KEY", "fake")
-    .env("COPILOT_MODEL", "fake-model");
-    run(cmd, "copilot -p")
+    ];
+    run(command(place, bin, fake, &args), "copilot -p")
 }
 
 #[test]
@@ -73,4 +83,29 @@ fn copilot_runs_a_quick_task_and_the_human_passes_its_gate() {
     assert_eq!(code, 0, "{out}");
     second.assert_read_once(&["# Role: Developer", "# Role: Code Reviewer"]);
     super::the_task_completes(&place, &second.results(), &id);
+}
+
+/// Copilot's interactive interface (`copilot -i "…"`, tools allowed) shows the dialog; the
+/// human's answer typed into it (confirm, and a note) is recorded as theirs, via the
+/// dialog.
+#[test]
+#[ignore = "needs Copilot CLI in target/npm: run ./scripts/test"]
+fn copilot_interactive_shows_the_dialog_and_the_human_decides_in_it() {
+    let Some(bin) = installed(&HOST) else { return };
+    let place = Place::new();
+    let fake = Fake::start(&place, "asked", gate_steps(&place.project), &shell());
+    let args = ["--allow-all-tools", "-i", "Run the BMAD task."];
+    let mut cmd = command(&place, &bin, &fake, &args);
+    cmd.env("TERM", "xterm-256color");
+    let mut screen = Screen::start(&cmd);
+    // It asks first whether the folder is trusted: once, for this session.
+    let trust = "Do you trust the files in this folder?";
+    assert!(screen.shows(trust, super::SHOWN), "{}", screen.text());
+    screen.type_keys("\r");
+    super::the_human_confirms_in_the_form(
+        &place,
+        &fake,
+        screen,
+        ("ctrl+d decline", "shift+tab prev"),
+    );
 }

@@ -20,18 +20,18 @@ fn reads(c: &Client) -> &'static str {
     }
 }
 
-fn dialog(c: &Client) -> &'static str {
+fn dialog(c: &Client) -> String {
     match c.dialog {
-        Dialog::None => "not declared",
-        Dialog::Shown => "declared; the form is shown",
-        Dialog::DeclinedUnattended => "declared; its non-interactive mode declines at once, which the reply says is not the human's rejection",
+        Dialog::None => "not declared".into(),
+        Dialog::Shown => "declared; the form is shown".into(),
+        Dialog::DeclinedUnattended(u) => format!("declared; it declines every dialog at once {}, which the reply says is not the human's rejection, and tells the human: to be asked in the dialog, {}", u.when, u.shown),
     }
 }
 
 fn gate(c: &Client) -> &'static str {
     match c.dialog {
         Dialog::Shown => "the human, in the dialog, the terminal or the dashboard",
-        Dialog::DeclinedUnattended => "the human: in the dialog when a person is at the host, else in the terminal or on the dashboard",
+        Dialog::DeclinedUnattended(_) => "the human: in the dialog where the host shows it, else in the terminal or on the dashboard",
         Dialog::None if !c.host_word_passes => "the human, in the terminal or on the dashboard; the model only under an approved `gates = \"host\"`",
         Dialog::None => "whoever makes the call (`decided_by: host`); only the human under `gates = \"human\"`",
     }
@@ -89,4 +89,26 @@ fn the_hosts_table_is_the_one_the_code_acts_on() {
         table,
         "docs/hosts.md's table differs from the code's: rerun with BMAD_WRITE_DOCS=1 to write it"
     );
+}
+
+/// What setup prints for a host beyond its entry (`still_to_do`: Gemini CLI's headless
+/// rule) is what docs/setup.md shows: each line of the rule is a line of the page.
+#[test]
+fn what_setup_leaves_to_the_person_is_on_the_setup_page() {
+    let page = std::fs::read_to_string(std::path::Path::new(ROOT).join("docs/setup.md")).unwrap();
+    let todos: Vec<&str> = HOSTS
+        .iter()
+        .filter_map(|h| h.config.and_then(|c| c.still_to_do))
+        .collect();
+    assert!(!todos.is_empty());
+    for line in todos
+        .iter()
+        .flat_map(|t| t.lines())
+        .filter(|l| !l.contains('`') && (l.starts_with("[[") || l.contains(" = ")))
+    {
+        assert!(
+            page.lines().any(|p| p == line),
+            "docs/setup.md lacks `{line}`, which setup prints"
+        );
+    }
 }

@@ -6,7 +6,10 @@
 //! host's own shell tool, which is refused; the test plays the human in a terminal), then
 //! dev and review in a second run. Each test asserts what the fake API received (the
 //! readable text, once), how the gate was decided and recorded in `.bmad-task/`, and the
-//! refusal. A host that is not installed reports itself skipped with the reason.
+//! refusal. Codex's and Copilot's interactive interfaces run too, on a pseudo-terminal
+//! (`support::screen`): the test types the human's answer into the form they show, or
+//! reads the reply to a decline. A host that is not installed reports itself skipped with
+//! the reason.
 
 mod codex;
 mod copilot;
@@ -20,6 +23,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use crate::support::screen::Screen;
 use crate::support::terminal::in_terminal;
 use crate::support::{document, read_json, scored, server_path, ROOT, SPEC_SECTIONS};
 
@@ -236,10 +240,8 @@ pub fn run_within(cmd: &mut Command, what: &str, limit: Duration) -> (i32, Strin
     (code, out.join().unwrap(), err.join().unwrap())
 }
 
-/// The first run's script: start a quick task, submit its spec, the model's `confirm`,
-/// then `bmad-mcp confirm` from the host's shell tool in a pseudo-terminal of its own
-/// (`script`), as a model that tries would.
-pub fn first_steps(project: &Path) -> Value {
+/// Up to the gate: start a quick task, submit its spec, the model's `confirm`.
+pub fn gate_steps(project: &Path) -> Value {
     let spec = scored(
         "technical_spec",
         &document("Technical Spec: --verbose", &SPEC_SECTIONS),
@@ -249,8 +251,17 @@ pub fn first_steps(project: &Path) -> Value {
         {"tool": "bmad", "args": {"action": "start", "objective": "Add a --verbose flag", "track": "quick", "cwd": project}},
         {"tool": "bmad", "args": {"action": "submit", "session_id": "{session_id}", "claude_result": spec}},
         {"tool": "bmad", "args": {"action": "confirm", "session_id": "{session_id}"}},
-        {"tool": "shell", "command": format!("script -qec '{} confirm {{session_id}}' /dev/null", server_path())},
     ])
+}
+
+/// The first run's script: [`gate_steps`], then `bmad-mcp confirm` from the host's shell
+/// tool in a pseudo-terminal of its own (`script`), as a model that tries would.
+pub fn first_steps(project: &Path) -> Value {
+    let mut steps = gate_steps(project);
+    steps.as_array_mut().unwrap().push(json!(
+        {"tool": "shell", "command": format!("script -qec '{} confirm {{session_id}}' /dev/null", server_path())}
+    ));
+    steps
 }
 
 /// The second run's script, once the human decided: where the task stands, dev, review.
@@ -307,7 +318,82 @@ pub fn the_human_passes_the_gate(place: &Place, results: &[String], mark: &str) 
             && refused.contains(mark),
         "the shell tool's confirm is refused, naming {mark}: {refused}"
     );
-    let session = place.session(&id);
+    nothing_decided(place, &id);
+    let (code, out) = in_terminal(&place.project, &["confirm", &id], "[y/N]", "y\n");
+    assert_eq!(code, 0, "the human confirms in a terminal: {out}");
+    confirmed_by_the_human(place, &id, "cli");
+    id
+}
+
+/// The session's last decision: a `confirm`, the human's, through `via`, from no
+/// assistant's process. Returns it.
+fn confirmed_by_the_human(place: &Place, id: &str, via: &str) -> Value {
+    let session = place.session(id);
+    let last = session["history"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (&last["action"], &last["decided_by"], &last["via"]),
+        (&json!("confirm"), &json!("human"), &json!(via)),
+        "{last:#}"
+    );
+    assert_eq!(last["provenance"]["under_assistant"], false, "{last:#}");
+    last
+}
+
+/// Waits up to [`RUN_LIMIT`] until the host gave its model `n` tool results (a host's
+/// interface keeps running after the model's last turn); those results.
+pub fn results_within(fake: &Fake, n: usize, screen: &mut Screen) -> Vec<String> {
+    let deadline = Instant::now() + RUN_LIMIT;
+    loop {
+        // The model reads the last result in the request after it.
+        let results = fake.results();
+        if results.len() >= n || Instant::now() > deadline || screen.ended() {
+            return results;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// How long a host's interface may take to show what a person waits for.
+pub const SHOWN: Duration = Duration::from_secs(90);
+
+/// The human at the host's interface, its form on the screen (its first field showing
+/// `first`), chooses to confirm, goes on to the note (the second field, showing
+/// `second`), types one and sends it: the model is handed the next stage, and the session
+/// records the decision as the human's, via the dialog, with the note.
+pub fn the_human_confirms_in_the_form(
+    place: &Place,
+    fake: &Fake,
+    mut screen: Screen,
+    (first, second): (&str, &str),
+) {
+    assert!(
+        screen.shows(first, SHOWN) && screen.shows("Confirm the document", SHOWN),
+        "the form is shown: {}",
+        screen.text()
+    );
+    // The choice, then the note: Codex's form does not submit an empty text field.
+    screen.type_keys("\r");
+    assert!(screen.shows(second, SHOWN), "{}", screen.text());
+    screen.type_keys("Fine by me");
+    screen.type_keys("\r");
+    let results = results_within(fake, 3, &mut screen);
+    let shown = screen.end();
+    assert_eq!(results.len(), 3, "{results:#?}\n{shown}");
+    assert!(results[2].contains("stage: dev"), "{}", results[2]);
+    let id = session_id(&results[0]);
+    let last = confirmed_by_the_human(place, &id, "elicitation");
+    assert_eq!(last["feedback"], "Fine by me", "{last:#}");
+    assert_eq!(place.session(&id)["current_stage"], "dev");
+}
+
+/// The dialog declined unseen: nothing recorded, the gate still waits.
+pub fn nothing_decided(place: &Place, id: &str) {
+    let session = place.session(id);
     assert_eq!(
         session["current_state"], "awaiting_confirmation",
         "{session:#}"
@@ -320,22 +406,6 @@ pub fn the_human_passes_the_gate(place: &Place, results: &[String], mark: &str) 
             .any(|h| h["action"] == "confirm"),
         "no decision recorded: {session:#}"
     );
-    let (code, out) = in_terminal(&place.project, &["confirm", &id], "[y/N]", "y\n");
-    assert_eq!(code, 0, "the human confirms in a terminal: {out}");
-    let session = place.session(&id);
-    let last = session["history"]
-        .as_array()
-        .unwrap()
-        .last()
-        .unwrap()
-        .clone();
-    assert_eq!(
-        (&last["action"], &last["decided_by"], &last["via"]),
-        (&json!("confirm"), &json!("human"), &json!("cli")),
-        "{last:#}"
-    );
-    assert_eq!(last["provenance"]["under_assistant"], false, "{last:#}");
-    id
 }
 
 /// After the second run: dev and review were submitted, the task is complete.

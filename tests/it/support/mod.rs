@@ -10,6 +10,7 @@ pub mod dash;
 pub mod http;
 pub mod npm;
 pub mod raw;
+pub mod screen;
 pub mod stderr;
 pub mod terminal;
 pub mod transport;

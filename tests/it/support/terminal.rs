@@ -18,8 +18,8 @@ pub fn in_terminal(project: &Path, args: &[&str], prompt: &str, typed: &str) -> 
     run_in_terminal(cmd, prompt, typed)
 }
 
-/// [`in_terminal`] for any command (`cmd` may start the binary under other processes).
-pub fn run_in_terminal(mut cmd: Command, prompt: &str, typed: &str) -> (i32, String) {
+/// A new pseudo-terminal: its master side, and the side a program is given.
+pub fn open_pty() -> (std::fs::File, std::fs::File) {
     use rustix::pty::{grantpt, openpt, ptsname, unlockpt, OpenptFlags};
     let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).expect("a pseudo-terminal");
     grantpt(&master).unwrap();
@@ -30,6 +30,12 @@ pub fn run_in_terminal(mut cmd: Command, prompt: &str, typed: &str) -> (i32, Str
         .write(true)
         .open(name.to_str().unwrap())
         .unwrap();
+    (std::fs::File::from(master), slave)
+}
+
+/// [`in_terminal`] for any command (`cmd` may start the binary under other processes).
+pub fn run_in_terminal(mut cmd: Command, prompt: &str, typed: &str) -> (i32, String) {
+    let (mut master, slave) = open_pty();
     let mut child = cmd
         .stdin(slave.try_clone().unwrap())
         .stdout(slave.try_clone().unwrap())
@@ -38,7 +44,6 @@ pub fn run_in_terminal(mut cmd: Command, prompt: &str, typed: &str) -> (i32, Str
         .expect("the command runs");
     // The command holds the terminal's other side: the output ends only once it is gone.
     drop(cmd);
-    let mut master = std::fs::File::from(master);
     let shown = Arc::new(Mutex::new(String::new()));
     let reader = {
         let mut master = master.try_clone().unwrap();
