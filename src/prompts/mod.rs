@@ -87,7 +87,7 @@ pub fn render_round(
     // documents those listed are named, not described again.
     let listed_before = round != Round::Full && !revision;
     let light = !session.track.contains(Stage::Qa);
-    let template = persona_once(template, session, stage);
+    let template = said_once(template, session, stage);
     let (round, template) = sections_for(&for_track(&template, light), round, revision);
 
     let inputs = inputs(session, stage, listed_before);
@@ -173,12 +173,12 @@ fn owner_name(session: &Session) -> String {
 /// whole where no earlier prompt of the task gave it (this stage's first round, and no other
 /// stage that has it has had a prompt), else named. A template without such markers is
 /// unchanged.
-fn persona_once(template: &str, session: &Session, stage: Stage) -> String {
+fn said_once(template: &str, session: &Session, stage: Stage) -> String {
     let mut out = template.to_string();
     while let Some(start) = out.find(bmad::ONCE_START) {
         let (Some(named), Some(end)) = (
-            out[start..].find(bmad::PERSONA_NAMED).map(|i| start + i),
-            out[start..].find(bmad::PERSONA_END).map(|i| start + i),
+            out[start..].find(bmad::ONCE_NAMED).map(|i| start + i),
+            out[start..].find(bmad::ONCE_END).map(|i| start + i),
         ) else {
             break;
         };
@@ -192,11 +192,11 @@ fn persona_once(template: &str, session: &Session, stage: Stage) -> String {
                 s != stage && has_it && (rec.iteration > 0 || rec.final_result_ref.is_some())
             });
         let kept = if given_before {
-            out[named + bmad::PERSONA_NAMED.len()..end].to_string()
+            out[named + bmad::ONCE_NAMED.len()..end].to_string()
         } else {
             head[marker.len()..].to_string()
         };
-        let rest = out[end + bmad::PERSONA_END.len()..].trim_start_matches('\n');
+        let rest = out[end + bmad::ONCE_END.len()..].trim_start_matches('\n');
         out = format!("{}{}{rest}", &out[..start], kept.trim_start_matches('\n'));
     }
     out
@@ -1019,6 +1019,17 @@ mod tests {
         ] {
             assert!(qa.contains(part), "{part}\n{qa}");
         }
+        // After the earlier stages' prompts, the criteria are counted: the PRD has them.
+        let after = Round::Delta {
+            new_answers: false,
+            new_feedback: false,
+        };
+        let qa = render_round(&s, Stage::Qa, &[], Stage::Qa.prompt_source(), after);
+        assert!(!qa.contains("Given a list, when I add"), "{qa}");
+        assert!(
+            qa.contains("- the 1 in the PRD, their ids among those below"),
+            "{qa}"
+        );
         // The roles before it are given the ids to name.
         let sm = render(&s, Stage::Sm, &[], Stage::Sm.prompt_source());
         assert!(

@@ -9,6 +9,26 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
+/// The most of an output's end the text gives, in bytes (whole lines): where a failure is
+/// said; the file has it all.
+const END_BYTES: usize = 1_200;
+
+/// The last lines of `text` within `most` bytes (the last line whole, however long).
+fn last_lines(text: &str, most: usize) -> &str {
+    let text = text.trim_end();
+    let mut start = text.len();
+    for (i, _) in text.match_indices('\n').rev() {
+        if text.len() - i - 1 > most {
+            break;
+        }
+        start = i + 1;
+    }
+    if start == text.len() {
+        return &text[text.rfind('\n').map_or(0, |i| i + 1)..];
+    }
+    &text[start..]
+}
+
 /// `checks:` and its lines, for the run `v` (the reply's `checks` field).
 pub(super) fn render(out: &mut String, v: &Value) {
     let checks: Vec<&Value> = v["checks"].as_array().into_iter().flatten().collect();
@@ -51,6 +71,7 @@ fn one(out: &mut String, c: &Value, shown: &mut HashSet<String>) {
     let Some(end) = end.filter(|t| !t.trim().is_empty()) else {
         return;
     };
+    let end = last_lines(end, END_BYTES);
     // Only what an earlier check showed is left out: an output's own repeated lines (the
     // frames of two tracebacks) are kept, so that it reads as it was written.
     let mut left_out = 0;
@@ -102,6 +123,23 @@ mod tests {
         for gone in ["make test", "abab", "cdcd", "ffff", "duration", "head"] {
             assert!(!out.contains(gone), "{gone} in {out}");
         }
+    }
+
+    #[test]
+    fn a_long_end_is_cut_to_its_last_lines() {
+        let long: String = (0..200).map(|i| format!("frame {i}\n")).collect();
+        let run =
+            json!({"checks": [check("test", "failed", &format!("{long}FAILED (errors=31)\n"))]});
+        let mut out = String::new();
+        render(&mut out, &run);
+        assert!(
+            out.contains("FAILED (errors=31)") && out.contains("frame 199"),
+            "{out}"
+        );
+        assert!(
+            !out.contains("frame 1\n") && out.len() < END_BYTES + 400,
+            "{out}"
+        );
     }
 
     #[test]
