@@ -82,6 +82,9 @@ pub fn run(
         .stderr(slave)
         .spawn()
         .map_err(|e| format!("{}: {e}", server.display()))?;
+    // The builder holds the terminal's other side: the reader sees its end only once the
+    // child and this are gone.
+    drop(command);
     let mut master = std::fs::File::from(master);
     let shown = Arc::new(Mutex::new(String::new()));
     let reader = {
