@@ -32,8 +32,14 @@ mod fake;
 mod figures;
 #[path = "host/others.rs"]
 mod others;
+#[path = "host/replay.rs"]
+mod replay;
+#[path = "host/replay_figures.rs"]
+mod replay_figures;
 #[path = "host/script.rs"]
 mod script;
+#[path = "host/stdio.rs"]
+mod stdio;
 #[path = "host/terminal.rs"]
 mod terminal;
 
@@ -352,6 +358,10 @@ async fn main() -> Res<()> {
         return Ok(());
     }
     let server = common::server_binary()?;
+    replay_figures::print(&server)?;
+    if std::env::args().any(|a| a == "--replay-only") {
+        return Ok(());
+    }
     others::print(&server, &script::standard(""))?;
     let cli = cli();
     if !cli.is_file() {

@@ -6,7 +6,8 @@
 //! and each other value as `key: value`, so that a JSON string with escaped line breaks
 //! and the same text as Markdown count alike; any other result is split at its line
 //! breaks. Lines are trimmed and empty ones dropped. A line counts as repeated when the
-//! same line came in an earlier result of the run; the share is by bytes.
+//! same line came earlier in the run (in an earlier result, or higher up in the same one);
+//! the share is by bytes, and by count for a recorded workload (as its recording counted).
 
 use std::collections::HashSet;
 
@@ -20,6 +21,9 @@ pub struct Call {
     pub bytes: usize,
     pub repeated: usize,
     pub line_bytes: usize,
+    /// Its non-blank lines, and how many of them came before.
+    pub lines: usize,
+    pub repeated_lines: usize,
 }
 
 pub struct Run {
@@ -33,12 +37,13 @@ impl Run {
             .iter()
             .zip(results)
             .map(|(action, text)| {
-                let mut repeated = 0;
-                let mut line_bytes = 0;
-                for line in lines(text) {
+                let (mut repeated, mut line_bytes, mut repeated_lines) = (0, 0, 0);
+                let all = lines(text);
+                for line in &all {
                     line_bytes += line.len();
                     if !seen.insert(line.clone()) {
                         repeated += line.len();
+                        repeated_lines += 1;
                     }
                 }
                 Call {
@@ -46,6 +51,8 @@ impl Run {
                     bytes: text.len(),
                     repeated,
                     line_bytes,
+                    lines: all.len(),
+                    repeated_lines,
                 }
             })
             .collect();
@@ -64,6 +71,13 @@ impl Run {
         } else {
             repeated as f64 / lines as f64
         }
+    }
+
+    /// The share of non-blank lines that came before, by count (the recording's measure).
+    pub fn repeated_line_share(&self) -> f64 {
+        let lines: usize = self.calls.iter().map(|c| c.lines).sum();
+        let repeated: usize = self.calls.iter().map(|c| c.repeated_lines).sum();
+        repeated as f64 / lines.max(1) as f64
     }
 
     /// The largest result that is not a `status`, with its call number.

@@ -6,42 +6,25 @@
 //! for the figure before replies were shaped per host. The bytes are the result's own, not
 //! the host's wrapper around it (Gemini CLI's `<untrusted_context>`, Codex's `Output:`).
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use bmad_mcp::hosts::{Shows, HOSTS};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::script::SESSION;
+use super::stdio::{Conn, Dialog};
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
 /// Makes the calls of `script` as `client`; each raw tool result, in order.
 fn results_as(server: &Path, script: &[Value], client: &str) -> Res<Vec<Value>> {
     let dir = tempfile::tempdir()?;
+    let home = tempfile::tempdir()?;
     let cwd = dir.path().display().to_string();
-    let mut child = Command::new(server)
-        .current_dir(dir.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()?;
-    let mut stdin = child.stdin.take().ok_or("stdin")?;
-    let mut stdout = BufReader::new(child.stdout.take().ok_or("stdout")?);
-    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {"form": {}}},
-        "clientInfo": {"name": client, "version": "0"}}});
-    writeln!(stdin, "{init}")?;
-    answer(&mut stdin, &mut stdout, 0)?;
-    writeln!(
-        stdin,
-        "{}",
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
-    )?;
+    let mut conn = Conn::open(server, dir.path(), home.path(), client, Dialog::Accept)?;
     let mut session = String::new();
     let mut results = Vec::new();
-    for (n, call) in script.iter().enumerate() {
+    for call in script {
         let mut args = call.clone();
         if args["action"] == "start" {
             args["cwd"] = cwd.clone().into();
@@ -49,11 +32,7 @@ fn results_as(server: &Path, script: &[Value], client: &str) -> Res<Vec<Value>> 
         if args["session_id"] == SESSION {
             args["session_id"] = session.clone().into();
         }
-        let id = n as u64 + 1;
-        let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": "bmad-task", "arguments": args}});
-        writeln!(stdin, "{request}")?;
-        let result = answer(&mut stdin, &mut stdout, id)?;
+        let result = conn.call(&args)?;
         if let Some(text) = result["content"][0]["text"].as_str() {
             if let Some(at) = text.find("session_id: ").filter(|_| session.is_empty()) {
                 session = text[at + 12..at + 48].to_string();
@@ -61,46 +40,11 @@ fn results_as(server: &Path, script: &[Value], client: &str) -> Res<Vec<Value>> 
         }
         results.push(result);
     }
-    drop(stdin);
-    let _ = child.wait();
     Ok(results)
 }
 
-/// Reads messages until the response to request `id`, accepting each dialog with what its
-/// form pre-fills and answering `roots/list` with none.
-fn answer(stdin: &mut impl Write, stdout: &mut impl BufRead, id: u64) -> Res<Value> {
-    loop {
-        let mut line = String::new();
-        if stdout.read_line(&mut line)? == 0 {
-            return Err("the server closed stdout".into());
-        }
-        let v: Value = serde_json::from_str(&line)?;
-        match v["method"].as_str() {
-            Some("elicitation/create") => {
-                let mut content = serde_json::Map::new();
-                let props = v["params"]["requestedSchema"]["properties"].as_object();
-                for (name, prop) in props.into_iter().flatten() {
-                    if let Some(default) = prop.get("default") {
-                        content.insert(name.clone(), default.clone());
-                    }
-                }
-                let reply = json!({"jsonrpc": "2.0", "id": v["id"],
-                    "result": {"action": "accept", "content": content}});
-                writeln!(stdin, "{reply}")?;
-            }
-            Some("roots/list") => {
-                let reply = json!({"jsonrpc": "2.0", "id": v["id"], "result": {"roots": []}});
-                writeln!(stdin, "{reply}")?;
-            }
-            Some(_) => {}
-            None if v["id"] == id => return Ok(v["result"].clone()),
-            None => {}
-        }
-    }
-}
-
 /// What a host that `shows` so puts before its model of one raw tool result.
-fn shown(result: &Value, shows: Shows) -> String {
+pub fn shown(result: &Value, shows: Shows) -> String {
     let text = result["content"][0]["text"]
         .as_str()
         .unwrap_or_default()

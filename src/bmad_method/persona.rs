@@ -7,7 +7,7 @@
 use toml::{Table, Value};
 
 use crate::files::Project;
-use crate::workflow::Stage;
+use crate::workflow::{Stage, Track};
 
 use super::{merge::merge, Install};
 
@@ -130,15 +130,35 @@ pub fn for_stage(stage: Stage, agents: &[Agent]) -> Option<&Agent> {
         .max_by_key(|a| offered(a))
 }
 
-/// `agent`'s persona in a few lines of facts, its `file:` facts read through the project's
-/// confined reader within [`FILE_FACTS_CHARS`].
-pub fn render(project: &Project, agent: &Agent, notices: &mut Vec<String>) -> String {
+/// Whether `stage` is `agent`'s own work: its menu's first item (the work its `role` line
+/// describes) is the stage's most telling skill, on the full track. The developer also
+/// plays the review, QA, the plan, the short spec and the failing test where the install
+/// has no agent of their own; its "implement" line is not theirs.
+pub fn at_home(agent: &Agent, stage: Stage) -> bool {
+    let first = agent
+        .block
+        .get("menu")
+        .and_then(Value::as_array)
+        .and_then(|m| m.first())
+        .and_then(|m| m.get("skill"))
+        .and_then(Value::as_str);
+    first.is_some() && first == stage_skills(stage).first().copied() && Track::Full.contains(stage)
+}
+
+/// `agent`'s persona for `stage` in a few lines of facts, its `file:` facts read through
+/// the project's confined reader within [`FILE_FACTS_CHARS`]. Its `role` line is given
+/// only at its own stage ([`at_home`]); elsewhere the prompt's role stands alone.
+pub fn render(project: &Project, agent: &Agent, stage: Stage, notices: &mut Vec<String>) -> String {
     let mut out = format!("- Who: {}\n", agent.who());
+    let home = at_home(agent, stage);
     for (key, label) in [
         ("role", "Role"),
         ("identity", "Identity"),
         ("communication_style", "Communication style"),
     ] {
+        if key == "role" && !home {
+            continue;
+        }
         if let Some(v) = agent.text(key) {
             out.push_str(&format!("- {label}: {v}\n"));
         }
@@ -258,6 +278,38 @@ mod tests {
             block: toml::from_str(&text).unwrap(),
             files: vec![],
         }
+    }
+
+    #[test]
+    fn an_agents_role_line_is_given_only_at_its_own_stage() {
+        let (_dir, project) = crate::files::project::tests::project();
+        let mut dev = agent(
+            "bmad-agent-dev",
+            &[
+                "bmad-build",
+                "bmad-qa-generate-e2e-tests",
+                "bmad-code-review",
+                "bmad-sprint-planning",
+            ],
+        );
+        dev.block
+            .insert("role".into(), "Implement approved stories.".into());
+        dev.block.insert("identity".into(), "Test first.".into());
+        let mut notices = Vec::new();
+        let home = render(&project, &dev, Stage::Dev, &mut notices);
+        assert!(
+            home.contains("- Role: Implement approved stories.\n"),
+            "{home}"
+        );
+        for stage in [Stage::Sm, Stage::Review, Stage::Qa, Stage::Bug, Stage::Spec] {
+            let text = render(&project, &dev, stage, &mut notices);
+            assert!(!text.contains("Implement"), "{stage:?}: {text}");
+            assert!(
+                text.contains("- Identity: Test first.\n"),
+                "{stage:?}: {text}"
+            );
+        }
+        assert!(notices.is_empty(), "{notices:?}");
     }
 
     #[test]

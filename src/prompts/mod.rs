@@ -5,6 +5,7 @@
 //! answers, feedback or a below-gate score). Earlier documents are given as references
 //! (path, size, summary), never inlined.
 
+use crate::workflow::evidence::CheckOutcome;
 use crate::workflow::session::{ContentRef, Session, StageRecord};
 use crate::workflow::stage::{Engine, Stage};
 
@@ -86,7 +87,8 @@ pub fn render_round(
     // documents those listed are named, not described again.
     let listed_before = round != Round::Full && !revision;
     let light = !session.track.contains(Stage::Qa);
-    let (round, template) = sections_for(&for_track(template, light), round, revision);
+    let template = said_once(template, session, stage);
+    let (round, template) = sections_for(&for_track(&template, light), round, revision);
 
     let inputs = inputs(session, stage, listed_before);
     let (answers, feedback) = answers_and_feedback(rec, round);
@@ -98,12 +100,6 @@ pub fn render_round(
         .map(describe_ref)
         .unwrap_or_else(|| "(none)".into());
     let plan = session.record(Stage::approval());
-    let sprints = list_or_none(
-        plan.sprints
-            .iter()
-            .map(|s| format!("- Sprint {}: {}", s.number, s.title))
-            .collect(),
-    );
     let gate = stage
         .passing_score()
         .map(|g| format!("{g}/100"))
@@ -116,13 +112,14 @@ pub fn render_round(
     } else {
         (session.objective.clone(), engines_note(&engines))
     };
-    let template = if round != Round::Full && rec.iteration >= 2 {
+    let template = if matches!(round, Round::Delta { .. }) && rec.iteration >= 2 {
         // A revise section went with an earlier round of this stage: only the new values.
         again(&answers, &feedback, &guidance)
     } else {
         template
     };
-    let values: [(&str, String); 15] = [
+    let values: [(&str, String); 16] = [
+        ("owner", owner_name(session)),
         (
             "trace",
             crate::workflow::trace::prompt_text(session, stage, listed_before),
@@ -139,7 +136,7 @@ pub fn render_round(
         ("previous", previous),
         ("iteration", rec.iteration.saturating_add(1).to_string()),
         ("scope", scope_of(plan)),
-        ("sprints", sprints),
+        ("sprints", sprints_text(plan)),
         ("gate", gate),
     ];
     let mut out = template;
@@ -154,17 +151,72 @@ pub fn render_round(
     out
 }
 
+/// `{{sprints}}`: the approved plan's sprints, a line each.
+fn sprints_text(plan: &StageRecord) -> String {
+    list_or_none(
+        plan.sprints
+            .iter()
+            .map(|s| format!("- Sprint {}: {}", s.number, s.title))
+            .collect(),
+    )
+}
+
+/// Who the task's owner is, for a prompt that names the human ([`bmad::OWNER`]).
+fn owner_name(session: &Session) -> String {
+    let owner = session.owner.as_ref();
+    owner
+        .and_then(|o| o.name.clone().or_else(|| o.email.clone()))
+        .unwrap_or_else(|| "the human".into())
+}
+
+/// `template` with what a task's prompts give once (a BMAD persona, the method's settings):
+/// whole where no earlier prompt of the task gave it (this stage's first round, and no other
+/// stage that has it has had a prompt), else named. A template without such markers is
+/// unchanged.
+fn said_once(template: &str, session: &Session, stage: Stage) -> String {
+    let mut out = template.to_string();
+    while let Some(start) = out.find(bmad::ONCE_START) {
+        let (Some(named), Some(end)) = (
+            out[start..].find(bmad::ONCE_NAMED).map(|i| start + i),
+            out[start..].find(bmad::ONCE_END).map(|i| start + i),
+        ) else {
+            break;
+        };
+        let head = &out[start..named];
+        let marker = head.lines().next().unwrap_or_default();
+        let given_before = is_revision(session, stage)
+            || Stage::ALL.into_iter().any(|s| {
+                let rec = session.record(s);
+                let has_it =
+                    marker.contains(bmad::EVERY_STAGE) || marker.contains(&format!(" {} ", s.id()));
+                s != stage && has_it && (rec.iteration > 0 || rec.final_result_ref.is_some())
+            });
+        let kept = if given_before {
+            out[named + bmad::ONCE_NAMED.len()..end].to_string()
+        } else {
+            head[marker.len()..].to_string()
+        };
+        let rest = out[end + bmad::ONCE_END.len()..].trim_start_matches('\n');
+        out = format!("{}{}{rest}", &out[..start], kept.trim_start_matches('\n'));
+    }
+    out
+}
+
 /// The sections of `template` a round carries, and the round it is: a later round of a
 /// revision whose template has a `revise` section carries that section alone; any other
 /// carries the role and the round's section.
 fn sections_for(template: &str, round: Round, revision: bool) -> (Round, String) {
     let round = match round {
-        Round::Delta { .. } if revision && !section(template, "revise").is_empty() => round,
+        Round::Delta { .. } | Round::Resumed
+            if revision && !section(template, "revise").is_empty() =>
+        {
+            round
+        }
         _ => Round::Full,
     };
     let name = if revision { "revise" } else { "first" };
     let text = match (round, section(template, "role"), section(template, name)) {
-        (Round::Delta { .. }, _, this) => format!("{SENT_BEFORE}\n\n{this}\n"),
+        (Round::Delta { .. } | Round::Resumed, _, this) => format!("{SENT_BEFORE}\n\n{this}\n"),
         (_, role, "") => format!("{role}\n"),
         (_, role, this) => format!("{role}\n\n{this}\n"),
     };
@@ -219,7 +271,7 @@ fn inputs(session: &Session, stage: Stage, listed_before: bool) -> String {
 /// round, what is new in a later one.
 fn answers_and_feedback(rec: &StageRecord, round: Round) -> (String, String) {
     match round {
-        Round::Full => (
+        Round::Full | Round::Resumed => (
             list_or_none(rec.questions.iter().map(|q| answer(rec, q)).collect()),
             list_or_none(
                 rec.feedback
@@ -395,23 +447,33 @@ fn checks_text(session: &Session, stage: Stage) -> String {
     let Some(run) = run else {
         return "(none: no approved checks in .bmad/config.toml)".into();
     };
-    let mut lines: Vec<String> = run
+    // Those that passed on one line; each other one with where its output is (the commands
+    // are the project's config, the digests and times in the session).
+    let passed: Vec<String> = run
         .checks
         .iter()
-        .map(|c| {
-            format!(
-                "- {}: `{}`, {:.1} s, output sha256 {}{}",
-                c.describe(),
-                c.command,
-                c.duration_ms as f64 / 1000.0,
-                &c.output_sha256[..12.min(c.output_sha256.len())],
-                c.output
-                    .as_ref()
-                    .map(|o| format!(", output in `{}`", o.file_path))
-                    .unwrap_or_default()
-            )
-        })
+        .filter(|c| c.outcome == CheckOutcome::Passed)
+        .map(|c| format!("`{}`", c.name))
         .collect();
+    let mut lines: Vec<String> = Vec::new();
+    if !passed.is_empty() {
+        lines.push(format!("- passed: {}", passed.join(", ")));
+    }
+    lines.extend(
+        run.checks
+            .iter()
+            .filter(|c| c.outcome != CheckOutcome::Passed)
+            .map(|c| {
+                format!(
+                    "- {}{}",
+                    c.describe(),
+                    c.output
+                        .as_ref()
+                        .map(|o| format!(", output in `{}`", o.file_path))
+                        .unwrap_or_default()
+                )
+            }),
+    );
     let commit = match &run.git {
         Some(g) => format!(
             " on commit {}{}",
@@ -426,7 +488,7 @@ fn checks_text(session: &Session, stage: Stage) -> String {
         ),
         None => String::new(),
     };
-    lines.push(format!("(run by the server at {}{commit})", run.at));
+    lines.push(format!("(run by the server{commit})"));
     lines.join("\n")
 }
 
@@ -559,6 +621,66 @@ mod tests {
             vec![Engine::Claude],
             Utc::now(),
         )
+    }
+
+    #[test]
+    fn the_installers_default_user_name_gives_way_to_the_tasks_owner() {
+        let settings = crate::bmad_method::MethodSettings {
+            user_name: Some("Root".into()),
+            ..Default::default()
+        };
+        let template = bmad::with_settings(Stage::Po.prompt_source(), &settings);
+        let mut s = session();
+        s.owner =
+            crate::workflow::person::Person::new(Some("Rosa Tester"), Some("rosa@example.org"));
+        let p = render(&s, Stage::Po, &[], &template);
+        assert!(p.contains("The human you work for is Rosa Tester"), "{p}");
+        assert!(!p.contains("Root") && !p.contains("{{owner}}"), "{p}");
+        // A name the person chose stays theirs.
+        let settings = crate::bmad_method::MethodSettings {
+            user_name: Some("Ros".into()),
+            ..Default::default()
+        };
+        let p = render(
+            &s,
+            Stage::Po,
+            &[],
+            &bmad::with_settings(Stage::Po.prompt_source(), &settings),
+        );
+        assert!(
+            p.contains("The human you work for is Ros (the method's `user_name`)"),
+            "{p}"
+        );
+    }
+
+    #[test]
+    fn a_persona_is_given_whole_once_a_task_then_named() {
+        let persona = bmad::Persona {
+            path: "a/customize.toml".into(),
+            text: "- Who: Amelia\n- Principles:\n  - Red, green, refactor.\n".into(),
+            agent: Some("bmad-agent-dev, Amelia".into()),
+            files: vec!["a/customize.toml".into()],
+            plays: vec![Stage::Sm, Stage::Review],
+        };
+        let dev = bmad::with_persona(Stage::Dev.prompt_source(), &persona);
+        let mut s = session();
+        let whole = render(&s, Stage::Dev, &[], &dev);
+        assert!(whole.contains("Red, green, refactor."), "{whole}");
+        assert!(!whole.contains("<!--"), "{whole}");
+        // The plan had the same agent: its prompt gave the persona.
+        s.record_mut(Stage::Sm).iteration = 1;
+        let named = render(&s, Stage::Dev, &[], &dev);
+        assert!(!named.contains("Red, green, refactor."), "{named}");
+        assert!(
+            named.contains("Your persona: Amelia, the project's BMAD agent `bmad-agent-dev`, as an earlier prompt of this task gave it (made from `a/customize.toml`"),
+            "{named}"
+        );
+        // A stage the agent does not play gave it nothing; a later round of its own did.
+        let mut s = session();
+        s.record_mut(Stage::Po).iteration = 1;
+        assert!(render(&s, Stage::Dev, &[], &dev).contains("Red, green"));
+        s.record_mut(Stage::Dev).iteration = 1;
+        assert!(!render(&s, Stage::Dev, &[], &dev).contains("Red, green"));
     }
 
     #[test]
@@ -897,6 +1019,17 @@ mod tests {
         ] {
             assert!(qa.contains(part), "{part}\n{qa}");
         }
+        // After the earlier stages' prompts, the criteria are counted: the PRD has them.
+        let after = Round::Delta {
+            new_answers: false,
+            new_feedback: false,
+        };
+        let qa = render_round(&s, Stage::Qa, &[], Stage::Qa.prompt_source(), after);
+        assert!(!qa.contains("Given a list, when I add"), "{qa}");
+        assert!(
+            qa.contains("- the 1 in the PRD, their ids among those below"),
+            "{qa}"
+        );
         // The roles before it are given the ids to name.
         let sm = render(&s, Stage::Sm, &[], Stage::Sm.prompt_source());
         assert!(

@@ -21,10 +21,16 @@ pub enum Round {
         new_answers: bool,
         new_feedback: bool,
     },
+    /// The model had the stage's role and rules and may not have this round: the first
+    /// `status` after a decision the human made elsewhere. The role is named, the round
+    /// given whole (its section, every answer, all the feedback), as for [`Round::Delta`]
+    /// a new stage's documents named.
+    Resumed,
 }
 
 /// The line a later round's prompt starts with, in place of the role's text.
-pub const SENT_BEFORE: &str = "(Role and rules as before; `status` resends them.)";
+pub const SENT_BEFORE: &str =
+    "(Role and rules: as this stage's first prompt gave them; a `status` with nothing new since gives them again.)";
 
 impl Round {
     /// How much the reply to `action` carries: all of it on `start` and `status` (and so

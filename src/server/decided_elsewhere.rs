@@ -104,11 +104,13 @@ fn round_after_decision(s: &Session) -> Round {
 
 impl BmadServer {
     /// For a `status` of `s`: how much of the role prompt it carries, and whether it opens
-    /// with a decision made elsewhere that no reply of this server said before (then it
-    /// gives only what changed).
+    /// with a decision made elsewhere that no reply of this server said before. Then the
+    /// host had the stage's role and rules and gets the round that decision opens whole
+    /// (docs/spec.md §11.4), and the other fields give only what changed; any other
+    /// `status` gives it all.
     pub(super) fn status_round(&self, s: &Session) -> (Round, bool) {
         if last_decided_elsewhere(s).is_some() && self.first_to_say(s) {
-            (round_after_decision(s), true)
+            (Round::Resumed, true)
         } else {
             (Round::Full, false)
         }
@@ -282,18 +284,23 @@ mod tests {
         ] {
             assert!(!text.contains(had), "{had} in {text}");
         }
-        // The prompt: what is new (the human's words), not the role the host had.
+        // The prompt: the round whole, all the next submission needs (its instructions,
+        // every piece of feedback, the form of the reply), the role and its rules named
+        // as the stage's first prompt gave them.
         let prompt = r.role_prompt.clone().unwrap();
         assert!(prompt.contains("Say what is out of scope."), "{prompt}");
-        assert!(!prompt.contains("# Role: Product Owner"), "{prompt}");
+        assert!(prompt.starts_with(prompts::SENT_BEFORE), "{prompt}");
+        assert!(!prompt.contains(prompts::REVISE_AGAIN), "{prompt}");
+        assert!(!prompt.contains("as sent before"), "{prompt}");
+        assert!(prompt.contains("## This round: revise the PRD"), "{prompt}");
+        assert!(prompt.contains("\"prd_updated\""), "{prompt}");
         // Programs still find the whole state.
         let value = serde_json::to_value(&r).unwrap();
         assert_eq!(value["decisions"][0]["via"], "cli", "{value:#}");
         assert_eq!(value["score"], 93);
         assert!(value["session"].is_object());
 
-        // A `status` after it gives everything again, the whole prompt too, as the short
-        // prompt's first line promised.
+        // A `status` after it gives everything again.
         let (r, text) = status_text(&server, &s);
         assert!(r.user_message.starts_with(SAID), "{}", r.user_message);
         for shown in [

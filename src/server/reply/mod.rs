@@ -21,6 +21,7 @@ use crate::workflow::{
 
 mod bound;
 mod built;
+mod checks_text;
 mod list;
 mod message;
 mod status;

@@ -41,7 +41,8 @@ pub fn for_status_round(s: &Session, prompt: Option<&Template>, round: Round) ->
             })
             .collect(),
     );
-    if s.owner.is_some() || s.branch.is_some() {
+    // A resumed round's reply says what changed; the owner and branch did not.
+    if (s.owner.is_some() || s.branch.is_some()) && round != Round::Resumed {
         let owner = s.owner.as_ref().map_or("unknown".into(), |o| o.to_string());
         let branch = s.branch.as_deref().unwrap_or("unknown");
         r.user_message

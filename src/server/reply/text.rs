@@ -37,8 +37,18 @@ pub fn render(reply: &Value, known: &AlreadySaid) -> String {
     let mut out = String::new();
     let shown = |key: &str, v: &Value| !known.fields.contains(&key) && !left_out(key, v, fields);
     for key in FIRST {
-        if let Some(v) = fields.get(key).filter(|v| shown(key, v)) {
-            field(&mut out, 0, key, v);
+        match fields.get(key).filter(|v| shown(key, v)) {
+            // Its first line beside the key: the key alone would be a line said in every
+            // reply, which says nothing.
+            Some(Value::String(s)) if key == "user_message" && s.contains('\n') => {
+                let (first, rest) = s.split_once('\n').unwrap_or((s, ""));
+                out.push_str(&format!("user_message: {first}\n"));
+                for line in rest.trim_end().lines() {
+                    out.push_str(&format!("  {line}\n"));
+                }
+            }
+            Some(v) => field(&mut out, 0, key, v),
+            None => {}
         }
     }
     for (key, v) in fields {
@@ -65,7 +75,12 @@ pub fn render(reply: &Value, known: &AlreadySaid) -> String {
                 }
                 field(&mut out, 0, key, &each);
             }
-            "checks" => field(&mut out, 0, key, &without_said_tails(v)),
+            "checks" => super::checks_text::render(&mut out, v),
+            // Its counts on one line, its lists beneath.
+            "trace" if v.is_object() => {
+                out.push_str("trace:\n ");
+                inline_object(&mut out, 1, v.as_object().expect("an object"));
+            }
             // `user_message` says the error's message already; the code is kept.
             "error" => {
                 let mut e = v.clone();
@@ -86,6 +101,9 @@ pub fn render(reply: &Value, known: &AlreadySaid) -> String {
     out
 }
 
+/// How `role_prompt_source` names a prompt made from an installed BMAD method.
+const BMAD_SOURCE: &str = "bmad-method ";
+
 /// The fields the text leaves out, each because another field, or the role prompt, says
 /// it already (programs find them all in `structuredContent`): the stage's description
 /// and the interaction type, `requires_user_confirmation` and the pending actions beside a
@@ -93,13 +111,17 @@ pub fn render(reply: &Value, known: &AlreadySaid) -> String {
 /// `user_message` names and `next_step` does not refer to; the score, whether it passed
 /// and who scored it where `user_message` gives the score; a built-in prompt's source,
 /// and beside a built-in prompt the engines and the context (the prompt names the
-/// documents, the draft and who submits what); the task's name beside its session id;
+/// documents, the draft and who submits what; so does a BMAD method's, the built-in one
+/// with a persona that names its files); the task's name beside its session id;
 /// questions and sprints that `user_message` (or the role prompt) lists already; the `full`
 /// track, the default; a first submission's `iteration`; a project summary that names no
 /// stack, checks or lessons.
 fn left_out(key: &str, v: &Value, fields: &Map<String, Value>) -> bool {
+    // A BMAD method's prompt is the built-in one with the agent's persona, which names
+    // the files it was made from.
+    let source = fields.get("role_prompt_source").and_then(Value::as_str);
     let built_in_prompt = fields.contains_key("role_prompt")
-        && fields.get("role_prompt_source").and_then(Value::as_str) == Some("built-in");
+        && source.is_some_and(|s| s == "built-in" || s.starts_with(BMAD_SOURCE));
     match key {
         "stage_description" | "interaction_type" => true,
         // `next_step` says when the human decides.
@@ -110,7 +132,7 @@ fn left_out(key: &str, v: &Value, fields: &Map<String, Value>) -> bool {
                 && !said(fields, "next_step").contains("`artifact_path`")
         }
         "pending_user_actions" => fields.contains_key("next_step"),
-        "role_prompt_source" => v.as_str() == Some("built-in"),
+        "role_prompt_source" => built_in_prompt,
         "engines" | "context" => built_in_prompt,
         "task_name" => fields.contains_key("session_id"),
         // The default track says nothing; `quick`, `fix` and `story` are said.
@@ -160,35 +182,6 @@ fn listed(fields: &Map<String, Value>, v: &Value, line: impl Fn(&Value) -> Optio
             .iter()
             .all(|item| line(item).is_some_and(|l| message.contains(&l) || prompt.contains(&l)))
     })
-}
-
-/// A check run without each check's `tail` where its output's `summary` ends with the same
-/// lines (a short output is both its first lines and its last).
-fn without_said_tails(v: &Value) -> Value {
-    let mut run = v.clone();
-    let each = run.get_mut("checks").and_then(Value::as_array_mut);
-    for check in each.into_iter().flatten() {
-        let summary = check["output"]["summary"].as_str().unwrap_or_default();
-        let tail = check["tail"].as_str().unwrap_or_default();
-        if ends_with_lines(summary, tail) {
-            check.as_object_mut().map(|c| c.remove("tail"));
-        }
-    }
-    run
-}
-
-/// Whether the non-empty lines of `tail` are the last non-empty lines of `text`, and there
-/// is one at least.
-fn ends_with_lines(text: &str, tail: &str) -> bool {
-    let lines = |t: &str| -> Vec<String> {
-        t.lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .map(String::from)
-            .collect()
-    };
-    let (text, tail) = (lines(text), lines(tail));
-    !tail.is_empty() && text.ends_with(&tail)
 }
 
 /// `status`'s stored session: its documents, and where the whole record is.
@@ -355,7 +348,7 @@ mod tests {
         let text = render(&v, &AlreadySaid::default());
         assert_eq!(
             text,
-            "user_message:\n  Please answer:\n  - q1: Which host?\nnext_step: Show `user_message` and stop.\n\
+            "user_message: Please answer:\n  - q1: Which host?\nnext_step: Show `user_message` and stop.\n\
              session_id: s-1\ncontext:\n  specs_dir: .claude/specs/t\ngate_passed: false\n\
              role_prompt:\n\n# Role: PO\n\nWrite \"it\".\n"
         );
@@ -394,7 +387,10 @@ mod tests {
             "trace": {"requirements": 3, "criteria": 1, "designed": 0, "planned": 0},
         });
         let all = render(&v, &AlreadySaid::default());
-        assert!(all.contains("trace:\n  criteria: 1\n"), "{all}");
+        assert!(
+            all.contains("trace:\n  criteria: 1; designed: 0; planned: 0; requirements: 3\n"),
+            "{all}"
+        );
         // Sentences one per line, never joined into one ("…dialog., A lesson …").
         assert!(
             all.contains("notices:\n  - The human decided this through the dialog.\n  - A lesson was recorded.\n"),
@@ -436,31 +432,6 @@ mod tests {
         let apart = json!({"user_message": "x", "session": {"session_id": "s", "artifacts": ["a/1.md", "b/2.md"]}});
         let text = render(&apart, &AlreadySaid::default());
         assert!(text.contains("  artifacts: a/1.md, b/2.md\n"), "{text}");
-    }
-
-    #[test]
-    fn a_checks_tail_is_left_out_where_its_summary_ends_with_the_same_lines() {
-        let run = |summary: &str, tail: &str| {
-            json!({"user_message": "x", "checks": {"checks": [{"name": "test", "outcome": "failed",
-                "output": {"file_path": "t.log", "summary": summary}, "tail": tail}]}})
-        };
-        let short = "running 2 tests\ntest a ... FAILED\ntest result: FAILED. 1 passed; 1 failed";
-        let text = render(&run(short, &format!("{short}\n")), &AlreadySaid::default());
-        assert_eq!(text.matches("test a ... FAILED").count(), 1, "{text}");
-        assert!(!text.contains("tail:"), "{text}");
-        // A long output: the summary is its head, the tail its end; both are kept.
-        let text = render(
-            &run("line 1\nline 2", "line 999\nline 1000\n"),
-            &AlreadySaid::default(),
-        );
-        assert!(
-            text.contains("tail:\n") && text.contains("line 1000"),
-            "{text}"
-        );
-        assert!(text.contains("line 2"), "{text}");
-        // An empty tail says nothing either way.
-        let text = render(&run("", ""), &AlreadySaid::default());
-        assert!(!text.contains("line"), "{text}");
     }
 
     #[test]

@@ -29,9 +29,28 @@ pub enum Undecided {
     Stopping,
 }
 
+/// What the reply that asked the human gave, about a session that has not changed since:
+/// the last submission's score, checks, sections, gaps and questions, and the trace. The
+/// text leaves them out; `structuredContent` and `status` keep them.
+const ASKED_WITH: [&str; 12] = [
+    "checks",
+    "score",
+    "scores",
+    "score_source",
+    "gate_passed",
+    "iteration",
+    "missing_sections",
+    "empty_sections",
+    "review_status",
+    "trace",
+    "gaps",
+    "questions",
+];
+
 pub fn for_undecided(s: &Session, p: &Pending, how: Undecided) -> Reply {
     // A decision is pending: the host writes nothing, and no role prompt is given.
     let mut r = for_session(s, &Facts::default(), Action::Status, None);
+    r.known.fields.extend(ASKED_WITH);
     let yes = match p.asked {
         Asked::Answer => Action::Answer,
         Asked::Approve => Action::Approve,
@@ -80,4 +99,59 @@ pub fn for_undecided(s: &Session, p: &Pending, how: Undecided) -> Reply {
     r.document_digest = p.short_digest().map(str::to_string);
     r.artifact_path = p.document.as_ref().map(|d| d.path.clone());
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workflow::machine::Shown;
+    use crate::workflow::session::Question;
+    use crate::workflow::{Engine, Stage, State};
+
+    #[test]
+    fn a_dialog_closed_undecided_does_not_repeat_what_the_asking_reply_gave() {
+        let mut s = Session::new(
+            "00000000-0000-4000-8000-000000000000".into(),
+            "t".into(),
+            "/p".into(),
+            "Build it".into(),
+            vec![Engine::Claude],
+            chrono::Utc::now(),
+        );
+        s.current_state = State::Clarifying;
+        let rec = s.record_mut(Stage::Po);
+        rec.score = Some(78);
+        rec.gaps = vec!["Whether a sixth field is accepted".into()];
+        rec.questions = vec![Question {
+            id: "q1".into(),
+            question: "Accept six fields?".into(),
+            context: Some("Decides FR-1".into()),
+            round: 1,
+        }];
+        let p = Pending {
+            asked: Asked::Answer,
+            stage: Stage::Po,
+            task_name: "t".into(),
+            session_id: s.session_id.clone(),
+            document: Some(Shown {
+                path: "d.md".into(),
+                sha256: "ab".repeat(32),
+                size: 1,
+            }),
+            score: Some(78),
+            gate: Some(90),
+            sprints: vec![],
+            questions: vec![],
+            assumed: vec![],
+            notices: vec![],
+            failed_verdict: None,
+        };
+        let r = for_undecided(&s, &p, Undecided::Cancelled);
+        let value = serde_json::to_value(&r).unwrap();
+        let text = super::super::render_text(&value, &r.known);
+        for had in ["sixth field", "Accept six fields?", "score:"] {
+            assert!(!text.contains(had), "{had} in {text}");
+        }
+        assert!(text.contains("document_digest: abababababab"), "{text}");
+    }
 }

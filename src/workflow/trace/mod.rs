@@ -110,7 +110,8 @@ pub fn failure(rec_trace: &Traced) -> Option<String> {
 /// confirmed PRD's acceptance criteria, the matrix now and the ids that need a result.
 ///
 /// `said_before`: the model had the earlier stages' prompts (a later round, not `status`),
-/// so the ids an earlier stage's prompt listed are named as listed before.
+/// so the ids an earlier stage's prompt listed are named as listed before, and the closing
+/// stage's acceptance criteria are counted, not quoted: the PRD the model wrote has them.
 pub fn prompt_text(
     s: &crate::workflow::Session,
     stage: crate::workflow::Stage,
@@ -149,13 +150,19 @@ pub fn prompt_text(
         s.objective
     );
     let criteria: Vec<&Row> = m.rows.iter().filter(|r| r.is_criterion()).collect();
-    if criteria.is_empty() {
+    if said_before && !criteria.is_empty() {
+        // The model wrote them in the PRD, which this prompt has it read first.
+        out.push_str(&format!(
+            "- the {} in the PRD, their ids among those below\n",
+            criteria.len()
+        ));
+    } else if criteria.is_empty() {
         out.push_str("(none carries an `AC-n` id: read them in the PRD)\n");
     }
-    for r in criteria.iter().take(50) {
+    for r in criteria.iter().take(if said_before { 0 } else { 50 }) {
         out.push_str(&format!("- {}: {}\n", r.req.id, r.req.text));
     }
-    if criteria.len() > 50 {
+    if criteria.len() > 50 && !said_before {
         out.push_str(&format!("- and {} more, in the PRD\n", criteria.len() - 50));
     }
     let in_scope: Vec<&str> = m
