@@ -563,7 +563,16 @@ impl Run {
             // The feedback names the report: this round's own file (kept, so that the next
             // round's report does not replace it), or the stage document when the report
             // could not be read to keep it.
-            let feedback = &after.record(Stage::Dev).feedback.last().unwrap().text;
+            // A send-back adds the server's pointer to the report and, apart, the person's
+            // words: the pointer is among the entries this step added.
+            let added =
+                &after.record(Stage::Dev).feedback[before.record(Stage::Dev).feedback.len()..];
+            assert!(!added.is_empty(), "a send-back adds feedback");
+            let feedback = &added
+                .iter()
+                .map(|f| f.text.as_str())
+                .collect::<Vec<_>>()
+                .join("\n");
             let report = after.artifact_path(before.current_stage);
             let round = report.replace(
                 ".md",

@@ -142,7 +142,7 @@ async fn a_passing_check_is_run_recorded_cited_to_qa_and_run_again_before_qa_com
         .await;
     let prompt = v["role_prompt"].as_str().unwrap();
     assert!(
-        prompt.contains("check `test` passed: `echo all 12 tests passed"),
+        prompt.contains("- passed: `test`\n(run by the server on commit "),
         "the QA prompt cites the checks: {prompt}"
     );
     let v = c

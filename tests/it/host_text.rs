@@ -132,7 +132,10 @@ async fn literal_host(t: Transport) {
                 !p.contains("# Role:") && !p.contains("**Objective:**"),
                 "{p}"
             );
-            assert!(p.contains("`status` resends them"), "{p}");
+            assert!(
+                p.contains("a `status` with nothing new since gives them again"),
+                "{p}"
+            );
             assert!(
                 p.contains(
                     "Answer (the assistant, for the user (not confirmed by them)): GitHub first"

@@ -92,10 +92,12 @@ async fn each_channels_words_reach_the_prompt_and_the_page_under_their_authors_l
         prompt.contains("- the user, on the dashboard: Page words."),
         "{prompt}"
     );
-    // The first `status` after a decision made elsewhere gives what is new: the earlier
-    // feedback is named as sent before. The next gives the whole prompt, where every
-    // earlier feedback keeps its own author.
-    assert!(!prompt.contains("Host words."), "{prompt}");
+    // The first `status` after a decision made elsewhere carries the round it opens whole:
+    // every earlier feedback too, each under its own author; so does the next.
+    assert!(
+        prompt.contains(&format!("- {HOST}: Host words.")),
+        "{prompt}"
+    );
     let (prompt, _) = after(&c, &sid).await;
     assert!(
         prompt.contains(&format!("- {HOST}: Host words.")),

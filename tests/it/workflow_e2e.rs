@@ -70,7 +70,10 @@ fn assert_reply(v: &Value, stage: &str, state: &str, pending: &[&str]) {
         } else {
             // A later round: what is new, and where the whole prompt is (docs/spec.md §11.4).
             assert!(!prompt.contains("# Role:"), "{prompt}");
-            assert!(prompt.contains("`status` resends"), "{prompt}");
+            assert!(
+                prompt.contains("a `status` with nothing new since gives them again"),
+                "{prompt}"
+            );
         }
         assert!(v["next_step"].as_str().unwrap().contains("`submit`"));
     } else {
