@@ -163,6 +163,8 @@ pub fn task(store: &Store, project_index: usize, id: &str) -> Result<Value> {
         "extra": extras(&s),
         "matrix": matrix::view(&s),
         "lessons": lessons(&project),
+        // Who holds its sprints on the team's remote, as last fetched and said how long ago.
+        "claims": store.claim_holders(&project, &s, false),
         "drift": crate::store::drift(&project, &s).map(|d| json!({"documents": d.documents, "words": d.describe()})),
     }))
 }

@@ -497,10 +497,11 @@ function taskHeader(t) {
 
 function storiesSection(t) {
   const stories = (t.extra && t.extra.stories) || [];
-  if (!stories.length) return null;
+  if (!stories.length && !t.claims) return null;
   return el("section", { class: "card", id: "stories-card" }, el("h2", { text: "Stories" }),
     el("p", { class: "muted", text: "Each approved sprint runs as a story of its own: here as they stand now, wherever in this clone they run." }),
-    el("table", { id: "stories" }, el("tr", {}, ["Sprint", "Story", "Stage", "State", "Owner", "Branch", "Worktree", "Updated"].map((h) => el("th", { text: h }))),
+    t.claims ? el("p", { id: "claims", text: t.claims }) : null,
+    !stories.length ? null : el("table", { id: "stories" }, el("tr", {}, ["Sprint", "Story", "Stage", "State", "Owner", "Branch", "Worktree", "Updated"].map((h) => el("th", { text: h }))),
       stories.map((s) => el("tr", { "data-sprint": s.sprint, class: s.state === "completed" ? "done" : null },
         el("td", { text: String(s.sprint) }),
         el("td", {}, el("a", { href: "#/task/" + encodeURIComponent(s.session_id), text: s.task_name })),

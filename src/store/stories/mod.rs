@@ -379,8 +379,23 @@ impl Store {
     }
 
     /// For a parent whose sprints run as stories: who holds which of them on the team's
-    /// remote, through one bounded fetch (nothing when claims are kept in the clone).
-    pub fn claim_holders(&self, project: &Project, s: &Session) -> Option<String> {
+    /// remote (nothing when claims are kept in the clone), fetched now for a person's
+    /// command (`fetch`), else as the clone last fetched them while that is recent
+    /// ([`board::kept`]).
+    pub fn claim_holders(&self, project: &Project, s: &Session, fetch: bool) -> Option<String> {
+        if !self.claims_on_remote || !story::takes_stories(s) || s.track != Track::Full {
+            return None;
+        }
+        let claims = if fetch {
+            board::read(project)?
+        } else {
+            board::kept(project)?
+        };
+        self.holders_in(&claims, s)
+    }
+
+    /// Who holds which sprint of the parent `s` among `claims` read once for many tasks.
+    pub fn holders_in(&self, claims: &board::Claims, s: &Session) -> Option<String> {
         if !self.claims_on_remote || !story::takes_stories(s) || s.track != Track::Full {
             return None;
         }
@@ -392,7 +407,7 @@ impl Store {
                 .map(|p| crate::code::clip(&p.title, 80))
                 .unwrap_or_else(|| "not in the plan".into())
         };
-        board::holders(project, &s.session_id, &title)
+        board::holders(claims, &s.session_id, &title)
     }
 
     /// Reads a session for `status`, with a parent's stories as their entries say now.
