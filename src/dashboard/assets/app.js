@@ -507,7 +507,7 @@ function storiesSection(t) {
         el("td", {}, el("a", { href: "#/task/" + encodeURIComponent(s.session_id), text: s.task_name })),
         el("td", { text: s.stage }), el("td", { class: "state", text: s.state }),
         el("td", { class: "owner", text: s.owner }), el("td", { class: "branch", text: s.branch || "—" }),
-        el("td", { class: "muted", text: s.worktree }), el("td", { class: "muted", ...when(s.updated_at) })))));
+        el("td", { class: "muted", text: s.worktree + (s.gone ? " (gone)" : "") }), el("td", { class: "muted", ...when(s.updated_at) })))));
 }
 
 function matrixRow(m, r) {

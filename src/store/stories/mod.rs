@@ -164,6 +164,8 @@ fn entry_of(s: &Session, link: &StoryLink) -> StoryState {
         stage: s.current_stage,
         state: s.current_state,
         updated_at: s.updated_at.clone(),
+        review_status: s.record(Stage::Review).review_status.clone(),
+        gone: false,
     }
 }
 
@@ -179,14 +181,37 @@ pub fn with_stories(project: &Project, s: &Session) -> Session {
     if !story::takes_stories(&s) {
         return s;
     }
-    let mut found = in_tree(project, &s.session_id);
+    let mut found: Vec<StoryState> = in_tree(project, &s.session_id)
+        .into_iter()
+        .map(|o| as_now(o, false))
+        .collect();
     if entries_dir(project, &s.session_id).is_dir() {
         if let Ok(registry) = Registry::of(project) {
-            found.extend(registry.all(&s.session_id));
+            found.extend(
+                registry
+                    .all(&s.session_id)
+                    .into_iter()
+                    .map(|o| as_now(o, true)),
+            );
         }
     }
     s.stories = merged(found);
     s
+}
+
+/// A story as it stands where it runs, for what its entry recorded at its last change may
+/// be stale: while it is open, its worktree's branch is read there (it may have been
+/// renamed); a worktree of this clone (`local`, so a path on this machine) that is not
+/// there any more is said to be gone.
+fn as_now(mut o: StoryState, local: bool) -> StoryState {
+    let dir = std::path::Path::new(&o.worktree);
+    o.gone = local && !dir.is_dir();
+    if !o.gone && !o.completed() && dir.is_dir() {
+        if let Some(branch) = crate::git::Repo::at(dir).and_then(|r| r.branch_and_head().0) {
+            o.branch = Some(branch);
+        }
+    }
+    o
 }
 
 /// The folder of `parent_id`'s shared entries, as [`Registry::of`] places it, found without
@@ -569,7 +594,26 @@ mod tests {
             stage: Stage::Qa,
             state,
             updated_at: at.into(),
+            review_status: None,
+            gone: false,
         }
+    }
+
+    #[test]
+    fn a_story_whose_worktree_is_gone_says_so_and_keeps_its_recorded_branch() {
+        let mut e = entry(1, "a", State::Generating, "2026-11-26T08:00:00.000Z");
+        e.worktree = "/nonexistent/bmad-mcp/worktree-deleted".into();
+        e.branch = Some("s1".into());
+        let now = as_now(e.clone(), true);
+        assert!(now.gone);
+        assert_eq!(now.branch.as_deref(), Some("s1"));
+        assert!(
+            now.holder().contains("worktree-deleted (gone)"),
+            "{}",
+            now.holder()
+        );
+        // A story merged from another clone names a path of another machine: not gone.
+        assert!(!as_now(e, false).gone);
     }
 
     #[test]
