@@ -273,7 +273,9 @@ async fn two_sprints_run_as_stories_from_two_worktrees_at_once_and_the_parent_ru
         v["notices"]
             .to_string()
             .contains("This worktree's copy of task")
-            && v["notices"].to_string().contains("is behind the one in"),
+            && v["notices"]
+                .to_string()
+                .contains("is behind: the task completed on branch `main` in "),
         "{v:#}"
     );
 

@@ -77,7 +77,8 @@ function listRow(t, many, story) {
     el("td", {}, story ? [el("span", { class: "muted", text: "↳ sprint " + story.sprint + ": " }), name] : name),
     el("td", { text: t.role + " (" + t.stage + ")" }),
     el("td", { text: t.state }),
-    el("td", { class: t.waiting.length ? "waiting" : "", text: t.waiting.join(", ") || "—" }),
+    x.behind ? el("td", { class: "muted behind", text: "this copy is behind" })
+      : el("td", { class: t.waiting.length ? "waiting" : "", text: t.waiting.join(", ") || "—" }),
     el("td", { class: "owner", text: x.owner || (x.story && x.story.owner) || "—" }),
     el("td", { class: "branch", text: x.branch || "—" }),
     el("td", { class: "muted", ...when(t.updated_at) }),
@@ -486,6 +487,7 @@ function taskHeader(t) {
   const link = x.story;
   return [
     el("p", { class: "muted", text: t.session_id + " · " + t.project_dir }),
+    t.behind ? el("p", { id: "behind", class: "waiting", text: t.behind }) : null,
     el("p", { id: "task-owner" },
       el("span", { class: "label", text: "Owner " }), el("strong", { class: "owner", text: x.owner || (link && link.owner) || "not recorded" }),
       el("span", { class: "label", text: " · Branch " }), el("strong", { class: "branch", text: x.branch || (link && link.branch) || "none (not in git)" }),

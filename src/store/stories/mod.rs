@@ -539,19 +539,31 @@ fn newer_copy(project: &Project, s: &Session) -> Option<ParentNote> {
     (note.worktree != project.display() && note.updated_at > s.updated_at).then_some(note)
 }
 
-/// "this worktree's copy of task `t` is behind the one in /w on branch `b` (stage …)".
+/// "this worktree's copy of task `t` is behind the one in /w on branch `b` (stage …)", or,
+/// when the task completed there, "… is behind: the task completed on branch `b` in /w".
 fn behind(s: &Session, note: &ParentNote) -> String {
-    format!(
-        "this worktree's copy of task `{}` is behind the one in {}{} (stage `{}`, state `{}`, updated {}): the parent's work happens there. Merge that branch here to see it",
-        s.task_name,
-        crate::code::clip(&note.worktree, 200),
-        note.branch
-            .as_ref()
-            .map(|b| format!(" on branch `{}`", crate::code::clip(b, 60)))
-            .unwrap_or_default(),
+    let branch = note
+        .branch
+        .as_ref()
+        .map(|b| format!("branch `{}`", crate::code::clip(b, 60)));
+    let worktree = crate::code::clip(&note.worktree, 200);
+    let facts = format!(
+        "(stage `{}`, state `{}`, updated {})",
         note.stage,
         note.state,
         crate::code::clip(&note.updated_at, 40)
+    );
+    if note.state == crate::workflow::State::Completed {
+        return format!(
+            "this worktree's copy of task `{}` is behind: the task completed on {} in {worktree} {facts}. Merge that branch here to see it",
+            s.task_name,
+            branch.unwrap_or_else(|| "its branch".into()),
+        );
+    }
+    format!(
+        "this worktree's copy of task `{}` is behind the one in {worktree}{} {facts}: the parent's work happens there. Merge that branch here to see it",
+        s.task_name,
+        branch.map(|b| format!(" on {b}")).unwrap_or_default(),
     )
 }
 
