@@ -79,11 +79,16 @@ fn waiting(s: &Session) -> Vec<&'static str> {
 /// shown waiting on the human.
 pub fn tasks(dash: &Dashboard) -> Vec<TaskRow> {
     let mut rows = Vec::new();
-    for (index, store) in dash.stores.iter().enumerate() {
+    for (index, store) in dash.stores().iter().enumerate() {
         let Ok(project) = store.project(None) else {
             continue;
         };
-        let clone = crate::git::Repo::at(&project.root).map(|r| r.common_dir().to_path_buf());
+        // Each work tree names the common directory its own way (a linked one through
+        // `../..`): compared as the folder it is.
+        let clone = crate::git::Repo::at(&project.root).map(|r| {
+            let dir = r.common_dir();
+            dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf())
+        });
         let mut cursor: Option<String> = None;
         while let Ok(page) = store.list(None, cursor.as_deref()) {
             for entry in &page.sessions {
