@@ -21,8 +21,19 @@ pub(super) fn list(store: &Store, mine: bool) -> Outcome {
         .max()
         .unwrap_or(0)
         .max(32);
-    // Who holds which sprint of a parent on the team's remote: one bounded fetch for all.
-    let claims = crate::store::stories::board::read(&project);
+    // Who holds which sprint of a parent on the team's remote: one bounded fetch for all,
+    // made only when a task listed may be waiting on its stories.
+    let waits = |s: &crate::store::ListEntry| {
+        s.track == crate::workflow::Track::Full
+            && s.current_stage.builds_scope()
+            && s.current_state == State::Generating
+    };
+    let claims = page
+        .sessions
+        .iter()
+        .any(waits)
+        .then(|| crate::store::stories::board::read(&project))
+        .flatten();
     for s in &page.sessions {
         let mut who = String::new();
         if let Some(o) = &s.owner {
