@@ -26,6 +26,7 @@ const MAX_ENTRIES: usize = 4096;
 pub fn fingerprint(roots: &[PathBuf]) -> u64 {
     let mut h = DefaultHasher::new();
     for root in roots {
+        root.hash(&mut h);
         for (area, depth) in [(".bmad-task", 1), (".claude/specs", 2), (".bmad", 1)] {
             walk(&root.join(area), depth, &mut h);
         }
@@ -55,17 +56,17 @@ fn walk(dir: &Path, depth: usize, h: &mut DefaultHasher) {
     }
 }
 
-/// The event stream: `ready` at once, then `change` whenever the fingerprint moves and
-/// `signin` whenever `signed` (how many browsers signed in) does; it ends when `stop` is
-/// cancelled.
+/// The event stream: `ready` at once, then `change` whenever the fingerprint of the
+/// projects `roots` names at that look moves (a project joining moves it too) and `signin`
+/// whenever `signed` (how many browsers signed in) does; it ends when `stop` is cancelled.
 pub fn stream(
-    roots: Vec<PathBuf>,
+    roots: impl Fn() -> Vec<PathBuf> + Send + Sync + 'static,
     stop: CancellationToken,
     signed: impl Fn() -> usize + Send + Sync + 'static,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
-    let roots: Arc<[PathBuf]> = roots.into();
+    let roots = Arc::new(move || fingerprint(&roots()));
     let signed = Arc::new(signed);
-    let first = (fingerprint(&roots), signed());
+    let first = (roots(), signed());
     let events = stream::unfold((roots, first, true), move |(roots, mut last, start)| {
         let (stop, signed) = (stop.clone(), signed.clone());
         async move {
@@ -79,9 +80,7 @@ pub fn stream(
                     () = stop.cancelled() => return None,
                 }
                 let looked = roots.clone();
-                let files = tokio::task::spawn_blocking(move || fingerprint(&looked))
-                    .await
-                    .ok()?;
+                let files = tokio::task::spawn_blocking(move || looked()).await.ok()?;
                 let now = (files, signed());
                 let name = if now.1 != last.1 {
                     "signin"

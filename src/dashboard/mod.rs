@@ -27,7 +27,8 @@ pub mod view;
 use std::io::{BufRead, Write};
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
 
 use axum::Router;
 use tokio_util::sync::CancellationToken;
@@ -44,41 +45,120 @@ pub const DEFAULT_ADDR: &str = "127.0.0.1:0";
 
 /// What every request of the page shares.
 pub struct Dashboard {
-    /// One store per project served, in the order the list shows them.
-    pub stores: Vec<Store>,
-    /// The projects' directories, for the live updates.
-    pub dirs: Vec<PathBuf>,
+    /// The projects served, by the index the page names them with.
+    projects: RwLock<Projects>,
+    /// The directories asked for: they and the work trees of their clones are served.
+    asked: Vec<PathBuf>,
+    /// Where a work tree must lie to be served (`serve --http`'s roots).
+    roots: Option<Roots>,
+    acting: Acting,
+    /// Where the page was announced to the projects, for a work tree that joins later.
+    announced: Mutex<Option<SocketAddr>>,
+    /// When the clones' work trees were last listed.
+    looked: Mutex<Instant>,
     pub keys: guard::Keys,
     /// Cancelled when the server stops: the event streams end.
     pub stop: CancellationToken,
 }
 
+/// The projects served, in the order the list shows them. A work tree added to a clone
+/// while the page runs joins at the end, so an index the page holds stays its project.
+#[derive(Default)]
+struct Projects {
+    dirs: Vec<PathBuf>,
+    stores: Vec<Arc<Store>>,
+}
+
+/// How often the clones' work trees are listed again (`git worktree add` while it runs).
+const WORKTREES_EVERY: Duration = Duration::from_secs(1);
+
 impl Dashboard {
-    /// The page for the projects in `dirs`, whose decisions are made with `acting`.
+    /// The page for the projects in `asked` and the other work trees of their clones
+    /// (under `roots`, when given), whose decisions are made with `acting`.
     pub fn new(
-        dirs: Vec<PathBuf>,
+        asked: Vec<PathBuf>,
+        roots: Option<Roots>,
         bound: SocketAddr,
         stop: CancellationToken,
         acting: &Acting,
     ) -> Dashboard {
-        let stores = dirs
-            .iter()
-            .map(|d| {
-                Store::new(
-                    DefaultRoot {
-                        source_name: "the dashboard's project",
-                        value: d.display().to_string(),
-                    },
-                    acting.clone(),
-                )
-            })
-            .collect();
-        Dashboard {
-            stores,
-            dirs,
+        let dash = Dashboard {
+            projects: RwLock::new(Projects::default()),
+            asked,
+            roots,
+            acting: acting.clone(),
+            announced: Mutex::new(None),
+            looked: Mutex::new(Instant::now()),
             keys: guard::Keys::new(bound),
             stop,
+        };
+        dash.serve_new(with_worktrees(dash.asked.clone(), dash.roots.as_ref()));
+        dash
+    }
+
+    /// Serves the directories of `found` not served yet, and tells them where the page is
+    /// when it was announced.
+    fn serve_new(&self, found: Vec<PathBuf>) {
+        let mut p = self.projects.write().unwrap_or_else(|e| e.into_inner());
+        let announced = *self.announced.lock().unwrap_or_else(|e| e.into_inner());
+        for d in found {
+            if p.dirs.contains(&d) {
+                continue;
+            }
+            let store = Arc::new(Store::new(
+                DefaultRoot {
+                    source_name: "the dashboard's project",
+                    value: d.display().to_string(),
+                },
+                self.acting.clone(),
+            ));
+            if let Some(bound) = announced {
+                self.announce_to(&store, bound);
+            }
+            p.dirs.push(d);
+            p.stores.push(store);
         }
+    }
+
+    /// Lists the clones' work trees again, at most every [`WORKTREES_EVERY`], and serves
+    /// one added since: a worktree made while the page runs is on it within seconds.
+    pub fn pick_up_worktrees(&self) {
+        {
+            let mut looked = self.looked.lock().unwrap_or_else(|e| e.into_inner());
+            if looked.elapsed() < WORKTREES_EVERY {
+                return;
+            }
+            *looked = Instant::now();
+        }
+        self.serve_new(with_worktrees(self.asked.clone(), self.roots.as_ref()));
+    }
+
+    /// The directories served, by index.
+    pub fn dirs(&self) -> Vec<PathBuf> {
+        self.projects
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .dirs
+            .clone()
+    }
+
+    /// The stores of the projects served, by index.
+    pub fn stores(&self) -> Vec<Arc<Store>> {
+        self.projects
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .stores
+            .clone()
+    }
+
+    /// The store of the project at `index`.
+    pub fn store(&self, index: usize) -> Option<Arc<Store>> {
+        self.projects
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .stores
+            .get(index)
+            .cloned()
     }
 
     /// The page's address without the secret: what deep links start with.
@@ -122,21 +202,27 @@ impl Dashboard {
     #[cfg(not(unix))]
     fn refuse_signal(self: &Arc<Self>) {}
 
-    /// Tells each project served where the page is (for the replies' deep links).
+    /// Tells each project served where the page is (for the replies' deep links), and
+    /// each that joins later.
     pub fn announce(&self, bound: SocketAddr) {
+        *self.announced.lock().unwrap_or_else(|e| e.into_inner()) = Some(bound);
+        for store in self.stores() {
+            self.announce_to(&store, bound);
+        }
+    }
+
+    fn announce_to(&self, store: &Store, bound: SocketAddr) {
         let text = serde_json::json!({"url": self.base(bound), "pid": std::process::id()});
-        for store in &self.stores {
-            if let Some(p) = store.project(None).ok().filter(Project::has_state) {
-                if let Err(e) = p.write_atomic(DASHBOARD_REL, text.to_string().as_bytes()) {
-                    tracing::warn!(error = %e, "dashboard: cannot write {DASHBOARD_REL}");
-                }
+        if let Some(p) = store.project(None).ok().filter(Project::has_state) {
+            if let Err(e) = p.write_atomic(DASHBOARD_REL, text.to_string().as_bytes()) {
+                tracing::warn!(error = %e, "dashboard: cannot write {DASHBOARD_REL}");
             }
         }
     }
 
     /// Removes what [`Dashboard::announce`] wrote, when it is still this process's.
     pub fn withdraw(&self) {
-        for dir in &self.dirs {
+        for dir in &self.dirs() {
             let path = dir.join(DASHBOARD_REL);
             let ours = std::fs::read_to_string(&path)
                 .ok()
@@ -241,7 +327,8 @@ pub fn beside_http(at: &crate::http::Listening, acting: &Acting) -> Option<crate
     }
     let bound = at.addr;
     let dash = Arc::new(Dashboard::new(
-        with_worktrees(projects_under(at.roots()), Some(at.roots())),
+        projects_under(at.roots()),
+        Some(at.roots().clone()),
         bound,
         at.stop.clone(),
         acting,
@@ -318,7 +405,8 @@ async fn serve(dir: PathBuf, addr: SocketAddr, acting: &Acting) -> std::io::Resu
     let bound = listener.local_addr()?;
     let stop = CancellationToken::new();
     let dash = Arc::new(Dashboard::new(
-        with_worktrees(vec![dir.clone()], None),
+        vec![dir.clone()],
+        None,
         bound,
         stop.clone(),
         acting,

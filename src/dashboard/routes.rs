@@ -88,10 +88,15 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
 
 async fn tasks(State(dash): State<Arc<Dashboard>>) -> Response {
     let d = dash.clone();
-    match blocking(move || view::tasks(&d)).await {
+    match blocking(move || {
+        d.pick_up_worktrees();
+        view::tasks(&d)
+    })
+    .await
+    {
         Some(rows) => json_response(
             StatusCode::OK,
-            &json!({ "tasks": rows, "projects": dash.dirs, "logins": dash.keys.logins() }),
+            &json!({ "tasks": rows, "projects": dash.dirs(), "logins": dash.keys.logins() }),
         ),
         None => json_response(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -113,11 +118,10 @@ async fn task(State(dash): State<Arc<Dashboard>>, request: Request) -> Response 
     let Some(id) = query(&request, "id").filter(|i| !i.is_empty() && i.len() <= 200) else {
         return json_response(StatusCode::BAD_REQUEST, &json!({"error": "`id` is needed"}));
     };
-    if project >= dash.stores.len() {
+    let Some(store) = dash.store(project) else {
         return json_response(StatusCode::NOT_FOUND, &json!({"error": "no such project"}));
-    }
-    let d = dash.clone();
-    match blocking(move || view::task(&d.stores[project], project, &id)).await {
+    };
+    match blocking(move || view::task(&store, project, &id)).await {
         Some(Ok(v)) => json_response(StatusCode::OK, &v),
         Some(Err(e)) => json_response(StatusCode::NOT_FOUND, &json!({"error": view::message(&e)})),
         None => json_response(
@@ -128,8 +132,14 @@ async fn task(State(dash): State<Arc<Dashboard>>, request: Request) -> Response 
 }
 
 async fn stream(State(dash): State<Arc<Dashboard>>) -> Response {
-    let signed = dash.clone();
-    events::stream(dash.dirs.clone(), dash.stop.clone(), move || {
+    let (signed, served) = (dash.clone(), dash.clone());
+    // The projects looked at are asked again at each look: a work tree added to a clone
+    // while the page is open joins them, and the page hears of it as a change.
+    let projects = move || {
+        served.pick_up_worktrees();
+        served.dirs()
+    };
+    events::stream(projects, dash.stop.clone(), move || {
         signed.keys.logins().len()
     })
     .into_response()
@@ -189,12 +199,12 @@ where
         Err(r) => return r,
     };
     let index = project(&posted);
-    if index >= dash.stores.len() {
+    let Some(store) = dash.store(index) else {
         return answered(PageAnswer::Bad("no such project".into()));
-    }
+    };
     let done = blocking(move || match decide::provenance(peer) {
         Err(why) => PageAnswer::Forbidden(why),
-        Ok(provenance) => act(&dash.stores[index], posted, provenance),
+        Ok(provenance) => act(&store, posted, provenance),
     })
     .await;
     answered(done.unwrap_or(PageAnswer::Bad("internal error".into())))

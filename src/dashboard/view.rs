@@ -5,9 +5,13 @@
 //! on which draft), the checks with their output, accepted risks, drift, the project's
 //! lessons, what waits for the human (with the earlier round's comment threads,
 //! [`super::threads`]), and, when the session holds them, its owner, branch, track,
-//! stories (as they stand now, wherever they run) and traceability matrix. Texts are sent as
+//! stories (as they stand now, wherever they run), who holds its sprints on the team's
+//! remote, whether this copy of it is behind, and traceability matrix. Texts are sent as
 //! text (the page sets them with `textContent`); only Markdown and diffs are HTML, made
 //! by [`super::render`].
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -70,13 +74,21 @@ fn waiting(s: &Session) -> Vec<&'static str> {
         .collect()
 }
 
-/// Every task of every project, newest first within a project.
+/// Every task of every project, newest first within a project, each task of a clone once
+/// ([`one_per_task`]); a copy of a parent that moved on elsewhere is marked `behind`, not
+/// shown waiting on the human.
 pub fn tasks(dash: &Dashboard) -> Vec<TaskRow> {
     let mut rows = Vec::new();
-    for (index, store) in dash.stores.iter().enumerate() {
+    for (index, store) in dash.stores().iter().enumerate() {
         let Ok(project) = store.project(None) else {
             continue;
         };
+        // Each work tree names the common directory its own way (a linked one through
+        // `../..`): compared as the folder it is.
+        let clone = crate::git::Repo::at(&project.root).map(|r| {
+            let dir = r.common_dir();
+            dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf())
+        });
         let mut cursor: Option<String> = None;
         while let Ok(page) = store.list(None, cursor.as_deref()) {
             for entry in &page.sessions {
@@ -84,7 +96,12 @@ pub fn tasks(dash: &Dashboard) -> Vec<TaskRow> {
                     continue;
                 };
                 let s = stories::with_stories(&project, &s);
-                rows.push(TaskRow {
+                let behind = stories::stale_copy(&project, &s);
+                let mut extra = extras(&s);
+                if let Some(b) = &behind {
+                    extra.insert("behind".into(), json!(b));
+                }
+                let row = TaskRow {
                     project: index,
                     project_dir: project.display(),
                     session_id: s.session_id.clone(),
@@ -93,9 +110,14 @@ pub fn tasks(dash: &Dashboard) -> Vec<TaskRow> {
                     role: s.current_stage.role(),
                     state: s.current_state.to_string(),
                     updated_at: s.updated_at.clone(),
-                    waiting: waiting(&s),
-                    extra: extras(&s),
-                });
+                    waiting: if behind.is_some() {
+                        Vec::new()
+                    } else {
+                        waiting(&s)
+                    },
+                    extra,
+                };
+                rows.push((clone.clone(), row));
             }
             match page.next_cursor {
                 Some(next) if rows.len() < 2000 => cursor = Some(next),
@@ -103,7 +125,39 @@ pub fn tasks(dash: &Dashboard) -> Vec<TaskRow> {
             }
         }
     }
-    rows
+    one_per_task(rows)
+}
+
+/// One row per task of a clone (`rows` keyed by the clone's git common directory): a task
+/// whose session is in several of its work trees (a parent copied into each story's
+/// worktree, a story merged back into the main one) is shown from where it changed last.
+/// Rows of different clones, or outside git (`None`), all stay.
+fn one_per_task(rows: Vec<(Option<PathBuf>, TaskRow)>) -> Vec<TaskRow> {
+    let mut newest: HashMap<(&Path, &str), usize> = HashMap::new();
+    for (i, (clone, r)) in rows.iter().enumerate() {
+        let Some(c) = clone else { continue };
+        newest
+            .entry((c.as_path(), r.session_id.as_str()))
+            .and_modify(|b| {
+                if rows[*b].1.updated_at < r.updated_at {
+                    *b = i;
+                }
+            })
+            .or_insert(i);
+    }
+    let keep: Vec<bool> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, (clone, r))| {
+            clone
+                .as_ref()
+                .is_none_or(|c| newest[&(c.as_path(), r.session_id.as_str())] == i)
+        })
+        .collect();
+    rows.into_iter()
+        .zip(keep)
+        .filter_map(|((_, r), k)| k.then_some(r))
+        .collect()
 }
 
 /// A text of the project, as much of it as is shown.
@@ -148,6 +202,8 @@ pub fn task(store: &Store, project_index: usize, id: &str) -> Result<Value> {
     Ok(json!({
         "project": project_index,
         "project_dir": project.display(),
+        // A copy of a parent that moved on in another worktree: said so, above all else.
+        "behind": stories::stale_copy(&project, &s),
         "session_id": s.session_id,
         "task_name": s.task_name,
         "objective": s.objective,
@@ -163,6 +219,8 @@ pub fn task(store: &Store, project_index: usize, id: &str) -> Result<Value> {
         "extra": extras(&s),
         "matrix": matrix::view(&s),
         "lessons": lessons(&project),
+        // Who holds its sprints on the team's remote, as last fetched and said how long ago.
+        "claims": store.claim_holders(&project, &s, false),
         "drift": crate::store::drift(&project, &s).map(|d| json!({"documents": d.documents, "words": d.describe()})),
     }))
 }
@@ -323,4 +381,46 @@ fn names(actions: &[Action]) -> Vec<&'static str> {
 /// The error a page request reports, as text.
 pub fn message(e: &Error) -> String {
     crate::code::clip(&e.to_string(), 2000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(project: usize, id: &str, at: &str) -> TaskRow {
+        TaskRow {
+            project,
+            project_dir: format!("/w{project}"),
+            session_id: id.into(),
+            task_name: id.into(),
+            stage: Stage::Dev,
+            role: Stage::Dev.role(),
+            state: "generating".into(),
+            updated_at: at.into(),
+            waiting: Vec::new(),
+            extra: serde_json::Map::new(),
+        }
+    }
+
+    #[test]
+    fn a_task_in_several_work_trees_of_a_clone_is_one_row_from_where_it_changed_last() {
+        let clone = Some(PathBuf::from("/w0/.git"));
+        let other = Some(PathBuf::from("/elsewhere/.git"));
+        let got = one_per_task(vec![
+            (clone.clone(), row(0, "parent", "2026-11-27T10:00:00.000Z")),
+            (clone.clone(), row(1, "parent", "2026-11-27T09:00:00.000Z")),
+            (clone.clone(), row(1, "story", "2026-11-27T08:00:00.000Z")),
+            (clone.clone(), row(0, "story", "2026-11-27T08:00:00.000Z")),
+            (other, row(2, "parent", "2026-11-27T07:00:00.000Z")),
+            (None, row(3, "parent", "2026-11-27T07:00:00.000Z")),
+        ]);
+        let seen: Vec<(usize, &str)> = got
+            .iter()
+            .map(|r| (r.project, r.session_id.as_str()))
+            .collect();
+        assert_eq!(
+            seen,
+            [(0, "parent"), (1, "story"), (2, "parent"), (3, "parent")]
+        );
+    }
 }

@@ -1,6 +1,7 @@
 //! The claims a team's remote holds, read and changed as a whole: every ref under
 //! `refs/bmad/claims/` and `refs/bmad/released/` fetched into the clone (its copies follow
-//! the remote's, pruned), listed with the commit's time and message; one claim released
+//! the remote's, pruned), listed with the commit's time and message (or listed as the last
+//! fetch left them, without asking the remote); one claim released
 //! (deleted on the remote only while it is still the claim that was shown, with a record of
 //! the release pushed in the same atomic push); and one claim moved to a new message (its
 //! owner taking it over from another clone), again only while it is the claim read. Every
@@ -54,15 +55,24 @@ impl Repo {
                 &format!("+{RELEASED}*:{RELEASED}*"),
             ],
         );
-        let listed = self.local_refs();
-        let (claims, released) = listed
+        let mut board = self.board_kept()?;
+        board.unreachable = fetched.err();
+        Some(board)
+    }
+
+    /// The claims and release records as the clone's last fetch left them, without asking
+    /// the remote; `None` when the repository has no remote.
+    pub fn board_kept(&self) -> Option<Board> {
+        let remote = self.remote()?;
+        let (claims, released) = self
+            .local_refs()
             .into_iter()
             .partition(|r: &RemoteRef| r.refname.starts_with(CLAIMS));
         Some(Board {
             remote,
             claims,
             released,
-            unreachable: fetched.err(),
+            unreachable: None,
         })
     }
 

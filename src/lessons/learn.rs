@@ -169,17 +169,65 @@ fn source_of_failure(stage: Stage, rec: &StageRecord) -> Source {
     }
 }
 
-/// The failure, with where the report's findings are and how they begin.
+/// The failure, with where the report's findings are and the ones its beginning names.
 fn report(failure: &str, rec: &StageRecord) -> String {
     let doc = rec.draft_ref.as_ref().or(rec.final_result_ref.as_ref());
     match doc {
-        Some(d) if !d.summary.is_empty() => format!(
-            "{failure}. Findings in {}: {}",
-            d.file_path,
-            d.summary.split_whitespace().collect::<Vec<_>>().join(" ")
-        ),
-        Some(d) => format!("{failure}. Findings in {}", d.file_path),
+        Some(d) => {
+            let named = findings(&d.summary);
+            if named.is_empty() {
+                format!("{failure}. Findings in {}", d.file_path)
+            } else {
+                format!(
+                    "{failure}. Findings in {}: {}",
+                    d.file_path,
+                    named.join("; ")
+                )
+            }
+        }
         None => failure.to_string(),
+    }
+}
+
+/// The findings the beginning of a report (`summary`, perhaps cut short with `…`) names,
+/// each whole: its list items, else its lines of prose; headings and verdict lines
+/// (`Review Status: Fail`) left out, and a last line the cut left unfinished dropped.
+fn findings(summary: &str) -> Vec<String> {
+    let mut lines: Vec<&str> = summary
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    if summary.ends_with('…') {
+        lines.pop();
+    }
+    let verdict = |l: &str| {
+        let l = l.to_ascii_lowercase();
+        ["review status", "quality score", "intent:", "score:"]
+            .iter()
+            .any(|v| l.trim_start_matches(['*', '_']).starts_with(v))
+    };
+    let item = |l: &str| -> Option<String> {
+        let rest = l
+            .strip_prefix("- ")
+            .or_else(|| l.strip_prefix("* "))
+            .or_else(|| {
+                l.split_once(". ")
+                    .filter(|(n, _)| n.parse::<u32>().is_ok())
+                    .map(|(_, r)| r)
+            })?;
+        let rest = rest.trim();
+        (!rest.is_empty()).then(|| rest.to_string())
+    };
+    let kept = lines
+        .into_iter()
+        .filter(|l| !l.starts_with('#') && !verdict(l));
+    let kept: Vec<&str> = kept.collect();
+    let items: Vec<String> = kept.iter().filter_map(|l| item(l)).collect();
+    if items.is_empty() {
+        kept.into_iter().map(str::to_string).collect()
+    } else {
+        items
     }
 }
 
@@ -315,7 +363,10 @@ mod tests {
                 Source::Report
             )
         );
-        assert!(l.words.starts_with("Review Status: Fail. Findings in .claude/specs/notes/04-dev-reviewed.md: Review Status: Fail No input validation"), "{}", l.words);
+        assert_eq!(
+            l.words,
+            "Review Status: Fail. Findings in .claude/specs/notes/04-dev-reviewed.md: No input validation on the import form."
+        );
         assert_eq!(l.digest.as_deref(), Some("ab".repeat(32).as_str()));
     }
 
@@ -347,6 +398,34 @@ mod tests {
         assert_eq!(learned(&before, &after, true), []);
         // A decision that accepts nothing is not an acceptance.
         assert!(!accepts_risk(&before, &before));
+    }
+
+    /// A lesson names a report's findings, each whole: not its headings and verdict, and
+    /// not a finding the report's cut beginning left unfinished.
+    #[test]
+    fn an_accepted_risk_names_the_findings_whole() {
+        let report = "# Code Review\n\n## Findings\n- The token is logged at debug level.\n- Passwords are compared in variable time.\n\nReview Status: Fail\n";
+        assert_eq!(
+            findings(report),
+            [
+                "The token is logged at debug level.",
+                "Passwords are compared in variable time."
+            ]
+        );
+        let long = format!(
+            "# Code Review\n\n- First finding.\n- {}",
+            "word ".repeat(80)
+        );
+        let cut = crate::workflow::session::summarize(&long);
+        assert_eq!(findings(&cut), ["First finding."]);
+        assert_eq!(
+            findings("# Review\n\nReview Status: Fail"),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            findings("The form is not validated."),
+            ["The form is not validated."]
+        );
     }
 
     /// Only an answer that contradicts what the author assumed teaches: not a question

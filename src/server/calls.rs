@@ -255,7 +255,7 @@ impl BmadServer {
             crate::store::went_back(&project, &s),
             faults::since_last_change(&project, &s).map(|f| faults::describe(&project, &f)),
             crate::store::stories::stale_copy(&project, &s),
-            store.claim_holders(&project, &s),
+            store.claim_holders(&project, &s, false),
         ];
         for n in said.into_iter().flatten() {
             r.notices.get_or_insert_with(Vec::new).push(n);

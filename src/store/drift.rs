@@ -2,7 +2,8 @@
 //! change, the person deciding, the commit each stage document was written against, and
 //! the drift since: the earlier documents and the project's files a later stage relied on
 //! that changed after it was saved (by hand, or by another branch merged in); not, in a
-//! later round of development, the files the developer changes.
+//! later round of development, the files the developer changes, nor a parent's files once
+//! its sprints run as stories (their branches merged in are the planned work).
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -168,7 +169,11 @@ pub fn drift_after(project: &Project, session: &Session, seen: Option<&Seen>) ->
     // In a later round of development the files changed since are the developer's own
     // work, which the round is for: only the first round hears of files changed since the
     // plan.
-    let own_work = session.current_stage == Stage::Dev && session.record(Stage::Dev).iteration > 0;
+    // So are a parent's, once its sprints run as stories: the files their branches bring
+    // in are the plan's own work merged, not a change under it.
+    let own_work = (session.current_stage == Stage::Dev
+        && session.record(Stage::Dev).iteration > 0)
+        || !session.stories.is_empty();
     if let Some((stage, basis)) = latest.filter(|_| !own_work) {
         let files = Repo::at(&project.root).and_then(|r| changed_files(&r, basis, seen));
         if let Some(files) = files {

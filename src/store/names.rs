@@ -34,7 +34,15 @@ pub fn for_team(base: &str, handle: Option<&str>, tag: &str) -> String {
         Some(h) => format!("{kept}-{h}-{tag}"),
         None => format!("{kept}-{tag}"),
     };
-    let head = cut(base, MAX_TASK_NAME.saturating_sub(suffix.len()));
+    // Every story of one parent gets the same head, whoever starts it and whichever its
+    // sprint: the room kept after it is the most a sprint number and a handle take, so
+    // the stories of one parent group by name.
+    let room = if kept.is_empty() {
+        suffix.len()
+    } else {
+        "-sprint-999-".len() + crate::workflow::person::MAX_HANDLE + 1 + tag.len()
+    };
+    let head = cut(base, MAX_TASK_NAME.saturating_sub(room));
     let head = if head.is_empty() { "task" } else { &head };
     format!("{head}{suffix}")
 }
@@ -285,6 +293,22 @@ mod tests {
             t.len() <= MAX_TASK_NAME && t.ends_with("-sprint-12-alice-63d7"),
             "{t}"
         );
+    }
+
+    #[test]
+    fn stories_of_one_parent_are_cut_alike_whoever_starts_them() {
+        let parent = "add-a-python-todo-library-with-tags-lea-3f9c";
+        let heads: Vec<String> = [(1, "ben"), (2, "cy"), (10, "bartholomewm")]
+            .iter()
+            .map(|(n, who)| {
+                let t = for_team(&format!("{parent}-sprint-{n}"), Some(who), "63d7");
+                assert!(t.len() <= MAX_TASK_NAME && is_valid(&t), "{t}");
+                assert!(t.ends_with(&format!("-sprint-{n}-{who}-63d7")), "{t}");
+                t.split("-sprint-").next().unwrap().to_string()
+            })
+            .collect();
+        assert_eq!(heads[0], "add-a-python-todo");
+        assert!(heads.iter().all(|h| *h == heads[0]), "{heads:?}");
     }
 
     #[test]

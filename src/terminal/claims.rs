@@ -68,22 +68,12 @@ fn holder(h: &Held) -> String {
 
 fn list(store: &Store, project: &Project, claims: &Claims) {
     let now = chrono::Utc::now();
-    match &claims.stale {
-        None => println!(
-            "{} claim(s) on the remote `{}`, read now:",
-            claims.held.len(),
-            visible(&claims.remote)
-        ),
-        Some((why, at)) => println!(
-            "The remote `{}` could not be reached ({}): {} claim(s) as this clone last fetched them{}:",
-            visible(&claims.remote),
-            visible(&clip(why, 200)),
-            claims.held.len(),
-            at.as_deref()
-                .map(|t| format!(", {}", when::shown(t, now)))
-                .unwrap_or_else(|| ", never fetched before".into())
-        ),
-    }
+    println!(
+        "{} claim(s) on the remote `{}`, {}:",
+        claims.held.len(),
+        visible(&claims.remote),
+        claims.how_read(now)
+    );
     for h in &claims.held {
         println!(
             "  {} sprint {}: {}, since {}",
@@ -128,7 +118,7 @@ fn release(store: &Store, project: &Project, task: &str, sprint: u32) -> Outcome
         Err(e) => return Err(e.to_string()),
     };
     let claims = read(project)?;
-    if let Some((why, _)) = &claims.stale {
+    if let board::Read::Unreachable(why, _) = &claims.read {
         return Err(format!(
             "the remote `{}` could not be reached ({}): nothing was released",
             visible(&claims.remote),

@@ -1,4 +1,5 @@
-//! The terminal's reading commands: `list` (the project's sessions, newest first) and
+//! The terminal's reading commands: `list` (the project's sessions, newest first, a
+//! parent's with who holds its sprints on the team's remote) and
 //! `status` (where a task stands, its checks, who decided what). They change nothing.
 
 use super::{Exit, Outcome};
@@ -20,6 +21,19 @@ pub(super) fn list(store: &Store, mine: bool) -> Outcome {
         .max()
         .unwrap_or(0)
         .max(32);
+    // Who holds which sprint of a parent on the team's remote: one bounded fetch for all,
+    // made only when a task listed may be waiting on its stories.
+    let waits = |s: &crate::store::ListEntry| {
+        s.track == crate::workflow::Track::Full
+            && s.current_stage.builds_scope()
+            && s.current_state == State::Generating
+    };
+    let claims = page
+        .sessions
+        .iter()
+        .any(waits)
+        .then(|| crate::store::stories::board::read(&project))
+        .flatten();
     for s in &page.sessions {
         let mut who = String::new();
         if let Some(o) = &s.owner {
@@ -36,6 +50,18 @@ pub(super) fn list(store: &Store, mine: bool) -> Outcome {
             s.current_state.to_string(),
             s.updated_at
         );
+        let held = claims
+            .as_ref()
+            .filter(|c| c.held.iter().any(|h| h.parent_id == s.session_id))
+            .and_then(|c| {
+                let (_, parent) = store
+                    .load(None, &SessionKey::Id(s.session_id.clone()))
+                    .ok()?;
+                store.holders_in(c, &parent)
+            });
+        if let Some(line) = held {
+            println!("      {}", visible(&line));
+        }
     }
     if page.next_cursor.is_some() {
         println!(
@@ -167,7 +193,7 @@ fn stories(store: &Store, project: &crate::files::Project, s: &crate::workflow::
     }
     let said = [
         crate::store::stories::stale_copy(project, s),
-        store.claim_holders(project, s),
+        store.claim_holders(project, s, true),
     ];
     for line in said.into_iter().flatten() {
         println!("{}", visible(&line));

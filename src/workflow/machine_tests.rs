@@ -1788,6 +1788,8 @@ fn a_parent_runs_its_final_qa_only_once_every_story_completed() {
         stage,
         state,
         updated_at: "2026-11-21T12:00:00.000Z".into(),
+        review_status: None,
+        gone: false,
     };
     r.s.stories = vec![
         entry(1, Stage::Qa, State::Completed),

@@ -8,6 +8,9 @@ use serde::{Deserialize, Serialize};
 /// Characters kept of a name or an email.
 const MAX_PART: usize = 120;
 
+/// The most characters of a [`Person::handle`].
+pub const MAX_HANDLE: usize = 12;
+
 /// A person: at least one of the two is present.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Person {
@@ -70,7 +73,7 @@ impl Person {
                 let h: String = slug::slugify(raw)
                     .chars()
                     .filter(char::is_ascii_alphanumeric)
-                    .take(12)
+                    .take(MAX_HANDLE)
                     .collect();
                 (!h.is_empty()).then_some(h)
             })

@@ -96,6 +96,12 @@ pub struct StoryState {
     pub stage: Stage,
     pub state: State,
     pub updated_at: String,
+    /// What the story's review stated (`Review Status:`), once stated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review_status: Option<String>,
+    /// Whether its worktree was gone when last read (a deleted clone or worktree).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub gone: bool,
 }
 
 impl StoryState {
@@ -104,7 +110,7 @@ impl StoryState {
     }
 
     /// Who holds the sprint, for a refusal or a listing: "alice on branch `s1` in /wt
-    /// (story `t-sprint-1`, at dev/generating)".
+    /// (story `t-sprint-1`, at dev/generating)"; a worktree that is gone says so.
     pub fn holder(&self) -> String {
         format!(
             "{}{} in {} (story `{}`, at {}/{})",
@@ -113,7 +119,11 @@ impl StoryState {
                 .as_deref()
                 .map(|b| format!(" on branch `{b}`"))
                 .unwrap_or_default(),
-            self.worktree,
+            if self.gone {
+                format!("{} (gone)", self.worktree)
+            } else {
+                self.worktree.clone()
+            },
             self.task_name,
             self.stage,
             self.state

@@ -25,6 +25,15 @@ pub fn ago(t: DateTime<Utc>, now: DateTime<Utc>) -> String {
     }
 }
 
+/// As [`ago`], to the second under a minute ("40 s ago"): how old an answer kept from the
+/// network is.
+pub fn ago_in_seconds(t: DateTime<Utc>, now: DateTime<Utc>) -> String {
+    match (now - t).num_seconds() {
+        s @ 0..=59 => format!("{s} s ago"),
+        _ => ago(t, now),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -51,5 +60,8 @@ mod tests {
             "2026-11-27 12:00 UTC, 5 h ago"
         );
         assert_eq!(shown("yesterday", now), "yesterday");
+        let at = |t: &str| DateTime::parse_from_rfc3339(t).unwrap().with_timezone(&Utc);
+        assert_eq!(ago_in_seconds(at("2026-11-27T16:59:20Z"), now), "40 s ago");
+        assert_eq!(ago_in_seconds(at("2026-11-27T16:58:00Z"), now), "2 min ago");
     }
 }

@@ -3,9 +3,12 @@
 //! stories). Ben's clone dies holding sprint 1 before it pushed anything: Cy is refused
 //! naming the command that frees it, `bmad-mcp claims` lists who holds what since when
 //! and from where, and Ben, from a new clone, takes his own claim over. Lea's `status`
-//! names both holders before anything is merged. Cy's clone dies too: Lea releases his
+//! (the model's, from the clone's last fetch refreshed in the background; hers at the
+//! terminal, fetched) and `list` name both holders before anything is merged. Cy's clone dies too: Lea releases his
 //! sprint at her terminal (refused from a pipe), the release is recorded with her name,
-//! and the sprint can be claimed again.
+//! and the sprint can be claimed again. Then Lea and Ben send one PRD back on both clones:
+//! the merge conflicts, the refusal names `bmad-mcp resolve`, and after Ben keeps Lea's
+//! version the lesson of his discarded send-back is retired, not recalled.
 
 use std::path::Path;
 
@@ -13,7 +16,7 @@ use serde_json::json;
 
 use crate::support::terminal::run_in_terminal;
 use crate::support::{bin, git, passing_architecture, passing_prd, to_approved_plan};
-use crate::team_git::{clone_as, commit_all, server};
+use crate::team_git::{clone_as, commit_all, git_may_fail, server};
 
 const THREE_SPRINTS: &str = "# Sprint Plan\n\n## Sprint 1: Login\n- the form\n\n## Sprint 2: Logout\n- the button\n\n## Sprint 3: Profile\n- the page\n";
 
@@ -122,20 +125,46 @@ async fn a_dead_clone_s_sprint_is_listed_taken_over_by_its_owner_and_released_by
         v["notices"]
     );
 
-    // Cy takes sprint 2; the lead's status names both holders before anything merged.
+    // Cy takes sprint 2. The model's status does not wait on the network: it gives this
+    // clone's last fetch (the lead's `claims` above), says how old, and fetches again in the
+    // background, so a status moments later names both holders before anything merged.
     c.ok(story(2)).await;
-    let v = l
-        .ok(json!({"action": "status", "session_id": parent}))
-        .await;
+    let status = json!({"action": "status", "session_id": parent});
+    let v = l.ok(status.clone()).await;
     let said = v["notices"].to_string();
     assert!(said.contains("sprint 1 (Login) by Ben Okafor"), "{v:#}");
-    assert!(said.contains("sprint 2 (Logout) by Cy Park"), "{v:#}");
+    assert!(
+        said.contains("Claimed on the remote `origin` (as of ")
+            && said.contains(" ago, this clone's last fetch)"),
+        "{v:#}"
+    );
+    let mut said = String::new();
+    for _ in 0..100 {
+        said = l.ok(status.clone()).await["notices"].to_string();
+        if said.contains("sprint 2 (Logout) by Cy Park") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(said.contains("sprint 2 (Logout) by Cy Park"), "{said}");
+    assert!(said.contains("sprint 1 (Login) by Ben Okafor"), "{said}");
+    // The commands a person types fetch: `status` and the parent's row in `list`.
     let (_, out) = run(&lea, &["status", &task]);
     assert!(
         out.contains("Claimed on the remote `origin` (read now)"),
         "{out}"
     );
     assert!(out.contains("sprint 2 (Logout) by Cy Park"), "{out}");
+    let (code, out) = run(&lea, &["list"]);
+    assert_eq!(code, 0, "{out}");
+    let row = out.lines().skip_while(|l| !l.contains(&task)).nth(1);
+    let row = row.unwrap_or_default();
+    assert!(
+        row.contains("Claimed on the remote `origin` (read now)")
+            && row.contains("sprint 1 (Login) by Ben Okafor")
+            && row.contains("sprint 2 (Logout) by Cy Park"),
+        "{out}"
+    );
 
     // Cy's clone dies too: the lead releases his sprint at her own terminal, not from a
     // pipe; the release names her, and the sprint is free for anyone.
@@ -163,6 +192,66 @@ async fn a_dead_clone_s_sprint_is_listed_taken_over_by_its_owner_and_released_by
         "{out}"
     );
     b.ok(story(2)).await;
+
+    // Lea and Ben send the same PRD back on both clones, each with their own words: the
+    // merge conflicts on the task, and the refusal names `resolve`, not a file checkout.
+    let v = l
+        .ok(json!({"action": "start", "objective": "Add a settings page"}))
+        .await;
+    let (sid, other) = (v["session_id"].clone(), v["task_name"].clone());
+    let other = other.as_str().unwrap();
+    let on = |sid: &serde_json::Value, mut args: serde_json::Value| {
+        args["session_id"] = sid.clone();
+        args
+    };
+    let prd = json!({"action": "submit", "claude_result": passing_prd()});
+    l.ok(on(&sid, prd)).await;
+    commit_all(&lea, "Lea: a settings page");
+    git(&lea, &["push", "-q"]);
+    commit_all(&ben2, "Ben: sprints 1 and 2");
+    git(&ben2, &["pull", "-q", "--no-edit"]);
+    let words = [
+        (&l, &lea, "Name the users first."),
+        (&b, &ben2, "Say which browsers the settings page supports."),
+    ];
+    for (c, dir, said) in words {
+        c.ok(on(&sid, json!({"action": "reject", "feedback": said})))
+            .await;
+        commit_all(dir, said);
+    }
+    git(&lea, &["push", "-q"]);
+    assert!(
+        !git_may_fail(&ben2, &["pull", "-q", "--no-edit"]),
+        "the task conflicts"
+    );
+    let v = b
+        .refused(on(&sid, json!({"action": "status"})), "session_conflicted")
+        .await;
+    let m = v["error"]["message"].as_str().unwrap();
+    assert!(
+        m.contains(&format!("`bmad-mcp resolve {other} --theirs`")),
+        "{m}"
+    );
+    assert!(!m.contains("git checkout --ours"), "{m}");
+
+    // Ben keeps Lea's version: the lesson his discarded send-back taught is retired with
+    // it, and only Lea's is recalled.
+    let (code, out) = run(&ben2, &["resolve", other, "--theirs"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("Retired 1 lesson(s) learnt on the other version"),
+        "{out}"
+    );
+    git(&ben2, &["commit", "-q", "--no-edit"]);
+    let (_, active) = run(&ben2, &["lessons", "list"]);
+    assert!(active.starts_with("1 lesson(s)"), "{active}");
+    assert!(active.contains("Name the users first"), "{active}");
+    assert!(!active.contains("browsers"), "{active}");
+    let (_, all) = run(&ben2, &["lessons", "list", "--all"]);
+    assert!(
+        all.contains("browsers") && all.contains("(retired)"),
+        "{all}"
+    );
     b.close().await;
     l.close().await;
 }

@@ -3,7 +3,8 @@
 //! nested under it with their state, owner and branch, one of them run from another git
 //! worktree of the clone, which the same page serves; the story's own page naming its parent; and the requirement matrix as a table,
 //! the ids with a gap highlighted. A screenshot of the task page is kept in
-//! `target/dashboard/team.png`.
+//! `target/dashboard/team.png`. A worktree added while the page is open is on it within
+//! seconds, its story listed under a parent shown once.
 
 use std::path::Path;
 use std::process::Command;
@@ -46,24 +47,17 @@ async fn step(c: &Client, sid: &Value, mut args: Value) -> Value {
     c.ok(args).await
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs Debian's chromium and chromium-driver (apt-get install chromium chromium-driver): run ./scripts/test"]
-async fn owners_branches_stories_and_the_matrix_are_tables_on_the_page() {
-    assert!(
-        Path::new(CHROMIUM).exists() && Path::new(CHROMEDRIVER).exists(),
-        "install chromium and chromium-driver"
-    );
-    let base = tempfile::tempdir().unwrap();
-    let base = base.path().canonicalize().unwrap();
-    let main = base.join("main");
-    std::fs::create_dir(&main).unwrap();
-    git(&main, &["init", "-q", "-b", "main"]);
+/// A clone at `main` whose parent task (by Ana) has its two-sprint plan approved and
+/// committed: her server, the parent's session id and its task name.
+async fn planned(main: &Path) -> (Client, Value, String) {
+    std::fs::create_dir(main).unwrap();
+    git(main, &["init", "-q", "-b", "main"]);
     std::fs::write(
         main.join(".gitignore"),
         ".bmad-task/.lock\n.bmad-task/task-mapping.json*\n",
     )
     .unwrap();
-    let lead = server_of(&main, "Ana <ana@example.com>").await;
+    let lead = server_of(main, "Ana <ana@example.com>").await;
     let v = lead
         .ok(json!({"action": "start", "objective": "Build a team todo app", "cwd": main.to_str().unwrap()}))
         .await;
@@ -79,8 +73,91 @@ async fn owners_branches_stories_and_the_matrix_are_tables_on_the_page() {
     ] {
         step(&lead, &parent, args).await;
     }
-    git(&main, &["add", "-A"]);
-    git(&main, &["commit", "-q", "-m", "the approved plan"]);
+    git(main, &["add", "-A"]);
+    git(main, &["commit", "-q", "-m", "the approved plan"]);
+    (lead, parent, task)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Debian's chromium and chromium-driver (apt-get install chromium chromium-driver): run ./scripts/test"]
+async fn a_worktree_added_while_the_page_is_open_is_on_it_within_seconds() {
+    assert!(
+        Path::new(CHROMIUM).exists() && Path::new(CHROMEDRIVER).exists(),
+        "install chromium and chromium-driver"
+    );
+    let base = tempfile::tempdir().unwrap();
+    let base = base.path().canonicalize().unwrap();
+    let main = base.join("main");
+    let (lead, parent, task) = planned(&main).await;
+    // The dashboard starts before the worktree exists.
+    let d = Dash::start(&main);
+    let b = Browser::start();
+    b.goto(&d.url);
+    let parent_row = format!("#tasks tr[data-session='{}']", parent.as_str().unwrap());
+    assert!(b.text(&format!("{parent_row} td.owner")).contains("Ana"));
+
+    let wt = base.join("wt-late");
+    git(
+        &main,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            wt.to_str().unwrap(),
+            "-b",
+            "sprint-2",
+        ],
+    );
+    let cy = server_of(&wt, "Cy <cy@example.com>").await;
+    let story = cy
+        .ok(json!({"action": "start", "parent": task, "sprint": 2, "cwd": wt.to_str().unwrap()}))
+        .await;
+    let row = format!(
+        "{parent_row} + tr.story[data-session='{}']",
+        story["session_id"].as_str().unwrap()
+    );
+    // The open page hears of it and lists the story from its worktree, without a restart.
+    let started = std::time::Instant::now();
+    let script = format!("return document.querySelector(\"{row}\") !== null");
+    while b.run(&script) != json!(true) {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "the story of the new worktree is not on the page: {}",
+            b.run("return document.body.innerText")
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    assert_eq!(
+        b.text(&format!("{row} td:last-child")),
+        wt.display().to_string()
+    );
+    // The parent is listed once, from the worktree where it changed last: not again as
+    // the copy the new worktree checked out.
+    let rows = b.run(&format!(
+        "return document.querySelectorAll(\"#tasks tr[data-session='{}']\").length",
+        parent.as_str().unwrap()
+    ));
+    assert_eq!(rows, json!(1));
+    // Its page opens from there, served by the same process.
+    b.click(&format!("{row} a.task-link"));
+    assert!(b.text("#task-owner").contains("Owner Cy"));
+    drop(b);
+    lead.close().await;
+    cy.close().await;
+    d.stop();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Debian's chromium and chromium-driver (apt-get install chromium chromium-driver): run ./scripts/test"]
+async fn owners_branches_stories_and_the_matrix_are_tables_on_the_page() {
+    assert!(
+        Path::new(CHROMIUM).exists() && Path::new(CHROMEDRIVER).exists(),
+        "install chromium and chromium-driver"
+    );
+    let base = tempfile::tempdir().unwrap();
+    let base = base.path().canonicalize().unwrap();
+    let main = base.join("main");
+    let (lead, parent, task) = planned(&main).await;
     let wt1 = base.join("wt1");
     git(
         &main,

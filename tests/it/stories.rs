@@ -1,8 +1,9 @@
 //! Stories through the real binary: a full run whose two approved sprints run as stories
 //! from two git worktrees at once, each with its own server process and owner; a second
 //! claim on a held sprint refused naming its holder; the parent refusing its final QA while
-//! a story is open, then running it once every story completed; and the stories' files
-//! merging back without a conflict.
+//! a story is open (a story's branch read where it runs, renamed since), then running it
+//! once every story completed, its end stating the stories' reviews; and the stories'
+//! files merging back without a conflict.
 
 use std::path::Path;
 use std::process::Command;
@@ -79,6 +80,8 @@ async fn two_sprints_run_as_stories_from_two_worktrees_at_once_and_the_parent_ru
         ".bmad-task/.lock\n.bmad-task/task-mapping.json*\n",
     )
     .unwrap();
+    git(&main, &["add", "-A"]);
+    git(&main, &["commit", "-q", "-m", "first"]);
 
     // The parent: PRD, architecture and a two-sprint plan, approved in the main worktree.
     let lead = connect(Era::Modern, &main).await;
@@ -172,12 +175,16 @@ async fn two_sprints_run_as_stories_from_two_worktrees_at_once_and_the_parent_ru
     .await;
     at(&v, "qa", "completed");
 
+    // Bob renames his branch: the parent reads it there, not as the story recorded it.
+    git(&wt2, &["branch", "-m", "sprint-2", "sprint-2-bob"]);
+
     // The parent sees both, and refuses its final QA while sprint 2 is open.
     let v = lead
         .ok(json!({"action": "status", "session_id": parent}))
         .await;
     let stories = v["stories"].as_array().unwrap();
     assert_eq!(stories.len(), 2, "{v:#}");
+    assert_eq!(stories[1]["branch"], "sprint-2-bob", "{v:#}");
     assert_eq!(
         (&stories[0]["sprint"], &stories[0]["state"]),
         (&json!(1), &json!("completed"))
@@ -221,6 +228,12 @@ async fn two_sprints_run_as_stories_from_two_worktrees_at_once_and_the_parent_ru
     )
     .await;
     at(&v, "qa", "completed");
+    // Its review ran as the stories' reviews, and the end says what they stated.
+    let said = v["user_message"].as_str().unwrap();
+    assert!(
+        said.contains("Review status: Pass, in each story's review (sprints 1, 2)."),
+        "{said}"
+    );
     let s = crate::support::read_json(&main.join(format!(
         ".bmad-task/session-{}.json",
         parent.as_str().unwrap()
@@ -260,18 +273,35 @@ async fn two_sprints_run_as_stories_from_two_worktrees_at_once_and_the_parent_ru
         v["notices"]
             .to_string()
             .contains("This worktree's copy of task")
-            && v["notices"].to_string().contains("is behind the one in"),
+            && v["notices"]
+                .to_string()
+                .contains("is behind: the task completed on branch `main` in "),
         "{v:#}"
     );
 
-    // Each story's files are its own: both branches merge into main without a conflict.
+    // Each story's files are its own: both branches merge into main without a conflict,
+    // and the code they bring is the plan's work, not drift under the parent.
     for (dir, msg) in [(&wt1, "sprint 1"), (&wt2, "sprint 2")] {
+        std::fs::write(
+            dir.join(format!("{}.rs", msg.replace(' ', "_"))),
+            "// built\n",
+        )
+        .unwrap();
         git(dir, &["add", "-A"]);
         git(dir, &["commit", "-q", "-m", msg]);
     }
     git(&main, &["add", "-A"]);
     git(&main, &["commit", "-q", "-m", "final QA"]);
-    git(&main, &["merge", "-q", "--no-edit", "sprint-1", "sprint-2"]);
+    git(
+        &main,
+        &["merge", "-q", "--no-edit", "sprint-1", "sprint-2-bob"],
+    );
+    assert!(main.join("sprint_2.rs").exists());
+    let v = lead
+        .ok(json!({"action": "status", "session_id": parent}))
+        .await;
+    assert!(v["drift"].is_null(), "{:#}", v["drift"]);
+    assert!(!v["notices"].to_string().contains("Drift"), "{v:#}");
     let listed = String::from_utf8(bin(&main).args(["list"]).output().unwrap().stdout).unwrap();
     for s in [&s1, &s2] {
         let name = s["task_name"].as_str().unwrap();

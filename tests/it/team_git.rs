@@ -17,7 +17,7 @@ use crate::support::{
 };
 
 /// git in `dir` that may fail: whether it succeeded.
-fn git_may_fail(dir: &Path, args: &[&str]) -> bool {
+pub(crate) fn git_may_fail(dir: &Path, args: &[&str]) -> bool {
     Command::new("git")
         .arg("-C")
         .arg(dir)

@@ -77,7 +77,8 @@ function listRow(t, many, story) {
     el("td", {}, story ? [el("span", { class: "muted", text: "↳ sprint " + story.sprint + ": " }), name] : name),
     el("td", { text: t.role + " (" + t.stage + ")" }),
     el("td", { text: t.state }),
-    el("td", { class: t.waiting.length ? "waiting" : "", text: t.waiting.join(", ") || "—" }),
+    x.behind ? el("td", { class: "muted behind", text: "this copy is behind" })
+      : el("td", { class: t.waiting.length ? "waiting" : "", text: t.waiting.join(", ") || "—" }),
     el("td", { class: "owner", text: x.owner || (x.story && x.story.owner) || "—" }),
     el("td", { class: "branch", text: x.branch || "—" }),
     el("td", { class: "muted", ...when(t.updated_at) }),
@@ -486,6 +487,7 @@ function taskHeader(t) {
   const link = x.story;
   return [
     el("p", { class: "muted", text: t.session_id + " · " + t.project_dir }),
+    t.behind ? el("p", { id: "behind", class: "waiting", text: t.behind }) : null,
     el("p", { id: "task-owner" },
       el("span", { class: "label", text: "Owner " }), el("strong", { class: "owner", text: x.owner || (link && link.owner) || "not recorded" }),
       el("span", { class: "label", text: " · Branch " }), el("strong", { class: "branch", text: x.branch || (link && link.branch) || "none (not in git)" }),
@@ -497,16 +499,17 @@ function taskHeader(t) {
 
 function storiesSection(t) {
   const stories = (t.extra && t.extra.stories) || [];
-  if (!stories.length) return null;
+  if (!stories.length && !t.claims) return null;
   return el("section", { class: "card", id: "stories-card" }, el("h2", { text: "Stories" }),
     el("p", { class: "muted", text: "Each approved sprint runs as a story of its own: here as they stand now, wherever in this clone they run." }),
-    el("table", { id: "stories" }, el("tr", {}, ["Sprint", "Story", "Stage", "State", "Owner", "Branch", "Worktree", "Updated"].map((h) => el("th", { text: h }))),
+    t.claims ? el("p", { id: "claims", text: t.claims }) : null,
+    !stories.length ? null : el("table", { id: "stories" }, el("tr", {}, ["Sprint", "Story", "Stage", "State", "Owner", "Branch", "Worktree", "Updated"].map((h) => el("th", { text: h }))),
       stories.map((s) => el("tr", { "data-sprint": s.sprint, class: s.state === "completed" ? "done" : null },
         el("td", { text: String(s.sprint) }),
         el("td", {}, el("a", { href: "#/task/" + encodeURIComponent(s.session_id), text: s.task_name })),
         el("td", { text: s.stage }), el("td", { class: "state", text: s.state }),
         el("td", { class: "owner", text: s.owner }), el("td", { class: "branch", text: s.branch || "—" }),
-        el("td", { class: "muted", text: s.worktree }), el("td", { class: "muted", ...when(s.updated_at) })))));
+        el("td", { class: "muted", text: s.worktree + (s.gone ? " (gone)" : "") }), el("td", { class: "muted", ...when(s.updated_at) })))));
 }
 
 function matrixRow(m, r) {

@@ -117,17 +117,53 @@ fn risk_accepted(s: &Session, st: Stage) -> Option<&'static str> {
     })
 }
 
-/// The review's status as stated, with the risk accepted when it failed.
+/// The review's status as stated, with the risk accepted when it failed; for a parent
+/// whose sprints were reviewed as stories, as their reviews stated it.
 fn review_status(s: &Session) -> Option<String> {
     let st = Stage::ALL
         .into_iter()
         .find(|st| st.has_marker(Marker::ReviewStatus))?;
-    let status = s.record(st).review_status.clone()?;
+    let Some(status) = s.record(st).review_status.clone() else {
+        return stories_review(s);
+    };
     let failed = failed_verdict(st, s.record(st)).is_some();
     Some(match risk_accepted(s, st) {
         Some(risk) if failed => format!("{status} ({risk})"),
         _ => status,
     })
+}
+
+/// What the stories' reviews stated: one status when every story stated the same ("Pass,
+/// in each story: sprints 1, 2"), else each sprint's; `None` when none stated one.
+fn stories_review(s: &Session) -> Option<String> {
+    let said = |o: &crate::workflow::story::StoryState| {
+        o.review_status
+            .as_deref()
+            .map_or_else(|| "not stated".to_string(), |r| clip(r, 80))
+    };
+    let first = s.stories.iter().find_map(|o| o.review_status.as_deref())?;
+    let numbers: Vec<String> = s.stories.iter().map(|o| o.sprint.to_string()).collect();
+    if s.stories
+        .iter()
+        .all(|o| o.review_status.as_deref() == Some(first))
+    {
+        let which = if numbers.len() == 1 {
+            "sprint"
+        } else {
+            "sprints"
+        };
+        return Some(format!(
+            "{}, in each story's review ({which} {})",
+            clip(first, 80),
+            numbers.join(", ")
+        ));
+    }
+    let each: Vec<String> = s
+        .stories
+        .iter()
+        .map(|o| format!("sprint {} {}", o.sprint, said(o)))
+        .collect();
+    Some(format!("by story: {}", each.join("; ")))
 }
 
 /// The QA score, with the gate and the risk accepted when it stayed below it.

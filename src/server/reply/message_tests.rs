@@ -262,6 +262,39 @@ fn completion_names_the_sprints_built_and_those_left_out() {
 }
 
 #[test]
+fn a_parent_built_as_stories_states_their_reviews() {
+    let mut s = session(Stage::Qa, State::Completed);
+    let story = |sprint: u32, review: Option<&str>| crate::workflow::story::StoryState {
+        sprint,
+        session_id: format!("story-{sprint}"),
+        task_name: format!("todo-app-sprint-{sprint}"),
+        owner: "Ben".into(),
+        branch: None,
+        worktree: "/wt".into(),
+        stage: Stage::Qa,
+        state: State::Completed,
+        updated_at: "2026-11-27T12:00:00.000Z".into(),
+        review_status: review.map(str::to_string),
+        gone: false,
+    };
+    s.stories = vec![story(1, Some("Pass")), story(2, Some("Pass"))];
+    let msg = completed(&s);
+    assert!(
+        msg.contains("Review status: Pass, in each story's review (sprints 1, 2). QA score"),
+        "{msg}"
+    );
+    s.stories = vec![story(1, Some("Pass")), story(2, None)];
+    let msg = completed(&s);
+    assert!(
+        msg.contains("Review status: by story: sprint 1 Pass; sprint 2 not stated. QA score"),
+        "{msg}"
+    );
+    // The parent's own review, when it ran one, is what it states.
+    s.record_mut(Stage::Review).review_status = Some("Pass with risks".into());
+    assert!(completed(&s).contains("Review status: Pass with risks. QA score"));
+}
+
+#[test]
 fn completion_lists_the_documents() {
     let mut s = session(Stage::Qa, State::Completed);
     s.artifacts = vec!["a.md".into(), "b.md".into()];

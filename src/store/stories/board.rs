@@ -1,15 +1,21 @@
 //! The sprints a team holds on its remote, for the humans who lead it: each claim read
 //! with who made it, from which clone and branch, and since when (the claim commit's
-//! time), through one bounded fetch ([`crate::git::Repo::board`]); when the remote cannot
-//! be reached, the clone's copies from its last fetch, said to be that old. A claim whose
+//! time), through one bounded fetch ([`crate::git::Repo::board`]) for the commands a person
+//! types, or, for the model's `status` and the dashboard, the clone's copies from its last
+//! fetch while they are young, said to be that old, refreshed in the background ([`kept`]);
+//! when the remote cannot be reached, the last fetch's copies, said to be that old. A claim whose
 //! clone is gone is released here, recorded on the remote with who released it.
+
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
 
 use super::remote::Claimant;
 use super::Registry;
+use crate::code::{clip, visible};
 use crate::files::Project;
 use crate::git::{Board, RemoteRef, Repo};
+use crate::workflow::when;
 
 /// Where a clone notes when its claims were last fetched, beside the stories' entries.
 const FETCHED_REL: &str = ".bmad-task/claims-fetched";
@@ -50,15 +56,26 @@ pub struct Released {
     pub record: Option<Release>,
 }
 
+/// How the claims shown were read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Read {
+    /// Fetched from the remote now.
+    Now,
+    /// The clone's copies from its fetch at this time, younger than [`KEPT_FOR`]; a fetch
+    /// refreshes them in the background.
+    Kept(String),
+    /// The remote could not be reached (why), so the copies from the clone's last fetch
+    /// (when: `None`, never as far as this clone knows).
+    Unreachable(String, Option<String>),
+}
+
 /// The claims on the team's remote, as read now or at the clone's last fetch.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Claims {
     pub remote: String,
     pub held: Vec<Held>,
     pub released: Vec<Released>,
-    /// Why the remote could not be reached, and when the copies shown were fetched
-    /// (`None`: never, as far as this clone knows).
-    pub stale: Option<(String, Option<String>)>,
+    pub read: Read,
 }
 
 impl Claims {
@@ -67,6 +84,25 @@ impl Claims {
         self.held
             .iter()
             .find(|h| h.parent_id == parent_id && h.sprint == sprint)
+    }
+
+    /// How they were read, for a person: "read now", "as of 40 s ago", or why the remote
+    /// could not be reached and how old the copies are.
+    pub fn how_read(&self, now: chrono::DateTime<chrono::Utc>) -> String {
+        let age = |t: &str| {
+            chrono::DateTime::parse_from_rfc3339(t.trim())
+                .map(|t| when::ago_in_seconds(t.with_timezone(&chrono::Utc), now))
+                .unwrap_or_else(|_| visible(&clip(t, 40)))
+        };
+        match &self.read {
+            Read::Now => "read now".into(),
+            Read::Kept(at) => format!("as of {}, this clone's last fetch", age(at)),
+            Read::Unreachable(why, at) => format!(
+                "the remote could not be reached ({}), so as this clone last fetched them, {}",
+                visible(&clip(why, 200)),
+                at.as_deref().map_or_else(|| "never before".into(), age)
+            ),
+        }
     }
 }
 
@@ -79,34 +115,86 @@ fn parent_and_sprint(refname: &str, prefix: &str) -> Option<(String, u32)> {
     Some((parent, sprint))
 }
 
-/// The claims on the remote of the project's repository; `None` outside git or without a
-/// remote.
+/// The claims on the remote of the project's repository, fetched now (bounded in time);
+/// `None` outside git or without a remote.
 pub fn read(project: &Project) -> Option<Claims> {
     let repo = Repo::at(&project.root)?;
-    let Board {
-        remote,
-        claims,
-        released,
-        unreachable,
-    } = repo.board()?;
+    let board = repo.board()?;
     let registry = Registry::of(project).ok();
-    let stale = match unreachable {
+    let read = match &board.unreachable {
         None => {
-            let now = crate::workflow::session::timestamp(chrono::Utc::now());
             if let Some(r) = &registry {
+                let now = crate::workflow::session::timestamp(chrono::Utc::now());
                 let _ = r
                     .root
                     .write_atomic(FETCHED_REL, format!("{now}\n").as_bytes());
             }
-            None
+            Read::Now
         }
-        Some(why) => {
-            let at = registry
-                .and_then(|r| r.root.read(FETCHED_REL).ok().flatten())
-                .map(|t| t.trim().to_string());
-            Some((why, at))
-        }
+        Some(why) => Read::Unreachable(why.clone(), registry.as_ref().and_then(last_fetch)),
     };
+    Some(claims_of(board, read))
+}
+
+/// The claims as the clone's last fetch left them, when that fetch is younger than
+/// [`KEPT_FOR`], with a fetch started in the background so that the next reading is
+/// fresh; else fetched now, as [`read`] does. For the model's `status` and the dashboard,
+/// which must not wait on the network each time they are read.
+pub fn kept(project: &Project) -> Option<Claims> {
+    let registry = Registry::of(project).ok();
+    let at = registry.as_ref().and_then(last_fetch);
+    let young = at.as_deref().is_some_and(|t| {
+        chrono::DateTime::parse_from_rfc3339(t)
+            .is_ok_and(|t| chrono::Utc::now() - t.with_timezone(&chrono::Utc) <= KEPT_FOR)
+    });
+    let (Some(at), true) = (at, young) else {
+        return read(project);
+    };
+    let board = Repo::at(&project.root)?.board_kept()?;
+    refresh_in_background(project);
+    Some(claims_of(board, Read::Kept(at)))
+}
+
+/// How long the copies of a clone's last fetch are shown without waiting on a new fetch.
+pub const KEPT_FOR: chrono::TimeDelta = chrono::TimeDelta::minutes(5);
+
+/// One fetch of the claims at a time per process, run on a thread of its own; a reading
+/// while it runs is given the copies it is about to replace.
+fn refresh_in_background(project: &Project) {
+    static RUNNING: AtomicBool = AtomicBool::new(false);
+    if RUNNING.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let project = project.clone();
+    let started = std::thread::Builder::new()
+        .name("bmad-claims-fetch".into())
+        .spawn(move || {
+            let _ = read(&project);
+            RUNNING.store(false, Ordering::Release);
+        });
+    if started.is_err() {
+        RUNNING.store(false, Ordering::Release);
+    }
+}
+
+/// When this clone last fetched the claims, as it noted it.
+fn last_fetch(registry: &Registry) -> Option<String> {
+    registry
+        .root
+        .read(FETCHED_REL)
+        .ok()
+        .flatten()
+        .map(|t| t.trim().to_string())
+        .filter(|t| !t.is_empty())
+}
+
+fn claims_of(board: Board, read: Read) -> Claims {
+    let Board {
+        remote,
+        claims,
+        released,
+        ..
+    } = board;
     let held = claims
         .into_iter()
         .filter_map(|claim| {
@@ -132,12 +220,12 @@ pub fn read(project: &Project) -> Option<Claims> {
             })
         })
         .collect();
-    Some(Claims {
+    Claims {
         remote,
         held,
         released,
-        stale,
-    })
+        read,
+    }
 }
 
 /// Releases `held` on the remote, recorded as released by `by` through `via`: refused when
@@ -160,15 +248,10 @@ pub fn release(project: &Project, held: &Held, by: &str, via: &str) -> Result<()
     repo.release(&held.claim, &record_ref, &message)
 }
 
-/// Who holds which sprint of the parent `parent_id` on the team's remote, for its
-/// `status`: one line, fresh or said to be as old as the clone's last fetch; `None` when
-/// no sprint of it is claimed there (or there is no remote).
-pub fn holders(
-    project: &Project,
-    parent_id: &str,
-    titles: &dyn Fn(u32) -> String,
-) -> Option<String> {
-    let claims = read(project)?;
+/// Who holds which sprint of the parent `parent_id` among `claims`, for its `status`, its
+/// row in `list` and its page: one line saying how the claims were read (how old they are
+/// when not read now); `None` when no sprint of it is claimed.
+pub fn holders(claims: &Claims, parent_id: &str, titles: &dyn Fn(u32) -> String) -> Option<String> {
     let now = chrono::Utc::now();
     let held: Vec<String> = claims
         .held
@@ -178,32 +261,23 @@ pub fn holders(
             let who = h.claimant.as_ref().map_or_else(
                 || "someone (the claim could not be read)".to_string(),
                 // Another clone's words, from the network: cut short, nothing hidden.
-                |c| crate::code::visible(&crate::code::clip(&c.named(), 300)),
+                |c| visible(&clip(&c.named(), 300)),
             );
             format!(
                 "sprint {} ({}) by {who}, since {}",
                 h.sprint,
                 titles(h.sprint),
-                crate::workflow::when::shown(&h.since, now)
+                when::shown(&h.since, now)
             )
         })
         .collect();
     if held.is_empty() {
         return None;
     }
-    let how = match &claims.stale {
-        None => "read now".to_string(),
-        Some((why, at)) => format!(
-            "the remote could not be reached ({}), so as this clone last fetched them{}",
-            crate::code::visible(&crate::code::clip(why, 200)),
-            at.as_deref()
-                .map(|t| format!(", {}", crate::workflow::when::shown(t, now)))
-                .unwrap_or_default()
-        ),
-    };
     Some(format!(
-        "Claimed on the remote `{}` ({how}): {}. `bmad-mcp claims` lists every claim; `bmad-mcp claims release <task> <sprint>` frees one whose clone is gone.",
-        claims.remote,
+        "Claimed on the remote `{}` ({}): {}. `bmad-mcp claims` lists every claim; `bmad-mcp claims release <task> <sprint>` frees one whose clone is gone.",
+        visible(&claims.remote),
+        claims.how_read(now),
         held.join("; ")
     ))
 }

@@ -164,6 +164,8 @@ fn entry_of(s: &Session, link: &StoryLink) -> StoryState {
         stage: s.current_stage,
         state: s.current_state,
         updated_at: s.updated_at.clone(),
+        review_status: s.record(Stage::Review).review_status.clone(),
+        gone: false,
     }
 }
 
@@ -179,14 +181,37 @@ pub fn with_stories(project: &Project, s: &Session) -> Session {
     if !story::takes_stories(&s) {
         return s;
     }
-    let mut found = in_tree(project, &s.session_id);
+    let mut found: Vec<StoryState> = in_tree(project, &s.session_id)
+        .into_iter()
+        .map(|o| as_now(o, false))
+        .collect();
     if entries_dir(project, &s.session_id).is_dir() {
         if let Ok(registry) = Registry::of(project) {
-            found.extend(registry.all(&s.session_id));
+            found.extend(
+                registry
+                    .all(&s.session_id)
+                    .into_iter()
+                    .map(|o| as_now(o, true)),
+            );
         }
     }
     s.stories = merged(found);
     s
+}
+
+/// A story as it stands where it runs, for what its entry recorded at its last change may
+/// be stale: while it is open, its worktree's branch is read there (it may have been
+/// renamed); a worktree of this clone (`local`, so a path on this machine) that is not
+/// there any more is said to be gone.
+fn as_now(mut o: StoryState, local: bool) -> StoryState {
+    let dir = std::path::Path::new(&o.worktree);
+    o.gone = local && !dir.is_dir();
+    if !o.gone && !o.completed() && dir.is_dir() {
+        if let Some(branch) = crate::git::Repo::at(dir).and_then(|r| r.branch_and_head().0) {
+            o.branch = Some(branch);
+        }
+    }
+    o
 }
 
 /// The folder of `parent_id`'s shared entries, as [`Registry::of`] places it, found without
@@ -379,8 +404,23 @@ impl Store {
     }
 
     /// For a parent whose sprints run as stories: who holds which of them on the team's
-    /// remote, through one bounded fetch (nothing when claims are kept in the clone).
-    pub fn claim_holders(&self, project: &Project, s: &Session) -> Option<String> {
+    /// remote (nothing when claims are kept in the clone), fetched now for a person's
+    /// command (`fetch`), else as the clone last fetched them while that is recent
+    /// ([`board::kept`]).
+    pub fn claim_holders(&self, project: &Project, s: &Session, fetch: bool) -> Option<String> {
+        if !self.claims_on_remote || !story::takes_stories(s) || s.track != Track::Full {
+            return None;
+        }
+        let claims = if fetch {
+            board::read(project)?
+        } else {
+            board::kept(project)?
+        };
+        self.holders_in(&claims, s)
+    }
+
+    /// Who holds which sprint of the parent `s` among `claims` read once for many tasks.
+    pub fn holders_in(&self, claims: &board::Claims, s: &Session) -> Option<String> {
         if !self.claims_on_remote || !story::takes_stories(s) || s.track != Track::Full {
             return None;
         }
@@ -392,7 +432,7 @@ impl Store {
                 .map(|p| crate::code::clip(&p.title, 80))
                 .unwrap_or_else(|| "not in the plan".into())
         };
-        board::holders(project, &s.session_id, &title)
+        board::holders(claims, &s.session_id, &title)
     }
 
     /// Reads a session for `status`, with a parent's stories as their entries say now.
@@ -499,19 +539,31 @@ fn newer_copy(project: &Project, s: &Session) -> Option<ParentNote> {
     (note.worktree != project.display() && note.updated_at > s.updated_at).then_some(note)
 }
 
-/// "this worktree's copy of task `t` is behind the one in /w on branch `b` (stage …)".
+/// "this worktree's copy of task `t` is behind the one in /w on branch `b` (stage …)", or,
+/// when the task completed there, "… is behind: the task completed on branch `b` in /w".
 fn behind(s: &Session, note: &ParentNote) -> String {
-    format!(
-        "this worktree's copy of task `{}` is behind the one in {}{} (stage `{}`, state `{}`, updated {}): the parent's work happens there. Merge that branch here to see it",
-        s.task_name,
-        crate::code::clip(&note.worktree, 200),
-        note.branch
-            .as_ref()
-            .map(|b| format!(" on branch `{}`", crate::code::clip(b, 60)))
-            .unwrap_or_default(),
+    let branch = note
+        .branch
+        .as_ref()
+        .map(|b| format!("branch `{}`", crate::code::clip(b, 60)));
+    let worktree = crate::code::clip(&note.worktree, 200);
+    let facts = format!(
+        "(stage `{}`, state `{}`, updated {})",
         note.stage,
         note.state,
         crate::code::clip(&note.updated_at, 40)
+    );
+    if note.state == crate::workflow::State::Completed {
+        return format!(
+            "this worktree's copy of task `{}` is behind: the task completed on {} in {worktree} {facts}. Merge that branch here to see it",
+            s.task_name,
+            branch.unwrap_or_else(|| "its branch".into()),
+        );
+    }
+    format!(
+        "this worktree's copy of task `{}` is behind the one in {worktree}{} {facts}: the parent's work happens there. Merge that branch here to see it",
+        s.task_name,
+        branch.map(|b| format!(" on {b}")).unwrap_or_default(),
     )
 }
 
@@ -554,7 +606,26 @@ mod tests {
             stage: Stage::Qa,
             state,
             updated_at: at.into(),
+            review_status: None,
+            gone: false,
         }
+    }
+
+    #[test]
+    fn a_story_whose_worktree_is_gone_says_so_and_keeps_its_recorded_branch() {
+        let mut e = entry(1, "a", State::Generating, "2026-11-26T08:00:00.000Z");
+        e.worktree = "/nonexistent/bmad-mcp/worktree-deleted".into();
+        e.branch = Some("s1".into());
+        let now = as_now(e.clone(), true);
+        assert!(now.gone);
+        assert_eq!(now.branch.as_deref(), Some("s1"));
+        assert!(
+            now.holder().contains("worktree-deleted (gone)"),
+            "{}",
+            now.holder()
+        );
+        // A story merged from another clone names a path of another machine: not gone.
+        assert!(!as_now(e, false).gone);
     }
 
     #[test]
