@@ -53,6 +53,10 @@ impl GitNow {
         if self.facts.branch.is_some() {
             after.branch.clone_from(&self.facts.branch);
         }
+        if crate::workflow::round::begins(before, after) {
+            after.record_mut(Stage::Dev).round_began =
+                super::round::began(repo, self.facts.head.as_deref());
+        }
         let mut basis = None;
         for stage in Stage::ALL {
             let saved = after.record(stage).artifact.as_ref();
