@@ -1,8 +1,9 @@
 //! A development report that claims changes git does not show, through the real binary in
 //! real git repositories: refused with `nothing_changed` and the reason, nothing recorded,
 //! on the quick track (with uncommitted work there before the round began), in a later
-//! round after the review sent the work back (a new file not yet added counts), and in a
-//! story run from its own git worktree; a report that says it changed nothing, and a
+//! round after the review sent the work back (a new file not yet added counts), on the fix
+//! track, and in a story run from its own git worktree (its parent's round begun at the
+//! plan's approval); a report that says it changed nothing, and a
 //! project outside git, are taken as before.
 
 use std::path::Path;
@@ -11,7 +12,7 @@ use serde_json::{json, Value};
 
 use crate::support::{
     connect, document, git, passing_architecture, passing_prd, read_json, scored, Client, Era,
-    SPEC_SECTIONS,
+    BUG_SECTIONS, SPEC_SECTIONS,
 };
 
 const DEV: &str = "# Implementation Report\n\n## Summary\nAdded the flag.\n\n## Changes\n- `src/cli.rs`: `--verbose`.\n\n## Tests\n3 passed.\n";
@@ -153,6 +154,38 @@ async fn a_report_saying_it_changed_nothing_and_a_project_outside_git_are_taken(
 }
 
 #[tokio::test]
+async fn a_fix_whose_failing_test_was_never_written_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().canonicalize().unwrap();
+    repository(&project);
+    let c = connect(Era::Modern, &project).await;
+    let v = c
+        .ok(json!({"action": "start", "objective": "Fix the crash on empty input", "track": "fix", "cwd": project.to_str().unwrap()}))
+        .await;
+    let sid = v["session_id"].clone();
+    let report = document("Bug Report: crash on empty input", &BUG_SECTIONS);
+    let report = scored("bug_report", &report, 93);
+    call(
+        &c,
+        &sid,
+        json!({"action": "submit", "claude_result": report}),
+    )
+    .await;
+    let v = call(&c, &sid, json!({"action": "confirm"})).await;
+    at(&v, "dev", "generating");
+    let fix = format!("{DEV}\n## Failing Test\n`empty_input` failed before the fix (`index out of bounds`), passes after it.\n");
+    refused_unchanged(&c, &project, &sid, &fix).await;
+    std::fs::write(
+        project.join("src/cli.rs"),
+        "fn main() { /* empty input */ }\n",
+    )
+    .unwrap();
+    let v = call(&c, &sid, json!({"action": "submit", "claude_result": fix})).await;
+    at(&v, "review", "generating");
+    c.close().await;
+}
+
+#[tokio::test]
 async fn a_story_in_its_own_worktree_begins_from_the_worktrees_files() {
     let base = tempfile::tempdir().unwrap();
     let base = base.path().canonicalize().unwrap();
@@ -180,6 +213,13 @@ async fn a_story_in_its_own_worktree_begins_from_the_worktrees_files() {
     ] {
         call(&lead, &parent, args).await;
     }
+    // The approved plan turns the parent to the developer: a round begins there too.
+    let began = &session(&main, &parent)["stages"]["dev"]["round_began"];
+    assert_eq!(
+        began["commit"],
+        git(&main, &["rev-parse", "HEAD"]).trim(),
+        "{began:#}"
+    );
     git(&main, &["add", "-A"]);
     git(&main, &["commit", "-q", "-m", "the approved plan"]);
     let wt = base.join("wt1");
