@@ -127,7 +127,7 @@ pub fn act_at(
     let (lock, session) = store.lock_and_read(at, key)?;
     crate::store::stories::stale_parent(&at.project, &session).map_err(|e| refused(e, &session))?;
     let submits = command.action() == Action::Submit;
-    let read = ReadUnderLock::now(&at.project, &session, submits);
+    let read = ReadUnderLock::now(&at.project, &session, submits.then_some(&git));
     let now = not_before_last_entry(&read.before, Utc::now());
     let mut admitted = policy::admit(
         &at.project,
@@ -147,7 +147,7 @@ pub fn act_at(
             let observed = policy::watch::run_checks(run, watched);
             let (lock, session) = store.lock_and_read(at, key)?;
             unmoved(&session, planned_at).map_err(|e| refused(e, &session))?;
-            let read = ReadUnderLock::now(&at.project, &session, submits);
+            let read = ReadUnderLock::now(&at.project, &session, submits.then_some(&git));
             (lock, session, read, observed)
         }
     };
@@ -170,11 +170,12 @@ struct ReadUnderLock {
 }
 
 impl ReadUnderLock {
-    fn now(project: &Project, session: &Session, submits: bool) -> ReadUnderLock {
+    /// `submits`: what git says now, for a submission.
+    fn now(project: &Project, session: &Session, submits: Option<&GitNow>) -> ReadUnderLock {
         let before = crate::store::stories::with_stories(project, session);
         let mut documents = crate::store::documents(project, &before);
-        if submits {
-            documents.work_tree = crate::store::work_tree_now(project, &before);
+        if let Some(git) = submits {
+            documents.work_tree = git.work_tree_now(&before);
         }
         ReadUnderLock { before, documents }
     }

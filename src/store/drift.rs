@@ -11,6 +11,7 @@ use super::Project;
 use crate::git::{Checkout, Repo};
 use crate::workflow::machine::sha256_hex;
 use crate::workflow::person::Person;
+use crate::workflow::round::WorkTree;
 use crate::workflow::session::{Basis, Session};
 use crate::workflow::stage::Stage;
 
@@ -26,6 +27,9 @@ pub struct GitNow {
     /// git's identity.
     pub person: Option<Person>,
     facts: Checkout,
+    /// The project's files that differ from a commit, as git last said them during this
+    /// call: the round's reading and the drift's record then ask git once between them.
+    said: std::sync::Mutex<Option<(String, Vec<String>)>>,
 }
 
 impl GitNow {
@@ -41,7 +45,32 @@ impl GitNow {
             repo,
             person,
             facts,
+            said: Default::default(),
         }
+    }
+
+    /// The project's files that differ from `commit`: asked of git when `fresh` or when
+    /// this call has not asked for that commit yet, else as git said them in this call.
+    fn changed_since(&self, repo: &Repo, commit: &str, fresh: bool) -> Option<Vec<String>> {
+        let mut said = self.said.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, paths)) = said.as_ref().filter(|(c, _)| !fresh && c == commit) {
+            return Some(paths.clone());
+        }
+        let paths = repo.changed_since(commit, &crate::git::PROJECT_FILES)?;
+        *said = Some((commit.to_string(), paths.clone()));
+        Some(paths)
+    }
+
+    /// For a submission at `dev`: the project's files now, against the commit the round
+    /// began from; `None` when no round was recorded or git cannot say.
+    pub fn work_tree_now(&self, session: &Session) -> Option<WorkTree> {
+        if session.current_stage != Stage::Dev {
+            return None;
+        }
+        let began = session.record(Stage::Dev).round_began.as_ref()?;
+        let repo = self.repo.as_ref()?;
+        let changed = self.changed_since(repo, &began.commit, true)?;
+        super::round::work_tree(repo, &began.commit, changed)
     }
 
     /// Records in `after` the branch, and for each stage whose document this change saved,
@@ -54,14 +83,17 @@ impl GitNow {
             after.branch.clone_from(&self.facts.branch);
         }
         if crate::workflow::round::begins(before, after) {
-            after.record_mut(Stage::Dev).round_began =
-                super::round::began(repo, self.facts.head.as_deref());
+            let head = self.facts.head.as_deref();
+            after.record_mut(Stage::Dev).round_began = head.and_then(|h| {
+                let changed = self.changed_since(repo, h, false)?;
+                super::round::work_tree(repo, h, changed)
+            });
         }
         let mut basis = None;
         for stage in Stage::ALL {
             let saved = after.record(stage).artifact.as_ref();
             if saved.is_some() && saved != before.record(stage).artifact.as_ref() {
-                let b = basis.get_or_insert_with(|| basis_of(repo, self.facts.head.as_deref()));
+                let b = basis.get_or_insert_with(|| self.basis_of(repo));
                 after
                     .record_mut(stage)
                     .written_against
@@ -79,10 +111,17 @@ pub struct Seen {
     changed: Vec<String>,
 }
 
-/// The commit checked out, and the project's files that differ from it now.
-fn basis_of(repo: &Repo, head: Option<&str>) -> Option<(Basis, Seen)> {
-    let commit = head?.to_string();
-    let changed = repo.changed_since(&commit, &crate::git::PROJECT_FILES)?;
+impl GitNow {
+    /// The commit checked out, and the project's files that differ from it now.
+    fn basis_of(&self, repo: &Repo) -> Option<(Basis, Seen)> {
+        let commit = self.facts.head.clone()?;
+        let changed = self.changed_since(repo, &commit, false)?;
+        basis_from(repo, commit, changed)
+    }
+}
+
+/// A [`Basis`] of `commit` with the files that differ from it, and what git said.
+fn basis_from(repo: &Repo, commit: String, changed: Vec<String>) -> Option<(Basis, Seen)> {
     let kept = &changed[..changed.len().min(MAX_UNCOMMITTED)];
     let ids = repo.blob_ids(kept, &commit);
     let basis = Basis {

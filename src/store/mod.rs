@@ -44,7 +44,6 @@ pub use list::{Damaged, Page, PAGE};
 pub use mapping::{Mapping, MappingEntry};
 pub use names::{candidate as task_name_candidate, is_valid as is_valid_task_name, slug_for};
 pub use rewound::went_back;
-pub use round::work_tree_now;
 pub use salvage::Readable;
 pub use sessions::session_rel;
 pub use start::Started;
