@@ -2,7 +2,9 @@
 //! change, the person deciding, the commit each stage document was written against, and
 //! the drift since: the earlier documents and the project's files a later stage relied on
 //! that changed after it was saved (by hand, or by another branch merged in); not, in a
-//! later round of development, the files the developer changes.
+//! later round of development, the files the developer changes. The same call's git
+//! answers give where a round of development begins and what its submission changed
+//! (summed up by `round.rs`).
 
 use schemars::JsonSchema;
 use serde::Serialize;
