@@ -76,9 +76,10 @@ impl GitNow {
     }
 
     /// Records in `after` the branch, and for each stage whose document this change saved,
-    /// the commit it was written against. Returns what git said of the project's files
-    /// against that commit, for a drift check in the same call ([`drift_after`]) that then
-    /// need not ask again.
+    /// the commit it was written against, and where a round of development begins, the
+    /// project's files then. Returns what git said of the project's files against a commit
+    /// during the call, for a drift check in the same call ([`drift_after`]) that then need
+    /// not ask again.
     pub fn record(&self, before: &Session, after: &mut Session) -> Option<Seen> {
         let repo = self.repo.as_ref()?;
         if self.facts.branch.is_some() {
@@ -102,7 +103,13 @@ impl GitNow {
                     .clone_from(&b.as_ref().map(|b| b.0.clone()));
             }
         }
-        basis.flatten().map(|(_, seen)| seen)
+        let seen = basis.flatten().map(|(_, seen)| seen);
+        // A change that saved nothing may still have asked git (a round that began).
+        seen.or_else(|| {
+            let said = self.said.lock().unwrap_or_else(|e| e.into_inner());
+            let (commit, changed) = said.clone()?;
+            Some(Seen { commit, changed })
+        })
     }
 }
 
