@@ -71,12 +71,15 @@ pub enum ErrorCode {
     HumanRequired,
     /// A role prompt override (`.bmad/prompts/<role>.md` or the user's) cannot be used.
     InvalidPrompt,
+    /// A development report claims changes while the project's files are as the round
+    /// found them.
+    NothingChanged,
     /// The server failed while handling the call.
     Internal,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 31] = [
+    pub const ALL: [ErrorCode; 32] = [
         ErrorCode::InvalidState,
         ErrorCode::StageMismatch,
         ErrorCode::MissingField,
@@ -107,6 +110,7 @@ impl ErrorCode {
         ErrorCode::InvalidConfig,
         ErrorCode::HumanRequired,
         ErrorCode::InvalidPrompt,
+        ErrorCode::NothingChanged,
         ErrorCode::Internal,
     ];
 
@@ -143,6 +147,7 @@ impl ErrorCode {
             ErrorCode::InvalidConfig => "invalid_config",
             ErrorCode::HumanRequired => "human_required",
             ErrorCode::InvalidPrompt => "invalid_prompt",
+            ErrorCode::NothingChanged => "nothing_changed",
             ErrorCode::Internal => "internal",
         }
     }

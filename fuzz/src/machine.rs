@@ -665,6 +665,8 @@ fn refused(before: &Session, command: &Command, action: Action, e: &WorkflowErro
         }
         // The fuzzed session is never a parent with stories.
         WorkflowError::StoriesOpen { .. } => panic!("stories refused a session without any"),
+        // The fuzzed steps read no work tree: the machine has nothing to compare.
+        WorkflowError::NothingChanged { .. } => panic!("nothing_changed without a work tree read"),
         WorkflowError::StageMismatch { given, current } => {
             assert!(allowed);
             assert_ne!(given, current);

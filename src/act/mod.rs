@@ -126,7 +126,8 @@ pub fn act_at(
     }
     let (lock, session) = store.lock_and_read(at, key)?;
     crate::store::stories::stale_parent(&at.project, &session).map_err(|e| refused(e, &session))?;
-    let read = ReadUnderLock::now(&at.project, &session);
+    let submits = command.action() == Action::Submit;
+    let read = ReadUnderLock::now(&at.project, &session, submits.then_some(&git));
     let now = not_before_last_entry(&read.before, Utc::now());
     let mut admitted = policy::admit(
         &at.project,
@@ -146,7 +147,7 @@ pub fn act_at(
             let observed = policy::watch::run_checks(run, watched);
             let (lock, session) = store.lock_and_read(at, key)?;
             unmoved(&session, planned_at).map_err(|e| refused(e, &session))?;
-            let read = ReadUnderLock::now(&at.project, &session);
+            let read = ReadUnderLock::now(&at.project, &session, submits.then_some(&git));
             (lock, session, read, observed)
         }
     };
@@ -161,16 +162,21 @@ pub fn act_at(
 }
 
 /// What a step acts on, read under the lock: the session (a parent with its stories as
-/// their shared entries say now) and the documents the machine may read for it.
+/// their shared entries say now) and the documents the machine may read for it (for a
+/// submission, the project's files as the developer's round left them).
 struct ReadUnderLock {
     before: Session,
     documents: Documents,
 }
 
 impl ReadUnderLock {
-    fn now(project: &Project, session: &Session) -> ReadUnderLock {
+    /// `submits`: what git says now, for a submission.
+    fn now(project: &Project, session: &Session, submits: Option<&GitNow>) -> ReadUnderLock {
         let before = crate::store::stories::with_stories(project, session);
-        let documents = crate::store::documents(project, &before);
+        let mut documents = crate::store::documents(project, &before);
+        if let Some(git) = submits {
+            documents.work_tree = git.work_tree_now(&before);
+        }
         ReadUnderLock { before, documents }
     }
 }

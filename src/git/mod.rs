@@ -306,6 +306,25 @@ impl Repo {
         )
     }
 
+    /// The files under the project (relative to it) that git does not track and does not
+    /// ignore: new work not added yet. `pathspecs` narrow it as for [`Repo::changed_since`].
+    /// `None` when git fails or names more than [`MAX_PATHS`].
+    pub fn untracked(&self, pathspecs: &[&str]) -> Option<Vec<String>> {
+        let mut args = vec!["ls-files", "--others", "--exclude-standard", "-z", "--"];
+        args.extend_from_slice(if pathspecs.is_empty() {
+            &["."]
+        } else {
+            pathspecs
+        });
+        let out = run(&self.dir, &[], &args)?;
+        let paths: Vec<String> = out
+            .split('\0')
+            .filter(|p| !p.is_empty())
+            .map(str::to_string)
+            .collect();
+        (paths.len() <= MAX_PATHS).then_some(paths)
+    }
+
     /// Whether git tracks the file `rel` (relative to the project): it is in the index.
     /// `None` when git cannot say. A file the repository ignores or never added (a key, a
     /// state file, credentials) is not tracked.

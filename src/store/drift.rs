@@ -3,7 +3,9 @@
 //! the drift since: the earlier documents and the project's files a later stage relied on
 //! that changed after it was saved (by hand, or by another branch merged in); not, in a
 //! later round of development, the files the developer changes, nor a parent's files once
-//! its sprints run as stories (their branches merged in are the planned work).
+//! its sprints run as stories (their branches merged in are the planned work). The same
+//! call's git answers give where a round of development begins and what its submission
+//! changed (summed up by `round.rs`).
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -12,6 +14,7 @@ use super::Project;
 use crate::git::{Checkout, Repo};
 use crate::workflow::machine::sha256_hex;
 use crate::workflow::person::Person;
+use crate::workflow::round::WorkTree;
 use crate::workflow::session::{Basis, Session};
 use crate::workflow::stage::Stage;
 
@@ -27,6 +30,9 @@ pub struct GitNow {
     /// git's identity.
     pub person: Option<Person>,
     facts: Checkout,
+    /// The project's files that differ from a commit, as git last said them during this
+    /// call: the round's reading and the drift's record then ask git once between them.
+    said: std::sync::Mutex<Option<(String, Vec<String>)>>,
 }
 
 impl GitNow {
@@ -42,30 +48,69 @@ impl GitNow {
             repo,
             person,
             facts,
+            said: Default::default(),
         }
     }
 
+    /// The project's files that differ from `commit`: asked of git when `fresh` or when
+    /// this call has not asked for that commit yet, else as git said them in this call.
+    fn changed_since(&self, repo: &Repo, commit: &str, fresh: bool) -> Option<Vec<String>> {
+        let mut said = self.said.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, paths)) = said.as_ref().filter(|(c, _)| !fresh && c == commit) {
+            return Some(paths.clone());
+        }
+        let paths = repo.changed_since(commit, &crate::git::PROJECT_FILES)?;
+        *said = Some((commit.to_string(), paths.clone()));
+        Some(paths)
+    }
+
+    /// For a submission at `dev`: the project's files now, against the commit the round
+    /// began from; `None` when no round was recorded or git cannot say.
+    pub fn work_tree_now(&self, session: &Session) -> Option<WorkTree> {
+        if session.current_stage != Stage::Dev {
+            return None;
+        }
+        let began = session.record(Stage::Dev).round_began.as_ref()?;
+        let repo = self.repo.as_ref()?;
+        let changed = self.changed_since(repo, &began.commit, true)?;
+        super::round::work_tree(repo, &began.commit, changed)
+    }
+
     /// Records in `after` the branch, and for each stage whose document this change saved,
-    /// the commit it was written against. Returns what git said of the project's files
-    /// against that commit, for a drift check in the same call ([`drift_after`]) that then
-    /// need not ask again.
+    /// the commit it was written against, and where a round of development begins, the
+    /// project's files then. Returns what git said of the project's files against a commit
+    /// during the call, for a drift check in the same call ([`drift_after`]) that then need
+    /// not ask again.
     pub fn record(&self, before: &Session, after: &mut Session) -> Option<Seen> {
         let repo = self.repo.as_ref()?;
         if self.facts.branch.is_some() {
             after.branch.clone_from(&self.facts.branch);
         }
+        if crate::workflow::round::begins(before, after) {
+            let head = self.facts.head.as_deref();
+            after.record_mut(Stage::Dev).round_began = head.and_then(|h| {
+                let changed = self.changed_since(repo, h, false)?;
+                super::round::work_tree(repo, h, changed)
+            });
+        }
         let mut basis = None;
         for stage in Stage::ALL {
             let saved = after.record(stage).artifact.as_ref();
             if saved.is_some() && saved != before.record(stage).artifact.as_ref() {
-                let b = basis.get_or_insert_with(|| basis_of(repo, self.facts.head.as_deref()));
+                let b = basis.get_or_insert_with(|| self.basis_of(repo));
                 after
                     .record_mut(stage)
                     .written_against
                     .clone_from(&b.as_ref().map(|b| b.0.clone()));
             }
         }
-        basis.flatten().map(|(_, seen)| seen)
+        let seen = basis.flatten().map(|(_, seen)| seen);
+        // A change that saved nothing may still have asked git (a round that began).
+        seen.or_else(|| {
+            let said = self.said.lock().unwrap_or_else(|e| e.into_inner());
+            let (commit, changed) = said.clone()?;
+            Some(Seen { commit, changed })
+        })
     }
 }
 
@@ -76,10 +121,17 @@ pub struct Seen {
     changed: Vec<String>,
 }
 
-/// The commit checked out, and the project's files that differ from it now.
-fn basis_of(repo: &Repo, head: Option<&str>) -> Option<(Basis, Seen)> {
-    let commit = head?.to_string();
-    let changed = repo.changed_since(&commit, &crate::git::PROJECT_FILES)?;
+impl GitNow {
+    /// The commit checked out, and the project's files that differ from it now.
+    fn basis_of(&self, repo: &Repo) -> Option<(Basis, Seen)> {
+        let commit = self.facts.head.clone()?;
+        let changed = self.changed_since(repo, &commit, false)?;
+        basis_from(repo, commit, changed)
+    }
+}
+
+/// A [`Basis`] of `commit` with the files that differ from it, and what git said.
+fn basis_from(repo: &Repo, commit: String, changed: Vec<String>) -> Option<(Basis, Seen)> {
     let kept = &changed[..changed.len().min(MAX_UNCOMMITTED)];
     let ids = repo.blob_ids(kept, &commit);
     let basis = Basis {

@@ -12,6 +12,7 @@ mod list;
 mod mapping;
 mod names;
 mod rewound;
+mod round;
 mod salvage;
 mod sessions;
 mod start;

@@ -13,6 +13,7 @@ use crate::git::Repo;
 use crate::workflow::engine::{self, Engine};
 use crate::workflow::person::Person;
 use crate::workflow::session::{timestamp, Session};
+use crate::workflow::stage::Stage;
 use crate::workflow::Track;
 
 /// A started session, and what the caller should be told about the project.
@@ -27,6 +28,7 @@ pub(super) struct Team {
     repo: Option<Repo>,
     pub(super) owner: Option<Person>,
     pub(super) branch: Option<String>,
+    head: Option<String>,
 }
 
 impl Team {
@@ -43,6 +45,7 @@ impl Team {
             repo,
             owner,
             branch,
+            head: facts.head,
         }
     }
 }
@@ -181,7 +184,15 @@ impl Store {
         session.owner = team.owner.clone();
         session.branch = team.branch.clone();
         session.history[0].lessons = lessons.to_vec();
+        let fresh = session.clone();
         shape(&mut session)?;
+        // A story begins at development: its first round starts from the files now.
+        if let Some(repo) = team.repo.as_ref() {
+            if crate::workflow::round::begins(&fresh, &session) {
+                session.record_mut(Stage::Dev).round_began =
+                    super::round::began(repo, team.head.as_deref());
+            }
+        }
         let entry = MappingEntry {
             task_name: session.task_name.clone(),
             objective: objective.to_string(),

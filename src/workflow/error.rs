@@ -77,6 +77,8 @@ pub enum WorkflowError {
     },
     #[error("field `scope`: {problem}; the plan's sprints: {sprints}. Give `all`, or sprint numbers of the plan such as `sprint 1` or `sprints 1-2`")]
     InvalidScope { problem: String, sprints: String },
+    #[error("the implementation report lists changes in its `Changes` section, but no file of the project changed since this round of development began (git compared the work tree with commit {commit} and the {uncommitted} file(s) that differed from it then; files git ignores do not count, new ones count without `git add`): nothing was recorded. Make the changes the report describes and submit again, or say in `Changes` that this round changed nothing")]
+    NothingChanged { commit: String, uncommitted: usize },
 }
 
 fn names(actions: &[Action]) -> String {
@@ -118,6 +120,7 @@ impl WorkflowError {
             WorkflowError::StaleDecision { .. } => ErrorCode::StaleDecision,
             WorkflowError::InvalidScope { .. } => ErrorCode::InvalidScope,
             WorkflowError::ContradictoryVerdict { .. } => ErrorCode::InvalidArgument,
+            WorkflowError::NothingChanged { .. } => ErrorCode::NothingChanged,
         }
     }
 }

@@ -16,6 +16,7 @@ pub mod person;
 pub mod quality;
 mod records;
 mod requirement_record;
+pub mod round;
 pub mod rules;
 pub mod scope;
 pub mod score;

@@ -257,32 +257,10 @@ impl Found {
 /// heading that encloses every other) is no section: `# Architecture: Invoice Service`
 /// is not the "Components" section.
 pub fn check(sections: &[Section], document: &str) -> Found {
-    let (lines, heads) = outline_of(document);
-    let title = heads
-        .first()
-        .filter(|h| heads.len() > 1 && heads[1..].iter().all(|o| o.level > h.level))
-        .map(|h| h.line);
-    let head_lines: Vec<usize> = heads.iter().map(|h| h.line).collect();
-    // The lines of a section's own text: to its next heading of the same or a higher
-    // level, its subheadings left out.
-    let body = |i: usize| {
-        let h = &heads[i];
-        let end = heads[i + 1..]
-            .iter()
-            .find(|o| o.level <= h.level)
-            .map_or(lines.len(), |o| o.line);
-        (h.line + 1..end)
-            .filter(|l| head_lines.binary_search(l).is_err())
-            .map(|l| lines[l])
-            .collect::<Vec<&str>>()
-    };
+    let outline = Outline::of(document);
     let mut found = Found::default();
     for s in sections {
-        let filled: Vec<Vec<&str>> = (0..heads.len())
-            .filter(|i| Some(heads[*i].line) != title)
-            .filter(|i| s.any_of.iter().any(|w| heads[*i].text.contains(w)))
-            .map(body)
-            .collect();
+        let filled = outline.bodies(s);
         if filled.is_empty() {
             found.missing.push(s.name);
             continue;
@@ -301,6 +279,72 @@ pub fn check(sections: &[Section], document: &str) -> Found {
         }
     }
     found
+}
+
+/// The real text (placeholders left out) of the first heading of `section` that has any,
+/// as [`check`] finds it: `None` when the document has no such section or it is empty.
+pub fn text_of(section: &Section, document: &str) -> Option<String> {
+    let outline = Outline::of(document);
+    let body = outline
+        .bodies(section)
+        .into_iter()
+        .find(|b| b.iter().any(|l| is_content(l)))?;
+    let lines: Vec<&str> = body.into_iter().filter(|l| is_content(l)).collect();
+    Some(lines.join("\n"))
+}
+
+/// A document's lines, its headings outside code, and its title (a first heading that
+/// encloses every other).
+struct Outline<'a> {
+    lines: Vec<&'a str>,
+    heads: Vec<Heading>,
+    head_lines: Vec<usize>,
+    title: Option<usize>,
+}
+
+impl<'a> Outline<'a> {
+    fn of(document: &'a str) -> Outline<'a> {
+        let (lines, heads) = outline_of(document);
+        let title = heads
+            .first()
+            .filter(|h| heads.len() > 1 && heads[1..].iter().all(|o| o.level > h.level))
+            .map(|h| h.line);
+        let head_lines = heads.iter().map(|h| h.line).collect();
+        Outline {
+            lines,
+            heads,
+            head_lines,
+            title,
+        }
+    }
+
+    /// The lines of a heading's own text: to its next heading of the same or a higher
+    /// level, its subheadings left out.
+    fn body(&self, i: usize) -> Vec<&'a str> {
+        let h = &self.heads[i];
+        let end = self.heads[i + 1..]
+            .iter()
+            .find(|o| o.level <= h.level)
+            .map_or(self.lines.len(), |o| o.line);
+        (h.line + 1..end)
+            .filter(|l| self.head_lines.binary_search(l).is_err())
+            .map(|l| self.lines[l])
+            .collect()
+    }
+
+    /// The text of every heading (not the title) that holds one of `section`'s words.
+    fn bodies(&self, section: &Section) -> Vec<Vec<&'a str>> {
+        (0..self.heads.len())
+            .filter(|i| Some(self.heads[*i].line) != self.title)
+            .filter(|i| {
+                section
+                    .any_of
+                    .iter()
+                    .any(|w| self.heads[*i].text.contains(w))
+            })
+            .map(|i| self.body(i))
+            .collect()
+    }
 }
 
 /// A document with every one of `sections`, each with a line of text under its heading:

@@ -1,7 +1,9 @@
-//! What a stage document was written against, in a git repository: the commit checked out
-//! when it was saved, and the files of the project that differed from that commit then
-//! (uncommitted work the stage saw). A later reply compares the project with it and names
-//! the files changed since (docs/spec.md, "Drift").
+//! What a stage's work was measured against, in a git repository: for a document, the
+//! commit checked out when it was saved and the files of the project that differed from
+//! that commit then (uncommitted work the stage saw), which a later reply compares the
+//! project with to name the files changed since (docs/spec.md, "Drift"); for a round of
+//! development, the project's files when it began, summed up ([`WorkTree`], read by
+//! `round`).
 
 use std::collections::BTreeMap;
 
@@ -20,4 +22,18 @@ pub struct Basis {
     /// before the document was saved.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub partial: bool,
+}
+
+/// The project's files against a commit, in a git repository: the files that differ from
+/// it (changed, deleted, or new and not ignored by git), summed up in one digest so that a
+/// session stays small however much was uncommitted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct WorkTree {
+    /// The commit the files are compared with (the one checked out when the round began).
+    pub commit: String,
+    /// How many of the project's files differed from it.
+    pub files: usize,
+    /// SHA-256 over each such file's path and git blob id (a deleted file: none), in the
+    /// order of their paths.
+    pub digest: String,
 }

@@ -25,6 +25,7 @@ mod support;
 // The workflow through the tool.
 mod bad_input; // malformed calls, each refused with its code, the sandbox untouched
 mod checks; // the project's checks (`.bmad/config.toml`): run, recorded, bounded, cancelled
+mod empty_diff; // a development report claiming changes git does not show, refused
 mod engines; // the `engines` of `start`, codex results and the replies that name them
 mod gates; // gates a score cannot pass; failing reviews and QA stop at the human
 mod host_gates; // who passes a gate on each host: the human's channels where it cannot ask

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::workflow::round::WorkTree;
 use crate::workflow::session::Session;
 use crate::workflow::story;
 
@@ -11,9 +12,15 @@ use crate::workflow::story;
 /// cannot be used as text (a directory, not UTF-8, unreadable, a link out of the area).
 pub type Read = Result<Option<String>, String>;
 
-/// The documents of one step, by path relative to the project directory.
+/// The documents of one step, by path relative to the project directory, and for a
+/// submission at `dev` the project's files as git shows them now.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Documents(BTreeMap<String, Read>);
+pub struct Documents {
+    files: BTreeMap<String, Read>,
+    /// The project's files against the commit the round of development began from
+    /// (`None`: not read for this step, or git could not say).
+    pub work_tree: Option<WorkTree>,
+}
 
 impl Documents {
     /// Every file a step on `session` may read: for the stage it is at (and the final QA
@@ -41,13 +48,13 @@ impl Documents {
     }
 
     pub fn insert(&mut self, path: String, read: Read) {
-        self.0.insert(path, read);
+        self.files.insert(path, read);
     }
 
     /// The file at `path` as it was read. A path [`Documents::wanted`] did not name is a
     /// bug in this module, reported as unreadable rather than guessed at.
     pub fn read(&self, path: &str) -> Read {
-        match self.0.get(path) {
+        match self.files.get(path) {
             Some(read) => read.clone(),
             None => {
                 debug_assert!(false, "{path} was read by a step but not wanted for it");

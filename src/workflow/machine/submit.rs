@@ -289,6 +289,13 @@ impl Step<'_> {
         let (engine, text) = self.plain_result(stage, claude, codex)?;
         self.notice_engines(stage, &[engine]);
         let candidate = Self::candidate(stage, engine, &text)?;
+        if stage == Stage::Dev {
+            crate::workflow::round::check(
+                self.session.record(stage).round_began.as_ref(),
+                self.documents.work_tree.as_ref(),
+                &candidate.submission.document,
+            )?;
+        }
         self.notice_unread(&candidate);
         kept_words::check_stated_verdict(
             stage,
