@@ -700,3 +700,63 @@ fn setups_project_is_where_it_runs_or_the_one_named() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(elsewhere.join(".codex/config.toml").is_file(), "{out}{err}");
 }
+
+/// `git` in `dir`, with an identity for commits; panics when it fails.
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args(["-c", "user.name=T", "-c", "user.email=t@example.org"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+/// A link committed in the project that leads into the repository's own folder (`.git`,
+/// a `--separate-git-dir` of another name, the folder a linked work tree shares) is
+/// refused, and git's files are left as they were.
+#[cfg(unix)]
+#[test]
+fn a_link_into_the_repositorys_own_folder_is_refused() {
+    use std::os::unix::fs::symlink;
+    let place = Place::new();
+    std::fs::remove_dir(place.project.join(".git")).unwrap();
+    git(&place.project, &["init", "-q"]);
+    let config = place.project.join(".git/config");
+    let config_before = std::fs::read(&config).unwrap();
+    std::fs::create_dir_all(place.project.join(".codex")).unwrap();
+    symlink("../.git/config", place.project.join(".codex/config.toml")).unwrap();
+    symlink(".git/info", place.project.join(".gemini")).unwrap();
+    let refused = |place: &Place, dir: &Path, host: &str| {
+        let mut cmd = Command::new(server_path());
+        place.isolate(&mut cmd).current_dir(dir);
+        let (code, out, err) = run_for(cmd.args(["setup", host, "--scope", "project"]), 30);
+        assert_eq!(code, 1, "{host}: {out}{err}");
+        assert!(
+            err.contains("inside the repository's own folder"),
+            "{host}: {err}"
+        );
+    };
+    for host in ["codex", "gemini"] {
+        refused(&place, &place.project, host);
+    }
+    assert_eq!(std::fs::read(&config).unwrap(), config_before);
+    assert!(!place.project.join(".git/info/settings.json").exists());
+    git(&place.project, &["status", "--short"]);
+
+    // A git folder of another name, and the one a linked work tree shares.
+    let main = place.project.parent().unwrap().join("main");
+    std::fs::create_dir_all(&main).unwrap();
+    git(&main, &["init", "-q", "--separate-git-dir", "gitdata"]);
+    git(&main, &["commit", "-q", "--allow-empty", "-m", "first"]);
+    git(&main, &["worktree", "add", "-q", "../linked"]);
+    let linked = main.parent().unwrap().join("linked");
+    std::fs::create_dir_all(main.join(".codex")).unwrap();
+    symlink("../gitdata/config", main.join(".codex/config.toml")).unwrap();
+    symlink("../main/gitdata/info", linked.join(".gemini")).unwrap();
+    let shared = std::fs::read(main.join("gitdata/config")).unwrap();
+    refused(&place, &main, "codex");
+    refused(&place, &linked, "gemini");
+    assert_eq!(std::fs::read(main.join("gitdata/config")).unwrap(), shared);
+    assert!(!main.join("gitdata/info/settings.json").exists());
+}
