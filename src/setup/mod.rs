@@ -20,7 +20,7 @@ use std::path::Path;
 use crate::exit::Exit;
 use crate::settings;
 use config_files::{Format, Host, Scope};
-use entry::{Change, Want, NAME};
+use entry::{Change, Found, Want, NAME};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -34,6 +34,11 @@ pub struct Args {
     /// Take our entry out instead (and nothing else).
     #[arg(long)]
     pub remove: bool,
+    /// Replace an entry of ours found whole, with nothing of it kept: in a project's file,
+    /// one that runs anything but this binary with no arguments, variables or working
+    /// directory is otherwise shown and refused.
+    #[arg(long, conflicts_with = "remove")]
+    pub force: bool,
 }
 
 /// Runs `setup`; `project` is the project directory (for `--scope project`).
@@ -123,11 +128,16 @@ fn apply(args: &Args, path: &Path, target: &Path) -> Result<(), String> {
     };
     let was = file::read(target)?;
     let text = was.as_deref().unwrap_or("");
+    let found = match (args.force, args.scope) {
+        (true, _) => Found::Replace,
+        (false, Scope::Project) => Found::Vet,
+        (false, Scope::User) => Found::Update,
+    };
     let mut change = match (args.host.format(), &want) {
-        (Format::Toml, want) => toml::edit(text, want)?,
-        (Format::Json { container }, Want::Remove) => json::edit(text, container, None)?,
+        (Format::Toml, want) => toml::edit(text, want, found)?,
+        (Format::Json { container }, Want::Remove) => json::edit(text, container, None, found)?,
         (Format::Json { container }, Want::Add { command, .. }) => {
-            json::edit(text, container, Some(&args.host.fields(command)))?
+            json::edit(text, container, Some(&args.host.fields(command)), found)?
         }
     };
     let scope = match args.scope {
