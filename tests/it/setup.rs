@@ -811,3 +811,36 @@ fn a_projects_entry_that_runs_otherwise_is_refused_unless_forced() {
         assert!(again.contains("nothing changed"), "{again}");
     }
 }
+
+/// setup whose reader goes away before it prints stops quietly, as the other commands do.
+#[test]
+fn setup_whose_reader_goes_away_stops_quietly() {
+    let place = Place::new();
+    let mut cmd = Command::new(server_path());
+    let mut child = place
+        .isolate(&mut cmd)
+        .args(["setup", "cursor"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!said.contains("panicked"), "{said}");
+    assert_eq!(out.status.code(), Some(3), "{said}");
+}
+
+/// A host file larger than any host's configuration is refused before it is read.
+#[test]
+fn a_host_file_too_large_is_refused_unread() {
+    let place = Place::new();
+    let file = place.home.join(".cursor/mcp.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let big = std::fs::File::create(&file).unwrap();
+    big.set_len(64 << 20).unwrap();
+    let (code, out, err) = place.setup(&["cursor"], &[]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("larger than 32 MiB"), "{err}");
+    assert_eq!(std::fs::metadata(&file).unwrap().len(), 64 << 20);
+}
