@@ -11,7 +11,9 @@
 //!
 //! A project it serves gets `.bmad-task/dashboard.json` (the page's address, without the
 //! secret, and this process's id), so that a reply asking the human to decide carries
-//! the page's deep link; it is removed when the dashboard stops.
+//! the page's deep link; it is removed when the dashboard stops. A project with no task
+//! yet gets it once its first task is started ([`Dashboard::announce_when_started`]): the
+//! dashboard makes no `.bmad-task/` in a folder that may be no project.
 
 pub mod checks;
 pub mod decide;
@@ -27,6 +29,7 @@ pub mod view;
 use std::io::{BufRead, Write};
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use axum::Router;
@@ -42,6 +45,9 @@ pub const PREFIX: &str = "/dashboard";
 /// The default address of `bmad-mcp dashboard`: loopback, a port the system picks.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:0";
 
+/// How often the dashboard looks for a project's first task, to tell it where the page is.
+const ANNOUNCE_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// What every request of the page shares.
 pub struct Dashboard {
     /// One store per project served, in the order the list shows them.
@@ -51,6 +57,8 @@ pub struct Dashboard {
     pub keys: guard::Keys,
     /// Cancelled when the server stops: the event streams end.
     pub stop: CancellationToken,
+    /// Per project, whether it was told where the page is ([`Dashboard::announce`]).
+    announced: Vec<AtomicBool>,
 }
 
 impl Dashboard {
@@ -74,6 +82,7 @@ impl Dashboard {
             })
             .collect();
         Dashboard {
+            announced: dirs.iter().map(|_| AtomicBool::new(false)).collect(),
             stores,
             dirs,
             keys: guard::Keys::new(bound),
@@ -122,16 +131,47 @@ impl Dashboard {
     #[cfg(not(unix))]
     fn refuse_signal(self: &Arc<Self>) {}
 
-    /// Tells each project served where the page is (for the replies' deep links).
-    pub fn announce(&self, bound: SocketAddr) {
+    /// Tells each project served that has tasks, and was not told yet, where the page is
+    /// (for the replies' deep links). Whether all were told.
+    pub fn announce(&self, bound: SocketAddr) -> bool {
         let text = serde_json::json!({"url": self.base(bound), "pid": std::process::id()});
-        for store in &self.stores {
+        for (store, told) in self.stores.iter().zip(&self.announced) {
+            if told.load(Ordering::Relaxed) {
+                continue;
+            }
             if let Some(p) = store.project(None).ok().filter(Project::has_state) {
                 if let Err(e) = p.write_atomic(DASHBOARD_REL, text.to_string().as_bytes()) {
                     tracing::warn!(error = %e, "dashboard: cannot write {DASHBOARD_REL}");
                 }
+                told.store(true, Ordering::Relaxed);
             }
         }
+        self.announced.iter().all(|t| t.load(Ordering::Relaxed))
+    }
+
+    /// [`Dashboard::announce`] now, then every [`ANNOUNCE_EVERY`] until every project was
+    /// told or the server stops: a project whose first task starts after the dashboard
+    /// does gets the page's address then.
+    pub fn announce_when_started(self: &Arc<Self>, bound: SocketAddr) {
+        if self.announce(bound) {
+            return;
+        }
+        let dash = self.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = dash.stop.cancelled() => return,
+                    () = tokio::time::sleep(ANNOUNCE_EVERY) => {}
+                }
+                let d = dash.clone();
+                if tokio::task::spawn_blocking(move || d.announce(bound))
+                    .await
+                    .unwrap_or(true)
+                {
+                    return;
+                }
+            }
+        });
     }
 
     /// Removes what [`Dashboard::announce`] wrote, when it is still this process's.
@@ -247,7 +287,7 @@ pub fn beside_http(at: &crate::http::Listening, acting: &Acting) -> Option<crate
         acting,
     ));
     {
-        dash.announce(bound);
+        dash.announce_when_started(bound);
         let print: fn(&str) = |url| {
             eprintln!(
                 "bmad-mcp: a one-time address (one use, within {} minutes; Enter in this server's terminal prints a new one) of the human's dashboard (loopback only) is at {url}",
@@ -323,7 +363,7 @@ async fn serve(dir: PathBuf, addr: SocketAddr, acting: &Acting) -> std::io::Resu
         stop.clone(),
         acting,
     ));
-    dash.announce(bound);
+    dash.announce_when_started(bound);
     // The addresses go to stdout, for the human who started it (and to a test); nothing
     // else is printed there.
     let print: fn(&str) = |url| {
