@@ -155,17 +155,8 @@ pub fn who(h: &HistoryEntry) -> String {
     let by = h
         .decided_by
         .map_or(Speaker::Unrecorded, authorship::speaker);
-    let through = h
-        .provenance
-        .as_ref()
-        .and_then(|p| p.client.as_deref())
-        .filter(|_| by == Speaker::Host)
-        .map_or(String::new(), |c| format!(" through {c}"));
     match (&h.decider, by) {
-        (Some(p), Speaker::Host) => {
-            format!("the assistant{through}, for {p} (not confirmed by them)")
-        }
-        (None, Speaker::Host) => format!("{}{through}", authorship::label(by, h.via)),
+        (Some(p), Speaker::Host) => format!("the assistant, for {p} (not confirmed by them)"),
         (Some(p), _) => format!("{p} ({})", authorship::label(by, h.via)),
         (None, _) => authorship::label(by, h.via),
     }
