@@ -579,14 +579,23 @@ fn describe_difference(path: &str, committed: &str, now: &str) -> String {
     )
 }
 
+/// Copies the produced project into the sample, a decision's processes (the run's own,
+/// whatever started the tests) replaced by one placeholder shell: they are compared as
+/// `<processes>` ([`processes_named`]), and the tester's machine is not the sample's.
 fn copy_project(from: &Path, to: &Path) {
     for dir in [".bmad-task", ".claude"] {
         let _ = std::fs::remove_dir_all(to.join(dir));
     }
+    let parents = Regex::new(r#"(?s)("parents": \[\n\s+)"[^\]]*?(\n\s+\])"#).unwrap();
     for f in full_workflow::common::files_under(from) {
         let dest = to.join(&f);
         std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
-        std::fs::copy(from.join(&f), dest).unwrap();
+        std::fs::copy(from.join(&f), &dest).unwrap();
+        if f.starts_with(".bmad-task/session-") {
+            let text = std::fs::read_to_string(&dest).unwrap();
+            let text = parents.replace_all(&text, r#"${1}"bash (pid 4242)"${2}"#);
+            std::fs::write(&dest, text.as_bytes()).unwrap();
+        }
     }
 }
 
