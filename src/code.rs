@@ -230,9 +230,15 @@ fn blank(c: char) -> bool {
 /// Why a command the human approves could show something other than what runs, if it
 /// could: control characters (escape sequences move the cursor and erase what was
 /// printed), invisible or reordering characters, padding (a tab, or a run of more than 3
-/// blanks of any kind) that pushes the rest out of view, or a blank other than the space
+/// blanks of any kind) that pushes the rest out of view, a blank other than the space
 /// (a shell does not split words at a no-break space: it shows as two words and runs as
-/// one). `None` for an ordinary command.
+/// one), or any character outside printable ASCII. `None` for an ordinary command.
+///
+/// The last rule holds the others' ground: no Unicode property says that a character draws
+/// as a blank (the Egyptian full blank U+13441 is a letter, the musical null notehead
+/// U+1D159 a symbol, neither default-ignorable), fonts add more, and a list of them is
+/// never known to be whole; printable ASCII is the one set whose every glyph shows. A check
+/// that needs another character runs a script that holds it.
 pub fn hidden_in(command: &str) -> Option<String> {
     if let Some(c) = command.chars().find(|c| c.is_control() && *c != '\t') {
         return Some(format!(
@@ -258,7 +264,24 @@ pub fn hidden_in(command: &str) -> Option<String> {
             c as u32
         ));
     }
+    if let Some(c) = command.chars().find(|c| !c.is_ascii()) {
+        return Some(format!(
+            "it holds \\u{{{:x}}}, outside printable ASCII: some such characters draw as nothing or a blank, and no rule tells which, so a check command is ASCII; put the rest in a script the command runs",
+            c as u32
+        ));
+    }
     None
+}
+
+/// `s` with every character outside printable ASCII written as an escape (`\u{13441}`):
+/// how a refused check command is shown, since its other characters may draw as blanks.
+pub fn ascii_visible(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            ' '..='~' => c.to_string(),
+            c => format!("\\u{{{:x}}}", c as u32),
+        })
+        .collect()
 }
 
 /// The length in characters of the longest run of [`blank`] characters in `s`.
@@ -354,5 +377,25 @@ mod tests {
         assert!(hidden_in("cargo test \u{a0}\u{3000} --locked").is_some());
         assert_eq!(hidden_in("cargo test --locked && ./scripts/lint"), None);
         assert_eq!(visible("a b"), "a b");
+    }
+
+    /// Blank glyphs no property names (the Egyptian full blank, a letter; the Khitan filler,
+    /// a mark; the musical null notehead, a symbol), and any other character outside
+    /// printable ASCII, are refused in a check command, alone or in a run, and shown escaped.
+    #[test]
+    fn a_check_command_is_printable_ascii() {
+        for c in ['\u{13441}', '\u{16fe4}', '\u{1d159}', 'é'] {
+            let escaped = format!("\\u{{{:x}}}", c as u32);
+            let padded = format!("cargo test{}; id", c.to_string().repeat(40));
+            for command in [padded, format!("cargo{c}test")] {
+                let why = hidden_in(&command).unwrap_or_default();
+                assert!(why.contains(&escaped), "{escaped}: {why}");
+            }
+            assert_eq!(
+                ascii_visible(&format!("a{c}{c}b — ok")),
+                format!("a{escaped}{escaped}b \\u{{2014}} ok")
+            );
+        }
+        assert_eq!(hidden_in("pytest -k 'a b' && ./scripts/lint ~x"), None);
     }
 }

@@ -125,6 +125,7 @@ fn main() -> Exit {
             return bmad_mcp::terminal::run(command, &settings);
         }
         Some(Command::Setup(args)) => {
+            quiet_when_stdout_closes();
             // The project a person runs setup for is where they stand, or the one they name:
             // not a variable the environment (a host's shell, a profile) may carry.
             let project = match cli.project {

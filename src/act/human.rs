@@ -173,14 +173,17 @@ pub fn release_claim(
 
 /// Retires or restores the lesson `id` of the project, as the human's decision through
 /// `via`, under the project's lock (read again there: another decision may have just
-/// written it). The file keeps the decision (`decided:`): what, by whom (the person the
-/// settings or git name, and the channel) and when. Returns it in words, or why not.
+/// written it), bound to what the channel showed of it (`seen`: at least 12 digits of its
+/// `Lesson::shown_sha256`) when it showed it. The file keeps the decision (`decided:`):
+/// what, by whom (the person the settings or git name, and the channel) and when. Returns
+/// it in words, or why not.
 pub fn lesson(
     store: &Store,
     cwd: Option<&str>,
     id: &str,
     change: LessonChange,
     via: Via,
+    seen: Option<&str>,
 ) -> std::result::Result<String, String> {
     use crate::lessons;
     use crate::workflow::authorship::{label, Speaker};
@@ -195,6 +198,16 @@ pub fn lesson(
             lessons::LESSONS_DIR
         ));
     };
+    if let Some(seen) = seen {
+        let now = found.shown_sha256();
+        if seen.len() < 12 || !now.starts_with(seen) {
+            return Err(format!(
+                "{} changed since it was shown (sha256 now {}): read it again before deciding",
+                found.rel_path(),
+                &now[..12]
+            ));
+        }
+    }
     let mut l = found.clone();
     let (verb, already) = match change {
         LessonChange::Retire => ("retired", l.retired.is_some()),

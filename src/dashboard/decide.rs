@@ -349,8 +349,9 @@ fn command_of(action: Action, posted: Posted, comments: Option<String>) -> Resul
 }
 
 /// Retires or restores a lesson (`change`: `retire` or `restore`), the human's decision on
-/// the dashboard, through the one path of a human's decision.
-pub fn lesson(store: &Store, id: &str, change: &str) -> PageAnswer {
+/// the dashboard, through the one path of a human's decision, bound to what the page
+/// showed of it (`seen`, its digest).
+pub fn lesson(store: &Store, id: &str, change: &str, seen: &str) -> PageAnswer {
     let change = match change {
         "retire" => human::LessonChange::Retire,
         "restore" => human::LessonChange::Restore,
@@ -364,7 +365,7 @@ pub fn lesson(store: &Store, id: &str, change: &str) -> PageAnswer {
     if id.is_empty() || id.len() > 200 {
         return PageAnswer::Bad("a lesson's id is 1 to 200 bytes".into());
     }
-    match human::lesson(store, None, id, change, Via::Dashboard) {
+    match human::lesson(store, None, id, change, Via::Dashboard, Some(seen)) {
         Ok(said) => PageAnswer::Done(said),
         Err(why) => PageAnswer::Conflict {
             message: why,

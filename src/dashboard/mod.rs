@@ -11,7 +11,9 @@
 //!
 //! A project it serves gets `.bmad-task/dashboard.json` (the page's address, without the
 //! secret, and this process's id), so that a reply asking the human to decide carries
-//! the page's deep link; it is removed when the dashboard stops.
+//! the page's deep link; it is removed when the dashboard stops. A project with no task
+//! yet gets it once its first task is started ([`Dashboard::announce_when_started`]): the
+//! dashboard makes no `.bmad-task/` in a folder that may be no project.
 
 pub mod checks;
 pub mod decide;
@@ -27,6 +29,7 @@ pub mod view;
 use std::io::{BufRead, Write};
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
@@ -42,6 +45,9 @@ use crate::store::{Store, DASHBOARD_REL};
 pub const PREFIX: &str = "/dashboard";
 /// The default address of `bmad-mcp dashboard`: loopback, a port the system picks.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:0";
+
+/// How often the dashboard looks for a project's first task, to tell it where the page is.
+const ANNOUNCE_EVERY: Duration = Duration::from_millis(500);
 
 /// What every request of the page shares.
 pub struct Dashboard {
@@ -67,6 +73,8 @@ pub struct Dashboard {
 struct Projects {
     dirs: Vec<PathBuf>,
     stores: Vec<Arc<Store>>,
+    /// Per project, whether it was told where the page is ([`Dashboard::announce`]).
+    told: Vec<AtomicBool>,
 }
 
 /// How often the clones' work trees are listed again (`git worktree add` while it runs).
@@ -112,11 +120,13 @@ impl Dashboard {
                 },
                 self.acting.clone(),
             ));
+            let told = AtomicBool::new(false);
             if let Some(bound) = announced {
-                self.announce_to(&store, bound);
+                self.announce_to(&store, &told, bound);
             }
             p.dirs.push(d);
             p.stores.push(store);
+            p.told.push(told);
         }
     }
 
@@ -202,22 +212,57 @@ impl Dashboard {
     #[cfg(not(unix))]
     fn refuse_signal(self: &Arc<Self>) {}
 
-    /// Tells each project served where the page is (for the replies' deep links), and
-    /// each that joins later.
-    pub fn announce(&self, bound: SocketAddr) {
+    /// Tells each project served that has tasks, and was not told yet, where the page is
+    /// (for the replies' deep links), and each that joins later. Whether all were told.
+    pub fn announce(&self, bound: SocketAddr) -> bool {
         *self.announced.lock().unwrap_or_else(|e| e.into_inner()) = Some(bound);
-        for store in self.stores() {
-            self.announce_to(&store, bound);
-        }
-    }
-
-    fn announce_to(&self, store: &Store, bound: SocketAddr) {
-        let text = serde_json::json!({"url": self.base(bound), "pid": std::process::id()});
-        if let Some(p) = store.project(None).ok().filter(Project::has_state) {
-            if let Err(e) = p.write_atomic(DASHBOARD_REL, text.to_string().as_bytes()) {
-                tracing::warn!(error = %e, "dashboard: cannot write {DASHBOARD_REL}");
+        let p = self.projects.read().unwrap_or_else(|e| e.into_inner());
+        let mut all = true;
+        for (store, told) in p.stores.iter().zip(&p.told) {
+            if !told.load(Ordering::Relaxed) {
+                all &= self.announce_to(store, told, bound);
             }
         }
+        all
+    }
+
+    /// Writes the page's address into `store`'s project once it has tasks; whether it did.
+    fn announce_to(&self, store: &Store, told: &AtomicBool, bound: SocketAddr) -> bool {
+        let text = serde_json::json!({"url": self.base(bound), "pid": std::process::id()});
+        let Some(p) = store.project(None).ok().filter(Project::has_state) else {
+            return false;
+        };
+        if let Err(e) = p.write_atomic(DASHBOARD_REL, text.to_string().as_bytes()) {
+            tracing::warn!(error = %e, "dashboard: cannot write {DASHBOARD_REL}");
+        }
+        told.store(true, Ordering::Relaxed);
+        true
+    }
+
+    /// [`Dashboard::announce`] now, then every [`ANNOUNCE_EVERY`] while a project served
+    /// was not told, until the server stops: a project whose first task starts after the
+    /// dashboard does (a work tree that joins later too) gets the page's address then.
+    pub fn announce_when_started(self: &Arc<Self>, bound: SocketAddr) {
+        self.announce(bound);
+        let dash = self.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = dash.stop.cancelled() => return,
+                    () = tokio::time::sleep(ANNOUNCE_EVERY) => {}
+                }
+                if dash.all_told() {
+                    continue;
+                }
+                let d = dash.clone();
+                let _ = tokio::task::spawn_blocking(move || d.announce(bound)).await;
+            }
+        });
+    }
+
+    fn all_told(&self) -> bool {
+        let p = self.projects.read().unwrap_or_else(|e| e.into_inner());
+        p.told.iter().all(|t| t.load(Ordering::Relaxed))
     }
 
     /// Removes what [`Dashboard::announce`] wrote, when it is still this process's.
@@ -334,7 +379,7 @@ pub fn beside_http(at: &crate::http::Listening, acting: &Acting) -> Option<crate
         acting,
     ));
     {
-        dash.announce(bound);
+        dash.announce_when_started(bound);
         let print: fn(&str) = |url| {
             eprintln!(
                 "bmad-mcp: a one-time address (one use, within {} minutes; Enter in this server's terminal prints a new one) of the human's dashboard (loopback only) is at {url}",
@@ -411,7 +456,7 @@ async fn serve(dir: PathBuf, addr: SocketAddr, acting: &Acting) -> std::io::Resu
         stop.clone(),
         acting,
     ));
-    dash.announce(bound);
+    dash.announce_when_started(bound);
     // The addresses go to stdout, for the human who started it (and to a test); nothing
     // else is printed there.
     let print: fn(&str) = |url| {

@@ -8,7 +8,7 @@
 //! | GET | `/dashboard/api/events` | server-sent events: `change` when a file changes, `signin` when a browser signs in |
 //! | POST | `/dashboard/api/decide` | a decision (JSON, at most [`MAX_BODY`] bytes) |
 //! | POST | `/dashboard/api/config` | approve `.bmad/config.toml` as shown (`{"project", "sha256"}`) |
-//! | POST | `/dashboard/api/lesson` | retire or restore a lesson (`{"project", "id", "change"}`) |
+//! | POST | `/dashboard/api/lesson` | retire or restore a lesson (`{"project", "id", "change", "sha256"}`) |
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -240,6 +240,8 @@ struct LessonPosted {
     id: String,
     /// `retire` or `restore`.
     change: String,
+    /// The digest of the lesson as the page showed it.
+    sha256: String,
 }
 
 async fn lesson(State(dash): State<Arc<Dashboard>>, request: Request) -> Response {
@@ -247,7 +249,7 @@ async fn lesson(State(dash): State<Arc<Dashboard>>, request: Request) -> Respons
         dash,
         request,
         |p: &LessonPosted| p.project,
-        |store, p, _| decide::lesson(store, &p.id, &p.change),
+        |store, p, _| decide::lesson(store, &p.id, &p.change, &p.sha256),
     )
     .await
 }

@@ -241,6 +241,7 @@ fn lessons(project: &Project) -> Value {
                 "id": l.id, "role": l.role.role(), "category": l.category.name(),
                 "source": l.source.name(), "said_by": l.source.said_by(), "task": l.task,
                 "date": l.date, "retired": l.retired, "decided": l.decided, "words": l.words,
+                "sha256": l.shown_sha256(),
             })
         })
         .collect();

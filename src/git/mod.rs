@@ -102,6 +102,12 @@ impl Repo {
         })
     }
 
+    /// This work tree's own folder of the repository (`.git`, or the one a linked work
+    /// tree's `.git` file names).
+    pub fn git_dir(&self) -> &Path {
+        &self.git_dir
+    }
+
     /// The folder every work tree of this clone shares (`.git` of the main work tree).
     pub fn common_dir(&self) -> &Path {
         &self.common_dir

@@ -163,6 +163,20 @@ impl Lesson {
     pub fn is_active(&self) -> bool {
         self.retired.is_none()
     }
+
+    /// The SHA-256 of what a person is shown of the lesson before deciding on it (its
+    /// role, category, whose words, task and the words), to which a decision is bound: a
+    /// file whose words were swapped since reads as another lesson.
+    pub fn shown_sha256(&self) -> String {
+        crate::workflow::machine::sha256_hex(&format!(
+            "{}\n{}\n{}\n{}\n{}",
+            self.role.role(),
+            self.category.name(),
+            self.source.name(),
+            self.task,
+            self.words
+        ))
+    }
 }
 
 /// A lesson file's name for a lesson recorded on `date` (`2026-11-24…`) from `seed`: the

@@ -207,7 +207,7 @@ impl Config {
                 return Err(format!(
                     "{}key `checks.{name}`: refused, {why}: `{}`",
                     at(name),
-                    crate::code::visible(&spec.command)
+                    crate::code::ascii_visible(&spec.command)
                 ));
             }
             if spec.command.len() > MAX_COMMAND_BYTES {

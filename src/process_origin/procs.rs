@@ -46,19 +46,11 @@ pub fn chain(start: u32) -> Vec<Proc> {
         while let Some(p) = pid.filter(|p| *p > 0 && chain.len() < MAX_DEPTH) {
             let process = process(p);
             let stat = process.as_ref().and_then(|pr| pr.stat().ok());
-            // A process names itself (up to 15 bytes): the label is shown in replies and
-            // kept in the history, so no line break or other control character of its own.
-            let name: String = stat.as_ref().map_or_else(
-                || "?".into(),
-                |s| {
-                    s.comm
-                        .chars()
-                        .map(|ch| if ch.is_control() { '?' } else { ch })
-                        .collect()
-                },
-            );
+            let comm = stat.as_ref().map(|s| s.comm.as_str());
+            let host = process.as_ref().and_then(runs_host);
+            let name = name_of(comm, process.as_ref(), host);
             chain.push(Proc {
-                host: process.as_ref().and_then(runs_host),
+                host,
                 mark: process.as_ref().and_then(mark_in),
                 label: format!("{name} (pid {p})"),
             });
@@ -68,6 +60,43 @@ pub fn chain(start: u32) -> Vec<Proc> {
     #[cfg(not(target_os = "linux"))]
     let _ = start;
     chain
+}
+
+/// A process's name as a person reads it: the name it gave itself (`comm`, up to 15
+/// bytes) when that begins its executable's file name or its command's (`sh` runs `dash`),
+/// else the executable's file name, with the host it is when it is one. A thread's name
+/// (`MainThread`, which some hosts' runtimes give their first thread) is not who decided.
+/// The label is shown in replies and kept in the history, so no line break or other
+/// control character of its own.
+#[cfg(target_os = "linux")]
+fn name_of(comm: Option<&str>, process: Option<&Process>, host: Option<&str>) -> String {
+    let file_name = |path: &std::path::Path| -> Option<String> {
+        let name = path.file_name()?.to_string_lossy().into_owned();
+        Some(name.strip_suffix(" (deleted)").unwrap_or(&name).to_string())
+    };
+    let exe = process
+        .and_then(|p| p.exe().ok())
+        .and_then(|e| file_name(&e));
+    let argv0 = process
+        .and_then(|p| std::fs::read(format!("/proc/{}/cmdline", p.pid())).ok())
+        .and_then(|bytes| {
+            let first = bytes.split(|b| *b == 0).next()?;
+            file_name(std::path::Path::new(&*String::from_utf8_lossy(first)))
+        });
+    let begins = |c: &str, of: &Option<String>| of.as_ref().is_some_and(|n| n.starts_with(c));
+    let name = match (comm, exe) {
+        (Some(c), Some(_)) if !c.is_empty() && begins(c, &argv0) => c.to_string(),
+        (Some(c), e @ Some(_)) if !c.is_empty() && begins(c, &e) => c.to_string(),
+        (_, Some(e)) => match host {
+            Some(host) => format!("{host}: {e}"),
+            None => e,
+        },
+        (Some(c), None) => c.to_string(),
+        (None, None) => "?".into(),
+    };
+    name.chars()
+        .map(|ch| if ch.is_control() { '?' } else { ch })
+        .collect()
 }
 
 /// The process holding the socket whose local end is `peer` (a loopback client's end of a
@@ -253,24 +282,28 @@ mod tests {
         assert_eq!(found[0].host, None, "{}", found[0].label);
     }
 
+    /// A process that names itself otherwise than its executable (a thread's name such as
+    /// `MainThread`, a line break) is shown by its executable's file name.
     #[test]
-    fn a_process_name_with_a_line_break_is_shown_on_one_line() {
-        let mut child = std::process::Command::new("python3")
-            .args([
-                "-c",
-                "import ctypes,time; ctypes.CDLL(None).prctl(15, b'x\\nstate: done', 0, 0, 0); print(flush=True); time.sleep(30)",
-            ])
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut ready = [0u8; 1];
-        std::io::Read::read_exact(child.stdout.as_mut().unwrap(), &mut ready).unwrap();
-        let found = chain(child.id());
-        let _ = child.kill();
-        let _ = child.wait();
-        assert_eq!(
-            found[0].label,
-            format!("x?state: done (pid {})", child.id())
-        );
+    fn a_process_is_named_by_its_executable_when_its_own_name_is_another() {
+        for name in ["MainThread", "x\\nstate: done"] {
+            let mut child = std::process::Command::new("python3")
+                .args([
+                    "-c",
+                    &format!("import ctypes,time; ctypes.CDLL(None).prctl(15, b'{name}', 0, 0, 0); print(flush=True); time.sleep(30)"),
+                ])
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut ready = [0u8; 1];
+            std::io::Read::read_exact(child.stdout.as_mut().unwrap(), &mut ready).unwrap();
+            let found = chain(child.id());
+            let exe = Process::new(child.id() as i32).unwrap().exe().unwrap();
+            let _ = child.kill();
+            let _ = child.wait();
+            let exe = exe.file_name().unwrap().to_string_lossy().into_owned();
+            assert!(exe.starts_with("python"), "{exe}");
+            assert_eq!(found[0].label, format!("{exe} (pid {})", child.id()));
+        }
     }
 }

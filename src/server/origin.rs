@@ -32,8 +32,9 @@ pub enum Route {
         /// host cannot ask (`Gemini CLI, which cannot ask …`), or the connection was opened
         /// from a host's shell tool.
         cannot_ask: Option<String>,
-        /// Where it comes from, kept with the decision: where the client could ask, or a
-        /// shell's mark was found.
+        /// Where it comes from, kept with the decision whatever the client declared: the
+        /// host's word is recorded with the client's name and the processes behind it, as
+        /// the human's is.
         provenance: Option<Provenance>,
         /// Why the client's dialog stayed shut, where it has one.
         dialog_shut: Option<String>,
@@ -65,7 +66,7 @@ pub fn route(
     let dialog_shut = can_ask.then(|| origin.assistant.clone()).flatten();
     Route::Word {
         cannot_ask,
-        provenance: (can_ask || shell.is_some()).then_some(origin),
+        provenance: Some(origin),
         dialog_shut,
     }
 }

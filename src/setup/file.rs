@@ -15,15 +15,46 @@ use std::path::{Component, Path, PathBuf};
 /// The most links followed on the way to one file, as the kernel's limit.
 const MAX_LINKS: usize = 40;
 
-/// The file's text; `None` when there is no file.
+/// The largest host file setup edits. The edit holds the text, its syntax tree and the
+/// new text at once (a 300 MiB file took 929 MB); Claude Code's own file, which keeps
+/// every project's history, is the largest seen in use, at a few MiB.
+pub const MAX_BYTES: u64 = 32 << 20;
+
+/// The file's text; `None` when there is no file. One over [`MAX_BYTES`] is refused
+/// before it is read, and a file that grows past it while read is too.
 pub fn read(path: &Path) -> Result<Option<String>, String> {
-    match std::fs::read(path) {
-        Ok(bytes) => String::from_utf8(bytes)
-            .map(Some)
-            .map_err(|_| "it is not UTF-8 text".to_string()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e.to_string()),
+    use std::io::Read;
+    // Not opened unless a plain file: a FIFO would hold the open until someone writes.
+    match std::fs::metadata(path) {
+        Ok(meta) if !meta.is_file() => return Err("it is not a plain file".into()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        _ => {}
     }
+    let file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e.to_string()),
+    };
+    let too_big = || {
+        format!(
+            "it is larger than {} MiB, more than any host's configuration: setup does not read it",
+            MAX_BYTES >> 20
+        )
+    };
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    if meta.len() > MAX_BYTES {
+        return Err(too_big());
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(MAX_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_BYTES {
+        return Err(too_big());
+    }
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| "it is not UTF-8 text".to_string())
 }
 
 /// Replaces the file at `target` (a [`destination`]) with `text`, when it still holds `was`

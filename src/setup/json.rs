@@ -7,15 +7,17 @@ use jsonc_parser::cst::{CstInputValue, CstNode, CstObject, CstObjectProp, CstRoo
 use jsonc_parser::ParseOptions;
 use serde_json::Value;
 
-use super::entry::{not_ours, runs_us, Change, NAME};
+use super::entry::{foreign, not_ours, refused, runs_us, Change, Found, NAME};
 
 /// Our entry in the object `container` (`mcpServers`, `servers`, `mcp`) of the file's
-/// `text`: set to have `fields` (`Some`; the entry's other fields are kept) or removed
-/// (`None`). An entry named `bmad` that runs another program is refused, untouched.
+/// `text`: set to have `fields` (`Some`; an entry of ours found is treated as `found`
+/// says) or removed (`None`). An entry named `bmad` that runs another program is refused,
+/// untouched.
 pub fn edit(
     text: &str,
     container: &str,
     fields: Option<&[(&'static str, Value)]>,
+    found: Found,
 ) -> Result<Change, String> {
     let root = CstRootNode::parse(text, &ParseOptions::default())
         .map_err(|e| format!("it is not valid JSON (nor JSON with comments): {e}"))?;
@@ -43,8 +45,14 @@ pub fn edit(
     let entry = servers.get(NAME);
     let before = entry.as_ref().and_then(value_of);
     let shown_before = shown(entry.as_ref());
-    if let Some(found) = &before {
-        check_ours(found)?;
+    if let Some(entry) = &before {
+        check_ours(entry)?;
+        if let (Some(fields), Found::Vet) = (fields, found) {
+            let parts = foreign(entry, &command_of(fields), &[]);
+            if !parts.is_empty() {
+                return Err(refused(&parts, shown_before.as_deref()));
+            }
+        }
     }
     match (fields, entry) {
         (None, Some(prop)) => prop.remove(),
@@ -52,6 +60,7 @@ pub fn edit(
         (Some(fields), None) => {
             servers.append(NAME, object(fields));
         }
+        (Some(fields), Some(prop)) if found == Found::Replace => prop.set_value(object(fields)),
         (Some(fields), Some(prop)) => update(&prop, fields)?,
     }
     Ok(Change {
@@ -88,6 +97,18 @@ fn single(object: &CstObject, key: &str) -> Result<(), String> {
             "it names `{key}` {n} times in one object; a host reads the last one and setup would edit the first: keep one yourself"
         )),
     }
+}
+
+/// The program our `fields` run: `command`, or the first of opencode's array.
+fn command_of(fields: &[(&'static str, Value)]) -> String {
+    let command = fields.iter().find(|(k, _)| *k == "command").map(|(_, v)| v);
+    match command {
+        Some(Value::Array(a)) => a.first().and_then(Value::as_str),
+        Some(v) => v.as_str(),
+        None => None,
+    }
+    .unwrap_or_default()
+    .to_string()
 }
 
 fn value_of(prop: &CstObjectProp) -> Option<Value> {
@@ -197,6 +218,7 @@ fn pretty(node: &CstNode, depth: usize) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::edit;
+    use crate::setup::entry::Found;
     use serde_json::{json, Value};
 
     fn fields() -> Vec<(&'static str, Value)> {
@@ -205,7 +227,7 @@ mod tests {
 
     #[test]
     fn a_new_file_gets_the_container_and_our_entry() {
-        let c = edit("", "mcpServers", Some(&fields())).unwrap();
+        let c = edit("", "mcpServers", Some(&fields()), Found::Update).unwrap();
         let v: Value = serde_json::from_str(&c.text).unwrap();
         assert_eq!(
             v["mcpServers"]["bmad"]["command"], "/opt/bin/bmad-mcp",
@@ -218,7 +240,7 @@ mod tests {
     #[test]
     fn comments_other_entries_and_our_extra_fields_survive_and_a_rerun_changes_nothing() {
         let text = "{\n  // mine\n  \"servers\": {\n    \"other\": {\"command\": \"x\"}, /* keep */\n    \"bmad\": {\"command\": \"/old/bmad-mcp\", \"trust\": true},\n  },\n}\n";
-        let c = edit(text, "servers", Some(&fields())).unwrap();
+        let c = edit(text, "servers", Some(&fields()), Found::Update).unwrap();
         for kept in [
             "// mine",
             "/* keep */",
@@ -228,9 +250,9 @@ mod tests {
             assert!(c.text.contains(kept), "{kept} lost:\n{}", c.text);
         }
         assert!(c.text.contains("/opt/bin/bmad-mcp") && !c.text.contains("/old/"));
-        let again = edit(&c.text, "servers", Some(&fields())).unwrap();
+        let again = edit(&c.text, "servers", Some(&fields()), Found::Update).unwrap();
         assert_eq!(again.text, c.text);
-        let gone = edit(&c.text, "servers", None).unwrap();
+        let gone = edit(&c.text, "servers", None, Found::Update).unwrap();
         assert!(
             !gone.text.contains("bmad")
                 && gone.text.contains("// mine")
@@ -251,11 +273,11 @@ mod tests {
             ("args", json!([])),
             ("tools", json!(["*"])),
         ];
-        let c = edit("", "mcpServers", Some(&ours)).unwrap();
+        let c = edit("", "mcpServers", Some(&ours), Found::Update).unwrap();
         let shown = "{\n  \"type\": \"local\",\n  \"command\": \"/opt/bin/bmad-mcp\",\n  \"args\": [],\n  \"tools\": [\n    \"*\"\n  ]\n}";
         assert_eq!(c.after.as_deref(), Some(shown));
         let text = "{\"mcpServers\": {\"bmad\": {\"trust\": true, /* mine */ \"env\": {\"Z\": \"1\", \"A\": \"2\"}, \"command\": \"/old/bmad-mcp\"}}}";
-        let c = edit(text, "mcpServers", Some(&fields())).unwrap();
+        let c = edit(text, "mcpServers", Some(&fields()), Found::Update).unwrap();
         let before = "{\n  \"trust\": true,\n  \"env\": {\n    \"Z\": \"1\",\n    \"A\": \"2\"\n  },\n  \"command\": \"/old/bmad-mcp\"\n}";
         assert_eq!(c.before.as_deref(), Some(before));
         let after = c.after.unwrap();
@@ -270,19 +292,24 @@ mod tests {
     #[test]
     fn the_arguments_given_to_our_server_stay() {
         let text = "{\"mcpServers\": {\"bmad\": {\"command\": \"/old/bmad-mcp\", \"args\": [\"--project\", \"/p\"]}}}";
-        let c = edit(text, "mcpServers", Some(&fields())).unwrap();
+        let c = edit(text, "mcpServers", Some(&fields()), Found::Update).unwrap();
         let v: Value = serde_json::from_str(&c.text).unwrap();
         assert_eq!(v["mcpServers"]["bmad"]["args"], json!(["--project", "/p"]));
         assert_eq!(v["mcpServers"]["bmad"]["command"], "/opt/bin/bmad-mcp");
         let text = "{\"mcp\": {\"bmad\": {\"type\": \"local\", \"command\": [\"/old/bmad-mcp\", \"--owner\", \"A <a@e.org>\"]}}}";
         let ours = vec![("command", json!(["/opt/bin/bmad-mcp"]))];
-        let c = edit(text, "mcp", Some(&ours)).unwrap();
+        let c = edit(text, "mcp", Some(&ours), Found::Update).unwrap();
         let v: Value = serde_json::from_str(&c.text).unwrap();
         assert_eq!(
             v["mcp"]["bmad"]["command"],
             json!(["/opt/bin/bmad-mcp", "--owner", "A <a@e.org>"])
         );
-        assert_eq!(edit(&c.text, "mcp", Some(&ours)).unwrap().text, c.text);
+        assert_eq!(
+            edit(&c.text, "mcp", Some(&ours), Found::Update)
+                .unwrap()
+                .text,
+            c.text
+        );
     }
 
     /// An object that names our entry, or the servers' object, twice is refused: the hosts
@@ -295,7 +322,9 @@ mod tests {
             format!("{{\"mcpServers\": {{\"bmad\": {ours}}}, \"mcpServers\": {{}}}}"),
         ] {
             for want in [Some(&fields()[..]), None] {
-                let e = edit(&text, "mcpServers", want).map(|c| c.text).unwrap_err();
+                let e = edit(&text, "mcpServers", want, Found::Update)
+                    .map(|c| c.text)
+                    .unwrap_err();
                 assert!(e.contains("2 times"), "{e}");
             }
         }
@@ -309,25 +338,37 @@ mod tests {
             r#"{"type": "local", "command": ["node", "s.js"]}"#,
         ] {
             let text = format!(r#"{{"mcp": {{"bmad": {entry}}}}}"#);
-            assert!(edit(&text, "mcp", Some(&fields()))
+            assert!(edit(&text, "mcp", Some(&fields()), Found::Update)
                 .unwrap_err()
                 .contains("another server's entry"));
-            assert!(edit(&text, "mcp", None).is_err());
+            assert!(edit(&text, "mcp", None, Found::Update).is_err());
         }
     }
 
     #[test]
     fn a_path_with_quotes_and_backslashes_is_written_escaped() {
         let path = r#"C:\Users\A "B"\bmad-mcp.exe"#;
-        let c = edit("{}", "servers", Some(&[("command", json!(path))])).unwrap();
+        let c = edit(
+            "{}",
+            "servers",
+            Some(&[("command", json!(path))]),
+            Found::Update,
+        )
+        .unwrap();
         let v: Value = serde_json::from_str(&c.text).unwrap();
         assert_eq!(v["servers"]["bmad"]["command"], path, "{}", c.text);
     }
 
     #[test]
     fn what_is_not_an_object_of_servers_is_refused() {
-        assert!(edit("[1]", "mcpServers", Some(&fields())).is_err());
-        assert!(edit(r#"{"mcpServers": 3}"#, "mcpServers", Some(&fields())).is_err());
-        assert!(edit("{ not json", "mcpServers", Some(&fields())).is_err());
+        assert!(edit("[1]", "mcpServers", Some(&fields()), Found::Update).is_err());
+        assert!(edit(
+            r#"{"mcpServers": 3}"#,
+            "mcpServers",
+            Some(&fields()),
+            Found::Update
+        )
+        .is_err());
+        assert!(edit("{ not json", "mcpServers", Some(&fields()), Found::Update).is_err());
     }
 }

@@ -20,7 +20,7 @@ use std::path::Path;
 use crate::exit::Exit;
 use crate::settings;
 use config_files::{Format, Host, Scope};
-use entry::{Change, Want, NAME};
+use entry::{Change, Found, Want, NAME};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -34,6 +34,11 @@ pub struct Args {
     /// Take our entry out instead (and nothing else).
     #[arg(long)]
     pub remove: bool,
+    /// Replace an entry of ours found whole, with nothing of it kept: in a project's file,
+    /// one that runs anything but this binary with no arguments, variables or working
+    /// directory is otherwise shown and refused.
+    #[arg(long, conflicts_with = "remove")]
+    pub force: bool,
 }
 
 /// Runs `setup`; `project` is the project directory (for `--scope project`).
@@ -63,9 +68,17 @@ pub fn run(args: &Args, project: &Path) -> Exit {
 /// project's scope it must be in the project: a project's files come from whoever
 /// committed them, and a link there (`.vscode/mcp.json -> ../../.bash_profile`) must not
 /// make setup write elsewhere. The user's own links (into a dotfiles repository) lead
-/// where the user chose.
+/// where the user chose. In either scope it is never in a repository's own folder
+/// ([`in_git_dir`]).
 fn destination(scope: Scope, path: &Path, project: &Path) -> Result<std::path::PathBuf, String> {
     let target = file::destination(path)?;
+    if let Some(git_dir) = in_git_dir(&target, project) {
+        return Err(format!(
+            "it leads to {}, inside the repository's own folder {}: no host reads its servers there, and a link that leads there would have setup rewrite git's files",
+            target.display(),
+            git_dir.display()
+        ));
+    }
     if scope == Scope::Project {
         let root = project
             .canonicalize()
@@ -79,6 +92,26 @@ fn destination(scope: Scope, path: &Path, project: &Path) -> Result<std::path::P
         }
     }
     Ok(target)
+}
+
+/// The repository folder `target` is in, if any: the project's git folder and the one its
+/// work trees share (a linked work tree's is elsewhere, and may have any name), or any
+/// folder named `.git` on its path. A committed link (`.codex/config.toml ->
+/// ../.git/config`, `.gemini -> .git/info`) would otherwise have setup write git's
+/// configuration or hooks' folder.
+fn in_git_dir(target: &Path, project: &Path) -> Option<std::path::PathBuf> {
+    let repo = crate::git::Repo::at(project);
+    let mut own = repo
+        .iter()
+        .flat_map(|r| [r.git_dir(), r.common_dir()])
+        .filter_map(|d| d.canonicalize().ok());
+    if let Some(dir) = own.find(|d| target.starts_with(d)) {
+        return Some(dir);
+    }
+    target
+        .ancestors()
+        .find(|a| a.file_name().is_some_and(|n| n == ".git"))
+        .map(Path::to_path_buf)
 }
 
 fn apply(args: &Args, path: &Path, target: &Path) -> Result<(), String> {
@@ -95,11 +128,16 @@ fn apply(args: &Args, path: &Path, target: &Path) -> Result<(), String> {
     };
     let was = file::read(target)?;
     let text = was.as_deref().unwrap_or("");
+    let found = match (args.force, args.scope) {
+        (true, _) => Found::Replace,
+        (false, Scope::Project) => Found::Vet,
+        (false, Scope::User) => Found::Update,
+    };
     let mut change = match (args.host.format(), &want) {
-        (Format::Toml, want) => toml::edit(text, want)?,
-        (Format::Json { container }, Want::Remove) => json::edit(text, container, None)?,
+        (Format::Toml, want) => toml::edit(text, want, found)?,
+        (Format::Json { container }, Want::Remove) => json::edit(text, container, None, found)?,
         (Format::Json { container }, Want::Add { command, .. }) => {
-            json::edit(text, container, Some(&args.host.fields(command)))?
+            json::edit(text, container, Some(&args.host.fields(command)), found)?
         }
     };
     let scope = match args.scope {

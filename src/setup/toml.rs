@@ -5,14 +5,15 @@
 
 use toml_edit::{DocumentMut, Item, Table, TableLike};
 
-use super::entry::{not_ours, runs_us, Change, Want, NAME};
+use super::entry::{foreign, not_ours, refused, runs_us, Change, Found, Want, NAME};
 
 /// The table of servers in Codex's configuration.
 const SERVERS: &str = "mcp_servers";
 
-/// The file's `text` with our entry set as `want` says (its other keys and every other
-/// table kept), or refused when an entry named `bmad` runs another program.
-pub fn edit(text: &str, want: &Want) -> Result<Change, String> {
+/// The file's `text` with our entry set as `want` says (an entry of ours found treated
+/// as `found` says, every other table kept), or refused when an entry named `bmad` runs
+/// another program.
+pub fn edit(text: &str, want: &Want, found: Found) -> Result<Change, String> {
     let mut doc: DocumentMut = text
         .parse()
         .map_err(|e| format!("it is not valid TOML: {e}"))?;
@@ -32,15 +33,21 @@ pub fn edit(text: &str, want: &Want) -> Result<Change, String> {
         .as_table_like_mut()
         .ok_or_else(|| format!("its `{SERVERS}` is not a table"))?;
     let before = servers.get(NAME).map(render);
-    if let Some(found) = servers.get(NAME) {
-        check_ours(found)?;
+    if let Some(entry) = servers.get(NAME) {
+        check_ours(entry)?;
+        if let (Want::Add { command, env }, Found::Vet) = (want, found) {
+            let parts = foreign(&as_json(entry), command, env);
+            if !parts.is_empty() {
+                return Err(refused(&parts, before.as_deref()));
+            }
+        }
     }
     match want {
         Want::Remove => {
             servers.remove(NAME);
         }
         Want::Add { command, env } => {
-            if servers.get(NAME).is_none() {
+            if found == Found::Replace || servers.get(NAME).is_none() {
                 servers.insert(NAME, new_table(inline));
             }
             let entry = servers.get_mut(NAME).ok_or_else(|| not_ours("vanished"))?;
@@ -111,6 +118,16 @@ fn new_table(inline: bool) -> Item {
     }
 }
 
+/// An entry as JSON, to judge it as the JSON hosts' are; a value TOML cannot read back
+/// is an empty object.
+fn as_json(entry: &Item) -> serde_json::Value {
+    render(entry)
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|doc| serde_json::to_value(doc.get(SERVERS)?.get(NAME)?).ok())
+        .unwrap_or_default()
+}
+
 /// Our entry as it reads in a file of its own: `[mcp_servers.bmad]` and its keys.
 fn render(entry: &Item) -> String {
     let mut doc = DocumentMut::new();
@@ -124,7 +141,7 @@ fn render(entry: &Item) -> String {
 #[cfg(test)]
 mod tests {
     use super::edit;
-    use crate::setup::entry::Want;
+    use crate::setup::entry::{Found, Want};
 
     fn add(env: &[(&str, &str)]) -> Want {
         Want::Add {
@@ -139,7 +156,7 @@ mod tests {
     #[test]
     fn our_table_is_added_with_its_env_keeping_comments_and_other_servers() {
         let text = "# my codex\nmodel = \"o3\" # the model\n\n[mcp_servers.other]\ncommand = \"npx\" # theirs\n";
-        let c = edit(text, &add(&[("BMAD_OWNER", "Ann <a@x>")])).unwrap();
+        let c = edit(text, &add(&[("BMAD_OWNER", "Ann <a@x>")]), Found::Update).unwrap();
         assert!(c.text.starts_with(text), "{}", c.text);
         let doc: toml::Table = c.text.parse().unwrap();
         let bmad = &doc["mcp_servers"]["bmad"];
@@ -147,12 +164,12 @@ mod tests {
         assert_eq!(bmad["env"]["BMAD_OWNER"].as_str(), Some("Ann <a@x>"));
         assert!(!c.text.contains("[mcp_servers]\n"), "{}", c.text);
         assert_eq!(
-            edit(&c.text, &add(&[("BMAD_OWNER", "Ann <a@x>")]))
+            edit(&c.text, &add(&[("BMAD_OWNER", "Ann <a@x>")]), Found::Update)
                 .unwrap()
                 .text,
             c.text
         );
-        let gone = edit(&c.text, &Want::Remove).unwrap();
+        let gone = edit(&c.text, &Want::Remove, Found::Update).unwrap();
         assert!(!gone.text.contains("bmad"), "{}", gone.text);
         assert!(gone.text.contains("# theirs") && gone.text.contains("# the model"));
     }
@@ -160,7 +177,7 @@ mod tests {
     #[test]
     fn an_update_keeps_our_entrys_other_keys_and_variables() {
         let text = "[mcp_servers.bmad]\ncommand = \"/old/bmad-mcp\"\nargs = [\"--project\", \"/p\"]\nstartup_timeout_sec = 30\n\n[mcp_servers.bmad.env]\nRUST_LOG = \"info\"\n";
-        let c = edit(text, &add(&[("BMAD_LOCK_WAIT_SECS", "5")])).unwrap();
+        let c = edit(text, &add(&[("BMAD_LOCK_WAIT_SECS", "5")]), Found::Update).unwrap();
         for kept in [
             "args = [\"--project\", \"/p\"]",
             "startup_timeout_sec = 30",
@@ -177,6 +194,7 @@ mod tests {
         let c = edit(
             "mcp_servers = { x = { command = \"y\" } }\n",
             &add(&[("BMAD_OWNER", "a")]),
+            Found::Update,
         )
         .unwrap();
         let doc: toml::Table = c.text.parse().unwrap();
@@ -187,9 +205,9 @@ mod tests {
             c.text
         );
         let theirs = "[mcp_servers.bmad]\ncommand = \"npx\"\n";
-        assert!(edit(theirs, &add(&[]))
+        assert!(edit(theirs, &add(&[]), Found::Update)
             .unwrap_err()
             .contains("another server's entry"));
-        assert!(edit(theirs, &Want::Remove).is_err());
+        assert!(edit(theirs, &Want::Remove, Found::Update).is_err());
     }
 }

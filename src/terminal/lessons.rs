@@ -93,7 +93,7 @@ fn decide(store: &Store, loaded: &lessons::Loaded, id: &str, change: LessonChang
     ) {
         return Ok(exit);
     }
-    let said = human::lesson(store, None, id, change, Via::Cli)?;
+    let said = human::lesson(store, None, id, change, Via::Cli, None)?;
     println!("{}", visible(&said));
     Ok(Exit::Done)
 }

@@ -164,25 +164,34 @@ pub(super) fn status(store: &Store, key: &SessionKey) -> Outcome {
             );
         }
     }
-    let decisions = r.decisions.unwrap_or_default();
-    if !decisions.is_empty() {
-        println!("decisions:");
-        for d in decisions {
-            println!(
-                "  {}  {:<9} {:<8} by {:<5} via {:<11} on {}",
-                visible(&d.at),
-                d.stage.to_string(),
-                d.action.name(),
-                serde_name(&d.decided_by),
-                serde_name(&d.via),
-                visible(d.digest.as_deref().unwrap_or("-"))
-            );
-            if let Some(p) = &d.decider {
-                println!("      {}", visible(&p.to_string()));
-            }
+    decisions(r.decisions.unwrap_or_default());
+    Ok(Exit::Done)
+}
+
+/// Every decision of a task: when, which, by whom, how, on which digest, and the client it
+/// came through where that was recorded.
+fn decisions(decisions: Vec<reply::DecisionEntry>) {
+    if decisions.is_empty() {
+        return;
+    }
+    println!("decisions:");
+    for d in decisions {
+        println!(
+            "  {}  {:<9} {:<8} by {:<5} via {:<11} on {}",
+            visible(&d.at),
+            d.stage.to_string(),
+            d.action.name(),
+            serde_name(&d.decided_by),
+            serde_name(&d.via),
+            visible(d.digest.as_deref().unwrap_or("-"))
+        );
+        if let Some(p) = &d.decider {
+            println!("      {}", visible(&p.to_string()));
+        }
+        if let Some(client) = &d.client {
+            println!("      through {}", visible(client));
         }
     }
-    Ok(Exit::Done)
 }
 
 /// A parent's stories: the ones this clone knows of, whether this copy of it is stale, and

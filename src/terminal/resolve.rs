@@ -90,7 +90,7 @@ fn lessons_of_the_other_side(
         return Ok(());
     }
     for l in &theirs {
-        crate::act::human::lesson(store, None, &l.id, LessonChange::Retire, Via::Cli)?;
+        crate::act::human::lesson(store, None, &l.id, LessonChange::Retire, Via::Cli, None)?;
     }
     // Staged, so that the merge's commit carries them retired.
     repo.stage(&theirs.iter().map(|l| l.rel_path()).collect::<Vec<_>>())?;

@@ -94,6 +94,37 @@ async fn a_reply_asking_the_human_carries_the_dashboards_deep_link() {
     c.close().await;
 }
 
+/// A dashboard started in a folder with no task yet makes no `.bmad-task/` there, and
+/// tells the project where the page is once its first task starts: the next reply asking
+/// the human carries the link.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dashboard_started_before_the_first_task_is_linked_once_it_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path();
+    let d = Dash::start(project);
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(!project.join(".bmad-task").exists(), "no state made");
+    let c = connect(Era::Legacy, project).await;
+    let sid = c.ok(start_args(project, "Build a todo app")).await["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let told = project.join(".bmad-task/dashboard.json");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !told.exists() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(told.exists(), "the project was told where the page is");
+    let v = c
+        .ok(json!({"action": "submit", "session_id": sid, "claude_result": passing_prd()}))
+        .await;
+    let link = format!("{}/dashboard/#/task/{sid}", d.origin());
+    assert_eq!(v["dashboard_url"], link.as_str(), "{v:#}");
+    assert!(d.stop().success());
+    assert!(!told.exists(), "withdrawn at the end");
+    c.close().await;
+}
+
 /// `.bmad-task/dashboard.json` is anyone's to write: a link it names reaches a reply only
 /// when it is a dashboard's on loopback, served by a live `bmad-mcp` listening there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -482,3 +482,37 @@ fn another_process_cannot_answer_a_sessions_dialog() {
         "{session}"
     );
 }
+
+/// A decision taken on the host's word (a client without a dialog, whose word the default
+/// policy takes) is recorded with where it came from, as the human's is: the client's
+/// declared name, the channel and the processes behind it; `status` names the client.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hosts_word_is_recorded_with_its_client_and_processes() {
+    use crate::support::{bin, connect, passing_prd, start_args};
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path();
+    let c = connect(Era::Legacy, project).await;
+    let sid = c.ok(start_args(project, "Build a todo app")).await["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    c.ok(json!({"action": "submit", "session_id": sid, "claude_result": passing_prd()}))
+        .await;
+    c.ok(json!({"action": "confirm", "session_id": sid})).await;
+    let s = read_json(&project.join(format!(".bmad-task/session-{sid}.json")));
+    let entry = last_entry(&s);
+    assert_eq!(entry["decided_by"], "host", "{entry:#}");
+    let p = &entry["provenance"];
+    let client = p["client"].as_str().expect("the client's name").to_string();
+    assert_eq!(p["channel"], "stdio", "{p:#}");
+    assert_eq!(p["under_assistant"], false, "{p:#}");
+    let me = format!("(pid {})", std::process::id());
+    assert!(p["parents"][0].as_str().unwrap().ends_with(&me), "{p:#}");
+    c.close().await;
+    let out = bin(project).args(["status", &sid]).output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains(&format!("through {client} over stdio")),
+        "{said}"
+    );
+}

@@ -494,6 +494,30 @@ fn sorted_keys(v: Value) -> Value {
     }
 }
 
+/// JSON with the processes a decision's `provenance` names (the run's own: the test
+/// runner and whatever started it, with their pids) replaced by `<processes>`.
+fn processes_named(v: Value) -> Value {
+    match v {
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| match (k.as_str(), v) {
+                    ("provenance", Value::Object(mut p)) => {
+                        for key in ["parents", "process"] {
+                            if let Some(named) = p.get_mut(key) {
+                                *named = Value::String("<processes>".into());
+                            }
+                        }
+                        (k, Value::Object(p))
+                    }
+                    (_, v) => (k, processes_named(v)),
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(processes_named).collect()),
+        other => other,
+    }
+}
+
 /// The project's files (all but the sample's own README, and the team's lessons in
 /// `.bmad/lessons/`, which are named by a hash of the session id and tested in
 /// `lessons.rs`), normalised: path → content.
@@ -518,7 +542,7 @@ fn normalised(root: &Path) -> BTreeMap<String, String> {
         if f.ends_with(".json") {
             let value: Value =
                 serde_json::from_str(&content).unwrap_or_else(|e| panic!("{f} is not JSON: {e}"));
-            content = serde_json::to_string_pretty(&sorted_keys(value)).unwrap();
+            content = serde_json::to_string_pretty(&sorted_keys(processes_named(value))).unwrap();
         }
         let path = n.apply(f);
         assert!(
@@ -555,14 +579,23 @@ fn describe_difference(path: &str, committed: &str, now: &str) -> String {
     )
 }
 
+/// Copies the produced project into the sample, a decision's processes (the run's own,
+/// whatever started the tests) replaced by one placeholder shell: they are compared as
+/// `<processes>` ([`processes_named`]), and the tester's machine is not the sample's.
 fn copy_project(from: &Path, to: &Path) {
     for dir in [".bmad-task", ".claude"] {
         let _ = std::fs::remove_dir_all(to.join(dir));
     }
+    let parents = Regex::new(r#"(?s)("parents": \[\n\s+)"[^\]]*?(\n\s+\])"#).unwrap();
     for f in full_workflow::common::files_under(from) {
         let dest = to.join(&f);
         std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
-        std::fs::copy(from.join(&f), dest).unwrap();
+        std::fs::copy(from.join(&f), &dest).unwrap();
+        if f.starts_with(".bmad-task/session-") {
+            let text = std::fs::read_to_string(&dest).unwrap();
+            let text = parents.replace_all(&text, r#"${1}"bash (pid 4242)"${2}"#);
+            std::fs::write(&dest, text.as_bytes()).unwrap();
+        }
     }
 }
 

@@ -592,9 +592,14 @@ async fn decisions_are_bound_to_the_digest_shown_and_listed_by_status() {
         .await;
 
     let s = c.ok(json!({"action": "status", "session_id": sid})).await;
+    // The host's word names the client it came through, as the history records it.
+    let client = s["session"]["history"][2]["provenance"]["client"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert_eq!(
         s["decisions"],
-        json!([{"stage": "po", "action": "confirm", "decided_by": "host", "via": "tool", "digest": &now[..12], "at": s["session"]["history"][2]["at"]}])
+        json!([{"stage": "po", "action": "confirm", "decided_by": "host", "via": "tool", "digest": &now[..12], "client": format!("{client} over stdio"), "at": s["session"]["history"][2]["at"]}])
     );
     let entry = &s["session"]["history"][2];
     assert_eq!(entry["digest"], now);

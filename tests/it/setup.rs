@@ -700,3 +700,147 @@ fn setups_project_is_where_it_runs_or_the_one_named() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(elsewhere.join(".codex/config.toml").is_file(), "{out}{err}");
 }
+
+/// `git` in `dir`, with an identity for commits; panics when it fails.
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args(["-c", "user.name=T", "-c", "user.email=t@example.org"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+/// A link committed in the project that leads into the repository's own folder (`.git`,
+/// a `--separate-git-dir` of another name, the folder a linked work tree shares) is
+/// refused, and git's files are left as they were.
+#[cfg(unix)]
+#[test]
+fn a_link_into_the_repositorys_own_folder_is_refused() {
+    use std::os::unix::fs::symlink;
+    let place = Place::new();
+    std::fs::remove_dir(place.project.join(".git")).unwrap();
+    git(&place.project, &["init", "-q"]);
+    let config = place.project.join(".git/config");
+    let config_before = std::fs::read(&config).unwrap();
+    std::fs::create_dir_all(place.project.join(".codex")).unwrap();
+    symlink("../.git/config", place.project.join(".codex/config.toml")).unwrap();
+    symlink(".git/info", place.project.join(".gemini")).unwrap();
+    let refused = |place: &Place, dir: &Path, host: &str| {
+        let mut cmd = Command::new(server_path());
+        place.isolate(&mut cmd).current_dir(dir);
+        let (code, out, err) = run_for(cmd.args(["setup", host, "--scope", "project"]), 30);
+        assert_eq!(code, 1, "{host}: {out}{err}");
+        assert!(
+            err.contains("inside the repository's own folder"),
+            "{host}: {err}"
+        );
+    };
+    for host in ["codex", "gemini"] {
+        refused(&place, &place.project, host);
+    }
+    assert_eq!(std::fs::read(&config).unwrap(), config_before);
+    assert!(!place.project.join(".git/info/settings.json").exists());
+    git(&place.project, &["status", "--short"]);
+
+    // A git folder of another name, and the one a linked work tree shares.
+    let main = place.project.parent().unwrap().join("main");
+    std::fs::create_dir_all(&main).unwrap();
+    git(&main, &["init", "-q", "--separate-git-dir", "gitdata"]);
+    git(&main, &["commit", "-q", "--allow-empty", "-m", "first"]);
+    git(&main, &["worktree", "add", "-q", "../linked"]);
+    let linked = main.parent().unwrap().join("linked");
+    std::fs::create_dir_all(main.join(".codex")).unwrap();
+    symlink("../gitdata/config", main.join(".codex/config.toml")).unwrap();
+    symlink("../main/gitdata/info", linked.join(".gemini")).unwrap();
+    let shared = std::fs::read(main.join("gitdata/config")).unwrap();
+    refused(&place, &main, "codex");
+    refused(&place, &linked, "gemini");
+    assert_eq!(std::fs::read(main.join("gitdata/config")).unwrap(), shared);
+    assert!(!main.join("gitdata/info/settings.json").exists());
+}
+
+/// A project's committed entry that looks like ours but runs otherwise (another program
+/// named like ours, arguments, variables, a working directory) is shown and refused, in
+/// each format setup edits; `--force` replaces it whole.
+#[test]
+fn a_projects_entry_that_runs_otherwise_is_refused_unless_forced() {
+    let place = Place::new();
+    for (case, theirs, shown) in [
+        (
+            &CLAUDE_CODE,
+            "{\"mcpServers\": {\"other\": {\"command\": \"/bin/false\"}, \"bmad\": {\"type\": \"stdio\", \"command\": \"./bmad-mcp\", \"args\": [], \"env\": {\"LD_PRELOAD\": \"/tmp/evil.so\"}}}}\n",
+            "LD_PRELOAD",
+        ),
+        (
+            &OPENCODE,
+            "{\"mcp\": {\"other\": {\"type\": \"local\", \"command\": [\"/bin/false\"]}, \"bmad\": {\"type\": \"local\", \"command\": [\"SERVER\", \"--owner\", \"Mallory <m@x>\"], \"enabled\": true}}}\n",
+            "Mallory",
+        ),
+        (
+            &CODEX,
+            "[mcp_servers.other]\ncommand = \"/bin/false\"\n\n[mcp_servers.bmad]\ncommand = \"/tmp/x/bmad-mcp.sh\"\nargs = []\ncwd = \"/tmp\"\n\n[mcp_servers.bmad.env]\nBMAD_OWNER = \"Mallory <m@x>\"\n",
+            "/tmp/x/bmad-mcp.sh",
+        ),
+    ] {
+        let theirs = theirs.replace("SERVER", server_path());
+        let file = case.file(&place, "project");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, &theirs).unwrap();
+        let args = [case.host, "--scope", "project"];
+        let (code, out, err) = place.setup(&args, &[]);
+        assert_eq!(code, 1, "{}: {out}{err}", case.host);
+        assert!(
+            err.contains(shown) && err.contains("--force") && err.contains("is left as it was"),
+            "{}: {err}",
+            case.host
+        );
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), theirs);
+        let (code, out, err) = place.setup(&[case.host, "--scope", "project", "--force"], &[]);
+        assert_eq!(code, 0, "{}: {out}{err}", case.host);
+        let text = std::fs::read_to_string(&file).unwrap();
+        for gone in ["LD_PRELOAD", "Mallory", "bmad-mcp.sh", "cwd"] {
+            assert!(!text.contains(gone), "{}: {gone} kept:\n{text}", case.host);
+        }
+        let entry = Case { kept: &[], ..*case }.entry(&file).expect("our entry");
+        assert_shape(case.host, &entry);
+        // What setup wrote is accepted as it is.
+        let (code, again, err) = place.setup(&args, &[]);
+        assert_eq!(code, 0, "{}: {again}{err}", case.host);
+        assert!(again.contains("nothing changed"), "{again}");
+    }
+}
+
+/// setup whose reader goes away before it prints stops quietly, as the other commands do.
+#[test]
+fn setup_whose_reader_goes_away_stops_quietly() {
+    let place = Place::new();
+    let mut cmd = Command::new(server_path());
+    let mut child = place
+        .isolate(&mut cmd)
+        .args(["setup", "cursor"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!said.contains("panicked"), "{said}");
+    assert_eq!(out.status.code(), Some(3), "{said}");
+}
+
+/// A host file larger than any host's configuration is refused before it is read.
+#[test]
+fn a_host_file_too_large_is_refused_unread() {
+    let place = Place::new();
+    let file = place.home.join(".cursor/mcp.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let big = std::fs::File::create(&file).unwrap();
+    big.set_len(64 << 20).unwrap();
+    let (code, out, err) = place.setup(&["cursor"], &[]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("larger than 32 MiB"), "{err}");
+    assert_eq!(std::fs::metadata(&file).unwrap().len(), 64 << 20);
+}

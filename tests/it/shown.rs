@@ -72,10 +72,23 @@ fn a_check_command_that_hides_what_runs_is_shown_visibly_and_refused() {
 
 /// Every character that shows as a blank or as nothing: Unicode white space (no-break,
 /// ideographic, line separator), format characters (zero-width space, word joiner, byte
-/// order mark), the braille blank and the Hangul fillers.
-const BLANKS: [char; 11] = [
-    '\u{a0}', '\u{3000}', '\u{2028}', '\u{2800}', '\u{200b}', '\u{2060}', '\u{feff}', '\u{3164}',
-    '\u{115f}', '\u{1160}', '\u{ffa0}',
+/// order mark), the braille blank, the Hangul fillers, and blank glyphs no property names
+/// (the Egyptian full blank, the Khitan filler, the musical null notehead).
+const BLANKS: [char; 14] = [
+    '\u{a0}',
+    '\u{3000}',
+    '\u{2028}',
+    '\u{2800}',
+    '\u{200b}',
+    '\u{2060}',
+    '\u{feff}',
+    '\u{3164}',
+    '\u{115f}',
+    '\u{1160}',
+    '\u{ffa0}',
+    '\u{13441}',
+    '\u{16fe4}',
+    '\u{1d159}',
 ];
 
 #[test]

@@ -549,15 +549,15 @@ function lessonsSection(t) {
     el("td", { class: "source", text: x.said_by + " (" + x.source + ")" }),
     el("td", {}, el("div", { class: "words", text: x.words }), x.decided ? el("div", { class: "muted decided", text: x.decided }) : null),
     el("td", { class: "state", text: x.retired ? "retired" : "active" }),
-    el("td", {}, el("button", { class: "secondary lesson-change", on: { click: () => lessonChange(t, x.id, x.retired ? "restore" : "retire") }, text: x.retired ? "Restore" : "Retire" })));
+    el("td", {}, el("button", { class: "secondary lesson-change", on: { click: () => lessonChange(t, x, x.retired ? "restore" : "retire") }, text: x.retired ? "Restore" : "Retire" })));
   return el("section", { class: "card", id: "lessons-card" }, el("h2", { text: "Lessons of this project" }),
     el("p", { class: "muted", text: "What went wrong in earlier work, recalled into the prompts of the roles that may repeat it; a retired one stays in .bmad/lessons/ and is no longer recalled." }),
     el("table", { id: "lessons" }, el("tr", {}, ["Id", "Role", "Whose words", "Lesson", "State", ""].map((h) => el("th", { text: h }))), l.lessons.map(row)),
     l.damaged.map(([path, why]) => el("p", { class: "waiting", text: "Cannot be read: " + path + ": " + why })));
 }
 
-async function lessonChange(t, id, change) {
-  const r = await post("/dashboard/api/lesson", { project: t.project, id, change });
+async function lessonChange(t, x, change) {
+  const r = await post("/dashboard/api/lesson", { project: t.project, id: x.id, change, sha256: x.sha256 });
   show(r.body.message || r.body.error || "Refused (" + r.status + ")", r.status !== 200);
   if (r.status === 200) document.body.dataset.decided = "lesson-" + change;
   await route();

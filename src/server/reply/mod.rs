@@ -208,6 +208,9 @@ pub struct DecisionEntry {
     pub decider: Option<Person>,
     /// The first 12 hex digits of the SHA-256 of the document decided on.
     pub digest: Option<String>,
+    /// The client the decision came through, as it named itself, and how (`stdio`,
+    /// `http`), where that was recorded: the host's word is the client's.
+    pub client: Option<String>,
     pub at: String,
 }
 

@@ -36,6 +36,7 @@ pub fn for_status_round(s: &Session, prompt: Option<&Template>, round: Round) ->
                     via: h.via?,
                     decider: h.decider.clone(),
                     digest: h.digest.as_ref().map(|d| d.chars().take(12).collect()),
+                    client: h.provenance.as_ref().and_then(client_of),
                     at: h.at.clone(),
                 })
             })
@@ -82,4 +83,13 @@ pub fn with_drift(r: &mut Reply, drift: Option<Drift>) {
         r.notices.get_or_insert_with(Vec::new).push(d.describe());
         r.drift = Some(d);
     }
+}
+
+/// The client a decision came through and how, as recorded: `claude-code 2.1 over stdio`.
+fn client_of(p: &crate::workflow::Provenance) -> Option<String> {
+    let client = p.client.as_deref()?;
+    Some(match &p.channel {
+        Some(channel) => format!("{client} over {channel}"),
+        None => client.to_string(),
+    })
 }
