@@ -20,6 +20,12 @@ pub(super) fn list(store: &Store, mine: bool) -> Outcome {
         .max()
         .unwrap_or(0)
         .max(32);
+    if !page.sessions.is_empty() {
+        println!(
+            "  {:<width$} {:<5} {:<9} {:<22} {}",
+            "TASK", "TRACK", "STAGE", "STATE", "UPDATED  OWNER  BRANCH"
+        );
+    }
     for s in &page.sessions {
         let mut who = String::new();
         if let Some(o) = &s.owner {
