@@ -22,8 +22,8 @@ pub(super) fn list(store: &Store, mine: bool) -> Outcome {
         .max(32);
     if !page.sessions.is_empty() {
         println!(
-            "  {:<width$} {:<5} {:<9} {:<22} {}",
-            "TASK", "TRACK", "STAGE", "STATE", "UPDATED  OWNER  BRANCH"
+            "  {:<width$} {:<5} {:<9} {:<22} UPDATED  OWNER  BRANCH",
+            "TASK", "TRACK", "STAGE", "STATE"
         );
     }
     for s in &page.sessions {
