@@ -16,9 +16,10 @@ use bmad_mcp::stdio::{self, StdioTransport, StdoutGone};
 use bmad_mcp::BmadServer;
 
 /// MCP server (stdio) that runs the BMAD agile workflow: Product Owner → Architect →
-/// Scrum Master → Developer → Reviewer → QA. Register it in Claude Code with
-/// `claude mcp add-json -s user bmad '{"type":"stdio","command":"bmad-mcp"}'`; the
-/// guide, the reference and troubleshooting are in the repository's docs/ folder.
+/// Scrum Master → Developer → Reviewer → QA. Register it in your AI host with
+/// `bmad-mcp setup <host>` (claude-code, codex, gemini, opencode, copilot, cursor, vscode,
+/// claude-desktop); the guide, the reference and troubleshooting are in the repository's
+/// docs/ folder.
 ///
 /// Environment: BMAD_PROJECT_ROOT or CLAUDE_PROJECT_DIR (project directory when a call
 /// gives no cwd), BMAD_MAX_RESULT_BYTES, BMAD_MAX_OBJECTIVE_BYTES, BMAD_MAX_TEXT_BYTES
@@ -29,10 +30,11 @@ use bmad_mcp::BmadServer;
 /// user.email), BMAD_CLAIMS (`local` keeps a story's sprint claim in the clone instead of
 /// pushing it to the team's remote), RUST_LOG (log level; logs go to stderr).
 ///
-/// Exit status: 0 when stdin closes or after SIGTERM (requests received are finished and
-/// answered first; one waiting on the human's dialog: still pending), 1 when the server
-/// cannot start, 3 when stdout is closed by the client (no call is
-/// applied after that), or by the reader of a command's output (`| head`).
+/// Exit status: 0 when stdin closes (before a client's first message too) or after
+/// SIGTERM (requests received are finished and answered first; one waiting on the human's
+/// dialog: still pending), 1 when the server cannot start, 3 when stdout is closed by the
+/// client (no call is applied after that), or by the reader of a command's output
+/// (`| head`).
 ///
 /// `serve --http [ADDR]` serves several IDEs at once over streamable HTTP at
 /// http://127.0.0.1:8765/mcp, locked down: loopback unless a token is set
@@ -328,7 +330,16 @@ async fn serve(
         "bmad-mcp serving on stdio"
     );
     let running = tokio::select! {
-        running = server.clone().serve(transport) => running?,
+        running = server.clone().serve(transport) => match running {
+            Ok(running) => running,
+            // stdin ended before a client said anything (`bmad-mcp < /dev/null`, a host
+            // that gave up before `initialize`): the same clean end as later, not a fault.
+            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
+                tracing::info!("stdin closed before the client initialized");
+                return Ok(Stopped::InputEnded);
+            }
+            Err(e) => return Err(e.into()),
+        },
         () = gone.wait() => return Ok(Stopped::InputEnded),
     };
     let waiting = running.waiting();

@@ -1,7 +1,9 @@
 //! Which `bmad-mcp` binary the integration tests, the examples and the benches start, and
 //! where the repository is.
 //!
-//! They live in this package of their own (`tests/Cargo.toml`), not in the server's, so
+//! The tests and benches live in this package of their own (`tests/Cargo.toml`), the
+//! examples in another (`examples/Cargo.toml`, which does not build the server's library),
+//! not in the server's, so
 //! that their dependencies (rmcp's client, the default features of regex and tokio, a
 //! JSON Schema validator) never reach the server: cargo unifies a package's
 //! dev-dependencies into the features its library and binary are built with for tests,
@@ -108,15 +110,22 @@ fn build_server(build: Build) -> Result<PathBuf, String> {
         .args(["--profile", profile, "--manifest-path"])
         .arg(root().join("Cargo.toml"))
         .env("CARGO_TARGET_DIR", target_dir);
+    // Said before and after: on a first run this is the longest wait (minutes), and cargo
+    // shows its progress bar only to a terminal.
     eprintln!(
-        "harness: building the server (cargo build -p bmad-mcp --profile {profile}); set {BIN_VARIABLE} to start another binary"
+        "harness: building the server (cargo build -p bmad-mcp --profile {profile}; on a first run this takes minutes, cargo's progress follows); set {BIN_VARIABLE} to start another binary"
     );
+    let began = std::time::Instant::now();
     let status = command
         .status()
         .map_err(|e| format!("cannot run cargo to build bmad-mcp: {e}"))?;
     if !status.success() {
         return Err(format!("building bmad-mcp failed ({status})"));
     }
+    eprintln!(
+        "harness: the server is built ({:.0} s)",
+        began.elapsed().as_secs_f64()
+    );
     let bin = profile_dir.join(format!("bmad-mcp{}", std::env::consts::EXE_SUFFIX));
     if !bin.exists() {
         return Err(format!("{} not found after the build", bin.display()));

@@ -49,6 +49,8 @@ pub struct Demo {
     session_id: Option<String>,
     lines: Vec<String>,
     steps: Vec<(String, Value)>,
+    /// Whether the project is a fresh temporary folder the run made.
+    fresh: bool,
 }
 
 const USAGE: &str = "usage: cargo run --release --example <name> -- [project-dir]\n\
@@ -96,6 +98,7 @@ impl Demo {
         }
         let mut demo = Demo::connect(&server, &project).await?;
         demo.lines = header;
+        demo.fresh = fresh;
         Ok(demo)
     }
 
@@ -123,6 +126,7 @@ impl Demo {
             session_id: None,
             lines: Vec::new(),
             steps: Vec::new(),
+            fresh: false,
         })
     }
 
@@ -205,12 +209,56 @@ impl Demo {
             println!("{line}");
             lines.push(line);
         }
+        let first_task = self
+            .steps
+            .iter()
+            .find(|(action, _)| action == "start")
+            .and_then(|(_, v)| v["task_name"].as_str());
+        for line in look_at_it(&self.project, &self.server, first_task, self.fresh) {
+            println!("{line}");
+            lines.push(line);
+        }
         Ok(Report {
             project: self.project,
             lines,
             steps: self.steps,
             files,
         })
+    }
+}
+
+/// The run's last words: where its folder is, and the commands that show what it left
+/// there, with the server binary that ran (not installed yet, on a first run). Each
+/// command line after the `cd` is one to paste as it is.
+pub fn look_at_it(project: &Path, server: &Path, task: Option<&str>, fresh: bool) -> Vec<String> {
+    let dir = shell_word(&project.display().to_string());
+    let bin = shell_word(&server.display().to_string());
+    let mut lines = vec![String::new()];
+    lines.push(match fresh {
+        true => format!(
+            "The run is kept in {dir}, a new temporary folder (remove it with `rm -r {dir}`)."
+        ),
+        false => format!("The run is in {dir}."),
+    });
+    lines.push("Look at what it left, there (`bmad-mcp` once installed):".to_string());
+    lines.push(format!("  cd {dir}"));
+    lines.push(format!("  {bin} list"));
+    if let Some(task) = task {
+        lines.push(format!("  {bin} status {task}"));
+    }
+    lines.push(format!(
+        "  {bin} dashboard    # open the address it prints; Ctrl-C stops it"
+    ));
+    lines
+}
+
+/// `s` as one word for a POSIX shell: as it is when it holds nothing the shell reads,
+/// else in single quotes.
+fn shell_word(s: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:@%".contains(c);
+    match !s.is_empty() && s.chars().all(plain) {
+        true => s.to_string(),
+        false => format!("'{}'", s.replace('\'', "'\\''")),
     }
 }
 

@@ -184,7 +184,7 @@ pub const HOSTS: [Host; 9] = [
             dialog: Dialog::Shown,
             host_word_passes: false,
             era: "2026-07-28 (`server/discover`)",
-            register: "`claude mcp add bmad -- bmad-mcp`, or the plugin (docs/plugin.md)",
+            register: "`bmad-mcp setup claude-code`; or instead the plugin, which adds a hook that asks you before a gate call (docs/plugin.md)",
             limits: "`claude -p` closes every dialog at once: the plugin's hook asks before each gate call",
         }),
         shell: Some(Shell {
@@ -221,7 +221,7 @@ pub const HOSTS: [Host; 9] = [
             }),
             host_word_passes: false,
             era: "2025-06-18",
-            register: "`codex mcp add bmad -- bmad-mcp`, or `[mcp_servers.bmad]` in `$CODEX_HOME/config.toml`",
+            register: "`bmad-mcp setup codex`",
             limits: "passes the server only a short list of variables: `BMAD_*` settings go in `[mcp_servers.bmad.env]`; `codex mcp list` does not connect",
         }),
         shell: Some(Shell {
@@ -254,7 +254,7 @@ pub const HOSTS: [Host; 9] = [
             dialog: Dialog::None,
             host_word_passes: false,
             era: "2025-06-18",
-            register: "`gemini mcp add -s user bmad bmad-mcp`, or `mcpServers.bmad` in `~/.gemini/settings.json` (project: `.gemini/settings.json`); headless runs also need a policy rule or `trust` (docs/setup.md)",
+            register: "`bmad-mcp setup gemini`, in a folder Gemini trusts; headless runs also need a policy rule or `trust` (docs/setup.md)",
             limits: "its interactive mode asks the person before each call of a server without `trust`; its headless mode (`gemini -p`) offers the model no tool of such a server and says nothing, unless a policy rule allows it (docs/setup.md); drops variables whose names look like secrets (`KEY`, `TOKEN`, …) from the server's environment; wraps results in `<untrusted_context>`",
         }),
         shell: Some(Shell {
@@ -285,7 +285,7 @@ pub const HOSTS: [Host; 9] = [
             dialog: Dialog::None,
             host_word_passes: false,
             era: "2025-11-25",
-            register: "`opencode mcp add`, or `\"mcp\": {\"bmad\": {\"type\": \"local\", \"command\": [\"bmad-mcp\"]}}` in `opencode.json`",
+            register: "`bmad-mcp setup opencode`",
             limits: "sets `AGENT=1` in the server's and the shell's environment",
         }),
         shell: Some(Shell {
@@ -317,7 +317,7 @@ pub const HOSTS: [Host; 9] = [
             }),
             host_word_passes: false,
             era: "2026-07-28 (`server/discover`), else 2025-11-25",
-            register: "`copilot mcp add bmad -- bmad-mcp`, or `~/.copilot/mcp-config.json` (also a workspace `.mcp.json`)",
+            register: "`bmad-mcp setup copilot`",
             limits: "the server's `instructions` do not reach the model; `copilot mcp list` does not connect",
         }),
         shell: Some(Shell {

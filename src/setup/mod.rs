@@ -162,7 +162,7 @@ fn apply(args: &Args, path: &Path, target: &Path) -> Result<(), String> {
     if changed {
         file::replace(target, was.as_deref(), &change.text)?;
     }
-    report(&change, changed, args.remove);
+    report(&change, changed, args.remove, was.is_none());
     let left = args.host.left_to_the_person();
     if !args.remove && !left.is_empty() {
         println!("  still yours to know or do:");
@@ -173,8 +173,9 @@ fn apply(args: &Args, path: &Path, target: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// What changed, for the person who ran it: our entry before and after.
-fn report(change: &Change, changed: bool, remove: bool) {
+/// What changed, for the person who ran it: our entry before and after; `new` when the
+/// file did not exist before.
+fn report(change: &Change, changed: bool, remove: bool, new: bool) {
     let show = |label: &str, entry: &Option<String>| match entry {
         Some(text) => {
             println!("  {label}:");
@@ -196,10 +197,11 @@ fn report(change: &Change, changed: bool, remove: bool) {
     }
     show("before", &change.before);
     show("after", &change.after);
-    println!(
-        "  {}; the file's other content is as it was.",
-        if remove { "removed" } else { "written" }
-    );
+    match (remove, new) {
+        (_, true) => println!("  written; the file is new, with this entry alone."),
+        (true, false) => println!("  removed; the file's other content is as it was."),
+        (false, false) => println!("  written; the file's other content is as it was."),
+    }
 }
 
 /// The absolute path of the running binary, which the host will start.

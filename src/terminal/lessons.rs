@@ -18,15 +18,26 @@ pub enum LessonsCommand {
     /// The active lessons, oldest first (`--all`: the retired ones too), and the files
     /// that cannot be read.
     List {
+        /// The retired lessons too.
         #[arg(long)]
         all: bool,
     },
     /// One lesson's file as it is.
-    Show { id: String },
-    /// Retire a lesson: kept in the folder, no longer recalled into prompts.
-    Retire { id: String },
-    /// Restore a retired lesson: recalled into prompts again.
-    Restore { id: String },
+    Show {
+        /// The lesson's id, as `lessons list` shows it.
+        id: String,
+    },
+    /// Retire a lesson: kept in the folder, no longer recalled into prompts (asks on the
+    /// terminal).
+    Retire {
+        /// The lesson's id, as `lessons list` shows it.
+        id: String,
+    },
+    /// Restore a retired lesson: recalled into prompts again (asks on the terminal).
+    Restore {
+        /// The lesson's id, as `lessons list` shows it.
+        id: String,
+    },
 }
 
 pub(super) fn run(store: &Store, command: Option<LessonsCommand>) -> Outcome {
@@ -81,17 +92,33 @@ pub(super) fn run(store: &Store, command: Option<LessonsCommand>) -> Outcome {
 
 /// Retires or restores a lesson through the one path of a human's decision.
 fn decide(store: &Store, loaded: &lessons::Loaded, id: &str, change: LessonChange) -> Outcome {
-    found(loaded, id)?;
+    let lesson = found(loaded, id)?;
     // Recorded as the human's, so taken only from the human, as a gate decision is.
-    let verb = match change {
-        LessonChange::Retire => "retire a lesson",
-        LessonChange::Restore => "restore a lesson",
+    let (verb, question, after) = match change {
+        LessonChange::Retire => (
+            "retire a lesson",
+            "Retire it? [y/N] ",
+            "Retired, it stays in the folder and is no longer recalled into role prompts; `lessons restore` brings it back.",
+        ),
+        LessonChange::Restore => (
+            "restore a lesson",
+            "Restore it? [y/N] ",
+            "Restored, it is recalled into role prompts again where it is relevant.",
+        ),
     };
     if let Err(exit) = super::provenance::human_at_terminal(
         verb,
         "Which lessons are recalled is the human's decision",
     ) {
         return Ok(exit);
+    }
+    // What is being decided, then the question, as the other decisions on the terminal ask.
+    println!("{}", lesson.rel_path());
+    print!("{}", visible_lines(&lessons::render(lesson)));
+    println!("{after}");
+    if !super::yes(question)? {
+        println!("Nothing changed.");
+        return Ok(Exit::Failed);
     }
     let said = human::lesson(store, None, id, change, Via::Cli, None)?;
     println!("{}", visible(&said));

@@ -34,6 +34,12 @@ pub(super) fn list(store: &Store, mine: bool) -> Outcome {
         .any(waits)
         .then(|| crate::store::stories::board::read(&project))
         .flatten();
+    if !page.sessions.is_empty() {
+        println!(
+            "  {:<width$} {:<5} {:<9} {:<22} UPDATED  OWNER  BRANCH",
+            "TASK", "TRACK", "STAGE", "STATE"
+        );
+    }
     for s in &page.sessions {
         let mut who = String::new();
         if let Some(o) = &s.owner {

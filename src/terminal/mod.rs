@@ -49,6 +49,7 @@ pub enum Cli {
     },
     /// Approve the sprint plan, for all sprints or a scope (asks on the terminal).
     Approve {
+        /// Task name or session id (or the beginning of its name up to a `-`).
         task: String,
         /// Which sprints development builds, e.g. `1`, `1-2`, `sprint 1 and 3`; default all.
         #[arg(long)]
@@ -59,26 +60,33 @@ pub enum Cli {
     },
     /// Send the document back for revision with feedback (asks on the terminal).
     Reject {
+        /// Task name or session id (or the beginning of its name up to a `-`).
         task: String,
         /// What should change.
         #[arg(long)]
         feedback: String,
     },
     /// Answer the open clarification questions, one by one on the terminal.
-    Answer { task: String },
+    Answer {
+        /// Task name or session id (or the beginning of its name up to a `-`).
+        task: String,
+    },
     /// Keep one version of a task a merge left in two (its session, documents and drafts
     /// as a unit), while the merge is under way: `--ours` (your branch) or `--theirs`.
     Resolve {
         /// The task's name.
         task: String,
+        /// Keep the version on your branch (the one the merge is into).
         #[arg(long, conflicts_with = "theirs", required_unless_present = "theirs")]
         ours: bool,
+        /// Keep the version on the branch being merged in.
         #[arg(long)]
         theirs: bool,
     },
     /// Move a quick task to the full track, keeping what was written (asks on the
     /// terminal).
     Promote {
+        /// Task name or session id (or the beginning of its name up to a `-`).
         task: String,
         /// Why it outgrew the quick track, shown to the roles after this.
         #[arg(long)]
@@ -95,7 +103,10 @@ pub enum Cli {
     /// lines, touching no other line (docs/team.md).
     Init,
     /// Where a task stands and who decided what.
-    Status { task: String },
+    Status {
+        /// Task name or session id (or the beginning of its name up to a `-`).
+        task: String,
+    },
     /// Which file each role prompt comes from (the project's .bmad/prompts/, the user's,
     /// or the built-in one); `prompts export DIR` writes the built-in ones to DIR.
     Prompts {
@@ -108,7 +119,8 @@ pub enum Cli {
         #[command(subcommand)]
         action: config::ConfigAction,
     },
-    /// The project's lessons (.bmad/lessons/): `list [--all]`, `show ID`, `retire ID`.
+    /// The project's lessons (.bmad/lessons/): `list [--all]`, `show ID`, `retire ID`,
+    /// `restore ID`.
     Lessons {
         #[command(subcommand)]
         command: Option<lessons::LessonsCommand>,

@@ -17,6 +17,7 @@ use crate::workflow::Stage;
 pub enum PromptsCommand {
     /// Write the built-in role prompts to DIR as <role>.md, to start overrides from.
     Export {
+        /// The folder to write them into (created if needed), such as `.bmad/prompts`.
         dir: std::path::PathBuf,
         /// Replace files that are already there.
         #[arg(long)]

@@ -360,13 +360,22 @@ fn list_keeps_its_columns_for_long_task_names() {
     let out = bin(project).arg("list").output().unwrap();
     assert!(out.status.success(), "{out:?}");
     let text = String::from_utf8(out.stdout).unwrap();
-    let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("  ")).collect();
+    let mut rows = text.lines().filter(|l| l.starts_with("  "));
+    // A header row names the columns, above them.
+    let header = rows.next().unwrap_or_default();
+    assert!(header.trim_start().starts_with("TASK "), "{text}");
+    let rows: Vec<&str> = rows.collect();
     assert_eq!(rows.len(), 2, "{text}");
     // The stage column: where "po" starts after the name and its padding.
     let stage_at: Vec<usize> = rows.iter().map(|r| r.find(" po ").unwrap()).collect();
     assert_eq!(
         stage_at[0], stage_at[1],
         "the stage columns differ:\n{text}"
+    );
+    assert_eq!(
+        header.find(" STAGE "),
+        Some(stage_at[0]),
+        "the header names the stage column above it:\n{text}"
     );
     assert!(
         rows.iter().any(|r| r.trim_start().len() > 60),

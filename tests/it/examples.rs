@@ -243,8 +243,12 @@ async fn full_workflow_prints_a_line_per_step_and_lists_what_it_produced() {
         .iter()
         .position(|l| l.starts_with("files in "))
         .expect("a file listing");
-    assert_eq!(run.lines.len() - heading - 1, run.files.len());
-    for (line, f) in run.lines[heading + 1..].iter().zip(&run.files) {
+    let listed: Vec<&String> = run.lines[heading + 1..]
+        .iter()
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert_eq!(listed.len(), run.files.len(), "{:#?}", run.lines);
+    for (line, f) in listed.into_iter().zip(&run.files) {
         assert!(
             line.contains(f.as_str()) && line.ends_with(" bytes)"),
             "{line}"
@@ -290,6 +294,73 @@ async fn full_workflow_prints_a_line_per_step_and_lists_what_it_produced() {
     assert_eq!(s["stages"]["sm"]["scope"], "all");
     assert_eq!(s["stages"]["review"]["review_status"], "Pass with Risk");
     assert_eq!(s["history"].as_array().unwrap().len(), 14);
+
+    // Then it names its folder and the commands to look at it, which work there.
+    the_printed_commands_work_in_the_printed_folder(&run.lines, &project, task);
+}
+
+/// The README's first screen, as a user walks it: the main job's last lines name the
+/// folder it made and the commands to look at it; each runs, pasted into a shell, and
+/// shows the run's task (`list`, `status`), or its page (`dashboard`: the printed address
+/// opens).
+fn the_printed_commands_work_in_the_printed_folder(lines: &[String], project: &Path, task: &str) {
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("Look at what it left"))
+        .unwrap_or_else(|| panic!("no closing commands: {lines:#?}"));
+    assert!(
+        lines[at - 1].contains(&project.display().to_string()),
+        "the folder is named: {lines:#?}"
+    );
+    let commands: Vec<&str> = lines[at + 1..].iter().map(|l| l.trim()).collect();
+    let cd = commands[0];
+    assert_eq!(cd, format!("cd {}", project.display()), "{lines:#?}");
+    let rest: Vec<&str> = commands[1..].to_vec();
+    assert_eq!(rest.len(), 3, "list, status, dashboard: {lines:#?}");
+    let shell = |line: &str| {
+        let mut cmd = std::process::Command::new("sh");
+        crate::support::isolate(&mut cmd)
+            .arg("-c")
+            .arg(format!("{cd}\nexec {line}"))
+            // Not in the folder: the printed `cd` takes the user there.
+            .current_dir(std::env::temp_dir());
+        cmd
+    };
+    for (line, shows) in [
+        (rest[0], "1 session(s)"),
+        (rest[1], "stage qa, state completed"),
+    ] {
+        let out = shell(line).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains(task) && text.contains(shows),
+            "`{line}`: {out:?}"
+        );
+    }
+    assert!(rest[2].contains(" dashboard"), "{lines:#?}");
+    let mut dash = crate::support::dash::Dash::run(shell(rest[2]));
+    let opened = dash.exchange();
+    assert_eq!(opened.status, 303, "the printed address opens: {opened:?}");
+    let tasks = dash.get("/dashboard/api/tasks");
+    assert!(tasks.body.contains(task), "{tasks:?}");
+    let _ = dash.stop();
+}
+
+#[test]
+fn a_fresh_folder_is_named_with_how_to_remove_it() {
+    let said = full_workflow::common::look_at_it(
+        Path::new("/tmp/bmad-example-x y"),
+        Path::new("/opt/bmad-mcp"),
+        Some("a-task"),
+        true,
+    );
+    let said = said.join("\n");
+    assert!(
+        said.contains("kept in '/tmp/bmad-example-x y', a new temporary folder")
+            && said.contains("rm -r '/tmp/bmad-example-x y'")
+            && said.contains("  /opt/bmad-mcp status a-task"),
+        "{said}"
+    );
 }
 
 #[tokio::test]

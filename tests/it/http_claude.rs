@@ -35,13 +35,16 @@ fn claude_mcp_list_sees_the_http_server_connected() {
         &[("RUST_LOG", "info")],
     );
     let home = tempfile::tempdir().unwrap();
-    // The README's registration, as a user who followed it has it.
-    let stdio = r#"{"type":"stdio","command":"bmad-mcp","args":[],"env":{}}"#;
-    let (code, out) = claude(
-        home.path(),
-        &["mcp", "add-json", "-s", "user", "bmad", stdio],
-    );
-    assert_eq!(code, 0, "{out}");
+    // The README's registration, `bmad-mcp setup claude-code`, as a user who followed it
+    // has it (in the home the CLI reads).
+    let out = std::process::Command::new(support::server_path())
+        .args(["setup", "claude-code"])
+        .current_dir(home.path())
+        .env("HOME", home.path())
+        .env("CLAUDE_CONFIG_DIR", home.path().join(".claude"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
     // docs/http.md: that registration goes, the HTTP one takes its place.
     let (code, out) = claude(home.path(), &["mcp", "remove", "bmad", "-s", "user"]);
     assert_eq!(code, 0, "{out}");
@@ -80,7 +83,7 @@ fn claude_mcp_list_sees_the_http_server_connected() {
 
     // The docs give these commands, in this order.
     let readme = std::fs::read_to_string(Path::new(ROOT).join("README.md")).unwrap();
-    assert!(readme.contains(&format!("claude mcp add-json -s user bmad '{stdio}'")));
+    assert!(readme.contains("bmad-mcp setup claude-code"));
     let page = std::fs::read_to_string(Path::new(ROOT).join("docs/http.md")).unwrap();
     let remove = page.find("claude mcp remove bmad -s user");
     let add = page.find("claude mcp add --transport http -s user bmad http://127.0.0.1:8765/mcp");

@@ -43,6 +43,12 @@ fn at_terminal(project: &Path, args: &[&str]) -> (bool, String) {
     (code == 0, out)
 }
 
+/// A command run at a terminal, answering yes to its `question`.
+fn said_yes(project: &Path, args: &[&str], question: &str) -> (bool, String) {
+    let (code, out) = crate::support::terminal::in_terminal(project, args, question, "y\n");
+    (code == 0, out)
+}
+
 fn terminal(project: &Path, args: &[&str]) -> (bool, String) {
     let out = bin(project).args(args).output().unwrap();
     let text = format!(
@@ -145,7 +151,20 @@ async fn a_rejection_in_one_task_reaches_the_next_related_task_until_it_is_retir
     assert!(!ok && out.contains("stdin is not a terminal"), "{out}");
     let (_, out) = terminal(project, &["lessons", "list"]);
     assert!(out.contains(&offline_id), "still active: {out}");
-    let (ok, out) = at_terminal(project, &["lessons", "retire", &offline_id]);
+    // At the terminal it shows the lesson and asks, as the other decisions do: no is no.
+    let (code, out) = crate::support::terminal::in_terminal(
+        project,
+        &["lessons", "retire", &offline_id],
+        "Retire it? [y/N]",
+        "n\n",
+    );
+    assert!(
+        code == 1 && out.contains(OFFLINE) && out.contains("Nothing changed."),
+        "{out}"
+    );
+    let (_, out) = terminal(project, &["lessons", "list"]);
+    assert!(out.contains(&offline_id), "still active: {out}");
+    let (ok, out) = said_yes(project, &["lessons", "retire", &offline_id], "Retire it?");
     assert!(ok && out.contains("no longer recalled"), "{out}");
     assert!(
         std::fs::read_to_string(project.join(format!(".bmad/lessons/{offline_id}.md")))
@@ -178,7 +197,7 @@ async fn a_rejection_in_one_task_reaches_the_next_related_task_until_it_is_retir
         decided.starts_with("decided: retired by ") && decided.contains("in the terminal"),
         "{text}"
     );
-    let (ok, out) = at_terminal(project, &["lessons", "restore", &offline_id]);
+    let (ok, out) = said_yes(project, &["lessons", "restore", &offline_id], "Restore it?");
     assert!(ok && out.contains("recalled into prompts again"), "{out}");
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(

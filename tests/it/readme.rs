@@ -105,8 +105,19 @@ fn jq_available() {
     );
 }
 
+/// The sample's tasks, and the `task` docs/jq.md tells a reader to set there.
+const SAMPLE_TASKS: [&str; 2] = [
+    "build-a-service-that-publishes-a-weekly-team",
+    "weekly-team-changelog-drafted-by-claude-and-codex",
+];
+const SAMPLE_TASK_PREFIX: &str = "weekly-team";
+
 #[test]
 fn every_jq_recipe_prints_what_the_docs_show_on_the_sample() {
+    assert!(
+        doc("jq.md").contains(&format!("task={SAMPLE_TASK_PREFIX}\n")),
+        "docs/jq.md says which `task` to set in the sample"
+    );
     jq_available();
     let recipes = recipes_in(&doc("jq.md")).unwrap();
     assert!(
@@ -123,9 +134,19 @@ fn every_jq_recipe_prints_what_the_docs_show_on_the_sample() {
             "docs/jq.md shows no output for `{}`",
             r.command.trim()
         );
+        // A recipe works on any project: the task it is about is the reader's `task`,
+        // never one of the sample's names written into it.
+        for name in SAMPLE_TASKS {
+            assert!(
+                !r.command.contains(name),
+                "a recipe names the sample's task `{name}`: {}",
+                r.command.trim()
+            );
+        }
         let out = Command::new("sh")
             .arg("-c")
             .arg(format!("set -e\n{}", r.command))
+            .env("task", SAMPLE_TASK_PREFIX)
             .current_dir(&sample)
             .output()
             .expect("sh runs");
@@ -198,8 +219,8 @@ fn the_reference_documents_every_environment_variable_the_server_reads() {
     let env = section(&doc("reference.md"), "Environment").unwrap();
     for var in &server {
         assert!(
-            env.contains(&format!("| `{var}` |")),
-            "the Environment table of docs/reference.md lacks {var}"
+            env.contains(&format!("\n* `{var}` — ")),
+            "the Environment list of docs/reference.md lacks {var}"
         );
     }
     // And the variables of the examples, benchmarks and tests are named there too.
@@ -252,18 +273,18 @@ fn the_readme_commands_are_what_ci_runs() {
     );
 }
 
-/// Every error code the tool can return has a row in the "Error codes" table of
-/// docs/troubleshooting.md that names it in backquotes and says what to do (more than a
-/// few words).
+/// Every error code the tool can return has an entry in the "Error codes" list of
+/// docs/troubleshooting.md (`* <code> — <what to do>`) that names it in backquotes and says
+/// what to do (more than a few words).
 #[test]
 fn every_error_code_has_a_troubleshooting_row_with_a_next_step() {
     let text = section(&doc("troubleshooting.md"), "Error codes").unwrap();
     let rows: Vec<(&str, &str)> = text
         .lines()
         .filter_map(|l| {
-            let l = l.strip_prefix("| ")?;
-            let (first, rest) = l.split_once(" | ")?;
-            Some((first, rest.trim_end_matches(" |").trim()))
+            let l = l.strip_prefix("* ")?;
+            let (first, rest) = l.split_once(" — ")?;
+            Some((first, rest.trim()))
         })
         .collect();
     for code in bmad_mcp::error::ErrorCode::ALL {
@@ -274,7 +295,7 @@ fn every_error_code_has_a_troubleshooting_row_with_a_next_step() {
                 .any(|c| c.split_whitespace().next() == Some(quoted.as_str()))
         });
         let Some((_, what_to_do)) = row else {
-            panic!("the Error codes table of docs/troubleshooting.md has no row for {quoted}");
+            panic!("the Error codes list of docs/troubleshooting.md has no entry for {quoted}");
         };
         assert!(
             what_to_do.split_whitespace().count() >= 8,
@@ -516,4 +537,159 @@ fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
             out.push(path);
         }
     }
+}
+
+/// A script that posts to the dashboard can learn from the docs where the token is (the
+/// page's meta tag: docs/dashboard.md, and its endpoints in docs/internals.md) and in which
+/// header it goes, as the code names both.
+#[test]
+fn the_dashboard_doc_says_where_a_posts_token_is() {
+    let page =
+        std::fs::read_to_string(Path::new(ROOT).join("src/dashboard/assets/index.html")).unwrap();
+    let meta = regex::Regex::new(r#"<meta name="([a-z-]+)" content="\{\{TOKEN\}\}">"#)
+        .unwrap()
+        .captures(&page)
+        .expect("the page carries its token in a meta tag")[1]
+        .to_string();
+    let guard = std::fs::read_to_string(Path::new(ROOT).join("src/dashboard/guard.rs")).unwrap();
+    let header = regex::Regex::new(r#"pub const SECRET_HEADER: &str = "([a-z-]+)";"#)
+        .unwrap()
+        .captures(&guard)
+        .expect("the guard names its header")[1]
+        .to_string();
+    for page in ["dashboard.md", "internals.md"] {
+        assert!(
+            doc(page).contains(&format!("<meta name=\"{meta}\"")),
+            "docs/{page} does not name the meta tag `{meta}`"
+        );
+    }
+    assert!(
+        doc("internals.md").contains(&format!("`{header}: <token>`")),
+        "docs/internals.md does not show the header `{header}`"
+    );
+}
+
+/// The pages a user reads to use the server, in the order they read them; how the parts
+/// work inside is in docs/internals.md and the other contributor pages.
+const USER_PATH: [&str; 8] = [
+    "README.md",
+    "docs/install.md",
+    "docs/setup.md",
+    "docs/guide.md",
+    "docs/dashboard.md",
+    "docs/team.md",
+    "docs/checks.md",
+    "docs/lessons.md",
+];
+
+/// The longest Markdown table row of `text`, in characters, with its line.
+fn widest_table_row(text: &str) -> (usize, &str) {
+    let mut in_fence = false;
+    let mut widest = (0, "");
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            in_fence = !in_fence;
+        } else if !in_fence && line.starts_with('|') {
+            let n = line.chars().count();
+            if n > widest.0 {
+                widest = (n, line);
+            }
+        }
+    }
+    widest
+}
+
+/// A user reads the user path in one sitting: at most 80 KB in all; and no table row in
+/// the README or docs/ is wider than 300 characters (nobody reads a row that wraps over a
+/// screen: such a table is a list).
+#[test]
+fn the_user_path_is_sized_for_a_user_and_no_table_row_is_too_wide() {
+    let total: usize = USER_PATH
+        .iter()
+        .map(|p| std::fs::read(Path::new(ROOT).join(p)).unwrap().len())
+        .sum();
+    assert!(
+        total <= 80_000,
+        "the user path ({}) is {total} bytes, over 80 KB: move how it works inside to docs/internals.md",
+        USER_PATH.join(", ")
+    );
+    let mut pages: Vec<String> = doc_pages();
+    pages.push("README.md".into());
+    for page in pages {
+        let text = std::fs::read_to_string(Path::new(ROOT).join(&page)).unwrap();
+        let (n, row) = widest_table_row(&text);
+        assert!(n <= 300, "{page}: a table row of {n} characters: {row}");
+    }
+}
+
+#[test]
+fn the_row_measure_counts_characters_of_table_rows_only() {
+    let text = format!(
+        "| a | {} |\n```\n| {} |\n```\nplain {}\n",
+        "é".repeat(10),
+        "x".repeat(500),
+        "y".repeat(500)
+    );
+    assert_eq!(widest_table_row(&text), (18, "| a | éééééééééé |"));
+}
+
+/// What a newcomer looks for is where they look: the test prerequisites name what
+/// `./scripts/test` needs (Chromium too); setup.md says how Gemini CLI trusts a folder, where
+/// it shows the server "Disabled"; the README names every `lessons` command the binary has;
+/// where the checks' approval is kept is said on one page, the others link there.
+#[test]
+fn the_newcomers_questions_are_answered_where_they_look() {
+    let script = std::fs::read_to_string(Path::new(ROOT).join("scripts/test")).unwrap();
+    let install = section(&doc("install.md"), "Prerequisites").unwrap();
+    for (used, named) in [
+        ("chromium-driver", "chromium-driver"),
+        ("python3 -m venv", "python3-venv"),
+        ("npm install", "`npm`"),
+    ] {
+        assert!(script.contains(used), "scripts/test no longer runs {used}?");
+        assert!(
+            install.contains(named),
+            "install.md's prerequisites lack {named}"
+        );
+    }
+    let setup = doc("setup.md");
+    assert!(setup.contains("\"Disabled\"") && setup.contains("`/permissions trust`"));
+
+    let out = Command::new(crate::support::server_path())
+        .args(["lessons", "-h"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    let commands: Vec<&str> = help
+        .split("Commands:\n")
+        .nth(1)
+        .expect("lessons has commands")
+        .lines()
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .collect();
+    assert!(commands.contains(&"restore"), "{help}");
+    let named = format!("bmad-mcp lessons {}", commands.join("|"));
+    assert!(
+        readme().contains(&named),
+        "the README does not say `{named}`"
+    );
+
+    let mut pages: Vec<String> = doc_pages();
+    pages.push("README.md".into());
+    let saying: Vec<String> = pages
+        .into_iter()
+        .filter(|p| !p.ends_with("spec.md"))
+        .filter(|p| {
+            std::fs::read_to_string(Path::new(ROOT).join(p))
+                .unwrap()
+                .contains("<git common dir>/bmad-mcp/.bmad-task/config-approved.json")
+        })
+        .collect();
+    assert_eq!(
+        saying,
+        ["docs/checks.md"],
+        "where the approval is kept, said once"
+    );
 }

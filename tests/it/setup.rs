@@ -256,7 +256,8 @@ impl Case {
         assert_eq!(code, 0, "{out}{err}");
         assert!(out.contains(&file.display().to_string()), "{out}");
         assert!(
-            out.contains("before: no `bmad` entry") && out.contains("written"),
+            out.contains("before: no `bmad` entry")
+                && out.contains("written; the file's other content is as it was."),
             "{out}"
         );
         let entry = self.entry(&file).expect("our entry");
@@ -548,6 +549,11 @@ fn a_new_file_is_made_and_a_removal_from_no_file_makes_none() {
     assert!(out.contains("nothing changed") && !file.exists(), "{out}");
     let (code, out, err) = place.setup(&["cursor"], &[]);
     assert_eq!(code, 0, "{out}{err}");
+    // A new file has no other content to speak of.
+    assert!(
+        out.contains("the file is new") && !out.contains("other content"),
+        "{out}"
+    );
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(text.ends_with("}\n"), "{text}");
     let v: Value = serde_json::from_str(&text).unwrap();

@@ -288,3 +288,18 @@ async fn sigterm_answers_a_call_waiting_on_the_dialog(t: Transport) {
 
 each_transport!(async sigterm_answers_a_call_waiting_on_the_dialog
     => sigterm_answers_a_call_waiting_on_the_dialog);
+
+/// stdin closed before any message (`bmad-mcp < /dev/null`, a host that gave up before
+/// `initialize`) is the same clean end: exit 0, nothing on stdout, no error on stderr.
+#[test]
+fn stdin_closed_before_any_message_exits_zero() {
+    let sb = Sandbox::new();
+    let out = crate::support::bin(&sb.project)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(out.stdout.is_empty(), "{out:?}");
+    assert!(!stderr.contains("ERROR"), "{stderr}");
+}

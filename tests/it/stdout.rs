@@ -129,8 +129,12 @@ fn version_and_help_work() {
     assert!(out.status.success());
     let help = String::from_utf8(out.stdout).unwrap();
     assert!(
-        help.contains("claude mcp add-json") && help.contains("BMAD_PROJECT_ROOT"),
+        help.contains("`bmad-mcp setup <host>`") && help.contains("BMAD_PROJECT_ROOT"),
         "{help}"
+    );
+    assert!(
+        !help.contains("claude mcp add"),
+        "one way to register, `bmad-mcp setup`: {help}"
     );
     assert!(
         help.contains("BMAD_MAX_LINE_BYTES") && help.contains("3 when stdout is closed"),
@@ -212,4 +216,50 @@ fn rust_log_sets_a_level_per_target() {
     let unread = logs_with("bmad_mcp=loud");
     assert!(unread.contains("is not understood"), "{unread}");
     assert!(!unread.contains("tool call received"), "{unread}");
+}
+
+/// Every argument and option of every command says what it is in `--help`: walked from
+/// the top through each subcommand's own help, an entry with no words beside it fails.
+#[test]
+fn every_argument_in_help_says_what_it_is() {
+    let mut walked = 0;
+    let mut todo: Vec<Vec<String>> = vec![vec![]];
+    while let Some(path) = todo.pop() {
+        let out = Command::new(support::server_path())
+            .args(&path)
+            .arg("-h")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{path:?}: {out:?}");
+        let help = String::from_utf8(out.stdout).unwrap();
+        walked += 1;
+        let mut section = "";
+        for line in help.lines() {
+            if !line.starts_with(' ') && line.ends_with(':') {
+                section = line;
+                continue;
+            }
+            // An entry is indented by 2 (`-s, --long`, `<ARG>`, a command) or 6 (`--long`
+            // alone); deeper lines would be wrapped help.
+            let entry = line.trim_start();
+            let indent = line.len() - entry.len();
+            if entry.is_empty() || !(2..=6).contains(&indent) {
+                continue;
+            }
+            // The entry's name, then at least two spaces, then what it is.
+            let (name, said) = entry.split_once("  ").unwrap_or((entry, ""));
+            assert!(
+                !said.trim().is_empty(),
+                "`bmad-mcp {} -h`: `{name}` ({section}) has no help:\n{help}",
+                path.join(" ")
+            );
+            if section == "Commands:" && name != "help" {
+                let mut deeper = path.clone();
+                deeper.push(name.to_string());
+                todo.push(deeper);
+            }
+        }
+    }
+    // The top, its commands, and the commands' own subcommands were all read.
+    assert!(walked > 20, "{walked} helps walked");
 }

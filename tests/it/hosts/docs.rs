@@ -1,4 +1,4 @@
-//! `docs/hosts.md`'s table is the one the code acts on: rendered here from the hosts table
+//! `docs/hosts.md`'s list of hosts is the one the code acts on: rendered here from the hosts table
 //! (`bmad_mcp::hosts`), and compared with the page. `BMAD_WRITE_DOCS=1` writes
 //! the rendered table into the page instead.
 
@@ -47,27 +47,32 @@ fn shell(h: &Host) -> String {
     }
 }
 
+/// One entry per host, a line per property: a table with these columns would have rows
+/// of a thousand characters, which no one reads.
 fn render() -> String {
-    let mut t = String::from(
-        "| host | how to register | what the model reads | elicitation | who passes a gate (`gates = \"auto\"`) | the assistant's shell recognised | protocol era | known limits |\n|---|---|---|---|---|---|---|---|\n",
-    );
+    let mut t = String::new();
     for h in &HOSTS {
         let Some(c) = &h.client else {
             continue;
         };
         let clients: Vec<String> = c.names.iter().map(|n| format!("`{n}`")).collect();
-        t.push_str(&format!(
-            "| {} ({}) | {} | {} | {} | {} | {} | {} | {} |\n",
-            h.name,
-            clients.join(", "),
-            c.register,
-            reads(c),
-            dialog(c),
-            gate(c),
-            shell(h),
-            c.era,
-            c.limits
-        ));
+        let lines = [
+            ("how to register", c.register.to_string()),
+            ("what the model reads", reads(c).to_string()),
+            ("elicitation", dialog(c)),
+            (
+                "who passes a gate (`gates = \"auto\"`)",
+                gate(c).to_string(),
+            ),
+            ("the assistant's shell recognised", shell(h)),
+            ("protocol era", c.era.to_string()),
+            ("known limits", c.limits.to_string()),
+        ];
+        t.push_str(&format!("**{}** ({})\n\n", h.name, clients.join(", ")));
+        for (what, said) in lines {
+            t.push_str(&format!("* {what}: {said}\n"));
+        }
+        t.push('\n');
     }
     t
 }

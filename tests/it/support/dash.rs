@@ -52,9 +52,14 @@ impl Dash {
     /// The dashboard started, its address not used yet.
     pub fn start(project: &Path) -> Dash {
         let mut cmd = super::bin(project);
-        cmd.args(["dashboard", "--project"])
-            .arg(project)
-            .stdin(Stdio::piped())
+        cmd.args(["dashboard", "--project"]).arg(project);
+        Dash::run(cmd)
+    }
+
+    /// The dashboard as `cmd` starts it (a person's command line through a shell), its
+    /// address not used yet.
+    pub fn run(mut cmd: std::process::Command) -> Dash {
+        cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null());
         let mut child = cmd.spawn().expect("the dashboard starts");
