@@ -57,9 +57,9 @@ fn line<'a>(text: &'a str, key: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no `{key}:` line in\n{text}"))
 }
 
-/// The role prompt: everything after the `role_prompt:` line.
+/// The role prompt: everything after `role_prompt: ` (its first line is beside the key).
 fn prompt(text: &str) -> &str {
-    text.split_once("\nrole_prompt:\n\n")
+    text.split_once("\nrole_prompt: ")
         .map(|(_, p)| p)
         .unwrap_or_else(|| panic!("no role prompt in\n{text}"))
 }

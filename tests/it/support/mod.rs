@@ -174,7 +174,7 @@ impl Client {
             assert!(text.contains(first), "the text has user_message: {text}");
         }
         if let Some(prompt) = structured["role_prompt"].as_str() {
-            let tail = format!("role_prompt:\n\n{}\n", prompt.trim_end());
+            let tail = format!("role_prompt: {}\n", prompt.trim());
             assert!(text.ends_with(&tail), "Markdown, not escaped, last: {text}");
         }
         (result.is_error == Some(true), structured)
