@@ -49,20 +49,9 @@ async fn call(service: &RunningService<RoleClient, ClientConfig>, args: Value) -
     text
 }
 
-/// The value of a `key: value` line (`stage` and `state` share one: `stage: dev; state:
-/// generating`).
+/// The value of a `key: value` line.
 fn line<'a>(text: &'a str, key: &str) -> &'a str {
-    let prefix = format!("{key}: ");
-    text.lines()
-        .find_map(|l| match l.strip_prefix("stage: ") {
-            Some(pair) if key == "stage" || key == "state" => {
-                let (stage, state) = pair.split_once("; state: ").unwrap_or((pair, ""));
-                let value = if key == "stage" { stage } else { state };
-                (!value.is_empty()).then_some(value)
-            }
-            _ => l.strip_prefix(&prefix),
-        })
-        .unwrap_or_else(|| panic!("no `{key}:` line in\n{text}"))
+    crate::support::text_field(text, key)
 }
 
 /// The role prompt: everything after `role_prompt: ` (its first line is beside the key).

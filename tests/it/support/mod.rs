@@ -520,3 +520,19 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// The value of a `key: value` line of a reply's text (`stage` and `state` share one:
+/// `stage: dev; state: generating`).
+pub fn text_field<'a>(text: &'a str, key: &str) -> &'a str {
+    let prefix = format!("{key}: ");
+    text.lines()
+        .find_map(|l| match l.strip_prefix("stage: ") {
+            Some(pair) if key == "stage" || key == "state" => {
+                let (stage, state) = pair.split_once("; state: ").unwrap_or((pair, ""));
+                let value = if key == "stage" { stage } else { state };
+                (!value.is_empty()).then_some(value)
+            }
+            _ => l.strip_prefix(&prefix),
+        })
+        .unwrap_or_else(|| panic!("no `{key}:` line in\n{text}"))
+}
