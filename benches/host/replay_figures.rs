@@ -24,8 +24,9 @@ const REPEATED: f64 = 0.20;
 const HOST_SPREAD: f64 = 0.10;
 
 /// Replays the workload as the host `client` that shows its model results so; the run's
-/// figures. A replay that drifts from the recording is an error.
-fn run_as(server: &Path, w: &Workload, host: &str) -> Res<Run> {
+/// figures and the text its model read of each call. A replay that drifts from the
+/// recording is an error.
+fn run_as(server: &Path, w: &Workload, host: &str) -> Res<(Run, Vec<String>)> {
     let c = HOSTS
         .iter()
         .find(|h| h.name == host)
@@ -40,7 +41,20 @@ fn run_as(server: &Path, w: &Workload, host: &str) -> Res<Run> {
         .into());
     }
     let texts: Vec<String> = replayed.results.iter().map(|r| shown(r, c.shows)).collect();
-    Ok(Run::of(&w.labels(), &texts))
+    Ok((Run::of(&w.labels(), &texts), texts))
+}
+
+/// Writes what Claude Code's model read of each call to `BMAD_HOST_BENCH_DUMP`, when set
+/// (`replay-01.txt` …), to read where the bytes are.
+fn dump(texts: &[String]) -> Res<()> {
+    let Some(dir) = std::env::var_os("BMAD_HOST_BENCH_DUMP").map(PathBuf::from) else {
+        return Ok(());
+    };
+    std::fs::create_dir_all(&dir)?;
+    for (i, t) in texts.iter().enumerate() {
+        std::fs::write(dir.join(format!("replay-{:02}.txt", i + 1)), t)?;
+    }
+    Ok(())
 }
 
 /// Per call, the replay beside the recording.
@@ -81,7 +95,8 @@ pub fn print(server: &Path) -> Res<()> {
         "\nReplay of the recorded run cronlite-full ({} calls, benches/workloads/cronlite-full), as Claude Code's model reads it:",
         w.calls.len()
     );
-    let claude = run_as(server, &w, "Claude Code")?;
+    let (claude, texts) = run_as(server, &w, "Claude Code")?;
+    dump(&texts)?;
     per_call(&w, &claude);
     let (largest, at) = claude.largest();
     row(
@@ -108,7 +123,7 @@ pub fn print(server: &Path) -> Res<()> {
         .filter(|h| h.client.is_some_and(|c| c.shows != Shows::Printed))
         .filter(|h| h.name != "Claude Code");
     for host in others {
-        let run = run_as(server, &w, host.name)?;
+        let (run, _) = run_as(server, &w, host.name)?;
         let ratio = run.total() as f64 / claude.total().max(1) as f64;
         row(
             &format!("replay as {}, all text (x Claude Code)", host.name),
@@ -118,7 +133,7 @@ pub fn print(server: &Path) -> Res<()> {
         );
     }
     if let Some(before) = std::env::var_os("BENCH_BEFORE_BIN").map(PathBuf::from) {
-        let old = run_as(&before, &w, "Claude Code")?;
+        let (old, _) = run_as(&before, &w, "Claude Code")?;
         println!(
             "  (before, {}: {} B in all, largest {} B, {:.1} % of lines repeated; after/before {:.2}x)",
             before.display(),

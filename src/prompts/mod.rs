@@ -14,7 +14,7 @@ mod round;
 mod source;
 
 use round::{again, answer, new_answers_only, new_feedback_only};
-pub use round::{Round, REVISE_AGAIN, SENT_BEFORE};
+pub use round::{Round, REVISE_AGAIN, ROLE_FIRST, SENT_BEFORE};
 pub use source::{needed, recall, resolve, Origin, Template, PROJECT_PROMPTS};
 
 /// The lessons block of a prompt rendered from `template`: a piece of its own, added after
@@ -118,7 +118,8 @@ pub fn render_round(
     } else {
         template
     };
-    let values: [(&str, String); 16] = [
+    let values: [(&str, String); 17] = [
+        ("role", stage.role().to_string()),
         ("owner", owner_name(session)),
         (
             "trace",
@@ -141,12 +142,12 @@ pub fn render_round(
     ];
     let mut out = template;
     for (key, value) in values {
-        if value == "(none)" && matches!(key, "answers" | "feedback") {
+        if value == "(none)" && matches!(key, "answers" | "feedback" | "guidance" | "inputs") {
             out = without_empty_list(&out, key);
         }
         out = out.replace(&format!("{{{{{key}}}}}"), &value);
     }
-    out.push_str(&notes(rec));
+    out.push_str(&notes(rec, stage));
     out.push_str(&track_note(session, stage));
     out
 }
@@ -216,7 +217,9 @@ fn sections_for(template: &str, round: Round, revision: bool) -> (Round, String)
     };
     let name = if revision { "revise" } else { "first" };
     let text = match (round, section(template, "role"), section(template, name)) {
-        (Round::Delta { .. } | Round::Resumed, _, this) => format!("{SENT_BEFORE}\n\n{this}\n"),
+        (Round::Delta { .. } | Round::Resumed, _, this) => {
+            format!("{ROLE_FIRST}{SENT_BEFORE}\n\n{this}\n")
+        }
         (_, role, "") => format!("{role}\n"),
         (_, role, this) => format!("{role}\n\n{this}\n"),
     };
@@ -254,10 +257,15 @@ fn inputs(session: &Session, stage: Stage, listed_before: bool) -> String {
             } else {
                 String::new()
             };
-            // The latest one the model submitted itself: named, not summed up.
+            // The latest one the model submitted itself: named, not summed up; by name
+            // when it lies in the folder just given.
+            let latest = match last.1.file_path.strip_prefix(&dir) {
+                Some(name) if inside => format!("`{name}`, {} bytes", last.1.size),
+                _ => describe_ref(last.1),
+            };
             vec![
                 format!("- As listed before{place}: {}", named.join(", ")),
-                format!("- {} ({})", last.0.role(), describe_ref(last.1)),
+                format!("- {} ({latest})", last.0.role()),
             ]
         }
         Some((last, [])) if listed_before => {
@@ -379,13 +387,16 @@ fn without_empty_list(template: &str, key: &str) -> String {
 /// The human's words from decisions on other stages (a note given while accepting, the
 /// cause of a send-back): added after any template, the project's own included, so that
 /// no override can leave them out.
-fn notes(rec: &StageRecord) -> String {
+/// Its heading names the role, and says in one line what the notes are: the same heading
+/// in every stage's prompt would be a line the model reads again at each stage.
+fn notes(rec: &StageRecord, stage: Stage) -> String {
     if rec.notes.is_empty() {
         return String::new();
     }
     let lines: Vec<String> = rec.notes.iter().map(|n| format!("- {n}")).collect();
     format!(
-        "\n## Notes for this stage\n\nFrom the decisions on other stages' documents (notes, answers, why this stage runs again), each saying whose words it quotes; follow them as you follow the documents:\n{}\n",
+        "\n## Notes for the {}, from decisions on other stages (each says whose words it quotes; follow them like the documents)\n\n{}\n",
+        stage.role(),
         lines.join("\n")
     )
 }
@@ -672,7 +683,7 @@ mod tests {
         let named = render(&s, Stage::Dev, &[], &dev);
         assert!(!named.contains("Red, green, refactor."), "{named}");
         assert!(
-            named.contains("Your persona: Amelia, the project's BMAD agent `bmad-agent-dev`, as an earlier prompt of this task gave it (made from `a/customize.toml`"),
+            named.contains("Your persona: Amelia, BMAD agent `bmad-agent-dev`, as given earlier in this task (the project's data, not instructions; `a/customize.toml`)."),
             "{named}"
         );
         // A stage the agent does not play gave it nothing; a later round of its own did.
@@ -693,7 +704,7 @@ mod tests {
         let out = render(&s, Stage::Architect, &[], "# Role: Mine\nDo it.");
         assert!(out.starts_with("# Role: Mine\nDo it.\n"), "{out}");
         assert!(
-            out.ends_with("## Notes for this stage\n\nFrom the decisions on other stages' documents (notes, answers, why this stage runs again), each saying whose words it quotes; follow them as you follow the documents:\n- On accepting the PRD, the user said: web only\n"),
+            out.ends_with("## Notes for the System Architect, from decisions on other stages (each says whose words it quotes; follow them like the documents)\n\n- On accepting the PRD, the user said: web only\n"),
             "{out}"
         );
     }
@@ -730,7 +741,8 @@ mod tests {
         };
         // Answers came with this call: the latest round's in full, the earlier by id.
         let p = delta(&s, true, false);
-        assert!(p.starts_with(SENT_BEFORE), "{p}");
+        let po = "(The Product Owner: ";
+        assert!(p.starts_with(&format!("{po}{SENT_BEFORE}")), "{p}");
         assert!(
             !p.contains("# Role:") && !p.contains("**Objective:**"),
             "{p}"
@@ -751,7 +763,7 @@ mod tests {
         // From the second revision on: only the values, none of the section's fixed text.
         s.record_mut(Stage::Po).iteration = 2;
         let p = delta(&s, false, true);
-        assert!(p.starts_with(REVISE_AGAIN), "{p}");
+        assert!(p.starts_with(&format!("{po}{REVISE_AGAIN}")), "{p}");
         assert!(!p.contains("Reply with one JSON object"), "{p}");
         assert!(
             p.contains(
@@ -806,7 +818,7 @@ mod tests {
         // The earlier ones by name under the task's folder; the latest, which the model
         // submitted itself, by path and size without its summary.
         let dir = s.specs_dir();
-        assert!(p.contains(&format!("- As listed before, in `{dir}/`: Product Owner `01-prd.md`\n- System Architect (`{dir}/02-arch.md`, 10 bytes)\n")), "{p}");
+        assert!(p.contains(&format!("- As listed before, in `{dir}/`: Product Owner `01-prd.md`\n- System Architect (`02-arch.md`, 10 bytes)\n")), "{p}");
         assert!(
             !p.contains("# Title of") && !p.contains("Build a todo app"),
             "{p}"

@@ -28,9 +28,11 @@ pub enum Round {
     Resumed,
 }
 
-/// The line a later round's prompt starts with, in place of the role's text.
+/// What the line a later round's prompt starts with says, in place of the role's text;
+/// the line names the role first (`(The Developer: role and rules …`), so that it reads
+/// as this stage's and not as a line every stage repeats.
 pub const SENT_BEFORE: &str =
-    "(Role and rules: as this stage's first prompt gave them; a `status` with nothing new since gives them again.)";
+    "role and rules as this stage's first prompt gave them; a `status` with nothing new since gives them again.)";
 
 impl Round {
     /// How much the reply to `action` carries: all of it on `start` and `status` (and so
@@ -49,14 +51,18 @@ impl Round {
     }
 }
 
-/// The line a round starts with when the model had this stage's revise section in an
-/// earlier round.
-pub const REVISE_AGAIN: &str = "(Revise and reply as before; `status` resends the prompt.)";
+/// What the line a round starts with says when the model had this stage's revise section
+/// in an earlier round (after the role, as [`SENT_BEFORE`]).
+pub const REVISE_AGAIN: &str = "revise and reply as before; `status` resends the prompt.)";
+
+/// The start of [`SENT_BEFORE`]'s and [`REVISE_AGAIN`]'s line: the role, filled in as
+/// `{{role}}` is.
+pub const ROLE_FIRST: &str = "(The {{role}}: ";
 
 /// A later revision round's prompt: what is new since the last round, no fixed text.
 pub(super) fn again(answers: &str, feedback: &str, guidance: &str) -> String {
     let mut out = format!(
-        "{REVISE_AGAIN}\n\n## This round (submission {{{{iteration}}}})\n\nYour previous draft: {{{{previous}}}}\n"
+        "{ROLE_FIRST}{REVISE_AGAIN}\n\n## This round (submission {{{{iteration}}}})\n\nYour previous draft: {{{{previous}}}}\n"
     );
     for (title, value, key) in [
         (ANSWERS_TITLE, answers, "answers"),

@@ -21,30 +21,50 @@ use crate::workflow::{DecidedBy, Session, Via};
 const LOOK_EVERY: Duration = Duration::from_millis(250);
 
 /// The decision the human made in another channel (the dashboard, the terminal), when it
-/// is the last thing that happened to `s`, said for both: "The human decided on the
-/// dashboard: reject at the po stage. The human's words: …". `None` for the host's word or
-/// the dialog (which the call itself asked). Only the human's own words are quoted as
-/// theirs; the server's note on the step (`note`) is never passed off as them.
-fn last_decided_elsewhere(s: &Session) -> Option<String> {
+/// is the last thing that happened to `s`: what was decided, where, and the human's words.
+/// `None` for the host's word or the dialog (which the call itself asked). Only the
+/// human's own words are quoted as theirs; the server's note on the step (`note`) is
+/// never passed off as them.
+struct Elsewhere {
+    decided: String,
+    words: Option<String>,
+}
+
+impl Elsewhere {
+    /// Said for both: "The human decided on the dashboard: reject at the po stage. The
+    /// human's words: …". Words the reply's role prompt quotes whole as theirs (the
+    /// feedback, a note) are said there once, and here named.
+    fn said(&self, prompt: Option<&str>) -> String {
+        match self.words.as_deref() {
+            Some(w) if prompt.is_some_and(|p| p.contains(w)) => format!(
+                "{} The human's words are in the role prompt, as theirs.",
+                self.decided
+            ),
+            Some(w) => format!(
+                "{} The human's words: {}",
+                self.decided,
+                crate::code::clip(w, 400)
+            ),
+            None => format!("{} They gave no words with it.", self.decided),
+        }
+    }
+}
+
+fn last_decided_elsewhere(s: &Session) -> Option<Elsewhere> {
     let h = s.history.last()?;
     let channel = match (h.decided_by?, h.via?) {
         (DecidedBy::Human, Via::Dashboard) => "on the dashboard",
         (DecidedBy::Human, Via::Cli) => "in the terminal",
         _ => return None,
     };
-    let mut said = format!(
-        "The human decided {channel}: {} at the {} stage.",
-        h.action.name(),
-        h.stage
-    );
-    match h.feedback.as_deref() {
-        Some(words) => said.push_str(&format!(
-            " The human's words: {}",
-            crate::code::clip(words, 400)
-        )),
-        None => said.push_str(" They gave no words with it."),
-    }
-    Some(said)
+    Some(Elsewhere {
+        decided: format!(
+            "The human decided {channel}: {} at the {} stage.",
+            h.action.name(),
+            h.stage
+        ),
+        words: h.feedback.clone(),
+    })
 }
 
 /// What a `status` says that the host has already when the human decided elsewhere since
@@ -77,7 +97,8 @@ const BRIEFED_KEPT: usize = 4096;
 /// Opens the reply with what changed: who decided what, where; the rest of the text is
 /// what follows from it (the stage now, the next role prompt). `only_new`: the text leaves
 /// out what the host had already ([`HAD`]).
-fn open_with(r: &mut Reply, said: String, only_new: bool) {
+fn open_with(r: &mut Reply, said: &Elsewhere, only_new: bool) {
+    let said = said.said(r.role_prompt.as_deref());
     r.user_message = format!("{said}\n{}", r.user_message);
     if only_new {
         r.known.fields.extend(HAD);
@@ -89,7 +110,7 @@ fn open_with(r: &mut Reply, said: String, only_new: bool) {
 /// `only_new`: as [`open_with`].
 pub(super) fn say_in_status(r: &mut Reply, s: &Session, only_new: bool) {
     if let Some(said) = last_decided_elsewhere(s) {
-        open_with(r, said, only_new);
+        open_with(r, &said, only_new);
     }
 }
 
@@ -153,7 +174,7 @@ impl BmadServer {
         // after this gives it all.
         self.first_to_say(&s);
         let mut r = reply::for_status_round(&s, prompt.as_ref(), round_after_decision(&s));
-        open_with(&mut r, said, true);
+        open_with(&mut r, &said, true);
         if let Some(human) = crate::act::for_human(&project, &s, None, cannot_ask) {
             reply::for_human(&mut r, &human);
         }
@@ -256,7 +277,8 @@ mod tests {
         (r, text)
     }
 
-    const SAID: &str = "The human decided in the terminal: reject at the po stage. The human's words: Say what is out of scope.";
+    /// The decision, and where its words are: the prompt that follows quotes them whole.
+    const SAID: &str = "The human decided in the terminal: reject at the po stage. The human's words are in the role prompt, as theirs.";
 
     #[test]
     fn a_status_after_a_decision_made_elsewhere_says_what_changed_and_the_next_prompt() {
@@ -288,8 +310,12 @@ mod tests {
         // every piece of feedback, the form of the reply), the role and its rules named
         // as the stage's first prompt gave them.
         let prompt = r.role_prompt.clone().unwrap();
-        assert!(prompt.contains("Say what is out of scope."), "{prompt}");
-        assert!(prompt.starts_with(prompts::SENT_BEFORE), "{prompt}");
+        assert!(
+            prompt.contains("- the user, in the terminal: Say what is out of scope.\n"),
+            "{prompt}"
+        );
+        let named = format!("(The Product Owner: {}", prompts::SENT_BEFORE);
+        assert!(prompt.starts_with(&named), "{prompt}");
         assert!(!prompt.contains(prompts::REVISE_AGAIN), "{prompt}");
         assert!(!prompt.contains("as sent before"), "{prompt}");
         assert!(prompt.contains("## This round: revise the PRD"), "{prompt}");
@@ -307,7 +333,7 @@ mod tests {
             "decisions:",
             "iteration: 2",
             "session:",
-            "role_prompt:\n\n# Role: Product Owner",
+            "role_prompt: # Role: Product Owner",
         ] {
             assert!(text.contains(shown), "{shown} in {text}");
         }
@@ -322,6 +348,16 @@ mod tests {
         s.history.last_mut().unwrap().via = Some(Via::Tool);
         let (r, text) = status_text(&server(), &s);
         assert!(!text.contains("The human decided"), "{text}");
+        // A reply without the prompt quotes the human's words itself.
+        let mut bare = reply::for_status_round(&s, None, Round::Full);
+        s.history.last_mut().unwrap().via = Some(Via::Cli);
+        say_in_status(&mut bare, &s, false);
+        assert!(
+            bare.user_message
+                .starts_with("The human decided in the terminal: reject at the po stage. The human's words: Say what is out of scope."),
+            "{}",
+            bare.user_message
+        );
         for shown in ["decisions:", "iteration: 2", "session:"] {
             assert!(text.contains(shown), "{shown} in {text}");
         }

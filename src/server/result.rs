@@ -104,7 +104,7 @@ mod tests {
         let text = only.content[0].as_text().unwrap().text.clone();
         assert!(text.contains("session_id: s-1\n"), "{text}");
         assert!(
-            text.ends_with("role_prompt:\n\n# Role: PO\n\nWrite it.\n"),
+            text.ends_with("role_prompt: # Role: PO\n\nWrite it.\n"),
             "{text}"
         );
         assert_eq!(

@@ -240,13 +240,13 @@ async fn the_hosts_next_call_finds_the_decision_made_on_the_dashboard() {
     let v = c.ok(json!({"action": "confirm", "session_id": sid})).await;
     let message = v["user_message"].as_str().unwrap();
     assert!(
-        message.starts_with("The human decided on the dashboard: reject at the po stage. The human's words: Name the users."),
+        message.starts_with("The human decided on the dashboard: reject at the po stage. The human's words are in the role prompt, as theirs."),
         "{v:#}"
     );
     assert!(v["role_prompt"]
         .as_str()
         .unwrap()
-        .contains("Name the users."));
+        .contains("- the user, on the dashboard: Name the users."));
     // `status` says it too, once: in `user_message`, not again among the notices.
     let v = c.ok(json!({"action": "status", "session_id": sid})).await;
     assert!(

@@ -51,15 +51,12 @@ async fn call(service: &RunningService<RoleClient, ClientConfig>, args: Value) -
 
 /// The value of a `key: value` line.
 fn line<'a>(text: &'a str, key: &str) -> &'a str {
-    let prefix = format!("{key}: ");
-    text.lines()
-        .find_map(|l| l.strip_prefix(&prefix))
-        .unwrap_or_else(|| panic!("no `{key}:` line in\n{text}"))
+    crate::support::text_field(text, key)
 }
 
-/// The role prompt: everything after the `role_prompt:` line.
+/// The role prompt: everything after `role_prompt: ` (its first line is beside the key).
 fn prompt(text: &str) -> &str {
-    text.split_once("\nrole_prompt:\n\n")
+    text.split_once("\nrole_prompt: ")
         .map(|(_, p)| p)
         .unwrap_or_else(|| panic!("no role prompt in\n{text}"))
 }

@@ -60,9 +60,7 @@ fn text(result: &Value) -> &str {
 
 /// The value of the line `key: value` in a reply's text.
 fn field<'a>(text: &'a str, key: &str) -> &'a str {
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("{key}: ")))
-        .unwrap_or_else(|| panic!("no `{key}:` line in:\n{text}"))
+    crate::support::text_field(text, key)
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! Every word labelled by who said it, in every channel: a rejection's feedback given by
 //! the host, in the terminal and on the dashboard reaches the next role prompt under its
-//! author's label; a decision made elsewhere quotes only the human's words, and says when
-//! there were none, never passing the server's note off as theirs; the dashboard's audit
+//! author's label; a decision made elsewhere says the human's words are in that prompt
+//! (quoting only theirs where no prompt does), and says when there were none, never passing the server's note off as theirs; the dashboard's audit
 //! keeps the decider's labelled words and the server's note apart.
 #![cfg(target_os = "linux")]
 
@@ -67,7 +67,7 @@ async fn each_channels_words_reach_the_prompt_and_the_page_under_their_authors_l
         "{prompt}"
     );
     assert!(
-        message.contains("The human decided in the terminal: reject at the po stage. The human's words: Terminal words."),
+        message.contains("The human decided in the terminal: reject at the po stage. The human's words are in the role prompt, as theirs."),
         "{message}"
     );
     resubmit(&c, &sid).await;

@@ -56,7 +56,7 @@ async fn a_note_given_while_accepting_is_kept_with_the_decision_and_shown_to_the
     );
     let prompt = v["role_prompt"].as_str().unwrap();
     assert!(
-        prompt.contains("## Notes for this stage")
+        prompt.contains("## Notes for the System Architect, from decisions on other stages (")
             && prompt.contains(
                 "the assistant gave as the user's words (not confirmed by the user in a dialog or terminal): Looks good, but add offline sync."
             ),

@@ -86,7 +86,7 @@ class Run:
         check(first in texts[0], f"{args['action']}: the text has user_message")
         if "role_prompt" in value:
             # The role prompt ends the text, as Markdown rather than an escaped JSON string.
-            tail = "role_prompt:\n\n" + value["role_prompt"].rstrip() + "\n"
+            tail = "role_prompt: " + value["role_prompt"].strip() + "\n"
             check(texts[0].endswith(tail), f"{args['action']}: the role prompt last, as Markdown")
         return bool(result.is_error), value
 

@@ -38,12 +38,17 @@ pub(super) fn render(out: &mut String, v: &Value) {
     if checks.is_empty() {
         return;
     }
-    out.push_str("checks:\n");
     let passed: Vec<&str> = checks
         .iter()
         .filter(|c| c["outcome"] == "passed")
         .filter_map(|c| c["name"].as_str())
         .collect();
+    // Every check passed: one line, with the key.
+    if passed.len() == checks.len() {
+        out.push_str(&format!("checks: passed: {}\n", passed.join(", ")));
+        return;
+    }
+    out.push_str("checks:\n");
     if !passed.is_empty() {
         out.push_str(&format!("  - passed: {}\n", passed.join(", ")));
     }
@@ -117,7 +122,10 @@ mod tests {
             "config_sha256": "cd".repeat(32), "git": {"commit": "f".repeat(40)}});
         let mut out = String::new();
         render(&mut out, &run);
-        assert!(out.contains("  - passed: compile, lint\n"), "{out}");
+        assert!(
+            out.contains("checks:\n  - passed: compile, lint\n"),
+            "{out}"
+        );
         assert!(
             out.contains("  - test: failed (exit 1); whole output: test.log\n"),
             "{out}"
@@ -126,6 +134,14 @@ mod tests {
         for gone in ["make test", "abab", "cdcd", "ffff", "duration", "head"] {
             assert!(!out.contains(gone), "{gone} in {out}");
         }
+    }
+
+    #[test]
+    fn a_run_that_passed_is_one_line() {
+        let run = json!({"checks": [check("compile", "passed", ""), check("test", "passed", "")]});
+        let mut out = String::new();
+        render(&mut out, &run);
+        assert_eq!(out, "checks: passed: compile, test\n");
     }
 
     #[test]

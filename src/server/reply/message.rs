@@ -322,7 +322,16 @@ pub(super) fn next_step(s: &Session) -> String {
         return step;
     }
     let step = match s.current_state {
-        State::Generating | State::Refining => return generate_step(&s.engines_for(stage)),
+        State::Generating | State::Refining => {
+            // Which document and round: a line that reads the same in every round would
+            // say nothing the model can check its work against.
+            let which = format!(
+                "the {}, submission {}",
+                stage.role(),
+                s.current().iteration.saturating_add(1)
+            );
+            return generate_step(&s.engines_for(stage), &which);
+        }
         State::Clarifying => {
             "Show `user_message` to the human and stop. Pass on their answers with `answer`; never answer for them."
         }
@@ -393,25 +402,26 @@ fn stories_step(s: &Session) -> Option<String> {
     Some(if story::final_qa_due(s) {
         format!(
             "Every story completed. {} Submit it with `stage: \"qa\"`.",
-            generate_step(&s.engines_for(Stage::Qa))
+            generate_step(&s.engines_for(Stage::Qa), "the final QA of the whole")
         )
     } else {
         "The sprints run as stories, each in its own session (see `stories`): nothing is submitted here until every in-scope story completed; call `status` then.".into()
     })
 }
 
-/// What the host does to generate a document, by the engines that write it: its own
-/// model's result is `claude_result`; a `codex_result` is only ever a second model's.
-fn generate_step(engines: &[Engine]) -> String {
+/// What the host does to generate a document (`which`: whose, and which submission), by
+/// the engines that write it: its own model's result is `claude_result`; a
+/// `codex_result` is only ever a second model's.
+fn generate_step(engines: &[Engine], which: &str) -> String {
     let second = Engine::Codex.what();
     match engines {
         [Engine::Claude, Engine::Codex] => format!(
-            "Write the document as `role_prompt` says and `submit` it as `claude_result`, with `codex_result` in the same call: the independent result of {second}, given the same `role_prompt`. Without a second model, submit `claude_result` alone; never write `codex_result` yourself."
+            "Write the document ({which}) as `role_prompt` says and `submit` it as `claude_result`, with `codex_result` in the same call: the independent result of {second}, given the same `role_prompt`. Without a second model, submit `claude_result` alone; never write `codex_result` yourself."
         ),
         [Engine::Codex] => format!(
-            "Have {second} do this as `role_prompt` says, and `submit` its result as `codex_result`. Without a second model, do it yourself and submit it as `claude_result`; never as `codex_result`."
+            "Have {second} do this ({which}) as `role_prompt` says, and `submit` its result as `codex_result`. Without a second model, do it yourself and submit it as `claude_result`; never as `codex_result`."
         ),
-        _ => "Do as `role_prompt` says; `submit` it as `claude_result`.".into(),
+        _ => format!("Do as `role_prompt` says ({which}); `submit` it as `claude_result`."),
     }
 }
 

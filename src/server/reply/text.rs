@@ -1,9 +1,10 @@
 //! The reply as the model reads it (docs/spec.md §10, "Two readers"): plain text, one
-//! field a line (`key: value`), nested values indented beneath their key, lists as `- `
-//! items, and the role prompt last, as the Markdown it is. A host that hands its model
-//! the tool's text (Claude Code when a result has no `structuredContent`) shows this; the
-//! field names are the ones `next_step` refers to (`user_message`, `role_prompt`,
-//! `artifact_path`, …), so an instruction reads the same in either form.
+//! field a line (`key: value`; `stage` and `state` share one), nested values indented
+//! beneath their key, lists as `- ` items, and the role prompt last, as the Markdown it
+//! is. A host that hands its model the tool's text (Claude Code when a result has no
+//! `structuredContent`) shows this; the field names are the ones `next_step` refers to
+//! (`user_message`, `role_prompt`, `artifact_path`, …), so an instruction reads the same
+//! in either form.
 
 use serde_json::{Map, Value};
 
@@ -47,6 +48,16 @@ pub fn render(reply: &Value, known: &AlreadySaid) -> String {
                     out.push_str(&format!("  {line}\n"));
                 }
             }
+            // Where the session is, on one line: the pair changes less often than either
+            // alone, and two lines said in nearly every reply would say it twice.
+            Some(Value::String(stage)) if key == "stage" => match fields.get("state") {
+                Some(Value::String(state)) if shown("state", &fields["state"]) => {
+                    out.push_str(&format!("stage: {stage}; state: {state}\n"));
+                }
+                _ => out.push_str(&format!("stage: {stage}\n")),
+            },
+            Some(_) if key == "state" && fields.get("stage").is_some_and(|v| shown("stage", v)) => {
+            }
             Some(v) => field(&mut out, 0, key, v),
             None => {}
         }
@@ -57,28 +68,12 @@ pub fn render(reply: &Value, known: &AlreadySaid) -> String {
         }
         match key.as_str() {
             "session" => stored_session(&mut out, v),
-            "notices" => {
-                let new: Vec<Value> = v
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter(|n| !known.notices.iter().any(|k| n.as_str() == Some(k)))
-                    .cloned()
-                    .collect();
-                field(&mut out, 0, key, &Value::Array(new));
-            }
-            // When each was taken is in the session file: the text says who decided what.
-            "decisions" => {
-                let mut each = v.clone();
-                for d in each.as_array_mut().into_iter().flatten() {
-                    d.as_object_mut().map(|d| d.remove("at"));
-                }
-                field(&mut out, 0, key, &each);
-            }
+            "notices" => field(&mut out, 0, key, &new_notices(fields, v, known)),
+            "decisions" => latest_decision(&mut out, v),
             "checks" => super::checks_text::render(&mut out, v),
-            // Its counts on one line, its lists beneath.
+            // Its counts on its line, its lists beneath.
             "trace" if v.is_object() => {
-                out.push_str("trace:\n ");
+                out.push_str("trace:");
                 inline_object(&mut out, 1, v.as_object().expect("an object"));
             }
             // `user_message` says the error's message already; the code is kept.
@@ -93,12 +88,35 @@ pub fn render(reply: &Value, known: &AlreadySaid) -> String {
             _ => field(&mut out, 0, key, v),
         }
     }
+    // Its first line beside the key, as `user_message`'s: `role_prompt:` alone would be a
+    // line said in every reply that hands a prompt over.
     if let Some(Value::String(prompt)) = fields.get("role_prompt") {
-        out.push_str("role_prompt:\n\n");
-        out.push_str(prompt.trim_end());
+        out.push_str("role_prompt: ");
+        out.push_str(prompt.trim());
         out.push('\n');
     }
     out
+}
+
+/// The notices the model does not have: not those it knows ([`AlreadySaid`]), nor the
+/// checks' outcome where `checks:` gives it.
+fn new_notices(fields: &Map<String, Value>, v: &Value, known: &AlreadySaid) -> Value {
+    let checks_shown = fields
+        .get("checks")
+        .and_then(|c| c["checks"].as_array())
+        .is_some_and(|c| !c.is_empty());
+    let outcome = |n: &Value| {
+        checks_shown
+            && n.as_str()
+                .is_some_and(|n| n.starts_with(crate::workflow::machine::CHECKS_RAN))
+    };
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .filter(|n| !known.notices.iter().any(|k| n.as_str() == Some(k)))
+        .filter(|n| !outcome(n))
+        .cloned()
+        .collect()
 }
 
 /// How `role_prompt_source` names a prompt made from an installed BMAD method.
@@ -182,6 +200,31 @@ fn listed(fields: &Map<String, Value>, v: &Value, line: impl Fn(&Value) -> Optio
             .iter()
             .all(|item| line(item).is_some_and(|l| message.contains(&l) || prompt.contains(&l)))
     })
+}
+
+/// `status`'s decisions as the model reads them: the latest, who made it and how, and how
+/// many there are; every `status` would otherwise list again the ones the model read in
+/// the last. The others, and when each was taken, are in the session file (`session`'s
+/// `record`) and `structuredContent`.
+fn latest_decision(out: &mut String, v: &Value) {
+    let all = v.as_array().map(Vec::as_slice).unwrap_or_default();
+    let Some(last) = all.last() else {
+        return;
+    };
+    let mut last = last.clone();
+    last.as_object_mut().map(|d| d.remove("at"));
+    match all.len() {
+        1 => out.push_str("decisions:\n"),
+        n => out.push_str(&format!(
+            "decisions: the latest of {n} (all in the session's record):\n"
+        )),
+    }
+    indent(out, 1);
+    out.push('-');
+    match last.as_object() {
+        Some(o) => inline_object(out, 1, o),
+        None => value(out, 1, &last),
+    }
 }
 
 /// `status`'s stored session: its documents, and where the whole record is.
@@ -350,7 +393,21 @@ mod tests {
             text,
             "user_message: Please answer:\n  - q1: Which host?\nnext_step: Show `user_message` and stop.\n\
              session_id: s-1\ncontext:\n  specs_dir: .claude/specs/t\ngate_passed: false\n\
-             role_prompt:\n\n# Role: PO\n\nWrite \"it\".\n"
+             role_prompt: # Role: PO\n\nWrite \"it\".\n"
+        );
+    }
+
+    #[test]
+    fn stage_and_state_share_a_line() {
+        let v = json!({"user_message": "x", "stage": "dev", "state": "generating"});
+        assert_eq!(
+            render(&v, &AlreadySaid::default()),
+            "user_message: x\nstage: dev; state: generating\n"
+        );
+        let alone = json!({"user_message": "x", "state": "generating"});
+        assert_eq!(
+            render(&alone, &AlreadySaid::default()),
+            "user_message: x\nstate: generating\n"
         );
     }
 
@@ -388,7 +445,7 @@ mod tests {
         });
         let all = render(&v, &AlreadySaid::default());
         assert!(
-            all.contains("trace:\n  criteria: 1; designed: 0; planned: 0; requirements: 3\n"),
+            all.contains("trace: criteria: 1; designed: 0; planned: 0; requirements: 3\n"),
             "{all}"
         );
         // Sentences one per line, never joined into one ("…dialog., A lesson …").
@@ -409,18 +466,35 @@ mod tests {
         let only =
             json!({"user_message": "x", "notices": ["The human decided this through the dialog."]});
         assert_eq!(render(&only, &known), "user_message: x\n");
+        // The checks' outcome, beside the checks that say it.
+        let ran = json!({"user_message": "x",
+            "notices": ["The server ran the project's checks: `test` passed."],
+            "checks": {"checks": [{"name": "test", "outcome": "passed"}]}});
+        assert_eq!(
+            render(&ran, &AlreadySaid::default()),
+            "user_message: x\nchecks: passed: test\n"
+        );
     }
 
     #[test]
-    fn a_status_names_documents_under_their_folder_and_decisions_without_their_time() {
+    fn a_status_names_documents_under_their_folder_and_its_latest_decision_without_its_time() {
         let v = json!({
             "user_message": "Complete.",
             "decisions": [{"stage": "po", "action": "confirm", "decided_by": "human", "via": "elicitation", "digest": "abc123abc123", "at": "2026-11-25T00:00:00Z"}],
             "session": {"session_id": "s-1", "artifacts": [".claude/specs/t/01-prd.md", ".claude/specs/t/02-arch.md"]},
         });
         let text = render(&v, &AlreadySaid::default());
-        assert!(text.contains("- action: confirm; decided_by: human; digest: abc123abc123; stage: po; via: elicitation\n"), "{text}");
+        assert!(text.contains("decisions:\n  - action: confirm; decided_by: human; digest: abc123abc123; stage: po; via: elicitation\n"), "{text}");
         assert!(!text.contains("2026-11-25"), "{text}");
+        // Of several, the latest, with how many there are.
+        let two = json!({"user_message": "x", "decisions": [
+            {"stage": "po", "action": "confirm", "decided_by": "human", "via": "terminal"},
+            {"stage": "architect", "action": "reject", "decided_by": "human", "via": "dashboard"},
+        ]});
+        assert_eq!(
+            render(&two, &AlreadySaid::default()),
+            "user_message: x\ndecisions: the latest of 2 (all in the session's record):\n  - action: reject; decided_by: human; stage: architect; via: dashboard\n"
+        );
         assert!(
             text.contains("  artifacts, in .claude/specs/t/: 01-prd.md, 02-arch.md\n"),
             "{text}"

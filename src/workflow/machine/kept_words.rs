@@ -189,7 +189,10 @@ impl Step<'_> {
         let Some(note) = words(note.as_deref()) else {
             return;
         };
+        // The document by its name: the prompts that show the note list it under the
+        // task's folder.
         let path = self.session.artifact_path(stage);
+        let path = format!("`{}`", path.rsplit('/').next().unwrap_or(&path));
         // Words the host gives are the assistant's report of the user's, and marked so.
         let said = match self.decision.decided_by {
             DecidedBy::Human => "the user said",

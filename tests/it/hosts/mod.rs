@@ -282,7 +282,7 @@ pub fn assert_readable_once(result: &str, heading: &str) {
         "the role prompt once: {result}"
     );
     assert_eq!(result.matches("next_step: ").count(), 1, "{result}");
-    assert!(result.contains("\nrole_prompt:\n\n# Role: "), "{result}");
+    assert!(result.contains("\nrole_prompt: # Role: "), "{result}");
     for json in [
         "\\nnext_step",
         "\\nrole_prompt",

@@ -174,7 +174,7 @@ impl Client {
             assert!(text.contains(first), "the text has user_message: {text}");
         }
         if let Some(prompt) = structured["role_prompt"].as_str() {
-            let tail = format!("role_prompt:\n\n{}\n", prompt.trim_end());
+            let tail = format!("role_prompt: {}\n", prompt.trim());
             assert!(text.ends_with(&tail), "Markdown, not escaped, last: {text}");
         }
         (result.is_error == Some(true), structured)
@@ -519,4 +519,20 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The value of a `key: value` line of a reply's text (`stage` and `state` share one:
+/// `stage: dev; state: generating`).
+pub fn text_field<'a>(text: &'a str, key: &str) -> &'a str {
+    let prefix = format!("{key}: ");
+    text.lines()
+        .find_map(|l| match l.strip_prefix("stage: ") {
+            Some(pair) if key == "stage" || key == "state" => {
+                let (stage, state) = pair.split_once("; state: ").unwrap_or((pair, ""));
+                let value = if key == "stage" { stage } else { state };
+                (!value.is_empty()).then_some(value)
+            }
+            _ => l.strip_prefix(&prefix),
+        })
+        .unwrap_or_else(|| panic!("no `{key}:` line in\n{text}"))
 }
