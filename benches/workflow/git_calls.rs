@@ -4,6 +4,8 @@
 //! writes a line to a log and runs the real one, so every start is counted, whatever the
 //! server asks. Nothing in the repository changes between the calls (no commit, no
 //! branch): each call's count is what asking git costs when git has nothing new to say.
+//! Only the developer's work, a new file in the work tree before `submit dev`, is there
+//! for the server to see: a report claiming changes that no file shows is refused.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -178,6 +180,9 @@ fn in_repository(
     for (label, mut args) in workflow_calls(docs, &work) {
         if !session_id.is_null() {
             args["session_id"] = session_id.clone();
+        }
+        if label == "submit dev" {
+            std::fs::write(work.join("scheduler.py"), "def run():\n    return []\n")?;
         }
         let (reply, started) = counter.call(&mut server, &args)?;
         if label == "start" {
