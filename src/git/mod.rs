@@ -163,6 +163,19 @@ impl Repo {
         (branch, head)
     }
 
+    /// The branch checked out here as the work tree's `HEAD` file names it, read without
+    /// starting git: for a reading repeated on every look (a story's worktree, on each
+    /// `status` and each page load); `None` on a detached HEAD or an unreadable file.
+    pub fn branch_in_head(&self) -> Option<String> {
+        let head = std::fs::read_to_string(self.git_dir.join("HEAD")).ok()?;
+        let branch = head
+            .trim()
+            .strip_prefix("ref:")?
+            .trim()
+            .strip_prefix("refs/heads/")?;
+        (!branch.is_empty()).then(|| branch.to_string())
+    }
+
     /// git's `user.name` and `user.email` here (the repository's, else the user's).
     pub fn identity(&self) -> Option<Person> {
         self.identity_and_drivers().0
@@ -794,6 +807,25 @@ mod tests {
         git(dir.path(), &["config", "user.name", "Grace Hopper"]);
         let named = repo.facts(true).identity.unwrap().to_string();
         assert_eq!(named, "Grace Hopper <ada@example.org>");
+    }
+
+    #[test]
+    fn the_branch_in_head_is_the_one_git_names_renamed_or_detached() {
+        let (dir, _) = repo();
+        std::fs::write(dir.path().join("f"), "a\n").unwrap();
+        git(dir.path(), &["add", "f"]);
+        git(dir.path(), &["commit", "-q", "-m", "one"]);
+        let linked = dir.path().join("wt");
+        let wt = linked.to_str().unwrap();
+        git(dir.path(), &["worktree", "add", "-q", "-b", "s3", wt]);
+        let repo = Repo::at(&linked).unwrap();
+        assert_eq!(repo.branch_in_head().as_deref(), Some("s3"));
+        git(&linked, &["branch", "-m", "sprint-2-cy"]);
+        assert_eq!(repo.branch_in_head(), repo.branch_and_head().0);
+        assert_eq!(repo.branch_in_head().as_deref(), Some("sprint-2-cy"));
+        git(&linked, &["checkout", "-q", "--detach"]);
+        assert_eq!(repo.branch_in_head(), None);
+        assert_eq!(repo.branch_and_head().0, None);
     }
 
     #[test]

@@ -207,7 +207,7 @@ fn as_now(mut o: StoryState, local: bool) -> StoryState {
     let dir = std::path::Path::new(&o.worktree);
     o.gone = local && !dir.is_dir();
     if !o.gone && !o.completed() && dir.is_dir() {
-        if let Some(branch) = crate::git::Repo::at(dir).and_then(|r| r.branch_and_head().0) {
+        if let Some(branch) = crate::git::Repo::at(dir).and_then(|r| r.branch_in_head()) {
             o.branch = Some(branch);
         }
     }
