@@ -10,7 +10,7 @@
 //! Without the package (`target/npm/bmad-method.skipped` says why) each test prints that
 //! reason and reports itself skipped; a bare `cargo test` ignores them.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
@@ -18,9 +18,8 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::ClientHandler;
 use serde_json::{json, Value};
 
+use crate::support::method::{install, installer, PINNED};
 use crate::support::{bin, command, connect, handshake, passing_prd, start_args, Client, Era};
-
-const PINNED: &str = "6.12.0";
 
 /// What never belongs in a role prompt: the steps of a skill's activation script.
 const ACTIVATION: [&str; 5] = [
@@ -30,52 +29,6 @@ const ACTIVATION: [&str; 5] = [
     "resolve_customization",
     "On Activation",
 ];
-
-/// The installer's binary, or `None` (with the reason printed) when `./scripts/test` could
-/// not install the package.
-fn installer() -> Option<PathBuf> {
-    let bin = crate::support::npm::package_bin(
-        "bmad-method",
-        "bmad-method",
-        "the BMAD method's install",
-    )?;
-    let stamp = bin
-        .ancestors()
-        .nth(3)
-        .unwrap()
-        .join(format!("installed-{PINNED}"));
-    assert!(
-        stamp.exists(),
-        "{} is missing: run ./scripts/test, which installs bmad-method {PINNED}",
-        stamp.display()
-    );
-    Some(bin)
-}
-
-/// Runs the method's installer into `project` for `tool`, as a user would with
-/// `npx bmad-method install … --yes`: offline (npm's update check answered from an empty
-/// cache) and in a throw-away home.
-fn install(installer: &Path, project: &Path, tool: &str) {
-    let home = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(project).unwrap();
-    let out = Command::new(installer)
-        .args(["install", "--directory"])
-        .arg(project)
-        .args(["--modules", "bmm", "--tools", tool, "--yes"])
-        .args(["--user-name", "Ada", "--communication-language", "French"])
-        .args(["--document-output-language", "French"])
-        .env("HOME", home.path())
-        .env("npm_config_offline", "true")
-        .env("npm_config_update_notifier", "false")
-        .output()
-        .expect("the installer runs");
-    assert!(
-        out.status.success(),
-        "bmad-method install --tools {tool}: {}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 /// A value of an agent's installed `customize.toml`, read here with a TOML parser.
 fn customized(project: &Path, folder: &str, agent: &str, key: &str) -> String {

@@ -8,6 +8,7 @@
 pub mod claude;
 pub mod dash;
 pub mod http;
+pub mod method;
 pub mod npm;
 pub mod raw;
 pub mod screen;
