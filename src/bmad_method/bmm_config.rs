@@ -1,6 +1,7 @@
 //! The method's settings the server honours (v6): from `_bmad/bmm/config.yaml`, which the
 //! method's own agents load, the human's name, the language to speak to them in, the
-//! language of documents and the folder of planning documents; and the server's one switch
+//! language of documents, the folders of planning and implementation documents; and the
+//! server's one switch
 //! kept beside the method's overrides, `[bmad-mcp] planning_copies` in
 //! `_bmad/custom/config.toml` (the team's) or `_bmad/custom/config.user.toml` (the
 //! person's, which wins).
@@ -26,6 +27,10 @@ pub struct MethodSettings {
     /// `planning_artifacts`, relative to the project; `None` when it is not set or lies
     /// outside the project.
     pub planning_artifacts: Option<String>,
+    /// `implementation_artifacts` (where the method keeps `sprint-status.yaml` and its
+    /// retrospectives), relative to the project: the setting, else the method's default
+    /// `{output_folder}/implementation-artifacts`; `None` when it lies outside the project.
+    pub implementation_artifacts: Option<String>,
     /// Whether confirmed planning documents are copied into `planning_artifacts` (on
     /// unless the team or the person turned it off).
     pub planning_copies: bool,
@@ -42,6 +47,29 @@ pub fn in_project(v: &str) -> Option<String> {
     let climbs = rel.split('/').any(|p| p == "..");
     let ok = !rel.is_empty() && !rel.starts_with('/') && !rel.contains('{') && !climbs;
     ok.then(|| rel.to_string())
+}
+
+/// `implementation_artifacts` as the method resolves it: the setting (its
+/// `{output_folder}` expanded), else `{output_folder}/implementation-artifacts`, the
+/// method's default; one outside the project is said and `None`.
+fn implementation(
+    map: &BTreeMap<String, serde_norway::Value>,
+    notices: &mut Vec<String>,
+) -> Option<String> {
+    let output = map
+        .get("output_folder")
+        .and_then(|v| v.as_str())
+        .unwrap_or("_bmad-output");
+    let output = output.trim_end_matches('/');
+    let value = match map.get("implementation_artifacts").and_then(|v| v.as_str()) {
+        Some(v) => v.replace("{output_folder}", output),
+        None => format!("{output}/implementation-artifacts"),
+    };
+    let rel = in_project(&value);
+    if rel.is_none() {
+        notices.push(format!("{MODULE_CONFIG}: `implementation_artifacts` is not a folder inside the project; the method's sprint status and retrospectives are not read."));
+    }
+    rel
 }
 
 /// The settings of the install in `project`; what cannot be read is said in `notices`.
@@ -62,6 +90,7 @@ pub fn read(project: &Project, notices: &mut Vec<String>) -> MethodSettings {
                 if planning.is_some() && s.planning_artifacts.is_none() {
                     notices.push(format!("{MODULE_CONFIG}: `planning_artifacts` is not a folder inside the project; confirmed documents are not copied there."));
                 }
+                s.implementation_artifacts = implementation(&map, notices);
             }
             Err(e) => notices.push(format!(
                 "{MODULE_CONFIG} is not YAML the server can read ({}); the method's settings are not used.",
@@ -96,6 +125,36 @@ mod tests {
         for outside in ["/etc", "{project-root}/../x", "{output_folder}/x", ""] {
             assert_eq!(in_project(outside), None, "{outside}");
         }
+        let map = |yaml: &str| {
+            serde_norway::from_str::<BTreeMap<String, serde_norway::Value>>(yaml).unwrap()
+        };
+        let mut notices = Vec::new();
+        for (yaml, want) in [
+            (
+                "implementation_artifacts: '{project-root}/out/impl'",
+                Some("out/impl"),
+            ),
+            (
+                "output_folder: '{project-root}/docs'",
+                Some("docs/implementation-artifacts"),
+            ),
+            (
+                "output_folder: build\nimplementation_artifacts: '{output_folder}/i'",
+                Some("build/i"),
+            ),
+            (
+                "user_name: Ada",
+                Some("_bmad-output/implementation-artifacts"),
+            ),
+            ("implementation_artifacts: /srv/impl", None),
+        ] {
+            assert_eq!(
+                implementation(&map(yaml), &mut notices).as_deref(),
+                want,
+                "{yaml}"
+            );
+        }
+        assert_eq!(notices.len(), 1, "the folder outside is said: {notices:?}");
         assert_eq!(
             super::super::one_line(" Fran\nçais ", MAX_VALUE_CHARS),
             Some("Fran çais".into())
