@@ -23,6 +23,23 @@ pub fn lessons_block(template: &Template) -> &str {
     &template.lessons.text
 }
 
+/// The team's retrospective in a prompt rendered from `template` for `round` of `stage`: a
+/// piece of its own, added after the rendered text with the lessons; given with the
+/// stage's first prompt and whole prompts (`status`), not again in its later rounds.
+pub fn retro_block<'a>(
+    template: &'a Template,
+    session: &Session,
+    stage: Stage,
+    round: Round,
+) -> &'a str {
+    let again = matches!(round, Round::Delta { .. }) && is_revision(session, stage);
+    if again {
+        ""
+    } else {
+        &template.retro.text
+    }
+}
+
 /// The largest prompt file read (a role's, or one of the project's BMAD method), in bytes.
 pub const MAX_PROMPT_BYTES: u64 = 256 * 1024;
 

@@ -14,8 +14,10 @@
 //! naming it: a team's prompt must never be replaced by another without a word.
 //!
 //! Whichever file it is, a v6 install's settings (the language of documents and of the
-//! conversation, the human's name) are added to its role section, and what of the install
-//! was damaged is said in the template's notices.
+//! conversation, the human's name) are added to its role section, the open action items
+//! of the method's retrospectives that concern the role are recalled beside it
+//! (`bmad_method::retro`), and what of the install was damaged is said in the template's
+//! notices.
 //!
 //! What a prompt can change is what the host's model is told. It cannot change what the
 //! server enforces: the gates, the sections each stage's check requires, the states.
@@ -69,6 +71,9 @@ pub struct Template {
     /// from (v6; empty otherwise).
     pub agent: Option<String>,
     pub made_of: Vec<String>,
+    /// The team's retrospective: the open action items of the BMAD method's
+    /// retrospectives that concern the role (v6; empty otherwise).
+    pub retro: crate::bmad_method::retro::recall::Recalled,
     /// What of the project's BMAD install was damaged or left out.
     pub notices: Vec<String>,
 }
@@ -83,6 +88,7 @@ impl Template {
             lessons: Recalled::default(),
             agent: None,
             made_of: Vec::new(),
+            retro: Default::default(),
             notices: Vec::new(),
         }
     }
@@ -97,6 +103,7 @@ impl Template {
             lessons: Recalled::default(),
             agent: None,
             made_of: Vec::new(),
+            retro: Default::default(),
             notices: Vec::new(),
         }
     }
@@ -158,7 +165,7 @@ pub fn resolve(project: &Project, user: Option<&Path>, stage: Stage) -> Result<T
         let (settings, notices) = install
             .map(|i| (Some(i.settings), i.notices))
             .unwrap_or_default();
-        return Ok(with_method(t, settings, notices));
+        return Ok(with_method(project, t, settings, notices));
     }
     let method = super::bmad::for_stage(project, stage)?;
     let t = match method.persona {
@@ -171,7 +178,7 @@ pub fn resolve(project: &Project, user: Option<&Path>, stage: Stage) -> Result<T
         }
         None => user_or_built_in(user, stage)?,
     };
-    Ok(with_method(t, method.settings, method.notices))
+    Ok(with_method(project, t, method.settings, method.notices))
 }
 
 /// The user's prompt for `stage` in `user`, else the built-in one.
@@ -186,17 +193,21 @@ fn user_or_built_in(user: Option<&Path>, stage: Stage) -> Result<Template> {
     Ok(Template::built_in(stage))
 }
 
-/// `t` with the method's settings in its role section and the install's notices.
+/// `t` with the method's settings in its role section, the team's retrospective for its
+/// role, and the install's notices.
 fn with_method(
+    project: &Project,
     mut t: Template,
     settings: Option<crate::bmad_method::MethodSettings>,
-    notices: Vec<String>,
+    mut notices: Vec<String>,
 ) -> Template {
     if let Some(s) = settings {
         let text = super::bmad::with_settings(&t.text, &s);
         if text != t.text {
             t.text = Cow::Owned(text);
         }
+        t.retro = crate::bmad_method::retro::recall::block(project, &s, t.stage);
+        notices.append(&mut t.retro.notices);
     }
     t.notices = notices;
     t

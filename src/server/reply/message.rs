@@ -39,6 +39,7 @@ pub(super) fn generate(
     let rec = s.record(stage);
     if let Some(template) = prompt.filter(|t| t.stage == stage) {
         let mut text = prompts::render_round(s, stage, &facts.guidance, &template.text, round);
+        text.push_str(prompts::retro_block(template, s, stage, round));
         text.push_str(prompts::lessons_block(template));
         r.role_prompt = Some(text);
         r.role_prompt_source = Some(template.describe());
