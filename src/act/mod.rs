@@ -300,20 +300,8 @@ impl Applying<'_> {
             self.store
                 .write_change(project, &before, &outcome.session, &files)?;
         }
-        // After the change and apart from it: a copy that cannot be written is said, and
-        // the confirmation stands.
-        if let Some((file, notice)) = copy {
-            let failed = file.and_then(|(path, text)| {
-                project
-                    .write_atomic(&path, text.as_bytes())
-                    .err()
-                    .map(|e| (path, e))
-            });
-            outcome.facts.notices.push(match failed {
-                Some((path, e)) => format!("The copy of the confirmed document for the BMAD method's skills could not be written to {path}: {e}"),
-                None => notice,
-            });
-        }
+        let after = &outcome.session;
+        for_the_method(project, &before, after, &mut outcome.facts.notices, copy);
         // Said in the reply, not kept in the history: the policy's, not the step's.
         for notice in std::mem::take(&mut admitted.notices) {
             if !outcome.facts.notices.contains(&notice) {
@@ -395,6 +383,41 @@ fn bind_to_words(before: &Session, after: &mut Session, lessons: &[Lesson]) {
         if let Some(e) = entry {
             e.taught.push(crate::lessons::words_digest(&l.words));
         }
+    }
+}
+
+/// After the change and apart from it, the files the server writes for the BMAD method's
+/// own skills: a confirmed document's copy, and a completed task's lessons offered to the
+/// method's retrospective (derived from the lessons just written). One that cannot be
+/// written is said, and the change stands.
+fn for_the_method(
+    project: &Project,
+    before: &Session,
+    after: &Session,
+    notices: &mut Vec<String>,
+    copy: Option<(Option<(String, String)>, String)>,
+) {
+    if let Some((file, notice)) = copy {
+        let failed = file.and_then(|(path, text)| {
+            project
+                .write_atomic(&path, text.as_bytes())
+                .err()
+                .map(|e| (path, e))
+        });
+        notices.push(match failed {
+            Some((path, e)) => format!("The copy of the confirmed document for the BMAD method's skills could not be written to {path}: {e}"),
+            None => notice,
+        });
+    }
+    let offer = crate::bmad_method::retro::offer::at_completion(project, before, after);
+    if let Some(offer) = offer {
+        let failed = offer.file.and_then(|(path, text)| {
+            let e = project.write_atomic(&path, text.as_bytes()).err()?;
+            Some(format!(
+                " The task's lessons could not be written to {path}: {e}"
+            ))
+        });
+        notices.push(format!("{}{}", offer.notice, failed.unwrap_or_default()));
     }
 }
 

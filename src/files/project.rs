@@ -46,17 +46,19 @@ pub const BMAD_INSTALL_DIRS: [&str; 24] = [
     ".zencoder/skills",
 ];
 
-/// Whether `rel` is a copy of a confirmed document for an installed BMAD method's own
-/// skills: `prd-<task>.md` or `architecture-<task>.md` in a folder of the project that is
-/// not hidden (the method's `planning_artifacts`). The one file the server writes outside
-/// its areas, under that name only.
+/// Whether `rel` is a file the server writes for an installed BMAD method's own skills:
+/// a confirmed document's copy, `prd-<task>.md` or `architecture-<task>.md` (in the
+/// method's `planning_artifacts`), or a completed task's lessons for its retrospective,
+/// `bmad-mcp-lessons-<task>.md` (in its `implementation_artifacts`), in a folder of the
+/// project that is not hidden. The files the server writes outside its areas, under those
+/// names only.
 pub fn is_planning_copy(rel: &str) -> bool {
     let parts: Vec<&str> = rel.split('/').collect();
     let Some((name, folders)) = parts.split_last() else {
         return false;
     };
     let plain = |p: &&str| !p.is_empty() && !p.starts_with('.') && *p != "..";
-    let task = ["prd-", "architecture-"]
+    let task = ["prd-", "architecture-", "bmad-mcp-lessons-"]
         .iter()
         .find_map(|k| name.strip_prefix(k))
         .and_then(|n| n.strip_suffix(".md"));
@@ -347,6 +349,7 @@ pub(crate) mod tests {
         for ok in [
             "_bmad-output/planning-artifacts/prd-build-a-todo-app.md",
             "docs/architecture-x1.md",
+            "_bmad-output/implementation-artifacts/bmad-mcp-lessons-x1.md",
         ] {
             assert!(is_planning_copy(ok), "{ok}");
         }

@@ -1,0 +1,301 @@
+//! When a task completes in a project with the method's retrospective installed: the
+//! sentence of the reply that says it can run, naming the skill as installed for the
+//! project's tools and the task's epic where the method's epics file names the task; and
+//! the lessons the server recorded during the task (its own and its stories'), written
+//! for the retrospective to read as the epic's session record, in
+//! `{implementation_artifacts}/bmad-mcp-lessons-<task>.md`. That file is derived from
+//! `.bmad/lessons/` (rewritten at each completion, one per task, so clones merge), begins
+//! with [`LESSONS_MARK`], and a file of that name without it is someone's own, left as it
+//! is.
+
+use crate::files::Project;
+use crate::lessons::Lesson;
+use crate::workflow::{Session, State};
+
+use super::{status, MAX_READ_BYTES, SKILL, SPRINT_STATUS};
+use crate::bmad_method::{one_line, Install, MethodSettings, Skill};
+
+/// How the lessons file begins: a file there that does not is someone's own.
+pub const LESSONS_MARK: &str = "<!-- Lessons bmad-mcp recorded during task ";
+
+/// The method's epics file, in `planning_artifacts`.
+pub const EPICS_FILE: &str = "epics.md";
+
+/// The most lessons the file holds (the oldest first).
+const MAX_LESSONS: usize = 50;
+
+/// The longest lesson's words in the file, in characters.
+const WORDS_CHARS: usize = 1_000;
+
+/// The lessons file's name for `task`.
+pub fn file_name(task: &str) -> String {
+    format!("bmad-mcp-lessons-{task}.md")
+}
+
+/// What the completion offers the retrospective: the lessons file to write (path,
+/// content), when there are lessons and a folder for them, and the reply's sentence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Offer {
+    pub file: Option<(String, String)>,
+    pub notice: String,
+}
+
+/// The offer when the change from `before` to `after` completes a task (not a story: its
+/// parent's completion speaks for the epic) in a project whose install has the
+/// retrospective; `None` otherwise.
+pub fn at_completion(project: &Project, before: &Session, after: &Session) -> Option<Offer> {
+    let completes = after.current_state == State::Completed
+        && before.current_state != State::Completed
+        && after.story.is_none();
+    if !completes {
+        return None;
+    }
+    let install = crate::bmad_method::discover(project)?;
+    let skill = install
+        .skills
+        .iter()
+        .find(|s| s.name == SKILL && s.folder.is_some())?;
+    let lessons = task_lessons(project, after);
+    Some(offer(project, &install, skill, after, &lessons))
+}
+
+/// [`at_completion`]'s offer, from what was read.
+fn offer(
+    project: &Project,
+    install: &Install,
+    skill: &Skill,
+    task: &Session,
+    lessons: &[Lesson],
+) -> Offer {
+    let settings = &install.settings;
+    let epic = epic_of(project, settings, &task.task_name);
+    let mut notice = run_sentence(project, install, skill, epic);
+    let folder = settings.implementation_artifacts.as_deref();
+    let file = match (folder, lessons.is_empty()) {
+        (_, true) => {
+            notice.push_str(" No lesson was recorded during this task, so none is offered to it.");
+            None
+        }
+        (None, false) => {
+            notice.push_str(" The method's `implementation_artifacts` is not a folder of the project, so the task's lessons (.bmad/lessons/) were not offered to it.");
+            None
+        }
+        (Some(folder), false) => {
+            let path = format!("{folder}/{}", file_name(&task.task_name));
+            let content = render(task, epic, lessons);
+            match left_alone(project, &path) {
+                Some(why) => {
+                    notice.push_str(&format!(
+                        " {path} {why}, so it was left as it is: the task's lessons are in .bmad/lessons/."
+                    ));
+                    None
+                }
+                None => {
+                    notice.push_str(&format!(
+                        " The {} lesson(s) recorded during the task are in {path} for it: give it that file as the epic's session record (it is rewritten when the task completes; the lessons' own files in .bmad/lessons/ are the originals).",
+                        lessons.len()
+                    ));
+                    Some((path, content))
+                }
+            }
+        }
+    };
+    Offer { file, notice }
+}
+
+/// Why the file at `path` is not the server's to write: `None` when it is absent or one
+/// of ours; a file that cannot be read (too large, not UTF-8, a link) may be a person's.
+fn left_alone(project: &Project, path: &str) -> Option<String> {
+    match project.read(path) {
+        Ok(None) => None,
+        Ok(Some(there)) if there.starts_with(LESSONS_MARK) => None,
+        Ok(Some(_)) => Some("is not a file the server wrote".into()),
+        Err(problem) => Some(format!("could not be read ({problem})")),
+    }
+}
+
+/// "The BMAD method's retrospective can run for epic N …: the skill … ."
+fn run_sentence(project: &Project, install: &Install, skill: &Skill, epic: Option<u32>) -> String {
+    let settings = &install.settings;
+    let which = match (epic, settings.planning_artifacts.as_deref()) {
+        (Some(n), Some(p)) => format!("epic {n}, this task's epic in {p}/{EPICS_FILE}"),
+        (None, Some(p)) => format!("this task's epic (no epic in {p}/{EPICS_FILE} names the task; the retrospective asks which)"),
+        (_, None) => "this task's epic (the retrospective asks which)".into(),
+    };
+    let mut notices = Vec::new();
+    let key = epic.and_then(|n| {
+        let folder = settings.implementation_artifacts.as_deref()?;
+        let status = status::read(project, folder, &mut notices)?;
+        let key = format!("epic-{n}-retrospective");
+        let value = one_line(status.development_status(&key)?, 20)?;
+        Some(format!(" ({SPRINT_STATUS}: `{key}: {value}`)"))
+    });
+    let mut how: Vec<String> = Vec::new();
+    if install.tools.iter().any(|t| t == "claude-code") {
+        how.push(format!("in Claude Code `/{SKILL}`"));
+    }
+    if install.tools.iter().any(|t| t == "codex") {
+        how.push(format!("in Codex `${SKILL}`"));
+    }
+    let how = if how.is_empty() {
+        String::new()
+    } else {
+        format!(", {}", how.join(", "))
+    };
+    format!(
+        "The BMAD method's retrospective can run for {which}{}: the skill `{SKILL}` ({}){how}.",
+        key.unwrap_or_default(),
+        skill.dir().unwrap_or_default()
+    )
+}
+
+/// The epic of the method's epics file (`## Epic N: …`) whose section names `task`.
+pub fn epic_of(project: &Project, settings: &MethodSettings, task: &str) -> Option<u32> {
+    let folder = settings.planning_artifacts.as_deref()?;
+    let text = project
+        .read_in_project(&format!("{folder}/{EPICS_FILE}"), MAX_READ_BYTES)
+        .ok()??;
+    epic_naming(&text, task)
+}
+
+/// [`epic_of`] on the epics file's text.
+fn epic_naming(text: &str, task: &str) -> Option<u32> {
+    let mut current: Option<u32> = None;
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("## ") {
+            current = rest
+                .strip_prefix("Epic ")
+                .and_then(|r| r.split(':').next())
+                .and_then(|n| n.trim().parse().ok());
+        }
+        if current.is_some() && line.contains(task) {
+            return current;
+        }
+    }
+    None
+}
+
+/// The lessons recorded during `task` and its stories, oldest first.
+fn task_lessons(project: &Project, task: &Session) -> Vec<Lesson> {
+    let Ok(loaded) = crate::lessons::load(project) else {
+        return Vec::new();
+    };
+    let ours =
+        |name: &str| name == task.task_name || task.stories.iter().any(|s| s.task_name == name);
+    let mut lessons: Vec<Lesson> = loaded
+        .lessons
+        .into_iter()
+        .filter(|l| ours(&l.task))
+        .collect();
+    lessons.sort_by(|a, b| a.date.cmp(&b.date).then_with(|| a.id.cmp(&b.id)));
+    lessons
+}
+
+/// The lessons file for `task`.
+fn render(task: &Session, epic: Option<u32>, lessons: &[Lesson]) -> String {
+    let name = &task.task_name;
+    let mut out = format!(
+        "{LESSONS_MARK}`{name}` for the BMAD method's retrospective; rewritten when the task completes. The lessons' own files, in .bmad/lessons/, are the originals. -->\n\n# Lessons from bmad-mcp task `{name}`\n\n"
+    );
+    let objective = one_line(&task.objective, 300).unwrap_or_default();
+    out.push_str(&format!("- Objective: {objective}\n"));
+    if let Some(n) = epic {
+        out.push_str(&format!("- Epic: {n}\n"));
+    }
+    out.push_str("\nWhat went wrong during the task, as bmad-mcp recorded it: each lesson's category, the role whose work it was about, whose words it holds (those words are quoted as recorded), and its file.\n\n");
+    for l in lessons.iter().take(MAX_LESSONS) {
+        let words = one_line(&l.words, WORDS_CHARS).unwrap_or_default();
+        let retired = if l.is_active() { "" } else { ", retired since" };
+        out.push_str(&format!(
+            "- **{}**, {} role, task `{}`, {}{retired} (`{}`, {}): {words}\n",
+            l.category,
+            l.role.id(),
+            l.task,
+            l.source.said_by(),
+            l.rel_path(),
+            l.date
+        ));
+    }
+    if lessons.len() > MAX_LESSONS {
+        out.push_str(&format!(
+            "\n{} more in .bmad/lessons/ (task `{name}`).\n",
+            lessons.len() - MAX_LESSONS
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lessons::{Category, Source};
+    use crate::workflow::Stage;
+
+    #[test]
+    fn the_epic_is_the_one_whose_section_names_the_task() {
+        let epics = "# Epics\n\n## Epic 1: Login\n\nTask `ada-login-1a2b`.\n\n### Story 1.1: Form\n\n## Epic 2: Notes\n\nFrom bmad-mcp task `ada-notes-3c4d`.\n";
+        assert_eq!(epic_naming(epics, "ada-notes-3c4d"), Some(2));
+        assert_eq!(epic_naming(epics, "ada-login-1a2b"), Some(1));
+        assert_eq!(epic_naming(epics, "other"), None);
+        assert_eq!(
+            epic_naming("## Overview\nada-notes-3c4d\n", "ada-notes-3c4d"),
+            None
+        );
+    }
+
+    fn lesson(id: &str, task: &str) -> Lesson {
+        Lesson {
+            id: id.into(),
+            role: Stage::Dev,
+            category: Category::CcFail,
+            source: Source::Server,
+            task: task.into(),
+            stage: Stage::Dev,
+            date: "2026-11-27T10:00:00.000Z".into(),
+            digest: None,
+            retired: None,
+            decided: None,
+            words: "The checks failed:\n`cargo test` exited 101.\u{202e}".into(),
+        }
+    }
+
+    #[test]
+    fn the_file_holds_each_lesson_on_a_line_marked_as_ours() {
+        let task = Session::new(
+            "s1".into(),
+            "notes".into(),
+            "/p".into(),
+            "Build a notes app".into(),
+            vec![crate::workflow::Engine::Claude],
+            chrono::Utc::now(),
+        );
+        let text = render(&task, Some(2), &[lesson("2026-11-27-00aa11bb", "notes")]);
+        assert!(text.starts_with(LESSONS_MARK), "{text}");
+        assert!(
+            text.contains("- Objective: Build a notes app\n- Epic: 2\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("- **CC-FAIL**, dev role, task `notes`, the server's checks showed (`.bmad/lessons/2026-11-27-00aa11bb.md`, 2026-11-27T10:00:00.000Z): The checks failed: `cargo test` exited 101.\\u{202e}\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_file_of_that_name_the_server_did_not_write_is_left_alone() {
+        let (dir, project) = crate::files::project::tests::project();
+        let path = "impl/bmad-mcp-lessons-notes.md";
+        assert_eq!(left_alone(&project, path), None);
+        std::fs::create_dir_all(dir.path().join("impl")).unwrap();
+        std::fs::write(
+            dir.path().join(path),
+            format!("{LESSONS_MARK}`notes` -->\n"),
+        )
+        .unwrap();
+        assert_eq!(left_alone(&project, path), None);
+        std::fs::write(dir.path().join(path), "# My own notes\n").unwrap();
+        assert!(left_alone(&project, path)
+            .unwrap()
+            .contains("not a file the server wrote"));
+    }
+}
