@@ -1,0 +1,373 @@
+//! The BMAD method's retrospective and the server, both ways, in real installs of the
+//! pinned `bmad-method` for Claude Code and Codex: action items written into
+//! `sprint-status.yaml` by the method's own `sprint_status.py` (as its retrospective
+//! writes them), which its `sprint_plan.py status` reports open, are recalled in the next
+//! task's role prompts, each in the stages it concerns, labelled as the team's
+//! retrospective, and a `done` one never; a damaged file is a notice and the task runs; a
+//! completed task's reply names the retrospective as installed, the task's epic, and the
+//! file holding the lessons the task taught.
+//!
+//! Without the package or the venv with `ruamel.yaml` (`./scripts/test` makes both) each
+//! test reports itself skipped; a bare `cargo test` ignores them.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+use crate::support::method::{install, installer};
+use crate::support::{
+    connect, document, passing_architecture, passing_prd, scored, start_args, Client, Era, ROOT,
+    SPEC_SECTIONS,
+};
+
+const IMPLEMENTATION: &str = "_bmad-output/implementation-artifacts";
+const TOOLS: [(&str, &str); 2] = [
+    ("claude-code", ".claude/skills"),
+    ("codex", ".agents/skills"),
+];
+
+/// The venv's interpreter with `ruamel.yaml`, which the method's scripts need.
+fn python() -> Option<PathBuf> {
+    let p = PathBuf::from(ROOT).join("target/py-venv/bin/python");
+    if p.exists() {
+        Some(p)
+    } else {
+        eprintln!(
+            "skipped: {} is missing (./scripts/test makes it)",
+            p.display()
+        );
+        None
+    }
+}
+
+/// Runs one of the installed method's scripts; its JSON answer, which must say `ok`.
+fn script(python: &Path, project: &Path, script: &str, args: &[&str]) -> Value {
+    let out = Command::new(python)
+        .arg(project.join(script))
+        .args(args)
+        .current_dir(project)
+        .output()
+        .expect("the method's script runs");
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{script}: {e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(v["ok"], true, "{script} {args:?}: {v}");
+    v
+}
+
+/// A sprint status with epic 1 done, as sprint planning leaves one, then the
+/// retrospective's update (`sprint_status.py update`, as its Phase 5 runs it): three items,
+/// and the third marked done, with the retrospective document they point to.
+fn retrospective_ran(python: &Path, project: &Path, skills: &str) -> PathBuf {
+    let folder = project.join(IMPLEMENTATION);
+    std::fs::create_dir_all(&folder).unwrap();
+    let file = folder.join("sprint-status.yaml");
+    std::fs::write(
+        &file,
+        "generated: 11-20-2026 10:00\nlast_updated: 11-20-2026 10:00\nproject: p\nproject_key: NOKEY\ntracking_system: file-system\nstory_location: \"_bmad-output/implementation-artifacts\"\n\ndevelopment_status:\n  epic-1: done\n  1-1-login-form: done\n  epic-1-retrospective: optional\n",
+    )
+    .unwrap();
+    std::fs::write(
+        folder.join("epic-1-retro-2026-11-27.md"),
+        "---\nepic: 1\ndate: 2026-11-27\nverdict: accepted-with-open-items\ncriteria: declared\nheadless: false\n---\n\n# Retrospective: epic 1\n",
+    )
+    .unwrap();
+    let updater = format!("{skills}/bmad-retrospective/scripts/sprint_status.py");
+    let file_arg = file.to_str().unwrap();
+    let items = json!([
+        {"action": "Validate every form input on the server", "owner": "Dev team"},
+        {"action": "State the offline requirement in every PRD", "owner": "PM"},
+        {"action": "Keep the changelog in step", "owner": "Charlie"},
+    ])
+    .to_string();
+    let reference = format!("{{project-root}}/{IMPLEMENTATION}/epic-1-retro-2026-11-27.md");
+    let args = [
+        "update",
+        "--file",
+        file_arg,
+        "--epic",
+        "1",
+        "--set-retro-done",
+        "--add-action",
+        &items,
+        "--ref",
+        &reference,
+        "--verdict",
+        "accepted-with-open-items",
+    ];
+    let v = script(python, project, &updater, &args);
+    assert_eq!(v["action_items_added"], 3, "{v}");
+    let done = json!([{"epic": 1, "action": "Keep the changelog in step", "status": "done"}]);
+    let args = [
+        "update",
+        "--file",
+        file_arg,
+        "--epic",
+        "1",
+        "--set-action-status",
+        &done.to_string(),
+    ];
+    script(python, project, &updater, &args);
+    file
+}
+
+fn prompt(v: &Value) -> &str {
+    v["role_prompt"].as_str().expect("a role prompt")
+}
+
+/// The section of a prompt under the retrospective's heading, up to the next heading.
+fn retro_section(prompt: &str) -> Option<&str> {
+    let at = prompt.find("## The team's retrospective")?;
+    let rest = &prompt[at..];
+    let end = rest[3..].find("\n## ").map_or(rest.len(), |e| e + 3);
+    Some(&rest[..end])
+}
+
+async fn call(c: &Client, sid: &Value, mut args: Value) -> Value {
+    args["session_id"] = sid.clone();
+    c.ok(args).await
+}
+
+#[tokio::test]
+#[ignore = "needs the pinned bmad-method package and the venv: run ./scripts/test"]
+async fn open_retrospective_items_are_recalled_in_the_stages_they_concern_and_done_ones_never() {
+    let Some(installer) = installer() else { return };
+    let Some(python) = python() else { return };
+    for (tool, skills) in TOOLS {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("project");
+        install(&installer, &project, tool);
+        let file = retrospective_ran(&python, &project, skills);
+
+        // The method's own status view reports the two open items placed.
+        let planner = format!("{skills}/bmad-sprint-planning/scripts/sprint_plan.py");
+        let status = script(
+            &python,
+            &project,
+            &planner,
+            &["status", "--status-file", file.to_str().unwrap()],
+        );
+        let open: Vec<&str> = status["open_action_items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["action"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            open,
+            [
+                "Validate every form input on the server",
+                "State the offline requirement in every PRD"
+            ],
+            "{tool}: {status}"
+        );
+
+        let c = connect(Era::Legacy, &project).await;
+        let v = c.ok(start_args(&project, "Build a notes app")).await;
+        let po = retro_section(prompt(&v)).unwrap_or_else(|| panic!("{tool}: {}", prompt(&v)));
+        assert!(
+            po.contains(&format!("(`{IMPLEMENTATION}/sprint-status.yaml`)")),
+            "{tool}: {po}"
+        );
+        assert!(
+            po.contains("not this task's requirements"),
+            "{tool}: labelled: {po}"
+        );
+        assert!(
+            po.contains(&format!("Retrospective `{IMPLEMENTATION}/epic-1-retro-2026-11-27.md`: verdict accepted-with-open-items.")),
+            "{tool}: {po}"
+        );
+        assert!(
+            po.contains("- [epic 1, owner: PM, open] State the offline requirement in every PRD"),
+            "{tool}: {po}"
+        );
+        assert!(
+            !po.contains("Validate every form input"),
+            "{tool}: the developers' item: {po}"
+        );
+        assert!(!po.contains("changelog"), "{tool}: a done item: {po}");
+        assert!(po.len() <= 768, "{tool}: {} bytes", po.len());
+
+        let sid = v["session_id"].clone();
+        let mut last = Value::Null;
+        for args in [
+            json!({"action": "submit", "claude_result": passing_prd()}),
+            json!({"action": "confirm"}),
+            json!({"action": "submit", "claude_result": passing_architecture()}),
+            json!({"action": "confirm"}),
+            json!({"action": "submit", "claude_result": "# Sprint Plan\n\n## Sprint 1: All\n- it\n"}),
+            json!({"action": "approve", "scope": "all"}),
+        ] {
+            last = call(&c, &sid, args).await;
+        }
+        assert_eq!(last["stage"], "dev", "{last:#}");
+        let dev =
+            retro_section(prompt(&last)).unwrap_or_else(|| panic!("{tool}: {}", prompt(&last)));
+        assert!(
+            dev.contains(
+                "- [epic 1, owner: Dev team, open] Validate every form input on the server"
+            ),
+            "{tool}: {dev}"
+        );
+        assert!(
+            !dev.contains("offline requirement"),
+            "{tool}: the PM's item: {dev}"
+        );
+        assert!(!dev.contains("changelog"), "{tool}: a done item: {dev}");
+        c.close().await;
+    }
+}
+
+#[tokio::test]
+#[ignore = "needs the pinned bmad-method package: run ./scripts/test"]
+async fn a_damaged_sprint_status_is_a_notice_and_the_task_runs() {
+    let Some(installer) = installer() else { return };
+    for (tool, _) in TOOLS {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("project");
+        install(&installer, &project, tool);
+        let folder = project.join(IMPLEMENTATION);
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(
+            folder.join("sprint-status.yaml"),
+            "development_status:\n  epic-1: done\naction_items: [{epic: 1, action: \"unclosed\n",
+        )
+        .unwrap();
+        let c = connect(Era::Legacy, &project).await;
+        let v = c.ok(start_args(&project, "Build a notes app")).await;
+        assert_eq!(
+            (v["stage"].as_str(), v["state"].as_str()),
+            (Some("po"), Some("generating"))
+        );
+        let notices = v["notices"].to_string();
+        assert!(
+            notices.contains(&format!(
+                "The BMAD method's {IMPLEMENTATION}/sprint-status.yaml is damaged"
+            )),
+            "{tool}: {notices}"
+        );
+        assert!(
+            !prompt(&v).contains("## The team's retrospective"),
+            "{tool}"
+        );
+        let v = call(
+            &c,
+            &v["session_id"],
+            json!({"action": "submit", "claude_result": passing_prd()}),
+        )
+        .await;
+        assert_eq!(
+            v["state"], "awaiting_confirmation",
+            "{tool}: the task runs on: {v:#}"
+        );
+        c.close().await;
+    }
+}
+
+#[tokio::test]
+#[ignore = "needs the pinned bmad-method package: run ./scripts/test"]
+async fn a_completed_task_names_the_retrospective_and_offers_it_the_tasks_lessons() {
+    let Some(installer) = installer() else { return };
+    for (tool, skills) in TOOLS {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("project");
+        install(&installer, &project, tool);
+        let c = connect(Era::Legacy, &project).await;
+        let v = c
+            .ok(json!({"action": "start", "objective": "Add a --verbose flag", "track": "quick", "cwd": project.to_str().unwrap()}))
+            .await;
+        let sid = v["session_id"].clone();
+        let task = v["task_name"].as_str().unwrap().to_string();
+        // The method's epics file names the task under epic 2, and its sprint status lists
+        // the epic's retrospective.
+        let planning = project.join("_bmad-output/planning-artifacts");
+        std::fs::create_dir_all(&planning).unwrap();
+        std::fs::write(
+            planning.join("epics.md"),
+            format!("# Epics\n\n## Epic 1: Login\n\nDone before.\n\n## Epic 2: Verbose output\n\nFrom bmad-mcp task `{task}`.\n\n### Story 2.1: The flag\n"),
+        )
+        .unwrap();
+        std::fs::create_dir_all(project.join(IMPLEMENTATION)).unwrap();
+        std::fs::write(
+            project.join(IMPLEMENTATION).join("sprint-status.yaml"),
+            "development_status:\n  epic-2: in-progress\n  2-1-the-flag: review\n  epic-2-retrospective: optional\n",
+        )
+        .unwrap();
+
+        let spec = document("Technical Spec: --verbose", &SPEC_SECTIONS);
+        call(
+            &c,
+            &sid,
+            json!({"action": "submit", "claude_result": scored("technical_spec", &spec, 92)}),
+        )
+        .await;
+        // A send-back teaches a lesson the task records.
+        let feedback = "The spec forgot that --verbose must also work with --quiet given.";
+        call(&c, &sid, json!({"action": "reject", "feedback": feedback})).await;
+        let spec =
+            format!("{spec}\n## Notes\n--quiet and --verbose together: the last one wins.\n");
+        call(
+            &c,
+            &sid,
+            json!({"action": "submit", "claude_result": scored("spec_updated", &spec, 93)}),
+        )
+        .await;
+        call(&c, &sid, json!({"action": "confirm"})).await;
+        let dev = "# Implementation Report\n\n## Summary\nAdded the flag.\n\n## Changes\n- `src/cli.rs`: the flag.\n\n## Tests\n3 passed.\n";
+        call(&c, &sid, json!({"action": "submit", "claude_result": dev})).await;
+        let review = "# Code Review\n\n## Findings\n- none.\n\nReview Status: Pass\nIntent: met\n";
+        let v = call(
+            &c,
+            &sid,
+            json!({"action": "submit", "claude_result": review}),
+        )
+        .await;
+        assert_eq!(v["state"], "completed", "{tool}: {v:#}");
+
+        let lessons_file = format!("{IMPLEMENTATION}/bmad-mcp-lessons-{task}.md");
+        let notices = v["notices"].as_array().cloned().unwrap_or_default();
+        let said = notices
+            .iter()
+            .filter_map(|n| n.as_str())
+            .find(|n| n.starts_with("The BMAD method's retrospective can run"))
+            .unwrap_or_else(|| panic!("{tool}: {notices:?}"));
+        assert!(
+            said.contains("for epic 2, this task's epic in _bmad-output/planning-artifacts/epics.md (sprint-status.yaml: `epic-2-retrospective: optional`)"),
+            "{tool}: {said}"
+        );
+        assert!(
+            said.contains(&format!(
+                "the skill `bmad-retrospective` ({skills}/bmad-retrospective)"
+            )),
+            "{tool}: {said}"
+        );
+        let how = if tool == "codex" {
+            "in Codex `$bmad-retrospective`"
+        } else {
+            "in Claude Code `/bmad-retrospective`"
+        };
+        assert!(said.contains(how), "{tool}: {said}");
+        assert!(
+            said.contains(&format!(
+                "The 1 lesson(s) recorded during the task are in {lessons_file}"
+            )),
+            "{tool}: {said}"
+        );
+
+        let text = std::fs::read_to_string(project.join(&lessons_file)).unwrap();
+        assert!(
+            text.starts_with("<!-- Lessons bmad-mcp recorded during task "),
+            "{text}"
+        );
+        assert!(
+            text.contains("- Objective: Add a --verbose flag\n- Epic: 2\n"),
+            "{tool}: {text}"
+        );
+        assert!(text.contains(feedback), "{tool}: the task's lesson: {text}");
+        assert!(
+            text.contains("**WRONG-ASSUMPTION**, spec role"),
+            "{tool}: {text}"
+        );
+        c.close().await;
+    }
+}
