@@ -17,8 +17,8 @@ use serde_json::{json, Value};
 
 use crate::support::method::{install, installer};
 use crate::support::{
-    connect, document, passing_architecture, passing_prd, scored, start_args, Client, Era, ROOT,
-    SPEC_SECTIONS,
+    connect, document, passing_architecture, passing_prd, scored, start_args, Client, Era,
+    PRD_SECTIONS, ROOT, SPEC_SECTIONS,
 };
 
 const IMPLEMENTATION: &str = "_bmad-output/implementation-artifacts";
@@ -189,9 +189,39 @@ async fn open_retrospective_items_are_recalled_in_the_stages_they_concern_and_do
         assert!(po.len() <= 768, "{tool}: {} bytes", po.len());
 
         let sid = v["session_id"].clone();
+        // A later round of the stage does not repeat them; `status` gives them whole.
+        call(
+            &c,
+            &sid,
+            json!({"action": "submit", "claude_result": passing_prd()}),
+        )
+        .await;
+        let again = json!({"action": "reject", "feedback": "Name the sync conflicts."});
+        let v = call(&c, &sid, again).await;
+        assert_eq!(v["state"], "refining", "{tool}: {v:#}");
+        assert!(
+            retro_section(prompt(&v)).is_none(),
+            "{tool}: {}",
+            prompt(&v)
+        );
+        let v = call(&c, &sid, json!({"action": "status"})).await;
+        assert_eq!(
+            retro_section(prompt(&v)),
+            Some(po),
+            "{tool}: {}",
+            prompt(&v)
+        );
+        let revised = scored(
+            "prd_draft",
+            &format!(
+                "{}\n## Sync\nLast write wins.\n",
+                document("PRD", &PRD_SECTIONS)
+            ),
+            95,
+        );
         let mut last = Value::Null;
         for args in [
-            json!({"action": "submit", "claude_result": passing_prd()}),
+            json!({"action": "submit", "claude_result": revised}),
             json!({"action": "confirm"}),
             json!({"action": "submit", "claude_result": passing_architecture()}),
             json!({"action": "confirm"}),
