@@ -411,13 +411,14 @@ fn for_the_method(
     }
     let offer = crate::bmad_method::retro::offer::at_completion(project, before, after);
     if let Some(offer) = offer {
-        let failed = offer.file.and_then(|(path, text)| {
-            let e = project.write_atomic(&path, text.as_bytes()).err()?;
+        let failed = offer.file.as_ref().and_then(|(path, text)| {
+            let e = project.write_atomic(path, text.as_bytes()).err()?;
             Some(format!(
-                " The task's lessons could not be written to {path}: {e}"
+                "{} The task's lessons could not be written to {path}: {e}",
+                offer.run
             ))
         });
-        notices.push(format!("{}{}", offer.notice, failed.unwrap_or_default()));
+        notices.push(failed.unwrap_or_else(|| offer.said()));
     }
 }
 

@@ -32,12 +32,22 @@ pub fn file_name(task: &str) -> String {
     format!("bmad-mcp-lessons-{task}.md")
 }
 
-/// What the completion offers the retrospective: the lessons file to write (path,
-/// content), when there are lessons and a folder for them, and the reply's sentence.
+/// What the completion offers the retrospective: the reply's sentence that it can run
+/// (`run`), the lessons file to write (path, content) when there are lessons and a folder
+/// for them, and what the reply says of the lessons once that file is written (or why
+/// there is none).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Offer {
+    pub run: String,
     pub file: Option<(String, String)>,
-    pub notice: String,
+    pub lessons: String,
+}
+
+impl Offer {
+    /// The reply's notice once the file is written (or there was none to write).
+    pub fn said(&self) -> String {
+        format!("{} {}", self.run, self.lessons)
+    }
 }
 
 /// The offer when the change from `before` to `after` completes a task (not a story: its
@@ -69,38 +79,32 @@ fn offer(
 ) -> Offer {
     let settings = &install.settings;
     let epic = epic_of(project, settings, &task.task_name);
-    let mut notice = run_sentence(project, install, skill, epic);
+    let run = run_sentence(project, install, skill, epic);
     let folder = settings.implementation_artifacts.as_deref();
-    let file = match (folder, lessons.is_empty()) {
-        (_, true) => {
-            notice.push_str(" No lesson was recorded during this task, so none is offered to it.");
-            None
-        }
-        (None, false) => {
-            notice.push_str(" The method's `implementation_artifacts` is not a folder of the project, so the task's lessons (.bmad/lessons/) were not offered to it.");
-            None
-        }
+    let (file, said) = match (folder, lessons.is_empty()) {
+        (_, true) => (None, "No lesson was recorded during this task, so none is offered to it.".to_string()),
+        (None, false) => (None, "The method's `implementation_artifacts` is not a folder of the project, so the task's lessons (.bmad/lessons/) were not offered to it.".to_string()),
         (Some(folder), false) => {
             let path = format!("{folder}/{}", file_name(&task.task_name));
-            let content = render(task, epic, lessons);
             match left_alone(project, &path) {
-                Some(why) => {
-                    notice.push_str(&format!(
-                        " {path} {why}, so it was left as it is: the task's lessons are in .bmad/lessons/."
-                    ));
-                    None
-                }
+                Some(why) => (None, format!(
+                    "{path} {why}, so it was left as it is: the task's lessons are in .bmad/lessons/."
+                )),
                 None => {
-                    notice.push_str(&format!(
-                        " The {} lesson(s) recorded during the task are in {path} for it: give it that file as the epic's session record (it is rewritten when the task completes; the lessons' own files in .bmad/lessons/ are the originals).",
+                    let said = format!(
+                        "The {} lesson(s) recorded during the task are in {path} for it: give it that file as the epic's session record (it is rewritten when the task completes; the lessons' own files in .bmad/lessons/ are the originals).",
                         lessons.len()
-                    ));
-                    Some((path, content))
+                    );
+                    (Some((path, render(task, epic, lessons))), said)
                 }
             }
         }
     };
-    Offer { file, notice }
+    Offer {
+        run,
+        file,
+        lessons: said,
+    }
 }
 
 /// Why the file at `path` is not the server's to write: `None` when it is absent or one
@@ -122,6 +126,7 @@ fn run_sentence(project: &Project, install: &Install, skill: &Skill, epic: Optio
         (None, Some(p)) => format!("this task's epic (no epic in {p}/{EPICS_FILE} names the task; the retrospective asks which)"),
         (_, None) => "this task's epic (the retrospective asks which)".into(),
     };
+    // A damaged sprint status is said where its items are recalled, not again here.
     let mut notices = Vec::new();
     let key = epic.and_then(|n| {
         let folder = settings.implementation_artifacts.as_deref()?;
@@ -297,5 +302,97 @@ mod tests {
         assert!(left_alone(&project, path)
             .unwrap()
             .contains("not a file the server wrote"));
+    }
+
+    /// A task `notes`, and an install for Claude Code with the retrospective, whose epics
+    /// file names the task under epic 3 and whose sprint status lists its retrospective.
+    fn installed(dir: &std::path::Path) -> (Session, Skill, Install) {
+        let task = Session::new(
+            "s1".into(),
+            "notes".into(),
+            "/p".into(),
+            "Build a notes app".into(),
+            vec![crate::workflow::Engine::Claude],
+            chrono::Utc::now(),
+        );
+        let skill = Skill {
+            name: SKILL.into(),
+            description: String::new(),
+            folder: Some(".claude/skills"),
+        };
+        let mut install = Install {
+            tools: vec!["claude-code".into()],
+            skills: vec![skill.clone()],
+            ..Install::default()
+        };
+        install.settings.planning_artifacts = Some("plan".into());
+        install.settings.implementation_artifacts = Some("impl".into());
+        for folder in ["plan", "impl"] {
+            std::fs::create_dir_all(dir.join(folder)).unwrap();
+        }
+        std::fs::write(
+            dir.join("plan/epics.md"),
+            "## Epic 3: Notes\nTask `notes`.\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("impl/sprint-status.yaml"),
+            "development_status:\n  epic-3: done\n  epic-3-retrospective: optional\n",
+        )
+        .unwrap();
+        (task, skill, install)
+    }
+
+    #[test]
+    fn the_offer_names_the_skill_and_the_epic_and_says_where_the_lessons_are_or_why_not() {
+        let (dir, project) = crate::files::project::tests::project();
+        let (task, skill, mut install) = installed(dir.path());
+        let none = offer(&project, &install, &skill, &task, &[]);
+        assert_eq!(
+            none.run,
+            "The BMAD method's retrospective can run for epic 3, this task's epic in plan/epics.md (sprint-status.yaml: `epic-3-retrospective: optional`): the skill `bmad-retrospective` (.claude/skills/bmad-retrospective), in Claude Code `/bmad-retrospective`."
+        );
+        assert_eq!(none.file, None);
+        assert!(
+            none.said().ends_with("so none is offered to it."),
+            "{}",
+            none.said()
+        );
+
+        let lessons = [lesson("2026-11-27-00aa11bb", "notes")];
+        let some = offer(&project, &install, &skill, &task, &lessons);
+        let (path, text) = some.file.clone().unwrap();
+        assert_eq!(path, "impl/bmad-mcp-lessons-notes.md");
+        assert!(text.contains("- Epic: 3\n"), "{text}");
+        assert!(some.lessons.starts_with(
+            "The 1 lesson(s) recorded during the task are in impl/bmad-mcp-lessons-notes.md"
+        ));
+
+        std::fs::write(dir.path().join(&path), "mine\n").unwrap();
+        let left = offer(&project, &install, &skill, &task, &lessons);
+        assert_eq!(left.file, None);
+        assert!(
+            left.lessons.contains("is not a file the server wrote"),
+            "{}",
+            left.lessons
+        );
+
+        install.settings.planning_artifacts = None;
+        install.tools = vec!["cursor".into()];
+        let unknown = offer(&project, &install, &skill, &task, &[]);
+        assert!(
+            unknown
+                .run
+                .contains("for this task's epic (the retrospective asks which)"),
+            "{}",
+            unknown.run
+        );
+        assert!(
+            unknown
+                .run
+                .ends_with("(.claude/skills/bmad-retrospective)."),
+            "{}",
+            unknown.run
+        );
     }
 }
