@@ -266,7 +266,17 @@ impl Applying<'_> {
         mut admitted: Admitted,
     ) -> Result<Done> {
         let project = self.project;
-        let ReadUnderLock { before, documents } = read;
+        let ReadUnderLock {
+            before,
+            mut documents,
+        } = read;
+        if let Command::Submit {
+            document_file: Some(path),
+            ..
+        } = &command
+        {
+            documents.file_draft = Some(file_draft(project, &before, path)?);
+        }
         let now = not_before_last_entry(&before, Utc::now());
         let mut outcome = {
             let _deciding = crate::fault::doing(
@@ -276,6 +286,9 @@ impl Applying<'_> {
             machine::apply_observed(&before, command, decision, observed, &documents, now)?
         };
         let seen = self.git.record(&before, &mut outcome.session);
+        if let Some(offer) = begin_offer(project, &before, &outcome.session) {
+            outcome.facts.notices.push(offer);
+        }
         let prompt = self.prompt_for(&mut outcome.session)?;
         // What the change taught, written with it for the team.
         let lessons = self.taught(&before, &mut outcome);
@@ -396,6 +409,30 @@ fn bind_to_words(before: &Session, after: &mut Session, lessons: &[Lesson]) {
             e.taught.push(crate::lessons::words_digest(&l.words));
         }
     }
+}
+
+/// The BMAD method's document a submission names (`document_file`), read through the
+/// project's confined reader as the draft of the stage the session is at; refused with
+/// the reason when it cannot be taken.
+fn file_draft(project: &Project, before: &Session, path: &str) -> Result<machine::FileDraft> {
+    let stage = crate::workflow::story::prompt_stage(before);
+    let draft = crate::bmad_method::begin::read_draft(project, stage, path)
+        .map_err(|problem| crate::workflow::WorkflowError::DocumentFile { problem })?;
+    Ok(machine::FileDraft {
+        path: draft.path,
+        text: draft.text,
+    })
+}
+
+/// The offer to begin the stage a change turned to from the BMAD method's document of it
+/// (`bmad_method::begin`), when the project has one.
+fn begin_offer(project: &Project, before: &Session, after: &Session) -> Option<String> {
+    let turned = after.current_stage != before.current_stage
+        && after.current_state == crate::workflow::State::Generating
+        && after.record(after.current_stage).iteration == 0;
+    turned
+        .then(|| crate::bmad_method::begin::offer(project, after.current_stage))
+        .flatten()
 }
 
 /// A confirmed PRD or architecture, copied where the project's BMAD method looks for it

@@ -147,6 +147,27 @@ impl Project {
     /// most `limit` bytes; `None` when it does not exist. For the files a project's own configuration points the server at
     /// (the BMAD method's `file:` facts).
     pub fn read_in_project(&self, rel: &str, limit: u64) -> Result<Option<String>, ReadProblem> {
+        read_opened(self.open_in_project(rel)?, limit).and_then(as_text)
+    }
+
+    /// What [`Project::read_in_project`] would open at `rel`, by the same rules, without
+    /// reading it: its size and when it changed, for a listing; `None` when it does not
+    /// exist, and what it is when it is not a regular file.
+    pub fn stat_in_project(&self, rel: &str) -> Result<Option<std::fs::Metadata>, ReadProblem> {
+        let meta = match self.open_in_project(rel)? {
+            Ok(file) => file.metadata().map_err(ReadProblem::Io)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(ReadProblem::Io(e)),
+        };
+        match kind_of(&meta) {
+            Some(what) => Err(ReadProblem::NotAFile(what)),
+            None => Ok(Some(meta)),
+        }
+    }
+
+    /// `rel` opened beneath the project's handle for reading, by the rules of
+    /// [`Project::read_in_project`]; the open's own failure (absent, …) is the inner one.
+    fn open_in_project(&self, rel: &str) -> Result<std::io::Result<std::fs::File>, ReadProblem> {
         let p = std::path::Path::new(rel);
         let normal = p
             .components()
@@ -175,7 +196,7 @@ impl Project {
                 rel,
                 "a symbolic link is on the path (the server follows none inside the project)",
             ))),
-            other => read_opened(other, limit).and_then(as_text),
+            other => Ok(other),
         }
     }
 }

@@ -14,7 +14,7 @@ mod stories;
 mod submit;
 mod trace;
 
-pub use documents::{Documents, Read};
+pub use documents::{Documents, FileDraft, Read};
 pub use pending::{pending, Asked, Pending, Shown};
 
 use std::collections::BTreeMap;
@@ -41,6 +41,10 @@ pub enum Command {
         stage: Option<Stage>,
         claude_result: Option<String>,
         codex_result: Option<String>,
+        /// A file of the project whose text is the document (a BMAD method document),
+        /// read by the caller into [`Documents::file_draft`]; `claude_result` then holds
+        /// at most the JSON of the score, questions and gaps.
+        document_file: Option<String>,
     },
     Answer {
         answers: BTreeMap<String, String>,
@@ -169,6 +173,7 @@ pub fn apply_observed(
         decided_digest: None,
         evidence,
         words: None,
+        drafted: None,
         now,
         stamp: now.format("%Y%m%dT%H%M%S%6fZ").to_string(),
     };
@@ -177,6 +182,7 @@ pub fn apply_observed(
             stage: given,
             claude_result,
             codex_result,
+            document_file,
         } => {
             // A parent whose stories built every sprint: this is the final QA.
             let stage = step.stories_done(stage, given)?;
@@ -186,6 +192,10 @@ pub fn apply_observed(
                     current: stage,
                 });
             }
+            let claude_result = match document_file {
+                Some(path) => Some(step.file_draft(stage, &path, claude_result, &codex_result)?),
+                None => claude_result,
+            };
             match stage.gate() {
                 QualityGate::Score(gate) => {
                     step.submit_scored(stage, gate, claude_result, codex_result)?
@@ -194,6 +204,9 @@ pub fn apply_observed(
                     step.submit_plain(stage, claude_result, codex_result)?
                 }
             }
+            // Every submission says where its document came from: one the model writes
+            // after a file's draft is the model's again.
+            step.session.record_mut(stage).from_file = step.drafted.take();
         }
         Command::Answer { answers } => step.answer(stage, answers)?,
         Command::Confirm { note, answers, .. } => {
@@ -234,6 +247,8 @@ struct Step<'a> {
     evidence: Evidence,
     /// The human's words given with this decision, kept in its history entry.
     words: Option<String>,
+    /// The file a submission's document was taken from, recorded with the submission.
+    drafted: Option<super::authorship::FromFile>,
     now: DateTime<Utc>,
     stamp: String,
 }

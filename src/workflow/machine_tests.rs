@@ -195,6 +195,7 @@ fn submit(claude: Option<&str>, codex: Option<&str>) -> Command {
         stage: None,
         claude_result: claude.map(String::from),
         codex_result: codex.map(String::from),
+        document_file: None,
     }
 }
 
@@ -736,6 +737,7 @@ fn a_stage_other_than_the_current_one_is_refused() {
             stage: Some(Stage::Qa),
             claude_result: Some(passing(Stage::Po)),
             codex_result: None,
+            document_file: None,
         })
         .unwrap_err();
     assert_eq!(e.code(), "stage_mismatch");
@@ -744,6 +746,7 @@ fn a_stage_other_than_the_current_one_is_refused() {
         stage: Some(Stage::Po),
         claude_result: Some(passing(Stage::Po)),
         codex_result: None,
+        document_file: None,
     });
 }
 
@@ -1815,6 +1818,7 @@ fn a_parent_runs_its_final_qa_only_once_every_story_completed() {
             stage: Some(Stage::Dev),
             claude_result: Some(PASSING_REPORT.into()),
             codex_result: None,
+            document_file: None,
         })
         .unwrap_err();
     assert_eq!(e.code(), "invalid_state");
@@ -1827,6 +1831,7 @@ fn a_parent_runs_its_final_qa_only_once_every_story_completed() {
             stage: Some(Stage::Review),
             claude_result: Some(PASSING_REPORT.into()),
             codex_result: None,
+            document_file: None,
         })
         .unwrap_err();
     assert_eq!(e.code(), "stage_mismatch");
@@ -1834,6 +1839,7 @@ fn a_parent_runs_its_final_qa_only_once_every_story_completed() {
         stage: Some(Stage::Qa),
         claude_result: Some(PASSING_REPORT.into()),
         codex_result: None,
+        document_file: None,
     });
     assert_eq!(r.state(), (Stage::Qa, State::Completed));
     for st in [Stage::Dev, Stage::Review, Stage::Qa] {

@@ -84,6 +84,7 @@ pub fn pending(
         decided_digest: None,
         evidence: Default::default(),
         words: None,
+        drafted: None,
         now: chrono::DateTime::UNIX_EPOCH,
         stamp: String::new(),
     };
@@ -109,6 +110,17 @@ pub fn pending(
     };
     let score = rec.chosen_engine.and_then(|e| rec.scores.get(&e).copied());
     let mut notices = step.facts.notices;
+    if let Some(from) = &rec.from_file {
+        let same = document.as_ref().is_some_and(|d| d.sha256 == from.sha256);
+        notices.push(if same {
+            format!("This draft is {}.", from.label())
+        } else {
+            format!(
+                "This draft was taken from {}, and it has changed since.",
+                from.label()
+            )
+        });
+    }
     if let Some(n) = document
         .as_ref()
         .and_then(|d| super::submit::since_rejection(session, stage, &d.sha256))

@@ -398,6 +398,43 @@ impl Step<'_> {
 }
 
 impl Step<'_> {
+    /// The result a submission naming `document_file` is read from: the file's text (as
+    /// the caller read it) as the stage's document, beside the score, questions and gaps
+    /// the JSON of `claude_result` gives, if any; the file is recorded as the draft's
+    /// source, and said.
+    pub(super) fn file_draft(
+        &mut self,
+        stage: Stage,
+        path: &str,
+        meta: Option<String>,
+        codex: &Option<String>,
+    ) -> Result<String, WorkflowError> {
+        let refused = |problem: String| WorkflowError::DocumentFile { problem };
+        let draft = self
+            .documents
+            .file_draft
+            .as_ref()
+            .filter(|d| d.path == path)
+            .ok_or_else(|| refused(format!("`{}` was not read for this step", clip(path, 80))))?;
+        if codex.as_deref().is_some_and(|c| !c.trim().is_empty()) {
+            return Err(refused(
+                "the draft is the file: leave out `codex_result` (a second model reviews it at the gate as the human does)".into(),
+            ));
+        }
+        let text =
+            submission::with_document(stage, meta.as_deref(), &draft.text).map_err(refused)?;
+        let from = crate::workflow::authorship::FromFile {
+            path: draft.path.clone(),
+            sha256: super::sha256_hex(&draft.text),
+        };
+        self.facts.notices.push(format!(
+            "The draft is {}: the server read it and scored it by the same gate as any draft.",
+            from.label()
+        ));
+        self.drafted = Some(from);
+        Ok(text)
+    }
+
     /// Says so when `document` is the one the human last sent back at `stage`.
     fn notice_unchanged(&mut self, stage: Stage, document: &str) {
         let sha = super::sha256_hex(document);
@@ -428,6 +465,10 @@ impl Step<'_> {
     /// result of an engine the session does not run, a stage of two engines with one
     /// result, a stage of one engine done by the other.
     fn notice_engines(&mut self, stage: Stage, given: &[Engine]) {
+        // A file's draft is no engine's result: there is no second one to ask for.
+        if self.drafted.is_some() {
+            return;
+        }
         let asked = self.session.engines_for(stage);
         let runs = self.session.engines.clone();
         let list = |engines: &[Engine]| {
