@@ -18,7 +18,7 @@ use crate::files::{Project, ReadProblem};
 use crate::workflow::Stage;
 
 use super::findable::COPY_MARK;
-use super::Install;
+use super::{discover, Install};
 
 /// The largest method document taken as a draft: a PRD is tens of kilobytes.
 pub const MAX_DRAFT_BYTES: u64 = 1024 * 1024;
@@ -112,7 +112,7 @@ pub fn made(project: &Project, install: &Install, kind: Kind) -> Vec<Made> {
     let mut paths = vec![format!("{folder}/{whole}")];
     if let Some((runs, file)) = runs {
         let dir = format!("{folder}/{runs}");
-        if let Ok(Some(names)) = project.folder_names(&dir, MAX_RUNS) {
+        if let Some(names) = project.names_in_project(&dir, MAX_RUNS) {
             let runs = names.into_iter().filter(|n| !n.starts_with('.'));
             paths.extend(runs.map(|run| format!("{dir}/{run}/{file}")));
         }
@@ -144,7 +144,7 @@ pub fn made(project: &Project, install: &Install, kind: Kind) -> Vec<Made> {
 /// one: a few lines, said only then.
 pub fn offer(project: &Project, stage: Stage) -> Option<String> {
     let kind = Kind::of(stage)?;
-    let install = super::discover(project)?;
+    let install = discover(project)?;
     let found = made(project, &install, kind);
     let first = found.first()?;
     let listed: Vec<String> = found.iter().take(MAX_OFFERED).map(described).collect();
@@ -201,7 +201,7 @@ pub fn read_draft(project: &Project, stage: Stage, rel: &str) -> Result<Draft, S
             "stage `{stage}` takes no document of the BMAD method's; `document_file` is for the PRD at `po` and the architecture at `architect`"
         )),
     };
-    let install = super::discover(project)
+    let install = discover(project)
         .ok_or("no BMAD method (v6) is installed in this project, so there is no document of the method's to take")?;
     let folder = install.settings.planning_artifacts.as_deref().ok_or(
         "the BMAD method's `planning_artifacts` is not set to a folder of the project (_bmad/bmm/config.yaml)",
@@ -313,7 +313,16 @@ mod tests {
             said.contains("plans/prd.md (") && said.contains("document_file"),
             "{said}"
         );
-        assert!(!said.contains("prd-todo"), "{said}");
+        assert!(
+            !said.contains("prd-todo") && !said.contains("run-1"),
+            "{said}"
+        );
+        std::fs::create_dir_all(p.join("plans/prds/run-2")).unwrap();
+        std::fs::write(p.join("plans/prds/run-2/prd.md"), "# PRD 2\n").unwrap();
+        let found = made(&project, &discover(&project).unwrap(), Kind::Prd);
+        let paths: Vec<&str> = found.iter().map(|m| m.path.as_str()).collect();
+        assert_eq!(paths.len(), 2, "{paths:?}");
+        assert!(paths.contains(&"plans/prds/run-2/prd.md"), "{paths:?}");
         let draft = read_draft(&project, Stage::Po, "./plans/prd.md").unwrap();
         assert_eq!(
             (draft.path.as_str(), draft.text.starts_with("# PRD")),
