@@ -51,8 +51,10 @@ pub struct BmadTaskArgs {
     pub claude_result: Option<String>,
     /// For `submit`: the second model's result, never yours.
     pub codex_result: Option<String>,
-    /// For `submit` at `po` or `architect`: the BMAD method's PRD or architecture file
-    /// (project-relative) to take as the document instead of writing it.
+    /// A BMAD document's path
+    // (for `submit` at `po` or `architect`: the method's PRD or architecture, taken as the
+    // document; kept this short since the description is sent with every request, and the
+    // notice that offers the file says how to use it).
     pub document_file: Option<String>,
     /// For `answer`, `confirm`: question id → the human's answer.
     pub answers: Option<BTreeMap<String, String>>,
