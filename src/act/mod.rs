@@ -266,17 +266,8 @@ impl Applying<'_> {
         mut admitted: Admitted,
     ) -> Result<Done> {
         let project = self.project;
-        let ReadUnderLock {
-            before,
-            mut documents,
-        } = read;
-        if let Command::Submit {
-            document_file: Some(path),
-            ..
-        } = &command
-        {
-            documents.file_draft = Some(file_draft(project, &before, path)?);
-        }
+        let ReadUnderLock { before, documents } = read;
+        let documents = with_file_draft(project, &before, &command, documents)?;
         let now = not_before_last_entry(&before, Utc::now());
         let mut outcome = {
             let _deciding = crate::fault::doing(
@@ -286,9 +277,7 @@ impl Applying<'_> {
             machine::apply_observed(&before, command, decision, observed, &documents, now)?
         };
         let seen = self.git.record(&before, &mut outcome.session);
-        if let Some(offer) = begin_offer(project, &before, &outcome.session) {
-            outcome.facts.notices.push(offer);
-        }
+        (outcome.facts.notices).extend(begin_offer(project, &before, &outcome.session));
         let prompt = self.prompt_for(&mut outcome.session)?;
         // What the change taught, written with it for the team.
         let lessons = self.taught(&before, &mut outcome);
@@ -414,14 +403,27 @@ fn bind_to_words(before: &Session, after: &mut Session, lessons: &[Lesson]) {
 /// The BMAD method's document a submission names (`document_file`), read through the
 /// project's confined reader as the draft of the stage the session is at; refused with
 /// the reason when it cannot be taken.
-fn file_draft(project: &Project, before: &Session, path: &str) -> Result<machine::FileDraft> {
+fn with_file_draft(
+    project: &Project,
+    before: &Session,
+    command: &Command,
+    mut documents: Documents,
+) -> Result<Documents> {
+    let Command::Submit {
+        document_file: Some(path),
+        ..
+    } = command
+    else {
+        return Ok(documents);
+    };
     let stage = crate::workflow::story::prompt_stage(before);
     let draft = crate::bmad_method::begin::read_draft(project, stage, path)
         .map_err(|problem| crate::workflow::WorkflowError::DocumentFile { problem })?;
-    Ok(machine::FileDraft {
+    documents.file_draft = Some(machine::FileDraft {
         path: draft.path,
         text: draft.text,
-    })
+    });
+    Ok(documents)
 }
 
 /// The offer to begin the stage a change turned to from the BMAD method's document of it

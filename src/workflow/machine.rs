@@ -32,7 +32,7 @@ use super::error::WorkflowError;
 use super::evidence::Evidence;
 use super::rules;
 use super::session::{timestamp, Artifact, ContentRef, HistoryEntry, Session, StageStatus, State};
-use super::stage::{QualityGate, Stage};
+use super::stage::Stage;
 
 /// A session action, already validated for shape by the adapter.
 #[derive(Debug, Clone, PartialEq)]
@@ -183,31 +183,7 @@ pub fn apply_observed(
             claude_result,
             codex_result,
             document_file,
-        } => {
-            // A parent whose stories built every sprint: this is the final QA.
-            let stage = step.stories_done(stage, given)?;
-            if let Some(given) = given.filter(|g| *g != stage) {
-                return Err(WorkflowError::StageMismatch {
-                    given,
-                    current: stage,
-                });
-            }
-            let claude_result = match document_file {
-                Some(path) => Some(step.file_draft(stage, &path, claude_result, &codex_result)?),
-                None => claude_result,
-            };
-            match stage.gate() {
-                QualityGate::Score(gate) => {
-                    step.submit_scored(stage, gate, claude_result, codex_result)?
-                }
-                QualityGate::Approval | QualityGate::Verdict { .. } | QualityGate::None => {
-                    step.submit_plain(stage, claude_result, codex_result)?
-                }
-            }
-            // Every submission says where its document came from: one the model writes
-            // after a file's draft is the model's again.
-            step.session.record_mut(stage).from_file = step.drafted.take();
-        }
+        } => step.submit(stage, given, claude_result, codex_result, document_file)?,
         Command::Answer { answers } => step.answer(stage, answers)?,
         Command::Confirm { note, answers, .. } => {
             step.accept_answers(stage, answers)?;

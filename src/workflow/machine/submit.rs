@@ -10,7 +10,7 @@ use super::super::quality;
 use super::super::rules::{self, AfterPlain, AfterScored, ScoredRound};
 use super::super::sections;
 use super::super::session::{Question, ScoreSource, Session, Sprint, StageRecord, State};
-use super::super::stage::{Engine, Marker, Stage};
+use super::super::stage::{Engine, Marker, QualityGate, Stage};
 use super::super::submission::{self, Submission, SubmissionError};
 use super::{kept_words, Step, WorkflowError};
 use crate::code::clip;
@@ -76,6 +76,40 @@ fn present(claude: Option<String>, codex: Option<String>) -> Vec<(Engine, String
 }
 
 impl Step<'_> {
+    /// A submission at `stage` (`given`: the stage the caller named): its results, or the
+    /// file `document_file` names as its document, read by the stage's gate.
+    pub(super) fn submit(
+        &mut self,
+        stage: Stage,
+        given: Option<Stage>,
+        claude: Option<String>,
+        codex: Option<String>,
+        document_file: Option<String>,
+    ) -> Result<(), WorkflowError> {
+        // A parent whose stories built every sprint: this is the final QA.
+        let stage = self.stories_done(stage, given)?;
+        if let Some(given) = given.filter(|g| *g != stage) {
+            return Err(WorkflowError::StageMismatch {
+                given,
+                current: stage,
+            });
+        }
+        let claude = match document_file {
+            Some(path) => Some(self.file_draft(stage, &path, claude, &codex)?),
+            None => claude,
+        };
+        match stage.gate() {
+            QualityGate::Score(gate) => self.submit_scored(stage, gate, claude, codex)?,
+            QualityGate::Approval | QualityGate::Verdict { .. } | QualityGate::None => {
+                self.submit_plain(stage, claude, codex)?
+            }
+        }
+        // Every submission says where its document came from: one the model writes after
+        // a file's draft is the model's again.
+        self.session.record_mut(stage).from_file = self.drafted.take();
+        Ok(())
+    }
+
     /// Reads and scores one result; an empty document is refused.
     fn candidate(stage: Stage, engine: Engine, text: &str) -> Result<Candidate, WorkflowError> {
         let _reading = crate::fault::doing(
