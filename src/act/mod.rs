@@ -429,11 +429,20 @@ fn with_file_draft(
 /// The offer to begin the stage a change turned to from the BMAD method's document of it
 /// (`bmad_method::begin`), when the project has one.
 fn begin_offer(project: &Project, before: &Session, after: &Session) -> Option<String> {
-    let turned = after.current_stage != before.current_stage
-        && after.current_state == crate::workflow::State::Generating
-        && after.record(after.current_stage).iteration == 0;
-    turned
-        .then(|| crate::bmad_method::begin::offer(project, after.current_stage))
+    if after.current_stage == before.current_stage {
+        return None;
+    }
+    offer_to_begin(project, after)
+}
+
+/// The offer to begin the stage `session` is at from the BMAD method's document of it,
+/// while nothing was submitted there yet (for `status`, after a decision made in the
+/// terminal or on the dashboard, whose reply no host read).
+pub fn offer_to_begin(project: &Project, session: &Session) -> Option<String> {
+    let fresh = session.current_state == crate::workflow::State::Generating
+        && session.record(session.current_stage).iteration == 0;
+    fresh
+        .then(|| crate::bmad_method::begin::offer(project, session.current_stage))
         .flatten()
 }
 

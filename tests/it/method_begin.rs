@@ -134,6 +134,21 @@ async fn a_method_made_prd_is_named_by_start_and_taken_as_the_po_draft() {
                 out.contains("This draft is the BMAD method's file") && out.contains(&path),
                 "{out}"
             );
+            // The host did not read the terminal's reply: its `status` makes the offer.
+            let arch = format!("{folder}/architecture.md");
+            place(
+                &project,
+                &arch,
+                &document("Architecture", &ARCHITECTURE_SECTIONS),
+            );
+            let v = c.ok(json!({"action": "status", "session_id": sid})).await;
+            assert_eq!(v["stage"], "architect", "{v:#}");
+            let said = notices(&v);
+            assert!(
+                said.contains("The BMAD method's architecture is in this project")
+                    && said.contains(&arch),
+                "{said}"
+            );
         } else {
             architecture_from_the_method(&c, &project, &folder, &sid).await;
         }
