@@ -336,6 +336,20 @@ mod tests {
     }
 
     #[test]
+    fn the_epics_are_offered_as_the_plans_input_never_as_the_plan() {
+        let (dir, project) = installed();
+        assert_eq!(offer(&project, Stage::Sm), None);
+        std::fs::write(dir.path().join("plans/epics.md"), "## Epic 1: Lists\n").unwrap();
+        let said = offer(&project, Stage::Sm).unwrap();
+        assert!(
+            said.contains("plans/epics.md (17 bytes") && said.contains("`## Sprint N: …`"),
+            "{said}"
+        );
+        assert!(!said.contains("document_file"), "{said}");
+        assert_eq!(offer(&project, Stage::Dev), None);
+    }
+
+    #[test]
     fn a_link_and_an_oversized_file_are_refused_with_the_reason() {
         let (dir, project) = installed();
         let p = dir.path();
