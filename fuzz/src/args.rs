@@ -148,7 +148,7 @@ fn over_a_limit(map: &Map<String, Value>, limits: &Limits) -> bool {
         });
     objective
         || answers
-        || ["cwd", "feedback", "scope"]
+        || ["cwd", "feedback", "scope", "document_file"]
             .iter()
             .any(|k| longer(k, limits.text_bytes))
         || ["claude_result", "codex_result"]
