@@ -158,7 +158,7 @@ pub fn offer(project: &Project, stage: Stage) -> Option<String> {
             "The BMAD method's epics are in this project: {docs}. Plan from them (each sprint a `## Sprint N: …` heading, naming the stories it builds); the plan is not taken from the file, since the method's epics have no sprints."
         ),
         _ => format!(
-            "The BMAD method's {} is in this project: {docs}. To begin from it instead of writing one, submit this stage with `document_file: \"{}\"` (and no document in `claude_result`): the server reads the file, and it passes the same gate and the human's confirmation as any draft.",
+            "The BMAD method's {} is in this project: {docs}. To begin from it, submit with `document_file: \"{}\"` instead of writing one: the server reads it, and the gate and the human's confirmation apply as to any draft.",
             kind.name(),
             crate::code::visible(&crate::code::clip(&first.path, 200))
         ),
