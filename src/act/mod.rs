@@ -416,6 +416,12 @@ fn with_file_draft(
     else {
         return Ok(documents);
     };
+    // A submission the state does not allow is refused as such by the machine, whatever
+    // the file.
+    let (track, stage, state) = (before.track, before.current_stage, before.current_state);
+    if !crate::workflow::is_legal(track, stage, state, Action::Submit) {
+        return Ok(documents);
+    }
     let stage = crate::workflow::story::prompt_stage(before);
     let draft = crate::bmad_method::begin::read_draft(project, stage, path)
         .map_err(|problem| crate::workflow::WorkflowError::DocumentFile { problem })?;

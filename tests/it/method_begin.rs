@@ -125,6 +125,10 @@ async fn a_method_made_prd_is_named_by_start_and_taken_as_the_po_draft() {
             "the file's text, whole"
         );
 
+        // Waiting for the human, a submission is refused as such, whatever the file.
+        let again = json!({"action": "submit", "session_id": sid, "document_file": "README.md"});
+        c.refused(again, "invalid_state").await;
+
         if tool == "claude-code" {
             // The human, in the terminal, is told whose draft it is.
             let task = v["task_name"].as_str().unwrap();
