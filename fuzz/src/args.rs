@@ -148,7 +148,7 @@ fn over_a_limit(map: &Map<String, Value>, limits: &Limits) -> bool {
         });
     objective
         || answers
-        || ["cwd", "feedback", "scope"]
+        || ["cwd", "feedback", "scope", "document_file"]
             .iter()
             .any(|k| longer(k, limits.text_bytes))
         || ["claude_result", "codex_result"]
@@ -274,8 +274,10 @@ fn check_command(map: &Map<String, Value>, limits: &Limits, command: &Command) {
             stage,
             claude_result,
             codex_result,
+            document_file,
         } => {
             assert_eq!(stage.map(|s| s.id()), str_of(map, "stage"));
+            assert_eq!(document_file, &text("document_file").map(|p| p.trim().to_string()));
             assert_eq!(claude_result, &text("claude_result"));
             assert_eq!(codex_result, &text("codex_result"));
             for r in [claude_result, codex_result].into_iter().flatten() {

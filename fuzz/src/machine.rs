@@ -107,6 +107,7 @@ fn advance(s: &Session, v: u8) -> Command {
         stage: (v & 8 != 0).then_some(stage),
         claude_result: claude.map(String::from),
         codex_result: codex.map(String::from),
+        document_file: None,
     };
     match s.current_state {
         State::Generating | State::Refining => {
@@ -390,6 +391,7 @@ impl Step {
                 }),
                 claude_result: claude.as_deref().map(Doc::build),
                 codex_result: codex.as_deref().map(Doc::build),
+                document_file: None,
             },
             Step::Answer(pairs) => Command::Answer {
                 answers: pairs
@@ -667,6 +669,8 @@ fn refused(before: &Session, command: &Command, action: Action, e: &WorkflowErro
         WorkflowError::StoriesOpen { .. } => panic!("stories refused a session without any"),
         // The fuzzed steps read no work tree: the machine has nothing to compare.
         WorkflowError::NothingChanged { .. } => panic!("nothing_changed without a work tree read"),
+        // The fuzzed submissions name no file.
+        WorkflowError::DocumentFile { .. } => panic!("document_file refused without one named"),
         WorkflowError::StageMismatch { given, current } => {
             assert!(allowed);
             assert_ne!(given, current);

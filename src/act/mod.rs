@@ -267,6 +267,7 @@ impl Applying<'_> {
     ) -> Result<Done> {
         let project = self.project;
         let ReadUnderLock { before, documents } = read;
+        let documents = with_file_draft(project, &before, &command, documents)?;
         let now = not_before_last_entry(&before, Utc::now());
         let mut outcome = {
             let _deciding = crate::fault::doing(
@@ -276,6 +277,7 @@ impl Applying<'_> {
             machine::apply_observed(&before, command, decision, observed, &documents, now)?
         };
         let seen = self.git.record(&before, &mut outcome.session);
+        (outcome.facts.notices).extend(begin_offer(project, &before, &outcome.session));
         let prompt = self.prompt_for(&mut outcome.session)?;
         // What the change taught, written with it for the team.
         let lessons = self.taught(&before, &mut outcome);
@@ -420,6 +422,58 @@ fn for_the_method(
         });
         notices.push(failed.unwrap_or_else(|| offer.said()));
     }
+}
+
+/// The BMAD method's document a submission names (`document_file`), read through the
+/// project's confined reader as the draft of the stage the session is at; refused with
+/// the reason when it cannot be taken.
+fn with_file_draft(
+    project: &Project,
+    before: &Session,
+    command: &Command,
+    mut documents: Documents,
+) -> Result<Documents> {
+    let Command::Submit {
+        document_file: Some(path),
+        ..
+    } = command
+    else {
+        return Ok(documents);
+    };
+    // A submission the state does not allow is refused as such by the machine, whatever
+    // the file.
+    let (track, stage, state) = (before.track, before.current_stage, before.current_state);
+    if !crate::workflow::is_legal(track, stage, state, Action::Submit) {
+        return Ok(documents);
+    }
+    let stage = crate::workflow::story::prompt_stage(before);
+    let draft = crate::bmad_method::begin::read_draft(project, stage, path)
+        .map_err(|problem| crate::workflow::WorkflowError::DocumentFile { problem })?;
+    documents.file_draft = Some(machine::FileDraft {
+        path: draft.path,
+        text: draft.text,
+    });
+    Ok(documents)
+}
+
+/// The offer to begin the stage a change turned to from the BMAD method's document of it
+/// (`bmad_method::begin`), when the project has one.
+fn begin_offer(project: &Project, before: &Session, after: &Session) -> Option<String> {
+    if after.current_stage == before.current_stage {
+        return None;
+    }
+    offer_to_begin(project, after)
+}
+
+/// The offer to begin the stage `session` is at from the BMAD method's document of it,
+/// while nothing was submitted there yet (for `status`, after a decision made in the
+/// terminal or on the dashboard, whose reply no host read).
+pub fn offer_to_begin(project: &Project, session: &Session) -> Option<String> {
+    let fresh = session.current_state == crate::workflow::State::Generating
+        && session.record(session.current_stage).iteration == 0;
+    fresh
+        .then(|| crate::bmad_method::begin::offer(project, session.current_stage))
+        .flatten()
 }
 
 /// A confirmed PRD or architecture, copied where the project's BMAD method looks for it

@@ -2,7 +2,8 @@
 //! before anything is written (an override that cannot be used refuses the call rather
 //! than leave a session without its prompt), a task of its own carries the lessons of
 //! earlier tasks for that role, and the session is written, as a task or as the story of
-//! an approved sprint.
+//! an approved sprint; a task of its own is offered to begin from the BMAD method's
+//! document of its first stage when the project has one (`bmad_method::begin`).
 
 use chrono::Utc;
 
@@ -55,9 +56,14 @@ pub fn start(store: &Store, cwd: Option<&str>, start: Start) -> Result<Started> 
             )?
         }
     };
+    let mut notices = started.notices;
+    // A task of its own may begin from what the BMAD method's skills already made.
+    if start.story.is_none() {
+        notices.extend(crate::bmad_method::begin::offer(&project, first));
+    }
     Ok(Started {
         session: started.session,
-        notices: started.notices,
+        notices,
         prompt,
     })
 }

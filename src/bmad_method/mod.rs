@@ -2,9 +2,10 @@
 //! read as facts: what is installed and where (`manifest.rs`, the installer's tool table in
 //! `tools.rs`), each agent's persona as the base, the team and the person made it
 //! (`persona.rs`, by the method's merge rule in `merge.rs`), the method's settings
-//! (`settings.rs`), and the confirmed documents placed where the method's own skills look
-//! for them (`findable.rs`), and its retrospective both ways: its action items recalled
-//! in later role prompts, the lessons of a completed task offered to it (`retro/`).
+//! (`settings.rs`), the confirmed documents placed where the method's own skills look
+//! for them (`findable.rs`), the documents its skills made, to begin a task from
+//! (`begin.rs`), and its retrospective both ways: its action items recalled in later role
+//! prompts, the lessons of a completed task offered to it (`retro/`).
 //!
 //! Everything here is read through the project's confined, bounded reader, and what it
 //! says is the project's text: shown to a model only as facts, clipped and labelled, never
@@ -15,6 +16,7 @@ use std::collections::BTreeMap;
 
 use crate::files::{Project, ReadProblem};
 
+pub mod begin;
 pub mod bmm_config;
 pub mod findable;
 pub mod manifest;

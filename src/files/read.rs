@@ -15,6 +15,10 @@ use crate::error::Error;
 /// this large.
 pub const MAX_READ_BYTES: u64 = 64 * 1024 * 1024;
 
+/// How a file of the project is opened for reading: a FIFO must not block the open.
+const FILE_FLAGS: rustix::fs::OFlags =
+    rustix::fs::OFlags::RDONLY.union(rustix::fs::OFlags::NONBLOCK);
+
 /// Why a file that exists cannot be used as text.
 #[derive(Debug)]
 pub enum ReadProblem {
@@ -147,6 +151,48 @@ impl Project {
     /// most `limit` bytes; `None` when it does not exist. For the files a project's own configuration points the server at
     /// (the BMAD method's `file:` facts).
     pub fn read_in_project(&self, rel: &str, limit: u64) -> Result<Option<String>, ReadProblem> {
+        read_opened(self.open_in_project(rel, FILE_FLAGS)?, limit).and_then(as_text)
+    }
+
+    /// The names in the folder `rel` anywhere inside the project, by the rules of
+    /// [`Project::read_in_project`] (no hidden name, no link), at most `limit` of them in
+    /// name order; `None` when it is not there or cannot be listed.
+    pub fn names_in_project(&self, rel: &str, limit: usize) -> Option<Vec<String>> {
+        let flags = rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY;
+        let dir = self.open_in_project(rel, flags).ok()?.ok()?;
+        let entries = rustix::fs::Dir::read_from(&dir).ok()?;
+        let mut names: Vec<String> = entries
+            .filter_map(|e| e.ok())
+            .filter_map(|e| e.file_name().to_str().ok().map(String::from))
+            .filter(|n| n != "." && n != "..")
+            .take(limit)
+            .collect();
+        names.sort();
+        Some(names)
+    }
+
+    /// What [`Project::read_in_project`] would open at `rel`, by the same rules, without
+    /// reading it: its size and when it changed, for a listing; `None` when it does not
+    /// exist, and what it is when it is not a regular file.
+    pub fn stat_in_project(&self, rel: &str) -> Result<Option<std::fs::Metadata>, ReadProblem> {
+        let meta = match self.open_in_project(rel, FILE_FLAGS)? {
+            Ok(file) => file.metadata().map_err(ReadProblem::Io)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(ReadProblem::Io(e)),
+        };
+        match kind_of(&meta) {
+            Some(what) => Err(ReadProblem::NotAFile(what)),
+            None => Ok(Some(meta)),
+        }
+    }
+
+    /// `rel` opened beneath the project's handle for reading, by the rules of
+    /// [`Project::read_in_project`]; the open's own failure (absent, …) is the inner one.
+    fn open_in_project(
+        &self,
+        rel: &str,
+        flags: rustix::fs::OFlags,
+    ) -> Result<std::io::Result<std::fs::File>, ReadProblem> {
         let p = std::path::Path::new(rel);
         let normal = p
             .components()
@@ -167,7 +213,6 @@ impl Project {
                 "a hidden file or folder (`.env`, `.git`, …) is never read into a prompt",
             )));
         }
-        let flags = rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::NONBLOCK;
         let opened = super::beneath::open(self.dir(), p, flags, rustix::fs::Mode::empty())
             .map(std::fs::File::from);
         match opened {
@@ -175,7 +220,7 @@ impl Project {
                 rel,
                 "a symbolic link is on the path (the server follows none inside the project)",
             ))),
-            other => read_opened(other, limit).and_then(as_text),
+            other => Ok(other),
         }
     }
 }

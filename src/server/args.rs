@@ -51,6 +51,11 @@ pub struct BmadTaskArgs {
     pub claude_result: Option<String>,
     /// For `submit`: the second model's result, never yours.
     pub codex_result: Option<String>,
+    /// A BMAD document's path
+    // (for `submit` at `po` or `architect`: the method's PRD or architecture, taken as the
+    // document; kept this short since the description is sent with every request, and the
+    // notice that offers the file says how to use it).
+    pub document_file: Option<String>,
     /// For `answer`, `confirm`: question id → the human's answer.
     pub answers: Option<BTreeMap<String, String>>,
     /// False rejects.
@@ -357,10 +362,20 @@ fn submit(args: BmadTaskArgs, limits: &Limits) -> Result<Command> {
             check_size(field, v, limits.result_bytes)?;
         }
     }
+    if let Some(path) = &args.document_file {
+        check_size("document_file", path, limits.text_bytes)?;
+        if path.trim().is_empty() {
+            return Err(Error::argument(
+                ErrorCode::InvalidArgument,
+                "field `document_file`: empty; name the method's document by its path in the project",
+            ));
+        }
+    }
     Ok(Command::Submit {
         stage: args.stage,
         claude_result: args.claude_result,
         codex_result: args.codex_result,
+        document_file: args.document_file.map(|p| p.trim().to_string()),
     })
 }
 

@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::workflow::Action;
 
 /// The fields of [`super::args::BmadTaskArgs`], as the input schema names them.
-pub const FIELD_NAMES: [&str; 23] = [
+pub const FIELD_NAMES: [&str; 24] = [
     "action",
     "session_id",
     "task_name",
@@ -23,6 +23,7 @@ pub const FIELD_NAMES: [&str; 23] = [
     "stage",
     "claude_result",
     "codex_result",
+    "document_file",
     "answers",
     "confirmed",
     "approved",
@@ -45,7 +46,7 @@ fn used(action: Action, accepting: bool) -> Vec<&'static str> {
         Action::Promote | Action::Status => &[],
         Action::Remember => &["stage", "lesson", "category"],
         Action::Recall => &["stage", "query"],
-        Action::Submit => &["stage", "claude_result", "codex_result"],
+        Action::Submit => &["stage", "claude_result", "codex_result", "document_file"],
         Action::Answer => &["digest", "answers"],
         Action::Confirm | Action::ConfirmSave if accepting => {
             &["digest", "feedback", "confirmed", "answers"]
@@ -69,7 +70,7 @@ fn goes_with(field: &str) -> &'static str {
         "answers" => "answers go with `answer`, or with a `confirm` that accepts the document; to send it back, put them in `feedback`",
         "scope" => "it goes with an `approve` that accepts the plan",
         "objective" | "engines" | "track" | "parent" | "sprint" => "it goes with `start`",
-        "stage" | "claude_result" | "codex_result" => "it goes with `submit`",
+        "stage" | "claude_result" | "codex_result" | "document_file" => "it goes with `submit`",
         "cursor" | "mine" => "it goes with `list`",
         "confirmed" => "it goes with `confirm`",
         "approved" => "it goes with `approve`",

@@ -702,6 +702,7 @@ mod tests {
                 stage: None,
                 claude_result: Some(passing_prd()),
                 codex_result: None,
+                document_file: None,
             },
         )
         .unwrap();
@@ -803,6 +804,7 @@ mod tests {
                 stage: None,
                 claude_result: Some(passing_prd()),
                 codex_result: None,
+                document_file: None,
             },
         )
         .unwrap_err();

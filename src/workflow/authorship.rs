@@ -112,6 +112,27 @@ impl Said {
     }
 }
 
+/// A stage's draft taken whole from a file of the project (a document the BMAD method's
+/// skills made), not written by the model in its result: which file, and the SHA-256 of
+/// the text read, so the human is shown whose document they decide on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct FromFile {
+    pub path: String,
+    pub sha256: String,
+}
+
+impl FromFile {
+    /// Whose the draft is, for the human: "the BMAD method's file `x` (SHA-256 …), not
+    /// written by the assistant".
+    pub fn label(&self) -> String {
+        format!(
+            "the BMAD method's file `{}` (SHA-256 {}…), taken as it is, not written by the assistant",
+            crate::code::visible(&crate::code::clip(&self.path, 200)),
+            &self.sha256[..12.min(self.sha256.len())]
+        )
+    }
+}
+
 /// The speaker of words a decision came with.
 pub fn speaker(decided_by: DecidedBy) -> Speaker {
     match decided_by {

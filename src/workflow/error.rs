@@ -38,6 +38,9 @@ pub enum WorkflowError {
         accepted: Vec<String>,
         seen: Vec<String>,
     },
+    /// A submission's `document_file` that cannot be taken as its document.
+    #[error("field `document_file`: {problem}")]
+    DocumentFile { problem: String },
     #[error("field `answers`: no question with id {} in this round; open questions: {}", quote_list(.unknown), quote_list(.known))]
     UnknownQuestions {
         unknown: Vec<String>,
@@ -109,6 +112,7 @@ impl WorkflowError {
             WorkflowError::MissingResult { .. } => ErrorCode::MissingField,
             WorkflowError::EmptyDocument { .. } => ErrorCode::EmptyDocument,
             WorkflowError::NoDocumentField { .. } => ErrorCode::MissingField,
+            WorkflowError::DocumentFile { .. } => ErrorCode::InvalidArgument,
             WorkflowError::UnknownQuestions { .. } => ErrorCode::UnknownQuestion,
             WorkflowError::NoAnswers { .. } | WorkflowError::EmptyAnswer { .. } => {
                 ErrorCode::InvalidArgument

@@ -14,7 +14,7 @@ mod stories;
 mod submit;
 mod trace;
 
-pub use documents::{Documents, Read};
+pub use documents::{Documents, FileDraft, Read};
 pub use pending::{pending, Asked, Pending, Shown};
 
 use std::collections::BTreeMap;
@@ -32,7 +32,7 @@ use super::error::WorkflowError;
 use super::evidence::Evidence;
 use super::rules;
 use super::session::{timestamp, Artifact, ContentRef, HistoryEntry, Session, StageStatus, State};
-use super::stage::{QualityGate, Stage};
+use super::stage::Stage;
 
 /// A session action, already validated for shape by the adapter.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,6 +41,10 @@ pub enum Command {
         stage: Option<Stage>,
         claude_result: Option<String>,
         codex_result: Option<String>,
+        /// A file of the project whose text is the document (a BMAD method document),
+        /// read by the caller into [`Documents::file_draft`]; `claude_result` then holds
+        /// at most the JSON of the score, questions and gaps.
+        document_file: Option<String>,
     },
     Answer {
         answers: BTreeMap<String, String>,
@@ -169,6 +173,7 @@ pub fn apply_observed(
         decided_digest: None,
         evidence,
         words: None,
+        drafted: None,
         now,
         stamp: now.format("%Y%m%dT%H%M%S%6fZ").to_string(),
     };
@@ -177,24 +182,8 @@ pub fn apply_observed(
             stage: given,
             claude_result,
             codex_result,
-        } => {
-            // A parent whose stories built every sprint: this is the final QA.
-            let stage = step.stories_done(stage, given)?;
-            if let Some(given) = given.filter(|g| *g != stage) {
-                return Err(WorkflowError::StageMismatch {
-                    given,
-                    current: stage,
-                });
-            }
-            match stage.gate() {
-                QualityGate::Score(gate) => {
-                    step.submit_scored(stage, gate, claude_result, codex_result)?
-                }
-                QualityGate::Approval | QualityGate::Verdict { .. } | QualityGate::None => {
-                    step.submit_plain(stage, claude_result, codex_result)?
-                }
-            }
-        }
+            document_file,
+        } => step.submit(stage, given, claude_result, codex_result, document_file)?,
         Command::Answer { answers } => step.answer(stage, answers)?,
         Command::Confirm { note, answers, .. } => {
             step.accept_answers(stage, answers)?;
@@ -234,6 +223,8 @@ struct Step<'a> {
     evidence: Evidence,
     /// The human's words given with this decision, kept in its history entry.
     words: Option<String>,
+    /// The file a submission's document was taken from, recorded with the submission.
+    drafted: Option<super::authorship::FromFile>,
     now: DateTime<Utc>,
     stamp: String,
 }

@@ -195,6 +195,7 @@ fn submit(claude: Option<&str>, codex: Option<&str>) -> Command {
         stage: None,
         claude_result: claude.map(String::from),
         codex_result: codex.map(String::from),
+        document_file: None,
     }
 }
 
@@ -736,6 +737,7 @@ fn a_stage_other_than_the_current_one_is_refused() {
             stage: Some(Stage::Qa),
             claude_result: Some(passing(Stage::Po)),
             codex_result: None,
+            document_file: None,
         })
         .unwrap_err();
     assert_eq!(e.code(), "stage_mismatch");
@@ -744,6 +746,7 @@ fn a_stage_other_than_the_current_one_is_refused() {
         stage: Some(Stage::Po),
         claude_result: Some(passing(Stage::Po)),
         codex_result: None,
+        document_file: None,
     });
 }
 
@@ -1815,6 +1818,7 @@ fn a_parent_runs_its_final_qa_only_once_every_story_completed() {
             stage: Some(Stage::Dev),
             claude_result: Some(PASSING_REPORT.into()),
             codex_result: None,
+            document_file: None,
         })
         .unwrap_err();
     assert_eq!(e.code(), "invalid_state");
@@ -1827,6 +1831,7 @@ fn a_parent_runs_its_final_qa_only_once_every_story_completed() {
             stage: Some(Stage::Review),
             claude_result: Some(PASSING_REPORT.into()),
             codex_result: None,
+            document_file: None,
         })
         .unwrap_err();
     assert_eq!(e.code(), "stage_mismatch");
@@ -1834,6 +1839,7 @@ fn a_parent_runs_its_final_qa_only_once_every_story_completed() {
         stage: Some(Stage::Qa),
         claude_result: Some(PASSING_REPORT.into()),
         codex_result: None,
+        document_file: None,
     });
     assert_eq!(r.state(), (Stage::Qa, State::Completed));
     for st in [Stage::Dev, Stage::Review, Stage::Qa] {
@@ -1909,4 +1915,130 @@ fn an_answer_in_feedback_ends_at_the_next_point() {
         let taken = super::kept_words::answers_in(feedback, rec);
         assert_eq!(taken.get("q2").map(String::as_str), Some(answer), "{feedback}");
     }
+}
+
+const FILE: &str = "plans/prd.md";
+
+/// A `submit` naming [`FILE`], beside `meta` and `codex`.
+fn with_file(meta: Option<&str>, codex: Option<&str>) -> Command {
+    Command::Submit {
+        stage: None,
+        claude_result: meta.map(String::from),
+        codex_result: codex.map(String::from),
+        document_file: Some(FILE.into()),
+    }
+}
+
+/// The method's PRD as the caller read it, with its front matter.
+fn method_prd() -> String {
+    format!("---\nstatus: final\n---\n{}", complete_doc(Stage::Po))
+}
+
+/// A submission naming `document_file`: the file's text (read by the caller) is the
+/// document, whole, through the same gate; the record keeps the file and its digest. Not
+/// read, or beside a second model's result, it is refused.
+#[test]
+fn a_files_draft_is_scored_as_any_draft_and_recorded_as_the_files() {
+    let r = Run::new("Build it");
+    let text = method_prd();
+    let mut documents = r.files.documents(&r.s);
+    let unread = apply(
+        &r.s,
+        with_file(None, None),
+        &r.decision,
+        &documents,
+        r.clock,
+    );
+    assert!(
+        matches!(unread, Err(WorkflowError::DocumentFile { .. })),
+        "{unread:?}"
+    );
+    documents.file_draft = Some(super::FileDraft {
+        path: FILE.into(),
+        text: text.clone(),
+    });
+    let two = apply(
+        &r.s,
+        with_file(None, Some("x")),
+        &r.decision,
+        &documents,
+        r.clock,
+    );
+    assert!(
+        matches!(two, Err(WorkflowError::DocumentFile { .. })),
+        "{two:?}"
+    );
+    let meta = Some(r#"{"quality_score": 93}"#);
+    let out = apply(
+        &r.s,
+        with_file(meta, None),
+        &r.decision,
+        &documents,
+        r.clock,
+    )
+    .unwrap();
+    assert_eq!(out.session.current_state, State::AwaitingConfirmation);
+    let from = out
+        .session
+        .record(Stage::Po)
+        .from_file
+        .clone()
+        .expect("recorded");
+    assert_eq!(
+        (from.path.as_str(), from.sha256),
+        (FILE, super::sha256_hex(&text))
+    );
+    let kept = out.session.artifact_path(Stage::Po);
+    let artifact = out.writes.iter().find(|w| w.path == kept);
+    assert_eq!(artifact.map(|w| w.content.as_str()), Some(text.as_str()));
+    let said = "the BMAD method's file `plans/prd.md`";
+    assert!(out.facts.notices.iter().any(|n| n.contains(said)));
+}
+
+/// The human deciding on a file's draft is told whose it is; the model's next draft,
+/// after a rejection, is its own again.
+#[test]
+fn the_human_is_told_a_draft_is_the_files_until_the_model_writes_one() {
+    let mut r = Run::new("Build it");
+    let mut documents = r.files.documents(&r.s);
+    documents.file_draft = Some(super::FileDraft {
+        path: FILE.into(),
+        text: method_prd(),
+    });
+    let meta = Some(r#"{"quality_score": 93}"#);
+    let out = apply(
+        &r.s,
+        with_file(meta, None),
+        &r.decision,
+        &documents,
+        r.clock,
+    )
+    .unwrap();
+    for w in &out.writes {
+        r.files
+            .0
+            .borrow_mut()
+            .insert(w.path.clone(), w.content.clone());
+    }
+    r.s = out.session;
+    let p = pending(&r.s, Action::Confirm, &r.files.documents(&r.s)).unwrap();
+    let told = |p: &Pending, what: &str| p.notices.iter().any(|n| n.starts_with(what));
+    assert!(
+        told(&p, "This draft is the BMAD method's file"),
+        "{:?}",
+        p.notices
+    );
+    let path = r.s.artifact_path(Stage::Po);
+    r.files
+        .0
+        .borrow_mut()
+        .insert(path, "# Edited by hand\n".into());
+    let p = pending(&r.s, Action::Confirm, &r.files.documents(&r.s)).unwrap();
+    assert!(told(&p, "This draft was taken from"), "{:?}", p.notices);
+    r.act(Command::Reject {
+        action: Action::Reject,
+        feedback: Some("Shorter.".into()),
+    });
+    r.submit(&passing(Stage::Po));
+    assert_eq!(r.s.record(Stage::Po).from_file, None);
 }

@@ -98,6 +98,10 @@ pub struct StageRecord {
     /// The engine whose candidate was kept in the latest submission.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chosen_engine: Option<Engine>,
+    /// The file the latest submission's document was taken from (`document_file`), when
+    /// the model did not write it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_file: Option<super::authorship::FromFile>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub claude_result_ref: Option<ContentRef>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -360,6 +360,38 @@ pub fn json_field(stage: Stage, text: &str, key: &str) -> Option<Value> {
     find_json_object(text, document_fields(stage)).and_then(|(mut obj, _)| obj.remove(key))
 }
 
+/// The submission whose document is `document` (a file's text, taken whole: a JSON or a
+/// fence inside it stays the document's) and whose score, questions and gaps are those of
+/// the JSON object `meta`, when given; refused when `meta` is not one, or carries a
+/// document of its own.
+pub fn with_document(stage: Stage, meta: Option<&str>, document: &str) -> Result<String, String> {
+    let meta = meta.map(str::trim).filter(|m| !m.is_empty());
+    let mut obj = match meta {
+        None => Map::new(),
+        Some(m) => match serde_json::from_str::<Value>(unwrap_json_fence(m)) {
+            Ok(Value::Object(obj)) => obj,
+            _ => return Err("with `document_file`, `claude_result` is only a JSON object of `quality_score`, `questions` and `gaps` (the document is the file)".into()),
+        },
+    };
+    if let Some(key) = document_fields(stage).find(|f| obj.contains_key(*f)) {
+        return Err(format!(
+            "`claude_result` holds a document under `{key}`, and `document_file` names one: give one of them"
+        ));
+    }
+    let key = document_fields(stage).next().unwrap_or("draft");
+    obj.insert(key.to_string(), Value::String(document.to_string()));
+    Ok(Value::Object(obj).to_string())
+}
+
+/// The JSON inside a ```` ```json ```` fence, or the text as it is.
+fn unwrap_json_fence(text: &str) -> &str {
+    let Some(rest) = text.strip_prefix("```") else {
+        return text;
+    };
+    let body = rest.split_once('\n').map_or("", |(_, b)| b);
+    body.trim_end().strip_suffix("```").unwrap_or(text).trim()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -407,6 +439,27 @@ mod tests {
             let s = super::read(stage, r##"{"content": "# Doc"}"##).unwrap();
             assert_eq!(s.document, "# Doc", "{stage}");
         }
+    }
+
+    #[test]
+    fn a_files_document_is_taken_whole_beside_the_jsons_questions() {
+        let doc = "# PRD\n\n```json\n{\"prd_draft\": \"not this\"}\n```\n";
+        let text = with_document(Stage::Po, None, doc).unwrap();
+        assert_eq!(super::read(Stage::Po, &text).unwrap().document, doc);
+        let meta =
+            "```json\n{\"quality_score\": 70, \"questions\": [{\"question\": \"Who?\"}]}\n```";
+        let s = super::read(
+            Stage::Po,
+            &with_document(Stage::Po, Some(meta), doc).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            (s.document.as_str(), s.reported_score, s.questions.len()),
+            (doc, Some(70), 1)
+        );
+        let both = with_document(Stage::Po, Some(r#"{"content": "x"}"#), doc).unwrap_err();
+        assert!(both.contains("`content`"), "{both}");
+        assert!(with_document(Stage::Po, Some("# my PRD"), doc).is_err());
     }
 
     #[test]

@@ -20,6 +20,16 @@ pub struct Documents {
     /// The project's files against the commit the round of development began from
     /// (`None`: not read for this step, or git could not say).
     pub work_tree: Option<WorkTree>,
+    /// The file a submission named as its document (`document_file`), as the caller read
+    /// it, checked to be a document the stage may take.
+    pub file_draft: Option<FileDraft>,
+}
+
+/// A file read as a submission's document: its path and its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileDraft {
+    pub path: String,
+    pub text: String,
 }
 
 impl Documents {

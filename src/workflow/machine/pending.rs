@@ -84,6 +84,7 @@ pub fn pending(
         decided_digest: None,
         evidence: Default::default(),
         words: None,
+        drafted: None,
         now: chrono::DateTime::UNIX_EPOCH,
         stamp: String::new(),
     };
@@ -109,6 +110,7 @@ pub fn pending(
     };
     let score = rec.chosen_engine.and_then(|e| rec.scores.get(&e).copied());
     let mut notices = step.facts.notices;
+    notices.extend(whose_draft(&rec, document.as_ref()));
     if let Some(n) = document
         .as_ref()
         .and_then(|d| super::submit::since_rejection(session, stage, &d.sha256))
@@ -136,6 +138,21 @@ pub fn pending(
         },
         notices,
         failed_verdict: rules::failed_verdict(stage, &rec),
+    })
+}
+
+/// Whose draft the human decides on, when it was taken from a file (`document_file`): the
+/// file's, or, if the document changed since, one taken from it.
+fn whose_draft(rec: &StageRecord, document: Option<&Shown>) -> Option<String> {
+    let from = rec.from_file.as_ref()?;
+    let same = document.is_some_and(|d| d.sha256 == from.sha256);
+    Some(if same {
+        format!("This draft is {}.", from.label())
+    } else {
+        format!(
+            "This draft was taken from {}, and it has changed since.",
+            from.label()
+        )
     })
 }
 

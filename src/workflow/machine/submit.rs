@@ -10,7 +10,7 @@ use super::super::quality;
 use super::super::rules::{self, AfterPlain, AfterScored, ScoredRound};
 use super::super::sections;
 use super::super::session::{Question, ScoreSource, Session, Sprint, StageRecord, State};
-use super::super::stage::{Engine, Marker, Stage};
+use super::super::stage::{Engine, Marker, QualityGate, Stage};
 use super::super::submission::{self, Submission, SubmissionError};
 use super::{kept_words, Step, WorkflowError};
 use crate::code::clip;
@@ -76,6 +76,40 @@ fn present(claude: Option<String>, codex: Option<String>) -> Vec<(Engine, String
 }
 
 impl Step<'_> {
+    /// A submission at `stage` (`given`: the stage the caller named): its results, or the
+    /// file `document_file` names as its document, read by the stage's gate.
+    pub(super) fn submit(
+        &mut self,
+        stage: Stage,
+        given: Option<Stage>,
+        claude: Option<String>,
+        codex: Option<String>,
+        document_file: Option<String>,
+    ) -> Result<(), WorkflowError> {
+        // A parent whose stories built every sprint: this is the final QA.
+        let stage = self.stories_done(stage, given)?;
+        if let Some(given) = given.filter(|g| *g != stage) {
+            return Err(WorkflowError::StageMismatch {
+                given,
+                current: stage,
+            });
+        }
+        let claude = match document_file {
+            Some(path) => Some(self.file_draft(stage, &path, claude, &codex)?),
+            None => claude,
+        };
+        match stage.gate() {
+            QualityGate::Score(gate) => self.submit_scored(stage, gate, claude, codex)?,
+            QualityGate::Approval | QualityGate::Verdict { .. } | QualityGate::None => {
+                self.submit_plain(stage, claude, codex)?
+            }
+        }
+        // Every submission says where its document came from: one the model writes after
+        // a file's draft is the model's again.
+        self.session.record_mut(stage).from_file = self.drafted.take();
+        Ok(())
+    }
+
     /// Reads and scores one result; an empty document is refused.
     fn candidate(stage: Stage, engine: Engine, text: &str) -> Result<Candidate, WorkflowError> {
         let _reading = crate::fault::doing(
@@ -398,6 +432,43 @@ impl Step<'_> {
 }
 
 impl Step<'_> {
+    /// The result a submission naming `document_file` is read from: the file's text (as
+    /// the caller read it) as the stage's document, beside the score, questions and gaps
+    /// the JSON of `claude_result` gives, if any; the file is recorded as the draft's
+    /// source, and said.
+    pub(super) fn file_draft(
+        &mut self,
+        stage: Stage,
+        path: &str,
+        meta: Option<String>,
+        codex: &Option<String>,
+    ) -> Result<String, WorkflowError> {
+        let refused = |problem: String| WorkflowError::DocumentFile { problem };
+        let draft = self
+            .documents
+            .file_draft
+            .as_ref()
+            .filter(|d| d.path == path)
+            .ok_or_else(|| refused(format!("`{}` was not read for this step", clip(path, 80))))?;
+        if codex.as_deref().is_some_and(|c| !c.trim().is_empty()) {
+            return Err(refused(
+                "the draft is the file: leave out `codex_result` (a second model reviews it at the gate as the human does)".into(),
+            ));
+        }
+        let text =
+            submission::with_document(stage, meta.as_deref(), &draft.text).map_err(refused)?;
+        let from = crate::workflow::authorship::FromFile {
+            path: draft.path.clone(),
+            sha256: super::sha256_hex(&draft.text),
+        };
+        self.facts.notices.push(format!(
+            "The draft is {}: the server read it and scored it by the same gate as any draft.",
+            from.label()
+        ));
+        self.drafted = Some(from);
+        Ok(text)
+    }
+
     /// Says so when `document` is the one the human last sent back at `stage`.
     fn notice_unchanged(&mut self, stage: Stage, document: &str) {
         let sha = super::sha256_hex(document);
@@ -428,6 +499,10 @@ impl Step<'_> {
     /// result of an engine the session does not run, a stage of two engines with one
     /// result, a stage of one engine done by the other.
     fn notice_engines(&mut self, stage: Stage, given: &[Engine]) {
+        // A file's draft is no engine's result: there is no second one to ask for.
+        if self.drafted.is_some() {
+            return;
+        }
         let asked = self.session.engines_for(stage);
         let runs = self.session.engines.clone();
         let list = |engines: &[Engine]| {
