@@ -189,13 +189,27 @@ pub(super) fn git(dir: &Path) -> Command {
 /// whole process group is killed and its output is no longer waited for: a helper that
 /// escaped the group cannot hold the call.
 pub(super) fn network(dir: &Path, args: &[&str]) -> Result<String, String> {
+    network_failing(dir, args).map_err(|f| f.why)
+}
+
+/// Why a network command failed: said in a line, and git's whole stderr, for a caller
+/// that decides by what git said (empty when git was stopped at the deadline).
+#[derive(Debug)]
+pub(super) struct Failure {
+    pub why: String,
+    pub stderr: String,
+}
+
+/// [`network`], failing with git's whole stderr.
+pub(super) fn network_failing(dir: &Path, args: &[&str]) -> Result<String, Failure> {
     let mut cmd = git(dir);
     cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
     #[cfg(unix)]
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("git could not be started: {e}"))?;
+    let mut child = cmd.spawn().map_err(|e| Failure {
+        why: format!("git could not be started: {e}"),
+        stderr: String::new(),
+    })?;
     let (out, err) = (child.stdout.take(), child.stderr.take());
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -220,18 +234,24 @@ pub(super) fn network(dir: &Path, args: &[&str]) -> Result<String, String> {
         .unwrap_or_default();
     match status {
         Some(s) if s.success() => Ok(stdout),
-        Some(_) => Err(stderr
-            .lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("git failed")
-            .trim()
-            .to_string()),
-        None => Err(format!(
-            "`git {}` took longer than {} s and was stopped",
-            args[0],
-            NETWORK_DEADLINE.as_secs()
-        )),
+        Some(_) => Err(Failure {
+            why: stderr
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("git failed")
+                .trim()
+                .to_string(),
+            stderr,
+        }),
+        None => Err(Failure {
+            why: format!(
+                "`git {}` took longer than {} s and was stopped",
+                args[0],
+                NETWORK_DEADLINE.as_secs()
+            ),
+            stderr: String::new(),
+        }),
     }
 }
 
