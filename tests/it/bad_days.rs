@@ -6,19 +6,120 @@
 //! (the model's, from the clone's last fetch refreshed in the background; hers at the
 //! terminal, fetched) and `list` name both holders before anything is merged. Cy's clone dies too: Lea releases his
 //! sprint at her terminal (refused from a pipe), the release is recorded with her name,
-//! and the sprint can be claimed again. Then Lea and Ben send one PRD back on both clones:
+//! and the sprint can be claimed again; both dead clones are marked "(gone)" on this
+//! machine, where their claims were taken. Lea's dashboard runs (in headless Chromium
+//! when installed) while she adds a worktree for sprint 3: its story is on the open page
+//! within seconds. Once every story is built and the parent's final QA completes it on
+//! `main`, the worktree's copy of the parent says it is behind (the model's `status`, the
+//! terminal's, the dashboard's answer for it) and the page lists the task and each story
+//! once. Then Lea and Ben send one PRD back on both clones:
 //! the merge conflicts, the refusal names `bmad-mcp resolve`, and after Ben keeps Lea's
 //! version the lesson of his discarded send-back is retired, not recalled.
 
 use std::path::Path;
+use std::time::{Duration, Instant};
 
-use serde_json::json;
+use serde_json::{json, Value};
 
+use crate::support::dash::Dash;
 use crate::support::terminal::run_in_terminal;
-use crate::support::{bin, git, passing_architecture, passing_prd, to_approved_plan};
+use crate::support::webdriver::{Browser, CHROMEDRIVER, CHROMIUM};
+use crate::support::{bin, git, passing_architecture, passing_prd, to_approved_plan, Client};
 use crate::team_git::{clone_as, commit_all, git_may_fail, server};
 
 const THREE_SPRINTS: &str = "# Sprint Plan\n\n## Sprint 1: Login\n- the form\n\n## Sprint 2: Logout\n- the button\n\n## Sprint 3: Profile\n- the page\n";
+const DEV: &str =
+    "# Implementation Report\n\n## Summary\nBuilt the sprint.\n\n## Tests\n9 passed.\n";
+const REVIEW: &str = "# Code Review\n\n## Findings\n- none.\n\nReview Status: Pass\n";
+const QA: &str = "# QA Report\n\n## Results\n30 passed.\n\nIntent: met\nQuality Score: 93/100\n";
+
+/// The lead's dashboard page: in headless Chromium when it is installed, else (said on
+/// stderr, with why) its answers read over HTTP with the page's cookie, as the page reads
+/// them.
+enum Page {
+    Browser(Browser, Dash),
+    Http(Dash),
+}
+
+impl Page {
+    fn open(project: &Path) -> Page {
+        if !(Path::new(CHROMIUM).exists() && Path::new(CHROMEDRIVER).exists()) {
+            eprintln!("bad_days: {CHROMIUM} or {CHROMEDRIVER} is missing (apt-get install chromium chromium-driver): the dashboard is read over HTTP, not in a browser");
+            return Page::Http(Dash::open(project));
+        }
+        let d = Dash::start(project);
+        let b = Browser::start();
+        b.goto(&d.url);
+        b.find("#tasks");
+        Page::Browser(b, d)
+    }
+
+    /// The dashboard's JSON answer at `path`, in the browser the page's own request.
+    fn api(&self, path: &str) -> Value {
+        match self {
+            Page::Browser(b, _) => b.run(&format!(
+                "return fetch({path:?}, {{credentials: 'same-origin'}}).then(r => r.json())"
+            )),
+            Page::Http(d) => d.get(path).json(),
+        }
+    }
+
+    /// How many rows of the task list show the session `id`: on the page as drawn, or in
+    /// the list it is drawn from.
+    fn rows(&self, id: &Value) -> usize {
+        let id = id.as_str().unwrap();
+        let n = match self {
+            Page::Browser(b, _) => b.run(&format!(
+                "return document.querySelectorAll(\"#tasks tr[data-session='{id}']\").length"
+            )),
+            Page::Http(d) => {
+                let tasks = d.get("/dashboard/api/tasks").json();
+                json!(tasks["tasks"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|t| t["session_id"] == id)
+                    .count())
+            }
+        };
+        n.as_u64().unwrap_or(0) as usize
+    }
+
+    /// Waits up to 10 s for `ok`, read again every 200 ms (the page updates itself when a
+    /// file changes): how long it took.
+    async fn within_seconds(&self, what: &str, ok: impl Fn(&Page) -> bool) -> Duration {
+        let started = Instant::now();
+        while !ok(self) {
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "{what}: not on the page after 10 s: {:#}",
+                self.api("/dashboard/api/tasks")
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        started.elapsed()
+    }
+
+    fn close(self) {
+        match self {
+            Page::Browser(b, d) => {
+                drop(b);
+                d.stop();
+            }
+            Page::Http(d) => {
+                d.stop();
+            }
+        }
+    }
+}
+
+/// Builds, reviews and checks the story `sid` on `c`: it completes.
+async fn build_story(c: &Client, sid: &Value) {
+    for result in [DEV, REVIEW, QA] {
+        c.ok(json!({"action": "submit", "session_id": sid, "claude_result": result}))
+            .await;
+    }
+}
 
 /// A command of the binary in `dir`, as a person types it with stdout piped: its exit
 /// code and what it printed.
@@ -48,7 +149,7 @@ fn remote_claims(origin: &Path) -> String {
     )
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dead_clone_s_sprint_is_listed_taken_over_by_its_owner_and_released_by_a_person() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
@@ -88,6 +189,8 @@ async fn a_dead_clone_s_sprint_is_listed_taken_over_by_its_owner_and_released_by
     let refused = c.refused(story(1), "sprint_taken").await;
     let m = refused["error"]["message"].as_str().unwrap();
     assert!(m.contains("by Ben Okafor <ben@example.org>"), "{m}");
+    // The claim was taken on this machine, and its clone is not here any more.
+    assert!(m.contains(&format!("in {} (gone)", ben.display())), "{m}");
     assert!(
         m.contains(&format!("`bmad-mcp claims release {task} 1`")),
         "{m}"
@@ -102,7 +205,7 @@ async fn a_dead_clone_s_sprint_is_listed_taken_over_by_its_owner_and_released_by
     );
     assert!(
         out.contains(&format!(
-            "{task} sprint 1: Ben Okafor <ben@example.org> on branch `main` in {}, since ",
+            "{task} sprint 1: Ben Okafor <ben@example.org> on branch `main` in {} (gone), since ",
             ben.display()
         )),
         "{out}"
@@ -118,6 +221,7 @@ async fn a_dead_clone_s_sprint_is_listed_taken_over_by_its_owner_and_released_by
     let b = server(&ben2).await;
     let v = b.ok(story(1)).await;
     assert!(v["notices"].to_string().contains("taken over"), "{v:#}");
+    let ben_1 = v["session_id"].clone();
     let claims = remote_claims(&origin);
     assert!(
         claims.contains(&ben2.display().to_string()),
@@ -170,6 +274,12 @@ async fn a_dead_clone_s_sprint_is_listed_taken_over_by_its_owner_and_released_by
     // pipe; the release names her, and the sprint is free for anyone.
     c.close().await;
     std::fs::remove_dir_all(&cy).unwrap();
+    let (_, out) = run(&lea, &["status", &task]);
+    let gone = format!(
+        "sprint 2 (Logout) by Cy Park <cy@example.org> on branch `main` in {} (gone), since ",
+        cy.display()
+    );
+    assert!(out.contains(&gone), "{out}");
     let (code, _) = run(&lea, &["claims", "release", &task, "2"]);
     assert_eq!(code, 2, "refused without a terminal");
     assert!(remote_claims(&origin).contains("/sprint-2"));
@@ -179,8 +289,11 @@ async fn a_dead_clone_s_sprint_is_listed_taken_over_by_its_owner_and_released_by
     let (code, out) = run_in_terminal(cmd, "Release it? [y/N] ", "y\n");
     assert_eq!(code, 0, "{out}");
     assert!(
-        out.contains("by Cy Park <cy@example.org>"),
-        "it shows whose: {out}"
+        out.contains(&format!(
+            "by Cy Park <cy@example.org> on branch `main` in {} (gone), since ",
+            cy.display()
+        )),
+        "it shows whose, and that its clone is gone: {out}"
     );
     assert!(out.contains("Released sprint 2"), "{out}");
     assert!(!remote_claims(&origin).contains("/sprint-2"));
@@ -191,7 +304,92 @@ async fn a_dead_clone_s_sprint_is_listed_taken_over_by_its_owner_and_released_by
         )),
         "{out}"
     );
-    b.ok(story(2)).await;
+    let ben_2 = b.ok(story(2)).await["session_id"].clone();
+
+    // Lea's dashboard runs; she adds a worktree for sprint 3 meanwhile, and the story she
+    // starts there is on the open page within seconds, under its parent listed once.
+    let page = Page::open(&lea);
+    let s3 = root.join("lea-sprint-3");
+    let at = s3.to_str().unwrap();
+    git(&lea, &["worktree", "add", "-q", at, "-b", "sprint-3"]);
+    let w = server(&s3).await;
+    let lea_3 = w.ok(story(3)).await["session_id"].clone();
+    let took = page
+        .within_seconds("the new worktree's story", |p| p.rows(&lea_3) == 1)
+        .await;
+    eprintln!("bad_days: the new worktree's story was on the page after {took:?}");
+    assert_eq!(page.rows(&parent), 1);
+
+    // Every sprint is built: Ben pushes his two stories, Lea merges her worktree's branch,
+    // and the parent's final QA completes it on `main`.
+    build_story(&b, &ben_1).await;
+    build_story(&b, &ben_2).await;
+    commit_all(&ben2, "Ben: sprints 1 and 2");
+    git(&ben2, &["push", "-q"]);
+    build_story(&w, &lea_3).await;
+    commit_all(&s3, "Lea: sprint 3");
+    git(&lea, &["pull", "-q", "--no-edit"]);
+    git(&lea, &["merge", "-q", "--no-edit", "sprint-3"]);
+    let v = l
+        .ok(json!({"action": "submit", "session_id": parent, "stage": "qa", "claude_result": QA}))
+        .await;
+    assert_eq!(v["state"], "completed", "{v:#}");
+    commit_all(&lea, "Lea: the final QA");
+    git(&lea, &["push", "-q"]);
+
+    // The worktree still holds the parent as it was: its copy says it is behind, in the
+    // model's `status` and the terminal's, and in the dashboard's answer for that copy;
+    // the page lists the task once, completed, and each story once.
+    let behind = format!(
+        "is behind: the task completed on branch `main` in {}",
+        lea.display()
+    );
+    let v = w
+        .ok(json!({"action": "status", "session_id": parent}))
+        .await;
+    assert!(v["notices"].to_string().contains(&behind), "{v:#}");
+    let (_, out) = run(&s3, &["status", &task]);
+    assert!(out.contains(&behind), "{out}");
+    page.within_seconds("the completed parent", |p| {
+        let tasks = p.api("/dashboard/api/tasks");
+        let row = tasks["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["session_id"] == parent)
+            .cloned()
+            .unwrap_or_default();
+        row["state"] == "completed" && row["extra"].get("behind").is_none()
+    })
+    .await;
+    for id in [&parent, &ben_1, &ben_2, &lea_3] {
+        assert_eq!(
+            page.rows(id),
+            1,
+            "{id}: {:#}",
+            page.api("/dashboard/api/tasks")
+        );
+    }
+    let projects = page.api("/dashboard/api/tasks")["projects"].clone();
+    let copy = projects
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|p| p.as_str().map(Path::new) == Some(s3.as_path()))
+        .unwrap_or_else(|| panic!("the worktree is served: {projects}"));
+    let stale = page.api(&format!(
+        "/dashboard/api/task?project={copy}&id={}",
+        parent.as_str().unwrap()
+    ));
+    assert!(
+        stale["behind"]
+            .as_str()
+            .unwrap_or_default()
+            .contains(&behind),
+        "{stale:#}"
+    );
+    page.close();
+    w.close().await;
 
     // Lea and Ben send the same PRD back on both clones, each with their own words: the
     // merge conflicts on the task, and the refusal names `resolve`, not a file checkout.
@@ -208,7 +406,6 @@ async fn a_dead_clone_s_sprint_is_listed_taken_over_by_its_owner_and_released_by
     l.ok(on(&sid, prd)).await;
     commit_all(&lea, "Lea: a settings page");
     git(&lea, &["push", "-q"]);
-    commit_all(&ben2, "Ben: sprints 1 and 2");
     git(&ben2, &["pull", "-q", "--no-edit"]);
     let words = [
         (&l, &lea, "Name the users first."),
