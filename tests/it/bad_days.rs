@@ -100,6 +100,12 @@ impl Page {
         started.elapsed()
     }
 
+    fn dash(&self) -> &Dash {
+        match self {
+            Page::Browser(_, d) | Page::Http(d) => d,
+        }
+    }
+
     fn close(self) {
         match self {
             Page::Browser(b, d) => {
@@ -319,6 +325,17 @@ async fn a_dead_clone_s_sprint_is_listed_taken_over_by_its_owner_and_released_by
         .await;
     eprintln!("bad_days: the new worktree's story was on the page after {took:?}");
     assert_eq!(page.rows(&parent), 1);
+    // A reply there that asks the human links to the page, as in the worktrees served
+    // from the start.
+    let v = w
+        .ok(json!({"action": "start", "objective": "Write the profile page's help text"}))
+        .await;
+    let sid = v["session_id"].as_str().unwrap().to_string();
+    let v = w
+        .ok(json!({"action": "submit", "session_id": sid, "claude_result": passing_prd()}))
+        .await;
+    let link = format!("{}/dashboard/#/task/{sid}", page.dash().origin());
+    assert_eq!(v["dashboard_url"], link.as_str(), "{v:#}");
 
     // Every sprint is built: Ben pushes his two stories, Lea merges her worktree's branch,
     // and the parent's final QA completes it on `main`.
