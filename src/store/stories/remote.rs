@@ -27,17 +27,22 @@ pub struct Claimant {
 }
 
 impl Claimant {
-    /// "Ada on branch `s1` in /work/ada", with " (gone)" after a worktree that is gone.
+    /// "Ada on branch `s1` in /work/ada", with " (gone)" after a worktree that is gone,
+    /// or " (on lab-7)" after one of another machine.
     pub fn named(&self) -> String {
+        let there = match self.host.as_deref() {
+            _ if self.gone() => " (gone)".to_string(),
+            Some(h) if Some(h) != super::identity::host() => format!(" (on {h})"),
+            _ => String::new(),
+        };
         format!(
-            "{}{} in {}{}",
+            "{}{} in {}{there}",
             self.owner,
             self.branch
                 .as_deref()
                 .map(|b| format!(" on branch `{b}`"))
                 .unwrap_or_default(),
             self.worktree,
-            if self.gone() { " (gone)" } else { "" }
         )
     }
 
@@ -173,8 +178,17 @@ mod tests {
         );
         assert!(!claimant(&there, Some(here)).gone());
         // Another machine's path, and a claim that does not say where it was taken.
-        assert!(!claimant(&deleted, Some("another-machine")).gone());
-        assert!(!claimant(&deleted, None).named().contains("(gone)"));
+        let elsewhere = claimant(&deleted, Some("another-machine"));
+        assert!(!elsewhere.gone());
+        assert!(
+            elsewhere
+                .named()
+                .ends_with(&format!("in {deleted} (on another-machine)")),
+            "{}",
+            elsewhere.named()
+        );
+        assert!(claimant(&deleted, None).named().ends_with(&deleted));
+        assert!(claimant(&there, Some(here)).named().ends_with(&there));
     }
 
     #[test]
