@@ -16,7 +16,7 @@
 //! the merge conflicts, the refusal names `bmad-mcp resolve`, and after Ben keeps Lea's
 //! version the lesson of his discarded send-back is retired, not recalled.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -125,6 +125,124 @@ async fn build_story(c: &Client, sid: &Value) {
         c.ok(json!({"action": "submit", "session_id": sid, "claude_result": result}))
             .await;
     }
+}
+
+/// The lead's clone, her server and the parent task.
+struct Lead<'a> {
+    root: &'a Path,
+    dir: &'a Path,
+    server: &'a Client,
+    parent: &'a Value,
+    task: &'a str,
+}
+
+/// Lea's dashboard runs; she adds a worktree for sprint 3 meanwhile, and the story she
+/// starts there is on the open page within seconds, under its parent listed once; a reply
+/// there that asks the human links to the page. The page, the worktree's server, the
+/// worktree and the story's session id.
+async fn a_worktree_joins_the_running_page(lead: &Lead<'_>) -> (Page, Client, PathBuf, Value) {
+    let page = Page::open(lead.dir);
+    let s3 = lead.root.join("lea-sprint-3");
+    let at = s3.to_str().unwrap();
+    git(lead.dir, &["worktree", "add", "-q", at, "-b", "sprint-3"]);
+    let w = server(&s3).await;
+    let story = json!({"action": "start", "parent": lead.task, "sprint": 3});
+    let lea_3 = w.ok(story).await["session_id"].clone();
+    let took = page
+        .within_seconds("the new worktree's story", |p| p.rows(&lea_3) == 1)
+        .await;
+    eprintln!("bad_days: the new worktree's story was on the page after {took:?}");
+    assert_eq!(page.rows(lead.parent), 1);
+    // Served from now on as the worktrees served from the start: replies link the page.
+    let v = w
+        .ok(json!({"action": "start", "objective": "Write the profile page's help text"}))
+        .await;
+    let sid = v["session_id"].as_str().unwrap().to_string();
+    let v = w
+        .ok(json!({"action": "submit", "session_id": sid, "claude_result": passing_prd()}))
+        .await;
+    let link = format!("{}/dashboard/#/task/{sid}", page.dash().origin());
+    assert_eq!(v["dashboard_url"], link.as_str(), "{v:#}");
+    (page, w, s3, lea_3)
+}
+
+/// Every sprint is built: Ben (`ben`: his server, clone and two stories) pushes his two
+/// stories, Lea builds hers in the worktree (`wt`) and merges its branch, and the parent's
+/// final QA completes it on `main`.
+async fn every_sprint_built_and_the_parent_completed(
+    lead: &Lead<'_>,
+    wt: (&Client, &Path, &Value),
+    ben: (&Client, &Path, &Value, &Value),
+) {
+    let (b, ben2, ben_1, ben_2) = ben;
+    build_story(b, ben_1).await;
+    build_story(b, ben_2).await;
+    commit_all(ben2, "Ben: sprints 1 and 2");
+    git(ben2, &["push", "-q"]);
+    let (w, s3, lea_3) = wt;
+    build_story(w, lea_3).await;
+    commit_all(s3, "Lea: sprint 3");
+    git(lead.dir, &["pull", "-q", "--no-edit"]);
+    git(lead.dir, &["merge", "-q", "--no-edit", "sprint-3"]);
+    let v = lead
+        .server
+        .ok(json!({"action": "submit", "session_id": lead.parent, "stage": "qa", "claude_result": QA}))
+        .await;
+    assert_eq!(v["state"], "completed", "{v:#}");
+    commit_all(lead.dir, "Lea: the final QA");
+    git(lead.dir, &["push", "-q"]);
+}
+
+/// The worktree (`wt`: its server and folder) still holds the parent as it was: its copy
+/// says it is behind, in the model's `status` and the terminal's, and in the dashboard's
+/// answer for that copy; the page lists the task once, completed, and each of `stories`
+/// once.
+async fn the_stale_copy_says_behind(
+    lead: &Lead<'_>,
+    page: &Page,
+    wt: (&Client, &Path),
+    stories: &[&Value],
+) {
+    let (w, s3) = wt;
+    let behind = format!(
+        "is behind: the task completed on branch `main` in {}",
+        lead.dir.display()
+    );
+    let v = w
+        .ok(json!({"action": "status", "session_id": lead.parent}))
+        .await;
+    assert!(v["notices"].to_string().contains(&behind), "{v:#}");
+    let (_, out) = run(s3, &["status", lead.task]);
+    assert!(out.contains(&behind), "{out}");
+    page.within_seconds("the completed parent", |p| {
+        let tasks = p.api("/dashboard/api/tasks");
+        let row = tasks["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| &t["session_id"] == lead.parent)
+            .cloned()
+            .unwrap_or_default();
+        row["state"] == "completed" && row["extra"].get("behind").is_none()
+    })
+    .await;
+    for id in stories.iter().copied().chain([lead.parent]) {
+        let listed = page.api("/dashboard/api/tasks");
+        assert_eq!(page.rows(id), 1, "{id}: {listed:#}");
+    }
+    let projects = page.api("/dashboard/api/tasks")["projects"].clone();
+    let copy = projects
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|p| p.as_str().map(Path::new) == Some(s3))
+        .unwrap_or_else(|| panic!("the worktree is served: {projects}"));
+    let stale = page.api(&format!(
+        "/dashboard/api/task?project={copy}&id={}",
+        lead.parent.as_str().unwrap()
+    ));
+    let said = stale["behind"].as_str().unwrap_or_default();
+    assert!(said.contains(&behind), "{stale:#}");
 }
 
 /// A command of the binary in `dir`, as a person types it with stdout piped: its exit
@@ -312,99 +430,21 @@ async fn a_dead_clone_s_sprint_is_listed_taken_over_by_its_owner_and_released_by
     );
     let ben_2 = b.ok(story(2)).await["session_id"].clone();
 
-    // Lea's dashboard runs; she adds a worktree for sprint 3 meanwhile, and the story she
-    // starts there is on the open page within seconds, under its parent listed once.
-    let page = Page::open(&lea);
-    let s3 = root.join("lea-sprint-3");
-    let at = s3.to_str().unwrap();
-    git(&lea, &["worktree", "add", "-q", at, "-b", "sprint-3"]);
-    let w = server(&s3).await;
-    let lea_3 = w.ok(story(3)).await["session_id"].clone();
-    let took = page
-        .within_seconds("the new worktree's story", |p| p.rows(&lea_3) == 1)
-        .await;
-    eprintln!("bad_days: the new worktree's story was on the page after {took:?}");
-    assert_eq!(page.rows(&parent), 1);
-    // A reply there that asks the human links to the page, as in the worktrees served
-    // from the start.
-    let v = w
-        .ok(json!({"action": "start", "objective": "Write the profile page's help text"}))
-        .await;
-    let sid = v["session_id"].as_str().unwrap().to_string();
-    let v = w
-        .ok(json!({"action": "submit", "session_id": sid, "claude_result": passing_prd()}))
-        .await;
-    let link = format!("{}/dashboard/#/task/{sid}", page.dash().origin());
-    assert_eq!(v["dashboard_url"], link.as_str(), "{v:#}");
-
-    // Every sprint is built: Ben pushes his two stories, Lea merges her worktree's branch,
-    // and the parent's final QA completes it on `main`.
-    build_story(&b, &ben_1).await;
-    build_story(&b, &ben_2).await;
-    commit_all(&ben2, "Ben: sprints 1 and 2");
-    git(&ben2, &["push", "-q"]);
-    build_story(&w, &lea_3).await;
-    commit_all(&s3, "Lea: sprint 3");
-    git(&lea, &["pull", "-q", "--no-edit"]);
-    git(&lea, &["merge", "-q", "--no-edit", "sprint-3"]);
-    let v = l
-        .ok(json!({"action": "submit", "session_id": parent, "stage": "qa", "claude_result": QA}))
-        .await;
-    assert_eq!(v["state"], "completed", "{v:#}");
-    commit_all(&lea, "Lea: the final QA");
-    git(&lea, &["push", "-q"]);
-
-    // The worktree still holds the parent as it was: its copy says it is behind, in the
-    // model's `status` and the terminal's, and in the dashboard's answer for that copy;
-    // the page lists the task once, completed, and each story once.
-    let behind = format!(
-        "is behind: the task completed on branch `main` in {}",
-        lea.display()
-    );
-    let v = w
-        .ok(json!({"action": "status", "session_id": parent}))
-        .await;
-    assert!(v["notices"].to_string().contains(&behind), "{v:#}");
-    let (_, out) = run(&s3, &["status", &task]);
-    assert!(out.contains(&behind), "{out}");
-    page.within_seconds("the completed parent", |p| {
-        let tasks = p.api("/dashboard/api/tasks");
-        let row = tasks["tasks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|t| t["session_id"] == parent)
-            .cloned()
-            .unwrap_or_default();
-        row["state"] == "completed" && row["extra"].get("behind").is_none()
-    })
+    let lead = Lead {
+        root: &root,
+        dir: &lea,
+        server: &l,
+        parent: &parent,
+        task: &task,
+    };
+    let (page, w, s3, lea_3) = a_worktree_joins_the_running_page(&lead).await;
+    every_sprint_built_and_the_parent_completed(
+        &lead,
+        (&w, &s3, &lea_3),
+        (&b, &ben2, &ben_1, &ben_2),
+    )
     .await;
-    for id in [&parent, &ben_1, &ben_2, &lea_3] {
-        assert_eq!(
-            page.rows(id),
-            1,
-            "{id}: {:#}",
-            page.api("/dashboard/api/tasks")
-        );
-    }
-    let projects = page.api("/dashboard/api/tasks")["projects"].clone();
-    let copy = projects
-        .as_array()
-        .unwrap()
-        .iter()
-        .position(|p| p.as_str().map(Path::new) == Some(s3.as_path()))
-        .unwrap_or_else(|| panic!("the worktree is served: {projects}"));
-    let stale = page.api(&format!(
-        "/dashboard/api/task?project={copy}&id={}",
-        parent.as_str().unwrap()
-    ));
-    assert!(
-        stale["behind"]
-            .as_str()
-            .unwrap_or_default()
-            .contains(&behind),
-        "{stale:#}"
-    );
+    the_stale_copy_says_behind(&lead, &page, (&w, &s3), &[&ben_1, &ben_2, &lea_3]).await;
     page.close();
     w.close().await;
 
