@@ -552,4 +552,12 @@ async fn a_conflict_names_resolve_and_the_discarded_side_stops_teaching(
         all.contains("browsers") && all.contains("(retired)"),
         "{all}"
     );
+    // What the model is given when it asks: Lea's lesson, not the retired one.
+    let recall = json!({"action": "recall", "query": "the settings page: its users, which browsers it supports"});
+    let v = b.ok(recall).await;
+    let recalled = v["recalled"].to_string();
+    assert!(
+        recalled.contains("Name the users first") && !recalled.contains("browsers"),
+        "{v:#}"
+    );
 }
