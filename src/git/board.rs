@@ -7,34 +7,13 @@
 //! owner taking it over from another clone), again only while it is the claim read. Every
 //! network command is [`super::claim`]'s, bounded in time and asking nothing.
 
-use std::time::Duration;
-
-use super::claim::{git, network, network_failing};
+use super::claim::{fetch, git, network};
 use super::{run, Repo};
 
 /// Where the claims are.
 pub const CLAIMS: &str = "refs/bmad/claims/";
 /// Where the records of released claims are.
 pub const RELEASED: &str = "refs/bmad/released/";
-
-/// The pauses before a fetch of the claims is tried again after meeting another git
-/// process's lock: git holds a ref's or the index's lock for milliseconds, so a bounded
-/// handful, under 2 s in all, outlasts it without holding a reading up for long.
-const LOCK_PAUSES: [Duration; 3] = [
-    Duration::from_millis(100),
-    Duration::from_millis(300),
-    Duration::from_millis(900),
-];
-
-/// Whether git failed on a lock another git process holds in the repository (its
-/// `Unable to create '….lock': File exists.`, git's words under `LC_ALL=C`, which every
-/// command here runs with): the line that says so, without git's `error: `.
-fn locked(stderr: &str) -> Option<&str> {
-    stderr
-        .lines()
-        .find(|l| l.contains(".lock': File exists"))
-        .map(|l| l.trim().trim_start_matches("error: "))
-}
 
 /// One ref under [`CLAIMS`] or [`RELEASED`], as this clone has it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,41 +48,21 @@ impl Repo {
         Some(board)
     }
 
-    /// Fetches the claims and release records into the clone's copies. Another git process
-    /// of the clone (a `pull`, a worktree's server fetching the same refs) holding a lock
-    /// the fetch needs is waited out: tried again after each of [`LOCK_PAUSES`], then said.
+    /// Fetches the claims and release records into the clone's copies, waiting out
+    /// another git process's lock ([`fetch`]).
     fn fetch_board(&self, remote: &str) -> Result<(), String> {
         let (claims, released) = (
             format!("+{CLAIMS}*:{CLAIMS}*"),
             format!("+{RELEASED}*:{RELEASED}*"),
         );
         let args = [
-            "fetch",
-            "--quiet",
-            "--no-tags",
             "--prune",
             "--no-write-fetch-head",
             remote,
             &claims,
             &released,
         ];
-        let mut pauses = LOCK_PAUSES.iter();
-        loop {
-            let failure = match network_failing(&self.dir, &args) {
-                Ok(_) => return Ok(()),
-                Err(f) => f,
-            };
-            match (locked(&failure.stderr), pauses.next()) {
-                (Some(_), Some(pause)) => std::thread::sleep(*pause),
-                (Some(line), None) => {
-                    return Err(format!(
-                        "another git process held a lock of the clone, {} times: {line}",
-                        LOCK_PAUSES.len() + 1
-                    ))
-                }
-                (None, _) => return Err(failure.why),
-            }
-        }
+        fetch(&self.dir, &args).map(|_| ())
     }
 
     /// The claims and release records as the clone's last fetch left them, without asking
@@ -206,8 +165,9 @@ impl Repo {
 #[cfg(all(test, unix))]
 mod tests {
     use std::path::{Path, PathBuf};
-    use std::time::Instant;
+    use std::time::{Duration, Instant};
 
+    use super::super::claim::{locked, network_failing, LOCK_PAUSES};
     use super::*;
 
     const CLAIM: &str = "refs/bmad/claims/p/sprint-1";
@@ -263,6 +223,24 @@ mod tests {
         );
         let failure = network_failing(&clone, &args).unwrap_err();
         assert_eq!(locked(&failure.stderr), None, "{}", failure.stderr);
+    }
+
+    /// A start's claim that meets the lock while it reads the holder's claim waits it out
+    /// too, and learns the holder: it does not go on with a claim of its own clone alone.
+    #[test]
+    fn a_claim_that_meets_a_lock_reading_the_holder_waits_it_out() {
+        let (_dir, clone, lock) = team();
+        std::fs::write(&lock, "").unwrap();
+        let held = lock.clone();
+        let other = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(250));
+            std::fs::remove_file(held).unwrap();
+        });
+        let got = Repo::at(&clone).unwrap().claim(CLAIM, "Bea holds sprint 1");
+        other.join().unwrap();
+        let message = "Ada holds sprint 1".to_string();
+        let remote = "origin".to_string();
+        assert_eq!(got, crate::git::Claim::Held { remote, message });
     }
 
     #[test]

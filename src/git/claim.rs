@@ -3,7 +3,8 @@
 //! to move a ref that a push did not descend from), so two clones that claim the same
 //! thing learn which one holds it before either starts work, with git as the only
 //! transport and no server of ours. Every command that touches the network is bounded in
-//! time, asks for nothing (no terminal, no SSH prompt) and runs no hook. It runs in a
+//! time, asks for nothing (no terminal, no SSH prompt) and runs no hook; a fetch waits out,
+//! for a moment, another git process's lock on the refs it writes. Each runs in a
 //! process group of its own, which is killed whole at the deadline: git's helpers
 //! (`git-remote-http`, `ssh`) would otherwise outlive it, holding its output open.
 
@@ -119,16 +120,7 @@ impl Repo {
         if listed.trim().is_empty() {
             return Ok(None);
         }
-        network(
-            &self.dir,
-            &[
-                "fetch",
-                "--quiet",
-                "--no-tags",
-                remote,
-                &format!("+{refname}:{refname}"),
-            ],
-        )?;
+        fetch(&self.dir, &[remote, &format!("+{refname}:{refname}")])?;
         let message = run(&self.dir, &[], &["log", "-1", "--format=%B", refname])
             .ok_or_else(|| format!("the claim at {refname} could not be read"))?;
         Ok(Some(message.trim().to_string()))
@@ -182,6 +174,50 @@ pub(super) fn git(dir: &Path) -> Command {
         .env("LC_ALL", "C")
         .stdin(Stdio::null());
     cmd
+}
+
+/// The pauses before a fetch is tried again after meeting another git process's lock: git holds a ref's or the index's lock for milliseconds, so a bounded
+/// handful, under 2 s in all, outlasts it without holding a reading up for long.
+pub(super) const LOCK_PAUSES: [Duration; 3] = [
+    Duration::from_millis(100),
+    Duration::from_millis(300),
+    Duration::from_millis(900),
+];
+
+/// Whether git failed on a lock another git process holds in the repository (its
+/// `Unable to create '….lock': File exists.`, git's words under `LC_ALL=C`, which every
+/// command here runs with): the line that says so, without git's `error: `.
+pub(super) fn locked(stderr: &str) -> Option<&str> {
+    stderr
+        .lines()
+        .find(|l| l.contains(".lock': File exists"))
+        .map(|l| l.trim().trim_start_matches("error: "))
+}
+
+/// `git fetch --quiet --no-tags <args>` within [`NETWORK_DEADLINE`] each try. Another git
+/// process of the clone (a `pull`, this or another worktree's server fetching the same
+/// refs) holding a lock the fetch needs is waited out: tried again after each of
+/// [`LOCK_PAUSES`], then said, naming the lock.
+pub(super) fn fetch(dir: &Path, args: &[&str]) -> Result<String, String> {
+    let mut all = vec!["fetch", "--quiet", "--no-tags"];
+    all.extend_from_slice(args);
+    let mut pauses = LOCK_PAUSES.iter();
+    loop {
+        let failure = match network_failing(dir, &all) {
+            Ok(out) => return Ok(out),
+            Err(f) => f,
+        };
+        match (locked(&failure.stderr), pauses.next()) {
+            (Some(_), Some(pause)) => std::thread::sleep(*pause),
+            (Some(line), None) => {
+                return Err(format!(
+                    "another git process held a lock of the clone, {} times: {line}",
+                    LOCK_PAUSES.len() + 1
+                ))
+            }
+            (None, _) => return Err(failure.why),
+        }
+    }
 }
 
 /// Runs a network command within [`NETWORK_DEADLINE`]: its stdout, or why it failed (its
