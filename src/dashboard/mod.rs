@@ -343,9 +343,17 @@ fn same_folder_elsewhere(dir: &std::path::Path) -> Vec<PathBuf> {
     else {
         return Vec::new();
     };
+    // A project at the top of its work tree is that work tree, named as git names it (a
+    // join of the empty path would end it with a separator, shown to the human).
     trees
         .into_iter()
-        .map(|(_, t)| t.join(&rel))
+        .map(|(_, t)| {
+            if rel.as_os_str().is_empty() {
+                t
+            } else {
+                t.join(&rel)
+            }
+        })
         .filter(|p| p.is_dir())
         .collect()
 }

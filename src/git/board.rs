@@ -7,7 +7,7 @@
 //! owner taking it over from another clone), again only while it is the claim read. Every
 //! network command is [`super::claim`]'s, bounded in time and asking nothing.
 
-use super::claim::{git, network};
+use super::claim::{fetch, git, network};
 use super::{run, Repo};
 
 /// Where the claims are.
@@ -42,22 +42,27 @@ impl Repo {
     /// the repository has no remote.
     pub fn board(&self) -> Option<Board> {
         let remote = self.remote()?;
-        let fetched = network(
-            &self.dir,
-            &[
-                "fetch",
-                "--quiet",
-                "--no-tags",
-                "--prune",
-                "--no-write-fetch-head",
-                &remote,
-                &format!("+{CLAIMS}*:{CLAIMS}*"),
-                &format!("+{RELEASED}*:{RELEASED}*"),
-            ],
-        );
+        let fetched = self.fetch_board(&remote);
         let mut board = self.board_kept()?;
         board.unreachable = fetched.err();
         Some(board)
+    }
+
+    /// Fetches the claims and release records into the clone's copies, waiting out
+    /// another git process's lock ([`fetch`]).
+    fn fetch_board(&self, remote: &str) -> Result<(), String> {
+        let (claims, released) = (
+            format!("+{CLAIMS}*:{CLAIMS}*"),
+            format!("+{RELEASED}*:{RELEASED}*"),
+        );
+        let args = [
+            "--prune",
+            "--no-write-fetch-head",
+            remote,
+            &claims,
+            &released,
+        ];
+        fetch(&self.dir, &args).map(|_| ())
     }
 
     /// The claims and release records as the clone's last fetch left them, without asking
@@ -154,5 +159,127 @@ impl Repo {
             vec!["push", "--quiet", "--no-verify", "--atomic", &lease, remote];
         args.extend(specs.iter().map(String::as_str));
         network(&self.dir, &args)
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use std::path::{Path, PathBuf};
+    use std::time::{Duration, Instant};
+
+    use super::super::claim::{locked, network_failing, LOCK_PAUSES};
+    use super::*;
+
+    const CLAIM: &str = "refs/bmad/claims/p/sprint-1";
+
+    fn git_ok(dir: &Path, args: &[&str]) {
+        let out = git(dir).args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// A bare remote holding the claim [`CLAIM`], and a clone of it without a copy of the
+    /// claim, whose next fetch of the claims must write that copy; and where git takes the
+    /// copy's lock.
+    fn team() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        git_ok(root, &["init", "-q", "--bare", "-b", "main", "origin.git"]);
+        git_ok(root, &["clone", "-q", "origin.git", "c"]);
+        let clone = root.join("c");
+        let repo = Repo::at(&clone).unwrap();
+        let commit = repo.claim_commit("Ada holds sprint 1", None).unwrap();
+        git_ok(
+            &clone,
+            &["push", "-q", "origin", &format!("{commit}:{CLAIM}")],
+        );
+        let lock = clone.join(".git/refs/bmad/claims/p/sprint-1.lock");
+        std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
+        (dir, clone, lock)
+    }
+
+    #[test]
+    fn git_s_own_lock_message_is_told_from_a_remote_that_cannot_be_reached() {
+        let (_dir, clone, lock) = team();
+        std::fs::write(&lock, "").unwrap();
+        let args = [
+            "fetch",
+            "--quiet",
+            "origin",
+            "+refs/bmad/claims/*:refs/bmad/claims/*",
+        ];
+        let failure = network_failing(&clone, &args).unwrap_err();
+        let line = locked(&failure.stderr).expect(&failure.stderr);
+        assert!(
+            line.starts_with("cannot lock ref") && line.ends_with("sprint-1.lock': File exists."),
+            "{line}"
+        );
+        git_ok(
+            &clone,
+            &["remote", "set-url", "origin", "/nowhere/origin.git"],
+        );
+        let failure = network_failing(&clone, &args).unwrap_err();
+        assert_eq!(locked(&failure.stderr), None, "{}", failure.stderr);
+    }
+
+    /// A start's claim that meets the lock while it reads the holder's claim waits it out
+    /// too, and learns the holder: it does not go on with a claim of its own clone alone.
+    #[test]
+    fn a_claim_that_meets_a_lock_reading_the_holder_waits_it_out() {
+        let (_dir, clone, lock) = team();
+        std::fs::write(&lock, "").unwrap();
+        let held = lock.clone();
+        let other = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(250));
+            std::fs::remove_file(held).unwrap();
+        });
+        let got = Repo::at(&clone).unwrap().claim(CLAIM, "Bea holds sprint 1");
+        other.join().unwrap();
+        let message = "Ada holds sprint 1".to_string();
+        let remote = "origin".to_string();
+        assert_eq!(got, crate::git::Claim::Held { remote, message });
+    }
+
+    #[test]
+    fn a_lock_held_a_moment_is_waited_out_and_one_that_stays_is_said_after_bounded_tries() {
+        let (_dir, clone, lock) = team();
+        let repo = Repo::at(&clone).unwrap();
+        // Another git process holds the lock for 250 ms: the fetch, tried again, gets the claim.
+        std::fs::write(&lock, "").unwrap();
+        let held = lock.clone();
+        let other = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(250));
+            std::fs::remove_file(held).unwrap();
+        });
+        let board = repo.board().unwrap();
+        other.join().unwrap();
+        assert_eq!(board.unreachable, None);
+        assert_eq!(board.claims.len(), 1, "{board:?}");
+        assert_eq!(board.claims[0].refname, CLAIM);
+
+        // A lock that stays (a git process that crashed holding it): given up after the
+        // bounded pauses, saying which lock, and the clone's copies are what it had.
+        git_ok(&clone, &["update-ref", "-d", CLAIM]);
+        std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
+        std::fs::write(&lock, "").unwrap();
+        let started = Instant::now();
+        let board = repo.board().unwrap();
+        let took = started.elapsed();
+        let waited: Duration = LOCK_PAUSES.iter().sum();
+        assert!(
+            took >= waited && took < waited + crate::git::NETWORK_DEADLINE,
+            "{took:?}"
+        );
+        let why = board.unreachable.clone().unwrap();
+        assert!(
+            why.starts_with(
+                "another git process held a lock of the clone, 4 times: cannot lock ref"
+            ) && why.contains("sprint-1.lock': File exists."),
+            "{why}"
+        );
+        assert!(board.claims.is_empty(), "{board:?}");
     }
 }

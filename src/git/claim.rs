@@ -3,7 +3,8 @@
 //! to move a ref that a push did not descend from), so two clones that claim the same
 //! thing learn which one holds it before either starts work, with git as the only
 //! transport and no server of ours. Every command that touches the network is bounded in
-//! time, asks for nothing (no terminal, no SSH prompt) and runs no hook. It runs in a
+//! time, asks for nothing (no terminal, no SSH prompt) and runs no hook; a fetch waits out,
+//! for a moment, another git process's lock on the refs it writes. Each runs in a
 //! process group of its own, which is killed whole at the deadline: git's helpers
 //! (`git-remote-http`, `ssh`) would otherwise outlive it, holding its output open.
 
@@ -119,16 +120,7 @@ impl Repo {
         if listed.trim().is_empty() {
             return Ok(None);
         }
-        network(
-            &self.dir,
-            &[
-                "fetch",
-                "--quiet",
-                "--no-tags",
-                remote,
-                &format!("+{refname}:{refname}"),
-            ],
-        )?;
+        fetch(&self.dir, &[remote, &format!("+{refname}:{refname}")])?;
         let message = run(&self.dir, &[], &["log", "-1", "--format=%B", refname])
             .ok_or_else(|| format!("the claim at {refname} could not be read"))?;
         Ok(Some(message.trim().to_string()))
@@ -184,18 +176,76 @@ pub(super) fn git(dir: &Path) -> Command {
     cmd
 }
 
+/// The pauses before a fetch is tried again after meeting another git process's lock: git holds a ref's or the index's lock for milliseconds, so a bounded
+/// handful, under 2 s in all, outlasts it without holding a reading up for long.
+pub(super) const LOCK_PAUSES: [Duration; 3] = [
+    Duration::from_millis(100),
+    Duration::from_millis(300),
+    Duration::from_millis(900),
+];
+
+/// Whether git failed on a lock another git process holds in the repository (its
+/// `Unable to create '….lock': File exists.`, git's words under `LC_ALL=C`, which every
+/// command here runs with): the line that says so, without git's `error: `.
+pub(super) fn locked(stderr: &str) -> Option<&str> {
+    stderr
+        .lines()
+        .find(|l| l.contains(".lock': File exists"))
+        .map(|l| l.trim().trim_start_matches("error: "))
+}
+
+/// `git fetch --quiet --no-tags <args>` within [`NETWORK_DEADLINE`] each try. Another git
+/// process of the clone (a `pull`, this or another worktree's server fetching the same
+/// refs) holding a lock the fetch needs is waited out: tried again after each of
+/// [`LOCK_PAUSES`], then said, naming the lock.
+pub(super) fn fetch(dir: &Path, args: &[&str]) -> Result<String, String> {
+    let mut all = vec!["fetch", "--quiet", "--no-tags"];
+    all.extend_from_slice(args);
+    let mut pauses = LOCK_PAUSES.iter();
+    loop {
+        let failure = match network_failing(dir, &all) {
+            Ok(out) => return Ok(out),
+            Err(f) => f,
+        };
+        match (locked(&failure.stderr), pauses.next()) {
+            (Some(_), Some(pause)) => std::thread::sleep(*pause),
+            (Some(line), None) => {
+                return Err(format!(
+                    "another git process held a lock of the clone, {} times: {line}",
+                    LOCK_PAUSES.len() + 1
+                ))
+            }
+            (None, _) => return Err(failure.why),
+        }
+    }
+}
+
 /// Runs a network command within [`NETWORK_DEADLINE`]: its stdout, or why it failed (its
 /// last line of stderr, or that it took too long and was stopped). At the deadline its
 /// whole process group is killed and its output is no longer waited for: a helper that
 /// escaped the group cannot hold the call.
 pub(super) fn network(dir: &Path, args: &[&str]) -> Result<String, String> {
+    network_failing(dir, args).map_err(|f| f.why)
+}
+
+/// Why a network command failed: said in a line, and git's whole stderr, for a caller
+/// that decides by what git said (empty when git was stopped at the deadline).
+#[derive(Debug)]
+pub(super) struct Failure {
+    pub why: String,
+    pub stderr: String,
+}
+
+/// [`network`], failing with git's whole stderr.
+pub(super) fn network_failing(dir: &Path, args: &[&str]) -> Result<String, Failure> {
     let mut cmd = git(dir);
     cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
     #[cfg(unix)]
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("git could not be started: {e}"))?;
+    let mut child = cmd.spawn().map_err(|e| Failure {
+        why: format!("git could not be started: {e}"),
+        stderr: String::new(),
+    })?;
     let (out, err) = (child.stdout.take(), child.stderr.take());
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -220,18 +270,24 @@ pub(super) fn network(dir: &Path, args: &[&str]) -> Result<String, String> {
         .unwrap_or_default();
     match status {
         Some(s) if s.success() => Ok(stdout),
-        Some(_) => Err(stderr
-            .lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("git failed")
-            .trim()
-            .to_string()),
-        None => Err(format!(
-            "`git {}` took longer than {} s and was stopped",
-            args[0],
-            NETWORK_DEADLINE.as_secs()
-        )),
+        Some(_) => Err(Failure {
+            why: stderr
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("git failed")
+                .trim()
+                .to_string(),
+            stderr,
+        }),
+        None => Err(Failure {
+            why: format!(
+                "`git {}` took longer than {} s and was stopped",
+                args[0],
+                NETWORK_DEADLINE.as_secs()
+            ),
+            stderr: String::new(),
+        }),
     }
 }
 

@@ -120,7 +120,7 @@ fn release(store: &Store, project: &Project, task: &str, sprint: u32) -> Outcome
     let claims = read(project)?;
     if let board::Read::Unreachable(why, _) = &claims.read {
         return Err(format!(
-            "the remote `{}` could not be reached ({}): nothing was released",
+            "the claims could not be fetched from the remote `{}` ({}): nothing was released",
             visible(&claims.remote),
             visible(&clip(why, 200))
         ));

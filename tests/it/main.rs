@@ -61,7 +61,7 @@ mod shown; // what a human is shown is what runs: escapes visible, commands whol
 mod terminal_origin; // a terminal decision records where it came from; under an assistant, refused
 
 // The server process: where it works, what it writes, how it ends.
-mod bad_days; // a team's bad days: a dead clone's claim listed, released, taken over; who holds what
+mod bad_days; // a team's bad days in three clones: dead clones' claims, who holds what, a worktree joining the dashboard, a conflict
 mod concurrency; // several clients on one project: processes (stdio), one server (HTTP)
 mod crash; // SIGKILL during writes: every file whole
 mod faults; // a panic in a call: said as the server's own, recorded, never retried; status names it

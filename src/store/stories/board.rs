@@ -64,7 +64,8 @@ pub enum Read {
     /// The clone's copies from its fetch at this time, younger than [`KEPT_FOR`]; a fetch
     /// refreshes them in the background.
     Kept(String),
-    /// The remote could not be reached (why), so the copies from the clone's last fetch
+    /// The claims could not be fetched (why: the remote out of reach, or another git
+    /// process's lock held past the retries), so the copies from the clone's last fetch
     /// (when: `None`, never as far as this clone knows).
     Unreachable(String, Option<String>),
 }
@@ -86,8 +87,8 @@ impl Claims {
             .find(|h| h.parent_id == parent_id && h.sprint == sprint)
     }
 
-    /// How they were read, for a person: "read now", "as of 40 s ago", or why the remote
-    /// could not be reached and how old the copies are.
+    /// How they were read, for a person: "read now", "as of 40 s ago", or why they could
+    /// not be fetched and how old the copies are.
     pub fn how_read(&self, now: chrono::DateTime<chrono::Utc>) -> String {
         let age = |t: &str| {
             chrono::DateTime::parse_from_rfc3339(t.trim())
@@ -98,7 +99,7 @@ impl Claims {
             Read::Now => "read now".into(),
             Read::Kept(at) => format!("as of {}, this clone's last fetch", age(at)),
             Read::Unreachable(why, at) => format!(
-                "the remote could not be reached ({}), so as this clone last fetched them, {}",
+                "they could not be fetched ({}), so as this clone last fetched them, {}",
                 visible(&clip(why, 200)),
                 at.as_deref().map_or_else(|| "never before".into(), age)
             ),
@@ -306,6 +307,34 @@ mod tests {
         assert_eq!(
             parent_and_sprint(&format!("refs/bmad/claims/{id}/x"), crate::git::CLAIMS),
             None
+        );
+    }
+
+    /// A fetch that finally failed (here on another git process's lock) says why and how
+    /// old the copies shown are.
+    #[test]
+    fn a_failed_fetch_says_why_and_how_old_the_copies_shown_are() {
+        let now = chrono::Utc::now();
+        let at = crate::workflow::session::timestamp(now - chrono::TimeDelta::seconds(40));
+        let why = "another git process held a lock of the clone, 4 times: cannot lock ref 'refs/bmad/claims/p/sprint-1'";
+        let claims = |read| Claims {
+            remote: "origin".into(),
+            held: Vec::new(),
+            released: Vec::new(),
+            read,
+        };
+        assert_eq!(
+            claims(Read::Unreachable(why.into(), Some(at.clone()))).how_read(now),
+            format!(
+                "they could not be fetched ({why}), so as this clone last fetched them, 40 s ago"
+            )
+        );
+        assert!(claims(Read::Unreachable(why.into(), None))
+            .how_read(now)
+            .ends_with("last fetched them, never before"));
+        assert_eq!(
+            claims(Read::Kept(at)).how_read(now),
+            "as of 40 s ago, this clone's last fetch"
         );
     }
 }

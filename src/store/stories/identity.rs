@@ -1,6 +1,7 @@
 //! Where a story runs: the git common directory that every worktree of a repository
 //! shares (read from git's own files, `.git` and `commondir`, so it is found without a
-//! process), and who runs it on which branch (asked of [`crate::git`]).
+//! process), who runs it on which branch (asked of [`crate::git`]), and on which machine
+//! (its host name, so that a path another machine named is never looked for here).
 
 use std::path::{Path, PathBuf};
 
@@ -36,6 +37,23 @@ pub fn git_dirs(dir: &Path) -> Option<GitDirs> {
         git_dir,
         common_dir,
     })
+}
+
+/// The name of the machine this runs on (the kernel's node name), read once; `None` when
+/// it has none.
+pub fn host() -> Option<&'static str> {
+    static HOST: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    HOST.get_or_init(|| {
+        #[cfg(unix)]
+        let name = rustix::system::uname()
+            .nodename()
+            .to_string_lossy()
+            .into_owned();
+        #[cfg(not(unix))]
+        let name = std::env::var("COMPUTERNAME").unwrap_or_default();
+        Some(name.trim().to_string()).filter(|n| !n.is_empty())
+    })
+    .as_deref()
 }
 
 #[cfg(test)]

@@ -374,6 +374,7 @@ impl Store {
             branch: link.branch.clone(),
             worktree: link.worktree.clone(),
             sprint: link.sprint,
+            host: identity::host().map(str::to_string),
         };
         remote::claim(project, parent, &who)
     }

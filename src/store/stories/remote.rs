@@ -20,20 +20,39 @@ pub struct Claimant {
     pub branch: Option<String>,
     pub worktree: String,
     pub sprint: u32,
+    /// The machine the claim was taken on (its host name): `worktree` is a path there.
+    /// Claims taken before it was recorded have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 impl Claimant {
-    /// "Ada on branch `s1` in /work/ada".
+    /// "Ada on branch `s1` in /work/ada", with " (gone)" after a worktree that is gone,
+    /// or " (on lab-7)" after one of another machine.
     pub fn named(&self) -> String {
+        let there = match self.host.as_deref() {
+            _ if self.gone() => " (gone)".to_string(),
+            Some(h) if Some(h) != super::identity::host() => format!(" (on {h})"),
+            _ => String::new(),
+        };
         format!(
-            "{}{} in {}",
+            "{}{} in {}{there}",
             self.owner,
             self.branch
                 .as_deref()
                 .map(|b| format!(" on branch `{b}`"))
                 .unwrap_or_default(),
-            self.worktree
+            self.worktree,
         )
+    }
+
+    /// Whether the claim's worktree is gone: taken on this machine, and no folder is at
+    /// its path now. A path of another machine (or of a claim that does not say which)
+    /// is not looked for here, where it means nothing.
+    pub fn gone(&self) -> bool {
+        self.host.is_some()
+            && self.host.as_deref() == super::identity::host()
+            && !std::path::Path::new(&self.worktree).is_dir()
     }
 }
 
@@ -128,5 +147,56 @@ fn take_over(repo: &Repo, refname: &str, remote: &str, h: &Claimant, message: &s
     match moved {
         Ok(()) => format!("Sprint {sprint} was claimed on `{remote}` by the same person, {from}: the claim is taken over and now names this worktree."),
         Err(why) => format!("Sprint {sprint} is claimed on `{remote}` by the same person, {from}; the claim could not be moved here ({why}), so it still names that clone."),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claimant(worktree: &str, host: Option<&str>) -> Claimant {
+        Claimant {
+            owner: "Ben <ben@example.org>".into(),
+            branch: Some("main".into()),
+            worktree: worktree.into(),
+            sprint: 1,
+            host: host.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn a_claim_s_worktree_is_gone_only_when_taken_on_this_machine_and_missing_here() {
+        let here = super::super::identity::host().expect("this machine has a name");
+        let dir = tempfile::tempdir().unwrap();
+        let there = dir.path().display().to_string();
+        let deleted = dir.path().join("deleted").display().to_string();
+        let c = claimant(&deleted, Some(here));
+        assert!(c.gone());
+        assert_eq!(
+            c.named(),
+            format!("Ben <ben@example.org> on branch `main` in {deleted} (gone)")
+        );
+        assert!(!claimant(&there, Some(here)).gone());
+        // Another machine's path, and a claim that does not say where it was taken.
+        let elsewhere = claimant(&deleted, Some("another-machine"));
+        assert!(!elsewhere.gone());
+        assert!(
+            elsewhere
+                .named()
+                .ends_with(&format!("in {deleted} (on another-machine)")),
+            "{}",
+            elsewhere.named()
+        );
+        assert!(claimant(&deleted, None).named().ends_with(&deleted));
+        assert!(claimant(&there, Some(here)).named().ends_with(&there));
+    }
+
+    #[test]
+    fn a_claim_written_before_the_host_was_recorded_still_reads_and_a_new_one_names_it() {
+        let old = r#"{"owner":"Ben","branch":"s1","worktree":"/w/ben","sprint":2}"#;
+        let c: Claimant = serde_json::from_str(old).unwrap();
+        assert_eq!((c.sprint, c.host.as_deref()), (2, None));
+        let new = serde_json::to_string(&claimant("/w/ben", Some("lab-7"))).unwrap();
+        assert!(new.contains(r#""host":"lab-7""#), "{new}");
     }
 }
