@@ -55,9 +55,17 @@ pub fn start(store: &Store, cwd: Option<&str>, start: Start) -> Result<Started> 
             )?
         }
     };
+    let mut notices = started.notices;
+    if started.session.story.is_some() {
+        notices.extend(super::method_files::story_started(
+            store,
+            &project,
+            &started.session,
+        ));
+    }
     Ok(Started {
         session: started.session,
-        notices: started.notices,
+        notices,
         prompt,
     })
 }

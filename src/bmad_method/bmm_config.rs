@@ -1,7 +1,9 @@
 //! The method's settings the server honours (v6): from `_bmad/bmm/config.yaml`, which the
 //! method's own agents load, the human's name, the language to speak to them in, the
-//! language of documents and the folder of planning documents; and the server's one switch
-//! kept beside the method's overrides, `[bmad-mcp] planning_copies` in
+//! language of documents, the project's name and the folders of planning and implementation
+//! documents; and the server's one switch kept beside the method's overrides,
+//! `[bmad-mcp] planning_copies` (the plan shared with the method: the copies, the epics, the
+//! sprint status) in
 //! `_bmad/custom/config.toml` (the team's) or `_bmad/custom/config.user.toml` (the
 //! person's, which wins).
 
@@ -26,8 +28,15 @@ pub struct MethodSettings {
     /// `planning_artifacts`, relative to the project; `None` when it is not set or lies
     /// outside the project.
     pub planning_artifacts: Option<String>,
-    /// Whether confirmed planning documents are copied into `planning_artifacts` (on
-    /// unless the team or the person turned it off).
+    /// `implementation_artifacts` (by default `{output_folder}/implementation-artifacts`),
+    /// relative to the project; `None` when it lies outside the project.
+    pub implementation_artifacts: Option<String>,
+    /// The method's `project_name`.
+    pub project_name: Option<String>,
+    /// Whether the plan is shared with the method (on unless the team or the person turned
+    /// it off): confirmed planning documents copied into `planning_artifacts`, an approved
+    /// sprint plan written as its epics there, its stories' statuses kept in
+    /// `{implementation_artifacts}/sprint-status.yaml`.
     pub planning_copies: bool,
 }
 
@@ -42,6 +51,19 @@ pub fn in_project(v: &str) -> Option<String> {
     let climbs = rel.split('/').any(|p| p == "..");
     let ok = !rel.is_empty() && !rel.starts_with('/') && !rel.contains('{') && !climbs;
     ok.then(|| rel.to_string())
+}
+
+/// The method's `implementation_artifacts` inside the project: as set, else
+/// `{output_folder}/implementation-artifacts`, as the method's own default has it.
+fn implementation(map: &BTreeMap<String, serde_norway::Value>) -> Option<String> {
+    let text = |k: &str| map.get(k).and_then(|v| v.as_str());
+    match text("implementation_artifacts") {
+        Some(v) => in_project(v),
+        None => {
+            let out = text("output_folder").and_then(in_project)?;
+            Some(format!("{out}/implementation-artifacts"))
+        }
+    }
 }
 
 /// The settings of the install in `project`; what cannot be read is said in `notices`.
@@ -62,6 +84,8 @@ pub fn read(project: &Project, notices: &mut Vec<String>) -> MethodSettings {
                 if planning.is_some() && s.planning_artifacts.is_none() {
                     notices.push(format!("{MODULE_CONFIG}: `planning_artifacts` is not a folder inside the project; confirmed documents are not copied there."));
                 }
+                s.project_name = get("project_name");
+                s.implementation_artifacts = implementation(&map);
             }
             Err(e) => notices.push(format!(
                 "{MODULE_CONFIG} is not YAML the server can read ({}); the method's settings are not used.",
@@ -96,6 +120,12 @@ mod tests {
         for outside in ["/etc", "{project-root}/../x", "{output_folder}/x", ""] {
             assert_eq!(in_project(outside), None, "{outside}");
         }
+        let map: BTreeMap<String, serde_norway::Value> =
+            serde_norway::from_str("output_folder: \"{project-root}/out\"\n").unwrap();
+        assert_eq!(
+            implementation(&map).as_deref(),
+            Some("out/implementation-artifacts")
+        );
         assert_eq!(
             super::super::one_line(" Fran\nçais ", MAX_VALUE_CHARS),
             Some("Fran çais".into())

@@ -46,20 +46,23 @@ pub const BMAD_INSTALL_DIRS: [&str; 24] = [
     ".zencoder/skills",
 ];
 
-/// Whether `rel` is a copy of a confirmed document for an installed BMAD method's own
-/// skills: `prd-<task>.md` or `architecture-<task>.md` in a folder of the project that is
-/// not hidden (the method's `planning_artifacts`). The one file the server writes outside
-/// its areas, under that name only.
+/// Whether `rel` is a file the server writes for an installed BMAD method's own skills: a
+/// copy of a confirmed document, `prd-<task>.md` or `architecture-<task>.md`, or an
+/// approved plan as the method's epics, `epics-<task>.md` (the method's
+/// `planning_artifacts`), or the method's `sprint-status.yaml` (its
+/// `implementation_artifacts`), in a folder of the project that is not hidden. The only
+/// files the server writes outside its areas, under those names only.
 pub fn is_planning_copy(rel: &str) -> bool {
     let parts: Vec<&str> = rel.split('/').collect();
     let Some((name, folders)) = parts.split_last() else {
         return false;
     };
     let plain = |p: &&str| !p.is_empty() && !p.starts_with('.') && *p != "..";
-    let task = ["prd-", "architecture-"]
+    let task = ["prd-", "architecture-", "epics-"]
         .iter()
         .find_map(|k| name.strip_prefix(k))
-        .and_then(|n| n.strip_suffix(".md"));
+        .and_then(|n| n.strip_suffix(".md"))
+        .or((*name == "sprint-status.yaml").then_some("sprint-status"));
     let slug = |t: &str| {
         !t.is_empty()
             && t.chars()
@@ -347,6 +350,8 @@ pub(crate) mod tests {
         for ok in [
             "_bmad-output/planning-artifacts/prd-build-a-todo-app.md",
             "docs/architecture-x1.md",
+            "_bmad-output/planning-artifacts/epics-todo-app.md",
+            "_bmad-output/implementation-artifacts/sprint-status.yaml",
         ] {
             assert!(is_planning_copy(ok), "{ok}");
         }
@@ -359,6 +364,10 @@ pub(crate) mod tests {
             "_bmad/plans/prd-x.md",
             "a/../prd-x.md",
             "docs//prd-x.md",
+            "sprint-status.yaml",
+            "docs/sprint-status.yml",
+            "docs/epics.md",
+            ".git/sprint-status.yaml",
         ] {
             assert!(!is_planning_copy(not), "{not}");
         }

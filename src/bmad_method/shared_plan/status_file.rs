@@ -263,6 +263,28 @@ fn set_last_updated(ls: &mut Vec<String>, stamp: &str, newline: &str) {
     ls.insert(at, format!("last_updated: {stamp}{newline}"));
 }
 
+/// The file after a change asking for `wanted` in epic `epic`: begun with `header` when
+/// there is none (`text` is `None`), else raised in place; then the epic follows its
+/// stories. `Ok(None)`: nothing to change; `Err`: why the file is left alone.
+pub fn update(
+    text: Option<&str>,
+    header: &Header,
+    wanted: &[(String, &str)],
+    epic: u32,
+    stamp: &str,
+) -> Result<Option<String>, String> {
+    let raised = match text {
+        None => Some(fresh(header, wanted, stamp)),
+        Some(t) => raise(t, wanted, stamp)?,
+    };
+    let now = raised.as_deref().or(text).unwrap_or_default();
+    let follows = epic_follows(&entries(now), epic)
+        .map(|s| raise(now, &[(super::epic_key(epic), s)], stamp))
+        .transpose()?
+        .flatten();
+    Ok(follows.or(raised))
+}
+
 /// The status the method gives epic `epic` from its stories in `entries`: `done` when
 /// every story is, `in-progress` once one started; `None` while none has.
 pub fn epic_follows(entries: &[Entry], epic: u32) -> Option<&'static str> {

@@ -466,6 +466,7 @@ fn inherit(s: &mut Session, parent: &Session, sprint: u32) {
             StageStatus::Pending
         };
     }
+    s.method_epic = parent.method_epic;
     let plan = s.record_mut(Stage::approval());
     plan.scope = Some(format!("sprint {sprint}"));
     plan.scope_sprints = Some(vec![sprint]);
