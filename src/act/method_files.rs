@@ -233,9 +233,11 @@ fn sprint_status(
     }
     let text = match project.read(&path) {
         Ok(t) => t,
-        Err(problem) => return m.notices.push(format!(
+        Err(problem) => {
+            return m.notices.push(format!(
             "{path} could not be read ({problem}); the stories' statuses were not written there."
-        )),
+        ))
+        }
     };
     let location = install
         .settings
