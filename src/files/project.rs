@@ -13,7 +13,7 @@ pub const SPECS_DIR: &str = ".claude/specs";
 pub const HUMAN_DIR: &str = ".bmad";
 /// The files at the top of the project that a human's command may write
 /// ([`Project::write_top_file`]): never the tool.
-pub const TOP_FILES: [&str; 1] = [".gitignore"];
+pub const TOP_FILES: [&str; 2] = [".gitignore", ".gitattributes"];
 
 /// The folders an installed BMAD method keeps its agents in (v4 `.bmad-core/`, v6
 /// `_bmad/`, and the skills folders its installer writes for each tool it knows, as

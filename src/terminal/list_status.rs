@@ -222,7 +222,8 @@ fn serde_name<T: serde::Serialize>(v: &T) -> String {
         .unwrap_or_default()
 }
 
-/// `init`: the project's .gitignore gets the files local to each clone.
+/// `init`: the project's .gitignore gets the files local to each clone; in git, the merge
+/// driver of the BMAD method's sprint status is installed.
 pub(super) fn init(store: &Store) -> Outcome {
     let project = store.project(None).map_err(|e| e.to_string())?;
     let done = crate::store::write_gitignore(&project).map_err(|e| e.to_string())?;
@@ -239,6 +240,19 @@ pub(super) fn init(store: &Store) -> Outcome {
     for line in crate::store::LOCAL_FILES {
         println!("  {line}");
     }
-    println!("Commit .gitignore, .bmad/, .bmad-task/ and .claude/specs/ (docs/team.md).");
+    let attributes = match super::merge_driver::install(&project) {
+        None => "",
+        Some(Ok(said)) => {
+            println!("{said}");
+            " .gitattributes,"
+        }
+        Some(Err(e)) => {
+            eprintln!("The merge driver of the BMAD method's sprint status was not installed: {e}");
+            ""
+        }
+    };
+    println!(
+        "Commit .gitignore,{attributes} .bmad/, .bmad-task/ and .claude/specs/ (docs/team.md)."
+    );
     Ok(Exit::Done)
 }
