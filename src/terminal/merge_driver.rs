@@ -87,14 +87,14 @@ mod tests {
             "A",
             &format!(
                 "{}  epic-1: in-progress\n  1-1-a: done\n  1-2-b: backlog\n",
-                head.replace("27-2026 10", "27-2026 11")
+                head.replace("last_updated: 11-27-2026 10", "last_updated: 11-27-2026 11")
             ),
         );
         let theirs = f(
             "B",
             &format!(
                 "{}  epic-1: in-progress\n  1-1-a: backlog\n  1-2-b: review\n",
-                head.replace("27-2026 10", "27-2026 12")
+                head.replace("last_updated: 11-27-2026 10", "last_updated: 11-27-2026 12")
             ),
         );
         assert_eq!(merge(&base, &ours, &theirs, 7), Ok(Exit::Done));
