@@ -256,6 +256,7 @@ impl BmadServer {
             faults::since_last_change(&project, &s).map(|f| faults::describe(&project, &f)),
             crate::store::stories::stale_copy(&project, &s),
             store.claim_holders(&project, &s, false),
+            store.done_by_hand(&project, &s),
         ];
         for n in said.into_iter().flatten() {
             r.notices.get_or_insert_with(Vec::new).push(n);

@@ -265,6 +265,38 @@ async fn a_storys_status_follows_it_through_development_review_and_completion() 
     );
     assert_eq!(said["stories"], json!({"backlog": 1, "done": 1}), "{said}");
     assert_eq!(said["recommendation"]["story_key"], other, "{said}");
+
+    // The other story marked done by hand (as the method's /bmad-build would): the parent
+    // shows it as done outside the server's gates, and does not count it as completed.
+    let text = std::fs::read_to_string(project.join(&status)).unwrap();
+    let edited = text.replace(&format!("  {other}: backlog"), &format!("  {other}: done"));
+    assert_ne!(text, edited);
+    std::fs::write(project.join(&status), edited).unwrap();
+    let v = c.ok(json!({"action": "status", "task_name": task})).await;
+    let shown =
+        format!("Done outside the server's gates: sprint 2 (`{other}`) marked `done` in {status}");
+    assert!(notices(&v).contains(&shown), "{v:#}");
+    assert!(
+        !notices(&v).contains("sprint 1 (`"),
+        "sprint 1 is the server's: {v:#}"
+    );
+    assert_eq!(
+        (v["stage"].as_str(), v["state"].as_str()),
+        (Some("dev"), Some("generating")),
+        "no final QA: {v:#}"
+    );
+    let completed = v["stories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["state"] == "completed")
+        .count();
+    assert_eq!(completed, 1, "{v:#}");
+    for args in [vec!["status", task.as_str()], vec!["list"]] {
+        let out = bin(&project).args(&args).output().unwrap();
+        let printed = String::from_utf8_lossy(&out.stdout);
+        assert!(printed.contains(&shown), "bmad-mcp {args:?}: {printed}");
+    }
     c.close().await;
 }
 

@@ -9,6 +9,7 @@
 //! all before each of its changes and each `status`.
 
 pub mod board;
+mod by_hand;
 pub mod identity;
 mod remote;
 
