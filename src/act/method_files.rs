@@ -38,6 +38,14 @@ pub fn prepare(
     started: bool,
 ) -> ForMethod {
     let mut m = ForMethod::default();
+    // Most changes concern none of the method's files: the install is not looked for then.
+    let confirms = after.history[before.history.len().min(after.history.len())..]
+        .iter()
+        .any(|e| matches!(e.action, Action::Confirm | Action::ConfirmSave));
+    let approving = progress::approves_plan(before, after);
+    if !confirms && !approving && after.method_epic.is_none() {
+        return m;
+    }
     let Some(install) = crate::bmad_method::discover(project) else {
         return m;
     };
@@ -49,7 +57,6 @@ pub fn prepare(
         Some((None, notice)) => m.notices.push(notice),
         None => {}
     }
-    let approving = progress::approves_plan(before, after);
     if after.method_epic.is_none() && approving {
         after.method_epic = Some(next_epic(project, &install));
     }
