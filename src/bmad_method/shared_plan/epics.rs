@@ -139,11 +139,12 @@ pub fn render(of: &Of) -> String {
     for story in stories(s, of.epic) {
         let part = parts.remove(&story.number).unwrap_or_default();
         out.push_str(&format!(
-            "\n### Story {}.{}: {}\n\nAs a user of {},\nI want {},\nSo that {objective}.\n\n**Acceptance Criteria:**\n",
+            "\n### Story {}.{}: {}\n\nAs a user of {},\nI want what sprint {} of the plan delivers ({}),\nSo that the task's objective is met ({objective}).\n\n**Acceptance Criteria:**\n",
             of.epic,
             story.number,
             story.title,
             line_of(of.project, 80),
+            story.number,
             line_of(&story.title, 120)
         ));
         let given = format!(
@@ -151,7 +152,8 @@ pub fn render(of: &Of) -> String {
             story.number,
             line_of(&story.title, 80)
         );
-        for r in criteria(defined, &part.covers) {
+        let answered = criteria(defined, &part.covers);
+        for r in &answered {
             out.push_str(&format!(
                 "\n{given}\n**When** {} is checked\n**Then** {}\n",
                 r.id,
@@ -163,13 +165,20 @@ pub fn render(of: &Of) -> String {
                 "\n{given}\n**When** its definition of done is checked\n**Then** {d}\n"
             ));
         }
-        if criteria(defined, &part.covers).is_empty() && part.done_when.is_empty() {
+        if answered.is_empty() && part.done_when.is_empty() {
             out.push_str(&format!("\n{given}\n**When** it is reviewed\n**Then** every task the plan gives the sprint is done\n"));
         }
-        let ids = if part.covers.is_empty() {
+        let mut ids = part.covers.clone();
+        ids.extend(
+            answered
+                .iter()
+                .map(|r| r.id.clone())
+                .filter(|id| !part.covers.contains(id)),
+        );
+        let ids = if ids.is_empty() {
             "none named in the plan".to_string()
         } else {
-            part.covers.join(", ")
+            ids.join(", ")
         };
         out.push_str(&format!("\n**Requirements:** {ids}\n"));
         if !part.tasks.is_empty() {
@@ -285,7 +294,8 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("**Then** the API tests pass\n"), "{text}");
-        assert!(text.contains("**Requirements:** FR-1\n"), "{text}");
+        assert!(text.contains("**Requirements:** FR-1, AC-1\n"), "{text}");
+        assert!(text.contains("I want what sprint 2 of the plan delivers (Web UI),\nSo that the task's objective is met (Build a todo app).\n"), "{text}");
         assert!(
             text.contains("- Task: the list page\n"),
             "no heading from the plan: {text}"
