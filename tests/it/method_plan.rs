@@ -1,7 +1,8 @@
 //! The plan shared with the BMAD method, in real installs of the pinned `bmad-method`
 //! (claude-code and codex): an approved sprint plan becomes the method's epic and its
 //! stories land in `sprint-status.yaml`, which the method's own `sprint_plan.py` (run with
-//! the pinned `ruamel.yaml`) finds valid and in step with the epics file the server wrote;
+//! the pinned `ruamel.yaml`) finds valid and in step with the epics file the server wrote
+//! (beside, never over, a team's file of that name; every line of a team's status file kept);
 //! a story's status follows it through development, review and completion; two clones
 //! that moved different stories merge in git without a conflict through the merge driver
 //! `bmad-mcp init` installs; a story marked `done` by hand while its session is not
@@ -94,6 +95,10 @@ async fn approved(c: &Client, project: &Path) -> (Value, String, Value) {
 const THEIR_EPICS: &str = "# Shop - Breakdown\n\n## Epic 1: Shop\n\nThe shop.\n\n### Story 1.1: Cart\n\nAs a buyer,\nI want a cart,\nSo that I can pay.\n";
 const THEIR_STATUS: &str = "# The team's own note, kept\ngenerated: 11-01-2026 09:00\nlast_updated: 11-02-2026 09:00\nproject: proj\nproject_key: NOKEY\ntracking_system: file-system\nstory_location: _bmad-output/implementation-artifacts\nteam_extra: kept too\n\ndevelopment_status:\n  epic-1: in-progress\n  1-1-cart: done  # shipped in October\n  epic-1-retrospective: optional\n\n# Action items committed during retrospectives\naction_items:\n  - epic: 1\n    action: write the cart's tests first\n    owner: Ada\n    status: open\n";
 
+/// A file the team wrote under the name the server's epics file would take.
+const OUR_NAME: &str = "epics-build-a-team-todo-app.md";
+const OUR_NOTES: &str = "# Our notes on the plan\n\nNothing here for the method's parser.\n";
+
 #[tokio::test]
 #[ignore = "needs the pinned bmad-method package and ruamel.yaml: run ./scripts/test"]
 async fn an_approved_plan_is_the_methods_epic_valid_and_in_step_for_its_own_script() {
@@ -113,12 +118,25 @@ async fn an_approved_plan_is_the_methods_epic_valid_and_in_step_for_its_own_scri
             std::fs::create_dir_all(project.join(&implementation)).unwrap();
             std::fs::write(project.join(&planning).join("epics.md"), THEIR_EPICS).unwrap();
             std::fs::write(project.join(&status), THEIR_STATUS).unwrap();
+        } else {
+            // A file of the name the server would write, the team's own: never replaced.
+            std::fs::create_dir_all(project.join(&planning)).unwrap();
+            std::fs::write(project.join(&planning).join(OUR_NAME), OUR_NOTES).unwrap();
         }
         let c = connect(Era::Modern, &project).await;
         let (sid, task, v) = approved(&c, &project).await;
         let epic = if theirs { 2 } else { 1 };
-        let epics = format!("{planning}/epics-{task}.md");
         let said = notices(&v);
+        let epics = if theirs {
+            format!("{planning}/epics-{task}.md")
+        } else {
+            assert_eq!(format!("epics-{task}.md"), OUR_NAME);
+            let kept = std::fs::read_to_string(project.join(&planning).join(OUR_NAME)).unwrap();
+            assert_eq!(kept, OUR_NOTES, "{tool}: the team's file is left as it is");
+            let left = format!("{planning}/{OUR_NAME} is not an epics file the server wrote, so it was left as it is.");
+            assert!(said.contains(&left), "{tool}: {said}");
+            format!("{planning}/epics-{task}-bmad-mcp.md")
+        };
         assert!(
             said.contains(&format!("epic {epic} in {epics}")),
             "{tool}: {said}"
