@@ -13,6 +13,7 @@ use chrono::{DateTime, Utc};
 
 use crate::bmad_method::shared_plan::{self, epics, progress, status_file};
 use crate::bmad_method::{findable, Install};
+use crate::code::visible;
 use crate::files::Project;
 use crate::workflow::session::Session;
 use crate::workflow::{Action, Stage};
@@ -79,7 +80,10 @@ pub fn write(project: &Project, m: ForMethod, notices: &mut Vec<String>) {
         notices.push(match project.write_atomic(&path, text.as_bytes()) {
             Ok(()) => said,
             Err(e) => {
-                format!("{path}, a file for the BMAD method's skills, could not be written: {e}")
+                format!(
+                    "{}, a file for the BMAD method's skills, could not be written: {e}",
+                    visible(&path)
+                )
             }
         });
     }
@@ -192,10 +196,13 @@ fn epics_file(
         Err(why) => match ours(project, &beside, epics::MARK, "an epics file") {
             Ok(()) => (
                 beside,
-                Some(format!("{first} {why}, so it was left as it is. ")),
+                Some(format!(
+                    "{} {why}, so it was left as it is. ",
+                    visible(&first)
+                )),
             ),
             Err(why2) => {
-                return m.notices.push(format!("The approved plan was not written as the BMAD method's epics: {first} {why} and {beside} {why2}."));
+                return m.notices.push(format!("The approved plan was not written as the BMAD method's epics: {} {why} and {} {why2}.", visible(&first), visible(&beside)));
             }
         },
     };
@@ -212,8 +219,9 @@ fn epics_file(
         plan_path: &source,
     });
     let said = format!(
-        "{}The approved plan is the BMAD method's epic {epic} in {path}, each sprint a story, rewritten at each approval of the plan (`[bmad-mcp] planning_copies = false` in _bmad/custom/config.toml turns the shared plan off).",
-        left.unwrap_or_default()
+        "{}The approved plan is the BMAD method's epic {epic} in {}, each sprint a story, rewritten at each approval of the plan (`[bmad-mcp] planning_copies = false` in _bmad/custom/config.toml turns the shared plan off).",
+        left.unwrap_or_default(),
+        visible(&path)
     );
     m.writes.push((path, text, said));
 }
@@ -238,14 +246,14 @@ fn sprint_status(
     if wanted.is_empty() {
         return;
     }
-    let text = match project.read(&path) {
-        Ok(t) => t,
-        Err(problem) => {
-            return m.notices.push(format!(
-            "{path} could not be read ({problem}); the stories' statuses were not written there."
-        ))
-        }
-    };
+    let text =
+        match project.read(&path) {
+            Ok(t) => t,
+            Err(problem) => return m.notices.push(format!(
+                "{} could not be read ({problem}); the stories' statuses were not written there.",
+                visible(&path)
+            )),
+        };
     let location = install
         .settings
         .implementation_artifacts
@@ -269,7 +277,7 @@ fn sprint_status(
     match status_file::update(text.as_deref(), &header, &wanted, epic, &stamp) {
         Ok(Some(new)) => {
             let said = if say {
-                format!("{path} holds the task's stories under epic-{epic}; each follows the work (development `in-progress`, review and QA `review`, completed `done`).")
+                format!("{} holds the task's stories under epic-{epic}; each follows the work (development `in-progress`, review and QA `review`, completed `done`).", visible(&path))
             } else {
                 String::new()
             };
@@ -277,7 +285,8 @@ fn sprint_status(
         }
         Ok(None) => {}
         Err(why) => m.notices.push(format!(
-            "{path} was left as it is: {why}; the stories' statuses were not written there."
+            "{} was left as it is: {why}; the stories' statuses were not written there.",
+            visible(&path)
         )),
     }
 }

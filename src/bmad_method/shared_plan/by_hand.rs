@@ -45,6 +45,7 @@ pub fn done_by_hand(
 
 /// The sentence that shows them, naming the file.
 pub fn describe(found: &[DoneByHand], path: &str) -> String {
+    let path = crate::code::visible(path);
     let each: Vec<String> = found
         .iter()
         .map(|d| format!("sprint {} (`{}`)", d.sprint, d.key))
