@@ -246,14 +246,15 @@ fn sprint_status(
     if wanted.is_empty() {
         return;
     }
-    let text =
-        match project.read(&path) {
-            Ok(t) => t,
-            Err(problem) => return m.notices.push(format!(
+    let text = match project.read(&path) {
+        Ok(t) => t,
+        Err(problem) => {
+            return m.notices.push(format!(
                 "{} could not be read ({problem}); the stories' statuses were not written there.",
                 visible(&path)
-            )),
-        };
+            ))
+        }
+    };
     let location = install
         .settings
         .implementation_artifacts
