@@ -77,17 +77,15 @@ pub fn prepare(
 pub fn write(project: &Project, m: ForMethod, notices: &mut Vec<String>) {
     notices.extend(m.notices);
     for (path, text, said) in m.writes {
-        notices.push(match project.write_atomic(&path, text.as_bytes()) {
-            Ok(()) => said,
-            Err(e) => {
-                format!(
-                    "{}, a file for the BMAD method's skills, could not be written: {e}",
-                    visible(&path)
-                )
-            }
-        });
+        match project.write_atomic(&path, text.as_bytes()) {
+            Ok(()) if said.is_empty() => {}
+            Ok(()) => notices.push(said),
+            Err(e) => notices.push(format!(
+                "{}, a file for the BMAD method's skills, could not be written: {e}",
+                visible(&path)
+            )),
+        }
     }
-    notices.retain(|n| !n.is_empty());
 }
 
 /// A story just started in `project`: its story in the method's sprint status follows it
@@ -240,6 +238,9 @@ fn sprint_status(
         return;
     };
     if !crate::files::project::is_planning_copy(&path) {
+        if say {
+            m.notices.push(format!("The stories' statuses were not written for the BMAD method: {} (its `implementation_artifacts`) is a hidden folder, inside the install, or too deep.", visible(&path)));
+        }
         return;
     }
     let wanted = progress::wanted(before, after);
