@@ -92,7 +92,9 @@ pub fn merge(base: &str, ours: &str, theirs: &str, marker_size: usize) -> Option
         (Some(a), _) => a.clone(),
         (None, b) => b.clone().unwrap_or_default(),
     };
-    let text = rest.replacen(ENTRIES, &block, 1).replacen(STAMP, &stamp, 1);
+    // Every marker is replaced: one inside a conflict of the other lines shows up on both
+    // of its sides.
+    let text = rest.replace(ENTRIES, &block).replace(STAMP, &stamp);
     Some((text, conflicted))
 }
 
