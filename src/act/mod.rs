@@ -14,9 +14,11 @@
 //!    override refuses the call and changes nothing), and the lessons the change taught;
 //! 8. write the documents, the lessons and the policy's records, then the session.
 //!
-//! A human's decision comes here through [`human`], its one path.
+//! A human's decision comes here through [`human`], its one path. The BMAD method's own
+//! files follow the change, written after it ([`method_files`]).
 
 pub mod human;
+mod method_files;
 mod start;
 
 pub use start::{start, Start, Started};
@@ -296,14 +298,21 @@ impl Applying<'_> {
         files.extend(crate::lessons::write_files(&lessons));
         files.extend(crate::lessons::write_files(&retired));
         files.extend(outcome.writes.into_iter().map(|w| (w.path, w.content)));
-        let copy = planning_copy(project, &before, &outcome.session, &files);
+        let method =
+            method_files::prepare(project, &before, &mut outcome.session, &files, now, false);
         {
             let _writing = crate::fault::doing("write", "write the change");
             self.store
                 .write_change(project, &before, &outcome.session, &files)?;
         }
-        let after = &outcome.session;
-        for_the_method(project, &before, after, &mut outcome.facts.notices, copy);
+        // After the change and apart from it: a file for the method that cannot be
+        // written is said, and the change stands.
+        method_files::write(project, method, &mut outcome.facts.notices);
+        (outcome.facts.notices).extend(method_files::offer_retrospective(
+            project,
+            &before,
+            &outcome.session,
+        ));
         // Said in the reply, not kept in the history: the policy's, not the step's.
         for notice in std::mem::take(&mut admitted.notices) {
             if !outcome.facts.notices.contains(&notice) {
@@ -388,42 +397,6 @@ fn bind_to_words(before: &Session, after: &mut Session, lessons: &[Lesson]) {
     }
 }
 
-/// After the change and apart from it, the files the server writes for the BMAD method's
-/// own skills: a confirmed document's copy, and a completed task's lessons offered to the
-/// method's retrospective (derived from the lessons just written). One that cannot be
-/// written is said, and the change stands.
-fn for_the_method(
-    project: &Project,
-    before: &Session,
-    after: &Session,
-    notices: &mut Vec<String>,
-    copy: Option<(Option<(String, String)>, String)>,
-) {
-    if let Some((file, notice)) = copy {
-        let failed = file.and_then(|(path, text)| {
-            project
-                .write_atomic(&path, text.as_bytes())
-                .err()
-                .map(|e| (path, e))
-        });
-        notices.push(match failed {
-            Some((path, e)) => format!("The copy of the confirmed document for the BMAD method's skills could not be written to {path}: {e}"),
-            None => notice,
-        });
-    }
-    let offer = crate::bmad_method::retro::offer::at_completion(project, before, after);
-    if let Some(offer) = offer {
-        let failed = offer.file.as_ref().and_then(|(path, text)| {
-            let e = project.write_atomic(path, text.as_bytes()).err()?;
-            Some(format!(
-                "{} The task's lessons could not be written to {path}: {e}",
-                offer.run
-            ))
-        });
-        notices.push(failed.unwrap_or_else(|| offer.said()));
-    }
-}
-
 /// The BMAD method's document a submission names (`document_file`), read through the
 /// project's confined reader as the draft of the stage the session is at; refused with
 /// the reason when it cannot be taken.
@@ -474,60 +447,6 @@ pub fn offer_to_begin(project: &Project, session: &Session) -> Option<String> {
     fresh
         .then(|| crate::bmad_method::begin::offer(project, session.current_stage))
         .flatten()
-}
-
-/// A confirmed PRD or architecture, copied where the project's BMAD method looks for it
-/// (`bmad_method::findable`), with the notice that says so; a file of that name the server did
-/// not write is left alone, and said. Nothing without a v6 install.
-fn planning_copy(
-    project: &Project,
-    before: &Session,
-    after: &Session,
-    files: &[(String, String)],
-) -> Option<(Option<(String, String)>, String)> {
-    let last = after
-        .history
-        .last()
-        .filter(|_| after.history.len() > before.history.len())?;
-    if !matches!(last.action, Action::Confirm | Action::ConfirmSave) {
-        return None;
-    }
-    let stage = last.stage;
-    let source = after.record(stage).artifact.as_ref()?.path.clone();
-    let install = crate::bmad_method::discover(project)?;
-    let written = files.iter().find(|(p, _)| *p == source);
-    let document = match written {
-        Some((_, text)) => text.clone(),
-        None => project.read(&source).ok()??,
-    };
-    let copy = match crate::bmad_method::findable::copy(
-        &install,
-        stage,
-        &after.task_name,
-        &source,
-        &document,
-    )? {
-        Ok(copy) => copy,
-        Err(notice) => return Some((None, notice)),
-    };
-    // Written only over nothing or over a copy of ours: a file that cannot be read (too
-    // large, not UTF-8, a link) may be a person's, and is left as it is.
-    let left = match project.read(&copy.path) {
-        Ok(None) => None,
-        Ok(Some(there)) if there.starts_with(crate::bmad_method::findable::COPY_MARK) => None,
-        Ok(Some(_)) => Some("is not a copy the server wrote".to_string()),
-        Err(problem) => Some(format!("could not be read ({problem})")),
-    };
-    match left {
-        None => Some((Some((copy.path, copy.content)), copy.notice)),
-        Some(why) => Some((
-            None,
-            format!(
-                "{} {why}, so it was left as it is; the confirmed document is {source}.",
-                copy.path
-            ),
-        )),
-    }
 }
 
 #[cfg(test)]

@@ -61,6 +61,13 @@ pub fn start(store: &Store, cwd: Option<&str>, start: Start) -> Result<Started> 
     if start.story.is_none() {
         notices.extend(crate::bmad_method::begin::offer(&project, first));
     }
+    if started.session.story.is_some() {
+        notices.extend(super::method_files::story_started(
+            store,
+            &project,
+            &started.session,
+        ));
+    }
     Ok(Started {
         session: started.session,
         notices,

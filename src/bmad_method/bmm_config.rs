@@ -1,8 +1,9 @@
 //! The method's settings the server honours (v6): from `_bmad/bmm/config.yaml`, which the
 //! method's own agents load, the human's name, the language to speak to them in, the
-//! language of documents, the folders of planning and implementation documents; and the
-//! server's one switch
-//! kept beside the method's overrides, `[bmad-mcp] planning_copies` in
+//! language of documents, the project's name and the folders of planning and implementation
+//! documents; and the server's one switch kept beside the method's overrides,
+//! `[bmad-mcp] planning_copies` (the plan shared with the method: the copies, the epics, the
+//! sprint status) in
 //! `_bmad/custom/config.toml` (the team's) or `_bmad/custom/config.user.toml` (the
 //! person's, which wins).
 
@@ -27,12 +28,15 @@ pub struct MethodSettings {
     /// `planning_artifacts`, relative to the project; `None` when it is not set or lies
     /// outside the project.
     pub planning_artifacts: Option<String>,
-    /// `implementation_artifacts` (where the method keeps `sprint-status.yaml` and its
-    /// retrospectives), relative to the project: the setting, else the method's default
-    /// `{output_folder}/implementation-artifacts`; `None` when it lies outside the project.
+    /// `implementation_artifacts` (by default `{output_folder}/implementation-artifacts`),
+    /// relative to the project; `None` when it lies outside the project.
     pub implementation_artifacts: Option<String>,
-    /// Whether confirmed planning documents are copied into `planning_artifacts` (on
-    /// unless the team or the person turned it off).
+    /// The method's `project_name`.
+    pub project_name: Option<String>,
+    /// Whether the plan is shared with the method (on unless the team or the person turned
+    /// it off): confirmed planning documents copied into `planning_artifacts`, an approved
+    /// sprint plan written as its epics there, its stories' statuses kept in
+    /// `{implementation_artifacts}/sprint-status.yaml`.
     pub planning_copies: bool,
 }
 
@@ -90,6 +94,7 @@ pub fn read(project: &Project, notices: &mut Vec<String>) -> MethodSettings {
                 if planning.is_some() && s.planning_artifacts.is_none() {
                     notices.push(format!("{MODULE_CONFIG}: `planning_artifacts` is not a folder inside the project; confirmed documents are not copied there."));
                 }
+                s.project_name = get("project_name");
                 s.implementation_artifacts = implementation(&map, notices);
             }
             Err(e) => notices.push(format!(

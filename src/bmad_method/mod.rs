@@ -4,8 +4,10 @@
 //! (`persona.rs`, by the method's merge rule in `merge.rs`), the method's settings
 //! (`settings.rs`), the confirmed documents placed where the method's own skills look
 //! for them (`findable.rs`), the documents its skills made, to begin a task from
-//! (`begin.rs`), and its retrospective both ways: its action items recalled in later role
-//! prompts, the lessons of a completed task offered to it (`retro/`).
+//! (`begin.rs`), the plan shared with the method: the approved sprints as its epics, their
+//! statuses in its `sprint-status.yaml` (`shared_plan/`), and its retrospective both ways:
+//! its action items recalled in later role prompts, the lessons of a completed task offered
+//! to it (`retro/`).
 //!
 //! Everything here is read through the project's confined, bounded reader, and what it
 //! says is the project's text: shown to a model only as facts, clipped and labelled, never
@@ -23,6 +25,7 @@ pub mod manifest;
 pub mod merge;
 pub mod persona;
 pub mod retro;
+pub mod shared_plan;
 pub mod tools;
 
 pub use bmm_config::MethodSettings;

@@ -13,7 +13,7 @@ pub const SPECS_DIR: &str = ".claude/specs";
 pub const HUMAN_DIR: &str = ".bmad";
 /// The files at the top of the project that a human's command may write
 /// ([`Project::write_top_file`]): never the tool.
-pub const TOP_FILES: [&str; 1] = [".gitignore"];
+pub const TOP_FILES: [&str; 2] = [".gitignore", ".gitattributes"];
 
 /// The folders an installed BMAD method keeps its agents in (v4 `.bmad-core/`, v6
 /// `_bmad/`, and the skills folders its installer writes for each tool it knows, as
@@ -46,22 +46,24 @@ pub const BMAD_INSTALL_DIRS: [&str; 24] = [
     ".zencoder/skills",
 ];
 
-/// Whether `rel` is a file the server writes for an installed BMAD method's own skills:
-/// a confirmed document's copy, `prd-<task>.md` or `architecture-<task>.md` (in the
-/// method's `planning_artifacts`), or a completed task's lessons for its retrospective,
-/// `bmad-mcp-lessons-<task>.md` (in its `implementation_artifacts`), in a folder of the
-/// project that is not hidden. The files the server writes outside its areas, under those
-/// names only.
+/// Whether `rel` is a file the server writes for an installed BMAD method's own skills: a
+/// copy of a confirmed document, `prd-<task>.md` or `architecture-<task>.md`, or an
+/// approved plan as the method's epics, `epics-<task>.md` (the method's
+/// `planning_artifacts`), or the method's `sprint-status.yaml` or a completed task's
+/// lessons for its retrospective, `bmad-mcp-lessons-<task>.md` (its
+/// `implementation_artifacts`), in a folder of the project that is not hidden. The only
+/// files the server writes outside its areas, under those names only.
 pub fn is_planning_copy(rel: &str) -> bool {
     let parts: Vec<&str> = rel.split('/').collect();
     let Some((name, folders)) = parts.split_last() else {
         return false;
     };
     let plain = |p: &&str| !p.is_empty() && !p.starts_with('.') && *p != "..";
-    let task = ["prd-", "architecture-", "bmad-mcp-lessons-"]
+    let task = ["prd-", "architecture-", "epics-", "bmad-mcp-lessons-"]
         .iter()
         .find_map(|k| name.strip_prefix(k))
-        .and_then(|n| n.strip_suffix(".md"));
+        .and_then(|n| n.strip_suffix(".md"))
+        .or((*name == "sprint-status.yaml").then_some("sprint-status"));
     let slug = |t: &str| {
         !t.is_empty()
             && t.chars()
@@ -350,6 +352,8 @@ pub(crate) mod tests {
             "_bmad-output/planning-artifacts/prd-build-a-todo-app.md",
             "docs/architecture-x1.md",
             "_bmad-output/implementation-artifacts/bmad-mcp-lessons-x1.md",
+            "_bmad-output/planning-artifacts/epics-todo-app.md",
+            "_bmad-output/implementation-artifacts/sprint-status.yaml",
         ] {
             assert!(is_planning_copy(ok), "{ok}");
         }
@@ -362,6 +366,10 @@ pub(crate) mod tests {
             "_bmad/plans/prd-x.md",
             "a/../prd-x.md",
             "docs//prd-x.md",
+            "sprint-status.yaml",
+            "docs/sprint-status.yml",
+            "docs/epics.md",
+            ".git/sprint-status.yaml",
         ] {
             assert!(!is_planning_copy(not), "{not}");
         }

@@ -8,14 +8,18 @@
 //! a clean filter, a hook). The one thing it writes is a claim (`claim.rs`): a commit
 //! object and a ref under `refs/bmad/claims/`, pushed to the team's remote (and, when a
 //! human releases one, its record under `refs/bmad/released/`: `board.rs`); the work tree,
-//! the index and the branches are never touched.
+//! the index and the branches are never touched. `bmad-mcp init` also sets the merge
+//! driver of the method's sprint status in the clone's own config, and the driver runs
+//! git's line merge on texts it is handed (`merge_driver.rs`).
 
 mod board;
 mod claim;
+mod merge_driver;
 mod resolve;
 
 pub use board::{Board, RemoteRef, CLAIMS, RELEASED};
 pub use claim::{Claim, NETWORK_DEADLINE};
+pub use merge_driver::{merge_text, set_driver};
 pub use resolve::Side;
 
 use std::collections::HashMap;

@@ -257,6 +257,7 @@ impl BmadServer {
             crate::store::stories::stale_copy(&project, &s),
             store.claim_holders(&project, &s, false),
             act::offer_to_begin(&project, &s),
+            store.done_by_hand(&project, &s),
         ];
         for n in said.into_iter().flatten() {
             r.notices.get_or_insert_with(Vec::new).push(n);

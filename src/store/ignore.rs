@@ -5,7 +5,8 @@
 //! writes. Everything else the server writes is shared:
 //! the sessions and their `temp/` texts, the documents, the human's `.bmad/`. The lines
 //! sit between two marker lines; running it again rewrites only that block, and no other
-//! line of the file changes.
+//! line of the file changes. Its `.gitattributes` gets, the same way, the line that has git
+//! merge the BMAD method's `sprint-status.yaml` with the server's merge driver.
 
 use super::Project;
 use crate::error::Result;
@@ -34,9 +35,19 @@ pub enum Ignored {
     AlreadyThere,
 }
 
-fn block() -> String {
-    let mut b = format!("{BEGIN}\n");
-    for line in LOCAL_FILES {
+/// The name of the merge driver of the method's `sprint-status.yaml`, in `.gitattributes`
+/// and in a clone's git config.
+pub const MERGE_DRIVER: &str = "bmad-sprint-status";
+pub const GITATTRIBUTES: &str = ".gitattributes";
+const ATTRIBUTES_BEGIN: &str =
+    "# >>> bmad-mcp: the BMAD method's sprint status merges key by key (docs/team.md)";
+/// The block's lines in `.gitattributes`: the method's file, in whichever folder its
+/// `implementation_artifacts` names.
+pub const ATTRIBUTES: [&str; 1] = ["sprint-status.yaml merge=bmad-sprint-status"];
+
+fn block_of(begin: &str, lines: &[&str]) -> String {
+    let mut b = format!("{begin}\n");
+    for line in lines {
         b.push_str(line);
         b.push('\n');
     }
@@ -45,11 +56,10 @@ fn block() -> String {
     b
 }
 
-/// `text` with the block in it: in place of the one already there, else appended.
-pub fn with_block(text: &str) -> String {
-    let block = block();
+/// `text` with `block` (opening with `begin`) in place of the one there, else appended.
+fn in_place(text: &str, begin_line: &str, block: String) -> String {
     let begin = text
-        .match_indices(BEGIN)
+        .match_indices(begin_line)
         .map(|(i, _)| i)
         .find(|i| *i == 0 || text.as_bytes()[i - 1] == b'\n');
     if let Some(start) = begin {
@@ -72,23 +82,44 @@ pub fn with_block(text: &str) -> String {
 /// Writes the block into the project's `.gitignore` (atomically; not at all when it is
 /// there as it should be).
 pub fn write_gitignore(project: &Project) -> Result<Ignored> {
-    let before = project
-        .read(GITIGNORE)
-        .map_err(|p| p.into_error(GITIGNORE))?;
-    let after = with_block(before.as_deref().unwrap_or(""));
+    write_block(project, GITIGNORE, BEGIN, &LOCAL_FILES)
+}
+
+/// Writes the merge driver's block into the project's `.gitattributes`, as
+/// [`write_gitignore`] does its own.
+pub fn write_gitattributes(project: &Project) -> Result<Ignored> {
+    write_block(project, GITATTRIBUTES, ATTRIBUTES_BEGIN, &ATTRIBUTES)
+}
+
+fn write_block(project: &Project, file: &str, begin: &str, lines: &[&str]) -> Result<Ignored> {
+    let before = project.read(file).map_err(|p| p.into_error(file))?;
+    let after = in_place(
+        before.as_deref().unwrap_or(""),
+        begin,
+        block_of(begin, lines),
+    );
     let done = match &before {
         None => Ignored::Created,
         Some(b) if *b == after => return Ok(Ignored::AlreadyThere),
-        Some(b) if b.contains(BEGIN) => Ignored::Updated,
+        Some(b) if b.contains(begin) => Ignored::Updated,
         Some(_) => Ignored::Added,
     };
-    project.write_top_file(GITIGNORE, after.as_bytes())?;
+    project.write_top_file(file, after.as_bytes())?;
     Ok(done)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn block() -> String {
+        block_of(BEGIN, &LOCAL_FILES)
+    }
+
+    /// `text` with the `.gitignore` block in it.
+    fn with_block(text: &str) -> String {
+        in_place(text, BEGIN, block())
+    }
 
     #[test]
     fn the_block_is_added_once_and_other_lines_are_kept() {
@@ -100,6 +131,18 @@ mod tests {
             assert_eq!(once.lines().filter(|l| *l == line).count(), 1, "{line}");
         }
         assert_eq!(with_block(""), block());
+        let attributes = in_place(
+            "*.png binary\n",
+            ATTRIBUTES_BEGIN,
+            block_of(ATTRIBUTES_BEGIN, &ATTRIBUTES),
+        );
+        assert!(
+            attributes.starts_with("*.png binary\n# >>> bmad-mcp: the BMAD"),
+            "{attributes}"
+        );
+        assert!(
+            attributes.contains("\nsprint-status.yaml merge=bmad-sprint-status\n# <<< bmad-mcp\n")
+        );
     }
 
     #[test]

@@ -39,7 +39,9 @@ use sessions::{load_session, session_ids};
 pub use change::{documents, not_before_last_entry};
 pub use drift::GitNow;
 pub use drift::{drift, drift_after, Drift, Seen};
-pub use ignore::{write_gitignore, Ignored, LOCAL_FILES};
+pub use ignore::{
+    write_gitattributes, write_gitignore, Ignored, ATTRIBUTES, LOCAL_FILES, MERGE_DRIVER,
+};
 pub use list::{Damaged, Page, PAGE};
 pub use mapping::{Mapping, MappingEntry};
 pub use names::{candidate as task_name_candidate, is_valid as is_valid_task_name, slug_for};

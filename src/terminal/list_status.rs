@@ -1,5 +1,6 @@
 //! The terminal's reading commands: `list` (the project's sessions, newest first, a
-//! parent's with who holds its sprints on the team's remote) and
+//! parent's with who holds its sprints on the team's remote and the sprints done outside
+//! the server's gates) and
 //! `status` (where a task stands, its checks, who decided what). They change nothing.
 
 use super::{Exit, Outcome};
@@ -68,6 +69,9 @@ pub(super) fn list(store: &Store, mine: bool) -> Outcome {
         if let Some(line) = held {
             println!("      {}", visible(&line));
         }
+        if let Some(line) = by_hand(store, &project, s) {
+            println!("      {}", visible(&line));
+        }
     }
     if page.next_cursor.is_some() {
         println!(
@@ -77,6 +81,24 @@ pub(super) fn list(store: &Store, mine: bool) -> Outcome {
     }
     damaged(&page);
     Ok(Exit::Done)
+}
+
+/// For a parent in `list`: its sprints done outside the server's gates in the BMAD
+/// method's sprint status (only a full-track task at the stage that builds its scope has
+/// them to show).
+fn by_hand(
+    store: &Store,
+    project: &crate::files::Project,
+    s: &crate::store::ListEntry,
+) -> Option<String> {
+    let builds = s.track == crate::workflow::Track::Full && s.current_stage.builds_scope();
+    if !builds || s.current_state == State::Completed {
+        return None;
+    }
+    let (_, parent) = store
+        .load(None, &SessionKey::Id(s.session_id.clone()))
+        .ok()?;
+    store.done_by_hand(project, &parent)
 }
 
 /// The session files the server cannot read, shown as damaged with what can still be read
@@ -209,6 +231,7 @@ fn stories(store: &Store, project: &crate::files::Project, s: &crate::workflow::
     let said = [
         crate::store::stories::stale_copy(project, s),
         store.claim_holders(project, s, true),
+        store.done_by_hand(project, s),
     ];
     for line in said.into_iter().flatten() {
         println!("{}", visible(&line));
@@ -222,7 +245,8 @@ fn serde_name<T: serde::Serialize>(v: &T) -> String {
         .unwrap_or_default()
 }
 
-/// `init`: the project's .gitignore gets the files local to each clone.
+/// `init`: the project's .gitignore gets the files local to each clone; in git, the merge
+/// driver of the BMAD method's sprint status is installed.
 pub(super) fn init(store: &Store) -> Outcome {
     let project = store.project(None).map_err(|e| e.to_string())?;
     let done = crate::store::write_gitignore(&project).map_err(|e| e.to_string())?;
@@ -239,6 +263,19 @@ pub(super) fn init(store: &Store) -> Outcome {
     for line in crate::store::LOCAL_FILES {
         println!("  {line}");
     }
-    println!("Commit .gitignore, .bmad/, .bmad-task/ and .claude/specs/ (docs/team.md).");
+    let attributes = match super::merge_driver::install(&project) {
+        None => "",
+        Some(Ok(said)) => {
+            println!("{said}");
+            " .gitattributes,"
+        }
+        Some(Err(e)) => {
+            eprintln!("The merge driver of the BMAD method's sprint status was not installed: {e}");
+            ""
+        }
+    };
+    println!(
+        "Commit .gitignore,{attributes} .bmad/, .bmad-task/ and .claude/specs/ (docs/team.md)."
+    );
     Ok(Exit::Done)
 }

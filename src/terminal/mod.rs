@@ -19,6 +19,7 @@ mod decide;
 pub mod hook;
 pub mod lessons;
 mod list_status;
+mod merge_driver;
 mod promote;
 pub mod prompts;
 mod provenance;
@@ -100,7 +101,8 @@ pub enum Cli {
     },
     /// Prepares the project for a team: adds to its .gitignore the files that stay local
     /// to each clone (the lock, the task index, the checks' approval), between marker
-    /// lines, touching no other line (docs/team.md).
+    /// lines, touching no other line; in git, installs the merge driver of the BMAD
+    /// method's sprint-status.yaml (.gitattributes and this clone's config) (docs/team.md).
     Init,
     /// Where a task stands and who decided what.
     Status {
@@ -131,6 +133,17 @@ pub enum Cli {
     Claims {
         #[command(subcommand)]
         command: Option<claims::ClaimsCommand>,
+    },
+    /// Git's merge driver of the BMAD method's sprint-status.yaml, which `init` installs:
+    /// merges OURS and THEIRS from BASE into OURS (docs/team.md).
+    #[command(hide = true)]
+    MergeSprintStatus {
+        base: std::path::PathBuf,
+        ours: std::path::PathBuf,
+        theirs: std::path::PathBuf,
+        /// The length of git's conflict markers (`%L`).
+        #[arg(default_value_t = 7)]
+        marker_size: usize,
     },
     /// A Claude Code hook of the bmad plugin: `hook pre-tool-use` reads the hook's JSON on
     /// stdin and makes Claude Code ask the human before a gate call (docs/plugin.md).
@@ -176,6 +189,12 @@ pub fn run(cli: Cli, settings: &Settings) -> Exit {
             promote::promote(&store, &SessionKey::from_task(&task), note)
         }
         Cli::Hook { event } => Ok(hook::run(event)),
+        Cli::MergeSprintStatus {
+            base,
+            ours,
+            theirs,
+            marker_size,
+        } => merge_driver::merge(&base, &ours, &theirs, marker_size),
         Cli::Resolve { task, ours, .. } => {
             let side = if ours {
                 crate::git::Side::Ours

@@ -158,6 +158,11 @@ pub struct Session {
     /// A parent's stories, as their shared entries said at its last change or `status`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stories: Vec<StoryState>,
+    /// The task's epic in an installed BMAD method's sprint status and epics, chosen at the
+    /// first approval of its plan so that it collides with no other epic there, and kept;
+    /// a story has its parent's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method_epic: Option<u32>,
     pub current_stage: Stage,
     pub current_state: State,
     #[schemars(with = "BTreeMap<Stage, StageRecord>")]
@@ -197,6 +202,7 @@ impl Session {
             track: Track::Full,
             story: None,
             stories: Vec::new(),
+            method_epic: None,
             current_stage: Stage::FIRST,
             current_state: State::Generating,
             stages,

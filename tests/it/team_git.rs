@@ -463,7 +463,8 @@ fn run_lines(dir: &Path, block: &str) -> Vec<String> {
 }
 
 /// The guide's commands run as shown: `bmad-mcp init` writes the block the guide shows,
-/// after the lines already there, once however often it runs; `list` and `list --mine` run.
+/// after the lines already there, once however often it runs, and the `.gitattributes`
+/// block of the sprint status's merge driver; `list` and `list --mine` run.
 #[test]
 fn the_team_guide_commands_run_as_shown() {
     let dir = tempfile::tempdir().unwrap();
@@ -477,7 +478,17 @@ fn the_team_guide_commands_run_as_shown() {
     let shown = guide_block("Setting up a project", "gitignore");
     let written = std::fs::read_to_string(repo.join(".gitignore")).unwrap();
     assert_eq!(written, format!("target/\n*.log\n{shown}"));
-    assert_eq!(git(&repo, &["ls-files"]), ".gitignore\n", "committed");
+    assert_eq!(
+        git(&repo, &["ls-files"]),
+        ".gitattributes\n.gitignore\n",
+        "committed"
+    );
+    // The merge driver of the BMAD method's sprint status, as the guide shows it.
+    let attributes = guide_block("The method's sprint status", "gitattributes");
+    assert_eq!(
+        std::fs::read_to_string(repo.join(".gitattributes")).unwrap(),
+        attributes
+    );
     run_lines(&repo, "bmad-mcp init");
     assert_eq!(
         std::fs::read_to_string(repo.join(".gitignore")).unwrap(),

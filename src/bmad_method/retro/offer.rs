@@ -78,8 +78,12 @@ fn offer(
     lessons: &[Lesson],
 ) -> Offer {
     let settings = &install.settings;
-    let epic = epic_of(project, settings, &task.task_name);
-    let run = run_sentence(project, install, skill, epic);
+    // The epic the server numbered when it wrote the plan as the method's epics, else the
+    // one a hand-written epics file gives the task.
+    let epic = task
+        .method_epic
+        .or_else(|| epic_of(project, settings, &task.task_name));
+    let run = run_sentence(project, install, skill, epic, task.method_epic.is_some());
     let folder = settings.implementation_artifacts.as_deref();
     let (file, said) = match (folder, lessons.is_empty()) {
         (_, true) => (None, "No lesson was recorded during this task, so none is offered to it.".to_string()),
@@ -119,9 +123,18 @@ fn left_alone(project: &Project, path: &str) -> Option<String> {
 }
 
 /// "The BMAD method's retrospective can run for epic N …: the skill … ."
-fn run_sentence(project: &Project, install: &Install, skill: &Skill, epic: Option<u32>) -> String {
+fn run_sentence(
+    project: &Project,
+    install: &Install,
+    skill: &Skill,
+    epic: Option<u32>,
+    numbered_here: bool,
+) -> String {
     let settings = &install.settings;
     let which = match (epic, settings.planning_artifacts.as_deref()) {
+        (Some(n), Some(p)) if numbered_here => {
+            format!("epic {n}, the epic the server wrote for this task in {p}")
+        }
         (Some(n), Some(p)) => format!("epic {n}, this task's epic in {p}/{EPICS_FILE}"),
         (None, Some(p)) => format!("this task's epic (no epic in {p}/{EPICS_FILE} names the task; the retrospective asks which)"),
         (_, None) => "this task's epic (the retrospective asks which)".into(),

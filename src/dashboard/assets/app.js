@@ -488,6 +488,7 @@ function taskHeader(t) {
   return [
     el("p", { class: "muted", text: t.session_id + " · " + t.project_dir }),
     t.behind ? el("p", { id: "behind", class: "waiting", text: t.behind }) : null,
+    t.done_by_hand ? el("p", { id: "done-by-hand", class: "waiting", text: t.done_by_hand }) : null,
     el("p", { id: "task-owner" },
       el("span", { class: "label", text: "Owner " }), el("strong", { class: "owner", text: x.owner || (link && link.owner) || "not recorded" }),
       el("span", { class: "label", text: " · Branch " }), el("strong", { class: "branch", text: x.branch || (link && link.branch) || "none (not in git)" }),

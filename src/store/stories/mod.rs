@@ -9,6 +9,7 @@
 //! all before each of its changes and each `status`.
 
 pub mod board;
+mod by_hand;
 pub mod identity;
 mod remote;
 
@@ -467,6 +468,7 @@ fn inherit(s: &mut Session, parent: &Session, sprint: u32) {
             StageStatus::Pending
         };
     }
+    s.method_epic = parent.method_epic;
     let plan = s.record_mut(Stage::approval());
     plan.scope = Some(format!("sprint {sprint}"));
     plan.scope_sprints = Some(vec![sprint]);

@@ -1,0 +1,352 @@
+//! The BMAD method's own files, kept in step with a change when the project has a v6
+//! install and the plan is shared with it (`[bmad-mcp] planning_copies`, on by default):
+//! a confirmed PRD or architecture copied into `{planning_artifacts}`
+//! (`bmad_method::findable`); an approved sprint plan written there as the method's epics
+//! file, the task's epic numbered once, where no other epic is; and the task's stories'
+//! statuses in `{implementation_artifacts}/sprint-status.yaml`, as each change moves them
+//! (`bmad_method::shared_plan`); and at a task's completion its lessons offered to the
+//! method's retrospective (`bmad_method::retro`). What to write is decided before the change is written (the
+//! epic's number is kept in the session); the files are written after it and apart from
+//! it: one that cannot be written is said in a notice, and the change stands. A file there
+//! that the server did not write is never replaced.
+
+use chrono::{DateTime, Utc};
+
+use crate::bmad_method::shared_plan::{self, epics, progress, status_file};
+use crate::bmad_method::{findable, Install};
+use crate::code::visible;
+use crate::files::Project;
+use crate::workflow::session::Session;
+use crate::workflow::{Action, Stage};
+
+/// What a change writes for the method, after it is written, and what the reply says of it.
+#[derive(Debug, Default)]
+pub struct ForMethod {
+    /// Each file, its text, and what the reply says once it is written.
+    writes: Vec<(String, String, String)>,
+    /// What the reply says of files not written.
+    notices: Vec<String>,
+}
+
+/// The method's files for the change from `before` to `after` (`files`: what the change
+/// writes), decided under the lock before the change is written; sets the session's epic
+/// at the plan's first approval.
+pub fn prepare(
+    project: &Project,
+    before: &Session,
+    after: &mut Session,
+    files: &[(String, String)],
+    now: DateTime<Utc>,
+    started: bool,
+) -> ForMethod {
+    let mut m = ForMethod::default();
+    // Most changes concern none of the method's files: the install is not looked for then.
+    let confirms = after.history[before.history.len().min(after.history.len())..]
+        .iter()
+        .any(|e| matches!(e.action, Action::Confirm | Action::ConfirmSave));
+    let approving = progress::approves_plan(before, after);
+    if !confirms && !approving && after.method_epic.is_none() {
+        return m;
+    }
+    let Some(install) = crate::bmad_method::discover(project) else {
+        return m;
+    };
+    if !install.settings.planning_copies {
+        return m;
+    }
+    match planning_copy(project, &install, before, after, files) {
+        Some((Some((path, text)), notice)) => m.writes.push((path, text, notice)),
+        Some((None, notice)) => m.notices.push(notice),
+        None => {}
+    }
+    if after.method_epic.is_none() && approving {
+        after.method_epic = Some(next_epic(project, &install));
+    }
+    let Some(epic) = after.method_epic else {
+        return m;
+    };
+    if approving {
+        epics_file(project, &install, after, files, epic, &mut m);
+    }
+    let say = approving || started;
+    sprint_status(project, &install, before, after, now, say, &mut m);
+    m
+}
+
+/// Writes what [`prepare`] decided; each failure said in `notices`, with the notices of
+/// what was written.
+pub fn write(project: &Project, m: ForMethod, notices: &mut Vec<String>) {
+    notices.extend(m.notices);
+    for (path, text, said) in m.writes {
+        match project.write_atomic(&path, text.as_bytes()) {
+            Ok(()) if said.is_empty() => {}
+            Ok(()) => notices.push(said),
+            Err(e) => notices.push(format!(
+                "{}, a file for the BMAD method's skills, could not be written: {e}",
+                visible(&path)
+            )),
+        }
+    }
+}
+
+/// A story just started in `project`: its story in the method's sprint status follows it
+/// (`in-progress`), under the project lock.
+pub fn story_started(store: &crate::store::Store, project: &Project, s: &Session) -> Vec<String> {
+    let Ok(_lock) = store.lock(project) else {
+        return vec!["The BMAD method's sprint status was not updated: the project is busy; the story's next change updates it.".into()];
+    };
+    let mut after = s.clone();
+    let m = prepare(project, s, &mut after, &[], Utc::now(), true);
+    let mut notices = Vec::new();
+    write(project, m, &mut notices);
+    notices
+}
+
+/// A task just completed: the method's retrospective offered, with the task's lessons
+/// written for it (`bmad_method::retro::offer`, derived from the lessons just written); a
+/// file that cannot be written is said, and the change stands.
+pub fn offer_retrospective(project: &Project, before: &Session, after: &Session) -> Option<String> {
+    let offer = crate::bmad_method::retro::offer::at_completion(project, before, after)?;
+    let failed = offer.file.as_ref().and_then(|(path, text)| {
+        let e = project.write_atomic(path, text.as_bytes()).err()?;
+        Some(format!(
+            "{} The task's lessons could not be written to {path}: {e}",
+            offer.run
+        ))
+    });
+    Some(failed.unwrap_or_else(|| offer.said()))
+}
+
+/// The next epic number free in the method's files: above every epic the sprint status
+/// names and every `## Epic N` of the epics files in `{planning_artifacts}`.
+fn next_epic(project: &Project, install: &Install) -> u32 {
+    let mut top = 0;
+    if let Some(path) = status_path(install) {
+        if let Ok(Some(text)) = project.read(&path) {
+            for e in status_file::entries(&text) {
+                if let Some(k) = shared_plan::Kind::of(&e.key) {
+                    top = top.max(k.epic());
+                }
+            }
+        }
+    }
+    if let Some(folder) = install.settings.planning_artifacts.as_deref() {
+        for name in epics_files(project, folder) {
+            let rel = format!("{folder}/{name}");
+            if let Ok(Some(text)) =
+                project.read_in_project(&rel, crate::bmad_method::MAX_FILE_BYTES)
+            {
+                top = epics::epic_numbers(&text).into_iter().fold(top, u32::max);
+            }
+        }
+    }
+    top + 1
+}
+
+/// The names of the Markdown files in `folder` that name epics (`epics.md`, `epic-3.md`,
+/// another task's `epics-<task>.md`): names only; each is read through the project.
+fn epics_files(project: &Project, folder: &str) -> Vec<String> {
+    let Ok(dir) = std::fs::read_dir(project.path(folder)) else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| !n.starts_with('.') && n.ends_with(".md") && n.to_lowercase().contains("epic"))
+        .take(200)
+        .collect()
+}
+
+fn status_path(install: &Install) -> Option<String> {
+    let folder = install.settings.implementation_artifacts.as_deref()?;
+    Some(format!("{folder}/sprint-status.yaml"))
+}
+
+/// Whether `path` may be written by the server: nothing there, or a file it wrote (opening
+/// with `mark`). `Err`: why not.
+fn ours(project: &Project, path: &str, mark: &str, what: &str) -> Result<(), String> {
+    match project.read(path) {
+        Ok(None) => Ok(()),
+        Ok(Some(there)) if there.starts_with(mark) => Ok(()),
+        Ok(Some(_)) => Err(format!("is not {what} the server wrote")),
+        Err(problem) => Err(format!("could not be read ({problem})")),
+    }
+}
+
+/// The approved plan as the method's epics file, `epics-<task>.md` (beside a file of that
+/// name the server did not write: `epics-<task>-bmad-mcp.md`).
+fn epics_file(
+    project: &Project,
+    install: &Install,
+    after: &Session,
+    files: &[(String, String)],
+    epic: u32,
+    m: &mut ForMethod,
+) {
+    let Some(folder) = install.settings.planning_artifacts.as_deref() else {
+        return m.notices.push("The BMAD method's settings name no `planning_artifacts`: the approved plan was not written as its epics.".into());
+    };
+    let Some(source) = after
+        .record(Stage::approval())
+        .artifact
+        .as_ref()
+        .map(|a| a.path.clone())
+    else {
+        return;
+    };
+    let plan = match files.iter().find(|(p, _)| *p == source) {
+        Some((_, text)) => text.clone(),
+        None => project.read(&source).ok().flatten().unwrap_or_default(),
+    };
+    let task = &after.task_name;
+    let first = format!("{folder}/epics-{task}.md");
+    if !crate::files::project::is_planning_copy(&first) {
+        return m.notices.push(format!(
+            "The approved plan was not written as the BMAD method's epics: {} (its `planning_artifacts`) is a hidden folder, inside the install, or too deep.",
+            crate::code::visible(&crate::code::clip(folder, 200))
+        ));
+    }
+    let beside = format!("{folder}/epics-{task}-bmad-mcp.md");
+    let (path, left) = match ours(project, &first, epics::MARK, "an epics file") {
+        Ok(()) => (first, None),
+        Err(why) => match ours(project, &beside, epics::MARK, "an epics file") {
+            Ok(()) => (
+                beside,
+                Some(format!(
+                    "{} {why}, so it was left as it is. ",
+                    visible(&first)
+                )),
+            ),
+            Err(why2) => {
+                return m.notices.push(format!("The approved plan was not written as the BMAD method's epics: {} {why} and {} {why2}.", visible(&first), visible(&beside)));
+            }
+        },
+    };
+    let project_name = install
+        .settings
+        .project_name
+        .clone()
+        .unwrap_or_else(|| "the project".into());
+    let text = epics::render(&epics::Of {
+        session: after,
+        epic,
+        project: &project_name,
+        plan: &plan,
+        plan_path: &source,
+    });
+    let said = format!(
+        "{}The approved plan is the BMAD method's epic {epic} in {}, each sprint a story, rewritten at each approval of the plan (`[bmad-mcp] planning_copies = false` in _bmad/custom/config.toml turns the shared plan off).",
+        left.unwrap_or_default(),
+        visible(&path)
+    );
+    m.writes.push((path, text, said));
+}
+
+/// The task's stories in the method's `sprint-status.yaml`, as the change moved them.
+fn sprint_status(
+    project: &Project,
+    install: &Install,
+    before: &Session,
+    after: &Session,
+    now: DateTime<Utc>,
+    say: bool,
+    m: &mut ForMethod,
+) {
+    let (Some(epic), Some(path)) = (after.method_epic, status_path(install)) else {
+        return;
+    };
+    if !crate::files::project::is_planning_copy(&path) {
+        if say {
+            m.notices.push(format!("The stories' statuses were not written for the BMAD method: {} (its `implementation_artifacts`) is a hidden folder, inside the install, or too deep.", visible(&path)));
+        }
+        return;
+    }
+    let wanted = progress::wanted(before, after);
+    if wanted.is_empty() {
+        return;
+    }
+    let text = match project.read(&path) {
+        Ok(t) => t,
+        Err(problem) => {
+            return m.notices.push(format!(
+                "{} could not be read ({problem}); the stories' statuses were not written there.",
+                visible(&path)
+            ))
+        }
+    };
+    let location = install
+        .settings
+        .implementation_artifacts
+        .clone()
+        .unwrap_or_default();
+    let project_name = install
+        .settings
+        .project_name
+        .clone()
+        .unwrap_or_else(|| "the project".into());
+    let begun_by = format!(
+        "begun by bmad-mcp for task `{}`; the method's skills and bmad-mcp both keep it",
+        after.task_name
+    );
+    let header = status_file::Header {
+        project: &project_name,
+        story_location: &location,
+        begun_by: &begun_by,
+    };
+    let stamp = shared_plan::stamp(now);
+    match status_file::update(text.as_deref(), &header, &wanted, epic, &stamp) {
+        Ok(Some(new)) => {
+            let said = if say {
+                format!("{} holds the task's stories under epic-{epic}; each follows the work (development `in-progress`, review and QA `review`, completed `done`).", visible(&path))
+            } else {
+                String::new()
+            };
+            m.writes.push((path, new, said));
+        }
+        Ok(None) => {}
+        Err(why) => m.notices.push(format!(
+            "{} was left as it is: {why}; the stories' statuses were not written there.",
+            visible(&path)
+        )),
+    }
+}
+
+/// A confirmed PRD or architecture, copied where the project's BMAD method looks for it
+/// (`bmad_method::findable`), with the notice that says so; a file of that name the server did
+/// not write is left alone, and said.
+fn planning_copy(
+    project: &Project,
+    install: &Install,
+    before: &Session,
+    after: &Session,
+    files: &[(String, String)],
+) -> Option<(Option<(String, String)>, String)> {
+    let last = after
+        .history
+        .last()
+        .filter(|_| after.history.len() > before.history.len())?;
+    if !matches!(last.action, Action::Confirm | Action::ConfirmSave) {
+        return None;
+    }
+    let stage = last.stage;
+    let source = after.record(stage).artifact.as_ref()?.path.clone();
+    let written = files.iter().find(|(p, _)| *p == source);
+    let document = match written {
+        Some((_, text)) => text.clone(),
+        None => project.read(&source).ok()??,
+    };
+    let copy = match findable::copy(install, stage, &after.task_name, &source, &document)? {
+        Ok(copy) => copy,
+        Err(notice) => return Some((None, notice)),
+    };
+    // Written only over nothing or over a copy of ours: a file that cannot be read (too
+    // large, not UTF-8, a link) may be a person's, and is left as it is.
+    match ours(project, &copy.path, findable::COPY_MARK, "a copy") {
+        Ok(()) => Some((Some((copy.path, copy.content)), copy.notice)),
+        Err(why) => Some((
+            None,
+            format!(
+                "{} {why}, so it was left as it is; the confirmed document is {source}.",
+                copy.path
+            ),
+        )),
+    }
+}

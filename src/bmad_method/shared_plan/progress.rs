@@ -1,0 +1,122 @@
+//! Which statuses a change of a session gives its stories in the method's sprint status:
+//! the approval of the plan puts them in `backlog` (the method's `ready-for-dev` means a
+//! story file was written, which the server does not write; its own `generate` computes
+//! `backlog` for them too); then a story follows its session's stage: development
+//! `in-progress`, review and QA `review`, completed `done`. A story session moves its own
+//! sprint's story; a parent the sprints no story of its holds, and every sprint once it
+//! completes.
+
+use crate::workflow::session::{Session, State};
+use crate::workflow::stage::Stage;
+use crate::workflow::Action;
+
+use super::{epic_key, epics, retrospective_key};
+
+/// The status the method gives work at `s`'s stage.
+pub fn status_now(s: &Session) -> &'static str {
+    if s.current_state == State::Completed {
+        return "done";
+    }
+    match s.current_stage {
+        Stage::Review | Stage::Qa => "review",
+        Stage::Dev => "in-progress",
+        _ => "backlog",
+    }
+}
+
+/// Whether the change from `before` to `after` is the human's approval of the plan.
+pub fn approves_plan(before: &Session, after: &Session) -> bool {
+    after.history[before.history.len().min(after.history.len())..]
+        .iter()
+        .any(|e| e.action == Action::Approve && e.stage == Stage::approval())
+}
+
+/// The entries the change from `before` to `after` asks of the sprint status, in the
+/// method's order (the epic, its stories, its retrospective), each at least at the status
+/// given; empty for a session without an epic.
+pub fn wanted(before: &Session, after: &Session) -> Vec<(String, &'static str)> {
+    let Some(epic) = after.method_epic else {
+        return Vec::new();
+    };
+    let approving = approves_plan(before, after);
+    let completed = after.current_state == State::Completed;
+    let held = |n: u32| after.stories.iter().any(|s| s.sprint == n);
+    let mut out = vec![(epic_key(epic), "backlog")];
+    for story in epics::stories(after, epic) {
+        let own = after.story.is_some() || completed || !held(story.number);
+        let status = if own && !approving {
+            status_now(after)
+        } else {
+            "backlog"
+        };
+        out.push((story.key, status));
+    }
+    out.push((retrospective_key(epic), "optional"));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workflow::session::Sprint;
+
+    fn parent() -> Session {
+        let mut s = Session::new(
+            "00000000-0000-4000-8000-000000000000".into(),
+            "todo".into(),
+            "/p".into(),
+            "Build".into(),
+            vec![crate::workflow::Engine::Claude],
+            chrono::Utc::now(),
+        );
+        let plan = s.record_mut(Stage::approval());
+        plan.approved = Some(true);
+        plan.sprints = vec![
+            Sprint {
+                number: 1,
+                title: "API".into(),
+            },
+            Sprint {
+                number: 2,
+                title: "UI".into(),
+            },
+        ];
+        s.method_epic = Some(3);
+        s.current_stage = Stage::Dev;
+        s
+    }
+
+    #[test]
+    fn statuses_follow_the_stage_and_the_approval_puts_the_stories_in_the_backlog() {
+        let before = parent();
+        let mut after = before.clone();
+        let keys = |w: Vec<(String, &'static str)>| {
+            w.into_iter()
+                .map(|(k, s)| format!("{k}={s}"))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            keys(wanted(&before, &after)),
+            [
+                "epic-3=backlog",
+                "3-1-api=in-progress",
+                "3-2-ui=in-progress",
+                "epic-3-retrospective=optional"
+            ]
+        );
+        after.history.push(crate::workflow::session::HistoryEntry {
+            action: Action::Approve,
+            stage: Stage::approval(),
+            ..before.history[0].clone()
+        });
+        assert_eq!(keys(wanted(&before, &after))[1], "3-1-api=backlog");
+        let mut review = parent();
+        review.current_stage = Stage::Qa;
+        review.stories = vec![];
+        assert_eq!(keys(wanted(&review, &review))[2], "3-2-ui=review");
+        review.current_state = State::Completed;
+        assert_eq!(keys(wanted(&review, &review))[1], "3-1-api=done");
+        review.method_epic = None;
+        assert!(wanted(&review, &review).is_empty());
+    }
+}

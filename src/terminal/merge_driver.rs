@@ -1,0 +1,124 @@
+//! The merge driver of the BMAD method's `sprint-status.yaml`: `bmad-mcp init` installs it
+//! (the committed `.gitattributes` line that names it, and its command in the clone's own
+//! git config, this binary by its absolute path), and git runs the hidden
+//! `bmad-mcp merge-sprint-status %O %A %B %L` for each merge of the file: the result goes
+//! to the file git names `%A`, and the exit status says whether conflicts are left in it
+//! (`bmad_method::shared_plan::merge` merges).
+
+use std::path::Path;
+
+use super::{Exit, Outcome};
+use crate::files::Project;
+
+/// Merges `ours` (written over with the result) and `theirs` from `base`: done when
+/// nothing conflicts, failed when conflicts are left marked in `ours` (or the merge could
+/// not be made, `ours` left as it was).
+pub(super) fn merge(base: &Path, ours: &Path, theirs: &Path, marker_size: usize) -> Outcome {
+    let read = |p: &Path| {
+        std::fs::read(p)
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .map_err(|e| format!("{}: {e}", p.display()))
+    };
+    let (b, o, t) = (read(base)?, read(ours)?, read(theirs)?);
+    let Some((text, conflicted)) =
+        crate::bmad_method::shared_plan::merge::merge(&b, &o, &t, marker_size)
+    else {
+        return Err("git merge-file could not be run: the file is left as a conflict".into());
+    };
+    std::fs::write(ours, text).map_err(|e| format!("{}: {e}", ours.display()))?;
+    if conflicted {
+        eprintln!("bmad-mcp: sprint-status.yaml holds conflicts for you to resolve");
+        return Ok(Exit::Failed);
+    }
+    Ok(Exit::Done)
+}
+
+/// `s` quoted for the shell git runs a driver's command with.
+fn quoted(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// Installs the driver in `project` when it is in a git repository: the `.gitattributes`
+/// block and the clone's config. What was done, for the person; `None` outside git.
+pub(super) fn install(project: &Project) -> Option<Result<String, String>> {
+    crate::git::Repo::at(&project.root)?;
+    let exe = match std::env::current_exe() {
+        Ok(p) => p.display().to_string(),
+        Err(e) => return Some(Err(format!("this binary's path is unknown: {e}"))),
+    };
+    let name = crate::store::MERGE_DRIVER;
+    let driver = format!("{} merge-sprint-status %O %A %B %L", quoted(&exe));
+    let describe = "the BMAD method's sprint status, merged key by key by bmad-mcp";
+    if let Err(e) = crate::git::set_driver(&project.root, name, describe, &driver) {
+        return Some(Err(format!(
+            "the merge driver could not be set in git's config: {e}"
+        )));
+    }
+    let attributes = match crate::store::write_gitattributes(project) {
+        Ok(crate::store::Ignored::AlreadyThere) => "already names it",
+        Ok(_) => "now names it",
+        Err(e) => return Some(Err(e.to_string())),
+    };
+    Some(Ok(format!(
+        "{}/.gitattributes {attributes} for {}; this clone's git config runs it as {driver} (each clone runs `bmad-mcp init` once: a clone's config is not shared).",
+        project.display(),
+        crate::store::ATTRIBUTES.join(", ")
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_driver_writes_the_merge_and_says_whether_conflicts_are_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = |name: &str, text: &str| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, text).unwrap();
+            p
+        };
+        let head = "generated: 11-27-2026 10:00\nlast_updated: 11-27-2026 10:00\nproject: p\n\ndevelopment_status:\n";
+        let base = f(
+            "O",
+            &format!("{head}  epic-1: backlog\n  1-1-a: backlog\n  1-2-b: backlog\n"),
+        );
+        let ours = f(
+            "A",
+            &format!(
+                "{}  epic-1: in-progress\n  1-1-a: done\n  1-2-b: backlog\n",
+                head.replace("last_updated: 11-27-2026 10", "last_updated: 11-27-2026 11")
+            ),
+        );
+        let theirs = f(
+            "B",
+            &format!(
+                "{}  epic-1: in-progress\n  1-1-a: backlog\n  1-2-b: review\n",
+                head.replace("last_updated: 11-27-2026 10", "last_updated: 11-27-2026 12")
+            ),
+        );
+        assert_eq!(merge(&base, &ours, &theirs, 7), Ok(Exit::Done));
+        let merged = std::fs::read_to_string(&ours).unwrap();
+        assert!(
+            merged.contains("last_updated: 11-27-2026 12:00\n"),
+            "{merged}"
+        );
+        assert!(
+            merged.contains("  1-1-a: done\n  1-2-b: review\n"),
+            "{merged}"
+        );
+        let odd = f(
+            "C",
+            &format!("{head}  epic-1: backlog\n  1-1-a: backlog\n  1-2-b: strange\n"),
+        );
+        let other = f(
+            "D",
+            &format!("{head}  epic-1: backlog\n  1-1-a: backlog\n  1-2-b: odd\n"),
+        );
+        assert_eq!(merge(&base, &odd, &other, 7), Ok(Exit::Failed));
+        assert!(std::fs::read_to_string(&odd)
+            .unwrap()
+            .contains("<<<<<<< ours\n  1-2-b: strange\n"));
+        assert_eq!(quoted("/a b/it's"), "'/a b/it'\\''s'");
+    }
+}

@@ -1,0 +1,443 @@
+//! The plan shared with the BMAD method, in real installs of the pinned `bmad-method`
+//! (claude-code and codex): an approved sprint plan becomes the method's epic and its
+//! stories land in `sprint-status.yaml`, which the method's own `sprint_plan.py` (run with
+//! the pinned `ruamel.yaml`) finds valid and in step with the epics file the server wrote
+//! (beside, never over, a team's file of that name; every line of a team's status file kept);
+//! a story's status follows it through development, review and completion; two clones
+//! that moved different stories merge in git without a conflict through the merge driver
+//! `bmad-mcp init` installs; a story marked `done` by hand while its session is not
+//! completed is shown on the parent as done outside the server's gates.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+use crate::support::method::{install, installer};
+use crate::support::{
+    bin, command, connect, connect_with, git, passing_architecture, read_json, Client, Era, ROOT,
+};
+
+const PLAN: &str = "# Sprint Plan: Team todo\n\n## Sprint Overview\nTwo sprints.\n\n## Sprint 1: Todos API\nCovers: FR-1\n- Task: the todos table (3 points)\n- Definition of done: the API tests pass\n\n## Sprint 2: List page & sharing!\nCovers: FR-2\n- Task: the list page (5 points)\n- Definition of done: the page lists the todos\n\n## Risks\n- None known.\n";
+const DEV: &str =
+    "# Implementation Report\n\n## Summary\nBuilt the sprint.\n\n## Tests\n9 passed.\n";
+const REVIEW: &str = "# Code Review\n\n## Findings\n- none.\n\nReview Status: Pass\n";
+const QA: &str = "# QA Report\n\n## Results\n30 passed.\n- FR-1: pass — test_add\n- FR-2: pass — test_share\n- AC-1: pass — test_add_shows\n- NFR-1: pass — bench_p95\n\nIntent: met\nQuality Score: 93/100\n";
+
+/// A PRD that passes the gate, with requirement ids and an acceptance criterion.
+fn prd() -> String {
+    let doc = "# PRD: Team todo\n\n## Executive Summary\nA shared todo list.\n\n## Business Goals\n- Teams track work in one place.\n\n## User Stories\n- As a member I add a todo.\n- AC-1 (FR-1): Given a list, when I add a todo, then it shows.\n\n## Functional Requirements\n- FR-1: Add a todo.\n- FR-2: Share a list.\n\n## Technical Requirements\n- NFR-1: p95 under 200 ms.\n\n## Success Metrics\n- p95 under 200 ms.\n";
+    json!({"prd_draft": doc, "quality_score": 95}).to_string()
+}
+
+async fn step(c: &Client, sid: &Value, mut args: Value) -> Value {
+    args["session_id"] = sid.clone();
+    c.ok(args).await
+}
+
+fn notices(v: &Value) -> String {
+    v["notices"].to_string()
+}
+
+/// The install's folder setting `key`, relative to the project.
+fn folder(project: &Path, key: &str) -> String {
+    let config = std::fs::read_to_string(project.join("_bmad/bmm/config.yaml")).unwrap();
+    config
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{key}: ")))
+        .unwrap_or_else(|| panic!("{key} in the install's config"))
+        .trim_matches('"')
+        .replace("{project-root}/", "")
+}
+
+/// Runs the method's own `sprint_plan.py`, as installed for the tool (in `skills`), with
+/// the pinned `ruamel.yaml`: its JSON answer.
+fn sprint_plan(project: &Path, skills: &str, args: &[&str]) -> Value {
+    let python = PathBuf::from(ROOT).join("target/py-venv/bin/python");
+    let script = project
+        .join(skills)
+        .join("bmad-sprint-planning/scripts/sprint_plan.py");
+    assert!(script.exists(), "{} is installed", script.display());
+    let out = Command::new(&python)
+        .arg(&script)
+        .args(args)
+        .current_dir(project)
+        .output()
+        .expect("the venv's python runs (./scripts/test makes it)");
+    let text = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{e}: {text}\n{}", String::from_utf8_lossy(&out.stderr)))
+}
+
+/// Takes a task in `project` to its approved two-sprint plan: its session id, task name
+/// and the approval's reply.
+async fn approved(c: &Client, project: &Path) -> (Value, String, Value) {
+    let v = c
+        .ok(json!({"action": "start", "objective": "Build a team todo app", "cwd": project.to_str().unwrap()}))
+        .await;
+    let sid = v["session_id"].clone();
+    let task = v["task_name"].as_str().unwrap().to_string();
+    for args in [
+        json!({"action": "submit", "claude_result": prd()}),
+        json!({"action": "confirm"}),
+        json!({"action": "submit", "claude_result": passing_architecture()}),
+        json!({"action": "confirm"}),
+        json!({"action": "submit", "claude_result": PLAN}),
+    ] {
+        step(c, &sid, args).await;
+    }
+    let v = step(c, &sid, json!({"action": "approve", "scope": "all"})).await;
+    (sid, task, v)
+}
+
+/// What the team had in the method's files before the task: an epic of its own, with a
+/// comment and a retrospective's action item.
+const THEIR_EPICS: &str = "# Shop - Breakdown\n\n## Epic 1: Shop\n\nThe shop.\n\n### Story 1.1: Cart\n\nAs a buyer,\nI want a cart,\nSo that I can pay.\n";
+const THEIR_STATUS: &str = "# The team's own note, kept\ngenerated: 11-01-2026 09:00\nlast_updated: 11-02-2026 09:00\nproject: proj\nproject_key: NOKEY\ntracking_system: file-system\nstory_location: _bmad-output/implementation-artifacts\nteam_extra: kept too\n\ndevelopment_status:\n  epic-1: in-progress\n  1-1-cart: done  # shipped in October\n  epic-1-retrospective: optional\n\n# Action items committed during retrospectives\naction_items:\n  - epic: 1\n    action: write the cart's tests first\n    owner: Ada\n    status: open\n";
+
+/// A file the team wrote under the name the server's epics file would take.
+const OUR_NAME: &str = "epics-build-a-team-todo-app.md";
+const OUR_NOTES: &str = "# Our notes on the plan\n\nNothing here for the method's parser.\n";
+
+#[tokio::test]
+#[ignore = "needs the pinned bmad-method package and ruamel.yaml: run ./scripts/test"]
+async fn an_approved_plan_is_the_methods_epic_valid_and_in_step_for_its_own_script() {
+    let Some(installer) = installer() else { return };
+    for (tool, skills, theirs) in [
+        ("claude-code", ".claude/skills", true),
+        ("codex", ".agents/skills", false),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("proj");
+        install(&installer, &project, tool);
+        let planning = folder(&project, "planning_artifacts");
+        let implementation = folder(&project, "implementation_artifacts");
+        let status = format!("{implementation}/sprint-status.yaml");
+        if theirs {
+            std::fs::create_dir_all(project.join(&planning)).unwrap();
+            std::fs::create_dir_all(project.join(&implementation)).unwrap();
+            std::fs::write(project.join(&planning).join("epics.md"), THEIR_EPICS).unwrap();
+            std::fs::write(project.join(&status), THEIR_STATUS).unwrap();
+        } else {
+            // A file of the name the server would write, the team's own: never replaced.
+            std::fs::create_dir_all(project.join(&planning)).unwrap();
+            std::fs::write(project.join(&planning).join(OUR_NAME), OUR_NOTES).unwrap();
+        }
+        let c = connect(Era::Modern, &project).await;
+        let (sid, task, v) = approved(&c, &project).await;
+        let epic = if theirs { 2 } else { 1 };
+        let said = notices(&v);
+        let epics = if theirs {
+            format!("{planning}/epics-{task}.md")
+        } else {
+            assert_eq!(format!("epics-{task}.md"), OUR_NAME);
+            let kept = std::fs::read_to_string(project.join(&planning).join(OUR_NAME)).unwrap();
+            assert_eq!(kept, OUR_NOTES, "{tool}: the team's file is left as it is");
+            let left = format!("{planning}/{OUR_NAME} is not an epics file the server wrote, so it was left as it is.");
+            assert!(said.contains(&left), "{tool}: {said}");
+            format!("{planning}/epics-{task}-bmad-mcp.md")
+        };
+        assert!(
+            said.contains(&format!("epic {epic} in {epics}")),
+            "{tool}: {said}"
+        );
+        assert!(said.contains(&status), "{tool}: {said}");
+        let s =
+            read_json(&project.join(format!(".bmad-task/session-{}.json", sid.as_str().unwrap())));
+        assert_eq!(s["method_epic"], epic, "{tool}: kept in the session");
+
+        let valid = sprint_plan(&project, skills, &["validate", "--status-file", &status]);
+        assert_eq!(valid["valid"], true, "{tool}: {valid}");
+        let mut args = vec![
+            "generate",
+            "--status-file",
+            &status,
+            "--stories-dir",
+            &implementation,
+        ];
+        args.extend([
+            "--project",
+            "proj",
+            "--date",
+            "11-27-2026 23:00",
+            "--dry-run",
+        ]);
+        let their_epics = format!("{planning}/epics.md");
+        if theirs {
+            args.extend(["--epic-file", &their_epics]);
+        }
+        args.extend(["--epic-file", &epics]);
+        let dry = sprint_plan(&project, skills, &args);
+        assert_eq!(dry["ok"], true, "{tool}: {dry}");
+        assert_eq!(dry["in_sync"], true, "{tool}: no drift: {dry}");
+        assert_eq!(dry["warnings"], json!([]), "{tool}: {dry}");
+        assert_eq!(dry["stories"], if theirs { 3 } else { 2 }, "{tool}: {dry}");
+        assert_eq!(dry["new_entries"], json!([]), "{tool}: {dry}");
+        assert_eq!(dry["dropped_orphans"], json!([]), "{tool}: {dry}");
+
+        let text = std::fs::read_to_string(project.join(&status)).unwrap();
+        for key in [
+            format!("  epic-{epic}: backlog\n"),
+            format!("  {epic}-1-todos-api: backlog\n"),
+            format!("  {epic}-2-list-page-sharing: backlog\n"),
+            format!("  epic-{epic}-retrospective: optional\n"),
+        ] {
+            assert!(text.contains(&key), "{tool}: {key:?} in\n{text}");
+        }
+        if theirs {
+            // Everything that was there stays, but the time of the last update.
+            for line in THEIR_STATUS
+                .lines()
+                .filter(|l| !l.starts_with("last_updated"))
+            {
+                assert!(text.contains(line), "{tool}: {line:?} kept in\n{text}");
+            }
+        }
+        let written = std::fs::read_to_string(project.join(&epics)).unwrap();
+        assert!(written.contains("**When** AC-1 is checked\n**Then** Given a list, when I add a todo, then it shows."), "{written}");
+        assert!(written.contains("**Requirements:** FR-2"), "{written}");
+        c.close().await;
+    }
+}
+
+/// The status of `key` in the project's `sprint-status.yaml`, read as YAML.
+fn status_of(project: &Path, key: &str) -> String {
+    let path = project
+        .join(folder(project, "implementation_artifacts"))
+        .join("sprint-status.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with(&format!("{key}:")))
+        .unwrap_or_else(|| panic!("{key} in\n{text}"));
+    let v = line.split_once(':').unwrap().1;
+    v.split(" #").next().unwrap().trim().to_string()
+}
+
+/// A server for `dir`, run by `owner`.
+async fn server_of(dir: &Path, owner: &str) -> Client {
+    let mut cmd = command(dir);
+    cmd.env("BMAD_OWNER", owner);
+    connect_with(Era::Modern, cmd, dir).await
+}
+
+#[tokio::test]
+#[ignore = "needs the pinned bmad-method package and ruamel.yaml: run ./scripts/test"]
+async fn a_storys_status_follows_it_through_development_review_and_completion() {
+    let Some(installer) = installer() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("proj");
+    install(&installer, &project, "codex");
+    let c = connect(Era::Modern, &project).await;
+    let (_, task, _) = approved(&c, &project).await;
+    let (story, other) = ("1-1-todos-api", "1-2-list-page-sharing");
+    assert_eq!(status_of(&project, story), "backlog");
+
+    let v = c
+        .ok(json!({"action": "start", "parent": task, "sprint": 1, "cwd": project.to_str().unwrap()}))
+        .await;
+    let sid = v["session_id"].clone();
+    assert!(
+        notices(&v).contains("sprint-status.yaml holds the task's stories under epic-1"),
+        "{v:#}"
+    );
+    let mut seen = vec![(status_of(&project, story), status_of(&project, "epic-1"))];
+    for (doc, stage, state) in [
+        (DEV, "review", "generating"),
+        (REVIEW, "qa", "generating"),
+        (QA, "qa", "completed"),
+    ] {
+        let v = step(&c, &sid, json!({"action": "submit", "claude_result": doc})).await;
+        assert_eq!(
+            (v["stage"].as_str(), v["state"].as_str()),
+            (Some(stage), Some(state)),
+            "{v:#}"
+        );
+        seen.push((status_of(&project, story), status_of(&project, "epic-1")));
+    }
+    let pair = |a: &str, b: &str| (a.to_string(), b.to_string());
+    assert_eq!(
+        seen,
+        [
+            pair("in-progress", "in-progress"),
+            pair("review", "in-progress"),
+            pair("review", "in-progress"),
+            pair("done", "in-progress"),
+        ],
+        "development, review, QA, completed; the epic waits for its other story"
+    );
+    assert_eq!(
+        status_of(&project, other),
+        "backlog",
+        "the other sprint is no one's yet"
+    );
+    // The method's own view of the file.
+    let status = format!(
+        "{}/sprint-status.yaml",
+        folder(&project, "implementation_artifacts")
+    );
+    let said = sprint_plan(
+        &project,
+        ".agents/skills",
+        &["status", "--status-file", &status],
+    );
+    assert_eq!(said["stories"], json!({"backlog": 1, "done": 1}), "{said}");
+    assert_eq!(said["recommendation"]["story_key"], other, "{said}");
+
+    // The other story marked done by hand (as the method's /bmad-build would): the parent
+    // shows it as done outside the server's gates, and does not count it as completed.
+    let text = std::fs::read_to_string(project.join(&status)).unwrap();
+    let edited = text.replace(&format!("  {other}: backlog"), &format!("  {other}: done"));
+    assert_ne!(text, edited);
+    std::fs::write(project.join(&status), edited).unwrap();
+    let v = c.ok(json!({"action": "status", "task_name": task})).await;
+    let shown =
+        format!("Done outside the server's gates: sprint 2 (`{other}`) marked `done` in {status}");
+    assert!(notices(&v).contains(&shown), "{v:#}");
+    assert!(
+        !notices(&v).contains("sprint 1 (`"),
+        "sprint 1 is the server's: {v:#}"
+    );
+    assert_eq!(
+        (v["stage"].as_str(), v["state"].as_str()),
+        (Some("dev"), Some("generating")),
+        "no final QA: {v:#}"
+    );
+    let completed = v["stories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["state"] == "completed")
+        .count();
+    assert_eq!(completed, 1, "{v:#}");
+    for args in [vec!["status", task.as_str()], vec!["list"]] {
+        let out = bin(&project).args(&args).output().unwrap();
+        let printed = String::from_utf8_lossy(&out.stdout);
+        assert!(printed.contains(&shown), "bmad-mcp {args:?}: {printed}");
+    }
+    c.close().await;
+}
+
+#[tokio::test]
+#[ignore = "needs the pinned bmad-method package and ruamel.yaml: run ./scripts/test"]
+async fn two_clones_moving_different_stories_merge_without_a_conflict() {
+    use crate::team_git::{clone_as, commit_all};
+    let Some(installer) = installer() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let origin = root.join("origin.git");
+    git(&root, &["init", "-q", "--bare", "-b", "main", "origin.git"]);
+    let lead = root.join("lead");
+    clone_as(&origin, &lead, "Lead", "lead@example.org");
+    git(&lead, &["symbolic-ref", "HEAD", "refs/heads/main"]);
+    install(&installer, &lead, "claude-code");
+    let init = bin(&lead).arg("init").output().unwrap();
+    assert!(init.status.success(), "{init:?}");
+    let said = String::from_utf8_lossy(&init.stdout);
+    assert!(said.contains(".gitattributes now names it"), "{said}");
+    let attributes = std::fs::read_to_string(lead.join(".gitattributes")).unwrap();
+    assert!(
+        attributes.contains("sprint-status.yaml merge=bmad-sprint-status\n"),
+        "{attributes}"
+    );
+    let c = server_of(&lead, "Lead <lead@example.org>").await;
+    let (_, task, _) = approved(&c, &lead).await;
+    c.close().await;
+    commit_all(&lead, "the approved plan");
+    git(&lead, &["push", "-q", "-u", "origin", "main"]);
+
+    // Two people, each in a clone of their own, each running `init` once there.
+    let mut clones = Vec::new();
+    for (name, email, sprint) in [("Ada", "ada@example.org", 1), ("Bob", "bob@example.org", 2)] {
+        let clone = root.join(name.to_lowercase());
+        clone_as(&origin, &clone, name, email);
+        let init = bin(&clone).arg("init").output().unwrap();
+        assert!(init.status.success(), "{init:?}");
+        let driver = git(&clone, &["config", "merge.bmad-sprint-status.driver"]);
+        assert!(
+            driver.contains("merge-sprint-status %O %A %B %L"),
+            "{driver}"
+        );
+        let c = server_of(&clone, &format!("{name} <{email}>")).await;
+        let v = c
+            .ok(json!({"action": "start", "parent": task, "sprint": sprint, "cwd": clone.to_str().unwrap()}))
+            .await;
+        clones.push((clone, c, v["session_id"].clone()));
+    }
+    // Ada builds sprint 1 to the end; Bob's sprint 2 is in review.
+    let (ada, ada_c, ada_sid) = &clones[0];
+    for doc in [DEV, REVIEW, QA] {
+        step(
+            ada_c,
+            ada_sid,
+            json!({"action": "submit", "claude_result": doc}),
+        )
+        .await;
+    }
+    let (bob, bob_c, bob_sid) = &clones[1];
+    step(
+        bob_c,
+        bob_sid,
+        json!({"action": "submit", "claude_result": DEV}),
+    )
+    .await;
+    assert_eq!(status_of(ada, "1-1-todos-api"), "done");
+    assert_eq!(status_of(bob, "1-2-list-page-sharing"), "review");
+    commit_all(ada, "sprint 1 built");
+    git(ada, &["push", "-q", "origin", "main"]);
+    commit_all(bob, "sprint 2 in review");
+    // The stamp every write touches differs on both sides: the later one stays.
+    let path = format!(
+        "{}/sprint-status.yaml",
+        folder(bob, "implementation_artifacts")
+    );
+    let stamp = |text: &str| {
+        text.lines()
+            .find(|l| l.starts_with("last_updated:"))
+            .unwrap()
+            .to_string()
+    };
+    let ada_stamp = stamp(&std::fs::read_to_string(ada.join(&path)).unwrap());
+    let bob_stamp = stamp(&std::fs::read_to_string(bob.join(&path)).unwrap());
+    // git's own line merge, as a clone without the driver runs it, conflicts here.
+    git(bob, &["fetch", "-q", "origin"]);
+    let base = git(bob, &["merge-base", "HEAD", "origin/main"]);
+    let sides = root.join("sides");
+    std::fs::create_dir(&sides).unwrap();
+    for (name, rev) in [
+        ("ours", "HEAD"),
+        ("base", base.trim()),
+        ("theirs", "origin/main"),
+    ] {
+        let text = git(bob, &["show", &format!("{rev}:{path}")]);
+        std::fs::write(sides.join(name), text).unwrap();
+    }
+    let plain = Command::new("git")
+        .args(["merge-file", "-p", "ours", "base", "theirs"])
+        .current_dir(&sides)
+        .output()
+        .unwrap();
+    assert!(!plain.status.success(), "a plain line merge conflicts");
+    git(
+        bob,
+        &["pull", "-q", "--no-rebase", "--no-edit", "origin", "main"],
+    );
+    let merged = std::fs::read_to_string(bob.join(&path)).unwrap();
+    assert!(!merged.contains("<<<<<<<"), "{merged}");
+    assert_eq!(status_of(bob, "1-1-todos-api"), "done", "{merged}");
+    assert_eq!(
+        status_of(bob, "1-2-list-page-sharing"),
+        "review",
+        "{merged}"
+    );
+    assert_eq!(status_of(bob, "epic-1"), "in-progress", "{merged}");
+    assert!(
+        merged.contains(&ada_stamp.clone().max(bob_stamp)),
+        "{merged}"
+    );
+    let valid = sprint_plan(bob, ".claude/skills", &["validate", "--status-file", &path]);
+    assert_eq!(valid["valid"], true, "{valid}");
+    for (_, c, _) in clones {
+        c.close().await;
+    }
+}
