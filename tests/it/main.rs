@@ -68,6 +68,7 @@ mod faults; // a panic in a call: said as the server's own, recorded, never retr
 mod lessons; // lessons recorded, recalled, retired, merged; the BMAD install; the project context
 mod method; // the real BMAD method installer's projects: personas, customizations, languages, skills
 mod method_begin; // a task begun from the PRD and architecture the BMAD method made: offered, taken, gated, refused
+mod method_both_ways; // one project worked both ways, the method's own status after each step as bmad-users.md shows it
 mod method_plan; // the plan shared with the BMAD method: its epics, its sprint status followed and merged
 mod method_retro; // the method's retrospective both ways: its action items in later prompts, a task's lessons offered to it
 mod project_root; // finding the project from the working directory, as git does

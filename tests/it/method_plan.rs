@@ -18,19 +18,21 @@ use crate::support::{
     bin, command, connect, connect_with, git, passing_architecture, read_json, Client, Era, ROOT,
 };
 
-const PLAN: &str = "# Sprint Plan: Team todo\n\n## Sprint Overview\nTwo sprints.\n\n## Sprint 1: Todos API\nCovers: FR-1\n- Task: the todos table (3 points)\n- Definition of done: the API tests pass\n\n## Sprint 2: List page & sharing!\nCovers: FR-2\n- Task: the list page (5 points)\n- Definition of done: the page lists the todos\n\n## Risks\n- None known.\n";
-const DEV: &str =
+pub(crate) const PLAN: &str = "# Sprint Plan: Team todo\n\n## Sprint Overview\nTwo sprints.\n\n## Sprint 1: Todos API\nCovers: FR-1\n- Task: the todos table (3 points)\n- Definition of done: the API tests pass\n\n## Sprint 2: List page & sharing!\nCovers: FR-2\n- Task: the list page (5 points)\n- Definition of done: the page lists the todos\n\n## Risks\n- None known.\n";
+pub(crate) const DEV: &str =
     "# Implementation Report\n\n## Summary\nBuilt the sprint.\n\n## Tests\n9 passed.\n";
-const REVIEW: &str = "# Code Review\n\n## Findings\n- none.\n\nReview Status: Pass\n";
-const QA: &str = "# QA Report\n\n## Results\n30 passed.\n- FR-1: pass — test_add\n- FR-2: pass — test_share\n- AC-1: pass — test_add_shows\n- NFR-1: pass — bench_p95\n\nIntent: met\nQuality Score: 93/100\n";
+pub(crate) const REVIEW: &str = "# Code Review\n\n## Findings\n- none.\n\nReview Status: Pass\n";
+pub(crate) const QA: &str = "# QA Report\n\n## Results\n30 passed.\n- FR-1: pass — test_add\n- FR-2: pass — test_share\n- AC-1: pass — test_add_shows\n- NFR-1: pass — bench_p95\n\nIntent: met\nQuality Score: 93/100\n";
 
 /// A PRD that passes the gate, with requirement ids and an acceptance criterion.
 fn prd() -> String {
-    let doc = "# PRD: Team todo\n\n## Executive Summary\nA shared todo list.\n\n## Business Goals\n- Teams track work in one place.\n\n## User Stories\n- As a member I add a todo.\n- AC-1 (FR-1): Given a list, when I add a todo, then it shows.\n\n## Functional Requirements\n- FR-1: Add a todo.\n- FR-2: Share a list.\n\n## Technical Requirements\n- NFR-1: p95 under 200 ms.\n\n## Success Metrics\n- p95 under 200 ms.\n";
-    json!({"prd_draft": doc, "quality_score": 95}).to_string()
+    json!({"prd_draft": PRD_DOC, "quality_score": 95}).to_string()
 }
 
-async fn step(c: &Client, sid: &Value, mut args: Value) -> Value {
+/// The PRD's text, the plan's requirement ids and acceptance criterion in it.
+pub(crate) const PRD_DOC: &str = "# PRD: Team todo\n\n## Executive Summary\nA shared todo list.\n\n## Business Goals\n- Teams track work in one place.\n\n## User Stories\n- As a member I add a todo.\n- AC-1 (FR-1): Given a list, when I add a todo, then it shows.\n\n## Functional Requirements\n- FR-1: Add a todo.\n- FR-2: Share a list.\n\n## Technical Requirements\n- NFR-1: p95 under 200 ms.\n\n## Success Metrics\n- p95 under 200 ms.\n";
+
+pub(crate) async fn step(c: &Client, sid: &Value, mut args: Value) -> Value {
     args["session_id"] = sid.clone();
     c.ok(args).await
 }
@@ -40,7 +42,7 @@ fn notices(v: &Value) -> String {
 }
 
 /// The install's folder setting `key`, relative to the project.
-fn folder(project: &Path, key: &str) -> String {
+pub(crate) fn folder(project: &Path, key: &str) -> String {
     let config = std::fs::read_to_string(project.join("_bmad/bmm/config.yaml")).unwrap();
     config
         .lines()
@@ -52,7 +54,7 @@ fn folder(project: &Path, key: &str) -> String {
 
 /// Runs the method's own `sprint_plan.py`, as installed for the tool (in `skills`), with
 /// the pinned `ruamel.yaml`: its JSON answer.
-fn sprint_plan(project: &Path, skills: &str, args: &[&str]) -> Value {
+pub(crate) fn sprint_plan(project: &Path, skills: &str, args: &[&str]) -> Value {
     let python = PathBuf::from(ROOT).join("target/py-venv/bin/python");
     let script = project
         .join(skills)
@@ -201,7 +203,7 @@ async fn an_approved_plan_is_the_methods_epic_valid_and_in_step_for_its_own_scri
 }
 
 /// The status of `key` in the project's `sprint-status.yaml`, read as YAML.
-fn status_of(project: &Path, key: &str) -> String {
+pub(crate) fn status_of(project: &Path, key: &str) -> String {
     let path = project
         .join(folder(project, "implementation_artifacts"))
         .join("sprint-status.yaml");

@@ -42,7 +42,7 @@ fn python() -> Option<PathBuf> {
 }
 
 /// Runs one of the installed method's scripts; its JSON answer, which must say `ok`.
-fn script(python: &Path, project: &Path, script: &str, args: &[&str]) -> Value {
+pub(crate) fn script(python: &Path, project: &Path, script: &str, args: &[&str]) -> Value {
     let out = Command::new(python)
         .arg(project.join(script))
         .args(args)
