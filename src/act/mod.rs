@@ -17,6 +17,7 @@
 //! A human's decision comes here through [`human`], its one path.
 
 pub mod human;
+mod review_layers;
 mod start;
 
 pub use start::{start, Start, Started};
@@ -176,6 +177,7 @@ impl ReadUnderLock {
         let mut documents = crate::store::documents(project, &before);
         if let Some(git) = submits {
             documents.work_tree = git.work_tree_now(&before);
+            documents.review_in_layers = review_layers::required(project, &before);
         }
         ReadUnderLock { before, documents }
     }
@@ -314,6 +316,11 @@ impl Applying<'_> {
                 None => notice,
             });
         }
+        // The review's layer files and the deferred findings, likewise after the change.
+        let deferred = review_layers::defer_findings(project, &before, &outcome.session, &files);
+        outcome.facts.notices.extend(deferred);
+        let layer_notices = review_layers::write_layer_files(project, &outcome.session);
+        outcome.facts.notices.extend(layer_notices);
         // Said in the reply, not kept in the history: the policy's, not the step's.
         for notice in std::mem::take(&mut admitted.notices) {
             if !outcome.facts.notices.contains(&notice) {

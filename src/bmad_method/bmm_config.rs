@@ -1,9 +1,9 @@
 //! The method's settings the server honours (v6): from `_bmad/bmm/config.yaml`, which the
 //! method's own agents load, the human's name, the language to speak to them in, the
-//! language of documents and the folder of planning documents; and the server's one switch
-//! kept beside the method's overrides, `[bmad-mcp] planning_copies` in
-//! `_bmad/custom/config.toml` (the team's) or `_bmad/custom/config.user.toml` (the
-//! person's, which wins).
+//! language of documents, the folders of planning documents and of implementation
+//! artifacts; and the server's switches kept beside the method's overrides,
+//! `[bmad-mcp] planning_copies` and `review_layers` in `_bmad/custom/config.toml` (the
+//! team's) or `_bmad/custom/config.user.toml` (the person's, which wins).
 
 use std::collections::BTreeMap;
 
@@ -26,6 +26,13 @@ pub struct MethodSettings {
     /// `planning_artifacts`, relative to the project; `None` when it is not set or lies
     /// outside the project.
     pub planning_artifacts: Option<String>,
+    /// `implementation_artifacts`, relative to the project (the method's default,
+    /// `{output_folder}/implementation-artifacts`, when it is not set); `None` when it lies
+    /// outside the project.
+    pub implementation_artifacts: Option<String>,
+    /// Whether the review must give each of its layers a section of its own (on unless the
+    /// team or the person turned it off).
+    pub review_layers: bool,
     /// Whether confirmed planning documents are copied into `planning_artifacts` (on
     /// unless the team or the person turned it off).
     pub planning_copies: bool,
@@ -48,6 +55,7 @@ pub fn in_project(v: &str) -> Option<String> {
 pub fn read(project: &Project, notices: &mut Vec<String>) -> MethodSettings {
     let mut s = MethodSettings {
         planning_copies: true,
+        review_layers: true,
         ..MethodSettings::default()
     };
     if let Some(text) = super::read(project, MODULE_CONFIG, notices) {
@@ -62,6 +70,7 @@ pub fn read(project: &Project, notices: &mut Vec<String>) -> MethodSettings {
                 if planning.is_some() && s.planning_artifacts.is_none() {
                     notices.push(format!("{MODULE_CONFIG}: `planning_artifacts` is not a folder inside the project; confirmed documents are not copied there."));
                 }
+                s.implementation_artifacts = implementation_artifacts(&map);
             }
             Err(e) => notices.push(format!(
                 "{MODULE_CONFIG} is not YAML the server can read ({}); the method's settings are not used.",
@@ -75,11 +84,32 @@ pub fn read(project: &Project, notices: &mut Vec<String>) -> MethodSettings {
             merge(&mut ours, t);
         }
     }
-    let switch = ours.get("bmad-mcp").and_then(|t| t.get("planning_copies"));
-    if let Some(on) = switch.and_then(|v| v.as_bool()) {
+    let switch = |key: &str| {
+        ours.get("bmad-mcp")
+            .and_then(|t| t.get(key))
+            .and_then(|v| v.as_bool())
+    };
+    if let Some(on) = switch("planning_copies") {
         s.planning_copies = on;
     }
+    if let Some(on) = switch("review_layers") {
+        s.review_layers = on;
+    }
     s
+}
+
+/// The method's `implementation_artifacts` folder in the project: as set (its
+/// `{output_folder}` expanded), else the method's default under `output_folder`.
+fn implementation_artifacts(map: &BTreeMap<String, serde_norway::Value>) -> Option<String> {
+    let get = |k: &str| map.get(k).and_then(|v| v.as_str());
+    let output = get("output_folder").and_then(in_project);
+    match get("implementation_artifacts") {
+        Some(set) if set.contains("{output_folder}") => {
+            in_project(&set.replace("{output_folder}", output.as_deref()?))
+        }
+        Some(set) => in_project(set),
+        None => Some(format!("{}/implementation-artifacts", output?)),
+    }
 }
 
 #[cfg(test)]
@@ -96,6 +126,17 @@ mod tests {
         for outside in ["/etc", "{project-root}/../x", "{output_folder}/x", ""] {
             assert_eq!(in_project(outside), None, "{outside}");
         }
+        let config = |text: &str| serde_norway::from_str(text).unwrap();
+        let set = config("output_folder: out\nimplementation_artifacts: '{project-root}/out/impl'");
+        assert_eq!(implementation_artifacts(&set).as_deref(), Some("out/impl"));
+        let default = config("output_folder: '{project-root}/_bmad-output'");
+        assert_eq!(
+            implementation_artifacts(&default).as_deref(),
+            Some("_bmad-output/implementation-artifacts")
+        );
+        let nested = config("output_folder: o\nimplementation_artifacts: '{output_folder}/i'");
+        assert_eq!(implementation_artifacts(&nested).as_deref(), Some("o/i"));
+        assert_eq!(implementation_artifacts(&config("a: 1")), None);
         assert_eq!(
             super::super::one_line(" Fran\nçais ", MAX_VALUE_CHARS),
             Some("Fran çais".into())

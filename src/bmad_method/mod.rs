@@ -2,8 +2,9 @@
 //! read as facts: what is installed and where (`manifest.rs`, the installer's tool table in
 //! `tools.rs`), each agent's persona as the base, the team and the person made it
 //! (`persona.rs`, by the method's merge rule in `merge.rs`), the method's settings
-//! (`settings.rs`), and the confirmed documents placed where the method's own skills look
-//! for them (`findable.rs`).
+//! (`settings.rs`), the confirmed documents placed where the method's own skills look
+//! for them (`findable.rs`), and its code review's prompts and deferred-work ledger
+//! (`review.rs`).
 //!
 //! Everything here is read through the project's confined, bounded reader, and what it
 //! says is the project's text: shown to a model only as facts, clipped and labelled, never
@@ -19,6 +20,7 @@ pub mod findable;
 pub mod manifest;
 pub mod merge;
 pub mod persona;
+pub mod review;
 pub mod tools;
 
 pub use bmm_config::MethodSettings;

@@ -13,13 +13,17 @@ use crate::workflow::story;
 pub type Read = Result<Option<String>, String>;
 
 /// The documents of one step, by path relative to the project directory, and for a
-/// submission at `dev` the project's files as git shows them now.
+/// submission at `dev` the project's files as git shows them now (and at `review`, whether
+/// it is reviewed in layers).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Documents {
     files: BTreeMap<String, Read>,
     /// The project's files against the commit the round of development began from
     /// (`None`: not read for this step, or git could not say).
     pub work_tree: Option<WorkTree>,
+    /// For a submission at `review`: the review must give each of its layers
+    /// (`sections::LAYERS`) a section, as a BMAD method install asks (its switch on).
+    pub review_in_layers: bool,
 }
 
 impl Documents {

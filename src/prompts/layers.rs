@@ -1,0 +1,162 @@
+//! The review in layers: which layers the review stage's prompt names and where each
+//! layer's instructions are read, and the few lines that ask the host to run them. The
+//! edge cases and the verification gaps are the installed BMAD method's own review prompts
+//! (read where the installer put them, so their text is the method's); the blind pass and
+//! the intent check, and the other two without an install, are built in
+//! (`prompts/layers/`), written by the server under the task's specs folder for the fresh
+//! contexts to read (a subagent reads a file; it cannot ask for an MCP prompt), and
+//! rewritten at each review from the binary, so they are derived, never edited.
+
+use crate::bmad_method::{review, Install};
+use crate::files::Project;
+use crate::workflow::sections::LAYERS;
+use crate::workflow::Session;
+
+/// How every built-in layer's file begins: a file there that does not is someone's own,
+/// never replaced.
+pub const LAYER_MARK: &str = "<!-- bmad-mcp: a review layer";
+
+/// One layer of the review: its name (the section the review reports it in) and the file
+/// of its instructions, relative to the project; `built_in` holds the text the server
+/// writes there, `None` for an installed file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layer {
+    pub name: &'static str,
+    pub file: String,
+    pub built_in: Option<&'static str>,
+}
+
+/// Each layer in `LAYERS`'s order: the built-in text's file name, its text, and the
+/// installed review prompt that stands for it (if the method has one).
+const BUILT_IN: [(&str, &str, Option<&str>); 4] = [
+    (
+        "edge-cases.md",
+        include_str!("../../prompts/layers/edge-cases.md"),
+        Some("edge-case-hunter.md"),
+    ),
+    (
+        "verification-gaps.md",
+        include_str!("../../prompts/layers/verification-gaps.md"),
+        Some("verification-gap.md"),
+    ),
+    (
+        "blind-pass.md",
+        include_str!("../../prompts/layers/blind-pass.md"),
+        None,
+    ),
+    (
+        "intent-check.md",
+        include_str!("../../prompts/layers/intent-check.md"),
+        None,
+    ),
+];
+
+/// The folder of the task's built-in layer files.
+pub fn folder(session: &Session) -> String {
+    format!("{}/review-layers", session.specs_dir())
+}
+
+/// The layers of `session`'s review in `project` (with its install, when it has one).
+pub fn for_review(project: &Project, install: Option<&Install>, session: &Session) -> Vec<Layer> {
+    LAYERS
+        .iter()
+        .zip(BUILT_IN)
+        .map(|(section, (file, text, installed))| {
+            let found = installed
+                .zip(install)
+                .and_then(|(name, i)| review::installed_prompt(project, i, name));
+            match found {
+                Some(path) => Layer {
+                    name: section.name,
+                    file: path,
+                    built_in: None,
+                },
+                None => Layer {
+                    name: section.name,
+                    file: format!("{}/{file}", folder(session)),
+                    built_in: Some(text),
+                },
+            }
+        })
+        .collect()
+}
+
+/// Whether the review must report every layer: a v6 install is present and neither the
+/// team nor the person turned `review_layers` off.
+pub fn required(install: Option<&Install>) -> bool {
+    install.is_some_and(|i| i.settings.review_layers)
+}
+
+/// The content of a built-in layer's file.
+pub fn file_text(text: &str) -> String {
+    format!("{LAYER_MARK}, written by the server at each review from its own text; edits are replaced. -->\n\n{text}")
+}
+
+/// The lines the review prompt gains: where the host had them in this stage's first
+/// round (`again`), the layers by name; else each with its file, and how to run them.
+pub fn block(layers: &[Layer], again: bool) -> String {
+    if layers.is_empty() {
+        return String::new();
+    }
+    if again {
+        let names: Vec<&str> = layers.iter().map(|l| l.name).collect();
+        return format!(
+            "\nRun the review layers again, each fresh, a `## <layer>` section each: {}.\n",
+            names.join(", ")
+        );
+    }
+    let each: Vec<String> = layers
+        .iter()
+        .map(|l| format!("- {}: `{}`", l.name, l.file))
+        .collect();
+    format!(
+        "\n## Review in layers\n\nRun each layer in a fresh context that has not seen this work (Claude Code: a subagent, its Agent tool; elsewhere a new session), given its file and the change's diff. Report each in a `## <layer>` section: its findings, or `No findings.`\n{}\n",
+        each.join("\n")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_an_install_every_layer_is_built_in_under_the_tasks_folder() {
+        let (_dir, project) = crate::files::project::tests::project();
+        let s = Session::new(
+            "00000000-0000-4000-8000-000000000000".into(),
+            "add-login-ada-0000".into(),
+            "/p".into(),
+            "Add login".into(),
+            vec![crate::workflow::Engine::Claude],
+            chrono::Utc::now(),
+        );
+        let layers = for_review(&project, None, &s);
+        let names: Vec<&str> = layers.iter().map(|l| l.name).collect();
+        assert_eq!(
+            names,
+            [
+                "Edge Cases",
+                "Verification Gaps",
+                "Blind Pass",
+                "Intent Check"
+            ]
+        );
+        assert!(layers.iter().all(|l| l.built_in.is_some()
+            && l.file
+                .starts_with(".claude/specs/add-login-ada-0000/review-layers/")));
+        assert!(!required(None));
+        let first = block(&layers, false);
+        assert!(
+            first.contains(
+                "- Blind Pass: `.claude/specs/add-login-ada-0000/review-layers/blind-pass.md`"
+            ),
+            "{first}"
+        );
+        let again = block(&layers, true, true);
+        assert!(
+            again.contains("refuses") && !again.contains(".md"),
+            "{again}"
+        );
+        assert!(file_text("x").starts_with(LAYER_MARK));
+    }
+}
