@@ -667,6 +667,8 @@ fn refused(before: &Session, command: &Command, action: Action, e: &WorkflowErro
         WorkflowError::StoriesOpen { .. } => panic!("stories refused a session without any"),
         // The fuzzed steps read no work tree: the machine has nothing to compare.
         WorkflowError::NothingChanged { .. } => panic!("nothing_changed without a work tree read"),
+        // The fuzzed documents come without a BMAD install: no review is asked for layers.
+        WorkflowError::LayersUnreported { .. } => panic!("layers asked for without an install"),
         WorkflowError::StageMismatch { given, current } => {
             assert!(allowed);
             assert_ne!(given, current);

@@ -67,6 +67,7 @@ mod crash; // SIGKILL during writes: every file whole
 mod faults; // a panic in a call: said as the server's own, recorded, never retried; status names it
 mod lessons; // lessons recorded, recalled, retired, merged; the BMAD install; the project context
 mod method; // the real BMAD method installer's projects: personas, customizations, languages, skills
+mod method_review; // the review in layers with a real BMAD install and without; the deferred-work ledger
 mod project_root; // finding the project from the working directory, as git does
 mod prompt_overrides; // role prompts from the project and the user's config
 mod protocol; // the JSON-RPC wire: one answer per request, limits, a closed stdout
