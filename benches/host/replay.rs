@@ -75,8 +75,11 @@ pub struct Replayed {
     pub drift: Vec<String>,
     /// Per review submitted in layers: the call and the bytes its layers' fresh contexts
     /// read.
-    pub layers_read: Vec<(u64, usize)>,
+    pub layers_read: LayersRead,
 }
+
+/// Per review submitted in layers: the call and the bytes its layers read.
+pub type LayersRead = Vec<(u64, usize)>;
 
 /// The review in layers as the replay follows it.
 #[derive(Default)]

@@ -10,7 +10,7 @@ use bmad_mcp::hosts::{Shows, HOSTS};
 
 use super::figures::Run;
 use super::others::shown;
-use super::replay::{replay, Workload};
+use super::replay::{replay, LayersRead, Workload};
 use crate::row;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
@@ -26,7 +26,7 @@ const HOST_SPREAD: f64 = 0.10;
 /// Replays the workload as the host `client` that shows its model results so; the run's
 /// figures and the text its model read of each call. A replay that drifts from the
 /// recording is an error.
-fn run_as(server: &Path, w: &Workload, host: &str) -> Res<(Run, Vec<String>, Vec<(u64, usize)>)> {
+fn run_as(server: &Path, w: &Workload, host: &str) -> Res<(Run, Vec<String>, LayersRead)> {
     let c = HOSTS
         .iter()
         .find(|h| h.name == host)

@@ -152,9 +152,9 @@ mod tests {
             ),
             "{first}"
         );
-        let again = block(&layers, true, true);
+        let again = block(&layers, true);
         assert!(
-            again.contains("refuses") && !again.contains(".md"),
+            again.contains("Intent Check.") && !again.contains(".md"),
             "{again}"
         );
         assert!(file_text("x").starts_with(LAYER_MARK));
