@@ -114,7 +114,10 @@ impl Layered {
                 .as_str()
                 .map(String::from);
         }
-        let prompt = result["structuredContent"]["role_prompt"].as_str();
+        // Claude Code is sent the text alone; other hosts the structured reply.
+        let prompt = result["structuredContent"]["role_prompt"]
+            .as_str()
+            .or(result["content"][0]["text"].as_str());
         if let Some(named) = prompt.and_then(layers_named) {
             self.named = Some(named);
         }
@@ -127,7 +130,8 @@ fn layers_named(prompt: &str) -> Option<Vec<(String, String)>> {
     let at = prompt.find("## Review in layers")?;
     let named = prompt[at..]
         .lines()
-        .filter_map(|l| l.strip_prefix("- "))
+        .skip_while(|l| !l.starts_with("- "))
+        .map_while(|l| l.strip_prefix("- "))
         .filter_map(|l| {
             let (name, file) = l.split_once(": `")?;
             Some((name.to_string(), file.strip_suffix('`')?.to_string()))

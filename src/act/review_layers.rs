@@ -1,7 +1,8 @@
 //! What a change does for the review in layers beyond the session, with the project's
 //! install read as it is now: whether a review submission must report each layer; the
-//! built-in layers' files, written when the review begins (derived from the binary's text,
-//! rewritten each time, never over a file the server did not write); and the findings a
+//! built-in layers' files, written when the review begins where a v6 install is (derived
+//! from the binary's text, rewritten each time, never over a file the server did not
+//! write); and the findings a
 //! human deferred by accepting a failing review's risk, appended to the BMAD method's
 //! deferred-work ledger. The files are written after the change and apart from it: one
 //! that cannot be written is said in a notice, and the change stands.
@@ -26,14 +27,16 @@ pub(super) fn write_layer_files(project: &Project, after: &Session) -> Vec<Strin
     if !reviewing {
         return Vec::new();
     }
-    let install = crate::bmad_method::discover(project);
+    let Some(install) = crate::bmad_method::discover(project) else {
+        return Vec::new();
+    };
     let mut notices = Vec::new();
-    for layer in layers::for_review(project, install.as_ref(), after) {
-        let Some(text) = layer.built_in else {
+    for layer in layers::for_review(project, Some(&install), after) {
+        let (Some(text), Some(file)) = (layer.built_in, &layer.file) else {
             continue;
         };
         let content = layers::file_text(text);
-        let ours = match project.read(&layer.file) {
+        let ours = match project.read(file) {
             Ok(None) => true,
             Ok(Some(there)) if there == content => continue,
             Ok(Some(there)) => there.starts_with(LAYER_MARK),
@@ -41,7 +44,7 @@ pub(super) fn write_layer_files(project: &Project, after: &Session) -> Vec<Strin
         };
         let failed = if ours {
             project
-                .write_atomic(&layer.file, content.as_bytes())
+                .write_atomic(file, content.as_bytes())
                 .err()
                 .map(|e| format!("could not be written ({e})"))
         } else {
@@ -50,7 +53,7 @@ pub(super) fn write_layer_files(project: &Project, after: &Session) -> Vec<Strin
         if let Some(why) = failed {
             notices.push(format!(
                 "The review layer {}'s instructions, {}, {why}; the layer's fresh context reads that file.",
-                layer.name, layer.file
+                layer.name, file
             ));
         }
     }

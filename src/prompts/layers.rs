@@ -1,11 +1,12 @@
 //! The review in layers: which layers the review stage's prompt names and where each
-//! layer's instructions are read, and the few lines that ask the host to run them. The
-//! edge cases and the verification gaps are the installed BMAD method's own review prompts
-//! (read where the installer put them, so their text is the method's); the blind pass and
-//! the intent check, and the other two without an install, are built in
-//! (`prompts/layers/`), written by the server under the task's specs folder for the fresh
-//! contexts to read (a subagent reads a file; it cannot ask for an MCP prompt), and
-//! rewritten at each review from the binary, so they are derived, never edited.
+//! layer's instructions are read, and the few lines that ask the host to run them. With a
+//! v6 install, the edge cases and the verification gaps are the method's own review prompts
+//! (read where the installer put them, so their text is the method's), and the blind pass
+//! and the intent check are built in (`prompts/layers/`), written by the server under the
+//! task's specs folder for the fresh contexts to read (a subagent reads a file; it cannot
+//! ask for an MCP prompt) and rewritten at each review from the binary, so they are derived,
+//! never edited. Without an install the server writes nothing for the layers: the prompt
+//! gives each its one-line brief from the same files.
 
 use crate::bmad_method::{review, Install};
 use crate::files::Project;
@@ -16,14 +17,33 @@ use crate::workflow::Session;
 /// never replaced.
 pub const LAYER_MARK: &str = "<!-- bmad-mcp: a review layer";
 
-/// One layer of the review: its name (the section the review reports it in) and the file
-/// of its instructions, relative to the project; `built_in` holds the text the server
-/// writes there, `None` for an installed file.
+/// One layer of the review: its name (the section the review reports it in), the file of
+/// its instructions relative to the project (`None` without an install: its brief is in
+/// the prompt), and the built-in text the server writes there (`None` for an installed
+/// file).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Layer {
     pub name: &'static str,
-    pub file: String,
+    pub file: Option<String>,
     pub built_in: Option<&'static str>,
+}
+
+impl Layer {
+    /// What the prompt says of it: its file, else its brief.
+    fn shown(&self) -> String {
+        match (&self.file, self.built_in) {
+            (Some(f), _) => format!("`{f}`"),
+            (None, Some(text)) => brief(text).to_string(),
+            (None, None) => String::new(),
+        }
+    }
+}
+
+/// The `In brief:` line of a built-in layer's text.
+fn brief(text: &str) -> &str {
+    text.lines()
+        .find_map(|l| l.strip_prefix("In brief: "))
+        .unwrap_or_default()
 }
 
 /// Each layer in `LAYERS`'s order: the built-in text's file name, its text, and the
@@ -65,16 +85,12 @@ pub fn for_review(project: &Project, install: Option<&Install>, session: &Sessio
             let found = installed
                 .zip(install)
                 .and_then(|(name, i)| review::installed_prompt(project, i, name));
-            match found {
-                Some(path) => Layer {
-                    name: section.name,
-                    file: path,
-                    built_in: None,
-                },
-                None => Layer {
-                    name: section.name,
-                    file: format!("{}/{file}", folder(session)),
-                    built_in: Some(text),
+            Layer {
+                name: section.name,
+                built_in: found.is_none().then_some(text),
+                file: match found {
+                    Some(path) => Some(path),
+                    None => install.map(|_| format!("{}/{file}", folder(session))),
                 },
             }
         })
@@ -107,10 +123,10 @@ pub fn block(layers: &[Layer], again: bool) -> String {
     }
     let each: Vec<String> = layers
         .iter()
-        .map(|l| format!("- {}: `{}`", l.name, l.file))
+        .map(|l| format!("- {}: {}", l.name, l.shown()))
         .collect();
     format!(
-        "\n## Review in layers\n\nRun each layer in a fresh context that has not seen this work (Claude Code: a subagent, its Agent tool; elsewhere a new session), given its file and the change's diff. Report each in a `## <layer>` section: its findings, or `No findings.`\n{}\n",
+        "\n## Review in layers\n\nRun each layer in a fresh context that has not seen this work (Claude Code: a subagent, its Agent tool; elsewhere a new session), given its file (or brief) and the change's diff. Report each in a `## <layer>` section: its findings, or `No findings.`\n{}\n",
         each.join("\n")
     )
 }
@@ -120,7 +136,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn without_an_install_every_layer_is_built_in_under_the_tasks_folder() {
+    fn without_an_install_each_layer_is_given_its_brief_and_no_file() {
         let (_dir, project) = crate::files::project::tests::project();
         let s = Session::new(
             "00000000-0000-4000-8000-000000000000".into(),
@@ -141,20 +157,21 @@ mod tests {
                 "Intent Check"
             ]
         );
-        assert!(layers.iter().all(|l| l.built_in.is_some()
-            && l.file
-                .starts_with(".claude/specs/add-login-ada-0000/review-layers/")));
+        assert!(layers
+            .iter()
+            .all(|l| l.built_in.is_some() && l.file.is_none()));
         assert!(!required(None));
         let first = block(&layers, false);
         assert!(
-            first.contains(
-                "- Blind Pass: `.claude/specs/add-login-ada-0000/review-layers/blind-pass.md`"
-            ),
+            first.contains("- Blind Pass: the diff alone (no PRD, plan or report): what is wrong or missing.\n"),
             "{first}"
         );
+        for (_, text, _) in BUILT_IN {
+            assert!(!brief(text).is_empty(), "every layer has its brief");
+        }
         let again = block(&layers, true);
         assert!(
-            again.contains("Intent Check.") && !again.contains(".md"),
+            again.contains("Intent Check.") && !again.contains("brief"),
             "{again}"
         );
         assert!(file_text("x").starts_with(LAYER_MARK));

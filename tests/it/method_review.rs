@@ -141,19 +141,30 @@ async fn without_an_install_the_review_names_the_built_in_layers() {
     let c = connect(Era::Modern, &project).await;
     let (sid, task, v) = at_review(&c, &project, "Add a --verbose flag").await;
     let prompt = v["role_prompt"].as_str().unwrap();
-    let all: Vec<&str> = BUILT_IN.iter().map(|(f, _)| *f).collect();
-    built_in_layers_written(&project, &task, prompt, &all);
-    for name in [
+    assert!(prompt.contains("## Review in layers"), "{prompt}");
+    // Each built-in layer by its brief, the line its text in this repository gives.
+    for ((_, source), name) in BUILT_IN.iter().zip([
         "Edge Cases",
         "Verification Gaps",
         "Blind Pass",
         "Intent Check",
-    ] {
+    ]) {
+        let ours = std::fs::read_to_string(Path::new(crate::support::ROOT).join(source)).unwrap();
+        let brief = ours
+            .lines()
+            .find_map(|l| l.strip_prefix("In brief: "))
+            .unwrap();
         assert!(
-            prompt.contains(&format!("- {name}: `")),
+            prompt.contains(&format!("- {name}: {brief}\n")),
             "{name} in\n{prompt}"
         );
     }
+    assert!(
+        !project
+            .join(format!(".claude/specs/{task}/review-layers"))
+            .exists(),
+        "nothing is written for the layers without the method"
+    );
     // Without the method the layers are asked for, not enforced: a review in one pass is
     // taken as before.
     let plain = "# Code Review\n\n## Findings\n- none\n\nIntent: met\n\nReview Status: Pass\n";
