@@ -128,13 +128,24 @@ impl Layered {
 /// layers`), if it named them.
 fn layers_named(prompt: &str) -> Option<Vec<(String, String)>> {
     let at = prompt.find("## Review in layers")?;
-    let named = prompt[at..]
+    let block = &prompt[at..];
+    // The built-in layers are named in the folder the block gives.
+    let ours = block
+        .split_once("(ours in `")
+        .and_then(|(_, rest)| rest.split_once('`'))
+        .map(|(folder, _)| folder.trim_end_matches('/'));
+    let named = block
         .lines()
         .skip_while(|l| !l.starts_with("- "))
         .map_while(|l| l.strip_prefix("- "))
         .filter_map(|l| {
             let (name, file) = l.split_once(": `")?;
-            Some((name.to_string(), file.strip_suffix('`')?.to_string()))
+            let file = file.strip_suffix('`')?;
+            let file = match ours {
+                Some(folder) if !file.contains('/') => format!("{folder}/{file}"),
+                _ => file.to_string(),
+            };
+            Some((name.to_string(), file))
         })
         .collect::<Vec<_>>();
     (!named.is_empty()).then_some(named)

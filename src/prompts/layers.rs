@@ -28,17 +28,6 @@ pub struct Layer {
     pub built_in: Option<&'static str>,
 }
 
-impl Layer {
-    /// What the prompt says of it: its file, else its brief.
-    fn shown(&self) -> String {
-        match (&self.file, self.built_in) {
-            (Some(f), _) => format!("`{f}`"),
-            (None, Some(text)) => brief(text).to_string(),
-            (None, None) => String::new(),
-        }
-    }
-}
-
 /// The `In brief:` line of a built-in layer's text.
 fn brief(text: &str) -> &str {
     text.lines()
@@ -108,25 +97,35 @@ pub fn file_text(text: &str) -> String {
     format!("{LAYER_MARK}, written by the server at each review from its own text; edits are replaced. -->\n\n{text}")
 }
 
-/// The lines the review prompt gains: where the host had them in this stage's first
-/// round (`again`), the layers by name; else each with its file, and how to run them.
-pub fn block(layers: &[Layer], again: bool) -> String {
-    if layers.is_empty() {
+/// The lines the review prompt gains in a stage's first round: each layer with its file
+/// (a built-in one by its name in the task's folder, which the prompt names) or its brief,
+/// and how to run them. A later round (`again`) gains nothing: the host had them with the
+/// stage's rules, and a review without them is refused with the reason.
+pub fn block(layers: &[Layer], folder: &str, again: bool) -> String {
+    if layers.is_empty() || again {
         return String::new();
     }
-    if again {
-        let names: Vec<&str> = layers.iter().map(|l| l.name).collect();
-        return format!(
-            "\nRun the review layers again, each fresh, a `## <layer>` section each: {}.\n",
-            names.join(", ")
-        );
-    }
+    let built_in = layers
+        .iter()
+        .any(|l| l.built_in.is_some() && l.file.is_some());
+    let place = if built_in {
+        format!(" (ours in `{folder}/`)")
+    } else {
+        String::new()
+    };
     let each: Vec<String> = layers
         .iter()
-        .map(|l| format!("- {}: {}", l.name, l.shown()))
+        .map(|l| {
+            let shown = match (&l.file, l.built_in) {
+                (Some(f), Some(_)) => format!("`{}`", f.rsplit('/').next().unwrap_or(f)),
+                (Some(f), None) => format!("`{f}`"),
+                (None, text) => brief(text.unwrap_or_default()).to_string(),
+            };
+            format!("- {}: {shown}", l.name)
+        })
         .collect();
     format!(
-        "\n## Review in layers\n\nRun each layer in a fresh context that has not seen this work (Claude Code: a subagent, its Agent tool; elsewhere a new session), given its file (or brief) and the change's diff. Report each in a `## <layer>` section: its findings, or `No findings.`\n{}\n",
+        "\n## Review in layers\n\nRun each in a fresh context (Claude Code: a subagent; elsewhere a new session) with its file{place} and the diff; a `## <layer>` section each, its findings or `No findings.`:\n{}\n",
         each.join("\n")
     )
 }
@@ -161,7 +160,7 @@ mod tests {
             .iter()
             .all(|l| l.built_in.is_some() && l.file.is_none()));
         assert!(!required(None));
-        let first = block(&layers, false);
+        let first = block(&layers, &folder(&s), false);
         assert!(
             first.contains("- Blind Pass: the diff alone (no PRD, plan or report): what is wrong or missing.\n"),
             "{first}"
@@ -169,10 +168,11 @@ mod tests {
         for (_, text, _) in BUILT_IN {
             assert!(!brief(text).is_empty(), "every layer has its brief");
         }
-        let again = block(&layers, true);
-        assert!(
-            again.contains("Intent Check.") && !again.contains("brief"),
-            "{again}"
+        assert!(!first.contains("ours in"), "no file of ours: {first}");
+        assert_eq!(
+            block(&layers, &folder(&s), true),
+            "",
+            "said in the first round"
         );
         assert!(file_text("x").starts_with(LAYER_MARK));
     }

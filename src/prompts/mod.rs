@@ -31,7 +31,7 @@ pub fn lessons_block(template: &Template) -> &str {
 /// out in a later one).
 pub fn method_block(template: &Template, session: &Session, stage: Stage, round: Round) -> String {
     let again = matches!(round, Round::Delta { .. }) && is_revision(session, stage);
-    let mut out = layers::block(&template.layers, again);
+    let mut out = layers::block(&template.layers, &layers::folder(session), again);
     out.push_str(&deferred::block(template.deferred.as_ref(), again));
     out
 }

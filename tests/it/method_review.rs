@@ -76,7 +76,12 @@ async fn at_review(c: &Client, project: &Path, objective: &str) -> (Value, Strin
 fn built_in_layers_written(project: &Path, task: &str, prompt: &str, which: &[&str]) {
     for (file, source) in BUILT_IN.iter().filter(|(f, _)| which.contains(f)) {
         let rel = format!(".claude/specs/{task}/review-layers/{file}");
-        assert!(prompt.contains(&format!("`{rel}`")), "{rel} in\n{prompt}");
+        let folder = format!("(ours in `.claude/specs/{task}/review-layers/`)");
+        assert!(prompt.contains(&folder), "{folder} in\n{prompt}");
+        assert!(
+            prompt.contains(&format!(": `{file}`\n")),
+            "{file} in\n{prompt}"
+        );
         let written = std::fs::read_to_string(project.join(&rel)).unwrap();
         let ours = std::fs::read_to_string(Path::new(crate::support::ROOT).join(source)).unwrap();
         assert!(
@@ -103,7 +108,7 @@ async fn each_tools_install_gives_the_review_its_own_prompts_and_ours_beside_the
         let prompt = v["role_prompt"].as_str().unwrap();
         assert!(prompt.contains("## Review in layers"), "{tool}: {prompt}");
         assert!(
-            prompt.contains("Claude Code: a subagent, its Agent tool"),
+            prompt.contains("Claude Code: a subagent; elsewhere a new session"),
             "{prompt}"
         );
         assert!(prompt.contains("elsewhere a new session"), "{prompt}");
