@@ -13,8 +13,8 @@
 //! layers, the replay gives a recorded review the `## <layer>` section each needs (saying
 //! the recording has no findings of its own for it), as a host that followed the prompt
 //! would, and counts what each layer's fresh context would read (`layers_read`): its
-//! instructions' file, the diff of the change since the development began, and for the
-//! intent check the PRD and the plan.
+//! instructions' file, the diff of the project's files (not the workflow's) since the
+//! development began, and for the intent check the PRD and the plan.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -173,7 +173,18 @@ fn layers_cost(
     since: &str,
     session: &Value,
 ) -> Res<usize> {
-    let diff = git(project, &["diff", since], &[])?.len();
+    // The change as a reviewer sees it: the project's files, not the workflow's own.
+    let project_files = [
+        "diff",
+        since,
+        "--",
+        ".",
+        ":(exclude).bmad-task",
+        ":(exclude).claude",
+        ":(exclude).bmad",
+        ":(exclude)_bmad-output",
+    ];
+    let diff = git(project, &project_files, &[])?.len();
     let size = |rel: &str| std::fs::metadata(project.join(rel)).map_or(0, |m| m.len() as usize);
     let mut total = 0;
     for (name, file) in layers {

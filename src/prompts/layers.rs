@@ -125,7 +125,7 @@ pub fn block(layers: &[Layer], folder: &str, again: bool) -> String {
         })
         .collect();
     format!(
-        "\n## Review in layers\n\nRun each in a fresh context (Claude Code: a subagent; elsewhere a new session) with its file{place} and the diff; a `## <layer>` section each, its findings or `No findings.`:\n{}\n",
+        "\n## Review in layers\n\nRun each in a fresh context (Claude Code: a subagent; elsewhere a new session) with its file{place} and the diff; a `## <layer>` section each (its findings, or `No findings.`):\n{}\n",
         each.join("\n")
     )
 }
