@@ -162,7 +162,7 @@ mod tests {
         assert!(!required(None));
         let first = block(&layers, &folder(&s), false);
         assert!(
-            first.contains("- Blind Pass: the diff alone (no PRD, plan or report): what is wrong or missing.\n"),
+            first.contains("- Blind Pass: the diff alone (no documents, no report): what is wrong or missing.\n"),
             "{first}"
         );
         for (_, text, _) in BUILT_IN {
