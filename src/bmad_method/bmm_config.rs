@@ -117,6 +117,34 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_review_layers_are_required_until_the_team_or_the_person_turns_them_off() {
+        let (dir, project) = crate::files::project::tests::project();
+        let write = |rel: &str, text: &str| {
+            let path = dir.path().join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        write(
+            MODULE_CONFIG,
+            "output_folder: '{project-root}/_bmad-output'\n",
+        );
+        let mut notices = Vec::new();
+        let s = read(&project, &mut notices);
+        assert!(s.review_layers && notices.is_empty(), "{notices:?}");
+        assert_eq!(
+            s.implementation_artifacts.as_deref(),
+            Some("_bmad-output/implementation-artifacts")
+        );
+        write(TEAM_CONFIG, "[bmad-mcp]\nreview_layers = false\n");
+        assert!(!read(&project, &mut notices).review_layers);
+        write(PERSONAL_CONFIG, "[bmad-mcp]\nreview_layers = true\n");
+        assert!(
+            read(&project, &mut notices).review_layers,
+            "the person's wins"
+        );
+    }
+
+    #[test]
     fn a_folder_of_the_project_is_kept_and_one_outside_is_not() {
         assert_eq!(
             in_project("{project-root}/_bmad-output/planning-artifacts").as_deref(),
