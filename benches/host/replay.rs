@@ -8,6 +8,13 @@
 //! what the replay's own replies and session say. After each call the session's stage and
 //! state (read from disk) must be the recorded ones: a replay that drifts is refused, not
 //! measured.
+//!
+//! The recorded reviews predate the review in layers: where the latest role prompt named
+//! layers, the replay gives a recorded review the `## <layer>` section each needs (saying
+//! the recording has no findings of its own for it), as a host that followed the prompt
+//! would, and counts what each layer's fresh context would read (`layers_read`): its
+//! instructions' file, the diff of the project's files (not the workflow's) since the
+//! development began, and for the intent check the PRD and the plan.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -66,6 +73,131 @@ impl Workload {
 pub struct Replayed {
     pub results: Vec<Value>,
     pub drift: Vec<String>,
+    /// Per review submitted in layers: the call and the bytes its layers' fresh contexts
+    /// read.
+    pub layers_read: LayersRead,
+}
+
+/// Per review submitted in layers: the call and the bytes its layers read.
+pub type LayersRead = Vec<(u64, usize)>;
+
+/// The review in layers as the replay follows it.
+#[derive(Default)]
+struct Layered {
+    /// The layers the latest role prompt named.
+    named: Option<Vec<(String, String)>>,
+    /// The commit the development began from.
+    since: Option<String>,
+    read: Vec<(u64, usize)>,
+}
+
+impl Layered {
+    /// Before call `i`: a review submitted in layers gets its sections, and its cost.
+    fn before(&mut self, project: &Path, i: u64, args: &mut Value) -> Res<()> {
+        let reviews = args["action"] == "submit" && args["stage"] == "review";
+        let Some(named) = self.named.as_ref().filter(|_| reviews) else {
+            return Ok(());
+        };
+        let review = args["claude_result"].as_str().unwrap_or_default();
+        args["claude_result"] = with_layers(review, named).into();
+        let session = session_on_disk(project)?;
+        let base = self.since.as_deref().unwrap_or("HEAD");
+        self.read
+            .push((i, layers_cost(project, named, base, &session)?));
+        Ok(())
+    }
+
+    /// After a call: the development's first commit, and the layers a prompt named.
+    fn after(&mut self, session: &Value, result: &Value) {
+        if self.since.is_none() {
+            self.since = session["stages"]["dev"]["round_began"]["commit"]
+                .as_str()
+                .map(String::from);
+        }
+        // Claude Code is sent the text alone; other hosts the structured reply.
+        let prompt = result["structuredContent"]["role_prompt"]
+            .as_str()
+            .or(result["content"][0]["text"].as_str());
+        if let Some(named) = prompt.and_then(layers_named) {
+            self.named = Some(named);
+        }
+    }
+}
+
+/// The layers the latest role prompt named (`- <name>: `<file>`` under `## Review in
+/// layers`), if it named them.
+fn layers_named(prompt: &str) -> Option<Vec<(String, String)>> {
+    let at = prompt.find("## Review in layers")?;
+    let block = &prompt[at..];
+    // The built-in layers are named in the folder the block gives.
+    let ours = block
+        .split_once("(ours in `")
+        .and_then(|(_, rest)| rest.split_once('`'))
+        .map(|(folder, _)| folder.trim_end_matches('/'));
+    let named = block
+        .lines()
+        .skip_while(|l| !l.starts_with("- "))
+        .map_while(|l| l.strip_prefix("- "))
+        .filter_map(|l| {
+            let (name, file) = l.split_once(": `")?;
+            let file = file.strip_suffix('`')?;
+            let file = match ours {
+                Some(folder) if !file.contains('/') => format!("{folder}/{file}"),
+                _ => file.to_string(),
+            };
+            Some((name.to_string(), file))
+        })
+        .collect::<Vec<_>>();
+    (!named.is_empty()).then_some(named)
+}
+
+/// `review` with a section for each of `layers` it lacks.
+fn with_layers(review: &str, layers: &[(String, String)]) -> String {
+    let mut out = review.trim_end().to_string();
+    for (name, _) in layers {
+        if !review.contains(&format!("## {name}")) {
+            out.push_str(&format!(
+                "\n\n## {name}\nNo findings of its own: the recorded review predates the layers."
+            ));
+        }
+    }
+    out.push('\n');
+    out
+}
+
+/// What the layers' fresh contexts read for one review: each its file and the diff since
+/// `since`, the intent check the PRD and the plan too.
+fn layers_cost(
+    project: &Path,
+    layers: &[(String, String)],
+    since: &str,
+    session: &Value,
+) -> Res<usize> {
+    // The change as a reviewer sees it: the project's files, not the workflow's own.
+    let project_files = [
+        "diff",
+        since,
+        "--",
+        ".",
+        ":(exclude).bmad-task",
+        ":(exclude).claude",
+        ":(exclude).bmad",
+        ":(exclude)_bmad-output",
+    ];
+    let diff = git(project, &project_files, &[])?.len();
+    let size = |rel: &str| std::fs::metadata(project.join(rel)).map_or(0, |m| m.len() as usize);
+    let mut total = 0;
+    for (name, file) in layers {
+        total += size(file) + diff;
+        if name == "Intent Check" {
+            for stage in ["po", "sm"] {
+                total += session["stages"][stage]["artifact"]["path"]
+                    .as_str()
+                    .map_or(0, size);
+            }
+        }
+    }
+    Ok(total)
 }
 
 fn git(project: &Path, args: &[&str], env: &[(&str, &str)]) -> Res<String> {
@@ -266,6 +398,7 @@ pub fn replay(server: &Path, w: &Workload, client: &str) -> Res<Replayed> {
         digest: String::new(),
     };
     let (mut applied, mut results, mut drift) = (0, Vec::new(), Vec::new());
+    let mut layered = Layered::default();
     for call in &w.calls {
         let i = call["i"].as_u64().unwrap_or(0);
         apply_commits(
@@ -281,8 +414,11 @@ pub fn replay(server: &Path, w: &Workload, client: &str) -> Res<Replayed> {
             &filled,
             &mut drift,
         )?;
-        let result = conn.call(&filled.fill(&call["args"]))?;
+        let mut args = filled.fill(&call["args"]);
+        layered.before(&project, i, &mut args)?;
+        let result = conn.call(&args)?;
         let session = session_on_disk(&project)?;
+        layered.after(&session, &result);
         filled.session_id = session["session_id"].as_str().unwrap_or_default().into();
         filled.task_name = session["task_name"].as_str().unwrap_or_default().into();
         let text = result["content"][0]["text"].as_str().unwrap_or_default();
@@ -309,5 +445,9 @@ pub fn replay(server: &Path, w: &Workload, client: &str) -> Res<Replayed> {
         }
         results.push(result);
     }
-    Ok(Replayed { results, drift })
+    Ok(Replayed {
+        results,
+        drift,
+        layers_read: layered.read,
+    })
 }

@@ -10,7 +10,7 @@ use bmad_mcp::hosts::{Shows, HOSTS};
 
 use super::figures::Run;
 use super::others::shown;
-use super::replay::{replay, Workload};
+use super::replay::{replay, LayersRead, Workload};
 use crate::row;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
@@ -26,7 +26,7 @@ const HOST_SPREAD: f64 = 0.10;
 /// Replays the workload as the host `client` that shows its model results so; the run's
 /// figures and the text its model read of each call. A replay that drifts from the
 /// recording is an error.
-fn run_as(server: &Path, w: &Workload, host: &str) -> Res<(Run, Vec<String>)> {
+fn run_as(server: &Path, w: &Workload, host: &str) -> Res<(Run, Vec<String>, LayersRead)> {
     let c = HOSTS
         .iter()
         .find(|h| h.name == host)
@@ -41,7 +41,7 @@ fn run_as(server: &Path, w: &Workload, host: &str) -> Res<(Run, Vec<String>)> {
         .into());
     }
     let texts: Vec<String> = replayed.results.iter().map(|r| shown(r, c.shows)).collect();
-    Ok((Run::of(&w.labels(), &texts), texts))
+    Ok((Run::of(&w.labels(), &texts), texts, replayed.layers_read))
 }
 
 /// Writes what Claude Code's model read of each call to `BMAD_HOST_BENCH_DUMP`, when set
@@ -95,9 +95,21 @@ pub fn print(server: &Path) -> Res<()> {
         "\nReplay of the recorded run cronlite-full ({} calls, benches/workloads/cronlite-full), as Claude Code's model reads it:",
         w.calls.len()
     );
-    let (claude, texts) = run_as(server, &w, "Claude Code")?;
+    let (claude, texts, layers_read) = run_as(server, &w, "Claude Code")?;
     dump(&texts)?;
     per_call(&w, &claude);
+    // Read in the layers' own fresh contexts, not by the implementing session: a figure of
+    // its own, beside the session's, never added to it.
+    let per_review: Vec<String> = layers_read
+        .iter()
+        .map(|(i, b)| format!("#{i}: {b} B"))
+        .collect();
+    println!(
+        "  review layers, read in their fresh contexts (instructions + diff, the intent check also the PRD and plan): {} B ({}), beside the implementing session's {} B",
+        layers_read.iter().map(|(_, b)| b).sum::<usize>(),
+        if per_review.is_empty() { "no review in layers".to_string() } else { per_review.join(", ") },
+        claude.total()
+    );
     let (largest, at) = claude.largest();
     row(
         "replay, all text the model reads",
@@ -123,7 +135,7 @@ pub fn print(server: &Path) -> Res<()> {
         .filter(|h| h.client.is_some_and(|c| c.shows != Shows::Printed))
         .filter(|h| h.name != "Claude Code");
     for host in others {
-        let (run, _) = run_as(server, &w, host.name)?;
+        let (run, _, _) = run_as(server, &w, host.name)?;
         let ratio = run.total() as f64 / claude.total().max(1) as f64;
         row(
             &format!("replay as {}, all text (x Claude Code)", host.name),
@@ -133,7 +145,7 @@ pub fn print(server: &Path) -> Res<()> {
         );
     }
     if let Some(before) = std::env::var_os("BENCH_BEFORE_BIN").map(PathBuf::from) {
-        let (old, _) = run_as(&before, &w, "Claude Code")?;
+        let (old, _, _) = run_as(&before, &w, "Claude Code")?;
         println!(
             "  (before, {}: {} B in all, largest {} B, {:.1} % of lines repeated; after/before {:.2}x)",
             before.display(),

@@ -671,6 +671,8 @@ fn refused(before: &Session, command: &Command, action: Action, e: &WorkflowErro
         WorkflowError::NothingChanged { .. } => panic!("nothing_changed without a work tree read"),
         // The fuzzed submissions name no file.
         WorkflowError::DocumentFile { .. } => panic!("document_file refused without one named"),
+        // The fuzzed documents come without a BMAD install: no review is asked for layers.
+        WorkflowError::LayersUnreported { .. } => panic!("layers asked for without an install"),
         WorkflowError::StageMismatch { given, current } => {
             assert!(allowed);
             assert_ne!(given, current);

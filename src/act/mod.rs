@@ -19,6 +19,7 @@
 
 pub mod human;
 mod method_files;
+mod review_layers;
 mod start;
 
 pub use start::{start, Start, Started};
@@ -178,6 +179,7 @@ impl ReadUnderLock {
         let mut documents = crate::store::documents(project, &before);
         if let Some(git) = submits {
             documents.work_tree = git.work_tree_now(&before);
+            documents.review_in_layers = review_layers::required(project, &before);
         }
         ReadUnderLock { before, documents }
     }
@@ -307,12 +309,8 @@ impl Applying<'_> {
         }
         // After the change and apart from it: a file for the method that cannot be
         // written is said, and the change stands.
-        method_files::write(project, method, &mut outcome.facts.notices);
-        (outcome.facts.notices).extend(method_files::offer_retrospective(
-            project,
-            &before,
-            &outcome.session,
-        ));
+        let notices = &mut outcome.facts.notices;
+        for_the_method(project, &before, &outcome.session, &files, method, notices);
         // Said in the reply, not kept in the history: the policy's, not the step's.
         for notice in std::mem::take(&mut admitted.notices) {
             if !outcome.facts.notices.contains(&notice) {
@@ -395,6 +393,23 @@ fn bind_to_words(before: &Session, after: &mut Session, lessons: &[Lesson]) {
             e.taught.push(crate::lessons::words_digest(&l.words));
         }
     }
+}
+
+/// The files the server writes for the BMAD method after a change, apart from it: the
+/// shared plan's (`method_files`), a completed task's lessons for its retrospective, the
+/// review's layer files and deferred findings (`review_layers`). Each failure is a notice.
+fn for_the_method(
+    project: &Project,
+    before: &Session,
+    after: &Session,
+    files: &[(String, String)],
+    method: method_files::ForMethod,
+    notices: &mut Vec<String>,
+) {
+    method_files::write(project, method, notices);
+    notices.extend(method_files::offer_retrospective(project, before, after));
+    notices.extend(review_layers::defer_findings(project, before, after, files));
+    notices.extend(review_layers::write_layer_files(project, after));
 }
 
 /// The BMAD method's document a submission names (`document_file`), read through the

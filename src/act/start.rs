@@ -46,6 +46,9 @@ pub fn start(store: &Store, cwd: Option<&str>, start: Start) -> Result<Started> 
         )?,
         None => {
             prompt.lessons = prompts::recall(&project, start.objective, None, first);
+            let install = crate::bmad_method::discover(&project);
+            prompt.deferred =
+                prompts::deferred::for_stage(&project, install.as_ref(), first, first);
             store.start_carrying(
                 cwd,
                 start.objective,

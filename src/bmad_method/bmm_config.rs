@@ -1,11 +1,10 @@
 //! The method's settings the server honours (v6): from `_bmad/bmm/config.yaml`, which the
 //! method's own agents load, the human's name, the language to speak to them in, the
 //! language of documents, the project's name and the folders of planning and implementation
-//! documents; and the server's one switch kept beside the method's overrides,
+//! documents; and the server's switches kept beside the method's overrides,
 //! `[bmad-mcp] planning_copies` (the plan shared with the method: the copies, the epics, the
-//! sprint status) in
-//! `_bmad/custom/config.toml` (the team's) or `_bmad/custom/config.user.toml` (the
-//! person's, which wins).
+//! sprint status) and `review_layers` in `_bmad/custom/config.toml` (the team's) or
+//! `_bmad/custom/config.user.toml` (the person's, which wins).
 
 use std::collections::BTreeMap;
 
@@ -33,6 +32,9 @@ pub struct MethodSettings {
     pub implementation_artifacts: Option<String>,
     /// The method's `project_name`.
     pub project_name: Option<String>,
+    /// Whether the review must give each of its layers a section of its own (on unless the
+    /// team or the person turned it off).
+    pub review_layers: bool,
     /// Whether the plan is shared with the method (on unless the team or the person turned
     /// it off): confirmed planning documents copied into `planning_artifacts`, an approved
     /// sprint plan written as its epics there, its stories' statuses kept in
@@ -80,6 +82,7 @@ fn implementation(
 pub fn read(project: &Project, notices: &mut Vec<String>) -> MethodSettings {
     let mut s = MethodSettings {
         planning_copies: true,
+        review_layers: true,
         ..MethodSettings::default()
     };
     if let Some(text) = super::read(project, MODULE_CONFIG, notices) {
@@ -109,9 +112,16 @@ pub fn read(project: &Project, notices: &mut Vec<String>) -> MethodSettings {
             merge(&mut ours, t);
         }
     }
-    let switch = ours.get("bmad-mcp").and_then(|t| t.get("planning_copies"));
-    if let Some(on) = switch.and_then(|v| v.as_bool()) {
+    let switch = |key: &str| {
+        ours.get("bmad-mcp")
+            .and_then(|t| t.get(key))
+            .and_then(|v| v.as_bool())
+    };
+    if let Some(on) = switch("planning_copies") {
         s.planning_copies = on;
+    }
+    if let Some(on) = switch("review_layers") {
+        s.review_layers = on;
     }
     s
 }
@@ -119,6 +129,34 @@ pub fn read(project: &Project, notices: &mut Vec<String>) -> MethodSettings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_review_layers_are_required_until_the_team_or_the_person_turns_them_off() {
+        let (dir, project) = crate::files::project::tests::project();
+        let write = |rel: &str, text: &str| {
+            let path = dir.path().join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        write(
+            MODULE_CONFIG,
+            "output_folder: '{project-root}/_bmad-output'\n",
+        );
+        let mut notices = Vec::new();
+        let s = read(&project, &mut notices);
+        assert!(s.review_layers && notices.is_empty(), "{notices:?}");
+        assert_eq!(
+            s.implementation_artifacts.as_deref(),
+            Some("_bmad-output/implementation-artifacts")
+        );
+        write(TEAM_CONFIG, "[bmad-mcp]\nreview_layers = false\n");
+        assert!(!read(&project, &mut notices).review_layers);
+        write(PERSONAL_CONFIG, "[bmad-mcp]\nreview_layers = true\n");
+        assert!(
+            read(&project, &mut notices).review_layers,
+            "the person's wins"
+        );
+    }
 
     #[test]
     fn a_folder_of_the_project_is_kept_and_one_outside_is_not() {

@@ -7,7 +7,7 @@
 //! (`begin.rs`), the plan shared with the method: the approved sprints as its epics, their
 //! statuses in its `sprint-status.yaml` (`shared_plan/`), and its retrospective both ways:
 //! its action items recalled in later role prompts, the lessons of a completed task offered
-//! to it (`retro/`).
+//! to it (`retro/`), and its code review's prompts and deferred-work ledger (`review.rs`).
 //!
 //! Everything here is read through the project's confined, bounded reader, and what it
 //! says is the project's text: shown to a model only as facts, clipped and labelled, never
@@ -25,6 +25,7 @@ pub mod manifest;
 pub mod merge;
 pub mod persona;
 pub mod retro;
+pub mod review;
 pub mod shared_plan;
 pub mod tools;
 

@@ -4,6 +4,7 @@
 //! are bounded; one lock file serialises the project's changes across processes; over
 //! HTTP, the roots a call may name. Nothing here knows sessions or the workflow.
 
+mod append;
 mod beneath;
 mod entries;
 mod lock;

@@ -78,6 +78,25 @@ pub fn is_planning_copy(rel: &str) -> bool {
         && folders.iter().all(plain)
         && task.is_some_and(slug)
 }
+/// Whether `rel` is an installed BMAD method's deferred-work ledger: `deferred-work.md` in
+/// a folder of the project that is not hidden nor the install's own (the method's
+/// `implementation_artifacts`), where the server appends the findings a human deferred.
+pub fn is_deferred_ledger(rel: &str) -> bool {
+    let parts: Vec<&str> = rel.split('/').collect();
+    let Some((name, folders)) = parts.split_last() else {
+        return false;
+    };
+    let plain = |p: &&str| !p.is_empty() && !p.starts_with('.') && *p != "..";
+    let installed = BMAD_INSTALL_DIRS
+        .iter()
+        .any(|d| rel.strip_prefix(d).is_some_and(|r| r.starts_with('/')));
+    *name == "deferred-work.md"
+        && !installed
+        && !folders.is_empty()
+        && folders.len() <= 8
+        && folders.iter().all(plain)
+}
+
 /// The name prefix of the temporary file behind every atomic write. Writes happen only
 /// under the project lock, so whoever holds the lock knows that such files are leftovers
 /// of a writer that died mid-write.
@@ -258,8 +277,9 @@ impl Project {
             // The human's folder: read (the policy, prompt overrides); of it only the
             // lessons are written.
             HUMAN_DIR
-        } else if is_planning_copy(rel) {
-            // A confirmed document's copy for the BMAD method's skills (src/bmad_method/).
+        } else if is_planning_copy(rel) || is_deferred_ledger(rel) {
+            // A confirmed document's copy for the BMAD method's skills, or its ledger of
+            // deferred work (src/bmad_method/).
             ""
         } else if TOP_FILES.contains(&rel) {
             // Written only by the human's own command (`bmad-mcp init`).
@@ -372,6 +392,18 @@ pub(crate) mod tests {
             ".git/sprint-status.yaml",
         ] {
             assert!(!is_planning_copy(not), "{not}");
+        }
+        assert!(is_deferred_ledger(
+            "_bmad-output/implementation-artifacts/deferred-work.md"
+        ));
+        for not in [
+            "deferred-work.md",
+            "docs/deferred.md",
+            ".hidden/deferred-work.md",
+            "_bmad/x/deferred-work.md",
+            "a/../deferred-work.md",
+        ] {
+            assert!(!is_deferred_ledger(not), "{not}");
         }
     }
 

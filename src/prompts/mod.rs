@@ -10,6 +10,8 @@ use crate::workflow::session::{ContentRef, Session, StageRecord};
 use crate::workflow::stage::{Engine, Stage};
 
 pub mod bmad;
+pub mod deferred;
+pub mod layers;
 mod round;
 mod source;
 
@@ -38,6 +40,17 @@ pub fn retro_block<'a>(
     } else {
         &template.retro.text
     }
+}
+
+/// What a prompt rendered from `template` gains after its text, beyond any override: the
+/// review's layers, and the deferred work an earlier review left (each in full in the
+/// stage's first round, or the round the host may not have had them in; named or left
+/// out in a later one).
+pub fn method_block(template: &Template, session: &Session, stage: Stage, round: Round) -> String {
+    let again = matches!(round, Round::Delta { .. }) && is_revision(session, stage);
+    let mut out = layers::block(&template.layers, &layers::folder(session), again);
+    out.push_str(&deferred::block(template.deferred.as_ref(), again));
+    out
 }
 
 /// The largest prompt file read (a role's, or one of the project's BMAD method), in bytes.

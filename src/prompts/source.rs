@@ -76,6 +76,11 @@ pub struct Template {
     pub retro: crate::bmad_method::retro::recall::Recalled,
     /// What of the project's BMAD install was damaged or left out.
     pub notices: Vec<String>,
+    /// The review's layers ([`super::layers`]; empty for another stage).
+    pub layers: Vec<super::layers::Layer>,
+    /// The installed method's deferred-work ledger and its items, for the stage that
+    /// states the task and development ([`super::deferred`]).
+    pub deferred: Option<(String, Vec<String>)>,
 }
 
 impl Template {
@@ -90,6 +95,8 @@ impl Template {
             made_of: Vec::new(),
             retro: Default::default(),
             notices: Vec::new(),
+            layers: Vec::new(),
+            deferred: None,
         }
     }
 
@@ -105,6 +112,8 @@ impl Template {
             made_of: Vec::new(),
             retro: Default::default(),
             notices: Vec::new(),
+            layers: Vec::new(),
+            deferred: None,
         }
     }
 
@@ -223,6 +232,11 @@ pub fn needed(project: &Project, user: Option<&Path>, s: &Session) -> Result<Opt
     let stage = crate::workflow::story::prompt_stage(s);
     let mut template = resolve(project, user, stage)?;
     template.lessons = recall(project, &s.objective, Some(&s.task_name), stage);
+    let install = crate::bmad_method::discover(project);
+    if stage == Stage::Review {
+        template.layers = super::layers::for_review(project, install.as_ref(), s);
+    }
+    template.deferred = super::deferred::for_session(project, install.as_ref(), s, stage);
     Ok(Some(template))
 }
 

@@ -139,6 +139,26 @@ pub const REVIEW: &[Section] = &[
     sec("Review Status", &["status", "verdict"]),
 ];
 
+/// The review's layers, each reviewed in a fresh context and reported in a section of its
+/// own: the edge cases and the verification gaps (the BMAD method's review prompts where
+/// it is installed), the blind pass (the diff alone) and the intent check (the change
+/// against what the task asked). Their names are the headings the review prompt asks for.
+pub const LAYERS: &[Section] = &[
+    sec("Edge Cases", &["edge case"]),
+    sec("Verification Gaps", &["verification gap"]),
+    sec("Blind Pass", &["blind pass"]),
+    sec("Intent Check", &["intent check"]),
+];
+
+/// The sections the review's findings are listed in: its own `Findings` and each layer's.
+pub const FINDINGS: &[Section] = &[
+    sec("Findings", &["finding"]),
+    sec("Edge Cases", &["edge case"]),
+    sec("Verification Gaps", &["verification gap"]),
+    sec("Blind Pass", &["blind pass"]),
+    sec("Intent Check", &["intent check"]),
+];
+
 pub const QA: &[Section] = &[
     sec("Test Strategy", &["strategy", "approach", "scope"]),
     sec("Test Cases", &["test case"]),
@@ -293,6 +313,48 @@ pub fn text_of(section: &Section, document: &str) -> Option<String> {
     Some(lines.join("\n"))
 }
 
+/// The list items of `sections` in `document`, each with the lines that continue it on
+/// one line, in the document's order, the same item once; an item that says there is
+/// nothing (`No findings.`) is left out.
+pub fn items_of(sections: &[Section], document: &str) -> Vec<String> {
+    let outline = Outline::of(document);
+    let mut out: Vec<String> = Vec::new();
+    for s in sections {
+        for body in outline.bodies(s) {
+            let mut open = false;
+            for line in body {
+                let t = line.trim_start();
+                let marker = ["- ", "* ", "+ "].iter().find_map(|m| t.strip_prefix(m));
+                match marker {
+                    Some(item) if line.len() - t.len() < 2 => {
+                        out.push(item.trim().to_string());
+                        open = true;
+                    }
+                    _ if open && !t.is_empty() => {
+                        if let Some(last) = out.last_mut() {
+                            last.push(' ');
+                            last.push_str(t.trim_end());
+                        }
+                    }
+                    _ => open = false,
+                }
+            }
+        }
+    }
+    let nothing = |i: &str| {
+        let l = i.to_lowercase();
+        l.starts_with("no finding") || l.starts_with("none")
+    };
+    let mut seen = Vec::new();
+    out.retain(|i| {
+        !nothing(i) && !seen.contains(i) && {
+            seen.push(i.clone());
+            true
+        }
+    });
+    out
+}
+
 /// A document's lines, its headings outside code, and its title (a first heading that
 /// encloses every other).
 struct Outline<'a> {
@@ -344,6 +406,26 @@ impl<'a> Outline<'a> {
             })
             .map(|i| self.body(i))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod layer_tests {
+    use super::*;
+
+    #[test]
+    fn the_findings_of_the_review_and_of_each_layer_are_listed_once() {
+        let doc = "# Code Review\n\n## Findings\n- major, `a.rs`: no guard\n  on empty input\n\n## Edge Cases\n- `b.rs`: overflow at 2^31\n- major, `a.rs`: no guard on empty input\n\n## Blind Pass\nNo findings.\n\n## Intent Check\n- No findings\n\n## Security\n- not a finding\n";
+        assert_eq!(
+            items_of(FINDINGS, doc),
+            vec![
+                "major, `a.rs`: no guard on empty input".to_string(),
+                "`b.rs`: overflow at 2^31".into()
+            ]
+        );
+        let found = check(LAYERS, doc);
+        assert_eq!(found.missing, vec!["Verification Gaps"]);
+        assert!(found.empty.is_empty(), "`No findings.` is said explicitly");
     }
 }
 

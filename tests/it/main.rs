@@ -71,6 +71,7 @@ mod method_begin; // a task begun from the PRD and architecture the BMAD method 
 mod method_both_ways; // one project worked both ways, the method's own status after each step as bmad-users.md shows it
 mod method_plan; // the plan shared with the BMAD method: its epics, its sprint status followed and merged
 mod method_retro; // the method's retrospective both ways: its action items in later prompts, a task's lessons offered to it
+mod method_review; // the review in layers with a real BMAD install and without; the deferred-work ledger
 mod project_root; // finding the project from the working directory, as git does
 mod prompt_overrides; // role prompts from the project and the user's config
 mod protocol; // the JSON-RPC wire: one answer per request, limits, a closed stdout

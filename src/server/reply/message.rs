@@ -41,6 +41,7 @@ pub(super) fn generate(
         let mut text = prompts::render_round(s, stage, &facts.guidance, &template.text, round);
         text.push_str(prompts::retro_block(template, s, stage, round));
         text.push_str(prompts::lessons_block(template));
+        text.push_str(&prompts::method_block(template, s, stage, round));
         r.role_prompt = Some(text);
         r.role_prompt_source = Some(template.describe());
         carried(template, r);

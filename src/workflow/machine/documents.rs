@@ -13,7 +13,8 @@ use crate::workflow::story;
 pub type Read = Result<Option<String>, String>;
 
 /// The documents of one step, by path relative to the project directory, and for a
-/// submission at `dev` the project's files as git shows them now.
+/// submission at `dev` the project's files as git shows them now (and at `review`, whether
+/// it is reviewed in layers).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Documents {
     files: BTreeMap<String, Read>,
@@ -23,6 +24,9 @@ pub struct Documents {
     /// The file a submission named as its document (`document_file`), as the caller read
     /// it, checked to be a document the stage may take.
     pub file_draft: Option<FileDraft>,
+    /// For a submission at `review`: the review must give each of its layers
+    /// (`sections::LAYERS`) a section, as a BMAD method install asks (its switch on).
+    pub review_in_layers: bool,
 }
 
 /// A file read as a submission's document: its path and its text.

@@ -133,6 +133,25 @@ pub(super) fn check_stated_verdict(
     })
 }
 
+/// Refuses a review in layers that lacks a layer's section, or leaves one empty: each
+/// layer's findings are the review's record of it (`No findings.` says there are none).
+pub(super) fn check_layers(field: &'static str, document: &str) -> Result<(), WorkflowError> {
+    let found = crate::workflow::sections::check(crate::workflow::sections::LAYERS, document);
+    let lacking: Vec<String> = found
+        .missing
+        .iter()
+        .chain(&found.empty)
+        .map(|s| format!("`## {s}`"))
+        .collect();
+    if lacking.is_empty() {
+        return Ok(());
+    }
+    Err(WorkflowError::LayersUnreported {
+        field,
+        lacking: lacking.join(", "),
+    })
+}
+
 /// A text the human gave, trimmed; `None` when there is nothing in it.
 pub(super) fn words(text: Option<&str>) -> Option<String> {
     text.map(str::trim)

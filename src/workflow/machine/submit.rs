@@ -330,6 +330,9 @@ impl Step<'_> {
                 &candidate.submission.document,
             )?;
         }
+        if stage == Stage::Review && self.documents.review_in_layers {
+            kept_words::check_layers(engine.result_field(), &candidate.submission.document)?;
+        }
         self.notice_unread(&candidate);
         kept_words::check_stated_verdict(
             stage,

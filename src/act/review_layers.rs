@@ -1,0 +1,134 @@
+//! What a change does for the review in layers beyond the session, with the project's
+//! install read as it is now: whether a review submission must report each layer; the
+//! built-in layers' files, written when the review begins where a v6 install is (derived
+//! from the binary's text, rewritten each time, never over a file the server did not
+//! write); and the findings a
+//! human deferred by accepting a failing review's risk, appended to the BMAD method's
+//! deferred-work ledger. The files are written after the change and apart from it: one
+//! that cannot be written is said in a notice, and the change stands.
+
+use crate::bmad_method::review;
+use crate::files::Project;
+use crate::prompts::layers::{self, LAYER_MARK};
+use crate::workflow::sections::{items_of, FINDINGS};
+use crate::workflow::{Action, Session, Stage, State};
+
+/// Whether a submission on `before` is a review that must report each of its layers.
+pub(super) fn required(project: &Project, before: &Session) -> bool {
+    before.current_stage == Stage::Review
+        && layers::required(crate::bmad_method::discover(project).as_ref())
+}
+
+/// The built-in layers' files, written where the review of `after` is to be written now;
+/// what could not be written, or was left as someone's own, in notices.
+pub(super) fn write_layer_files(project: &Project, after: &Session) -> Vec<String> {
+    let reviewing = crate::workflow::story::prompt_stage(after) == Stage::Review
+        && matches!(after.current_state, State::Generating | State::Refining);
+    if !reviewing {
+        return Vec::new();
+    }
+    let Some(install) = crate::bmad_method::discover(project) else {
+        return Vec::new();
+    };
+    let mut notices = Vec::new();
+    for layer in layers::for_review(project, Some(&install), after) {
+        let (Some(text), Some(file)) = (layer.built_in, &layer.file) else {
+            continue;
+        };
+        let content = layers::file_text(text);
+        let ours = match project.read(file) {
+            Ok(None) => true,
+            Ok(Some(there)) if there == content => continue,
+            Ok(Some(there)) => there.starts_with(LAYER_MARK),
+            Err(_) => false,
+        };
+        let failed = if ours {
+            project
+                .write_atomic(file, content.as_bytes())
+                .err()
+                .map(|e| format!("could not be written ({e})"))
+        } else {
+            Some("is not a file the server wrote, so it was left as it is".into())
+        };
+        if let Some(why) = failed {
+            notices.push(format!(
+                "The review layer {}'s instructions, {}, {why}; the layer's fresh context reads that file.",
+                layer.name, file
+            ));
+        }
+    }
+    notices
+}
+
+/// Whether the change from `before` to `after` accepted the risk of a failing review.
+fn accepts_review_risk(before: &Session, after: &Session) -> bool {
+    let new = &after.history[before.history.len().min(after.history.len())..];
+    new.iter().any(|e| {
+        e.stage == Stage::Review && matches!(e.action, Action::Confirm | Action::ConfirmSave)
+    }) && after.record(Stage::Review).accepted_risk
+        && !before.record(Stage::Review).accepted_risk
+}
+
+/// The review's findings deferred to the method's ledger when the change accepted a failing
+/// review's risk (the notice that says so, or why they were not); `files` are the change's
+/// own writes, where the review document may be. Nothing without a v6 install.
+pub(super) fn defer_findings(
+    project: &Project,
+    before: &Session,
+    after: &Session,
+    files: &[(String, String)],
+) -> Option<String> {
+    if !accepts_review_risk(before, after) {
+        return None;
+    }
+    let install = crate::bmad_method::discover(project)?;
+    let source = after.record(Stage::Review).artifact.as_ref()?.path.clone();
+    let document = match files.iter().find(|(p, _)| *p == source) {
+        Some((_, text)) => text.clone(),
+        None => project.read(&source).ok()??,
+    };
+    let Some(ledger) = review::ledger_path(&install) else {
+        return Some(format!("The review's deferred findings were not written to the BMAD method's deferred-work ledger: its `implementation_artifacts` ({}) is no folder of the project the server writes in.", crate::bmad_method::bmm_config::MODULE_CONFIG));
+    };
+    let mut findings = items_of(FINDINGS, &document);
+    if findings.is_empty() {
+        findings.push(format!("the findings of {source}"));
+    }
+    // Where the new part begins depends on how the ledger ends; one that cannot be read
+    // here (too large, not UTF-8) is appended to all the same, a paragraph apart.
+    let existing = match project.read_at_most(&ledger, MAX_LEDGER_READ) {
+        Ok(None) => String::new(),
+        Ok(Some(text)) => ending(&text),
+        Err(_) => "x".into(),
+    };
+    let date = after.updated_at.get(..10).unwrap_or(&after.updated_at);
+    let why = "the human accepted the failing review's risk in bmad-mcp";
+    let entry = review::deferred_entry(&existing, &after.task_name, date, &findings, why);
+    Some(match project.append(&ledger, entry.as_bytes()) {
+        Ok(()) => format!(
+            "Deferred {} finding(s) of {source} to the BMAD method's ledger {ledger}, where a later task's PO and development are shown them.",
+            findings.len()
+        ),
+        Err(e) => format!("The review's deferred findings could not be appended to the BMAD method's ledger {ledger}: {e}"),
+    })
+}
+
+/// The largest ledger read to see how it ends, in bytes.
+const MAX_LEDGER_READ: u64 = 8 * 1024 * 1024;
+
+/// How `text` ends, as [`review::deferred_entry`] reads it: its last two characters
+/// behind a stand-in for the rest ("" for an empty file).
+fn ending(text: &str) -> String {
+    if text.is_empty() {
+        return String::new();
+    }
+    let last: String = text
+        .chars()
+        .rev()
+        .take(2)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    format!("x{last}")
+}
