@@ -71,88 +71,127 @@ async fn installed(installer: &Path, tool: &str) -> (tempfile::TempDir, PathBuf,
     (dir, project, folder, c)
 }
 
+/// `start` says nothing of the method's documents until its PRD is in the planning folder,
+/// then names that PRD and never the server's own copies beside it: the PRD's text, its
+/// path and the reply of the second `start`.
+async fn prd_offered_by_start(
+    c: &Client,
+    project: &Path,
+    folder: &str,
+    tool: &str,
+) -> (String, String, Value) {
+    // Without the method's documents, `start` says nothing of them.
+    let v = c.ok(start_args(project, "Build a notes app")).await;
+    assert!(!notices(&v).contains("document_file"), "{tool}: {v:#}");
+
+    let prd = method_prd(&PRD_SECTIONS);
+    place(project, &format!("{folder}/prd.md"), &prd);
+    // The server's own copy of another task's PRD, beside it: never offered.
+    let ours = format!("<!-- A copy of .claude/specs/x/01-product-requirements.md, the prd confirmed in bmad-mcp task `x`. -->\n\n{prd}");
+    place(project, &format!("{folder}/prd-old-task.md"), &ours);
+    place(project, &format!("{folder}/prds/prd-app-1/prd.md"), &ours);
+
+    let v = c.ok(start_args(project, "Build a todo app")).await;
+    let said = notices(&v);
+    let path = format!("{folder}/prd.md");
+    assert!(
+        said.contains(&format!(
+            "The BMAD method's PRD is in this project: {path} ("
+        )) && said.contains(&format!("document_file: \\\"{path}\\\"")),
+        "{tool}: {said}"
+    );
+    assert!(said.contains(" bytes, changed 20"), "size and time: {said}");
+    assert!(
+        !said.contains("prd-old-task") && !said.contains("prd-app-1"),
+        "{said}"
+    );
+    (prd, path, v)
+}
+
+/// Submitting the PRD by `document_file` takes the file's whole text as the PO draft,
+/// recorded with its SHA-256 and the score given: the submission's reply.
+async fn po_draft_from_the_file(
+    c: &Client,
+    project: &Path,
+    tool: &str,
+    sid: &Value,
+    path: &str,
+    prd: &str,
+) -> Value {
+    let meta = json!({"quality_score": 93}).to_string();
+    let v = c
+        .ok(json!({"action": "submit", "session_id": sid, "document_file": path, "claude_result": meta}))
+        .await;
+    assert_eq!(v["state"], "awaiting_confirmation", "{tool}: {v:#}");
+    assert!(
+        notices(&v).contains(&format!("The draft is the BMAD method's file `{path}`")),
+        "{v:#}"
+    );
+    let s = session(project, &v);
+    let po = &s["stages"]["po"];
+    assert_eq!(po["from_file"]["path"], path, "{po:#}");
+    assert_eq!(po["from_file"]["sha256"], sha256_hex(prd));
+    assert_eq!(po["score"], 93);
+    let kept = project.join(po["final_result_ref"]["file_path"].as_str().unwrap());
+    assert_eq!(
+        std::fs::read_to_string(kept).unwrap(),
+        prd,
+        "the file's text, whole"
+    );
+    v
+}
+
+/// The human confirms in the terminal and is told whose draft it is; the host, which did
+/// not read the terminal's reply, is offered the method's architecture by `status`.
+async fn confirmed_in_the_terminal(
+    c: &Client,
+    project: &Path,
+    folder: &str,
+    sid: &Value,
+    path: &str,
+    v: &Value,
+) {
+    // The human, in the terminal, is told whose draft it is.
+    let task = v["task_name"].as_str().unwrap();
+    let (code, out) = in_terminal(project, &["confirm", task], "[y/N]", "y\n");
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("This draft is the BMAD method's file") && out.contains(path),
+        "{out}"
+    );
+    // The host did not read the terminal's reply: its `status` makes the offer.
+    let arch = format!("{folder}/architecture.md");
+    place(
+        project,
+        &arch,
+        &document("Architecture", &ARCHITECTURE_SECTIONS),
+    );
+    let v = c.ok(json!({"action": "status", "session_id": sid})).await;
+    assert_eq!(v["stage"], "architect", "{v:#}");
+    let said = notices(&v);
+    assert!(
+        said.contains("The BMAD method's architecture is in this project") && said.contains(&arch),
+        "{said}"
+    );
+}
+
 #[tokio::test]
 #[ignore = "needs the pinned bmad-method package: run ./scripts/test"]
 async fn a_method_made_prd_is_named_by_start_and_taken_as_the_po_draft() {
     let Some(installer) = installer() else { return };
     for tool in ["claude-code", "codex"] {
         let (_dir, project, folder, c) = installed(&installer, tool).await;
-        // Without the method's documents, `start` says nothing of them.
-        let v = c.ok(start_args(&project, "Build a notes app")).await;
-        assert!(!notices(&v).contains("document_file"), "{tool}: {v:#}");
-
-        let prd = method_prd(&PRD_SECTIONS);
-        place(&project, &format!("{folder}/prd.md"), &prd);
-        // The server's own copy of another task's PRD, beside it: never offered.
-        let ours = format!("<!-- A copy of .claude/specs/x/01-product-requirements.md, the prd confirmed in bmad-mcp task `x`. -->\n\n{prd}");
-        place(&project, &format!("{folder}/prd-old-task.md"), &ours);
-        place(&project, &format!("{folder}/prds/prd-app-1/prd.md"), &ours);
-
-        let v = c.ok(start_args(&project, "Build a todo app")).await;
-        let said = notices(&v);
-        let path = format!("{folder}/prd.md");
-        assert!(
-            said.contains(&format!(
-                "The BMAD method's PRD is in this project: {path} ("
-            )) && said.contains(&format!("document_file: \\\"{path}\\\"")),
-            "{tool}: {said}"
-        );
-        assert!(said.contains(" bytes, changed 20"), "size and time: {said}");
-        assert!(
-            !said.contains("prd-old-task") && !said.contains("prd-app-1"),
-            "{said}"
-        );
+        let (prd, path, v) = prd_offered_by_start(&c, &project, &folder, tool).await;
 
         let sid = v["session_id"].clone();
-        let meta = json!({"quality_score": 93}).to_string();
-        let v = c
-            .ok(json!({"action": "submit", "session_id": sid, "document_file": path, "claude_result": meta}))
-            .await;
-        assert_eq!(v["state"], "awaiting_confirmation", "{tool}: {v:#}");
-        assert!(
-            notices(&v).contains(&format!("The draft is the BMAD method's file `{path}`")),
-            "{v:#}"
-        );
-        let s = session(&project, &v);
-        let po = &s["stages"]["po"];
-        assert_eq!(po["from_file"]["path"], path.as_str(), "{po:#}");
-        assert_eq!(po["from_file"]["sha256"], sha256_hex(&prd));
-        assert_eq!(po["score"], 93);
-        let kept = project.join(po["final_result_ref"]["file_path"].as_str().unwrap());
-        assert_eq!(
-            std::fs::read_to_string(kept).unwrap(),
-            prd,
-            "the file's text, whole"
-        );
+        let v = po_draft_from_the_file(&c, &project, tool, &sid, &path, &prd).await;
 
         // Waiting for the human, a submission is refused as such, whatever the file.
         let again = json!({"action": "submit", "session_id": sid, "document_file": "README.md"});
         c.refused(again, "invalid_state").await;
 
         if tool == "claude-code" {
-            // The human, in the terminal, is told whose draft it is.
-            let task = v["task_name"].as_str().unwrap();
-            let (code, out) = in_terminal(&project, &["confirm", task], "[y/N]", "y\n");
-            assert_eq!(code, 0, "{out}");
-            assert!(
-                out.contains("This draft is the BMAD method's file") && out.contains(&path),
-                "{out}"
-            );
-            // The host did not read the terminal's reply: its `status` makes the offer.
-            let arch = format!("{folder}/architecture.md");
-            place(
-                &project,
-                &arch,
-                &document("Architecture", &ARCHITECTURE_SECTIONS),
-            );
-            let v = c.ok(json!({"action": "status", "session_id": sid})).await;
-            assert_eq!(v["stage"], "architect", "{v:#}");
-            let said = notices(&v);
-            assert!(
-                said.contains("The BMAD method's architecture is in this project")
-                    && said.contains(&arch),
-                "{said}"
-            );
+            confirmed_in_the_terminal(&c, &project, &folder, &sid, &path, &v).await;
         } else {
             architecture_from_the_method(&c, &project, &folder, &sid).await;
         }

@@ -128,6 +128,128 @@ async fn call(c: &Client, sid: &Value, mut args: Value) -> Value {
     c.ok(args).await
 }
 
+/// The method's own status view (`sprint_plan.py status`) reports the two open items the
+/// retrospective placed, and not the done one.
+fn the_methods_status_reports_two_open(
+    python: &Path,
+    project: &Path,
+    skills: &str,
+    file: &Path,
+    tool: &str,
+) {
+    let planner = format!("{skills}/bmad-sprint-planning/scripts/sprint_plan.py");
+    let status = script(
+        python,
+        project,
+        &planner,
+        &["status", "--status-file", file.to_str().unwrap()],
+    );
+    let open: Vec<&str> = status["open_action_items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        open,
+        [
+            "Validate every form input on the server",
+            "State the offline requirement in every PRD"
+        ],
+        "{tool}: {status}"
+    );
+}
+
+/// The PO's first prompt (in `v`) recalls the PM's open item, labelled as the team's
+/// retrospective, and neither the developers' item nor the done one: that section.
+fn the_po_recalls_the_pms_item<'v>(v: &'v Value, tool: &str) -> &'v str {
+    let po = retro_section(prompt(v)).unwrap_or_else(|| panic!("{tool}: {}", prompt(v)));
+    assert!(
+        po.contains(&format!("(`{IMPLEMENTATION}/sprint-status.yaml`)")),
+        "{tool}: {po}"
+    );
+    assert!(
+        po.contains("not this task's requirements"),
+        "{tool}: labelled: {po}"
+    );
+    assert!(
+        po.contains(&format!("Retrospective `{IMPLEMENTATION}/epic-1-retro-2026-11-27.md`: verdict accepted-with-open-items.")),
+        "{tool}: {po}"
+    );
+    assert!(
+        po.contains("- [epic 1, owner: PM, open] State the offline requirement in every PRD"),
+        "{tool}: {po}"
+    );
+    assert!(
+        !po.contains("Validate every form input"),
+        "{tool}: the developers' item: {po}"
+    );
+    assert!(!po.contains("changelog"), "{tool}: a done item: {po}");
+    assert!(po.len() <= 768, "{tool}: {} bytes", po.len());
+    po
+}
+
+/// A later round of the PO stage (after a send-back) does not repeat the recalled items;
+/// `status` gives them whole, as `po` was.
+async fn a_later_round_does_not_repeat_them(c: &Client, sid: &Value, po: &str, tool: &str) {
+    call(
+        c,
+        sid,
+        json!({"action": "submit", "claude_result": passing_prd()}),
+    )
+    .await;
+    let again = json!({"action": "reject", "feedback": "Name the sync conflicts."});
+    let v = call(c, sid, again).await;
+    assert_eq!(v["state"], "refining", "{tool}: {v:#}");
+    assert!(
+        retro_section(prompt(&v)).is_none(),
+        "{tool}: {}",
+        prompt(&v)
+    );
+    let v = call(c, sid, json!({"action": "status"})).await;
+    assert_eq!(
+        retro_section(prompt(&v)),
+        Some(po),
+        "{tool}: {}",
+        prompt(&v)
+    );
+}
+
+/// The task taken on to development, whose prompt recalls the developers' open item, and
+/// neither the PM's nor the done one.
+async fn the_dev_stage_recalls_the_developers_item(c: &Client, sid: &Value, tool: &str) {
+    let revised = scored(
+        "prd_draft",
+        &format!(
+            "{}\n## Sync\nLast write wins.\n",
+            document("PRD", &PRD_SECTIONS)
+        ),
+        95,
+    );
+    let mut last = Value::Null;
+    for args in [
+        json!({"action": "submit", "claude_result": revised}),
+        json!({"action": "confirm"}),
+        json!({"action": "submit", "claude_result": passing_architecture()}),
+        json!({"action": "confirm"}),
+        json!({"action": "submit", "claude_result": "# Sprint Plan\n\n## Sprint 1: All\n- it\n"}),
+        json!({"action": "approve", "scope": "all"}),
+    ] {
+        last = call(c, sid, args).await;
+    }
+    assert_eq!(last["stage"], "dev", "{last:#}");
+    let dev = retro_section(prompt(&last)).unwrap_or_else(|| panic!("{tool}: {}", prompt(&last)));
+    assert!(
+        dev.contains("- [epic 1, owner: Dev team, open] Validate every form input on the server"),
+        "{tool}: {dev}"
+    );
+    assert!(
+        !dev.contains("offline requirement"),
+        "{tool}: the PM's item: {dev}"
+    );
+    assert!(!dev.contains("changelog"), "{tool}: a done item: {dev}");
+}
+
 #[tokio::test]
 #[ignore = "needs the pinned bmad-method package and the venv: run ./scripts/test"]
 async fn open_retrospective_items_are_recalled_in_the_stages_they_concern_and_done_ones_never() {
@@ -140,110 +262,16 @@ async fn open_retrospective_items_are_recalled_in_the_stages_they_concern_and_do
         let file = retrospective_ran(&python, &project, skills);
 
         // The method's own status view reports the two open items placed.
-        let planner = format!("{skills}/bmad-sprint-planning/scripts/sprint_plan.py");
-        let status = script(
-            &python,
-            &project,
-            &planner,
-            &["status", "--status-file", file.to_str().unwrap()],
-        );
-        let open: Vec<&str> = status["open_action_items"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|i| i["action"].as_str().unwrap())
-            .collect();
-        assert_eq!(
-            open,
-            [
-                "Validate every form input on the server",
-                "State the offline requirement in every PRD"
-            ],
-            "{tool}: {status}"
-        );
+        the_methods_status_reports_two_open(&python, &project, skills, &file, tool);
 
         let c = connect(Era::Legacy, &project).await;
         let v = c.ok(start_args(&project, "Build a notes app")).await;
-        let po = retro_section(prompt(&v)).unwrap_or_else(|| panic!("{tool}: {}", prompt(&v)));
-        assert!(
-            po.contains(&format!("(`{IMPLEMENTATION}/sprint-status.yaml`)")),
-            "{tool}: {po}"
-        );
-        assert!(
-            po.contains("not this task's requirements"),
-            "{tool}: labelled: {po}"
-        );
-        assert!(
-            po.contains(&format!("Retrospective `{IMPLEMENTATION}/epic-1-retro-2026-11-27.md`: verdict accepted-with-open-items.")),
-            "{tool}: {po}"
-        );
-        assert!(
-            po.contains("- [epic 1, owner: PM, open] State the offline requirement in every PRD"),
-            "{tool}: {po}"
-        );
-        assert!(
-            !po.contains("Validate every form input"),
-            "{tool}: the developers' item: {po}"
-        );
-        assert!(!po.contains("changelog"), "{tool}: a done item: {po}");
-        assert!(po.len() <= 768, "{tool}: {} bytes", po.len());
+        let po = the_po_recalls_the_pms_item(&v, tool);
 
         let sid = v["session_id"].clone();
         // A later round of the stage does not repeat them; `status` gives them whole.
-        call(
-            &c,
-            &sid,
-            json!({"action": "submit", "claude_result": passing_prd()}),
-        )
-        .await;
-        let again = json!({"action": "reject", "feedback": "Name the sync conflicts."});
-        let v = call(&c, &sid, again).await;
-        assert_eq!(v["state"], "refining", "{tool}: {v:#}");
-        assert!(
-            retro_section(prompt(&v)).is_none(),
-            "{tool}: {}",
-            prompt(&v)
-        );
-        let v = call(&c, &sid, json!({"action": "status"})).await;
-        assert_eq!(
-            retro_section(prompt(&v)),
-            Some(po),
-            "{tool}: {}",
-            prompt(&v)
-        );
-        let revised = scored(
-            "prd_draft",
-            &format!(
-                "{}\n## Sync\nLast write wins.\n",
-                document("PRD", &PRD_SECTIONS)
-            ),
-            95,
-        );
-        let mut last = Value::Null;
-        for args in [
-            json!({"action": "submit", "claude_result": revised}),
-            json!({"action": "confirm"}),
-            json!({"action": "submit", "claude_result": passing_architecture()}),
-            json!({"action": "confirm"}),
-            json!({"action": "submit", "claude_result": "# Sprint Plan\n\n## Sprint 1: All\n- it\n"}),
-            json!({"action": "approve", "scope": "all"}),
-        ] {
-            last = call(&c, &sid, args).await;
-        }
-        assert_eq!(last["stage"], "dev", "{last:#}");
-        let dev =
-            retro_section(prompt(&last)).unwrap_or_else(|| panic!("{tool}: {}", prompt(&last)));
-        assert!(
-            dev.contains(
-                "- [epic 1, owner: Dev team, open] Validate every form input on the server"
-            ),
-            "{tool}: {dev}"
-        );
-        assert!(
-            !dev.contains("offline requirement"),
-            "{tool}: the PM's item: {dev}"
-        );
-        assert!(!dev.contains("changelog"), "{tool}: a done item: {dev}");
+        a_later_round_does_not_repeat_them(&c, &sid, po, tool).await;
+        the_dev_stage_recalls_the_developers_item(&c, &sid, tool).await;
         c.close().await;
     }
 }
@@ -294,6 +322,109 @@ async fn a_damaged_sprint_status_is_a_notice_and_the_task_runs() {
     }
 }
 
+/// The feedback of the quick task's send-back: the lesson it teaches.
+const SEND_BACK: &str = "The spec forgot that --verbose must also work with --quiet given.";
+
+/// The method's files naming `task`: the epics file lists it under epic 2, and the sprint
+/// status lists that epic's retrospective as optional.
+fn the_methods_files_name_the_task(project: &Path, task: &str) {
+    let planning = project.join("_bmad-output/planning-artifacts");
+    std::fs::create_dir_all(&planning).unwrap();
+    std::fs::write(
+        planning.join("epics.md"),
+        format!("# Epics\n\n## Epic 1: Login\n\nDone before.\n\n## Epic 2: Verbose output\n\nFrom bmad-mcp task `{task}`.\n\n### Story 2.1: The flag\n"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(project.join(IMPLEMENTATION)).unwrap();
+    std::fs::write(
+        project.join(IMPLEMENTATION).join("sprint-status.yaml"),
+        "development_status:\n  epic-2: in-progress\n  2-1-the-flag: review\n  epic-2-retrospective: optional\n",
+    )
+    .unwrap();
+}
+
+/// The quick task taken to completion with one send-back of its spec (`SEND_BACK`), which
+/// teaches the lesson: the completing reply.
+async fn completed_after_a_send_back(c: &Client, sid: &Value, tool: &str) -> Value {
+    let spec = document("Technical Spec: --verbose", &SPEC_SECTIONS);
+    call(
+        c,
+        sid,
+        json!({"action": "submit", "claude_result": scored("technical_spec", &spec, 92)}),
+    )
+    .await;
+    // A send-back teaches a lesson the task records.
+    call(c, sid, json!({"action": "reject", "feedback": SEND_BACK})).await;
+    let spec = format!("{spec}\n## Notes\n--quiet and --verbose together: the last one wins.\n");
+    call(
+        c,
+        sid,
+        json!({"action": "submit", "claude_result": scored("spec_updated", &spec, 93)}),
+    )
+    .await;
+    call(c, sid, json!({"action": "confirm"})).await;
+    let dev = "# Implementation Report\n\n## Summary\nAdded the flag.\n\n## Changes\n- `src/cli.rs`: the flag.\n\n## Tests\n3 passed.\n";
+    call(c, sid, json!({"action": "submit", "claude_result": dev})).await;
+    let review = "# Code Review\n\n## Findings\n- none.\n\nReview Status: Pass\nIntent: met\n";
+    let v = call(c, sid, json!({"action": "submit", "claude_result": review})).await;
+    assert_eq!(v["state"], "completed", "{tool}: {v:#}");
+    v
+}
+
+/// The completing reply's notice names the retrospective: for the task's epic, as the
+/// skill installed for `tool` and how to run it there, and the file of the task's lessons.
+fn the_retrospective_is_named(v: &Value, (tool, skills): (&str, &str), lessons_file: &str) {
+    let notices = v["notices"].as_array().cloned().unwrap_or_default();
+    let said = notices
+        .iter()
+        .filter_map(|n| n.as_str())
+        .find(|n| n.starts_with("The BMAD method's retrospective can run"))
+        .unwrap_or_else(|| panic!("{tool}: {notices:?}"));
+    assert!(
+        said.contains("for epic 2, this task's epic in _bmad-output/planning-artifacts/epics.md (sprint-status.yaml: `epic-2-retrospective: optional`)"),
+        "{tool}: {said}"
+    );
+    assert!(
+        said.contains(&format!(
+            "the skill `bmad-retrospective` ({skills}/bmad-retrospective)"
+        )),
+        "{tool}: {said}"
+    );
+    let how = if tool == "codex" {
+        "in Codex `$bmad-retrospective`"
+    } else {
+        "in Claude Code `/bmad-retrospective`"
+    };
+    assert!(said.contains(how), "{tool}: {said}");
+    assert!(
+        said.contains(&format!(
+            "The 1 lesson(s) recorded during the task are in {lessons_file}"
+        )),
+        "{tool}: {said}"
+    );
+}
+
+/// The lessons file holds the task's objective, its epic and the send-back's lesson.
+fn the_lessons_file_holds_the_lesson(project: &Path, lessons_file: &str, tool: &str) {
+    let text = std::fs::read_to_string(project.join(lessons_file)).unwrap();
+    assert!(
+        text.starts_with("<!-- Lessons bmad-mcp recorded during task "),
+        "{text}"
+    );
+    assert!(
+        text.contains("- Objective: Add a --verbose flag\n- Epic: 2\n"),
+        "{tool}: {text}"
+    );
+    assert!(
+        text.contains(SEND_BACK),
+        "{tool}: the task's lesson: {text}"
+    );
+    assert!(
+        text.contains("**WRONG-ASSUMPTION**, spec role"),
+        "{tool}: {text}"
+    );
+}
+
 #[tokio::test]
 #[ignore = "needs the pinned bmad-method package: run ./scripts/test"]
 async fn a_completed_task_names_the_retrospective_and_offers_it_the_tasks_lessons() {
@@ -310,94 +441,13 @@ async fn a_completed_task_names_the_retrospective_and_offers_it_the_tasks_lesson
         let task = v["task_name"].as_str().unwrap().to_string();
         // The method's epics file names the task under epic 2, and its sprint status lists
         // the epic's retrospective.
-        let planning = project.join("_bmad-output/planning-artifacts");
-        std::fs::create_dir_all(&planning).unwrap();
-        std::fs::write(
-            planning.join("epics.md"),
-            format!("# Epics\n\n## Epic 1: Login\n\nDone before.\n\n## Epic 2: Verbose output\n\nFrom bmad-mcp task `{task}`.\n\n### Story 2.1: The flag\n"),
-        )
-        .unwrap();
-        std::fs::create_dir_all(project.join(IMPLEMENTATION)).unwrap();
-        std::fs::write(
-            project.join(IMPLEMENTATION).join("sprint-status.yaml"),
-            "development_status:\n  epic-2: in-progress\n  2-1-the-flag: review\n  epic-2-retrospective: optional\n",
-        )
-        .unwrap();
+        the_methods_files_name_the_task(&project, &task);
 
-        let spec = document("Technical Spec: --verbose", &SPEC_SECTIONS);
-        call(
-            &c,
-            &sid,
-            json!({"action": "submit", "claude_result": scored("technical_spec", &spec, 92)}),
-        )
-        .await;
-        // A send-back teaches a lesson the task records.
-        let feedback = "The spec forgot that --verbose must also work with --quiet given.";
-        call(&c, &sid, json!({"action": "reject", "feedback": feedback})).await;
-        let spec =
-            format!("{spec}\n## Notes\n--quiet and --verbose together: the last one wins.\n");
-        call(
-            &c,
-            &sid,
-            json!({"action": "submit", "claude_result": scored("spec_updated", &spec, 93)}),
-        )
-        .await;
-        call(&c, &sid, json!({"action": "confirm"})).await;
-        let dev = "# Implementation Report\n\n## Summary\nAdded the flag.\n\n## Changes\n- `src/cli.rs`: the flag.\n\n## Tests\n3 passed.\n";
-        call(&c, &sid, json!({"action": "submit", "claude_result": dev})).await;
-        let review = "# Code Review\n\n## Findings\n- none.\n\nReview Status: Pass\nIntent: met\n";
-        let v = call(
-            &c,
-            &sid,
-            json!({"action": "submit", "claude_result": review}),
-        )
-        .await;
-        assert_eq!(v["state"], "completed", "{tool}: {v:#}");
+        let v = completed_after_a_send_back(&c, &sid, tool).await;
 
         let lessons_file = format!("{IMPLEMENTATION}/bmad-mcp-lessons-{task}.md");
-        let notices = v["notices"].as_array().cloned().unwrap_or_default();
-        let said = notices
-            .iter()
-            .filter_map(|n| n.as_str())
-            .find(|n| n.starts_with("The BMAD method's retrospective can run"))
-            .unwrap_or_else(|| panic!("{tool}: {notices:?}"));
-        assert!(
-            said.contains("for epic 2, this task's epic in _bmad-output/planning-artifacts/epics.md (sprint-status.yaml: `epic-2-retrospective: optional`)"),
-            "{tool}: {said}"
-        );
-        assert!(
-            said.contains(&format!(
-                "the skill `bmad-retrospective` ({skills}/bmad-retrospective)"
-            )),
-            "{tool}: {said}"
-        );
-        let how = if tool == "codex" {
-            "in Codex `$bmad-retrospective`"
-        } else {
-            "in Claude Code `/bmad-retrospective`"
-        };
-        assert!(said.contains(how), "{tool}: {said}");
-        assert!(
-            said.contains(&format!(
-                "The 1 lesson(s) recorded during the task are in {lessons_file}"
-            )),
-            "{tool}: {said}"
-        );
-
-        let text = std::fs::read_to_string(project.join(&lessons_file)).unwrap();
-        assert!(
-            text.starts_with("<!-- Lessons bmad-mcp recorded during task "),
-            "{text}"
-        );
-        assert!(
-            text.contains("- Objective: Add a --verbose flag\n- Epic: 2\n"),
-            "{tool}: {text}"
-        );
-        assert!(text.contains(feedback), "{tool}: the task's lesson: {text}");
-        assert!(
-            text.contains("**WRONG-ASSUMPTION**, spec role"),
-            "{tool}: {text}"
-        );
+        the_retrospective_is_named(&v, (tool, skills), &lessons_file);
+        the_lessons_file_holds_the_lesson(&project, &lessons_file, tool);
         c.close().await;
     }
 }

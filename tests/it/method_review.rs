@@ -183,25 +183,14 @@ async fn without_an_install_the_review_names_the_built_in_layers() {
     c.close().await;
 }
 
-#[tokio::test]
-#[ignore = "needs the pinned bmad-method package: run ./scripts/test"]
-async fn a_review_is_kept_only_with_every_layer_and_a_deferred_finding_reaches_the_ledger_and_a_later_task(
-) {
-    let Some(installer) = installer() else { return };
-    let dir = tempfile::tempdir().unwrap();
-    let project = dir.path().join("project");
-    install(&installer, &project, "claude-code");
-    // The method's own entry, written before (bmad-build's format): kept byte for byte.
-    let ledger = project.join("_bmad-output/implementation-artifacts/deferred-work.md");
-    std::fs::create_dir_all(ledger.parent().unwrap()).unwrap();
-    let before = "# Deferred Work\n\n- source_spec: `spec-login.md`\n  summary: Rate-limit the login form.\n  evidence: five tries a second pass today.\n";
-    std::fs::write(&ledger, before).unwrap();
+/// The method's own entry in the ledger, written before (bmad-build's format).
+const LEDGER_BEFORE: &str = "# Deferred Work\n\n- source_spec: `spec-login.md`\n  summary: Rate-limit the login form.\n  evidence: five tries a second pass today.\n";
 
-    let c = connect(Era::Legacy, &project).await;
-    let (sid, task, _) = at_review(&c, &project, "Add a --verbose flag").await;
-    let whole = review_in_layers();
+/// A review lacking the Verification Gaps layer's section is refused, naming only that
+/// section, and nothing is recorded.
+async fn a_review_lacking_a_layer_is_refused(c: &Client, project: &Path, sid: &Value, whole: &str) {
     let lacking = whole.replace("## Verification Gaps\nNo findings.\n\n", "");
-    let kept = session(&project, &sid);
+    let kept = session(project, sid);
     let e = c
         .refused(
             json!({"action": "submit", "session_id": sid, "claude_result": lacking}),
@@ -217,20 +206,19 @@ async fn a_review_is_kept_only_with_every_layer_and_a_deferred_finding_reaches_t
         !said.contains("`## Blind Pass`"),
         "only what lacks is named: {said}"
     );
-    assert_eq!(session(&project, &sid), kept, "nothing recorded");
+    assert_eq!(session(project, sid), kept, "nothing recorded");
+}
 
-    let v = call(
-        &c,
-        &sid,
-        json!({"action": "submit", "claude_result": whole}),
-    )
-    .await;
+/// The review with every layer's section is taken to the human, and the saved review
+/// keeps each layer's findings.
+async fn a_review_with_every_layer_is_kept(c: &Client, project: &Path, sid: &Value, whole: String) {
+    let v = call(c, sid, json!({"action": "submit", "claude_result": whole})).await;
     assert_eq!(
         (v["stage"].as_str(), v["state"].as_str()),
         (Some("review"), Some("awaiting_confirmation")),
         "{v:#}"
     );
-    let saved = session(&project, &sid)["stages"]["review"]["artifact"]["path"]
+    let saved = session(project, sid)["stages"]["review"]["artifact"]["path"]
         .as_str()
         .unwrap()
         .to_string();
@@ -243,22 +231,31 @@ async fn a_review_is_kept_only_with_every_layer_and_a_deferred_finding_reaches_t
     ] {
         assert!(text.contains(section), "{section} in {saved}:\n{text}");
     }
+}
 
-    // The human accepts the failing review's risk: its findings are deferred.
-    let v = call(&c, &sid, json!({"action": "confirm"})).await;
+/// The human confirms the failing review: its two findings are appended to the `ledger`
+/// in the method's format, after what was there, kept byte for byte.
+async fn the_findings_are_deferred(c: &Client, sid: &Value, ledger: &Path, task: &str) {
+    let v = call(c, sid, json!({"action": "confirm"})).await;
     let notices = v["notices"].to_string();
     assert!(notices.contains("Deferred 2 finding(s)"), "{notices}");
-    let after = std::fs::read_to_string(&ledger).unwrap();
-    assert!(after.starts_with(before), "what was there stays:\n{after}");
-    let added = &after[before.len()..];
+    let after = std::fs::read_to_string(ledger).unwrap();
+    assert!(
+        after.starts_with(LEDGER_BEFORE),
+        "what was there stays:\n{after}"
+    );
+    let added = &after[LEDGER_BEFORE.len()..];
     let today = chrono::Utc::now().format("%Y-%m-%d").to_string();
     let why = "deferred: the human accepted the failing review's risk in bmad-mcp";
     assert_eq!(
         added,
         format!("\n## Deferred from: code review of {task} ({today})\n\n- major, `src/cli.rs`: `--verbose` is not documented in `--help`. — {why}\n- minor, `src/cli.rs:3`: when `--verbose` is given twice, the second is an error; guard: accept repeats. — {why}\n"),
     );
+}
 
-    // A later task's first stage is shown the ledger's open items, as its words.
+/// A later task's first prompt shows the ledger's open items, the method's entry and the
+/// deferred findings, as the ledger's words.
+async fn a_later_task_is_shown_the_ledger(c: &Client, project: &Path) {
     let v = c
         .ok(json!({"action": "start", "objective": "Tidy the command line", "cwd": project.to_str().unwrap()}))
         .await;
@@ -277,5 +274,31 @@ async fn a_review_is_kept_only_with_every_layer_and_a_deferred_finding_reaches_t
         prompt.contains("summary: Rate-limit the login form."),
         "{prompt}"
     );
+}
+
+#[tokio::test]
+#[ignore = "needs the pinned bmad-method package: run ./scripts/test"]
+async fn a_review_is_kept_only_with_every_layer_and_a_deferred_finding_reaches_the_ledger_and_a_later_task(
+) {
+    let Some(installer) = installer() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    install(&installer, &project, "claude-code");
+    // The method's own entry, written before (bmad-build's format): kept byte for byte.
+    let ledger = project.join("_bmad-output/implementation-artifacts/deferred-work.md");
+    std::fs::create_dir_all(ledger.parent().unwrap()).unwrap();
+    std::fs::write(&ledger, LEDGER_BEFORE).unwrap();
+
+    let c = connect(Era::Legacy, &project).await;
+    let (sid, task, _) = at_review(&c, &project, "Add a --verbose flag").await;
+    let whole = review_in_layers();
+    a_review_lacking_a_layer_is_refused(&c, &project, &sid, &whole).await;
+    a_review_with_every_layer_is_kept(&c, &project, &sid, whole).await;
+
+    // The human accepts the failing review's risk: its findings are deferred.
+    the_findings_are_deferred(&c, &sid, &ledger, &task).await;
+
+    // A later task's first stage is shown the ledger's open items, as its words.
+    a_later_task_is_shown_the_ledger(&c, &project).await;
     c.close().await;
 }
