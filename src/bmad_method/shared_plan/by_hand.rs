@@ -59,31 +59,10 @@ pub fn describe(found: &[DoneByHand], path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workflow::session::Sprint;
-    use crate::workflow::Stage;
 
     #[test]
     fn only_a_done_the_server_did_not_complete_is_shown() {
-        let mut s = Session::new(
-            "00000000-0000-4000-8000-000000000000".into(),
-            "todo".into(),
-            "/p".into(),
-            "Build".into(),
-            vec![crate::workflow::Engine::Claude],
-            chrono::Utc::now(),
-        );
-        let plan = s.record_mut(Stage::approval());
-        plan.approved = Some(true);
-        plan.sprints = vec![
-            Sprint {
-                number: 1,
-                title: "API".into(),
-            },
-            Sprint {
-                number: 2,
-                title: "UI".into(),
-            },
-        ];
+        let mut s = super::super::approved_plan("todo", "Build", &[(1, "API"), (2, "UI")]);
         s.method_epic = Some(2);
         let e = |k: &str, st: &str| Entry {
             line: 0,

@@ -218,33 +218,14 @@ pub fn epic_numbers(text: &str) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workflow::session::Sprint;
 
     fn session() -> Session {
-        let mut s = Session::new(
-            "00000000-0000-4000-8000-000000000000".into(),
-            "todo-app".into(),
-            "/p".into(),
-            "Build a todo app".into(),
-            vec![crate::workflow::Engine::Claude],
-            chrono::Utc::now(),
+        let mut s = super::super::approved_plan(
+            "todo-app",
+            "Build a todo app",
+            &[(1, "API ##"), (2, "Web UI"), (3, "Later")],
         );
         let plan = s.record_mut(Stage::approval());
-        plan.approved = Some(true);
-        plan.sprints = vec![
-            Sprint {
-                number: 1,
-                title: "API ##".into(),
-            },
-            Sprint {
-                number: 2,
-                title: "Web UI".into(),
-            },
-            Sprint {
-                number: 3,
-                title: "Later".into(),
-            },
-        ];
         plan.scope_sprints = Some(vec![1, 2]);
         s.record_mut(Stage::FIRST).trace.defined = vec![
             Requirement {

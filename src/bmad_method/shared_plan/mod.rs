@@ -160,6 +160,34 @@ pub fn stamp(now: chrono::DateTime<chrono::Utc>) -> String {
     now.format("%m-%d-%Y %H:%M").to_string()
 }
 
+/// A task of the full track whose sprint plan the human approved, with `sprints`: what
+/// the tests of the shared plan start from.
+#[cfg(test)]
+pub(crate) fn approved_plan(
+    task: &str,
+    objective: &str,
+    sprints: &[(u32, &str)],
+) -> crate::workflow::session::Session {
+    let mut s = crate::workflow::session::Session::new(
+        "00000000-0000-4000-8000-000000000000".into(),
+        task.into(),
+        "/p".into(),
+        objective.into(),
+        vec![crate::workflow::Engine::Claude],
+        chrono::Utc::now(),
+    );
+    let plan = s.record_mut(crate::workflow::Stage::approval());
+    plan.approved = Some(true);
+    plan.sprints = sprints
+        .iter()
+        .map(|(number, title)| crate::workflow::session::Sprint {
+            number: *number,
+            title: (*title).into(),
+        })
+        .collect();
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
