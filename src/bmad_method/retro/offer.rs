@@ -277,16 +277,21 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_file_holds_each_lesson_on_a_line_marked_as_ours() {
-        let task = Session::new(
+    /// The task `notes`, just started.
+    fn notes_task() -> Session {
+        Session::new(
             "s1".into(),
             "notes".into(),
             "/p".into(),
             "Build a notes app".into(),
             vec![crate::workflow::Engine::Claude],
             chrono::Utc::now(),
-        );
+        )
+    }
+
+    #[test]
+    fn the_file_holds_each_lesson_on_a_line_marked_as_ours() {
+        let task = notes_task();
         let text = render(&task, Some(2), &[lesson("2026-11-27-00aa11bb", "notes")]);
         assert!(text.starts_with(LESSONS_MARK), "{text}");
         assert!(
@@ -320,14 +325,7 @@ mod tests {
     /// A task `notes`, and an install for Claude Code with the retrospective, whose epics
     /// file names the task under epic 3 and whose sprint status lists its retrospective.
     fn installed(dir: &std::path::Path) -> (Session, Skill, Install) {
-        let task = Session::new(
-            "s1".into(),
-            "notes".into(),
-            "/p".into(),
-            "Build a notes app".into(),
-            vec![crate::workflow::Engine::Claude],
-            chrono::Utc::now(),
-        );
+        let task = notes_task();
         let skill = Skill {
             name: SKILL.into(),
             description: String::new(),
