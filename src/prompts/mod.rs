@@ -136,11 +136,13 @@ pub fn render_round(
         .unwrap_or_else(|| "none".into());
 
     let engines = session.engines_for(stage);
-    // Said in the earlier stages' prompts; `next_step` says who submits what.
-    let (objective, engines) = if listed_before && engines == [Engine::HOST] {
-        ("as before".to_string(), String::new())
+    // Said in the earlier stages' prompts; `next_step` says who submits what. The built-in
+    // objective line goes with it; an override's own use of the value reads "as before".
+    let (objective, engines, template) = if listed_before && engines == [Engine::HOST] {
+        let template = template.replace(OBJECTIVE_LINE, "");
+        ("as before".to_string(), String::new(), template)
     } else {
-        (session.objective.clone(), engines_note(&engines))
+        (session.objective.clone(), engines_note(&engines), template)
     };
     let template = if matches!(round, Round::Delta { .. }) && rec.iteration >= 2 {
         // A revise section went with an earlier round of this stage: only the new values.
@@ -179,8 +181,26 @@ pub fn render_round(
     }
     out.push_str(&notes(rec, stage));
     out.push_str(&track_note(session, stage));
+    without_blank_runs(&out)
+}
+
+/// `text` with no more than one blank line in a row: a part left out (a line of the
+/// template, an empty block) leaves none behind, and the model reads no empty bytes.
+fn without_blank_runs(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut blank = 0;
+    for line in text.split_inclusive('\n') {
+        blank = if line.trim().is_empty() { blank + 1 } else { 0 };
+        if blank < 2 {
+            out.push_str(line);
+        }
+    }
     out
 }
+
+/// The built-in prompts' line of the task's objective, which a new stage's first prompt
+/// leaves out when the earlier prompts gave it.
+const OBJECTIVE_LINE: &str = "**Objective:** {{objective}}\n";
 
 /// `{{sprints}}`: the approved plan's sprints, a line each.
 fn sprints_text(plan: &StageRecord) -> String {

@@ -12,7 +12,7 @@ use crate::files::Project;
 use crate::lessons::Lesson;
 use crate::workflow::{Session, State};
 
-use super::{status, MAX_READ_BYTES, SKILL, SPRINT_STATUS};
+use super::{MAX_READ_BYTES, SKILL};
 use crate::bmad_method::{one_line, Install, MethodSettings, Skill};
 
 /// How the lessons file begins: a file there that does not is someone's own.
@@ -83,7 +83,7 @@ fn offer(
     let epic = task
         .method_epic
         .or_else(|| epic_of(project, settings, &task.task_name));
-    let run = run_sentence(project, install, skill, epic, task.method_epic.is_some());
+    let run = run_sentence(install, skill, epic, task.method_epic.is_some());
     let folder = settings.implementation_artifacts.as_deref();
     let (file, said) = match (folder, lessons.is_empty()) {
         (_, true) => (None, "No lesson was recorded during this task, so none is offered to it.".to_string()),
@@ -96,7 +96,7 @@ fn offer(
                 )),
                 None => {
                     let said = format!(
-                        "The {} lesson(s) recorded during the task are in {path} for it: give it that file as the epic's session record (it is rewritten when the task completes; the lessons' own files in .bmad/lessons/ are the originals).",
+                        "Give it {path}, the task's {} lesson(s).",
                         lessons.len()
                     );
                     (Some((path, render(task, epic, lessons))), said)
@@ -122,9 +122,10 @@ fn left_alone(project: &Project, path: &str) -> Option<String> {
     }
 }
 
-/// "The BMAD method's retrospective can run for epic N …: the skill … ."
+/// "The BMAD method's retrospective can run for epic N: `/bmad-retrospective` in Claude
+/// Code." A real run's every byte is read by the model: the epic and how to call the skill,
+/// nothing it can look up (the skill's folder only where no host's call is known).
 fn run_sentence(
-    project: &Project,
     install: &Install,
     skill: &Skill,
     epic: Option<u32>,
@@ -132,39 +133,26 @@ fn run_sentence(
 ) -> String {
     let settings = &install.settings;
     let which = match (epic, settings.planning_artifacts.as_deref()) {
-        (Some(n), Some(p)) if numbered_here => {
-            format!("epic {n}, the epic the server wrote for this task in {p}")
+        (Some(n), _) if numbered_here => format!("epic {n}"),
+        (Some(n), Some(p)) => format!("epic {n} (of {p}/{EPICS_FILE})"),
+        (None, Some(p)) => {
+            format!("this task's epic (no epic in {p}/{EPICS_FILE} names the task; it asks which)")
         }
-        (Some(n), Some(p)) => format!("epic {n}, this task's epic in {p}/{EPICS_FILE}"),
-        (None, Some(p)) => format!("this task's epic (no epic in {p}/{EPICS_FILE} names the task; the retrospective asks which)"),
-        (_, None) => "this task's epic (the retrospective asks which)".into(),
+        (_, None) => "this task's epic (it asks which)".into(),
     };
-    // A damaged sprint status is said where its items are recalled, not again here.
-    let mut notices = Vec::new();
-    let key = epic.and_then(|n| {
-        let folder = settings.implementation_artifacts.as_deref()?;
-        let status = status::read(project, folder, &mut notices)?;
-        let key = format!("epic-{n}-retrospective");
-        let value = one_line(status.development_status(&key)?, 20)?;
-        Some(format!(" ({SPRINT_STATUS}: `{key}: {value}`)"))
-    });
     let mut how: Vec<String> = Vec::new();
     if install.tools.iter().any(|t| t == "claude-code") {
-        how.push(format!("in Claude Code `/{SKILL}`"));
+        how.push(format!("`/{SKILL}` in Claude Code"));
     }
     if install.tools.iter().any(|t| t == "codex") {
-        how.push(format!("in Codex `${SKILL}`"));
+        how.push(format!("`${SKILL}` in Codex"));
     }
     let how = if how.is_empty() {
-        String::new()
+        format!("the skill `{SKILL}` ({})", skill.dir().unwrap_or_default())
     } else {
-        format!(", {}", how.join(", "))
+        how.join(", ")
     };
-    format!(
-        "The BMAD method's retrospective can run for {which}{}: the skill `{SKILL}` ({}){how}.",
-        key.unwrap_or_default(),
-        skill.dir().unwrap_or_default()
-    )
+    format!("The BMAD method's retrospective can run for {which}: {how}.")
 }
 
 /// The epic of the method's epics file (`## Epic N: …`) whose section names `task`.
@@ -361,7 +349,7 @@ mod tests {
         let none = offer(&project, &install, &skill, &task, &[]);
         assert_eq!(
             none.run,
-            "The BMAD method's retrospective can run for epic 3, this task's epic in plan/epics.md (sprint-status.yaml: `epic-3-retrospective: optional`): the skill `bmad-retrospective` (.claude/skills/bmad-retrospective), in Claude Code `/bmad-retrospective`."
+            "The BMAD method's retrospective can run for epic 3 (of plan/epics.md): `/bmad-retrospective` in Claude Code."
         );
         assert_eq!(none.file, None);
         assert!(
@@ -375,9 +363,10 @@ mod tests {
         let (path, text) = some.file.clone().unwrap();
         assert_eq!(path, "impl/bmad-mcp-lessons-notes.md");
         assert!(text.contains("- Epic: 3\n"), "{text}");
-        assert!(some.lessons.starts_with(
-            "The 1 lesson(s) recorded during the task are in impl/bmad-mcp-lessons-notes.md"
-        ));
+        assert_eq!(
+            some.lessons,
+            "Give it impl/bmad-mcp-lessons-notes.md, the task's 1 lesson(s)."
+        );
 
         std::fs::write(dir.path().join(&path), "mine\n").unwrap();
         let left = offer(&project, &install, &skill, &task, &lessons);
@@ -394,7 +383,7 @@ mod tests {
         assert!(
             unknown
                 .run
-                .contains("for this task's epic (the retrospective asks which)"),
+                .contains("for this task's epic (it asks which): the skill `bmad-retrospective`"),
             "{}",
             unknown.run
         );

@@ -480,7 +480,8 @@ pub fn drop_said_notices(r: &mut Reply) {
 
 /// Appends to `next_step` that `notices` are to be told to the human, when they say
 /// something `user_message` does not, the model does not know already, and the reply's
-/// other fields do not show (the outcome of the checks, beside `checks`).
+/// other fields do not show (the outcome of the checks, beside `checks`); at a task's end,
+/// moves them into `user_message` instead.
 pub fn name_notices(r: &mut Reply) {
     drop_said_notices(r);
     let shown =
@@ -491,6 +492,15 @@ pub fn name_notices(r: &mut Reply) {
         .flatten()
         .any(|n| !r.known.notices.contains(n) && !shown(n));
     if !new {
+        return;
+    }
+    // At a task's end there is nothing more to call: what the notices say is for the human,
+    // and goes with the message the model shows them.
+    if r.state == Some(State::Completed) {
+        for n in r.notices.take().into_iter().flatten() {
+            r.user_message.push('\n');
+            r.user_message.push_str(&n);
+        }
         return;
     }
     const TELL: &str = "Also tell the human what `notices` says: it is for them.";
