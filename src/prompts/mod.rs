@@ -984,6 +984,12 @@ mod tests {
     }
 
     #[test]
+    fn a_part_left_out_leaves_no_run_of_blank_lines() {
+        assert_eq!(without_blank_runs("a\n\n\n\nb\n \n\nc"), "a\n\nb\n \nc");
+        assert_eq!(without_blank_runs("a\n\nb\n"), "a\n\nb\n");
+    }
+
+    #[test]
     fn every_role_prompt_says_who_writes_it_and_what_a_codex_result_is() {
         let mut s = session();
         for stage in Stage::ALL {

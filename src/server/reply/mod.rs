@@ -497,10 +497,13 @@ pub fn name_notices(r: &mut Reply) {
     // At a task's end there is nothing more to call: what the notices say is for the human,
     // and goes with the message the model shows them.
     if r.state == Some(State::Completed) {
-        for n in r.notices.take().into_iter().flatten() {
+        let (told, kept): (Vec<String>, Vec<String>) = (r.notices.take().into_iter().flatten())
+            .partition(|n| !r.known.notices.contains(n) && !shown(n));
+        for n in told {
             r.user_message.push('\n');
             r.user_message.push_str(&n);
         }
+        r.notices = Some(kept).filter(|k| !k.is_empty());
         return;
     }
     const TELL: &str = "Also tell the human what `notices` says: it is for them.";
