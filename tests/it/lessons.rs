@@ -609,8 +609,9 @@ async fn a_task_that_resolves_a_recalled_lesson_retires_it_on_completion() {
     let review = format!("# Code Review\n\n## Findings\n- none.\n\nReview Status: Pass\nIntent: met\nResolves lesson: {empty}, {other}\n");
     let v = call(json!({"action": "submit", "claude_result": review})).await;
     assert_eq!(v["state"], "completed", "{v:#}");
+    // At a task's end what the notices would say is in `user_message`, for the human.
     assert!(
-        v["notices"]
+        v["user_message"]
             .to_string()
             .contains(&format!("Retired lesson {empty}")),
         "{v:#}"

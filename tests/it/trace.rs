@@ -181,8 +181,9 @@ async fn three_requirements_traced_from_the_prd_to_a_qa_verdict_accepted_per_id(
     // Accepted: recorded as an accepted risk per id, and the end says so, with the intent.
     let v = call(&c, &sid, json!({"action": "confirm"})).await;
     assert_eq!(v["state"], "completed", "{v:#}");
+    // At a task's end what the notices would say is in `user_message`, for the human.
     assert!(
-        notices(&v).contains(
+        v["user_message"].as_str().unwrap().contains(
             "Accepted as a risk, requirement by requirement: AC-1 (no result), FR-2 (fail)."
         ),
         "{v:#}"
