@@ -371,9 +371,9 @@ async fn completed_after_a_send_back(c: &Client, sid: &Value, tool: &str) -> Val
     v
 }
 
-/// The completing reply's notice names the retrospective: for the task's epic, as the
-/// skill installed for `tool` and how to run it there, and the file of the task's lessons.
-fn the_retrospective_is_named(v: &Value, (tool, _skills): (&str, &str), lessons_file: &str) {
+/// The completing reply's message names the retrospective: for the task's epic, how to run
+/// it in `tool`, and the file of the task's lessons.
+fn the_retrospective_is_named(v: &Value, tool: &str, lessons_file: &str) {
     // At a task's end the notices are the human's: they come in `user_message`.
     let message = v["user_message"].as_str().unwrap_or_default();
     let said = message
@@ -425,7 +425,7 @@ fn the_lessons_file_holds_the_lesson(project: &Path, lessons_file: &str, tool: &
 #[ignore = "needs the pinned bmad-method package: run ./scripts/test"]
 async fn a_completed_task_names_the_retrospective_and_offers_it_the_tasks_lessons() {
     let Some(installer) = installer() else { return };
-    for (tool, skills) in TOOLS {
+    for (tool, _) in TOOLS {
         let dir = tempfile::tempdir().unwrap();
         let project = dir.path().join("project");
         install(&installer, &project, tool);
@@ -442,7 +442,7 @@ async fn a_completed_task_names_the_retrospective_and_offers_it_the_tasks_lesson
         let v = completed_after_a_send_back(&c, &sid, tool).await;
 
         let lessons_file = format!("{IMPLEMENTATION}/bmad-mcp-lessons-{task}.md");
-        the_retrospective_is_named(&v, (tool, skills), &lessons_file);
+        the_retrospective_is_named(&v, tool, &lessons_file);
         the_lessons_file_holds_the_lesson(&project, &lessons_file, tool);
         c.close().await;
     }

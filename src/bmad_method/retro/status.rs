@@ -1,9 +1,8 @@
 //! What the method's retrospective leaves in `{implementation_artifacts}/sprint-status.yaml`,
 //! read as its own `sprint_plan.py status` reads it: `action_items`, each with an `epic`,
 //! the `action`, an `owner` and a `status` of `open`, `in-progress` or `done` (since 6.12
-//! also an `id` and a `ref` to the retrospective document), and the `development_status`
-//! keys (`epic-N-retrospective: optional | done`). An item of no known status is passed
-//! over, as the method's status view does; a file that is not the method's YAML is a
+//! also an `id` and a `ref` to the retrospective document). An item of no known status is
+//! passed over, as the method's status view does; a file that is not the method's YAML is a
 //! notice.
 
 use serde_norway::Value;
@@ -65,18 +64,6 @@ pub struct SprintStatus {
     /// Its path, relative to the project.
     pub path: String,
     pub items: Vec<ActionItem>,
-    /// `development_status`, key and value, in the file's order.
-    pub development: Vec<(String, String)>,
-}
-
-impl SprintStatus {
-    /// The status of `key` in `development_status`.
-    pub fn development_status(&self, key: &str) -> Option<&str> {
-        self.development
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
-    }
 }
 
 /// The sprint status in the folder `implementation` (relative to the project); `None` when
@@ -132,12 +119,6 @@ pub fn parse(text: &str, path: &str) -> Result<(SprintStatus, usize), String> {
         path: path.to_string(),
         ..SprintStatus::default()
     };
-    if let Some(Value::Mapping(dev)) = map.get("development_status") {
-        status.development = dev
-            .iter()
-            .filter_map(|(k, v)| Some((scalar(k)?, scalar(v)?)))
-            .collect();
-    }
     let mut passed_over = 0;
     match map.get("action_items") {
         None | Some(Value::Null) => {}
@@ -246,8 +227,6 @@ action_items:
             .ends_with("epic-1-retro-2026-11-27.md"));
         let open: Vec<bool> = s.items.iter().map(|i| i.status.is_open()).collect();
         assert_eq!(open, [true, false, true], "in-progress counts as open");
-        assert_eq!(s.development_status("epic-1-retrospective"), Some("done"));
-        assert_eq!(s.development_status("epic-2"), None);
     }
 
     #[test]
