@@ -170,7 +170,11 @@ fn a_bad_setting_stops_the_binary_naming_its_variable() {
     for (args, variable, value) in [
         (&[][..], "BMAD_LOCK_WAIT_SECS", "ten"),
         (&["list"][..], "BMAD_MAX_TEXT_BYTES", "0"),
-        (&["serve", "--http"][..], "BMAD_HTTP_MAX_CONNECTIONS", "lots"),
+        (
+            &["serve", "--http"][..],
+            "BMAD_HTTP_MAX_CONNECTIONS",
+            "lots",
+        ),
         (&["status", "x"][..], "BMAD_CLAIMS", "elsewhere"),
     ] {
         let out = support::bin(dir.path())
@@ -180,9 +184,16 @@ fn a_bad_setting_stops_the_binary_naming_its_variable() {
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?} {variable}={value}: {stderr}");
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?} {variable}={value}: {stderr}"
+        );
         assert!(stderr.contains(variable), "{args:?}: {stderr}");
-        assert!(out.stdout.is_empty(), "nothing on the protocol channel: {args:?}");
+        assert!(
+            out.stdout.is_empty(),
+            "nothing on the protocol channel: {args:?}"
+        );
     }
     let out = support::bin(dir.path())
         .arg("list")
