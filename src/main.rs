@@ -276,7 +276,7 @@ fn serve_stdio(settings: &Settings) -> Exit {
 }
 
 /// The default is quiet when all is well: warnings and errors, without the end of a
-/// stream its client closed, which rmcp logs as an error (`server::quiet`). `spec` is the
+/// stream its client closed, which rmcp logs as an error ([`bmad_mcp::server::normal_logs::Quiet`]). `spec` is the
 /// settings' `RUST_LOG`.
 fn init_logs(spec: Option<&str>) {
     tracing_subscriber::registry()

@@ -35,7 +35,7 @@ impl BmadServer {
     /// Handles one parsed call (blocking), reporting the progress of checks and stopping
     /// them on cancel. A reply where the human decides carries the policy when it keeps the
     /// decision for them (`human_gates`, for [`reply::human_channel`]); `cannot_ask` names
-    /// who cannot ask the human ([`super::hosts`], [`super::origin`]).
+    /// who cannot ask the human ([`crate::hosts`], [`super::origin`]).
     pub(super) fn run_watched(
         &self,
         call: Call,

@@ -1,7 +1,7 @@
 //! Everything the human types, in one place: the human's own channel, outside the model.
 //! `bmad-mcp confirm|approve|reject|answer <task>` run in a terminal shows what is being
 //! decided (as the dialog would) and asks on the terminal ([`decide`]); `list` and
-//! `status` are for reading ([`read`]); `config show|approve` for the project's policy
+//! `status` are for reading ([`list_status`]); `config show|approve` for the project's policy
 //! ([`config`]); `prompts` for the role prompts in effect ([`prompts`]); `lessons` for the
 //! team's lessons ([`lessons`]); `claims` for the sprints claimed on the team's remote
 //! ([`claims`]); `resolve` for a task a merge left in two versions
