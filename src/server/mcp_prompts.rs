@@ -287,8 +287,7 @@ fn documents(s: &Session) -> String {
 /// which document.
 fn decisions(s: &Session) -> String {
     let decisions: Vec<String> = s
-        .history
-        .iter()
+        .decisions()
         .filter_map(|h| {
             let by = h.decided_by?;
             let via = h.via?;

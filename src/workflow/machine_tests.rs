@@ -1308,7 +1308,7 @@ fn a_failing_review_stops_at_the_human_who_may_accept_the_risk() {
     assert_eq!(rec.review_status.as_deref(), Some("Fail"));
     assert_eq!(rec.gate_passed, Some(false));
     assert!(!r.s.artifacts.contains(&path), "listed once decided");
-    assert_eq!(out.facts.completed_stage, None);
+    assert_eq!(out.effects.completed, None);
 
     let out = r.act(Command::Confirm {
         action: Action::Confirm,
@@ -1316,7 +1316,7 @@ fn a_failing_review_stops_at_the_human_who_may_accept_the_risk() {
         answers: Default::default(),
     });
     assert_eq!(r.state(), (Stage::Qa, State::Generating));
-    assert_eq!(out.facts.completed_stage, Some(Stage::Review));
+    assert_eq!(out.effects.completed, Some(Stage::Review));
     let rec = r.s.record(Stage::Review);
     assert!(rec.accepted_risk);
     assert_eq!(rec.status, StageStatus::Completed);
@@ -1682,7 +1682,7 @@ fn failing_checks_stop_development_until_the_human_accepts_them_or_sends_the_wor
     });
     assert_eq!(r.state(), (Stage::Review, State::Generating));
     assert!(r.s.record(Stage::Dev).accepted_risk);
-    assert_eq!(out.facts.completed_stage, Some(Stage::Dev));
+    assert_eq!(out.effects.completed, Some(Stage::Dev));
 
     // Passing checks go on at once; none run (no config) go on as before.
     let mut r = Run::new("Build it");

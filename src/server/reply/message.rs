@@ -9,9 +9,9 @@ use crate::workflow::{story, Action, Engine, Facts, Session, Stage, State};
 
 use super::{context, some_vec, Reply};
 
-/// "<Role> stage complete: <path> saved (N bytes). " when the action completed a stage.
-pub(super) fn completed_stage(s: &Session, facts: &Facts) -> String {
-    let Some(done) = facts.completed_stage else {
+/// "<Role> stage complete: <path> saved (N bytes). " when the change completed a stage.
+pub(super) fn completed_stage(s: &Session, completed: Option<Stage>) -> String {
+    let Some(done) = completed else {
         return String::new();
     };
     match &s.record(done).artifact {
