@@ -454,9 +454,7 @@ fn with_file_draft(
 /// while nothing was submitted there yet (for `status`, after a decision made in the
 /// terminal or on the dashboard, whose reply no host read).
 pub fn offer_to_begin(project: &Project, session: &Session) -> Option<String> {
-    let fresh = session.current_state == crate::workflow::State::Generating
-        && session.record(session.current_stage).iteration == 0;
-    fresh
+    (session.awaits_first_draft())
         .then(|| crate::bmad_method::begin::offer(project, session.current_stage))
         .flatten()
 }

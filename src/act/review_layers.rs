@@ -12,7 +12,7 @@ use crate::bmad_method::review;
 use crate::files::Project;
 use crate::prompts::layers::{self, LAYER_MARK};
 use crate::workflow::sections::{items_of, FINDINGS};
-use crate::workflow::{Effects, Session, Stage, State};
+use crate::workflow::{Effects, Session, Stage};
 
 /// Whether a submission on `before` is a review that must report each of its layers.
 pub(super) fn required(project: &Project, before: &Session) -> bool {
@@ -29,7 +29,7 @@ pub(super) fn write_layer_files(
     wrote: &mut Wrote,
 ) -> Vec<String> {
     let reviewing = crate::workflow::story::prompt_stage(after) == Stage::Review
-        && matches!(after.current_state, State::Generating | State::Refining);
+        && after.current_state.host_writes();
     if !reviewing {
         return Vec::new();
     }

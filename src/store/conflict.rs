@@ -9,7 +9,8 @@ use serde::Deserialize;
 use crate::error::{clip, Error};
 use crate::workflow::person::Person;
 use crate::workflow::session::{HistoryEntry, Session};
-use crate::workflow::{history, Stage, State};
+use crate::workflow::history::stored_steps;
+use crate::workflow::{Stage, State};
 
 /// One side of a conflicted file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,7 +95,7 @@ struct Summary {
 
 fn describe(side: &Side) -> String {
     let value = serde_json::from_str::<serde_json::Value>(&side.text);
-    let steps = value.as_ref().map_or(0, |v| history::stored_steps(v).len());
+    let steps = value.as_ref().map_or(0, |v| stored_steps(v).len());
     match serde_json::from_str::<Summary>(&side.text) {
         Ok(s) => {
             let mut d = format!(

@@ -6,7 +6,7 @@
 
 use super::action::Action;
 use super::effects::Risk;
-use super::session::{StageRecord, State};
+use super::session::{Session, StageRecord, State};
 use super::stage::{QualityGate, Stage, Verdict};
 use super::track::Track;
 
@@ -242,6 +242,13 @@ pub fn risk_in(stage: Stage, rec: &StageRecord) -> Option<Risk> {
         failure: failed_verdict(stage, rec)?,
         checks: failed_checks(stage, rec),
     })
+}
+
+/// The risk the human is asked to accept now: while `s` waits for the confirmation of its
+/// stage, what fails there ([`risk_in`]).
+pub fn risk_asked(s: &Session) -> Option<Risk> {
+    let waits = s.current_state == State::AwaitingConfirmation;
+    risk_in(s.current_stage, s.current()).filter(|_| waits)
 }
 
 /// What fails in the checks run on `stage`'s latest submission, if it runs checks.
