@@ -862,10 +862,16 @@ mod tests {
         let code = code_of("let h = s.history; // s.history\nf(\"history\", history_len, workflow::history::x);\nif s.current_state == State::Completed && t == Stage::Qa { Stage::ALL; }\n");
         assert_eq!(word_at(&code, "history").len(), 2, "{code}");
         assert_eq!(variant_lines(&code), [3]);
-        assert_eq!(variant_lines("Stage::Quality; State::CompletedAt"), Vec::<usize>::new());
+        assert_eq!(
+            variant_lines("Stage::Quality; State::CompletedAt"),
+            Vec::<usize>::new()
+        );
         let text = "fn a() {}\n#[cfg(test)]\nfn b() {}\nfn c() {}\n#[cfg(test)]\n#[path = \"x.rs\"]\nmod tests;\n";
         let kept = shipped(Path::new("m.rs"), text);
-        assert!(kept.contains("fn c()") && !kept.contains("mod tests"), "{kept}");
+        assert!(
+            kept.contains("fn c()") && !kept.contains("mod tests"),
+            "{kept}"
+        );
         assert_eq!(shipped(Path::new("m_tests.rs"), text), "");
     }
 }

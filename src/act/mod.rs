@@ -489,4 +489,202 @@ mod tests {
             "the same email is the same person"
         );
     }
+
+    fn git(dir: &std::path::Path, args: &[&str]) -> String {
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    }
+
+    /// A git repository with a BMAD method install whose plan the server shares: its
+    /// planning documents in `plans/`, its sprint status in `impl/`.
+    fn project_with_the_method() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        git(p, &["init", "-q", "-b", "main"]);
+        git(p, &["config", "user.name", "Ada Lovelace"]);
+        git(p, &["config", "user.email", "ada@example.org"]);
+        std::fs::create_dir_all(p.join("_bmad/bmm")).unwrap();
+        std::fs::write(
+            p.join("_bmad/bmm/config.yaml"),
+            "planning_artifacts: \"{project-root}/plans\"\nimplementation_artifacts: \"{project-root}/impl\"\n",
+        )
+        .unwrap();
+        std::fs::create_dir_all(p.join(".claude/skills/bmad-prd")).unwrap();
+        std::fs::write(p.join("README.md"), "notes\n").unwrap();
+        git(p, &["add", "."]);
+        git(p, &["commit", "-q", "-m", "start"]);
+        dir
+    }
+
+    fn host_change(command: Command) -> Change {
+        Change {
+            command,
+            decision: Decision::by_host(None),
+            handover: Handover::Nothing,
+        }
+    }
+
+    fn submitted(stage: crate::workflow::Stage, text: &str) -> Command {
+        let field = stage.document_fields()[0];
+        Command::Submit {
+            stage: None,
+            claude_result: Some(
+                serde_json::json!({ field: text, "quality_score": 93 }).to_string(),
+            ),
+            codex_result: None,
+            document_file: None,
+        }
+    }
+
+    fn confirmed() -> Command {
+        Command::Confirm {
+            action: Action::Confirm,
+            note: None,
+            answers: Default::default(),
+        }
+    }
+
+    fn store_at(p: &std::path::Path) -> Store {
+        Store::new(
+            crate::files::DefaultRoot {
+                source_name: "test",
+                value: p.display().to_string(),
+            },
+            crate::settings::Acting::default(),
+        )
+    }
+
+    /// Each file in the change's record has the blob id git gives the file on disk.
+    fn same_as_git(p: &std::path::Path, done: &Done) {
+        assert!(!done.effects.written.is_empty());
+        for w in &done.effects.written {
+            let on_disk = git(p, &["hash-object", "--no-filters", &w.path]);
+            assert_eq!(w.blob.as_deref(), Some(on_disk.as_str()), "{}", w.path);
+        }
+    }
+
+    /// Every file a change wrote is in its record with the id git gives the file as it
+    /// lies on disk, the method's copies, epics and sprint status included; the approval
+    /// records the statuses it gave the stories.
+    #[test]
+    fn the_record_names_every_file_written_with_the_blob_git_gives_it() {
+        use crate::workflow::Stage;
+        let dir = project_with_the_method();
+        let p = dir.path();
+        let store = store_at(p);
+        let started = store
+            .start(
+                None,
+                "Build notes",
+                None,
+                crate::workflow::Track::Full,
+                &Utc::now,
+            )
+            .unwrap();
+        let key = SessionKey::from_task(&started.session.session_id);
+        let step = |command: Command| {
+            act(&store, None, &key, host_change(command), &Watched::none())
+                .unwrap_or_else(|(e, _)| panic!("{e}"))
+        };
+        let same_as_git = |done: &Done| same_as_git(p, done);
+        let filled = |stage: Stage| crate::workflow::sections::filled("Notes", stage.sections());
+        let done = step(submitted(Stage::Po, &filled(Stage::Po)));
+        same_as_git(&done);
+        let prd = done.session.artifact_path(Stage::Po);
+        let session_file = crate::workflow::session::Session::file_of(&done.session.session_id);
+        let paths: Vec<&str> = done
+            .effects
+            .written
+            .iter()
+            .map(|w| w.path.as_str())
+            .collect();
+        assert!(
+            paths.contains(&prd.as_str()) && paths.contains(&session_file.as_str()),
+            "{paths:?}"
+        );
+        let done = step(confirmed());
+        same_as_git(&done);
+        assert_eq!(done.effects.completed, Some(Stage::Po));
+        assert!(
+            done.effects
+                .written
+                .iter()
+                .any(|w| w.path.starts_with("plans/")),
+            "the confirmed PRD's copy for the method: {:?}",
+            done.effects.written
+        );
+        step(submitted(Stage::Architect, &filled(Stage::Architect)));
+        step(confirmed());
+        step(submitted(
+            Stage::Sm,
+            "# Plan\n## Sprint 1: Core\n- a\n## Sprint 2: UI\n- b\n",
+        ));
+        let done = step(Command::Approve {
+            scope: None,
+            note: None,
+        });
+        same_as_git(&done);
+        assert!(done.effects.approves_plan());
+        let wrote = |path: &str| done.effects.written.iter().any(|w| w.path == path);
+        let task = &done.session.task_name;
+        assert!(wrote("impl/sprint-status.yaml") && wrote(&format!("plans/epics-{task}.md")));
+        assert!(
+            done.effects
+                .statuses
+                .iter()
+                .any(|(k, s)| k.ends_with("-core") && s == "backlog"),
+            "{:?}",
+            done.effects.statuses
+        );
+    }
+
+    /// A PRD sent back through `confirm` with `confirmed: false` is no confirmed PRD: the
+    /// method's planning folder gets no copy of it, and the record says it was sent back.
+    #[test]
+    fn a_document_sent_back_through_confirm_false_is_not_copied_for_the_method() {
+        use crate::workflow::Stage;
+        let dir = project_with_the_method();
+        let p = dir.path();
+        let store = store_at(p);
+        let started = store
+            .start(
+                None,
+                "Build notes",
+                None,
+                crate::workflow::Track::Full,
+                &Utc::now,
+            )
+            .unwrap();
+        let key = SessionKey::from_task(&started.session.session_id);
+        let step = |command: Command| {
+            act(&store, None, &key, host_change(command), &Watched::none())
+                .unwrap_or_else(|(e, _)| panic!("{e}"))
+        };
+        let prd = crate::workflow::sections::filled("Notes", Stage::Po.sections());
+        step(submitted(Stage::Po, &prd));
+        let done = step(Command::Reject {
+            action: Action::Confirm,
+            feedback: Some("Name the platforms".into()),
+        });
+        assert!(done.effects.rejected && !done.effects.confirms());
+        let copies: Vec<String> = std::fs::read_dir(p.join("plans"))
+            .map(|d| {
+                d.filter_map(|e| e.ok()?.file_name().into_string().ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        assert_eq!(copies, Vec::<String>::new(), "{:?}", done.facts.notices);
+        assert!(!done
+            .effects
+            .written
+            .iter()
+            .any(|w| w.path.starts_with("plans/")));
+    }
 }

@@ -7,9 +7,9 @@
 use serde::Deserialize;
 
 use crate::error::{clip, Error};
+use crate::workflow::history::stored_steps;
 use crate::workflow::person::Person;
 use crate::workflow::session::{HistoryEntry, Session};
-use crate::workflow::history::stored_steps;
 use crate::workflow::{Stage, State};
 
 /// One side of a conflicted file.
