@@ -523,11 +523,29 @@ mod tests {
         dir
     }
 
-    fn host_change(command: Command) -> Change {
-        Change {
-            command,
-            decision: Decision::by_host(None),
-            handover: Handover::Nothing,
+    /// A task of the full track started in a project, changed on the host's word.
+    struct Task {
+        store: Store,
+        key: SessionKey,
+    }
+
+    impl Task {
+        fn start(p: &std::path::Path) -> Task {
+            let store = store_at(p);
+            let track = crate::workflow::Track::Full;
+            let started = store.start(None, "Build notes", None, track, &Utc::now);
+            let key = SessionKey::from_task(&started.unwrap().session.session_id);
+            Task { store, key }
+        }
+
+        fn step(&self, command: Command) -> Done {
+            let change = Change {
+                command,
+                decision: Decision::by_host(None),
+                handover: Handover::Nothing,
+            };
+            act(&self.store, None, &self.key, change, &Watched::none())
+                .unwrap_or_else(|(e, _)| panic!("{e}"))
         }
     }
 
@@ -578,21 +596,8 @@ mod tests {
         use crate::workflow::Stage;
         let dir = project_with_the_method();
         let p = dir.path();
-        let store = store_at(p);
-        let started = store
-            .start(
-                None,
-                "Build notes",
-                None,
-                crate::workflow::Track::Full,
-                &Utc::now,
-            )
-            .unwrap();
-        let key = SessionKey::from_task(&started.session.session_id);
-        let step = |command: Command| {
-            act(&store, None, &key, host_change(command), &Watched::none())
-                .unwrap_or_else(|(e, _)| panic!("{e}"))
-        };
+        let task = Task::start(p);
+        let step = |command: Command| task.step(command);
         let same_as_git = |done: &Done| same_as_git(p, done);
         let filled = |stage: Stage| crate::workflow::sections::filled("Notes", stage.sections());
         let done = step(submitted(Stage::Po, &filled(Stage::Po)));
@@ -652,21 +657,8 @@ mod tests {
         use crate::workflow::Stage;
         let dir = project_with_the_method();
         let p = dir.path();
-        let store = store_at(p);
-        let started = store
-            .start(
-                None,
-                "Build notes",
-                None,
-                crate::workflow::Track::Full,
-                &Utc::now,
-            )
-            .unwrap();
-        let key = SessionKey::from_task(&started.session.session_id);
-        let step = |command: Command| {
-            act(&store, None, &key, host_change(command), &Watched::none())
-                .unwrap_or_else(|(e, _)| panic!("{e}"))
-        };
+        let task = Task::start(p);
+        let step = |command: Command| task.step(command);
         let prd = crate::workflow::sections::filled("Notes", Stage::Po.sections());
         step(submitted(Stage::Po, &prd));
         let done = step(Command::Reject {
