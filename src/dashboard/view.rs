@@ -182,7 +182,7 @@ pub fn task(store: &Store, project_index: usize, id: &str) -> Result<Value> {
         .map(|(stage, found)| stage_view(&project, &s, *stage, found))
         .collect();
     let audit: Vec<Value> = s
-        .history
+        .audit()
         .iter()
         .map(|h| json!({
             "at": h.at, "action": h.action.name(), "stage": h.stage, "from": h.from, "to": h.to,

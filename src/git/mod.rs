@@ -427,8 +427,9 @@ fn is_own_worktree(path: &Path, common: &Path) -> bool {
     in_ours && back.as_deref() == Some(common)
 }
 
-/// A blob's id: the hash of `blob <size>\0` and the bytes.
-fn blob_id(bytes: &[u8], sha256: bool) -> String {
+/// A blob's id: the hash of `blob <size>\0` and the bytes (SHA-256 in a repository that
+/// names objects so, else SHA-1).
+pub fn blob_id(bytes: &[u8], sha256: bool) -> String {
     use sha2::Digest as _;
     let header = format!("blob {}\0", bytes.len());
     if sha256 {

@@ -29,7 +29,7 @@ use super::MAX_PROMPT_BYTES;
 use crate::error::{Error, Result};
 use crate::files::{read_text, Project, ReadProblem};
 use crate::lessons::{self, Recalled};
-use crate::workflow::{Session, Stage, State};
+use crate::workflow::{Session, Stage};
 
 /// The project's prompt folder, relative to the project.
 pub const PROJECT_PROMPTS: &str = ".bmad/prompts";
@@ -226,7 +226,7 @@ fn with_method(
 /// which the host writes (two files looked for: the project's, the user's in `user`);
 /// `None` in every other state, where no prompt is read.
 pub fn needed(project: &Project, user: Option<&Path>, s: &Session) -> Result<Option<Template>> {
-    if !matches!(s.current_state, State::Generating | State::Refining) {
+    if !s.current_state.host_writes() {
         return Ok(None);
     }
     let stage = crate::workflow::story::prompt_stage(s);

@@ -14,7 +14,7 @@ use crate::fault::Fault;
 use crate::policy::Watched;
 use crate::prompts;
 use crate::store::{faults, SessionKey, Store};
-use crate::workflow::{Command, DecidedBy, Decision, Engine, Track};
+use crate::workflow::{Command, Decision, Engine, Track};
 
 impl BmadServer {
     /// Handles one tool call to completion (blocking: file locks and fsync), the host's
@@ -183,15 +183,13 @@ fn act(
     decision: Decision,
     watched: &Watched,
 ) -> Reply {
-    let action = command.action();
-    let via = (decision.decided_by == DecidedBy::Human).then_some(decision.via);
     let change = Change {
         command,
         decision,
         handover: Handover::Prompt,
     };
     match act::act(store, cwd.as_deref(), &key, change, watched) {
-        Ok(done) => reply::for_done(&done, action, via),
+        Ok(done) => reply::for_done(&done),
         Err((e, session)) => reply::for_error(&e, session.as_deref()),
     }
 }

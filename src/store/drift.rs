@@ -52,6 +52,14 @@ impl GitNow {
         }
     }
 
+    /// The id git gives `bytes` as a blob in this repository (a SHA-256 one where its
+    /// commits are named so; SHA-1, git's default, elsewhere and outside git), computed
+    /// here: what the change's record keeps of each file the server wrote.
+    pub fn blob_id(&self, bytes: &[u8]) -> String {
+        let sha256 = self.facts.head.as_ref().is_some_and(|h| h.len() == 64);
+        crate::git::blob_id(bytes, sha256)
+    }
+
     /// The project's files that differ from `commit`: asked of git when `fresh` or when
     /// this call has not asked for that commit yet, else as git said them in this call.
     fn changed_since(&self, repo: &Repo, commit: &str, fresh: bool) -> Option<Vec<String>> {

@@ -183,7 +183,7 @@ impl Store {
         );
         session.owner = team.owner.clone();
         session.branch = team.branch.clone();
-        session.history[0].lessons = lessons.to_vec();
+        session.carry_lessons(lessons);
         let fresh = session.clone();
         shape(&mut session)?;
         // A story begins at development: its first round starts from the files now.

@@ -243,6 +243,12 @@ impl Session {
         }
     }
 
+    /// Whether the session's stage waits for its first draft: nothing was submitted there
+    /// yet.
+    pub fn awaits_first_draft(&self) -> bool {
+        self.current_state == State::Generating && self.current().iteration == 0
+    }
+
     /// Whether the session runs a second model beside the host's.
     pub fn dual_engine(&self) -> bool {
         self.engines.len() > 1

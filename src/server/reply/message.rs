@@ -3,15 +3,15 @@
 
 use crate::prompts::{self, Round, Template};
 use crate::store::terminal_command;
-use crate::workflow::rules::{after_reject, failed_checks, failed_verdict};
+use crate::workflow::rules::{self, after_reject, failed_checks, failed_verdict};
 use crate::workflow::session::{ScoreSource, StageRecord};
 use crate::workflow::{story, Action, Engine, Facts, Session, Stage, State};
 
 use super::{context, some_vec, Reply};
 
-/// "<Role> stage complete: <path> saved (N bytes). " when the action completed a stage.
-pub(super) fn completed_stage(s: &Session, facts: &Facts) -> String {
-    let Some(done) = facts.completed_stage else {
+/// "<Role> stage complete: <path> saved (N bytes). " when the change completed a stage.
+pub(super) fn completed_stage(s: &Session, completed: Option<Stage>) -> String {
+    let Some(done) = completed else {
         return String::new();
     };
     match &s.record(done).artifact {
@@ -304,17 +304,14 @@ pub(super) fn awaiting_approval(s: &Session, r: &mut Reply) -> String {
 /// The one instruction for the host's model in the session's state.
 pub(super) fn next_step(s: &Session) -> String {
     let stage = s.current_stage;
-    if s.current_state == State::AwaitingConfirmation && failed_checks(stage, s.current()).is_some()
-    {
-        return format!(
-            "Show `user_message` to the human and stop. The project's checks failed: the human accepts that themselves (the dialog of a `confirm` call, or `{}` in a terminal), or the work goes back to `{}` (`reject` with `feedback` in their words); never decide for them.",
-            terminal_command(Action::Confirm, &s.task_name),
-            after_reject(stage).0
-        );
-    }
-    if s.current_state == State::AwaitingConfirmation
-        && failed_verdict(stage, s.current()).is_some()
-    {
+    if let Some(risk) = rules::risk_asked(s) {
+        if risk.checks.is_some() {
+            return format!(
+                "Show `user_message` to the human and stop. The project's checks failed: the human accepts that themselves (the dialog of a `confirm` call, or `{}` in a terminal), or the work goes back to `{}` (`reject` with `feedback` in their words); never decide for them.",
+                terminal_command(Action::Confirm, &s.task_name),
+                after_reject(stage).0
+            );
+        }
         return format!(
             "Show `user_message` to the human and stop. The human decides: accept the risk (`confirm`), or send the work back to `{}` (`reject` with `feedback` in their words); never decide for them.",
             after_reject(stage).0

@@ -16,7 +16,7 @@ pub fn for_status(s: &Session, prompt: Option<&Template>) -> Reply {
 /// [`for_status`] with the role prompt cut to `round` (what is new since the prompts the
 /// host had, when it is known to have had them).
 pub fn for_status_round(s: &Session, prompt: Option<&Template>, round: Round) -> Reply {
-    let mut r = for_round(s, &Facts::default(), (Action::Status, round), prompt);
+    let mut r = for_round(s, &Facts::default(), (Action::Status, round), None, prompt);
     if s.current_state == State::Completed {
         // The documents are listed once, in `session.artifacts`.
         if let Some(i) = r.user_message.find(" Documents") {
@@ -26,8 +26,7 @@ pub fn for_status_round(s: &Session, prompt: Option<&Template>, round: Round) ->
         }
     }
     r.decisions = some_vec(
-        s.history
-            .iter()
+        s.decisions()
             .filter_map(|h| {
                 Some(DecisionEntry {
                     stage: h.stage,
