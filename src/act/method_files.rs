@@ -73,14 +73,28 @@ pub fn prepare(
     m
 }
 
+impl ForMethod {
+    /// The files it writes, relative to the project.
+    pub fn paths(&self) -> Vec<String> {
+        self.writes
+            .iter()
+            .map(|(path, _, _)| path.clone())
+            .collect()
+    }
+}
+
 /// Writes what [`prepare`] decided; each failure said in `notices`, with the notices of
-/// what was written.
-pub fn write(project: &Project, m: ForMethod, notices: &mut Vec<String>) {
+/// what was written; each file written added to `wrote`.
+pub fn write(project: &Project, m: ForMethod, notices: &mut Vec<String>, wrote: &mut Vec<String>) {
     notices.extend(m.notices);
     for (path, text, said) in m.writes {
         match project.write_atomic(&path, text.as_bytes()) {
-            Ok(()) if said.is_empty() => {}
-            Ok(()) => notices.push(said),
+            Ok(()) => {
+                wrote.push(path);
+                if !said.is_empty() {
+                    notices.push(said);
+                }
+            }
             Err(e) => notices.push(format!(
                 "{}, a file for the BMAD method's skills, could not be written: {e}",
                 visible(&path)
@@ -89,26 +103,46 @@ pub fn write(project: &Project, m: ForMethod, notices: &mut Vec<String>) {
     }
 }
 
+/// The files a story's start writes for the method right after it ([`story_started`]):
+/// its sprint status, where the project has an install that shares the plan.
+pub fn at_story_start(project: &Project) -> Vec<String> {
+    crate::bmad_method::discover(project)
+        .filter(|i| i.settings.planning_copies)
+        .and_then(|i| status_path(&i))
+        .into_iter()
+        .collect()
+}
+
 /// A story just started in `project`: its story in the method's sprint status follows it
-/// (`in-progress`), under the project lock.
+/// (`in-progress`), under the project lock, and the server's record of its own files with
+/// it.
 pub fn story_started(store: &crate::store::Store, project: &Project, s: &Session) -> Vec<String> {
     let Ok(_lock) = store.lock(project) else {
         return vec!["The BMAD method's sprint status was not updated: the project is busy; the story's next change updates it.".into()];
     };
     let mut after = s.clone();
     let m = prepare(project, s, &mut after, &[], Utc::now(), true);
-    let mut notices = Vec::new();
-    write(project, m, &mut notices);
+    let (mut notices, mut wrote) = (Vec::new(), Vec::new());
+    write(project, m, &mut notices, &mut wrote);
+    crate::store::wrote(project, &wrote);
     notices
 }
 
 /// A task just completed: the method's retrospective offered, with the task's lessons
-/// written for it (`bmad_method::retro::offer`, derived from the lessons just written); a
-/// file that cannot be written is said, and the change stands.
-pub fn offer_retrospective(project: &Project, before: &Session, after: &Session) -> Option<String> {
+/// written for it (`bmad_method::retro::offer`, derived from the lessons just written,
+/// added to `wrote`); a file that cannot be written is said, and the change stands.
+pub fn offer_retrospective(
+    project: &Project,
+    before: &Session,
+    after: &Session,
+    wrote: &mut Vec<String>,
+) -> Option<String> {
     let offer = crate::bmad_method::retro::offer::at_completion(project, before, after)?;
     let failed = offer.file.as_ref().and_then(|(path, text)| {
-        let e = project.write_atomic(path, text.as_bytes()).err()?;
+        let Err(e) = project.write_atomic(path, text.as_bytes()) else {
+            wrote.push(path.clone());
+            return None;
+        };
         Some(format!(
             "{} The task's lessons could not be written to {path}: {e}",
             offer.run

@@ -280,7 +280,7 @@ impl Applying<'_> {
             );
             machine::apply_observed(&before, command, decision, observed, &documents, now)?
         };
-        let seen = self.git.record(&before, &mut outcome.session);
+        self.git.record(&before, &mut outcome.session);
         (outcome.facts.notices).extend(begin_offer(project, &before, &outcome.session));
         let prompt = self.prompt_for(&mut outcome.session)?;
         // What the change taught, written with it for the team.
@@ -302,6 +302,10 @@ impl Applying<'_> {
         files.extend(outcome.writes.into_iter().map(|w| (w.path, w.content)));
         let method =
             method_files::prepare(project, &before, &mut outcome.session, &files, now, false);
+        // The round is measured after the server's own writes for this change.
+        self.git
+            .round(&before, &mut outcome.session, &method.paths());
+        let seen = self.git.seen();
         {
             let _writing = crate::fault::doing("write", "write the change");
             self.store
@@ -398,6 +402,8 @@ fn bind_to_words(before: &Session, after: &mut Session, lessons: &[Lesson]) {
 /// The files the server writes for the BMAD method after a change, apart from it: the
 /// shared plan's (`method_files`), a completed task's lessons for its retrospective, the
 /// review's layer files and deferred findings (`review_layers`). Each failure is a notice.
+/// Each file written, and the change's own (`files`), go to the record of the server's
+/// own files (`store::wrote`), so that none reads as anyone's change.
 fn for_the_method(
     project: &Project,
     before: &Session,
@@ -406,10 +412,14 @@ fn for_the_method(
     method: method_files::ForMethod,
     notices: &mut Vec<String>,
 ) {
-    method_files::write(project, method, notices);
-    notices.extend(method_files::offer_retrospective(project, before, after));
-    notices.extend(review_layers::defer_findings(project, before, after, files));
-    notices.extend(review_layers::write_layer_files(project, after));
+    let mut wrote: Vec<String> = files.iter().map(|(path, _)| path.clone()).collect();
+    method_files::write(project, method, notices, &mut wrote);
+    let retro = method_files::offer_retrospective(project, before, after, &mut wrote);
+    notices.extend(retro);
+    let deferred = review_layers::defer_findings(project, before, after, files, &mut wrote);
+    notices.extend(deferred);
+    notices.extend(review_layers::write_layer_files(project, after, &mut wrote));
+    crate::store::wrote(project, &wrote);
 }
 
 /// The BMAD method's document a submission names (`document_file`), read through the

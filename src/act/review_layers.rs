@@ -19,9 +19,14 @@ pub(super) fn required(project: &Project, before: &Session) -> bool {
         && layers::required(crate::bmad_method::discover(project).as_ref())
 }
 
-/// The built-in layers' files, written where the review of `after` is to be written now;
-/// what could not be written, or was left as someone's own, in notices.
-pub(super) fn write_layer_files(project: &Project, after: &Session) -> Vec<String> {
+/// The built-in layers' files, written where the review of `after` is to be written now
+/// (each added to `wrote`); what could not be written, or was left as someone's own, in
+/// notices.
+pub(super) fn write_layer_files(
+    project: &Project,
+    after: &Session,
+    wrote: &mut Vec<String>,
+) -> Vec<String> {
     let reviewing = crate::workflow::story::prompt_stage(after) == Stage::Review
         && matches!(after.current_state, State::Generating | State::Refining);
     if !reviewing {
@@ -43,10 +48,11 @@ pub(super) fn write_layer_files(project: &Project, after: &Session) -> Vec<Strin
             Err(_) => false,
         };
         let failed = if ours {
-            project
-                .write_atomic(file, content.as_bytes())
-                .err()
-                .map(|e| format!("could not be written ({e})"))
+            let e = project.write_atomic(file, content.as_bytes()).err();
+            if e.is_none() {
+                wrote.push(file.clone());
+            }
+            e.map(|e| format!("could not be written ({e})"))
         } else {
             Some("is not a file the server wrote, so it was left as it is".into())
         };
@@ -70,13 +76,15 @@ fn accepts_review_risk(before: &Session, after: &Session) -> bool {
 }
 
 /// The review's findings deferred to the method's ledger when the change accepted a failing
-/// review's risk (the notice that says so, or why they were not); `files` are the change's
-/// own writes, where the review document may be. Nothing without a v6 install.
+/// review's risk (the notice that says so, or why they were not; the ledger added to
+/// `wrote`); `files` are the change's own writes, where the review document may be.
+/// Nothing without a v6 install.
 pub(super) fn defer_findings(
     project: &Project,
     before: &Session,
     after: &Session,
     files: &[(String, String)],
+    wrote: &mut Vec<String>,
 ) -> Option<String> {
     if !accepts_review_risk(before, after) {
         return None;
@@ -104,7 +112,11 @@ pub(super) fn defer_findings(
     let date = after.updated_at.get(..10).unwrap_or(&after.updated_at);
     let why = "the human accepted the failing review's risk in bmad-mcp";
     let entry = review::deferred_entry(&existing, &after.task_name, date, &findings, why);
-    Some(match project.append(&ledger, entry.as_bytes()) {
+    let appended = project.append(&ledger, entry.as_bytes());
+    if appended.is_ok() {
+        wrote.push(ledger.clone());
+    }
+    Some(match appended {
         Ok(()) => format!(
             "Deferred {} finding(s) of {source} to the BMAD method's ledger {ledger}, where a later task's PO and development are shown them.",
             findings.len()
