@@ -74,6 +74,16 @@ pub fn prepare(
     m
 }
 
+impl ForMethod {
+    /// The files it writes, relative to the project.
+    pub fn paths(&self) -> Vec<String> {
+        self.writes
+            .iter()
+            .map(|(path, _, _)| path.clone())
+            .collect()
+    }
+}
+
 /// Writes what [`prepare`] decided; each failure said in `notices`, with the notices of
 /// what was written. Returns each file written, with its text, and the statuses given the
 /// stories in the method's sprint status.
@@ -113,8 +123,26 @@ pub struct Wrote {
     pub statuses: Vec<(String, String)>,
 }
 
+impl Wrote {
+    /// The files written, relative to the project.
+    pub fn paths(&self) -> Vec<String> {
+        self.files.iter().map(|(path, _)| path.clone()).collect()
+    }
+}
+
+/// The files a story's start writes for the method right after it ([`story_started`]):
+/// its sprint status, where the project has an install that shares the plan.
+pub fn at_story_start(project: &Project) -> Vec<String> {
+    crate::bmad_method::discover(project)
+        .filter(|i| i.settings.planning_copies)
+        .and_then(|i| status_path(&i))
+        .into_iter()
+        .collect()
+}
+
 /// A story just started in `project`: its story in the method's sprint status follows it
-/// (`in-progress`), under the project lock.
+/// (`in-progress`), under the project lock, and the server's record of its own files with
+/// it.
 pub fn story_started(store: &crate::store::Store, project: &Project, s: &Session) -> Vec<String> {
     let Ok(_lock) = store.lock(project) else {
         return vec!["The BMAD method's sprint status was not updated: the project is busy; the story's next change updates it.".into()];
@@ -122,7 +150,8 @@ pub fn story_started(store: &crate::store::Store, project: &Project, s: &Session
     let mut after = s.clone();
     let m = prepare(project, &mut after, None, &[], Utc::now());
     let mut notices = Vec::new();
-    write(project, m, &mut notices);
+    let wrote = write(project, m, &mut notices);
+    crate::store::wrote(project, &wrote.paths());
     notices
 }
 

@@ -280,7 +280,7 @@ impl Applying<'_> {
             );
             machine::apply_observed(&before, command, decision, observed, &documents, now)?
         };
-        let seen = self.git.record(&before, &mut outcome.session);
+        self.git.record(&before, &mut outcome.session);
         if outcome.effects.moved_stage() {
             (outcome.facts.notices).extend(offer_to_begin(project, &outcome.session));
         }
@@ -310,6 +310,10 @@ impl Applying<'_> {
             &files,
             now,
         );
+        // The round is measured after the server's own writes for this change.
+        self.git
+            .round(&before, &mut outcome.session, &method.paths());
+        let seen = self.git.seen();
         let also = {
             let _writing = crate::fault::doing("write", "write the change");
             self.store
@@ -410,6 +414,11 @@ impl Applying<'_> {
             project, did, after, files, &mut wrote,
         ));
         notices.extend(review_layers::write_layer_files(project, after, &mut wrote));
+        // Each file written, and the change's own (`files`), go to the record of the
+        // server's own files (`store::wrote`), so that none reads as anyone's change.
+        let mut paths: Vec<String> = files.iter().map(|(path, _)| path.clone()).collect();
+        paths.extend(wrote.paths());
+        crate::store::wrote(project, &paths);
         for (path, text) in wrote.files {
             let blob = text.map(|t| self.git.blob_id(t.as_bytes()));
             did.wrote(path, blob);

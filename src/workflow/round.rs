@@ -1,8 +1,9 @@
 //! A round of development that reports changes git does not show (docs/spec.md, "Work the
-//! diff shows"): the state of the project's files a round began from, recorded when the
-//! session turns to the developer; the same state now, read by the caller for a submission
-//! and handed in as a value; whether the report claims changes; and the refusal when it
-//! does while the files are as they were.
+//! diff shows"): the state of the project's files a round is measured from, recorded by the
+//! caller when the session first turns to the developer and at each accepted submission;
+//! the same state now, read by the caller for a submission and handed in as a value;
+//! whether the report claims changes; and the refusal when it does while the files are as
+//! they were.
 
 use super::error::WorkflowError;
 use super::sections;

@@ -286,7 +286,10 @@ impl Store {
     /// Starts a story of `parent` (a task name) for its approved sprint `sprint`, in the
     /// project `cwd` names (a worktree of the parent's repository, where the parent's
     /// session and documents are, as committed). Refused while another story holds the
-    /// sprint, naming it.
+    /// sprint, naming it. `pending`: the project's files the caller writes right after the
+    /// start (the method's sprint status), which the story's first round is measured
+    /// without.
+    #[allow(clippy::too_many_arguments)]
     pub fn start_story(
         &self,
         cwd: Option<&str>,
@@ -294,6 +297,7 @@ impl Store {
         sprint: u32,
         objective: &str,
         engines: Option<&[Engine]>,
+        pending: &[String],
         clock: &dyn Fn() -> DateTime<Utc>,
     ) -> Result<Started> {
         let (project, parent) = self.load(cwd, &SessionKey::TaskName(parent.to_string()))?;
@@ -325,6 +329,7 @@ impl Store {
             engines,
             Some(&base),
             &[],
+            pending,
             clock,
             &mut |s| {
                 s.begin_track(Track::Story);
