@@ -376,9 +376,9 @@ fn sprint_status(
     }
 }
 
-/// The document of `stage`, just confirmed, copied where the project's BMAD method looks for it
-/// (`bmad_method::findable`), with the notice that says so; a file of that name the server did
-/// not write is left alone, and said.
+/// The document of `stage`, just confirmed (a PRD, an architecture), copied where the
+/// project's BMAD method looks for it (`bmad_method::findable`), with the notice that says
+/// so; a file of that name the server did not write is left alone, and said.
 fn planning_copy(
     project: &Project,
     install: &Install,
