@@ -287,16 +287,7 @@ impl Applying<'_> {
         let prompt = self.prompt_for(&mut outcome)?;
         // What the change taught, written with it for the team.
         let lessons = self.taught(&before, &mut outcome);
-        for key in &admitted.said_once {
-            if !outcome.session.notices_given.contains(key) {
-                outcome.session.notices_given.push(key.clone());
-            }
-        }
-        let said = [
-            others_task(&before, decision),
-            crate::store::went_back(project, &before),
-        ];
-        outcome.facts.notices.extend(said.into_iter().flatten());
+        self.said_with(&before, decision, &admitted.said_once, &mut outcome);
         let retired = retire_resolved(project, &mut outcome);
         let mut files = std::mem::take(&mut admitted.files);
         files.extend(crate::lessons::write_files(&lessons));
@@ -342,6 +333,28 @@ impl Applying<'_> {
             prompt,
             seen,
         })
+    }
+
+    /// What the change says beside its own facts: the policy's notices said once (kept as
+    /// given), a decision on someone else's task, a session restored from an older
+    /// version.
+    fn said_with(
+        &self,
+        before: &Session,
+        decision: &Decision,
+        said_once: &[String],
+        outcome: &mut machine::Outcome,
+    ) {
+        for key in said_once {
+            if !outcome.session.notices_given.contains(key) {
+                outcome.session.notices_given.push(key.clone());
+            }
+        }
+        let said = [
+            others_task(before, decision),
+            crate::store::went_back(self.project, before),
+        ];
+        outcome.facts.notices.extend(said.into_iter().flatten());
     }
 
     /// The lessons the change teaches, each said in a notice and kept in its record. A

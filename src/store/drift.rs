@@ -138,10 +138,7 @@ impl GitNow {
     /// For a submission at `dev`: the project's files now, against the commit the round
     /// is measured from; `None` when no round was recorded or git cannot say.
     pub fn work_tree_now(&self, session: &Session) -> Option<WorkTree> {
-        if session.current_stage != Stage::Dev {
-            return None;
-        }
-        let began = session.record(Stage::Dev).round_began.as_ref()?;
+        let began = crate::workflow::round::basis(session)?;
         self.work_tree(self.repo.as_ref()?, &began.commit, true, &[])
     }
 
@@ -174,12 +171,9 @@ impl GitNow {
         let (Some(repo), Some(head)) = (self.repo.as_ref(), self.facts.head.as_deref()) else {
             return;
         };
-        let dev = |s: &Session| s.record(Stage::Dev).iteration;
-        let submitted = dev(after) > dev(before);
-        let begins = crate::workflow::round::begins(before, after)
-            && (dev(before) == 0 || after.record(Stage::Dev).round_began.is_none());
-        if submitted || begins {
-            after.record_mut(Stage::Dev).round_began = self.work_tree(repo, head, false, pending);
+        if crate::workflow::round::measures(before, after) {
+            let reading = self.work_tree(repo, head, false, pending);
+            crate::workflow::round::set_basis(after, reading);
         }
     }
 

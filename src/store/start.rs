@@ -13,7 +13,6 @@ use crate::git::Repo;
 use crate::workflow::engine::{self, Engine};
 use crate::workflow::person::Person;
 use crate::workflow::session::{timestamp, Session};
-use crate::workflow::stage::Stage;
 use crate::workflow::Track;
 
 /// A started session, and what the caller should be told about the project.
@@ -198,8 +197,8 @@ impl Store {
         // A story begins at development: its first round starts from the files now.
         if let Some(repo) = team.repo.as_ref() {
             if crate::workflow::round::begins(&fresh, &session) {
-                session.record_mut(Stage::Dev).round_began =
-                    super::round::began(repo, team.head.as_deref(), &team.pending);
+                let reading = super::round::began(repo, team.head.as_deref(), &team.pending);
+                crate::workflow::round::set_basis(&mut session, reading);
             }
         }
         let entry = MappingEntry {

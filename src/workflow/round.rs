@@ -19,6 +19,31 @@ pub fn begins(before: &Session, after: &Session) -> bool {
     waits(after) && !waits(before)
 }
 
+/// Whether the change from `before` to `after` takes a new reading of where the round of
+/// development is measured from (docs/spec.md §7.15): an accepted submission of
+/// development (what is done while the task then waits for the human counts for the next
+/// one), or a round that begins with no such reading before it.
+pub fn measures(before: &Session, after: &Session) -> bool {
+    let dev = |s: &Session| s.record(Stage::Dev).iteration;
+    let submitted = dev(after) > dev(before);
+    let unread = dev(before) == 0 || after.record(Stage::Dev).round_began.is_none();
+    submitted || (begins(before, after) && unread)
+}
+
+/// Where the round of development `session` is in is measured from, while it waits at
+/// development; `None` elsewhere or when no reading was taken.
+pub fn basis(session: &Session) -> Option<&WorkTree> {
+    if session.current_stage != Stage::Dev {
+        return None;
+    }
+    session.record(Stage::Dev).round_began.as_ref()
+}
+
+/// Keeps `reading` as where `session`'s round of development is measured from.
+pub fn set_basis(session: &mut Session, reading: Option<WorkTree>) {
+    session.record_mut(Stage::Dev).round_began = reading;
+}
+
 /// Refuses a report that claims changes when the files are as the round found them.
 /// `began`: the state recorded when the round began; `now`: the same read now, against the
 /// same commit (`None`: git could not say, and nothing is refused).
