@@ -128,9 +128,11 @@ pub fn act_at(
         decision.decider.clone_from(&git.person);
     }
     let (lock, session) = store.lock_and_read(at, key)?;
-    crate::store::stories::stale_parent(&at.project, &session).map_err(|e| refused(e, &session))?;
+    store
+        .may_change(&at.project, &session)
+        .map_err(|e| refused(e, &session))?;
     let submits = command.action() == Action::Submit;
-    let read = ReadUnderLock::now(&at.project, &session, submits.then_some(&git));
+    let read = ReadUnderLock::now(store, &at.project, &session, submits.then_some(&git));
     let now = not_before_last_entry(&read.before, Utc::now());
     let mut admitted = policy::admit(
         &at.project,
@@ -150,7 +152,7 @@ pub fn act_at(
             let observed = policy::watch::run_checks(run, watched);
             let (lock, session) = store.lock_and_read(at, key)?;
             unmoved(&session, planned_at).map_err(|e| refused(e, &session))?;
-            let read = ReadUnderLock::now(&at.project, &session, submits.then_some(&git));
+            let read = ReadUnderLock::now(store, &at.project, &session, submits.then_some(&git));
             (lock, session, read, observed)
         }
     };
@@ -165,7 +167,8 @@ pub fn act_at(
 }
 
 /// What a step acts on, read under the lock: the session (a parent with its stories as
-/// their shared entries say now) and the documents the machine may read for it (for a
+/// their shared entries say now, and the sprints other clones claimed on the team's remote
+/// as this clone last fetched them) and the documents the machine may read for it (for a
 /// submission, the project's files as the developer's round left them).
 struct ReadUnderLock {
     before: Session,
@@ -174,8 +177,13 @@ struct ReadUnderLock {
 
 impl ReadUnderLock {
     /// `submits`: what git says now, for a submission.
-    fn now(project: &Project, session: &Session, submits: Option<&GitNow>) -> ReadUnderLock {
-        let before = crate::store::stories::with_stories(project, session);
+    fn now(
+        store: &Store,
+        project: &Project,
+        session: &Session,
+        submits: Option<&GitNow>,
+    ) -> ReadUnderLock {
+        let before = store.with_stories(project, session, None);
         let mut documents = crate::store::documents(project, &before);
         if let Some(git) = submits {
             documents.work_tree = git.work_tree_now(&before);
@@ -293,6 +301,7 @@ impl Applying<'_> {
         let said = [
             others_task(&before, decision),
             crate::store::went_back(project, &before),
+            self.store.claim_news_now(project, &before),
         ];
         outcome.facts.notices.extend(said.into_iter().flatten());
         let retired = retire_resolved(project, &before, &mut outcome);

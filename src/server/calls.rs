@@ -234,7 +234,7 @@ impl BmadServer {
         cannot_ask: Option<&str>,
     ) -> crate::error::Result<Reply> {
         let store = &self.inner.store;
-        let (project, s) = store.load_fresh(cwd, key)?;
+        let (project, s, claims) = store.load_fresh(cwd, key, false)?;
         let drift = crate::store::drift(&project, &s);
         let (round, only_new) = self.status_round(&s);
         let mut r = match prompts::needed(&project, store.user_prompts(), &s) {
@@ -255,7 +255,9 @@ impl BmadServer {
             crate::store::went_back(&project, &s),
             faults::since_last_change(&project, &s).map(|f| faults::describe(&project, &f)),
             crate::store::stories::stale_copy(&project, &s),
-            store.claim_holders(&project, &s, false),
+            claims.as_ref().and_then(|c| store.holders_in(c, &s)),
+            crate::store::stories::twice(&s),
+            store.claim_news(&s, claims.as_ref()),
             act::offer_to_begin(&project, &s),
             store.done_by_hand(&project, &s),
         ];

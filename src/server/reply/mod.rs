@@ -14,7 +14,7 @@ use crate::prompts::{self, Round, Template};
 use crate::store::{Damaged, Drift, ListEntry};
 use crate::workflow::person::Person;
 use crate::workflow::session::{Question, ScoreSource, Sprint};
-use crate::workflow::story::{StoryLink, StoryState};
+use crate::workflow::story::{SprintClaim, StoryLink, StoryState};
 use crate::workflow::{
     allowed_actions, Action, CheckRun, DecidedBy, Engine, Facts, Session, Stage, State, Track, Via,
 };
@@ -64,6 +64,9 @@ pub struct Reply {
     /// A parent whose sprints run as stories: each story's holder and state, as their
     /// shared entries say now.
     pub stories: Option<Vec<StoryState>>,
+    /// A parent's sprints claimed on the team's remote by other clones' stories not seen in
+    /// `stories` (the clone's last fetch): they run as stories too.
+    pub claimed: Option<Vec<SprintClaim>>,
     pub requires_user_confirmation: Option<bool>,
     pub interaction_type: Option<InteractionType>,
     /// For the human, in English: what happened and what they are asked.
@@ -307,6 +310,7 @@ fn for_round(
         state: Some(state),
         story: s.story.clone(),
         stories: some_vec(s.stories.clone()),
+        claimed: some_vec(s.claimed.clone()),
         stage_description: Some(format!("{}: {}", stage.role(), stage.description())),
         requires_user_confirmation: Some(interaction == InteractionType::UserDecision),
         interaction_type: Some(interaction),
