@@ -233,35 +233,7 @@ fn keep(store: &Store, task: &str, sprint: u32) -> Outcome {
         ));
     }
     let was = claims.of(&s.session_id, sprint);
-    let mut choices: Vec<(String, crate::store::stories::Claimant)> = s
-        .stories
-        .iter()
-        .filter(|o| o.sprint == sprint)
-        .map(|o| {
-            let here = std::path::Path::new(&o.worktree).is_dir();
-            let claimant = crate::store::stories::Claimant {
-                owner: o.owner.clone(),
-                branch: o.branch.clone(),
-                worktree: o.worktree.clone(),
-                sprint,
-                host: here
-                    .then(crate::store::stories::identity::host)
-                    .flatten()
-                    .map(str::to_string),
-                done: o.completed().then(|| o.task_name.clone()),
-                kept_by: None,
-            };
-            (
-                format!("story `{}` of {}", o.task_name, o.holder()),
-                claimant,
-            )
-        })
-        .collect();
-    // Another clone's story, known here by its claim alone: the claim's words name it.
-    let elsewhere = s.claimed.iter().any(|c| c.sprint == sprint);
-    if let Some(c) = was.and_then(|h| h.claimant.clone()).filter(|_| elsewhere) {
-        choices.push((format!("the story of {}", c.named()), c));
-    }
+    let choices = stories_of(&s, sprint, was);
     if choices.len() < 2 {
         return Err(format!(
             "sprint {sprint} of {} is not held by two stories as this clone sees them: nothing to choose (`bmad-mcp claims` lists the claims)",
@@ -292,4 +264,44 @@ fn keep(store: &Store, task: &str, sprint: u32) -> Outcome {
     let said = human::keep_story(store, parent, &choices[n - 1].1, was, Via::Cli)?;
     println!("{}", visible(&said));
     Ok(Exit::Done)
+}
+
+/// The stories that hold `sprint` of the parent `s`, each as the human is shown it and the
+/// claim that would name it: those seen here, then another clone's, known by its claim
+/// (`was`, the claim on the remote).
+fn stories_of(
+    s: &crate::workflow::session::Session,
+    sprint: u32,
+    was: Option<&Held>,
+) -> Vec<(String, crate::store::stories::Claimant)> {
+    let mut choices: Vec<(String, crate::store::stories::Claimant)> = s
+        .stories
+        .iter()
+        .filter(|o| o.sprint == sprint)
+        .map(|o| {
+            let here = std::path::Path::new(&o.worktree).is_dir();
+            let claimant = crate::store::stories::Claimant {
+                owner: o.owner.clone(),
+                branch: o.branch.clone(),
+                worktree: o.worktree.clone(),
+                sprint,
+                host: here
+                    .then(crate::store::stories::identity::host)
+                    .flatten()
+                    .map(str::to_string),
+                done: o.completed().then(|| o.task_name.clone()),
+                kept_by: None,
+            };
+            (
+                format!("story `{}` of {}", o.task_name, o.holder()),
+                claimant,
+            )
+        })
+        .collect();
+    // Another clone's story, known here by its claim alone: the claim's words name it.
+    let elsewhere = s.claimed.iter().any(|c| c.sprint == sprint);
+    if let Some(c) = was.and_then(|h| h.claimant.clone()).filter(|_| elsewhere) {
+        choices.push((format!("the story of {}", c.named()), c));
+    }
+    choices
 }
