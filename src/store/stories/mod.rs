@@ -431,7 +431,7 @@ impl Store {
     /// them ([`board::kept`], never waiting once a fetch was tried); `None` when claims are
     /// kept in the clone, or nothing of `s` is claimed.
     pub fn claims_for(&self, project: &Project, s: &Session, fetch: bool) -> Option<board::Claims> {
-        let bears = story::takes_stories(s) && s.track == Track::Full || s.story.is_some();
+        let bears = (story::takes_stories(s) && s.track == Track::Full) || s.story.is_some();
         if !self.claims_on_remote || !bears {
             return None;
         }
