@@ -257,12 +257,19 @@ impl BmadServer {
             crate::store::stories::stale_copy(&project, &s),
             claims.as_ref().and_then(|c| store.holders_in(c, &s)),
             crate::store::stories::twice(&s),
-            store.claim_news(&s, claims.as_ref()),
             act::offer_to_begin(&project, &s),
             store.done_by_hand(&project, &s),
         ];
         for n in said.into_iter().flatten() {
             r.notices.get_or_insert_with(Vec::new).push(n);
+        }
+        // A story whose sprint another story holds now stops here, before more work.
+        match store.stopped(&s, claims.as_ref()) {
+            Some(why) => reply::stopped(&mut r, &why),
+            None => {
+                let news = store.claim_news(&s, claims.as_ref());
+                r.notices.get_or_insert_with(Vec::new).extend(news);
+            }
         }
         r.project = Some(super::project_context::summary(&project));
         super::decided_elsewhere::say_in_status(&mut r, &s, only_new);

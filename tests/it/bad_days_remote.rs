@@ -247,7 +247,16 @@ async fn an_offline_claim_catches_up_or_is_stopped(
     w.close().await;
     git(mia, &["remote", "set-url", "origin", origin]);
     let taken = "Another story holds sprint 2 on the remote `origin` now: Lea Stone";
-    until_said(m, status(&mia_2), taken).await;
+    let v = until_said(m, status(&mia_2), taken).await;
+    assert!(v.get("role_prompt").is_none(), "{v:#}");
+    assert!(
+        v["next_step"].as_str().unwrap().contains("stop")
+            && v["user_message"]
+                .as_str()
+                .unwrap()
+                .starts_with("Another story holds sprint 2"),
+        "{v:#}"
+    );
     let refused = m.refused(dev(&mia_2), "sprint_taken").await;
     let msg = refused["error"]["message"].to_string();
     assert!(

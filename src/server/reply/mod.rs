@@ -32,7 +32,7 @@ mod undecided;
 pub use bound::{bound, MAX_REPLY_BYTES};
 pub use list::for_list;
 pub use message::dialog_next_step;
-pub use status::{for_status, for_status_round, with_drift};
+pub use status::{for_status, for_status_round, stopped, with_drift};
 pub use strict::human_channel;
 pub use text::{render as render_text, AlreadySaid};
 pub use undecided::{for_undecided, Undecided};

@@ -492,6 +492,14 @@ impl Store {
         in_flight::news(claims, link).map(|n| n.said(link, &claims.remote))
     }
 
+    /// Why the story `s` is stopped (another story holds its sprint on the remote, as
+    /// `claims` say), for its `status`; `None` for any other session.
+    pub fn stopped(&self, s: &Session, claims: Option<&board::Claims>) -> Option<String> {
+        let (link, claims) = (s.story.as_ref()?, claims?);
+        let news = in_flight::news(claims, link).filter(|n| n.taken.is_some())?;
+        Some(news.said(link, &claims.remote))
+    }
+
     /// Refuses a change to a session that must not change now: a stale copy of a parent
     /// ([`stale_parent`]), or a story whose sprint another story holds on the team's
     /// remote (as the clone last fetched the claims, read without waiting on the network).
