@@ -47,7 +47,7 @@ pub use undecided::{for_undecided, Undecided};
 /// `allowed_actions`, `document_digest`, `interaction_type`, `requires_user_confirmation`,
 /// `next_cursor`, `error`;
 /// **both** (what the reply is about): `session_id`, `task_name`, `track`, `stage`, `state`,
-/// `stage_description`, `story`, `stories`, `score_source`, `gate_passed`,
+/// `stage_description`, `story`, `stories`, `claimed`, `score_source`, `gate_passed`,
 /// `missing_sections`, `empty_sections`, `iteration`, `session`, `total`, `project`.
 #[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema, Default)]
