@@ -219,13 +219,20 @@ pub fn kept(project: &Project) -> Option<Claims> {
 }
 
 /// [`kept`] without ever waiting on the network, not even a first time: for a change,
-/// read under the project's lock.
+/// read under the project's lock. `None`, without starting git, in a clone that never
+/// fetched the claims (one with no remote among them): it has none to show.
 pub fn kept_only(project: &Project) -> Option<Claims> {
-    let registry = Registry::of(project).ok();
-    copies(
-        project,
-        registry.as_ref().map(last_fetch).unwrap_or_default(),
-    )
+    let fetched = last_fetch(&Registry::of(project).ok()?);
+    if fetched == Fetched::default() {
+        // A claim kept while the remote was out of reach (a loose ref git wrote there) is
+        // pushed by a fetch all the same.
+        let dirs = super::identity::git_dirs(&project.root);
+        if dirs.is_some_and(|d| d.common_dir.join(crate::git::PENDING).is_dir()) {
+            refresh_in_background(project);
+        }
+        return None;
+    }
+    copies(project, fetched)
 }
 
 /// The clone's copies, said to be as `fetched` left them, and a fetch in the background.
