@@ -87,7 +87,7 @@ fn list(store: &Store, project: &Project, claims: &Claims) {
         visible(&claims.remote),
         claims.how_read(now)
     );
-    for h in &claims.held {
+    let row = |h: &Held| {
         println!(
             "  {} sprint {}: {}, since {}",
             task_of(store, project, &h.parent_id),
@@ -95,21 +95,14 @@ fn list(store: &Store, project: &Project, claims: &Claims) {
             holder(h),
             when::shown(&h.since, now)
         );
-    }
+    };
+    claims.held.iter().for_each(row);
     if !claims.held.is_empty() {
         println!("Release one: bmad-mcp claims release <task> <sprint>");
     }
     if !claims.pending.is_empty() {
         println!("Kept in this clone, not on the remote yet (the next fetch that reaches it pushes them):");
-        for h in &claims.pending {
-            println!(
-                "  {} sprint {}: {}, since {}",
-                task_of(store, project, &h.parent_id),
-                h.sprint,
-                holder(h),
-                when::shown(&h.since, now)
-            );
-        }
+        claims.pending.iter().for_each(row);
     }
     if claims.released.is_empty() {
         return;

@@ -112,23 +112,27 @@ impl StoryState {
     /// Who holds the sprint, for a refusal or a listing: "alice on branch `s1` in /wt
     /// (story `t-sprint-1`, at dev/generating)"; a worktree that is gone says so.
     pub fn holder(&self) -> String {
+        let worktree = if self.gone {
+            format!("{} (gone)", self.worktree)
+        } else {
+            self.worktree.clone()
+        };
         format!(
-            "{}{} in {} (story `{}`, at {}/{})",
-            self.owner,
-            self.branch
-                .as_deref()
-                .map(|b| format!(" on branch `{b}`"))
-                .unwrap_or_default(),
-            if self.gone {
-                format!("{} (gone)", self.worktree)
-            } else {
-                self.worktree.clone()
-            },
+            "{} (story `{}`, at {}/{})",
+            held_by(&self.owner, self.branch.as_deref(), &worktree),
             self.task_name,
             self.stage,
             self.state
         )
     }
+}
+
+/// "Mia on branch `s1` in /w/mia": who holds a sprint, where.
+pub fn held_by(owner: &str, branch: Option<&str>, worktree: &str) -> String {
+    let branch = branch
+        .map(|b| format!(" on branch `{b}`"))
+        .unwrap_or_default();
+    format!("{owner}{branch} in {worktree}")
 }
 
 /// A sprint of a parent claimed on the team's remote by a story this clone has not seen (one
@@ -174,13 +178,8 @@ impl SprintClaim {
             })
             .unwrap_or_default();
         format!(
-            "{}{} in {}{there}, claimed on the remote `{}` since {}{done}",
-            self.owner,
-            self.branch
-                .as_deref()
-                .map(|b| format!(" on branch `{b}`"))
-                .unwrap_or_default(),
-            self.worktree,
+            "{}{there}, claimed on the remote `{}` since {}{done}",
+            held_by(&self.owner, self.branch.as_deref(), &self.worktree),
             self.remote,
             self.since
         )

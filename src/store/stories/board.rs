@@ -611,18 +611,6 @@ mod tests {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
-    fn claimant(owner: &str, worktree: &str) -> Claimant {
-        Claimant {
-            owner: owner.into(),
-            branch: None,
-            worktree: worktree.into(),
-            sprint: 1,
-            host: None,
-            done: None,
-            kept_by: None,
-        }
-    }
-
     /// Two clones of a bare remote, the first's remote out of reach: (the folder, the
     /// remote, the first clone's project, the second clone).
     fn two_clones() -> (
@@ -659,7 +647,7 @@ mod tests {
     fn an_offline_claim_is_pushed_by_the_next_fetch_that_reaches_the_remote() {
         let (_dir, origin, project, _) = two_clones();
         let repo = Repo::at(&project.root).unwrap();
-        let mia = serde_json::to_string(&claimant("Mia", "/w/mia")).unwrap();
+        let mia = serde_json::to_string(&Claimant::of("Mia", "/w/mia")).unwrap();
         let got = repo.claim(CLAIM, &mia);
         assert!(
             matches!(got, crate::git::Claim::Unreachable { pending: true, .. }),
@@ -695,9 +683,9 @@ mod tests {
     fn an_offline_claim_another_clone_won_meanwhile_is_dropped() {
         let (_dir, origin, project, omar) = two_clones();
         let repo = Repo::at(&project.root).unwrap();
-        let mia = serde_json::to_string(&claimant("Mia", "/w/mia")).unwrap();
+        let mia = serde_json::to_string(&Claimant::of("Mia", "/w/mia")).unwrap();
         repo.claim(CLAIM, &mia);
-        let theirs = serde_json::to_string(&claimant("Omar", "/w/omar")).unwrap();
+        let theirs = serde_json::to_string(&Claimant::of("Omar", "/w/omar")).unwrap();
         let won = Repo::at(&omar).unwrap().claim(CLAIM, &theirs);
         assert!(matches!(won, crate::git::Claim::Won { .. }), "{won:?}");
         git_ok(

@@ -245,18 +245,6 @@ mod tests {
 
     const PARENT: &str = "p";
 
-    fn claimant(owner: &str, worktree: &str) -> Claimant {
-        Claimant {
-            owner: owner.into(),
-            branch: None,
-            worktree: worktree.into(),
-            sprint: 1,
-            host: None,
-            done: None,
-            kept_by: None,
-        }
-    }
-
     fn at(kind: &str, rest: &str, c: &impl serde::Serialize, when: &str) -> RemoteRef {
         RemoteRef {
             refname: format!("refs/bmad/{kind}/{PARENT}/{rest}"),
@@ -344,9 +332,9 @@ mod tests {
     #[test]
     fn a_claim_of_a_story_seen_here_counts_once_and_another_clone_s_as_claimed() {
         let mut s = parent();
-        count(&mut s, &claims(Some(&claimant("Mia", "/w/mia")), &[]));
+        count(&mut s, &claims(Some(&Claimant::of("Mia", "/w/mia")), &[]));
         assert!(s.claimed.is_empty(), "{:?}", s.claimed);
-        count(&mut s, &claims(Some(&claimant("Omar", "/w/omar")), &[]));
+        count(&mut s, &claims(Some(&Claimant::of("Omar", "/w/omar")), &[]));
         assert_eq!(s.claimed.len(), 1);
         assert!(s.claimed[0]
             .holder()
@@ -360,7 +348,7 @@ mod tests {
             "{said}"
         );
         // The human kept Omar's: Mia's story is no longer the sprint's here.
-        let mut kept = claimant("Omar", "/w/omar");
+        let mut kept = Claimant::of("Omar", "/w/omar");
         kept.kept_by = Some("Lea, the human via cli".into());
         count(&mut s, &claims(Some(&kept), &[]));
         assert!(s.stories.is_empty());
@@ -371,7 +359,7 @@ mod tests {
     #[test]
     fn a_story_learns_its_sprint_was_released_and_taken_and_is_stopped() {
         let omar = link("Omar", "/w/omar");
-        let mine = claimant("Omar", "/w/omar");
+        let mine = Claimant::of("Omar", "/w/omar");
         assert_eq!(news(&claims(Some(&mine), &[]), &omar), None);
         assert_eq!(news(&claims(None, &[]), &omar), None);
         // Released by Lea, claimed by no one yet: said, not stopped.
@@ -387,7 +375,7 @@ mod tests {
         s.story = Some(omar.clone());
         assert!(stopped(&released, &s).is_ok());
         // Then Mia claimed it: Omar's story is stopped before more work.
-        let taken = claims(Some(&claimant("Mia", "/w/mia")), &[(&mine, "Lea")]);
+        let taken = claims(Some(&Claimant::of("Mia", "/w/mia")), &[(&mine, "Lea")]);
         let e = stopped(&taken, &s).unwrap_err();
         assert_eq!(e.code(), ErrorCode::SprintTaken);
         let m = e.to_string();

@@ -46,15 +46,9 @@ impl Claimant {
         if let Some(story) = &self.done {
             there.push_str(&format!(", story `{story}` completed"));
         }
-        format!(
-            "{}{} in {}{there}",
-            self.owner,
-            self.branch
-                .as_deref()
-                .map(|b| format!(" on branch `{b}`"))
-                .unwrap_or_default(),
-            self.worktree,
-        )
+        let who =
+            crate::workflow::session::held_by(&self.owner, self.branch.as_deref(), &self.worktree);
+        format!("{who}{there}")
     }
 
     /// Whether the claim's worktree is gone: taken on this machine, and no folder is at
@@ -72,6 +66,20 @@ impl Claimant {
         self.host
             .as_deref()
             .filter(|h| Some(*h) != super::identity::host())
+    }
+
+    /// A claim of sprint 1 by `owner` in `worktree`, for tests.
+    #[cfg(test)]
+    pub(super) fn of(owner: &str, worktree: &str) -> Claimant {
+        Claimant {
+            owner: owner.into(),
+            branch: None,
+            worktree: worktree.into(),
+            sprint: 1,
+            host: None,
+            done: None,
+            kept_by: None,
+        }
     }
 
     /// Whether `other` is the same story's claim: the same sprint, person and worktree.
