@@ -130,9 +130,11 @@ pub fn act_at(
         decision.decider.clone_from(&git.person);
     }
     let (lock, session) = store.lock_and_read(at, key)?;
-    crate::store::stories::stale_parent(&at.project, &session).map_err(|e| refused(e, &session))?;
+    store
+        .may_change(&at.project, &session)
+        .map_err(|e| refused(e, &session))?;
     let submits = command.action() == Action::Submit;
-    let read = ReadUnderLock::now(&at.project, &session, submits.then_some(&git));
+    let read = ReadUnderLock::now(store, &at.project, &session, submits.then_some(&git));
     let now = not_before_last_entry(&read.before, Utc::now());
     let mut admitted = policy::admit(
         &at.project,
@@ -152,7 +154,7 @@ pub fn act_at(
             let observed = policy::watch::run_checks(run, watched);
             let (lock, session) = store.lock_and_read(at, key)?;
             unmoved(&session, planned_at).map_err(|e| refused(e, &session))?;
-            let read = ReadUnderLock::now(&at.project, &session, submits.then_some(&git));
+            let read = ReadUnderLock::now(store, &at.project, &session, submits.then_some(&git));
             (lock, session, read, observed)
         }
     };
@@ -167,7 +169,8 @@ pub fn act_at(
 }
 
 /// What a step acts on, read under the lock: the session (a parent with its stories as
-/// their shared entries say now) and the documents the machine may read for it (for a
+/// their shared entries say now, and the sprints other clones claimed on the team's remote
+/// as this clone last fetched them) and the documents the machine may read for it (for a
 /// submission, the project's files as the developer's round left them).
 struct ReadUnderLock {
     before: Session,
@@ -176,8 +179,13 @@ struct ReadUnderLock {
 
 impl ReadUnderLock {
     /// `submits`: what git says now, for a submission.
-    fn now(project: &Project, session: &Session, submits: Option<&GitNow>) -> ReadUnderLock {
-        let before = crate::store::stories::with_stories(project, session);
+    fn now(
+        store: &Store,
+        project: &Project,
+        session: &Session,
+        submits: Option<&GitNow>,
+    ) -> ReadUnderLock {
+        let before = store.with_stories(project, session, None);
         let mut documents = crate::store::documents(project, &before);
         if let Some(git) = submits {
             documents.work_tree = git.work_tree_now(&before);
@@ -337,7 +345,7 @@ impl Applying<'_> {
 
     /// What the change says beside its own facts: the policy's notices said once (kept as
     /// given), a decision on someone else's task, a session restored from an older
-    /// version.
+    /// version, news of the story's claim (released, or won by another clone).
     fn said_with(
         &self,
         before: &Session,
@@ -353,6 +361,7 @@ impl Applying<'_> {
         let said = [
             others_task(before, decision),
             crate::store::went_back(self.project, before),
+            self.store.claim_news_now(self.project, before),
         ];
         outcome.facts.notices.extend(said.into_iter().flatten());
     }

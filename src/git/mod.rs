@@ -6,7 +6,8 @@
 //! repository (`GIT_OPTIONAL_LOCKS=0`: not even the index's stat cache is written), and
 //! runs no command the repository's config names (a file-system monitor, an external diff,
 //! a clean filter, a hook). The one thing it writes is a claim (`claim.rs`): a commit
-//! object and a ref under `refs/bmad/claims/`, pushed to the team's remote (and, when a
+//! object and a ref under `refs/bmad/claims/`, pushed to the team's remote (kept under
+//! `refs/bmad/pending/` until a fetch reaches the remote when it could not be; and, when a
 //! human releases one, its record under `refs/bmad/released/`: `board.rs`); the work tree,
 //! the index and the branches are never touched. `bmad-mcp init` also sets the merge
 //! driver of the method's sprint status in the clone's own config, and the driver runs
@@ -18,8 +19,8 @@ mod content;
 mod merge_driver;
 mod resolve;
 
-pub use board::{Board, RemoteRef, CLAIMS, RELEASED};
-pub use claim::{Claim, NETWORK_DEADLINE};
+pub use board::{Board, RemoteRef, RELEASED};
+pub use claim::{pending_ref, Claim, CLAIMS, NETWORK_DEADLINE, PENDING};
 pub use content::{blob_id, GitPath};
 pub use merge_driver::{merge_text, set_driver};
 pub use resolve::Side;

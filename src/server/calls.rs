@@ -232,7 +232,7 @@ impl BmadServer {
         cannot_ask: Option<&str>,
     ) -> crate::error::Result<Reply> {
         let store = &self.inner.store;
-        let (project, s) = store.load_fresh(cwd, key)?;
+        let (project, s, claims) = store.load_fresh(cwd, key, false)?;
         let drift = crate::store::drift(&project, &s);
         let (round, only_new) = self.status_round(&s);
         let mut r = match prompts::needed(&project, store.user_prompts(), &s) {
@@ -253,12 +253,21 @@ impl BmadServer {
             crate::store::went_back(&project, &s),
             faults::since_last_change(&project, &s).map(|f| faults::describe(&project, &f)),
             crate::store::stories::stale_copy(&project, &s),
-            store.claim_holders(&project, &s, false),
+            claims.as_ref().and_then(|c| store.holders_in(c, &s)),
+            crate::store::stories::twice(&s),
             act::offer_to_begin(&project, &s),
             store.done_by_hand(&project, &s),
         ];
         for n in said.into_iter().flatten() {
             r.notices.get_or_insert_with(Vec::new).push(n);
+        }
+        // A story whose sprint another story holds now stops here, before more work.
+        match store.stopped(&s, claims.as_ref()) {
+            Some(why) => reply::stopped(&mut r, &why),
+            None => {
+                let news = store.claim_news(&s, claims.as_ref());
+                r.notices.get_or_insert_with(Vec::new).extend(news);
+            }
         }
         r.project = Some(super::project_context::summary(&project));
         super::decided_elsewhere::say_in_status(&mut r, &s, only_new);

@@ -79,6 +79,9 @@ impl Store {
         let session_path = session_rel(&after.session_id);
         project.write_in_order(&[&all, &[(&session_path, session_text.as_bytes())]], &[])?;
         super::stories::follow(project, after, self.lock_wait);
+        if self.claims_on_remote {
+            super::stories::completed(project, before, after);
+        }
         tracing::info!(
             session_id = %after.session_id,
             stage = %after.current_stage,

@@ -1852,6 +1852,69 @@ fn a_parent_runs_its_final_qa_only_once_every_story_completed() {
     );
 }
 
+/// A parent none of whose stories runs here, one sprint of it claimed on the team's remote
+/// by another clone's story (a value the store read): its sprints run as stories, a plain
+/// development report is refused naming the holder, and no final QA is due while the
+/// claim stands.
+#[test]
+fn a_sprint_claimed_by_another_clone_runs_as_a_story() {
+    use crate::workflow::story::{self, SprintClaim};
+    let mut r = Run::new("Build it");
+    r.advance_to(Stage::Dev, false);
+    let dev = |stage| Command::Submit {
+        stage,
+        claude_result: Some(PASSING_REPORT.into()),
+        codex_result: None,
+        document_file: None,
+    };
+    assert!(!story::runs_as_stories(&r.s));
+    r.s.claimed = vec![SprintClaim {
+        sprint: 1,
+        owner: "Mia <mia@example.org>".into(),
+        branch: Some("main".into()),
+        worktree: "/w/mia".into(),
+        host: None,
+        remote: "origin".into(),
+        since: "2026-11-29T08:00:00+00:00".into(),
+        gone: false,
+        done: None,
+    }];
+    assert!(story::runs_as_stories(&r.s));
+    assert_eq!(story::to_start(&r.s), vec![2]);
+    for stage in [None, Some(Stage::Dev)] {
+        let e = r.try_do(dev(stage)).unwrap_err();
+        assert_eq!(e.code(), "invalid_state");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("sprint 1 (held by Mia <mia@example.org> on branch `main` in /w/mia, claimed on the remote `origin` since 2026-11-29T08:00:00+00:00)")
+                && msg.contains("sprint 2 (no story started)"),
+            "{msg}"
+        );
+    }
+    // Even with every sprint's story completed here, another clone's claim of one of them
+    // is a second story of that sprint: no final QA until the human keeps one.
+    r.s.stories = (1..=2)
+        .map(|sprint| crate::workflow::story::StoryState {
+            sprint,
+            session_id: format!("story-{sprint}"),
+            task_name: format!("build-it-sprint-{sprint}"),
+            owner: "Lea".into(),
+            branch: None,
+            worktree: format!("/wt{sprint}"),
+            stage: Stage::Qa,
+            state: State::Completed,
+            updated_at: "2026-11-21T12:00:00.000Z".into(),
+            review_status: None,
+            gone: false,
+        })
+        .collect();
+    assert!(!story::final_qa_due(&r.s));
+    let twice = story::twice(&r.s);
+    assert_eq!(twice.len(), 1);
+    assert_eq!(twice[0].0, 1);
+    assert!(twice[0].1[1].contains("Mia"), "{twice:?}");
+}
+
 /// A question the author answered with an assumption is no longer open but shown as
 /// assumed; one the human answers in the feedback of a rejection counts as answered.
 #[test]

@@ -62,6 +62,7 @@ mod terminal_origin; // a terminal decision records where it came from; under an
 
 // The server process: where it works, what it writes, how it ends.
 mod bad_days; // a team's bad days in three clones: dead clones' claims, who holds what, a worktree joining the dashboard, a conflict
+mod bad_days_remote; // three clones where the local and the remote picture disagree: claims counted, released, kept offline, a hanging remote
 mod concurrency; // several clients on one project: processes (stdio), one server (HTTP)
 mod crash; // SIGKILL during writes: every file whole
 mod faults; // a panic in a call: said as the server's own, recorded, never retried; status names it

@@ -66,14 +66,14 @@ pub(super) fn generate(
             link.sprint, link.sprint_title, link.parent_task, link.owner
         ));
     }
-    if !s.stories.is_empty() {
+    if story::runs_as_stories(s) {
         msg.push_str(&stories_line(s));
     }
     if stage.builds_scope() && state == State::Generating && s.track.contains(Stage::approval()) {
         let plan = s.record(Stage::approval());
         // Said when the approval starts the work, not when the work came back.
         let first_round = !prompts::is_revision(s, stage);
-        if action != Action::Reject && first_round && s.stories.is_empty() {
+        if action != Action::Reject && first_round && !story::runs_as_stories(s) {
             msg.push_str(&format!(
                 "Sprint plan approved; scope to build: {}. ",
                 plan.scope.as_deref().unwrap_or("all")
@@ -383,6 +383,11 @@ fn stories_line(s: &Session) -> String {
         .stories
         .iter()
         .map(|o| format!("sprint {}: {}", o.sprint, o.holder()))
+        .chain(
+            s.claimed
+                .iter()
+                .map(|c| format!("sprint {}: {}", c.sprint, c.holder())),
+        )
         .collect();
     let next = if story::final_qa_due(s) {
         "every in-scope story completed: the QA Engineer runs the final QA of the whole"
@@ -395,7 +400,10 @@ fn stories_line(s: &Session) -> String {
 /// The host's instruction at a parent whose sprints run as stories: wait for them, or
 /// run the final QA of the whole once every in-scope story completed.
 fn stories_step(s: &Session) -> Option<String> {
-    if s.current_state != State::Generating || !story::takes_stories(s) || s.stories.is_empty() {
+    if s.current_state != State::Generating
+        || !story::takes_stories(s)
+        || !story::runs_as_stories(s)
+    {
         return None;
     }
     Some(if story::final_qa_due(s) {
@@ -404,7 +412,16 @@ fn stories_step(s: &Session) -> Option<String> {
             generate_step(&s.engines_for(Stage::Qa), "the final QA of the whole")
         )
     } else {
-        "The sprints run as stories, each in its own session (see `stories`): nothing is submitted here until every in-scope story completed; call `status` then.".into()
+        let start: Vec<String> = story::to_start(s).iter().map(u32::to_string).collect();
+        let start = if start.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " No story holds sprint(s) {} yet: each starts as one (`start` with `parent` and `sprint`).",
+                start.join(", ")
+            )
+        };
+        format!("The sprints run as stories, each in its own session (see `stories`, and `claimed` for those of other clones): nothing is submitted here until every in-scope story completed; call `status` then.{start}")
     })
 }
 

@@ -14,7 +14,7 @@ use crate::prompts::{self, Round, Template};
 use crate::store::{Damaged, Drift, ListEntry};
 use crate::workflow::person::Person;
 use crate::workflow::session::{Question, ScoreSource, Sprint};
-use crate::workflow::story::{StoryLink, StoryState};
+use crate::workflow::story::{SprintClaim, StoryLink, StoryState};
 use crate::workflow::{
     allowed_actions, Action, CheckRun, DecidedBy, Effects, Engine, Facts, Session, Stage, State,
     Track, Via,
@@ -33,7 +33,7 @@ mod undecided;
 pub use bound::{bound, MAX_REPLY_BYTES};
 pub use list::for_list;
 pub use message::dialog_next_step;
-pub use status::{for_status, for_status_round, with_drift};
+pub use status::{for_status, for_status_round, stopped, with_drift};
 pub use strict::human_channel;
 pub use text::{render as render_text, AlreadySaid};
 pub use undecided::{for_undecided, Undecided};
@@ -48,7 +48,7 @@ pub use undecided::{for_undecided, Undecided};
 /// `allowed_actions`, `document_digest`, `interaction_type`, `requires_user_confirmation`,
 /// `next_cursor`, `error`;
 /// **both** (what the reply is about): `session_id`, `task_name`, `track`, `stage`, `state`,
-/// `stage_description`, `story`, `stories`, `score_source`, `gate_passed`,
+/// `stage_description`, `story`, `stories`, `claimed`, `score_source`, `gate_passed`,
 /// `missing_sections`, `empty_sections`, `iteration`, `session`, `total`, `project`.
 #[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema, Default)]
@@ -65,6 +65,9 @@ pub struct Reply {
     /// A parent whose sprints run as stories: each story's holder and state, as their
     /// shared entries say now.
     pub stories: Option<Vec<StoryState>>,
+    /// A parent's sprints claimed on the team's remote by other clones' stories not seen in
+    /// `stories` (the clone's last fetch): they run as stories too.
+    pub claimed: Option<Vec<SprintClaim>>,
     pub requires_user_confirmation: Option<bool>,
     pub interaction_type: Option<InteractionType>,
     /// For the human, in English: what happened and what they are asked.
@@ -325,6 +328,7 @@ fn for_round(
         state: Some(state),
         story: s.story.clone(),
         stories: some_vec(s.stories.clone()),
+        claimed: some_vec(s.claimed.clone()),
         stage_description: Some(format!("{}: {}", stage.role(), stage.description())),
         requires_user_confirmation: Some(interaction == InteractionType::UserDecision),
         interaction_type: Some(interaction),

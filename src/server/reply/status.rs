@@ -84,6 +84,18 @@ pub fn with_drift(r: &mut Reply, drift: Option<Drift>) {
     }
 }
 
+/// A `status` of a session stopped before more work is done (a story whose sprint another
+/// story holds on the team's remote: `why`): no role prompt, and the host told to stop.
+pub fn stopped(r: &mut Reply, why: &str) {
+    r.role_prompt = None;
+    r.role_prompt_source = None;
+    r.user_message = format!("{why}\n\n{}", r.user_message);
+    r.next_step = Some(
+        "Show `user_message` to the human and stop: this story builds nothing more until they decide. Never submit here meanwhile."
+            .into(),
+    );
+}
+
 /// The client a decision came through and how, as recorded: `claude-code 2.1 over stdio`.
 fn client_of(p: &crate::workflow::Provenance) -> Option<String> {
     let client = p.client.as_deref()?;
