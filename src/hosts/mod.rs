@@ -19,7 +19,8 @@ pub enum Shows {
     /// The text, then the `structuredContent` as JSON.
     TextThenJson,
     /// The text of a result; of an error result, the whole result as one escaped JSON
-    /// string (the text and `structuredContent` both).
+    /// string (the text and `structuredContent` both) after the call's arguments, echoed,
+    /// and its interface shows the person no text of it.
     TextErrorsAsJson,
     /// No model: both are printed for the person at the command line, and a script
     /// there reads the JSON.
@@ -33,17 +34,17 @@ pub enum Dialog {
     None,
     /// It declares it and shows the form.
     Shown,
-    /// It declares it and shows the form in some modes; in the others it declines every
-    /// dialog at once, with nobody asked.
+    /// It declares it and shows the form in some modes; in the others it closes every
+    /// dialog at once (declines or cancels it), with nobody asked.
     DeclinedUnattended(Unseen),
 }
 
-/// Where a host that declares the dialog declines it unseen, and what shows it, as the
-/// reply to such a decline and docs/hosts.md tell the human.
+/// Where a host that declares the dialog closes it unseen, and what shows it, as the
+/// reply to such a close and docs/hosts.md tell the human.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Unseen {
-    /// When it declines every dialog at once, as "it declines every dialog at once …"
-    /// goes on: "in `codex exec`, and in its interactive mode under …".
+    /// When it closes every dialog at once, as "it closes every dialog at once …" goes
+    /// on: "in `codex exec`, and in its interactive mode under …".
     pub when: &'static str,
     /// How a person runs it to be shown the form, as "To be asked in the dialog, …" goes
     /// on.
@@ -70,6 +71,10 @@ pub struct Client {
     pub register: &'static str,
     /// What it leaves out or does differently that a user meets.
     pub limits: &'static str,
+    /// The argument that marks its long-lived server process, which runs its MCP servers
+    /// and outlives the person's session (Codex CLI's `app-server` daemon): under it, the
+    /// server ends with the host's interface in its project (`stdio::host`).
+    pub daemon: Option<&'static str>,
 }
 
 /// What marks a host's shell tool, each mark read from the host's own shell tool.
@@ -181,11 +186,17 @@ pub const HOSTS: [Host; 9] = [
         client: Some(Client {
             names: &["claude-code"],
             shows: Shows::JsonInstead,
-            dialog: Dialog::Shown,
+            // Read from Claude Code 2.1.330: `-p` answers every form with `cancel` about
+            // 9 ms after it is sent.
+            dialog: Dialog::DeclinedUnattended(Unseen {
+                when: "in `claude -p` (its print mode)",
+                shown: "run `claude` interactively, without `-p`",
+            }),
             host_word_passes: false,
             era: "2026-07-28 (`server/discover`)",
             register: "`bmad-mcp setup claude-code`; or instead the plugin, which adds a hook that asks you before a gate call (docs/plugin.md)",
             limits: "`claude -p` closes every dialog at once: the plugin's hook asks before each gate call",
+            daemon: None,
         }),
         shell: Some(Shell {
             vars: &[("CLAUDECODE", None)],
@@ -223,6 +234,10 @@ pub const HOSTS: [Host; 9] = [
             era: "2025-06-18",
             register: "`bmad-mcp setup codex`",
             limits: "passes the server only a short list of variables: `BMAD_*` settings go in `[mcp_servers.bmad.env]`; `codex mcp list` does not connect",
+            // Read from Codex 0.169.0: its interface starts `codex app-server --listen
+            // unix:// … --managed-daemon`, which keeps running after `/quit` and closes its
+            // MCP servers' stdin about a minute later.
+            daemon: Some("app-server"),
         }),
         shell: Some(Shell {
             vars: &[
@@ -256,6 +271,7 @@ pub const HOSTS: [Host; 9] = [
             era: "2025-06-18",
             register: "`bmad-mcp setup gemini`, in a folder Gemini trusts; headless runs also need a policy rule or `trust` (docs/setup.md)",
             limits: "its interactive mode asks the person before each call of a server without `trust`; its headless mode (`gemini -p`) offers the model no tool of such a server and says nothing, unless a policy rule allows it (docs/setup.md); drops variables whose names look like secrets (`KEY`, `TOKEN`, …) from the server's environment; wraps results in `<untrusted_context>`",
+            daemon: None,
         }),
         shell: Some(Shell {
             vars: &[("GEMINI_CLI", Some("1"))],
@@ -287,6 +303,7 @@ pub const HOSTS: [Host; 9] = [
             era: "2025-11-25",
             register: "`bmad-mcp setup opencode`",
             limits: "sets `AGENT=1` in the server's and the shell's environment",
+            daemon: None,
         }),
         shell: Some(Shell {
             vars: &[("OPENCODE", Some("1")), ("AGENT", Some("1"))],
@@ -319,6 +336,7 @@ pub const HOSTS: [Host; 9] = [
             era: "2026-07-28 (`server/discover`), else 2025-11-25",
             register: "`bmad-mcp setup copilot`",
             limits: "the server's `instructions` do not reach the model; `copilot mcp list` does not connect",
+            daemon: None,
         }),
         shell: Some(Shell {
             vars: &[("COPILOT_CLI", Some("1"))],
@@ -351,6 +369,7 @@ pub const HOSTS: [Host; 9] = [
             era: "2025-11-25",
             register: "`mcp-inspector --cli bmad-mcp --method tools/call …` (no registration)",
             limits: "no model: the person at the command line makes each call, and a `confirm` there is theirs as the host's; `--tool-arg` reads a value that parses as JSON as that JSON, so a submission in the JSON form goes JSON-encoded, as one string (`\"claude_result=$(jq -Rs . < submission.json)\"`)",
+            daemon: None,
         }),
         shell: None,
         config: None,

@@ -197,7 +197,7 @@ mod tests {
             e.message
         );
         assert!(
-            e.message.contains("Do not retry this call"),
+            e.message.contains("The same call would fail the same way"),
             "{}",
             e.message
         );

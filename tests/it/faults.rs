@@ -84,7 +84,10 @@ async fn a_panic_while_judging_a_submission_is_said_as_the_servers_recorded_and_
     );
     assert!(message.contains("fault injected for a test"), "{message}");
     assert!(message.contains("in the server's stderr log"), "{message}");
-    assert!(message.contains("Do not retry this call"), "{message}");
+    assert!(
+        message.contains("The same call would fail the same way"),
+        "{message}"
+    );
     let user = v["user_message"].as_str().unwrap();
     assert!(
         user.starts_with("Error (internal): the server could not judge"),

@@ -430,6 +430,7 @@ pub fn for_error(e: &Error, session: Option<&Session>) -> Reply {
         r.state = Some(s.current_state);
         r.allowed_actions = Some(allowed_actions(s.track, s.current_stage, s.current_state));
     }
+    r.next_step = e.next_step();
     strict::human_required(e, &mut r);
     if let Error::HumanRequired {
         dashboard: Some(url),

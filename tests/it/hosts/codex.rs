@@ -1,5 +1,5 @@
 //! Codex CLI (`@openai/codex`), which declares the dialog and, in `codex exec`, declines it
-//! at once: the decline is not the human's rejection, and the gate waits for the human's
+//! at once: the decline is not the human's answer, and the gate waits for the human's
 //! terminal. Its model reads the text alone: the server sends Codex no
 //! `structuredContent`, which it would show in place of the text. Its interactive
 //! interface, on a pseudo-terminal, shows the dialog under `approval_policy = "on-request"`
@@ -84,8 +84,8 @@ fn codex_runs_a_quick_task_and_the_human_passes_its_gate() {
     let results = first.results();
     let declined = &results[2];
     assert!(
-        declined.contains("perhaps by Codex CLI itself")
-            && declined.contains("not the human's rejection"),
+        declined.contains("Codex CLI closed the dialog at once, before anyone could read it")
+            && declined.contains("it is not the human's answer"),
         "{declined}"
     );
     assert!(
@@ -130,10 +130,10 @@ fn codex_interactive_never_declines_and_the_reply_names_the_setting() {
     assert_eq!(results.len(), 3, "{results:#?}\n{shown}");
     let declined = &results[2];
     for said in [
-        "declines every dialog at once in `codex exec`, and in its interactive mode under `approval_policy = \"never\"`",
+        "closes every dialog at once in `codex exec`, and in its interactive mode under `approval_policy = \"never\"`",
         "To be asked in the dialog, run Codex interactively with `approval_policy = \"on-request\"`",
-        "perhaps by Codex CLI itself",
-        "not the human's rejection",
+        "Codex CLI closed the dialog at once, before anyone could read it",
+        "it is not the human's answer",
     ] {
         assert!(declined.contains(said), "{said}: {declined}");
     }

@@ -1,5 +1,5 @@
 //! Copilot CLI (`@github/copilot`), which declares the dialog and, with `-p`, declines it
-//! at once: the decline is not the human's rejection, and the gate waits for the human's
+//! at once: the decline is not the human's answer, and the gate waits for the human's
 //! terminal. Its model reads the text once: the server sends Copilot no
 //! `structuredContent`, which it would show after the text. Its interactive interface, on
 //! a pseudo-terminal, shows the dialog (with `--allow-all-tools` too), and the test answers
@@ -71,8 +71,8 @@ fn copilot_runs_a_quick_task_and_the_human_passes_its_gate() {
     let results = first.results();
     let declined = &results[2];
     assert!(
-        declined.contains("perhaps by Copilot CLI itself")
-            && declined.contains("not the human's rejection"),
+        declined.contains("Copilot CLI closed the dialog at once, before anyone could read it")
+            && declined.contains("it is not the human's answer"),
         "{declined}"
     );
     let id = super::the_human_passes_the_gate(&place, &results, HOST.mark);

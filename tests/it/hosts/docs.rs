@@ -15,7 +15,7 @@ fn reads(c: &Client) -> &'static str {
         Shows::Text => "the text; the JSON is sent beside it for programs",
         Shows::JsonInstead => "the text: it would show `structuredContent` in place of the text, so none is sent",
         Shows::TextThenJson => "the text, once: it would show `structuredContent` after the text, so none is sent",
-        Shows::TextErrorsAsJson => "the text; an error result whole, as one JSON string, so an error carries no `structuredContent`",
+        Shows::TextErrorsAsJson => "the text; it would hand an error result over whole, as one JSON string echoing the call's arguments, and show the person none of it: the server sends it an error as a result whose text names the error (the JSON beside it for programs)",
         Shows::Printed => "no model: the text and the JSON, printed",
     }
 }
@@ -24,7 +24,7 @@ fn dialog(c: &Client) -> String {
     match c.dialog {
         Dialog::None => "not declared".into(),
         Dialog::Shown => "declared; the form is shown".into(),
-        Dialog::DeclinedUnattended(u) => format!("declared; it declines every dialog at once {}, which the reply says is not the human's rejection, and tells the human: to be asked in the dialog, {}", u.when, u.shown),
+        Dialog::DeclinedUnattended(u) => format!("declared; it closes every dialog at once {}, with nobody asked: a form closed sooner than a person reads one (a second) is answered as the host's doing, not the human's, with the terminal command and the dashboard, and tells the human: to be asked in the dialog, {}", u.when, u.shown),
     }
 }
 
