@@ -66,7 +66,7 @@ pub enum Error {
     },
     #[error("{path}: {problem}; the file is the human's project policy (see docs/guide.md, \"Who decides\", and docs/checks.md): fix it, or remove it for the defaults. Nothing was changed")]
     InvalidConfig { path: String, problem: String },
-    #[error("this project's policy in force ({policy}) takes `{action}` only from the human, and this client cannot show them a dialog. Nothing was changed. The human decides in a terminal in the project, {commands}, or on their dashboard (`bmad-mcp dashboard`)")]
+    #[error("this project's policy in force ({policy}) takes `{action}` only from the human, and this client has no dialog in which the human could decide. Nothing was changed. The human decides in a terminal in the project, {commands}, or on their dashboard (`bmad-mcp dashboard`)")]
     HumanRequired {
         action: String,
         /// The policy in force, as [`crate::policy::approval::Policy::cite_gates`] says it.

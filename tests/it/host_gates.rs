@@ -131,17 +131,30 @@ async fn connect_from_shell(
 /// `; :` keeps the shell from replacing itself with the server.
 const STAYS_PARENT: &str = "\"$0\"; :";
 
-/// The call's result: whether it is an error, its text, and its `structuredContent`.
+/// The call's result: whether it is an error, its text, and its `structuredContent`. A
+/// refusal reaches Gemini CLI unflagged (its interface would show no text of a flagged
+/// one), its text naming the error; everywhere else it is flagged.
 async fn call(s: &RunningService<RoleClient, Host>, args: Value) -> (bool, String, Option<Value>) {
     let Value::Object(map) = args else {
         unreachable!()
     };
+    let gemini = bmad_mcp::hosts::by_client(Some(s.service().name))
+        .is_some_and(|h| h.name == "Gemini CLI");
     let r = s
         .call_tool(CallToolRequestParams::new("bmad-task").with_arguments(map))
         .await
         .expect("answered");
     let text = r.content[0].as_text().expect("text").text.clone();
-    (r.is_error == Some(true), text, r.structured_content)
+    let named = text.contains("\nerror:\n  code: ");
+    let error = if gemini {
+        assert_ne!(r.is_error, Some(true), "unflagged for Gemini CLI: {text}");
+        named
+    } else {
+        assert_eq!(r.is_error == Some(true), named, "flagged as the text says: {text}");
+        r.is_error == Some(true)
+    };
+    crate::support::words_for_the_person(&text);
+    (error, text, r.structured_content)
 }
 
 fn line<'a>(text: &'a str, key: &str) -> &'a str {

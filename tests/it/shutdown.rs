@@ -317,7 +317,8 @@ fn the_server_ends_within_a_second_of_the_process_that_started_it() {
     // the pipe's other end, so stdin stays open after the shell is gone.
     let mut host = Command::new("sh");
     host.arg("-c")
-        .arg("\"$0\" <&0 & echo $!; wait")
+        // A job's stdin would be /dev/null: the shell's own goes to it through fd 3.
+        .arg("exec 3<&0; \"$0\" <&3 3<&- & echo $!; wait")
         .arg(crate::support::server_path())
         .current_dir(&sb.project)
         .env("XDG_CONFIG_HOME", crate::support::NO_USER_CONFIG)

@@ -120,6 +120,7 @@ async fn under_the_strict_policy_a_client_with_a_dialog_is_told_the_human_decide
             .await
             .unwrap();
         last = r.structured_content.unwrap();
+        crate::support::person_reads(last["user_message"].as_str().unwrap_or_default());
     }
     assert_eq!(last["state"], "awaiting_confirmation", "{last:#}");
     let (step, message) = (text(&last, "next_step"), text(&last, "user_message"));

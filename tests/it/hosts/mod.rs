@@ -193,6 +193,9 @@ impl Fake {
                 longest = results;
             }
         }
+        for r in &longest {
+            crate::support::words_for_the_person(r);
+        }
         longest
     }
 }
