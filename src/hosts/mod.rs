@@ -71,6 +71,10 @@ pub struct Client {
     pub register: &'static str,
     /// What it leaves out or does differently that a user meets.
     pub limits: &'static str,
+    /// Its own slash commands that share a name with one of the server's MCP prompts: it
+    /// renames such a prompt on every start, saying so (Gemini CLI's `/resume`), so the
+    /// server offers that prompt to it under another name (`server::mcp_prompts`).
+    pub commands: &'static [&'static str],
     /// The argument that marks its long-lived server process, which runs its MCP servers
     /// and outlives the person's session (Codex CLI's `app-server` daemon): under it, the
     /// server ends with the host's interface in its project (`stdio::host`).
@@ -158,6 +162,11 @@ priority = 100
 interactive = false
 (in the interactive mode Gemini still asks you before each call), or add `\"trust\": true` to the entry (no question in either mode). The gates stay yours either way.";
 
+/// Codex CLI's dialog does not send a form whose optional text field is left empty: Enter
+/// there does nothing. Read from Codex 0.169.0's interface; tests/it/hosts/codex.rs types
+/// a note for that reason.
+pub const CODEX_NOTE: &str = "In Codex's dialog, Enter on the empty note field (it is optional) does nothing: type a note there, a word will do, then Enter, to send your decision.";
+
 /// A user's file under the home directory, in `dir`, no variable.
 const fn json_in_home(
     setup_name: &'static str,
@@ -196,6 +205,7 @@ pub const HOSTS: [Host; 9] = [
             era: "2026-07-28 (`server/discover`)",
             register: "`bmad-mcp setup claude-code`; or instead the plugin, which adds a hook that asks you before a gate call (docs/plugin.md)",
             limits: "`claude -p` closes every dialog at once: the plugin's hook asks before each gate call",
+            commands: &[],
             daemon: None,
         }),
         shell: Some(Shell {
@@ -237,6 +247,7 @@ pub const HOSTS: [Host; 9] = [
             // Read from Codex 0.169.0: its interface starts `codex app-server --listen
             // unix:// … --managed-daemon`, which keeps running after `/quit` and closes its
             // MCP servers' stdin about a minute later.
+            commands: &[],
             daemon: Some("app-server"),
         }),
         shell: Some(Shell {
@@ -258,7 +269,7 @@ pub const HOSTS: [Host; 9] = [
             user_file: "config.toml",
             project_file: Some(".codex/config.toml"),
             commented: None,
-            still_to_do: None,
+            still_to_do: Some(CODEX_NOTE),
         }),
     },
     Host {
@@ -271,6 +282,9 @@ pub const HOSTS: [Host; 9] = [
             era: "2025-06-18",
             register: "`bmad-mcp setup gemini`, in a folder Gemini trusts; headless runs also need a policy rule or `trust` (docs/setup.md)",
             limits: "its interactive mode asks the person before each call of a server without `trust`; its headless mode (`gemini -p`) offers the model no tool of such a server and says nothing, unless a policy rule allows it (docs/setup.md); drops variables whose names look like secrets (`KEY`, `TOKEN`, …) from the server's environment; wraps results in `<untrusted_context>`",
+            // Read from Gemini CLI 0.61.0's built-in commands: `/resume` is one of them
+            // (`/start` and `/status` are not).
+            commands: &["resume"],
             daemon: None,
         }),
         shell: Some(Shell {
@@ -303,6 +317,7 @@ pub const HOSTS: [Host; 9] = [
             era: "2025-11-25",
             register: "`bmad-mcp setup opencode`",
             limits: "sets `AGENT=1` in the server's and the shell's environment",
+            commands: &[],
             daemon: None,
         }),
         shell: Some(Shell {
@@ -336,6 +351,7 @@ pub const HOSTS: [Host; 9] = [
             era: "2026-07-28 (`server/discover`), else 2025-11-25",
             register: "`bmad-mcp setup copilot`",
             limits: "the server's `instructions` do not reach the model; `copilot mcp list` does not connect",
+            commands: &[],
             daemon: None,
         }),
         shell: Some(Shell {
@@ -369,6 +385,7 @@ pub const HOSTS: [Host; 9] = [
             era: "2025-11-25",
             register: "`mcp-inspector --cli bmad-mcp --method tools/call …` (no registration)",
             limits: "no model: the person at the command line makes each call, and a `confirm` there is theirs as the host's; `--tool-arg` reads a value that parses as JSON as that JSON, so a submission in the JSON form goes JSON-encoded, as one string (`\"claude_result=$(jq -Rs . < submission.json)\"`)",
+            commands: &[],
             daemon: None,
         }),
         shell: None,

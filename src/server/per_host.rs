@@ -51,6 +51,12 @@ pub fn waits_for_human(name: Option<&str>, can_ask: bool) -> Option<&'static str
         .map(|(h, _)| h.name)
 }
 
+/// The host's own slash commands that a server prompt must not be named after
+/// ([`crate::hosts::Client::commands`]); none for a client the table does not name.
+pub fn own_commands(name: Option<&str>) -> &'static [&'static str] {
+    client(name).map_or(&[], |(_, c)| c.commands)
+}
+
 /// Who cannot ask, as the policy's refusal names a host that cannot ask its human.
 pub fn host_cannot_ask(host: &str) -> String {
     format!("{host}, which cannot ask the human in a dialog")

@@ -148,6 +148,10 @@ async fn a_panic_while_judging_a_submission_is_said_as_the_servers_recorded_and_
         "{s:#}"
     );
     assert!(notices.contains(&rel), "{s:#}");
+    // Nor does `status` tell the model to make the call that failed again.
+    let step = s["next_step"].as_str().unwrap();
+    assert!(!step.contains("`submit`"), "{step}");
+    assert!(step.contains("do not make that call again"), "{step}");
     let out = bin(&sb.project).args(["status", &task]).output().unwrap();
     let printed = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{printed}");

@@ -37,7 +37,11 @@ fn call(cli: &Path, project: &Path, home: &Path, args: &[&str]) -> Value {
     );
     let v: Value = serde_json::from_str(&stdout)
         .unwrap_or_else(|e| panic!("{args:?} printed no JSON ({e}):\n{stdout}"));
-    crate::support::person_reads(v["structuredContent"]["user_message"].as_str().unwrap_or_default());
+    crate::support::person_reads(
+        v["structuredContent"]["user_message"]
+            .as_str()
+            .unwrap_or_default(),
+    );
     v
 }
 

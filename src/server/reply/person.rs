@@ -110,13 +110,21 @@ mod tests {
     fn every_error() -> Vec<Error> {
         let workflow = every_workflow_error().into_iter().map(Error::Workflow);
         let mut all: Vec<Error> = workflow.collect();
-        all.extend([
+        all.extend(callers_errors());
+        all.extend(projects_errors());
+        all.iter().for_each(error_covered);
+        all
+    }
+
+    /// The errors about what the call sent.
+    fn callers_errors() -> Vec<Error> {
+        vec![
             Error::argument(ErrorCode::InvalidArgument, "field `x`: not a string"),
             Error::TooLarge {
                 field: "claude_result".into(),
                 size: 9,
                 limit: 1,
-                variable: "BMAD_MAX_DOC_BYTES",
+                variable: "BMAD_MAX_RESULT_BYTES",
             },
             Error::SessionNotFound {
                 what: "`t`".into(),
@@ -131,6 +139,18 @@ mod tests {
                 cwd: "/x".into(),
                 roots: "/p".into(),
             },
+            Error::ConflictingIds {
+                id: "i".into(),
+                its_task: "a".into(),
+                task_name: "b".into(),
+                named: "another session".into(),
+            },
+        ]
+    }
+
+    /// The errors about the project, the policy and the server.
+    fn projects_errors() -> Vec<Error> {
+        vec![
             Error::UnsafePath {
                 path: "/p/.bmad-task".into(),
                 reason: "a link".into(),
@@ -148,12 +168,6 @@ mod tests {
                 lock_file: "/p/.bmad-task/.lock".into(),
                 holder: Some(7),
                 waited: std::time::Duration::from_secs(10),
-            },
-            Error::ConflictingIds {
-                id: "i".into(),
-                its_task: "a".into(),
-                task_name: "b".into(),
-                named: "another session".into(),
             },
             Error::SpecsFolderTaken {
                 folder: "f".into(),
@@ -190,35 +204,44 @@ mod tests {
                 cause: "boom".into(),
                 record: "Its record: r.".into(),
             },
-        ]);
-        for e in &all {
-            match e {
-                Error::Workflow(_)
-                | Error::Argument { .. }
-                | Error::TooLarge { .. }
-                | Error::SessionNotFound { .. }
-                | Error::InvalidProject { .. }
-                | Error::ForbiddenProject { .. }
-                | Error::UnsafePath { .. }
-                | Error::Corrupt { .. }
-                | Error::Storage { .. }
-                | Error::Busy { .. }
-                | Error::ConflictingIds { .. }
-                | Error::SpecsFolderTaken { .. }
-                | Error::SessionConflicted { .. }
-                | Error::InvalidConfig { .. }
-                | Error::HumanRequired { .. }
-                | Error::InvalidPrompt { .. }
-                | Error::ChecksFailed { .. }
-                | Error::Internal { .. } => {}
-            }
+        ]
+    }
+
+    /// Builds only while every variant has a sample above: no wildcard.
+    fn error_covered(e: &Error) {
+        match e {
+            Error::Workflow(_)
+            | Error::Argument { .. }
+            | Error::TooLarge { .. }
+            | Error::SessionNotFound { .. }
+            | Error::InvalidProject { .. }
+            | Error::ForbiddenProject { .. }
+            | Error::UnsafePath { .. }
+            | Error::Corrupt { .. }
+            | Error::Storage { .. }
+            | Error::Busy { .. }
+            | Error::ConflictingIds { .. }
+            | Error::SpecsFolderTaken { .. }
+            | Error::SessionConflicted { .. }
+            | Error::InvalidConfig { .. }
+            | Error::HumanRequired { .. }
+            | Error::InvalidPrompt { .. }
+            | Error::ChecksFailed { .. }
+            | Error::Internal { .. } => {}
         }
-        all
     }
 
     /// Every refusal of the machine's, one sample each (no wildcard, as above).
     fn every_workflow_error() -> Vec<WorkflowError> {
-        let all = vec![
+        let mut all = refusals_of_the_call();
+        all.extend(refusals_of_the_document());
+        all.iter().for_each(workflow_covered);
+        all
+    }
+
+    /// The machine's refusals of the call itself.
+    fn refusals_of_the_call() -> Vec<WorkflowError> {
+        vec![
             WorkflowError::IllegalAction {
                 action: Action::Confirm,
                 state: State::Generating,
@@ -256,7 +279,15 @@ mod tests {
                 known: vec!["q1".into()],
             },
             WorkflowError::EmptyAnswer { id: "q1".into() },
-            WorkflowError::DocumentUnavailable { path: "d.md".into() },
+        ]
+    }
+
+    /// The machine's refusals of the document submitted or decided on.
+    fn refusals_of_the_document() -> Vec<WorkflowError> {
+        vec![
+            WorkflowError::DocumentUnavailable {
+                path: "d.md".into(),
+            },
             WorkflowError::StaleDecision {
                 path: "d.md".into(),
                 given: "ab".into(),
@@ -289,31 +320,32 @@ mod tests {
                 field: "claude_result",
                 lacking: "Edge Cases".into(),
             },
-        ];
-        for e in &all {
-            match e {
-                WorkflowError::IllegalAction { .. }
-                | WorkflowError::StoriesOpen { .. }
-                | WorkflowError::StageMismatch { .. }
-                | WorkflowError::MissingResult { .. }
-                | WorkflowError::EmptyDocument { .. }
-                | WorkflowError::NoDocumentField { .. }
-                | WorkflowError::DocumentFile { .. }
-                | WorkflowError::UnknownQuestions { .. }
-                | WorkflowError::NoAnswers { .. }
-                | WorkflowError::EmptyAnswer { .. }
-                | WorkflowError::DocumentUnavailable { .. }
-                | WorkflowError::StaleDecision { .. }
-                | WorkflowError::FeedbackRequired
-                | WorkflowError::SubmissionTooLarge { .. }
-                | WorkflowError::DocumentUnreadable { .. }
-                | WorkflowError::ContradictoryVerdict { .. }
-                | WorkflowError::InvalidScope { .. }
-                | WorkflowError::NothingChanged { .. }
-                | WorkflowError::LayersUnreported { .. } => {}
-            }
+        ]
+    }
+
+    /// Builds only while every variant has a sample above: no wildcard.
+    fn workflow_covered(e: &WorkflowError) {
+        match e {
+            WorkflowError::IllegalAction { .. }
+            | WorkflowError::StoriesOpen { .. }
+            | WorkflowError::StageMismatch { .. }
+            | WorkflowError::MissingResult { .. }
+            | WorkflowError::EmptyDocument { .. }
+            | WorkflowError::NoDocumentField { .. }
+            | WorkflowError::DocumentFile { .. }
+            | WorkflowError::UnknownQuestions { .. }
+            | WorkflowError::NoAnswers { .. }
+            | WorkflowError::EmptyAnswer { .. }
+            | WorkflowError::DocumentUnavailable { .. }
+            | WorkflowError::StaleDecision { .. }
+            | WorkflowError::FeedbackRequired
+            | WorkflowError::SubmissionTooLarge { .. }
+            | WorkflowError::DocumentUnreadable { .. }
+            | WorkflowError::ContradictoryVerdict { .. }
+            | WorkflowError::InvalidScope { .. }
+            | WorkflowError::NothingChanged { .. }
+            | WorkflowError::LayersUnreported { .. } => {}
         }
-        all
     }
 
     #[test]

@@ -316,9 +316,10 @@ pub fn the_human_passes_the_gate(place: &Place, results: &[String], mark: &str) 
         results[1]
     );
     let refused = &results[3];
+    let flat = refused.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        refused.contains("refusing to decide: this command runs under an assistant's shell (")
-            && refused.contains(mark),
+        flat.contains("refusing to decide: this command runs under an assistant's shell (")
+            && flat.contains(mark),
         "the shell tool's confirm is refused, naming {mark}: {refused}"
     );
     nothing_decided(place, &id);
