@@ -307,7 +307,7 @@ async fn a_decline_by_a_host_with_nobody_at_it_is_not_the_humans_rejection() {
         assert!(json.is_none(), "{name}: the text alone");
         assert!(
             text.contains(&format!(
-                "{host} closed the dialog at once, before anyone could read it"
+                "{host} closed the dialog before anyone could read it"
             )),
             "{text}"
         );

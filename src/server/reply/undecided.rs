@@ -77,14 +77,14 @@ pub fn for_undecided(s: &Session, p: &Pending, how: Undecided) -> Reply {
             let (who, why, shown) = match host {
                 Some((client, unseen)) => (
                     client.to_string(),
-                    format!(" (it closes every dialog at once {})", unseen.when),
+                    format!(" It closes every dialog at once {}.", unseen.when),
                     format!(" To be asked in the dialog, {}.", unseen.shown),
                 ),
                 None => ("The client".to_string(), String::new(), String::new()),
             };
             (
-                format!("{who} closed the dialog at once, before anyone could read it{why}: nothing was approved and nothing changed, and the decision still waits for you. Decide {elsewhere}.{shown}"),
-                format!("{who} closed the dialog itself, unseen{why}: nothing changed, and it is not the human's answer. Show `user_message` to the human and stop: they decide in a terminal in the project or on their dashboard. Do not call `{}` again in a loop; once they have decided, call `status` to go on.", yes.name()),
+                format!("{who} closed the dialog before anyone could read it.{why} Nothing was approved and nothing changed: the decision still waits for you. Decide {elsewhere}.{shown}"),
+                format!("{who} closed the dialog itself, unseen: nothing changed, and it is not the human's answer.{why} Show `user_message` to the human and stop: they decide in a terminal in the project or on their dashboard. Do not call `{}` again in a loop; once they have decided, call `status` to go on.", yes.name()),
             )
         }
         Undecided::Cancelled => (
