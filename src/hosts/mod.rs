@@ -1,7 +1,7 @@
 //! Every host this server knows, in one table ([`HOSTS`]): what each declares as an MCP
-//! client and what its model reads of a reply ([`Client`]), the marks its shell tool
-//! leaves and the programs it runs as ([`Shell`]), and where it keeps its MCP servers for
-//! `bmad-mcp setup` ([`Config`]). Adding a host is adding a row here; the server's replies
+//! client, what its model reads of a reply and what its person sees of one in each mode
+//! ([`Client`], [`OnScreen`]), the marks its shell tool leaves and the programs it runs as
+//! ([`Shell`]), and where it keeps its MCP servers for `bmad-mcp setup` ([`Config`]). Adding a host is adding a row here; the server's replies
 //! (`server::per_host`), the rule that refuses a decision under an assistant
 //! (`assistant`, through [`recognise`]), `bmad-mcp setup` and `docs/hosts.md` (rendered
 //! from this table by a test) all read it. A leaf: it names nothing of the crate.
@@ -51,6 +51,46 @@ pub struct Unseen {
     pub shown: &'static str,
 }
 
+/// How much of a tool result's text a host's screen shows its person.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shown {
+    /// All of it.
+    Whole,
+    /// Its first line, cut.
+    FirstLine,
+    /// Its last lines, the rest on request.
+    LastLines,
+    /// None of it (a line that the call was made, at most).
+    Nothing,
+}
+
+/// What becomes of the server's dialog on a host's screen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sight {
+    /// The form is shown, and the person answers it.
+    Form,
+    /// It is closed at once, nobody asked.
+    ClosedUnseen,
+    /// The host declares none.
+    NoDialog,
+}
+
+/// What a person sees on a host's screen in one of its modes, as the tests read it from
+/// the screen (tests/it/hosts/). Where it shows nothing of a reply the person must act on,
+/// they read what the model relays: the reply's `next_step` asks it to show them
+/// `user_message`, which names the terminal command and the dashboard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OnScreen {
+    /// The mode, as the person starts it: "`claude -p`".
+    pub mode: &'static str,
+    /// Of a tool result.
+    pub result: Shown,
+    /// Of a result flagged as an error.
+    pub error: Shown,
+    /// The server's dialog.
+    pub dialog: Sight,
+}
+
 /// A host as an MCP client, as this server met it (the end-to-end tests run each).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Client {
@@ -71,6 +111,8 @@ pub struct Client {
     pub register: &'static str,
     /// What it leaves out or does differently that a user meets.
     pub limits: &'static str,
+    /// What its person sees, per mode.
+    pub screens: &'static [OnScreen],
     /// Its own slash commands that share a name with one of the server's MCP prompts: it
     /// renames such a prompt on every start, saying so (Gemini CLI's `/resume`), so the
     /// server offers that prompt to it under another name (`server::mcp_prompts`).
@@ -167,6 +209,16 @@ interactive = false
 /// a note for that reason.
 pub const CODEX_NOTE: &str = "In Codex's dialog, Enter on the empty note field (it is optional) does nothing: type a note there, a word will do, then Enter, to send your decision.";
 
+/// One mode of a host's screen.
+const fn on(mode: &'static str, result: Shown, error: Shown, dialog: Sight) -> OnScreen {
+    OnScreen {
+        mode,
+        result,
+        error,
+        dialog,
+    }
+}
+
 /// A user's file under the home directory, in `dir`, no variable.
 const fn json_in_home(
     setup_name: &'static str,
@@ -205,6 +257,11 @@ pub const HOSTS: [Host; 9] = [
             era: "2026-07-28 (`server/discover`)",
             register: "`bmad-mcp setup claude-code`; or instead the plugin, which adds a hook that asks you before a gate call (docs/plugin.md)",
             limits: "`claude -p` closes every dialog at once: the plugin's hook asks before each gate call",
+            screens: &[
+                // Its interface folds the results into "Called bmad N times".
+                on("`claude`, its interface", Shown::Nothing, Shown::Nothing, Sight::Form),
+                on("`claude -p`", Shown::Nothing, Shown::Nothing, Sight::ClosedUnseen),
+            ],
             commands: &[],
             daemon: None,
         }),
@@ -247,6 +304,21 @@ pub const HOSTS: [Host; 9] = [
             // Read from Codex 0.169.0: its interface starts `codex app-server --listen
             // unix:// … --managed-daemon`, which keeps running after `/quit` and closes its
             // MCP servers' stdin about a minute later.
+            screens: &[
+                on(
+                    "`codex` under `approval_policy = \"on-request\"`",
+                    Shown::LastLines,
+                    Shown::LastLines,
+                    Sight::Form,
+                ),
+                on(
+                    "`codex` under `approval_policy = \"never\"`",
+                    Shown::LastLines,
+                    Shown::LastLines,
+                    Sight::ClosedUnseen,
+                ),
+                on("`codex exec`", Shown::Nothing, Shown::Nothing, Sight::ClosedUnseen),
+            ],
             commands: &[],
             daemon: Some("app-server"),
         }),
@@ -284,6 +356,12 @@ pub const HOSTS: [Host; 9] = [
             limits: "its interactive mode asks the person before each call of a server without `trust`; its headless mode (`gemini -p`) offers the model no tool of such a server and says nothing, unless a policy rule allows it (docs/setup.md); drops variables whose names look like secrets (`KEY`, `TOKEN`, …) from the server's environment; wraps results in `<untrusted_context>`",
             // Read from Gemini CLI 0.61.0's built-in commands: `/resume` is one of them
             // (`/start` and `/status` are not).
+            screens: &[
+                // A flagged error shows only that the tool "reported an error": the server
+                // sends it none (`server::result`).
+                on("`gemini`, its interface", Shown::Whole, Shown::Nothing, Sight::NoDialog),
+                on("`gemini -p`", Shown::Nothing, Shown::Nothing, Sight::NoDialog),
+            ],
             commands: &["resume"],
             daemon: None,
         }),
@@ -317,6 +395,11 @@ pub const HOSTS: [Host; 9] = [
             era: "2025-11-25",
             register: "`bmad-mcp setup opencode`",
             limits: "sets `AGENT=1` in the server's and the shell's environment",
+            screens: &[
+                // A call is a line of its arguments.
+                on("`opencode`, its interface", Shown::Nothing, Shown::Nothing, Sight::NoDialog),
+                on("`opencode run`", Shown::Nothing, Shown::Whole, Sight::NoDialog),
+            ],
             commands: &[],
             daemon: None,
         }),
@@ -351,6 +434,10 @@ pub const HOSTS: [Host; 9] = [
             era: "2026-07-28 (`server/discover`), else 2025-11-25",
             register: "`bmad-mcp setup copilot`",
             limits: "the server's `instructions` do not reach the model; `copilot mcp list` does not connect",
+            screens: &[
+                on("`copilot`, its interface", Shown::FirstLine, Shown::Whole, Sight::Form),
+                on("`copilot -p`", Shown::FirstLine, Shown::Whole, Sight::ClosedUnseen),
+            ],
             commands: &[],
             daemon: None,
         }),
@@ -385,6 +472,12 @@ pub const HOSTS: [Host; 9] = [
             era: "2025-11-25",
             register: "`mcp-inspector --cli bmad-mcp --method tools/call …` (no registration)",
             limits: "no model: the person at the command line makes each call, and a `confirm` there is theirs as the host's; `--tool-arg` reads a value that parses as JSON as that JSON, so a submission in the JSON form goes JSON-encoded, as one string (`\"claude_result=$(jq -Rs . < submission.json)\"`)",
+            screens: &[on(
+                "`mcp-inspector --cli`",
+                Shown::Whole,
+                Shown::Whole,
+                Sight::NoDialog,
+            )],
             commands: &[],
             daemon: None,
         }),
@@ -476,6 +569,24 @@ mod tests {
         {
             assert!(h.shell.is_some(), "{}", h.name);
             assert!(h.config.is_some(), "{}", h.name);
+        }
+    }
+
+    /// The screens agree with the dialog: a host that closes it unseen in some modes has
+    /// such a mode and one that shows the form; one without a dialog shows none.
+    #[test]
+    fn each_hosts_screens_agree_with_its_dialog() {
+        for h in &HOSTS {
+            let Some(c) = h.client else { continue };
+            assert!(!c.screens.is_empty(), "{}", h.name);
+            let has = |sight| c.screens.iter().any(|s| s.dialog == sight);
+            match c.dialog {
+                Dialog::None => assert!(!has(Sight::Form) && !has(Sight::ClosedUnseen)),
+                Dialog::Shown => assert!(has(Sight::Form) && !has(Sight::ClosedUnseen)),
+                Dialog::DeclinedUnattended(_) => {
+                    assert!(has(Sight::Form) && has(Sight::ClosedUnseen), "{}", h.name)
+                }
+            }
         }
     }
 

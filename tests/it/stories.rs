@@ -368,7 +368,14 @@ async fn a_parent_waiting_on_its_stories_says_the_approval_once_and_carries_no_p
     let wt1 = base.join("wt1");
     git(
         &main,
-        &["worktree", "add", "-q", wt1.to_str().unwrap(), "-b", "sprint-1"],
+        &[
+            "worktree",
+            "add",
+            "-q",
+            wt1.to_str().unwrap(),
+            "-b",
+            "sprint-1",
+        ],
     );
     let alice = server_of(&wt1, "Alice <alice@example.com>").await;
     alice

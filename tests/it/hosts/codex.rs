@@ -159,7 +159,9 @@ fn codex_interactive_never_declines_and_the_reply_names_the_setting() {
         "the relay: {}",
         screen.text()
     );
-    let server = Path::new(crate::support::server_path()).canonicalize().unwrap();
+    let server = Path::new(crate::support::server_path())
+        .canonicalize()
+        .unwrap();
     assert_eq!(
         super::processes_of(&server, &place.project).len(),
         1,
@@ -184,7 +186,10 @@ fn codex_interactive_never_declines_and_the_reply_names_the_setting() {
     let took = quit.elapsed();
     let shown = screen.end();
     assert!(left.is_empty(), "bmad-mcp left after /quit: {left:?}");
-    assert!(took < Duration::from_millis(1500), "it ended {took:?} after /quit");
+    assert!(
+        took < Duration::from_millis(1500),
+        "it ended {took:?} after /quit"
+    );
     super::the_way_out_is_on_screen(&place, &shown, "Codex's interface");
     assert_eq!(results.len(), 3, "{results:#?}\n{shown}");
     let declined = &results[2];

@@ -93,7 +93,12 @@ fn copilot_print_mode_screen_shows_where_to_decide() {
     let Some(bin) = installed(&HOST) else { return };
     let place = Place::new();
     let fake = Fake::relaying(&place, "print", gate_steps(&place.project), &shell());
-    let args = ["-p", "Run the BMAD task.", "--allow-all-tools", "--allow-all-paths"];
+    let args = [
+        "-p",
+        "Run the BMAD task.",
+        "--allow-all-tools",
+        "--allow-all-paths",
+    ];
     let mut cmd = command(&place, &bin, &fake, &args);
     cmd.env("TERM", "xterm-256color");
     let shown = Screen::start(&cmd).until_ended(super::RUN_LIMIT);
@@ -118,14 +123,19 @@ fn copilot_interactive_a_persons_decline_is_answered_as_theirs() {
     let fake = Fake::relaying(&place, "declined", gate_steps(&place.project), &shell());
     let mut screen = started(&place, &bin, &fake);
     assert!(
-        screen.shows("ctrl+d decline", super::SHOWN) && screen.shows("Confirm the document", super::SHOWN),
+        screen.shows("ctrl+d decline", super::SHOWN)
+            && screen.shows("Confirm the document", super::SHOWN),
         "the form is shown: {}",
         screen.text()
     );
     // A person reads the form before declining it.
     std::thread::sleep(std::time::Duration::from_millis(1500));
     screen.type_keys("\x04");
-    assert!(screen.shows("bmad-mcp says", super::RUN_LIMIT), "{}", screen.text());
+    assert!(
+        screen.shows("bmad-mcp says", super::RUN_LIMIT),
+        "{}",
+        screen.text()
+    );
     std::thread::sleep(std::time::Duration::from_millis(500));
     let shown = screen.end();
     let results = fake.results();

@@ -78,7 +78,11 @@ fn gemini_interface_shows_the_refusal_and_where_to_decide() {
     let place = Place::new();
     let fake = Fake::relaying(&place, "tui", super::gate_steps(&place.project), &shell());
     let mut screen = on_screen(&place, &bin, &fake, &["-i", "Run the BMAD task."]);
-    assert!(screen.shows("bmad-mcp says", super::RUN_LIMIT), "{}", screen.text());
+    assert!(
+        screen.shows("bmad-mcp says", super::RUN_LIMIT),
+        "{}",
+        screen.text()
+    );
     std::thread::sleep(std::time::Duration::from_millis(500));
     let shown = screen.end();
     // The refusal's own box, not only what the model made of it.
@@ -100,10 +104,7 @@ fn gemini_headless_screen_shows_where_to_decide_and_no_echo() {
     let Some(bin) = installed(&HOST) else { return };
     let place = Place::new();
     let mut steps = super::gate_steps(&place.project);
-    steps
-        .as_array_mut()
-        .unwrap()
-        .insert(1, misplaced_submit());
+    steps.as_array_mut().unwrap().insert(1, misplaced_submit());
     let fake = Fake::relaying(&place, "headless", steps, &shell());
     let screen = on_screen(&place, &bin, &fake, &["-p", "Run the BMAD task.", "--yolo"]);
     let shown = screen.until_ended(super::RUN_LIMIT);
@@ -114,8 +115,16 @@ fn gemini_headless_screen_shows_where_to_decide_and_no_echo() {
     for echo in ["Acceptance Criteria", "claude_result", "function call"] {
         assert!(!misplaced.contains(echo), "no echo ({echo}): {misplaced}");
     }
-    assert!(misplaced.len() < 1200, "{} bytes: {misplaced}", misplaced.len());
-    assert!(results[3].contains("code: human_required"), "{}", results[3]);
+    assert!(
+        misplaced.len() < 1200,
+        "{} bytes: {misplaced}",
+        misplaced.len()
+    );
+    assert!(
+        results[3].contains("code: human_required"),
+        "{}",
+        results[3]
+    );
     super::the_way_out_is_on_screen(&place, &shown, "gemini -p");
 }
 

@@ -124,7 +124,13 @@ pub const RELAY: &str = "bmad-mcp says: {relay}";
 impl Fake {
     /// Starts the fake with `steps`, for a host whose shell tool is `shell`.
     pub fn start(place: &Place, run: &str, steps: Value, shell: &Value) -> Fake {
-        Fake::ending(place, run, steps, shell, "Done: the human decides the gate.")
+        Fake::ending(
+            place,
+            run,
+            steps,
+            shell,
+            "Done: the human decides the gate.",
+        )
     }
 
     /// [`Fake::start`], the model relaying the last `user_message` at its end ([`RELAY`]).
@@ -483,8 +489,11 @@ pub fn processes_of(exe: &Path, dir: &Path) -> Vec<i32> {
         })
         .filter(|pid| {
             // A zombie has ended; whoever adopted it reaps it.
-            std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .is_ok_and(|s| s.rsplit(')').next().is_some_and(|r| !r.trim_start().starts_with('Z')))
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+                s.rsplit(')')
+                    .next()
+                    .is_some_and(|r| !r.trim_start().starts_with('Z'))
+            })
         })
         .collect()
 }

@@ -91,7 +91,11 @@ fn opencode_interface_shows_the_relayed_refusal_with_where_to_decide() {
     let mut cmd = command(&place, &bin, &fake);
     cmd.args(["--prompt", "Run the BMAD task."]);
     let mut screen = Screen::start(&cmd);
-    assert!(screen.shows("bmad-mcp says", super::RUN_LIMIT), "{}", screen.text());
+    assert!(
+        screen.shows("bmad-mcp says", super::RUN_LIMIT),
+        "{}",
+        screen.text()
+    );
     std::thread::sleep(std::time::Duration::from_millis(500));
     let shown = screen.end();
     // The result itself is not on the screen: only the call's arguments, then the relay.
