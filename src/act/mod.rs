@@ -254,7 +254,7 @@ fn unmoved(session: &Session, planned_at: usize) -> Result<()> {
     Err(Error::argument(
         crate::code::ErrorCode::InvalidState,
         format!(
-            "the session moved on while the checks ran (it is now at stage `{}`, state `{}`): nothing was recorded. Check `status`, then submit again if it still applies",
+            "the session moved on while the checks ran (it is now at stage `{}`, state `{}`): nothing was recorded; `status` says where it stands now",
             session.current_stage, session.current_state
         ),
     ))

@@ -249,9 +249,14 @@ impl BmadServer {
         reply::with_drift(&mut r, drift);
         // A fault of the server's own that nothing has moved past: the task is stuck on
         // it, and the human is to know it is not the work.
+        let fault = faults::since_last_change(&project, &s);
+        if fault.is_some() {
+            // The call that failed would fail the same way: the model does not make it again.
+            r.next_step = Some(super::fault::STANDING.to_string());
+        }
         let said = [
             crate::store::went_back(&project, &s),
-            faults::since_last_change(&project, &s).map(|f| faults::describe(&project, &f)),
+            fault.map(|f| faults::describe(&project, &f)),
             crate::store::stories::stale_copy(&project, &s),
             claims.as_ref().and_then(|c| store.holders_in(c, &s)),
             crate::store::stories::twice(&s),

@@ -29,7 +29,31 @@ const MAX_DECISIONS: usize = 8;
 /// Open questions a briefing names.
 const MAX_QUESTIONS: usize = 5;
 
-pub fn list() -> Vec<Prompt> {
+/// The name the prompt `name` is offered under to a client whose own commands include it
+/// (`taken`): `resume-task` for `resume`, which Gemini CLI would otherwise rename on every
+/// start. `get` takes both names.
+pub fn offered_as(name: &str, taken: &[&str]) -> String {
+    if taken.contains(&name) {
+        format!("{name}{RENAMED}")
+    } else {
+        name.to_string()
+    }
+}
+
+/// What [`offered_as`] appends to a name a client's own command holds.
+const RENAMED: &str = "-task";
+
+/// The server's own prompts, each named as [`offered_as`] names it for a client whose own
+/// commands are `taken`.
+pub fn list(taken: &[&str]) -> Vec<Prompt> {
+    let mut prompts = own();
+    for p in prompts.iter_mut() {
+        p.name = offered_as(&p.name, taken);
+    }
+    prompts
+}
+
+fn own() -> Vec<Prompt> {
     let task = || {
         PromptArgument::new("task")
             .with_description("The task name or session id (optional)")
@@ -80,6 +104,10 @@ pub fn get(
     name: &str,
     args: Option<&rmcp::model::JsonObject>,
 ) -> Result<GetPromptResult, ErrorData> {
+    let name = match name.strip_suffix(RENAMED) {
+        Some(own @ ("start" | "status" | "resume")) => own,
+        _ => name,
+    };
     match name {
         "start" => Ok(message(
             "Start a BMAD workflow",
@@ -172,6 +200,10 @@ fn resume(store: &Store, task: Option<String>) -> Result<String, ErrorData> {
     let (project, s) = store.load(None, &key).map_err(tool_error)?;
     let mut b = briefing(&s);
     if let Some(d) = crate::store::drift(&project, &s) {
+        // On a line of its own: the briefing's last sentence ends without one.
+        if !b.ends_with('\n') {
+            b.push('\n');
+        }
         // Within the briefing's bound: cut on a character boundary.
         let room = MAX_BRIEFING.saturating_sub(b.len() + 1);
         b.push_str(prefix(&d.describe(), room));

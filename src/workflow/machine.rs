@@ -312,7 +312,7 @@ impl Step<'_> {
                 return Err(WorkflowError::DocumentUnreadable {
                     path,
                     reason,
-                    todo: "Move it out of the way (it is not replaced, to lose nothing), then submit again.",
+                    todo: "It is not replaced, to lose nothing: once it is moved out of the way, the work can be submitted again.",
                 })
             }
         }

@@ -1134,8 +1134,11 @@ fn a_rejection_without_feedback_is_refused_and_tells_the_host_to_ask() {
                 })
                 .unwrap_err();
             assert_eq!(e.code(), "missing_field");
+            // The message says what is missing; what the host does, its next step.
+            assert!(e.to_string().contains("in the human's words"), "{e}");
             assert!(
-                e.to_string().contains("ask the human what should change"),
+                e.next_step()
+                    .is_some_and(|n| n.contains("Ask the human what should change")),
                 "{e}"
             );
             assert_eq!(r.s, before, "{state} {action} {feedback:?}");

@@ -105,6 +105,12 @@ pub fn final_qa_due(parent: &Session) -> bool {
         })
 }
 
+/// Whether the parent waits on its stories: they run its sprints, each in a session of its
+/// own with its own prompts, and nothing is written in the parent until the final QA.
+pub fn waits_on_stories(parent: &Session) -> bool {
+    takes_stories(parent) && !parent.stories.is_empty() && !final_qa_due(parent)
+}
+
 /// The stage whose role prompt the host needs now: QA when the final QA is due, else
 /// the current stage.
 pub fn prompt_stage(s: &Session) -> Stage {

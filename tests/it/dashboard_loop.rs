@@ -251,11 +251,14 @@ async fn a_dialog_waiting_for_the_human_returns_when_they_decide_on_the_dashboar
         let host = &host;
         async move {
             let Value::Object(map) = args else { panic!() };
-            host.call_tool(CallToolRequestParams::new("bmad-task").with_arguments(map))
+            let v = host
+                .call_tool(CallToolRequestParams::new("bmad-task").with_arguments(map))
                 .await
                 .unwrap()
                 .structured_content
-                .unwrap()
+                .unwrap();
+            crate::support::person_reads(v["user_message"].as_str().unwrap_or_default());
+            v
         }
     };
     let sid = call(start_args(&project, "Build a todo app")).await["session_id"]

@@ -81,7 +81,11 @@ pub(super) fn generate(
         }
         r.sprints = some_vec(plan.sprints.clone()).filter(|_| !later);
     }
-    // For the human: who works on what. The host's instruction is `next_step`.
+    // For the human: who works on what. The host's instruction is `next_step`; a parent
+    // waiting on its stories has nobody writing in it.
+    if story::waits_on_stories(s) {
+        return msg.trim_end().to_string();
+    }
     let doing = if state == State::Generating {
         "writes"
     } else {

@@ -317,6 +317,26 @@ fn completion_lists_the_documents() {
         .starts_with("The workflow is complete. Review status: Pass with Risk. QA score: 91/100."));
 }
 
+/// `status` of a completed task lists the documents in `session`; the person is told the
+/// folder they are in, not a field of the reply.
+#[test]
+fn status_of_a_completed_task_names_the_documents_folder() {
+    let mut s = session(Stage::Qa, State::Completed);
+    let dir = s.specs_dir();
+    s.artifacts = vec![format!("{dir}/01-product-requirements.md")];
+    let r = crate::server::reply::for_status(&s, None);
+    assert!(
+        !r.user_message.contains("session.artifacts"),
+        "{}",
+        r.user_message
+    );
+    assert!(
+        r.user_message.ends_with(&format!("Documents: in {dir}/.")),
+        "{}",
+        r.user_message
+    );
+}
+
 #[test]
 fn every_state_has_one_instruction_and_those_waiting_for_the_human_say_stop() {
     for state in State::ALL {

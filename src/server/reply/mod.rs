@@ -25,6 +25,7 @@ mod built;
 mod checks_text;
 mod list;
 mod message;
+mod person;
 mod status;
 mod strict;
 mod text;
@@ -33,6 +34,7 @@ mod undecided;
 pub use bound::{bound, MAX_REPLY_BYTES};
 pub use list::for_list;
 pub use message::dialog_next_step;
+pub use person::instructs_the_model;
 pub use status::{for_status, for_status_round, stopped, with_drift};
 pub use strict::human_channel;
 pub use text::{render as render_text, AlreadySaid};
@@ -453,6 +455,7 @@ pub fn for_error(e: &Error, session: Option<&Session>) -> Reply {
         r.state = Some(s.current_state);
         r.allowed_actions = Some(allowed_actions(s.track, s.current_stage, s.current_state));
     }
+    r.next_step = e.next_step();
     strict::human_required(e, &mut r);
     if let Error::HumanRequired {
         dashboard: Some(url),

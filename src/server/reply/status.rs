@@ -18,11 +18,12 @@ pub fn for_status(s: &Session, prompt: Option<&Template>) -> Reply {
 pub fn for_status_round(s: &Session, prompt: Option<&Template>, round: Round) -> Reply {
     let mut r = for_round(s, &Facts::default(), (Action::Status, round), None, prompt);
     if s.current_state == State::Completed {
-        // The documents are listed once, in `session.artifacts`.
+        // The documents are listed once, in `session.artifacts`; the person is told where
+        // they are.
         if let Some(i) = r.user_message.find(" Documents") {
             r.user_message.truncate(i);
             r.user_message
-                .push_str(" Documents: see `session.artifacts`.");
+                .push_str(&format!(" Documents: in {}/.", s.specs_dir()));
         }
     }
     r.decisions = some_vec(
