@@ -11,7 +11,7 @@ use tracing_subscriber::util::SubscriberInitExt;
 
 use bmad_mcp::exit::Exit;
 use bmad_mcp::http::ServeArgs;
-use bmad_mcp::settings::Settings;
+use bmad_mcp::settings::{Given, Settings};
 use bmad_mcp::stdio::{self, StdioTransport, StdoutGone};
 use bmad_mcp::BmadServer;
 
@@ -21,14 +21,8 @@ use bmad_mcp::BmadServer;
 /// claude-desktop); the guide, the reference and troubleshooting are in the repository's
 /// docs/ folder.
 ///
-/// Environment: BMAD_PROJECT_ROOT or CLAUDE_PROJECT_DIR (project directory when a call
-/// gives no cwd), BMAD_MAX_RESULT_BYTES, BMAD_MAX_OBJECTIVE_BYTES, BMAD_MAX_TEXT_BYTES
-/// (input limits), BMAD_MAX_LINE_BYTES (the largest JSON-RPC message, one line; default
-/// 16 MiB), BMAD_LOCK_WAIT_SECS (how long a change waits for the project lock; default
-/// 10), BMAD_CHECK_TIMEOUT_SECS (a project check's default time limit; default 600),
-/// BMAD_OWNER (the person sessions and decisions record; default git's user.name and
-/// user.email), BMAD_CLAIMS (`local` keeps a story's sprint claim in the clone instead of
-/// pushing it to the team's remote), RUST_LOG (log level; logs go to stderr).
+/// Every setting is a flag below and an environment variable (shown beside it); a value a
+/// setting does not allow stops the binary at start (exit 2), naming the variable.
 ///
 /// Exit status: 0 when stdin closes (before a client's first message too) or after
 /// SIGTERM (requests received are finished and answered first; one waiting on the human's
@@ -62,11 +56,8 @@ struct Cli {
     /// the project the working directory is in; for `setup`, always the latter).
     #[arg(long, global = true)]
     project: Option<String>,
-    /// The person recorded as a session's owner and a decision's `decider`, and whom
-    /// `list --mine` means, as `Name <email>`; default BMAD_OWNER, else git's user.name
-    /// and user.email.
-    #[arg(long, global = true)]
-    owner: Option<String>,
+    #[command(flatten)]
+    settings: Given,
 }
 
 #[derive(Subcommand)]
@@ -105,14 +96,14 @@ fn main() -> Exit {
         Err(e) => {
             // clap's message: the usage on stderr, or `--help` and `--version` on stdout.
             let _ = e.print();
-            return if e.use_stderr() {
-                Exit::Refused
-            } else {
+            return if !e.use_stderr() || hook_refused_a_setting(&e) {
                 Exit::Done
+            } else {
+                Exit::Refused
             };
         }
     };
-    let settings = Settings::read(cli.owner.as_deref()).with_project(cli.project.as_deref());
+    let settings = Settings::from_given(cli.settings).with_project(cli.project.as_deref());
     // The plugin's hook runs before every tool use of the host and matches no pattern.
     let hook = matches!(
         cli.command,
@@ -158,6 +149,15 @@ fn main() -> Exit {
         Some(addr) => serve_http(&options, addr, &settings),
         None => serve_stdio(&settings),
     }
+}
+
+/// Whether clap refused a setting's value for the plugin's hook, which Claude Code runs
+/// before every tool use: the hook exits 0 whatever it is given (`terminal::hook`), since a
+/// hook's exit 2 would block every call of the host; the server itself, started with the
+/// same environment, refuses the value and says so.
+fn hook_refused_a_setting(e: &clap::Error) -> bool {
+    e.kind() == clap::error::ErrorKind::ValueValidation
+        && std::env::args().nth(1).as_deref() == Some("hook")
 }
 
 /// Makes every thread allocate from one heap. glibc gives each thread that allocates a
@@ -279,7 +279,7 @@ fn serve_stdio(settings: &Settings) -> Exit {
 }
 
 /// The default is quiet when all is well: warnings and errors, without the end of a
-/// stream its client closed, which rmcp logs as an error (`server::quiet`). `spec` is the
+/// stream its client closed, which rmcp logs as an error ([`bmad_mcp::server::normal_logs::Quiet`]). `spec` is the
 /// settings' `RUST_LOG`.
 fn init_logs(spec: Option<&str>) {
     tracing_subscriber::registry()

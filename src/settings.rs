@@ -1,14 +1,12 @@
 //! The settings of this process: what the person who runs it chose through the global flags
-//! and the environment, read once at start ([`Settings::read`], as `main` parses the
+//! and the environment, read once at start ([`Given`], as `main` parses the
 //! command line) and handed down. Each layer takes the part it needs as plain values; none
 //! reads the environment for a setting. (Not settings: the environment a project's checks
 //! are given, which is theirs, and what `/proc` says of other processes.)
 //!
 //! docs/reference.md ("Environment") documents each variable.
 
-use std::ffi::OsString;
 use std::path::PathBuf;
-use std::str::FromStr;
 use std::time::Duration;
 
 use crate::files::{DefaultRoot, DEFAULT_LOCK_WAIT};
@@ -96,9 +94,9 @@ pub struct Settings {
 /// What a change to a session is made with: the part of the settings a store holds.
 #[derive(Debug, Clone)]
 pub struct Acting {
-    /// The user's folder of role prompts: `bmad-mcp/prompts` in [`CONFIG_HOME_ENV`] when it
-    /// is an absolute path, else in the system's configuration directory; `None` without
-    /// one.
+    /// The user's folder of role prompts: `bmad-mcp/prompts` in the user's configuration
+    /// directory ([`CONFIG_HOME_ENV`] when it is an absolute path, else `~/.config`);
+    /// `None` without one.
     pub user_prompts: Option<PathBuf>,
     /// The person recorded as a session's owner and a decision's `decider`, and whom
     /// `list --mine` means: `--owner`, else [`OWNER_ENV`]; `None` leaves it to git's
@@ -173,11 +171,167 @@ impl Default for Http {
     }
 }
 
+/// The settings as the person gave them: each a flag of every command and an environment
+/// variable (the flag wins), read and checked by clap when `main` parses the command line,
+/// so that a value the setting does not allow stops the binary at start (exit 2) with a
+/// message naming the variable, and `--help` lists them all. Unset, each has its default.
+#[derive(clap::Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Settings (a flag, or the environment variable shown)")]
+pub struct Given {
+    /// The project directory when a call gives no `cwd`; wins over CLAUDE_PROJECT_DIR
+    /// (`--project` wins over both).
+    #[arg(long, global = true, value_name = "DIR", env = PROJECT_ROOT_ENV)]
+    pub project_root: Option<String>,
+    /// Set by Claude Code for the servers it starts: the project directory when nothing
+    /// above names one (then: the project the working directory is in).
+    #[arg(long, global = true, value_name = "DIR", env = CLAUDE_PROJECT_ENV)]
+    pub claude_project_dir: Option<String>,
+    /// The person recorded as a session's owner and a decision's `decider`, and whom
+    /// `list --mine` means, as `Name <email>` (blank: nobody; default: git's user.name and
+    /// user.email).
+    #[arg(long, global = true, value_name = "PERSON", env = OWNER_ENV)]
+    pub owner: Option<String>,
+    /// How long a change waits for the project lock, in seconds (fractions allowed, 0 to
+    /// 86400) [default: 10].
+    #[arg(long, global = true, value_name = "SECS", env = LOCK_WAIT_ENV, value_parser = lock_wait)]
+    pub lock_wait_secs: Option<Duration>,
+    /// A project check's time limit when neither it nor the policy file names one, in
+    /// seconds [default: 600].
+    #[arg(long, global = true, value_name = "SECS", env = CHECK_TIMEOUT_ENV, value_parser = |v: &str| seconds(CHECK_TIMEOUT_ENV, v, DEFAULT_CHECK_TIMEOUT))]
+    pub check_timeout_secs: Option<Duration>,
+    /// The limit of each submitted result, in bytes [default: 4194304].
+    #[arg(long, global = true, value_name = "BYTES", env = MAX_RESULT_ENV, value_parser = |v: &str| positive(MAX_RESULT_ENV, v, Limits::default().result_bytes))]
+    pub max_result_bytes: Option<usize>,
+    /// The limit of the objective, in bytes [default: 4096].
+    #[arg(long, global = true, value_name = "BYTES", env = MAX_OBJECTIVE_ENV, value_parser = |v: &str| positive(MAX_OBJECTIVE_ENV, v, Limits::default().objective_bytes))]
+    pub max_objective_bytes: Option<usize>,
+    /// The limit of feedback, scope, cursor, cwd and each answer, in bytes [default: 65536].
+    #[arg(long, global = true, value_name = "BYTES", env = MAX_TEXT_ENV, value_parser = |v: &str| positive(MAX_TEXT_ENV, v, Limits::default().text_bytes))]
+    pub max_text_bytes: Option<usize>,
+    /// The limit of one JSON-RPC message (a line on stdin, a request body over HTTP), in
+    /// bytes [default: 16777216].
+    #[arg(long, global = true, value_name = "BYTES", env = MAX_LINE_ENV, value_parser = |v: &str| positive(MAX_LINE_ENV, v, DEFAULT_MAX_LINE_BYTES))]
+    pub max_line_bytes: Option<usize>,
+    /// `serve --http`: how long a request's body may take to arrive, in seconds
+    /// [default: 60].
+    #[arg(long, global = true, value_name = "SECS", env = REQUEST_SECS_ENV, value_parser = |v: &str| seconds(REQUEST_SECS_ENV, v, Http::default().request_time))]
+    pub http_request_secs: Option<Duration>,
+    /// `serve --http`: how long a connection may take to send a request's headers, in
+    /// seconds [default: 30].
+    #[arg(long, global = true, value_name = "SECS", env = HEADER_SECS_ENV, value_parser = |v: &str| seconds(HEADER_SECS_ENV, v, Http::default().header_time))]
+    pub http_header_secs: Option<Duration>,
+    /// `serve --http`: the connections open at once [default: 256].
+    #[arg(long, global = true, value_name = "N", env = MAX_CONNECTIONS_ENV, value_parser = |v: &str| positive(MAX_CONNECTIONS_ENV, v, DEFAULT_MAX_CONNECTIONS))]
+    pub http_max_connections: Option<usize>,
+    /// `serve --http`: the bytes of request bodies read at once [default: 33554432].
+    #[arg(long, global = true, value_name = "BYTES", env = BODIES_BYTES_ENV, value_parser = |v: &str| positive(BODIES_BYTES_ENV, v, DEFAULT_BODIES_BYTES))]
+    pub http_bodies_bytes: Option<usize>,
+    /// `local` keeps a story's sprint claim in this clone; `remote` (the default) pushes it
+    /// to the team's remote as a ref.
+    #[arg(long, global = true, value_name = "WHERE", env = CLAIMS_ENV, value_parser = claims)]
+    pub claims: Option<bool>,
+    /// Which logs are written to stderr: a default level and `target=level` pairs
+    /// (`bmad_mcp=debug,warn`) [default: warn].
+    #[arg(long, global = true, value_name = "FILTER", env = LOG_ENV)]
+    pub log: Option<String>,
+    /// For tests only: the place where the server fails its own calls.
+    #[arg(long, global = true, hide = true, env = FAULT_INJECT_ENV)]
+    pub fault_inject: Option<String>,
+}
+
+/// `value` as a positive whole number, the error naming `variable`; blank, `default` (as
+/// unset: `BMAD_MAX_TEXT_BYTES= bmad-mcp` clears a value the environment carried).
+fn positive(variable: &str, value: &str, default: usize) -> Result<usize, String> {
+    match value.trim() {
+        "" => Ok(default),
+        v => match v.parse::<usize>() {
+            Ok(n) if n > 0 => Ok(n),
+            _ => Err(format!("{variable} must be a positive whole number")),
+        },
+    }
+}
+
+/// `value` as a positive whole number of seconds, the error naming `variable`; blank,
+/// `default`.
+fn seconds(variable: &str, value: &str, default: Duration) -> Result<Duration, String> {
+    let default = usize::try_from(default.as_secs()).unwrap_or(usize::MAX);
+    positive(variable, value, default)
+        .map(|n| Duration::from_secs(n as u64))
+        .map_err(|_| format!("{variable} must be a positive whole number of seconds"))
+}
+
+/// The lock's wait: seconds from 0 to a day, fractions allowed; blank, the default.
+fn lock_wait(value: &str) -> Result<Duration, String> {
+    if value.trim().is_empty() {
+        return Ok(DEFAULT_LOCK_WAIT);
+    }
+    match value.trim().parse::<f64>() {
+        Ok(s) if s.is_finite() && (0.0..=86_400.0).contains(&s) => Ok(Duration::from_secs_f64(s)),
+        _ => Err(format!(
+            "{LOCK_WAIT_ENV} must be a number of seconds from 0 to 86400"
+        )),
+    }
+}
+
+/// Whether claims go to the remote: `remote` (or blank) yes, `local` no.
+fn claims(value: &str) -> Result<bool, String> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "" | "remote" => Ok(true),
+        "local" => Ok(false),
+        _ => Err(format!("{CLAIMS_ENV} must be `local` or `remote`")),
+    }
+}
+
+/// A text setting, unless blank.
+fn not_blank(value: Option<String>) -> Option<String> {
+    value
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+}
+
 impl Settings {
-    /// The settings this process's environment gives, with `owner` (`--owner`) over
-    /// [`OWNER_ENV`]. A number that is not one the variable allows leaves its default.
-    pub fn read(owner: Option<&str>) -> Settings {
-        Settings::from_vars(owner, |name| std::env::var_os(name))
+    /// The settings `given` names, the defaults for the rest.
+    pub fn from_given(given: Given) -> Settings {
+        let default_root = [
+            (PROJECT_ROOT_ENV, given.project_root),
+            (CLAUDE_PROJECT_ENV, given.claude_project_dir),
+        ]
+        .into_iter()
+        .find_map(|(name, value)| {
+            let value = value.filter(|v| !v.trim().is_empty())?;
+            Some(DefaultRoot {
+                source_name: name,
+                value,
+            })
+        })
+        .unwrap_or_else(DefaultRoot::working_directory);
+        let (limits, http) = (Limits::default(), Http::default());
+        Settings {
+            default_root,
+            acting: Acting {
+                // The XDG rule (an absolute XDG_CONFIG_HOME, else ~/.config), as `dirs`
+                // keeps it: the user's folder of role prompts is theirs, not a setting.
+                user_prompts: dirs::config_dir().map(|c| c.join("bmad-mcp").join("prompts")),
+                owner: given.owner.as_deref().and_then(Person::parse),
+                lock_wait: given.lock_wait_secs.unwrap_or(DEFAULT_LOCK_WAIT),
+                check_timeout: given.check_timeout_secs.unwrap_or(DEFAULT_CHECK_TIMEOUT),
+                claims_on_remote: given.claims.unwrap_or(true),
+            },
+            limits: Limits {
+                result_bytes: given.max_result_bytes.unwrap_or(limits.result_bytes),
+                objective_bytes: given.max_objective_bytes.unwrap_or(limits.objective_bytes),
+                text_bytes: given.max_text_bytes.unwrap_or(limits.text_bytes),
+            },
+            max_line_bytes: given.max_line_bytes.unwrap_or(DEFAULT_MAX_LINE_BYTES),
+            http: Http {
+                request_time: given.http_request_secs.unwrap_or(http.request_time),
+                header_time: given.http_header_secs.unwrap_or(http.header_time),
+                max_connections: given.http_max_connections.unwrap_or(http.max_connections),
+                bodies_bytes: given.http_bodies_bytes.unwrap_or(http.bodies_bytes),
+            },
+            log: not_blank(given.log),
+            fault_inject: not_blank(given.fault_inject),
+        }
     }
 
     /// The settings with `--project` (when given) as the default root: a relative path is
@@ -192,104 +346,33 @@ impl Settings {
         }
         self
     }
-
-    /// The settings the variables `var` names give.
-    fn from_vars(owner: Option<&str>, var: impl Fn(&str) -> Option<OsString>) -> Settings {
-        let vars = Vars(var);
-        let default_root = [PROJECT_ROOT_ENV, CLAUDE_PROJECT_ENV]
-            .into_iter()
-            .find_map(|name| {
-                let value = vars.text(name).filter(|v| !v.trim().is_empty())?;
-                Some(DefaultRoot {
-                    source_name: name,
-                    value,
-                })
-            })
-            .unwrap_or_else(DefaultRoot::working_directory);
-        let (limits, http) = (Limits::default(), Http::default());
-        Settings {
-            default_root,
-            acting: Acting {
-                user_prompts: (vars.0)(CONFIG_HOME_ENV)
-                    .map(PathBuf::from)
-                    .filter(|p| p.is_absolute())
-                    .or_else(dirs::config_dir)
-                    .map(|config| config.join("bmad-mcp").join("prompts")),
-                owner: owner
-                    .map(str::to_string)
-                    .or_else(|| vars.text(OWNER_ENV))
-                    .and_then(|v| Person::parse(&v)),
-                lock_wait: vars
-                    .text(LOCK_WAIT_ENV)
-                    .and_then(|v| v.trim().parse::<f64>().ok())
-                    .filter(|s| s.is_finite() && (0.0..=86_400.0).contains(s))
-                    .map_or(DEFAULT_LOCK_WAIT, Duration::from_secs_f64),
-                check_timeout: vars.seconds(CHECK_TIMEOUT_ENV, DEFAULT_CHECK_TIMEOUT),
-                claims_on_remote: vars
-                    .text(CLAIMS_ENV)
-                    .is_none_or(|v| !v.trim().eq_ignore_ascii_case("local")),
-            },
-            limits: Limits {
-                result_bytes: vars.positive(MAX_RESULT_ENV, limits.result_bytes),
-                objective_bytes: vars.positive(MAX_OBJECTIVE_ENV, limits.objective_bytes),
-                text_bytes: vars.positive(MAX_TEXT_ENV, limits.text_bytes),
-            },
-            max_line_bytes: vars.positive(MAX_LINE_ENV, DEFAULT_MAX_LINE_BYTES),
-            http: Http {
-                request_time: vars.seconds(REQUEST_SECS_ENV, http.request_time),
-                header_time: vars.seconds(HEADER_SECS_ENV, http.header_time),
-                max_connections: vars.positive(MAX_CONNECTIONS_ENV, http.max_connections),
-                bodies_bytes: vars.positive(BODIES_BYTES_ENV, http.bodies_bytes),
-            },
-            log: vars.text(LOG_ENV).filter(|v| !v.trim().is_empty()),
-            fault_inject: vars
-                .text(FAULT_INJECT_ENV)
-                .map(|v| v.trim().to_string())
-                .filter(|v| !v.is_empty()),
-        }
-    }
-}
-
-/// The variables, read through a function (the process's environment, or a test's).
-struct Vars<F>(F);
-
-impl<F: Fn(&str) -> Option<OsString>> Vars<F> {
-    /// The variable `name` when it is set and is Unicode.
-    fn text(&self, name: &str) -> Option<String> {
-        (self.0)(name).and_then(|v| v.into_string().ok())
-    }
-
-    /// The variable `name` when it is a positive whole number, else `default`.
-    fn positive<T: FromStr + PartialEq + Default>(&self, name: &str, default: T) -> T {
-        self.text(name)
-            .and_then(|v| v.trim().parse::<T>().ok())
-            .filter(|n| *n != T::default())
-            .unwrap_or(default)
-    }
-
-    /// The variable `name` as a positive whole number of seconds, else `default`.
-    fn seconds(&self, name: &str, default: Duration) -> Duration {
-        Duration::from_secs(self.positive(name, default.as_secs()))
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
+    use clap::Parser;
     use std::path::Path;
 
-    fn settings(owner: Option<&str>, vars: &[(&str, &str)]) -> Settings {
-        let vars: HashMap<String, OsString> = vars
-            .iter()
-            .map(|(k, v)| (k.to_string(), OsString::from(v)))
-            .collect();
-        Settings::from_vars(owner, |name| vars.get(name).cloned())
+    /// The settings as a command line gives them (the same parsers read the environment).
+    #[derive(Parser)]
+    struct Line {
+        #[command(flatten)]
+        given: Given,
+    }
+
+    fn parse(args: &[&str]) -> Result<Settings, clap::Error> {
+        let line = Line::try_parse_from(std::iter::once("bmad-mcp").chain(args.iter().copied()))?;
+        Ok(Settings::from_given(line.given))
+    }
+
+    fn settings(args: &[&str]) -> Settings {
+        parse(args).unwrap()
     }
 
     #[test]
-    fn nothing_set_leaves_every_default() {
-        let s = settings(None, &[]);
+    fn nothing_given_leaves_every_default() {
+        let s = Settings::from_given(Given::default());
         assert_eq!(
             s.default_root.source_name,
             crate::files::project::WORKING_DIRECTORY
@@ -310,42 +393,35 @@ mod tests {
     }
 
     #[test]
-    fn only_local_keeps_claims_off_the_remote() {
-        for (value, on_remote) in [
-            ("local", false),
-            (" LOCAL ", false),
-            ("remote", true),
-            ("", true),
-        ] {
-            let s = settings(None, &[(CLAIMS_ENV, value)]);
+    fn claims_are_local_or_remote_and_nothing_else() {
+        for (value, on_remote) in [("local", false), (" LOCAL ", false), ("remote", true)] {
+            let s = settings(&["--claims", value]);
             assert_eq!(s.acting.claims_on_remote, on_remote, "{value:?}");
         }
+        let e = parse(&["--claims", "nowhere"]).unwrap_err().to_string();
+        assert!(e.contains(CLAIMS_ENV), "{e}");
     }
 
     #[test]
     fn the_project_flag_wins_and_a_relative_one_is_taken_from_the_working_directory() {
-        let s = settings(None, &[(PROJECT_ROOT_ENV, "/a")]).with_project(Some("."));
+        let s = settings(&["--project-root", "/a"]).with_project(Some("."));
         let cwd = std::env::current_dir().unwrap();
         assert_eq!(s.default_root.source_name, PROJECT_FLAG);
         assert_eq!(Path::new(&s.default_root.value), cwd);
-        let s = settings(None, &[]).with_project(Some("sub/dir"));
+        let s = settings(&[]).with_project(Some("sub/dir"));
         assert_eq!(Path::new(&s.default_root.value), cwd.join("sub/dir"));
-        let s = settings(None, &[(PROJECT_ROOT_ENV, "/a")]).with_project(None);
+        let s = settings(&["--project-root", "/a"]).with_project(None);
         assert_eq!(s.default_root.value, "/a");
     }
 
     #[test]
-    fn the_project_root_comes_from_the_first_variable_not_blank() {
-        let both = [(PROJECT_ROOT_ENV, "/a"), (CLAUDE_PROJECT_ENV, "/b")];
-        let s = settings(None, &both);
+    fn the_project_root_comes_from_the_first_one_not_blank() {
+        let s = settings(&["--project-root", "/a", "--claude-project-dir", "/b"]);
         assert_eq!(
             (s.default_root.source_name, s.default_root.value.as_str()),
             (PROJECT_ROOT_ENV, "/a")
         );
-        let s = settings(
-            None,
-            &[(PROJECT_ROOT_ENV, "  "), (CLAUDE_PROJECT_ENV, "/b")],
-        );
+        let s = settings(&["--project-root", "  ", "--claude-project-dir", "/b"]);
         assert_eq!(
             (s.default_root.source_name, s.default_root.value.as_str()),
             (CLAUDE_PROJECT_ENV, "/b")
@@ -353,66 +429,64 @@ mod tests {
     }
 
     #[test]
-    fn the_owner_flag_wins_over_the_variable_and_a_blank_one_names_nobody() {
-        let env = [(OWNER_ENV, "Env Person <env@example.com>")];
-        let from_env = settings(None, &env).acting.owner.unwrap();
-        assert_eq!(from_env.email.as_deref(), Some("env@example.com"));
-        let flagged = settings(Some("Flag <flag@example.com>"), &env)
+    fn an_owner_is_a_person_and_a_blank_one_names_nobody() {
+        let owner = settings(&["--owner", "Flag <flag@example.com>"])
             .acting
-            .owner
-            .unwrap();
-        assert_eq!(flagged.email.as_deref(), Some("flag@example.com"));
+            .owner;
+        assert_eq!(owner.unwrap().email.as_deref(), Some("flag@example.com"));
         // As when `--owner ""` replaced the variable: nobody named, git's identity applies.
-        assert!(settings(Some(" "), &env).acting.owner.is_none());
+        assert!(settings(&["--owner", " "]).acting.owner.is_none());
     }
 
     #[test]
-    fn numbers_out_of_range_leave_the_default() {
-        let s = settings(
-            None,
-            &[
-                (LOCK_WAIT_ENV, "0.25"),
-                (CHECK_TIMEOUT_ENV, "0"),
-                (MAX_TEXT_ENV, "12"),
-                (MAX_RESULT_ENV, "-3"),
-                (MAX_LINE_ENV, "many"),
-                (REQUEST_SECS_ENV, " 5 "),
-                (MAX_CONNECTIONS_ENV, "0"),
-            ],
-        );
+    fn numbers_in_range_are_taken() {
+        let s = settings(&[
+            "--lock-wait-secs=0.25",
+            "--max-text-bytes=12",
+            "--http-request-secs= 5 ",
+        ]);
         assert_eq!(s.acting.lock_wait, Duration::from_millis(250));
-        assert_eq!(s.acting.check_timeout, DEFAULT_CHECK_TIMEOUT);
         assert_eq!(s.limits.text_bytes, 12);
-        assert_eq!(s.limits.result_bytes, Limits::default().result_bytes);
-        assert_eq!(s.max_line_bytes, DEFAULT_MAX_LINE_BYTES);
         assert_eq!(s.http.request_time, Duration::from_secs(5));
-        assert_eq!(s.http.max_connections, DEFAULT_MAX_CONNECTIONS);
-        for wait in ["-1", "86401", "NaN", "inf"] {
-            let s = settings(None, &[(LOCK_WAIT_ENV, wait)]);
-            assert_eq!(s.acting.lock_wait, DEFAULT_LOCK_WAIT, "{wait}");
-        }
-        let s = settings(None, &[(LOCK_WAIT_ENV, "0")]);
+        let s = settings(&["--lock-wait-secs", "0"]);
         assert_eq!(s.acting.lock_wait, Duration::ZERO);
+        // Blank, as unset.
+        let s = settings(&[
+            "--lock-wait-secs=",
+            "--max-text-bytes= ",
+            "--http-header-secs=",
+        ]);
+        assert_eq!(s.acting.lock_wait, DEFAULT_LOCK_WAIT);
+        assert_eq!(s.limits.text_bytes, Limits::default().text_bytes);
+        assert_eq!(s.http.header_time, Http::default().header_time);
     }
 
+    /// A value the setting does not allow stops the binary at start, naming the variable,
+    /// instead of quietly taking the default.
     #[test]
-    fn the_user_prompts_are_under_an_absolute_config_home_only() {
-        let s = settings(None, &[(CONFIG_HOME_ENV, "/cfg")]);
-        assert_eq!(
-            s.acting.user_prompts,
-            Some(PathBuf::from("/cfg/bmad-mcp/prompts"))
-        );
-        let relative = settings(None, &[(CONFIG_HOME_ENV, "cfg")]);
-        assert_ne!(
-            relative.acting.user_prompts,
-            Some(PathBuf::from("cfg/bmad-mcp/prompts"))
-        );
+    fn a_number_out_of_range_is_refused_naming_its_variable() {
+        for (flag, value, variable) in [
+            ("--check-timeout-secs", "0", CHECK_TIMEOUT_ENV),
+            ("--max-result-bytes", "-3", MAX_RESULT_ENV),
+            ("--max-line-bytes", "many", MAX_LINE_ENV),
+            ("--http-max-connections", "0", MAX_CONNECTIONS_ENV),
+            ("--lock-wait-secs", "ten", LOCK_WAIT_ENV),
+            ("--lock-wait-secs", "-1", LOCK_WAIT_ENV),
+            ("--lock-wait-secs", "86401", LOCK_WAIT_ENV),
+            ("--lock-wait-secs", "NaN", LOCK_WAIT_ENV),
+            ("--lock-wait-secs", "inf", LOCK_WAIT_ENV),
+        ] {
+            let e = parse(&[&format!("{flag}={value}")]).unwrap_err();
+            assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation);
+            let said = e.to_string();
+            assert!(said.contains(variable), "{flag} {value}: {said}");
+        }
     }
 
     #[test]
     fn a_blank_log_filter_is_none() {
-        assert!(settings(None, &[(LOG_ENV, " ")]).log.is_none());
-        let s = settings(None, &[(LOG_ENV, "bmad_mcp=debug")]);
+        assert!(settings(&["--log", " "]).log.is_none());
+        let s = settings(&["--log", "bmad_mcp=debug"]);
         assert_eq!(s.log.as_deref(), Some("bmad_mcp=debug"));
     }
 }

@@ -31,6 +31,16 @@ impl Repo {
         )
     }
 
+    /// The names of the entries of folder `dir` (relative to the project) that `side` has.
+    pub fn entries(&self, side: Side, dir: &str) -> Vec<String> {
+        let tree = format!("{}:./{dir}", commit(side));
+        super::run(&self.dir, &[], &["ls-tree", "--name-only", &tree])
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
     /// Replaces each of `paths` (files or folders, relative to the project) in the work
     /// tree and the index by what `side` has there: removed where it has nothing. `Err`
     /// with git's words when a step fails (what was done before stays staged).

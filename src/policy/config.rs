@@ -250,7 +250,7 @@ impl Config {
     }
 
     /// The project's policy as the file says it now: the defaults when the file is
-    /// absent. (What the server acts on is [`approval::Policy`].)
+    /// absent. (What the server acts on is [`super::approval::Policy`].)
     pub fn load(project: &Project) -> Result<Config> {
         match Config::read_text(project)? {
             None => Ok(Config::default()),

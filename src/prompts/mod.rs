@@ -172,7 +172,7 @@ pub fn render_round(
         ("guidance", guidance),
         ("previous", previous),
         ("iteration", rec.iteration.saturating_add(1).to_string()),
-        ("scope", scope_of(plan)),
+        ("scope", scope_of(plan) + &as_stories(session)),
         ("sprints", sprints_text(plan)),
         ("gate", gate),
     ];
@@ -499,6 +499,45 @@ fn scope_of(plan: &StageRecord) -> String {
     } else {
         format!("{listed} (approved as `{}`)", crate::error::clip(said, 80))
     }
+}
+
+/// After the approved scope, at a parent whose sprints run as stories (here, or claimed on
+/// the team's remote by another clone): the sprints held by stories, not built in this
+/// task, those no story holds yet, and that the task's own submission is the final QA.
+fn as_stories(session: &Session) -> String {
+    use crate::workflow::story;
+    if !story::takes_stories(session) || !story::runs_as_stories(session) {
+        return String::new();
+    }
+    let mut held: Vec<u32> = session
+        .stories
+        .iter()
+        .map(|s| s.sprint)
+        .chain(session.claimed.iter().map(|c| c.sprint))
+        .collect();
+    held.sort_unstable();
+    held.dedup();
+    let numbers = |n: &[u32]| {
+        let words: Vec<String> = n.iter().map(u32::to_string).collect();
+        format!(
+            "{} {}",
+            if n.len() == 1 { "sprint" } else { "sprints" },
+            words.join(", ")
+        )
+    };
+    let start = story::to_start(session);
+    let rest = if start.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; {} no story yet: each starts as a story of its own (`start` with `parent` and `sprint`)",
+            numbers(&start)
+        )
+    };
+    format!(
+        ". They run as stories: {} held by stories (`stories`, `claimed`) and not built in this task{rest}. This task builds no sprint itself: its one submission is the final QA of the whole, once every story completed",
+        numbers(&held)
+    )
 }
 
 /// The project's checks as the server last ran them for `stage` (its own latest run, else
@@ -1065,6 +1104,45 @@ mod tests {
                 "{said}: {p}"
             );
         }
+    }
+
+    /// A parent one of whose sprints another clone's story claimed on the team's remote:
+    /// its development prompt leaves that sprint out of what this task builds.
+    #[test]
+    fn the_dev_prompt_of_a_parent_leaves_out_a_sprint_claimed_elsewhere() {
+        let mut s = session();
+        s.current_stage = Stage::Dev;
+        let plan = s.record_mut(Stage::Sm);
+        plan.sprints = (1..=2)
+            .map(|n| crate::workflow::session::Sprint {
+                number: n,
+                title: format!("S{n}"),
+            })
+            .collect();
+        plan.approved = Some(true);
+        plan.scope = Some("all".into());
+        plan.scope_sprints = Some(vec![1, 2]);
+        let p = render(&s, Stage::Dev, &[], Stage::Dev.prompt_source());
+        assert!(
+            p.contains("**Scope the user approved:** all (sprints 1 and 2)\n"),
+            "{p}"
+        );
+        s.claimed = vec![crate::workflow::session::SprintClaim {
+            sprint: 1,
+            owner: "Mia".into(),
+            branch: None,
+            worktree: "/w/mia".into(),
+            host: None,
+            remote: "origin".into(),
+            since: "2026-11-29T08:00:00+00:00".into(),
+            gone: false,
+            done: None,
+        }];
+        let p = render(&s, Stage::Dev, &[], Stage::Dev.prompt_source());
+        assert!(
+            p.contains("**Scope the user approved:** all (sprints 1 and 2). They run as stories: sprint 1 held by stories (`stories`, `claimed`) and not built in this task; sprint 2 no story yet: each starts as a story of its own (`start` with `parent` and `sprint`). This task builds no sprint itself"),
+            "{p}"
+        );
     }
 
     /// The fix track's development report form has the `Failing Test` section its track

@@ -29,7 +29,7 @@ use super::MAX_PROMPT_BYTES;
 use crate::error::{Error, Result};
 use crate::files::{read_text, Project, ReadProblem};
 use crate::lessons::{self, Recalled};
-use crate::workflow::{Session, Stage, State};
+use crate::workflow::{Session, Stage};
 
 /// The project's prompt folder, relative to the project.
 pub const PROJECT_PROMPTS: &str = ".bmad/prompts";
@@ -228,9 +228,7 @@ fn with_method(
 /// is read.
 pub fn needed(project: &Project, user: Option<&Path>, s: &Session) -> Result<Option<Template>> {
     // A parent waiting on its stories writes nothing: each story has its own prompts.
-    if !matches!(s.current_state, State::Generating | State::Refining)
-        || crate::workflow::story::waits_on_stories(s)
-    {
+    if !s.current_state.host_writes() || crate::workflow::story::waits_on_stories(s) {
         return Ok(None);
     }
     let stage = crate::workflow::story::prompt_stage(s);

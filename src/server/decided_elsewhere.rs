@@ -75,7 +75,7 @@ impl Elsewhere {
 }
 
 fn last_decided_elsewhere(s: &Session) -> Option<Elsewhere> {
-    let h = s.history.last()?;
+    let h = s.last_step()?;
     let channel = match (h.decided_by?, h.via?) {
         (DecidedBy::Human, Via::Dashboard) => "on the dashboard",
         (DecidedBy::Human, Via::Cli) => "in the terminal",
@@ -173,8 +173,7 @@ pub(super) fn say_in_status(r: &mut Reply, s: &Session, only_new: bool) {
 /// `s`'s history: what is new after that decision, as the reply to the decision itself
 /// would have carried.
 fn round_after_decision(s: &Session) -> Round {
-    s.history
-        .last()
+    s.last_step()
         .map_or(Round::Full, |h| Round::after(h.action))
 }
 
@@ -203,7 +202,7 @@ impl BmadServer {
         if said.len() >= BRIEFED_KEPT {
             said.clear();
         }
-        said.insert((s.session_id.clone(), s.history.len()))
+        said.insert((s.session_id.clone(), s.steps()))
     }
 
     /// `status` (with what is new in its role prompt, when one is needed), opening with the
@@ -218,7 +217,7 @@ impl BmadServer {
         cannot_ask: Option<&str>,
     ) -> Option<Reply> {
         let (project, s) = self.inner.store.load(cwd, key).ok()?;
-        if since.is_some_and(|n| s.history.len() <= n) {
+        if since.is_some_and(|n| s.steps() <= n) {
             return None;
         }
         let said = last_decided_elsewhere(&s)?;
@@ -242,7 +241,7 @@ impl BmadServer {
         let (cwd, key, since) = (
             Some(session.cwd.clone()),
             SessionKey::from_task(&session.session_id),
-            session.history.len(),
+            session.steps(),
         );
         loop {
             tokio::time::sleep(LOOK_EVERY).await;

@@ -400,7 +400,6 @@ impl BmadServer {
                 return Some(reply::for_undecided(session, pending, why));
             }
         };
-        let action = command.action();
         let answer = human::Answer {
             command,
             via: Via::Elicitation,
@@ -413,7 +412,7 @@ impl BmadServer {
             .blocking(move |s| human::decide(&s.inner.store, &at, &key, answer))
             .await;
         let mut reply = match decided {
-            Ok(Decided::Done(done)) => reply::for_done(&done, action, Some(Via::Elicitation)),
+            Ok(Decided::Done(done)) => reply::for_done(&done),
             Ok(Decided::Stale { .. }) => return None,
             Ok(Decided::Refused((e, session))) => reply::for_error(&e, session.as_deref()),
             Err(failed) => self.fault_reply(call.scene(), failed).await,

@@ -20,7 +20,7 @@ use super::TOOL_NAME;
 use crate::error::{clip, Error};
 use crate::prompts::bmad::{self, Installed};
 use crate::store::{SessionKey, Store};
-use crate::workflow::{DecidedBy, Session, Stage, State, Via};
+use crate::workflow::{DecidedBy, Session, Stage, Via};
 
 /// The most a `resume` briefing holds, in bytes.
 pub const MAX_BRIEFING: usize = 4096;
@@ -267,7 +267,7 @@ pub fn briefing(s: &Session) -> String {
         ));
         next = next.replace("`user_message`", "\"For the human\" above");
     }
-    if matches!(s.current_state, State::Generating | State::Refining) {
+    if s.current_state.host_writes() {
         b.push_str(&format!(
             "Next: the role prompt is not in this briefing: call {status}; its `role_prompt` says what to write. Then: {next}"
         ));
@@ -319,8 +319,7 @@ fn documents(s: &Session) -> String {
 /// which document.
 fn decisions(s: &Session) -> String {
     let decisions: Vec<String> = s
-        .history
-        .iter()
+        .decisions()
         .filter_map(|h| {
             let by = h.decided_by?;
             let via = h.via?;
@@ -455,6 +454,7 @@ fn get_installed(store: &Store, name: &str) -> Result<GetPromptResult, ErrorData
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workflow::State;
 
     /// At a state that waits for the human, the briefing carries what to show them, and
     /// names it as the briefing does: it has no `user_message` field.

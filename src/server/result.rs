@@ -3,7 +3,7 @@
 //! prompt as Markdown. Programs read `structuredContent`: the same reply as one JSON
 //! object. The tool declares no `outputSchema` (one would oblige every result to carry
 //! `structuredContent`), and the JSON goes to every client except a host known to show its
-//! model `structuredContent` in place of the text, or after it ([`super::hosts`]): Claude
+//! model `structuredContent` in place of the text, or after it ([`crate::hosts`]): Claude
 //! Code and Codex forward a result that has `structuredContent` as that JSON, one escaped
 //! string, and drop the text; Copilot CLI shows both, so its model would read the reply
 //! twice (measured with `cargo bench --bench host`, BENCHMARKS.md). Gemini CLI gets an

@@ -30,12 +30,19 @@ pub struct Change {
 }
 
 /// Whether `command`, the program an entry named [`NAME`] runs, is this server: any
-/// `bmad-mcp` binary (another install's path is ours to update). Anything else is another
-/// program that happens to use the name, which setup never overwrites nor removes.
+/// `bmad-mcp` binary (another install's path is ours to update), or this very binary
+/// whatever its file is called (a person who installed it under another name updates and
+/// removes the entry its own setup wrote). Anything else is another program that happens
+/// to use the name, which setup never overwrites nor removes.
 pub fn runs_us(command: &str) -> bool {
-    Path::new(command)
+    let named_so = Path::new(command)
         .file_stem()
-        .is_some_and(|s| s == "bmad-mcp")
+        .is_some_and(|s| s == "bmad-mcp");
+    named_so
+        || std::env::current_exe()
+            .ok()
+            .and_then(|me| me.to_str().map(|me| is_this_binary(command, me)))
+            .unwrap_or(false)
 }
 
 /// What setup does with an entry of ours it finds when it adds its own.

@@ -1,6 +1,6 @@
 //! `bmad-mcp setup <host> [--scope user|project] [--remove]`: registers this very binary
 //! as a stdio MCP server named `bmad` in a host's configuration, the way that host expects
-//! ([`hosts`]), or takes that entry out. The edit touches our entry only and keeps the
+//! ([`crate::hosts`]), or takes that entry out. The edit touches our entry only and keeps the
 //! rest of the file, comments included ([`json`], [`toml`]); it is idempotent (a second
 //! run writes nothing and says so), refuses an entry named `bmad` that runs another
 //! program ([`entry`]), and prints the file with our entry before and after.

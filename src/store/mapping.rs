@@ -288,8 +288,8 @@ impl MappingCache {
     }
 }
 
-/// `text` (the [`json_text`] of the mapping before `id` was added) with the entry of `id`
-/// added, exactly as [`json_text`] of the whole `mapping` would write it: the entry's lines
+/// `text` (the [`super::sessions::json_text`] of the mapping before `id` was added) with the entry of `id`
+/// added, exactly as [`super::sessions::json_text`] of the whole `mapping` would write it: the entry's lines
 /// go before the next key's (or before the closing brace). Rendering a mapping of thousands
 /// of entries again for each `start` would make `start` grow with the project
 /// (BENCHMARKS.md, "Documents and sessions", has `start` at 10,000 sessions). `None` when

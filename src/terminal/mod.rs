@@ -1,7 +1,7 @@
 //! Everything the human types, in one place: the human's own channel, outside the model.
 //! `bmad-mcp confirm|approve|reject|answer <task>` run in a terminal shows what is being
 //! decided (as the dialog would) and asks on the terminal ([`decide`]); `list` and
-//! `status` are for reading ([`read`]); `config show|approve` for the project's policy
+//! `status` are for reading ([`list_status`]); `config show|approve` for the project's policy
 //! ([`config`]); `prompts` for the role prompts in effect ([`prompts`]); `lessons` for the
 //! team's lessons ([`lessons`]); `claims` for the sprints claimed on the team's remote
 //! ([`claims`]); `resolve` for a task a merge left in two versions
@@ -128,8 +128,8 @@ pub enum Cli {
         command: Option<lessons::LessonsCommand>,
     },
     /// The sprints claimed on the team's remote (who, since when, from which clone and
-    /// branch); `claims release TASK SPRINT` frees one whose clone is gone (asks on the
-    /// terminal).
+    /// branch); `claims release TASK SPRINT` frees one, `claims keep TASK SPRINT` chooses
+    /// between two stories of one sprint (each asks on the terminal).
     Claims {
         #[command(subcommand)]
         command: Option<claims::ClaimsCommand>,

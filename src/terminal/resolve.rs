@@ -18,9 +18,7 @@ pub(super) fn resolve(store: &Store, task: &str, side: Side) -> Outcome {
     if !repo.merging() {
         return Err("no merge is under way here: `resolve` keeps one side of a task while git merges two branches".into());
     }
-    if !is_valid_task_name(task) {
-        return Err(format!("{} is not a task name", visible(task)));
-    }
+    let task = &named(&repo, task)?;
     // The task's id, from the folder marker of either side.
     let marker = format!(".claude/specs/{task}/.bmad-session");
     let id = [Side::Ours, Side::Theirs]
@@ -56,6 +54,38 @@ pub(super) fn resolve(store: &Store, task: &str, side: Side) -> Outcome {
     lessons_of_the_other_side(store, &repo, discarded, task)?;
     println!("Commit the merge (`git commit --no-edit`) when every conflict is resolved.");
     Ok(Exit::Done)
+}
+
+/// The task `given` names in either branch of the merge: its full name, or the beginning
+/// of one up to a `-` (`add-login` for `add-login-ada-1a2b`), as every other command takes
+/// it; several that begin so are named for the person to choose.
+fn named(repo: &Repo, given: &str) -> Result<String, String> {
+    if !is_valid_task_name(given) {
+        return Err(format!("{} is not a task name", visible(given)));
+    }
+    let mut tasks: Vec<String> = [Side::Ours, Side::Theirs]
+        .into_iter()
+        .flat_map(|side| repo.entries(side, ".claude/specs"))
+        .collect();
+    tasks.sort();
+    tasks.dedup();
+    if tasks.iter().any(|t| t == given) {
+        return Ok(given.to_string());
+    }
+    let prefix = format!("{given}-");
+    let begun: Vec<&String> = tasks.iter().filter(|t| t.starts_with(&prefix)).collect();
+    match begun.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => Ok(given.to_string()),
+        many => Err(format!(
+            "{} begins the names of several tasks in the merge: {}; name one in full",
+            visible(given),
+            many.iter()
+                .map(|t| visible(t))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
 }
 
 /// The lessons learnt from the discarded version's decisions (files only that side

@@ -80,7 +80,7 @@ pub enum WorkflowError {
     },
     #[error("field `scope`: {problem}; the plan's sprints: {sprints}. Give `all`, or sprint numbers of the plan such as `sprint 1` or `sprints 1-2`")]
     InvalidScope { problem: String, sprints: String },
-    #[error("the implementation report lists changes in its `Changes` section, but no file of the project changed since this round of development began (git compared the work tree with commit {commit} and the {uncommitted} file(s) that differed from it then; files git ignores do not count, new ones count without `git add`): nothing was recorded. The changes the report describes are to be made in the project, or its `Changes` section is to say that this round changed nothing")]
+    #[error("the implementation report lists changes in its `Changes` section, but no file of the project changed since this round of development began, or since its last submission was accepted (git compared the work tree with commit {commit} and the {uncommitted} file(s) that differed from it then; files git ignores and the files the server wrote itself do not count, new ones count without `git add`): nothing was recorded. The changes the report describes are to be made in the project, or its `Changes` section is to say that this round changed nothing")]
     NothingChanged { commit: String, uncommitted: usize },
     #[error("field `{field}`: the review has no findings for its layer(s) {lacking}. The review prompt named its layers (the BMAD method's way of reviewing): each needs a section of that name with the layer's findings, or `No findings.` under it; nothing was recorded")]
     LayersUnreported {

@@ -84,12 +84,26 @@ mod tests {
     }
 
     /// The check at start sees what the build lacks: `\W` needs the Unicode tables the
-    /// server leaves out (the fix track's defect, once).
+    /// server leaves out (the fix track's defect, once). The build is asked whether it has
+    /// them, by compiling: a bare `cargo test` at the workspace's root builds this crate
+    /// with the features of every package it tests (the harness's regex has the tables),
+    /// and there the check must pass what compiles; `./scripts/test` builds it alone, as it
+    /// ships (`tests/it/shipped.rs`), where the check must refuse.
     #[test]
     fn the_check_at_start_refuses_a_class_the_build_lacks() {
         static UNICODE_WORD: Pattern = Pattern::new("tests::UNICODE_WORD", r"^\W*none");
-        let e = UNICODE_WORD.check().unwrap_err();
-        assert!(e.starts_with("pattern tests::UNICODE_WORD: "), "{e}");
+        match regex::Regex::new(UNICODE_WORD.source) {
+            Err(_) => {
+                let e = UNICODE_WORD.check().unwrap_err();
+                assert!(e.starts_with("pattern tests::UNICODE_WORD: "), "{e}");
+            }
+            Ok(_) => {
+                UNICODE_WORD.check().unwrap();
+                eprintln!(
+                    "this build has regex's Unicode tables (features unified by a bare `cargo test`): the refusal is checked by `./scripts/test`"
+                );
+            }
+        }
         static ASCII_WORD: Pattern = Pattern::new("tests::ASCII_WORD", r"^[^A-Za-z0-9_]*none");
         ASCII_WORD.check().unwrap();
     }

@@ -304,6 +304,23 @@ fn every_error_code_has_a_troubleshooting_row_with_a_next_step() {
     }
 }
 
+/// The changelog is read by release: each wave its own section, and the newest one short
+/// enough to read (the detail is in `git log`).
+#[test]
+fn the_changelogs_newest_section_stays_short() {
+    let text = std::fs::read_to_string(Path::new(ROOT).join("CHANGELOG.md")).unwrap();
+    let start = text.find("\n## ").expect("a release section");
+    let newest = &text[start + 1..];
+    let end = newest[3..].find("\n## ").map_or(newest.len(), |e| e + 3);
+    let section = &newest[..end];
+    assert!(
+        section.len() <= 12 * 1024,
+        "CHANGELOG.md's newest section is {} bytes (at most 12 KiB): {}",
+        section.len(),
+        section.lines().next().unwrap_or_default()
+    );
+}
+
 /// The README is what a newcomer reads in five minutes; the rest belongs in `docs/`.
 #[test]
 fn the_readme_stays_short() {
@@ -448,6 +465,49 @@ fn every_relative_link_in_the_readme_and_docs_leads_somewhere() {
     assert!(pages.len() >= 10, "{pages:?}");
     let broken: Vec<String> = pages.iter().flat_map(|p| broken_links(p)).collect();
     assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+}
+
+/// The headings of a Markdown page outside its fenced blocks, as written.
+fn headings(page: &str) -> Vec<String> {
+    let mut fenced = false;
+    let mut out = Vec::new();
+    for line in page.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced && line.starts_with('#') {
+            out.push(line.trim_end().to_string());
+        }
+    }
+    out
+}
+
+/// A heading said twice (on one line, as an edit once left four of them, or as two
+/// headings of one page) makes a reader and a link's anchor stumble.
+#[test]
+fn no_heading_is_said_twice() {
+    let mut pages = vec!["README.md".to_string(), "ARCHITECTURE.md".to_string()];
+    pages.extend(doc_pages());
+    let mut doubled = Vec::new();
+    for page in &pages {
+        let text = std::fs::read_to_string(Path::new(ROOT).join(page)).unwrap();
+        let mut seen = std::collections::BTreeSet::new();
+        for h in headings(&text) {
+            let half = h.len() / 2;
+            let twice = h.len() % 2 == 0 && h.is_char_boundary(half) && h[..half] == h[half..];
+            if twice || !seen.insert(h.clone()) {
+                doubled.push(format!("{page}: {h}"));
+            }
+        }
+    }
+    assert!(
+        doubled.is_empty(),
+        "headings said twice:\n{}",
+        doubled.join("\n")
+    );
+    assert_eq!(
+        headings("# A\n```\n# not one\n```\n## B## B\n"),
+        ["# A", "## B## B"]
+    );
 }
 
 #[test]

@@ -560,6 +560,37 @@ fn a_new_file_is_made_and_a_removal_from_no_file_makes_none() {
     assert_eq!(v["mcpServers"]["bmad"]["command"], server_path(), "{text}");
 }
 
+/// Installed under another name, the binary updates and removes the entry its own setup
+/// wrote (in JSON and in Codex's TOML), and still leaves another program's alone.
+#[test]
+fn a_binary_of_another_name_keeps_its_own_entry() {
+    let place = Place::new();
+    let renamed = place.home.join("bin/bmad-server");
+    std::fs::create_dir_all(renamed.parent().unwrap()).unwrap();
+    std::fs::copy(server_path(), &renamed).unwrap();
+    let run = |args: &[&str]| {
+        let mut cmd = Command::new(&renamed);
+        place.isolate(&mut cmd).arg("setup").args(args);
+        run_for(&mut cmd, 30)
+    };
+    for (host, file) in [
+        ("cursor", place.home.join(".cursor/mcp.json")),
+        ("codex", place.home.join(".codex/config.toml")),
+    ] {
+        for args in [&[host][..], &[host][..]] {
+            let (code, out, err) = run(args);
+            assert_eq!(code, 0, "{host}: {out}{err}");
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(text.contains(renamed.to_str().unwrap()), "{text}");
+        let (code, out, err) = run(&[host, "--remove"]);
+        assert_eq!(code, 0, "{host}: {out}{err}");
+        assert!(!std::fs::read_to_string(&file)
+            .unwrap()
+            .contains("bmad-server"));
+    }
+}
+
 #[test]
 fn another_programs_entry_named_bmad_is_left_as_it_is() {
     let place = Place::new();

@@ -160,6 +160,56 @@ fn version_and_help_work() {
     assert!(!out.status.success());
 }
 
+/// A setting's value the setting does not allow stops the binary at start with exit 2,
+/// naming the variable: the server, a terminal command and `serve --http` alike, and a
+/// blank one is the default. The plugin's hook, which the host runs before every tool use,
+/// still exits 0.
+#[test]
+fn a_bad_setting_stops_the_binary_naming_its_variable() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, variable, value) in [
+        (&[][..], "BMAD_LOCK_WAIT_SECS", "ten"),
+        (&["list"][..], "BMAD_MAX_TEXT_BYTES", "0"),
+        (
+            &["serve", "--http"][..],
+            "BMAD_HTTP_MAX_CONNECTIONS",
+            "lots",
+        ),
+        (&["status", "x"][..], "BMAD_CLAIMS", "elsewhere"),
+    ] {
+        let out = support::bin(dir.path())
+            .args(args)
+            .env(variable, value)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?} {variable}={value}: {stderr}"
+        );
+        assert!(stderr.contains(variable), "{args:?}: {stderr}");
+        assert!(
+            out.stdout.is_empty(),
+            "nothing on the protocol channel: {args:?}"
+        );
+    }
+    let out = support::bin(dir.path())
+        .arg("list")
+        .env("BMAD_LOCK_WAIT_SECS", "")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "blank is the default");
+    let out = support::bin(dir.path())
+        .args(["hook", "pre-tool-use"])
+        .env("BMAD_LOCK_WAIT_SECS", "ten")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "the hook never blocks the host");
+}
+
 /// The server's stderr after it answered `initialize` and a `list` with `RUST_LOG=filter`,
 /// then saw stdin close.
 fn logs_with(filter: &str) -> String {

@@ -838,11 +838,18 @@ async fn the_same_document_sent_back_on_two_branches_leaves_two_lessons_that_mer
         names
     };
     assert_eq!(lessons(&t.bob).len(), 2, "{:?}", lessons(&t.bob));
+    // Named as every other command takes a task: the beginning of its name, up to a `-`.
+    let short = task.rsplitn(3, '-').last().unwrap();
+    assert_ne!(short, task);
     let out = bin(&t.bob)
-        .args(["resolve", &task, "--theirs"])
+        .args(["resolve", short, "--theirs"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(&task),
+        "{out:?}"
+    );
     // Bob's lesson came from the decision of the version he discarded: retired with it,
     // still in the folder (restorable), and said so.
     let said = String::from_utf8_lossy(&out.stdout);
