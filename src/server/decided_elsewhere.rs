@@ -156,12 +156,12 @@ fn open_with(r: &mut Reply, said: &Elsewhere, only_new: bool) {
 }
 
 /// Opens `status`'s reply of `s` with the decision the human made elsewhere, when that is
-/// the last thing that happened to the session and no reply of this server said it yet
-/// (`only_new`, as [`open_with`]): from the session the call already read. Said once, it
-/// is no longer news (`decisions` lists it): a parent waiting on its stories is asked for
-/// its `status` again and again.
+/// the last thing that happened to the session: from the session the call already read.
+/// `only_new`: as [`open_with`]. A parent waiting on its stories keeps its last decision
+/// (the plan's approval) last while they run, and is asked for its `status` again and
+/// again: once said, it is no longer news there (`decisions` lists it).
 pub(super) fn say_in_status(r: &mut Reply, s: &Session, only_new: bool) {
-    if !only_new {
+    if !only_new && crate::workflow::story::waits_on_stories(s) {
         return;
     }
     if let Some(said) = last_decided_elsewhere(s) {
@@ -380,9 +380,9 @@ mod tests {
         assert_eq!(value["score"], 93);
         assert!(value["session"].is_object());
 
-        // A `status` after it gives everything again, the decision no longer as news.
+        // A `status` after it gives everything again.
         let (r, text) = status_text(&server, &s);
-        assert!(!r.user_message.contains(SAID), "{}", r.user_message);
+        assert!(r.user_message.starts_with(SAID), "{}", r.user_message);
         for shown in [
             "decisions:",
             "iteration: 2",

@@ -98,8 +98,18 @@ fn opencode_interface_shows_the_relayed_refusal_with_where_to_decide() {
     );
     std::thread::sleep(std::time::Duration::from_millis(500));
     let shown = screen.end();
-    // The result itself is not on the screen: only the call's arguments, then the relay.
+    // The result itself is not on the screen: only the call's arguments, then the relay,
+    // which tells the person nothing meant for the model.
     assert!(!shown.contains("user_message:"), "{shown}");
+    let flat = crate::support::screen::compact(&shown);
+    for model in ["Do not call", "Show the human", "call `status`"] {
+        assert!(
+            !flat.contains(&crate::support::screen::compact(model)),
+            "{model}: {shown}"
+        );
+    }
+    let results = fake.results();
+    assert_eq!(results.len(), 3, "{results:#?}\n{shown}");
     super::the_way_out_is_on_screen(&place, &shown, "opencode's interface");
 }
 
