@@ -521,19 +521,7 @@ fn reissue_on_enter(dash: Arc<Dashboard>, bound: SocketAddr, print: fn(&str)) {
 mod tests {
     use super::*;
 
-    fn git(dir: &std::path::Path, args: &[&str]) {
-        let ok = std::process::Command::new("git")
-            .arg("-C")
-            .arg(dir)
-            .args(args)
-            .env_remove("GIT_DIR")
-            .env_remove("GIT_WORK_TREE")
-            .output()
-            .unwrap()
-            .status
-            .success();
-        assert!(ok, "git {args:?}");
-    }
+    use crate::git::tests::git;
 
     /// Every work tree of the clone, once; under `serve --http`, only those in its roots.
     #[test]

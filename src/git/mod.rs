@@ -582,16 +582,21 @@ fn run_bytes(dir: &Path, settings: &[String], args: &[&str]) -> Option<Vec<u8>> 
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    /// git's output is kept (a control that runs a filter or a monitor makes git warn on
-    /// stderr) and shown only when it fails.
-    fn git(dir: &Path, args: &[&str]) {
+    /// git run in `dir` for a test, whatever repository the test process runs in (no
+    /// `GIT_DIR` or `GIT_WORK_TREE` of its own) and with an identity to commit as. Its
+    /// output is kept (a control that runs a filter or a monitor makes git warn on stderr)
+    /// and shown only when it fails.
+    pub(crate) fn git(dir: &Path, args: &[&str]) {
         let out = Command::new("git")
             .arg("-C")
             .arg(dir)
+            .args(["-c", "user.name=A", "-c", "user.email=a@e.org"])
             .args(args)
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE")
             .stdin(Stdio::null())
             .output()
             .unwrap();

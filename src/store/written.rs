@@ -115,18 +115,7 @@ pub fn wrote(project: &Project, paths: &[String]) {
 mod tests {
     use super::*;
 
-    fn git(dir: &std::path::Path, args: &[&str]) {
-        let ok = std::process::Command::new("git")
-            .arg("-C")
-            .arg(dir)
-            .args(["-c", "user.name=A", "-c", "user.email=a@e.org"])
-            .args(args)
-            .output()
-            .unwrap()
-            .status
-            .success();
-        assert!(ok, "git {args:?}");
-    }
+    use crate::git::tests::git;
 
     #[test]
     fn what_the_server_wrote_is_recorded_per_work_tree_out_of_it() {
