@@ -28,10 +28,12 @@ pub fn watch() -> CancellationToken {
     #[cfg(target_os = "linux")]
     {
         let token = gone.clone();
+        // Read now, not by the thread: a host may end before a busy machine runs it.
+        let parent = linux::parent();
         let started = std::thread::Builder::new()
             .name("bmad-host-watch".into())
             .spawn(move || {
-                let Some(host) = linux::Host::now() else {
+                let Some(host) = parent.and_then(linux::Host::of) else {
                     return;
                 };
                 loop {
@@ -87,15 +89,17 @@ mod linux {
         sessions: Vec<Known>,
     }
 
+    /// The server's parent now; `None` when it already belongs to init.
+    pub fn parent() -> Option<i32> {
+        let parent = rustix::process::getppid()?.as_raw_nonzero().get();
+        (parent > 1).then_some(parent)
+    }
+
     impl Host {
-        /// The host as it stands now; `None` when there is nothing to watch (the server
-        /// already belongs to init, or `/proc` cannot be read).
-        pub fn now() -> Option<Host> {
+        /// The host that started the server as `parent`; `None` when `/proc` cannot be
+        /// read.
+        pub fn of(parent: i32) -> Option<Host> {
             let me = Process::myself().ok()?;
-            let parent = me.stat().ok()?.ppid;
-            if parent <= 1 {
-                return None;
-            }
             let sessions = daemon_of(parent)
                 .map(|(host, daemon)| sessions(&me, host, daemon))
                 .unwrap_or_default();

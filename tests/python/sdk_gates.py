@@ -135,8 +135,8 @@ async def human_decides(binary, mode, project):
         human.expect(reply("cancel"))
         v = await run.ok({"action": "confirm"}, "po", "awaiting_confirmation")
         check(len(human.asked) == 1, f"asked {len(human.asked)} times after a cancel")
-        check("still pending" in v["user_message"] and "bmad-mcp confirm" in v["user_message"],
-              f"cancel: {v['user_message']}")
+        check("still pending" in v["user_message"] and "bmad-mcp confirm" in v["user_message"]
+              and "bmad-mcp dashboard" in v["user_message"], f"cancel: {v['user_message']}")
         human.done()
 
         # The document is edited while the dialog is open: the answer is stale and the
