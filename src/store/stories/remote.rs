@@ -93,16 +93,22 @@ impl Claimant {
 pub struct RemoteClaim {
     pub said: String,
     pub won: bool,
+    /// Kept in the clone, to be pushed by the next fetch that reaches the remote.
+    pending: bool,
     refname: String,
 }
 
 impl RemoteClaim {
-    /// Takes back a claim this start pushed, for a story whose start failed after it.
+    /// Takes back a claim this start pushed (or kept to push), for a story whose start
+    /// failed after it.
     pub fn take_back(&self, project: &Project) {
+        let Some(repo) = Repo::at(&project.root) else {
+            return;
+        };
         if self.won {
-            if let Some(repo) = Repo::at(&project.root) {
-                repo.unclaim(&self.refname);
-            }
+            repo.unclaim(&self.refname);
+        } else if self.pending {
+            repo.drop_pending(&self.refname);
         }
     }
 }
@@ -123,6 +129,7 @@ pub fn claim(project: &Project, parent: &Session, who: &Claimant) -> Result<Opti
     let message = serde_json::to_string(who).unwrap_or_default();
     let refname = claim_ref(parent, who.sprint);
     let sprint = who.sprint;
+    let mut pending = false;
     let (said, won) = match repo.claim(&refname, &message) {
         Claim::NoRemote => return Ok(None),
         Claim::Won { remote } => (
@@ -161,9 +168,10 @@ pub fn claim(project: &Project, parent: &Session, who: &Claimant) -> Result<Opti
         Claim::Unreachable {
             remote,
             why,
-            pending,
+            pending: kept,
         } => (
-            if pending {
+            if kept {
+                pending = true;
                 format!("The claim of sprint {sprint} is kept in this clone for now: the remote `{remote}` could not be reached ({why}). The next call that reaches it pushes the claim; if another clone claimed the sprint there meanwhile, this story is told and stops.")
             } else {
                 format!("The claim of sprint {sprint} is local to this clone: the remote `{remote}` could not be reached ({why}). Another clone may claim the same sprint meanwhile.")
@@ -171,7 +179,12 @@ pub fn claim(project: &Project, parent: &Session, who: &Claimant) -> Result<Opti
             false,
         ),
     };
-    Ok(Some(RemoteClaim { said, won, refname }))
+    Ok(Some(RemoteClaim {
+        said,
+        won,
+        pending,
+        refname,
+    }))
 }
 
 /// Moves `who`'s own claim, made from another clone (`h`), to this worktree: what the
