@@ -19,7 +19,7 @@ mod resolve;
 
 pub use board::{Board, RemoteRef, CLAIMS, RELEASED};
 pub use claim::{Claim, NETWORK_DEADLINE};
-pub use merge_driver::{merge_text, set_driver};
+pub use merge_driver::{merge_bytes, merge_text, set_driver};
 pub use resolve::Side;
 
 use std::collections::HashMap;
