@@ -437,9 +437,11 @@ fn with_file_draft(
     let stage = crate::workflow::story::prompt_stage(before);
     let draft = crate::bmad_method::begin::read_draft(project, stage, path)
         .map_err(|problem| crate::workflow::WorkflowError::DocumentFile { problem })?;
+    let author = crate::bmad_method::begin::who_wrote(project, &draft, &before.created_at);
     documents.file_draft = Some(machine::FileDraft {
         path: draft.path,
         text: draft.text,
+        author: Some(author),
     });
     Ok(documents)
 }

@@ -14,11 +14,13 @@
 
 mod board;
 mod claim;
+mod file_history;
 mod merge_driver;
 mod resolve;
 
 pub use board::{Board, RemoteRef, CLAIMS, RELEASED};
 pub use claim::{Claim, NETWORK_DEADLINE};
+pub use file_history::{Commit, LastChange};
 pub use merge_driver::{merge_bytes, merge_text, set_driver};
 pub use resolve::Side;
 

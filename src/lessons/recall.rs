@@ -320,12 +320,12 @@ pub fn block(loaded: &Loaded, objective: &str, task: &str, role: Stage) -> Recal
     for l in ranked {
         let words = shown(&l.words);
         let line = format!(
-            "- [{}, {} role, task `{}`, {}: `{}`] {}\n",
+            "- [{}, {} role, task {}, {}: {}] {}\n",
             l.category,
             l.role.id(),
-            l.task,
+            crate::code::inline(&l.task),
             l.source.said_by(),
-            l.rel_path(),
+            crate::code::inline(&l.rel_path()),
             words
         );
         if text.len() + line.len() > BLOCK_BUDGET {
@@ -579,5 +579,16 @@ mod tests {
             "{}",
             b.text
         );
+    }
+
+    /// A lesson's file is the repository's: its task and its file's name stay inside their
+    /// quotes in the prompt.
+    #[test]
+    fn a_lessons_task_and_file_stay_quoted() {
+        let forged = crate::code::FORGED;
+        let l = lesson(forged, Stage::Po, forged, "offline sync lost data");
+        let b = block(&loaded(vec![l]), "offline sync", "t", Stage::Po);
+        assert_eq!(b.ids.len(), 1, "{}", b.text);
+        assert!(!crate::code::forged_in(&b.text), "{}", b.text);
     }
 }
