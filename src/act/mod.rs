@@ -200,8 +200,10 @@ fn others_task(before: &Session, decision: &Decision) -> Option<String> {
 }
 
 /// The earlier lessons this change resolves (the closing report names them, the task
-/// recalled them), retired with why, to be written with the change; each said in a
-/// notice. A lesson that cannot be read now is passed over.
+/// recalled them): those of the model's or the server's own words retired with why, to be
+/// written with the change; one that holds a person's words left active and proposed to
+/// the human, who alone retires it (`lessons::report_may_retire`). Each said in a notice.
+/// A lesson that cannot be read now is passed over.
 fn retire_resolved(
     project: &Project,
     before: &Session,
@@ -220,6 +222,19 @@ fn retire_resolved(
         let Some(mut l) = loaded.find(&id).filter(|l| l.is_active()).cloned() else {
             continue;
         };
+        if !crate::lessons::report_may_retire(l.source) {
+            outcome.facts.notices.push(format!(
+                "The closing report says task `{task}` resolved the cause of lesson {} ({}), which holds {}: it stays active until the human retires it (`bmad-mcp lessons retire {}` in their terminal, or on the dashboard); a report does not retire a person's lesson.",
+                l.id,
+                l.rel_path(),
+                match l.source {
+                    crate::lessons::Source::Human => "the user's words",
+                    _ => "words written into the folder by hand, perhaps a person's",
+                },
+                l.id
+            ));
+            continue;
+        }
         l.retired = Some(format!(
             "{} (resolved by task `{task}`)",
             outcome.session.updated_at

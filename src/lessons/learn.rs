@@ -262,7 +262,8 @@ fn corrected_assumptions(
 
 /// The earlier lessons the change from `before` to `after` resolves: when it completes
 /// the task, those its closing report names on a `Resolves lesson:` line that its own
-/// prompts recalled (a report cannot retire a lesson the task never saw).
+/// prompts recalled (a report cannot name a lesson the task never saw). Which of them the
+/// line retires is [`report_may_retire`]'s.
 pub fn resolved(before: &Session, after: &Session) -> Vec<String> {
     let completes = after.current_state == crate::workflow::State::Completed
         && before.current_state != crate::workflow::State::Completed;
@@ -278,6 +279,15 @@ pub fn resolved(before: &Session, after: &Session) -> Vec<String> {
         .filter(|id| recalled.contains(id))
         .cloned()
         .collect()
+}
+
+/// Whether a closing report's `Resolves lesson:` line retires a lesson whose words are
+/// `source`'s: only one of the model's or the server's own (`host`, `report`, `server`).
+/// A lesson that holds a person's words (`human`, and `file`, which anyone may have
+/// written) stays active: the line proposes it, and only the human retires it, in the
+/// terminal or on the dashboard (`act::human::lesson`).
+pub fn report_may_retire(source: Source) -> bool {
+    matches!(source, Source::Host | Source::Report | Source::Server)
 }
 
 /// A lesson the host asks the server to keep (`remember`): always marked as the host's.

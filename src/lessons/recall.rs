@@ -313,7 +313,7 @@ pub fn block(loaded: &Loaded, objective: &str, task: &str, role: Stage) -> Recal
         return out;
     }
     let mut text = String::from(
-        "\n## Lessons from earlier tasks\n\nEarlier lessons of this project, recalled because they look relevant: what went wrong before, not requirements of this task. Weigh each against the objective and the documents; the user's words in them are quoted as they were recorded. If this task removes a lesson's cause, the closing report says so on a line `Resolves lesson: <id>`, and the lesson is retired when the task completes.\n",
+        "\n## Lessons from earlier tasks\n\nEarlier lessons of this project, recalled because they look relevant: what went wrong before, not requirements of this task. Weigh each against the objective and the documents; the user's words in them are quoted as they were recorded. If this task removes a lesson's cause, the closing report says so on a line `Resolves lesson: <id>`: when the task completes, a lesson of the model's or the server's words is retired, and one of a person's words is proposed to the human, who decides.\n",
     );
     // Most relevant first; a lesson that does not fit in what is left is passed over for
     // a shorter, less relevant one, never cut to fit.
