@@ -350,15 +350,27 @@ impl BmadServer {
         }
         let config_seen = config_seen.filter(|_| ask::approves_config(answer.content.as_ref()));
         let command = match ask::read(pending, answer.content.as_ref()) {
-            // Answers the host gave with its `confirm` go with the human's.
-            Ok(Command::Confirm { action, note, .. }) => Command::Confirm {
+            // Answers the host gave with its `confirm` to questions the form did not show
+            // go with the human's; the form's fields (each assumption, pre-filled with the
+            // host's answer) are what the human left there.
+            Ok(Command::Confirm {
                 action,
                 note,
-                answers: match &call.command {
+                answers: corrected,
+            }) => {
+                let shown = |id: &String| pending.assumed.iter().any(|(q, _)| &q.id == id);
+                let mut answers = match &call.command {
                     Command::Confirm { answers, .. } => answers.clone(),
                     _ => Default::default(),
-                },
-            },
+                };
+                answers.retain(|id, _| !shown(id));
+                answers.extend(corrected);
+                Command::Confirm {
+                    action,
+                    note,
+                    answers,
+                }
+            }
             Ok(command) => command,
             Err(why) => {
                 let why = Undecided::Unusable(why);
