@@ -21,6 +21,9 @@ pub struct Proc {
     pub label: String,
     /// The host this process is (its executable, or node running its script): `Claude Code`.
     pub host: Option<&'static str>,
+    /// Whether it is the host by the script node or bun runs (a launcher some hosts start
+    /// their own binary from), not by its own executable.
+    pub launcher: bool,
     /// The first host's mark in its environment, where readable: `GEMINI_CLI=1`.
     pub mark: Option<String>,
 }
@@ -47,10 +50,12 @@ pub fn chain(start: u32) -> Vec<Proc> {
             let process = process(p);
             let stat = process.as_ref().and_then(|pr| pr.stat().ok());
             let comm = stat.as_ref().map(|s| s.comm.as_str());
-            let host = process.as_ref().and_then(runs_host);
+            let found = process.as_ref().and_then(runs_host);
+            let host = found.map(|(h, _)| h);
             let name = name_of(comm, process.as_ref(), host);
             chain.push(Proc {
                 host,
+                launcher: found.is_some_and(|(_, script)| script),
                 mark: process.as_ref().and_then(mark_in),
                 label: format!("{name} (pid {p})"),
             });
@@ -185,15 +190,15 @@ fn socket_inode(addr: std::net::SocketAddr) -> Option<u64> {
 
 /// The host `process` is, by the file it executes (`exe`, which the process cannot rename,
 /// unlike its `argv[0]` or its name): the host's own binary, or node or bun running the
-/// host's script (the first argument that is not an option).
+/// host's script (the first argument that is not an option); and whether by a script.
 #[cfg(target_os = "linux")]
-fn runs_host(process: &Process) -> Option<&'static str> {
+fn runs_host(process: &Process) -> Option<(&'static str, bool)> {
     let exe = process.exe().ok()?;
     let exe = exe.to_string_lossy();
     // A binary replaced while it runs (an update) reads `/path/claude (deleted)`.
     let exe = exe.strip_suffix(" (deleted)").unwrap_or(&exe);
     if !marks::runs_scripts(exe) {
-        return marks::host_of_executable(exe);
+        return marks::host_of_executable(exe).map(|h| (h, false));
     }
     // Read as bytes, not through procfs's `cmdline`, which fails on any argument that is
     // not UTF-8: a host would then go unseen.
@@ -202,7 +207,7 @@ fn runs_host(process: &Process) -> Option<&'static str> {
         .split(|c| *c == 0)
         .skip(1)
         .find(|a| !a.is_empty() && !a.starts_with(b"-"))?;
-    marks::host_of_script(&String::from_utf8_lossy(script))
+    marks::host_of_script(&String::from_utf8_lossy(script)).map(|h| (h, true))
 }
 
 /// A host's mark set in the environment of `process`; of several, the first by name (the

@@ -585,7 +585,11 @@ mod tests {
             failed_verdict: Some("Review Status: Fail".into()),
             ..pending(Asked::Confirm)
         };
-        assert!(decision(&failed).get("default").is_none(), "{}", decision(&failed));
+        assert!(
+            decision(&failed).get("default").is_none(),
+            "{}",
+            decision(&failed)
+        );
         let below = Pending {
             score: Some(72),
             gate: Some(90),
@@ -625,11 +629,17 @@ mod tests {
         };
         let f = wire(&form(&p, &host, None, None));
         let message = f["message"].as_str().unwrap();
-        assert!(message.contains("- q2: Offline? (assumed: No offline mode)"), "{message}");
+        assert!(
+            message.contains("- q2: Offline? (assumed: No offline mode)"),
+            "{message}"
+        );
         let props = &f["requestedSchema"]["properties"];
         assert_eq!(props["assumed_q2"]["default"], "No offline mode");
         assert_eq!(props["assumed_q3"]["default"], "Evergreen and Safari 16");
-        assert!(props["assumed_q2"]["title"].as_str().unwrap().contains("Offline?"));
+        assert!(props["assumed_q2"]["title"]
+            .as_str()
+            .unwrap()
+            .contains("Offline?"));
         let answered = json!({"decision": "confirm", "assumed_q2": "Offline first", "assumed_q3": "Evergreen only"});
         assert_eq!(
             read(&p, Some(&answered)).unwrap(),
