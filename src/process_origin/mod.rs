@@ -25,7 +25,7 @@
 
 pub mod procs;
 
-pub use procs::{chain, own_parent, socket_owner, Proc};
+pub use procs::{chain, own_parent, settings_of, socket_owner, Proc, SettingsOf};
 
 /// What the host's own process means in a chain: the one way the channels' rules differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -195,6 +195,7 @@ mod tests {
 
     fn p(label: &str, claude: bool, marked: bool) -> Proc {
         Proc {
+            pid: 0,
             label: label.into(),
             host: claude.then_some("Claude Code"),
             launcher: false,
@@ -248,6 +249,7 @@ mod tests {
     #[test]
     fn every_hosts_shell_and_process_count_as_the_assistants() {
         let proc = |label: &str, host: Option<&'static str>, mark: Option<&str>| Proc {
+            pid: 0,
             label: label.into(),
             host,
             launcher: false,
@@ -280,6 +282,7 @@ mod tests {
         // A program the model runs as `claude` (or a copy of a host) from Gemini CLI's
         // shell: the mark it inherited is read before what it runs.
         let posing = Proc {
+            pid: 0,
             label: "claude (pid 5)".into(),
             host: Some("Claude Code"),
             launcher: false,
@@ -331,12 +334,14 @@ mod tests {
         let launched = |host: &'static str| {
             [
                 Proc {
+                    pid: 3,
                     label: "codex (pid 3)".into(),
                     host: Some(host),
                     launcher: false,
                     mark: None,
                 },
                 Proc {
+                    pid: 2,
                     label: "node (pid 2)".into(),
                     host: Some(host),
                     launcher: true,

@@ -17,6 +17,8 @@ const MAX_DEPTH: usize = 64;
 /// One process of a chain.
 #[derive(Debug, Clone)]
 pub struct Proc {
+    /// Its process id.
+    pub pid: u32,
     /// `bash (pid 4242)`.
     pub label: String,
     /// The host this process is (its executable, or node running its script): `Claude Code`.
@@ -54,6 +56,7 @@ pub fn chain(start: u32) -> Vec<Proc> {
             let host = found.map(|(h, _)| h);
             let name = name_of(comm, process.as_ref(), host);
             chain.push(Proc {
+                pid: p,
                 host,
                 launcher: found.is_some_and(|(_, script)| script),
                 mark: process.as_ref().and_then(mark_in),
@@ -102,6 +105,58 @@ fn name_of(comm: Option<&str>, process: Option<&Process>, host: Option<&str>) ->
     name.chars()
         .map(|ch| if ch.is_control() { '?' } else { ch })
         .collect()
+}
+
+/// What a process says of where it reads its settings: its `HOME` and `CLAUDE_CONFIG_DIR`,
+/// its working directory, and the value its command line gives `--settings`, each when it
+/// can be read (a process of the same user).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SettingsOf {
+    pub home: Option<std::path::PathBuf>,
+    pub claude_config_dir: Option<std::path::PathBuf>,
+    pub cwd: Option<std::path::PathBuf>,
+    pub settings_flag: Option<String>,
+}
+
+/// [`SettingsOf`] process `pid`; `None` elsewhere than Linux or when it cannot be read.
+pub fn settings_of(pid: u32) -> Option<SettingsOf> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let process = process(pid)?;
+        let environ = process.environ().ok()?;
+        let var = |name: &str| {
+            environ
+                .get(std::ffi::OsStr::new(name))
+                .filter(|v| !v.is_empty())
+                .map(std::path::PathBuf::from)
+        };
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+        let settings_flag = args.iter().enumerate().find_map(|(i, a)| {
+            let given = a.strip_prefix(b"--settings=").or_else(|| {
+                (*a == b"--settings")
+                    .then(|| args.get(i + 1).copied())
+                    .flatten()
+            })?;
+            Some(
+                std::ffi::OsStr::from_bytes(given)
+                    .to_string_lossy()
+                    .into_owned(),
+            )
+        });
+        Some(SettingsOf {
+            home: var("HOME"),
+            claude_config_dir: var("CLAUDE_CONFIG_DIR"),
+            cwd: process.cwd().ok(),
+            settings_flag,
+        })
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pid;
+        None
+    }
 }
 
 /// The process holding the socket whose local end is `peer` (a loopback client's end of a

@@ -1,8 +1,9 @@
 """A scripted fake model API on 127.0.0.1 for the host end-to-end tests (tests/it/hosts.rs).
 
-It speaks the three wire formats the agent hosts use, streaming where the real API streams:
+It speaks the four wire formats the agent hosts use, streaming where the real API streams:
 the OpenAI Responses API (Codex CLI), the Gemini API (Gemini CLI, with its non-streaming
-"router" call) and OpenAI Chat Completions (opencode, Copilot CLI). It has no state: the
+"router" call), OpenAI Chat Completions (opencode, Copilot CLI) and the Anthropic Messages
+API (Claude Code; a request that offers no bmad tool, such as a title, gets a short text). It has no state: the
 step it plays is the number of tool results already in the conversation the host sends, so
 a host that retries gets the same answer. Each step calls the bmad tool (found among the
 tools the host offers by its name) or the host's shell tool, with `{session_id}` in an
@@ -101,6 +102,10 @@ class Handler(BaseHTTPRequestHandler):
             self.gemini(body, stream=False)
         elif path.endswith("/chat/completions"):
             self.chat(body)
+        elif "/v1/messages/count_tokens" in path:
+            self.json_reply({"input_tokens": 1000})
+        elif "/v1/messages" in path:
+            self.anthropic(body)
         else:
             log({"api": "unknown", "path": path})
             self.send_response(404)
@@ -116,6 +121,14 @@ class Handler(BaseHTTPRequestHandler):
                 return data
             data += self.rfile.read(size)
             self.rfile.readline()
+
+    def json_reply(self, value):
+        data = json.dumps(value).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     def sse(self, events):
         self.send_response(200)
@@ -212,6 +225,41 @@ class Handler(BaseHTTPRequestHandler):
             events.append(f"data: {json.dumps(chunk)}\n\n")
         events.append("data: [DONE]\n\n")
         self.sse(events)
+
+
+    # Anthropic Messages API (Claude Code).
+    def anthropic(self, body):
+        names = [t.get("name") for t in body.get("tools", []) if t.get("name")]
+        results = [text_of(b.get("content")) for m in body.get("messages", []) if isinstance(m.get("content"), list)
+                   for b in m["content"] if b.get("type") == "tool_result"]
+        agent = any("bmad" in n for n in names)
+        log({"api": "anthropic", "tools": names, "results": results if agent else [], "body": body})
+        n = len(results)
+        call = next_call(names, results) if agent else None
+        if call is None:
+            block = {"type": "text", "text": SCRIPT.get("final", "Done.") if agent else "Scripted task"}
+            stop, delta = "end_turn", {"type": "text_delta", "text": block["text"]}
+            opened = {"type": "text", "text": ""}
+        else:
+            block = {"type": "tool_use", "id": f"toolu_fake_{n}", "name": call[0], "input": call[1]}
+            stop, delta = "tool_use", {"type": "input_json_delta", "partial_json": json.dumps(call[1])}
+            opened = dict(block, input={})
+        usage = {"input_tokens": 10, "output_tokens": 5, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+        head = {"id": f"msg_fake_{n}", "type": "message", "role": "assistant", "model": body.get("model", "fake-model"),
+                "stop_sequence": None}
+        if not body.get("stream"):
+            self.json_reply(dict(head, content=[block], stop_reason=stop, usage=usage))
+            return
+        events = [
+            ("message_start", {"type": "message_start", "message": dict(head, content=[], stop_reason=None, usage=usage)}),
+            ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": opened}),
+            ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            ("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
+                               "usage": {"output_tokens": 5}}),
+            ("message_stop", {"type": "message_stop"}),
+        ]
+        self.sse(f"event: {e}\ndata: {json.dumps(d)}\n\n" for e, d in events)
 
 
 def main():

@@ -2,7 +2,7 @@
 //! (`bmad_mcp::hosts`), and compared with the page. `BMAD_WRITE_DOCS=1` writes
 //! the rendered table into the page instead.
 
-use bmad_mcp::hosts::{Client, Dialog, Host, Shows, HOSTS};
+use bmad_mcp::hosts::{Client, Dialog, DialogHooks, Host, Shows, HOSTS};
 
 use crate::support::ROOT;
 
@@ -37,6 +37,14 @@ fn gate(c: &Client) -> &'static str {
     }
 }
 
+fn hooks(c: &Client) -> String {
+    match c.hooks {
+        DialogHooks::ClaudeCodeSettings => "its `Elicitation` and `ElicitationResult` hooks answer a form in the person's place (the TUI never shows it): read from every settings file it loads (user, project, local, managed, `--settings`, its plugins) before an answer is taken as the human's; one the human did not approve with `bmad-mcp config approve` keeps the dialog shut, and the gate waits for the terminal or the dashboard".into(),
+        DialogHooks::NoneOnTheDialog(what) => format!("none on the dialog: {what}"),
+        DialogHooks::NoDialog => "— (no dialog)".into(),
+    }
+}
+
 fn shell(h: &Host) -> String {
     match &h.shell {
         Some(m) => {
@@ -60,6 +68,7 @@ fn render() -> String {
             ("how to register", c.register.to_string()),
             ("what the model reads", reads(c).to_string()),
             ("elicitation", dialog(c)),
+            ("hooks that answer the dialog", hooks(c)),
             (
                 "who passes a gate (`gates = \"auto\"`)",
                 gate(c).to_string(),

@@ -1,4 +1,6 @@
-//! The other agent hosts end to end: Gemini CLI, opencode, Codex CLI and Copilot CLI, each
+//! Claude Code's hooks on its dialog (`claude.rs`: the pinned CLI on the same fake model,
+//! over the Messages API), and the other agent hosts end to end: Gemini CLI, opencode,
+//! Codex CLI and Copilot CLI, each
 //! the real binary `./scripts/test` installs into `target/npm/<name>`, with a throwaway
 //! HOME, driven by a scripted fake model on 127.0.0.1 (`tests/hosts/fake_model.py`,
 //! streaming each host's own API) through a quick-track task: `start`, `submit`, the gate
@@ -11,6 +13,7 @@
 //! reads the reply to a decline. A host that is not installed reports itself skipped with
 //! the reason.
 
+mod claude;
 mod codex;
 mod copilot;
 mod docs;
