@@ -137,12 +137,15 @@ pub fn found(chain: &[Proc], host: Host) -> Option<Found> {
 }
 
 /// What makes the processes `above` a host's own process `own` an assistant's: a mark, or
-/// a host (another one, or the same one by its own executable: a copy under its name).
-/// Only the host's launchers (node running its script) stand above a host.
+/// a host (another one, or the same one by another program: a copy of something else under
+/// its name). Only the host's own processes stand above it: its launchers (node running its
+/// script) and the same program (Codex's interface above the app server that spawns its
+/// servers).
 fn above_the_host(own: &Proc, above: &[Proc]) -> Option<Found> {
+    let same_binary = |a: &Proc| a.program.is_some() && a.program == own.program;
     let launchers = above
         .iter()
-        .take_while(|a| a.host == own.host && a.launcher && a.mark.is_none())
+        .take_while(|a| a.host == own.host && a.mark.is_none() && (a.launcher || same_binary(a)))
         .count();
     above.iter().skip(launchers).find_map(|a| {
         marked(a, Some(own)).or_else(|| {
@@ -199,6 +202,7 @@ mod tests {
             label: label.into(),
             host: claude.then_some("Claude Code"),
             launcher: false,
+            program: None,
             mark: marked.then(|| "CLAUDECODE".to_string()),
         }
     }
@@ -253,6 +257,7 @@ mod tests {
             label: label.into(),
             host,
             launcher: false,
+            program: None,
             mark: mark.map(String::from),
         };
         for (host, mark) in [
@@ -286,6 +291,7 @@ mod tests {
             label: "claude (pid 5)".into(),
             host: Some("Claude Code"),
             launcher: false,
+            program: None,
             mark: Some("GEMINI_CLI=1".into()),
         };
         let chain = [posing, p("bash (pid 4)", false, true)];
@@ -338,6 +344,7 @@ mod tests {
                     label: "codex (pid 3)".into(),
                     host: Some(host),
                     launcher: false,
+                    program: Some("9:codex".into()),
                     mark: None,
                 },
                 Proc {
@@ -345,6 +352,7 @@ mod tests {
                     label: "node (pid 2)".into(),
                     host: Some(host),
                     launcher: true,
+                    program: Some("7:node".into()),
                     mark: None,
                 },
                 p("bash (pid 1)", false, false),

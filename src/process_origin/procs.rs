@@ -26,6 +26,12 @@ pub struct Proc {
     /// Whether it is the host by the script node or bun runs (a launcher some hosts start
     /// their own binary from), not by its own executable.
     pub launcher: bool,
+    /// What the file it executes (`/proc/<pid>/exe`) is, for a host's process: its size
+    /// and a digest of its first and last 64 KiB. A host made of several processes of one
+    /// binary runs the same program, even from two copies (Codex's interface, and the app
+    /// server it copies into `~/.codex/packages/` to spawn its servers); a program copied
+    /// under a host's name is another.
+    pub program: Option<String>,
     /// The first host's mark in its environment, where readable: `GEMINI_CLI=1`.
     pub mark: Option<String>,
 }
@@ -57,6 +63,7 @@ pub fn chain(start: u32) -> Vec<Proc> {
             let name = name_of(comm, process.as_ref(), host);
             chain.push(Proc {
                 pid: p,
+                program: host.and(process.as_ref()).and_then(program_of),
                 host,
                 launcher: found.is_some_and(|(_, script)| script),
                 mark: process.as_ref().and_then(mark_in),
@@ -263,6 +270,27 @@ fn runs_host(process: &Process) -> Option<(&'static str, bool)> {
         .skip(1)
         .find(|a| !a.is_empty() && !a.starts_with(b"-"))?;
     marks::host_of_script(&String::from_utf8_lossy(script)).map(|h| (h, true))
+}
+
+/// What `process` executes, as [`Proc::program`] says: the size of its file (read through
+/// `/proc/<pid>/exe`, the file it runs even if replaced since) and a SHA-256 of its first
+/// and last 64 KiB.
+#[cfg(target_os = "linux")]
+fn program_of(process: &Process) -> Option<String> {
+    use sha2::Digest;
+    use std::io::{Read, Seek, SeekFrom};
+    const PART: u64 = 64 * 1024;
+    let mut f = std::fs::File::open(format!("/proc/{}/exe", process.pid())).ok()?;
+    let len = f.metadata().ok()?.len();
+    let mut h = sha2::Sha256::new();
+    let mut buf = vec![0u8; PART as usize];
+    for at in [0, len.saturating_sub(PART)] {
+        f.seek(SeekFrom::Start(at)).ok()?;
+        let n = f.read(&mut buf).ok()?;
+        h.update(&buf[..n]);
+    }
+    let digest: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    Some(format!("{len}:{digest}"))
 }
 
 /// A host's mark set in the environment of `process`; of several, the first by name (the
