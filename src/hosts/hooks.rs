@@ -108,9 +108,21 @@ pub fn found(places: &Places) -> Vec<Hook> {
     }
     let mut out = Vec::new();
     for file in &files {
-        if let Some(value) = read_json(file) {
-            out.extend(in_settings(&value, &file.display().to_string(), places));
+        let Some(mut value) = read_json(file) else {
+            continue;
+        };
+        // A plugin's manifest may name its hooks' file instead of holding them.
+        if let Some(named) = value.get("hooks").and_then(Value::as_str) {
+            let root = file
+                .parent()
+                .and_then(Path::parent)
+                .unwrap_or(Path::new("/"));
+            match read_json(&root.join(named)) {
+                Some(v) => value = v,
+                None => continue,
+            }
         }
+        out.extend(in_settings(&value, &file.display().to_string(), places));
     }
     if let Some(flag) = &places.flag {
         let value = serde_json::from_str::<Value>(flag).ok().or_else(|| {
@@ -159,32 +171,65 @@ fn json_files_in(dir: &Path) -> Vec<PathBuf> {
     names
 }
 
-/// The files of the plugins' folder that can hold hooks: `plugin.json` (its `hooks`) and
-/// `hooks.json`, searched a bounded depth without following links.
+/// The files of the installed plugins that can hold hooks (`.claude-plugin/plugin.json`,
+/// its `hooks` a table or a file's path, and `hooks/hooks.json`): each `installPath` that
+/// `installed_plugins.json` names, and every such file under `plugins/cache/` (where Claude
+/// Code installs them), searched a bounded depth without following links.
 fn plugin_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
+    let mut roots: Vec<PathBuf> = Vec::new();
+    for list in ["installed_plugins.json", "installed_plugins_v2.json"] {
+        if let Some(v) = read_json(&dir.join(list)) {
+            install_paths(&v, &mut roots);
+        }
+    }
+    let mut out: Vec<PathBuf> = roots
+        .iter()
+        .flat_map(|r| {
+            [
+                r.join(".claude-plugin/plugin.json"),
+                r.join("hooks/hooks.json"),
+            ]
+        })
+        .collect();
     let mut seen = 0;
-    let mut stack = vec![(dir.to_path_buf(), 0)];
+    let mut stack = vec![(dir.join("cache"), 0)];
     while let Some((d, depth)) = stack.pop() {
         for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
             seen += 1;
             if seen > MAX_PLUGIN_FILES {
-                return out;
+                stack.clear();
+                break;
             }
             let Ok(kind) = entry.file_type() else {
                 continue;
             };
-            let path = entry.path();
             let name = entry.file_name();
             if kind.is_dir() && depth < MAX_PLUGIN_DEPTH {
-                stack.push((path, depth + 1));
+                stack.push((entry.path(), depth + 1));
             } else if kind.is_file() && (name == "plugin.json" || name == "hooks.json") {
-                out.push(path);
+                out.push(entry.path());
             }
         }
     }
     out.sort();
+    out.dedup();
     out
+}
+
+/// Every `installPath` string in the installed plugins' list, whatever its version's shape.
+fn install_paths(v: &Value, out: &mut Vec<PathBuf>) {
+    match v {
+        Value::Object(map) => {
+            for (k, v) in map {
+                match v {
+                    Value::String(p) if k == "installPath" => out.push(PathBuf::from(p)),
+                    other => install_paths(other, out),
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|i| install_paths(i, out)),
+        _ => {}
+    }
 }
 
 /// The dialog hooks a settings value names (its `hooks`, as settings and plugins write
@@ -318,11 +363,28 @@ mod tests {
             "etc/managed-settings.json",
             "etc/managed-settings.d/10-team.json",
             "home/.claude/plugins/cache/m/p/1.0/hooks/hooks.json",
+            "elsewhere/p2/hooks/hooks.json",
         ] {
             write(&d.join(file), HOOK);
         }
+        let listed = serde_json::json!({"version": 2, "plugins": {"p2@m": [{"installPath": d.join("elsewhere/p2")}]}});
+        write(
+            &d.join("home/.claude/plugins/installed_plugins.json"),
+            &listed.to_string(),
+        );
+        // A manifest naming its hooks' file.
+        write(
+            &d.join("elsewhere/p3/.claude-plugin/plugin.json"),
+            r#"{"name": "p3", "hooks": "./hooks/mine.json"}"#,
+        );
+        write(&d.join("elsewhere/p3/hooks/mine.json"), HOOK);
+        let listed = serde_json::json!({"plugins": {"p2@m": [{"installPath": d.join("elsewhere/p2")}], "p3@m": [{"installPath": d.join("elsewhere/p3")}]}});
+        write(
+            &d.join("home/.claude/plugins/installed_plugins.json"),
+            &listed.to_string(),
+        );
         let hooks = found(&p);
-        assert_eq!(hooks.len(), 6, "{hooks:#?}");
+        assert_eq!(hooks.len(), 8, "{hooks:#?}");
         assert!(hooks.iter().all(|h| h.event == "Elicitation"));
         // The same entry is the same hook wherever it is written, until its script changes.
         assert!(hooks.iter().all(|h| h.sha256 == hooks[0].sha256));
