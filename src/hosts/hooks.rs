@@ -367,12 +367,7 @@ mod tests {
         ] {
             write(&d.join(file), HOOK);
         }
-        let listed = serde_json::json!({"version": 2, "plugins": {"p2@m": [{"installPath": d.join("elsewhere/p2")}]}});
-        write(
-            &d.join("home/.claude/plugins/installed_plugins.json"),
-            &listed.to_string(),
-        );
-        // A manifest naming its hooks' file.
+        // Plugins installed where their list says, one manifest naming its hooks' file.
         write(
             &d.join("elsewhere/p3/.claude-plugin/plugin.json"),
             r#"{"name": "p3", "hooks": "./hooks/mine.json"}"#,
