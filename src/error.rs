@@ -12,7 +12,7 @@ pub enum Error {
     /// A field is missing, of the wrong type, or has a value outside what it accepts.
     #[error("{message}")]
     Argument { code: ErrorCode, message: String },
-    #[error("field `{field}` is {size} bytes, over its limit of {limit} bytes; send less, or raise the limit with {variable} in the server's environment")]
+    #[error("field `{field}` is {size} bytes, over its limit of {limit} bytes; the limit is raised with {variable} in the server's environment")]
     TooLarge {
         field: String,
         size: usize,
@@ -27,7 +27,7 @@ pub enum Error {
         value: String,
         reason: String,
     },
-    #[error("field `cwd` `{cwd}` is not inside a root this server was started with ({roots}); name a project inside one of them, or start the server with another `--root`")]
+    #[error("field `cwd` `{cwd}` is not inside a root this server was started with ({roots}); a project elsewhere needs the server started with another `--root`")]
     ForbiddenProject { cwd: String, roots: String },
     #[error("refusing to touch {path}: {reason}")]
     UnsafePath { path: String, reason: String },
@@ -39,13 +39,13 @@ pub enum Error {
         path: String,
         reason: String,
     },
-    #[error("another process{} has held the project lock {lock_file} for {:.1} s; retry in a moment. If no other bmad-mcp is working on this project, end the process that holds the file, or raise BMAD_LOCK_WAIT_SECS", holder.map(|p| format!(" (pid {p})")).unwrap_or_default(), waited.as_secs_f64())]
+    #[error("another process{} has held the project lock {lock_file} for {:.1} s; nothing was changed. If no other bmad-mcp is working on this project, end the process that holds the file, or raise BMAD_LOCK_WAIT_SECS", holder.map(|p| format!(" (pid {p})")).unwrap_or_default(), waited.as_secs_f64())]
     Busy {
         lock_file: String,
         holder: Option<u32>,
         waited: std::time::Duration,
     },
-    #[error("session_id `{id}` names the session of task `{its_task}`, but task_name `{task_name}` names {named}; give only one of them")]
+    #[error("session_id `{id}` names the session of task `{its_task}`, but task_name `{task_name}` names {named}")]
     ConflictingIds {
         id: String,
         its_task: String,
@@ -66,7 +66,7 @@ pub enum Error {
     },
     #[error("{path}: {problem}; the file is the human's project policy (see docs/guide.md, \"Who decides\", and docs/checks.md): fix it, or remove it for the defaults. Nothing was changed")]
     InvalidConfig { path: String, problem: String },
-    #[error("this project's policy in force ({policy}) takes `{action}` only from the human, and this client cannot show them a dialog. Nothing was changed. Show the human `user_message` and stop: they decide in a terminal in the project, {commands}, or on their dashboard (`bmad-mcp dashboard`). Do not call `{action}` again; once the human has decided, call `status` to go on")]
+    #[error("this project's policy in force ({policy}) takes `{action}` only from the human, and this client has no dialog in which the human could decide. Nothing was changed. The human decides in a terminal in the project, {commands}, or on their dashboard (`bmad-mcp dashboard`)")]
     HumanRequired {
         action: String,
         /// The policy in force, as [`crate::policy::approval::Policy::cite_gates`] says it.
@@ -80,7 +80,7 @@ pub enum Error {
     #[error("{path} {problem}; it is a role prompt override (see docs/guide.md, \"Role prompts\"): fix it, or remove it to use the next in line (`bmad-mcp prompts` shows which file each role uses). Nothing was changed")]
     InvalidPrompt { path: String, problem: String },
 
-    #[error("the project's checks do not pass ({failure}): accepting that is the human's decision, through the client's dialog, the terminal or the dashboard, never the host's word alone. Nothing was changed. Show the human `user_message`; they accept the failure in a terminal in the project (`{command}`) or on their dashboard (`bmad-mcp dashboard`), or the work goes back with `reject` and their feedback")]
+    #[error("the project's checks do not pass ({failure}): accepting that is the human's decision, through the client's dialog, the terminal or the dashboard, never the host's word alone. Nothing was changed. The human accepts the failure in a terminal in the project (`{command}`) or on their dashboard (`bmad-mcp dashboard`), or sends the work back with their feedback")]
     ChecksFailed {
         failure: String,
         command: String,
@@ -89,7 +89,7 @@ pub enum Error {
     },
     /// A defect of the server's own (a panic, or an error it cannot explain to the
     /// caller): what it could not do, whose fault it is not, and where it is recorded.
-    #[error("the server could not {failed}: a defect in bmad-mcp, not in {yours} ({cause}). Nothing of this call was saved. {record} Do not retry this call: it would fail the same way")]
+    #[error("the server could not {failed}: a defect in bmad-mcp, not in {yours} ({cause}). Nothing of this call was saved. {record} The same call would fail the same way")]
     Internal {
         /// What was being done, as "could not …" goes on.
         failed: String,
@@ -122,6 +122,26 @@ impl Error {
             Error::HumanRequired { .. } | Error::ChecksFailed { .. } => ErrorCode::HumanRequired,
             Error::InvalidPrompt { .. } => ErrorCode::InvalidPrompt,
             Error::Internal { .. } => ErrorCode::Internal,
+        }
+    }
+
+    /// What the caller (the host's model) does about it, said in the reply's `next_step`
+    /// and never in the message, which the person reads too; `None` where the message
+    /// says all (a refusal the policy keeps for the human gets its own, `reply::strict`).
+    pub fn next_step(&self) -> Option<String> {
+        match self {
+            Error::Workflow(e) => e.next_step(),
+            Error::TooLarge { field, variable, .. } => Some(format!(
+                "Send less in `{field}`; only the human can raise {variable}, in the server's environment."
+            )),
+            Error::ForbiddenProject { .. } => {
+                Some("Name a project inside one of the roots as `cwd`.".into())
+            }
+            Error::Busy { .. } => Some("Retry the call in a moment.".into()),
+            Error::ConflictingIds { .. } => {
+                Some("Give only one of them: `session_id` or `task_name`.".into())
+            }
+            _ => None,
         }
     }
 

@@ -38,9 +38,16 @@ pub const LAYERS: [&str; 23] = [
 /// exempt.
 pub const MAX_FN_LINES: usize = 80;
 
+/// The most lines of shipped code outside `src/workflow/` that may name a variant of
+/// `Stage` or `State` (`Stage::Review`, `State::Completed`): each is a question about the
+/// workflow asked by hand above the core, which the stage table, the rules, the session's
+/// accessors or a change's record could answer. A ratchet: lower it when a line goes,
+/// never raise it (57 when it was set; 69 before the change's record).
+pub const MAX_VARIANT_LINES_ABOVE_CORE: usize = 57;
+
 #[cfg(test)]
 mod tests {
-    use super::{LAYERS, MAX_FN_LINES};
+    use super::{LAYERS, MAX_FN_LINES, MAX_VARIANT_LINES_ABOVE_CORE};
     use std::collections::{BTreeMap, BTreeSet};
     use std::path::{Path, PathBuf};
 
@@ -737,5 +744,134 @@ mod tests {
         .map(|(k, v)| (k.to_string(), v.into_iter().map(String::from).collect()))
         .collect();
         assert_eq!(cycles(&uses), [["a", "b", "c"]]);
+    }
+
+    /// The part of a file that ships: all of it but its test module (from the
+    /// `#[cfg(test)]` that opens a `mod`); nothing of a file of tests (`*_tests.rs`).
+    fn shipped<'a>(rel: &Path, text: &'a str) -> &'a str {
+        let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if name.ends_with("_tests.rs") {
+            return "";
+        }
+        let mut from = 0;
+        while let Some(k) = text[from..].find("#[cfg(test)]") {
+            let at = from + k;
+            from = at + "#[cfg(test)]".len();
+            let mut rest = text[from..].trim_start();
+            // Attributes between it and the item (`#[path = …]`).
+            while rest.starts_with("#[") {
+                let Some(end) = rest.find(']') else { break };
+                rest = rest[end + 1..].trim_start();
+            }
+            if rest.starts_with("mod ") || rest.starts_with("pub mod ") {
+                return &text[..at];
+            }
+        }
+        text
+    }
+
+    /// Each file above the core (outside `src/workflow/`, and not this file), with its
+    /// shipped code as [`code_of`] leaves it and its shipped text as written.
+    fn above_the_core() -> Vec<(PathBuf, String, String)> {
+        sources()
+            .into_iter()
+            .filter(|(rel, _)| !rel.starts_with("workflow") && rel != Path::new("layers.rs"))
+            .map(|(rel, text)| {
+                let kept = shipped(&rel, &text).to_string();
+                (rel, code_of(&kept), kept)
+            })
+            .collect()
+    }
+
+    /// Where `word` occurs in `code` as an identifier of its own (no identifier character
+    /// on either side).
+    fn word_at(code: &str, word: &str) -> Vec<usize> {
+        let b = code.as_bytes();
+        code.match_indices(word)
+            .map(|(at, _)| at)
+            .filter(|&at| at == 0 || !is_ident(b[at - 1]))
+            .filter(|&at| b.get(at + word.len()).is_none_or(|c| !is_ident(*c)))
+            .collect()
+    }
+
+    /// The history a session keeps is read in the core only: above it, shipped code names
+    /// no `history` but the core's module (`workflow::history::…`), and no key
+    /// `"history"`; what a change did is its record (`workflow::Effects`), and every other
+    /// question of the history is one of `Session`'s accessors (`workflow/history.rs`).
+    #[test]
+    fn a_sessions_history_is_read_in_the_core_only() {
+        let mut found = Vec::new();
+        for (rel, code, text) in above_the_core() {
+            for at in word_at(&code, "history") {
+                if code[at..].starts_with("history::") {
+                    continue;
+                }
+                let line = code[..at].matches('\n').count() + 1;
+                let said = text.lines().nth(line - 1).unwrap_or("").trim();
+                found.push(format!("src/{}:{line}: {said}", rel.display()));
+            }
+            if text.contains("\"history\"") {
+                found.push(format!("src/{}: the key \"history\"", rel.display()));
+            }
+        }
+        assert!(
+            found.is_empty(),
+            "the history read above the core: use the change's record (`workflow::Effects`) or a `Session` accessor of `workflow/history.rs`\n{}",
+            found.join("\n")
+        );
+    }
+
+    /// The lines of `code` that name a variant of `Stage` or `State`, by number.
+    fn variant_lines(code: &str) -> Vec<usize> {
+        use crate::workflow::{Stage, State};
+        let names: Vec<String> = (Stage::ALL.iter().map(|s| format!("Stage::{s:?}")))
+            .chain(State::ALL.iter().map(|s| format!("State::{s:?}")))
+            .collect();
+        let mut lines: Vec<usize> = names
+            .iter()
+            .flat_map(|n| word_at(code, n))
+            .map(|at| code[..at].matches('\n').count() + 1)
+            .collect();
+        lines.sort_unstable();
+        lines.dedup();
+        lines
+    }
+
+    /// Above the core, a line that names a stage or a state asks the workflow a question
+    /// by hand: there are no more of them than [`MAX_VARIANT_LINES_ABOVE_CORE`].
+    #[test]
+    fn stages_and_states_named_above_the_core_do_not_grow() {
+        let mut all = Vec::new();
+        for (rel, code, text) in above_the_core() {
+            for line in variant_lines(&code) {
+                let said = text.lines().nth(line - 1).unwrap_or("").trim().to_string();
+                all.push(format!("src/{}:{line}: {said}", rel.display()));
+            }
+        }
+        println!("{} lines above the core name a stage or a state", all.len());
+        assert!(
+            all.len() <= MAX_VARIANT_LINES_ABOVE_CORE,
+            "{} lines above the core name a stage or a state (at most {MAX_VARIANT_LINES_ABOVE_CORE}): ask the stage table, the rules, a `Session` accessor or the change's record instead\n{}",
+            all.len(),
+            all.join("\n")
+        );
+    }
+
+    #[test]
+    fn the_readers_find_words_variants_and_shipped_code() {
+        let code = code_of("let h = s.history; // s.history\nf(\"history\", history_len, workflow::history::x);\nif s.current_state == State::Completed && t == Stage::Qa { Stage::ALL; }\n");
+        assert_eq!(word_at(&code, "history").len(), 2, "{code}");
+        assert_eq!(variant_lines(&code), [3]);
+        assert_eq!(
+            variant_lines("Stage::Quality; State::CompletedAt"),
+            Vec::<usize>::new()
+        );
+        let text = "fn a() {}\n#[cfg(test)]\nfn b() {}\nfn c() {}\n#[cfg(test)]\n#[path = \"x.rs\"]\nmod tests;\n";
+        let kept = shipped(Path::new("m.rs"), text);
+        assert!(
+            kept.contains("fn c()") && !kept.contains("mod tests"),
+            "{kept}"
+        );
+        assert_eq!(shipped(Path::new("m_tests.rs"), text), "");
     }
 }

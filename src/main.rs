@@ -250,11 +250,14 @@ fn serve_stdio(settings: &Settings) -> Exit {
                 Stopped::Signal => {
                     let _ = tokio::time::timeout(FLUSH_AFTER_SIGTERM, link.finish()).await;
                 }
+                Stopped::HostGone => {
+                    let _ = tokio::time::timeout(FLUSH_AFTER_HOST, link.finish()).await;
+                }
             }
         }
         Ok::<Stopped, Box<dyn std::error::Error>>(stopped)
     });
-    if matches!(result, Ok(Stopped::Signal)) {
+    if matches!(result, Ok(Stopped::Signal | Stopped::HostGone)) {
         // A call still running after the grace is not waited for; its writes are atomic.
         runtime.shutdown_background();
         return Exit::Done;
@@ -309,6 +312,11 @@ fn log_filter(spec: Option<&str>) -> Targets {
 const GRACE_AFTER_SIGTERM: Duration = Duration::from_secs(30);
 /// How long their answers then have to reach stdout.
 const FLUSH_AFTER_SIGTERM: Duration = Duration::from_secs(2);
+/// How long the calls running when the host is gone may go on, and their answers take:
+/// nobody reads them, and the server ends within a second of its host (a write under way
+/// is atomic, whether it finishes or not).
+const GRACE_AFTER_HOST: Duration = Duration::from_millis(400);
+const FLUSH_AFTER_HOST: Duration = Duration::from_millis(200);
 
 /// Why the stdio server stopped.
 #[derive(Clone, Copy)]
@@ -317,6 +325,8 @@ enum Stopped {
     InputEnded,
     /// SIGTERM: the calls received were answered (a dialog's wait: still pending).
     Signal,
+    /// The host is gone (`stdio::host`): as for SIGTERM, within a second.
+    HostGone,
 }
 
 async fn serve(
@@ -329,6 +339,7 @@ async fn serve(
         version = env!("CARGO_PKG_VERSION"),
         "bmad-mcp serving on stdio"
     );
+    let host_gone = stdio::host::watch();
     let running = tokio::select! {
         running = server.clone().serve(transport) => match running {
             Ok(running) => running,
@@ -341,6 +352,7 @@ async fn serve(
             Err(e) => return Err(e.into()),
         },
         () = gone.wait() => return Ok(Stopped::InputEnded),
+        () = host_gone.cancelled() => return Ok(Stopped::HostGone),
     };
     let waiting = running.waiting();
     tokio::pin!(waiting);
@@ -351,17 +363,30 @@ async fn serve(
         }
         () = terminate_signal() => {
             tracing::info!("SIGTERM: answering the calls received, then stopping");
-            // A call waiting on the human's dialog answers now (still pending), and no
-            // request is read after the ones already read.
-            server.stop();
-            link.end_input();
-            if tokio::time::timeout(GRACE_AFTER_SIGTERM, waiting).await.is_err() {
-                tracing::warn!("calls still running after {GRACE_AFTER_SIGTERM:?}; stopping");
-            }
-            return Ok(Stopped::Signal);
+            return Ok(wind_down(&server, link, waiting, (Stopped::Signal, GRACE_AFTER_SIGTERM)).await);
+        }
+        () = host_gone.cancelled() => {
+            return Ok(wind_down(&server, link, waiting, (Stopped::HostGone, GRACE_AFTER_HOST)).await);
         }
     }
     Ok(Stopped::InputEnded)
+}
+
+/// Stops reading: a call waiting on the human's dialog answers now (still pending), no
+/// request is read after the ones already read, and the calls received are waited for up
+/// to `grace`.
+async fn wind_down<W: std::future::Future>(
+    server: &BmadServer,
+    link: &stdio::Link,
+    waiting: std::pin::Pin<&mut W>,
+    (why, grace): (Stopped, Duration),
+) -> Stopped {
+    server.stop();
+    link.end_input();
+    if tokio::time::timeout(grace, waiting).await.is_err() {
+        tracing::warn!("calls still running after {grace:?}; stopping");
+    }
+    why
 }
 
 /// SIGTERM (stdio keeps SIGINT's default: a host's Ctrl-C is not the server's to soften).

@@ -535,6 +535,20 @@ impl Run {
         assert_eq!(last.from, Some(before.current_state));
         assert_eq!(last.to, after.current_state);
         assert_eq!(last.at, after.updated_at);
+        // The step's record says the same, and that a rejection is one.
+        let did = &out.effects;
+        assert_eq!((did.action, &did.at), (action, &last.at));
+        assert_eq!(
+            (did.from.stage, did.from.state),
+            (before.current_stage, before.current_state)
+        );
+        assert_eq!(
+            (did.to.stage, did.to.state),
+            (after.current_stage, after.current_state)
+        );
+        assert_eq!(did.rejected, matches!(command, Command::Reject { .. }));
+        assert_eq!(did.decision.is_some(), action.decides());
+        assert_eq!(did.entry(after), Some(last));
         // Fixed at start.
         assert_eq!(after.session_id, before.session_id);
         assert_eq!(after.task_name, before.task_name);
@@ -592,9 +606,9 @@ impl Run {
             }
         }
         if advanced || after.current_state == State::Completed {
-            assert_eq!(out.facts.completed_stage, Some(before.current_stage));
+            assert_eq!(out.effects.completed, Some(before.current_stage));
         } else {
-            assert_eq!(out.facts.completed_stage, None);
+            assert_eq!(out.effects.completed, None);
         }
         // Every file the machine asks for is the session's own, under the two roots.
         let temp = format!(".bmad-task/temp/{SESSION_ID}/");

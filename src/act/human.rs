@@ -171,6 +171,36 @@ pub fn release_claim(
     ))
 }
 
+/// Gives `sprint` of the parent `parent_id`, which two stories hold, to the story the
+/// human keeps (`kept`, its claim), the human's decision: the claim on the remote is made
+/// to name it, bound to the claim shown (`was`: refused when it moved since), and the one
+/// it replaced recorded as released by the person through the channel. What to tell the
+/// human.
+pub fn keep_story(
+    store: &Store,
+    (parent_id, sprint): (&str, u32),
+    kept: &crate::store::stories::Claimant,
+    was: Option<&crate::store::stories::board::Held>,
+    via: Via,
+) -> std::result::Result<String, String> {
+    use crate::workflow::authorship::{label, Speaker};
+    let project = store.project(None).map_err(|e| e.to_string())?;
+    let person = store.git_now(&project, true).person;
+    let channel = label(Speaker::Human, Some(via));
+    let who = person.map_or_else(|| "someone unnamed".to_string(), |p| p.to_string());
+    let mut kept = kept.clone();
+    kept.kept_by = Some(format!("{who}, {channel}"));
+    crate::store::stories::board::keep(&project, (parent_id, sprint), &kept, was, (&who, &channel))
+        .map_err(|why| {
+            format!("the choice was not recorded: {why}. The claim may have moved meanwhile: `bmad-mcp claims` shows it as it is now")
+        })?;
+    tracing::info!(parent = %parent_id, sprint, by = %who, "a story kept");
+    Ok(format!(
+        "Sprint {sprint} is kept for the story of {} (recorded on the remote as chosen by {who}, {channel}): the claim names it, and the other story is stopped at its next call. Its work stays on its branch.",
+        crate::code::visible(&crate::code::clip(&kept.named(), 300))
+    ))
+}
+
 /// Retires or restores the lesson `id` of the project, as the human's decision through
 /// `via`, under the project's lock (read again there: another decision may have just
 /// written it), bound to what the channel showed of it (`seen`: at least 12 digits of its

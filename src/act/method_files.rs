@@ -17,7 +17,7 @@ use crate::bmad_method::{findable, Install};
 use crate::code::visible;
 use crate::files::Project;
 use crate::workflow::session::Session;
-use crate::workflow::{Action, Stage};
+use crate::workflow::{Effects, Stage};
 
 /// What a change writes for the method, after it is written, and what the reply says of it.
 #[derive(Debug, Default)]
@@ -26,25 +26,25 @@ pub struct ForMethod {
     writes: Vec<(String, String, String)>,
     /// What the reply says of files not written.
     notices: Vec<String>,
+    /// The sprint status among `writes`, and the statuses it gives, by key.
+    status_file: Option<String>,
+    statuses: Vec<(String, String)>,
 }
 
-/// The method's files for the change from `before` to `after` (`files`: what the change
-/// writes), decided under the lock before the change is written; sets the session's epic
-/// at the plan's first approval.
+/// The method's files for the change `did` that left the session `after` (`files`: what
+/// the change writes; `did` is `None` for a story just started), decided under the lock
+/// before the change is written; sets the session's epic at the plan's first approval.
 pub fn prepare(
     project: &Project,
-    before: &Session,
     after: &mut Session,
+    did: Option<&Effects>,
     files: &[(String, String)],
     now: DateTime<Utc>,
-    started: bool,
 ) -> ForMethod {
     let mut m = ForMethod::default();
     // Most changes concern none of the method's files: the install is not looked for then.
-    let confirms = after.history[before.history.len().min(after.history.len())..]
-        .iter()
-        .any(|e| matches!(e.action, Action::Confirm | Action::ConfirmSave));
-    let approving = progress::approves_plan(before, after);
+    let confirms = did.is_some_and(Effects::confirms);
+    let approving = did.is_some_and(Effects::approves_plan);
     if !confirms && !approving && after.method_epic.is_none() {
         return m;
     }
@@ -54,7 +54,8 @@ pub fn prepare(
     if !install.settings.planning_copies {
         return m;
     }
-    match planning_copy(project, &install, before, after, files) {
+    let confirmed = did.filter(|d| d.confirms()).map(|d| d.from.stage);
+    match confirmed.and_then(|stage| planning_copy(project, &install, stage, after, files)) {
         Some((Some((path, text)), notice)) => m.writes.push((path, text, notice)),
         Some((None, notice)) => m.notices.push(notice),
         None => {}
@@ -68,47 +69,108 @@ pub fn prepare(
     if approving {
         epics_file(project, &install, after, files, epic, &mut m);
     }
-    let say = approving || started;
-    sprint_status(project, &install, before, after, now, say, &mut m);
+    let say = approving || did.is_none();
+    sprint_status(project, &install, after, approving, now, say, &mut m);
     m
 }
 
+impl ForMethod {
+    /// The files it writes, relative to the project.
+    pub fn paths(&self) -> Vec<String> {
+        self.writes
+            .iter()
+            .map(|(path, _, _)| path.clone())
+            .collect()
+    }
+}
+
 /// Writes what [`prepare`] decided; each failure said in `notices`, with the notices of
-/// what was written.
-pub fn write(project: &Project, m: ForMethod, notices: &mut Vec<String>) {
+/// what was written. Returns each file written, with its text, and the statuses given the
+/// stories in the method's sprint status.
+pub fn write(project: &Project, m: ForMethod, notices: &mut Vec<String>) -> Wrote {
     notices.extend(m.notices);
+    let mut wrote = Wrote::default();
     for (path, text, said) in m.writes {
         match project.write_atomic(&path, text.as_bytes()) {
-            Ok(()) if said.is_empty() => {}
-            Ok(()) => notices.push(said),
+            Ok(()) => {
+                if !said.is_empty() {
+                    notices.push(said);
+                }
+                wrote.files.push((path, Some(text)));
+            }
             Err(e) => notices.push(format!(
                 "{}, a file for the BMAD method's skills, could not be written: {e}",
                 visible(&path)
             )),
         }
     }
+    if wrote
+        .files
+        .iter()
+        .any(|(p, _)| Some(p) == m.status_file.as_ref())
+    {
+        wrote.statuses = m.statuses;
+    }
+    wrote
+}
+
+/// What the server wrote for the method after a change: each file with its whole text
+/// (`None` where it added to a file it could not read whole), and the statuses it gave
+/// the stories in the sprint status, by key.
+#[derive(Debug, Default)]
+pub struct Wrote {
+    pub files: Vec<(String, Option<String>)>,
+    pub statuses: Vec<(String, String)>,
+}
+
+impl Wrote {
+    /// The files written, relative to the project.
+    pub fn paths(&self) -> Vec<String> {
+        self.files.iter().map(|(path, _)| path.clone()).collect()
+    }
+}
+
+/// The files a story's start writes for the method right after it ([`story_started`]):
+/// its sprint status, where the project has an install that shares the plan.
+pub fn at_story_start(project: &Project) -> Vec<String> {
+    crate::bmad_method::discover(project)
+        .filter(|i| i.settings.planning_copies)
+        .and_then(|i| status_path(&i))
+        .into_iter()
+        .collect()
 }
 
 /// A story just started in `project`: its story in the method's sprint status follows it
-/// (`in-progress`), under the project lock.
+/// (`in-progress`), under the project lock, and the server's record of its own files with
+/// it.
 pub fn story_started(store: &crate::store::Store, project: &Project, s: &Session) -> Vec<String> {
     let Ok(_lock) = store.lock(project) else {
         return vec!["The BMAD method's sprint status was not updated: the project is busy; the story's next change updates it.".into()];
     };
     let mut after = s.clone();
-    let m = prepare(project, s, &mut after, &[], Utc::now(), true);
+    let m = prepare(project, &mut after, None, &[], Utc::now());
     let mut notices = Vec::new();
-    write(project, m, &mut notices);
+    let wrote = write(project, m, &mut notices);
+    crate::store::wrote(project, &wrote.paths());
     notices
 }
 
-/// A task just completed: the method's retrospective offered, with the task's lessons
-/// written for it (`bmad_method::retro::offer`, derived from the lessons just written); a
-/// file that cannot be written is said, and the change stands.
-pub fn offer_retrospective(project: &Project, before: &Session, after: &Session) -> Option<String> {
-    let offer = crate::bmad_method::retro::offer::at_completion(project, before, after)?;
+/// A task just completed (as the change `did` says): the method's retrospective offered,
+/// with the task's lessons written for it (`bmad_method::retro::offer`, derived from the
+/// lessons just written); a file that cannot be written is said, and the change stands.
+/// The file written, with its text, goes in `wrote`.
+pub fn offer_retrospective(
+    project: &Project,
+    did: &Effects,
+    after: &Session,
+    wrote: &mut Wrote,
+) -> Option<String> {
+    let offer = crate::bmad_method::retro::offer::at_completion(project, did, after)?;
     let failed = offer.file.as_ref().and_then(|(path, text)| {
-        let e = project.write_atomic(path, text.as_bytes()).err()?;
+        let Err(e) = project.write_atomic(path, text.as_bytes()) else {
+            wrote.files.push((path.clone(), Some(text.clone())));
+            return None;
+        };
         Some(format!(
             "{} The task's lessons could not be written to {path}: {e}",
             offer.run
@@ -244,8 +306,8 @@ fn epics_file(
 fn sprint_status(
     project: &Project,
     install: &Install,
-    before: &Session,
     after: &Session,
+    approving: bool,
     now: DateTime<Utc>,
     say: bool,
     m: &mut ForMethod,
@@ -259,7 +321,7 @@ fn sprint_status(
         }
         return;
     }
-    let wanted = progress::wanted(before, after);
+    let wanted = progress::wanted(after, approving);
     if wanted.is_empty() {
         return;
     }
@@ -299,6 +361,11 @@ fn sprint_status(
             } else {
                 String::new()
             };
+            m.statuses = wanted
+                .iter()
+                .map(|(k, s)| (k.clone(), s.to_string()))
+                .collect();
+            m.status_file = Some(path.clone());
             m.writes.push((path, new, said));
         }
         Ok(None) => {}
@@ -309,24 +376,16 @@ fn sprint_status(
     }
 }
 
-/// A confirmed PRD or architecture, copied where the project's BMAD method looks for it
-/// (`bmad_method::findable`), with the notice that says so; a file of that name the server did
-/// not write is left alone, and said.
+/// The document of `stage`, just confirmed (a PRD, an architecture), copied where the
+/// project's BMAD method looks for it (`bmad_method::findable`), with the notice that says
+/// so; a file of that name the server did not write is left alone, and said.
 fn planning_copy(
     project: &Project,
     install: &Install,
-    before: &Session,
+    stage: Stage,
     after: &Session,
     files: &[(String, String)],
 ) -> Option<(Option<(String, String)>, String)> {
-    let last = after
-        .history
-        .last()
-        .filter(|_| after.history.len() > before.history.len())?;
-    if !matches!(last.action, Action::Confirm | Action::ConfirmSave) {
-        return None;
-    }
-    let stage = last.stage;
     let source = after.record(stage).artifact.as_ref()?.path.clone();
     let written = files.iter().find(|(p, _)| *p == source);
     let document = match written {

@@ -36,7 +36,7 @@ use crate::store::{
 };
 use crate::workflow::machine::{self, Documents};
 use crate::workflow::session::Session;
-use crate::workflow::{Action, Command, Decision, Evidence, Facts};
+use crate::workflow::{Action, Command, Decision, Effects, Evidence, Facts};
 
 /// Whether the change hands the host the next role prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,10 +56,12 @@ pub struct Change {
     pub handover: Handover,
 }
 
-/// A change made: the session as written, and what the reply needs.
+/// A change made: the session as written, what the change did, and what the reply needs.
 pub struct Done {
     pub project: Project,
     pub session: Session,
+    /// What the change did: the machine's record, with every file the server wrote for it.
+    pub effects: Effects,
     pub facts: Facts,
     /// The role prompt the reply hands over (with [`Handover::Prompt`], when the new
     /// state asks for one).
@@ -128,9 +130,11 @@ pub fn act_at(
         decision.decider.clone_from(&git.person);
     }
     let (lock, session) = store.lock_and_read(at, key)?;
-    crate::store::stories::stale_parent(&at.project, &session).map_err(|e| refused(e, &session))?;
+    store
+        .may_change(&at.project, &session)
+        .map_err(|e| refused(e, &session))?;
     let submits = command.action() == Action::Submit;
-    let read = ReadUnderLock::now(&at.project, &session, submits.then_some(&git));
+    let read = ReadUnderLock::now(store, &at.project, &session, submits.then_some(&git));
     let now = not_before_last_entry(&read.before, Utc::now());
     let mut admitted = policy::admit(
         &at.project,
@@ -146,11 +150,11 @@ pub fn act_at(
         None => (lock, session, read, Evidence::default()),
         Some(run) => {
             drop(lock);
-            let planned_at = run.history_len;
+            let planned_at = run.steps;
             let observed = policy::watch::run_checks(run, watched);
             let (lock, session) = store.lock_and_read(at, key)?;
             unmoved(&session, planned_at).map_err(|e| refused(e, &session))?;
-            let read = ReadUnderLock::now(&at.project, &session, submits.then_some(&git));
+            let read = ReadUnderLock::now(store, &at.project, &session, submits.then_some(&git));
             (lock, session, read, observed)
         }
     };
@@ -165,7 +169,8 @@ pub fn act_at(
 }
 
 /// What a step acts on, read under the lock: the session (a parent with its stories as
-/// their shared entries say now) and the documents the machine may read for it (for a
+/// their shared entries say now, and the sprints other clones claimed on the team's remote
+/// as this clone last fetched them) and the documents the machine may read for it (for a
 /// submission, the project's files as the developer's round left them).
 struct ReadUnderLock {
     before: Session,
@@ -174,8 +179,13 @@ struct ReadUnderLock {
 
 impl ReadUnderLock {
     /// `submits`: what git says now, for a submission.
-    fn now(project: &Project, session: &Session, submits: Option<&GitNow>) -> ReadUnderLock {
-        let before = crate::store::stories::with_stories(project, session);
+    fn now(
+        store: &Store,
+        project: &Project,
+        session: &Session,
+        submits: Option<&GitNow>,
+    ) -> ReadUnderLock {
+        let before = store.with_stories(project, session, None);
         let mut documents = crate::store::documents(project, &before);
         if let Some(git) = submits {
             documents.work_tree = git.work_tree_now(&before);
@@ -201,15 +211,12 @@ fn others_task(before: &Session, decision: &Decision) -> Option<String> {
 
 /// The earlier lessons this change resolves (the closing report names them, the task
 /// recalled them): those of the model's or the server's own words retired with why, to be
-/// written with the change; one that holds a person's words left active and proposed to
-/// the human, who alone retires it (`lessons::report_may_retire`). Each said in a notice.
-/// A lesson that cannot be read now is passed over.
-fn retire_resolved(
-    project: &Project,
-    before: &Session,
-    outcome: &mut machine::Outcome,
-) -> Vec<crate::lessons::Lesson> {
-    let ids = crate::lessons::resolved(before, &outcome.session);
+/// written with the change, each kept in the change's record; one that holds a person's
+/// words left active and proposed to the human, who alone retires it
+/// (`lessons::report_may_retire`). Each said in a notice. A lesson that cannot be read now
+/// is passed over.
+fn retire_resolved(project: &Project, outcome: &mut machine::Outcome) -> Vec<Lesson> {
+    let ids = crate::lessons::resolved(&outcome.effects, &outcome.session);
     if ids.is_empty() {
         return Vec::new();
     }
@@ -244,6 +251,7 @@ fn retire_resolved(
             l.id,
             l.rel_path()
         ));
+        outcome.effects.lessons.retired.push(l.id.clone());
         retired.push(l);
     }
     retired
@@ -255,13 +263,13 @@ fn refused(e: Error, session: &Session) -> (Error, Option<Box<Session>>) {
 
 /// Refuses a submission whose session moved on while its checks ran.
 fn unmoved(session: &Session, planned_at: usize) -> Result<()> {
-    if session.history.len() == planned_at {
+    if session.steps() == planned_at {
         return Ok(());
     }
     Err(Error::argument(
         crate::code::ErrorCode::InvalidState,
         format!(
-            "the session moved on while the checks ran (it is now at stage `{}`, state `{}`): nothing was recorded. Check `status`, then submit again if it still applies",
+            "the session moved on while the checks ran (it is now at stage `{}`, state `{}`): nothing was recorded; `status` says where it stands now",
             session.current_stage, session.current_state
         ),
     ))
@@ -295,37 +303,43 @@ impl Applying<'_> {
             );
             machine::apply_observed(&before, command, decision, observed, &documents, now)?
         };
-        let seen = self.git.record(&before, &mut outcome.session);
-        (outcome.facts.notices).extend(begin_offer(project, &before, &outcome.session));
-        let prompt = self.prompt_for(&mut outcome.session)?;
+        self.git.record(&before, &mut outcome.session);
+        if outcome.effects.moved_stage() {
+            (outcome.facts.notices).extend(offer_to_begin(project, &outcome.session));
+        }
+        let prompt = self.prompt_for(&mut outcome)?;
         // What the change taught, written with it for the team.
         let lessons = self.taught(&before, &mut outcome);
-        for key in &admitted.said_once {
-            if !outcome.session.notices_given.contains(key) {
-                outcome.session.notices_given.push(key.clone());
-            }
-        }
-        let said = [
-            others_task(&before, decision),
-            crate::store::went_back(project, &before),
-        ];
-        outcome.facts.notices.extend(said.into_iter().flatten());
-        let retired = retire_resolved(project, &before, &mut outcome);
+        self.said_with(&before, decision, &admitted.said_once, &mut outcome);
+        let retired = retire_resolved(project, &mut outcome);
         let mut files = std::mem::take(&mut admitted.files);
         files.extend(crate::lessons::write_files(&lessons));
         files.extend(crate::lessons::write_files(&retired));
-        files.extend(outcome.writes.into_iter().map(|w| (w.path, w.content)));
-        let method =
-            method_files::prepare(project, &before, &mut outcome.session, &files, now, false);
-        {
+        let writes = std::mem::take(&mut outcome.writes);
+        files.extend(writes.into_iter().map(|w| (w.path, w.content)));
+        let method = method_files::prepare(
+            project,
+            &mut outcome.session,
+            Some(&outcome.effects),
+            &files,
+            now,
+        );
+        // The round is measured after the server's own writes for this change.
+        self.git
+            .round(&before, &mut outcome.session, &method.paths());
+        let seen = self.git.seen();
+        let also = {
             let _writing = crate::fault::doing("write", "write the change");
             self.store
-                .write_change(project, &before, &outcome.session, &files)?;
+                .write_change(project, &before, &outcome.session, &files)?
+        };
+        for (path, text) in files.iter().chain(&also) {
+            let blob = self.git.blob_id(text.as_bytes());
+            outcome.effects.wrote(path.clone(), Some(blob));
         }
         // After the change and apart from it: a file for the method that cannot be
         // written is said, and the change stands.
-        let notices = &mut outcome.facts.notices;
-        for_the_method(project, &before, &outcome.session, &files, method, notices);
+        self.for_the_method(&mut outcome, &files, method);
         // Said in the reply, not kept in the history: the policy's, not the step's.
         for notice in std::mem::take(&mut admitted.notices) {
             if !outcome.facts.notices.contains(&notice) {
@@ -337,24 +351,52 @@ impl Applying<'_> {
             human: for_human(project, &outcome.session, admitted.human_gates, cannot_ask),
             project: project.clone(),
             session: outcome.session,
+            effects: outcome.effects,
             facts: outcome.facts,
             prompt,
             seen,
         })
     }
 
-    /// The lessons the change teaches, each said in a notice. A risk accepted on work
-    /// whose round saw a fault of the server's own on the task (newer than the step
-    /// before the work's latest submission, even with a submission since) teaches none:
-    /// the failure accepted may be the server's, not the work's; the decision is recorded
-    /// all the same.
+    /// What the change says beside its own facts: the policy's notices said once (kept as
+    /// given), a decision on someone else's task, a session restored from an older
+    /// version, news of the story's claim (released, or won by another clone).
+    fn said_with(
+        &self,
+        before: &Session,
+        decision: &Decision,
+        said_once: &[String],
+        outcome: &mut machine::Outcome,
+    ) {
+        for key in said_once {
+            if !outcome.session.notices_given.contains(key) {
+                outcome.session.notices_given.push(key.clone());
+            }
+        }
+        let said = [
+            others_task(before, decision),
+            crate::store::went_back(self.project, before),
+            self.store.claim_news_now(self.project, before),
+        ];
+        outcome.facts.notices.extend(said.into_iter().flatten());
+    }
+
+    /// The lessons the change teaches, each said in a notice and kept in its record. A
+    /// risk accepted on work whose round saw a fault of the server's own on the task
+    /// (newer than the step before the work's latest submission, even with a submission
+    /// since) teaches none: the failure accepted may be the server's, not the work's; the
+    /// decision is recorded all the same.
     fn taught(&self, before: &Session, outcome: &mut machine::Outcome) -> Vec<Lesson> {
-        let accepts = crate::lessons::accepts_risk(before, &outcome.session);
-        let fault = accepts
-            .then(|| faults::during_round(self.project, before, before.current_stage))
-            .flatten();
-        let lessons = crate::lessons::learned(before, &outcome.session, fault.is_some());
-        bind_to_words(before, &mut outcome.session, &lessons);
+        let fault = (outcome.effects.risk.as_ref())
+            .and_then(|risk| faults::during_round(self.project, before, risk.stage));
+        let lessons =
+            crate::lessons::learned(before, &outcome.session, &outcome.effects, fault.is_some());
+        for l in &lessons {
+            // A lesson in the human's words is bound to them in the human's decision.
+            let human = l.source == crate::lessons::Source::Human;
+            let digest = human.then(|| crate::lessons::words_digest(&l.words));
+            (outcome.effects).taught(&mut outcome.session, &l.id, digest);
+        }
         if let Some(f) = fault {
             outcome.facts.notices.push(format!(
                 "No lesson was recorded for the risk accepted: the server failed on this task at {} (it could not {}) while the work accepted was made, so the failure accepted may be the server's, not the work's. The fault's record is {}.",
@@ -375,56 +417,51 @@ impl Applying<'_> {
     }
 
     /// The role prompt the reply hands over, with the lessons it carries kept in the
-    /// history, where the human can see them.
-    fn prompt_for(&self, session: &mut Session) -> Result<Option<Template>> {
+    /// change's history entry, where the human can see them, and in its record.
+    fn prompt_for(&self, outcome: &mut machine::Outcome) -> Result<Option<Template>> {
         if self.handover == Handover::Nothing {
             return Ok(None);
         }
         let _rendering = crate::fault::doing("prompt", "render the role prompt of the next step");
+        let session = &mut outcome.session;
         let prompt = prompts::needed(self.project, self.store.user_prompts(), session)?;
-        if let (Some(t), Some(entry)) = (&prompt, session.history.last_mut()) {
-            entry.lessons = t.lessons.ids.clone();
+        if let Some(t) = &prompt {
+            outcome.effects.recall(session, &t.lessons.ids);
         }
         Ok(prompt)
     }
-}
 
-/// Keeps in the human's decision the digest of the words of each lesson it taught (the
-/// lessons the server writes with the decision's task, stage and time): a lesson file is
-/// read as the human's only where its words are these (`lessons::load`), so a file that
-/// copies a decision's time with other words is a hand-written one.
-fn bind_to_words(before: &Session, after: &mut Session, lessons: &[Lesson]) {
-    let new = before.history.len().min(after.history.len());
-    for l in lessons
-        .iter()
-        .filter(|l| l.source == crate::lessons::Source::Human)
-    {
-        let entry = after.history[new..].iter_mut().find(|e| {
-            e.at == l.date
-                && e.stage == l.stage
-                && e.decided_by == Some(crate::workflow::DecidedBy::Human)
-        });
-        if let Some(e) = entry {
-            e.taught.push(crate::lessons::words_digest(&l.words));
+    /// The files the server writes for the BMAD method after a change, apart from it:
+    /// the shared plan's (`method_files`), a completed task's lessons for its
+    /// retrospective, the review's layer files and deferred findings (`review_layers`).
+    /// Each failure is a notice; each file written goes in the change's record.
+    fn for_the_method(
+        &self,
+        outcome: &mut machine::Outcome,
+        files: &[(String, String)],
+        method: method_files::ForMethod,
+    ) {
+        let (project, after) = (self.project, &outcome.session);
+        let (did, notices) = (&mut outcome.effects, &mut outcome.facts.notices);
+        let mut wrote = method_files::write(project, method, notices);
+        notices.extend(method_files::offer_retrospective(
+            project, did, after, &mut wrote,
+        ));
+        notices.extend(review_layers::defer_findings(
+            project, did, after, files, &mut wrote,
+        ));
+        notices.extend(review_layers::write_layer_files(project, after, &mut wrote));
+        // Each file written, and the change's own (`files`), go to the record of the
+        // server's own files (`store::wrote`), so that none reads as anyone's change.
+        let mut paths: Vec<String> = files.iter().map(|(path, _)| path.clone()).collect();
+        paths.extend(wrote.paths());
+        crate::store::wrote(project, &paths);
+        for (path, text) in wrote.files {
+            let blob = text.map(|t| self.git.blob_id(t.as_bytes()));
+            did.wrote(path, blob);
         }
+        did.statuses.extend(wrote.statuses);
     }
-}
-
-/// The files the server writes for the BMAD method after a change, apart from it: the
-/// shared plan's (`method_files`), a completed task's lessons for its retrospective, the
-/// review's layer files and deferred findings (`review_layers`). Each failure is a notice.
-fn for_the_method(
-    project: &Project,
-    before: &Session,
-    after: &Session,
-    files: &[(String, String)],
-    method: method_files::ForMethod,
-    notices: &mut Vec<String>,
-) {
-    method_files::write(project, method, notices);
-    notices.extend(method_files::offer_retrospective(project, before, after));
-    notices.extend(review_layers::defer_findings(project, before, after, files));
-    notices.extend(review_layers::write_layer_files(project, after));
 }
 
 /// The BMAD method's document a submission names (`document_file`), read through the
@@ -461,22 +498,11 @@ fn with_file_draft(
     Ok(documents)
 }
 
-/// The offer to begin the stage a change turned to from the BMAD method's document of it
-/// (`bmad_method::begin`), when the project has one.
-fn begin_offer(project: &Project, before: &Session, after: &Session) -> Option<String> {
-    if after.current_stage == before.current_stage {
-        return None;
-    }
-    offer_to_begin(project, after)
-}
-
 /// The offer to begin the stage `session` is at from the BMAD method's document of it,
 /// while nothing was submitted there yet (for `status`, after a decision made in the
 /// terminal or on the dashboard, whose reply no host read).
 pub fn offer_to_begin(project: &Project, session: &Session) -> Option<String> {
-    let fresh = session.current_state == crate::workflow::State::Generating
-        && session.record(session.current_stage).iteration == 0;
-    fresh
+    (session.awaits_first_draft())
         .then(|| crate::bmad_method::begin::offer(project, session.current_stage))
         .flatten()
 }
@@ -510,5 +536,195 @@ mod tests {
             None,
             "the same email is the same person"
         );
+    }
+
+    fn git(dir: &std::path::Path, args: &[&str]) -> String {
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    }
+
+    /// A git repository with a BMAD method install whose plan the server shares: its
+    /// planning documents in `plans/`, its sprint status in `impl/`.
+    fn project_with_the_method() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        git(p, &["init", "-q", "-b", "main"]);
+        git(p, &["config", "user.name", "Ada Lovelace"]);
+        git(p, &["config", "user.email", "ada@example.org"]);
+        std::fs::create_dir_all(p.join("_bmad/bmm")).unwrap();
+        std::fs::write(
+            p.join("_bmad/bmm/config.yaml"),
+            "planning_artifacts: \"{project-root}/plans\"\nimplementation_artifacts: \"{project-root}/impl\"\n",
+        )
+        .unwrap();
+        std::fs::create_dir_all(p.join(".claude/skills/bmad-prd")).unwrap();
+        std::fs::write(p.join("README.md"), "notes\n").unwrap();
+        git(p, &["add", "."]);
+        git(p, &["commit", "-q", "-m", "start"]);
+        dir
+    }
+
+    /// A task of the full track started in a project, changed on the host's word.
+    struct Task {
+        store: Store,
+        key: SessionKey,
+    }
+
+    impl Task {
+        fn start(p: &std::path::Path) -> Task {
+            let store = store_at(p);
+            let track = crate::workflow::Track::Full;
+            let started = store.start(None, "Build notes", None, track, &Utc::now);
+            let key = SessionKey::from_task(&started.unwrap().session.session_id);
+            Task { store, key }
+        }
+
+        fn step(&self, command: Command) -> Done {
+            let change = Change {
+                command,
+                decision: Decision::by_host(None),
+                handover: Handover::Nothing,
+            };
+            act(&self.store, None, &self.key, change, &Watched::none())
+                .unwrap_or_else(|(e, _)| panic!("{e}"))
+        }
+    }
+
+    fn submitted(stage: crate::workflow::Stage, text: &str) -> Command {
+        let field = stage.document_fields()[0];
+        Command::Submit {
+            stage: None,
+            claude_result: Some(
+                serde_json::json!({ field: text, "quality_score": 93 }).to_string(),
+            ),
+            codex_result: None,
+            document_file: None,
+        }
+    }
+
+    fn confirmed() -> Command {
+        Command::Confirm {
+            action: Action::Confirm,
+            note: None,
+            answers: Default::default(),
+        }
+    }
+
+    fn store_at(p: &std::path::Path) -> Store {
+        Store::new(
+            crate::files::DefaultRoot {
+                source_name: "test",
+                value: p.display().to_string(),
+            },
+            crate::settings::Acting::default(),
+        )
+    }
+
+    /// Each file in the change's record has the blob id git gives the file on disk.
+    fn same_as_git(p: &std::path::Path, done: &Done) {
+        assert!(!done.effects.written.is_empty());
+        for w in &done.effects.written {
+            let on_disk = git(p, &["hash-object", "--no-filters", &w.path]);
+            assert_eq!(w.blob.as_deref(), Some(on_disk.as_str()), "{}", w.path);
+        }
+    }
+
+    /// Every file a change wrote is in its record with the id git gives the file as it
+    /// lies on disk, the method's copies, epics and sprint status included; the approval
+    /// records the statuses it gave the stories.
+    #[test]
+    fn the_record_names_every_file_written_with_the_blob_git_gives_it() {
+        use crate::workflow::Stage;
+        let dir = project_with_the_method();
+        let p = dir.path();
+        let task = Task::start(p);
+        let step = |command: Command| task.step(command);
+        let same_as_git = |done: &Done| same_as_git(p, done);
+        let filled = |stage: Stage| crate::workflow::sections::filled("Notes", stage.sections());
+        let done = step(submitted(Stage::Po, &filled(Stage::Po)));
+        same_as_git(&done);
+        let prd = done.session.artifact_path(Stage::Po);
+        let session_file = crate::workflow::session::Session::file_of(&done.session.session_id);
+        let paths: Vec<&str> = done
+            .effects
+            .written
+            .iter()
+            .map(|w| w.path.as_str())
+            .collect();
+        assert!(
+            paths.contains(&prd.as_str()) && paths.contains(&session_file.as_str()),
+            "{paths:?}"
+        );
+        let done = step(confirmed());
+        same_as_git(&done);
+        assert_eq!(done.effects.completed, Some(Stage::Po));
+        assert!(
+            done.effects
+                .written
+                .iter()
+                .any(|w| w.path.starts_with("plans/")),
+            "the confirmed PRD's copy for the method: {:?}",
+            done.effects.written
+        );
+        step(submitted(Stage::Architect, &filled(Stage::Architect)));
+        step(confirmed());
+        step(submitted(
+            Stage::Sm,
+            "# Plan\n## Sprint 1: Core\n- a\n## Sprint 2: UI\n- b\n",
+        ));
+        let done = step(Command::Approve {
+            scope: None,
+            note: None,
+        });
+        same_as_git(&done);
+        assert!(done.effects.approves_plan());
+        let wrote = |path: &str| done.effects.written.iter().any(|w| w.path == path);
+        let task = &done.session.task_name;
+        assert!(wrote("impl/sprint-status.yaml") && wrote(&format!("plans/epics-{task}.md")));
+        assert!(
+            done.effects
+                .statuses
+                .iter()
+                .any(|(k, s)| k.ends_with("-core") && s == "backlog"),
+            "{:?}",
+            done.effects.statuses
+        );
+    }
+
+    /// A PRD sent back through `confirm` with `confirmed: false` is no confirmed PRD: the
+    /// method's planning folder gets no copy of it, and the record says it was sent back.
+    #[test]
+    fn a_document_sent_back_through_confirm_false_is_not_copied_for_the_method() {
+        use crate::workflow::Stage;
+        let dir = project_with_the_method();
+        let p = dir.path();
+        let task = Task::start(p);
+        let step = |command: Command| task.step(command);
+        let prd = crate::workflow::sections::filled("Notes", Stage::Po.sections());
+        step(submitted(Stage::Po, &prd));
+        let done = step(Command::Reject {
+            action: Action::Confirm,
+            feedback: Some("Name the platforms".into()),
+        });
+        assert!(done.effects.rejected && !done.effects.confirms());
+        let copies: Vec<String> = std::fs::read_dir(p.join("plans"))
+            .map(|d| {
+                d.filter_map(|e| e.ok()?.file_name().into_string().ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        assert_eq!(copies, Vec::<String>::new(), "{:?}", done.facts.notices);
+        assert!(!done
+            .effects
+            .written
+            .iter()
+            .any(|w| w.path.starts_with("plans/")));
     }
 }

@@ -7,11 +7,12 @@
 //! deferred-work ledger. The files are written after the change and apart from it: one
 //! that cannot be written is said in a notice, and the change stands.
 
+use super::method_files::Wrote;
 use crate::bmad_method::review;
 use crate::files::Project;
 use crate::prompts::layers::{self, LAYER_MARK};
 use crate::workflow::sections::{items_of, FINDINGS};
-use crate::workflow::{Action, Session, Stage, State};
+use crate::workflow::{Effects, Session, Stage};
 
 /// Whether a submission on `before` is a review that must report each of its layers.
 pub(super) fn required(project: &Project, before: &Session) -> bool {
@@ -20,10 +21,15 @@ pub(super) fn required(project: &Project, before: &Session) -> bool {
 }
 
 /// The built-in layers' files, written where the review of `after` is to be written now;
-/// what could not be written, or was left as someone's own, in notices.
-pub(super) fn write_layer_files(project: &Project, after: &Session) -> Vec<String> {
+/// what could not be written, or was left as someone's own, in notices; each file
+/// written, with its text, in `wrote`.
+pub(super) fn write_layer_files(
+    project: &Project,
+    after: &Session,
+    wrote: &mut Wrote,
+) -> Vec<String> {
     let reviewing = crate::workflow::story::prompt_stage(after) == Stage::Review
-        && matches!(after.current_state, State::Generating | State::Refining);
+        && after.current_state.host_writes();
     if !reviewing {
         return Vec::new();
     }
@@ -43,10 +49,13 @@ pub(super) fn write_layer_files(project: &Project, after: &Session) -> Vec<Strin
             Err(_) => false,
         };
         let failed = if ours {
-            project
-                .write_atomic(file, content.as_bytes())
-                .err()
-                .map(|e| format!("could not be written ({e})"))
+            match project.write_atomic(file, content.as_bytes()) {
+                Ok(()) => {
+                    wrote.files.push((file.clone(), Some(content)));
+                    None
+                }
+                Err(e) => Some(format!("could not be written ({e})")),
+            }
         } else {
             Some("is not a file the server wrote, so it was left as it is".into())
         };
@@ -60,27 +69,18 @@ pub(super) fn write_layer_files(project: &Project, after: &Session) -> Vec<Strin
     notices
 }
 
-/// Whether the change from `before` to `after` accepted the risk of a failing review.
-fn accepts_review_risk(before: &Session, after: &Session) -> bool {
-    let new = &after.history[before.history.len().min(after.history.len())..];
-    new.iter().any(|e| {
-        e.stage == Stage::Review && matches!(e.action, Action::Confirm | Action::ConfirmSave)
-    }) && after.record(Stage::Review).accepted_risk
-        && !before.record(Stage::Review).accepted_risk
-}
-
-/// The review's findings deferred to the method's ledger when the change accepted a failing
-/// review's risk (the notice that says so, or why they were not); `files` are the change's
-/// own writes, where the review document may be. Nothing without a v6 install.
+/// The review's findings deferred to the method's ledger when the change `did` accepted a
+/// failing review's risk (the notice that says so, or why they were not); `files` are the
+/// change's own writes, where the review document may be. Nothing without a v6 install.
+/// The ledger appended to goes in `wrote`, with its whole text when it was read whole.
 pub(super) fn defer_findings(
     project: &Project,
-    before: &Session,
+    did: &Effects,
     after: &Session,
     files: &[(String, String)],
+    wrote: &mut Wrote,
 ) -> Option<String> {
-    if !accepts_review_risk(before, after) {
-        return None;
-    }
+    did.accepted_risk_at(Stage::Review)?;
     let install = crate::bmad_method::discover(project)?;
     let source = after.record(Stage::Review).artifact.as_ref()?.path.clone();
     let document = match files.iter().find(|(p, _)| *p == source) {
@@ -96,19 +96,24 @@ pub(super) fn defer_findings(
     }
     // Where the new part begins depends on how the ledger ends; one that cannot be read
     // here (too large, not UTF-8) is appended to all the same, a paragraph apart.
-    let existing = match project.read_at_most(&ledger, MAX_LEDGER_READ) {
-        Ok(None) => String::new(),
-        Ok(Some(text)) => ending(&text),
-        Err(_) => "x".into(),
+    let whole = match project.read_at_most(&ledger, MAX_LEDGER_READ) {
+        Ok(None) => Some(String::new()),
+        Ok(Some(text)) => Some(text),
+        Err(_) => None,
     };
+    let existing = whole.as_deref().map_or_else(|| "x".into(), ending);
     let date = after.updated_at.get(..10).unwrap_or(&after.updated_at);
     let why = "the human accepted the failing review's risk in bmad-mcp";
     let entry = review::deferred_entry(&existing, &after.task_name, date, &findings, why);
     Some(match project.append(&ledger, entry.as_bytes()) {
-        Ok(()) => format!(
-            "Deferred {} finding(s) of {source} to the BMAD method's ledger {ledger}, where a later task's PO and development are shown them.",
-            findings.len()
-        ),
+        Ok(()) => {
+            // The ledger as the append left it, when what was there was read whole.
+            wrote.files.push((ledger.clone(), whole.map(|w| w + &entry)));
+            format!(
+                "Deferred {} finding(s) of {source} to the BMAD method's ledger {ledger}, where a later task's PO and development are shown them.",
+                findings.len()
+            )
+        }
         Err(e) => format!("The review's deferred findings could not be appended to the BMAD method's ledger {ledger}: {e}"),
     })
 }

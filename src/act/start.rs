@@ -42,6 +42,7 @@ pub fn start(store: &Store, cwd: Option<&str>, start: Start) -> Result<Started> 
             sprint,
             start.objective,
             start.engines,
+            &super::method_files::at_story_start(&project),
             &Utc::now,
         )?,
         None => {

@@ -226,9 +226,7 @@ pub fn decide(store: &Store, posted: Posted, provenance: Provenance) -> PageAnsw
         handover: Handover::Nothing,
     };
     match human::decide(store, &asking.at, &key, answer) {
-        Decided::Done(done) => PageAnswer::Done(
-            reply::for_session(&done.session, &done.facts, action, None).user_message,
-        ),
+        Decided::Done(done) => PageAnswer::Done(reply::of_change(&done, &done.facts).user_message),
         Decided::Stale { error, sha256 } => PageAnswer::Conflict {
             message: error.to_string(),
             sha256: Some(sha256),

@@ -239,9 +239,11 @@ impl Dashboard {
         true
     }
 
-    /// [`Dashboard::announce`] now, then every [`ANNOUNCE_EVERY`] while a project served
-    /// was not told, until the server stops: a project whose first task starts after the
-    /// dashboard does (a work tree that joins later too) gets the page's address then.
+    /// [`Dashboard::announce`] now, then every [`ANNOUNCE_EVERY`] until the server stops:
+    /// the clones' work trees are listed again (at most every [`WORKTREES_EVERY`]), whether
+    /// or not a page is open, and a project not told yet is told. A project whose first
+    /// task starts after the dashboard does, and a work tree added while it runs, get the
+    /// page's address within seconds, so their replies link to it.
     pub fn announce_when_started(self: &Arc<Self>, bound: SocketAddr) {
         self.announce(bound);
         let dash = self.clone();
@@ -251,11 +253,14 @@ impl Dashboard {
                     _ = dash.stop.cancelled() => return,
                     () = tokio::time::sleep(ANNOUNCE_EVERY) => {}
                 }
-                if dash.all_told() {
-                    continue;
-                }
                 let d = dash.clone();
-                let _ = tokio::task::spawn_blocking(move || d.announce(bound)).await;
+                let _ = tokio::task::spawn_blocking(move || {
+                    d.pick_up_worktrees();
+                    if !d.all_told() {
+                        d.announce(bound);
+                    }
+                })
+                .await;
             }
         });
     }

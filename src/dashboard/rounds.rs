@@ -104,7 +104,7 @@ pub fn drafts(project: &Project, s: &Session, stage: Stage) -> (Vec<Draft>, usiz
         })
         .collect();
     files.sort();
-    let entries: Vec<&HistoryEntry> = s.history.iter().filter(|h| h.stage == stage).collect();
+    let entries: Vec<&HistoryEntry> = s.steps_at(stage);
     let mut out = Vec::new();
     // Which files an entry recorded: two entries of one millisecond match the same ones.
     let mut matched = vec![false; files.len()];

@@ -118,7 +118,7 @@ pub fn parse(words: &str, path: &str, draft: &str) -> Vec<Thread> {
 /// The threads shown against the version waiting on `stage`: the comments of the last
 /// send-back of that stage made on this page, when a newer draft answered it.
 pub fn of(s: &Session, stage: Stage, path: &str) -> Vec<Thread> {
-    let entries: Vec<&HistoryEntry> = s.history.iter().filter(|h| h.stage == stage).collect();
+    let entries: Vec<&HistoryEntry> = s.steps_at(stage);
     let Some(last) = entries.iter().rposition(|h| h.action == Action::Reject) else {
         return Vec::new();
     };

@@ -63,6 +63,8 @@ fn extras(s: &Session) -> serde_json::Map<String, Value> {
     put("track", json!(s.track));
     put("story", json!(s.story));
     put("stories", json!(s.stories));
+    put("claimed", json!(s.claimed));
+    put("twice", json!(crate::store::stories::twice(s)));
     put("trace", json!(crate::workflow::trace::summary(s)));
     out
 }
@@ -95,7 +97,7 @@ pub fn tasks(dash: &Dashboard) -> Vec<TaskRow> {
                 let Ok((_, s)) = store.load(None, &SessionKey::from_task(&entry.session_id)) else {
                     continue;
                 };
-                let s = stories::with_stories(&project, &s);
+                let s = store.with_stories(&project, &s, None);
                 let behind = stories::stale_copy(&project, &s);
                 let mut extra = extras(&s);
                 if let Some(b) = &behind {
@@ -167,9 +169,10 @@ fn text(project: &Project, rel: &str) -> Option<String> {
 
 /// One task in full, as the page shows it.
 pub fn task(store: &Store, project_index: usize, id: &str) -> Result<Value> {
-    let (project, s) = store.load(None, &SessionKey::from_task(id))?;
-    // A parent's stories as they stand now, wherever they run, not as its last change saw them.
-    let s = stories::with_stories(&project, &s);
+    // A parent's stories as they stand now, wherever they run (the claims on the team's
+    // remote as this clone last fetched them: never waited for), not as its last change
+    // saw them.
+    let (project, s, claims) = store.load_fresh(None, &SessionKey::from_task(id), false)?;
     // The stages of the session's track, in its order (docs/spec.md §18).
     let drafts: Vec<(Stage, (Vec<Draft>, usize))> = s
         .track
@@ -182,7 +185,7 @@ pub fn task(store: &Store, project_index: usize, id: &str) -> Result<Value> {
         .map(|(stage, found)| stage_view(&project, &s, *stage, found))
         .collect();
     let audit: Vec<Value> = s
-        .history
+        .audit()
         .iter()
         .map(|h| json!({
             "at": h.at, "action": h.action.name(), "stage": h.stage, "from": h.from, "to": h.to,
@@ -219,8 +222,10 @@ pub fn task(store: &Store, project_index: usize, id: &str) -> Result<Value> {
         "extra": extras(&s),
         "matrix": matrix::view(&s),
         "lessons": lessons(&project),
-        // Who holds its sprints on the team's remote, as last fetched and said how long ago.
-        "claims": store.claim_holders(&project, &s, false),
+        // Who holds its sprints on the team's remote, as last fetched and said how long ago;
+        // for a story, its sprint released or taken by another.
+        "claims": claims.as_ref().and_then(|c| store.holders_in(c, &s)),
+        "claim_news": store.claim_news(&s, claims.as_ref()),
         // Sprints the BMAD method's sprint status calls done that no story completed.
         "done_by_hand": store.done_by_hand(&project, &s),
         "drift": crate::store::drift(&project, &s).map(|d| json!({"documents": d.documents, "words": d.describe()})),

@@ -8,6 +8,7 @@ mod append;
 mod beneath;
 mod entries;
 mod lock;
+mod look;
 pub(crate) mod project;
 mod read;
 mod roots;
@@ -17,6 +18,7 @@ mod sync;
 mod write;
 
 pub use lock::{Held, DEFAULT_LOCK_WAIT, LOCK_FILE};
+pub use look::{Look, Tree};
 pub use project::{discover, DefaultRoot, Project};
 pub use read::{may_read_in_project, read_text, FolderTexts, ReadProblem, MAX_READ_BYTES};
 pub use roots::Roots;

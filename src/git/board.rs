@@ -7,11 +7,9 @@
 //! owner taking it over from another clone), again only while it is the claim read. Every
 //! network command is [`super::claim`]'s, bounded in time and asking nothing.
 
-use super::claim::{fetch, git, network};
+use super::claim::{fetch, git, network, CLAIMS, PENDING};
 use super::{run, Repo};
 
-/// Where the claims are.
-pub const CLAIMS: &str = "refs/bmad/claims/";
 /// Where the records of released claims are.
 pub const RELEASED: &str = "refs/bmad/released/";
 
@@ -33,6 +31,9 @@ pub struct Board {
     pub remote: String,
     pub claims: Vec<RemoteRef>,
     pub released: Vec<RemoteRef>,
+    /// The claims this clone took (or re-worded) that the remote has not had yet, under
+    /// [`PENDING`]: never fetched, never pruned.
+    pub pending: Vec<RemoteRef>,
     /// Why the remote could not be asked (the refs are then the last fetch's).
     pub unreachable: Option<String>,
 }
@@ -69,23 +70,35 @@ impl Repo {
     /// the remote; `None` when the repository has no remote.
     pub fn board_kept(&self) -> Option<Board> {
         let remote = self.remote()?;
-        let (claims, released) = self
-            .local_refs()
-            .into_iter()
-            .partition(|r: &RemoteRef| r.refname.starts_with(CLAIMS));
+        let (mut claims, mut released, mut pending) = (Vec::new(), Vec::new(), Vec::new());
+        for r in self.local_refs() {
+            if r.refname.starts_with(CLAIMS) {
+                claims.push(r);
+            } else if r.refname.starts_with(RELEASED) {
+                released.push(r);
+            } else {
+                pending.push(r);
+            }
+        }
         Some(Board {
             remote,
             claims,
             released,
+            pending,
             unreachable: None,
         })
     }
 
-    /// The clone's copies of the claims and release records, by name.
+    /// The clone's copies of the claims and release records, and its pending claims, by
+    /// name.
     fn local_refs(&self) -> Vec<RemoteRef> {
         let format =
             "--format=%(refname)%00%(objectname)%00%(creatordate:iso-strict)%00%(contents:subject)";
-        let out = run(&self.dir, &[], &["for-each-ref", format, CLAIMS, RELEASED]);
+        let out = run(
+            &self.dir,
+            &[],
+            &["for-each-ref", format, CLAIMS, RELEASED, PENDING],
+        );
         out.unwrap_or_default()
             .lines()
             .filter_map(|line| {
@@ -128,6 +141,40 @@ impl Repo {
             .output();
         let _ = git(&self.dir)
             .args(["update-ref", record_ref, &commit])
+            .output();
+        Ok(())
+    }
+
+    /// Moves `claim` to a new commit saying `message`, as long as the remote still has it
+    /// where it was read, and records the release of the claim it replaces (`record.1`, a
+    /// message whose commit descends from the old claim's) at `record.0`, in the same atomic
+    /// push: the remote has both or neither.
+    pub fn hand_over(
+        &self,
+        claim: &RemoteRef,
+        message: &str,
+        record: (&str, &str),
+    ) -> Result<(), String> {
+        let remote = self.remote().ok_or("the repository has no remote")?;
+        let commit = self
+            .claim_commit(message, None)
+            .ok_or("git could not make the claim's commit")?;
+        let kept = self
+            .claim_commit(record.1, Some(&claim.commit))
+            .ok_or("git could not make the release's record")?;
+        self.push_leased(
+            &remote,
+            (claim.refname.as_str(), claim.commit.as_str()),
+            &[
+                format!("{commit}:{}", claim.refname),
+                format!("{kept}:{}", record.0),
+            ],
+        )?;
+        let _ = git(&self.dir)
+            .args(["update-ref", &claim.refname, &commit])
+            .output();
+        let _ = git(&self.dir)
+            .args(["update-ref", record.0, &kept])
             .output();
         Ok(())
     }

@@ -27,8 +27,28 @@ pub enum Claim {
     Won { remote: String },
     /// `remote` holds an earlier claim, whose message is given.
     Held { remote: String, message: String },
-    /// `remote` could not be reached, or refused for another reason: why.
-    Unreachable { remote: String, why: String },
+    /// `remote` could not be reached, or refused for another reason: why. The claim is
+    /// kept in the clone (`pending`, under [`PENDING`]) when its commit could be made, to be
+    /// pushed by the next fetch of the claims that reaches the remote.
+    Unreachable {
+        remote: String,
+        why: String,
+        pending: bool,
+    },
+}
+
+/// Where the claims are.
+pub const CLAIMS: &str = "refs/bmad/claims/";
+
+/// Where a clone keeps a claim (or a claim's new message) the remote has not had yet: the
+/// same path as under [`CLAIMS`]. A fetch of the claims never prunes it.
+pub const PENDING: &str = "refs/bmad/pending/";
+
+/// The pending ref of the claim `refname` (under [`CLAIMS`]).
+pub fn pending_ref(refname: &str) -> Option<String> {
+    refname
+        .strip_prefix(CLAIMS)
+        .map(|rest| format!("{PENDING}{rest}"))
 }
 
 impl Repo {
@@ -38,14 +58,15 @@ impl Repo {
         let Some(remote) = self.remote() else {
             return Claim::NoRemote;
         };
+        let made = self.claim_commit(message, None);
         match self.held(&remote, refname) {
-            Err(why) => return Claim::Unreachable { remote, why },
+            Err(why) => return self.offline(remote, refname, made.as_deref(), why),
             Ok(Some(message)) => return Claim::Held { remote, message },
             Ok(None) => {}
         }
-        let Some(commit) = self.claim_commit(message, None) else {
+        let Some(commit) = made else {
             let why = "git could not make the claim's commit".to_string();
-            return Claim::Unreachable { remote, why };
+            return self.offline(remote, refname, None, why);
         };
         let pushed = network(
             &self.dir,
@@ -68,9 +89,66 @@ impl Repo {
             // Refused: most likely another clone pushed the same claim first.
             Err(why) => match self.held(&remote, refname) {
                 Ok(Some(message)) => Claim::Held { remote, message },
-                _ => Claim::Unreachable { remote, why },
+                _ => self.offline(remote, refname, Some(&commit), why),
             },
         }
+    }
+
+    /// A claim the remote could not be asked for: its commit kept as pending, when made.
+    fn offline(&self, remote: String, refname: &str, commit: Option<&str>, why: String) -> Claim {
+        let pending = commit.is_some_and(|c| self.keep_pending(refname, c));
+        Claim::Unreachable {
+            remote,
+            why,
+            pending,
+        }
+    }
+
+    /// Keeps `commit` as what the clone wants the remote's `refname` to be (under
+    /// [`PENDING`]); whether it was kept.
+    pub fn keep_pending(&self, refname: &str, commit: &str) -> bool {
+        let Some(pending) = pending_ref(refname) else {
+            return false;
+        };
+        git(&self.dir)
+            .args(["update-ref", &pending, commit])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    }
+
+    /// A new claim commit saying `message`, kept as pending for `refname`: its commit.
+    pub fn want(&self, refname: &str, message: &str) -> Option<String> {
+        let commit = self.claim_commit(message, None)?;
+        self.keep_pending(refname, &commit).then_some(commit)
+    }
+
+    /// Forgets the pending claim of `refname` (pushed, or lost to another clone).
+    pub fn drop_pending(&self, refname: &str) {
+        if let Some(pending) = pending_ref(refname) {
+            let _ = git(&self.dir).args(["update-ref", "-d", &pending]).output();
+        }
+    }
+
+    /// Pushes `commit` to the remote's `refname`: created where the remote has none
+    /// (`was: None`; refused when it has one, as a first claim is), else moved from `was`
+    /// as long as the remote still has it there. The clone's copy follows.
+    pub fn push_claim(&self, refname: &str, commit: &str, was: Option<&str>) -> Result<(), String> {
+        let remote = self.remote().ok_or("the repository has no remote")?;
+        let spec = format!("{commit}:{refname}");
+        match was {
+            None => network(
+                &self.dir,
+                &["push", "--quiet", "--no-verify", &remote, &spec],
+            )
+            .map(|_| ()),
+            Some(was) => self
+                .push_leased(&remote, (refname, was), &[spec])
+                .map(|_| ()),
+        }?;
+        let _ = git(&self.dir)
+            .args(["update-ref", refname, commit])
+            .output();
+        Ok(())
     }
 
     /// Takes back a claim this clone won, for a story whose start failed after it: the
@@ -271,13 +349,7 @@ pub(super) fn network_failing(dir: &Path, args: &[&str]) -> Result<String, Failu
     match status {
         Some(s) if s.success() => Ok(stdout),
         Some(_) => Err(Failure {
-            why: stderr
-                .lines()
-                .rev()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("git failed")
-                .trim()
-                .to_string(),
+            why: said(&stderr),
             stderr,
         }),
         None => Err(Failure {
@@ -289,6 +361,27 @@ pub(super) fn network_failing(dir: &Path, args: &[&str]) -> Result<String, Failu
             stderr: String::new(),
         }),
     }
+}
+
+/// Why git failed, in a line: the first paragraph of its stderr (what went wrong, and
+/// "Could not read from remote repository."), without the advice git adds after a blank
+/// line ("Please make sure you have the correct access rights / and the repository
+/// exists."), which alone would say nothing; each line without git's `fatal: `.
+fn said(stderr: &str) -> String {
+    let first: Vec<&str> = stderr
+        .trim_start()
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.is_empty())
+        .map(|l| {
+            l.trim_start_matches("fatal: ")
+                .trim_start_matches("error: ")
+        })
+        .collect();
+    if first.is_empty() {
+        return "git failed".into();
+    }
+    crate::code::clip(&first.join("; "), 400)
 }
 
 /// What `stream` holds until its end, at most `limit` bytes, as text.
@@ -349,5 +442,24 @@ mod tests {
             "{took:?}: {got:?}"
         );
         assert!(matches!(got, Claim::Unreachable { .. }), "{got:?}");
+    }
+
+    /// git's advice after a blank line is not why a command failed.
+    #[test]
+    fn why_git_failed_is_its_first_paragraph() {
+        let ssh = "ssh: Could not resolve hostname nowhere: Name or service not known\r\nfatal: Could not read from remote repository.\n\nPlease make sure you have the correct access rights\nand the repository exists.\n";
+        assert_eq!(
+            said(ssh),
+            "ssh: Could not resolve hostname nowhere: Name or service not known; Could not read from remote repository."
+        );
+        assert_eq!(said("\n"), "git failed");
+        let dir = tempfile::tempdir().unwrap();
+        git(dir.path()).args(["init", "-q"]).output().unwrap();
+        let got = network(dir.path(), &["ls-remote", "/nowhere/origin.git"]).unwrap_err();
+        assert!(!got.contains("repository exists"), "{got}");
+        assert!(
+            got.contains("'/nowhere/origin.git' does not appear to be a git repository"),
+            "{got}"
+        );
     }
 }

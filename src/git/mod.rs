@@ -6,7 +6,8 @@
 //! repository (`GIT_OPTIONAL_LOCKS=0`: not even the index's stat cache is written), and
 //! runs no command the repository's config names (a file-system monitor, an external diff,
 //! a clean filter, a hook). The one thing it writes is a claim (`claim.rs`): a commit
-//! object and a ref under `refs/bmad/claims/`, pushed to the team's remote (and, when a
+//! object and a ref under `refs/bmad/claims/`, pushed to the team's remote (kept under
+//! `refs/bmad/pending/` until a fetch reaches the remote when it could not be; and, when a
 //! human releases one, its record under `refs/bmad/released/`: `board.rs`); the work tree,
 //! the index and the branches are never touched. `bmad-mcp init` also sets the merge
 //! driver of the method's sprint status in the clone's own config, and the driver runs
@@ -14,12 +15,14 @@
 
 mod board;
 mod claim;
+mod content;
 mod file_history;
 mod merge_driver;
 mod resolve;
 
-pub use board::{Board, RemoteRef, CLAIMS, RELEASED};
-pub use claim::{Claim, NETWORK_DEADLINE};
+pub use board::{Board, RemoteRef, RELEASED};
+pub use claim::{pending_ref, Claim, CLAIMS, NETWORK_DEADLINE, PENDING};
+pub use content::{blob_id, GitPath};
 pub use file_history::{Commit, LastChange};
 pub use merge_driver::{merge_bytes, merge_text, set_driver};
 pub use resolve::Side;
@@ -48,11 +51,20 @@ pub const PROJECT_FILES: [&str; 4] = [
     ":(exclude).bmad",
 ];
 
+/// Whether `rel` (relative to the project) is one of the project's own files, as
+/// [`PROJECT_FILES`] selects them: not in the workflow's folders.
+pub fn is_project_file(rel: &str) -> bool {
+    let first = rel.split('/').next().unwrap_or(rel);
+    ![".bmad-task", ".claude", ".bmad"].contains(&first)
+}
+
 /// A git work tree that holds the project, found by its `.git` without starting git.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Repo {
     /// The project directory (where git runs; paths are relative to it).
     dir: PathBuf,
+    /// The top of the work tree holding it (where its `.git` is).
+    top: PathBuf,
     /// The repository's own directory for this work tree (`.git`, or the one a linked
     /// work tree's `.git` file names) and the directory it shares with every work tree.
     git_dir: PathBuf,
@@ -86,6 +98,7 @@ impl Repo {
             .ancestors()
             .map(|d| d.join(".git"))
             .find(|p| p.exists())?;
+        let top = dot_git.parent()?.to_path_buf();
         let git_dir = if dot_git.is_dir() {
             dot_git
         } else {
@@ -103,6 +116,7 @@ impl Repo {
         };
         Some(Repo {
             dir: dir.to_path_buf(),
+            top,
             git_dir,
             common_dir,
         })
@@ -117,6 +131,12 @@ impl Repo {
     /// The folder every work tree of this clone shares (`.git` of the main work tree).
     pub fn common_dir(&self) -> &Path {
         &self.common_dir
+    }
+
+    /// Where the project is in its work tree: the folders from the work tree's top down
+    /// to it (empty when the project is the top).
+    pub fn project_in_tree(&self) -> &Path {
+        self.dir.strip_prefix(&self.top).unwrap_or(Path::new(""))
     }
 
     /// Every work tree of this clone that is there on disk, the main one first, as
@@ -301,7 +321,7 @@ impl Repo {
     /// and committed. `pathspecs` narrow it (git's syntax: `:(exclude).claude`). `None`
     /// when the commit is not in this repository (never pushed from another clone) or git
     /// fails.
-    pub fn changed_since(&self, commit: &str, pathspecs: &[&str]) -> Option<Vec<String>> {
+    pub fn changed_since(&self, commit: &str, pathspecs: &[&str]) -> Option<Vec<GitPath>> {
         if !is_commit_id(commit) {
             return None;
         }
@@ -321,32 +341,22 @@ impl Repo {
             pathspecs
         });
         let off = self.without_drivers();
-        let out = run(&self.dir, &off, &args)?;
-        Some(
-            out.split('\0')
-                .filter(|p| !p.is_empty())
-                .take(MAX_PATHS)
-                .map(str::to_string)
-                .collect(),
-        )
+        let out = run_bytes(&self.dir, &off, &args)?;
+        Some(names(&out).take(MAX_PATHS).collect())
     }
 
     /// The files under the project (relative to it) that git does not track and does not
     /// ignore: new work not added yet. `pathspecs` narrow it as for [`Repo::changed_since`].
     /// `None` when git fails or names more than [`MAX_PATHS`].
-    pub fn untracked(&self, pathspecs: &[&str]) -> Option<Vec<String>> {
+    pub fn untracked(&self, pathspecs: &[&str]) -> Option<Vec<GitPath>> {
         let mut args = vec!["ls-files", "--others", "--exclude-standard", "-z", "--"];
         args.extend_from_slice(if pathspecs.is_empty() {
             &["."]
         } else {
             pathspecs
         });
-        let out = run(&self.dir, &[], &args)?;
-        let paths: Vec<String> = out
-            .split('\0')
-            .filter(|p| !p.is_empty())
-            .map(str::to_string)
-            .collect();
+        let out = run_bytes(&self.dir, &[], &args)?;
+        let paths: Vec<GitPath> = names(&out).take(MAX_PATHS + 1).collect();
         (paths.len() <= MAX_PATHS).then_some(paths)
     }
 
@@ -360,18 +370,13 @@ impl Repo {
     }
 
     /// The blob id git would give each file's content in the work tree, unfiltered (as
-    /// `git hash-object --no-filters` does), in order; `None` for a file that is not
-    /// there. Computed here, without git: `like` is a commit id of the repository, whose
-    /// length says the hash (SHA-1 ids have 40 digits, SHA-256 ones 64).
-    pub fn blob_ids(&self, paths: &[String], like: &str) -> Vec<Option<String>> {
-        paths
-            .iter()
-            .map(|p| {
-                let path = self.dir.join(p);
-                let bytes = std::fs::read(&path).ok().filter(|_| path.is_file())?;
-                Some(blob_id(&bytes, like.len() == 64))
-            })
-            .collect()
+    /// `git hash-object --no-filters` does), in order, read within bounds
+    /// (`content::ids`: a link's own id, a FIFO or a device named, a large file by its
+    /// size and time); `None` for a file that is not there. Computed here, without git:
+    /// `like` is a commit id of the repository, whose length says the hash (SHA-1 ids
+    /// have 40 digits, SHA-256 ones 64).
+    pub fn blob_ids(&self, paths: &[GitPath], like: &str) -> Vec<Option<String>> {
+        content::ids(&self.dir, paths, like.len() == 64)
     }
 
     /// What is compared to tell whether git's answers may have changed: HEAD's
@@ -427,27 +432,6 @@ fn is_own_worktree(path: &Path, common: &Path) -> bool {
         .ok()
         .and_then(|t| git_dir.join(t.trim()).canonicalize().ok());
     in_ours && back.as_deref() == Some(common)
-}
-
-/// A blob's id: the hash of `blob <size>\0` and the bytes.
-fn blob_id(bytes: &[u8], sha256: bool) -> String {
-    use sha2::Digest as _;
-    let header = format!("blob {}\0", bytes.len());
-    if sha256 {
-        let mut h = sha2::Sha256::new();
-        h.update(header.as_bytes());
-        h.update(bytes);
-        hex(&h.finalize())
-    } else {
-        let mut h = sha1::Sha1::new();
-        h.update(header.as_bytes());
-        h.update(bytes);
-        hex(&h.finalize())
-    }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -546,9 +530,21 @@ pub fn is_commit_id(s: &str) -> bool {
     matches!(s.len(), 40 | 64) && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
+/// The names in git's `-z` output, each as its bytes.
+fn names(out: &[u8]) -> impl Iterator<Item = GitPath> + '_ {
+    out.split(|b| *b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| GitPath::new(p.to_vec()))
+}
+
+/// [`run_bytes`]'s output as text; `None` when it is not UTF-8.
+fn run(dir: &Path, settings: &[String], args: &[&str]) -> Option<String> {
+    String::from_utf8(run_bytes(dir, settings, args)?).ok()
+}
+
 /// Runs `git -C dir args…` without a shell or a terminal, with stdin closed: its stdout
 /// when it succeeds and says less than [`MAX_OUTPUT`], else `None`.
-fn run(dir: &Path, settings: &[String], args: &[&str]) -> Option<String> {
+fn run_bytes(dir: &Path, settings: &[String], args: &[&str]) -> Option<Vec<u8>> {
     let mut cmd = Command::new("git");
     // Nothing the repository's config names is run for a read: no file-system monitor
     // (`core.fsmonitor` can name any command), no external diff or text conversion, no
@@ -584,7 +580,7 @@ fn run(dir: &Path, settings: &[String], args: &[&str]) -> Option<String> {
     if !status.success() {
         return None;
     }
-    String::from_utf8(out).ok()
+    Some(out)
 }
 
 #[cfg(test)]
@@ -602,6 +598,13 @@ mod tests {
             .output()
             .unwrap();
         assert!(out.status.success(), "git {args:?}: {out:?}");
+    }
+
+    /// The names `changed_since` gives, as text.
+    fn keys(paths: Option<Vec<GitPath>>) -> Vec<String> {
+        let mut keys: Vec<String> = paths.unwrap().iter().map(GitPath::key).collect();
+        keys.sort();
+        keys
     }
 
     fn repo() -> (tempfile::TempDir, Repo) {
@@ -623,6 +626,7 @@ mod tests {
 
     #[test]
     fn identity_branch_head_and_changes_are_read() {
+        use std::os::unix::ffi::OsStrExt;
         let (dir, repo) = repo();
         let id = repo.identity().unwrap();
         assert_eq!(id.to_string(), "Ada Lovelace <ada@example.org>");
@@ -638,20 +642,18 @@ mod tests {
         git(dir.path(), &["commit", "-q", "-m", "one"]);
         let first = repo.branch_and_head().1.unwrap();
         assert!(is_commit_id(&first));
-        assert_eq!(
-            repo.changed_since(&first, &[]).unwrap(),
-            Vec::<String>::new()
-        );
+        assert_eq!(keys(repo.changed_since(&first, &[])), Vec::<String>::new());
         // Changed by hand (not committed), and by a later commit.
         std::fs::write(dir.path().join("src/a.rs"), "b\n").unwrap();
         std::fs::write(dir.path().join("notes.md"), "m\n").unwrap();
         git(dir.path(), &["commit", "-q", "-am", "two"]);
         std::fs::write(dir.path().join("notes.md"), "o\n").unwrap();
-        let mut changed = repo.changed_since(&first, &[]).unwrap();
-        changed.sort();
-        assert_eq!(changed, ["notes.md", "src/a.rs"]);
         assert_eq!(
-            repo.changed_since(&first, &[":(exclude)notes.md"]).unwrap(),
+            keys(repo.changed_since(&first, &[])),
+            ["notes.md", "src/a.rs"]
+        );
+        assert_eq!(
+            keys(repo.changed_since(&first, &[":(exclude)notes.md"])),
             ["src/a.rs"]
         );
         // A commit this repository does not have, and text that is no commit id.
@@ -661,6 +663,12 @@ mod tests {
             &["notes.md".into(), "gone.md".into(), "src/a.rs".into()],
             &first,
         );
+        // A name that is not UTF-8 is named as git names it.
+        let odd = std::ffi::OsStr::from_bytes(b"caf\xe9.md");
+        std::fs::write(dir.path().join(odd), "x\n").unwrap();
+        let new = repo.untracked(&[]).unwrap();
+        assert_eq!(new, [GitPath::new(b"caf\xe9.md".to_vec())]);
+        assert!(repo.blob_ids(&new, &first)[0].is_some());
         assert_eq!(ids.len(), 3);
         assert!(ids[0].is_some() && ids[1].is_none() && ids[2].is_some());
         assert_ne!(ids[0], ids[2]);
@@ -699,7 +707,7 @@ mod tests {
         );
         std::fs::write(dir.path().join("f"), "b\n").unwrap();
         let head = repo.branch_and_head().1.unwrap();
-        assert_eq!(repo.changed_since(&head, &[]).unwrap(), ["f"]);
+        assert_eq!(keys(repo.changed_since(&head, &[])), ["f"]);
         assert!(repo.identity().is_some() && repo.branch_and_head().0.is_some());
         assert!(!ran.exists(), "the monitor ran");
         git(dir.path(), &["diff", "--name-only", &head]);
@@ -735,9 +743,7 @@ mod tests {
         // A fresh reader, as a new process would be.
         let repo = Repo::at(dir.path()).unwrap();
         let head = repo.branch_and_head().1.unwrap();
-        let mut changed = repo.changed_since(&head, &[]).unwrap();
-        changed.sort();
-        assert_eq!(changed, ["f", "g"]);
+        assert_eq!(keys(repo.changed_since(&head, &[])), ["f", "g"]);
         assert_eq!(repo.state().unwrap(), (Some(head.clone()), true));
         assert!(!ran.exists(), "a filter ran");
         git(dir.path(), &["status", "--porcelain"]);
@@ -789,7 +795,8 @@ mod tests {
         let head = repo.branch_and_head().1.unwrap();
         std::fs::write(sub.join("x.txt"), "2\n").unwrap();
         std::fs::write(dir.path().join("outside.txt"), "2\n").unwrap();
-        assert_eq!(repo.changed_since(&head, &[]).unwrap(), ["x.txt"]);
+        assert_eq!(keys(repo.changed_since(&head, &[])), ["x.txt"]);
+        assert_eq!(repo.project_in_tree(), Path::new("app"));
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Every host this server knows, in one table ([`HOSTS`]): what each declares as an MCP
-//! client and what its model reads of a reply ([`Client`]), what it may run in the person's
-//! place when its dialog opens ([`DialogHooks`]; Claude Code's, read from its settings
-//! files: [`hooks`]), the marks its shell tool leaves and the programs it runs as
+//! client, what its model reads of a reply and what its person sees of one in each mode
+//! ([`Client`], [`OnScreen`]), what it may run in the person's place when its dialog
+//! opens ([`DialogHooks`]; Claude Code's, read from its settings files: [`hooks`]), the
+//! marks its shell tool leaves and the programs it runs as
 //! ([`Shell`]), and where it keeps its MCP servers for `bmad-mcp setup` ([`Config`]). Adding a host is adding a row here; the server's replies
 //! (`server::per_host`), the rule that refuses a decision under an assistant
 //! (`assistant`, through [`recognise`]), `bmad-mcp setup` and `docs/hosts.md` (rendered
@@ -21,7 +22,8 @@ pub enum Shows {
     /// The text, then the `structuredContent` as JSON.
     TextThenJson,
     /// The text of a result; of an error result, the whole result as one escaped JSON
-    /// string (the text and `structuredContent` both).
+    /// string (the text and `structuredContent` both) after the call's arguments, echoed,
+    /// and its interface shows the person no text of it.
     TextErrorsAsJson,
     /// No model: both are printed for the person at the command line, and a script
     /// there reads the JSON.
@@ -35,8 +37,8 @@ pub enum Dialog {
     None,
     /// It declares it and shows the form.
     Shown,
-    /// It declares it and shows the form in some modes; in the others it declines every
-    /// dialog at once, with nobody asked.
+    /// It declares it and shows the form in some modes; in the others it closes every
+    /// dialog at once (declines or cancels it), with nobody asked.
     DeclinedUnattended(Unseen),
 }
 
@@ -54,16 +56,56 @@ pub enum DialogHooks {
     NoDialog,
 }
 
-/// Where a host that declares the dialog declines it unseen, and what shows it, as the
-/// reply to such a decline and docs/hosts.md tell the human.
+/// Where a host that declares the dialog closes it unseen, and what shows it, as the
+/// reply to such a close and docs/hosts.md tell the human.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Unseen {
-    /// When it declines every dialog at once, as "it declines every dialog at once …"
-    /// goes on: "in `codex exec`, and in its interactive mode under …".
+    /// When it closes every dialog at once, as "it closes every dialog at once …" goes
+    /// on: "in `codex exec`, and in its interactive mode under …".
     pub when: &'static str,
     /// How a person runs it to be shown the form, as "To be asked in the dialog, …" goes
     /// on.
     pub shown: &'static str,
+}
+
+/// How much of a tool result's text a host's screen shows its person.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shown {
+    /// All of it.
+    Whole,
+    /// Its first line, cut.
+    FirstLine,
+    /// Its last lines, the rest on request.
+    LastLines,
+    /// None of it (a line that the call was made, at most).
+    Nothing,
+}
+
+/// What becomes of the server's dialog on a host's screen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sight {
+    /// The form is shown, and the person answers it.
+    Form,
+    /// It is closed at once, nobody asked.
+    ClosedUnseen,
+    /// The host declares none.
+    NoDialog,
+}
+
+/// What a person sees on a host's screen in one of its modes, as the tests read it from
+/// the screen (tests/it/hosts/). Where it shows nothing of a reply the person must act on,
+/// they read what the model relays: the reply's `next_step` asks it to show them
+/// `user_message`, which names the terminal command and the dashboard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OnScreen {
+    /// The mode, as the person starts it: "`claude -p`".
+    pub mode: &'static str,
+    /// Of a tool result.
+    pub result: Shown,
+    /// Of a result flagged as an error.
+    pub error: Shown,
+    /// The server's dialog.
+    pub dialog: Sight,
 }
 
 /// A host as an MCP client, as this server met it (the end-to-end tests run each).
@@ -88,6 +130,16 @@ pub struct Client {
     pub register: &'static str,
     /// What it leaves out or does differently that a user meets.
     pub limits: &'static str,
+    /// What its person sees, per mode.
+    pub screens: &'static [OnScreen],
+    /// Its own slash commands that share a name with one of the server's MCP prompts: it
+    /// renames such a prompt on every start, saying so (Gemini CLI's `/resume`), so the
+    /// server offers that prompt to it under another name (`server::mcp_prompts`).
+    pub commands: &'static [&'static str],
+    /// The argument that marks its long-lived server process, which runs its MCP servers
+    /// and outlives the person's session (Codex CLI's `app-server` daemon): under it, the
+    /// server ends with the host's interface in its project (`stdio::host`).
+    pub daemon: Option<&'static str>,
 }
 
 /// What marks a host's shell tool, each mark read from the host's own shell tool.
@@ -171,6 +223,21 @@ priority = 100
 interactive = false
 (in the interactive mode Gemini still asks you before each call), or add `\"trust\": true` to the entry (no question in either mode). The gates stay yours either way.";
 
+/// Codex CLI's dialog does not send a form whose optional text field is left empty: Enter
+/// there does nothing. Read from Codex 0.169.0's interface; tests/it/hosts/codex.rs types
+/// a note for that reason.
+pub const CODEX_NOTE: &str = "In Codex's dialog, Enter on the empty note field (it is optional) does nothing: type a note there, a word will do, then Enter, to send your decision.";
+
+/// One mode of a host's screen.
+const fn on(mode: &'static str, result: Shown, error: Shown, dialog: Sight) -> OnScreen {
+    OnScreen {
+        mode,
+        result,
+        error,
+        dialog,
+    }
+}
+
 /// A user's file under the home directory, in `dir`, no variable.
 const fn json_in_home(
     setup_name: &'static str,
@@ -199,12 +266,24 @@ pub const HOSTS: [Host; 9] = [
         client: Some(Client {
             names: &["claude-code"],
             shows: Shows::JsonInstead,
-            dialog: Dialog::Shown,
+            // Read from Claude Code 2.1.330: `-p` answers every form with `cancel` about
+            // 9 ms after it is sent.
+            dialog: Dialog::DeclinedUnattended(Unseen {
+                when: "in `claude -p` (its print mode)",
+                shown: "run `claude` interactively, without `-p`",
+            }),
             hooks: DialogHooks::ClaudeCodeSettings,
             host_word_passes: false,
             era: "2026-07-28 (`server/discover`)",
             register: "`bmad-mcp setup claude-code`; or instead the plugin, which adds a hook that asks you before a gate call (docs/plugin.md)",
             limits: "`claude -p` closes every dialog at once: the plugin's hook asks before each gate call",
+            screens: &[
+                // Its interface folds the results into "Called bmad N times".
+                on("`claude`, its interface", Shown::Nothing, Shown::Nothing, Sight::Form),
+                on("`claude -p`", Shown::Nothing, Shown::Nothing, Sight::ClosedUnseen),
+            ],
+            commands: &[],
+            daemon: None,
         }),
         shell: Some(Shell {
             vars: &[("CLAUDECODE", None)],
@@ -243,6 +322,26 @@ pub const HOSTS: [Host; 9] = [
             era: "2025-06-18",
             register: "`bmad-mcp setup codex`",
             limits: "passes the server only a short list of variables: `BMAD_*` settings go in `[mcp_servers.bmad.env]`; `codex mcp list` does not connect",
+            // Read from Codex 0.169.0: its interface starts `codex app-server --listen
+            // unix:// … --managed-daemon`, which keeps running after `/quit` and closes its
+            // MCP servers' stdin about a minute later.
+            screens: &[
+                on(
+                    "`codex` under `approval_policy = \"on-request\"`",
+                    Shown::LastLines,
+                    Shown::LastLines,
+                    Sight::Form,
+                ),
+                on(
+                    "`codex` under `approval_policy = \"never\"`",
+                    Shown::LastLines,
+                    Shown::LastLines,
+                    Sight::ClosedUnseen,
+                ),
+                on("`codex exec`", Shown::Nothing, Shown::Nothing, Sight::ClosedUnseen),
+            ],
+            commands: &[],
+            daemon: Some("app-server"),
         }),
         shell: Some(Shell {
             vars: &[
@@ -263,7 +362,7 @@ pub const HOSTS: [Host; 9] = [
             user_file: "config.toml",
             project_file: Some(".codex/config.toml"),
             commented: None,
-            still_to_do: None,
+            still_to_do: Some(CODEX_NOTE),
         }),
     },
     Host {
@@ -277,6 +376,16 @@ pub const HOSTS: [Host; 9] = [
             era: "2025-06-18",
             register: "`bmad-mcp setup gemini`, in a folder Gemini trusts; headless runs also need a policy rule or `trust` (docs/setup.md)",
             limits: "its interactive mode asks the person before each call of a server without `trust`; its headless mode (`gemini -p`) offers the model no tool of such a server and says nothing, unless a policy rule allows it (docs/setup.md); drops variables whose names look like secrets (`KEY`, `TOKEN`, …) from the server's environment; wraps results in `<untrusted_context>`",
+            // Read from Gemini CLI 0.61.0's built-in commands: `/resume` is one of them
+            // (`/start` and `/status` are not).
+            screens: &[
+                // A flagged error shows only that the tool "reported an error": the server
+                // sends it none (`server::result`).
+                on("`gemini`, its interface", Shown::Whole, Shown::Nothing, Sight::NoDialog),
+                on("`gemini -p`", Shown::Nothing, Shown::Nothing, Sight::NoDialog),
+            ],
+            commands: &["resume"],
+            daemon: None,
         }),
         shell: Some(Shell {
             vars: &[("GEMINI_CLI", Some("1"))],
@@ -309,6 +418,13 @@ pub const HOSTS: [Host; 9] = [
             era: "2025-11-25",
             register: "`bmad-mcp setup opencode`",
             limits: "sets `AGENT=1` in the server's and the shell's environment",
+            screens: &[
+                // A call is a line of its arguments.
+                on("`opencode`, its interface", Shown::Nothing, Shown::Nothing, Sight::NoDialog),
+                on("`opencode run`", Shown::Nothing, Shown::Whole, Sight::NoDialog),
+            ],
+            commands: &[],
+            daemon: None,
         }),
         shell: Some(Shell {
             vars: &[("OPENCODE", Some("1")), ("AGENT", Some("1"))],
@@ -342,6 +458,12 @@ pub const HOSTS: [Host; 9] = [
             era: "2026-07-28 (`server/discover`), else 2025-11-25",
             register: "`bmad-mcp setup copilot`",
             limits: "the server's `instructions` do not reach the model; `copilot mcp list` does not connect",
+            screens: &[
+                on("`copilot`, its interface", Shown::FirstLine, Shown::Whole, Sight::Form),
+                on("`copilot -p`", Shown::FirstLine, Shown::Whole, Sight::ClosedUnseen),
+            ],
+            commands: &[],
+            daemon: None,
         }),
         shell: Some(Shell {
             vars: &[("COPILOT_CLI", Some("1"))],
@@ -375,6 +497,14 @@ pub const HOSTS: [Host; 9] = [
             era: "2025-11-25",
             register: "`mcp-inspector --cli bmad-mcp --method tools/call …` (no registration)",
             limits: "no model: the person at the command line makes each call, and a `confirm` there is theirs as the host's; `--tool-arg` reads a value that parses as JSON as that JSON, so a submission in the JSON form goes JSON-encoded, as one string (`\"claude_result=$(jq -Rs . < submission.json)\"`)",
+            screens: &[on(
+                "`mcp-inspector --cli`",
+                Shown::Whole,
+                Shown::Whole,
+                Sight::NoDialog,
+            )],
+            commands: &[],
+            daemon: None,
         }),
         shell: None,
         config: None,
@@ -464,6 +594,24 @@ mod tests {
         {
             assert!(h.shell.is_some(), "{}", h.name);
             assert!(h.config.is_some(), "{}", h.name);
+        }
+    }
+
+    /// The screens agree with the dialog: a host that closes it unseen in some modes has
+    /// such a mode and one that shows the form; one without a dialog shows none.
+    #[test]
+    fn each_hosts_screens_agree_with_its_dialog() {
+        for h in &HOSTS {
+            let Some(c) = h.client else { continue };
+            assert!(!c.screens.is_empty(), "{}", h.name);
+            let has = |sight| c.screens.iter().any(|s| s.dialog == sight);
+            match c.dialog {
+                Dialog::None => assert!(!has(Sight::Form) && !has(Sight::ClosedUnseen)),
+                Dialog::Shown => assert!(has(Sight::Form) && !has(Sight::ClosedUnseen)),
+                Dialog::DeclinedUnattended(_) => {
+                    assert!(has(Sight::Form) && has(Sight::ClosedUnseen), "{}", h.name)
+                }
+            }
         }
     }
 

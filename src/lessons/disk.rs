@@ -123,10 +123,10 @@ fn human_decisions(project: &Project, task: &str) -> Vec<Decided> {
     }
     let session: Option<serde_json::Value> =
         read(&Session::file_of(id)).and_then(|text| serde_json::from_str(&text).ok());
-    let Some(history) = session.as_ref().and_then(|s| s["history"].as_array()) else {
+    let Some(session) = session else {
         return Vec::new();
     };
-    history
+    crate::workflow::history::stored_steps(&session)
         .iter()
         .filter(|h| h["decided_by"] == "human")
         .filter_map(|h| {

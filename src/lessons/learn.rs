@@ -1,5 +1,6 @@
-//! Which lessons a change to a session teaches: read from the session before and after
-//! the change (pure; the store writes them with the change). The categories:
+//! Which lessons a change to a session teaches: read from the change's record and the
+//! stage's record before and after it (pure; the store writes them with the change). The
+//! categories:
 //!
 //! | what happened | category | whose words |
 //! |---|---|---|
@@ -19,136 +20,122 @@
 
 use super::{id_for, Category, Lesson, Source};
 use crate::workflow::rules::{after_reject, failed_checks, failed_verdict};
-use crate::workflow::session::{HistoryEntry, Session, StageRecord};
-use crate::workflow::{Action, DecidedBy, Stage};
+use crate::workflow::session::{Session, StageRecord};
+use crate::workflow::{DecidedBy, Effects, Stage};
 
 /// The words of a lesson are kept to this many characters.
 pub const MAX_WORDS_CHARS: usize = 2000;
 
-/// The lessons taught by the change from `before` to `after` (the same session).
-/// `server_failed`: the server failed on the task through a defect of its own since its
-/// last change, so a risk accepted now teaches nothing (the failure accepted may be the
-/// server's).
-pub fn learned(before: &Session, after: &Session, server_failed: bool) -> Vec<Lesson> {
-    let start = before.history.len().min(after.history.len());
-    let mut out = Vec::new();
-    for (i, entry) in after.history.iter().enumerate().skip(start) {
-        // The step's time, branch and words are in the seed: the same task advanced on two
-        // branches (the same history index in both) makes two lessons, named apart, that
-        // merge side by side instead of as an add/add conflict.
-        let seed = |n: usize, words: &str| {
-            let branch = after.branch.as_deref().unwrap_or("");
-            format!("{}:{i}:{n}:{}:{branch}:{words}", after.session_id, entry.at)
-        };
-        for (n, (role, category, source, words)) in taught(before, after, entry, server_failed)
-            .into_iter()
-            .enumerate()
-        {
-            out.push(Lesson {
-                id: id_for(&entry.at, &seed(n, &words)),
-                role,
-                category,
-                source,
-                task: after.task_name.clone(),
-                stage: entry.stage,
-                date: entry.at.clone(),
-                digest: entry.digest.clone().or_else(|| {
-                    before
-                        .record(entry.stage)
-                        .artifact
-                        .as_ref()
-                        .map(|a| a.sha256.clone())
-                }),
-                retired: None,
-                decided: None,
-                words: crate::code::clip(words.trim(), MAX_WORDS_CHARS),
-            });
-        }
-    }
-    out
+/// The lessons taught by the change `did`, which took the session from `before` to
+/// `after`. `server_failed`: the server failed on the task through a defect of its own
+/// since its last change, so a risk accepted now teaches nothing (the failure accepted
+/// may be the server's).
+pub fn learned(
+    before: &Session,
+    after: &Session,
+    did: &Effects,
+    server_failed: bool,
+) -> Vec<Lesson> {
+    let stage = did.from.stage;
+    // The step's time, place, branch and words are in the seed: the same task advanced on
+    // two branches (the same place in the history in both) makes two lessons, named
+    // apart, that merge side by side instead of as an add/add conflict.
+    let seed = |n: usize, words: &str| {
+        let branch = after.branch.as_deref().unwrap_or("");
+        let (id, at, i) = (&after.session_id, &did.at, did.step());
+        format!("{id}:{i}:{n}:{at}:{branch}:{words}")
+    };
+    let digest = did.decision.as_ref().and_then(|d| d.digest.clone());
+    let digest =
+        digest.or_else(|| (before.record(stage).artifact.as_ref()).map(|a| a.sha256.clone()));
+    taught(before, after, did, server_failed)
+        .into_iter()
+        .enumerate()
+        .map(|(n, (role, category, source, words))| Lesson {
+            id: id_for(&did.at, &seed(n, &words)),
+            role,
+            category,
+            source,
+            task: after.task_name.clone(),
+            stage,
+            date: did.at.clone(),
+            digest: digest.clone(),
+            retired: None,
+            decided: None,
+            words: crate::code::clip(words.trim(), MAX_WORDS_CHARS),
+        })
+        .collect()
 }
 
 type Taught = (Stage, Category, Source, String);
 
-fn decider(entry: &HistoryEntry) -> Source {
-    match entry.decided_by {
+/// Whose words a lesson of the decision holds: the human's, or the host's report of them.
+fn decider(did: &Effects) -> Source {
+    match did.decision.as_ref().map(|d| d.by) {
         Some(DecidedBy::Human) => Source::Human,
         _ => Source::Host,
     }
 }
 
-fn taught(
-    before: &Session,
-    after: &Session,
-    entry: &HistoryEntry,
-    server_failed: bool,
-) -> Vec<Taught> {
-    let stage = entry.stage;
+fn taught(before: &Session, after: &Session, did: &Effects, server_failed: bool) -> Vec<Taught> {
+    let stage = did.from.stage;
     let was = before.record(stage);
-    let feedback = entry.feedback.as_deref().filter(|f| !f.trim().is_empty());
+    let words = did.decision.as_ref().and_then(|d| d.words.as_deref());
+    let feedback = words.filter(|f| !f.trim().is_empty());
     let mut out = Vec::new();
-    match entry.action {
-        Action::Reject => match failed_verdict(stage, was) {
-            Some(failure) => {
-                let (back_to, _) = after_reject(stage);
-                let category = category_of_failure(stage, was);
-                out.push(match feedback {
-                    Some(f) => (back_to, category, decider(entry), f.to_string()),
-                    None => (
-                        back_to,
-                        category,
-                        source_of_failure(stage, was),
-                        report(&failure, was),
-                    ),
-                });
-            }
-            None => {
-                let category = if stage == Stage::Architect {
-                    Category::ArchMistake
-                } else {
-                    Category::WrongAssumption
-                };
-                if let Some(f) = feedback {
-                    out.push((stage, category, decider(entry), f.to_string()));
-                }
-            }
-        },
-        Action::Confirm | Action::ConfirmSave if accepted(was, after, entry) && !server_failed => {
-            if let Some(failure) = failed_verdict(stage, was) {
-                let (back_to, _) = after_reject(stage);
-                out.push((
-                    back_to,
-                    category_of_failure(stage, was),
-                    source_of_failure(stage, was),
-                    format!("Accepted as a risk: {}", report(&failure, was)),
-                ));
-            }
-        }
-        _ => {}
+    if did.rejected {
+        out.extend(sent_back(stage, was, feedback, decider(did)));
+    }
+    if let Some(risk) = did.risk.as_ref().filter(|_| !server_failed) {
+        let (back_to, _) = after_reject(stage);
+        out.push((
+            back_to,
+            category_of_failure(stage, was),
+            source_of_failure(stage, was),
+            format!("Accepted as a risk: {}", report(&risk.failure, was)),
+        ));
     }
     // A send-back's feedback is one lesson already, answers given in it included: the
     // assumptions those answers correct would say the same words twice.
-    let sent_back_with_words = entry.action == Action::Reject && feedback.is_some();
-    if entry.action.decides() && !sent_back_with_words {
-        out.extend(corrected_assumptions(was, after.record(stage), entry));
+    let sent_back_with_words = did.rejected && feedback.is_some();
+    if did.decision.is_some() && !sent_back_with_words {
+        out.extend(corrected_assumptions(was, after.record(stage), did));
     }
     out
 }
 
-/// Whether the decision `entry` accepted a risk: the stage it confirmed did not pass, and
-/// goes on.
-fn accepted(was: &StageRecord, after: &Session, entry: &HistoryEntry) -> bool {
-    after.record(entry.stage).accepted_risk && !was.accepted_risk
-}
-
-/// Whether the change from `before` to `after` accepted a risk (a report or checks that
-/// do not pass, confirmed).
-pub fn accepts_risk(before: &Session, after: &Session) -> bool {
-    let start = before.history.len().min(after.history.len());
-    after.history[start..].iter().any(|entry| {
-        matches!(entry.action, Action::Confirm | Action::ConfirmSave)
-            && accepted(before.record(entry.stage), after, entry)
-    })
+/// What sending `stage` back (its record `was`) teaches: with a failing verdict, a lesson
+/// for the role the work returns to, in the decider's words or else the report's; without
+/// one, the decider's words, for the stage's own role.
+fn sent_back(
+    stage: Stage,
+    was: &StageRecord,
+    feedback: Option<&str>,
+    by: Source,
+) -> Option<Taught> {
+    match failed_verdict(stage, was) {
+        Some(failure) => {
+            let (back_to, _) = after_reject(stage);
+            let category = category_of_failure(stage, was);
+            Some(match feedback {
+                Some(f) => (back_to, category, by, f.to_string()),
+                None => (
+                    back_to,
+                    category,
+                    source_of_failure(stage, was),
+                    report(&failure, was),
+                ),
+            })
+        }
+        None => {
+            let category = if stage == Stage::Architect {
+                Category::ArchMistake
+            } else {
+                Category::WrongAssumption
+            };
+            feedback.map(|f| (stage, category, by, f.to_string()))
+        }
+    }
 }
 
 fn category_of_failure(stage: Stage, rec: &StageRecord) -> Category {
@@ -235,11 +222,7 @@ fn findings(summary: &str) -> Vec<String> {
 /// (`assumed`), where the answer is not that assumption: the correction is a lesson for
 /// the role that assumed. Its words are the answer alone: the lesson is quoted as what
 /// the person said, and the question and the assumption are the author's words.
-fn corrected_assumptions(
-    was: &StageRecord,
-    now: &StageRecord,
-    entry: &HistoryEntry,
-) -> Vec<Taught> {
+fn corrected_assumptions(was: &StageRecord, now: &StageRecord, did: &Effects) -> Vec<Taught> {
     now.answers
         .iter()
         .filter(|(id, _)| !was.answers.contains_key(*id))
@@ -251,26 +234,24 @@ fn corrected_assumptions(
             }
             now.questions.iter().find(|q| &q.id == id)?;
             Some((
-                entry.stage,
+                did.from.stage,
                 Category::WrongAssumption,
-                decider(entry),
+                decider(did),
                 answer.clone(),
             ))
         })
         .collect()
 }
 
-/// The earlier lessons the change from `before` to `after` resolves: when it completes
-/// the task, those its closing report names on a `Resolves lesson:` line that its own
-/// prompts recalled (a report cannot name a lesson the task never saw). Which of them the
-/// line retires is [`report_may_retire`]'s.
-pub fn resolved(before: &Session, after: &Session) -> Vec<String> {
-    let completes = after.current_state == crate::workflow::State::Completed
-        && before.current_state != crate::workflow::State::Completed;
-    if !completes {
+/// The earlier lessons the change `did` (leaving the session `after`) resolves: when it
+/// completes the task, those its closing report names on a `Resolves lesson:` line that
+/// its own prompts recalled (a report cannot name a lesson the task never saw). Which of
+/// them the line retires is [`report_may_retire`]'s.
+pub fn resolved(did: &Effects, after: &Session) -> Vec<String> {
+    if !did.completes_task() {
         return Vec::new();
     }
-    let recalled: Vec<&String> = after.history.iter().flat_map(|h| &h.lessons).collect();
+    let recalled: Vec<&String> = after.recalled_lessons().collect();
     after
         .record(after.track.last())
         .trace
@@ -317,8 +298,9 @@ pub fn remembered(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workflow::rules::risk_in;
     use crate::workflow::session::{ContentRef, HistoryEntry, Question, State};
-    use crate::workflow::{DecidedBy, Engine, Via};
+    use crate::workflow::{Action, DecidedBy, Engine, Via};
     use chrono::Utc;
 
     fn session() -> Session {
@@ -361,7 +343,8 @@ mod tests {
         after
             .history
             .push(entry(Action::Reject, Stage::Review, DecidedBy::Host, None));
-        let got = learned(&before, &after, false);
+        let did = Effects::of_built_step(&before, &after, true, None);
+        let got = learned(&before, &after, &did, false);
         assert_eq!(got.len(), 1);
         let l = &got[0];
         assert_eq!(
@@ -397,17 +380,23 @@ mod tests {
         let mut confirm = entry(Action::Confirm, Stage::Review, DecidedBy::Human, None);
         confirm.to = State::Completed;
         after.history.push(confirm);
-        assert!(accepts_risk(&before, &after));
-        let got = learned(&before, &after, false);
+        let risk = risk_in(Stage::Review, before.record(Stage::Review));
+        assert!(
+            risk.is_some(),
+            "a failing review confirmed is a risk accepted"
+        );
+        let did = Effects::of_built_step(&before, &after, false, risk);
+        let got = learned(&before, &after, &did, false);
         assert_eq!(got.len(), 1);
         assert!(
             got[0].words.starts_with("Accepted as a risk: "),
             "{}",
             got[0].words
         );
-        assert_eq!(learned(&before, &after, true), []);
-        // A decision that accepts nothing is not an acceptance.
-        assert!(!accepts_risk(&before, &before));
+        assert_eq!(learned(&before, &after, &did, true), []);
+        // A confirmation that accepts nothing teaches nothing.
+        let passing = Effects::of_built_step(&before, &after, false, None);
+        assert_eq!(learned(&before, &after, &passing, false), []);
     }
 
     /// A lesson names a report's findings, each whole: not its headings and verdict, and
@@ -471,7 +460,8 @@ mod tests {
         after
             .history
             .push(entry(Action::Answer, Stage::Po, DecidedBy::Human, None));
-        let got = learned(&before, &after, false);
+        let did = Effects::of_built_step(&before, &after, false, None);
+        let got = learned(&before, &after, &did, false);
         assert_eq!(got.len(), 1, "only the answer that corrected an assumption");
         assert_eq!(
             (got[0].category, got[0].source),
@@ -506,7 +496,8 @@ mod tests {
             DecidedBy::Human,
             Some(feedback),
         ));
-        let got = learned(&before, &after, false);
+        let did = Effects::of_built_step(&before, &after, true, None);
+        let got = learned(&before, &after, &did, false);
         assert_eq!(got.len(), 1, "{got:?}");
         assert_eq!(
             (got[0].category, got[0].words.as_str()),
@@ -518,29 +509,53 @@ mod tests {
     #[test]
     fn a_human_rejection_teaches_its_words() {
         let before = session();
-        let mut after = before.clone();
-        after.history.push(entry(
-            Action::Reject,
-            Stage::Architect,
-            DecidedBy::Human,
-            Some("No Kafka"),
-        ));
-        after
-            .history
-            .push(entry(Action::Reject, Stage::Po, DecidedBy::Human, None));
-        let got = learned(&before, &after, false);
+        let sent_back = |stage: Stage, words: Option<&str>| {
+            let mut after = before.clone();
+            after
+                .history
+                .push(entry(Action::Reject, stage, DecidedBy::Human, words));
+            let did = Effects::of_built_step(&before, &after, true, None);
+            (after, did)
+        };
+        let (after, did) = sent_back(Stage::Architect, Some("No Kafka"));
+        let got = learned(&before, &after, &did, false);
         assert_eq!(got.len(), 1);
         assert_eq!(
             (got[0].category, got[0].source, got[0].words.as_str()),
             (Category::ArchMistake, Source::Human, "No Kafka")
         );
+        let (silent, did_silent) = sent_back(Stage::Po, None);
+        assert_eq!(learned(&before, &silent, &did_silent, false), []);
         // The same step of the same task on another branch, or with other words, is
         // another lesson file: two clones' lessons merge side by side.
         let mut elsewhere = after.clone();
         elsewhere.branch = Some("feature".into());
-        assert_ne!(learned(&before, &elsewhere, false)[0].id, got[0].id);
-        let mut other = after.clone();
-        other.history[before.history.len()].feedback = Some("No Kafka, use NATS".into());
-        assert_ne!(learned(&before, &other, false)[0].id, got[0].id);
+        assert_ne!(learned(&before, &elsewhere, &did, false)[0].id, got[0].id);
+        let (other, did_other) = sent_back(Stage::Architect, Some("No Kafka, use NATS"));
+        assert_ne!(learned(&before, &other, &did_other, false)[0].id, got[0].id);
+    }
+
+    /// A document sent back through `confirm` with `confirmed: false` (the history names
+    /// the `confirm` the host called) teaches as a `reject` does: the change's record says
+    /// it was sent back.
+    #[test]
+    fn a_send_back_through_confirm_false_teaches() {
+        let before = session();
+        let mut after = before.clone();
+        let words = Some("The PRD forgets the offline mode");
+        after
+            .history
+            .push(entry(Action::Confirm, Stage::Po, DecidedBy::Human, words));
+        let did = Effects::of_built_step(&before, &after, true, None);
+        let got = learned(&before, &after, &did, false);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(
+            (got[0].category, got[0].source, got[0].words.as_str()),
+            (
+                Category::WrongAssumption,
+                Source::Human,
+                "The PRD forgets the offline mode"
+            )
+        );
     }
 }

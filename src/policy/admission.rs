@@ -22,9 +22,9 @@ pub struct ChecksToRun {
     pub planned: Vec<Planned>,
     /// The approved config whose checks these are.
     pub config_sha256: String,
-    /// The session as it was when the checks started: a submission recorded later must
-    /// find it unchanged, or the checks may not be about the work it reports.
-    pub history_len: usize,
+    /// How many steps the session had when the checks started: a submission recorded
+    /// later must find it unchanged, or the checks may not be about the work it reports.
+    pub steps: usize,
 }
 
 /// The key in `notices_given` of the notice that no checks are configured.
@@ -71,7 +71,7 @@ fn checks_to_run(
         project: project.clone(),
         planned,
         config_sha256: sha,
-        history_len: session.history.len(),
+        steps: session.steps(),
     }))
 }
 
@@ -180,9 +180,11 @@ fn policy_for(
             dashboard: crate::store::task_link(project, &session.session_id),
         });
     }
-    let stage = session.current_stage;
+    // The risk a confirmation would accept, by the one rule: failing checks among it are
+    // not accepted on the host's word.
     let accepts = matches!(command, Command::Confirm { .. });
-    if let Some(failure) = rules::failed_checks(stage, session.current()).filter(|_| accepts) {
+    let risk = rules::risk_in(session.current_stage, session.current()).filter(|_| accepts);
+    if let Some(failure) = risk.and_then(|r| r.checks) {
         return Err(Error::ChecksFailed {
             failure,
             command: terminal_command(Action::Confirm, &session.task_name),

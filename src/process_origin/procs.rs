@@ -204,23 +204,43 @@ pub fn holds(pid: u32, peer: std::net::SocketAddr) -> Option<bool> {
     }
 }
 
-/// Whether process `pid` runs a `bmad-mcp` binary (its executable's file name). `None`
-/// when it cannot be told (elsewhere than Linux).
-pub fn runs_bmad_mcp(pid: u32) -> Option<bool> {
+/// Whether process `pid` runs this build of bmad-mcp, whatever its file is named: the same
+/// executable file as this process's, or a copy of it (the same size, and the same bytes at
+/// its start and at its end, where a build's code and its own sections lie). `None` when it
+/// cannot be told (elsewhere than Linux).
+pub fn runs_this_build(pid: u32) -> Option<bool> {
     #[cfg(target_os = "linux")]
     {
-        let exe = process(pid).and_then(|p| p.exe().ok());
-        Some(exe.is_some_and(|e| {
-            e.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n == "bmad-mcp" || n.starts_with("bmad-mcp "))
-        }))
+        use std::os::unix::fs::MetadataExt;
+        let (theirs, ours) = (format!("/proc/{pid}/exe"), "/proc/self/exe");
+        let (Ok(t), Ok(o)) = (std::fs::metadata(&theirs), std::fs::metadata(ours)) else {
+            return Some(false);
+        };
+        if (t.dev(), t.ino()) == (o.dev(), o.ino()) {
+            return Some(true);
+        }
+        Some(t.len() == o.len() && ends(&theirs, t.len()) == ends(ours, o.len()))
     }
     #[cfg(not(target_os = "linux"))]
     {
         let _ = pid;
         None
     }
+}
+
+/// The first and the last 64 KiB of the file at `path`, `len` bytes long (`None` when it
+/// cannot be read).
+#[cfg(target_os = "linux")]
+fn ends(path: &str, len: u64) -> Option<(Vec<u8>, Vec<u8>)> {
+    use std::io::{Read, Seek, SeekFrom};
+    const SPAN: u64 = 64 * 1024;
+    let mut f = std::fs::File::open(path).ok()?;
+    let mut head = Vec::new();
+    f.by_ref().take(SPAN).read_to_end(&mut head).ok()?;
+    f.seek(SeekFrom::Start(len.saturating_sub(SPAN))).ok()?;
+    let mut tail = Vec::new();
+    f.take(SPAN).read_to_end(&mut tail).ok()?;
+    Some((head, tail))
 }
 
 #[cfg(target_os = "linux")]
@@ -314,6 +334,31 @@ fn parent_of(stat: &procfs::process::Stat) -> Option<u32> {
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
+
+    /// This process runs this build; a process of another program does not, and neither
+    /// does a file of the same size that differs at its end.
+    #[test]
+    fn this_build_is_told_by_its_file_not_its_name() {
+        assert_eq!(runs_this_build(std::process::id()), Some(true));
+        let mut other = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
+        assert_eq!(runs_this_build(other.id()), Some(false));
+        let _ = other.kill();
+        let _ = other.wait();
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        let bytes = vec![7u8; 200 * 1024];
+        std::fs::write(&a, &bytes).unwrap();
+        let mut changed = bytes.clone();
+        *changed.last_mut().unwrap() = 8;
+        std::fs::write(&b, &changed).unwrap();
+        let len = bytes.len() as u64;
+        let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+        assert_eq!(ends(a, len), ends(a, len));
+        assert_ne!(ends(a, len), ends(b, len));
+    }
 
     #[test]
     fn the_owner_of_a_loopback_socket_is_found() {

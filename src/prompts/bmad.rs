@@ -382,7 +382,7 @@ mod tests {
         assert!(!first.contains("score 100"), "{first}");
         // A `<!-- light -->` line of the install's would hide what follows on a full track.
         assert!(
-            super::super::for_track(&text, false).contains("<!-- section: first -->"),
+            super::super::for_track(&text, false, false).contains("<!-- section: first -->"),
             "nothing of the server's text is skipped on a full track"
         );
         let settings = MethodSettings {

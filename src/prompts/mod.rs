@@ -73,16 +73,19 @@ fn section<'a>(text: &'a str, name: &str) -> &'a str {
 
 /// `text` for a track: the lines between `<!-- full -->` and `<!-- /full -->` kept only on
 /// a track that has a PRD, an architecture and a plan, those between `<!-- light -->` and
-/// `<!-- /light -->` only on a light one (`quick`, `fix`), so that a role prompt names only
-/// documents its track has. The marker lines go; a text without markers is unchanged.
-fn for_track(text: &str, light: bool) -> String {
+/// `<!-- /light -->` only on a light one (`quick`, `fix`), those between `<!-- fix -->`
+/// and `<!-- /fix -->` only where the track asks the stage for sections of its own (the
+/// fix track's `Failing Test`), so that a role prompt names only documents and sections its
+/// track has. The marker lines go; a text without markers is unchanged.
+fn for_track(text: &str, light: bool, fix: bool) -> String {
     let mut out = String::with_capacity(text.len());
     let mut skipping = false;
     for line in text.split_inclusive('\n') {
         match line.trim() {
             "<!-- full -->" => skipping = light,
             "<!-- light -->" => skipping = !light,
-            "<!-- /full -->" | "<!-- /light -->" => skipping = false,
+            "<!-- fix -->" => skipping = !fix,
+            "<!-- /full -->" | "<!-- /light -->" | "<!-- /fix -->" => skipping = false,
             _ if !skipping => out.push_str(line),
             _ => {}
         }
@@ -118,7 +121,8 @@ pub fn render_round(
     let listed_before = round != Round::Full && !revision;
     let light = !session.track.contains(Stage::Qa);
     let template = said_once(template, session, stage);
-    let (round, template) = sections_for(&for_track(&template, light), round, revision);
+    let fix = !session.track.required_sections(stage).is_empty();
+    let (round, template) = sections_for(&for_track(&template, light, fix), round, revision);
 
     let inputs = inputs(session, stage, listed_before);
     let (answers, feedback) = answers_and_feedback(rec, round);
@@ -168,7 +172,7 @@ pub fn render_round(
         ("guidance", guidance),
         ("previous", previous),
         ("iteration", rec.iteration.saturating_add(1).to_string()),
-        ("scope", scope_of(plan)),
+        ("scope", scope_of(plan) + &as_stories(session)),
         ("sprints", sprints_text(plan)),
         ("gate", gate),
     ];
@@ -497,6 +501,45 @@ fn scope_of(plan: &StageRecord) -> String {
     }
 }
 
+/// After the approved scope, at a parent whose sprints run as stories (here, or claimed on
+/// the team's remote by another clone): the sprints held by stories, not built in this
+/// task, those no story holds yet, and that the task's own submission is the final QA.
+fn as_stories(session: &Session) -> String {
+    use crate::workflow::story;
+    if !story::takes_stories(session) || !story::runs_as_stories(session) {
+        return String::new();
+    }
+    let mut held: Vec<u32> = session
+        .stories
+        .iter()
+        .map(|s| s.sprint)
+        .chain(session.claimed.iter().map(|c| c.sprint))
+        .collect();
+    held.sort_unstable();
+    held.dedup();
+    let numbers = |n: &[u32]| {
+        let words: Vec<String> = n.iter().map(u32::to_string).collect();
+        format!(
+            "{} {}",
+            if n.len() == 1 { "sprint" } else { "sprints" },
+            words.join(", ")
+        )
+    };
+    let start = story::to_start(session);
+    let rest = if start.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; {} no story yet: each starts as a story of its own (`start` with `parent` and `sprint`)",
+            numbers(&start)
+        )
+    };
+    format!(
+        ". They run as stories: {} held by stories (`stories`, `claimed`) and not built in this task{rest}. This task builds no sprint itself: its one submission is the final QA of the whole, once every story completed",
+        numbers(&held)
+    )
+}
+
 /// The project's checks as the server last ran them for `stage` (its own latest run, else
 /// the latest of an earlier stage: QA cites development's), one line each.
 fn checks_text(session: &Session, stage: Stage) -> String {
@@ -506,7 +549,12 @@ fn checks_text(session: &Session, stage: Stage) -> String {
         .filter(|s| *s <= stage && s.runs_checks())
         .find_map(|s| session.record(s).checks.as_ref());
     let Some(run) = run else {
-        return "(none: no approved checks in .bmad/config.toml)".into();
+        // A parent built as stories ran no development of its own: its stories did.
+        return if session.stories.is_empty() {
+            "(none ran on this task: .bmad/config.toml approved no checks when the work was submitted)".into()
+        } else {
+            "(none ran in this session, which built nothing itself: each story's session ran the approved checks, if any, on its own sprint, and the server runs them on the whole before QA completes)".into()
+        };
     };
     // Those that passed on one line; each other one with where its output is (the commands
     // are the project's config, the digests and times in the session).
@@ -1056,6 +1104,119 @@ mod tests {
                 "{said}: {p}"
             );
         }
+    }
+
+    /// A parent one of whose sprints another clone's story claimed on the team's remote:
+    /// its development prompt leaves that sprint out of what this task builds.
+    #[test]
+    fn the_dev_prompt_of_a_parent_leaves_out_a_sprint_claimed_elsewhere() {
+        let mut s = session();
+        s.current_stage = Stage::Dev;
+        let plan = s.record_mut(Stage::Sm);
+        plan.sprints = (1..=2)
+            .map(|n| crate::workflow::session::Sprint {
+                number: n,
+                title: format!("S{n}"),
+            })
+            .collect();
+        plan.approved = Some(true);
+        plan.scope = Some("all".into());
+        plan.scope_sprints = Some(vec![1, 2]);
+        let p = render(&s, Stage::Dev, &[], Stage::Dev.prompt_source());
+        assert!(
+            p.contains("**Scope the user approved:** all (sprints 1 and 2)\n"),
+            "{p}"
+        );
+        s.claimed = vec![crate::workflow::session::SprintClaim {
+            sprint: 1,
+            owner: "Mia".into(),
+            branch: None,
+            worktree: "/w/mia".into(),
+            host: None,
+            remote: "origin".into(),
+            since: "2026-11-29T08:00:00+00:00".into(),
+            gone: false,
+            done: None,
+        }];
+        let p = render(&s, Stage::Dev, &[], Stage::Dev.prompt_source());
+        assert!(
+            p.contains("**Scope the user approved:** all (sprints 1 and 2). They run as stories: sprint 1 held by stories (`stories`, `claimed`) and not built in this task; sprint 2 no story yet: each starts as a story of its own (`start` with `parent` and `sprint`). This task builds no sprint itself"),
+            "{p}"
+        );
+    }
+
+    /// The fix track's development report form has the `Failing Test` section its track
+    /// note calls required; no other track's has it.
+    #[test]
+    fn the_fix_tracks_report_form_has_the_failing_test_section() {
+        for (track, has) in [
+            (crate::workflow::Track::Fix, true),
+            (crate::workflow::Track::Quick, false),
+            (crate::workflow::Track::Full, false),
+        ] {
+            let mut s = session();
+            s.track = track;
+            let p = render(&s, Stage::Dev, &[], Stage::Dev.prompt_source());
+            let form = &p[p.find("```markdown").expect("a form")..];
+            let form = &form[..form[3..].find("```").expect("its end") + 3];
+            assert_eq!(form.contains("\n## Failing Test\n"), has, "{track}: {form}");
+            assert!(!p.contains("<!-- "), "{track}: markers left: {p}");
+        }
+    }
+
+    /// A revision of the development puts the human's words first: where they say to leave
+    /// a finding, the prompt does not tell the developer to address every one.
+    #[test]
+    fn a_development_revision_defers_to_the_humans_words_on_the_findings() {
+        let mut s = session();
+        s.track = crate::workflow::Track::Quick;
+        let human = Decision {
+            decided_by: crate::workflow::DecidedBy::Human,
+            via: crate::workflow::Via::Cli,
+            seen_digest: None,
+            provenance: None,
+            decider: None,
+            cannot_ask: None,
+        };
+        let dev = s.record_mut(Stage::Dev);
+        dev.iteration = 1;
+        dev.feedback.push(Said::of(
+            &human,
+            "Fix the first finding; leave the other two, they are planned for later.",
+        ));
+        let p = render(&s, Stage::Dev, &[], Stage::Dev.prompt_source());
+        assert!(p.contains("leave the other two"), "{p}");
+        assert!(!p.contains("Address every finding"), "{p}");
+        assert!(
+            p.contains("a finding they\nsay to leave stays as it is"),
+            "{p}"
+        );
+    }
+
+    /// The final QA of a parent built as stories: its own session ran no checks (its
+    /// stories did), which is not "no approved checks".
+    #[test]
+    fn the_final_qa_of_a_parent_built_as_stories_does_not_say_no_checks_are_approved() {
+        let mut s = session();
+        s.stories = vec![crate::workflow::session::StoryState {
+            sprint: 1,
+            session_id: "00000000-0000-4000-8000-000000000001".into(),
+            task_name: "build-a-todo-app-s1".into(),
+            owner: "Mia".into(),
+            branch: None,
+            worktree: "/w/s1".into(),
+            stage: Stage::Qa,
+            state: crate::workflow::State::Completed,
+            updated_at: "2026-11-29T08:00:00.000Z".into(),
+            review_status: Some("Pass".into()),
+            gone: false,
+        }];
+        let qa = render(&s, Stage::Qa, &[], Stage::Qa.prompt_source());
+        assert!(!qa.contains("no approved checks"), "{qa}");
+        assert!(
+            qa.contains("each story's session ran the approved checks"),
+            "{qa}"
+        );
     }
 
     #[test]

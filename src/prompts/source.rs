@@ -29,7 +29,7 @@ use super::MAX_PROMPT_BYTES;
 use crate::error::{Error, Result};
 use crate::files::{read_text, Project, ReadProblem};
 use crate::lessons::{self, Recalled};
-use crate::workflow::{Session, Stage, State};
+use crate::workflow::{Session, Stage};
 
 /// The project's prompt folder, relative to the project.
 pub const PROJECT_PROMPTS: &str = ".bmad/prompts";
@@ -224,9 +224,11 @@ fn with_method(
 
 /// The role prompt a reply about `s` hands the host: the current stage's, in a state in
 /// which the host writes (two files looked for: the project's, the user's in `user`);
-/// `None` in every other state, where no prompt is read.
+/// `None` in every other state, and for a parent waiting on its stories, where no prompt
+/// is read.
 pub fn needed(project: &Project, user: Option<&Path>, s: &Session) -> Result<Option<Template>> {
-    if !matches!(s.current_state, State::Generating | State::Refining) {
+    // A parent waiting on its stories writes nothing: each story has its own prompts.
+    if !s.current_state.host_writes() || crate::workflow::story::waits_on_stories(s) {
         return Ok(None);
     }
     let stage = crate::workflow::story::prompt_stage(s);

@@ -502,7 +502,7 @@ fn promote(key: &SessionKey) -> Error {
     Error::argument(
         ErrorCode::HumanRequired,
         format!(
-            "`promote` is the human's decision: they run `bmad-mcp promote {task}` in a terminal in the project; ask them whether the task outgrew the quick track"
+            "`promote` is the human's decision: they run `bmad-mcp promote {task}` in a terminal in the project, if the task outgrew the quick track"
         ),
     )
 }

@@ -14,7 +14,7 @@ use crate::fault::Fault;
 use crate::policy::Watched;
 use crate::prompts;
 use crate::store::{faults, SessionKey, Store};
-use crate::workflow::{Command, DecidedBy, Decision, Engine, Track};
+use crate::workflow::{Command, Decision, Engine, Track};
 
 impl BmadServer {
     /// Handles one tool call to completion (blocking: file locks and fsync), the host's
@@ -183,15 +183,13 @@ fn act(
     decision: Decision,
     watched: &Watched,
 ) -> Reply {
-    let action = command.action();
-    let via = (decision.decided_by == DecidedBy::Human).then_some(decision.via);
     let change = Change {
         command,
         decision,
         handover: Handover::Prompt,
     };
     match act::act(store, cwd.as_deref(), &key, change, watched) {
-        Ok(done) => reply::for_done(&done, action, via),
+        Ok(done) => reply::for_done(&done),
         Err((e, session)) => reply::for_error(&e, session.as_deref()),
     }
 }
@@ -234,7 +232,7 @@ impl BmadServer {
         cannot_ask: Option<&str>,
     ) -> crate::error::Result<Reply> {
         let store = &self.inner.store;
-        let (project, s) = store.load_fresh(cwd, key)?;
+        let (project, s, claims) = store.load_fresh(cwd, key, false)?;
         let drift = crate::store::drift(&project, &s);
         let (round, only_new) = self.status_round(&s);
         let mut r = match prompts::needed(&project, store.user_prompts(), &s) {
@@ -251,16 +249,30 @@ impl BmadServer {
         reply::with_drift(&mut r, drift);
         // A fault of the server's own that nothing has moved past: the task is stuck on
         // it, and the human is to know it is not the work.
+        let fault = faults::since_last_change(&project, &s);
+        if fault.is_some() {
+            // The call that failed would fail the same way: the model does not make it again.
+            r.next_step = Some(super::fault::STANDING.to_string());
+        }
         let said = [
             crate::store::went_back(&project, &s),
-            faults::since_last_change(&project, &s).map(|f| faults::describe(&project, &f)),
+            fault.map(|f| faults::describe(&project, &f)),
             crate::store::stories::stale_copy(&project, &s),
-            store.claim_holders(&project, &s, false),
+            claims.as_ref().and_then(|c| store.holders_in(c, &s)),
+            crate::store::stories::twice(&s),
             act::offer_to_begin(&project, &s),
             store.done_by_hand(&project, &s),
         ];
         for n in said.into_iter().flatten() {
             r.notices.get_or_insert_with(Vec::new).push(n);
+        }
+        // A story whose sprint another story holds now stops here, before more work.
+        match store.stopped(&s, claims.as_ref()) {
+            Some(why) => reply::stopped(&mut r, &why),
+            None => {
+                let news = store.claim_news(&s, claims.as_ref());
+                r.notices.get_or_insert_with(Vec::new).extend(news);
+            }
         }
         r.project = Some(super::project_context::summary(&project));
         super::decided_elsewhere::say_in_status(&mut r, &s, only_new);

@@ -28,6 +28,8 @@ const LOOK_EVERY: Duration = Duration::from_millis(250);
 struct Elsewhere {
     decided: String,
     words: Option<String>,
+    /// The answers the human typed with an `answer` (question id, answer), their words too.
+    answers: Vec<(String, String)>,
 }
 
 impl Elsewhere {
@@ -35,6 +37,28 @@ impl Elsewhere {
     /// human's words: …". Words the reply's role prompt quotes whole as theirs (the
     /// feedback, a note) are said there once, and here named.
     fn said(&self, prompt: Option<&str>) -> String {
+        if !self.answers.is_empty() {
+            let ids: Vec<&str> = self.answers.iter().map(|(id, _)| id.as_str()).collect();
+            let quoted = prompt.is_some_and(|p| self.answers.iter().all(|(_, a)| p.contains(a)));
+            return if quoted {
+                format!(
+                    "{} Their answers ({}) are in the role prompt, as theirs.",
+                    self.decided,
+                    ids.join(", ")
+                )
+            } else {
+                let each: Vec<String> = self
+                    .answers
+                    .iter()
+                    .map(|(id, a)| format!("{id}: {a}"))
+                    .collect();
+                format!(
+                    "{} Their answers: {}",
+                    self.decided,
+                    crate::code::clip(&each.join("; "), 400)
+                )
+            };
+        }
         match self.words.as_deref() {
             Some(w) if prompt.is_some_and(|p| p.contains(w)) => format!(
                 "{} The human's words are in the role prompt, as theirs.",
@@ -51,7 +75,7 @@ impl Elsewhere {
 }
 
 fn last_decided_elsewhere(s: &Session) -> Option<Elsewhere> {
-    let h = s.history.last()?;
+    let h = s.last_step()?;
     let channel = match (h.decided_by?, h.via?) {
         (DecidedBy::Human, Via::Dashboard) => "on the dashboard",
         (DecidedBy::Human, Via::Cli) => "in the terminal",
@@ -64,7 +88,33 @@ fn last_decided_elsewhere(s: &Session) -> Option<Elsewhere> {
             h.stage
         ),
         words: h.feedback.clone(),
+        answers: answered(s, h),
     })
+}
+
+/// The answers the human gave with the `answer` decision `h`: those of the latest round's
+/// questions they answered through its channel, by question id.
+fn answered(s: &Session, h: &crate::workflow::session::HistoryEntry) -> Vec<(String, String)> {
+    if h.action != crate::workflow::Action::Answer {
+        return Vec::new();
+    }
+    let rec = s.record(h.stage);
+    let latest = rec
+        .questions
+        .iter()
+        .map(|q| q.round)
+        .max()
+        .unwrap_or_default();
+    rec.questions
+        .iter()
+        .filter(|q| q.round == latest)
+        .filter(|q| {
+            rec.answered_by.get(&q.id).is_some_and(|a| {
+                a.by == crate::workflow::authorship::Speaker::Human && a.via == h.via
+            })
+        })
+        .filter_map(|q| Some((q.id.clone(), rec.answers.get(&q.id)?.clone())))
+        .collect()
 }
 
 /// What a `status` says that the host has already when the human decided elsewhere since
@@ -107,8 +157,13 @@ fn open_with(r: &mut Reply, said: &Elsewhere, only_new: bool) {
 
 /// Opens `status`'s reply of `s` with the decision the human made elsewhere, when that is
 /// the last thing that happened to the session: from the session the call already read.
-/// `only_new`: as [`open_with`].
+/// `only_new`: as [`open_with`]. A parent waiting on its stories keeps its last decision
+/// (the plan's approval) last while they run, and is asked for its `status` again and
+/// again: once said, it is no longer news there (`decisions` lists it).
 pub(super) fn say_in_status(r: &mut Reply, s: &Session, only_new: bool) {
+    if !only_new && crate::workflow::story::waits_on_stories(s) {
+        return;
+    }
     if let Some(said) = last_decided_elsewhere(s) {
         open_with(r, &said, only_new);
     }
@@ -118,8 +173,7 @@ pub(super) fn say_in_status(r: &mut Reply, s: &Session, only_new: bool) {
 /// `s`'s history: what is new after that decision, as the reply to the decision itself
 /// would have carried.
 fn round_after_decision(s: &Session) -> Round {
-    s.history
-        .last()
+    s.last_step()
         .map_or(Round::Full, |h| Round::after(h.action))
 }
 
@@ -148,7 +202,7 @@ impl BmadServer {
         if said.len() >= BRIEFED_KEPT {
             said.clear();
         }
-        said.insert((s.session_id.clone(), s.history.len()))
+        said.insert((s.session_id.clone(), s.steps()))
     }
 
     /// `status` (with what is new in its role prompt, when one is needed), opening with the
@@ -163,7 +217,7 @@ impl BmadServer {
         cannot_ask: Option<&str>,
     ) -> Option<Reply> {
         let (project, s) = self.inner.store.load(cwd, key).ok()?;
-        if since.is_some_and(|n| s.history.len() <= n) {
+        if since.is_some_and(|n| s.steps() <= n) {
             return None;
         }
         let said = last_decided_elsewhere(&s)?;
@@ -187,7 +241,7 @@ impl BmadServer {
         let (cwd, key, since) = (
             Some(session.cwd.clone()),
             SessionKey::from_task(&session.session_id),
-            session.history.len(),
+            session.steps(),
         );
         loop {
             tokio::time::sleep(LOOK_EVERY).await;
@@ -342,6 +396,51 @@ mod tests {
         assert!(!r.role_prompt.unwrap().contains("# Role: Product Owner"));
     }
 
+    /// Answers typed in the terminal are the human's words: a `status` after them never
+    /// says the human gave none.
+    #[test]
+    fn answers_typed_in_the_terminal_are_said_as_the_humans_words() {
+        let mut s = sent_back_in_a_terminal();
+        let po = s.record_mut(Stage::Po);
+        po.feedback.clear();
+        for n in 1..=4 {
+            let id = format!("q{n}");
+            po.questions.push(crate::workflow::session::Question {
+                id: id.clone(),
+                question: format!("Question {n}?"),
+                context: None,
+                round: 1,
+            });
+            po.answers.insert(id.clone(), format!("Answer number {n}"));
+            po.answered_by.insert(
+                id,
+                crate::workflow::authorship::Author {
+                    by: crate::workflow::authorship::Speaker::Human,
+                    via: Some(Via::Cli),
+                },
+            );
+        }
+        let last = s.history.last_mut().unwrap();
+        last.action = Action::Answer;
+        last.from = Some(State::Clarifying);
+        last.feedback = None;
+        let mut bare = reply::for_status_round(&s, None, Round::Full);
+        say_in_status(&mut bare, &s, true);
+        assert!(
+            bare.user_message.starts_with("The human decided in the terminal: answer at the po stage. Their answers: q1: Answer number 1; q2: Answer number 2; q3: Answer number 3; q4: Answer number 4"),
+            "{}",
+            bare.user_message
+        );
+        let (r, _) = status_text(&server(), &s);
+        assert!(!r.user_message.contains("no words"), "{}", r.user_message);
+        assert!(
+            r.user_message
+                .contains("Their answers (q1, q2, q3, q4) are in the role prompt, as theirs."),
+            "{}",
+            r.user_message
+        );
+    }
+
     #[test]
     fn a_status_with_nothing_decided_elsewhere_gives_the_whole_state() {
         let mut s = sent_back_in_a_terminal();
@@ -351,7 +450,7 @@ mod tests {
         // A reply without the prompt quotes the human's words itself.
         let mut bare = reply::for_status_round(&s, None, Round::Full);
         s.history.last_mut().unwrap().via = Some(Via::Cli);
-        say_in_status(&mut bare, &s, false);
+        say_in_status(&mut bare, &s, true);
         assert!(
             bare.user_message
                 .starts_with("The human decided in the terminal: reject at the po stage. The human's words: Say what is out of scope."),

@@ -9,8 +9,10 @@
 //! Either way the answer is bound to the digest of the document as the form showed it: a
 //! document changed in between makes the answer stale, and the human is asked again with
 //! the current version. Decline changes nothing; cancel leaves the decision pending and
-//! the call ends with a reply that says how else the human can decide. The server never
-//! asks twice after a cancel within one call.
+//! the call ends with a reply that says how else the human can decide. A form closed
+//! sooner than a person reads one was closed by the client itself, unseen, and the reply
+//! says so rather than blame the human. The server never asks twice after a cancel within
+//! one call.
 
 use std::time::Duration;
 
@@ -49,6 +51,12 @@ const STATE_TTL: Duration = Duration::from_secs(60 * 60);
 /// Bound into every sealed state, so that no other sealed value of this process opens.
 const STATE_CONTEXT: &[u8] = b"bmad-task gate decision v1";
 
+/// The client's answer to a form, and how long after the form went out it came.
+struct Answered {
+    answer: ElicitResult,
+    within: Duration,
+}
+
 /// A call whose decision the dialog asks the human for, as parsed.
 pub struct DialogCall {
     pub cwd: Option<String>,
@@ -58,8 +66,9 @@ pub struct DialogCall {
     pub provenance: Provenance,
     /// Who reads the call's result ([`super::result`]).
     pub readers: Readers,
-    /// The host, and when it declines every dialog unseen
-    /// ([`crate::hosts::Dialog::DeclinedUnattended`]): a decline may then not be the human's.
+    /// The host, and when it closes every dialog unseen
+    /// ([`crate::hosts::Dialog::DeclinedUnattended`]), for the reply to a dialog closed
+    /// sooner than a person answers one.
     pub unattended: Option<(&'static str, crate::hosts::Unseen)>,
     /// The connection's first process and the client's declared name: where the hooks on
     /// the dialog are read again once it is answered ([`super::hooks`]).
@@ -87,6 +96,21 @@ struct Asked {
     sha256: Option<String>,
     /// The digest of `.bmad/config.toml` as the form offered to approve it, if it did.
     config_sha256: Option<String>,
+    /// When the form went out, in milliseconds since the Unix epoch: an answer that closes
+    /// it sooner than a person reads one was nobody's ([`NO_PERSON_WITHIN`]).
+    #[serde(default)]
+    asked_at_ms: u64,
+}
+
+/// How soon after a form went out an answer that closes it cannot be a person's: no one
+/// reads a form and answers it within a second, and the hosts that close every dialog in
+/// a mode without a person (`claude -p` cancels 9 ms after, `codex exec` and `copilot -p`
+/// decline at once) do it well within.
+const NO_PERSON_WITHIN: Duration = Duration::from_secs(1);
+
+/// Milliseconds since the Unix epoch, now.
+fn now_ms() -> u64 {
+    u64::try_from(Utc::now().timestamp_millis()).unwrap_or_default()
 }
 
 /// Whether the client declared that it can show a form to its user.
@@ -180,6 +204,7 @@ impl BmadServer {
                 }
             };
             let asked = handle.id.clone();
+            let sent = std::time::Instant::now();
             let (ended, why) = tokio::select! {
                 biased;
                 () = self.inner.stopping.cancelled() => {
@@ -214,7 +239,14 @@ impl BmadServer {
             };
             let config_seen = config.map(|w| w.sha256);
             let seen = human::shown_digest(&asking);
-            match self.apply(&call, &asking, seen, answer, config_seen).await {
+            let answered = Answered {
+                answer,
+                within: sent.elapsed(),
+            };
+            match self
+                .apply(&call, &asking, seen, answered, config_seen)
+                .await
+            {
                 Some(reply) => return reply,
                 None => note = Some(CHANGED),
             }
@@ -277,8 +309,10 @@ impl BmadServer {
             .document
             .as_ref()
             .map(|d| asked.sha256.clone().unwrap_or_else(|| d.sha256.clone()));
+        let within = Duration::from_millis(now_ms().saturating_sub(asked.asked_at_ms));
+        let answered = Answered { answer, within };
         match self
-            .apply(&call, &asking, seen, answer, asked.config_sha256)
+            .apply(&call, &asking, seen, answered, asked.config_sha256)
             .await
         {
             Some(reply) => to_result(reply, &call.readers).into(),
@@ -305,6 +339,7 @@ impl BmadServer {
             action: command.action().name().to_string(),
             sha256: pending.document.as_ref().map(|d| d.sha256.clone()),
             config_sha256: config.map(|w| w.sha256.clone()),
+            asked_at_ms: now_ms(),
         };
         let options = SealOptions::new()
             .associated_data(STATE_CONTEXT)
@@ -336,16 +371,16 @@ impl BmadServer {
         call: &DialogCall,
         asking: &Asking,
         seen: Option<String>,
-        answer: ElicitResult,
+        answered: Answered,
         config_seen: Option<String>,
     ) -> Option<Reply> {
         let (session, pending) = (&asking.session, &asking.pending);
+        let Answered { answer, within } = answered;
         let how = match answer.action {
             ElicitationAction::Accept => None,
-            ElicitationAction::Decline => Some(match call.unattended {
-                Some((host, unseen)) => Undecided::DeclinedUnattended(host, unseen),
-                None => Undecided::Declined,
-            }),
+            // Closed before anyone could read it: the client's own doing, not the human's.
+            _ if within < NO_PERSON_WITHIN => Some(Undecided::ClosedUnseen(call.unattended)),
+            ElicitationAction::Decline => Some(Undecided::Declined),
             // Cancel, or an action this server does not know: still pending.
             _ => Some(Undecided::Cancelled),
         };
@@ -367,7 +402,6 @@ impl BmadServer {
                 Undecided::Unusable(why),
             ));
         }
-        let action = command.action();
         let answer = human::Answer {
             command,
             via: Via::Elicitation,
@@ -380,7 +414,7 @@ impl BmadServer {
             .blocking(move |s| human::decide(&s.inner.store, &at, &key, answer))
             .await;
         let mut reply = match decided {
-            Ok(Decided::Done(done)) => reply::for_done(&done, action, Some(Via::Elicitation)),
+            Ok(Decided::Done(done)) => reply::for_done(&done),
             Ok(Decided::Stale { .. }) => return None,
             Ok(Decided::Refused((e, session))) => reply::for_error(&e, session.as_deref()),
             Err(failed) => self.fault_reply(call.scene(), failed).await,

@@ -18,6 +18,11 @@ use crate::store::{SessionKey, Store};
 /// (a reworded submission, a risk the human accepts) would blame what was not at fault.
 pub const NEXT_STEP: &str = "Stop, and show the human `user_message`: the server itself failed, through a defect in bmad-mcp, not in what you sent. Do not retry this call, and do not work around it (by rewording what you sent, or by asking the human to accept a risk): it would fail the same way, or blame work that is not at fault. Suggest that the human reports the fault to bmad-mcp with the record `user_message` names. Go on only as the human says; `status` shows where the task stands.";
 
+/// What `status` tells the model while a fault of the server's own is the last thing that
+/// happened to the task: the call that failed (a submission, a decision) would fail the
+/// same way, so it is not made again.
+pub const STANDING: &str = "The server failed on this task's last call, through a defect in bmad-mcp (`notices` says what failed and where its record is): do not make that call again, nor work around it (by rewording what you sent, or by asking the human to accept a risk); it would fail the same way. Suggest that the human reports the fault to bmad-mcp with its record, and go on only as they say.";
+
 /// What the reply says of a fault's record, the session's id and its task name, when known.
 type Recorded = (String, Option<String>, Option<String>);
 
@@ -197,7 +202,7 @@ mod tests {
             e.message
         );
         assert!(
-            e.message.contains("Do not retry this call"),
+            e.message.contains("The same call would fail the same way"),
             "{}",
             e.message
         );

@@ -20,7 +20,7 @@ use super::TOOL_NAME;
 use crate::error::{clip, Error};
 use crate::prompts::bmad::{self, Installed};
 use crate::store::{SessionKey, Store};
-use crate::workflow::{DecidedBy, Session, Stage, State, Via};
+use crate::workflow::{DecidedBy, Session, Stage, Via};
 
 /// The most a `resume` briefing holds, in bytes.
 pub const MAX_BRIEFING: usize = 4096;
@@ -29,7 +29,31 @@ const MAX_DECISIONS: usize = 8;
 /// Open questions a briefing names.
 const MAX_QUESTIONS: usize = 5;
 
-pub fn list() -> Vec<Prompt> {
+/// The name the prompt `name` is offered under to a client whose own commands include it
+/// (`taken`): `resume-task` for `resume`, which Gemini CLI would otherwise rename on every
+/// start. `get` takes both names.
+pub fn offered_as(name: &str, taken: &[&str]) -> String {
+    if taken.contains(&name) {
+        format!("{name}{RENAMED}")
+    } else {
+        name.to_string()
+    }
+}
+
+/// What [`offered_as`] appends to a name a client's own command holds.
+const RENAMED: &str = "-task";
+
+/// The server's own prompts, each named as [`offered_as`] names it for a client whose own
+/// commands are `taken`.
+pub fn list(taken: &[&str]) -> Vec<Prompt> {
+    let mut prompts = own();
+    for p in prompts.iter_mut() {
+        p.name = offered_as(&p.name, taken);
+    }
+    prompts
+}
+
+fn own() -> Vec<Prompt> {
     let task = || {
         PromptArgument::new("task")
             .with_description("The task name or session id (optional)")
@@ -80,6 +104,10 @@ pub fn get(
     name: &str,
     args: Option<&rmcp::model::JsonObject>,
 ) -> Result<GetPromptResult, ErrorData> {
+    let name = match name.strip_suffix(RENAMED) {
+        Some(own @ ("start" | "status" | "resume")) => own,
+        _ => name,
+    };
     match name {
         "start" => Ok(message(
             "Start a BMAD workflow",
@@ -172,6 +200,10 @@ fn resume(store: &Store, task: Option<String>) -> Result<String, ErrorData> {
     let (project, s) = store.load(None, &key).map_err(tool_error)?;
     let mut b = briefing(&s);
     if let Some(d) = crate::store::drift(&project, &s) {
+        // On a line of its own: the briefing's last sentence ends without one.
+        if !b.ends_with('\n') {
+            b.push('\n');
+        }
         // Within the briefing's bound: cut on a character boundary.
         let room = MAX_BRIEFING.saturating_sub(b.len() + 1);
         b.push_str(prefix(&d.describe(), room));
@@ -235,7 +267,7 @@ pub fn briefing(s: &Session) -> String {
         ));
         next = next.replace("`user_message`", "\"For the human\" above");
     }
-    if matches!(s.current_state, State::Generating | State::Refining) {
+    if s.current_state.host_writes() {
         b.push_str(&format!(
             "Next: the role prompt is not in this briefing: call {status}; its `role_prompt` says what to write. Then: {next}"
         ));
@@ -287,8 +319,7 @@ fn documents(s: &Session) -> String {
 /// which document.
 fn decisions(s: &Session) -> String {
     let decisions: Vec<String> = s
-        .history
-        .iter()
+        .decisions()
         .filter_map(|h| {
             let by = h.decided_by?;
             let via = h.via?;
@@ -423,6 +454,7 @@ fn get_installed(store: &Store, name: &str) -> Result<GetPromptResult, ErrorData
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workflow::State;
 
     /// At a state that waits for the human, the briefing carries what to show them, and
     /// names it as the briefing does: it has no `user_message` field.

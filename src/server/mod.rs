@@ -379,7 +379,8 @@ impl ServerHandler for BmadServer {
                 Ok(mcp_prompts::list_installed(store, claude_code))
             })
             .await?;
-        let mut prompts = mcp_prompts::list();
+        let client = context.client_info().map(|i| i.name);
+        let mut prompts = mcp_prompts::list(per_host::own_commands(client.as_deref()));
         prompts.extend(installed);
         Ok(ListPromptsResult::with_all_items(prompts))
     }

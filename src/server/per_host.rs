@@ -1,10 +1,11 @@
 //! What the server does differently per MCP client, from the hosts table
 //! ([`crate::hosts::HOSTS`], keyed by the `clientInfo.name` each declares): whether a
 //! result carries `structuredContent` beside the text the model reads ([`sends_json`],
-//! for [`super::result`]), and who passes a gate where the client cannot ask
-//! ([`waits_for_human`], for `call_tool` and [`super::origin`]). A client not in the table
-//! keeps the default: the text and the JSON, and the host's word where it cannot ask
-//! (unless the connection comes from a host's shell tool).
+//! for [`super::result`]) and whether an error goes flagged as one ([`flags_errors`]); who
+//! passes a gate where the client cannot ask ([`waits_for_human`], for `call_tool` and
+//! [`super::origin`]); which names its own commands hold ([`own_commands`], for the MCP
+//! prompts). A client not in the table keeps the default: the text and the JSON, the
+//! host's word where it cannot ask (unless the connection comes from a host's shell tool).
 
 use crate::hosts::{self, Client, Dialog, Host, Shows, Unseen};
 
@@ -14,15 +15,22 @@ pub fn client(name: Option<&str>) -> Option<(&'static Host, &'static Client)> {
     Some((host, host.client.as_ref()?))
 }
 
-/// Whether a result (an error result if `is_error`) for this client carries
-/// `structuredContent` beside the text: not where the host would show the model the
-/// JSON in place of the text, or beside it (the model would read the reply twice).
-pub fn sends_json(client: &Client, is_error: bool) -> bool {
+/// Whether a result for this client carries `structuredContent` beside the text: not
+/// where the host would show the model the JSON in place of the text, or beside it (the
+/// model would read the reply twice). Gemini CLI's model reads the text of a result (an
+/// error goes to it as one, [`flags_errors`]).
+pub fn sends_json(client: &Client) -> bool {
     match client.shows {
-        Shows::Text | Shows::Printed => true,
-        Shows::TextErrorsAsJson => !is_error,
+        Shows::Text | Shows::Printed | Shows::TextErrorsAsJson => true,
         Shows::JsonInstead | Shows::TextThenJson => false,
     }
+}
+
+/// Whether an error reply goes to this client flagged as an error result: not where the
+/// host would hand its model the flagged result only as JSON with the call's arguments
+/// echoed, and show its person nothing of it (Gemini CLI).
+pub fn flags_errors(client: &Client) -> bool {
+    client.shows != Shows::TextErrorsAsJson
 }
 
 /// The host, and when it declines unseen, when its client declares a dialog that some of
@@ -44,6 +52,12 @@ pub fn waits_for_human(name: Option<&str>, can_ask: bool) -> Option<&'static str
         .map(|(h, _)| h.name)
 }
 
+/// The host's own slash commands that a server prompt must not be named after
+/// ([`crate::hosts::Client::commands`]); none for a client the table does not name.
+pub fn own_commands(name: Option<&str>) -> &'static [&'static str] {
+    client(name).map_or(&[], |(_, c)| c.commands)
+}
+
 /// Who cannot ask, as the policy's refusal names a host that cannot ask its human.
 pub fn host_cannot_ask(host: &str) -> String {
     format!("{host}, which cannot ask the human in a dialog")
@@ -62,17 +76,13 @@ mod tests {
 
     #[test]
     fn each_host_reads_the_reply_once_as_text() {
-        let sends = |name, error| client(Some(name)).map(|(_, c)| sends_json(c, error));
-        for error in [false, true] {
-            assert_eq!(sends("claude-code", error), Some(false));
-            assert_eq!(sends("codex-mcp-client", error), Some(false));
-            assert_eq!(sends("copilot-cli", error), Some(false));
-            assert_eq!(sends("opencode", error), Some(true));
-            assert_eq!(sends("inspector-cli", error), Some(true));
-        }
-        // Gemini CLI shows an error result whole, as JSON: the text alone then.
-        assert_eq!(sends("gemini-cli-mcp-client", false), Some(true));
-        assert_eq!(sends("gemini-cli-mcp-client", true), Some(false));
+        let sends = |name| client(Some(name)).map(|(_, c)| sends_json(c));
+        assert_eq!(sends("claude-code"), Some(false));
+        assert_eq!(sends("codex-mcp-client"), Some(false));
+        assert_eq!(sends("copilot-cli"), Some(false));
+        assert_eq!(sends("opencode"), Some(true));
+        assert_eq!(sends("inspector-cli"), Some(true));
+        assert_eq!(sends("gemini-cli-mcp-client"), Some(true));
         assert_eq!(client(Some("Codex-mcp-client")), None);
         assert_eq!(client(None), None);
     }

@@ -171,7 +171,7 @@ pub fn build(store: &Store) -> crate::error::Result<ProjectContext> {
                 branch: s.branch.as_deref().map(|b| clip(b, 120)),
             });
         }
-        for h in s.history.iter().filter(|h| h.decided_by.is_some()) {
+        for h in s.decisions() {
             let words = h
                 .feedback
                 .as_deref()

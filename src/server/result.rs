@@ -6,7 +6,9 @@
 //! model `structuredContent` in place of the text, or after it ([`crate::hosts`]): Claude
 //! Code and Codex forward a result that has `structuredContent` as that JSON, one escaped
 //! string, and drop the text; Copilot CLI shows both, so its model would read the reply
-//! twice (measured with `cargo bench --bench host`, BENCHMARKS.md).
+//! twice (measured with `cargo bench --bench host`, BENCHMARKS.md). Gemini CLI gets an
+//! error as a result that is not flagged as one: flagged, its model would read the reply as
+//! one JSON string with the whole call echoed, and its person would read nothing of it.
 
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use rmcp::service::RequestContext;
@@ -54,15 +56,16 @@ pub fn to_result(reply: Reply, readers: &Readers) -> CallToolResult {
         reply.known.fields.push("session_id");
     }
     let text = vec![ContentBlock::text(reply::render_text(&value, &reply.known))];
-    let mut result = if is_error {
+    // A host that would hand its model an error result only as JSON, the call's arguments
+    // echoed, and show its person none of it (Gemini CLI) gets the reply as a result: its
+    // text names the error, and both of them read it.
+    let flagged = is_error && readers.host.is_none_or(super::per_host::flags_errors);
+    let mut result = if flagged {
         CallToolResult::error(text)
     } else {
         CallToolResult::success(text)
     };
-    if readers
-        .host
-        .is_none_or(|c| super::per_host::sends_json(c, is_error))
-    {
+    if readers.host.is_none_or(super::per_host::sends_json) {
         result.structured_content = Some(value);
     }
     result
@@ -138,5 +141,25 @@ mod tests {
         assert_eq!(text.matches(message.as_str()).count(), 1, "{text}");
         assert!(text.contains(&format!("code: {}", e.code())), "{text}");
         assert_eq!(result.is_error, Some(true));
+    }
+
+    /// Gemini CLI's interface shows the person no text of an error result, and its model
+    /// reads one as JSON with the call's arguments echoed: a refusal goes to it as a result
+    /// whose text names the error; every other client gets it flagged.
+    #[test]
+    fn gemini_gets_a_refusal_as_a_result_whose_text_names_the_error() {
+        let e = crate::error::Error::argument(crate::code::ErrorCode::InvalidState, "not now");
+        let gemini = to_result(
+            reply::for_error(&e, None),
+            &Readers::named(Some("gemini-cli-mcp-client"), None),
+        );
+        assert_ne!(gemini.is_error, Some(true));
+        let text = gemini.content[0].as_text().unwrap().text.clone();
+        assert!(text.contains("code: invalid_state"), "{text}");
+        assert!(text.contains("not now"), "{text}");
+        for other in [Some("opencode"), Some("claude-code"), Some("x"), None] {
+            let r = to_result(reply::for_error(&e, None), &Readers::named(other, None));
+            assert_eq!(r.is_error, Some(true), "{other:?}");
+        }
     }
 }

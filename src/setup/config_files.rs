@@ -56,7 +56,7 @@ impl Host {
     }
 
     /// What the person must still know or do once the entry is written: where the host
-    /// declines unseen the dialog in which they decide a gate, and how they are asked
+    /// closes unseen the dialog in which they decide a gate, and how they are asked
     /// instead; what a mode of the host needs to offer the tool at all. From the hosts
     /// table, as docs/hosts.md and docs/setup.md say it.
     pub fn left_to_the_person(self) -> Vec<String> {
@@ -67,7 +67,7 @@ impl Host {
         let mut left = Vec::new();
         if let Some(Dialog::DeclinedUnattended(u)) = dialog {
             let (host, when, shown) = (self.name(), u.when, u.shown);
-            left.push(format!("{host} declines at once, with nobody asked, the dialog in which you decide a gate {when}: the gate then waits for you in a terminal or on the dashboard. To be asked in the dialog, {shown}."));
+            left.push(format!("{host} closes at once, with nobody asked, the dialog in which you decide a gate {when}: the gate then waits for you in a terminal or on the dashboard. To be asked in the dialog, {shown}."));
         }
         left.extend(self.config().still_to_do.map(str::to_string));
         left

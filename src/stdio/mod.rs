@@ -11,11 +11,16 @@
 //!   reader stops, rmcp sees the end of its input, the tool refuses calls from then on, and
 //!   `main` exits with status 3.
 //!
+//! * The server ends with its host: when the process that started it is gone, or, under a
+//!   host's daemon, the host's session in the project ended ([`host`]), the input ends as
+//!   at SIGTERM and the server exits within a second.
+//!
 //! The reader is a thread rather than a task because stdin may be a pipe, a socket or a
 //! terminal, and a blocking read is the one way to read all of them; a thread blocked in
 //! `read` cannot hold up the exit either. Parsing a large message also stays off the
 //! runtime's one thread.
 
+pub mod host;
 mod lines;
 
 use std::io::{self, BufRead, Read};

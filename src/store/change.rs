@@ -51,13 +51,15 @@ impl Store {
     /// Writes a change made under the lock: the mark that the specs folder is this
     /// session's (refused when another session's mark is there), `files` (paths relative
     /// to the project), then the session; then a story's entry in its parent follows it.
+    /// Returns the files it wrote beside `files` (the mark, when written, and the
+    /// session), each with its text, for the change's record.
     pub fn write_change(
         &self,
         project: &Project,
         before: &Session,
         after: &Session,
         files: &[(String, String)],
-    ) -> Result<()> {
+    ) -> Result<Vec<(String, String)>> {
         let claim = check_owner(project, before)?;
         let owner_text = format!("{}\n", before.session_id);
         let mut all: Vec<(&str, &[u8])> = Vec::with_capacity(files.len() + 1);
@@ -77,6 +79,9 @@ impl Store {
         let session_path = session_rel(&after.session_id);
         project.write_in_order(&[&all, &[(&session_path, session_text.as_bytes())]], &[])?;
         super::stories::follow(project, after, self.lock_wait);
+        if self.claims_on_remote {
+            super::stories::completed(project, before, after);
+        }
         tracing::info!(
             session_id = %after.session_id,
             stage = %after.current_stage,
@@ -84,7 +89,9 @@ impl Store {
             files = files.len(),
             "action applied"
         );
-        Ok(())
+        let mut also: Vec<(String, String)> = claim.map(|o| (o, owner_text)).into_iter().collect();
+        also.push((session_path, session_text));
+        Ok(also)
     }
 }
 
@@ -114,8 +121,7 @@ fn check_owner(project: &Project, session: &Session) -> Result<Option<String>> {
 /// clock set back, or two machines sharing a project, must not reorder history).
 pub fn not_before_last_entry(session: &Session, now: DateTime<Utc>) -> DateTime<Utc> {
     session
-        .history
-        .last()
+        .last_step()
         .and_then(|h| DateTime::parse_from_rfc3339(&h.at).ok())
         .map(|t| t.with_timezone(&Utc))
         // A millisecond after it at least: stamps (and the temporary files named by

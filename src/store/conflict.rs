@@ -7,9 +7,10 @@
 use serde::Deserialize;
 
 use crate::error::{clip, Error};
+use crate::workflow::history::stored_steps;
 use crate::workflow::person::Person;
 use crate::workflow::session::{HistoryEntry, Session};
-use crate::workflow::{Action, Stage, State};
+use crate::workflow::{Stage, State};
 
 /// One side of a conflicted file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,11 +91,11 @@ struct Summary {
     owner: Option<Person>,
     #[serde(default)]
     branch: Option<String>,
-    #[serde(default)]
-    history: Vec<serde_json::Value>,
 }
 
 fn describe(side: &Side) -> String {
+    let value = serde_json::from_str::<serde_json::Value>(&side.text);
+    let steps = value.as_ref().map_or(0, |v| stored_steps(v).len());
     match serde_json::from_str::<Summary>(&side.text) {
         Ok(s) => {
             let mut d = format!(
@@ -102,7 +103,7 @@ fn describe(side: &Side) -> String {
                 side.label,
                 s.current_stage,
                 s.current_state,
-                s.history.len(),
+                steps,
                 clip(&s.updated_at, 40)
             );
             if let Some(o) = s.owner {
@@ -176,11 +177,8 @@ pub fn fork(s: &Session) -> Option<String> {
             h.to
         )
     };
-    s.history.windows(2).enumerate().find_map(|(i, pair)| {
-        let (a, b) = (&pair[0], &pair[1]);
-        (b.at < a.at || b.action == Action::Start)
-            .then(|| format!("{} does not follow {}", say(i + 1, b), say(i, a)))
-    })
+    let (i, b, a) = s.fork()?;
+    Some(format!("{} does not follow {}", say(i, b), say(i - 1, a)))
 }
 
 /// The refusal for a session whose history forks.
@@ -197,6 +195,7 @@ pub fn fork_error(rel: &str, why: String) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workflow::Action;
 
     #[test]
     fn both_sides_are_rebuilt_from_the_markers() {

@@ -17,7 +17,8 @@ pub fn task_link(project: &Project, session_id: &str) -> Option<String> {
 
 /// The address of the dashboard serving `project`, while its process runs. The file is
 /// anyone's to write (a model, a merged branch): its address is used only when it is a
-/// dashboard's on loopback and its process is a `bmad-mcp` that listens there.
+/// dashboard's on loopback and its process runs this build of bmad-mcp (whatever its file
+/// is named) and listens there.
 fn dashboard_base(project: &Project) -> Option<String> {
     let text = project.read_at_most(DASHBOARD_REL, 4096).ok().flatten()?;
     let v: serde_json::Value = serde_json::from_str(&text).ok()?;
@@ -30,8 +31,9 @@ fn dashboard_base(project: &Project) -> Option<String> {
         .is_some_and(|p| rustix::process::test_kill_process(p).is_ok());
     // Where processes cannot be read (elsewhere than Linux) a live process is taken at
     // its word.
-    let ours =
-        alive && procs::runs_bmad_mcp(pid) != Some(false) && procs::holds(pid, addr) != Some(false);
+    let ours = alive
+        && procs::runs_this_build(pid) != Some(false)
+        && procs::holds(pid, addr) != Some(false);
     ours.then(|| url.to_string())
 }
 

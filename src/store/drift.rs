@@ -3,15 +3,19 @@
 //! the drift since: the earlier documents and the project's files a later stage relied on
 //! that changed after it was saved (by hand, or by another branch merged in); not, in a
 //! later round of development, the files the developer changes, nor a parent's files once
-//! its sprints run as stories (their branches merged in are the planned work). The same
-//! call's git answers give where a round of development begins and what its submission
-//! changed (summed up by `round.rs`).
+//! its sprints run as stories (their branches merged in are the planned work), nor a file
+//! whose content is the blob the server last wrote there (`written.rs`). New files are
+//! recorded by their blob as changed ones are, so work committed unchanged is no drift. The
+//! same call's git answers give where a round of development is measured from and what its
+//! submission changed (summed up by `round.rs`).
 
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use super::round::{self, all};
+use super::written::Written;
 use super::Project;
-use crate::git::{Checkout, Repo};
+use crate::git::{Checkout, GitPath, Repo, MAX_PATHS, PROJECT_FILES};
 use crate::workflow::machine::sha256_hex;
 use crate::workflow::person::Person;
 use crate::workflow::round::WorkTree;
@@ -30,9 +34,18 @@ pub struct GitNow {
     /// git's identity.
     pub person: Option<Person>,
     facts: Checkout,
-    /// The project's files that differ from a commit, as git last said them during this
-    /// call: the round's reading and the drift's record then ask git once between them.
-    said: std::sync::Mutex<Option<(String, Vec<String>)>>,
+    /// What git and the server's record said during this call: the round's reading and
+    /// the drift's record then ask git once between them.
+    said: std::sync::Mutex<Said>,
+}
+
+/// What this call read: the tracked files that differ from a commit, the new ones (`None`
+/// inside: git could not list them, or named too many), the server's record.
+#[derive(Default)]
+struct Said {
+    tracked: Option<(String, Vec<GitPath>)>,
+    untracked: Option<Option<Vec<GitPath>>>,
+    written: Option<Written>,
 }
 
 impl GitNow {
@@ -52,94 +65,159 @@ impl GitNow {
         }
     }
 
-    /// The project's files that differ from `commit`: asked of git when `fresh` or when
-    /// this call has not asked for that commit yet, else as git said them in this call.
-    fn changed_since(&self, repo: &Repo, commit: &str, fresh: bool) -> Option<Vec<String>> {
-        let mut said = self.said.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, paths)) = said.as_ref().filter(|(c, _)| !fresh && c == commit) {
+    /// The id git gives `bytes` as a blob in this repository (a SHA-256 one where its
+    /// commits are named so; SHA-1, git's default, elsewhere and outside git), computed
+    /// here: what the change's record keeps of each file the server wrote.
+    pub fn blob_id(&self, bytes: &[u8]) -> String {
+        let sha256 = self.facts.head.as_ref().is_some_and(|h| h.len() == 64);
+        crate::git::blob_id(bytes, sha256)
+    }
+
+    fn said(&self) -> std::sync::MutexGuard<'_, Said> {
+        self.said.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The project's tracked files that differ from `commit`: asked of git when `fresh`
+    /// or when this call has not asked for that commit yet, else as git said them in this
+    /// call.
+    fn changed_since(&self, repo: &Repo, commit: &str, fresh: bool) -> Option<Vec<GitPath>> {
+        if let Some((_, paths)) = self
+            .said()
+            .tracked
+            .as_ref()
+            .filter(|(c, _)| !fresh && c == commit)
+        {
             return Some(paths.clone());
         }
-        let paths = repo.changed_since(commit, &crate::git::PROJECT_FILES)?;
-        *said = Some((commit.to_string(), paths.clone()));
+        let paths = repo.changed_since(commit, &PROJECT_FILES)?;
+        self.said().tracked = Some((commit.to_string(), paths.clone()));
         Some(paths)
     }
 
-    /// For a submission at `dev`: the project's files now, against the commit the round
-    /// began from; `None` when no round was recorded or git cannot say.
-    pub fn work_tree_now(&self, session: &Session) -> Option<WorkTree> {
-        if session.current_stage != Stage::Dev {
+    /// The project's new files, untracked and not ignored, asked once a call (again when
+    /// `fresh`); `None` when git cannot say.
+    fn untracked(&self, repo: &Repo, fresh: bool) -> Option<Vec<GitPath>> {
+        if let Some(known) = self.said().untracked.as_ref().filter(|_| !fresh) {
+            return known.clone();
+        }
+        let paths = repo.untracked(&PROJECT_FILES);
+        self.said().untracked = Some(paths.clone());
+        paths
+    }
+
+    /// The server's record of the files it wrote, read once a call.
+    fn written(&self, repo: &Repo) -> Written {
+        self.said()
+            .written
+            .get_or_insert_with(|| Written::read(repo))
+            .clone()
+    }
+
+    /// Every project file that differs from `commit`, tracked and new, sorted; `None` when
+    /// git cannot say or named too many.
+    fn differ(&self, repo: &Repo, commit: &str, fresh: bool) -> Option<Vec<GitPath>> {
+        let tracked = self.changed_since(repo, commit, fresh)?;
+        if tracked.len() >= MAX_PATHS {
             return None;
         }
-        let began = session.record(Stage::Dev).round_began.as_ref()?;
-        let repo = self.repo.as_ref()?;
-        let changed = self.changed_since(repo, &began.commit, true)?;
-        super::round::work_tree(repo, &began.commit, changed)
+        Some(all(tracked, &self.untracked(repo, fresh)?))
+    }
+
+    /// The project's files now against `commit`, as a round measures them, less `pending`.
+    fn work_tree(
+        &self,
+        repo: &Repo,
+        commit: &str,
+        fresh: bool,
+        pending: &[String],
+    ) -> Option<WorkTree> {
+        let paths = self.differ(repo, commit, fresh)?;
+        round::work_tree(repo, commit, &paths, &self.written(repo), pending)
+    }
+
+    /// For a submission at `dev`: the project's files now, against the commit the round
+    /// is measured from; `None` when no round was recorded or git cannot say.
+    pub fn work_tree_now(&self, session: &Session) -> Option<WorkTree> {
+        let began = crate::workflow::round::basis(session)?;
+        self.work_tree(self.repo.as_ref()?, &began.commit, true, &[])
     }
 
     /// Records in `after` the branch, and for each stage whose document this change saved,
-    /// the commit it was written against, and where a round of development begins, the
-    /// project's files then. Returns what git said of the project's files against a commit
-    /// during the call, for a drift check in the same call ([`drift_after`]) that then need
-    /// not ask again.
-    pub fn record(&self, before: &Session, after: &mut Session) -> Option<Seen> {
-        let repo = self.repo.as_ref()?;
+    /// the commit it was written against and the project's files that differed from it.
+    pub fn record(&self, before: &Session, after: &mut Session) {
+        let Some(repo) = self.repo.as_ref() else {
+            return;
+        };
         if self.facts.branch.is_some() {
             after.branch.clone_from(&self.facts.branch);
-        }
-        if crate::workflow::round::begins(before, after) {
-            let head = self.facts.head.as_deref();
-            after.record_mut(Stage::Dev).round_began = head.and_then(|h| {
-                let changed = self.changed_since(repo, h, false)?;
-                super::round::work_tree(repo, h, changed)
-            });
         }
         let mut basis = None;
         for stage in Stage::ALL {
             let saved = after.record(stage).artifact.as_ref();
             if saved.is_some() && saved != before.record(stage).artifact.as_ref() {
                 let b = basis.get_or_insert_with(|| self.basis_of(repo));
-                after
-                    .record_mut(stage)
-                    .written_against
-                    .clone_from(&b.as_ref().map(|b| b.0.clone()));
+                after.record_mut(stage).written_against.clone_from(b);
             }
         }
-        let seen = basis.flatten().map(|(_, seen)| seen);
-        // A change that saved nothing may still have asked git (a round that began).
-        seen.or_else(|| {
-            let said = self.said.lock().unwrap_or_else(|e| e.into_inner());
-            let (commit, changed) = said.clone()?;
-            Some(Seen { commit, changed })
-        })
+    }
+
+    /// Records in `after` where the round of development is measured from (docs/spec.md
+    /// §7.15), after the server's own writes for this change (`pending`: the project's
+    /// files it writes once the change is written): at an accepted submission of
+    /// development, the project's files now, so that what is done while the task waits
+    /// for the human counts for the next submission; when a round begins with no such
+    /// submission before it, the files now. A round that begins after one keeps it.
+    pub fn round(&self, before: &Session, after: &mut Session, pending: &[String]) {
+        let (Some(repo), Some(head)) = (self.repo.as_ref(), self.facts.head.as_deref()) else {
+            return;
+        };
+        if crate::workflow::round::measures(before, after) {
+            let reading = self.work_tree(repo, head, false, pending);
+            crate::workflow::round::set_basis(after, reading);
+        }
+    }
+
+    /// What git said of the project's tracked files against a commit during the call, for
+    /// a drift check in the same call ([`drift_after`]) that then need not ask again.
+    pub fn seen(&self) -> Option<Seen> {
+        let (commit, changed) = self.said().tracked.clone()?;
+        Some(Seen { commit, changed })
     }
 }
 
-/// The project's files that differ from a commit, as git said them during a call.
+/// The project's tracked files that differ from a commit, as git said them during a call.
 #[derive(Debug, Clone)]
 pub struct Seen {
     commit: String,
-    changed: Vec<String>,
+    changed: Vec<GitPath>,
 }
 
 impl GitNow {
-    /// The commit checked out, and the project's files that differ from it now.
-    fn basis_of(&self, repo: &Repo) -> Option<(Basis, Seen)> {
+    /// The commit checked out, and the project's files that differed from it then, with
+    /// the blob of each (the server's own files left out).
+    fn basis_of(&self, repo: &Repo) -> Option<Basis> {
         let commit = self.facts.head.clone()?;
-        let changed = self.changed_since(repo, &commit, false)?;
-        basis_from(repo, commit, changed)
+        let tracked = self.changed_since(repo, &commit, false)?;
+        let untracked = self.untracked(repo, false);
+        let complete = untracked.is_some() && tracked.len() < MAX_PATHS;
+        let paths = all(tracked, untracked.as_deref().unwrap_or_default());
+        let written = self.written(repo);
+        // Enough to keep as many as a basis holds once the server's own are left out.
+        let named = paths.iter().filter(|p| written.names(&p.key())).count();
+        let looked = &paths[..paths.len().min(MAX_UNCOMMITTED + named)];
+        let ids = repo.blob_ids(looked, &commit);
+        let theirs: Vec<(String, Option<String>)> = looked
+            .iter()
+            .zip(ids)
+            .map(|(p, id)| (p.key(), id))
+            .filter(|(key, id)| !written.is_ours(key, id.as_deref()))
+            .collect();
+        Some(Basis {
+            commit,
+            partial: !complete || theirs.len() > MAX_UNCOMMITTED || looked.len() < paths.len(),
+            uncommitted: theirs.into_iter().take(MAX_UNCOMMITTED).collect(),
+        })
     }
-}
-
-/// A [`Basis`] of `commit` with the files that differ from it, and what git said.
-fn basis_from(repo: &Repo, commit: String, changed: Vec<String>) -> Option<(Basis, Seen)> {
-    let kept = &changed[..changed.len().min(MAX_UNCOMMITTED)];
-    let ids = repo.blob_ids(kept, &commit);
-    let basis = Basis {
-        commit: commit.clone(),
-        uncommitted: kept.iter().cloned().zip(ids).collect(),
-        partial: changed.len() > kept.len(),
-    };
-    Some((basis, Seen { commit, changed }))
 }
 
 /// What changed since a later stage relied on it.
@@ -256,34 +334,50 @@ fn changed_documents(project: &Project, session: &Session) -> Vec<String> {
         .collect()
 }
 
-/// The project's files whose content now is not the one `basis` saw.
+/// The project's files whose content now is not the one `basis` saw, nor the one the
+/// server last wrote there.
 fn changed_files(repo: &Repo, basis: &Basis, seen: Option<&Seen>) -> Option<Vec<String>> {
     let now = match seen.filter(|s| s.commit == basis.commit) {
         Some(s) => s.changed.clone(),
-        None => repo.changed_since(&basis.commit, &crate::git::PROJECT_FILES)?,
+        None => repo.changed_since(&basis.commit, &PROJECT_FILES)?,
     };
-    // A file uncommitted then is unchanged when its content is the same blob now.
-    let then: Vec<String> = now
+    let written = Written::read(repo);
+    let now: Vec<(String, GitPath)> = now.into_iter().map(|p| (p.key(), p)).collect();
+    let listed = |key: &str| now.iter().any(|(k, _)| k == key);
+    // Whose content is looked at: the files that differed then, listed now or not (a new
+    // file still untracked is not), and the server's own that are listed.
+    let looked: Vec<(String, GitPath)> = now
         .iter()
-        .filter(|p| basis.uncommitted.contains_key(*p))
+        .filter(|(k, _)| basis.uncommitted.contains_key(k) || written.names(k))
         .cloned()
+        .chain(
+            basis
+                .uncommitted
+                .keys()
+                .filter(|k| !listed(k))
+                .map(|k| (k.clone(), GitPath::from(k.as_str()))),
+        )
         .collect();
-    let ids = repo.blob_ids(&then, &basis.commit);
-    let same: Vec<&String> = then
+    let paths: Vec<GitPath> = looked.iter().map(|(_, p)| p.clone()).collect();
+    let ids = repo.blob_ids(&paths, &basis.commit);
+    let same: Vec<&String> = looked
         .iter()
         .zip(ids)
-        .filter(|(p, id)| basis.uncommitted.get(*p) == Some(id))
-        .map(|(p, _)| p)
+        .filter(|((k, _), id)| {
+            basis.uncommitted.get(k) == Some(id) || written.is_ours(k, id.as_deref())
+        })
+        .map(|((k, _), _)| k)
         .collect();
-    let mut out: Vec<String> = now.iter().filter(|p| !same.contains(p)).cloned().collect();
-    // Uncommitted then, and back to the commit's content now: changed too.
-    out.extend(
-        basis
-            .uncommitted
-            .keys()
-            .filter(|p| !now.contains(p))
-            .cloned(),
-    );
+    // What git lists now, and what differed then that it does not list (back to the
+    // commit's content, or new and still untracked): changed, unless its content is the
+    // one seen then or the one the server last wrote.
+    let mut out: Vec<String> = now
+        .iter()
+        .map(|(k, _)| k)
+        .chain(basis.uncommitted.keys().filter(|k| !listed(k)))
+        .filter(|k| !same.contains(k))
+        .cloned()
+        .collect();
     out.sort();
     out.dedup();
     Some(out)

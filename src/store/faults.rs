@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::Result;
 use crate::files::Project;
 use crate::workflow::session::Session;
-use crate::workflow::{Action, Stage};
+use crate::workflow::Stage;
 
 /// The folder of the fault records.
 pub const FAULTS_DIR: &str = ".bmad-task/faults";
@@ -105,15 +105,7 @@ pub fn since_last_change(project: &Project, session: &Session) -> Option<FaultRe
 pub fn during_round(project: &Project, session: &Session, stage: Stage) -> Option<FaultRecord> {
     let fault = last(project, &session.session_id)?;
     let at = DateTime::parse_from_rfc3339(&fault.at).ok()?;
-    let history = &session.history;
-    let submitted = history
-        .iter()
-        .rposition(|h| h.stage == stage && h.action == Action::Submit);
-    let began = match submitted {
-        Some(i) if i > 0 => &history[i - 1].at,
-        _ => &session.updated_at,
-    };
-    let began = DateTime::parse_from_rfc3339(began).ok()?;
+    let began = DateTime::parse_from_rfc3339(session.round_began_at(stage)).ok()?;
     (at > began).then_some(fault)
 }
 

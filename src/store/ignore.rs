@@ -6,7 +6,8 @@
 //! the sessions and their `temp/` texts, the documents, the human's `.bmad/`. The lines
 //! sit between two marker lines; running it again rewrites only that block, and no other
 //! line of the file changes. Its `.gitattributes` gets, the same way, the line that has git
-//! merge the BMAD method's `sprint-status.yaml` with the server's merge driver.
+//! merge the BMAD method's `sprint-status.yaml` with the server's merge driver. Each file
+//! written is recorded as the server's (`written.rs`).
 
 use super::Project;
 use crate::error::Result;
@@ -105,6 +106,8 @@ fn write_block(project: &Project, file: &str, begin: &str, lines: &[&str]) -> Re
         Some(_) => Ignored::Added,
     };
     project.write_top_file(file, after.as_bytes())?;
+    // The server's write, no one's change in a round or since a stage's document.
+    super::written::wrote(project, &[file.to_string()]);
     Ok(done)
 }
 

@@ -17,6 +17,7 @@ mod salvage;
 mod sessions;
 mod start;
 pub mod stories;
+mod written;
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -49,6 +50,7 @@ pub use rewound::went_back;
 pub use salvage::Readable;
 pub use sessions::session_rel;
 pub use start::Started;
+pub use written::wrote;
 
 /// How a call names its session.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -13,7 +13,6 @@ use crate::git::Repo;
 use crate::workflow::engine::{self, Engine};
 use crate::workflow::person::Person;
 use crate::workflow::session::{timestamp, Session};
-use crate::workflow::stage::Stage;
 use crate::workflow::Track;
 
 /// A started session, and what the caller should be told about the project.
@@ -29,6 +28,9 @@ pub(super) struct Team {
     pub(super) owner: Option<Person>,
     pub(super) branch: Option<String>,
     head: Option<String>,
+    /// The project's files the server writes right after this start (a story's sprint
+    /// status): the round that begins is measured as if they were written.
+    pending: Vec<String>,
 }
 
 impl Team {
@@ -46,6 +48,7 @@ impl Team {
             owner,
             branch,
             head: facts.head,
+            pending: Vec::new(),
         }
     }
 }
@@ -91,6 +94,7 @@ impl Store {
             engines,
             None,
             lessons,
+            &[],
             clock,
             &mut |session| {
                 session.begin_track(track);
@@ -102,7 +106,9 @@ impl Store {
     /// [`Store::start`], with `shape` making the new session what it is to be (a track,
     /// a story) under the lock, before anything of it is written; what `shape` refuses
     /// is taken back. `base`: the task name to number from (a valid one), instead of the
-    /// objective's; `lessons`: the ids of the lessons the first role prompt carries.
+    /// objective's; `lessons`: the ids of the lessons the first role prompt carries;
+    /// `pending`: the project's files the caller writes right after (a story's sprint
+    /// status), which the round a story begins is measured without.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn start_named(
         &self,
@@ -111,6 +117,7 @@ impl Store {
         engines: Option<&[Engine]>,
         base: Option<&str>,
         lessons: &[String],
+        pending: &[String],
         clock: &dyn Fn() -> DateTime<Utc>,
         shape: &mut dyn FnMut(&mut Session) -> Result<()>,
     ) -> Result<Started> {
@@ -137,7 +144,8 @@ impl Store {
         };
         let engines = engine::for_start(objective, engines);
         // Asked of git before the lock is taken: who starts it, on which branch.
-        let team = Team::of(&project, self.owner.as_ref());
+        let mut team = Team::of(&project, self.owner.as_ref());
+        team.pending = pending.to_vec();
         let result = self.start_locked(
             &project, objective, base, engines, &team, lessons, clock, shape, &mut made,
         );
@@ -183,14 +191,14 @@ impl Store {
         );
         session.owner = team.owner.clone();
         session.branch = team.branch.clone();
-        session.history[0].lessons = lessons.to_vec();
+        session.carry_lessons(lessons);
         let fresh = session.clone();
         shape(&mut session)?;
         // A story begins at development: its first round starts from the files now.
         if let Some(repo) = team.repo.as_ref() {
             if crate::workflow::round::begins(&fresh, &session) {
-                session.record_mut(Stage::Dev).round_began =
-                    super::round::began(repo, team.head.as_deref());
+                let reading = super::round::began(repo, team.head.as_deref(), &team.pending);
+                crate::workflow::round::set_basis(&mut session, reading);
             }
         }
         let entry = MappingEntry {

@@ -1,8 +1,12 @@
-//! `bmad-mcp claims` and `bmad-mcp claims release <task> <sprint>`: the sprints the team's
-//! remote holds (who, which sprint of which task, since when, from which clone and branch),
-//! and one released when the clone that claimed it is gone. A release is the human's
-//! decision: asked on the terminal, never under an assistant's shell, bound to the claim as
-//! shown, and recorded on the remote with who released it (`act::human::release_claim`).
+//! `bmad-mcp claims`, `bmad-mcp claims release <task> <sprint>` and `bmad-mcp claims keep
+//! <task> <sprint>`: the sprints the team's remote holds (who, which sprint of which task,
+//! since when, from which clone and branch, and the claims this clone keeps until the
+//! remote can be reached), one released, and, where two stories hold one sprint, the one
+//! the human keeps. Each is the human's decision: asked on the terminal, never under an
+//! assistant's shell, bound to the claim as shown, and recorded on the remote with who made
+//! it (`act::human::release_claim`, `act::human::keep_story`). Releasing a claim whose
+//! clone is not known to be gone asks for its holder's name typed back: they may still be
+//! working, and are told at their next call.
 
 use clap::Subcommand;
 
@@ -19,11 +23,19 @@ use crate::workflow::Via;
 pub enum ClaimsCommand {
     /// The claims on the team's remote, and the releases recorded there (the default).
     List,
-    /// Release the claim of a sprint, for a clone that is gone (asks on the terminal).
+    /// Release the claim of a sprint (asks on the terminal; for a holder whose clone is not
+    /// known to be gone, their name typed back).
     Release {
         /// The parent task's name or session id.
         task: String,
         /// The sprint whose claim is released.
+        sprint: u32,
+    },
+    /// Choose which story to keep where two hold one sprint (lists them and asks).
+    Keep {
+        /// The parent task's name or session id.
+        task: String,
+        /// The sprint two stories hold.
         sprint: u32,
     },
 }
@@ -37,6 +49,7 @@ pub(super) fn run(store: &Store, command: Option<ClaimsCommand>) -> Outcome {
             Ok(Exit::Done)
         }
         ClaimsCommand::Release { task, sprint } => release(store, &project, &task, sprint),
+        ClaimsCommand::Keep { task, sprint } => keep(store, &task, sprint),
     }
 }
 
@@ -74,7 +87,7 @@ fn list(store: &Store, project: &Project, claims: &Claims) {
         visible(&claims.remote),
         claims.how_read(now)
     );
-    for h in &claims.held {
+    let row = |h: &Held| {
         println!(
             "  {} sprint {}: {}, since {}",
             task_of(store, project, &h.parent_id),
@@ -82,9 +95,14 @@ fn list(store: &Store, project: &Project, claims: &Claims) {
             holder(h),
             when::shown(&h.since, now)
         );
-    }
+    };
+    claims.held.iter().for_each(row);
     if !claims.held.is_empty() {
-        println!("Release one whose clone is gone: bmad-mcp claims release <task> <sprint>");
+        println!("Release one: bmad-mcp claims release <task> <sprint>");
+    }
+    if !claims.pending.is_empty() {
+        println!("Kept in this clone, not on the remote yet (the next fetch that reaches it pushes them):");
+        claims.pending.iter().for_each(row);
     }
     if claims.released.is_empty() {
         return;
@@ -102,6 +120,37 @@ fn list(store: &Store, project: &Project, claims: &Claims) {
             when::shown(&r.at, now)
         );
     }
+}
+
+/// Whether the human confirms the release of `held`: "y" where its clone is known gone
+/// (or its story completed), else the holder's name typed back, for they may still be
+/// working on it.
+fn confirmed(held: &Held) -> Result<bool, String> {
+    let live = held
+        .claimant
+        .as_ref()
+        .filter(|c| !c.gone() && c.done.is_none());
+    let Some(c) = live else {
+        return yes("Release it? [y/N] ");
+    };
+    let name = c.owner.split('<').next().unwrap_or_default().trim();
+    let name = if name.is_empty() {
+        c.owner.trim()
+    } else {
+        name
+    };
+    println!(
+        "Their clone is not known to be gone: {} may still be working on it. Released, they are told at their next call and stopped if someone else claims it.",
+        visible(&clip(name, 120))
+    );
+    let typed = super::read_line(&format!(
+        "Type their name ({}) to release it: ",
+        visible(&clip(name, 120))
+    ))?;
+    Ok(typed.is_some_and(|t| {
+        let t = t.trim();
+        !t.is_empty() && (t.eq_ignore_ascii_case(name) || t == c.owner.trim())
+    }))
 }
 
 /// Shows the claim, asks on the terminal, releases it as the human's decision.
@@ -140,11 +189,112 @@ fn release(store: &Store, project: &Project, task: &str, sprint: u32) -> Outcome
         when::shown(&held.since, chrono::Utc::now())
     );
     println!("Released, it may be claimed again by anyone, its holder too; work already done for it stays on its branch.");
-    if !yes("Release it? [y/N] ")? {
+    if !confirmed(held)? {
         println!("Not released: nothing changed.");
         return Ok(Exit::Failed);
     }
     let said = human::release_claim(store, None, held, Via::Cli)?;
     println!("{}", visible(&said));
     Ok(Exit::Done)
+}
+
+/// Lists the stories that hold `sprint` of the parent `task` (seen here, or claimed on the
+/// remote by another clone, fetched now), asks which to keep, and records the choice as the
+/// human's: the claim on the remote then names the one kept.
+fn keep(store: &Store, task: &str, sprint: u32) -> Outcome {
+    if let Err(exit) = super::provenance::human_at_terminal(
+        "choose which story to keep",
+        "Choosing which of two stories builds a sprint is the human's decision",
+    ) {
+        return Ok(exit);
+    }
+    let key = SessionKey::from_task(task);
+    let (_, s, claims) = store
+        .load_fresh(None, &key, true)
+        .map_err(|e| e.to_string())?;
+    let Some(claims) = claims else {
+        return Err(format!(
+            "task {} takes no stories now, or its claims are kept in the clone: nothing to choose",
+            visible(task)
+        ));
+    };
+    if let board::Read::Unreachable(why, _) = &claims.read {
+        return Err(format!(
+            "the claims could not be fetched from the remote `{}` ({}): nothing was chosen",
+            visible(&claims.remote),
+            visible(&clip(why, 200))
+        ));
+    }
+    let was = claims.of(&s.session_id, sprint);
+    let choices = stories_of(&s, sprint, was);
+    if choices.len() < 2 {
+        return Err(format!(
+            "sprint {sprint} of {} is not held by two stories as this clone sees them: nothing to choose (`bmad-mcp claims` lists the claims)",
+            visible(task)
+        ));
+    }
+    println!(
+        "Sprint {sprint} of {} is held by {} stories; one sprint is built once:",
+        visible(&s.task_name),
+        choices.len()
+    );
+    for (i, (said, _)) in choices.iter().enumerate() {
+        println!("  {}. {}", i + 1, visible(&clip(said, 400)));
+    }
+    println!("The claim on the remote will name the one kept; the other is stopped at its next call, its work left on its branch.");
+    let typed = super::read_line(&format!(
+        "Keep which? Type its number (1-{}): ",
+        choices.len()
+    ))?;
+    let Some(n) = typed
+        .and_then(|t| t.trim().parse::<usize>().ok())
+        .filter(|n| (1..=choices.len()).contains(n))
+    else {
+        println!("Nothing chosen: nothing changed.");
+        return Ok(Exit::Failed);
+    };
+    let parent = (s.session_id.as_str(), sprint);
+    let said = human::keep_story(store, parent, &choices[n - 1].1, was, Via::Cli)?;
+    println!("{}", visible(&said));
+    Ok(Exit::Done)
+}
+
+/// The stories that hold `sprint` of the parent `s`, each as the human is shown it and the
+/// claim that would name it: those seen here, then another clone's, known by its claim
+/// (`was`, the claim on the remote).
+fn stories_of(
+    s: &crate::workflow::session::Session,
+    sprint: u32,
+    was: Option<&Held>,
+) -> Vec<(String, crate::store::stories::Claimant)> {
+    let mut choices: Vec<(String, crate::store::stories::Claimant)> = s
+        .stories
+        .iter()
+        .filter(|o| o.sprint == sprint)
+        .map(|o| {
+            let here = std::path::Path::new(&o.worktree).is_dir();
+            let claimant = crate::store::stories::Claimant {
+                owner: o.owner.clone(),
+                branch: o.branch.clone(),
+                worktree: o.worktree.clone(),
+                sprint,
+                host: here
+                    .then(crate::store::stories::identity::host)
+                    .flatten()
+                    .map(str::to_string),
+                done: o.completed().then(|| o.task_name.clone()),
+                kept_by: None,
+            };
+            (
+                format!("story `{}` of {}", o.task_name, o.holder()),
+                claimant,
+            )
+        })
+        .collect();
+    // Another clone's story, known here by its claim alone: the claim's words name it.
+    let elsewhere = s.claimed.iter().any(|c| c.sprint == sprint);
+    if let Some(c) = was.and_then(|h| h.claimant.clone()).filter(|_| elsewhere) {
+        choices.push((format!("the story of {}", c.named()), c));
+    }
+    choices
 }

@@ -60,10 +60,9 @@ pub(super) fn decide(store: &Store, key: &SessionKey, command: Command) -> Outco
 /// Applies a human's terminal decision and prints what the reply tells the human (`decide`
 /// and `promote` alike).
 pub(super) fn apply(store: &Store, at: &Located, key: &SessionKey, answer: Answer) -> Outcome {
-    let action = answer.command.action();
     match human::decide(store, at, key, answer) {
         Decided::Done(done) => {
-            let r = reply::for_session(&done.session, &done.facts, action, None);
+            let r = reply::of_change(&done, &done.facts);
             println!("{}", visible_lines(&r.user_message));
             Ok(Exit::Done)
         }

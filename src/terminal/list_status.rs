@@ -57,17 +57,20 @@ pub(super) fn list(store: &Store, mine: bool) -> Outcome {
             s.current_state.to_string(),
             s.updated_at
         );
-        let held = claims
-            .as_ref()
-            .filter(|c| c.held.iter().any(|h| h.parent_id == s.session_id))
-            .and_then(|c| {
-                let (_, parent) = store
-                    .load(None, &SessionKey::Id(s.session_id.clone()))
-                    .ok()?;
-                store.holders_in(c, &parent)
-            });
-        if let Some(line) = held {
-            println!("      {}", visible(&line));
+        let parent = claims.as_ref().filter(|_| waits(s)).and_then(|c| {
+            let (_, parent) = store
+                .load(None, &SessionKey::Id(s.session_id.clone()))
+                .ok()?;
+            Some((store.with_stories(&project, &parent, Some(c)), c))
+        });
+        if let Some((parent, c)) = &parent {
+            let said = [
+                store.holders_in(c, parent),
+                crate::store::stories::twice(parent),
+            ];
+            for line in said.into_iter().flatten() {
+                println!("      {}", visible(&line));
+            }
         }
         if let Some(line) = by_hand(store, &project, s) {
             println!("      {}", visible(&line));
@@ -135,7 +138,9 @@ fn damaged(page: &crate::store::Page) {
 }
 
 pub(super) fn status(store: &Store, key: &SessionKey) -> Outcome {
-    let (project, s) = store.load_fresh(None, key).map_err(|e| e.to_string())?;
+    let (project, s, claims) = store
+        .load_fresh(None, key, true)
+        .map_err(|e| e.to_string())?;
     let project = Some(project);
     let r = reply::for_status(&s, None);
     println!("task {} ({})", visible(&s.task_name), s.session_id);
@@ -161,7 +166,7 @@ pub(super) fn status(store: &Store, key: &SessionKey) -> Outcome {
         );
     }
     if let Some(p) = project.as_ref() {
-        stories(store, p, &s);
+        stories(store, p, &s, claims.as_ref());
     }
     println!("{}", visible_lines(&r.user_message));
     if let Some(d) = project.as_ref().and_then(|p| crate::store::drift(p, &s)) {
@@ -222,15 +227,26 @@ fn decisions(decisions: Vec<reply::DecisionEntry>) {
     }
 }
 
-/// A parent's stories: the ones this clone knows of, whether this copy of it is stale, and
-/// who holds which sprint on the team's remote.
-fn stories(store: &Store, project: &crate::files::Project, s: &crate::workflow::session::Session) {
+/// A parent's stories: the ones this clone knows of and those other clones claimed,
+/// whether this copy of it is stale, who holds which sprint on the team's remote and a
+/// sprint two stories hold; for a story, what became of its claim.
+fn stories(
+    store: &Store,
+    project: &crate::files::Project,
+    s: &crate::workflow::session::Session,
+    claims: Option<&crate::store::stories::board::Claims>,
+) {
     for o in &s.stories {
         println!("  story: sprint {}: {}", o.sprint, visible(&o.holder()));
     }
+    for c in &s.claimed {
+        println!("  story: sprint {}: {}", c.sprint, visible(&c.holder()));
+    }
     let said = [
         crate::store::stories::stale_copy(project, s),
-        store.claim_holders(project, s, true),
+        claims.and_then(|c| store.holders_in(c, s)),
+        crate::store::stories::twice(s),
+        store.claim_news(s, claims),
         store.done_by_hand(project, s),
     ];
     for line in said.into_iter().flatten() {

@@ -68,6 +68,17 @@ fn leave_to_git(
     Ok(Exit::Failed)
 }
 
+/// The command git runs for the driver: this binary (`exe`, by its absolute path), and, when
+/// the shell cannot run it (the binary moved or was deleted: status 126 or 127), git's own
+/// line merge of the three versions into `%A`, so that what conflicts is left marked as
+/// git marks it: nothing of the other side is dropped silently, and the merge stops.
+fn driver_command(exe: &str) -> String {
+    format!(
+        "{} merge-sprint-status %O %A %B %L || {{ s=$?; [ $s -lt 126 ] && exit $s; echo 'bmad-mcp: the merge driver of sprint-status.yaml is not there (run bmad-mcp init in this clone): merged line by line' >&2; git merge-file --marker-size=%L -L ours -L base -L theirs %A %O %B; }}",
+        quoted(exe)
+    )
+}
+
 /// `s` quoted for the shell git runs a driver's command with.
 fn quoted(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
@@ -82,7 +93,7 @@ pub(super) fn install(project: &Project) -> Option<Result<String, String>> {
         Err(e) => return Some(Err(format!("this binary's path is unknown: {e}"))),
     };
     let name = crate::store::MERGE_DRIVER;
-    let driver = format!("{} merge-sprint-status %O %A %B %L", quoted(&exe));
+    let driver = driver_command(&exe);
     let describe = "the BMAD method's sprint status, merged key by key by bmad-mcp";
     if let Err(e) = crate::git::set_driver(&project.root, name, describe, &driver) {
         return Some(Err(format!(
@@ -209,5 +220,71 @@ mod tests {
             left.contains("\u{1}bmad-mcp: development_status entries\u{1}\n"),
             "{left}"
         );
+    }
+
+    fn git(dir: &Path, args: &[&str]) -> std::process::Output {
+        std::process::Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE")
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.org")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.org")
+            .output()
+            .unwrap()
+    }
+
+    /// The driver's binary moved after `init`: git's merge of two stories moved on two
+    /// branches stops with git's own conflict markers in the file, both sides' statuses in
+    /// it, rather than this side's file alone.
+    #[test]
+    fn a_driver_whose_binary_moved_leaves_git_s_own_markers() {
+        let (dir, project) = crate::files::project::tests::project();
+        let repo = dir.path();
+        let file = repo.join("sprint-status.yaml");
+        let status = |a: &str, b: &str, at: &str| {
+            format!("last_updated: {at}\ndevelopment_status:\n  1-1-a: {a}\n  1-2-b: {b}\n")
+        };
+        assert!(git(repo, &["init", "-q", "-b", "main"]).status.success());
+        assert!(install(&project).expect("in git").is_ok());
+        std::fs::write(&file, status("backlog", "backlog", "10:00")).unwrap();
+        git(repo, &["add", "-A"]);
+        assert!(git(repo, &["commit", "-q", "-m", "base"]).status.success());
+        // `init` named this binary; it is not there any more.
+        let key = "merge.bmad-sprint-status.driver";
+        let out = git(repo, &["config", key]);
+        let driver = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        let exe = quoted(&std::env::current_exe().unwrap().display().to_string());
+        let moved = quoted(&repo.join("moved-away/bmad-mcp").display().to_string());
+        assert!(driver.starts_with(&exe), "{driver}");
+        assert!(
+            git(repo, &["config", key, &driver.replacen(&exe, &moved, 1)])
+                .status
+                .success()
+        );
+        git(repo, &["checkout", "-q", "-b", "other"]);
+        std::fs::write(&file, status("backlog", "review", "12:00")).unwrap();
+        assert!(git(repo, &["commit", "-q", "-am", "theirs"])
+            .status
+            .success());
+        git(repo, &["checkout", "-q", "main"]);
+        std::fs::write(&file, status("done", "backlog", "11:00")).unwrap();
+        assert!(git(repo, &["commit", "-q", "-am", "ours"]).status.success());
+        let merged = git(repo, &["merge", "-q", "--no-edit", "other"]);
+        assert!(!merged.status.success(), "the merge stops on the conflict");
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            text.contains("<<<<<<< ours") && text.contains(">>>>>>> theirs"),
+            "{text}"
+        );
+        assert!(
+            text.contains("1-1-a: done") && text.contains("1-2-b: review"),
+            "{text}"
+        );
+        let said = String::from_utf8_lossy(&merged.stderr);
+        assert!(said.contains("run bmad-mcp init in this clone"), "{said}");
     }
 }

@@ -128,8 +128,8 @@ pub enum Cli {
         command: Option<lessons::LessonsCommand>,
     },
     /// The sprints claimed on the team's remote (who, since when, from which clone and
-    /// branch); `claims release TASK SPRINT` frees one whose clone is gone (asks on the
-    /// terminal).
+    /// branch); `claims release TASK SPRINT` frees one, `claims keep TASK SPRINT` chooses
+    /// between two stories of one sprint (each asks on the terminal).
     Claims {
         #[command(subcommand)]
         command: Option<claims::ClaimsCommand>,

@@ -46,20 +46,20 @@ pub enum WorkflowError {
         unknown: Vec<String>,
         known: Vec<String>,
     },
-    #[error("field `answers`: give at least one answer, as {{\"<question id>\": \"<answer>\"}}; open questions: {}", quote_list(.known))]
+    #[error("field `answers`: no answer given (it takes {{\"<question id>\": \"<answer>\"}}); open questions: {}", quote_list(.known))]
     NoAnswers { known: Vec<String> },
     #[error("field `answers.{id}`: the answer is empty")]
     EmptyAnswer { id: String },
-    #[error("the document to confirm ({path}) is missing and cannot be recovered; `reject` the stage and submit it again")]
+    #[error("the document to confirm ({path}) is missing and cannot be recovered; the stage can only be sent back and written again")]
     DocumentUnavailable { path: String },
-    #[error("field `digest`: `{given}` is not the document as it is now: {path} has SHA-256 {}…; show the human the current version and decide again", clip_digest(.current))]
+    #[error("field `digest`: `{given}` is not the document as it is now: {path} has SHA-256 {}…; the decision is to be made again on the current version", clip_digest(.current))]
     StaleDecision {
         path: String,
         given: String,
         /// The document's whole digest now (the message shows its first 12 digits).
         current: String,
     },
-    #[error("field `feedback` is required to send the document back: ask the human what should change, then call again with their words as `feedback`; nothing was changed")]
+    #[error("field `feedback` is required to send the document back, in the human's words of what should change; nothing was changed")]
     FeedbackRequired,
     #[error("field `{field}`: {problem}")]
     SubmissionTooLarge {
@@ -72,7 +72,7 @@ pub enum WorkflowError {
         reason: String,
         todo: &'static str,
     },
-    #[error("field `{field}`: the JSON's `review_status` is {json}, but the document's own line is {stated}. The server reads the verdict from the document's `Review Status:` line only, so the two must agree: correct the one that is wrong and submit again; nothing was changed")]
+    #[error("field `{field}`: the JSON's `review_status` is {json}, but the document's own line is {stated}. The server reads the verdict from the document's `Review Status:` line only, so the two must agree; nothing was changed")]
     ContradictoryVerdict {
         field: &'static str,
         json: String,
@@ -80,9 +80,9 @@ pub enum WorkflowError {
     },
     #[error("field `scope`: {problem}; the plan's sprints: {sprints}. Give `all`, or sprint numbers of the plan such as `sprint 1` or `sprints 1-2`")]
     InvalidScope { problem: String, sprints: String },
-    #[error("the implementation report lists changes in its `Changes` section, but no file of the project changed since this round of development began (git compared the work tree with commit {commit} and the {uncommitted} file(s) that differed from it then; files git ignores do not count, new ones count without `git add`): nothing was recorded. Make the changes the report describes and submit again, or say in `Changes` that this round changed nothing")]
+    #[error("the implementation report lists changes in its `Changes` section, but no file of the project changed since this round of development began, or since its last submission was accepted (git compared the work tree with commit {commit} and the {uncommitted} file(s) that differed from it then; files git ignores and the files the server wrote itself do not count, new ones count without `git add`): nothing was recorded. The changes the report describes are to be made in the project, or its `Changes` section is to say that this round changed nothing")]
     NothingChanged { commit: String, uncommitted: usize },
-    #[error("field `{field}`: the review has no findings for its layer(s) {lacking}. The review prompt named its layers (the BMAD method's way of reviewing): give each a section of that name with the layer's findings, or `No findings.` under it, then submit again; nothing was recorded")]
+    #[error("field `{field}`: the review has no findings for its layer(s) {lacking}. The review prompt named its layers (the BMAD method's way of reviewing): each needs a section of that name with the layer's findings, or `No findings.` under it; nothing was recorded")]
     LayersUnreported {
         field: &'static str,
         lacking: String,
@@ -132,6 +132,35 @@ impl WorkflowError {
             WorkflowError::NothingChanged { .. } => ErrorCode::NothingChanged,
             WorkflowError::LayersUnreported { .. } => ErrorCode::InvalidArgument,
         }
+    }
+}
+
+impl WorkflowError {
+    /// What the caller (the host's model) does about it, said in the reply's `next_step`
+    /// and never in the message, which the person reads too; `None` where the message
+    /// says all.
+    pub fn next_step(&self) -> Option<String> {
+        Some(match self {
+            WorkflowError::DocumentUnavailable { .. } => {
+                "Tell the human: the stage goes back with their `reject` and feedback, then you write it again.".into()
+            }
+            WorkflowError::StaleDecision { .. } => {
+                "Show the human the current version, then call again with their decision and its digest.".into()
+            }
+            WorkflowError::FeedbackRequired => {
+                "Ask the human what should change, then call again with their words as `feedback`.".into()
+            }
+            WorkflowError::ContradictoryVerdict { .. } => {
+                "Correct the one that is wrong and submit again.".into()
+            }
+            WorkflowError::NothingChanged { .. } => {
+                "Make the changes the report describes and submit again, or say in `Changes` that this round changed nothing.".into()
+            }
+            WorkflowError::LayersUnreported { .. } => {
+                "Give each layer its section, then submit again.".into()
+            }
+            _ => return None,
+        })
     }
 }
 

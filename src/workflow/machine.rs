@@ -3,7 +3,8 @@
 //! and does no I/O of its own: the caller passes the clock and the documents it read
 //! for the step ([`Documents`]), and writes the outcome. Which action is legal where, and which state
 //! follows a submission, are the rules of [`super::rules`]; this module carries them out.
-//! Submissions are handled in `submit`, the human's decisions in `decide`.
+//! Submissions are handled in `submit`, the human's decisions in `decide`. What a step
+//! did comes back as its record ([`Effects`]), which whatever follows the change reads.
 
 mod decide;
 mod documents;
@@ -28,6 +29,7 @@ use sha2::{Digest, Sha256};
 
 use super::action::Action;
 use super::decision::Decision;
+use super::effects::{Effects, Risk};
 use super::error::WorkflowError;
 use super::evidence::Evidence;
 use super::rules;
@@ -107,8 +109,6 @@ pub struct Facts {
     pub notices: Vec<String>,
     /// The document the human is asked to read now.
     pub review_path: Option<String>,
-    /// The stage that this action completed.
-    pub completed_stage: Option<Stage>,
     /// The requirements trace reads as it did before this step, so the reply to the step
     /// before gave it already.
     pub trace_unchanged: bool,
@@ -122,6 +122,8 @@ pub struct Outcome {
     pub session: Session,
     pub writes: Vec<FileWrite>,
     pub facts: Facts,
+    /// What the change did, as the machine decided it; the shell adds what it wrote.
+    pub effects: Effects,
 }
 
 pub fn sha256_hex(text: &str) -> String {
@@ -164,8 +166,11 @@ pub fn apply_observed(
         });
     }
 
+    let rejected = matches!(command, Command::Reject { .. });
     let mut step = Step {
         session: session.clone(),
+        completed: None,
+        risk: None,
         writes: Vec::new(),
         facts: Facts::default(),
         documents,
@@ -202,7 +207,9 @@ pub fn apply_observed(
     let after = summary(&step.session);
     step.facts.trace_unchanged = summary(session) == after;
     step.facts.trace = Some(Box::new(after));
+    let done = (step.completed, step.risk.take());
     Ok(Outcome {
+        effects: Effects::of_step(session, &step.session, rejected, done),
         session: step.session,
         writes: step.writes,
         facts: step.facts,
@@ -212,6 +219,10 @@ pub fn apply_observed(
 /// One application of an action: the session being changed, and what it produces.
 struct Step<'a> {
     session: Session,
+    /// The stage this step completed.
+    completed: Option<Stage>,
+    /// The risk this step accepted.
+    risk: Option<Risk>,
     writes: Vec<FileWrite>,
     facts: Facts,
     documents: &'a Documents,
@@ -301,7 +312,7 @@ impl Step<'_> {
                 return Err(WorkflowError::DocumentUnreadable {
                     path,
                     reason,
-                    todo: "Move it out of the way (it is not replaced, to lose nothing), then submit again.",
+                    todo: "It is not replaced, to lose nothing: once it is moved out of the way, the work can be submitted again.",
                 })
             }
         }
@@ -329,7 +340,7 @@ impl Step<'_> {
     /// completes the workflow after the track's last one).
     fn complete_stage(&mut self, stage: Stage) {
         self.session.record_mut(stage).status = StageStatus::Completed;
-        self.facts.completed_stage = Some(stage);
+        self.completed = Some(stage);
         match self.session.track.next(stage) {
             Some(next) => {
                 self.session.record_mut(next).status = StageStatus::InProgress;

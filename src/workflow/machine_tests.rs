@@ -1134,8 +1134,11 @@ fn a_rejection_without_feedback_is_refused_and_tells_the_host_to_ask() {
                 })
                 .unwrap_err();
             assert_eq!(e.code(), "missing_field");
+            // The message says what is missing; what the host does, its next step.
+            assert!(e.to_string().contains("in the human's words"), "{e}");
             assert!(
-                e.to_string().contains("ask the human what should change"),
+                e.next_step()
+                    .is_some_and(|n| n.contains("Ask the human what should change")),
                 "{e}"
             );
             assert_eq!(r.s, before, "{state} {action} {feedback:?}");
@@ -1308,7 +1311,7 @@ fn a_failing_review_stops_at_the_human_who_may_accept_the_risk() {
     assert_eq!(rec.review_status.as_deref(), Some("Fail"));
     assert_eq!(rec.gate_passed, Some(false));
     assert!(!r.s.artifacts.contains(&path), "listed once decided");
-    assert_eq!(out.facts.completed_stage, None);
+    assert_eq!(out.effects.completed, None);
 
     let out = r.act(Command::Confirm {
         action: Action::Confirm,
@@ -1316,7 +1319,7 @@ fn a_failing_review_stops_at_the_human_who_may_accept_the_risk() {
         answers: Default::default(),
     });
     assert_eq!(r.state(), (Stage::Qa, State::Generating));
-    assert_eq!(out.facts.completed_stage, Some(Stage::Review));
+    assert_eq!(out.effects.completed, Some(Stage::Review));
     let rec = r.s.record(Stage::Review);
     assert!(rec.accepted_risk);
     assert_eq!(rec.status, StageStatus::Completed);
@@ -1682,7 +1685,7 @@ fn failing_checks_stop_development_until_the_human_accepts_them_or_sends_the_wor
     });
     assert_eq!(r.state(), (Stage::Review, State::Generating));
     assert!(r.s.record(Stage::Dev).accepted_risk);
-    assert_eq!(out.facts.completed_stage, Some(Stage::Dev));
+    assert_eq!(out.effects.completed, Some(Stage::Dev));
 
     // Passing checks go on at once; none run (no config) go on as before.
     let mut r = Run::new("Build it");
@@ -1850,6 +1853,69 @@ fn a_parent_runs_its_final_qa_only_once_every_story_completed() {
         r.s.record(Stage::Dev).artifact.is_none(),
         "the parent built nothing itself"
     );
+}
+
+/// A parent none of whose stories runs here, one sprint of it claimed on the team's remote
+/// by another clone's story (a value the store read): its sprints run as stories, a plain
+/// development report is refused naming the holder, and no final QA is due while the
+/// claim stands.
+#[test]
+fn a_sprint_claimed_by_another_clone_runs_as_a_story() {
+    use crate::workflow::story::{self, SprintClaim};
+    let mut r = Run::new("Build it");
+    r.advance_to(Stage::Dev, false);
+    let dev = |stage| Command::Submit {
+        stage,
+        claude_result: Some(PASSING_REPORT.into()),
+        codex_result: None,
+        document_file: None,
+    };
+    assert!(!story::runs_as_stories(&r.s));
+    r.s.claimed = vec![SprintClaim {
+        sprint: 1,
+        owner: "Mia <mia@example.org>".into(),
+        branch: Some("main".into()),
+        worktree: "/w/mia".into(),
+        host: None,
+        remote: "origin".into(),
+        since: "2026-11-29T08:00:00+00:00".into(),
+        gone: false,
+        done: None,
+    }];
+    assert!(story::runs_as_stories(&r.s));
+    assert_eq!(story::to_start(&r.s), vec![2]);
+    for stage in [None, Some(Stage::Dev)] {
+        let e = r.try_do(dev(stage)).unwrap_err();
+        assert_eq!(e.code(), "invalid_state");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("sprint 1 (held by Mia <mia@example.org> on branch `main` in /w/mia, claimed on the remote `origin` since 2026-11-29T08:00:00+00:00)")
+                && msg.contains("sprint 2 (no story started)"),
+            "{msg}"
+        );
+    }
+    // Even with every sprint's story completed here, another clone's claim of one of them
+    // is a second story of that sprint: no final QA until the human keeps one.
+    r.s.stories = (1..=2)
+        .map(|sprint| crate::workflow::story::StoryState {
+            sprint,
+            session_id: format!("story-{sprint}"),
+            task_name: format!("build-it-sprint-{sprint}"),
+            owner: "Lea".into(),
+            branch: None,
+            worktree: format!("/wt{sprint}"),
+            stage: Stage::Qa,
+            state: State::Completed,
+            updated_at: "2026-11-21T12:00:00.000Z".into(),
+            review_status: None,
+            gone: false,
+        })
+        .collect();
+    assert!(!story::final_qa_due(&r.s));
+    let twice = story::twice(&r.s);
+    assert_eq!(twice.len(), 1);
+    assert_eq!(twice[0].0, 1);
+    assert!(twice[0].1[1].contains("Mia"), "{twice:?}");
 }
 
 /// A question the author answered with an assumption is no longer open but shown as
@@ -2057,4 +2123,182 @@ fn the_human_is_told_a_draft_is_the_files_until_the_model_writes_one() {
     });
     r.submit(&passing(Stage::Po));
     assert_eq!(r.s.record(Stage::Po).from_file, None);
+}
+
+/// The record of a submission: where the session moved, and that no one decided; the
+/// files written are the shell's to add.
+#[test]
+fn a_submissions_record_says_where_it_moved_and_that_no_one_decided() {
+    let mut r = Run::new("Build it");
+    let out = r.submit(&passing(Stage::Po));
+    let e = &out.effects;
+    assert_eq!((e.action, e.rejected), (Action::Submit, false));
+    assert_eq!((e.from.stage, e.from.state), (Stage::Po, State::Generating));
+    assert_eq!(
+        (e.to.stage, e.to.state),
+        (Stage::Po, State::AwaitingConfirmation)
+    );
+    assert_eq!((&e.decision, e.completed, &e.risk), (&None, None, &None));
+    assert!(!e.confirms() && !e.moved_stage() && !e.completes_task());
+    assert!(e.written.is_empty() && e.statuses.is_empty() && e.story.is_none());
+    assert_eq!(e.entry(&out.session), out.session.history.last());
+    assert_eq!(e.at, out.session.updated_at);
+    assert_eq!(e.step(), out.session.history.len() - 1);
+}
+
+/// The record of a confirmation: who decided, on which channel, about which version of
+/// the document, with which words, and the stage it completed.
+#[test]
+fn a_confirmations_record_names_the_decider_the_channel_the_document_and_the_stage() {
+    let mut r = Run::at(State::AwaitingConfirmation);
+    let sha = sha256_hex(
+        &r.files
+            .read(&r.s.artifact_path(Stage::Po))
+            .unwrap()
+            .unwrap(),
+    );
+    r.decision = Decision {
+        decided_by: DecidedBy::Human,
+        via: Via::Dashboard,
+        seen_digest: None,
+        provenance: None,
+        decider: crate::workflow::Person::parse("Ada Lovelace <ada@example.org>"),
+        cannot_ask: None,
+    };
+    let out = r.act(Command::Confirm {
+        action: Action::Confirm,
+        note: Some("Keep the export".into()),
+        answers: Default::default(),
+    });
+    let e = &out.effects;
+    assert!(e.confirms() && e.moved_stage() && !e.approves_plan() && !e.rejected);
+    assert_eq!(e.completed, Some(Stage::Po));
+    assert_eq!(
+        (e.to.stage, e.to.state),
+        (Stage::Architect, State::Generating)
+    );
+    assert_eq!(e.human_via(), Some(Via::Dashboard));
+    let d = e.decision.as_ref().unwrap();
+    assert_eq!(d.digest.as_deref(), Some(sha.as_str()));
+    assert_eq!(d.words.as_deref(), Some("Keep the export"));
+    assert_eq!(
+        d.decider.as_ref().map(|p| p.to_string()).as_deref(),
+        Some("Ada Lovelace <ada@example.org>")
+    );
+    assert_eq!(e.risk, None, "a passing document confirmed accepts no risk");
+}
+
+/// The approval of the plan is said by its record; a plan sent back is not approved.
+#[test]
+fn an_approvals_record_is_the_plans_approval_and_a_send_back_is_not() {
+    let mut r = Run::at(State::AwaitingApproval);
+    let out = r.act(Command::Approve {
+        scope: Some("1".into()),
+        note: None,
+    });
+    let e = &out.effects;
+    assert!(e.approves_plan() && !e.confirms());
+    assert_eq!(e.completed, Some(Stage::Sm));
+    assert_eq!((e.to.stage, e.to.state), (Stage::Dev, State::Generating));
+    assert_eq!(e.human_via(), None, "the host's word");
+    assert_eq!(e.decision.as_ref().map(|d| d.by), Some(DecidedBy::Host));
+    let mut r = Run::at(State::AwaitingApproval);
+    let out = r.act(Command::Reject {
+        action: Action::Approve,
+        feedback: Some("Smaller sprints".into()),
+    });
+    let e = &out.effects;
+    assert!(e.rejected && !e.approves_plan());
+    assert_eq!((e.action, e.completed), (Action::Approve, None));
+    assert_eq!((e.to.stage, e.to.state), (Stage::Sm, State::Refining));
+}
+
+/// A document sent back is recorded as sent back whether `reject` or `confirm` with
+/// `confirmed: false` named it: nothing that follows mistakes it for a confirmation.
+#[test]
+fn a_send_back_is_recorded_as_one_whichever_action_named_it() {
+    for action in [Action::Reject, Action::Confirm] {
+        let mut r = Run::at(State::AwaitingConfirmation);
+        let out = r.act(Command::Reject {
+            action,
+            feedback: Some("Name the platforms".into()),
+        });
+        let e = &out.effects;
+        assert_eq!(e.action, action);
+        assert!(e.rejected && !e.confirms(), "{action}");
+        assert_eq!(
+            e.decision.as_ref().and_then(|d| d.words.as_deref()),
+            Some("Name the platforms")
+        );
+        assert_eq!(e.completed, None);
+        assert_eq!((e.to.stage, e.to.state), (Stage::Po, State::Refining));
+    }
+}
+
+/// A risk is accepted by one rule (`rules::risk_in`), and the record says which: a
+/// failing review's, or failing checks' (named apart, for the policy); a stage that
+/// passes accepts none.
+#[test]
+fn a_risk_accepted_is_in_the_record_by_the_one_rule() {
+    use crate::workflow::Track;
+    let confirm = || Command::Confirm {
+        action: Action::Confirm,
+        note: None,
+        answers: Default::default(),
+    };
+    let mut r = reach(Track::Full, Stage::Review, State::AwaitingConfirmation);
+    let asked = rules::risk_in(Stage::Review, r.s.current()).expect("a failing review");
+    assert_eq!(rules::risk_asked(&r.s), Some(asked.clone()));
+    let out = r.act(confirm());
+    let e = &out.effects;
+    assert_eq!(e.risk, Some(asked));
+    assert!(e.accepted_risk_at(Stage::Review).is_some());
+    assert!(e.accepted_risk_at(Stage::Qa).is_none());
+    assert_eq!(
+        e.risk.as_ref().unwrap().checks,
+        None,
+        "the report failed, not checks"
+    );
+    assert!(out.session.record(Stage::Review).accepted_risk);
+    let mut r = reach(Track::Full, Stage::Dev, State::AwaitingConfirmation);
+    let out = r.act(confirm());
+    let risk = out.effects.risk.expect("failing checks accepted");
+    assert_eq!(risk.stage, Stage::Dev);
+    assert!(
+        risk.checks.as_ref().is_some_and(|c| c.contains("test")),
+        "{risk:?}"
+    );
+    assert_eq!(rules::risk_asked(&out.session), None, "nothing asked now");
+}
+
+/// A story's change names its parent and sprint, whose shared entry follows it; the
+/// change that completes a task says so.
+#[test]
+fn a_storys_record_names_its_parent_and_the_last_change_completes_the_task() {
+    use crate::workflow::session::StoryLink;
+    use crate::workflow::Track;
+    let mut r = Run::new("Build sprint 2");
+    r.s.begin_track(Track::Story);
+    r.s.story = Some(StoryLink {
+        parent_session_id: "00000000-0000-4000-8000-00000000000a".into(),
+        parent_task: "build-it".into(),
+        sprint: 2,
+        sprint_title: "UI".into(),
+        owner: "Ada".into(),
+        branch: Some("s2".into()),
+        worktree: "/w/s2".into(),
+    });
+    let first = r.s.current_stage;
+    let out = r.submit(PASSING_REPORT);
+    assert_eq!(
+        out.effects.story,
+        Some(("00000000-0000-4000-8000-00000000000a".to_string(), 2))
+    );
+    assert_eq!(out.effects.from.stage, first);
+    let mut r = Run::new("Build it");
+    r.advance_to(Stage::Qa, false);
+    let out = r.submit("# QA\nIntent: met\nQuality Score: 90/100");
+    assert!(out.effects.completes_task());
+    assert_eq!(out.effects.completed, Some(Stage::Qa));
+    assert_eq!(out.effects.story, None);
 }

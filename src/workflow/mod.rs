@@ -1,15 +1,18 @@
-//! The pure workflow core: actions, stages, the stored session, the rules and the
-//! transition function, reading submissions and estimating quality. No I/O, no clock, no
+//! The pure workflow core: actions, stages, the stored session and the questions the
+//! layers above ask of its history, the rules and the transition function, the record
+//! of what each change did, reading submissions and estimating quality. No I/O, no clock, no
 //! protocol types.
 
 pub mod action;
 pub mod authorship;
 mod content;
 pub mod decision;
+pub mod effects;
 pub mod engine;
 pub mod error;
 pub mod evidence;
 mod failing_test;
+pub mod history;
 pub mod machine;
 pub mod patterns;
 pub mod person;
@@ -32,6 +35,7 @@ mod written_against;
 
 pub use action::Action;
 pub use decision::{DecidedBy, Decision, Provenance, Via};
+pub use effects::{Effects, Risk, Written};
 pub use error::WorkflowError;
 pub use evidence::{CheckOutcome, CheckResult, CheckRun, Evidence, GitState};
 pub use machine::{apply, apply_observed, Command, Facts, FileWrite, Outcome};

@@ -169,8 +169,9 @@ pub struct StageRecord {
     /// saved (what the drift warning compares with).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub written_against: Option<Basis>,
-    /// In a git repository, at `dev`: the project's files as the current round of
-    /// development found them, which a report claiming changes must have moved.
+    /// In a git repository, at `dev`: the project's files the round of development is
+    /// measured from (when the session first turned to the developer, else at the latest
+    /// accepted submission there), which a report claiming changes must have moved.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round_began: Option<super::written_against::WorkTree>,
 }

@@ -1,8 +1,9 @@
 //! A round of development that reports changes git does not show (docs/spec.md, "Work the
-//! diff shows"): the state of the project's files a round began from, recorded when the
-//! session turns to the developer; the same state now, read by the caller for a submission
-//! and handed in as a value; whether the report claims changes; and the refusal when it
-//! does while the files are as they were.
+//! diff shows"): the state of the project's files a round is measured from, recorded by the
+//! caller when the session first turns to the developer and at each accepted submission;
+//! the same state now, read by the caller for a submission and handed in as a value;
+//! whether the report claims changes; and the refusal when it does while the files are as
+//! they were.
 
 use super::error::WorkflowError;
 use super::sections;
@@ -16,6 +17,31 @@ pub use super::written_against::WorkTree;
 pub fn begins(before: &Session, after: &Session) -> bool {
     let waits = |s: &Session| s.current_stage == Stage::Dev && s.current_state == State::Generating;
     waits(after) && !waits(before)
+}
+
+/// Whether the change from `before` to `after` takes a new reading of where the round of
+/// development is measured from (docs/spec.md §7.15): an accepted submission of
+/// development (what is done while the task then waits for the human counts for the next
+/// one), or a round that begins with no such reading before it.
+pub fn measures(before: &Session, after: &Session) -> bool {
+    let dev = |s: &Session| s.record(Stage::Dev).iteration;
+    let submitted = dev(after) > dev(before);
+    let unread = dev(before) == 0 || after.record(Stage::Dev).round_began.is_none();
+    submitted || (begins(before, after) && unread)
+}
+
+/// Where the round of development `session` is in is measured from, while it waits at
+/// development; `None` elsewhere or when no reading was taken.
+pub fn basis(session: &Session) -> Option<&WorkTree> {
+    if session.current_stage != Stage::Dev {
+        return None;
+    }
+    session.record(Stage::Dev).round_began.as_ref()
+}
+
+/// Keeps `reading` as where `session`'s round of development is measured from.
+pub fn set_basis(session: &mut Session, reading: Option<WorkTree>) {
+    session.record_mut(Stage::Dev).round_began = reading;
 }
 
 /// Refuses a report that claims changes when the files are as the round found them.

@@ -1,10 +1,12 @@
 //! The rules of the workflow in one place (docs/spec.md §3–§5): which action is legal at a
 //! (stage, state), and which state follows a submission. The transition function
 //! ([`super::machine::apply`]) refuses and moves through these; replies list what is
-//! legal through them. Pure functions, tested as tables.
+//! legal through them; and the one rule for a risk accepted ([`risk_in`]). Pure functions,
+//! tested as tables.
 
 use super::action::Action;
-use super::session::{StageRecord, State};
+use super::effects::Risk;
+use super::session::{Session, StageRecord, State};
 use super::stage::{QualityGate, Stage, Verdict};
 use super::track::Track;
 
@@ -225,6 +227,28 @@ pub fn unwritten_sections(stage: Stage, rec: &StageRecord) -> Option<String> {
         format!("the report's {s} (this track writes a test that fails before the fix, and shows it failing)")
     }));
     (!found.is_empty()).then(|| found.join("; "))
+}
+
+/// The one rule for a risk accepted: confirming `stage` while what its latest submission
+/// is judged by fails (its report's verdict, the project's checks, the closing trace or the
+/// sections its track requires: [`failed_verdict`]; `rec` is its record as the decision
+/// finds it) accepts that failure, and the workflow goes on. `None` when the stage passes:
+/// confirming it accepts no risk. The machine applies it, and says so in the change's
+/// record (`Effects::risk`); the policy asks it before the change, to keep a failure of
+/// the checks from being accepted on the host's word.
+pub fn risk_in(stage: Stage, rec: &StageRecord) -> Option<Risk> {
+    Some(Risk {
+        stage,
+        failure: failed_verdict(stage, rec)?,
+        checks: failed_checks(stage, rec),
+    })
+}
+
+/// The risk the human is asked to accept now: while `s` waits for the confirmation of its
+/// stage, what fails there ([`risk_in`]).
+pub fn risk_asked(s: &Session) -> Option<Risk> {
+    let waits = s.current_state == State::AwaitingConfirmation;
+    risk_in(s.current_stage, s.current()).filter(|_| waits)
 }
 
 /// What fails in the checks run on `stage`'s latest submission, if it runs checks.

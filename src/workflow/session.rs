@@ -112,21 +112,76 @@ impl StoryState {
     /// Who holds the sprint, for a refusal or a listing: "alice on branch `s1` in /wt
     /// (story `t-sprint-1`, at dev/generating)"; a worktree that is gone says so.
     pub fn holder(&self) -> String {
+        let worktree = if self.gone {
+            format!("{} (gone)", self.worktree)
+        } else {
+            self.worktree.clone()
+        };
         format!(
-            "{}{} in {} (story `{}`, at {}/{})",
-            self.owner,
-            self.branch
-                .as_deref()
-                .map(|b| format!(" on branch `{b}`"))
-                .unwrap_or_default(),
-            if self.gone {
-                format!("{} (gone)", self.worktree)
-            } else {
-                self.worktree.clone()
-            },
+            "{} (story `{}`, at {}/{})",
+            held_by(&self.owner, self.branch.as_deref(), &worktree),
             self.task_name,
             self.stage,
             self.state
+        )
+    }
+}
+
+/// "Mia on branch `s1` in /w/mia": who holds a sprint, where.
+pub fn held_by(owner: &str, branch: Option<&str>, worktree: &str) -> String {
+    let branch = branch
+        .map(|b| format!(" on branch `{b}`"))
+        .unwrap_or_default();
+    format!("{owner}{branch} in {worktree}")
+}
+
+/// A sprint of a parent claimed on the team's remote by a story this clone has not seen (one
+/// of another clone, whose branch is not merged here), as the clone's last fetch of the
+/// claims says: the sprint runs as a story elsewhere. Another clone's words: untrusted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SprintClaim {
+    pub sprint: u32,
+    pub owner: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    pub worktree: String,
+    /// The machine the claim was taken on, when it is another than this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// The remote that holds the claim.
+    pub remote: String,
+    /// When it was claimed (the claim's commit time).
+    pub since: String,
+    /// Its worktree is gone (claimed on this machine, no folder at its path now).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub gone: bool,
+    /// Its story completed in its clone; it counts here once its branch is merged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub done: Option<String>,
+}
+
+impl SprintClaim {
+    /// "Mia on branch `s1` in /w/mia (on lab-7), claimed on the remote `origin` since …".
+    pub fn holder(&self) -> String {
+        let there = match (&self.host, self.gone) {
+            (_, true) => " (gone)".to_string(),
+            (Some(h), false) => format!(" (on {h})"),
+            (None, false) => String::new(),
+        };
+        let done = self
+            .done
+            .as_ref()
+            .map(|story| {
+                format!(
+                    "; its story `{story}` completed there, and counts here once its branch is merged"
+                )
+            })
+            .unwrap_or_default();
+        format!(
+            "{}{there}, claimed on the remote `{}` since {}{done}",
+            held_by(&self.owner, self.branch.as_deref(), &self.worktree),
+            self.remote,
+            self.since
         )
     }
 }
@@ -158,6 +213,11 @@ pub struct Session {
     /// A parent's stories, as their shared entries said at its last change or `status`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stories: Vec<StoryState>,
+    /// A parent's sprints claimed on the team's remote by stories of other clones not seen
+    /// in `stories`, as the clone's last fetch of the claims said at its last change or
+    /// `status`: they run as stories too.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub claimed: Vec<SprintClaim>,
     /// The task's epic in an installed BMAD method's sprint status and epics, chosen at the
     /// first approval of its plan so that it collides with no other epic there, and kept;
     /// a story has its parent's.
@@ -202,6 +262,7 @@ impl Session {
             track: Track::Full,
             story: None,
             stories: Vec::new(),
+            claimed: Vec::new(),
             method_epic: None,
             current_stage: Stage::FIRST,
             current_state: State::Generating,
@@ -241,6 +302,12 @@ impl Session {
         if let [entry] = self.history.as_mut_slice() {
             entry.stage = first;
         }
+    }
+
+    /// Whether the session's stage waits for its first draft: nothing was submitted there
+    /// yet.
+    pub fn awaits_first_draft(&self) -> bool {
+        self.current_state == State::Generating && self.current().iteration == 0
     }
 
     /// Whether the session runs a second model beside the host's.

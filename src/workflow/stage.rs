@@ -402,6 +402,12 @@ impl State {
             State::Completed => "completed",
         }
     }
+
+    /// Whether the host writes in this state: the stage's document, first or again (the
+    /// states in which a role prompt is handed over).
+    pub fn host_writes(self) -> bool {
+        matches!(self, State::Generating | State::Refining)
+    }
 }
 
 impl std::fmt::Display for State {

@@ -375,7 +375,7 @@ pub fn with_document(stage: Stage, meta: Option<&str>, document: &str) -> Result
     };
     if let Some(key) = document_fields(stage).find(|f| obj.contains_key(*f)) {
         return Err(format!(
-            "`claude_result` holds a document under `{key}`, and `document_file` names one: give one of them"
+            "`claude_result` holds a document under `{key}`, and `document_file` names one: only one of them can be the document"
         ));
     }
     let key = document_fields(stage).next().unwrap_or("draft");

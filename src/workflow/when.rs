@@ -14,10 +14,15 @@ pub fn shown(at: &str, now: DateTime<Utc>) -> String {
     format!("{}, {}", t.format("%Y-%m-%d %H:%M UTC"), ago(t, now))
 }
 
-/// "just now", "12 min ago", "3 h ago", "2 days ago"; a time after `now` is "just now".
+/// "just now", "12 min ago", "3 h ago", "2 days ago"; a time up to a minute after `now`
+/// (two clocks a little apart) is "just now", a later one "in the future" (a clock ahead,
+/// or a date written by hand: a claim dated 2099 is not "just now").
 pub fn ago(t: DateTime<Utc>, now: DateTime<Utc>) -> String {
-    let secs = (now - t).num_seconds().max(0);
-    match secs {
+    let secs = (now - t).num_seconds();
+    if secs < -60 {
+        return "in the future".into();
+    }
+    match secs.max(0) {
         0..=59 => "just now".into(),
         60..=3599 => format!("{} min ago", secs / 60),
         3600..=172_799 => format!("{} h ago", secs / 3600),
@@ -60,6 +65,15 @@ mod tests {
             "2026-11-27 12:00 UTC, 5 h ago"
         );
         assert_eq!(shown("yesterday", now), "yesterday");
+        // A forged date, and a clock a little ahead.
+        assert_eq!(
+            shown("2099-01-01T00:00:00Z", now),
+            "2099-01-01 00:00 UTC, in the future"
+        );
+        assert_eq!(
+            shown("2026-11-27T17:00:30Z", now),
+            "2026-11-27 17:00 UTC, just now"
+        );
         let at = |t: &str| DateTime::parse_from_rfc3339(t).unwrap().with_timezone(&Utc);
         assert_eq!(ago_in_seconds(at("2026-11-27T16:59:20Z"), now), "40 s ago");
         assert_eq!(ago_in_seconds(at("2026-11-27T16:58:00Z"), now), "2 min ago");

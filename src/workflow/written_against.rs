@@ -1,9 +1,9 @@
 //! What a stage's work was measured against, in a git repository: for a document, the
 //! commit checked out when it was saved and the files of the project that differed from
-//! that commit then (uncommitted work the stage saw), which a later reply compares the
-//! project with to name the files changed since (docs/spec.md, "Drift"); for a round of
-//! development, the project's files when it began, summed up ([`WorkTree`], read by
-//! `round`).
+//! that commit then (uncommitted work the stage saw, new files among it), which a later
+//! reply compares the project with to name the files changed since (docs/spec.md,
+//! "Drift"); for a round of development, the project's files it is measured from, summed up
+//! ([`WorkTree`], read by `round`).
 
 use std::collections::BTreeMap;
 
@@ -29,11 +29,12 @@ pub struct Basis {
 /// session stays small however much was uncommitted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct WorkTree {
-    /// The commit the files are compared with (the one checked out when the round began).
+    /// The commit the files are compared with (the one checked out when they were read).
     pub commit: String,
-    /// How many of the project's files differed from it.
+    /// How many of the project's files differed from it (the server's own files left out).
     pub files: usize,
-    /// SHA-256 over each such file's path and git blob id (a deleted file: none), in the
-    /// order of their paths.
+    /// SHA-256 over each such file's path (its bytes) and content id (git's blob id; for a
+    /// file too large to hash, its size and time; a deleted file: none), in the order of
+    /// their paths.
     pub digest: String,
 }

@@ -3,7 +3,7 @@
 It speaks the four wire formats the agent hosts use, streaming where the real API streams:
 the OpenAI Responses API (Codex CLI), the Gemini API (Gemini CLI, with its non-streaming
 "router" call), OpenAI Chat Completions (opencode, Copilot CLI) and the Anthropic Messages
-API (Claude Code; a request that offers no bmad tool, such as a title, gets a short text). It has no state: the
+API (Claude Code). It has no state: the
 step it plays is the number of tool results already in the conversation the host sends, so
 a host that retries gets the same answer. Each step calls the bmad tool (found among the
 tools the host offers by its name) or the host's shell tool, with `{session_id}` in an
@@ -12,7 +12,9 @@ argument replaced by the last session id a tool result showed.
 Usage: fake_model.py SCRIPT.json. The script names `port_file` (the port is written there
 once listening), `log` (one JSON line per request: the API, the tool names offered, and the
 text of every tool result in the conversation, as the host gave it to the model), `steps`
-and `shell` ({"names": [...], "arg": "command", "extra": {...}}).
+and `shell` ({"names": [...], "arg": "command", "extra": {...}}). Its `final` answer is the
+model's last text; `{relay}` in it stands for the `user_message` of the last tool result, as
+a model that shows it to the person (what each reply's `next_step` asks) would relay it.
 """
 
 import json
@@ -55,6 +57,30 @@ def fill(value, results):
     if isinstance(value, list):
         return [fill(v, results) for v in value]
     return value
+
+
+def user_message(result):
+    """The `user_message` a tool result's text gives: its first line beside the key, the
+    rest indented beneath (or, in a result a host gave as JSON, escaped)."""
+    text = result.replace("\\n", "\n")
+    at = text.find("user_message: ")
+    if at < 0:
+        return "(no user_message)"
+    lines = text[at + len("user_message: "):].split("\n")
+    said = [lines[0]]
+    for line in lines[1:]:
+        if not line.startswith("  "):
+            break
+        said.append(line[2:])
+    return "\n".join(said)
+
+
+def final_text(results):
+    """The model's last answer: the script's `final`, the last user_message relayed."""
+    text = SCRIPT.get("final", "Done.")
+    if "{relay}" in text:
+        text = text.replace("{relay}", user_message(results[-1]) if results else "")
+    return text
 
 
 def next_call(tool_names, results):
@@ -102,10 +128,10 @@ class Handler(BaseHTTPRequestHandler):
             self.gemini(body, stream=False)
         elif path.endswith("/chat/completions"):
             self.chat(body)
-        elif "/v1/messages/count_tokens" in path:
-            self.json_reply({"input_tokens": 1000})
-        elif "/v1/messages" in path:
+        elif path.split("?")[0].endswith("/v1/messages"):
             self.anthropic(body)
+        elif path.split("?")[0].endswith("/v1/messages/count_tokens"):
+            self.json_reply({"input_tokens": 10})
         else:
             log({"api": "unknown", "path": path})
             self.send_response(404)
@@ -121,14 +147,6 @@ class Handler(BaseHTTPRequestHandler):
                 return data
             data += self.rfile.read(size)
             self.rfile.readline()
-
-    def json_reply(self, value):
-        data = json.dumps(value).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
 
     def sse(self, events):
         self.send_response(200)
@@ -156,7 +174,7 @@ class Handler(BaseHTTPRequestHandler):
         n = len(results)
         if call is None:
             item = {"type": "message", "role": "assistant", "id": f"msg_{n}", "status": "completed",
-                    "content": [{"type": "output_text", "text": SCRIPT.get("final", "Done."), "annotations": []}]}
+                    "content": [{"type": "output_text", "text": final_text(results), "annotations": []}]}
         else:
             name, args = call
             item = {"type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}", "name": name,
@@ -195,7 +213,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         call = next_call(names, results) if names else None
         if call is None:
-            part = {"text": SCRIPT.get("final", "Done.")}
+            part = {"text": final_text(results)}
         else:
             part = {"functionCall": {"name": call[0], "args": call[1]}}
         chunk = {"candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
@@ -211,7 +229,7 @@ class Handler(BaseHTTPRequestHandler):
         call = next_call(names, results) if names else None
         base = {"id": f"chatcmpl-{n}", "object": "chat.completion.chunk", "created": 1, "model": body.get("model", "fake-model")}
         if call is None:
-            text = SCRIPT.get("final", "Done.") if names else "Scripted task"
+            text = final_text(results) if names else "Scripted task"
             deltas = [({"role": "assistant", "content": text}, None), ({}, "stop")]
         else:
             tc = {"index": 0, "id": f"call_{n}", "type": "function",
@@ -227,36 +245,52 @@ class Handler(BaseHTTPRequestHandler):
         self.sse(events)
 
 
+    def json_reply(self, value):
+        data = json.dumps(value).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
     # Anthropic Messages API (Claude Code).
     def anthropic(self, body):
         names = [t.get("name") for t in body.get("tools", []) if t.get("name")]
-        results = [text_of(b.get("content")) for m in body.get("messages", []) if isinstance(m.get("content"), list)
-                   for b in m["content"] if b.get("type") == "tool_result"]
-        agent = any("bmad" in n for n in names)
-        log({"api": "anthropic", "tools": names, "results": results if agent else [], "body": body})
+        results = []
+        for m in body.get("messages", []):
+            if m.get("role") != "user" or not isinstance(m.get("content"), list):
+                continue
+            for c in m["content"]:
+                if c.get("type") == "tool_result":
+                    results.append(text_of(c.get("content")))
+        log({"api": "anthropic", "stream": body.get("stream", False), "tools": names, "results": results, "body": body})
         n = len(results)
-        call = next_call(names, results) if agent else None
+        call = next_call(names, results) if names else None
+        usage = {"input_tokens": 10, "output_tokens": 5}
         if call is None:
-            block = {"type": "text", "text": SCRIPT.get("final", "Done.") if agent else "Scripted task"}
-            stop, delta = "end_turn", {"type": "text_delta", "text": block["text"]}
-            opened = {"type": "text", "text": ""}
+            block = {"type": "text", "text": final_text(results) if names else "Scripted task"}
+            stop = "end_turn"
         else:
-            block = {"type": "tool_use", "id": f"toolu_fake_{n}", "name": call[0], "input": call[1]}
-            stop, delta = "tool_use", {"type": "input_json_delta", "partial_json": json.dumps(call[1])}
-            opened = dict(block, input={})
-        usage = {"input_tokens": 10, "output_tokens": 5, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
-        head = {"id": f"msg_fake_{n}", "type": "message", "role": "assistant", "model": body.get("model", "fake-model"),
-                "stop_sequence": None}
+            block = {"type": "tool_use", "id": f"toolu_{n}", "name": call[0], "input": call[1]}
+            stop = "tool_use"
+        message = {"id": f"msg_{n}", "type": "message", "role": "assistant", "model": body.get("model", "fake"),
+                   "content": [block], "stop_reason": stop, "stop_sequence": None, "usage": usage}
         if not body.get("stream"):
-            self.json_reply(dict(head, content=[block], stop_reason=stop, usage=usage))
+            self.json_reply(message)
             return
+        start = dict(message, content=[], stop_reason=None)
+        if block["type"] == "text":
+            opened = {"type": "text", "text": ""}
+            delta = {"type": "text_delta", "text": block["text"]}
+        else:
+            opened = dict(block, input={})
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
         events = [
-            ("message_start", {"type": "message_start", "message": dict(head, content=[], stop_reason=None, usage=usage)}),
+            ("message_start", {"type": "message_start", "message": start}),
             ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": opened}),
             ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
             ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-            ("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
-                               "usage": {"output_tokens": 5}}),
+            ("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 5}}),
             ("message_stop", {"type": "message_stop"}),
         ]
         self.sse(f"event: {e}\ndata: {json.dumps(d)}\n\n" for e, d in events)

@@ -27,7 +27,7 @@ use crate::support::webdriver::{Browser, CHROMEDRIVER, CHROMIUM};
 use crate::support::{bin, git, passing_architecture, passing_prd, to_approved_plan, Client};
 use crate::team_git::{clone_as, commit_all, git_may_fail, server};
 
-const THREE_SPRINTS: &str = "# Sprint Plan\n\n## Sprint 1: Login\n- the form\n\n## Sprint 2: Logout\n- the button\n\n## Sprint 3: Profile\n- the page\n";
+pub(crate) const THREE_SPRINTS: &str = "# Sprint Plan\n\n## Sprint 1: Login\n- the form\n\n## Sprint 2: Logout\n- the button\n\n## Sprint 3: Profile\n- the page\n";
 const DEV: &str =
     "# Implementation Report\n\n## Summary\nBuilt the sprint.\n\n## Tests\n9 passed.\n";
 const REVIEW: &str = "# Code Review\n\n## Findings\n- none.\n\nReview Status: Pass\n";
@@ -254,7 +254,7 @@ async fn the_stale_copy_says_behind(
 
 /// A command of the binary in `dir`, as a person types it with stdout piped: its exit
 /// code and what it printed.
-fn run(dir: &Path, args: &[&str]) -> (i32, String) {
+pub(crate) fn run(dir: &Path, args: &[&str]) -> (i32, String) {
     let out = bin(dir)
         .env_remove("BMAD_OWNER")
         .args(args)
@@ -269,7 +269,7 @@ fn run(dir: &Path, args: &[&str]) -> (i32, String) {
 }
 
 /// The claims on the bare remote, by ref name.
-fn remote_claims(origin: &Path) -> String {
+pub(crate) fn remote_claims(origin: &Path) -> String {
     git(
         origin,
         &[
@@ -331,7 +331,7 @@ async fn a_team_of_three_clones_meets_its_bad_days_and_each_is_fixed_by_what_it_
 
 /// Lea's clone of `origin` at `lea`, with her parent task's three-sprint plan approved,
 /// committed and pushed: her server, the parent's session id and its task name.
-async fn a_planned_parent(origin: &Path, lea: &Path) -> (Client, Value, String) {
+pub(crate) async fn a_planned_parent(origin: &Path, lea: &Path) -> (Client, Value, String) {
     clone_as(origin, lea, "Lea Stone", "lea@example.org");
     git(lea, &["symbolic-ref", "HEAD", "refs/heads/main"]);
     std::fs::write(lea.join("README.md"), "the app\n").unwrap();

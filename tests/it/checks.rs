@@ -544,6 +544,7 @@ async fn a_check_that_prints_a_gigabyte_stays_bounded_in_memory_on_disk_and_in_t
         .unwrap();
     let _ = service.cancel().await;
     let v = result.structured_content.unwrap();
+    crate::support::person_reads(v["user_message"].as_str().unwrap_or_default());
     let reply_bytes = v.to_string().len();
     assert!(reply_bytes < 64 * 1024, "reply of {reply_bytes} bytes");
     let check = &v["checks"]["checks"][0];
@@ -628,6 +629,7 @@ async fn the_human_accepts_a_failing_check_in_the_clients_dialog() {
         .await
         .unwrap();
     let v = r.structured_content.unwrap();
+    crate::support::person_reads(v["user_message"].as_str().unwrap_or_default());
     assert_eq!(v["stage"], "review", "{v:#}");
     let shown = host.shown.lock().unwrap().clone();
     assert!(

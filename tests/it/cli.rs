@@ -147,10 +147,19 @@ fn a_decision_whose_stdin_is_not_a_terminal_is_refused() {
         let _ = child.stdin.take().unwrap().write_all(b"y\n");
         let out = child.wait_with_output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
-        assert!(
-            String::from_utf8_lossy(&out.stderr).contains("stdin is not a terminal"),
-            "{args:?}"
-        );
+        // What a person who typed it into their assistant (its `!`) can do instead, in
+        // lines no assistant's box wraps.
+        let said = String::from_utf8_lossy(&out.stderr);
+        let flat = said.split_whitespace().collect::<Vec<_>>().join(" ");
+        for part in [
+            "stdin is not a terminal",
+            "after its `!`",
+            "run it in a terminal outside the assistant",
+            "decide on your dashboard (`bmad-mcp dashboard`)",
+        ] {
+            assert!(flat.contains(part), "{args:?}: {part}: {said}");
+        }
+        assert!(said.lines().all(|l| l.chars().count() <= 72), "{said}");
     }
     assert_eq!(tree_digest(&project), before, "nothing changed");
 }

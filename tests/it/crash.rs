@@ -91,6 +91,7 @@ async fn call(service: &Service, args: Value) -> Result<Value, String> {
         .await
         .map_err(|e| e.to_string())?;
     let v = r.structured_content.ok_or("no structuredContent")?;
+    crate::support::person_reads(v["user_message"].as_str().unwrap_or_default());
     if r.is_error == Some(true) {
         return Err(format!("tool error: {v}"));
     }

@@ -46,7 +46,8 @@ async fn the_human_reads_compares_and_decides_in_a_real_browser() {
         .to_string();
     c.ok(json!({"action": "submit", "session_id": sid, "claude_result": prd("First version.")}))
         .await;
-    let d = Dash::start(project);
+    let log = dir.path().join("dashboard.log");
+    let d = Dash::start_logging(project, &log);
     let b = Browser::start();
 
     // The list, then the task.
@@ -64,6 +65,14 @@ async fn the_human_reads_compares_and_decides_in_a_real_browser() {
         json!(format!("/dashboard/#/task/{sid}")),
         "no secret in the address bar"
     );
+
+    // Opening the page asked for nothing the dashboard refused (a browser's own request
+    // for `/favicon.ico` once warned in the human's terminal on every open): the tab's
+    // icon is the page's own.
+    let said = std::fs::read_to_string(&log).unwrap();
+    assert!(!said.contains("refused"), "{said}");
+    let icon = b.run("return fetch(document.querySelector('link[rel=icon]').href).then(r => r.headers.get('content-type'))");
+    assert_eq!(icon, json!("image/svg+xml"));
 
     // A request from the page without the secret is refused, and changes nothing.
     let refused = b.run(&format!(

@@ -161,6 +161,82 @@ async fn a_planted_dashboard_file_puts_no_link_in_a_reply() {
     c.close().await;
 }
 
+/// Calls `status` on `sid` until its reply links the dashboard's page (within 10 s): the link.
+async fn linked_within_seconds(c: &crate::support::Client, sid: &str) -> String {
+    let started = std::time::Instant::now();
+    loop {
+        let v = c.ok(json!({"action": "status", "session_id": sid})).await;
+        if let Some(link) = v["dashboard_url"].as_str() {
+            return link.to_string();
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "no link after 10 s: {v:#}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+fn git(dir: &std::path::Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .args(["-c", "user.name=Ana", "-c", "user.email=ana@example.com"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+/// A worktree added while the dashboard runs, with no page open (nothing asks the page
+/// anything): the replies of a task there link to the page within seconds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worktree_added_while_no_page_is_open_is_linked_within_seconds() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    let main = base.join("main");
+    std::fs::create_dir(&main).unwrap();
+    git(&main, &["init", "-q", "-b", "main"]);
+    std::fs::write(main.join("README.md"), "app\n").unwrap();
+    git(&main, &["add", "-A"]);
+    git(&main, &["commit", "-q", "-m", "first"]);
+    let d = Dash::start(&main);
+    let wt = base.join("wt");
+    git(
+        &main,
+        &["worktree", "add", "-q", wt.to_str().unwrap(), "-b", "side"],
+    );
+    let c = connect(Era::Legacy, &wt).await;
+    let sid = at_po_confirmation(&c, &wt).await;
+    let link = linked_within_seconds(&c, &sid).await;
+    assert_eq!(link, format!("{}/dashboard/#/task/{sid}", d.origin()));
+    c.close().await;
+    d.stop();
+}
+
+/// The dashboard run from this build under another file name (a link, as an install may
+/// name it): the replies link to its page all the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_link_does_not_depend_on_the_binary_s_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path();
+    let c = connect(Era::Legacy, project).await;
+    let sid = at_po_confirmation(&c, project).await;
+    let server = std::path::Path::new(crate::support::server_path());
+    let named = tempfile::tempdir_in(server.parent().unwrap()).unwrap();
+    let other = named.path().join("bmad-dash");
+    if std::fs::hard_link(server, &other).is_err() {
+        std::fs::copy(server, &other).unwrap();
+    }
+    let mut cmd = std::process::Command::new(&other);
+    crate::support::isolate(cmd.current_dir(project));
+    cmd.args(["dashboard", "--project"]).arg(project);
+    let d = Dash::run(cmd);
+    let link = linked_within_seconds(&c, &sid).await;
+    assert_eq!(link, format!("{}/dashboard/#/task/{sid}", d.origin()));
+    c.close().await;
+    d.stop();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dialog_waiting_for_the_human_returns_when_they_decide_on_the_dashboard() {
     let dir = tempfile::tempdir().unwrap();
@@ -175,11 +251,14 @@ async fn a_dialog_waiting_for_the_human_returns_when_they_decide_on_the_dashboar
         let host = &host;
         async move {
             let Value::Object(map) = args else { panic!() };
-            host.call_tool(CallToolRequestParams::new("bmad-task").with_arguments(map))
+            let v = host
+                .call_tool(CallToolRequestParams::new("bmad-task").with_arguments(map))
                 .await
                 .unwrap()
                 .structured_content
-                .unwrap()
+                .unwrap();
+            crate::support::person_reads(v["user_message"].as_str().unwrap_or_default());
+            v
         }
     };
     let sid = call(start_args(&project, "Build a todo app")).await["session_id"]

@@ -128,6 +128,7 @@ async fn the_text_leaves_out_what_the_model_has_and_the_json_keeps_it() {
                 .await
                 .expect("answered");
             let text = r.content[0].as_text().expect("text").text.clone();
+            crate::support::words_for_the_person(&text);
             (r.structured_content.expect("structured"), text)
         }
     };

@@ -32,12 +32,12 @@ fn repository(dir: &Path) {
     git(dir, &["commit", "-q", "-m", "the start"]);
 }
 
-async fn call(c: &Client, sid: &Value, mut args: Value) -> Value {
+pub(crate) async fn call(c: &Client, sid: &Value, mut args: Value) -> Value {
     args["session_id"] = sid.clone();
     c.ok(args).await
 }
 
-fn at(v: &Value, stage: &str, state: &str) {
+pub(crate) fn at(v: &Value, stage: &str, state: &str) {
     assert_eq!(
         (v["stage"].as_str(), v["state"].as_str()),
         (Some(stage), Some(state)),
@@ -45,7 +45,7 @@ fn at(v: &Value, stage: &str, state: &str) {
     );
 }
 
-fn session(project: &Path, sid: &Value) -> Value {
+pub(crate) fn session(project: &Path, sid: &Value) -> Value {
     read_json(&project.join(format!(".bmad-task/session-{}.json", sid.as_str().unwrap())))
 }
 
@@ -64,7 +64,12 @@ async fn quick_at_dev(c: &Client, project: &Path) -> Value {
 }
 
 /// Submits `report` at `dev` and expects `nothing_changed`, with nothing recorded.
-async fn refused_unchanged(c: &Client, project: &Path, sid: &Value, report: &str) -> String {
+pub(crate) async fn refused_unchanged(
+    c: &Client,
+    project: &Path,
+    sid: &Value,
+    report: &str,
+) -> String {
     let before = session(project, sid);
     let mut args = json!({"action": "submit", "claude_result": report});
     args["session_id"] = sid.clone();
@@ -259,4 +264,217 @@ async fn a_story_in_its_own_worktree_begins_from_the_worktrees_files() {
     at(&v, "review", "generating");
     alice.close().await;
     lead.close().await;
+}
+
+/// The human approves `.bmad/config.toml` as it is, in a terminal.
+fn approve_config(project: &Path, text: &str) {
+    std::fs::create_dir_all(project.join(".bmad")).unwrap();
+    std::fs::write(project.join(".bmad/config.toml"), text).unwrap();
+    let (code, out) =
+        crate::support::terminal::in_terminal(project, &["config", "approve"], "[y/N]", "y\n");
+    assert_eq!(code, 0, "{out}");
+}
+
+/// Work done while the task waits for the human counts for the next submission: a fix
+/// made while a failing check waits, the work after a failing review is sent back, a
+/// branch merged in meanwhile. A wait with nothing done still leaves a claim refused.
+#[tokio::test]
+async fn work_done_while_the_task_waits_for_the_human_counts_for_the_next_submission() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().canonicalize().unwrap();
+    repository(&project);
+    git(&project, &["checkout", "-q", "-b", "other"]);
+    std::fs::write(project.join("OTHER.md"), "Another branch's work.\n").unwrap();
+    git(&project, &["add", "OTHER.md"]);
+    git(&project, &["commit", "-q", "-m", "other work"]);
+    git(&project, &["checkout", "-q", "main"]);
+    approve_config(
+        &project,
+        "[checks]\ntest = \"test -f fixed.txt || { echo 'fixed.txt is missing' >&2; exit 3; }\"\n",
+    );
+    let c = connect(Era::Modern, &project).await;
+    let sid = quick_at_dev(&c, &project).await;
+    std::fs::write(project.join("src/cli.rs"), "fn main() { verbose(); }\n").unwrap();
+    let v = call(&c, &sid, json!({"action": "submit", "claude_result": DEV})).await;
+    at(&v, "dev", "awaiting_confirmation");
+    // Sent back with nothing done while it waited: a claim of changes is refused.
+    let send_back = json!({"action": "reject", "feedback": "Make the test pass."});
+    at(
+        &call(&c, &sid, send_back.clone()).await,
+        "dev",
+        "generating",
+    );
+    refused_unchanged(&c, &project, &sid, DEV).await;
+    let v = call(
+        &c,
+        &sid,
+        json!({"action": "submit", "claude_result": DEV_NOTHING}),
+    )
+    .await;
+    at(&v, "dev", "awaiting_confirmation");
+
+    // The fix, made while the failing check waits for the human.
+    std::fs::write(project.join("fixed.txt"), "").unwrap();
+    at(&call(&c, &sid, send_back).await, "dev", "generating");
+    let v = call(&c, &sid, json!({"action": "submit", "claude_result": DEV})).await;
+    at(&v, "review", "generating");
+
+    // The review fails; the developer documents the flag while the human decides.
+    let v = call(
+        &c,
+        &sid,
+        json!({"action": "submit", "claude_result": REVIEW_FAIL}),
+    )
+    .await;
+    at(&v, "review", "awaiting_confirmation");
+    std::fs::write(project.join("VERBOSE.md"), "`--verbose` prints more.\n").unwrap();
+    let v = call(
+        &c,
+        &sid,
+        json!({"action": "reject", "feedback": "Document the flag."}),
+    )
+    .await;
+    at(&v, "dev", "generating");
+    let v = call(&c, &sid, json!({"action": "submit", "claude_result": DEV})).await;
+    at(&v, "review", "generating");
+
+    // Failing again; this time another branch is merged in while the human decides.
+    call(
+        &c,
+        &sid,
+        json!({"action": "submit", "claude_result": REVIEW_FAIL}),
+    )
+    .await;
+    git(&project, &["add", "-A"]);
+    git(&project, &["commit", "-q", "-m", "the flag"]);
+    git(&project, &["merge", "-q", "--no-edit", "other"]);
+    let v = call(
+        &c,
+        &sid,
+        json!({"action": "reject", "feedback": "Take main in."}),
+    )
+    .await;
+    at(&v, "dev", "generating");
+    let v = call(&c, &sid, json!({"action": "submit", "claude_result": DEV})).await;
+    at(&v, "review", "generating");
+    c.close().await;
+}
+
+/// A file whose name is not UTF-8 is a file like any other: the check stays on, the file
+/// unchanged is no change, and its edit is one.
+#[cfg(unix)]
+#[tokio::test]
+async fn a_file_whose_name_is_not_utf8_keeps_the_check_on() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().canonicalize().unwrap();
+    repository(&project);
+    let name = std::ffi::OsStr::from_bytes(b"caf\xe9.txt");
+    std::fs::write(project.join(name), "latin-1\n").unwrap();
+    let c = connect(Era::Modern, &project).await;
+    let sid = quick_at_dev(&c, &project).await;
+    let began = &session(&project, &sid)["stages"]["dev"]["round_began"];
+    assert_eq!(began["files"], 1, "the file is counted: {began:#}");
+    refused_unchanged(&c, &project, &sid, DEV).await;
+    std::fs::write(project.join(name), "edited\n").unwrap();
+    let v = call(&c, &sid, json!({"action": "submit", "claude_result": DEV})).await;
+    at(&v, "review", "generating");
+    c.close().await;
+}
+
+/// The peak resident set of process `pid` so far, in KiB.
+#[cfg(target_os = "linux")]
+fn peak_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+/// The proof reads within bounds: beside a link to `/dev/zero`, a link to a FIFO nobody
+/// writes and a 600 MB file (sparse), the round begins and a claim of changes is refused
+/// (the links and the file are the same as when it began), then the work is taken, each
+/// answer within the time limit of the project's checks and with the server's peak
+/// resident set under 80 MiB. Prints the figures.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_round_beside_links_to_a_device_and_a_fifo_and_a_huge_file_stays_bounded() {
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    let project = base.join("project");
+    repository(&project);
+    let (transport, _) =
+        rmcp::transport::TokioChildProcess::builder(crate::support::command(&project))
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+    let pid = transport.id().expect("the server's pid");
+    let service = crate::support::handshake((), Era::Modern, transport).await;
+    let c = Client::from_service(service, &project);
+    let v = c
+        .ok(json!({"action": "start", "objective": "Add a --verbose flag", "track": "quick", "cwd": project.to_str().unwrap()}))
+        .await;
+    let sid = v["session_id"].clone();
+    let spec = scored(
+        "technical_spec",
+        &document("Technical Spec: --verbose", &SPEC_SECTIONS),
+        92,
+    );
+    call(&c, &sid, json!({"action": "submit", "claude_result": spec})).await;
+    let at_rest = peak_kib(pid);
+
+    std::os::unix::fs::symlink("/dev/zero", project.join("zero.bin")).unwrap();
+    let fifo = base.join("fifo");
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&fifo, project.join("pipe")).unwrap();
+    let big = std::fs::File::create(project.join("big.bin")).unwrap();
+    big.set_len(600 * 1000 * 1000).unwrap();
+    drop(big);
+
+    // Within the checks' default time limit (600 s) by far: a minute is generous.
+    let limit = Duration::from_secs(60);
+    let began = Instant::now();
+    let v = tokio::time::timeout(limit, call(&c, &sid, json!({"action": "confirm"})))
+        .await
+        .expect("the round begins within the time limit");
+    let to_begin = began.elapsed();
+    at(&v, "dev", "generating");
+    let refused = Instant::now();
+    let mut args = json!({"action": "submit", "claude_result": DEV});
+    args["session_id"] = sid.clone();
+    tokio::time::timeout(limit, c.refused(args, "nothing_changed"))
+        .await
+        .expect("the submission answers within the time limit");
+    let to_refuse = refused.elapsed();
+    std::fs::write(project.join("src/cli.rs"), "fn main() { verbose(); }\n").unwrap();
+    let v = tokio::time::timeout(
+        limit,
+        call(&c, &sid, json!({"action": "submit", "claude_result": DEV})),
+    )
+    .await
+    .expect("the submission answers within the time limit");
+    at(&v, "review", "generating");
+    let peak = peak_kib(pid);
+    eprintln!(
+        "bounded proof: the round began in {to_begin:?}, a claim was refused in {to_refuse:?}; peak resident set {peak} KiB ({at_rest} KiB before the hazards)"
+    );
+    assert!(
+        peak < 80 * 1024,
+        "the server's peak resident set: {peak} KiB"
+    );
+    assert!(
+        peak - at_rest < 64 * 1024,
+        "{peak} KiB at the peak, {at_rest} KiB at rest"
+    );
+    c.close().await;
 }

@@ -84,7 +84,10 @@ async fn a_panic_while_judging_a_submission_is_said_as_the_servers_recorded_and_
     );
     assert!(message.contains("fault injected for a test"), "{message}");
     assert!(message.contains("in the server's stderr log"), "{message}");
-    assert!(message.contains("Do not retry this call"), "{message}");
+    assert!(
+        message.contains("The same call would fail the same way"),
+        "{message}"
+    );
     let user = v["user_message"].as_str().unwrap();
     assert!(
         user.starts_with("Error (internal): the server could not judge"),
@@ -145,6 +148,10 @@ async fn a_panic_while_judging_a_submission_is_said_as_the_servers_recorded_and_
         "{s:#}"
     );
     assert!(notices.contains(&rel), "{s:#}");
+    // Nor does `status` tell the model to make the call that failed again.
+    let step = s["next_step"].as_str().unwrap();
+    assert!(!step.contains("`submit`"), "{step}");
+    assert!(step.contains("do not make that call again"), "{step}");
     let out = bin(&sb.project).args(["status", &task]).output().unwrap();
     let printed = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{printed}");

@@ -2,9 +2,10 @@
 //! that cannot ask (Gemini CLI, opencode) has its model's `confirm` refused under the
 //! default policy, the reply naming the terminal and the dashboard, and the human's
 //! terminal decision passes it; `gates = "host"`, once the human approves it, takes the
-//! host's word there. A host that declines every dialog unseen in some of its modes
-//! (Codex, Copilot) gets a reply that the decline is not the human's, naming those modes
-//! and how to be asked instead, and nothing is recorded. Codex and Copilot get no
+//! host's word there. A host that closes every dialog unseen in some of its modes
+//! (Codex, Copilot, `claude -p`) gets a reply that the close is not the human's, naming
+//! those modes and how to be asked instead, and nothing is recorded; a person who reads the
+//! form and declines or closes it is answered as the one who did. Codex and Copilot get no
 //! `structuredContent` (their model would read the JSON instead of, or after, the text). A
 //! connection the model opens itself from a host's shell tool (the server started by a
 //! process carrying the shell's mark) waits for the human's channels whatever name and
@@ -37,6 +38,13 @@ struct Host {
     name: &'static str,
     declines: bool,
     accepts: bool,
+    /// Cancels rather than declines (closes the form, as Esc does).
+    cancels: bool,
+    /// How long its answer takes: none for a host that answers by itself, more than a
+    /// second for a person who reads the form first.
+    after: std::time::Duration,
+    /// `server/discover` (Claude Code's era) rather than `initialize`.
+    modern: bool,
     /// How many dialogs it was shown.
     shown: Arc<AtomicUsize>,
 }
@@ -57,6 +65,10 @@ impl ClientHandler for Host {
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
         self.shown.fetch_add(1, Ordering::SeqCst);
+        tokio::time::sleep(self.after).await;
+        if self.cancels {
+            return Ok(ElicitResult::new(ElicitationAction::Cancel));
+        }
         if self.accepts {
             let mut r = ElicitResult::new(ElicitationAction::Accept);
             r.content = Some(json!({"decision": "confirm"}));
@@ -66,7 +78,7 @@ impl ClientHandler for Host {
     }
 
     fn get_info(&self) -> ClientConfig {
-        let caps = if self.declines || self.accepts {
+        let caps = if self.declines || self.accepts || self.cancels {
             ClientCapabilities::builder().enable_elicitation().build()
         } else {
             ClientCapabilities::default()
@@ -80,7 +92,12 @@ async fn connect(host: Host, project: &Path) -> RunningService<RoleClient, Host>
         .stderr(Stdio::null())
         .spawn()
         .expect("the server starts");
-    handshake(host, Era::Legacy, transport).await
+    let era = if host.modern {
+        Era::Modern
+    } else {
+        Era::Legacy
+    };
+    handshake(host, era, transport).await
 }
 
 /// The server as a model starts it from a host's shell tool: `sh` carrying `mark` (as the
@@ -114,17 +131,34 @@ async fn connect_from_shell(
 /// `; :` keeps the shell from replacing itself with the server.
 const STAYS_PARENT: &str = "\"$0\"; :";
 
-/// The call's result: whether it is an error, its text, and its `structuredContent`.
+/// The call's result: whether it is an error, its text, and its `structuredContent`. A
+/// refusal reaches Gemini CLI unflagged (its interface would show no text of a flagged
+/// one), its text naming the error; everywhere else it is flagged.
 async fn call(s: &RunningService<RoleClient, Host>, args: Value) -> (bool, String, Option<Value>) {
     let Value::Object(map) = args else {
         unreachable!()
     };
+    let gemini =
+        bmad_mcp::hosts::by_client(Some(s.service().name)).is_some_and(|h| h.name == "Gemini CLI");
     let r = s
         .call_tool(CallToolRequestParams::new("bmad-task").with_arguments(map))
         .await
         .expect("answered");
     let text = r.content[0].as_text().expect("text").text.clone();
-    (r.is_error == Some(true), text, r.structured_content)
+    let named = text.contains("\nerror:\n  code: ");
+    let error = if gemini {
+        assert_ne!(r.is_error, Some(true), "unflagged for Gemini CLI: {text}");
+        named
+    } else {
+        assert_eq!(
+            r.is_error == Some(true),
+            named,
+            "flagged as the text says: {text}"
+        );
+        r.is_error == Some(true)
+    };
+    crate::support::words_for_the_person(&text);
+    (error, text, r.structured_content)
 }
 
 fn line<'a>(text: &'a str, key: &str) -> &'a str {
@@ -169,9 +203,9 @@ async fn on_a_host_that_cannot_ask_the_gate_waits_for_the_humans_channels() {
         let before = history(&project, &id).len();
         let (error, text, json) = call(&s, json!({"action": "confirm", "session_id": id})).await;
         assert!(error, "{name}: the model's confirm is refused: {text}");
-        // opencode shows the text alone, so the JSON goes beside it; Gemini CLI shows an
-        // error result whole, as JSON, so its error carries the text alone.
-        assert_eq!(json.is_some(), name == "opencode", "{name}");
+        // Both show their model the text alone, so the JSON goes beside it (Gemini CLI
+        // gets the refusal unflagged: flagged, it would show the whole result as JSON).
+        assert!(json.is_some(), "{name}");
         assert!(text.contains("code: human_required"), "{text}");
         assert!(text.contains("cannot ask the human in a dialog"), "{text}");
         assert!(
@@ -234,7 +268,8 @@ async fn gates_host_once_approved_takes_the_word_of_a_host_that_cannot_ask() {
 
 #[tokio::test]
 async fn a_decline_by_a_host_with_nobody_at_it_is_not_the_humans_rejection() {
-    // Each reply says when that host declines unseen and how a person is asked instead.
+    // Each reply says when that host closes the dialog unseen and how a person is asked
+    // instead: Codex and Copilot decline, `claude -p` cancels (9 ms after the form).
     for (name, host, when) in [
         (
             "codex-mcp-client",
@@ -246,12 +281,20 @@ async fn a_decline_by_a_host_with_nobody_at_it_is_not_the_humans_rejection() {
             "Copilot CLI",
             "To be asked in the dialog, run `copilot` interactively, without `-p`",
         ),
+        (
+            "claude-code",
+            "Claude Code",
+            "To be asked in the dialog, run `claude` interactively, without `-p`",
+        ),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let project = dir.path().canonicalize().unwrap();
+        let claude = name == "claude-code";
         let s = connect(
             Host {
-                declines: true,
+                declines: !claude,
+                cancels: claude,
+                modern: claude,
                 ..Host::named(name)
             },
             &project,
@@ -263,10 +306,12 @@ async fn a_decline_by_a_host_with_nobody_at_it_is_not_the_humans_rejection() {
         assert!(!error, "{text}");
         assert!(json.is_none(), "{name}: the text alone");
         assert!(
-            text.contains(&format!("perhaps by {host} itself")),
+            text.contains(&format!(
+                "{host} closed the dialog before anyone could read it"
+            )),
             "{text}"
         );
-        assert!(text.contains("not the human's rejection"), "{text}");
+        assert!(text.contains("it is not the human's answer"), "{text}");
         assert!(text.contains(when), "{text}");
         assert!(
             text.contains(&format!("`bmad-mcp confirm {task}`")),
@@ -274,6 +319,50 @@ async fn a_decline_by_a_host_with_nobody_at_it_is_not_the_humans_rejection() {
         );
         assert!(text.contains("bmad-mcp dashboard"), "{text}");
         assert!(text.contains("state: awaiting_confirmation"), "{text}");
+        assert_eq!(history(&project, &id).len(), before, "nothing recorded");
+        s.cancel().await.unwrap();
+    }
+}
+
+/// A person who reads the form and declines it, or closes it (Esc), in an interface that
+/// shows it (Copilot's, Claude Code's, more than a second after it went out) is answered as
+/// the one who did: never told it was perhaps not them, and told where else to decide.
+#[tokio::test]
+async fn a_person_who_declines_or_closes_the_form_is_answered_as_the_one_who_did() {
+    for (name, cancels) in [("copilot-cli", false), ("claude-code", true)] {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().canonicalize().unwrap();
+        let claude = name == "claude-code";
+        let s = connect(
+            Host {
+                declines: !cancels,
+                cancels,
+                modern: claude,
+                after: std::time::Duration::from_millis(1500),
+                ..Host::named(name)
+            },
+            &project,
+        )
+        .await;
+        let (id, task) = at_the_prd_gate(&s, &project).await;
+        let before = history(&project, &id).len();
+        let (error, text, _) = call(&s, json!({"action": "confirm", "session_id": id})).await;
+        assert!(!error, "{text}");
+        let said = if cancels {
+            "The dialog was closed without a decision: it is still pending."
+        } else {
+            "You declined in the dialog: nothing was approved and nothing changed."
+        };
+        assert!(text.contains(said), "{name}: {text}");
+        for not in ["perhaps", "before anyone could read it", "without `-p`"] {
+            assert!(!text.contains(not), "{name}: {not} in {text}");
+        }
+        for named in [
+            format!("`bmad-mcp confirm {task}`"),
+            "bmad-mcp dashboard".to_string(),
+        ] {
+            assert!(text.contains(&named), "{name}: {named} in {text}");
+        }
         assert_eq!(history(&project, &id).len(), before, "nothing recorded");
         s.cancel().await.unwrap();
     }

@@ -41,6 +41,7 @@ async fn call(service: &RunningService<RoleClient, ClientConfig>, args: Value) -
     assert_eq!(r.is_error, Some(false), "{r:?}");
     assert_eq!(r.content.len(), 1, "{r:?}");
     let text = r.content[0].as_text().expect("text").text.clone();
+    crate::support::words_for_the_person(&text);
     assert!(
         serde_json::from_str::<Value>(&text).is_err(),
         "not JSON: {text}"

@@ -391,6 +391,7 @@ async fn a_call_without_cwd_works_in_the_clients_root() {
         .await
         .unwrap();
     let v = r.structured_content.expect("structured");
+    crate::support::person_reads(v["user_message"].as_str().unwrap_or_default());
     assert!(v["error"].is_null(), "{v}");
     let sid = v["session_id"].as_str().unwrap();
     assert!(app.join(format!(".bmad-task/session-{sid}.json")).is_file());
@@ -408,6 +409,7 @@ async fn a_call_without_cwd_works_in_the_clients_root() {
         .await
         .unwrap();
     let v = r.structured_content.expect("structured");
+    crate::support::person_reads(v["user_message"].as_str().unwrap_or_default());
     assert_eq!(v["error"]["code"], "missing_field", "{v}");
     let message = v["error"]["message"].as_str().unwrap();
     assert!(

@@ -61,9 +61,13 @@ async fn a_dialog_longer_than_the_request_time_limit_is_still_answered() {
             let serde_json::Value::Object(m) = args else {
                 unreachable!()
             };
-            service
+            let r = service
                 .call_tool(rmcp::model::CallToolRequestParams::new("bmad-task").with_arguments(m))
-                .await
+                .await;
+            if let Some(v) = r.as_ref().ok().and_then(|r| r.structured_content.as_ref()) {
+                crate::support::person_reads(v["user_message"].as_str().unwrap_or_default());
+            }
+            r
         }
     };
     let v = call(json!({"action": "start", "objective": "Build a wiki"}))

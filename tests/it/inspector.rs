@@ -35,8 +35,14 @@ fn call(cli: &Path, project: &Path, home: &Path, args: &[&str]) -> Value {
         "{args:?}: {stdout}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_str(&stdout)
-        .unwrap_or_else(|e| panic!("{args:?} printed no JSON ({e}):\n{stdout}"))
+    let v: Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("{args:?} printed no JSON ({e}):\n{stdout}"));
+    crate::support::person_reads(
+        v["structuredContent"]["user_message"]
+            .as_str()
+            .unwrap_or_default(),
+    );
+    v
 }
 
 /// `tools/call` of `bmad-task` with the arguments `args` (`key=value` each).

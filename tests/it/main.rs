@@ -62,6 +62,7 @@ mod terminal_origin; // a terminal decision records where it came from; under an
 
 // The server process: where it works, what it writes, how it ends.
 mod bad_days; // a team's bad days in three clones: dead clones' claims, who holds what, a worktree joining the dashboard, a conflict
+mod bad_days_remote; // three clones where the local and the remote picture disagree: claims counted, released, kept offline, a hanging remote
 mod concurrency; // several clients on one project: processes (stdio), one server (HTTP)
 mod crash; // SIGKILL during writes: every file whole
 mod faults; // a panic in a call: said as the server's own, recorded, never retried; status names it
@@ -72,6 +73,7 @@ mod method_both_ways; // one project worked both ways, the method's own status a
 mod method_plan; // the plan shared with the BMAD method: its epics, its sprint status followed and merged
 mod method_retro; // the method's retrospective both ways: its action items in later prompts, a task's lessons offered to it
 mod method_review; // the review in layers with a real BMAD install and without; the deferred-work ledger
+mod method_round; // the BMAD method's files the server writes are no one's change: the round, drift
 mod project_root; // finding the project from the working directory, as git does
 mod prompt_overrides; // role prompts from the project and the user's config
 mod protocol; // the JSON-RPC wire: one answer per request, limits, a closed stdout

@@ -74,7 +74,7 @@ pub(crate) fn sprint_plan(project: &Path, skills: &str, args: &[&str]) -> Value 
 
 /// Takes a task in `project` to its approved two-sprint plan: its session id, task name
 /// and the approval's reply.
-async fn approved(c: &Client, project: &Path) -> (Value, String, Value) {
+pub(crate) async fn approved(c: &Client, project: &Path) -> (Value, String, Value) {
     let v = c
         .ok(json!({"action": "start", "objective": "Build a team todo app", "cwd": project.to_str().unwrap()}))
         .await;

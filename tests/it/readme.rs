@@ -304,6 +304,23 @@ fn every_error_code_has_a_troubleshooting_row_with_a_next_step() {
     }
 }
 
+/// The changelog is read by release: each wave its own section, and the newest one short
+/// enough to read (the detail is in `git log`).
+#[test]
+fn the_changelogs_newest_section_stays_short() {
+    let text = std::fs::read_to_string(Path::new(ROOT).join("CHANGELOG.md")).unwrap();
+    let start = text.find("\n## ").expect("a release section");
+    let newest = &text[start + 1..];
+    let end = newest[3..].find("\n## ").map_or(newest.len(), |e| e + 3);
+    let section = &newest[..end];
+    assert!(
+        section.len() <= 12 * 1024,
+        "CHANGELOG.md's newest section is {} bytes (at most 12 KiB): {}",
+        section.len(),
+        section.lines().next().unwrap_or_default()
+    );
+}
+
 /// The README is what a newcomer reads in five minutes; the rest belongs in `docs/`.
 #[test]
 fn the_readme_stays_short() {

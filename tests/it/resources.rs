@@ -59,6 +59,41 @@ fn error_code(e: ServiceError) -> (i32, String) {
     }
 }
 
+/// Gemini CLI has a `/resume` of its own and renames a server prompt of that name on every
+/// start, saying so: it is offered `resume` as `resume-task`, which `prompts/get` takes
+/// (and `resume` still). Other clients keep `resume`.
+#[tokio::test]
+async fn gemini_cli_is_offered_resume_under_a_name_none_of_its_commands_holds() {
+    use rmcp::model::{ClientCapabilities, ClientConfig, GetPromptRequestParams, Implementation};
+    for (client, names) in [
+        ("gemini-cli-mcp-client", ["start", "status", "resume-task"]),
+        ("claude-code", ["start", "status", "resume"]),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let info = ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new(client, "1"),
+        );
+        let (transport, _) = TokioChildProcess::builder(crate::support::command(dir.path()))
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let s = crate::support::handshake(info, Era::Legacy, transport).await;
+        let listed = s.list_all_prompts().await.unwrap();
+        let listed: Vec<&str> = listed.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(listed, names, "{client}");
+        for name in [names[2], "resume"] {
+            let got = s
+                .get_prompt(GetPromptRequestParams::new(name))
+                .await
+                .unwrap_or_else(|e| panic!("{client}: {name}: {e}"));
+            let text = got.messages[0].content.as_text().unwrap().text.clone();
+            assert!(text.contains("no BMAD task"), "{client}: {name}: {text}");
+        }
+        s.cancel().await.unwrap();
+    }
+}
+
 #[tokio::test]
 async fn prompts_are_listed_and_each_tells_the_assistant_what_to_call() {
     for era in [Era::Legacy, Era::Modern] {

@@ -881,3 +881,17 @@ fn a_host_file_too_large_is_refused_unread() {
     assert!(err.contains("larger than 32 MiB"), "{err}");
     assert_eq!(std::fs::metadata(&file).unwrap().len(), 64 << 20);
 }
+
+/// What setup prints after each agent host's entry is what the hosts table says is left to
+/// the person: where the host closes the gate's dialog unseen and how to be asked in it
+/// (`claude -p` among them), Codex's dialog that needs a note before Enter, Gemini CLI's
+/// rule for headless runs. No host needs to be installed for it.
+#[test]
+fn setup_says_for_each_agent_host_what_is_left_to_the_person() {
+    for host in ["claude-code", "codex", "gemini", "opencode", "copilot"] {
+        let place = Place::new();
+        let (code, out, err) = place.setup(&[host], &[]);
+        assert_eq!(code, 0, "{host}: {out}{err}");
+        left_to_the_person(host, &out);
+    }
+}

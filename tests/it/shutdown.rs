@@ -303,3 +303,65 @@ fn stdin_closed_before_any_message_exits_zero() {
     assert!(out.stdout.is_empty(), "{out:?}");
     assert!(!stderr.contains("ERROR"), "{stderr}");
 }
+
+/// The server ends with its host: the process that started it killed while another still
+/// holds its stdin open (a host's helper, or a grandchild it left), it exits within a
+/// second, though no end of stdin ever comes.
+#[test]
+fn the_server_ends_within_a_second_of_the_process_that_started_it() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let sb = Sandbox::new();
+    // The host: a shell that starts the server on its own stdin and waits. The test keeps
+    // the pipe's other end, so stdin stays open after the shell is gone.
+    let mut host = Command::new("sh");
+    host.arg("-c")
+        // A job's stdin would be /dev/null: the shell's own goes to it through fd 3.
+        .arg("exec 3<&0; \"$0\" <&3 3<&- & echo $!; wait")
+        .arg(crate::support::server_path())
+        .current_dir(&sb.project)
+        .env("XDG_CONFIG_HOME", crate::support::NO_USER_CONFIG)
+        .env_remove("BMAD_PROJECT_ROOT")
+        .env_remove("CLAUDE_PROJECT_DIR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut host = host.spawn().unwrap();
+    let mut stdin = host.stdin.take().unwrap();
+    let mut out = BufReader::new(host.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    let server: i32 = line.trim().parse().unwrap();
+    // A session under way: the client initialized.
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
+    writeln!(stdin, "{init}").unwrap();
+    line.clear();
+    out.read_line(&mut line).unwrap();
+    assert!(line.contains("\"result\""), "{line}");
+    let alive = || std::path::Path::new(&format!("/proc/{server}")).exists() && !zombie(server);
+    assert!(alive());
+
+    host.kill().unwrap();
+    host.wait().unwrap();
+    let killed = Instant::now();
+    while alive() && killed.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let took = killed.elapsed();
+    assert!(!alive(), "the server outlived its host by more than 5 s");
+    assert!(took < Duration::from_millis(1500), "it took {took:?}");
+    drop(stdin);
+}
+
+/// Whether `pid` is a zombie (ended, not yet reaped by whoever adopted it).
+fn zombie(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit(')')
+                .next()
+                .map(|r| r.trim_start().starts_with('Z'))
+        })
+        .unwrap_or(false)
+}

@@ -197,6 +197,8 @@ async fn two_sprints_run_as_stories_from_two_worktrees_at_once_and_the_parent_ru
         v["next_step"].as_str().unwrap().contains("stories"),
         "{v:#}"
     );
+    // Nothing is written in the parent while it waits: no role prompt.
+    assert!(v["role_prompt"].is_null(), "{v:#}");
     let e = lead
         .refused(
             json!({"action": "submit", "session_id": parent, "stage": "qa", "claude_result": QA}),
@@ -221,6 +223,8 @@ async fn two_sprints_run_as_stories_from_two_worktrees_at_once_and_the_parent_ru
     let prompt = v["role_prompt"].as_str().unwrap();
     assert!(prompt.contains("# Role: QA Engineer"), "{prompt}");
     assert!(prompt.contains("## The final QA of the whole"), "{prompt}");
+    // Its own session ran no checks, its stories did: not "no approved checks".
+    assert!(!prompt.contains("no approved checks"), "{prompt}");
     let v = step(
         &lead,
         &parent,
@@ -320,5 +324,78 @@ async fn two_sprints_run_as_stories_from_two_worktrees_at_once_and_the_parent_ru
     );
     for c in [lead, alice, bob] {
         c.close().await;
+    }
+}
+
+/// A parent waiting on its stories, whose plan the human approved in a terminal: its
+/// `status`, which a lead asks again and again, carries no role prompt (each story has its
+/// own), says nobody writes in it, and says the approval once, as news, then no more.
+#[cfg(unix)]
+#[tokio::test]
+async fn a_parent_waiting_on_its_stories_says_the_approval_once_and_carries_no_prompt() {
+    let base = tempfile::tempdir().unwrap();
+    let base = base.path().canonicalize().unwrap();
+    let main = base.join("main");
+    std::fs::create_dir(&main).unwrap();
+    git(&main, &["init", "-q", "-b", "main"]);
+    std::fs::write(
+        main.join(".gitignore"),
+        ".bmad-task/.lock\n.bmad-task/task-mapping.json*\n",
+    )
+    .unwrap();
+    git(&main, &["add", "-A"]);
+    git(&main, &["commit", "-q", "-m", "first"]);
+    let lead = connect(Era::Modern, &main).await;
+    let v = lead
+        .ok(json!({"action": "start", "objective": "Build a team todo app", "cwd": main.to_str().unwrap()}))
+        .await;
+    let parent = v["session_id"].clone();
+    let task = v["task_name"].as_str().unwrap().to_string();
+    for args in [
+        json!({"action": "submit", "claude_result": passing_prd()}),
+        json!({"action": "confirm"}),
+        json!({"action": "submit", "claude_result": passing_architecture()}),
+        json!({"action": "confirm"}),
+        json!({"action": "submit", "claude_result": PLAN}),
+    ] {
+        step(&lead, &parent, args).await;
+    }
+    let (code, out) =
+        crate::support::terminal::in_terminal(&main, &["approve", &task], "[y/N]", "y\n");
+    assert_eq!(code, 0, "{out}");
+    git(&main, &["add", "-A"]);
+    git(&main, &["commit", "-q", "-m", "the approved plan"]);
+    let wt1 = base.join("wt1");
+    git(
+        &main,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            wt1.to_str().unwrap(),
+            "-b",
+            "sprint-1",
+        ],
+    );
+    let alice = server_of(&wt1, "Alice <alice@example.com>").await;
+    alice
+        .ok(json!({"action": "start", "parent": task, "sprint": 1, "cwd": wt1.to_str().unwrap()}))
+        .await;
+
+    let said = "The human decided in the terminal: approve at the sm stage.";
+    for (round, news) in [(1, true), (2, false), (3, false)] {
+        let v = lead
+            .ok(json!({"action": "status", "session_id": parent}))
+            .await;
+        at(&v, "dev", "generating");
+        let message = v["user_message"].as_str().unwrap();
+        assert_eq!(message.contains(said), news, "status {round}: {message}");
+        assert!(!message.contains("Sprint plan approved"), "{message}");
+        assert!(!message.contains("writes the document"), "{message}");
+        assert!(v["role_prompt"].is_null(), "status {round}: {v:#}");
+        assert!(
+            v["next_step"].as_str().unwrap().contains("stories"),
+            "{v:#}"
+        );
     }
 }

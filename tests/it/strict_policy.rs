@@ -75,10 +75,11 @@ async fn under_the_strict_policy_replies_name_the_terminal_and_the_refusal_cites
         "waits for the human's approval and does not apply",
         &confirm,
         &reject,
-        "call `status`",
     ] {
         assert!(error.contains(part), "the error says {part}: {error}");
     }
+    // What the model does is its next step's, not the message's, which the person reads.
+    assert!(!error.contains("call `status`"), "{error}");
     assert!(!error.contains("gates = \"auto\""), "{error}");
     assert_eq!(v["allowed_actions"], json!(["status"]), "{v:#}");
     assert!(text(&v, "next_step").contains("call `status`"), "{v:#}");
@@ -120,6 +121,7 @@ async fn under_the_strict_policy_a_client_with_a_dialog_is_told_the_human_decide
             .await
             .unwrap();
         last = r.structured_content.unwrap();
+        crate::support::person_reads(last["user_message"].as_str().unwrap_or_default());
     }
     assert_eq!(last["state"], "awaiting_confirmation", "{last:#}");
     let (step, message) = (text(&last, "next_step"), text(&last, "user_message"));

@@ -263,8 +263,8 @@ async fn two_clones_merge_their_tasks_and_a_task_advanced_on_both_is_reported() 
     let briefing = b.peer().get_prompt(params).await.unwrap();
     let briefing = briefing.messages[0].content.as_text().unwrap().text.clone();
     assert!(
-        briefing.contains("Drift: 1 project file(s) changed since the Scrum Master document"),
-        "{briefing}"
+        briefing.contains("\nDrift: 1 project file(s) changed since the Scrum Master document"),
+        "on a line of its own: {briefing}"
     );
     assert!(briefing.contains("src/lib.rs"), "{briefing}");
     let v = on(&b, &bob_sid, json!({"action": "status"})).await;

@@ -101,10 +101,12 @@ fn a_decision_under_an_assistants_shell_is_refused_even_in_a_pseudo_terminal() {
         let (code, out) =
             run_in_terminal(under_shell(&project, shell, marked, &args), "[y/N]", "y\n");
         assert_eq!(code, 2, "{args:?}: {out}");
+        let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(
-            out.contains("runs under an assistant's shell")
-                && out.contains(why)
-                && out.contains("in your own terminal"),
+            flat.contains("runs under an assistant's shell")
+                && flat.contains(why.trim_end())
+                && flat.contains("in a terminal of your own")
+                && flat.contains("`bmad-mcp dashboard`"),
             "{args:?}: {out}"
         );
         assert_eq!(tree_digest(&project), before, "{args:?} changed nothing");

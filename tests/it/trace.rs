@@ -109,6 +109,21 @@ async fn three_requirements_traced_from_the_prd_to_a_qa_verdict_accepted_per_id(
         json!(["FR-1"])
     );
 
+    // An architecture that designs nothing for NFR-1: the notice says so in a sentence.
+    let partial = ARCHITECTURE.replace("Covers: NFR-1, FR-9", "Covers: FR-9");
+    let arch = json!({"architecture_draft": partial, "quality_score": 95}).to_string();
+    let v = call(&c, &sid, json!({"action": "submit", "claude_result": arch})).await;
+    assert!(
+        notices(&v).contains("Traceability: the System Architect document names ids the PRD does not define: FR-9; names no component for NFR-1."),
+        "{v:#}"
+    );
+    call(
+        &c,
+        &sid,
+        json!({"action": "reject", "feedback": "Design NFR-1 too"}),
+    )
+    .await;
+
     // The architecture names an id the PRD does not define.
     let arch = json!({"architecture_draft": ARCHITECTURE, "quality_score": 95}).to_string();
     let v = call(&c, &sid, json!({"action": "submit", "claude_result": arch})).await;
@@ -136,7 +151,7 @@ async fn three_requirements_traced_from_the_prd_to_a_qa_verdict_accepted_per_id(
         let (_, out) =
             crate::support::terminal::in_terminal(&sb.project, &["approve", &task], "[y/N]", "n\n");
         assert!(
-            out.contains("Note: Traceability: the Scrum Master document no sprint plans NFR-1."),
+            out.contains("Note: Traceability: the Scrum Master document plans NFR-1 in no sprint."),
             "{out}"
         );
     }

@@ -47,7 +47,16 @@ class Human:
         self.asked.append(params)
         if not self.plan:
             raise CheckFailed(f"asked once more than planned: {params.message!r}")
-        return self.plan.pop(0)(params)
+        result = self.plan.pop(0)(params)
+        # A person reads the form before they decline or close it: one closed sooner than
+        # that is the client's doing (the server's rule), not a person's.
+        if result.action != "accept":
+            await asyncio.sleep(PERSON_READS)
+        return result
+
+
+# Longer than the server's "nobody read it" time (a second).
+PERSON_READS = 1.2
 
 
 def accept(content, check_form=None):

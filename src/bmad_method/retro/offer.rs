@@ -10,7 +10,7 @@
 
 use crate::files::Project;
 use crate::lessons::Lesson;
-use crate::workflow::{Session, State};
+use crate::workflow::{Effects, Session};
 
 use super::{MAX_READ_BYTES, SKILL};
 use crate::bmad_method::{one_line, Install, MethodSettings, Skill};
@@ -50,14 +50,11 @@ impl Offer {
     }
 }
 
-/// The offer when the change from `before` to `after` completes a task (not a story: its
-/// parent's completion speaks for the epic) in a project whose install has the
+/// The offer when the change `did` (leaving the session `after`) completes a task (not a
+/// story: its parent's completion speaks for the epic) in a project whose install has the
 /// retrospective; `None` otherwise.
-pub fn at_completion(project: &Project, before: &Session, after: &Session) -> Option<Offer> {
-    let completes = after.current_state == State::Completed
-        && before.current_state != State::Completed
-        && after.story.is_none();
-    if !completes {
+pub fn at_completion(project: &Project, did: &Effects, after: &Session) -> Option<Offer> {
+    if !did.completes_task() || after.story.is_some() {
         return None;
     }
     let install = crate::bmad_method::discover(project)?;

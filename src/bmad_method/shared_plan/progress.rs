@@ -8,7 +8,6 @@
 
 use crate::workflow::session::{Session, State};
 use crate::workflow::stage::Stage;
-use crate::workflow::Action;
 
 use super::{epic_key, epics, retrospective_key};
 
@@ -24,21 +23,14 @@ pub fn status_now(s: &Session) -> &'static str {
     }
 }
 
-/// Whether the change from `before` to `after` is the human's approval of the plan.
-pub fn approves_plan(before: &Session, after: &Session) -> bool {
-    after.history[before.history.len().min(after.history.len())..]
-        .iter()
-        .any(|e| e.action == Action::Approve && e.stage == Stage::approval())
-}
-
-/// The entries the change from `before` to `after` asks of the sprint status, in the
+/// The entries a change that left the session `after` asks of the sprint status, in the
 /// method's order (the epic, its stories, its retrospective), each at least at the status
-/// given; empty for a session without an epic.
-pub fn wanted(before: &Session, after: &Session) -> Vec<(String, &'static str)> {
+/// given; empty for a session without an epic. `approving`: the change is the approval of
+/// the plan (its record says so).
+pub fn wanted(after: &Session, approving: bool) -> Vec<(String, &'static str)> {
     let Some(epic) = after.method_epic else {
         return Vec::new();
     };
-    let approving = approves_plan(before, after);
     let completed = after.current_state == State::Completed;
     let held = |n: u32| after.stories.iter().any(|s| s.sprint == n);
     let mut out = vec![(epic_key(epic), "backlog")];
@@ -68,15 +60,14 @@ mod tests {
 
     #[test]
     fn statuses_follow_the_stage_and_the_approval_puts_the_stories_in_the_backlog() {
-        let before = parent();
-        let mut after = before.clone();
+        let after = parent();
         let keys = |w: Vec<(String, &'static str)>| {
             w.into_iter()
                 .map(|(k, s)| format!("{k}={s}"))
                 .collect::<Vec<_>>()
         };
         assert_eq!(
-            keys(wanted(&before, &after)),
+            keys(wanted(&after, false)),
             [
                 "epic-3=backlog",
                 "3-1-api=in-progress",
@@ -84,19 +75,14 @@ mod tests {
                 "epic-3-retrospective=optional"
             ]
         );
-        after.history.push(crate::workflow::session::HistoryEntry {
-            action: Action::Approve,
-            stage: Stage::approval(),
-            ..before.history[0].clone()
-        });
-        assert_eq!(keys(wanted(&before, &after))[1], "3-1-api=backlog");
+        assert_eq!(keys(wanted(&after, true))[1], "3-1-api=backlog");
         let mut review = parent();
         review.current_stage = Stage::Qa;
         review.stories = vec![];
-        assert_eq!(keys(wanted(&review, &review))[2], "3-2-ui=review");
+        assert_eq!(keys(wanted(&review, false))[2], "3-2-ui=review");
         review.current_state = State::Completed;
-        assert_eq!(keys(wanted(&review, &review))[1], "3-1-api=done");
+        assert_eq!(keys(wanted(&review, false))[1], "3-1-api=done");
         review.method_epic = None;
-        assert!(wanted(&review, &review).is_empty());
+        assert!(wanted(&review, false).is_empty());
     }
 }

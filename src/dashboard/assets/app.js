@@ -489,6 +489,8 @@ function taskHeader(t) {
     el("p", { class: "muted", text: t.session_id + " · " + t.project_dir }),
     t.behind ? el("p", { id: "behind", class: "waiting", text: t.behind }) : null,
     t.done_by_hand ? el("p", { id: "done-by-hand", class: "waiting", text: t.done_by_hand }) : null,
+    t.claim_news ? el("p", { id: "claim-news", class: "waiting", text: t.claim_news }) : null,
+    x.twice ? el("p", { id: "twice", class: "waiting", text: x.twice }) : null,
     el("p", { id: "task-owner" },
       el("span", { class: "label", text: "Owner " }), el("strong", { class: "owner", text: x.owner || (link && link.owner) || "not recorded" }),
       el("span", { class: "label", text: " · Branch " }), el("strong", { class: "branch", text: x.branch || (link && link.branch) || "none (not in git)" }),
@@ -500,6 +502,12 @@ function taskHeader(t) {
 
 function storiesSection(t) {
   const stories = (t.extra && t.extra.stories) || [];
+  // Sprints other clones' stories claimed on the team's remote: their stage is not known here.
+  for (const c of (t.extra && t.extra.claimed) || []) {
+    stories.push({ sprint: c.sprint, session_id: "", task_name: c.done || "(another clone's)", stage: "—",
+      state: c.done ? "completed there" : "claimed on " + c.remote, owner: c.owner, branch: c.branch,
+      worktree: c.worktree + (c.host ? " (on " + c.host + ")" : ""), gone: c.gone, updated_at: c.since });
+  }
   if (!stories.length && !t.claims) return null;
   return el("section", { class: "card", id: "stories-card" }, el("h2", { text: "Stories" }),
     el("p", { class: "muted", text: "Each approved sprint runs as a story of its own: here as they stand now, wherever in this clone they run." }),
@@ -507,7 +515,7 @@ function storiesSection(t) {
     !stories.length ? null : el("table", { id: "stories" }, el("tr", {}, ["Sprint", "Story", "Stage", "State", "Owner", "Branch", "Worktree", "Updated"].map((h) => el("th", { text: h }))),
       stories.map((s) => el("tr", { "data-sprint": s.sprint, class: s.state === "completed" ? "done" : null },
         el("td", { text: String(s.sprint) }),
-        el("td", {}, el("a", { href: "#/task/" + encodeURIComponent(s.session_id), text: s.task_name })),
+        el("td", {}, s.session_id ? el("a", { href: "#/task/" + encodeURIComponent(s.session_id), text: s.task_name }) : el("span", { class: "muted", text: s.task_name })),
         el("td", { text: s.stage }), el("td", { class: "state", text: s.state }),
         el("td", { class: "owner", text: s.owner }), el("td", { class: "branch", text: s.branch || "—" }),
         el("td", { class: "muted", text: s.worktree + (s.gone ? " (gone)" : "") }), el("td", { class: "muted", ...when(s.updated_at) })))));

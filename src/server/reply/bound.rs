@@ -74,9 +74,8 @@ fn cap_lists(r: &mut Reply) -> Vec<String> {
     cap(&mut r.guidance, "guidance", &mut cut);
     cap(&mut r.sprints, "sprints", &mut cut);
     if let Some(s) = r.session.as_mut() {
-        let n = s.history.len();
+        let n = s.keep_last_steps(MAX_HISTORY);
         if n > MAX_HISTORY {
-            s.history.drain(..n - MAX_HISTORY);
             cut.push(format!(
                 "session.history: the last {MAX_HISTORY} of {n} entries"
             ));
@@ -101,7 +100,7 @@ fn cut_session_texts(r: &mut Reply, where_in_full: &str) -> Option<String> {
             *f = clip(f, 1000);
         }
     }
-    for f in s.history.iter_mut().filter_map(|h| h.feedback.as_mut()) {
+    for f in s.step_words_mut() {
         *f = clip(f, 1000);
     }
     Some(format!(

@@ -5,7 +5,7 @@ use crate::error::clip;
 use crate::workflow::rules::{failed_checks, failed_verdict, unwritten_sections};
 use crate::workflow::session::Sprint;
 use crate::workflow::stage::{Marker, Verdict};
-use crate::workflow::{Action, DecidedBy, Session, Stage};
+use crate::workflow::{DecidedBy, Session, Stage};
 
 /// The most sprints a list names; the plan has them all.
 const MAX_NAMED: usize = 20;
@@ -102,15 +102,7 @@ pub(super) fn completed(s: &Session) -> String {
 /// Who accepted the risk of `st`'s failed verdict, as the decision was recorded; `None`
 /// when no risk was accepted there.
 fn risk_accepted(s: &Session, st: Stage) -> Option<&'static str> {
-    if !s.record(st).accepted_risk {
-        return None;
-    }
-    let decision = s
-        .history
-        .iter()
-        .rev()
-        .find(|h| h.stage == st && matches!(h.action, Action::Confirm | Action::ConfirmSave));
-    Some(match decision.and_then(|h| h.decided_by) {
+    Some(match s.risk_accepted_by(st)? {
         Some(DecidedBy::Human) => "risk accepted by the human",
         Some(DecidedBy::Host) => "risk accepted, as the host asserted",
         None => "risk accepted",

@@ -3,15 +3,15 @@
 
 use crate::prompts::{self, Round, Template};
 use crate::store::terminal_command;
-use crate::workflow::rules::{after_reject, failed_checks, failed_verdict};
+use crate::workflow::rules::{self, after_reject, failed_checks, failed_verdict};
 use crate::workflow::session::{ScoreSource, StageRecord};
 use crate::workflow::{story, Action, Engine, Facts, Session, Stage, State};
 
 use super::{context, some_vec, Reply};
 
-/// "<Role> stage complete: <path> saved (N bytes). " when the action completed a stage.
-pub(super) fn completed_stage(s: &Session, facts: &Facts) -> String {
-    let Some(done) = facts.completed_stage else {
+/// "<Role> stage complete: <path> saved (N bytes). " when the change completed a stage.
+pub(super) fn completed_stage(s: &Session, completed: Option<Stage>) -> String {
+    let Some(done) = completed else {
         return String::new();
     };
     match &s.record(done).artifact {
@@ -66,14 +66,14 @@ pub(super) fn generate(
             link.sprint, link.sprint_title, link.parent_task, link.owner
         ));
     }
-    if !s.stories.is_empty() {
+    if story::runs_as_stories(s) {
         msg.push_str(&stories_line(s));
     }
     if stage.builds_scope() && state == State::Generating && s.track.contains(Stage::approval()) {
         let plan = s.record(Stage::approval());
         // Said when the approval starts the work, not when the work came back.
         let first_round = !prompts::is_revision(s, stage);
-        if action != Action::Reject && first_round && s.stories.is_empty() {
+        if action != Action::Reject && first_round && !story::runs_as_stories(s) {
             msg.push_str(&format!(
                 "Sprint plan approved; scope to build: {}. ",
                 plan.scope.as_deref().unwrap_or("all")
@@ -81,7 +81,11 @@ pub(super) fn generate(
         }
         r.sprints = some_vec(plan.sprints.clone()).filter(|_| !later);
     }
-    // For the human: who works on what. The host's instruction is `next_step`.
+    // For the human: who works on what. The host's instruction is `next_step`; a parent
+    // waiting on its stories has nobody writing in it.
+    if story::waits_on_stories(s) {
+        return msg.trim_end().to_string();
+    }
     let doing = if state == State::Generating {
         "writes"
     } else {
@@ -304,17 +308,14 @@ pub(super) fn awaiting_approval(s: &Session, r: &mut Reply) -> String {
 /// The one instruction for the host's model in the session's state.
 pub(super) fn next_step(s: &Session) -> String {
     let stage = s.current_stage;
-    if s.current_state == State::AwaitingConfirmation && failed_checks(stage, s.current()).is_some()
-    {
-        return format!(
-            "Show `user_message` to the human and stop. The project's checks failed: the human accepts that themselves (the dialog of a `confirm` call, or `{}` in a terminal), or the work goes back to `{}` (`reject` with `feedback` in their words); never decide for them.",
-            terminal_command(Action::Confirm, &s.task_name),
-            after_reject(stage).0
-        );
-    }
-    if s.current_state == State::AwaitingConfirmation
-        && failed_verdict(stage, s.current()).is_some()
-    {
+    if let Some(risk) = rules::risk_asked(s) {
+        if risk.checks.is_some() {
+            return format!(
+                "Show `user_message` to the human and stop. The project's checks failed: the human accepts that themselves (the dialog of a `confirm` call, or `{}` in a terminal), or the work goes back to `{}` (`reject` with `feedback` in their words); never decide for them.",
+                terminal_command(Action::Confirm, &s.task_name),
+                after_reject(stage).0
+            );
+        }
         return format!(
             "Show `user_message` to the human and stop. The human decides: accept the risk (`confirm`), or send the work back to `{}` (`reject` with `feedback` in their words); never decide for them.",
             after_reject(stage).0
@@ -386,6 +387,11 @@ fn stories_line(s: &Session) -> String {
         .stories
         .iter()
         .map(|o| format!("sprint {}: {}", o.sprint, o.holder()))
+        .chain(
+            s.claimed
+                .iter()
+                .map(|c| format!("sprint {}: {}", c.sprint, c.holder())),
+        )
         .collect();
     let next = if story::final_qa_due(s) {
         "every in-scope story completed: the QA Engineer runs the final QA of the whole"
@@ -398,7 +404,10 @@ fn stories_line(s: &Session) -> String {
 /// The host's instruction at a parent whose sprints run as stories: wait for them, or
 /// run the final QA of the whole once every in-scope story completed.
 fn stories_step(s: &Session) -> Option<String> {
-    if s.current_state != State::Generating || !story::takes_stories(s) || s.stories.is_empty() {
+    if s.current_state != State::Generating
+        || !story::takes_stories(s)
+        || !story::runs_as_stories(s)
+    {
         return None;
     }
     Some(if story::final_qa_due(s) {
@@ -407,7 +416,16 @@ fn stories_step(s: &Session) -> Option<String> {
             generate_step(&s.engines_for(Stage::Qa), "the final QA of the whole")
         )
     } else {
-        "The sprints run as stories, each in its own session (see `stories`): nothing is submitted here until every in-scope story completed; call `status` then.".into()
+        let start: Vec<String> = story::to_start(s).iter().map(u32::to_string).collect();
+        let start = if start.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " No story holds sprint(s) {} yet: each starts as one (`start` with `parent` and `sprint`).",
+                start.join(", ")
+            )
+        };
+        format!("The sprints run as stories, each in its own session (see `stories`, and `claimed` for those of other clones): nothing is submitted here until every in-scope story completed; call `status` then.{start}")
     })
 }
 

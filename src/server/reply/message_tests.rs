@@ -45,14 +45,10 @@ fn artifact(s: &mut Session, stage: Stage, size: u64) -> String {
 #[test]
 fn a_completed_stage_is_named_with_its_saved_document() {
     let mut s = session(Stage::Architect, State::Generating);
-    assert_eq!(completed_stage(&s, &Facts::default()), "");
+    assert_eq!(completed_stage(&s, None), "");
     let path = artifact(&mut s, Stage::Po, 1234);
-    let facts = Facts {
-        completed_stage: Some(Stage::Po),
-        ..Facts::default()
-    };
     assert_eq!(
-        completed_stage(&s, &facts),
+        completed_stage(&s, Some(Stage::Po)),
         format!("Product Owner stage complete: {path} saved (1234 bytes). ")
     );
 }
@@ -319,6 +315,26 @@ fn completion_lists_the_documents() {
     s.record_mut(Stage::Qa).score = Some(91);
     assert!(completed(&s)
         .starts_with("The workflow is complete. Review status: Pass with Risk. QA score: 91/100."));
+}
+
+/// `status` of a completed task lists the documents in `session`; the person is told the
+/// folder they are in, not a field of the reply.
+#[test]
+fn status_of_a_completed_task_names_the_documents_folder() {
+    let mut s = session(Stage::Qa, State::Completed);
+    let dir = s.specs_dir();
+    s.artifacts = vec![format!("{dir}/01-product-requirements.md")];
+    let r = crate::server::reply::for_status(&s, None);
+    assert!(
+        !r.user_message.contains("session.artifacts"),
+        "{}",
+        r.user_message
+    );
+    assert!(
+        r.user_message.ends_with(&format!("Documents: in {dir}/.")),
+        "{}",
+        r.user_message
+    );
 }
 
 #[test]

@@ -14,9 +14,10 @@ use crate::prompts::{self, Round, Template};
 use crate::store::{Damaged, Drift, ListEntry};
 use crate::workflow::person::Person;
 use crate::workflow::session::{Question, ScoreSource, Sprint};
-use crate::workflow::story::{StoryLink, StoryState};
+use crate::workflow::story::{SprintClaim, StoryLink, StoryState};
 use crate::workflow::{
-    allowed_actions, Action, CheckRun, DecidedBy, Engine, Facts, Session, Stage, State, Track, Via,
+    allowed_actions, Action, CheckRun, DecidedBy, Effects, Engine, Facts, Session, Stage, State,
+    Track, Via,
 };
 
 mod bound;
@@ -24,6 +25,7 @@ mod built;
 mod checks_text;
 mod list;
 mod message;
+mod person;
 mod status;
 mod strict;
 mod text;
@@ -32,7 +34,8 @@ mod undecided;
 pub use bound::{bound, MAX_REPLY_BYTES};
 pub use list::for_list;
 pub use message::dialog_next_step;
-pub use status::{for_status, for_status_round, with_drift};
+pub use person::instructs_the_model;
+pub use status::{for_status, for_status_round, stopped, with_drift};
 pub use strict::human_channel;
 pub use text::{render as render_text, AlreadySaid};
 pub use undecided::{for_undecided, Undecided};
@@ -47,7 +50,7 @@ pub use undecided::{for_undecided, Undecided};
 /// `allowed_actions`, `document_digest`, `interaction_type`, `requires_user_confirmation`,
 /// `next_cursor`, `error`;
 /// **both** (what the reply is about): `session_id`, `task_name`, `track`, `stage`, `state`,
-/// `stage_description`, `story`, `stories`, `score_source`, `gate_passed`,
+/// `stage_description`, `story`, `stories`, `claimed`, `score_source`, `gate_passed`,
 /// `missing_sections`, `empty_sections`, `iteration`, `session`, `total`, `project`.
 #[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema, Default)]
@@ -64,6 +67,9 @@ pub struct Reply {
     /// A parent whose sprints run as stories: each story's holder and state, as their
     /// shared entries say now.
     pub stories: Option<Vec<StoryState>>,
+    /// A parent's sprints claimed on the team's remote by other clones' stories not seen in
+    /// `stories` (the clone's last fetch): they run as stories too.
+    pub claimed: Option<Vec<SprintClaim>>,
     pub requires_user_confirmation: Option<bool>,
     pub interaction_type: Option<InteractionType>,
     /// For the human, in English: what happened and what they are asked.
@@ -233,10 +239,12 @@ pub fn pending_actions(track: Track, stage: Stage, state: State) -> Vec<Action> 
         .collect()
 }
 
-/// The reply to a change made; `via` is the human's channel when the human decided it.
-pub fn for_done(done: &Done, action: Action, via: Option<Via>) -> Reply {
+/// The reply to a change made, as its record says it: the human's channel when the human
+/// decided, the stage it completed, and (before development and QA) the drift.
+pub fn for_done(done: &Done) -> Reply {
     let mut facts = done.facts.clone();
     let mut notices = Vec::new();
+    let via = done.effects.human_via();
     if let Some(via) = via {
         notices.push(format!(
             "The human decided this through {}.",
@@ -250,7 +258,7 @@ pub fn for_done(done: &Done, action: Action, via: Option<Via>) -> Reply {
     }
     facts.notices.extend(notices.iter().cloned());
     let s = &done.session;
-    let mut r = for_session(s, &facts, action, done.prompt.as_ref());
+    let mut r = of_change(done, &facts);
     if let Some(human) = &done.human {
         for_human(&mut r, human);
     }
@@ -260,9 +268,7 @@ pub fn for_done(done: &Done, action: Action, via: Option<Via>) -> Reply {
         r.known.notices = notices;
     }
     // Before development and QA: what they build on may have moved.
-    let starts_work =
-        matches!(s.current_stage, Stage::Dev | Stage::Qa) && s.current_state == State::Generating;
-    if starts_work {
+    if done.effects.to.state == State::Generating && done.effects.to.stage.runs_checks() {
         with_drift(
             &mut r,
             crate::store::drift_after(&done.project, s, done.seen.as_ref()),
@@ -271,22 +277,39 @@ pub fn for_done(done: &Done, action: Action, via: Option<Via>) -> Reply {
     r
 }
 
-/// The reply after an action (or for `status`), from the session as it now stands. The
-/// user message and the state-specific fields come from [`message`], one function per
-/// state.
+/// The reply after a change, from its record and the session it left (`facts`: the
+/// change's, with what the caller adds), with the role prompt the change handed over
+/// (none for the terminal and the dashboard, whose reply no host reads). A send-back
+/// reads as one whichever action named it (`confirm` with `confirmed: false`).
+pub fn of_change(done: &Done, facts: &Facts) -> Reply {
+    let did = &done.effects;
+    let action = if did.rejected {
+        Action::Reject
+    } else {
+        did.action
+    };
+    let round = (action, Round::after(action));
+    for_round(&done.session, facts, round, Some(did), done.prompt.as_ref())
+}
+
+/// The reply for a session as it now stands (`status`, `start`, and tests of one
+/// state's reply), after `action`. The user message and the state-specific fields come
+/// from [`message`], one function per state.
 ///
 /// `prompt`: the role prompt in effect for the current stage, in a state in which the
 /// host writes ([`prompts::needed`]); `None` where the reply is not for the host (the
 /// terminal, a briefing), and no role prompt is given.
 pub fn for_session(s: &Session, facts: &Facts, action: Action, prompt: Option<&Template>) -> Reply {
-    for_round(s, facts, (action, Round::after(action)), prompt)
+    for_round(s, facts, (action, Round::after(action)), None, prompt)
 }
 
-/// [`for_session`] with the role prompt cut to `round`.
+/// [`for_session`] with the role prompt cut to `round`; `did`: the change replied to,
+/// when there is one.
 fn for_round(
     s: &Session,
     facts: &Facts,
     (action, round): (Action, Round),
+    did: Option<&Effects>,
     prompt: Option<&Template>,
 ) -> Reply {
     let stage = s.current_stage;
@@ -307,6 +330,7 @@ fn for_round(
         state: Some(state),
         story: s.story.clone(),
         stories: some_vec(s.stories.clone()),
+        claimed: some_vec(s.claimed.clone()),
         stage_description: Some(format!("{}: {}", stage.role(), stage.description())),
         requires_user_confirmation: Some(interaction == InteractionType::UserDecision),
         interaction_type: Some(interaction),
@@ -317,7 +341,8 @@ fn for_round(
     };
 
     // The scored result of this action (or the current stage's latest, for status).
-    let scored = s.record(facts.completed_stage.unwrap_or(stage));
+    let completed = did.and_then(|d| d.completed);
+    let scored = s.record(completed.unwrap_or(stage));
     if matches!(action, Action::Submit | Action::Status) {
         r.score = scored.score;
         // Per engine only when there were two: one would repeat `score`.
@@ -340,7 +365,7 @@ fn for_round(
         r.known.fields.push("trace");
     }
 
-    let mut msg = message::completed_stage(s, facts);
+    let mut msg = message::completed_stage(s, completed);
     msg.push_str(&match state {
         State::Generating | State::Refining => {
             message::generate(s, facts, (action, round), prompt, &mut r)
@@ -430,6 +455,7 @@ pub fn for_error(e: &Error, session: Option<&Session>) -> Reply {
         r.state = Some(s.current_state);
         r.allowed_actions = Some(allowed_actions(s.track, s.current_stage, s.current_state));
     }
+    r.next_step = e.next_step();
     strict::human_required(e, &mut r);
     if let Error::HumanRequired {
         dashboard: Some(url),

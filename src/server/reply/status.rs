@@ -16,18 +16,18 @@ pub fn for_status(s: &Session, prompt: Option<&Template>) -> Reply {
 /// [`for_status`] with the role prompt cut to `round` (what is new since the prompts the
 /// host had, when it is known to have had them).
 pub fn for_status_round(s: &Session, prompt: Option<&Template>, round: Round) -> Reply {
-    let mut r = for_round(s, &Facts::default(), (Action::Status, round), prompt);
+    let mut r = for_round(s, &Facts::default(), (Action::Status, round), None, prompt);
     if s.current_state == State::Completed {
-        // The documents are listed once, in `session.artifacts`.
+        // The documents are listed once, in `session.artifacts`; the person is told where
+        // they are.
         if let Some(i) = r.user_message.find(" Documents") {
             r.user_message.truncate(i);
             r.user_message
-                .push_str(" Documents: see `session.artifacts`.");
+                .push_str(&format!(" Documents: in {}/.", s.specs_dir()));
         }
     }
     r.decisions = some_vec(
-        s.history
-            .iter()
+        s.decisions()
             .filter_map(|h| {
                 Some(DecisionEntry {
                     stage: h.stage,
@@ -83,6 +83,18 @@ pub fn with_drift(r: &mut Reply, drift: Option<Drift>) {
         r.notices.get_or_insert_with(Vec::new).push(d.describe());
         r.drift = Some(d);
     }
+}
+
+/// A `status` of a session stopped before more work is done (a story whose sprint another
+/// story holds on the team's remote: `why`): no role prompt, and the host told to stop.
+pub fn stopped(r: &mut Reply, why: &str) {
+    r.role_prompt = None;
+    r.role_prompt_source = None;
+    r.user_message = format!("{why}\n\n{}", r.user_message);
+    r.next_step = Some(
+        "Show `user_message` to the human and stop: this story builds nothing more until they decide. Never submit here meanwhile."
+            .into(),
+    );
 }
 
 /// The client a decision came through and how, as recorded: `claude-code 2.1 over stdio`.

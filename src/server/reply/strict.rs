@@ -51,8 +51,15 @@ pub fn human_channel(r: &mut Reply, dialog: bool) {
 
 /// A `human_required` refusal of the policy: only what the host may do next is listed
 /// (`status`, never the decision it was refused), and `next_step` says to wait for the
-/// human and then call `status`.
+/// human and then call `status`; a failing check accepted on the host's word alone leaves
+/// the send-back with the human's words to the host.
 pub(super) fn human_required(e: &Error, r: &mut Reply) {
+    if let Error::ChecksFailed { .. } = e {
+        r.next_step = Some(
+            "Show `user_message` to the human and stop: accepting the failing checks is theirs, in a terminal in the project or on their dashboard (`bmad-mcp dashboard`). If they say what should change, `reject` with their words as `feedback`; once they have decided, call `status` to go on.".into(),
+        );
+        return;
+    }
     if !matches!(e, Error::HumanRequired { .. }) {
         return;
     }

@@ -13,10 +13,10 @@ use super::{for_session, Reply};
 pub enum Undecided {
     /// The human declined: not approved, nothing changed.
     Declined,
-    /// Declined by a client that declines every dialog unseen in some of its modes (the
-    /// host named, and when), so perhaps nobody read it: nothing changed, and it is not the
-    /// human's rejection.
-    DeclinedUnattended(&'static str, Unseen),
+    /// Closed (declined or cancelled) sooner than a person reads a form: by the client
+    /// itself, with nobody asked. The host, and when it closes every dialog so, where the
+    /// hosts table knows it. Nothing changed, and it is not the human's answer.
+    ClosedUnseen(Option<(&'static str, Unseen)>),
     /// The human closed the dialog (or the call was cancelled): still pending.
     Cancelled,
     /// The answer cannot be applied (why, for the human).
@@ -57,41 +57,55 @@ pub fn for_undecided(s: &Session, p: &Pending, how: Undecided) -> Reply {
         Asked::Confirm => Action::Confirm,
     };
     let terminal = match p.asked {
-        Asked::Answer => terminal_command(Action::Answer, &s.task_name),
+        Asked::Answer => format!("`{}`", terminal_command(Action::Answer, &s.task_name)),
         _ => format!(
-            "`{}`, or `{}`",
+            "`{}` or `{}`",
             terminal_command(yes, &s.task_name),
             terminal_command(Action::Reject, &s.task_name)
         ),
     };
+    // Every case leaves the decision where the human can take it without the dialog.
+    let elsewhere = format!(
+        "in a terminal in the project ({terminal}) or on your dashboard (`bmad-mcp dashboard`)"
+    );
     let (user, host) = match how {
         Undecided::Declined => (
-            "You declined in the dialog: nothing was approved and nothing changed. Say what should change, and the document goes back for revision with your words.".to_string(),
+            format!("You declined in the dialog: nothing was approved and nothing changed. Say what should change, and the document goes back for revision with your words; or decide later {elsewhere}."),
             "The human declined in the dialog; nothing changed. Ask them what should change; with their words call `reject` with them as `feedback` (they confirm it in the dialog). Do not decide for them.".to_string(),
         ),
-        Undecided::DeclinedUnattended(client, unseen) => (
-            format!("The dialog was declined, and perhaps not by you: {client} declines every dialog at once {}, with nobody asked. Nothing was approved and nothing changed; the decision still waits for you: decide in a terminal in the project, {terminal}, or on your dashboard (`bmad-mcp dashboard`). To be asked in the dialog, {}.", unseen.when, unseen.shown),
-            format!("The dialog was declined, perhaps by {client} itself (it declines every dialog unseen {}): nothing changed, and it is not the human's rejection. Show user_message to the human and stop: they decide in a terminal in the project or on their dashboard. Do not call `{}` again in a loop; once they have decided, call `status` to go on.", unseen.when, yes.name()),
-        ),
+        Undecided::ClosedUnseen(host) => {
+            let (who, why, shown) = match host {
+                Some((client, unseen)) => (
+                    client.to_string(),
+                    format!(" It closes every dialog at once {}.", unseen.when),
+                    format!(" To be asked in the dialog, {}.", unseen.shown),
+                ),
+                None => ("The client".to_string(), String::new(), String::new()),
+            };
+            (
+                format!("{who} closed the dialog before anyone could read it.{why} Nothing was approved and nothing changed: the decision still waits for you. Decide {elsewhere}.{shown}"),
+                format!("{who} closed the dialog itself, unseen: nothing changed, and it is not the human's answer.{why} Show `user_message` to the human and stop: they decide in a terminal in the project or on their dashboard. Do not call `{}` again in a loop; once they have decided, call `status` to go on.", yes.name()),
+            )
+        }
         Undecided::Cancelled => (
-            format!("The dialog was closed without a decision: it is still pending. Decide when you are asked again, or in a terminal in the project: {terminal}."),
-            "The human closed the dialog without deciding: the decision is still pending. Show them user_message and wait; do not call again in a loop.".to_string(),
+            format!("The dialog was closed without a decision: it is still pending. Decide when you are asked again, or {elsewhere}."),
+            "The human closed the dialog without deciding: the decision is still pending. Show them `user_message` and wait; do not call again in a loop.".to_string(),
         ),
         Undecided::Unusable(why) => (
-            format!("{why} Decide again when asked, or in a terminal in the project: {terminal}."),
-            "The dialog's answer could not be applied (user_message says why); nothing changed. Show user_message and wait for the human.".to_string(),
+            format!("{why} Decide again when asked, or {elsewhere}."),
+            "The dialog's answer could not be applied (`user_message` says why); nothing changed. Show `user_message` and wait for the human.".to_string(),
         ),
         Undecided::Failed(why) => (
-            format!("The decision could not be asked in a dialog: {why}. Nothing changed. Decide in a terminal in the project: {terminal}."),
-            "The dialog failed; nothing changed. Show user_message to the human and wait for their decision.".to_string(),
+            format!("The decision could not be asked in a dialog: {why}. Nothing changed. Decide {elsewhere}."),
+            "The dialog failed; nothing changed. Show `user_message` to the human and wait for their decision.".to_string(),
         ),
         Undecided::Stopping => (
-            format!("The server is stopping, so the dialog was closed without a decision: it is still pending and nothing changed. Decide in a terminal in the project: {terminal}, or when you are asked again once the server is back."),
-            format!("The server stopped while the human was deciding; the decision is still pending and nothing changed. Show user_message; once the server is back, call `{}` again to ask them, or let them decide in the terminal. Do not decide for them.", yes.name()),
+            format!("The server is stopping, so the dialog was closed without a decision: it is still pending and nothing changed. Decide {elsewhere}, or when you are asked again once the server is back."),
+            format!("The server stopped while the human was deciding; the decision is still pending and nothing changed. Show `user_message`; once the server is back, call `{}` again to ask them, or let them decide in the terminal. Do not decide for them.", yes.name()),
         ),
         Undecided::KeptChanging => (
-            format!("The document changed each time you answered, so no answer was applied. Let the edits finish, then decide again, or in a terminal in the project: {terminal}."),
-            "The document kept changing while the human decided; nothing changed. Show user_message and wait.".to_string(),
+            format!("The document changed each time you answered, so no answer was applied. Let the edits finish, then decide again when asked, or {elsewhere}."),
+            "The document kept changing while the human decided; nothing changed. Show `user_message` and wait.".to_string(),
         ),
     };
     r.user_message = user;

@@ -11,8 +11,10 @@
 pub mod board;
 mod by_hand;
 pub mod identity;
+mod in_flight;
 mod remote;
 
+pub use in_flight::{completed, twice};
 pub use remote::Claimant;
 
 use chrono::{DateTime, Utc};
@@ -286,7 +288,10 @@ impl Store {
     /// Starts a story of `parent` (a task name) for its approved sprint `sprint`, in the
     /// project `cwd` names (a worktree of the parent's repository, where the parent's
     /// session and documents are, as committed). Refused while another story holds the
-    /// sprint, naming it.
+    /// sprint, naming it. `pending`: the project's files the caller writes right after the
+    /// start (the method's sprint status), which the story's first round is measured
+    /// without.
+    #[allow(clippy::too_many_arguments)]
     pub fn start_story(
         &self,
         cwd: Option<&str>,
@@ -294,6 +299,7 @@ impl Store {
         sprint: u32,
         objective: &str,
         engines: Option<&[Engine]>,
+        pending: &[String],
         clock: &dyn Fn() -> DateTime<Utc>,
     ) -> Result<Started> {
         let (project, parent) = self.load(cwd, &SessionKey::TaskName(parent.to_string()))?;
@@ -325,6 +331,7 @@ impl Store {
             engines,
             Some(&base),
             &[],
+            pending,
             clock,
             &mut |s| {
                 s.begin_track(Track::Story);
@@ -376,6 +383,8 @@ impl Store {
             worktree: link.worktree.clone(),
             sprint: link.sprint,
             host: identity::host().map(str::to_string),
+            done: None,
+            kept_by: None,
         };
         remote::claim(project, parent, &who)
     }
@@ -405,23 +414,8 @@ impl Store {
         }
     }
 
-    /// For a parent whose sprints run as stories: who holds which of them on the team's
-    /// remote (nothing when claims are kept in the clone), fetched now for a person's
-    /// command (`fetch`), else as the clone last fetched them while that is recent
-    /// ([`board::kept`]).
-    pub fn claim_holders(&self, project: &Project, s: &Session, fetch: bool) -> Option<String> {
-        if !self.claims_on_remote || !story::takes_stories(s) || s.track != Track::Full {
-            return None;
-        }
-        let claims = if fetch {
-            board::read(project)?
-        } else {
-            board::kept(project)?
-        };
-        self.holders_in(&claims, s)
-    }
-
-    /// Who holds which sprint of the parent `s` among `claims` read once for many tasks.
+    /// Who holds which sprint of the parent `s` among `claims` (read once, for one task or
+    /// many): `None` when claims are kept in the clone, or `s` takes no stories.
     pub fn holders_in(&self, claims: &board::Claims, s: &Session) -> Option<String> {
         if !self.claims_on_remote || !story::takes_stories(s) || s.track != Track::Full {
             return None;
@@ -437,11 +431,101 @@ impl Store {
         board::holders(claims, &s.session_id, &title)
     }
 
-    /// Reads a session for `status`, with a parent's stories as their entries say now.
-    pub fn load_fresh(&self, cwd: Option<&str>, key: &SessionKey) -> Result<(Project, Session)> {
+    /// The claims on the team's remote that bear on `s` (a parent taking stories, or a
+    /// story): fetched now for a person's command (`fetch`), else as the clone last fetched
+    /// them ([`board::kept`], never waiting once a fetch was tried); `None` when claims are
+    /// kept in the clone, or nothing of `s` is claimed.
+    pub fn claims_for(&self, project: &Project, s: &Session, fetch: bool) -> Option<board::Claims> {
+        let bears = (story::takes_stories(s) && s.track == Track::Full) || s.story.is_some();
+        if !self.claims_on_remote || !bears {
+            return None;
+        }
+        if fetch {
+            board::read(project)
+        } else {
+            board::kept(project)
+        }
+    }
+
+    /// A parent with its stories as they stand now ([`with_stories`]) and the sprints
+    /// claimed on the team's remote by stories of other clones (`claims`, as read for the
+    /// caller; else the clone's copies, read without waiting on the network).
+    pub fn with_stories(
+        &self,
+        project: &Project,
+        s: &Session,
+        claims: Option<&board::Claims>,
+    ) -> Session {
+        let mut s = with_stories(project, s);
+        if !self.claims_on_remote || !story::takes_stories(&s) {
+            return s;
+        }
+        let kept;
+        let claims = match claims {
+            Some(c) => Some(c),
+            None => {
+                kept = board::kept_only(project);
+                kept.as_ref()
+            }
+        };
+        if let Some(c) = claims {
+            in_flight::count(&mut s, c);
+        }
+        s
+    }
+
+    /// Reads a session for `status` (the model's, the terminal's with `fetch`, the
+    /// dashboard's), with a parent's stories as their entries and the remote's claims say
+    /// now, and the claims read for it.
+    pub fn load_fresh(
+        &self,
+        cwd: Option<&str>,
+        key: &SessionKey,
+        fetch: bool,
+    ) -> Result<(Project, Session, Option<board::Claims>)> {
         let (project, s) = self.load(cwd, key)?;
-        let s = with_stories(&project, &s);
-        Ok((project, s))
+        let claims = self.claims_for(&project, &s, fetch);
+        let s = self.with_stories(&project, &s, claims.as_ref());
+        Ok((project, s, claims))
+    }
+
+    /// What the claims on the remote say of the story `s`: its sprint released (by whom,
+    /// when), another story holding it now (`s` is then stopped); `None` for any other
+    /// session, or when nothing is amiss.
+    pub fn claim_news(&self, s: &Session, claims: Option<&board::Claims>) -> Option<String> {
+        let (link, claims) = (s.story.as_ref()?, claims?);
+        in_flight::news(claims, link).map(|n| n.said(link, &claims.remote))
+    }
+
+    /// Why the story `s` is stopped (another story holds its sprint on the remote, as
+    /// `claims` say), for its `status`; `None` for any other session.
+    pub fn stopped(&self, s: &Session, claims: Option<&board::Claims>) -> Option<String> {
+        let (link, claims) = (s.story.as_ref()?, claims?);
+        let news = in_flight::news(claims, link).filter(|n| n.taken.is_some())?;
+        Some(news.said(link, &claims.remote))
+    }
+
+    /// Refuses a change to a session that must not change now: a stale copy of a parent
+    /// ([`stale_parent`]), or a story whose sprint another story holds on the team's
+    /// remote (as the clone last fetched the claims, read without waiting on the network).
+    pub fn may_change(&self, project: &Project, s: &Session) -> Result<()> {
+        stale_parent(project, s)?;
+        if !self.claims_on_remote || s.story.is_none() {
+            return Ok(());
+        }
+        match board::kept_only(project) {
+            Some(claims) => in_flight::stopped(&claims, s),
+            None => Ok(()),
+        }
+    }
+
+    /// For a change to `s` (read under the lock): what the claims say of it, the clone's
+    /// copies read without waiting on the network.
+    pub fn claim_news_now(&self, project: &Project, s: &Session) -> Option<String> {
+        if !self.claims_on_remote || s.story.is_none() {
+            return None;
+        }
+        self.claim_news(s, board::kept_only(project).as_ref())
     }
 }
 

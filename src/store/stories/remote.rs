@@ -24,35 +24,67 @@ pub struct Claimant {
     /// Claims taken before it was recorded have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
+    /// Its story completed (named here): the claim stays, so that the sprint is not built
+    /// twice, and is never taken for a dead clone's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub done: Option<String>,
+    /// Who chose this story where the sprint had two (the human, and the channel).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kept_by: Option<String>,
 }
 
 impl Claimant {
     /// "Ada on branch `s1` in /work/ada", with " (gone)" after a worktree that is gone,
-    /// or " (on lab-7)" after one of another machine.
+    /// or " (on lab-7)" after one of another machine, and ", story `x` completed" once
+    /// its story completed.
     pub fn named(&self) -> String {
-        let there = match self.host.as_deref() {
+        let mut there = match self.elsewhere() {
             _ if self.gone() => " (gone)".to_string(),
-            Some(h) if Some(h) != super::identity::host() => format!(" (on {h})"),
-            _ => String::new(),
+            Some(h) => format!(" (on {h})"),
+            None => String::new(),
         };
-        format!(
-            "{}{} in {}{there}",
-            self.owner,
-            self.branch
-                .as_deref()
-                .map(|b| format!(" on branch `{b}`"))
-                .unwrap_or_default(),
-            self.worktree,
-        )
+        if let Some(story) = &self.done {
+            there.push_str(&format!(", story `{story}` completed"));
+        }
+        let who =
+            crate::workflow::session::held_by(&self.owner, self.branch.as_deref(), &self.worktree);
+        format!("{who}{there}")
     }
 
     /// Whether the claim's worktree is gone: taken on this machine, and no folder is at
     /// its path now. A path of another machine (or of a claim that does not say which)
     /// is not looked for here, where it means nothing.
     pub fn gone(&self) -> bool {
-        self.host.is_some()
+        self.done.is_none()
+            && self.host.is_some()
             && self.host.as_deref() == super::identity::host()
             && !std::path::Path::new(&self.worktree).is_dir()
+    }
+
+    /// The machine the claim was taken on, when it is another than this one.
+    pub fn elsewhere(&self) -> Option<&str> {
+        self.host
+            .as_deref()
+            .filter(|h| Some(*h) != super::identity::host())
+    }
+
+    /// A claim of sprint 1 by `owner` in `worktree`, for tests.
+    #[cfg(test)]
+    pub(super) fn of(owner: &str, worktree: &str) -> Claimant {
+        Claimant {
+            owner: owner.into(),
+            branch: None,
+            worktree: worktree.into(),
+            sprint: 1,
+            host: None,
+            done: None,
+            kept_by: None,
+        }
+    }
+
+    /// Whether `other` is the same story's claim: the same sprint, person and worktree.
+    pub fn same_story(&self, other: &Claimant) -> bool {
+        self.sprint == other.sprint && self.owner == other.owner && self.worktree == other.worktree
     }
 }
 
@@ -126,8 +158,16 @@ pub fn claim(project: &Project, parent: &Session, who: &Claimant) -> Result<Opti
                 }
             }
         }
-        Claim::Unreachable { remote, why } => (
-            format!("The claim of sprint {sprint} is local to this clone: the remote `{remote}` could not be reached ({why}). Another clone may claim the same sprint meanwhile."),
+        Claim::Unreachable {
+            remote,
+            why,
+            pending,
+        } => (
+            if pending {
+                format!("The claim of sprint {sprint} is kept in this clone for now: the remote `{remote}` could not be reached ({why}). The next call that reaches it pushes the claim; if another clone claimed the sprint there meanwhile, this story is told and stops.")
+            } else {
+                format!("The claim of sprint {sprint} is local to this clone: the remote `{remote}` could not be reached ({why}). Another clone may claim the same sprint meanwhile.")
+            },
             false,
         ),
     };
@@ -161,6 +201,8 @@ mod tests {
             worktree: worktree.into(),
             sprint: 1,
             host: host.map(str::to_string),
+            done: None,
+            kept_by: None,
         }
     }
 

@@ -143,12 +143,14 @@ impl Step<'_> {
             self.write_artifact(stage, document)?;
             self.session.record_mut(stage).draft_ref = None;
         }
-        if let Some(failure) = rules::failed_verdict(stage, &rec) {
+        if let Some(risk) = rules::risk_in(stage, &rec) {
             self.session.record_mut(stage).accepted_risk = true;
             self.facts.notices.push(format!(
-                "Risk accepted: {path} does not pass ({failure}), and the workflow goes on."
+                "Risk accepted: {path} does not pass ({}), and the workflow goes on.",
+                risk.failure
             ));
             self.accept_open(stage);
+            self.risk = Some(risk);
         }
         self.note_confirmed_ids(stage);
         self.facts.review_path = Some(path);

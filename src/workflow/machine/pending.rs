@@ -77,6 +77,8 @@ pub fn pending(
     let decision = Decision::by_host(None);
     let mut step = Step {
         session: session.clone(),
+        completed: None,
+        risk: None,
         writes: Vec::new(),
         facts: Facts::default(),
         documents,

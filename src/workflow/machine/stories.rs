@@ -17,18 +17,22 @@ impl Step<'_> {
         given: Option<Stage>,
     ) -> Result<Stage, WorkflowError> {
         let s = &self.session;
-        if !story::takes_stories(s) || s.stories.is_empty() {
+        if !story::takes_stories(s) || !story::runs_as_stories(s) {
             return Ok(stage);
         }
-        // Once its sprints run as stories, the parent's only submission is the final QA:
-        // a report of its own here would stand for sprints the stories build.
+        // Once its sprints run as stories (here, or claimed by another clone on the team's
+        // remote), the parent's only submission is the final QA: a report of its own here
+        // would stand for sprints the stories build.
         let mut pending: Vec<String> = story::open(s)
             .iter()
             .map(|o| format!("sprint {} (held by {})", o.sprint, o.holder()))
             .collect();
-        let built = |n: &u32| s.stories.iter().any(|o| o.sprint == *n && o.completed());
-        let held = |n: &u32| s.stories.iter().any(|o| o.sprint == *n);
-        for n in story::in_scope(s).iter().filter(|n| !built(n) && !held(n)) {
+        pending.extend(
+            s.claimed
+                .iter()
+                .map(|c| format!("sprint {} (held by {})", c.sprint, c.holder())),
+        );
+        for n in story::to_start(s) {
             pending.push(format!("sprint {n} (no story started)"));
         }
         if !pending.is_empty() {

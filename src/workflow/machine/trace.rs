@@ -76,7 +76,7 @@ impl Step<'_> {
             Part::Designs if m.designed_any => {
                 let none = m.undesigned();
                 if !none.is_empty() {
-                    notes.push(format!("no component names {}", few(&none, 10)));
+                    notes.push(format!("names no component for {}", few(&none, 10)));
                 }
             }
             Part::Designs | Part::Implements
@@ -90,7 +90,7 @@ impl Step<'_> {
                 if !m.planned_any {
                     notes.push("names no requirement id on a `Covers:` line under its sprints, so every requirement counts as in scope".into());
                 } else if !none.is_empty() {
-                    notes.push(format!("no sprint plans {}", few(&none, 10)));
+                    notes.push(format!("plans {} in no sprint", few(&none, 10)));
                 }
             }
             _ => {}

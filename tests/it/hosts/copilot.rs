@@ -1,5 +1,5 @@
 //! Copilot CLI (`@github/copilot`), which declares the dialog and, with `-p`, declines it
-//! at once: the decline is not the human's rejection, and the gate waits for the human's
+//! at once: the decline is not the human's answer, and the gate waits for the human's
 //! terminal. Its model reads the text once: the server sends Copilot no
 //! `structuredContent`, which it would show after the text. Its interactive interface, on
 //! a pseudo-terminal, shows the dialog (with `--allow-all-tools` too), and the test answers
@@ -71,8 +71,8 @@ fn copilot_runs_a_quick_task_and_the_human_passes_its_gate() {
     let results = first.results();
     let declined = &results[2];
     assert!(
-        declined.contains("perhaps by Copilot CLI itself")
-            && declined.contains("not the human's rejection"),
+        declined.contains("Copilot CLI closed the dialog before anyone could read it")
+            && declined.contains("it is not the human's answer"),
         "{declined}"
     );
     let id = super::the_human_passes_the_gate(&place, &results, HOST.mark);
@@ -85,6 +85,87 @@ fn copilot_runs_a_quick_task_and_the_human_passes_its_gate() {
     super::the_task_completes(&place, &second.results(), &id);
 }
 
+/// `copilot -p` as a person runs it in a terminal: the dialog declined at once, its screen
+/// shows the model's relay of the reply, with the dashboard and the terminal command.
+#[test]
+#[ignore = "needs Copilot CLI in target/npm: run ./scripts/test"]
+fn copilot_print_mode_screen_shows_where_to_decide() {
+    let Some(bin) = installed(&HOST) else { return };
+    let place = Place::new();
+    let fake = Fake::relaying(&place, "print", gate_steps(&place.project), &shell());
+    let args = [
+        "-p",
+        "Run the BMAD task.",
+        "--allow-all-tools",
+        "--allow-all-paths",
+    ];
+    let mut cmd = command(&place, &bin, &fake, &args);
+    cmd.env("TERM", "xterm-256color");
+    let shown = Screen::start(&cmd).until_ended(super::RUN_LIMIT);
+    let results = fake.results();
+    assert_eq!(results.len(), 3, "{results:#?}\n{shown}");
+    assert!(
+        results[2].contains("Copilot CLI closed the dialog before anyone could read it"),
+        "{}",
+        results[2]
+    );
+    super::the_way_out_is_on_screen(&place, &shown, "copilot -p");
+}
+
+/// In Copilot's interface the person reads the form and declines it: the reply is theirs
+/// ("You declined"), never "perhaps not by you" nor how to run it without `-p`, and the
+/// screen shows the model's relay of it with the dashboard and the terminal command.
+#[test]
+#[ignore = "needs Copilot CLI in target/npm: run ./scripts/test"]
+fn copilot_interactive_a_persons_decline_is_answered_as_theirs() {
+    let Some(bin) = installed(&HOST) else { return };
+    let place = Place::new();
+    let fake = Fake::relaying(&place, "declined", gate_steps(&place.project), &shell());
+    let mut screen = started(&place, &bin, &fake);
+    assert!(
+        screen.shows("ctrl+d decline", super::SHOWN)
+            && screen.shows("Confirm the document", super::SHOWN),
+        "the form is shown: {}",
+        screen.text()
+    );
+    // A person reads the form before declining it.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    screen.type_keys("\x04");
+    assert!(
+        screen.shows("bmad-mcp says", super::RUN_LIMIT),
+        "{}",
+        screen.text()
+    );
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let shown = screen.end();
+    let results = fake.results();
+    assert_eq!(results.len(), 3, "{results:#?}\n{shown}");
+    let declined = &results[2];
+    assert!(
+        declined.contains("You declined in the dialog: nothing was approved and nothing changed."),
+        "{declined}"
+    );
+    for not in ["perhaps", "without `-p`", "not the human's"] {
+        assert!(!declined.contains(not), "{not}: {declined}");
+    }
+    super::the_way_out_is_on_screen(&place, &shown, "Copilot's interface");
+    super::nothing_decided(&place, &super::session_id(&results[0]));
+}
+
+/// Copilot's interface as a person starts it (`copilot --allow-all-tools -i "…"`), past
+/// its question whether the folder is trusted.
+fn started(place: &Place, bin: &Path, fake: &Fake) -> Screen {
+    let args = ["--allow-all-tools", "-i", "Run the BMAD task."];
+    let mut cmd = command(place, bin, fake, &args);
+    cmd.env("TERM", "xterm-256color");
+    let mut screen = Screen::start(&cmd);
+    // It asks first whether the folder is trusted: once, for this session.
+    let trust = "Do you trust the files in this folder?";
+    assert!(screen.shows(trust, super::SHOWN), "{}", screen.text());
+    screen.type_keys("\r");
+    screen
+}
+
 /// Copilot's interactive interface (`copilot -i "…"`, tools allowed) shows the dialog; the
 /// human's answer typed into it (confirm, and a note) is recorded as theirs, via the
 /// dialog.
@@ -94,14 +175,7 @@ fn copilot_interactive_shows_the_dialog_and_the_human_decides_in_it() {
     let Some(bin) = installed(&HOST) else { return };
     let place = Place::new();
     let fake = Fake::start(&place, "asked", gate_steps(&place.project), &shell());
-    let args = ["--allow-all-tools", "-i", "Run the BMAD task."];
-    let mut cmd = command(&place, &bin, &fake, &args);
-    cmd.env("TERM", "xterm-256color");
-    let mut screen = Screen::start(&cmd);
-    // It asks first whether the folder is trusted: once, for this session.
-    let trust = "Do you trust the files in this folder?";
-    assert!(screen.shows(trust, super::SHOWN), "{}", screen.text());
-    screen.type_keys("\r");
+    let screen = started(&place, &bin, &fake);
     super::the_human_confirms_in_the_form(
         &place,
         &fake,

@@ -2,7 +2,7 @@
 //! (`bmad_mcp::hosts`), and compared with the page. `BMAD_WRITE_DOCS=1` writes
 //! the rendered table into the page instead.
 
-use bmad_mcp::hosts::{Client, Dialog, DialogHooks, Host, Shows, HOSTS};
+use bmad_mcp::hosts::{Client, Dialog, DialogHooks, Host, Shown, Shows, Sight, HOSTS};
 
 use crate::support::ROOT;
 
@@ -15,7 +15,7 @@ fn reads(c: &Client) -> &'static str {
         Shows::Text => "the text; the JSON is sent beside it for programs",
         Shows::JsonInstead => "the text: it would show `structuredContent` in place of the text, so none is sent",
         Shows::TextThenJson => "the text, once: it would show `structuredContent` after the text, so none is sent",
-        Shows::TextErrorsAsJson => "the text; an error result whole, as one JSON string, so an error carries no `structuredContent`",
+        Shows::TextErrorsAsJson => "the text; it would hand an error result over whole, as one JSON string echoing the call's arguments, and show the person none of it: the server sends it an error as a result whose text names the error (the JSON beside it for programs)",
         Shows::Printed => "no model: the text and the JSON, printed",
     }
 }
@@ -24,7 +24,7 @@ fn dialog(c: &Client) -> String {
     match c.dialog {
         Dialog::None => "not declared".into(),
         Dialog::Shown => "declared; the form is shown".into(),
-        Dialog::DeclinedUnattended(u) => format!("declared; it declines every dialog at once {}, which the reply says is not the human's rejection, and tells the human: to be asked in the dialog, {}", u.when, u.shown),
+        Dialog::DeclinedUnattended(u) => format!("declared; it closes every dialog at once {}, with nobody asked: the reply to a form closed sooner than a person reads one (a second) says it was the host's doing, not the human's, names the terminal command and the dashboard, and says how to be asked in the dialog: {}", u.when, u.shown),
     }
 }
 
@@ -43,6 +43,36 @@ fn hooks(c: &Client) -> String {
         DialogHooks::NoneOnTheDialog(what) => format!("none on the dialog: {what}"),
         DialogHooks::NoDialog => "— (no dialog)".into(),
     }
+}
+
+fn shown(s: Shown) -> &'static str {
+    match s {
+        Shown::Whole => "all of it",
+        Shown::FirstLine => "its first line",
+        Shown::LastLines => "its last lines (the rest on request)",
+        Shown::Nothing => "nothing",
+    }
+}
+
+/// What the person sees in each mode, a line each beneath the entry's.
+fn screens(c: &Client) -> String {
+    let mut t = String::from(
+        "where the screen shows nothing of a reply the person must act on, the model relays its `user_message`, which names the terminal command and `bmad-mcp dashboard`",
+    );
+    for s in c.screens {
+        let dialog = match s.dialog {
+            Sight::Form => "shown",
+            Sight::ClosedUnseen => "closed at once, unseen",
+            Sight::NoDialog => "none",
+        };
+        t.push_str(&format!(
+            "\n  * {}: of a result, {}; of an error result, {}; the dialog: {dialog}",
+            s.mode,
+            shown(s.result),
+            shown(s.error)
+        ));
+    }
+    t
 }
 
 fn shell(h: &Host) -> String {
@@ -68,6 +98,7 @@ fn render() -> String {
             ("how to register", c.register.to_string()),
             ("what the model reads", reads(c).to_string()),
             ("elicitation", dialog(c)),
+            ("what the person sees", screens(c)),
             ("hooks that answer the dialog", hooks(c)),
             (
                 "who passes a gate (`gates = \"auto\"`)",

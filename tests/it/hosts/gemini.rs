@@ -1,13 +1,16 @@
 //! Gemini CLI (`@google/gemini-cli`), which declares no dialog: its model's `confirm` is
 //! refused and the gate waits for the human's terminal; its model reads the text alone
-//! (in `<untrusted_context>`), and an error result as one JSON string, without the
-//! `structuredContent` copy.
+//! (in `<untrusted_context>`). Flagged as an error, a refusal would reach its model as one
+//! JSON string echoing the call's arguments, and its interface would show the person none
+//! of it: the server sends it as a result whose text names the error, which its interface
+//! shows in a box.
 
 use std::path::Path;
 
 use serde_json::{json, Value};
 
 use super::{first_steps, installed, run, second_steps, Fake, Host, Place};
+use crate::support::screen::{compact, Screen};
 
 const HOST: Host = Host {
     package: "gemini",
@@ -19,9 +22,8 @@ fn shell() -> Value {
     json!({"names": ["run_shell_command"], "arg": "command", "extra": {}})
 }
 
-/// `gemini -p` in the project, its model the fake, the server registered in the
-/// throwaway HOME's settings.
-fn gemini(place: &Place, bin: &Path, fake: &Fake) -> (i32, String) {
+/// The server in the throwaway HOME's settings, trusted (no question before each call).
+fn trusted(place: &Place) {
     let settings = json!({
         "security": {"auth": {"selectedType": "gemini-api-key"}},
         "mcpServers": {"bmad": {"command": crate::support::server_path(), "args": [], "trust": true}},
@@ -32,7 +34,98 @@ fn gemini(place: &Place, bin: &Path, fake: &Fake) -> (i32, String) {
         settings.to_string(),
     )
     .unwrap();
+}
+
+/// `gemini -p` in the project, its model the fake, the server registered in the
+/// throwaway HOME's settings.
+fn gemini(place: &Place, bin: &Path, fake: &Fake) -> (i32, String) {
+    trusted(place);
     headless(place, bin, fake, &["--yolo"])
+}
+
+/// `gemini args` in the project as a person runs it in a terminal, on the fake, the
+/// server trusted.
+fn on_screen(place: &Place, bin: &Path, fake: &Fake, args: &[&str]) -> Screen {
+    trusted(place);
+    let mut cmd = place.command(bin);
+    cmd.args(args)
+        .env("GOOGLE_GEMINI_BASE_URL", fake.base())
+        .env("GEMINI_API_KEY", "fake")
+        .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
+        .env("TERM", "xterm-256color");
+    Screen::start(&cmd)
+}
+
+/// The submission of a spec at the wrong stage, with a document of some size: refused, and
+/// the call's arguments are not echoed back to the model.
+fn misplaced_submit() -> Value {
+    let spec = crate::support::scored(
+        "technical_spec",
+        &crate::support::document("Technical Spec: --verbose", &crate::support::SPEC_SECTIONS),
+        92,
+    );
+    json!({"tool": "bmad", "args": {"action": "submit", "session_id": "{session_id}", "stage": "dev", "claude_result": spec}})
+}
+
+/// Gemini CLI's interface shows a box per result and none for an error result: the model's
+/// `confirm`, refused, reaches the person's screen whole, with the dashboard and the
+/// terminal command, and the model relays it too. The server's prompts are offered under
+/// names Gemini's own commands do not hold, so nothing is renamed on its start.
+#[test]
+#[ignore = "needs Gemini CLI in target/npm: run ./scripts/test"]
+fn gemini_interface_shows_the_refusal_and_where_to_decide() {
+    let Some(bin) = installed(&HOST) else { return };
+    let place = Place::new();
+    let fake = Fake::relaying(&place, "tui", super::gate_steps(&place.project), &shell());
+    let mut screen = on_screen(&place, &bin, &fake, &["-i", "Run the BMAD task."]);
+    assert!(
+        screen.shows("bmad-mcp says", super::RUN_LIMIT),
+        "{}",
+        screen.text()
+    );
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let shown = screen.end();
+    // The refusal's own box, not only what the model made of it.
+    assert!(
+        compact(&shown).contains(&compact("user_message: Error (human_required)")),
+        "{shown}"
+    );
+    assert!(!shown.contains("reported an error"), "{shown}");
+    assert!(!shown.contains("was renamed to"), "{shown}");
+    super::the_way_out_is_on_screen(&place, &shown, "Gemini CLI's interface");
+}
+
+/// `gemini -p` as a person runs it in a terminal: its screen shows the model's relay of the
+/// refusal, with the dashboard and the terminal command. A refused call's arguments are
+/// not echoed to the model: a misplaced submission comes back as its refusal alone.
+#[test]
+#[ignore = "needs Gemini CLI in target/npm: run ./scripts/test"]
+fn gemini_headless_screen_shows_where_to_decide_and_no_echo() {
+    let Some(bin) = installed(&HOST) else { return };
+    let place = Place::new();
+    let mut steps = super::gate_steps(&place.project);
+    steps.as_array_mut().unwrap().insert(1, misplaced_submit());
+    let fake = Fake::relaying(&place, "headless", steps, &shell());
+    let screen = on_screen(&place, &bin, &fake, &["-p", "Run the BMAD task.", "--yolo"]);
+    let shown = screen.until_ended(super::RUN_LIMIT);
+    let results = fake.results();
+    assert_eq!(results.len(), 4, "{results:#?}\n{shown}");
+    let misplaced = &results[1];
+    assert!(misplaced.contains("code: stage_mismatch"), "{misplaced}");
+    for echo in ["Acceptance Criteria", "claude_result", "function call"] {
+        assert!(!misplaced.contains(echo), "no echo ({echo}): {misplaced}");
+    }
+    assert!(
+        misplaced.len() < 1200,
+        "{} bytes: {misplaced}",
+        misplaced.len()
+    );
+    assert!(
+        results[3].contains("code: human_required"),
+        "{}",
+        results[3]
+    );
+    super::the_way_out_is_on_screen(&place, &shown, "gemini -p");
 }
 
 /// `gemini -p … extra` in the project, its model the fake, with the settings in the
@@ -124,14 +217,14 @@ fn gemini_cli_runs_a_quick_task_and_the_human_passes_its_gate() {
     assert_eq!(code, 0, "{out}");
     first.assert_read_once(&["# Role: Tech Lead"]);
     let results = first.results();
-    for (i, r) in results.iter().enumerate().filter(|(i, _)| *i != 2) {
+    for (i, r) in results.iter().enumerate() {
         assert!(r.starts_with("<untrusted_context>"), "result {i}: {r}");
     }
-    // The model's confirm: refused; Gemini CLI shows an error result whole, as one JSON
-    // string, so it carries the text alone.
+    // The model's confirm: refused, as a result whose text names the error (flagged, Gemini
+    // CLI would hand its model the whole result as JSON, and show its person nothing).
     let refused = &results[2];
-    assert!(refused.starts_with("{\"error\": "), "{refused}");
-    assert!(refused.contains("human_required"), "{refused}");
+    assert!(!refused.starts_with("{\"error\": "), "{refused}");
+    assert!(refused.contains("code: human_required"), "{refused}");
     assert!(
         refused.contains("Gemini CLI, which cannot ask the human in a dialog"),
         "{refused}"

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::support::screen::Screen;
+use crate::support::screen::{compact, Screen};
 use crate::support::terminal::in_terminal;
 use crate::support::{document, read_json, scored, server_path, ROOT, SPEC_SECTIONS};
 
@@ -103,6 +103,14 @@ impl Place {
     }
 }
 
+impl Drop for Place {
+    /// What a host installed into the throwaway home and left running (Codex CLI's
+    /// app-server daemon) ends with the test.
+    fn drop(&mut self) {
+        kill_left_under(&self.root);
+    }
+}
+
 /// The fake model API, playing one script.
 pub struct Fake {
     child: Child,
@@ -110,9 +118,30 @@ pub struct Fake {
     log: PathBuf,
 }
 
+/// How the scripted model ends a run that leaves the person something to do: as a model does
+/// what the reply's `next_step` asks, it shows them `user_message` (the fake puts the last
+/// result's in for `{relay}`).
+pub const RELAY: &str = "bmad-mcp says: {relay}";
+
 impl Fake {
     /// Starts the fake with `steps`, for a host whose shell tool is `shell`.
     pub fn start(place: &Place, run: &str, steps: Value, shell: &Value) -> Fake {
+        Fake::ending(
+            place,
+            run,
+            steps,
+            shell,
+            "Done: the human decides the gate.",
+        )
+    }
+
+    /// [`Fake::start`], the model relaying the last `user_message` at its end ([`RELAY`]).
+    pub fn relaying(place: &Place, run: &str, steps: Value, shell: &Value) -> Fake {
+        Fake::ending(place, run, steps, shell, RELAY)
+    }
+
+    /// [`Fake::start`], the model's last answer `last`.
+    fn ending(place: &Place, run: &str, steps: Value, shell: &Value, last: &str) -> Fake {
         let (port_file, log) = (
             place.root.join(format!("{run}.port")),
             place.root.join(format!("{run}.jsonl")),
@@ -120,7 +149,7 @@ impl Fake {
         let script = place.root.join(format!("{run}.json"));
         let body = json!({
             "port_file": port_file, "log": log, "steps": steps, "shell": shell,
-            "final": "Done: the human decides the gate.",
+            "final": last,
         });
         std::fs::write(&script, body.to_string()).unwrap();
         let child = Command::new("python3")
@@ -195,6 +224,9 @@ impl Fake {
             if results.len() > longest.len() {
                 longest = results;
             }
+        }
+        for r in &longest {
+            crate::support::words_for_the_person(r);
         }
         longest
     }
@@ -316,9 +348,10 @@ pub fn the_human_passes_the_gate(place: &Place, results: &[String], mark: &str) 
         results[1]
     );
     let refused = &results[3];
+    let flat = refused.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        refused.contains("refusing to decide: this command runs under an assistant's shell (")
-            && refused.contains(mark),
+        flat.contains("refusing to decide: this command runs under an assistant's shell (")
+            && flat.contains(mark),
         "the shell tool's confirm is refused, naming {mark}: {refused}"
     );
     nothing_decided(place, &id);
@@ -409,6 +442,81 @@ pub fn nothing_decided(place: &Place, id: &str) {
             .any(|h| h["action"] == "confirm"),
         "no decision recorded: {session:#}"
     );
+}
+
+/// The only task in the project: its name, as the terminal commands name it.
+pub fn only_task(place: &Place) -> String {
+    let dir = place.project.join(".bmad-task");
+    let sessions: Vec<Value> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("session-"))
+        })
+        .map(|p| read_json(&p))
+        .collect();
+    assert_eq!(sessions.len(), 1, "one task: {sessions:#?}");
+    sessions[0]["task_name"].as_str().unwrap().to_string()
+}
+
+/// What the person's screen shows after a refusal, or a dialog that ended undecided: the
+/// dashboard and the terminal command the reply names, in the host's own view of the
+/// result or in the model's relay of `user_message`.
+pub fn the_way_out_is_on_screen(place: &Place, shown: &str, host: &str) {
+    let task = only_task(place);
+    let flat = compact(shown);
+    for way in [
+        "bmad-mcp dashboard".to_string(),
+        format!("bmad-mcp confirm {task}"),
+    ] {
+        assert!(
+            flat.contains(&compact(&way)),
+            "{host}: the screen shows `{way}`:\n{shown}"
+        );
+    }
+}
+
+/// The processes whose executable is `exe` and whose working directory is `dir`.
+pub fn processes_of(exe: &Path, dir: &Path) -> Vec<i32> {
+    let Ok(all) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    all.flatten()
+        .filter_map(|e| e.file_name().to_string_lossy().parse::<i32>().ok())
+        .filter(|pid| {
+            let at = |what: &str| std::fs::read_link(format!("/proc/{pid}/{what}")).ok();
+            at("exe").as_deref() == Some(exe) && at("cwd").as_deref() == Some(dir)
+        })
+        .filter(|pid| {
+            // A zombie has ended; whoever adopted it reaps it.
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+                s.rsplit(')')
+                    .next()
+                    .is_some_and(|r| !r.trim_start().starts_with('Z'))
+            })
+        })
+        .collect()
+}
+
+/// Kills every process whose executable lies under `dir`: what a host installed into the
+/// throwaway home and left running (Codex CLI's app-server daemon).
+pub fn kill_left_under(dir: &Path) {
+    let Ok(all) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    for pid in all
+        .flatten()
+        .filter_map(|e| e.file_name().to_string_lossy().parse::<i32>().ok())
+    {
+        let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok();
+        if exe.is_some_and(|e| e.starts_with(dir)) {
+            if let Some(pid) = rustix::process::Pid::from_raw(pid) {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            }
+        }
+    }
 }
 
 /// After the second run: dev and review were submitted, the task is complete.

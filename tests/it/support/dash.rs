@@ -56,12 +56,24 @@ impl Dash {
         Dash::run(cmd)
     }
 
+    /// The dashboard started, what it says on its terminal's stderr written to `log`.
+    pub fn start_logging(project: &Path, log: &Path) -> Dash {
+        let mut cmd = super::bin(project);
+        cmd.args(["dashboard", "--project"]).arg(project);
+        Dash::run_to(cmd, std::fs::File::create(log).unwrap().into())
+    }
+
     /// The dashboard as `cmd` starts it (a person's command line through a shell), its
     /// address not used yet.
-    pub fn run(mut cmd: std::process::Command) -> Dash {
+    pub fn run(cmd: std::process::Command) -> Dash {
+        Dash::run_to(cmd, Stdio::null())
+    }
+
+    /// [`Dash::run`], its stderr to `stderr`.
+    fn run_to(mut cmd: std::process::Command, stderr: Stdio) -> Dash {
         cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null());
+            .stderr(stderr);
         let mut child = cmd.spawn().expect("the dashboard starts");
         let mut d = Dash {
             stdin: child.stdin.take().unwrap(),

@@ -195,7 +195,10 @@ impl Answer {
             .lines()
             .find_map(|l| l.strip_prefix("data: ").filter(|d| d.starts_with('{')))
             .unwrap_or(&self.body);
-        serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
+        let message: Value =
+            serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body));
+        super::person_reads_answer(&message);
+        message
     }
 }
 

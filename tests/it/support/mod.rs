@@ -29,6 +29,50 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
 use serde_json::{json, Value};
 
+/// `user_message` is the person's (docs/spec.md §10): no instruction to the model in it,
+/// as `bmad_mcp::server::reply::instructs_the_model` reads one. Every reply the tests read
+/// passes here (`Client::call`, the raw and HTTP wires, the dialog's user, the gates'
+/// hosts, the real hosts' results), so no test's reply can hold one unseen.
+pub fn person_reads(user_message: &str) {
+    if let Some(word) = bmad_mcp::server::reply::instructs_the_model(user_message) {
+        panic!("`{word}`, an instruction to the model, in user_message: {user_message}");
+    }
+}
+
+/// `user_message` as the reply's text gives it (its first line beside the key, the rest
+/// indented beneath), when it has one.
+pub fn user_message_in(text: &str) -> Option<String> {
+    let at = text.find("user_message: ")?;
+    let mut lines = text[at + "user_message: ".len()..].lines();
+    let mut message = lines.next()?.to_string();
+    for more in lines.map_while(|l| l.strip_prefix("  ")) {
+        message.push('\n');
+        message.push_str(more);
+    }
+    Some(message)
+}
+
+/// [`person_reads`] for the reply a rendered text (or a host's copy of it) carries.
+pub fn words_for_the_person(text: &str) {
+    if let Some(message) = user_message_in(text) {
+        person_reads(&message);
+    }
+}
+
+/// [`person_reads`] for a JSON-RPC message that answers a `tools/call`: its
+/// `structuredContent`, else its text.
+pub fn person_reads_answer(message: &Value) {
+    let result = &message["result"];
+    match result["structuredContent"]["user_message"].as_str() {
+        Some(m) => person_reads(m),
+        None => {
+            for block in result["content"].as_array().into_iter().flatten() {
+                words_for_the_person(block["text"].as_str().unwrap_or_default());
+            }
+        }
+    }
+}
+
 /// The server binary every test starts: `BMAD_MCP_BIN` (what `./scripts/test` installs as
 /// the README does), or the server built alone (`harness::server_binary`).
 pub fn server_path() -> &'static str {
@@ -173,6 +217,7 @@ impl Client {
         if let Some(message) = structured["user_message"].as_str() {
             let first = message.lines().next().unwrap_or_default();
             assert!(text.contains(first), "the text has user_message: {text}");
+            person_reads(message);
         }
         if let Some(prompt) = structured["role_prompt"].as_str() {
             let tail = format!("role_prompt: {}\n", prompt.trim());

@@ -89,6 +89,7 @@ impl Raw {
         self.send_line(&message.to_string());
         let reply = self.next_reply();
         assert_eq!(reply["id"], message["id"], "{reply}");
+        super::person_reads_answer(&reply);
         reply
     }
 

@@ -88,13 +88,14 @@ impl Screen {
         plain(&String::from_utf8_lossy(&self.drawn.lock().unwrap()))
     }
 
-    /// Waits until the screen shows `what` (spaces aside: an interface draws a line in
-    /// pieces), up to `limit`; false when it did not, or the program ended first.
+    /// Waits until the screen shows `what` ([`compact`]: an interface draws a line in
+    /// pieces, wraps it in a box, renders code spans), up to `limit`; false when it did
+    /// not, or the program ended first.
     pub fn shows(&mut self, what: &str, limit: Duration) -> bool {
-        let wanted: String = what.split_whitespace().collect();
+        let wanted = compact(what);
         let deadline = Instant::now() + limit;
         loop {
-            let text: String = self.text().split_whitespace().collect();
+            let text = compact(&self.text());
             if text.contains(&wanted) {
                 return true;
             }
@@ -121,6 +122,18 @@ impl Screen {
         self.child.try_wait().unwrap().is_some()
     }
 
+    /// Waits up to `limit` for the program to end (a headless run), then ends what is left
+    /// of it; everything it drew.
+    pub fn until_ended(mut self, limit: Duration) -> String {
+        let deadline = Instant::now() + limit;
+        while !self.ended() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        // What it wrote last reaches the reader a moment after it ends.
+        std::thread::sleep(Duration::from_millis(300));
+        self.end()
+    }
+
     /// Ends the program and every process of its session's group (it was left running),
     /// and returns everything it drew.
     pub fn end(mut self) -> String {
@@ -144,6 +157,15 @@ impl Drop for Screen {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// `text` as a screen is compared: without whitespace, the box-drawing and block characters
+/// an interface draws around and beside text, and the backticks of code spans (which some
+/// render as a style).
+pub fn compact(text: &str) -> String {
+    text.chars()
+        .filter(|c| !c.is_whitespace() && *c != '`' && !('\u{2500}'..='\u{259F}').contains(c))
+        .collect()
 }
 
 /// `drawn` without its escape sequences (CSI, OSC, and two-byte ones) and carriage

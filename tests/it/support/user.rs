@@ -112,7 +112,9 @@ pub async fn structured(service: &RunningService<RoleClient, User>, args: Value)
         .call_tool(CallToolRequestParams::new("bmad-task").with_arguments(map))
         .await
         .expect("answered");
-    r.structured_content.expect("structured")
+    let v = r.structured_content.expect("structured");
+    super::person_reads(v["user_message"].as_str().unwrap_or_default());
+    v
 }
 
 /// The dialog as a test walks it, whatever the transport: a PRD waits for confirmation; the
