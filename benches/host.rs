@@ -73,7 +73,10 @@ fn cli() -> PathBuf {
         .unwrap_or_else(|| harness::repo_path("target/claude-cli/node_modules/.bin/claude"))
 }
 
-/// The `Elicitation` hook: accepts the form with the values it pre-fills.
+/// The `Elicitation` hook, approved by the bench as the human (`bmad-mcp config
+/// approve`): accepts the form with the values it pre-fills; where a decision has none
+/// (failing work), it sends the work back when the form pre-fills the assistant's
+/// feedback, else takes the first choice.
 fn hook() -> Res<()> {
     let mut input = String::new();
     std::io::stdin().read_to_string(&mut input)?;
@@ -83,6 +86,16 @@ fn hook() -> Res<()> {
     for (name, prop) in props.into_iter().flatten() {
         if let Some(default) = prop.get("default") {
             content.insert(name.clone(), default.clone());
+        }
+    }
+    if let Some(decision) = props.and_then(|p| p.get("decision")) {
+        if !content.contains_key("decision") {
+            let chosen = if content.contains_key("feedback") {
+                json!("reject")
+            } else {
+                decision["oneOf"][0]["const"].clone()
+            };
+            content.insert("decision".into(), chosen);
         }
     }
     let out = json!({"hookSpecificOutput": {"hookEventName": "Elicitation",
@@ -160,21 +173,23 @@ async fn run_claude(
         json!({"mcpServers": {"bmad": {"type": "stdio", "command": server, "args": [], "env": {}}}})
             .to_string(),
     )?;
+    // The hook that answers the dialogs, in the user's settings, approved as the human
+    // would: an unapproved hook keeps the dialog shut.
     let me = std::env::current_exe()?;
-    let settings = home.join("settings.json");
+    std::fs::create_dir_all(home.join(".claude"))?;
     std::fs::write(
-        &settings,
+        home.join(".claude/settings.json"),
         json!({"hooks": {"Elicitation": [{"matcher": "", "hooks": [{"type": "command",
             "command": format!("{HOOK_ENV}=1 '{}'", me.display())}]}]}})
         .to_string(),
     )?;
+    let approve = ["config".to_string(), "approve".to_string()];
+    terminal::decide(server, project, home, &approve, "y\n")?;
     let mut child = tokio::process::Command::new(cli())
         .args(["-p", "Run the BMAD workflow with the bmad-task tool."])
         .arg("--mcp-config")
         .arg(&config)
         .arg("--strict-mcp-config")
-        .arg("--settings")
-        .arg(&settings)
         .args(["--allowedTools", fake::TOOL, "--model", "claude-sonnet-4-5"])
         .args(["--output-format", "json", "--max-turns", "200"])
         .current_dir(project)

@@ -9,7 +9,7 @@
 //!     cargo bench --bench workflow -- --only cold,sessions
 //!
 //! Sections for `--only`: `disk`, `cold`, `workflow`, `git`, `fsyncs`, `replies`, `mib`,
-//! `sessions`. `BMAD_ANCHOR_CMD` adds the anchor to `workflow` (see `workflow/anchor.rs`).
+//! `sessions`, `claims`, `merge`. `BMAD_ANCHOR_CMD` adds the anchor to `workflow` (see `workflow/anchor.rs`).
 //!
 //! The server is driven over its stdin and stdout with raw JSON-RPC lines (the legacy
 //! handshake: `initialize`, `notifications/initialized`, `tools/list`), so the client
@@ -42,6 +42,8 @@ mod docs;
 mod driver;
 #[path = "workflow/git_calls.rs"]
 mod git_calls;
+#[path = "workflow/merge.rs"]
+mod merge;
 #[path = "workflow/run.rs"]
 mod run;
 #[path = "workflow/sections.rs"]
@@ -123,7 +125,7 @@ fn main() -> Res<()> {
             "-h" | "--help" => {
                 println!(
                     "usage: cargo bench --bench workflow -- [--quick] \
-                     [--only disk,cold,workflow,git,fsyncs,replies,mib,sessions,claims]"
+                     [--only disk,cold,workflow,git,fsyncs,replies,mib,sessions,claims,merge]"
                 );
                 return Ok(());
             }
@@ -176,6 +178,9 @@ fn main() -> Res<()> {
     }
     if cfg.wants("claims") {
         claims::bench(&cfg, &mut table)?;
+    }
+    if cfg.wants("merge") {
+        merge::bench(&cfg, &mut table)?;
     }
     println!(
         "\n== summary ({}) ==",

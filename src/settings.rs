@@ -18,6 +18,9 @@ pub const PROJECT_ROOT_ENV: &str = "BMAD_PROJECT_ROOT";
 pub const PROJECT_FLAG: &str = "--project";
 /// Set by Claude Code for the servers it starts; the project after [`PROJECT_ROOT_ENV`].
 pub const CLAUDE_PROJECT_ENV: &str = "CLAUDE_PROJECT_DIR";
+/// Where Claude Code keeps the user's configuration (else `~/.claude`): the server reads the
+/// hooks on its dialog there, as Claude Code does.
+pub const CLAUDE_CONFIG_ENV: &str = "CLAUDE_CONFIG_DIR";
 /// The human (`Name <email>`), over git's identity; `--owner` is over it.
 pub const OWNER_ENV: &str = "BMAD_OWNER";
 /// How long a change waits for the project lock, in seconds (fractions allowed).
@@ -111,6 +114,10 @@ pub struct Acting {
     /// Whether a story's sprint is claimed on the team's remote (a pushed ref), as it is
     /// unless [`CLAIMS_ENV`] is `local`.
     pub claims_on_remote: bool,
+    /// The user's home and Claude Code's configuration folder ([`CLAUDE_CONFIG_ENV`]),
+    /// where the hooks on its dialog are read when the host's own process does not say.
+    pub home: Option<PathBuf>,
+    pub claude_config_dir: Option<PathBuf>,
 }
 
 impl Default for Acting {
@@ -122,6 +129,8 @@ impl Default for Acting {
             lock_wait: DEFAULT_LOCK_WAIT,
             check_timeout: DEFAULT_CHECK_TIMEOUT,
             claims_on_remote: true,
+            home: None,
+            claude_config_dir: None,
         }
     }
 }
@@ -234,6 +243,10 @@ pub struct Given {
     /// (`bmad_mcp=debug,warn`) [default: warn].
     #[arg(long, global = true, value_name = "FILTER", env = LOG_ENV)]
     pub log: Option<String>,
+    /// Where Claude Code keeps the user's configuration (default: `~/.claude`): the hooks on
+    /// its dialog are read there.
+    #[arg(long, global = true, value_name = "DIR", env = CLAUDE_CONFIG_ENV)]
+    pub claude_config_dir: Option<String>,
     /// For tests only: the place where the server fails its own calls.
     #[arg(long, global = true, hide = true, env = FAULT_INJECT_ENV)]
     pub fault_inject: Option<String>,
@@ -316,6 +329,9 @@ impl Settings {
                 lock_wait: given.lock_wait_secs.unwrap_or(DEFAULT_LOCK_WAIT),
                 check_timeout: given.check_timeout_secs.unwrap_or(DEFAULT_CHECK_TIMEOUT),
                 claims_on_remote: given.claims.unwrap_or(true),
+                // The home is the user's, as `dirs` finds it; not a setting.
+                home: dirs::home_dir(),
+                claude_config_dir: not_blank(given.claude_config_dir).map(PathBuf::from),
             },
             limits: Limits {
                 result_bytes: given.max_result_bytes.unwrap_or(limits.result_bytes),

@@ -210,9 +210,11 @@ fn others_task(before: &Session, decision: &Decision) -> Option<String> {
 }
 
 /// The earlier lessons this change resolves (the closing report names them, the task
-/// recalled them), retired with why, to be written with the change; each said in a
-/// notice and kept in the change's record. A lesson that cannot be read now is passed
-/// over.
+/// recalled them): those of the model's or the server's own words retired with why, to be
+/// written with the change, each kept in the change's record; one that holds a person's
+/// words left active and proposed to the human, who alone retires it
+/// (`lessons::report_may_retire`). Each said in a notice. A lesson that cannot be read now
+/// is passed over.
 fn retire_resolved(project: &Project, outcome: &mut machine::Outcome) -> Vec<Lesson> {
     let ids = crate::lessons::resolved(&outcome.effects, &outcome.session);
     if ids.is_empty() {
@@ -227,6 +229,19 @@ fn retire_resolved(project: &Project, outcome: &mut machine::Outcome) -> Vec<Les
         let Some(mut l) = loaded.find(&id).filter(|l| l.is_active()).cloned() else {
             continue;
         };
+        if !crate::lessons::report_may_retire(l.source) {
+            outcome.facts.notices.push(format!(
+                "The closing report says task `{task}` resolved the cause of lesson {} ({}), which holds {}: it stays active until the human retires it (`bmad-mcp lessons retire {}` in their terminal, or on the dashboard); a report does not retire a person's lesson.",
+                l.id,
+                l.rel_path(),
+                match l.source {
+                    crate::lessons::Source::Human => "the user's words",
+                    _ => "words written into the folder by hand, perhaps a person's",
+                },
+                l.id
+            ));
+            continue;
+        }
         l.retired = Some(format!(
             "{} (resolved by task `{task}`)",
             outcome.session.updated_at
@@ -474,9 +489,11 @@ fn with_file_draft(
     let stage = crate::workflow::story::prompt_stage(before);
     let draft = crate::bmad_method::begin::read_draft(project, stage, path)
         .map_err(|problem| crate::workflow::WorkflowError::DocumentFile { problem })?;
+    let author = crate::bmad_method::begin::who_wrote(project, &draft, &before.created_at);
     documents.file_draft = Some(machine::FileDraft {
         path: draft.path,
         text: draft.text,
+        author: Some(author),
     });
     Ok(documents)
 }

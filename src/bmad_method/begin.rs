@@ -121,6 +121,9 @@ pub fn made(project: &Project, install: &Install, kind: Kind) -> Vec<Made> {
         .into_iter()
         .filter_map(|path| {
             let meta = project.stat_in_project(&path).ok()??;
+            if std::os::unix::fs::MetadataExt::nlink(&meta) > 1 {
+                return None;
+            }
             // A file of ours under the method's name is no document the method made.
             if meta.len() <= MAX_DRAFT_BYTES {
                 let text = project.read_in_project(&path, MAX_DRAFT_BYTES).ok()??;
@@ -182,17 +185,90 @@ fn described(m: &Made) -> String {
     )
 }
 
+/// A `document_file` as the server reads and records it: without surrounding blanks and a
+/// leading `./` (the project's folder), so `./plans/prd.md` names `plans/prd.md`.
+pub fn draft_path(given: &str) -> &str {
+    let mut rel = given.trim();
+    while let Some(rest) = rel.strip_prefix("./") {
+        rel = rest.trim_start_matches('/');
+    }
+    rel
+}
+
 /// A method document read as a stage's draft.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Draft {
     pub path: String,
     pub text: String,
+    /// When the file last changed, as the file system says.
+    pub modified: Option<DateTime<Utc>>,
+}
+
+/// Who wrote the draft read from `draft`, as git and the work tree show it, for the human
+/// who decides on it: the last commit that touched it and its author when the file is as
+/// committed, else that it was not committed (written on this machine, and whether after
+/// the task began at `task_began`, RFC 3339): a person or the assistant, which git cannot
+/// tell. Nothing here says the assistant did not write it: nothing can know that.
+pub fn who_wrote(project: &Project, draft: &Draft, task_began: &str) -> String {
+    use crate::git::LastChange;
+    let changed = draft
+        .modified
+        .map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string());
+    let began = DateTime::parse_from_rfc3339(task_began)
+        .ok()
+        .map(|t| t.with_timezone(&Utc));
+    let after_start = matches!((draft.modified, began), (Some(m), Some(b)) if m >= b);
+    let on_machine = || {
+        let when = changed
+            .as_deref()
+            .map(|c| format!(", changed {c}"))
+            .unwrap_or_default();
+        let during = if after_start {
+            " after this task began"
+        } else {
+            ""
+        };
+        format!("not committed: written on this machine{during}{when}, by a person or by the assistant (git cannot tell which)")
+    };
+    let Some(repo) = crate::git::Repo::at(&project.root) else {
+        return format!(
+            "not in a git repository, so who wrote it is not known: {}",
+            on_machine()
+        );
+    };
+    let as_committed = |c: &crate::git::Commit| {
+        format!(
+            "last committed in {} by {} ({}); the commit's author is what git records, whoever typed it",
+            crate::code::visible(&crate::code::clip(&c.id, 16)),
+            crate::code::visible(&crate::code::clip(&c.author, 120)),
+            crate::code::visible(&crate::code::clip(&c.date, 40))
+        )
+    };
+    match repo.last_change(&draft.path) {
+        // git's status does not see a change hidden from it (`--skip-worktree`): the text
+        // read is compared with the commit's.
+        Some(LastChange::Committed(c))
+            if repo.committed_text(&draft.path) == Some(Some(draft.text.clone())) =>
+        {
+            as_committed(&c)
+        }
+        Some(LastChange::Committed(c)) | Some(LastChange::Uncommitted { since: Some(c) }) => {
+            format!(
+                "{}, changed since its last commit ({})",
+                on_machine(),
+                as_committed(&c)
+            )
+        }
+        Some(LastChange::Uncommitted { since: None }) | Some(LastChange::Untracked) => on_machine(),
+        None => format!("git could not say who changed it: {}", on_machine()),
+    }
 }
 
 /// The method's document at `rel`, read as the draft of `stage`, or why it cannot be: the
 /// stage takes none, no install or no `planning_artifacts`, a path that is not one of the
-/// method's places for the stage's document, a file that is absent, a link, too large, not
-/// UTF-8, empty, or the server's own copy.
+/// method's places for the stage's document, a file that is absent, a link (symbolic, or a
+/// hard link: a file with other names), too large, not UTF-8, empty, or the server's own
+/// copy. `rel` is read as [`draft_path`] writes it.
 pub fn read_draft(project: &Project, stage: Stage, rel: &str) -> Result<Draft, String> {
     let kind = match Kind::of(stage) {
         Some(Kind::Epics) => return Err("the method's epics are not a sprint plan (they have no `## Sprint N:` headings): read them and write the plan in `claude_result`".into()),
@@ -206,7 +282,7 @@ pub fn read_draft(project: &Project, stage: Stage, rel: &str) -> Result<Draft, S
     let folder = install.settings.planning_artifacts.as_deref().ok_or(
         "the BMAD method's `planning_artifacts` is not set to a folder of the project (_bmad/bmm/config.yaml)",
     )?;
-    let rel = rel.trim().trim_start_matches("./");
+    let rel = draft_path(rel);
     let shown = crate::code::visible(&crate::code::clip(rel, 200));
     if !kind.is_place(folder, rel) {
         return Err(format!(
@@ -215,7 +291,7 @@ pub fn read_draft(project: &Project, stage: Stage, rel: &str) -> Result<Draft, S
             kind.where_said(folder)
         ));
     }
-    let text = match project.read_in_project(rel, MAX_DRAFT_BYTES) {
+    let text = match project.read_one_name_in_project(rel, MAX_DRAFT_BYTES) {
         Ok(Some(text)) => text,
         Ok(None) => return Err(format!("there is no file at `{shown}`")),
         Err(ReadProblem::TooLarge { size, limit }) => {
@@ -233,9 +309,16 @@ pub fn read_draft(project: &Project, stage: Stage, rel: &str) -> Result<Draft, S
     if text.trim().is_empty() {
         return Err(format!("`{shown}` is empty"));
     }
+    let modified = project
+        .stat_in_project(rel)
+        .ok()
+        .flatten()
+        .and_then(|m| m.modified().ok())
+        .map(DateTime::<Utc>::from);
     Ok(Draft {
         path: rel.to_string(),
         text,
+        modified,
     })
 }
 

@@ -207,7 +207,7 @@ fn facts_text(project: &Project, facts: &[String], notices: &mut Vec<String>) ->
         for (path, text) in fact_files(project, &rel, notices) {
             let shown = crate::code::clip(text.trim(), budget);
             budget = budget.saturating_sub(shown.chars().count());
-            out.push_str(&format!("  - From `{path}`:\n"));
+            out.push_str(&format!("  - From {}:\n", crate::code::inline(&path)));
             for line in shown.lines() {
                 out.push_str(&format!("    {line}\n"));
             }
@@ -222,43 +222,53 @@ fn facts_text(project: &Project, facts: &[String], notices: &mut Vec<String>) ->
     out
 }
 
-/// The file a `file:` fact names, read anywhere inside the project without following a
-/// link; a pattern (`*`) is not expanded. In a git repository only a file git tracks: a
-/// persona can come from a merged branch, and the prompt it is read into can be copied
-/// into a committed document, so a file the repository keeps out of git (a key, a state
-/// file, credentials, however it is named) is never read for it. Outside a repository
-/// there is no branch to merge one from, and a file is read as named.
+/// The file a `file:` fact names, anywhere inside the project but a hidden name; a
+/// pattern (`*`) is not expanded. In a git repository, the text the commit checked out
+/// holds, read from git's objects: a persona can come from a merged branch, and the prompt
+/// it is read into can be copied into a committed document, so what the work tree alone
+/// holds (a key the repository ignores, a file never committed, a password added to a
+/// tracked file whose changes git is told to overlook with `--skip-worktree`) is never
+/// read for it. Outside a repository there is no branch to merge one from, and the file
+/// is read as named, without following a link.
 fn fact_files(project: &Project, rel: &str, notices: &mut Vec<String>) -> Vec<(String, String)> {
     if rel.contains(['*', '?', '[']) {
         notices.push(format!("The BMAD persistent fact `file:{}` is a pattern, which the server does not expand; it was left out.", crate::code::clip(rel, 120)));
         return Vec::new();
     }
-    let repo = crate::git::Repo::at(&project.path(""));
-    if let Some(tracked) = repo.map(|r| r.tracks(rel)) {
-        if tracked != Some(true) {
-            notices.push(format!(
-                "The BMAD persistent fact `file:{}` names a file git does not track{}; it was left out (only files committed to the repository are read into a prompt).",
-                crate::code::clip(rel, 120),
-                if tracked.is_none() { " (git could not say)" } else { "" }
-            ));
-            return Vec::new();
-        }
-    }
-    match project.read_in_project(rel, super::MAX_FILE_BYTES) {
+    let left_out = |why: String| {
+        format!(
+            "The BMAD persistent fact `file:{}` {why}; it was left out.",
+            crate::code::clip(rel, 120)
+        )
+    };
+    let read = match crate::git::Repo::at(&project.path("")) {
+        Some(repo) => match crate::files::may_read_in_project(rel) {
+            Err(problem) => Err(problem),
+            Ok(()) => match repo.committed_text(rel) {
+                Some(Some(text)) => Ok(Some(text)),
+                Some(None) => {
+                    notices.push(left_out("names a file the commit checked out does not hold (only what is committed to the repository is read into a prompt, as committed)".into()));
+                    return Vec::new();
+                }
+                None => {
+                    notices.push(left_out("names a file git could not read from the commit checked out (only what is committed to the repository is read into a prompt)".into()));
+                    return Vec::new();
+                }
+            },
+        },
+        None => project.read_in_project(rel, super::MAX_FILE_BYTES),
+    };
+    match read {
         Ok(Some(text)) => vec![(rel.to_string(), text)],
         Ok(None) => {
-            notices.push(format!(
-                "The BMAD persistent fact `file:{}` names no file; it was left out.",
-                crate::code::clip(rel, 120)
-            ));
+            notices.push(left_out("names no file".into()));
             Vec::new()
         }
         Err(problem) => {
-            notices.push(format!(
-                "The BMAD persistent fact `file:{}` could not be read ({}); it was left out.",
-                crate::code::clip(rel, 120),
+            notices.push(left_out(format!(
+                "could not be read ({})",
                 crate::code::clip(&problem.to_string(), 200)
-            ));
+            )));
             Vec::new()
         }
     }
@@ -352,10 +362,11 @@ mod tests {
         );
     }
 
-    /// In a git repository, a `file:` fact is read only where git tracks the file: a key
-    /// the repository ignores, or a file never added, is left out and said.
+    /// In a git repository, a `file:` fact is read as the commit checked out holds it: a
+    /// key the repository ignores, a file never committed, and a change hidden from git
+    /// (`--skip-worktree`) are left out, and said.
     #[test]
-    fn in_a_repository_only_tracked_files_are_read_as_facts() {
+    fn in_a_repository_only_committed_text_is_read_as_facts() {
         let (dir, project) = crate::files::project::tests::project();
         let git = |args: &[&str]| {
             let ok = std::process::Command::new("git")
@@ -375,10 +386,29 @@ mod tests {
         std::fs::write(dir.path().join("config/master.key"), "KEY-1234\n").unwrap();
         std::fs::write(dir.path().join("terraform.tfstate"), "STATE-5678\n").unwrap();
         std::fs::write(dir.path().join("docs/context.md"), "Ship weekly.\n").unwrap();
+        std::fs::write(dir.path().join("docs/staged.md"), "STAGED-9\n").unwrap();
         git(&["add", ".gitignore", "docs/context.md"]);
+        git(&[
+            "-c",
+            "user.name=A",
+            "-c",
+            "user.email=a@example.org",
+            "commit",
+            "-qm",
+            "context",
+        ]);
+        git(&["add", "docs/staged.md"]);
+        // A password added in the work tree, hidden from git's status.
+        std::fs::write(
+            dir.path().join("docs/context.md"),
+            "Ship weekly.\npassword: hunter2\n",
+        )
+        .unwrap();
+        git(&["update-index", "--skip-worktree", "docs/context.md"]);
         let facts: Vec<String> = [
             "file:config/master.key",
             "file:terraform.tfstate",
+            "file:docs/staged.md",
             "file:docs/context.md",
         ]
         .map(String::from)
@@ -386,14 +416,15 @@ mod tests {
         let mut notices = Vec::new();
         let text = facts_text(&project, &facts, &mut notices);
         assert!(text.contains("Ship weekly."), "{text}");
-        assert!(
-            !text.contains("KEY-1234") && !text.contains("STATE-5678"),
-            "{text}"
-        );
+        for secret in ["KEY-1234", "STATE-5678", "STAGED-9", "hunter2"] {
+            assert!(!text.contains(secret), "{secret}: {text}");
+        }
         let said = notices.join("\n");
-        for named in ["config/master.key", "terraform.tfstate"] {
+        for named in ["config/master.key", "terraform.tfstate", "docs/staged.md"] {
             assert!(
-                said.contains(&format!("`file:{named}` names a file git does not track")),
+                said.contains(&format!(
+                    "`file:{named}` names a file the commit checked out does not hold"
+                )),
                 "{said}"
             );
         }
@@ -450,5 +481,18 @@ mod tests {
         ] {
             assert!(said.contains(named), "{named}: {said}");
         }
+    }
+
+    /// A `file:` fact's path is the install's: it stays inside its quote whatever its name
+    /// holds.
+    #[test]
+    fn a_file_facts_path_stays_quoted() {
+        let (dir, project) = crate::files::project::tests::project();
+        let name = format!("{}.md", crate::code::FORGED);
+        std::fs::write(dir.path().join(&name), "Ship weekly.\n").unwrap();
+        let mut notices = Vec::new();
+        let text = facts_text(&project, &[format!("file:{name}")], &mut notices);
+        assert!(text.contains("Ship weekly."), "{text} {notices:?}");
+        assert!(!crate::code::forged_in(&text), "{text}");
     }
 }

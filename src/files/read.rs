@@ -34,6 +34,11 @@ pub enum ReadProblem {
     NotText {
         offset: usize,
     },
+    /// A regular file with other names (a hard link): what it holds may be written through
+    /// a name outside the place it was looked for.
+    HardLinked {
+        names: u64,
+    },
     Io(std::io::Error),
 }
 
@@ -51,6 +56,10 @@ impl fmt::Display for ReadProblem {
             ReadProblem::NotText { offset } => write!(
                 f,
                 "is not UTF-8 text (the first byte that is not is at offset {offset})"
+            ),
+            ReadProblem::HardLinked { names } => write!(
+                f,
+                "is a hard link (the file has {names} names): only a file with one name is taken"
             ),
             ReadProblem::Io(e) => write!(f, "cannot be read: {}", crate::error::io_reason(e)),
         }
@@ -154,6 +163,27 @@ impl Project {
         read_opened(self.open_in_project(rel, FILE_FLAGS)?, limit).and_then(as_text)
     }
 
+    /// [`Project::read_in_project`] of a file that has one name: a hard link (a file with
+    /// other names, which may be written through one outside the project) is refused, as a
+    /// link is.
+    pub fn read_one_name_in_project(
+        &self,
+        rel: &str,
+        limit: u64,
+    ) -> Result<Option<String>, ReadProblem> {
+        let opened = self.open_in_project(rel, FILE_FLAGS)?;
+        if let Ok(file) = &opened {
+            use std::os::unix::fs::MetadataExt;
+            let meta = file.metadata().map_err(ReadProblem::Io)?;
+            if meta.is_file() && meta.nlink() > 1 {
+                return Err(ReadProblem::HardLinked {
+                    names: meta.nlink(),
+                });
+            }
+        }
+        read_opened(opened, limit).and_then(as_text)
+    }
+
     /// The names in the folder `rel` anywhere inside the project, by the rules of
     /// [`Project::read_in_project`] (no hidden name, no link), at most `limit` of them in
     /// name order; `None` when it is not there or cannot be listed.
@@ -193,26 +223,8 @@ impl Project {
         rel: &str,
         flags: rustix::fs::OFlags,
     ) -> Result<std::io::Result<std::fs::File>, ReadProblem> {
+        may_read_in_project(rel)?;
         let p = std::path::Path::new(rel);
-        let normal = p
-            .components()
-            .all(|c| matches!(c, std::path::Component::Normal(_)));
-        if rel.is_empty() || !normal {
-            return Err(ReadProblem::Unsafe(unsafe_path(
-                rel,
-                "the path must be relative without `..`",
-            )));
-        }
-        // Hidden names hold what must never reach a prompt: `.env`, `.git/config`, keys,
-        // the server's own state.
-        if p.components()
-            .any(|c| c.as_os_str().as_encoded_bytes().starts_with(b"."))
-        {
-            return Err(ReadProblem::Unsafe(unsafe_path(
-                rel,
-                "a hidden file or folder (`.env`, `.git`, …) is never read into a prompt",
-            )));
-        }
         let opened = super::beneath::open(self.dir(), p, flags, rustix::fs::Mode::empty())
             .map(std::fs::File::from);
         match opened {
@@ -223,6 +235,33 @@ impl Project {
             other => Ok(other),
         }
     }
+}
+
+/// Whether `rel` names a file [`Project::read_in_project`] may read, by its name alone
+/// (relative, no `..`, no hidden name), wherever its text is then read from (the work
+/// tree, or git's objects).
+pub fn may_read_in_project(rel: &str) -> Result<(), ReadProblem> {
+    let p = std::path::Path::new(rel);
+    let normal = p
+        .components()
+        .all(|c| matches!(c, std::path::Component::Normal(_)));
+    if rel.is_empty() || !normal {
+        return Err(ReadProblem::Unsafe(unsafe_path(
+            rel,
+            "the path must be relative without `..`",
+        )));
+    }
+    // Hidden names hold what must never reach a prompt: `.env`, `.git/config`, keys, the
+    // server's own state.
+    if p.components()
+        .any(|c| c.as_os_str().as_encoded_bytes().starts_with(b"."))
+    {
+        return Err(ReadProblem::Unsafe(unsafe_path(
+            rel,
+            "a hidden file or folder (`.env`, `.git`, …) is never read into a prompt",
+        )));
+    }
+    Ok(())
 }
 
 /// The entries of one folder, each with its text or why it cannot be used.

@@ -16,12 +16,29 @@ pub fn merge_text(
     theirs: &str,
     marker_size: usize,
 ) -> Option<(String, bool)> {
+    let (merged, conflicted) = merge_bytes(
+        ours.as_bytes(),
+        base.as_bytes(),
+        theirs.as_bytes(),
+        marker_size,
+    )?;
+    Some((String::from_utf8(merged).ok()?, conflicted))
+}
+
+/// [`merge_text`] on bytes, whatever their encoding: what git's own line merge makes of a
+/// file the driver does not merge key by key.
+pub fn merge_bytes(
+    ours: &[u8],
+    base: &[u8],
+    theirs: &[u8],
+    marker_size: usize,
+) -> Option<(Vec<u8>, bool)> {
     let dir = tempfile::tempdir().ok()?;
     let mut paths = Vec::new();
     for (name, text) in [("ours", ours), ("base", base), ("theirs", theirs)] {
         let path = dir.path().join(name);
         let mut f = std::fs::File::create(&path).ok()?;
-        f.write_all(text.as_bytes()).ok()?;
+        f.write_all(text).ok()?;
         paths.push(path);
     }
     let out = Command::new("git")
@@ -39,7 +56,7 @@ pub fn merge_text(
     if !(0..=127).contains(&code) {
         return None;
     }
-    Some((String::from_utf8(out.stdout).ok()?, code > 0))
+    Some((out.stdout, code > 0))
 }
 
 /// Sets `merge.<name>.name` and `merge.<name>.driver` in the config of the repository at

@@ -16,13 +16,15 @@
 mod board;
 mod claim;
 mod content;
+mod file_history;
 mod merge_driver;
 mod resolve;
 
 pub use board::{Board, RemoteRef, RELEASED};
 pub use claim::{pending_ref, Claim, CLAIMS, NETWORK_DEADLINE, PENDING};
 pub use content::{blob_id, GitPath};
-pub use merge_driver::{merge_text, set_driver};
+pub use file_history::{Commit, LastChange};
+pub use merge_driver::{merge_bytes, merge_text, set_driver};
 pub use resolve::Side;
 
 use std::collections::HashMap;

@@ -1,11 +1,14 @@
 //! Every host this server knows, in one table ([`HOSTS`]): what each declares as an MCP
 //! client, what its model reads of a reply and what its person sees of one in each mode
-//! ([`Client`], [`OnScreen`]), the marks its shell tool leaves and the programs it runs as
+//! ([`Client`], [`OnScreen`]), what it may run in the person's place when its dialog
+//! opens ([`DialogHooks`]; Claude Code's, read from its settings files: [`hooks`]), the
+//! marks its shell tool leaves and the programs it runs as
 //! ([`Shell`]), and where it keeps its MCP servers for `bmad-mcp setup` ([`Config`]). Adding a host is adding a row here; the server's replies
 //! (`server::per_host`), the rule that refuses a decision under an assistant
 //! (`assistant`, through [`recognise`]), `bmad-mcp setup` and `docs/hosts.md` (rendered
 //! from this table by a test) all read it. A leaf: it names nothing of the crate.
 
+pub mod hooks;
 pub mod recognise;
 
 /// What a host shows its model of a tool result that has both a text and
@@ -37,6 +40,20 @@ pub enum Dialog {
     /// It declares it and shows the form in some modes; in the others it closes every
     /// dialog at once (declines or cancels it), with nobody asked.
     DeclinedUnattended(Unseen),
+}
+
+/// What a host may run in the person's place when its dialog opens, as read from its pinned
+/// version: a dialog's answer is the human's only where nothing stands between the form and
+/// the person, or the human approved what does (`bmad-mcp config approve`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DialogHooks {
+    /// Claude Code's `Elicitation` and `ElicitationResult` hooks, from its settings files
+    /// ([`hooks`]): the server reads them before it takes the dialog's answer as the human's.
+    ClaudeCodeSettings,
+    /// None on the dialog: what its hooks are about instead, and how that was read.
+    NoneOnTheDialog(&'static str),
+    /// It shows no dialog.
+    NoDialog,
 }
 
 /// Where a host that declares the dialog closes it unseen, and what shows it, as the
@@ -99,6 +116,8 @@ pub struct Client {
     /// What it shows its model of a result with both a text and `structuredContent`.
     pub shows: Shows,
     pub dialog: Dialog,
+    /// What it may run in the person's place when its dialog opens.
+    pub hooks: DialogHooks,
     /// Where it cannot ask (it declares no dialog, or this version or mode stopped
     /// declaring it), whether its model's word passes a gate under the default
     /// `gates = "auto"`. False for every agent host: its model's `confirm` is not the
@@ -253,6 +272,7 @@ pub const HOSTS: [Host; 9] = [
                 when: "in `claude -p` (its print mode)",
                 shown: "run `claude` interactively, without `-p`",
             }),
+            hooks: DialogHooks::ClaudeCodeSettings,
             host_word_passes: false,
             era: "2026-07-28 (`server/discover`)",
             register: "`bmad-mcp setup claude-code`; or instead the plugin, which adds a hook that asks you before a gate call (docs/plugin.md)",
@@ -297,6 +317,7 @@ pub const HOSTS: [Host; 9] = [
                 when: "in `codex exec`, and in its interactive mode under `approval_policy = \"never\"` (also set by `--dangerously-bypass-approvals-and-sandbox`)",
                 shown: "run Codex interactively with `approval_policy = \"on-request\"` (in its `config.toml`, or `codex -a on-request`)",
             }),
+            hooks: DialogHooks::NoneOnTheDialog("its hooks (`PreToolUse`, `PermissionRequest`, `PostToolUse`, `SessionStart`, `UserPromptSubmit`, `Stop`, …, read from 0.169.0) name no event of the dialog; whether `PermissionRequest` is asked for a form was not checked"),
             host_word_passes: false,
             era: "2025-06-18",
             register: "`bmad-mcp setup codex`",
@@ -350,6 +371,7 @@ pub const HOSTS: [Host; 9] = [
             names: &["gemini-cli-mcp-client", "mcp-test-client"],
             shows: Shows::TextErrorsAsJson,
             dialog: Dialog::None,
+            hooks: DialogHooks::NoDialog,
             host_word_passes: false,
             era: "2025-06-18",
             register: "`bmad-mcp setup gemini`, in a folder Gemini trusts; headless runs also need a policy rule or `trust` (docs/setup.md)",
@@ -391,6 +413,7 @@ pub const HOSTS: [Host; 9] = [
             names: &["opencode"],
             shows: Shows::Text,
             dialog: Dialog::None,
+            hooks: DialogHooks::NoDialog,
             host_word_passes: false,
             era: "2025-11-25",
             register: "`bmad-mcp setup opencode`",
@@ -430,6 +453,7 @@ pub const HOSTS: [Host; 9] = [
                 when: "with `-p` (its non-interactive mode)",
                 shown: "run `copilot` interactively, without `-p`",
             }),
+            hooks: DialogHooks::NoneOnTheDialog("its hooks (`preToolUse`, `preMcpToolCall`, `permissionRequest`, `notification`, …, read from 1.0.102's API schema) name no event of the dialog; a program driving it through its SDK can answer a pending form"),
             host_word_passes: false,
             era: "2026-07-28 (`server/discover`), else 2025-11-25",
             register: "`bmad-mcp setup copilot`",
@@ -468,6 +492,7 @@ pub const HOSTS: [Host; 9] = [
             names: &["inspector-cli"],
             shows: Shows::Printed,
             dialog: Dialog::None,
+            hooks: DialogHooks::NoDialog,
             host_word_passes: true,
             era: "2025-11-25",
             register: "`mcp-inspector --cli bmad-mcp --method tools/call …` (no registration)",
@@ -587,6 +612,19 @@ mod tests {
                     assert!(has(Sight::Form) && has(Sight::ClosedUnseen), "{}", h.name)
                 }
             }
+        }
+    }
+
+    #[test]
+    fn every_host_with_a_dialog_says_what_may_answer_it() {
+        for c in HOSTS.iter().filter_map(|h| h.client) {
+            let has_dialog = c.dialog != Dialog::None;
+            assert_eq!(
+                has_dialog,
+                c.hooks != DialogHooks::NoDialog,
+                "{:?}",
+                c.names
+            );
         }
     }
 

@@ -245,7 +245,8 @@ fn corrected_assumptions(was: &StageRecord, now: &StageRecord, did: &Effects) ->
 
 /// The earlier lessons the change `did` (leaving the session `after`) resolves: when it
 /// completes the task, those its closing report names on a `Resolves lesson:` line that
-/// its own prompts recalled (a report cannot retire a lesson the task never saw).
+/// its own prompts recalled (a report cannot name a lesson the task never saw). Which of
+/// them the line retires is [`report_may_retire`]'s.
 pub fn resolved(did: &Effects, after: &Session) -> Vec<String> {
     if !did.completes_task() {
         return Vec::new();
@@ -259,6 +260,15 @@ pub fn resolved(did: &Effects, after: &Session) -> Vec<String> {
         .filter(|id| recalled.contains(id))
         .cloned()
         .collect()
+}
+
+/// Whether a closing report's `Resolves lesson:` line retires a lesson whose words are
+/// `source`'s: only one of the model's or the server's own (`host`, `report`, `server`).
+/// A lesson that holds a person's words (`human`, and `file`, which anyone may have
+/// written) stays active: the line proposes it, and only the human retires it, in the
+/// terminal or on the dashboard (`act::human::lesson`).
+pub fn report_may_retire(source: Source) -> bool {
+    matches!(source, Source::Host | Source::Report | Source::Server)
 }
 
 /// A lesson the host asks the server to keep (`remember`): always marked as the host's.

@@ -16,7 +16,7 @@ mod recall;
 
 pub use disk::{load, write_files, Loaded, LESSONS_DIR, MAX_LESSON_BYTES, MAX_LESSON_FILES};
 pub use format::{parse, render, words_digest};
-pub use learn::{learned, remembered, resolved};
+pub use learn::{learned, remembered, report_may_retire, resolved};
 pub use recall::{block, rank, Recalled, BLOCK_BUDGET, MAX_RECALLED};
 
 use crate::workflow::Stage;

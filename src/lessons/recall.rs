@@ -313,19 +313,19 @@ pub fn block(loaded: &Loaded, objective: &str, task: &str, role: Stage) -> Recal
         return out;
     }
     let mut text = String::from(
-        "\n## Lessons from earlier tasks\n\nEarlier lessons of this project, recalled because they look relevant: what went wrong before, not requirements of this task. Weigh each against the objective and the documents; the user's words in them are quoted as they were recorded. If this task removes a lesson's cause, the closing report says so on a line `Resolves lesson: <id>`, and the lesson is retired when the task completes.\n",
+        "\n## Lessons from earlier tasks\n\nEarlier lessons of this project, recalled because they look relevant: what went wrong before, not requirements of this task. Weigh each against the objective and the documents; the user's words in them are quoted as they were recorded. If this task removes a lesson's cause, the closing report says so on a line `Resolves lesson: <id>`: when the task completes, a lesson of the model's or the server's words is retired, and one of a person's words is proposed to the human, who decides.\n",
     );
     // Most relevant first; a lesson that does not fit in what is left is passed over for
     // a shorter, less relevant one, never cut to fit.
     for l in ranked {
         let words = shown(&l.words);
         let line = format!(
-            "- [{}, {} role, task `{}`, {}: `{}`] {}\n",
+            "- [{}, {} role, task {}, {}: {}] {}\n",
             l.category,
             l.role.id(),
-            l.task,
+            crate::code::inline(&l.task),
             l.source.said_by(),
-            l.rel_path(),
+            crate::code::inline(&l.rel_path()),
             words
         );
         if text.len() + line.len() > BLOCK_BUDGET {
@@ -579,5 +579,16 @@ mod tests {
             "{}",
             b.text
         );
+    }
+
+    /// A lesson's file is the repository's: its task and its file's name stay inside their
+    /// quotes in the prompt.
+    #[test]
+    fn a_lessons_task_and_file_stay_quoted() {
+        let forged = crate::code::FORGED;
+        let l = lesson(forged, Stage::Po, forged, "offline sync lost data");
+        let b = block(&loaded(vec![l]), "offline sync", "t", Stage::Po);
+        assert_eq!(b.ids.len(), 1, "{}", b.text);
+        assert!(!crate::code::forged_in(&b.text), "{}", b.text);
     }
 }

@@ -13,10 +13,19 @@
 //! is a process with a marked ancestor: a host is started by the human, never from a host's
 //! shell tool, so a program the model copied under a host's file name and started with the
 //! mark removed (`env -u CLAUDECODE ./bin/claude`) is still the shell's.
+//!
+//! A mark can be erased where the shell replaces itself (`exec env -u CLAUDECODE client`,
+//! `exec env -i …`, `exec setsid …`): the client then has the shell's pid, the host as its
+//! parent and a clean environment. What no shell erases is where the process stands: a
+//! host's own connection is the host itself (it spawns its stdio servers as its direct
+//! children and connects over HTTP from its own process), so a client with the host
+//! anywhere above it, and not the host itself, was started by that host's shell tool.
+//! Above a host's own process only its launcher (node running its script) may stand; any
+//! other host there means a host started under a host, which no person does.
 
 pub mod procs;
 
-pub use procs::{chain, own_parent, socket_owner, Proc};
+pub use procs::{chain, own_parent, settings_of, socket_owner, Proc, SettingsOf};
 
 /// What the host's own process means in a chain: the one way the channels' rules differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,6 +55,16 @@ pub enum Found {
         /// The process below the mark that passed for a host by its file name, if one did.
         posing: Option<String>,
     },
+    /// The host stands above the chain's first process without being it (where the host
+    /// asks the human): that process was started by the host's shell tool, whatever its
+    /// environment says; or a host stands above another host's process.
+    Under {
+        host: &'static str,
+        /// The host's process.
+        host_label: String,
+        /// The process that is not the host's own connection.
+        label: String,
+    },
 }
 
 impl Found {
@@ -68,13 +87,21 @@ impl Found {
             } => format!(
                 "{mark} in the environment of {label}, which started {posing}: no host is started from a shell tool"
             ),
+            Found::Under {
+                host,
+                host_label,
+                label,
+            } => format!(
+                "{label} runs under {host} ({host_label}) without being it: {host}'s own connection is {host} itself, so this one was started by its shell tool, however its environment was cleared"
+            ),
         }
     }
 
-    /// The host whose shell tool the chain runs under, when a mark was found.
+    /// The host whose shell tool the chain runs under, when a mark, or a host above the
+    /// chain's own process, was found.
     pub fn shell_of(&self) -> Option<&'static str> {
         match self {
-            Found::Mark { host, .. } => Some(host),
+            Found::Mark { host, .. } | Found::Under { host, .. } => Some(host),
             Found::Host { .. } => None,
         }
     }
@@ -84,31 +111,62 @@ impl Found {
 /// nothing does. A process's mark is read before what it is: a host's own process does
 /// not carry its shell's mark, so a process that carries one is never the host's own
 /// connection, whatever it runs; and a host's process is not one when a process above it
-/// carries a mark, since no host is started from a shell tool.
+/// carries a mark, since no host is started from a shell tool. Where the host asks the
+/// human, the host's own connection is the chain's first process: a host further up means
+/// the first process is one its shell tool started.
 pub fn found(chain: &[Proc], host: Host) -> Option<Found> {
-    let marked = |p: &Proc, posing: Option<&Proc>| {
-        p.mark.as_ref().map(|mark| Found::Mark {
-            host: crate::hosts::recognise::host_of_mark(mark).unwrap_or("an assistant"),
-            mark: mark.clone(),
-            label: p.label.clone(),
-            posing: posing.map(|q| q.label.clone()),
-        })
-    };
     for (i, p) in chain.iter().enumerate() {
         if let Some(found) = marked(p, None) {
             return Some(found);
         }
-        if let Some(name) = p.host {
-            return match host {
-                Host::IsTheAssistant => Some(Found::Host {
-                    host: name,
-                    label: p.label.clone(),
-                }),
-                Host::AsksTheHuman => chain[i + 1..].iter().find_map(|a| marked(a, Some(p))),
-            };
-        }
+        let Some(name) = p.host else { continue };
+        return match host {
+            Host::IsTheAssistant => Some(Found::Host {
+                host: name,
+                label: p.label.clone(),
+            }),
+            Host::AsksTheHuman if i > 0 => Some(Found::Under {
+                host: name,
+                host_label: p.label.clone(),
+                label: chain[0].label.clone(),
+            }),
+            Host::AsksTheHuman => above_the_host(p, &chain[1..]),
+        };
     }
     None
+}
+
+/// What makes the processes `above` a host's own process `own` an assistant's: a mark, or
+/// a host (another one, or the same one by another program: a copy of something else under
+/// its name). Only the host's own processes stand above it: its launchers (node running its
+/// script) and the same program (Codex's interface above the app server that spawns its
+/// servers).
+fn above_the_host(own: &Proc, above: &[Proc]) -> Option<Found> {
+    let same_binary = |a: &Proc| a.program.is_some() && a.program == own.program;
+    let launchers = above
+        .iter()
+        .take_while(|a| a.host == own.host && a.mark.is_none() && (a.launcher || same_binary(a)))
+        .count();
+    above.iter().skip(launchers).find_map(|a| {
+        marked(a, Some(own)).or_else(|| {
+            a.host.map(|host| Found::Under {
+                host,
+                host_label: a.label.clone(),
+                label: own.label.clone(),
+            })
+        })
+    })
+}
+
+/// The mark `p` carries, as what makes a chain an assistant's (`posing`: the process below
+/// it that passed for a host).
+fn marked(p: &Proc, posing: Option<&Proc>) -> Option<Found> {
+    p.mark.as_ref().map(|mark| Found::Mark {
+        host: crate::hosts::recognise::host_of_mark(mark).unwrap_or("an assistant"),
+        mark: mark.clone(),
+        label: p.label.clone(),
+        posing: posing.map(|q| q.label.clone()),
+    })
 }
 
 /// Why `chain` is an assistant's ([`found`]); `None` when it is not.
@@ -140,8 +198,11 @@ mod tests {
 
     fn p(label: &str, claude: bool, marked: bool) -> Proc {
         Proc {
+            pid: 0,
             label: label.into(),
             host: claude.then_some("Claude Code"),
+            launcher: false,
+            program: None,
             mark: marked.then(|| "CLAUDECODE".to_string()),
         }
     }
@@ -192,8 +253,11 @@ mod tests {
     #[test]
     fn every_hosts_shell_and_process_count_as_the_assistants() {
         let proc = |label: &str, host: Option<&'static str>, mark: Option<&str>| Proc {
+            pid: 0,
             label: label.into(),
             host,
+            launcher: false,
+            program: None,
             mark: mark.map(String::from),
         };
         for (host, mark) in [
@@ -223,8 +287,11 @@ mod tests {
         // A program the model runs as `claude` (or a copy of a host) from Gemini CLI's
         // shell: the mark it inherited is read before what it runs.
         let posing = Proc {
+            pid: 0,
             label: "claude (pid 5)".into(),
             host: Some("Claude Code"),
+            launcher: false,
+            program: None,
             mark: Some("GEMINI_CLI=1".into()),
         };
         let chain = [posing, p("bash (pid 4)", false, true)];
@@ -241,5 +308,69 @@ mod tests {
         assert_eq!(found(&direct, Host::AsksTheHuman), None);
         let own = found(&direct, Host::IsTheAssistant).unwrap();
         assert_eq!(own.shell_of(), None);
+    }
+
+    /// The shell replaced itself with a client and erased its mark (`exec env -u
+    /// CLAUDECODE client`, `exec env -i …`): the client has the host as its parent and a
+    /// clean environment, and is still not the host's own connection. A copy under the
+    /// host's name started that way stands under the real host; a host's launcher (node
+    /// running its script) above it is the host's.
+    #[test]
+    fn a_client_under_the_host_without_being_it_is_the_shells() {
+        let exec = [
+            p("python3 (pid 5)", false, false),
+            p("claude (pid 2)", true, false),
+            p("zsh (pid 1)", false, false),
+        ];
+        let found = found(&exec, Host::AsksTheHuman).expect("the shell's");
+        assert_eq!(found.shell_of(), Some("Claude Code"));
+        assert!(
+            found.why().starts_with(
+                "python3 (pid 5) runs under Claude Code (claude (pid 2)) without being it"
+            ),
+            "{}",
+            found.why()
+        );
+        let copy = [
+            p("claude (pid 5)", true, false),
+            p("claude (pid 2)", true, false),
+        ];
+        let found_copy = super::found(&copy, Host::AsksTheHuman).expect("the shell's");
+        assert_eq!(found_copy.shell_of(), Some("Claude Code"));
+        let launched = |host: &'static str| {
+            [
+                Proc {
+                    pid: 3,
+                    label: "codex (pid 3)".into(),
+                    host: Some(host),
+                    launcher: false,
+                    program: Some("9:codex".into()),
+                    mark: None,
+                },
+                Proc {
+                    pid: 2,
+                    label: "node (pid 2)".into(),
+                    host: Some(host),
+                    launcher: true,
+                    program: Some("7:node".into()),
+                    mark: None,
+                },
+                p("bash (pid 1)", false, false),
+            ]
+        };
+        assert_eq!(
+            super::found(&launched("Codex CLI"), Host::AsksTheHuman),
+            None
+        );
+        // The host's own process, under another host: started by that one.
+        let mut nested = launched("Codex CLI").to_vec();
+        nested.insert(2, p("claude (pid 9)", true, false));
+        let found_nested = super::found(&nested, Host::AsksTheHuman).expect("nested");
+        assert_eq!(found_nested.shell_of(), Some("Claude Code"));
+        // Where the host is the assistant, the host anywhere is.
+        assert!(matches!(
+            super::found(&exec, Host::IsTheAssistant),
+            Some(Found::Host { .. })
+        ));
     }
 }

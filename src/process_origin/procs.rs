@@ -17,10 +17,21 @@ const MAX_DEPTH: usize = 64;
 /// One process of a chain.
 #[derive(Debug, Clone)]
 pub struct Proc {
+    /// Its process id.
+    pub pid: u32,
     /// `bash (pid 4242)`.
     pub label: String,
     /// The host this process is (its executable, or node running its script): `Claude Code`.
     pub host: Option<&'static str>,
+    /// Whether it is the host by the script node or bun runs (a launcher some hosts start
+    /// their own binary from), not by its own executable.
+    pub launcher: bool,
+    /// What the file it executes (`/proc/<pid>/exe`) is, for a host's process: its size
+    /// and a digest of its first and last 64 KiB. A host made of several processes of one
+    /// binary runs the same program, even from two copies (Codex's interface, and the app
+    /// server it copies into `~/.codex/packages/` to spawn its servers); a program copied
+    /// under a host's name is another.
+    pub program: Option<String>,
     /// The first host's mark in its environment, where readable: `GEMINI_CLI=1`.
     pub mark: Option<String>,
 }
@@ -47,10 +58,14 @@ pub fn chain(start: u32) -> Vec<Proc> {
             let process = process(p);
             let stat = process.as_ref().and_then(|pr| pr.stat().ok());
             let comm = stat.as_ref().map(|s| s.comm.as_str());
-            let host = process.as_ref().and_then(runs_host);
+            let found = process.as_ref().and_then(runs_host);
+            let host = found.map(|(h, _)| h);
             let name = name_of(comm, process.as_ref(), host);
             chain.push(Proc {
+                pid: p,
+                program: host.and(process.as_ref()).and_then(program_of),
                 host,
+                launcher: found.is_some_and(|(_, script)| script),
                 mark: process.as_ref().and_then(mark_in),
                 label: format!("{name} (pid {p})"),
             });
@@ -97,6 +112,58 @@ fn name_of(comm: Option<&str>, process: Option<&Process>, host: Option<&str>) ->
     name.chars()
         .map(|ch| if ch.is_control() { '?' } else { ch })
         .collect()
+}
+
+/// What a process says of where it reads its settings: its `HOME` and `CLAUDE_CONFIG_DIR`,
+/// its working directory, and the value its command line gives `--settings`, each when it
+/// can be read (a process of the same user).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SettingsOf {
+    pub home: Option<std::path::PathBuf>,
+    pub claude_config_dir: Option<std::path::PathBuf>,
+    pub cwd: Option<std::path::PathBuf>,
+    pub settings_flag: Option<String>,
+}
+
+/// [`SettingsOf`] process `pid`; `None` elsewhere than Linux or when it cannot be read.
+pub fn settings_of(pid: u32) -> Option<SettingsOf> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let process = process(pid)?;
+        let environ = process.environ().ok()?;
+        let var = |name: &str| {
+            environ
+                .get(std::ffi::OsStr::new(name))
+                .filter(|v| !v.is_empty())
+                .map(std::path::PathBuf::from)
+        };
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+        let settings_flag = args.iter().enumerate().find_map(|(i, a)| {
+            let given = a.strip_prefix(b"--settings=").or_else(|| {
+                (*a == b"--settings")
+                    .then(|| args.get(i + 1).copied())
+                    .flatten()
+            })?;
+            Some(
+                std::ffi::OsStr::from_bytes(given)
+                    .to_string_lossy()
+                    .into_owned(),
+            )
+        });
+        Some(SettingsOf {
+            home: var("HOME"),
+            claude_config_dir: var("CLAUDE_CONFIG_DIR"),
+            cwd: process.cwd().ok(),
+            settings_flag,
+        })
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pid;
+        None
+    }
 }
 
 /// The process holding the socket whose local end is `peer` (a loopback client's end of a
@@ -205,15 +272,15 @@ fn socket_inode(addr: std::net::SocketAddr) -> Option<u64> {
 
 /// The host `process` is, by the file it executes (`exe`, which the process cannot rename,
 /// unlike its `argv[0]` or its name): the host's own binary, or node or bun running the
-/// host's script (the first argument that is not an option).
+/// host's script (the first argument that is not an option); and whether by a script.
 #[cfg(target_os = "linux")]
-fn runs_host(process: &Process) -> Option<&'static str> {
+fn runs_host(process: &Process) -> Option<(&'static str, bool)> {
     let exe = process.exe().ok()?;
     let exe = exe.to_string_lossy();
     // A binary replaced while it runs (an update) reads `/path/claude (deleted)`.
     let exe = exe.strip_suffix(" (deleted)").unwrap_or(&exe);
     if !marks::runs_scripts(exe) {
-        return marks::host_of_executable(exe);
+        return marks::host_of_executable(exe).map(|h| (h, false));
     }
     // Read as bytes, not through procfs's `cmdline`, which fails on any argument that is
     // not UTF-8: a host would then go unseen.
@@ -222,7 +289,28 @@ fn runs_host(process: &Process) -> Option<&'static str> {
         .split(|c| *c == 0)
         .skip(1)
         .find(|a| !a.is_empty() && !a.starts_with(b"-"))?;
-    marks::host_of_script(&String::from_utf8_lossy(script))
+    marks::host_of_script(&String::from_utf8_lossy(script)).map(|h| (h, true))
+}
+
+/// What `process` executes, as [`Proc::program`] says: the size of its file (read through
+/// `/proc/<pid>/exe`, the file it runs even if replaced since) and a SHA-256 of its first
+/// and last 64 KiB.
+#[cfg(target_os = "linux")]
+fn program_of(process: &Process) -> Option<String> {
+    use sha2::Digest;
+    use std::io::{Read, Seek, SeekFrom};
+    const PART: u64 = 64 * 1024;
+    let mut f = std::fs::File::open(format!("/proc/{}/exe", process.pid())).ok()?;
+    let len = f.metadata().ok()?.len();
+    let mut h = sha2::Sha256::new();
+    let mut buf = vec![0u8; PART as usize];
+    for at in [0, len.saturating_sub(PART)] {
+        f.seek(SeekFrom::Start(at)).ok()?;
+        let n = f.read(&mut buf).ok()?;
+        h.update(&buf[..n]);
+    }
+    let digest: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    Some(format!("{len}:{digest}"))
 }
 
 /// A host's mark set in the environment of `process`; of several, the first by name (the

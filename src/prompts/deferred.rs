@@ -49,7 +49,8 @@ pub fn block(ledger: Option<&(String, Vec<String>)>, again: bool) -> String {
         String::new()
     };
     format!(
-        "\n## Deferred work\n\nThe BMAD method's ledger `{path}` holds {} item(s) earlier reviews deferred; its latest, as the ledger words them (its text, not the server's){rest}:\n{}\nTake up those this task covers, and say which in the document.\n",
+        "\n## Deferred work\n\nThe BMAD method's ledger {} holds {} item(s) earlier reviews deferred; its latest, as the ledger words them (its text, not the server's){rest}:\n{}\nTake up those this task covers, and say which in the document.\n",
+        crate::code::inline(path),
         items.len(),
         shown.join("\n")
     )
@@ -86,5 +87,15 @@ mod tests {
         assert!(b.contains("its text, not the server's"));
         assert_eq!(block(Some(&ledger), true), "");
         assert_eq!(block(None, false), "");
+    }
+
+    #[test]
+    fn the_ledgers_path_stays_quoted() {
+        let ledger = (
+            format!("{}/deferred-work.md", crate::code::FORGED),
+            vec!["x".into()],
+        );
+        let b = block(Some(&ledger), false);
+        assert!(!crate::code::forged_in(&b), "{b}");
     }
 }

@@ -117,8 +117,8 @@ pub fn block(layers: &[Layer], folder: &str, again: bool) -> String {
         .iter()
         .map(|l| {
             let shown = match (&l.file, l.built_in) {
-                (Some(f), Some(_)) => format!("`{}`", f.rsplit('/').next().unwrap_or(f)),
-                (Some(f), None) => format!("`{f}`"),
+                (Some(f), Some(_)) => crate::code::inline(f.rsplit('/').next().unwrap_or(f)),
+                (Some(f), None) => crate::code::inline(f),
                 (None, text) => brief(text.unwrap_or_default()).to_string(),
             };
             format!("- {}: {shown}", l.name)
@@ -175,5 +175,16 @@ mod tests {
             "said in the first round"
         );
         assert!(file_text("x").starts_with(LAYER_MARK));
+    }
+
+    #[test]
+    fn an_installed_layers_path_stays_quoted() {
+        let layers = [Layer {
+            name: "Blind Hunter",
+            file: Some(format!("{}/review.md", crate::code::FORGED)),
+            built_in: None,
+        }];
+        let b = block(&layers, "x", false);
+        assert!(!crate::code::forged_in(&b), "{b}");
     }
 }

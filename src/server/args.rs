@@ -375,7 +375,9 @@ fn submit(args: BmadTaskArgs, limits: &Limits) -> Result<Command> {
         stage: args.stage,
         claude_result: args.claude_result,
         codex_result: args.codex_result,
-        document_file: args.document_file.map(|p| p.trim().to_string()),
+        document_file: args
+            .document_file
+            .map(|p| crate::bmad_method::begin::draft_path(&p).to_string()),
     })
 }
 

@@ -51,6 +51,17 @@ pub fn form(
         });
     }
     lines.extend(pending.notices.iter().map(|n| visible(n)));
+    if !pending.assumed.is_empty() {
+        lines.push("The author assumed, where nobody answered (confirming accepts these; to correct one, write your answer in its field):".into());
+        lines.extend(pending.assumed.iter().map(|(q, what)| {
+            format!(
+                "- {}: {} (assumed: {})",
+                clip(&visible(&q.id), 60),
+                clip(&visible(&q.question), QUESTION_CHARS),
+                clip(&visible(what), QUESTION_CHARS)
+            )
+        }));
+    }
     if let Some(note) = note {
         lines.push(note.to_string());
     }
@@ -110,24 +121,29 @@ fn decision_properties(p: &Pending, command: &Command) -> Map<String, Value> {
         "Send it back with feedback"
     };
     let proposed_reject = matches!(command, Command::Reject { .. });
+    // Work that fails (a verdict, a check, a score below the gate) is never decided by
+    // Enter: the human picks one side or the other.
+    let failing = p.failed_verdict.is_some()
+        || matches!((p.score, p.gate), (Some(score), Some(gate)) if score < gate);
     let host_feedback = match command {
         Command::Reject { feedback, .. } => feedback.clone(),
         Command::Confirm { note, .. } | Command::Approve { note, .. } => note.clone(),
         _ => None,
     };
     let mut properties = Map::new();
-    properties.insert(
-        "decision".into(),
-        json!({
-            "type": "string",
-            "title": "Your decision",
-            "oneOf": [
-                {"const": yes, "title": yes_title},
-                {"const": "reject", "title": no_title},
-            ],
-            "default": if proposed_reject { "reject" } else { yes },
-        }),
-    );
+    let mut decision = json!({
+        "type": "string",
+        "title": "Your decision",
+        "oneOf": [
+            {"const": yes, "title": yes_title},
+            {"const": "reject", "title": no_title},
+        ],
+    });
+    if !failing {
+        decision["default"] = if proposed_reject { "reject" } else { yes }.into();
+    }
+    properties.insert("decision".into(), decision);
+    assumed_properties(p, command, &mut properties);
     if p.asked == Asked::Approve {
         let options = scope_options(p);
         let proposed = match command {
@@ -162,6 +178,36 @@ fn decision_properties(p: &Pending, command: &Command) -> Map<String, Value> {
     }
     properties.insert("feedback".into(), feedback);
     properties
+}
+
+/// The property of the form that corrects what the author assumed for question `id`.
+fn assumed_key(id: &str) -> String {
+    format!("assumed_{id}")
+}
+
+/// A field for each question the author answered with an assumption (confirming accepts
+/// them): pre-filled with the answer the assistant proposed with its `confirm`, else with
+/// the assumption; what the human writes there instead is their answer.
+fn assumed_properties(p: &Pending, command: &Command, properties: &mut Map<String, Value>) {
+    let proposed = match command {
+        Command::Confirm { answers, .. } => answers.clone(),
+        _ => BTreeMap::new(),
+    };
+    for (q, what) in &p.assumed {
+        let shown = proposed.get(&q.id).unwrap_or(what);
+        properties.insert(
+            assumed_key(&q.id),
+            json!({
+                "type": "string",
+                "title": format!("{}: {}", clip(&visible(&q.id), 60), clip(&visible(&q.question), 200)),
+                "description": format!(
+                    "Assumed by the author, where nobody answered: {}. Confirming accepts what this field holds; write your answer to correct it.",
+                    clip(&visible(what), QUESTION_CHARS)
+                ),
+                "default": clip(&visible(shown), QUESTION_CHARS),
+            }),
+        );
+    }
 }
 
 /// The scopes offered for a plan: all of it, the first k sprints, or one sprint.
@@ -291,7 +337,7 @@ pub fn read(pending: &Pending, content: Option<&Value>) -> Result<Command, Strin
             Some("confirm") if pending.asked == Asked::Confirm => Ok(Command::Confirm {
                 action: Action::Confirm,
                 note: text("feedback"),
-                answers: Default::default(),
+                answers: corrections(pending, &text),
             }),
             other => Err(format!(
                 "The dialog's answer has no usable `decision` ({}): nothing was changed.",
@@ -299,6 +345,23 @@ pub fn read(pending: &Pending, content: Option<&Value>) -> Result<Command, Strin
             )),
         },
     }
+}
+
+/// What the human's form answers of the questions the author assumed: each field that
+/// holds other words than the assumption (as the form showed it), by question id.
+fn corrections(
+    pending: &Pending,
+    text: &dyn Fn(&str) -> Option<String>,
+) -> BTreeMap<String, String> {
+    pending
+        .assumed
+        .iter()
+        .filter_map(|(q, what)| {
+            let given = text(&assumed_key(&q.id))?;
+            let shown = clip(&visible(what), QUESTION_CHARS);
+            (given != shown.trim() && given != what.trim()).then(|| (q.id.clone(), given))
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -503,5 +566,97 @@ mod tests {
         };
         let m = message(Asked::Confirm, &confirm);
         assert!(m.contains("confirming accepts it as it is"), "{m}");
+    }
+
+    /// Failing work (a failed verdict, a score below the gate) has no default decision:
+    /// Enter decides nothing. Work that passes keeps its default.
+    #[test]
+    fn failing_work_has_no_default_decision() {
+        let confirm = Command::Confirm {
+            action: Action::Confirm,
+            note: None,
+            answers: Default::default(),
+        };
+        let decision = |p: &Pending| {
+            wire(&form(p, &confirm, None, None))["requestedSchema"]["properties"]["decision"]
+                .clone()
+        };
+        let failed = Pending {
+            failed_verdict: Some("Review Status: Fail".into()),
+            ..pending(Asked::Confirm)
+        };
+        assert!(
+            decision(&failed).get("default").is_none(),
+            "{}",
+            decision(&failed)
+        );
+        let below = Pending {
+            score: Some(72),
+            gate: Some(90),
+            ..pending(Asked::Confirm)
+        };
+        assert!(decision(&below).get("default").is_none());
+        let passing = Pending {
+            score: Some(93),
+            gate: Some(90),
+            ..pending(Asked::Confirm)
+        };
+        assert_eq!(decision(&passing)["default"], "confirm");
+    }
+
+    /// The assumptions confirming accepts are listed, each with a field pre-filled with
+    /// what was assumed (or the answer the assistant proposed); a field the human changes
+    /// is their answer, one left as shown accepts the assumption.
+    #[test]
+    fn the_assumptions_are_listed_each_with_a_field_to_correct_it() {
+        let q = |id: &str, question: &str| Question {
+            id: id.into(),
+            question: question.into(),
+            context: None,
+            round: 1,
+        };
+        let p = Pending {
+            assumed: vec![
+                (q("q2", "Offline?"), "No offline mode".into()),
+                (q("q3", "Which browsers?"), "Evergreen only".into()),
+            ],
+            ..pending(Asked::Confirm)
+        };
+        let host = Command::Confirm {
+            action: Action::Confirm,
+            note: None,
+            answers: [("q3".to_string(), "Evergreen and Safari 16".to_string())].into(),
+        };
+        let f = wire(&form(&p, &host, None, None));
+        let message = f["message"].as_str().unwrap();
+        assert!(
+            message.contains("- q2: Offline? (assumed: No offline mode)"),
+            "{message}"
+        );
+        let props = &f["requestedSchema"]["properties"];
+        assert_eq!(props["assumed_q2"]["default"], "No offline mode");
+        assert_eq!(props["assumed_q3"]["default"], "Evergreen and Safari 16");
+        assert!(props["assumed_q2"]["title"]
+            .as_str()
+            .unwrap()
+            .contains("Offline?"));
+        let answered = json!({"decision": "confirm", "assumed_q2": "Offline first", "assumed_q3": "Evergreen only"});
+        assert_eq!(
+            read(&p, Some(&answered)).unwrap(),
+            Command::Confirm {
+                action: Action::Confirm,
+                note: None,
+                answers: [("q2".to_string(), "Offline first".to_string())].into(),
+            }
+        );
+        let untouched = json!({"decision": "confirm", "assumed_q2": "No offline mode"});
+        assert_eq!(
+            read(&p, Some(&untouched)).unwrap(),
+            Command::Confirm {
+                action: Action::Confirm,
+                note: None,
+                answers: Default::default(),
+            }
+        );
     }
 }

@@ -70,6 +70,10 @@ pub struct DialogCall {
     /// ([`crate::hosts::Dialog::DeclinedUnattended`]), for the reply to a dialog closed
     /// sooner than a person answers one.
     pub unattended: Option<(&'static str, crate::hosts::Unseen)>,
+    /// The connection's first process and the client's declared name: where the hooks on
+    /// the dialog are read again once it is answered ([`super::hooks`]).
+    pub first: Option<crate::process_origin::Proc>,
+    pub client: Option<String>,
 }
 
 impl DialogCall {
@@ -384,22 +388,20 @@ impl BmadServer {
             return Some(reply::for_undecided(session, pending, how));
         }
         let config_seen = config_seen.filter(|_| ask::approves_config(answer.content.as_ref()));
-        let command = match ask::read(pending, answer.content.as_ref()) {
-            // Answers the host gave with its `confirm` go with the human's.
-            Ok(Command::Confirm { action, note, .. }) => Command::Confirm {
-                action,
-                note,
-                answers: match &call.command {
-                    Command::Confirm { answers, .. } => answers.clone(),
-                    _ => Default::default(),
-                },
-            },
+        let command = match command_of(call, pending, &answer) {
             Ok(command) => command,
             Err(why) => {
                 let why = Undecided::Unusable(why);
                 return Some(reply::for_undecided(session, pending, why));
             }
         };
+        if let Some(why) = self.hooks_since(call).await {
+            return Some(reply::for_undecided(
+                session,
+                pending,
+                Undecided::Unusable(why),
+            ));
+        }
         let answer = human::Answer {
             command,
             via: Via::Elicitation,
@@ -417,11 +419,37 @@ impl BmadServer {
             Ok(Decided::Refused((e, session))) => reply::for_error(&e, session.as_deref()),
             Err(failed) => self.fault_reply(call.scene(), failed).await,
         };
+        if reply.error.is_none() && !call.provenance.hooks.is_empty() {
+            reply.notices.get_or_insert_with(Vec::new).push(format!(
+                "The dialog's answer may have come from a hook you approved ({}): it is taken as yours, and the hook is recorded with the decision.",
+                call.provenance.hooks.join("; ")
+            ));
+        }
         if let Some(sha) = config_seen {
             let said = self.approve_config_too(session.cwd.clone(), sha).await;
             reply.notices.get_or_insert_with(Vec::new).push(said);
         }
         Some(reply)
+    }
+
+    /// Why the dialog's answer is not the human's after all: a hook the human did not
+    /// approve stands on the dialog now (written while it was open: the host reads its
+    /// settings again as they change). `None` when none does, or they cannot be read.
+    async fn hooks_since(&self, call: &DialogCall) -> Option<String> {
+        let (cwd, first, client) = (call.cwd.clone(), call.first.clone(), call.client.clone());
+        self.blocking(move |s| {
+            super::hooks::on_the_dialog(
+                &s.inner.store,
+                cwd.as_deref(),
+                first.as_ref(),
+                client.as_deref(),
+            )
+            .and_then(|h| h.why_not_the_human())
+        })
+        .await
+        .ok()
+        .flatten()
+        .map(|why| format!("The dialog's answer was not taken as yours: {why}. Nothing changed."))
     }
 
     /// Approves `.bmad/config.toml` as the form showed it (`sha`), as the human did beside
@@ -459,6 +487,38 @@ impl BmadServer {
             ),
             Err(e) => format!("{CONFIG_REL} was not approved: {e}"),
         }
+    }
+}
+
+/// The command the human's accepted form means: what [`ask::read`] reads, with the
+/// answers the host gave with its `confirm` to questions the form did not show (those it
+/// showed, each assumption pre-filled with the host's answer, are what the human left
+/// there); or why nothing is applied.
+fn command_of(
+    call: &DialogCall,
+    pending: &Pending,
+    answer: &ElicitResult,
+) -> Result<Command, String> {
+    match ask::read(pending, answer.content.as_ref())? {
+        Command::Confirm {
+            action,
+            note,
+            answers: corrected,
+        } => {
+            let shown = |id: &String| pending.assumed.iter().any(|(q, _)| &q.id == id);
+            let mut answers = match &call.command {
+                Command::Confirm { answers, .. } => answers.clone(),
+                _ => Default::default(),
+            };
+            answers.retain(|id, _| !shown(id));
+            answers.extend(corrected);
+            Ok(Command::Confirm {
+                action,
+                note,
+                answers,
+            })
+        }
+        command => Ok(command),
     }
 }
 

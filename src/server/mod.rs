@@ -18,6 +18,7 @@ mod client_roots;
 mod decided_elsewhere;
 mod dialog;
 mod fault;
+mod hooks;
 mod lessons;
 pub mod mcp_prompts;
 pub mod normal_logs;
@@ -124,7 +125,7 @@ fn for_this_client(reply: &mut Reply, can_ask: bool, assistants: Option<String>)
     // Where the policy refused the host's word, the error says why.
     if let Some(why) = assistants.filter(|_| reply.error.is_none()) {
         reply.notices.get_or_insert_with(Vec::new).push(format!(
-            "The client's dialog was not opened: this connection runs under an assistant's shell ({why}), so an answer there would not be the human's. The decision is the host's."
+            "The client's dialog was not opened: {why}, so an answer there would not be the human's. The decision is the host's."
         ));
     }
     if reply.error.is_none() && can_ask {
@@ -154,13 +155,16 @@ enum Decides {
 }
 
 /// Who decides `call`. A decision the host asserts goes to the human when the client can
-/// ask them (`can_ask`), unless the connection is an assistant's own: then it stays the
-/// host's, and where it was opened from a host's shell it waits for the human by default.
+/// ask them (`can_ask`), unless the connection is an assistant's own, or a hook the human
+/// did not approve would answer the dialog in their place: then it stays the host's, and
+/// where it was opened from a host's shell (or a hook stands in the dialog) it waits for
+/// the human by default.
 fn decides(
     call: &mut Call,
     context: &RequestContext<RoleServer>,
     can_ask: bool,
     readers: &Readers,
+    store: &crate::store::Store,
 ) -> Decides {
     let client = context.client_info().map(|i| i.name);
     let host_cannot_ask = per_host::waits_for_human(client.as_deref(), can_ask);
@@ -174,8 +178,10 @@ fn decides(
     } = call
     {
         if command.action().decides() && decision.decided_by == DecidedBy::Host {
-            match origin::route(context, can_ask, host_cannot_ask) {
-                origin::Route::Dialog(provenance) => {
+            let route = origin::route(context, can_ask, host_cannot_ask);
+            let route = past_the_hooks(route, store, cwd.as_deref(), client.as_deref());
+            match route {
+                origin::Route::Dialog(provenance, first) => {
                     return Decides::Dialog(Box::new(dialog::DialogCall {
                         cwd: cwd.clone(),
                         key: key.clone(),
@@ -183,6 +189,8 @@ fn decides(
                         provenance,
                         readers: readers.clone(),
                         unattended: per_host::declines_unattended(client.as_deref()),
+                        first,
+                        client: client.clone(),
                     }))
                 }
                 origin::Route::Word {
@@ -201,6 +209,34 @@ fn decides(
     Decides::Word {
         cannot_ask,
         dialog_shut,
+    }
+}
+
+/// `route` once the hooks on the dialog are read: a dialog that a hook the human did not
+/// approve would answer in their place is not opened, and the decision is the host's word
+/// (which waits for the human by default), recorded with the hook; an approved hook is
+/// recorded with the human's answer.
+fn past_the_hooks(
+    route: origin::Route,
+    store: &crate::store::Store,
+    cwd: Option<&str>,
+    client: Option<&str>,
+) -> origin::Route {
+    let origin::Route::Dialog(mut provenance, first) = route else {
+        return route;
+    };
+    let hooks = hooks::on_the_dialog(store, cwd, first.as_ref(), client).unwrap_or_default();
+    provenance.hooks = hooks.approved_named();
+    let Some(why) = hooks.why_not_the_human() else {
+        return origin::Route::Dialog(provenance, first);
+    };
+    provenance
+        .hooks
+        .extend(hooks.unapproved.iter().map(crate::policy::hooks::named));
+    origin::Route::Word {
+        cannot_ask: Some(why.clone()),
+        provenance: Some(provenance),
+        dialog_shut: Some(why),
     }
 }
 
@@ -300,15 +336,16 @@ impl ServerHandler for BmadServer {
         };
         client_roots::fill_cwd(&mut call, &self.inner.store, &context).await;
         let can_ask = dialog::can_ask(&context);
-        let (cannot_ask, dialog_shut) = match decides(&mut call, &context, can_ask, &readers) {
-            Decides::Dialog(asked) => {
-                return Ok(self.decide_in_dialog(*asked, &request, &context).await)
-            }
-            Decides::Word {
-                cannot_ask,
-                dialog_shut,
-            } => (cannot_ask, dialog_shut),
-        };
+        let (cannot_ask, dialog_shut) =
+            match decides(&mut call, &context, can_ask, &readers, &self.inner.store) {
+                Decides::Dialog(asked) => {
+                    return Ok(self.decide_in_dialog(*asked, &request, &context).await)
+                }
+                Decides::Word {
+                    cannot_ask,
+                    dialog_shut,
+                } => (cannot_ask, dialog_shut),
+            };
         let lists_change = changes_lists(&call);
         let (watched, _watchers) = progress::watch(&context);
         let scene = fault::Scene::of(&call);

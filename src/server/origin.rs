@@ -24,8 +24,9 @@ use crate::workflow::Provenance;
 
 /// What becomes of a gate decision the host asserts.
 pub enum Route {
-    /// It is put to the human in the client's dialog; `origin` is kept with the answer.
-    Dialog(Provenance),
+    /// It is put to the human in the client's dialog; `origin` is kept with the answer,
+    /// and the chain's first process (the host's own, where it asks) beside it.
+    Dialog(Provenance, Option<procs::Proc>),
     /// It stays the host's word.
     Word {
         /// Why, under `gates = "auto"`, the host's word waits for the human's channels: the
@@ -52,9 +53,9 @@ pub fn route(
     can_ask: bool,
     host_cannot_ask: Option<&'static str>,
 ) -> Route {
-    let (origin, found) = read(ctx);
+    let (origin, found, first) = read(ctx);
     if can_ask && !origin.under_assistant {
-        return Route::Dialog(origin);
+        return Route::Dialog(origin, first);
     }
     let shell = found
         .as_ref()
@@ -63,7 +64,10 @@ pub fn route(
         Some((host, f)) => Some(per_host::shell_cannot_ask(host, &f.why())),
         None => host_cannot_ask.map(per_host::host_cannot_ask),
     };
-    let dialog_shut = can_ask.then(|| origin.assistant.clone()).flatten();
+    let dialog_shut = can_ask
+        .then(|| origin.assistant.clone())
+        .flatten()
+        .map(|why| format!("this connection runs under an assistant's shell ({why})"));
     Route::Word {
         cannot_ask,
         provenance: Some(origin),
@@ -74,8 +78,9 @@ pub fn route(
 /// Where the call in `ctx` comes from. `under_assistant` is also set when the processes
 /// could not be read: a channel that cannot be told apart from the assistant's does not
 /// count as the human's.
-/// What made it an assistant's is returned beside, when a process of the chain did.
-fn read(ctx: &RequestContext<RoleServer>) -> (Provenance, Option<Found>) {
+/// What made it an assistant's is returned beside, when a process of the chain did, and
+/// the chain's first process.
+fn read(ctx: &RequestContext<RoleServer>) -> (Provenance, Option<Found>, Option<procs::Proc>) {
     let client = ctx.client_info().map(|i| {
         let name = crate::code::clip(&i.name, 80);
         let version = crate::code::clip(&i.version, 40);
@@ -93,6 +98,7 @@ fn read(ctx: &RequestContext<RoleServer>) -> (Provenance, Option<Found>) {
     };
     let chain = chain.unwrap_or_default();
     let found = process_origin::found(&chain, Host::AsksTheHuman);
+    let first = chain.first().cloned();
     let assistant = match chain.first() {
         None if channel == "http" => {
             Some("the process at the connection's other end could not be found".to_string())
@@ -110,6 +116,7 @@ fn read(ctx: &RequestContext<RoleServer>) -> (Provenance, Option<Found>) {
         process,
         client,
         assistant,
+        hooks: Vec::new(),
     };
-    (provenance, found)
+    (provenance, found, first)
 }

@@ -134,6 +134,10 @@ pub struct Store {
     claims_on_remote: bool,
     /// The user's folder of role prompts.
     user_prompts: Option<PathBuf>,
+    /// The user's home and Claude Code's configuration folder, where the hooks on its
+    /// dialog are read when the host's own process does not say.
+    home: Option<PathBuf>,
+    claude_config_dir: Option<PathBuf>,
     /// Folders (of any project) this process has already swept of interrupted writes.
     swept: Mutex<HashSet<PathBuf>>,
     /// The parsed task mapping, reused while its file is unchanged.
@@ -152,6 +156,8 @@ impl Store {
             lock_wait,
             check_timeout,
             claims_on_remote,
+            home,
+            claude_config_dir,
         } = acting;
         Store {
             default_root,
@@ -161,10 +167,22 @@ impl Store {
             check_timeout,
             claims_on_remote,
             user_prompts,
+            home,
+            claude_config_dir,
             swept: Mutex::new(HashSet::new()),
             mapping: MappingCache::default(),
             list_cache: list::ListCache::default(),
         }
+    }
+
+    /// Where Claude Code would read the hooks on its dialog for `projects`, by the settings
+    /// of this process (the user's home, `CLAUDE_CONFIG_DIR`).
+    pub fn claude_places(&self, projects: Vec<PathBuf>) -> crate::hosts::hooks::Places {
+        crate::hosts::hooks::Places::new(
+            self.home.clone(),
+            self.claude_config_dir.clone(),
+            projects,
+        )
     }
 
     /// Under the project lock: removes temporary files that a killed writer left behind in

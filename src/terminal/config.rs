@@ -1,7 +1,9 @@
 //! `bmad-mcp config show|approve`: the human's view of the project's policy, and their
 //! approval of a new version of `.bmad/config.toml` (shown with what changed and its
 //! digest, asked on the terminal, refused when stdin is not a terminal, as every other
-//! decision of theirs).
+//! decision of theirs), and of the hooks that answer Claude Code's dialog in their place
+//! (each shown with where it is written, what it runs and its digest), whose answers then
+//! count as theirs.
 
 use chrono::Utc;
 use clap::Subcommand;
@@ -17,8 +19,9 @@ use crate::workflow::Via;
 pub enum ConfigAction {
     /// What the server acts on (the approved version) and what waits for approval.
     Show,
-    /// Approve .bmad/config.toml as it is now: its checks run from then on, and its
-    /// gates policy holds (asks on the terminal).
+    /// Approve .bmad/config.toml as it is now (its checks run from then on, and its gates
+    /// policy holds) and the hooks on Claude Code's dialog found now (their answers count
+    /// as yours); asks on the terminal.
     Approve,
 }
 
@@ -26,6 +29,20 @@ pub fn run(store: &Store, action: ConfigAction) -> Outcome {
     let project = store.project(None).map_err(|e| e.to_string())?;
     let policy = Policy::read(&project).map_err(|e| e.to_string())?;
     show(&policy);
+    let places = store.claude_places(vec![project.root.clone()]);
+    let found = crate::hosts::hooks::found(&places);
+    let approved = crate::policy::hooks::Approved::read(&project);
+    for h in &found {
+        let state = if approved.holds(h) {
+            "approved"
+        } else {
+            "waits for approval"
+        };
+        println!(
+            "Hook on Claude Code's dialog: {} ({state})",
+            crate::policy::hooks::named(h)
+        );
+    }
     match action {
         ConfigAction::Show => Ok(Exit::Done),
         ConfigAction::Approve => approve(store, &policy),
@@ -75,15 +92,59 @@ fn approve(store: &Store, p: &Policy) -> Outcome {
     ) {
         return Ok(exit);
     }
-    let Some(text) = &p.file_text else {
-        return Err(format!("there is no {CONFIG_REL} to approve"));
+    let project = store.project(None).map_err(|e| e.to_string())?;
+    let places = store.claude_places(vec![project.root.clone()]);
+    let hooks = crate::policy::hooks::unapproved(&project, crate::hosts::hooks::found(&places));
+    let config = match &p.file_text {
+        None if hooks.is_empty() => return Err(format!("there is no {CONFIG_REL} to approve")),
+        None => None,
+        Some(text) => {
+            let sha = crate::workflow::machine::sha256_hex(text);
+            (p.approved_sha256.as_deref() != Some(sha.as_str())).then_some((text, sha))
+        }
     };
-    let file = Config::parse(text).map_err(|e| format!("{CONFIG_REL}: {e}"))?;
-    let sha = crate::workflow::machine::sha256_hex(text);
-    if p.approved_sha256.as_deref() == Some(sha.as_str()) {
+    if config.is_none() && hooks.is_empty() {
         println!("{CONFIG_REL} is already the approved version: nothing to do.");
         return Ok(Exit::Done);
     }
+    if let Some((text, sha)) = &config {
+        show_to_approve(p, text, sha)?;
+    }
+    show_hooks(&hooks);
+    if !yes("Approve it? [y/N] ")? {
+        println!("Not approved: nothing changed.");
+        return Ok(Exit::Failed);
+    }
+    if let Some((_, sha)) = &config {
+        let approved = crate::policy::approve_config(store, None, sha, Via::Cli, &Utc::now)
+            .map_err(|e| e.to_string())?;
+        let home = crate::policy::approval::home(&project).path(APPROVED_REL);
+        println!(
+            "Approved (sha256 {}), recorded in {} as the human's, via the terminal; every worktree of this clone runs these checks.",
+            &approved.sha256[..12],
+            home.display()
+        );
+    }
+    if !hooks.is_empty() {
+        let _lock = store.lock(&project).map_err(|e| e.to_string())?;
+        let at = crate::workflow::session::timestamp(Utc::now());
+        crate::policy::hooks::approve(&project, &hooks, Via::Cli, &at)
+            .map_err(|e| e.to_string())?;
+        let home =
+            crate::policy::approval::home(&project).path(crate::policy::hooks::APPROVED_HOOKS_REL);
+        println!(
+            "Approved {} hook(s) on Claude Code's dialog, recorded in {} by digest: while each stays as it is, a dialog answer it makes is taken as yours, recorded with the hook.",
+            hooks.len(),
+            home.display()
+        );
+    }
+    Ok(Exit::Done)
+}
+
+/// The config file as it is now (`text`, digest `sha`), what its gates mean and what
+/// changed, for the human approving it.
+fn show_to_approve(p: &Policy, text: &str, sha: &str) -> Result<(), String> {
+    let file = Config::parse(text).map_err(|e| format!("{CONFIG_REL}: {e}"))?;
     println!("\nTo approve: {CONFIG_REL}, sha256 {}", &sha[..12]);
     println!(
         "  gates = \"{}\": {}",
@@ -115,19 +176,20 @@ fn approve(store: &Store, p: &Policy) -> Outcome {
             "The server will run these commands in the project after `dev` and before QA completes."
         ),
     }
-    if !yes("Approve it? [y/N] ")? {
-        println!("Not approved: nothing changed.");
-        return Ok(Exit::Failed);
+    Ok(())
+}
+
+/// The hooks on Claude Code's dialog waiting for the human, each with what it runs.
+fn show_hooks(hooks: &[crate::hosts::hooks::Hook]) {
+    if hooks.is_empty() {
+        return;
     }
-    let approved = crate::policy::approve_config(store, None, &sha, Via::Cli, &Utc::now)
-        .map_err(|e| e.to_string())?;
-    let home = store
-        .project(None)
-        .map(|p| crate::policy::approval::home(&p).path(APPROVED_REL))
-        .map_or_else(|_| APPROVED_REL.into(), |p| p.display().to_string());
-    println!(
-        "Approved (sha256 {}), recorded in {home} as the human's, via the terminal; every worktree of this clone runs these checks.",
-        &approved.sha256[..12]
-    );
-    Ok(Exit::Done)
+    println!("\nTo approve: {} hook(s) that answer Claude Code's dialog in your place (until approved, a dialog answer is not taken as yours while one is there):", hooks.len());
+    for h in hooks {
+        println!(
+            "  {}, runs: {}",
+            crate::policy::hooks::named(h),
+            visible(&crate::code::clip(&h.runs, 400))
+        );
+    }
 }

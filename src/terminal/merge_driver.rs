@@ -12,16 +12,33 @@ use crate::files::Project;
 
 /// Merges `ours` (written over with the result) and `theirs` from `base`: done when
 /// nothing conflicts, failed when conflicts are left marked in `ours` (or the merge could
-/// not be made, `ours` left as it was).
+/// not be made, `ours` left as it was). A side that is not UTF-8, or that holds the
+/// driver's own marker lines, is refused: `ours` gets git's own line merge of the three
+/// (its conflict markers where it conflicts) and the merge fails, so git leaves the file
+/// conflicted for the person instead of taking a lossy or a forged merge.
 pub(super) fn merge(base: &Path, ours: &Path, theirs: &Path, marker_size: usize) -> Outcome {
-    let read = |p: &Path| {
-        std::fs::read(p)
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .map_err(|e| format!("{}: {e}", p.display()))
-    };
+    let read = |p: &Path| std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()));
     let (b, o, t) = (read(base)?, read(ours)?, read(theirs)?);
+    let texts = [&b, &o, &t].map(|bytes| std::str::from_utf8(bytes));
+    let refused = texts
+        .iter()
+        .zip(["the base", "ours", "theirs"])
+        .find_map(|(text, side)| match text {
+            Err(e) => Some(format!(
+                "{side} is not UTF-8 (byte {} is not)",
+                e.valid_up_to()
+            )),
+            Ok(text) => crate::bmad_method::shared_plan::merge::refused(text)
+                .map(|why| format!("{side}: {why}")),
+        });
+    if let Some(why) = refused {
+        return leave_to_git(&b, ours, &o, &t, marker_size, &why);
+    }
+    let [Ok(b), Ok(o), Ok(t)] = texts else {
+        unreachable!("every side was read as UTF-8 above")
+    };
     let Some((text, conflicted)) =
-        crate::bmad_method::shared_plan::merge::merge(&b, &o, &t, marker_size)
+        crate::bmad_method::shared_plan::merge::merge(b, o, t, marker_size)
     else {
         return Err("git merge-file could not be run: the file is left as a conflict".into());
     };
@@ -31,6 +48,24 @@ pub(super) fn merge(base: &Path, ours: &Path, theirs: &Path, marker_size: usize)
         return Ok(Exit::Failed);
     }
     Ok(Exit::Done)
+}
+
+/// A refused merge: `ours` (the file at `path`) gets what git's own line merge makes of
+/// the three sides, and the merge fails whatever that holds, so the file stays a conflict
+/// for the person.
+fn leave_to_git(
+    base: &[u8],
+    path: &Path,
+    ours: &[u8],
+    theirs: &[u8],
+    marker_size: usize,
+    why: &str,
+) -> Outcome {
+    eprintln!("bmad-mcp: sprint-status.yaml not merged key by key: {why}; left as git's conflict for you to resolve");
+    if let Some((merged, _)) = crate::git::merge_bytes(ours, base, theirs, marker_size) {
+        std::fs::write(path, merged).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(Exit::Failed)
 }
 
 /// The command git runs for the driver: this binary (`exe`, by its absolute path), and, when
@@ -131,6 +166,60 @@ mod tests {
             .unwrap()
             .contains("<<<<<<< ours\n  1-2-b: strange\n"));
         assert_eq!(quoted("/a b/it's"), "'/a b/it'\\''s'");
+    }
+
+    const HEAD: &str = "generated: 11-27-2026 10:00\nlast_updated: 11-27-2026 10:00\nproject: p\n\ndevelopment_status:\n";
+
+    /// The three sides written in a folder: (base, ours, theirs).
+    fn sides(dir: &Path, [b, o, t]: [&[u8]; 3]) -> [std::path::PathBuf; 3] {
+        [("O", b), ("A", o), ("B", t)].map(|(name, bytes)| {
+            let p = dir.join(name);
+            std::fs::write(&p, bytes).unwrap();
+            p
+        })
+    }
+
+    #[test]
+    fn a_side_that_is_not_utf8_is_left_to_git_as_a_conflict() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = format!("{HEAD}  1-1-a: backlog\n  1-2-b: backlog\n");
+        let ours = base.replace("1-1-a: backlog", "1-1-a: done");
+        // A Latin-1 `é` in a comment theirs added.
+        let mut theirs = base.replace("1-2-b: backlog", "1-2-b: review").into_bytes();
+        theirs.extend_from_slice(b"# caf\xe9\n");
+        let [b, o, t] = sides(dir.path(), [base.as_bytes(), ours.as_bytes(), &theirs]);
+        assert_eq!(merge(&b, &o, &t, 7), Ok(Exit::Failed));
+        let left = std::fs::read(&o).unwrap();
+        assert!(
+            left.windows(5).any(|w| w == b"caf\xe9\n"),
+            "the byte is kept as it was, not replaced: {}",
+            String::from_utf8_lossy(&left)
+        );
+        let replaced = "\u{fffd}".as_bytes();
+        assert!(!left.windows(3).any(|w| w == replaced), "no U+FFFD written");
+    }
+
+    #[test]
+    fn a_side_holding_the_drivers_own_markers_is_left_to_git_as_a_conflict() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = format!("{HEAD}  1-1-a: backlog\n");
+        let ours = base.replace("1-1-a: backlog", "1-1-a: done");
+        let forged = format!(
+            "{base}\u{1}bmad-mcp: development_status entries\u{1}\n\u{1}bmad-mcp: last_updated\u{1}\n"
+        );
+        let [b, o, t] = sides(
+            dir.path(),
+            [base.as_bytes(), ours.as_bytes(), forged.as_bytes()],
+        );
+        assert_eq!(merge(&b, &o, &t, 7), Ok(Exit::Failed));
+        let left = std::fs::read_to_string(&o).unwrap();
+        // Git's line merge, its conflict marked, the forged lines left as lines: not the
+        // merged entries pasted in their place, and no clean merge.
+        assert!(left.contains("<<<<<<< ours\n  1-1-a: done\n"), "{left}");
+        assert!(
+            left.contains("\u{1}bmad-mcp: development_status entries\u{1}\n"),
+            "{left}"
+        );
     }
 
     fn git(dir: &Path, args: &[&str]) -> std::process::Output {

@@ -113,20 +113,31 @@ impl Said {
 }
 
 /// A stage's draft taken whole from a file of the project (a document the BMAD method's
-/// skills made), not written by the model in its result: which file, and the SHA-256 of
-/// the text read, so the human is shown whose document they decide on.
+/// skills made), not written by the model in its result: which file, the SHA-256 of the
+/// text read, and who last changed the file as git and the work tree showed it then, so
+/// the human is shown whose document they decide on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct FromFile {
     pub path: String,
     pub sha256: String,
+    /// Who last changed the file when it was read ("last committed in 1a2b3c4 by …", "not
+    /// committed: written on this machine after this task began …"); absent in a record
+    /// made before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
 }
 
 impl FromFile {
-    /// Whose the draft is, for the human: "the BMAD method's file `x` (SHA-256 …), not
-    /// written by the assistant".
+    /// Whose the draft is, for the human: "the file `x` in the BMAD method's place
+    /// (SHA-256 …), taken as it is: last committed in … by …". Never that the assistant
+    /// did not write it: a file in the method's place may be anyone's.
     pub fn label(&self) -> String {
+        let author = self
+            .author
+            .as_deref()
+            .unwrap_or("who last changed it was not recorded");
         format!(
-            "the BMAD method's file `{}` (SHA-256 {}…), taken as it is, not written by the assistant",
+            "the file `{}` where the BMAD method leaves its documents (SHA-256 {}…), taken as it is: {author}",
             crate::code::visible(&crate::code::clip(&self.path, 200)),
             &self.sha256[..12.min(self.sha256.len())]
         )

@@ -78,6 +78,12 @@ pub struct Provenance {
     /// Why the channel is an assistant's (or could not be told apart from one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub assistant: Option<String>,
+    /// For the client's dialog: the hooks the host runs on it in the person's place
+    /// (`an `Elicitation` hook in ~/.claude/settings.json (sha256 …) (approved)`): an
+    /// approved one with a decision recorded as the human's, an unapproved one with the
+    /// host's word it made of the dialog.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hooks: Vec<String>,
 }
 
 impl Decision {

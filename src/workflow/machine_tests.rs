@@ -2022,6 +2022,7 @@ fn a_files_draft_is_scored_as_any_draft_and_recorded_as_the_files() {
     documents.file_draft = Some(super::FileDraft {
         path: FILE.into(),
         text: text.clone(),
+        author: Some("last committed in 1a2b3c4 by Ada <ada@example.org> (2026-11-28)".into()),
     });
     let two = apply(
         &r.s,
@@ -2057,8 +2058,19 @@ fn a_files_draft_is_scored_as_any_draft_and_recorded_as_the_files() {
     let kept = out.session.artifact_path(Stage::Po);
     let artifact = out.writes.iter().find(|w| w.path == kept);
     assert_eq!(artifact.map(|w| w.content.as_str()), Some(text.as_str()));
-    let said = "the BMAD method's file `plans/prd.md`";
+    let said = "the file `plans/prd.md` where the BMAD method leaves its documents";
     assert!(out.facts.notices.iter().any(|n| n.contains(said)));
+    // Whose it is, as the caller read it from git; never that the assistant did not write it.
+    assert!(out
+        .facts
+        .notices
+        .iter()
+        .any(|n| n.contains("by Ada <ada@example.org>")));
+    assert!(!out
+        .facts
+        .notices
+        .iter()
+        .any(|n| n.contains("not written by")));
 }
 
 /// The human deciding on a file's draft is told whose it is; the model's next draft,
@@ -2070,6 +2082,7 @@ fn the_human_is_told_a_draft_is_the_files_until_the_model_writes_one() {
     documents.file_draft = Some(super::FileDraft {
         path: FILE.into(),
         text: method_prd(),
+        author: None,
     });
     let meta = Some(r#"{"quality_score": 93}"#);
     let out = apply(
@@ -2090,7 +2103,10 @@ fn the_human_is_told_a_draft_is_the_files_until_the_model_writes_one() {
     let p = pending(&r.s, Action::Confirm, &r.files.documents(&r.s)).unwrap();
     let told = |p: &Pending, what: &str| p.notices.iter().any(|n| n.starts_with(what));
     assert!(
-        told(&p, "This draft is the BMAD method's file"),
+        told(
+            &p,
+            "This draft is the file `plans/prd.md` where the BMAD method leaves"
+        ),
         "{:?}",
         p.notices
     );

@@ -516,3 +516,105 @@ async fn the_hosts_word_is_recorded_with_its_client_and_processes() {
         "{said}"
     );
 }
+
+/// A stand-in for a host: a copy of the Python interpreter named `claude` (a host's
+/// program, by the file `/proc/<pid>/exe` names), which runs `command` in `sh` with
+/// `CLAUDECODE=1`, as Claude Code's Bash tool does, and prints what it printed.
+fn under_a_host(dir: &std::path::Path, command: &str, args: &[String]) -> String {
+    let bin = dir.join("host-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let host = bin.join("claude");
+    if !host.exists() {
+        std::fs::copy(python_executable(), &host).unwrap();
+    }
+    let script = "import os, subprocess, sys\n\
+                  env = dict(os.environ, CLAUDECODE='1')\n\
+                  out = subprocess.run(['sh', '-c', sys.argv[1], 'sh'] + sys.argv[2:], env=env, capture_output=True)\n\
+                  print(out.stdout.decode(), out.stderr.decode())\n";
+    let out = std::process::Command::new(&host)
+        .args(["-c", script, command])
+        .args(args)
+        .env_remove("CLAUDECODE")
+        .output()
+        .expect("the stand-in host runs");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The shell tool replaces itself with an unmarked client (`exec env -u CLAUDECODE`,
+/// `exec env -i`, `exec setsid`, or a copy of a client under the host's own name): the
+/// client has the shell's pid, the host as its parent and a clean environment. Declaring
+/// the dialog or not, its `confirm` is neither put to it as the human's nor taken as the
+/// host's word under the default policy: the gate waits for the human, and nothing is
+/// recorded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_client_the_shell_execs_into_is_not_the_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().canonicalize().unwrap();
+    let server = http::Server::for_project(&project, &[]);
+    let user = User::default();
+    let service = server.connect_as(user.clone(), Era::Legacy, None).await;
+    let id = awaiting(&service, &project).await;
+    // Were a dialog opened, this answer would pass for the human's.
+    user.will(
+        ElicitationAction::Accept,
+        Some(json!({"decision": "confirm"})),
+    );
+    let curl = String::from_utf8(
+        std::process::Command::new("sh")
+            .args(["-c", "command -v curl"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap()
+    .trim()
+    .to_string();
+    let copy = dir.path().join("copy-bin");
+    std::fs::create_dir_all(&copy).unwrap();
+    std::fs::copy(&curl, copy.join("claude")).unwrap();
+    let mut headers = Vec::new();
+    for (n, v) in CALL_HEADERS {
+        headers.extend(["-H".to_string(), format!("{n}: {v}")]);
+    }
+    for declares in [true, false] {
+        let mut call = http::tool_call(7, json!({"action": "confirm", "session_id": id}));
+        if declares {
+            call["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+                json!({"elicitation": {"form": {}}});
+        }
+        call["params"]["_meta"]["io.modelcontextprotocol/clientInfo"] =
+            json!({"name": "x", "version": "1"});
+        let body = dir.path().join("call.json");
+        std::fs::write(&body, call.to_string()).unwrap();
+        let mut args = vec!["-s".to_string(), "-X".into(), "POST".into()];
+        args.extend(headers.iter().cloned());
+        args.extend([
+            "--data-binary".to_string(),
+            format!("@{}", body.display()),
+            server.url.clone(),
+        ]);
+        for (how, client) in [
+            ("exec env -u CLAUDECODE", curl.clone()),
+            ("exec env -i", curl.clone()),
+            ("exec setsid env -u CLAUDECODE", curl.clone()),
+            (
+                "exec env -u CLAUDECODE",
+                copy.join("claude").display().to_string(),
+            ),
+        ] {
+            let command = format!("{how} {client} \"$@\"");
+            let reply = under_a_host(dir.path(), &command, &args);
+            assert!(
+                reply.contains("human_required") && reply.contains("without being it"),
+                "{how} {client} (dialog declared: {declares}): {reply}"
+            );
+            assert!(user.shown.lock().unwrap().is_empty(), "no dialog: {reply}");
+            assert_eq!(
+                last_decision(&project, &id)["action"],
+                "submit",
+                "nothing recorded: {reply}"
+            );
+        }
+    }
+    let _ = service.cancel().await;
+}

@@ -555,23 +555,33 @@ async fn the_host_remembers_and_recalls_through_the_tool_marked_as_its_own() {
 
 /// A later task resolves an earlier lesson: its closing report names the lesson its own
 /// prompts recalled on a `Resolves lesson:` line, and when the task completes the lesson
-/// is retired with why. A lesson the task never recalled is left alone.
+/// is retired with why. A lesson the task never recalled is left alone. A lesson of a
+/// person's words (`source: human`) named on the same line stays active: the line only
+/// proposes it, and the human retires it in their terminal.
 #[tokio::test]
 async fn a_task_that_resolves_a_recalled_lesson_retires_it_on_completion() {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path();
     std::fs::create_dir_all(project.join(".bmad/lessons")).unwrap();
-    let write = |id: &str, role: &str, words: &str| {
-        let text = format!("---\nrole: {role}\ncategory: PROCESS-SKIP\nsource: report\ntask: invoices\nstage: review\ndate: 2026-11-20T10:00:00.000Z\n---\n{words}\n");
+    let write_as = |id: &str, role: &str, source: &str, words: &str| {
+        let text = format!("---\nrole: {role}\ncategory: PROCESS-SKIP\nsource: {source}\ntask: invoices\nstage: review\ndate: 2026-11-20T10:00:00.000Z\n---\n{words}\n");
         std::fs::write(project.join(format!(".bmad/lessons/{id}.md")), text).unwrap();
     };
+    let write = |id: &str, role: &str, words: &str| write_as(id, role, "report", words);
     let empty = "2026-11-20-0badcafe";
     let other = "2026-11-20-0ddba11a";
+    let theirs = "2026-11-20-0feedbee";
     write(empty, "dev", "Review Status: Fail. Exporting an empty invoice list crashed the CSV export with an index out of bounds");
     write(
         other,
         "po",
         "Holiday requests need the manager's approval first",
+    );
+    write_as(
+        theirs,
+        "dev",
+        "human",
+        "An empty invoice list must still export the CSV header, as accounting imports it",
     );
     let c = connect(Era::Legacy, project).await;
     let v = c
@@ -605,8 +615,9 @@ async fn a_task_that_resolves_a_recalled_lesson_retires_it_on_completion() {
         .filter_map(Value::as_str)
         .collect();
     assert!(recalled.contains(&empty), "{recalled:?}");
+    assert!(recalled.contains(&theirs), "{recalled:?}");
     assert!(!recalled.contains(&other), "{recalled:?}");
-    let review = format!("# Code Review\n\n## Findings\n- none.\n\nReview Status: Pass\nIntent: met\nResolves lesson: {empty}, {other}\n");
+    let review = format!("# Code Review\n\n## Findings\n- none.\n\nReview Status: Pass\nIntent: met\nResolves lesson: {empty}, {other}, {theirs}\n");
     let v = call(json!({"action": "submit", "claude_result": review})).await;
     assert_eq!(v["state"], "completed", "{v:#}");
     // At a task's end what the notices would say is in `user_message`, for the human.
@@ -625,6 +636,28 @@ async fn a_task_that_resolves_a_recalled_lesson_retires_it_on_completion() {
     assert!(
         !text.contains("retired:"),
         "never recalled, so not retired: {text}"
+    );
+    // A person's lesson: proposed, not retired; the human retires it.
+    let said = v["user_message"].to_string();
+    assert!(
+        said.contains(&format!("lesson {theirs}"))
+            && said.contains("stays active until the human retires it"),
+        "{said}"
+    );
+    let path = project.join(format!(".bmad/lessons/{theirs}.md"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(!text.contains("retired:"), "still active: {text}");
+    let (code, out) = crate::support::terminal::in_terminal(
+        project,
+        &["lessons", "retire", theirs],
+        "[y/N]",
+        "y\n",
+    );
+    assert_eq!(code, 0, "{out}");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.contains("retired: ") && text.contains("decided: retired by"),
+        "{text}"
     );
     c.close().await;
 }

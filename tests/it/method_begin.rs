@@ -2,10 +2,10 @@
 //! (for Claude Code and Codex), a PRD and an architecture placed where the method's own
 //! skills write them are named by `start` and by the stage that turns to them, and a
 //! submission naming one (`document_file`) reaches the gate with that document's text,
-//! recorded with its SHA-256 and shown to the human as the method's file, not the model's
-//! writing. An incomplete one gets the usual gate feedback; the server's own copies are
-//! never offered; a link, an oversized file or a path that is not the method's is refused
-//! with the reason.
+//! recorded with its SHA-256 and shown to the human as the file it is, with who last
+//! changed it as git and the work tree show it. An incomplete one gets the usual gate
+//! feedback; the server's own copies are never offered; a link (symbolic or hard), an
+//! oversized file or a path that is not the method's is refused with the reason.
 //!
 //! Without the package (`target/npm/bmad-method.skipped` says why) each test prints that
 //! reason and reports itself skipped; a bare `cargo test` ignores them.
@@ -124,7 +124,9 @@ async fn po_draft_from_the_file(
         .await;
     assert_eq!(v["state"], "awaiting_confirmation", "{tool}: {v:#}");
     assert!(
-        notices(&v).contains(&format!("The draft is the BMAD method's file `{path}`")),
+        notices(&v).contains(&format!(
+            "The draft is the file `{path}` where the BMAD method leaves its documents"
+        )),
         "{v:#}"
     );
     let s = session(project, &v);
@@ -156,7 +158,7 @@ async fn confirmed_in_the_terminal(
     let (code, out) = in_terminal(project, &["confirm", task], "[y/N]", "y\n");
     assert_eq!(code, 0, "{out}");
     assert!(
-        out.contains("This draft is the BMAD method's file") && out.contains(path),
+        out.contains("This draft is the file `") && out.contains(path),
         "{out}"
     );
     // The host did not read the terminal's reply: its `status` makes the offer.
@@ -319,5 +321,107 @@ async fn a_link_an_oversized_file_our_copy_or_another_path_is_refused_with_the_r
 
     let after = session(&project, &json!({"session_id": sid}));
     assert_eq!(before, after, "a refusal changes nothing");
+    c.close().await;
+}
+
+/// A project in git with the least of a BMAD method install the server reads (its config,
+/// naming `plans` the planning folder, and a skill's folder), no package needed; a client.
+async fn minimal_install() -> (tempfile::TempDir, PathBuf, Client) {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    place(
+        &project,
+        "_bmad/bmm/config.yaml",
+        "planning_artifacts: \"{project-root}/plans\"\n",
+    );
+    std::fs::create_dir_all(project.join(".claude/skills/bmad-prd")).unwrap();
+    let git = |args: &[&str]| crate::support::git(&project, args);
+    git(&["init", "-q"]);
+    git(&["config", "user.name", "Grace Hopper"]);
+    git(&["config", "user.email", "grace@example.org"]);
+    git(&["add", "_bmad"]);
+    git(&["commit", "-qm", "the method"]);
+    let c = connect(Era::Legacy, &project).await;
+    (dir, project, c)
+}
+
+/// The PRD an assistant writes in the method's place just after the task began, then
+/// submits by `document_file` (as `./plans/prd.md`, the project's folder named): taken,
+/// and the human is told truly who wrote it: not committed, written on this machine after
+/// the task began, a person or the assistant; never that the assistant did not write it.
+/// Once a person commits it, the commit's author is named.
+#[tokio::test]
+async fn a_file_draft_names_its_author_as_git_and_the_work_tree_show_it() {
+    let (_dir, project, c) = minimal_install().await;
+    let v = c.ok(start_args(&project, "Build a todo app")).await;
+    let sid = v["session_id"].clone();
+    let prd = method_prd(&PRD_SECTIONS);
+    place(&project, "plans/prd.md", &prd);
+    let meta = json!({"quality_score": 93}).to_string();
+    let v = c
+        .ok(json!({"action": "submit", "session_id": sid, "document_file": "./plans/prd.md", "claude_result": meta}))
+        .await;
+    assert_eq!(v["state"], "awaiting_confirmation", "{v:#}");
+    let said = notices(&v);
+    assert!(
+        said.contains("not committed: written on this machine after this task began")
+            && said.contains("by a person or by the assistant"),
+        "{said}"
+    );
+    assert!(!said.contains("not written by the assistant"), "{said}");
+    let po = &session(&project, &v)["stages"]["po"];
+    assert_eq!(po["from_file"]["path"], "plans/prd.md", "{po:#}");
+    let task = v["task_name"].as_str().unwrap();
+    let (code, out) = in_terminal(
+        &project,
+        &["reject", task, "--feedback", "Again."],
+        "[y/N]",
+        "y\n",
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("not committed: written on this machine"),
+        "{out}"
+    );
+
+    // A person commits it: the commit's author, as git records it.
+    crate::support::git(&project, &["add", "plans/prd.md"]);
+    crate::support::git(&project, &["commit", "-qm", "the PRD"]);
+    let v = c
+        .ok(json!({"action": "submit", "session_id": sid, "document_file": "plans/prd.md", "claude_result": meta}))
+        .await;
+    let said = notices(&v);
+    assert!(
+        said.contains("last committed in ") && said.contains("by Grace Hopper <grace@example.org>"),
+        "{said}"
+    );
+    c.close().await;
+}
+
+/// A `prd.md` in the method's place that is a hard link to a file outside the project
+/// (written through that other name, it would change under the human's decision) is
+/// refused as a link is, and not offered.
+#[tokio::test]
+async fn a_hard_linked_method_document_is_refused_and_not_offered() {
+    let (dir, project, c) = minimal_install().await;
+    let outside = dir.path().join("elsewhere.md");
+    std::fs::write(&outside, method_prd(&PRD_SECTIONS)).unwrap();
+    std::fs::create_dir_all(project.join("plans")).unwrap();
+    std::fs::hard_link(&outside, project.join("plans/prd.md")).unwrap();
+    let v = c.ok(start_args(&project, "Build a todo app")).await;
+    assert!(!notices(&v).contains("document_file"), "not offered: {v:#}");
+    let sid = v["session_id"].clone();
+    let v = c
+        .refused(
+            json!({"action": "submit", "session_id": sid, "document_file": "plans/prd.md"}),
+            "invalid_argument",
+        )
+        .await;
+    let refusal = v["error"]["message"].as_str().unwrap();
+    assert!(
+        refusal.contains("field `document_file`")
+            && refusal.contains("hard link (the file has 2 names)"),
+        "{v:#}"
+    );
     c.close().await;
 }

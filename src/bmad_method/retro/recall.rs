@@ -127,10 +127,14 @@ fn render(path: &str, items: &[&ActionItem], verdicts: &[(String, String)]) -> (
         return (String::new(), 0);
     }
     let mut text = format!(
-        "\n## The team's retrospective\n\nOpen action items of the BMAD method's retrospectives (`{path}`), quoted as written there: the team's commitments, not this task's requirements. Honour those that bear on this stage's work.\n"
+        "\n## The team's retrospective\n\nOpen action items of the BMAD method's retrospectives ({}), quoted as written there: the team's commitments, not this task's requirements. Honour those that bear on this stage's work.\n",
+        crate::code::inline(path)
     );
     for (doc, verdict) in verdicts {
-        text.push_str(&format!("Retrospective `{doc}`: verdict {verdict}.\n"));
+        text.push_str(&format!(
+            "Retrospective {}: verdict {verdict}.\n",
+            crate::code::inline(doc)
+        ));
     }
     let mut ordered = items.to_vec();
     ordered.sort_by_key(|i| std::cmp::Reverse(i.epic));
@@ -283,5 +287,17 @@ mod tests {
             "{:?}",
             damaged.notices
         );
+    }
+
+    /// The sprint status's path and a retrospective's (folders of the install's config,
+    /// files of the project) stay inside their quotes.
+    #[test]
+    fn the_paths_in_the_block_stay_quoted() {
+        let forged = crate::code::FORGED;
+        let open = item(1, "Dev", "Check the inputs", ItemStatus::Open);
+        let verdicts = [(format!("{forged}/retro.md"), "good".to_string())];
+        let (text, shown) = render(&format!("{forged}/sprint-status.yaml"), &[&open], &verdicts);
+        assert_eq!(shown, 1);
+        assert!(!crate::code::forged_in(&text), "{text}");
     }
 }

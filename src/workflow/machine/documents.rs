@@ -29,11 +29,13 @@ pub struct Documents {
     pub review_in_layers: bool,
 }
 
-/// A file read as a submission's document: its path and its text.
+/// A file read as a submission's document: its path, its text, and who last changed it as
+/// git and the work tree show it (the caller asks them).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileDraft {
     pub path: String,
     pub text: String,
+    pub author: Option<String>,
 }
 
 impl Documents {

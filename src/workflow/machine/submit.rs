@@ -463,6 +463,7 @@ impl Step<'_> {
         let from = crate::workflow::authorship::FromFile {
             path: draft.path.clone(),
             sha256: super::sha256_hex(&draft.text),
+            author: draft.author.clone(),
         };
         self.facts.notices.push(format!(
             "The draft is {}: the server read it and scored it by the same gate as any draft.",

@@ -2,7 +2,7 @@
 //! (`bmad_mcp::hosts`), and compared with the page. `BMAD_WRITE_DOCS=1` writes
 //! the rendered table into the page instead.
 
-use bmad_mcp::hosts::{Client, Dialog, Host, Shown, Shows, Sight, HOSTS};
+use bmad_mcp::hosts::{Client, Dialog, DialogHooks, Host, Shown, Shows, Sight, HOSTS};
 
 use crate::support::ROOT;
 
@@ -34,6 +34,14 @@ fn gate(c: &Client) -> &'static str {
         Dialog::DeclinedUnattended(_) => "the human: in the dialog where the host shows it, else in the terminal or on the dashboard",
         Dialog::None if !c.host_word_passes => "the human, in the terminal or on the dashboard; the model only under an approved `gates = \"host\"`",
         Dialog::None => "whoever makes the call (`decided_by: host`); only the human under `gates = \"human\"`",
+    }
+}
+
+fn hooks(c: &Client) -> String {
+    match c.hooks {
+        DialogHooks::ClaudeCodeSettings => "its `Elicitation` and `ElicitationResult` hooks answer a form in the person's place (the TUI never shows it): read from every settings file it loads (user, project, local, managed, `--settings`, its plugins) before an answer is taken as the human's; one the human did not approve with `bmad-mcp config approve` keeps the dialog shut, and the gate waits for the terminal or the dashboard".into(),
+        DialogHooks::NoneOnTheDialog(what) => format!("none on the dialog: {what}"),
+        DialogHooks::NoDialog => "— (no dialog)".into(),
     }
 }
 
@@ -91,6 +99,7 @@ fn render() -> String {
             ("what the model reads", reads(c).to_string()),
             ("elicitation", dialog(c)),
             ("what the person sees", screens(c)),
+            ("hooks that answer the dialog", hooks(c)),
             (
                 "who passes a gate (`gates = \"auto\"`)",
                 gate(c).to_string(),

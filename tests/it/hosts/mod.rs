@@ -1,7 +1,8 @@
-//! The other agent hosts end to end: Gemini CLI, opencode, Codex CLI and Copilot CLI, each
-//! the real binary `./scripts/test` installs into `target/npm/<name>`, with a throwaway
-//! HOME, driven by a scripted fake model on 127.0.0.1 (`tests/hosts/fake_model.py`,
-//! streaming each host's own API) through a quick-track task: `start`, `submit`, the gate
+//! The agent hosts end to end (Claude Code's screens and the hooks on its dialog:
+//! `claude.rs`): Gemini CLI, opencode, Codex CLI and Copilot CLI, each the real binary
+//! `./scripts/test` installs into `target/npm/<name>`, with a throwaway HOME, driven by a
+//! scripted fake model on 127.0.0.1 (`tests/hosts/fake_model.py`, streaming each host's
+//! own API) through a quick-track task: `start`, `submit`, the gate
 //! as that host handles it (its model's `confirm`, then `bmad-mcp confirm` run from the
 //! host's own shell tool, which is refused; the test plays the human in a terminal), then
 //! dev and review in a second run. Each test asserts what the fake API received (the
