@@ -151,10 +151,10 @@ fn main() -> Exit {
     }
 }
 
-/// Whether clap refused a setting's value for the plugin's hook, which Claude Code runs
-/// before every tool use: the hook exits 0 whatever it is given (`terminal::hook`), since a
-/// hook's exit 2 would block every call of the host; the server itself, started with the
-/// same environment, refuses the value and says so.
+/// Whether clap refused a setting's value for the plugin's hook, which Claude Code runs before
+/// every tool use: the hook exits 0 whatever it is given
+/// ([`terminal::hook`](crate::terminal::hook)), since a hook's exit 2 would block every call of the
+/// host; the server itself, started with the same environment, refuses the value and says so.
 fn hook_refused_a_setting(e: &clap::Error) -> bool {
     e.kind() == clap::error::ErrorKind::ValueValidation
         && std::env::args().nth(1).as_deref() == Some("hook")
@@ -325,7 +325,7 @@ enum Stopped {
     InputEnded,
     /// SIGTERM: the calls received were answered (a dialog's wait: still pending).
     Signal,
-    /// The host is gone (`stdio::host`): as for SIGTERM, within a second.
+    /// The host is gone ([`stdio::host`](crate::stdio::host)): as for SIGTERM, within a second.
     HostGone,
 }
 

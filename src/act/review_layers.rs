@@ -10,14 +10,14 @@
 use super::method_files::Wrote;
 use crate::bmad_method::review;
 use crate::files::Project;
-use crate::prompts::layers::{self, LAYER_MARK};
+use crate::prompts::review_layers::{self, LAYER_MARK};
 use crate::workflow::sections::{items_of, FINDINGS};
 use crate::workflow::{Effects, Session, Stage};
 
 /// Whether a submission on `before` is a review that must report each of its layers.
 pub(super) fn required(project: &Project, before: &Session) -> bool {
     before.current_stage == Stage::Review
-        && layers::required(crate::bmad_method::discover(project).as_ref())
+        && review_layers::required(crate::bmad_method::find_install(project).as_ref())
 }
 
 /// The built-in layers' files, written where the review of `after` is to be written now;
@@ -33,15 +33,15 @@ pub(super) fn write_layer_files(
     if !reviewing {
         return Vec::new();
     }
-    let Some(install) = crate::bmad_method::discover(project) else {
+    let Some(install) = crate::bmad_method::find_install(project) else {
         return Vec::new();
     };
     let mut notices = Vec::new();
-    for layer in layers::for_review(project, Some(&install), after) {
+    for layer in review_layers::for_review(project, Some(&install), after) {
         let (Some(text), Some(file)) = (layer.built_in, &layer.file) else {
             continue;
         };
-        let content = layers::file_text(text);
+        let content = review_layers::file_text(text);
         let ours = match project.read(file) {
             Ok(None) => true,
             Ok(Some(there)) if there == content => continue,
@@ -81,7 +81,7 @@ pub(super) fn defer_findings(
     wrote: &mut Wrote,
 ) -> Option<String> {
     did.accepted_risk_at(Stage::Review)?;
-    let install = crate::bmad_method::discover(project)?;
+    let install = crate::bmad_method::find_install(project)?;
     let source = after.record(Stage::Review).artifact.as_ref()?.path.clone();
     let document = match files.iter().find(|(p, _)| *p == source) {
         Some((_, text)) => text.clone(),

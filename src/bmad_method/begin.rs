@@ -10,7 +10,7 @@
 //! `bmad-architecture`, `architecture/<run>/ARCHITECTURE-SPINE.md`; the epics at
 //! `epics.md`. A sharded document (`*prd*/index.md`) is not taken: its index is not the
 //! document. The server's own copies (`prd-<task>.md`, beginning with
-//! [`COPY_MARK`](super::findable::COPY_MARK)) are never offered nor taken.
+//! [`super::findable::COPY_MARK`]) are never offered nor taken.
 
 use chrono::{DateTime, Utc};
 
@@ -18,7 +18,7 @@ use crate::files::{Project, ReadProblem};
 use crate::workflow::Stage;
 
 use super::findable::COPY_MARK;
-use super::{discover, Install};
+use super::{find_install, Install};
 
 /// The largest method document taken as a draft: a PRD is tens of kilobytes.
 pub const MAX_DRAFT_BYTES: u64 = 1024 * 1024;
@@ -147,7 +147,7 @@ pub fn made(project: &Project, install: &Install, kind: Kind) -> Vec<Made> {
 /// one: a few lines, said only then.
 pub fn offer(project: &Project, stage: Stage) -> Option<String> {
     let kind = Kind::of(stage)?;
-    let install = discover(project)?;
+    let install = find_install(project)?;
     let found = made(project, &install, kind);
     let first = found.first()?;
     let listed: Vec<String> = found.iter().take(MAX_OFFERED).map(described).collect();
@@ -277,7 +277,7 @@ pub fn read_draft(project: &Project, stage: Stage, rel: &str) -> Result<Draft, S
             "stage `{stage}` takes no document of the BMAD method's; `document_file` is for the PRD at `po` and the architecture at `architect`"
         )),
     };
-    let install = discover(project)
+    let install = find_install(project)
         .ok_or("no BMAD method (v6) is installed in this project, so there is no document of the method's to take")?;
     let folder = install.settings.planning_artifacts.as_deref().ok_or(
         "the BMAD method's `planning_artifacts` is not set to a folder of the project (_bmad/bmm/config.yaml)",
@@ -402,7 +402,7 @@ mod tests {
         );
         std::fs::create_dir_all(p.join("plans/prds/run-2")).unwrap();
         std::fs::write(p.join("plans/prds/run-2/prd.md"), "# PRD 2\n").unwrap();
-        let found = made(&project, &discover(&project).unwrap(), Kind::Prd);
+        let found = made(&project, &find_install(&project).unwrap(), Kind::Prd);
         let paths: Vec<&str> = found.iter().map(|m| m.path.as_str()).collect();
         assert_eq!(paths.len(), 2, "{paths:?}");
         assert!(paths.contains(&"plans/prds/run-2/prd.md"), "{paths:?}");

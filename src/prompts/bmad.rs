@@ -69,7 +69,7 @@ pub struct ForStage {
 /// The project's method for `stage`: a v6 install's agent and settings, else a v4 or early
 /// v6 persona file.
 pub fn for_stage(project: &Project, stage: Stage) -> Result<ForStage> {
-    let Some(install) = bmad_method::discover(project) else {
+    let Some(install) = bmad_method::find_install(project) else {
         return Ok(ForStage {
             persona: persona(project, stage)?,
             ..ForStage::default()
@@ -299,7 +299,7 @@ const MAX_LISTED: usize = 200;
 /// Folders that are not there, or cannot be read, list nothing.
 pub fn installed(project: &Project) -> Vec<Installed> {
     let mut out = Vec::new();
-    for skill in bmad_method::discover(project)
+    for skill in bmad_method::find_install(project)
         .map(|i| i.skills)
         .unwrap_or_default()
     {

@@ -26,7 +26,6 @@ impl<S: Subscriber> Layer<S> for Quiet {
         event.record(&mut fields);
         if is_normal_end(meta.target(), &fields.message, &fields.error) {
             tracing::debug!(
-                target: "bmad_mcp::quiet",
                 "a client closed its stream before the final result of its subscription"
             );
             return false;

@@ -35,7 +35,7 @@ pub fn list(project: &Project, user: Option<&Path>) -> Outcome {
         user.map(|d| d.display().to_string())
             .unwrap_or_else(|| "(no configuration directory)".into())
     );
-    if let Some(i) = crate::bmad_method::discover(project) {
+    if let Some(i) = crate::bmad_method::find_install(project) {
         let tools = match i.tools.join(", ") {
             t if t.is_empty() => "tools it does not record".to_string(),
             t => t,

@@ -57,7 +57,7 @@ pub fn at_completion(project: &Project, did: &Effects, after: &Session) -> Optio
     if !did.completes_task() || after.story.is_some() {
         return None;
     }
-    let install = crate::bmad_method::discover(project)?;
+    let install = crate::bmad_method::find_install(project)?;
     let skill = install
         .skills
         .iter()
