@@ -225,7 +225,7 @@ pub fn decide(store: &Store, posted: Posted, provenance: Provenance) -> PageAnsw
         handover: Handover::Nothing,
     };
     match human::decide(store, &asking.at, &key, answer) {
-        Decided::Done(done) => PageAnswer::Done(reply::of_change(&done, &done.facts).user_message),
+        Decided::Done(done) => PageAnswer::Done(reply::change_message(&done)),
         Decided::Stale { error, sha256 } => PageAnswer::Conflict {
             message: error.to_string(),
             sha256: Some(sha256),

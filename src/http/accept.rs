@@ -202,7 +202,7 @@ pub async fn serve(
         };
         let (service, this) = (service.clone(), answering.clone());
         let handler = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
-            // Who is behind the connection (server/origin.rs, http/bind.rs) starts from the
+            // Who is behind the connection (server/dialog/origin.rs, http/bind.rs) starts from the
             // peer's address, as axum's own `into_make_service_with_connect_info` gives it.
             request
                 .extensions_mut()

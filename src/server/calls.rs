@@ -1,11 +1,10 @@
 //! Running the calls: a tool call against the [`Store`] on a blocking thread, the reads
 //! of prompts and resources, and the resource-list notification.
 
-use rmcp::model::JsonObject;
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 
-use super::args::{self, Call};
+use super::args::Call;
 use super::fault::{self, Scene};
 use super::{dialog, reply, BmadServer, Reply};
 use crate::act::{self, Change, Handover};
@@ -17,25 +16,10 @@ use crate::store::{faults, SessionKey, Store};
 use crate::workflow::{Command, Decision, Engine, Track};
 
 impl BmadServer {
-    /// Handles one tool call to completion (blocking: file locks and fsync), the host's
-    /// word standing for any decision. A reply with `error` set is a tool error.
-    pub fn handle(&self, arguments: Option<JsonObject>) -> Reply {
-        let mut r = match args::parse(arguments, &self.inner.limits) {
-            Ok(call) => {
-                let scene = Scene::of(&call);
-                crate::fault::catch(|| self.run_watched(call, &Watched::none(), None))
-                    .unwrap_or_else(|failed| fault::answer(&self.inner.store, &scene, failed))
-            }
-            Err(e) => reply::for_error(&e, None),
-        };
-        super::for_this_client(&mut r, false, None);
-        r
-    }
-
     /// Handles one parsed call (blocking), reporting the progress of checks and stopping
     /// them on cancel. A reply where the human decides carries the policy when it keeps the
     /// decision for them (`human_gates`, for [`reply::human_channel`]); `cannot_ask` names
-    /// who cannot ask the human ([`crate::hosts`], [`super::origin`]).
+    /// who cannot ask the human ([`crate::hosts`], [`super::dialog`]).
     pub(super) fn run_watched(
         &self,
         call: Call,
@@ -275,7 +259,7 @@ impl BmadServer {
             }
         }
         r.project = Some(super::project_context::summary(&project));
-        super::decided_elsewhere::say_in_status(&mut r, &s, only_new);
+        super::dialog::decided_elsewhere::say_in_status(&mut r, &s, only_new);
         if let Some(human) = act::for_human(&project, &s, None, cannot_ask) {
             reply::for_human(&mut r, &human);
         }

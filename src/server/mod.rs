@@ -11,18 +11,14 @@
 //! thread. The macros would add a crate feature and do none of these.
 
 pub mod args;
-mod ask;
 pub mod bounded_errors;
 mod calls;
 mod client_roots;
-mod decided_elsewhere;
 mod dialog;
 mod fault;
-mod hooks;
 mod lessons;
 pub mod mcp_prompts;
 pub mod normal_logs;
-mod origin;
 pub mod per_host;
 mod progress;
 pub mod project_context;
@@ -48,7 +44,6 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use crate::files::{DefaultRoot, Roots};
 use crate::settings::{Acting, Settings};
 use crate::store::Store;
-use crate::workflow::DecidedBy;
 use args::{BmadTaskArgs, Call, Limits};
 use reply::Reply;
 use result::{to_result, Readers};
@@ -139,105 +134,6 @@ fn for_this_client(reply: &mut Reply, can_ask: bool, assistants: Option<String>)
     }
     reply::human_channel(reply, can_ask);
     reply::name_notices(reply);
-}
-
-/// Who decides a call.
-enum Decides {
-    /// The human, in the client's dialog.
-    Dialog(Box<dialog::DialogCall>),
-    /// The host's word, as the policy takes it: `cannot_ask`, who cannot ask the human
-    /// (kept in the decision, and named in the reply where the human decides);
-    /// `dialog_shut`, why the client's dialog stayed shut.
-    Word {
-        cannot_ask: Option<String>,
-        dialog_shut: Option<String>,
-    },
-}
-
-/// Who decides `call`. A decision the host asserts goes to the human when the client can
-/// ask them (`can_ask`), unless the connection is an assistant's own, or a hook the human
-/// did not approve would answer the dialog in their place: then it stays the host's, and
-/// where it was opened from a host's shell (or a hook stands in the dialog) it waits for
-/// the human by default.
-fn decides(
-    call: &mut Call,
-    context: &RequestContext<RoleServer>,
-    can_ask: bool,
-    readers: &Readers,
-    store: &crate::store::Store,
-) -> Decides {
-    let client = context.client_info().map(|i| i.name);
-    let host_cannot_ask = per_host::waits_for_human(client.as_deref(), can_ask);
-    let mut cannot_ask = host_cannot_ask.map(per_host::host_cannot_ask);
-    let mut dialog_shut = None;
-    if let Call::Act {
-        cwd,
-        key,
-        command,
-        decision,
-    } = call
-    {
-        if command.action().decides() && decision.decided_by == DecidedBy::Host {
-            let route = origin::route(context, can_ask, host_cannot_ask);
-            let route = past_the_hooks(route, store, cwd.as_deref(), client.as_deref());
-            match route {
-                origin::Route::Dialog(provenance, first) => {
-                    return Decides::Dialog(Box::new(dialog::DialogCall {
-                        cwd: cwd.clone(),
-                        key: key.clone(),
-                        command: command.clone(),
-                        provenance,
-                        readers: readers.clone(),
-                        unattended: per_host::declines_unattended(client.as_deref()),
-                        first,
-                        client: client.clone(),
-                    }))
-                }
-                origin::Route::Word {
-                    cannot_ask: why,
-                    provenance,
-                    dialog_shut: shut,
-                } => {
-                    cannot_ask = why;
-                    decision.provenance = provenance.map(Box::new);
-                    dialog_shut = shut;
-                }
-            }
-        }
-        decision.cannot_ask.clone_from(&cannot_ask);
-    }
-    Decides::Word {
-        cannot_ask,
-        dialog_shut,
-    }
-}
-
-/// `route` once the hooks on the dialog are read: a dialog that a hook the human did not
-/// approve would answer in their place is not opened, and the decision is the host's word
-/// (which waits for the human by default), recorded with the hook; an approved hook is
-/// recorded with the human's answer.
-fn past_the_hooks(
-    route: origin::Route,
-    store: &crate::store::Store,
-    cwd: Option<&str>,
-    client: Option<&str>,
-) -> origin::Route {
-    let origin::Route::Dialog(mut provenance, first) = route else {
-        return route;
-    };
-    let hooks = hooks::on_the_dialog(store, cwd, first.as_ref(), client).unwrap_or_default();
-    provenance.hooks = hooks.approved_named();
-    let Some(why) = hooks.why_not_the_human() else {
-        return origin::Route::Dialog(provenance, first);
-    };
-    provenance
-        .hooks
-        .extend(hooks.unapproved.iter().map(crate::policy::hooks::named));
-    origin::Route::Word {
-        cannot_ask: Some(why.clone()),
-        provenance: Some(provenance),
-        dialog_shut: Some(why),
-    }
 }
 
 impl BmadServer {
@@ -337,11 +233,11 @@ impl ServerHandler for BmadServer {
         client_roots::fill_cwd(&mut call, &self.inner.store, &context).await;
         let can_ask = dialog::can_ask(&context);
         let (cannot_ask, dialog_shut) =
-            match decides(&mut call, &context, can_ask, &readers, &self.inner.store) {
-                Decides::Dialog(asked) => {
+            match dialog::decides(&mut call, &context, can_ask, &readers, &self.inner.store) {
+                dialog::Decides::Dialog(asked) => {
                     return Ok(self.decide_in_dialog(*asked, &request, &context).await)
                 }
-                Decides::Word {
+                dialog::Decides::Word {
                     cannot_ask,
                     dialog_shut,
                 } => (cannot_ask, dialog_shut),

@@ -3,7 +3,7 @@
 //! result carries `structuredContent` beside the text the model reads ([`sends_json`],
 //! for [`super::result`]) and whether an error goes flagged as one ([`flags_errors`]); who
 //! passes a gate where the client cannot ask ([`waits_for_human`], for `call_tool` and
-//! [`super::origin`]); which names its own commands hold ([`own_commands`], for the MCP
+//! [`super::dialog`]); which names its own commands hold ([`own_commands`], for the MCP
 //! prompts). A client not in the table keeps the default: the text and the JSON, the
 //! host's word where it cannot ask (unless the connection comes from a host's shell tool).
 

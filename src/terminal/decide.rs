@@ -62,8 +62,7 @@ pub(super) fn decide(store: &Store, key: &SessionKey, command: Command) -> Outco
 pub(super) fn apply(store: &Store, at: &Located, key: &SessionKey, answer: Answer) -> Outcome {
     match human::decide(store, at, key, answer) {
         Decided::Done(done) => {
-            let r = reply::of_change(&done, &done.facts);
-            println!("{}", visible_lines(&r.user_message));
+            println!("{}", visible_lines(&reply::change_message(&done)));
             Ok(Exit::Done)
         }
         Decided::Stale { error, .. } => Err(format!(

@@ -142,7 +142,6 @@ pub(super) fn status(store: &Store, key: &SessionKey) -> Outcome {
         .load_fresh(None, key, true)
         .map_err(|e| e.to_string())?;
     let project = Some(project);
-    let r = reply::for_status(&s, None);
     println!("task {} ({})", visible(&s.task_name), s.session_id);
     println!(
         "track {} ({}), stage {}, state {}",
@@ -168,7 +167,7 @@ pub(super) fn status(store: &Store, key: &SessionKey) -> Outcome {
     if let Some(p) = project.as_ref() {
         stories(store, p, &s, claims.as_ref());
     }
-    println!("{}", visible_lines(&r.user_message));
+    println!("{}", visible_lines(&reply::status_message(&s)));
     if let Some(d) = project.as_ref().and_then(|p| crate::store::drift(p, &s)) {
         println!("{}", visible_lines(&d.describe()));
     }
@@ -178,10 +177,8 @@ pub(super) fn status(store: &Store, key: &SessionKey) -> Outcome {
     if let Some((p, f)) = fault {
         println!("{}", visible(&faults::describe(p, &f)));
     }
-    if let Some(t) = r
-        .trace
-        .as_ref()
-        .filter(|_| s.current_state != State::Completed)
+    if let Some(t) =
+        crate::workflow::trace::summary(&s).filter(|_| s.current_state != State::Completed)
     {
         println!("{}", visible(&t.line()));
     }
@@ -197,7 +194,7 @@ pub(super) fn status(store: &Store, key: &SessionKey) -> Outcome {
             );
         }
     }
-    decisions(r.decisions.unwrap_or_default());
+    decisions(reply::decisions(&s));
     Ok(Exit::Done)
 }
 

@@ -85,10 +85,10 @@ fn the_strict_validator_does_refuse_an_unknown_format() {
     }
 }
 
-#[test]
-fn the_strict_validator_accepts_replies_the_server_gives() {
-    // The output schema still describes what the server sends: a reply from a real call
-    // validates against it.
+#[tokio::test]
+async fn the_strict_validator_accepts_replies_the_server_gives() {
+    // The output schema still describes what the server sends: replies from real calls to
+    // the binary (a change, a status, an error) validate against it.
     let output = bmad_mcp::server::reply_schema();
     let validator = jsonschema::options()
         .with_draft(Draft::Draft202012)
@@ -96,31 +96,25 @@ fn the_strict_validator_accepts_replies_the_server_gives() {
         .should_ignore_unknown_formats(false)
         .build(&output)
         .expect("the output schema compiles");
-    let project = tempfile::tempdir().unwrap();
-    let server = bmad_mcp::BmadServer::new(
-        bmad_mcp::files::DefaultRoot {
-            source_name: "test",
-            value: project.path().display().to_string(),
-        },
-        bmad_mcp::server::args::Limits::default(),
-    );
-    let args = |v: Value| match v {
-        Value::Object(o) => Some(o),
-        _ => None,
-    };
-    let started = server.handle(args(serde_json::json!({
-        "action": "start", "objective": "Build a todo app"
-    })));
-    let started = serde_json::to_value(&started).unwrap();
+    let sandbox = crate::support::Sandbox::new();
+    let c = crate::support::connect(crate::support::Era::Legacy, &sandbox.project).await;
+    let started = c
+        .ok(crate::support::start_args(
+            &sandbox.project,
+            "Build a todo app",
+        ))
+        .await;
     let id = started["session_id"].as_str().unwrap().to_string();
-    let status = serde_json::to_value(server.handle(args(serde_json::json!({
-        "action": "status", "session_id": id
-    }))))
-    .unwrap();
-    let error = serde_json::to_value(server.handle(args(serde_json::json!({
-        "action": "explode"
-    }))))
-    .unwrap();
+    let status = c
+        .ok(serde_json::json!({
+            "action": "status", "session_id": id,
+            "cwd": sandbox.project.display().to_string()
+        }))
+        .await;
+    let error = c
+        .refused(serde_json::json!({"action": "explode"}), "unknown_action")
+        .await;
+    c.close().await;
     for reply in [started, status, error] {
         let problems: Vec<String> = validator
             .iter_errors(&reply)

@@ -1,5 +1,7 @@
-//! The user message and the state-specific fields of a reply: one function per state the
-//! session is left in. Each says what happened and what the human or the host does next.
+//! The user message and the state-specific fields of a reply, apart: what the person reads
+//! in the state the session is left in ([`for_person`], all the terminal and the dashboard
+//! need of a change), and the fields the reply carries for it ([`fields`]); one function of
+//! each per state. Each says what happened and what the human or the host does next.
 
 use crate::prompts::{self, Repeat, Template};
 use crate::store::terminal_command;
@@ -9,8 +11,57 @@ use crate::workflow::{story, Action, Engine, Facts, Session, Stage, State};
 
 use super::{context, some_vec, Reply};
 
+/// What the person reads after `action` left the session `s` as it is (`completed`: the
+/// stage the change completed, if it did): the reply's `user_message`, built without the
+/// reply.
+pub fn for_person(s: &Session, facts: &Facts, action: Action, completed: Option<Stage>) -> String {
+    let mut msg = completed_stage(s, completed);
+    msg.push_str(&(per_state(s.current_state).0)(s, facts, action));
+    msg
+}
+
+/// The fields of a reply that go with the state's words: the role prompt, as much of it as
+/// `round` says, where the host writes; what the human decides on where they decide.
+pub(super) fn fields(
+    s: &Session,
+    facts: &Facts,
+    round: Repeat,
+    prompt: Option<&Template>,
+    r: &mut Reply,
+) {
+    (per_state(s.current_state).1)(s, facts, round, prompt, r);
+}
+
+/// What the person reads in a state.
+type Words = fn(&Session, &Facts, Action) -> String;
+/// The fields of a reply in a state.
+type Fields = fn(&Session, &Facts, Repeat, Option<&Template>, &mut Reply);
+
+/// Each state's words and fields, one row a state.
+fn per_state(state: State) -> (Words, Fields) {
+    match state {
+        State::Generating | State::Refining => (|s, _, a| generate(s, a), generate_fields),
+        State::Clarifying => (
+            |s, _, _| clarifying(s),
+            |s, _, _, _, r| clarifying_fields(s, r),
+        ),
+        State::AwaitingConfirmation => (awaiting_confirmation_words, |s, f, _, _, r| {
+            awaiting_confirmation_fields(s, f, r)
+        }),
+        State::AwaitingApproval => (
+            |s, _, _| awaiting_approval(s),
+            |s, _, _, _, r| awaiting_approval_fields(s, r),
+        ),
+        State::Completed => (|s, _, _| super::built::completed(s), |_, _, _, _, _| {}),
+    }
+}
+
+fn awaiting_confirmation_words(s: &Session, facts: &Facts, _: Action) -> String {
+    awaiting_confirmation(s, facts)
+}
+
 /// "`<Role>` stage complete: `<path>` saved (N bytes). " when the change completed a stage.
-pub(super) fn completed_stage(s: &Session, completed: Option<Stage>) -> String {
+fn completed_stage(s: &Session, completed: Option<Stage>) -> String {
     let Some(done) = completed else {
         return String::new();
     };
@@ -25,18 +76,16 @@ pub(super) fn completed_stage(s: &Session, completed: Option<Stage>) -> String {
     }
 }
 
-/// `generating` and `refining`: the host (re)generates the document with the role prompt,
-/// as much of it as `round` says.
-pub(super) fn generate(
+/// `generating` and `refining`: the role prompt, as much of it as `round` says, and what
+/// the host writes it with.
+fn generate_fields(
     s: &Session,
     facts: &Facts,
-    (action, round): (Action, Repeat),
+    round: Repeat,
     prompt: Option<&Template>,
     r: &mut Reply,
-) -> String {
+) {
     let stage = story::prompt_stage(s);
-    let state = s.current_state;
-    let rec = s.record(stage);
     if let Some(template) = prompt.filter(|t| t.stage == stage) {
         let mut text = prompts::render_round(s, stage, &facts.guidance, &template.text, round);
         text.push_str(prompts::retro_block(template, s, stage, round));
@@ -53,11 +102,25 @@ pub(super) fn generate(
     context.documents.retain(|_| !later);
     r.context = Some(context);
     r.guidance = some_vec(facts.guidance.clone());
+    let approved = stage.builds_scope() && s.current_state == State::Generating;
+    if approved && s.track.contains(Stage::approval()) {
+        let plan = s.record(Stage::approval());
+        r.sprints = some_vec(plan.sprints.clone()).filter(|_| !later);
+    }
+}
+
+/// `generating` and `refining`: the host (re)generates the document.
+fn generate(s: &Session, action: Action) -> String {
+    let stage = story::prompt_stage(s);
+    let state = s.current_state;
+    // A first writing, not a revision (`refining`).
+    let writes = state == State::Generating;
+    let rec = s.record(stage);
     let mut msg = String::new();
-    if state == State::Refining {
+    if !writes {
         msg.push_str(&why_revised(rec, stage, action));
     }
-    if state == State::Generating && action == Action::Reject {
+    if writes && action == Action::Reject {
         msg.push_str("Sent back with the report's findings and the human's feedback. ");
     }
     if let Some(link) = &s.story {
@@ -69,7 +132,7 @@ pub(super) fn generate(
     if story::runs_as_stories(s) {
         msg.push_str(&stories_line(s));
     }
-    if stage.builds_scope() && state == State::Generating && s.track.contains(Stage::approval()) {
+    if stage.builds_scope() && writes && s.track.contains(Stage::approval()) {
         let plan = s.record(Stage::approval());
         // Said when the approval starts the work, not when the work came back.
         let first_round = !prompts::is_revision(s, stage);
@@ -79,18 +142,13 @@ pub(super) fn generate(
                 plan.scope.as_deref().unwrap_or("all")
             ));
         }
-        r.sprints = some_vec(plan.sprints.clone()).filter(|_| !later);
     }
     // For the human: who works on what. The host's instruction is `next_step`; a parent
     // waiting on its stories has nobody writing in it.
     if story::waits_on_stories(s) {
         return msg.trim_end().to_string();
     }
-    let doing = if state == State::Generating {
-        "writes"
-    } else {
-        "revises"
-    };
+    let doing = if writes { "writes" } else { "revises" };
     msg.push_str(&format!(
         "The {} {doing} the document ({}).",
         stage.role(),
@@ -155,7 +213,7 @@ fn carried(template: &Template, r: &mut Reply) {
 }
 
 /// `clarifying`: the human answers the open questions.
-pub(super) fn clarifying(s: &Session, r: &mut Reply) -> String {
+fn clarifying(s: &Session) -> String {
     let rec = s.current();
     let open = rec.open_questions();
     let mut msg = String::new();
@@ -171,37 +229,33 @@ pub(super) fn clarifying(s: &Session, r: &mut Reply) -> String {
         msg.push_str(&format!("- {}: {}\n", q.id, q.question));
     }
     msg.push_str("Answer each by its id; the next draft assumes what is left open.");
-    r.questions = Some(open);
-    r.gaps = some_vec(rec.gaps.clone());
     msg
+}
+
+/// `clarifying`: the questions open, and the gaps the author named.
+fn clarifying_fields(s: &Session, r: &mut Reply) {
+    let rec = s.current();
+    r.questions = Some(rec.open_questions());
+    r.gaps = some_vec(rec.gaps.clone());
 }
 
 /// `awaiting_confirmation`: the human confirms or rejects a document that passed the gate,
 /// or one that stayed below it for too many rounds.
-pub(super) fn awaiting_confirmation(s: &Session, facts: &Facts, r: &mut Reply) -> String {
+fn awaiting_confirmation(s: &Session, facts: &Facts) -> String {
     let rec = s.current();
     if let Some(failure) = failed_verdict(s.current_stage, rec) {
-        return accept_or_send_back(s, &failure, r);
+        return accept_or_send_back(s, &failure);
     }
     let role = s.current_stage.role();
-    let path = facts
-        .review_path
-        .clone()
-        .or_else(|| rec.artifact.as_ref().map(|a| a.path.clone()))
-        .or_else(|| rec.draft_ref.as_ref().map(|d| d.file_path.clone()))
-        .unwrap_or_default();
-    r.artifact_path = Some(path.clone());
-    r.gaps = some_vec(rec.gaps.clone());
+    let path = decided_on(s, facts);
     let score = rec.score.unwrap_or(0);
     let mut msg = if rec.gate_passed == Some(true) {
         let digest = short_digest(rec);
-        r.document_digest = digest.clone();
         format!(
             "The {role} document scored {score}/100 and passed the quality gate. Please review {path}{}, then confirm it to move on, or send it back with your feedback.",
             digest.map(|d| format!(" (SHA-256 {d}…)")).unwrap_or_default()
         )
     } else {
-        r.guidance = some_vec(facts.guidance.clone());
         let lacking = sections_lacking(rec)
             .map(|l| format!(" ({l})"))
             .unwrap_or_default();
@@ -220,7 +274,6 @@ pub(super) fn awaiting_confirmation(s: &Session, facts: &Facts, r: &mut Reply) -
             msg.push_str(&format!("- {}: {}\n", q.id, q.question));
         }
         msg.truncate(msg.trim_end().len());
-        r.questions = Some(open);
     }
     let assumed = rec.assumed_questions();
     if !assumed.is_empty() {
@@ -233,22 +286,55 @@ pub(super) fn awaiting_confirmation(s: &Session, facts: &Facts, r: &mut Reply) -
     msg
 }
 
+/// The document the human decides on at `awaiting_confirmation`: the review's, else the
+/// saved document, else the draft.
+fn decided_on(s: &Session, facts: &Facts) -> String {
+    let rec = s.current();
+    facts
+        .review_path
+        .clone()
+        .or_else(|| rec.artifact.as_ref().map(|a| a.path.clone()))
+        .or_else(|| rec.draft_ref.as_ref().map(|d| d.file_path.clone()))
+        .unwrap_or_default()
+}
+
+/// `awaiting_confirmation`: the document decided on, its digest where it passed the gate,
+/// the guidance where it did not, the questions still open; at a failing report, what the
+/// human accepts the risk of.
+fn awaiting_confirmation_fields(s: &Session, facts: &Facts, r: &mut Reply) {
+    let rec = s.current();
+    if failed_verdict(s.current_stage, rec).is_some() {
+        r.artifact_path = Some(s.artifact_path(s.current_stage));
+        r.review_status = rec.review_status.clone();
+        // Whatever the call (a submission, a decision refused or left open), the reply
+        // asking the human says how the report scored against its gate.
+        r.score = rec.score;
+        r.gate_passed = rec.gate_passed;
+        r.document_digest = short_digest(rec);
+        r.checks = rec.checks.clone();
+        r.failing = true;
+        return;
+    }
+    r.artifact_path = Some(decided_on(s, facts));
+    r.gaps = some_vec(rec.gaps.clone());
+    if rec.gate_passed == Some(true) {
+        r.document_digest = short_digest(rec);
+    } else {
+        r.guidance = some_vec(facts.guidance.clone());
+    }
+    let open = rec.open_questions();
+    if !open.is_empty() {
+        r.questions = Some(open);
+    }
+}
+
 /// `awaiting_confirmation` at a report whose own verdict failed: the human accepts the
 /// risk, or sends the work back with the findings.
-fn accept_or_send_back(s: &Session, failure: &str, r: &mut Reply) -> String {
+fn accept_or_send_back(s: &Session, failure: &str) -> String {
     let stage = s.current_stage;
     let rec = s.current();
     let path = s.artifact_path(stage);
-    r.artifact_path = Some(path.clone());
-    r.review_status = rec.review_status.clone();
-    // Whatever the call (a submission, a decision refused or left open), the reply asking
-    // the human says how the report scored against its gate.
-    r.score = rec.score;
-    r.gate_passed = rec.gate_passed;
     let digest = short_digest(rec);
-    r.document_digest = digest.clone();
-    r.checks = rec.checks.clone();
-    r.failing = true;
     let back = after_reject(stage).0;
     let onward = match s.track.next(stage) {
         Some(next) => format!("go on to the {} ({next})", next.role()),
@@ -271,16 +357,9 @@ fn accept_or_send_back(s: &Session, failure: &str, r: &mut Reply) -> String {
 }
 
 /// `awaiting_approval`: the human approves the sprint plan with a scope, or rejects it.
-pub(super) fn awaiting_approval(s: &Session, r: &mut Reply) -> String {
+fn awaiting_approval(s: &Session) -> String {
     let rec = s.current();
-    let path = rec
-        .artifact
-        .as_ref()
-        .map(|a| a.path.clone())
-        .unwrap_or_default();
-    r.artifact_path = Some(path.clone());
-    r.sprints = Some(rec.sprints.clone());
-    r.document_digest = short_digest(rec);
+    let path = plan_path(rec);
     let mut msg = format!("The sprint plan is saved at {path}");
     if rec.sprints.is_empty() {
         msg.push_str(" (no `## Sprint N: Title` headings were found). ");
@@ -303,6 +382,22 @@ pub(super) fn awaiting_approval(s: &Session, r: &mut Reply) -> String {
         "Please approve it with the sprints to build (all of them, the default, or some, e.g. sprint 1), or send it back with your feedback."
     });
     msg
+}
+
+/// `awaiting_approval`: the plan, its sprints and its digest.
+fn awaiting_approval_fields(s: &Session, r: &mut Reply) {
+    let rec = s.current();
+    r.artifact_path = Some(plan_path(rec));
+    r.sprints = Some(rec.sprints.clone());
+    r.document_digest = short_digest(rec);
+}
+
+/// Where the sprint plan decided on is saved.
+fn plan_path(rec: &StageRecord) -> String {
+    rec.artifact
+        .as_ref()
+        .map(|a| a.path.clone())
+        .unwrap_or_default()
 }
 
 /// The one instruction for the host's model in the session's state.

@@ -9,13 +9,25 @@ use crate::workflow::DecidedBy;
 
 /// The state's message and fields, with the built-in role prompts.
 fn generate_built_in(s: &Session, facts: &Facts, action: Action, r: &mut Reply) -> String {
-    generate(
-        s,
-        facts,
-        (action, Repeat::after(action)),
-        Some(&Template::built_in(s.current_stage)),
-        r,
-    )
+    let prompt = Template::built_in(s.current_stage);
+    super::generate_fields(s, facts, Repeat::after(action), Some(&prompt), r);
+    super::generate(s, action)
+}
+
+/// Each state's message, with its fields set in `r`, as a reply gets both.
+fn clarifying(s: &Session, r: &mut Reply) -> String {
+    super::clarifying_fields(s, r);
+    super::clarifying(s)
+}
+
+fn awaiting_confirmation(s: &Session, facts: &Facts, r: &mut Reply) -> String {
+    super::awaiting_confirmation_fields(s, facts, r);
+    super::awaiting_confirmation(s, facts)
+}
+
+fn awaiting_approval(s: &Session, r: &mut Reply) -> String {
+    super::awaiting_approval_fields(s, r);
+    super::awaiting_approval(s)
 }
 
 fn session(stage: Stage, state: State) -> Session {
@@ -585,4 +597,29 @@ fn a_notice_that_repeats_the_checks_is_not_relayed() {
         .push("Recorded a lesson.".into());
     crate::server::reply::name_notices(&mut r);
     assert!(r.next_step.unwrap().contains("what `notices` says"));
+}
+
+/// The terminal's `status` says what the tool's `status` says to the person, in every state,
+/// without the reply.
+#[test]
+fn the_status_message_is_the_status_replys_user_message() {
+    for state in [
+        State::Generating,
+        State::Refining,
+        State::Clarifying,
+        State::AwaitingConfirmation,
+        State::AwaitingApproval,
+        State::Completed,
+    ] {
+        let mut s = session(Stage::Po, state);
+        artifact(&mut s, Stage::Po, 10);
+        s.owner = crate::workflow::person::Person::new(Some("Ada"), None);
+        let message = crate::server::reply::status_message(&s);
+        assert!(!message.is_empty(), "{state}");
+        assert_eq!(
+            crate::server::reply::for_status(&s, None).user_message,
+            message,
+            "{state}"
+        );
+    }
 }

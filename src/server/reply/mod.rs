@@ -34,7 +34,7 @@ mod user_message;
 pub use bound::{bound, MAX_REPLY_BYTES};
 pub use list::for_list;
 pub use message::dialog_next_step;
-pub use status::{for_status, for_status_round, stopped, with_drift};
+pub use status::{decisions, for_status, for_status_round, status_message, stopped, with_drift};
 pub use strict::human_channel;
 pub use text::{render as render_text, AlreadySaid};
 pub use undecided::{for_undecided, Undecided};
@@ -283,13 +283,26 @@ pub fn for_done(done: &Done) -> Reply {
 /// reads as one whichever action named it (`confirm` with `confirmed: false`).
 pub fn of_change(done: &Done, facts: &Facts) -> Reply {
     let did = &done.effects;
-    let action = if did.rejected {
+    let action = replied(did);
+    let round = (action, Repeat::after(action));
+    for_round(&done.session, facts, round, Some(did), done.prompt.as_ref())
+}
+
+/// The action a reply to a change answers: a send-back reads as one whichever action named
+/// it.
+fn replied(did: &Effects) -> Action {
+    if did.rejected {
         Action::Reject
     } else {
         did.action
-    };
-    let round = (action, Repeat::after(action));
-    for_round(&done.session, facts, round, Some(did), done.prompt.as_ref())
+    }
+}
+
+/// What the person reads after a change (the `user_message` of [`of_change`]), without the
+/// reply: all the terminal and the dashboard tell the human of a decision they made.
+pub fn change_message(done: &Done) -> String {
+    let did = &done.effects;
+    message::for_person(&done.session, &done.facts, replied(did), did.completed)
 }
 
 /// The reply for a session as it now stands (`status`, `start`, and tests of one
@@ -365,17 +378,8 @@ fn for_round(
         r.known.fields.push("trace");
     }
 
-    let mut msg = message::completed_stage(s, completed);
-    msg.push_str(&match state {
-        State::Generating | State::Refining => {
-            message::generate(s, facts, (action, round), prompt, &mut r)
-        }
-        State::Clarifying => message::clarifying(s, &mut r),
-        State::AwaitingConfirmation => message::awaiting_confirmation(s, facts, &mut r),
-        State::AwaitingApproval => message::awaiting_approval(s, &mut r),
-        State::Completed => built::completed(s),
-    });
-    r.user_message = msg;
+    message::fields(s, facts, round, prompt, &mut r);
+    r.user_message = message::for_person(s, facts, action, completed);
     r
 }
 

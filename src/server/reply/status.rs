@@ -4,7 +4,7 @@ use crate::prompts::{Repeat, Template};
 use crate::store::Drift;
 use crate::workflow::{Action, Facts, Session, State};
 
-use super::{for_round, some_vec, DecisionEntry, Reply};
+use super::{for_round, message, some_vec, DecisionEntry, Reply};
 
 /// `status`: the reply for the session's state, and the session as stored, its content
 /// references without their summaries (the files are named; `role_prompt` already gives a
@@ -17,38 +17,8 @@ pub fn for_status(s: &Session, prompt: Option<&Template>) -> Reply {
 /// host had, when it is known to have had them).
 pub fn for_status_round(s: &Session, prompt: Option<&Template>, round: Repeat) -> Reply {
     let mut r = for_round(s, &Facts::default(), (Action::Status, round), None, prompt);
-    if s.current_state == State::Completed {
-        // The documents are listed once, in `session.artifacts`; the person is told where
-        // they are.
-        if let Some(i) = r.user_message.find(" Documents") {
-            r.user_message.truncate(i);
-            r.user_message
-                .push_str(&format!(" Documents: in {}/.", s.specs_dir()));
-        }
-    }
-    r.decisions = some_vec(
-        s.decisions()
-            .filter_map(|h| {
-                Some(DecisionEntry {
-                    stage: h.stage,
-                    action: h.action,
-                    decided_by: h.decided_by?,
-                    via: h.via?,
-                    decider: h.decider.clone(),
-                    digest: h.digest.as_ref().map(|d| d.chars().take(12).collect()),
-                    client: h.provenance.as_ref().and_then(client_of),
-                    at: h.at.clone(),
-                })
-            })
-            .collect(),
-    );
-    // A resumed round's reply says what changed; the owner and branch did not.
-    if (s.owner.is_some() || s.branch.is_some()) && round != Repeat::Resumed {
-        let owner = s.owner.as_ref().map_or("unknown".into(), |o| o.to_string());
-        let branch = s.branch.as_deref().unwrap_or("unknown");
-        r.user_message
-            .push_str(&format!(" Owner: {owner}; branch: {branch}."));
-    }
+    r.user_message = status_words(s, round);
+    r.decisions = some_vec(decisions(s));
     let mut stored = s.clone();
     for rec in stored.stages.iter_mut() {
         // The checks' output ends are in `checks` (the current stage's) and in the files.
@@ -95,6 +65,50 @@ pub fn stopped(r: &mut Reply, why: &str) {
         "Show `user_message` to the human and stop: this story builds nothing more until they decide. Never submit here meanwhile."
             .into(),
     );
+}
+
+/// What the person reads of a session in `status` (its reply's `user_message`), without
+/// the reply: the terminal's `status`.
+pub fn status_message(s: &Session) -> String {
+    status_words(s, Repeat::Full)
+}
+
+/// The state's words, the documents named by their folder once the task is complete, and
+/// the owner and branch unless a resumed round's reply says only what changed.
+fn status_words(s: &Session, round: Repeat) -> String {
+    let mut msg = message::for_person(s, &Facts::default(), Action::Status, None);
+    if s.current_state == State::Completed {
+        // The documents are listed once, in `session.artifacts`; the person is told where
+        // they are.
+        if let Some(i) = msg.find(" Documents") {
+            msg.truncate(i);
+            msg.push_str(&format!(" Documents: in {}/.", s.specs_dir()));
+        }
+    }
+    if (s.owner.is_some() || s.branch.is_some()) && round != Repeat::Resumed {
+        let owner = s.owner.as_ref().map_or("unknown".into(), |o| o.to_string());
+        let branch = s.branch.as_deref().unwrap_or("unknown");
+        msg.push_str(&format!(" Owner: {owner}; branch: {branch}."));
+    }
+    msg
+}
+
+/// Every decision of the session, as `status` lists them.
+pub fn decisions(s: &Session) -> Vec<DecisionEntry> {
+    s.decisions()
+        .filter_map(|h| {
+            Some(DecisionEntry {
+                stage: h.stage,
+                action: h.action,
+                decided_by: h.decided_by?,
+                via: h.via?,
+                decider: h.decider.clone(),
+                digest: h.digest.as_ref().map(|d| d.chars().take(12).collect()),
+                client: h.provenance.as_ref().and_then(client_of),
+                at: h.at.clone(),
+            })
+        })
+        .collect()
 }
 
 /// The client a decision came through and how, as recorded: `claude-code 2.1 over stdio`.

@@ -11,9 +11,9 @@
 
 use std::time::Duration;
 
-use super::reply::{self, Reply};
-use super::BmadServer;
 use crate::prompts::{self, Repeat};
+use crate::server::reply::{self, Reply};
+use crate::server::BmadServer;
 use crate::store::SessionKey;
 use crate::workflow::{DecidedBy, Session, Via};
 
@@ -160,7 +160,7 @@ fn open_with(r: &mut Reply, said: &Elsewhere, only_new: bool) {
 /// `only_new`: as [`open_with`]. A parent waiting on its stories keeps its last decision
 /// (the plan's approval) last while they run, and is asked for its `status` again and
 /// again: once said, it is no longer news there (`decisions` lists it).
-pub(super) fn say_in_status(r: &mut Reply, s: &Session, only_new: bool) {
+pub(in crate::server) fn say_in_status(r: &mut Reply, s: &Session, only_new: bool) {
     if !only_new && crate::workflow::story::waits_on_stories(s) {
         return;
     }
@@ -183,7 +183,7 @@ impl BmadServer {
     /// host had the stage's role and rules and gets the round that decision opens whole
     /// (docs/spec.md §11.4), and the other fields give only what changed; any other
     /// `status` gives it all.
-    pub(super) fn status_round(&self, s: &Session) -> (Repeat, bool) {
+    pub(in crate::server) fn status_round(&self, s: &Session) -> (Repeat, bool) {
         if last_decided_elsewhere(s).is_some() && self.first_to_say(s) {
             (Repeat::Resumed, true)
         } else {
@@ -209,7 +209,7 @@ impl BmadServer {
     /// decision the human made elsewhere, when that is the last thing that happened to the
     /// session (and, with `since`, was made after the history had `since` entries): the
     /// reply to the host's own call, which had the earlier replies.
-    pub(super) fn decided_elsewhere(
+    pub(in crate::server) fn decided_elsewhere(
         &self,
         cwd: Option<&str>,
         key: &SessionKey,
@@ -237,7 +237,7 @@ impl BmadServer {
 
     /// Waits until the human decides `session`'s pending decision in another channel;
     /// then the reply that says so. Never ends otherwise (the caller races it).
-    pub(super) async fn until_decided_elsewhere(&self, session: &Session) -> Reply {
+    pub(in crate::server) async fn until_decided_elsewhere(&self, session: &Session) -> Reply {
         let (cwd, key, since) = (
             Some(session.cwd.clone()),
             SessionKey::from_task(&session.session_id),

@@ -13,6 +13,17 @@
 //! sooner than a person reads one was closed by the client itself, unseen, and the reply
 //! says so rather than blame the human. The server never asks twice after a cancel within
 //! one call.
+//!
+//! The dialog's whole path is this folder: who decides a call ([`decides`]: the dialog, or
+//! the host's word where who is behind the connection cannot ask the human, [`origin`], or
+//! a hook on the dialog would answer in their place, [`hooks`]), the form and how its
+//! answer is read ([`ask`]), and a decision the human made elsewhere while the host waited
+//! ([`decided_elsewhere`]).
+
+mod ask;
+pub(super) mod decided_elsewhere;
+mod hooks;
+mod origin;
 
 use std::time::Duration;
 
@@ -25,11 +36,13 @@ use rmcp::service::RequestContext;
 use rmcp::RoleServer;
 use serde::{Deserialize, Serialize};
 
-use super::ask;
-use super::fault::Scene;
-use super::reply::{self, Reply, Undecided};
-use super::result::{to_result, Readers};
-use super::BmadServer;
+use crate::server::args::Call;
+use crate::server::fault::Scene;
+use crate::server::per_host;
+use crate::server::reply::{self, Reply, Undecided};
+use crate::server::result::{to_result, Readers};
+use crate::server::BmadServer;
+use crate::workflow::DecidedBy;
 use chrono::Utc;
 
 use crate::act::human::{self, Asking, Decided};
@@ -62,16 +75,16 @@ pub struct DialogCall {
     pub cwd: Option<String>,
     pub key: SessionKey,
     pub command: Command,
-    /// Who is behind the channel that asks ([`super::origin`]), kept with the decision.
+    /// Who is behind the channel that asks ([`origin`]), kept with the decision.
     pub provenance: Provenance,
-    /// Who reads the call's result ([`super::result`]).
+    /// Who reads the call's result ([`crate::server::result`]).
     pub readers: Readers,
     /// The host, and when it closes every dialog unseen
     /// ([`crate::hosts::Dialog::DeclinedUnattended`]), for the reply to a dialog closed
     /// sooner than a person answers one.
     pub unattended: Option<(&'static str, crate::hosts::Unseen)>,
     /// The connection's first process and the client's declared name: where the hooks on
-    /// the dialog are read again once it is answered ([`super::hooks`]).
+    /// the dialog are read again once it is answered ([`hooks`]).
     pub first: Option<crate::process_origin::Proc>,
     pub client: Option<String>,
 }
@@ -121,7 +134,7 @@ pub fn can_ask(ctx: &RequestContext<RoleServer>) -> bool {
         .is_some_and(|e| e.form.is_some() || e.url.is_none())
 }
 
-pub(super) fn is_modern(ctx: &RequestContext<RoleServer>) -> bool {
+pub(in crate::server) fn is_modern(ctx: &RequestContext<RoleServer>) -> bool {
     ctx.protocol_version()
         .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
 }
@@ -133,6 +146,105 @@ pub fn new_codec() -> RequestStateCodec {
     key.extend_from_slice(uuid::Uuid::new_v4().as_bytes());
     key.extend_from_slice(uuid::Uuid::new_v4().as_bytes());
     RequestStateCodec::new_unchecked(key)
+}
+
+/// Who decides a call.
+pub(super) enum Decides {
+    /// The human, in the client's dialog.
+    Dialog(Box<DialogCall>),
+    /// The host's word, as the policy takes it: `cannot_ask`, who cannot ask the human
+    /// (kept in the decision, and named in the reply where the human decides);
+    /// `dialog_shut`, why the client's dialog stayed shut.
+    Word {
+        cannot_ask: Option<String>,
+        dialog_shut: Option<String>,
+    },
+}
+
+/// Who decides `call`. A decision the host asserts goes to the human when the client can
+/// ask them (`can_ask`), unless the connection is an assistant's own, or a hook the human
+/// did not approve would answer the dialog in their place: then it stays the host's, and
+/// where it was opened from a host's shell (or a hook stands in the dialog) it waits for
+/// the human by default.
+pub(super) fn decides(
+    call: &mut Call,
+    context: &RequestContext<RoleServer>,
+    can_ask: bool,
+    readers: &Readers,
+    store: &crate::store::Store,
+) -> Decides {
+    let client = context.client_info().map(|i| i.name);
+    let host_cannot_ask = per_host::waits_for_human(client.as_deref(), can_ask);
+    let mut cannot_ask = host_cannot_ask.map(per_host::host_cannot_ask);
+    let mut dialog_shut = None;
+    if let Call::Act {
+        cwd,
+        key,
+        command,
+        decision,
+    } = call
+    {
+        if command.action().decides() && decision.decided_by == DecidedBy::Host {
+            let route = origin::route(context, can_ask, host_cannot_ask);
+            let route = past_the_hooks(route, store, cwd.as_deref(), client.as_deref());
+            match route {
+                origin::Route::Dialog(provenance, first) => {
+                    return Decides::Dialog(Box::new(DialogCall {
+                        cwd: cwd.clone(),
+                        key: key.clone(),
+                        command: command.clone(),
+                        provenance,
+                        readers: readers.clone(),
+                        unattended: per_host::declines_unattended(client.as_deref()),
+                        first,
+                        client: client.clone(),
+                    }))
+                }
+                origin::Route::Word {
+                    cannot_ask: why,
+                    provenance,
+                    dialog_shut: shut,
+                } => {
+                    cannot_ask = why;
+                    decision.provenance = provenance.map(Box::new);
+                    dialog_shut = shut;
+                }
+            }
+        }
+        decision.cannot_ask.clone_from(&cannot_ask);
+    }
+    Decides::Word {
+        cannot_ask,
+        dialog_shut,
+    }
+}
+
+/// `route` once the hooks on the dialog are read: a dialog that a hook the human did not
+/// approve would answer in their place is not opened, and the decision is the host's word
+/// (which waits for the human by default), recorded with the hook; an approved hook is
+/// recorded with the human's answer.
+fn past_the_hooks(
+    route: origin::Route,
+    store: &crate::store::Store,
+    cwd: Option<&str>,
+    client: Option<&str>,
+) -> origin::Route {
+    let origin::Route::Dialog(mut provenance, first) = route else {
+        return route;
+    };
+    let hooks = hooks::on_the_dialog(store, cwd, first.as_ref(), client).unwrap_or_default();
+    provenance.hooks = hooks.approved_named();
+    let Some(why) = hooks.why_not_the_human() else {
+        return origin::Route::Dialog(provenance, first);
+    };
+    provenance
+        .hooks
+        .extend(hooks.unapproved.iter().map(crate::policy::hooks::named));
+    origin::Route::Word {
+        cannot_ask: Some(why.clone()),
+        provenance: Some(provenance),
+        dialog_shut: Some(why),
+    }
 }
 
 impl BmadServer {
@@ -438,7 +550,7 @@ impl BmadServer {
     async fn hooks_since(&self, call: &DialogCall) -> Option<String> {
         let (cwd, first, client) = (call.cwd.clone(), call.first.clone(), call.client.clone());
         self.blocking(move |s| {
-            super::hooks::on_the_dialog(
+            hooks::on_the_dialog(
                 &s.inner.store,
                 cwd.as_deref(),
                 first.as_ref(),

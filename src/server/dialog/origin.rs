@@ -18,8 +18,8 @@ use axum::http::request::Parts;
 use rmcp::service::RequestContext;
 use rmcp::RoleServer;
 
-use super::per_host;
 use crate::process_origin::{self, procs, Found, HostRole};
+use crate::server::per_host;
 use crate::workflow::Provenance;
 
 /// What becomes of a gate decision the host asserts.
