@@ -13,7 +13,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::bmad_method::shared_plan::{self, epics, progress, status_file};
-use crate::bmad_method::{findable, Install};
+use crate::bmad_method::{findable, Install, Method};
 use crate::code::visible;
 use crate::files::Project;
 use crate::workflow::session::Session;
@@ -30,9 +30,10 @@ pub struct ForMethod {
 
 /// The method's files for the change from `before` to `after` (`files`: what the change
 /// writes), decided under the lock before the change is written; sets the session's epic
-/// at the plan's first approval.
+/// at the plan's first approval. `method`: the call's install, read here only when the
+/// change concerns the method's files.
 pub fn prepare(
-    project: &Project,
+    method: &Method,
     before: &Session,
     after: &mut Session,
     files: &[(String, String)],
@@ -48,28 +49,29 @@ pub fn prepare(
     if !confirms && !approving && after.method_epic.is_none() {
         return m;
     }
-    let Some(install) = crate::bmad_method::discover(project) else {
+    let project = method.project();
+    let Some(install) = method.install() else {
         return m;
     };
     if !install.settings.planning_copies {
         return m;
     }
-    match planning_copy(project, &install, before, after, files) {
+    match planning_copy(project, install, before, after, files) {
         Some((Some((path, text)), notice)) => m.writes.push((path, text, notice)),
         Some((None, notice)) => m.notices.push(notice),
         None => {}
     }
     if after.method_epic.is_none() && approving {
-        after.method_epic = Some(next_epic(project, &install));
+        after.method_epic = Some(next_epic(project, install));
     }
     let Some(epic) = after.method_epic else {
         return m;
     };
     if approving {
-        epics_file(project, &install, after, files, epic, &mut m);
+        epics_file(project, install, after, files, epic, &mut m);
     }
     let say = approving || started;
-    sprint_status(project, &install, before, after, now, say, &mut m);
+    sprint_status(project, install, before, after, now, say, &mut m);
     m
 }
 
@@ -90,13 +92,14 @@ pub fn write(project: &Project, m: ForMethod, notices: &mut Vec<String>) {
 }
 
 /// A story just started in `project`: its story in the method's sprint status follows it
-/// (`in-progress`), under the project lock.
-pub fn story_started(store: &crate::store::Store, project: &Project, s: &Session) -> Vec<String> {
+/// (`in-progress`), under the project lock. `method`: the call's install.
+pub fn story_started(store: &crate::store::Store, method: &Method, s: &Session) -> Vec<String> {
+    let project = method.project();
     let Ok(_lock) = store.lock(project) else {
         return vec!["The BMAD method's sprint status was not updated: the project is busy; the story's next change updates it.".into()];
     };
     let mut after = s.clone();
-    let m = prepare(project, s, &mut after, &[], Utc::now(), true);
+    let m = prepare(method, s, &mut after, &[], Utc::now(), true);
     let mut notices = Vec::new();
     write(project, m, &mut notices);
     notices
@@ -105,8 +108,9 @@ pub fn story_started(store: &crate::store::Store, project: &Project, s: &Session
 /// A task just completed: the method's retrospective offered, with the task's lessons
 /// written for it (`bmad_method::retro::offer`, derived from the lessons just written); a
 /// file that cannot be written is said, and the change stands.
-pub fn offer_retrospective(project: &Project, before: &Session, after: &Session) -> Option<String> {
-    let offer = crate::bmad_method::retro::offer::at_completion(project, before, after)?;
+pub fn offer_retrospective(method: &Method, before: &Session, after: &Session) -> Option<String> {
+    let project = method.project();
+    let offer = crate::bmad_method::retro::offer::at_completion(method, before, after)?;
     let failed = offer.file.as_ref().and_then(|(path, text)| {
         let e = project.write_atomic(path, text.as_bytes()).err()?;
         Some(format!(

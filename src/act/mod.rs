@@ -26,6 +26,7 @@ pub use start::{start, Start, Started};
 
 use chrono::Utc;
 
+use crate::bmad_method::Method;
 use crate::error::{Error, Result};
 use crate::files::Project;
 use crate::lessons::Lesson;
@@ -129,8 +130,10 @@ pub fn act_at(
     }
     let (lock, session) = store.lock_and_read(at, key)?;
     crate::store::stories::stale_parent(&at.project, &session).map_err(|e| refused(e, &session))?;
+    // The BMAD install, read at its first use in this change and once.
+    let method = Method::of(&at.project);
     let submits = command.action() == Action::Submit;
-    let read = ReadUnderLock::now(&at.project, &session, submits.then_some(&git));
+    let read = ReadUnderLock::now(&method, &session, submits.then_some(&git));
     let now = not_before_last_entry(&read.before, Utc::now());
     let mut admitted = policy::admit(
         &at.project,
@@ -150,13 +153,14 @@ pub fn act_at(
             let observed = policy::watch::run_checks(run, watched);
             let (lock, session) = store.lock_and_read(at, key)?;
             unmoved(&session, planned_at).map_err(|e| refused(e, &session))?;
-            let read = ReadUnderLock::now(&at.project, &session, submits.then_some(&git));
+            let read = ReadUnderLock::now(&method, &session, submits.then_some(&git));
             (lock, session, read, observed)
         }
     };
     let step = Applying {
         store,
         project: &at.project,
+        method: &method,
         git: &git,
         handover,
     };
@@ -173,13 +177,14 @@ struct ReadUnderLock {
 }
 
 impl ReadUnderLock {
-    /// `submits`: what git says now, for a submission.
-    fn now(project: &Project, session: &Session, submits: Option<&GitNow>) -> ReadUnderLock {
+    /// `submits`: what git says now, for a submission; `method`: the call's install.
+    fn now(method: &Method, session: &Session, submits: Option<&GitNow>) -> ReadUnderLock {
+        let project = method.project();
         let before = crate::store::stories::with_stories(project, session);
         let mut documents = crate::store::documents(project, &before);
         if let Some(git) = submits {
             documents.work_tree = git.work_tree_now(&before);
-            documents.review_in_layers = review_layers::required(project, &before);
+            documents.review_in_layers = review_layers::required(method, &before);
         }
         ReadUnderLock { before, documents }
     }
@@ -256,6 +261,8 @@ fn unmoved(session: &Session, planned_at: usize) -> Result<()> {
 struct Applying<'a> {
     store: &'a Store,
     project: &'a Project,
+    /// The call's BMAD install, read once for every step that uses it.
+    method: &'a Method,
     git: &'a GitNow,
     handover: Handover,
 }
@@ -271,7 +278,7 @@ impl Applying<'_> {
     ) -> Result<Done> {
         let project = self.project;
         let ReadUnderLock { before, documents } = read;
-        let documents = with_file_draft(project, &before, &command, documents)?;
+        let documents = with_file_draft(self.method, &before, &command, documents)?;
         let now = not_before_last_entry(&before, Utc::now());
         let mut outcome = {
             let _deciding = crate::fault::doing(
@@ -281,7 +288,7 @@ impl Applying<'_> {
             machine::apply_observed(&before, command, decision, observed, &documents, now)?
         };
         let seen = self.git.record(&before, &mut outcome.session);
-        (outcome.facts.notices).extend(begin_offer(project, &before, &outcome.session));
+        (outcome.facts.notices).extend(begin_offer(self.method, &before, &outcome.session));
         let prompt = self.prompt_for(&mut outcome.session)?;
         // What the change taught, written with it for the team.
         let lessons = self.taught(&before, &mut outcome);
@@ -300,8 +307,14 @@ impl Applying<'_> {
         files.extend(crate::lessons::write_files(&lessons));
         files.extend(crate::lessons::write_files(&retired));
         files.extend(outcome.writes.into_iter().map(|w| (w.path, w.content)));
-        let method =
-            method_files::prepare(project, &before, &mut outcome.session, &files, now, false);
+        let method = method_files::prepare(
+            self.method,
+            &before,
+            &mut outcome.session,
+            &files,
+            now,
+            false,
+        );
         {
             let _writing = crate::fault::doing("write", "write the change");
             self.store
@@ -310,7 +323,14 @@ impl Applying<'_> {
         // After the change and apart from it: a file for the method that cannot be
         // written is said, and the change stands.
         let notices = &mut outcome.facts.notices;
-        for_the_method(project, &before, &outcome.session, &files, method, notices);
+        for_the_method(
+            self.method,
+            &before,
+            &outcome.session,
+            &files,
+            method,
+            notices,
+        );
         // Said in the reply, not kept in the history: the policy's, not the step's.
         for notice in std::mem::take(&mut admitted.notices) {
             if !outcome.facts.notices.contains(&notice) {
@@ -366,7 +386,7 @@ impl Applying<'_> {
             return Ok(None);
         }
         let _rendering = crate::fault::doing("prompt", "render the role prompt of the next step");
-        let prompt = prompts::needed(self.project, self.store.user_prompts(), session)?;
+        let prompt = prompts::needed(self.method, self.store.user_prompts(), session)?;
         if let (Some(t), Some(entry)) = (&prompt, session.history.last_mut()) {
             entry.lessons = t.lessons.ids.clone();
         }
@@ -399,24 +419,26 @@ fn bind_to_words(before: &Session, after: &mut Session, lessons: &[Lesson]) {
 /// shared plan's (`method_files`), a completed task's lessons for its retrospective, the
 /// review's layer files and deferred findings (`review_layers`). Each failure is a notice.
 fn for_the_method(
-    project: &Project,
+    installed: &Method,
     before: &Session,
     after: &Session,
     files: &[(String, String)],
     method: method_files::ForMethod,
     notices: &mut Vec<String>,
 ) {
-    method_files::write(project, method, notices);
-    notices.extend(method_files::offer_retrospective(project, before, after));
-    notices.extend(review_layers::defer_findings(project, before, after, files));
-    notices.extend(review_layers::write_layer_files(project, after));
+    method_files::write(installed.project(), method, notices);
+    notices.extend(method_files::offer_retrospective(installed, before, after));
+    notices.extend(review_layers::defer_findings(
+        installed, before, after, files,
+    ));
+    notices.extend(review_layers::write_layer_files(installed, after));
 }
 
 /// The BMAD method's document a submission names (`document_file`), read through the
 /// project's confined reader as the draft of the stage the session is at; refused with
 /// the reason when it cannot be taken.
 fn with_file_draft(
-    project: &Project,
+    method: &Method,
     before: &Session,
     command: &Command,
     mut documents: Documents,
@@ -435,7 +457,7 @@ fn with_file_draft(
         return Ok(documents);
     }
     let stage = crate::workflow::story::prompt_stage(before);
-    let draft = crate::bmad_method::begin::read_draft(project, stage, path)
+    let draft = crate::bmad_method::begin::read_draft(method, stage, path)
         .map_err(|problem| crate::workflow::WorkflowError::DocumentFile { problem })?;
     documents.file_draft = Some(machine::FileDraft {
         path: draft.path,
@@ -446,23 +468,26 @@ fn with_file_draft(
 
 /// The offer to begin the stage a change turned to from the BMAD method's document of it
 /// (`bmad_method::begin`), when the project has one.
-fn begin_offer(project: &Project, before: &Session, after: &Session) -> Option<String> {
+fn begin_offer(method: &Method, before: &Session, after: &Session) -> Option<String> {
     if after.current_stage == before.current_stage {
         return None;
     }
-    offer_to_begin(project, after)
+    offer_to_begin(method, after)
 }
 
 /// The offer to begin the stage `session` is at from the BMAD method's document of it,
 /// while nothing was submitted there yet (for `status`, after a decision made in the
-/// terminal or on the dashboard, whose reply no host read).
-pub fn offer_to_begin(project: &Project, session: &Session) -> Option<String> {
+/// terminal or on the dashboard, whose reply no host read). `method`: the call's install.
+pub fn offer_to_begin(method: &Method, session: &Session) -> Option<String> {
     let fresh = session.current_state == crate::workflow::State::Generating
         && session.record(session.current_stage).iteration == 0;
     fresh
-        .then(|| crate::bmad_method::begin::offer(project, session.current_stage))
+        .then(|| crate::bmad_method::begin::offer(method, session.current_stage))
         .flatten()
 }
+
+#[cfg(test)]
+mod once_tests;
 
 #[cfg(test)]
 mod tests {

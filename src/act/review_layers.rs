@@ -7,31 +7,30 @@
 //! deferred-work ledger. The files are written after the change and apart from it: one
 //! that cannot be written is said in a notice, and the change stands.
 
-use crate::bmad_method::review;
-use crate::files::Project;
+use crate::bmad_method::{review, Method};
 use crate::prompts::layers::{self, LAYER_MARK};
 use crate::workflow::sections::{items_of, FINDINGS};
 use crate::workflow::{Action, Session, Stage, State};
 
 /// Whether a submission on `before` is a review that must report each of its layers.
-pub(super) fn required(project: &Project, before: &Session) -> bool {
-    before.current_stage == Stage::Review
-        && layers::required(crate::bmad_method::discover(project).as_ref())
+pub(super) fn required(method: &Method, before: &Session) -> bool {
+    before.current_stage == Stage::Review && layers::required(method.install())
 }
 
 /// The built-in layers' files, written where the review of `after` is to be written now;
 /// what could not be written, or was left as someone's own, in notices.
-pub(super) fn write_layer_files(project: &Project, after: &Session) -> Vec<String> {
+pub(super) fn write_layer_files(method: &Method, after: &Session) -> Vec<String> {
     let reviewing = crate::workflow::story::prompt_stage(after) == Stage::Review
         && matches!(after.current_state, State::Generating | State::Refining);
     if !reviewing {
         return Vec::new();
     }
-    let Some(install) = crate::bmad_method::discover(project) else {
+    if method.install().is_none() {
         return Vec::new();
-    };
+    }
+    let project = method.project();
     let mut notices = Vec::new();
-    for layer in layers::for_review(project, Some(&install), after) {
+    for layer in layers::for_review(method, after) {
         let (Some(text), Some(file)) = (layer.built_in, &layer.file) else {
             continue;
         };
@@ -73,7 +72,7 @@ fn accepts_review_risk(before: &Session, after: &Session) -> bool {
 /// review's risk (the notice that says so, or why they were not); `files` are the change's
 /// own writes, where the review document may be. Nothing without a v6 install.
 pub(super) fn defer_findings(
-    project: &Project,
+    method: &Method,
     before: &Session,
     after: &Session,
     files: &[(String, String)],
@@ -81,13 +80,14 @@ pub(super) fn defer_findings(
     if !accepts_review_risk(before, after) {
         return None;
     }
-    let install = crate::bmad_method::discover(project)?;
+    let project = method.project();
+    let install = method.install()?;
     let source = after.record(Stage::Review).artifact.as_ref()?.path.clone();
     let document = match files.iter().find(|(p, _)| *p == source) {
         Some((_, text)) => text.clone(),
         None => project.read(&source).ok()??,
     };
-    let Some(ledger) = review::ledger_path(&install) else {
+    let Some(ledger) = review::ledger_path(install) else {
         return Some(format!("The review's deferred findings were not written to the BMAD method's deferred-work ledger: its `implementation_artifacts` ({}) is no folder of the project the server writes in.", crate::bmad_method::bmm_config::MODULE_CONFIG));
     };
     let mut findings = items_of(FINDINGS, &document);

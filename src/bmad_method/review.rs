@@ -17,10 +17,12 @@ pub const LEDGER: &str = "deferred-work.md";
 const MAX_LEDGER_BYTES: u64 = 512 * 1024;
 
 /// Where the installed review prompt `name` (`edge-case-hunter.md`) is, relative to the
-/// project, when the install has it.
-pub fn installed_prompt(project: &Project, install: &Install, name: &str) -> Option<String> {
+/// project, when the install has it (read through [`super::Method::review_prompt`], once a
+/// call).
+pub(super) fn installed_prompt(project: &Project, install: &Install, name: &str) -> Option<String> {
     let skill = install.skills.iter().find(|s| s.name == REVIEW_SKILL)?;
     let path = format!("{}/review-prompts/{name}", skill.dir()?);
+    super::once::touched(&path);
     match project.read_at_most(&path, super::MAX_FILE_BYTES) {
         Ok(Some(text)) if !text.trim().is_empty() => Some(path),
         _ => None,

@@ -222,7 +222,7 @@ pub fn task(store: &Store, project_index: usize, id: &str) -> Result<Value> {
         // Who holds its sprints on the team's remote, as last fetched and said how long ago.
         "claims": store.claim_holders(&project, &s, false),
         // Sprints the BMAD method's sprint status calls done that no story completed.
-        "done_by_hand": store.done_by_hand(&project, &s),
+        "done_by_hand": store.done_by_hand(&crate::bmad_method::Method::of(&project), &s),
         "drift": crate::store::drift(&project, &s).map(|d| json!({"documents": d.documents, "words": d.describe()})),
     }))
 }

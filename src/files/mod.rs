@@ -13,6 +13,7 @@ mod read;
 mod roots;
 mod shown;
 mod staged;
+mod stamp;
 mod sync;
 mod write;
 
@@ -20,3 +21,4 @@ pub use lock::{Held, DEFAULT_LOCK_WAIT, LOCK_FILE};
 pub use project::{discover, DefaultRoot, Project};
 pub use read::{read_text, FolderTexts, ReadProblem, MAX_READ_BYTES};
 pub use roots::Roots;
+pub use stamp::{now_nanos, Stamp};

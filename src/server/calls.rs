@@ -235,9 +235,11 @@ impl BmadServer {
     ) -> crate::error::Result<Reply> {
         let store = &self.inner.store;
         let (project, s) = store.load_fresh(cwd, key)?;
+        // The BMAD install, read once for the whole reply.
+        let method = crate::bmad_method::Method::of(&project);
         let drift = crate::store::drift(&project, &s);
         let (round, only_new) = self.status_round(&s);
-        let mut r = match prompts::needed(&project, store.user_prompts(), &s) {
+        let mut r = match prompts::needed(&method, store.user_prompts(), &s) {
             Ok(prompt) => reply::for_status_round(&s, prompt.as_ref(), round),
             Err(e) => {
                 let mut r = reply::for_status(&s, None);
@@ -256,8 +258,8 @@ impl BmadServer {
             faults::since_last_change(&project, &s).map(|f| faults::describe(&project, &f)),
             crate::store::stories::stale_copy(&project, &s),
             store.claim_holders(&project, &s, false),
-            act::offer_to_begin(&project, &s),
-            store.done_by_hand(&project, &s),
+            act::offer_to_begin(&method, &s),
+            store.done_by_hand(&method, &s),
         ];
         for n in said.into_iter().flatten() {
             r.notices.get_or_insert_with(Vec::new).push(n);

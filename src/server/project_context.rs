@@ -200,7 +200,7 @@ pub fn build(store: &Store) -> crate::error::Result<ProjectContext> {
         checks: checks(&project),
         open_tasks,
         recent_decisions: decisions.into_iter().take(DECISIONS).map(|d| d.1).collect(),
-        bmad_method: bmad::installed(&project)
+        bmad_method: bmad::installed(&crate::bmad_method::Method::of(&project))
             .into_iter()
             .map(|i| format!("{} {} ({})", i.kind, i.name, i.path))
             .collect(),
