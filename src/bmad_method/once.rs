@@ -114,15 +114,25 @@ impl Method {
         (&read.agents, &read.notices)
     }
 
-    /// Where the installed review prompt `name` is (`super::review::installed_prompt`), read
-    /// the first time this call asks for it.
+    /// Where the installed review prompt `name` (`edge-case-hunter.md`) is, relative to the
+    /// project, when the method's code review has it with text: read the first time this
+    /// call asks for it.
     pub fn review_prompt(&self, name: &str) -> Option<String> {
         if let Some(found) = self.review_prompts.borrow().get(name) {
             return found.clone();
         }
-        let found = self
-            .install()
-            .and_then(|i| super::review::installed_prompt(&self.project, i, name));
+        let found = self.install().and_then(|i| {
+            let skill = i
+                .skills
+                .iter()
+                .find(|s| s.name == super::review::REVIEW_SKILL)?;
+            let path = format!("{}/review-prompts/{name}", skill.dir()?);
+            touched(&path);
+            match self.project.read_at_most(&path, super::MAX_FILE_BYTES) {
+                Ok(Some(text)) if !text.trim().is_empty() => Some(path),
+                _ => None,
+            }
+        });
         self.review_prompts
             .borrow_mut()
             .insert(name.to_string(), found.clone());
