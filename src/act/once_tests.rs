@@ -1,9 +1,10 @@
-//! A call reads the BMAD install once: a full task on a project with the method installed,
-//! from `start` to QA, each call's opens of the install's files counted
+//! A call reads the BMAD install and its session once: a full task on a project with the
+//! method installed, from `start` to QA, each call's opens of the install's files counted
 //! (`bmad_method::opened`); none is opened twice in a call, and every call that hands over
 //! a role prompt or writes the method's files reads the install (its manifest once; the
 //! manifest is written again before each call, so that no reading kept from an earlier
-//! call stands for it).
+//! call stands for it); each change reads its session file once (`store::SESSION_READS`),
+//! development too, where the parent's stories are looked for.
 
 use std::path::Path;
 
@@ -93,8 +94,11 @@ fn confirm() -> Command {
     }
 }
 
-/// The install's files `what` opened: none twice, and the manifest once when `reads`.
+/// The install's files `what` opened: none twice, and the manifest once when `reads`; the
+/// session files read: one.
 fn read_once(what: &str, reads: bool) {
+    let sessions = crate::store::SESSION_READS.with(|n| n.replace(0));
+    assert!(sessions <= 1, "{what} read the session {sessions} times");
     let counts = opened::counts();
     let twice: Vec<_> = counts.iter().filter(|(_, n)| **n > 1).collect();
     assert!(twice.is_empty(), "{what} opened again: {twice:?}");
@@ -103,8 +107,38 @@ fn read_once(what: &str, reads: bool) {
     opened::clear();
 }
 
+/// The calls of the task after `start`, each with whether it needs the install (a role
+/// prompt, the method's files).
+fn calls() -> Vec<(&'static str, Command, bool)> {
+    let review = "# Review\n\n## Edge Cases\nNo findings.\n\n## Verification Gaps\nNo findings.\n\n## Blind Pass\nNo findings.\n\n## Intent Check\nNo findings.\n\nReview Status: Pass\n";
+    let plan = "# Plan\n## Sprint 1: Core\n- a\n## Sprint 2: UI\n- b\n";
+    let approve = Command::Approve {
+        scope: None,
+        note: None,
+    };
+    vec![
+        ("submit po", submit(&passing(Stage::Po)), false),
+        ("confirm po", confirm(), true),
+        (
+            "submit architect",
+            submit(&passing(Stage::Architect)),
+            false,
+        ),
+        ("confirm architect", confirm(), true),
+        ("submit sm", submit(plan), false),
+        ("approve", approve, true),
+        ("submit dev", submit("# Report\nDone.\n"), true),
+        ("submit review", submit(review), true),
+        (
+            "submit qa",
+            submit("# QA\nIntent: met\nQuality Score: 90/100\n"),
+            true,
+        ),
+    ]
+}
+
 #[test]
-fn every_call_of_a_task_reads_the_install_once() {
+fn every_call_of_a_task_reads_the_install_and_its_session_once() {
     let dir = tempfile::tempdir().unwrap();
     install(dir.path());
     let store = Store::new(
@@ -115,53 +149,18 @@ fn every_call_of_a_task_reads_the_install_once() {
         Acting::default(),
     );
     opened::clear();
-    let started = start(
-        &store,
-        None,
-        Start {
-            objective: "Build a todo app",
-            engines: None,
-            track: Track::Full,
-            story: None,
-        },
-    )
-    .unwrap();
+    crate::store::SESSION_READS.with(|n| n.set(0));
+    let task = Start {
+        objective: "Build a todo app",
+        engines: None,
+        track: Track::Full,
+        story: None,
+    };
+    let started = start(&store, None, task).unwrap();
     assert!(started.prompt.agent.is_some(), "the PM's persona");
     read_once("start", true);
     let key = SessionKey::Id(started.session.session_id.clone());
-    let review = "# Review\n\n## Edge Cases\nNo findings.\n\n## Verification Gaps\nNo findings.\n\n## Blind Pass\nNo findings.\n\n## Intent Check\nNo findings.\n\nReview Status: Pass\n";
-    // Each call, and whether it needs the install (a role prompt, the method's files).
-    let calls = [
-        ("submit po", submit(&passing(Stage::Po)), false),
-        ("confirm po", confirm(), true),
-        (
-            "submit architect",
-            submit(&passing(Stage::Architect)),
-            false,
-        ),
-        ("confirm architect", confirm(), true),
-        (
-            "submit sm",
-            submit("# Plan\n## Sprint 1: Core\n- a\n## Sprint 2: UI\n- b\n"),
-            false,
-        ),
-        (
-            "approve",
-            Command::Approve {
-                scope: None,
-                note: None,
-            },
-            true,
-        ),
-        ("submit dev", submit("# Report\nDone.\n"), true),
-        ("submit review", submit(review), true),
-        (
-            "submit qa",
-            submit("# QA\nIntent: met\nQuality Score: 90/100\n"),
-            true,
-        ),
-    ];
-    for (what, command, reads) in calls {
+    for (what, command, reads) in calls() {
         // Written again, so that no reading an earlier call kept (`bmad_method::once`)
         // stands for this call's: each call that needs the install reads it.
         std::fs::write(dir.path().join(MANIFEST), MANIFEST_TEXT).unwrap();
@@ -172,6 +171,8 @@ fn every_call_of_a_task_reads_the_install_once() {
         };
         let done = act(&store, None, &key, change, &Watched::none())
             .unwrap_or_else(|(e, _)| panic!("{what}: {e}"));
+        let sessions = crate::store::SESSION_READS.with(|n| n.get());
+        assert_eq!(sessions, 1, "{what} reads its session");
         read_once(what, reads);
         if what == "approve" {
             let status = "_bmad-output/implementation-artifacts/sprint-status.yaml";

@@ -192,6 +192,14 @@ pub fn render(project: &Project, agent: &Agent, stage: Stage, notices: &mut Vec<
 fn facts_text(project: &Project, facts: &[String], notices: &mut Vec<String>) -> String {
     let mut out = String::new();
     let mut budget = FILE_FACTS_CHARS;
+    // In a git repository, which of the files named git tracks: asked once for all.
+    let named: Vec<String> = facts
+        .iter()
+        .take(MAX_ITEMS)
+        .filter_map(|f| super::bmm_config::in_project(f.strip_prefix("file:")?.trim()))
+        .filter(|rel| !rel.contains(['*', '?', '[']))
+        .collect();
+    let tracked = crate::git::Repo::at(&project.path("")).map(|r| r.tracked(&named));
     for fact in facts.iter().take(MAX_ITEMS) {
         let Some(pattern) = fact.strip_prefix("file:") else {
             out.push_str(&format!("  - {fact}\n"));
@@ -204,7 +212,7 @@ fn facts_text(project: &Project, facts: &[String], notices: &mut Vec<String>) ->
             ));
             continue;
         };
-        for (path, text) in fact_files(project, &rel, notices) {
+        for (path, text) in fact_files(project, &rel, tracked.as_ref(), notices) {
             let shown = crate::code::clip(text.trim(), budget);
             budget = budget.saturating_sub(shown.chars().count());
             out.push_str(&format!("  - From `{path}`:\n"));
@@ -227,14 +235,19 @@ fn facts_text(project: &Project, facts: &[String], notices: &mut Vec<String>) ->
 /// persona can come from a merged branch, and the prompt it is read into can be copied
 /// into a committed document, so a file the repository keeps out of git (a key, a state
 /// file, credentials, however it is named) is never read for it. Outside a repository
-/// there is no branch to merge one from, and a file is read as named.
-fn fact_files(project: &Project, rel: &str, notices: &mut Vec<String>) -> Vec<(String, String)> {
+/// there is no branch to merge one from, and a file is read as named. `tracked`: in a
+/// repository, the files named that git tracks (`None` inside when git could not say).
+fn fact_files(
+    project: &Project,
+    rel: &str,
+    tracked: Option<&Option<Vec<String>>>,
+    notices: &mut Vec<String>,
+) -> Vec<(String, String)> {
     if rel.contains(['*', '?', '[']) {
         notices.push(format!("The BMAD persistent fact `file:{}` is a pattern, which the server does not expand; it was left out.", crate::code::clip(rel, 120)));
         return Vec::new();
     }
-    let repo = crate::git::Repo::at(&project.path(""));
-    if let Some(tracked) = repo.map(|r| r.tracks(rel)) {
+    if let Some(tracked) = tracked.map(|t| t.as_ref().map(|t| t.iter().any(|r| r == rel))) {
         if tracked != Some(true) {
             notices.push(format!(
                 "The BMAD persistent fact `file:{}` names a file git does not track{}; it was left out (only files committed to the repository are read into a prompt).",

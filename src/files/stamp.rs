@@ -66,7 +66,7 @@ impl Project {
         let rel = if rel.is_empty() { "." } else { rel };
         match rustix::fs::statat(self.dir(), rel, AtFlags::SYMLINK_NOFOLLOW) {
             Ok(st) => Some(Stamp::Is {
-                ino: st.st_ino as u64,
+                ino: st.st_ino,
                 size: st.st_size as u64,
                 modified: st.st_mtime as i128 * 1_000_000_000 + st.st_mtime_nsec as i128,
                 changed: st.st_ctime as i128 * 1_000_000_000 + st.st_ctime_nsec as i128,

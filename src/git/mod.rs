@@ -62,8 +62,11 @@ pub struct Repo {
     /// The new files (untracked, not ignored) the last `git status` that answered
     /// [`Repo::changed_since`] named, with its pathspecs: [`Repo::untracked`] then asks git
     /// nothing.
-    new_files: Arc<Mutex<Option<(Vec<String>, Vec<String>)>>>,
+    new_files: NewFiles,
 }
+
+/// The pathspecs a `git status` was asked with, and the new files it named.
+type NewFiles = Arc<Mutex<Option<(Vec<String>, Vec<String>)>>>;
 
 impl PartialEq for Repo {
     fn eq(&self, other: &Repo) -> bool {
@@ -526,13 +529,24 @@ impl Repo {
         now.as_deref() != in_head.then_some(head_blob)
     }
 
-    /// Whether git tracks the file `rel` (relative to the project): it is in the index.
-    /// `None` when git cannot say. A file the repository ignores or never added (a key, a
-    /// state file, credentials) is not tracked.
-    pub fn tracks(&self, rel: &str) -> Option<bool> {
-        let literal = format!(":(literal){rel}");
-        let out = run(&self.dir, &[], &["ls-files", "-z", "--", &literal])?;
-        Some(out.split('\0').any(|p| p == rel))
+    /// Which of the files `rels` (relative to the project) git tracks: they are in the
+    /// index; one process for all, none for no file. `None` when git cannot say. A file the
+    /// repository ignores or never added (a key, a state file, credentials) is not tracked.
+    pub fn tracked(&self, rels: &[String]) -> Option<Vec<String>> {
+        if rels.is_empty() {
+            return Some(Vec::new());
+        }
+        let literal: Vec<String> = rels.iter().map(|r| format!(":(literal){r}")).collect();
+        let mut args = vec!["ls-files", "-z", "--"];
+        args.extend(literal.iter().map(String::as_str));
+        let out = run(&self.dir, &[], &args)?;
+        let listed: Vec<&str> = out.split('\0').collect();
+        Some(
+            rels.iter()
+                .filter(|r| listed.contains(&r.as_str()))
+                .cloned()
+                .collect(),
+        )
     }
 
     /// The blob id git would give each file's content in the work tree, unfiltered (as

@@ -264,9 +264,15 @@ impl BmadServer {
         for n in said.into_iter().flatten() {
             r.notices.get_or_insert_with(Vec::new).push(n);
         }
-        r.project = Some(super::project_context::summary(&project));
+        // The policy, read once for the summary and the human's gates.
+        let policy = crate::policy::approval::Policy::read(&project);
+        r.project = Some(super::project_context::summary(&project, policy.as_ref()));
         super::decided_elsewhere::say_in_status(&mut r, &s, only_new);
-        if let Some(human) = act::for_human(&project, &s, None, cannot_ask) {
+        let gates = policy
+            .as_ref()
+            .ok()
+            .and_then(|p| crate::policy::admission::keeps_for_human(p, cannot_ask));
+        if let Some(human) = act::for_human(&project, &s, Some(gates), cannot_ask) {
             reply::for_human(&mut r, &human);
         }
         Ok(r)
