@@ -410,6 +410,8 @@ impl Repo {
                 return Some(changed);
             }
         }
+        // What an earlier status said of the new files is not this answer's moment.
+        *self.new_files.lock().unwrap_or_else(|e| e.into_inner()) = None;
         let mut args = vec![
             "diff",
             "--no-renames",
