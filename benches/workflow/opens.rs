@@ -83,15 +83,11 @@ fn print_calls(labels: &[&str], now: &[Call], before: Option<&[Call]>, with: &st
 }
 
 pub fn bench(cfg: &Config, docs: &Docs, table: &mut Table) -> Res<()> {
-    let strace_there = std::process::Command::new("strace")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success());
     let Some(real) = real_git() else {
         println!("\n-- opens: no git on PATH; skipped");
         return Ok(());
     };
-    if !strace_there {
+    if !crate::syscalls::strace_installed() {
         println!("\n-- opens: strace is not installed (Debian package strace); skipped");
         return Ok(());
     }
@@ -179,20 +175,7 @@ fn traced(
     let work = dir.path().join("project");
     repository(real, &work, method)?;
     let trace = dir.path().join("strace.out");
-    let line: Vec<String> = [
-        "strace",
-        "-f",
-        "-qq",
-        "-ttt",
-        "-y",
-        "-e",
-        "trace=open,openat,openat2,execve",
-        "-o",
-    ]
-    .map(String::from)
-    .into_iter()
-    .chain([trace.display().to_string(), bin.display().to_string()])
-    .collect();
+    let line = crate::syscalls::under_strace("open,openat,openat2,execve", &trace, bin);
     let mut server = Server::spawn_line(&line, &work, true)?;
     server.handshake()?;
     let mut labels = Vec::new();
