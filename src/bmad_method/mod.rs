@@ -285,8 +285,7 @@ pub fn one_line(v: &str, max: usize) -> Option<String> {
 }
 
 /// Which files of the install were opened on this thread, and how often (tests only): a
-/// call opens none twice. A folder listed counts under its name (the project's top as
-/// `""`).
+/// call opens none twice. A folder listed counts under its name.
 #[cfg(test)]
 pub(crate) mod opened {
     use std::cell::RefCell;

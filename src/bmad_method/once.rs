@@ -62,6 +62,7 @@ impl Method {
     }
 
     /// A method whose install was read already (`None`: the project has none).
+    #[cfg(test)]
     pub fn known(project: &Project, install: Option<Install>) -> Method {
         let method = Method::of(project);
         let _ = method.install.set(install);
