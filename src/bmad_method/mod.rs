@@ -23,6 +23,7 @@ pub mod bmm_config;
 pub mod customize;
 pub mod findable;
 pub mod manifest;
+pub mod once;
 pub mod persona;
 pub mod retro;
 pub mod review;
@@ -30,6 +31,7 @@ pub mod shared_plan;
 pub mod tools;
 
 pub use bmm_config::MethodSettings;
+pub use once::Method;
 pub use persona::Agent;
 
 /// The largest file of an install read (a manifest, a `customize.toml`, a config).
@@ -71,6 +73,7 @@ pub struct Install {
 /// The text of the install's file `rel`; `None` when it is not there, and a notice when it
 /// cannot be read.
 pub(crate) fn read(project: &Project, rel: &str, notices: &mut Vec<String>) -> Option<String> {
+    once::touched(rel);
     match project.read_at_most(rel, MAX_FILE_BYTES) {
         Ok(text) => text,
         Err(ReadProblem::Io(e)) if e.kind() == std::io::ErrorKind::NotADirectory => None,
@@ -121,6 +124,7 @@ fn skill_folders(
             continue;
         }
         seen.push(folder);
+        once::touched(folder);
         if let Ok(Some(names)) = project.folder_names(folder, MAX_SKILLS) {
             for name in names.into_iter().filter(|n| !n.starts_with('.')) {
                 found.entry(name).or_insert(folder);
@@ -143,6 +147,7 @@ impl Top {
     /// Whether `rel` may exist: its first folder is there, or the top could not be listed.
     fn may_hold(&self, rel: &str) -> bool {
         let first = rel.split('/').next().unwrap_or(rel);
+        once::present(first);
         self.0
             .as_ref()
             .is_none_or(|names| names.iter().any(|n| n == first))
@@ -151,7 +156,8 @@ impl Top {
 
 /// The project's v6 install, if it has one: from its manifests, else (no manifest, or a
 /// damaged one) from the skill folders the installer writes; `None` when there is neither.
-pub fn find_install(project: &Project) -> Option<Install> {
+/// Read through [`Method`], once a call.
+fn find_install(project: &Project) -> Option<Install> {
     let top = Top::of(project);
     if !top.may_hold("_bmad") && !tools::all_folders().iter().any(|f| top.may_hold(f)) {
         return None;
@@ -202,8 +208,11 @@ pub fn find_install(project: &Project) -> Option<Install> {
         return None;
     }
     // Skills without a manifest beside a `_bmad/` folder: an install that lost its record.
-    let partial = matches!(project.folder_names("_bmad", 1), Ok(Some(_)));
-    if manifest.is_none() && notices.is_empty() && partial {
+    let partial = || {
+        once::touched("_bmad");
+        matches!(project.folder_names("_bmad", 1), Ok(Some(_)))
+    };
+    if manifest.is_none() && notices.is_empty() && partial() {
         notices.push(format!(
             "The BMAD method's {} is missing: its skills were found by scanning the known skill folders.",
             manifest::MANIFEST
@@ -273,6 +282,30 @@ pub fn one_line(v: &str, max: usize) -> Option<String> {
         .collect();
     let v = v.split_whitespace().collect::<Vec<_>>().join(" ");
     (!v.is_empty()).then(|| crate::code::visible(&crate::code::clip(&v, max)))
+}
+
+/// Which files of the install were opened on this thread, and how often (tests only): a
+/// call opens none twice. A folder listed counts under its name.
+#[cfg(test)]
+pub(crate) mod opened {
+    use std::cell::RefCell;
+    use std::collections::BTreeMap;
+
+    thread_local! {
+        static COUNTS: RefCell<BTreeMap<String, usize>> = RefCell::default();
+    }
+
+    pub fn note(rel: &str) {
+        COUNTS.with(|c| *c.borrow_mut().entry(rel.to_string()).or_default() += 1);
+    }
+
+    pub fn clear() {
+        COUNTS.with(|c| c.borrow_mut().clear());
+    }
+
+    pub fn counts() -> BTreeMap<String, usize> {
+        COUNTS.with(|c| c.borrow().clone())
+    }
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ mod read;
 mod roots;
 mod shown;
 mod staged;
+mod stamp;
 mod sync;
 mod write;
 
@@ -22,3 +23,4 @@ pub use look::{Look, Tree};
 pub use project::{find_project, DefaultRoot, Project};
 pub use read::{may_read_in_project, read_text, FolderTexts, ReadProblem, MAX_READ_BYTES};
 pub use roots::Roots;
+pub use stamp::{now_nanos, Stamp};

@@ -15,6 +15,8 @@ mod names;
 mod rewound;
 mod salvage;
 mod sessions;
+#[cfg(test)]
+pub(crate) use sessions::READS as SESSION_READS;
 mod start;
 pub mod stories;
 mod written;

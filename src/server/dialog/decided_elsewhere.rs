@@ -221,7 +221,8 @@ impl BmadServer {
             return None;
         }
         let said = last_decided_elsewhere(&s)?;
-        let prompt = prompts::needed(&project, self.inner.store.user_prompts(), &s)
+        let method = crate::bmad_method::Method::of(&project);
+        let prompt = prompts::needed(&method, self.inner.store.user_prompts(), &s)
             .ok()
             .flatten();
         // The host's own call: it had the prompts, and learns what changed; a `status`
