@@ -12,10 +12,13 @@
 //!    the facts for the reply;
 //! 7. resolve the role prompt the reply hands over, before anything is written (a broken
 //!    override refuses the call and changes nothing), and the lessons the change taught;
-//! 8. write the documents, the lessons and the policy's records, then the session.
+//! 8. write the documents, the lessons and the policy's records, then the session;
+//! 9. then, apart from the change, what follows it: the BMAD method's own files
+//!    ([`method_files`]), the review's ([`review_layers`]), and the record of every file
+//!    the server wrote as its own.
 //!
-//! A human's decision comes here through [`human`], its one path. The BMAD method's own
-//! files follow the change, written after it ([`method_files`]).
+//! A human's decision comes here through [`human`], its one path. ARCHITECTURE.md walks
+//! these steps in this order (a test in `tests/it/readme.rs` holds it to the code).
 
 pub mod human;
 mod method_files;

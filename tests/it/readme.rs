@@ -789,3 +789,160 @@ fn every_recurring_file_name_is_in_the_glossary() {
         "the glossary names files that do not exist: {missing:?}"
     );
 }
+
+/// The body of `fn name` in `code` (from its `{` to the matching `}`), comments left in.
+fn body_of<'a>(code: &'a str, name: &str) -> &'a str {
+    let at = code
+        .find(&format!("fn {name}("))
+        .unwrap_or_else(|| panic!("no `fn {name}` in src/act/mod.rs"));
+    let open = at + code[at..].find('{').unwrap();
+    let mut depth = 0;
+    for (i, c) in code[open..].char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return &code[open..open + i + 1];
+                }
+            }
+            _ => {}
+        }
+    }
+    panic!("`fn {name}` does not close")
+}
+
+/// One change's calls in the order they run: `act`, then `act_at`, then the step's
+/// `apply`, each call of one of the step's own methods replaced by that method's body.
+fn the_changes_calls(code: &str) -> String {
+    let mut calls = format!("{}{}", body_of(code, "act"), body_of(code, "act_at"));
+    calls = calls.replace("step.apply(", body_of(code, "apply"));
+    for method in ["prompt_for", "taught", "said_with", "for_the_method"] {
+        calls = calls.replace(&format!("self.{method}("), body_of(code, method));
+    }
+    calls
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The names in backquotes in `text` that read as code (`a::b`, `a.b`), in order.
+fn code_names(text: &str) -> Vec<String> {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|n| {
+            (n.contains("::") || n.contains('.'))
+                && !n.contains('/')
+                && n.chars().all(|c| c.is_alphanumeric() || "_:.".contains(c))
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// ARCHITECTURE.md's walk of one request is the code's: the calls of one change it names
+/// come in the order `act` makes them, and what the change writes after its ordered write
+/// (the BMAD method's files, the review's, the record of the server's own files) is in it,
+/// after that write.
+#[test]
+fn the_walk_of_one_request_follows_the_code() {
+    let architecture = std::fs::read_to_string(Path::new(ROOT).join("ARCHITECTURE.md")).unwrap();
+    let request = section(&architecture, "One request, from the wire to the disk").unwrap();
+    // The change's own steps: the list inside the walk's third step, up to its fourth.
+    let from = request
+        .find("\n   1. ")
+        .expect("the change's numbered steps");
+    let to = from
+        + request[from..]
+            .find("\n4. ")
+            .expect("the walk's fourth step");
+    let walk = &request[from..to];
+    let code = std::fs::read_to_string(Path::new(ROOT).join("src/act/mod.rs")).unwrap();
+    let calls = the_changes_calls(&code);
+    // Where the code first calls what `name` names: a method (`store.locate`,
+    // `GitNow::round`) as `.locate(`, a function by its module (`policy::admit`), one of
+    // `act`'s own by its name.
+    let at = |name: &str| {
+        let name = name.strip_prefix("act::").unwrap_or(name);
+        let segments: Vec<&str> = name.split(['.', ':']).filter(|s| !s.is_empty()).collect();
+        let last = segments[segments.len() - 1];
+        let owner = segments.len().checked_sub(2).map(|i| segments[i]);
+        let call = match owner {
+            _ if name.contains('.') => format!(".{last}("),
+            Some(o) if o.starts_with(char::is_uppercase) => format!(".{last}("),
+            Some(o) => format!("{o}::{last}("),
+            None => format!("{last}("),
+        };
+        let b = calls.as_bytes();
+        calls.match_indices(&call).map(|(i, _)| i).find(|&i| {
+            call.starts_with('.')
+                || i == 0
+                || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_')
+        })
+    };
+    let named = code_names(walk);
+    let in_order: Vec<(String, usize)> = named
+        .iter()
+        .filter_map(|n| Some((n.clone(), at(n)?)))
+        .collect();
+    let out_of_order: Vec<String> = in_order
+        .windows(2)
+        .filter(|w| w[1].1 < w[0].1)
+        .map(|w| {
+            format!(
+                "`{}` is named after `{}`, but runs before it",
+                w[1].0, w[0].0
+            )
+        })
+        .collect();
+    assert!(
+        out_of_order.is_empty(),
+        "ARCHITECTURE.md's walk and src/act/mod.rs disagree:\n{}",
+        out_of_order.join("\n")
+    );
+    for step in [
+        "locate",
+        "git_now",
+        "lock_and_read",
+        "admit",
+        "run_checks",
+        "apply_observed",
+        "needed",
+        "write_change",
+        "for_human",
+    ] {
+        assert!(
+            in_order.iter().any(|(n, _)| n.ends_with(step)),
+            "the walk does not name the step `{step}`"
+        );
+    }
+    // What is written after the ordered write: every call by path there.
+    let write = at("write_change").expect("the change's write");
+    let tail = &calls[write..];
+    let mut after = Vec::new();
+    let mut word = None;
+    for (i, c) in tail.char_indices() {
+        match (c.is_alphanumeric() || c == '_' || c == ':', word) {
+            (true, None) => word = Some(i),
+            (false, Some(from)) => {
+                let w = &tail[from..i];
+                if c == '(' && w.contains("::") && !w.starts_with("std::") {
+                    after.push(w.trim_start_matches("crate::").to_string());
+                }
+                word = None;
+            }
+            _ => {}
+        }
+    }
+    assert!(!after.is_empty(), "nothing found after the write");
+    let walk_write = walk.find("write_change").unwrap();
+    let unsaid: Vec<&String> = after
+        .iter()
+        .filter(|c| !walk[walk_write..].contains(&format!("`{c}`")))
+        .collect();
+    assert!(
+        unsaid.is_empty(),
+        "the walk does not say, after the change's write, what the change then writes: {unsaid:?}"
+    );
+}
