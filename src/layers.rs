@@ -858,6 +858,26 @@ mod tests {
         );
     }
 
+    /// A session is made in one place for the server (starting a task, `store/start.rs`)
+    /// and in one for the unit tests (`Session::test`): a field added to a session is then
+    /// given in two places, not in every test that needs one.
+    #[test]
+    fn sessions_are_made_by_start_and_by_the_test_builder() {
+        let made: Vec<String> = sources()
+            .into_iter()
+            .filter(|(rel, _)| rel != Path::new("layers.rs"))
+            .flat_map(|(rel, text)| {
+                let n = text.matches("Session::new(").count();
+                (0..n).map(move |_| rel.display().to_string())
+            })
+            .collect();
+        assert_eq!(
+            made,
+            ["store/start.rs", "workflow/session.rs"],
+            "make a session in a test with `Session::test()`"
+        );
+    }
+
     /// The lines of `code` that name a variant of `Stage` or `State`, by number.
     fn variant_lines(code: &str) -> Vec<usize> {
         use crate::workflow::{Stage, State};

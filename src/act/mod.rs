@@ -529,14 +529,10 @@ mod tests {
 
     #[test]
     fn a_decision_on_someone_elses_task_is_said() {
-        let mut s = Session::new(
-            "00000000-0000-4000-8000-000000000000".into(),
-            "add-login-ada-0000".into(),
-            "/p".into(),
-            "Add login".into(),
-            vec![crate::workflow::Engine::Claude],
-            Utc::now(),
-        );
+        let mut s = Session::test()
+            .task("add-login-ada-0000")
+            .objective("Add login")
+            .build();
         s.owner = Person::parse("Ada Lovelace <ada@example.org>");
         let mut decision = Decision::by_host(None);
         decision.decider = Person::parse("Bob Smith <bob@example.org>");

@@ -81,18 +81,15 @@ fn gaps(m: &Matrix, r: &Row) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::workflow::trace::documents;
-    use crate::workflow::{Engine, Stage};
+    use crate::workflow::Stage;
 
     #[test]
     fn once_verified_a_row_without_a_pass_says_why_and_an_accepted_risk_says_so() {
-        let mut s = Session::new(
-            "id".into(),
-            "todo".into(),
-            "/p".into(),
-            "Build a todo app".into(),
-            vec![Engine::Claude],
-            chrono::Utc::now(),
-        );
+        let mut s = Session::test()
+            .id("id")
+            .task("todo")
+            .objective("Build a todo app")
+            .build();
         s.record_mut(Stage::Po).trace.defined = documents::prd(
             "## Functional Requirements\n- FR-1: add\n- FR-2: share\n- FR-3: export\n",
         )
@@ -118,14 +115,6 @@ mod tests {
         assert_eq!(rows[0]["evidence"], "t1");
         assert_eq!(rows[1]["result"], "fail");
         assert_eq!(v["verified"], true);
-        assert!(view(&Session::new(
-            "id".into(),
-            "todo".into(),
-            "/p".into(),
-            "x".into(),
-            vec![Engine::Claude],
-            chrono::Utc::now()
-        ))
-        .is_none());
+        assert!(view(&Session::test().id("id").task("todo").objective("x").build()).is_none());
     }
 }

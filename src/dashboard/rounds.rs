@@ -294,14 +294,7 @@ mod tests {
     /// project with a file for each of `files` (the stamps of the files' names).
     fn submitted(times: &[String], files: &[String]) -> (tempfile::TempDir, Project, Session) {
         let (dir, project) = crate::files::project::tests::project();
-        let mut s = Session::new(
-            ID.into(),
-            "t-0000".into(),
-            "/p".into(),
-            "T".into(),
-            vec![crate::workflow::Engine::Claude],
-            Utc::now(),
-        );
+        let mut s = Session::test().id(ID).task("t-0000").objective("T").build();
         let start = s.history[0].clone();
         for at in times {
             s.history.push(HistoryEntry {

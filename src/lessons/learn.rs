@@ -300,18 +300,11 @@ mod tests {
     use super::*;
     use crate::workflow::rules::risk_in;
     use crate::workflow::session::{ContentRef, HistoryEntry, Question, State};
-    use crate::workflow::{Action, DecidedBy, Engine, Via};
+    use crate::workflow::{Action, DecidedBy, Via};
     use chrono::Utc;
 
     fn session() -> Session {
-        Session::new(
-            "00000000-0000-4000-8000-000000000000".into(),
-            "notes".into(),
-            "/p".into(),
-            "Notes".into(),
-            vec![Engine::Claude],
-            Utc::now(),
-        )
+        Session::test().task("notes").objective("Notes").build()
     }
 
     /// A decision's history entry (the start entry changed: new fields keep their defaults).

@@ -722,14 +722,10 @@ mod tests {
     use chrono::Utc;
 
     fn session() -> Session {
-        Session::new(
-            "00000000-0000-4000-8000-000000000000".into(),
-            "build-a-todo-app".into(),
-            "/p".into(),
-            "Build a todo app".into(),
-            vec![Engine::Claude],
-            Utc::now(),
-        )
+        Session::test()
+            .task("build-a-todo-app")
+            .objective("Build a todo app")
+            .build()
     }
 
     #[test]

@@ -138,14 +138,10 @@ mod tests {
     #[test]
     fn without_an_install_each_layer_is_given_its_brief_and_no_file() {
         let (_dir, project) = crate::files::project::tests::project();
-        let s = Session::new(
-            "00000000-0000-4000-8000-000000000000".into(),
-            "add-login-ada-0000".into(),
-            "/p".into(),
-            "Add login".into(),
-            vec![crate::workflow::Engine::Claude],
-            chrono::Utc::now(),
-        );
+        let s = Session::test()
+            .task("add-login-ada-0000")
+            .objective("Add login")
+            .build();
         let layers = for_review(&Method::known(&project, None), &s);
         let names: Vec<&str> = layers.iter().map(|l| l.name).collect();
         assert_eq!(

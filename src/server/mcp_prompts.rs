@@ -462,14 +462,10 @@ mod tests {
     /// names it as the briefing does: it has no `user_message` field.
     #[test]
     fn a_briefing_gives_what_to_show_the_human_itself() {
-        let mut s = Session::new(
-            "00000000-0000-4000-8000-000000000000".into(),
-            "build-it".into(),
-            "/p".into(),
-            "Build it".into(),
-            vec![crate::workflow::Engine::Claude],
-            chrono::Utc::now(),
-        );
+        let mut s = Session::test()
+            .task("build-it")
+            .objective("Build it")
+            .build();
         s.current_state = State::AwaitingConfirmation;
         let b = briefing(&s);
         assert!(!b.contains("user_message"), "{b}");

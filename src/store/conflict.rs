@@ -226,14 +226,7 @@ mod tests {
         let t0 = chrono::Utc
             .with_ymd_and_hms(2026, 11, 24, 10, 0, 0)
             .unwrap();
-        let s = Session::new(
-            "id".into(),
-            "t".into(),
-            "/p".into(),
-            "o".into(),
-            vec![crate::workflow::Engine::Claude],
-            t0,
-        );
+        let s = Session::test().id("id").at(t0).build();
         let mut entry = s.history[0].clone();
         entry.action = Action::Submit;
         entry.from = Some(State::Refining);

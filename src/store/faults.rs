@@ -126,7 +126,6 @@ pub fn describe(project: &Project, fault: &FaultRecord) -> String {
 mod tests {
     use super::*;
     use crate::files::project::tests::project;
-    use crate::workflow::Engine;
     use chrono::{Duration, Utc};
 
     fn record(at: &str, message: &str) -> FaultRecord {
@@ -181,14 +180,12 @@ mod tests {
     fn a_fault_counts_until_the_session_changes() {
         let (dir, p) = project();
         std::fs::create_dir(dir.path().join(".bmad-task")).unwrap();
-        let mut s = Session::new(
-            "00000000-0000-4000-8000-000000000001".into(),
-            "fix-crash".into(),
-            "/p".into(),
-            "Fix the crash".into(),
-            vec![Engine::Claude],
-            Utc::now() - Duration::seconds(60),
-        );
+        let mut s = Session::test()
+            .id("00000000-0000-4000-8000-000000000001")
+            .task("fix-crash")
+            .objective("Fix the crash")
+            .at(Utc::now() - Duration::seconds(60))
+            .build();
         let now = crate::workflow::session::timestamp(Utc::now());
         write(&p, &record(&now, "boom")).unwrap();
         let standing = since_last_change(&p, &s).unwrap();

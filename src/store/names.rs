@@ -239,14 +239,10 @@ mod tests {
     /// a `-`; not to a part cut inside a word.
     #[test]
     fn a_task_answers_to_the_visible_beginning_of_its_name() {
-        let s = crate::workflow::session::Session::new(
-            "00000000-0000-4000-8000-000000000000".into(),
-            "build-a-service-that-publishes-a-weekly-ana-3f9c".into(),
-            "/p".into(),
-            "Build a service that publishes a weekly team changelog".into(),
-            vec![crate::workflow::Engine::Claude],
-            chrono::Utc::now(),
-        );
+        let s = crate::workflow::session::Session::test()
+            .task("build-a-service-that-publishes-a-weekly-ana-3f9c")
+            .objective("Build a service that publishes a weekly team changelog")
+            .build();
         for name in [
             "build-a-service-that-publishes-a-weekly-ana-3f9c",
             "build-a-service-that-publishes-a-weekly-team",

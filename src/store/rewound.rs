@@ -57,14 +57,7 @@ mod tests {
     fn a_file_named_after_the_sessions_last_change_says_it_went_back() {
         let dir = tempfile::tempdir().unwrap();
         let project = Project::shared(dir.path()).unwrap();
-        let mut s = Session::new(
-            "00000000-0000-4000-8000-000000000000".into(),
-            "t".into(),
-            "/p".into(),
-            "o".into(),
-            vec![crate::workflow::Engine::Claude],
-            chrono::Utc::now(),
-        );
+        let mut s = Session::test().build();
         s.updated_at = "2026-11-26T08:00:00.000Z".into();
         let temp = dir.path().join(format!(".bmad-task/temp/{}", s.session_id));
         std::fs::create_dir_all(&temp).unwrap();

@@ -123,14 +123,7 @@ mod tests {
 
     #[test]
     fn a_round_begins_when_the_session_turns_to_the_developer() {
-        let mut before = Session::new(
-            "00000000-0000-4000-8000-000000000000".into(),
-            "t".into(),
-            "/p".into(),
-            "o".into(),
-            vec![crate::workflow::Engine::Claude],
-            chrono::Utc::now(),
-        );
+        let mut before = Session::test().build();
         before.current_stage = Stage::Sm;
         before.current_state = State::AwaitingApproval;
         let mut after = before.clone();

@@ -60,14 +60,13 @@ const QUESTIONS_PRD: &str = r##"{"prd_draft": "# PRD v1", "quality_score": 72, "
 impl Run {
     fn new(objective: &str) -> Run {
         let clock = Utc.with_ymd_and_hms(2026, 11, 21, 12, 0, 0).unwrap();
-        let s = Session::new(
-            "6f1c2d3e-4b5a-4c6d-8e9f-0a1b2c3d4e5f".into(),
-            "build-it".into(),
-            "/p".into(),
-            objective.into(),
-            crate::workflow::engine::for_start(objective, None),
-            clock,
-        );
+        let s = Session::test()
+            .id("6f1c2d3e-4b5a-4c6d-8e9f-0a1b2c3d4e5f")
+            .task("build-it")
+            .objective(objective)
+            .engines(crate::workflow::engine::for_start(objective, None))
+            .at(clock)
+            .build();
         Run {
             s,
             files: Mem::default(),

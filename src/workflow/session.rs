@@ -290,6 +290,20 @@ impl Session {
         }
     }
 
+    /// The one way a unit test makes a session: [`Session::new`] with the values no test
+    /// cares about (a fixed id, task `t`, objective `o`, in `/p`, written by Claude alone,
+    /// started now), each set by name where it matters ([`TestSession`]).
+    #[cfg(test)]
+    pub(crate) fn test() -> TestSession {
+        TestSession {
+            id: "00000000-0000-4000-8000-000000000000".into(),
+            task: "t".into(),
+            objective: "o".into(),
+            engines: vec![Engine::Claude],
+            at: Utc::now(),
+        }
+    }
+
     /// Puts a session that has not moved yet on `track`, at its first stage.
     pub fn begin_track(&mut self, track: Track) {
         let first = track.first();
@@ -352,20 +366,64 @@ impl Session {
     }
 }
 
+/// A session for a unit test, made by [`Session::test`]: set what the test is about, then
+/// [`TestSession::build`].
+#[cfg(test)]
+pub(crate) struct TestSession {
+    id: String,
+    task: String,
+    objective: String,
+    engines: Vec<Engine>,
+    at: DateTime<Utc>,
+}
+
+#[cfg(test)]
+impl TestSession {
+    pub(crate) fn id(mut self, id: impl Into<String>) -> TestSession {
+        self.id = id.into();
+        self
+    }
+
+    pub(crate) fn task(mut self, task: impl Into<String>) -> TestSession {
+        self.task = task.into();
+        self
+    }
+
+    pub(crate) fn objective(mut self, objective: impl Into<String>) -> TestSession {
+        self.objective = objective.into();
+        self
+    }
+
+    pub(crate) fn engines(mut self, engines: Vec<Engine>) -> TestSession {
+        self.engines = engines;
+        self
+    }
+
+    /// When it started (its first history entry, `created_at`).
+    pub(crate) fn at(mut self, at: DateTime<Utc>) -> TestSession {
+        self.at = at;
+        self
+    }
+
+    pub(crate) fn build(self) -> Session {
+        Session::new(
+            self.id,
+            self.task,
+            "/p".into(),
+            self.objective,
+            self.engines,
+            self.at,
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn a_new_session_starts_at_po_generating_with_all_stages() {
-        let s = Session::new(
-            "id".into(),
-            "t".into(),
-            "/p".into(),
-            "o".into(),
-            vec![Engine::Claude],
-            Utc::now(),
-        );
+        let s = Session::test().id("id").build();
         assert_eq!(s.current_stage, Stage::Po);
         assert_eq!(s.current_state, State::Generating);
         assert_eq!(s.stages.len(), Stage::ALL.len());

@@ -265,14 +265,11 @@ mod tests {
 
     /// The task `notes`, just started.
     fn notes_task() -> Session {
-        Session::new(
-            "s1".into(),
-            "notes".into(),
-            "/p".into(),
-            "Build a notes app".into(),
-            vec![crate::workflow::Engine::Claude],
-            chrono::Utc::now(),
-        )
+        Session::test()
+            .id("s1")
+            .task("notes")
+            .objective("Build a notes app")
+            .build()
     }
 
     #[test]

@@ -168,14 +168,10 @@ pub(crate) fn approved_plan(
     objective: &str,
     sprints: &[(u32, &str)],
 ) -> crate::workflow::session::Session {
-    let mut s = crate::workflow::session::Session::new(
-        "00000000-0000-4000-8000-000000000000".into(),
-        task.into(),
-        "/p".into(),
-        objective.into(),
-        vec![crate::workflow::Engine::Claude],
-        chrono::Utc::now(),
-    );
+    let mut s = crate::workflow::session::Session::test()
+        .task(task)
+        .objective(objective)
+        .build();
     let plan = s.record_mut(crate::workflow::Stage::approval());
     plan.approved = Some(true);
     plan.sprints = sprints

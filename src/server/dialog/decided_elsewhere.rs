@@ -264,18 +264,15 @@ mod tests {
     use super::*;
     use crate::prompts::Template;
     use crate::workflow::session::HistoryEntry;
-    use crate::workflow::{Action, Engine, Stage, State};
+    use crate::workflow::{Action, Stage, State};
 
     /// A session at the PO's second round, the human having sent the PRD back in a terminal.
     fn sent_back_in_a_terminal() -> Session {
-        let mut s = Session::new(
-            "6f1c2d3e-4b5a-4c6d-8e9f-0a1b2c3d4e5f".into(),
-            "todo-app".into(),
-            "/p".into(),
-            "Build a todo app".into(),
-            vec![Engine::Claude],
-            chrono::Utc::now(),
-        );
+        let mut s = Session::test()
+            .id("6f1c2d3e-4b5a-4c6d-8e9f-0a1b2c3d4e5f")
+            .task("todo-app")
+            .objective("Build a todo app")
+            .build();
         s.current_state = State::Refining;
         let po = s.record_mut(Stage::Po);
         po.score = Some(93);

@@ -31,14 +31,11 @@ fn awaiting_approval(s: &Session, r: &mut Reply) -> String {
 }
 
 fn session(stage: Stage, state: State) -> Session {
-    let mut s = Session::new(
-        "6f1c2d3e-4b5a-4c6d-8e9f-0a1b2c3d4e5f".into(),
-        "todo-app".into(),
-        "/p".into(),
-        "Build a todo app".into(),
-        vec![Engine::Claude],
-        Utc::now(),
-    );
+    let mut s = Session::test()
+        .id("6f1c2d3e-4b5a-4c6d-8e9f-0a1b2c3d4e5f")
+        .task("todo-app")
+        .objective("Build a todo app")
+        .build();
     s.current_stage = stage;
     s.current_state = state;
     s

@@ -120,18 +120,11 @@ mod tests {
     use super::*;
     use crate::workflow::machine::Shown;
     use crate::workflow::session::Question;
-    use crate::workflow::{Engine, Stage, State};
+    use crate::workflow::{Stage, State};
 
     #[test]
     fn a_dialog_closed_undecided_does_not_repeat_what_the_asking_reply_gave() {
-        let mut s = Session::new(
-            "00000000-0000-4000-8000-000000000000".into(),
-            "t".into(),
-            "/p".into(),
-            "Build it".into(),
-            vec![Engine::Claude],
-            chrono::Utc::now(),
-        );
+        let mut s = Session::test().objective("Build it").build();
         s.current_state = State::Clarifying;
         let rec = s.record_mut(Stage::Po);
         rec.score = Some(78);

@@ -55,7 +55,6 @@ pub fn instructs_the_model(user_message: &str) -> Option<&'static str> {
 
 #[cfg(test)]
 mod tests {
-    use chrono::Utc;
 
     use super::super::*;
     use super::instructs_the_model;
@@ -65,14 +64,11 @@ mod tests {
     use crate::workflow::WorkflowError;
 
     fn session(track: Track, stage: Stage, state: State) -> Session {
-        let mut s = Session::new(
-            "6f1c2d3e-4b5a-4c6d-8e9f-0a1b2c3d4e5f".into(),
-            "todo-app".into(),
-            "/p".into(),
-            "Build a todo app".into(),
-            vec![Engine::Claude],
-            Utc::now(),
-        );
+        let mut s = Session::test()
+            .id("6f1c2d3e-4b5a-4c6d-8e9f-0a1b2c3d4e5f")
+            .task("todo-app")
+            .objective("Build a todo app")
+            .build();
         s.track = track;
         s.current_stage = stage;
         s.current_state = state;

@@ -241,7 +241,7 @@ pub fn completed(project: &crate::files::Project, before: &Session, after: &Sess
 mod tests {
     use super::*;
     use crate::git::{Board, RemoteRef};
-    use crate::workflow::{Engine, Stage, State};
+    use crate::workflow::{Stage, State};
 
     const PARENT: &str = "p";
 
@@ -317,14 +317,7 @@ mod tests {
     }
 
     fn parent() -> Session {
-        let mut s = Session::new(
-            PARENT.into(),
-            "t".into(),
-            "/p".into(),
-            "o".into(),
-            vec![Engine::Claude],
-            chrono::Utc::now(),
-        );
+        let mut s = Session::test().id(PARENT).build();
         s.stories = vec![entry("Mia", "/w/mia")];
         s
     }

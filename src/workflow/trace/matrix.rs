@@ -328,19 +328,15 @@ mod tests {
     use super::*;
     use crate::workflow::session::Sprint;
     use crate::workflow::trace::documents;
-    use crate::workflow::Engine;
 
     /// A session whose PRD, architecture and plan are `prd`, `arch` and `plan`, approved
     /// with `scope` (sprint numbers) when given.
     fn session(prd: &str, arch: &str, plan: &str, scope: Option<Vec<u32>>) -> Session {
-        let mut s = Session::new(
-            "id".into(),
-            "todo".into(),
-            "/p".into(),
-            "Build a todo app".into(),
-            vec![Engine::Claude],
-            chrono::Utc::now(),
-        );
+        let mut s = Session::test()
+            .id("id")
+            .task("todo")
+            .objective("Build a todo app")
+            .build();
         s.record_mut(Stage::Po).trace.defined = documents::prd(prd).0;
         s.record_mut(Stage::Architect).trace.covers = documents::covers(arch);
         let sm = s.record_mut(Stage::Sm);
