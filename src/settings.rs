@@ -87,7 +87,8 @@ pub struct Settings {
     pub max_line_bytes: usize,
     /// The bounds of `serve --http`.
     pub http: Http,
-    /// [`LOG_ENV`] when it is set and not blank: which logs to write (`main` reads it).
+    /// [`LOG_ENV`] when it is set and not blank: which logs to write (`main` sets the logs
+    /// up with it).
     pub log: Option<String>,
     /// [`FAULT_INJECT_ENV`] when it is set and not blank: the place a test makes the
     /// server fail at (`main` arms it for the servers).

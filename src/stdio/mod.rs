@@ -49,7 +49,8 @@ const READER_STACK: usize = 8 * 1024 * 1024;
 /// The reader's buffer: whole messages of ordinary size in one read.
 const READ_BUFFER: usize = 64 * 1024;
 
-/// Whether stdout is gone, shared by the threads, the transport, the tool and `main`.
+/// Whether stdout is gone, shared by the threads, the transport, the tool and [`run()`],
+/// which ends the process.
 #[derive(Clone)]
 pub struct StdoutGone {
     flag: Arc<AtomicBool>,
@@ -94,7 +95,7 @@ impl StdoutGone {
     }
 }
 
-/// What `main` keeps of the transport.
+/// What [`run()`] keeps of the transport.
 pub struct Link {
     gone: StdoutGone,
     writer: tokio::task::JoinHandle<()>,

@@ -56,6 +56,7 @@ fn per_state(state: State) -> (Words, Fields) {
     }
 }
 
+/// `awaiting_confirmation`'s words, in the shape of [`Words`].
 fn awaiting_confirmation_words(s: &Session, facts: &Facts, _: Action) -> String {
     awaiting_confirmation(s, facts)
 }
