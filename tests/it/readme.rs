@@ -321,6 +321,18 @@ fn the_changelogs_newest_section_stays_short() {
     );
 }
 
+/// BENCHMARKS.md holds the figures that hold now, each with its target and command; the
+/// earlier ones are in `git log -p BENCHMARKS.md`.
+#[test]
+fn the_benchmarks_page_stays_short() {
+    let text = std::fs::read_to_string(Path::new(ROOT).join("BENCHMARKS.md")).unwrap();
+    assert!(
+        text.len() <= 12 * 1024,
+        "BENCHMARKS.md is {} bytes (at most 12 KiB): keep the figures that hold now, the history is in git",
+        text.len()
+    );
+}
+
 /// The README is what a newcomer reads in five minutes; the rest belongs in `docs/`.
 #[test]
 fn the_readme_stays_short() {
