@@ -124,6 +124,26 @@ pub struct Config {
     /// names look like secrets (`pass_env = ["GITHUB_TOKEN"]`); never `BMAD_MCP_TOKEN`.
     #[serde(default)]
     pub pass_env: Vec<String>,
+    /// The night shift's limits (`bmad-mcp run`).
+    #[serde(default)]
+    pub run: RunPolicy,
+}
+
+/// What the human sets for the night shift (`[run]`): read from the approved version
+/// only, so that a model that edits the file raises no budget until the human approves it.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunPolicy {
+    /// The tokens a story may use, all its steps together, before it parks for the human.
+    #[serde(default)]
+    pub budget_tokens: Option<u64>,
+    /// A command run (no shell: split on blanks) with each parked story's line as its last
+    /// argument, to tell the human.
+    #[serde(default)]
+    pub notify: Option<String>,
+    /// How long one host session may take before it is stopped.
+    #[serde(default)]
+    pub step_timeout_secs: Option<u64>,
 }
 
 impl Config {
@@ -182,6 +202,15 @@ impl Config {
             return Err(format!(
                 "{}key `check_timeout_secs`: give a number of seconds from 1 to {MAX_TIMEOUT_SECS}",
                 at("check_timeout_secs")
+            ));
+        }
+        if let Some(why) = self.run.notify.as_deref().and_then(crate::code::hidden_in) {
+            return Err(format!("{}key `run.notify`: refused, {why}", at("notify")));
+        }
+        if !timeout_ok(self.run.step_timeout_secs) {
+            return Err(format!(
+                "{}key `run.step_timeout_secs`: give a number of seconds from 1 to {MAX_TIMEOUT_SECS}",
+                at("step_timeout_secs")
             ));
         }
         for (name, spec) in &self.checks {
