@@ -29,6 +29,9 @@ pub enum Entry {
         host: String,
         pid: u32,
         log: String,
+        /// Its command line's arguments, the prompt among them: what it was started with.
+        #[serde(default)]
+        args: Vec<String>,
     },
     /// The step's session ended (or was stopped at its time limit): its tokens, when the
     /// host said, and what followed in the session.
@@ -204,6 +207,7 @@ mod tests {
             host: "claude-code".into(),
             pid: 7,
             log: format!("{step}.log"),
+            args: Vec::new(),
         }
     }
 

@@ -186,13 +186,18 @@ impl Shift {
     /// Whether an item can move now (a step to run, a story to start): the loop then turns
     /// again at once rather than wait.
     fn anything_started(&self, items: &[Item], ledger: &Ledger) -> bool {
-        items.iter().any(|i| self.ready(i, ledger).is_some())
+        items
+            .iter()
+            .any(|i| matches!(self.ready(i, ledger), Some(Ok(()))))
     }
 
     /// The items that can move now; each parked or held one said once.
     fn sort(&mut self, items: &[Item], ledger: &Ledger) -> Vec<Item> {
         let mut ready = Vec::new();
-        for item in items {
+        // An item in flight is said when its step lands, not before.
+        let flying = |i: &Item| self.flights.iter().any(|f| f.label == i.label());
+        let idle: Vec<&Item> = items.iter().filter(|i| !flying(i)).collect();
+        for item in idle {
             match self.ready(item, ledger) {
                 Some(Ok(())) => {
                     self.said.remove(&item.label());
@@ -370,6 +375,7 @@ impl Shift {
                 host: self.args.host.clone(),
                 pid: running.pid,
                 log: log.display().to_string(),
+                args: step::args(&launch),
             })
             .map_err(|e| format!("the journal: {e}"))?;
         self.flights.push(Flight {
@@ -494,7 +500,7 @@ pub fn story_line(l: &StoryLedger) -> String {
 fn moved_to(s: &crate::workflow::Session) -> String {
     match plan::next_of(s) {
         Next::Step(stage) => format!("→ {stage}"),
-        Next::Waits(reason) => format!("parked: {reason}"),
+        Next::Waits(_) => "waits for the human (below)".into(),
         Next::Done => "done".into(),
         _ => String::new(),
     }

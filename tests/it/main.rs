@@ -40,6 +40,7 @@ mod notices; // the no-checks notice in the project's language, once; who each f
 mod races; // confinement while folders are swapped for links; a hard-linked lock file
 mod replies; // replies stay bounded whatever comes in
 mod resources; // the MCP prompts and the `bmad://sessions…` resources
+mod night; // `bmad-mcp run`: an approved 8-story plan built by Claude Code sessions, three parked, one resumed, a SIGKILL survived
 mod stories; // two sprints as stories from two git worktrees at once, then the parent's final QA
 mod strict_policy; // under `gates = "human"` replies name the human's channel
 mod trace; // requirements traced from the PRD to the QA verdict; the intent check
