@@ -54,7 +54,8 @@ impl Item {
 pub fn next_of(s: &Session) -> Next {
     let (stage, state) = (s.current_stage, s.current_state);
     if state.host_writes() {
-        return Next::Step(stage);
+        // A parent whose stories all completed: its final QA, whatever stage it shows.
+        return Next::Step(story::prompt_stage(s));
     }
     let decisions = human_decisions(stage, state);
     let Some(first) = decisions.first() else {
@@ -123,15 +124,12 @@ fn sprint_item(store: &Store, parent: &Session, n: u32) -> Item {
         },
         // A story finished in another clone and merged here, or one whose worktree is
         // gone: the entry says where it stands.
-        Err(e) if entry.completed() => {
-            let _ = e;
-            Item {
-                sprint: Some(n),
-                session: None,
-                dir: Some(dir),
-                next: Next::Done,
-            }
-        }
+        Err(_) if entry.completed() => Item {
+            sprint: Some(n),
+            session: None,
+            dir: Some(dir),
+            next: Next::Done,
+        },
         Err(e) => Item {
             sprint: Some(n),
             session: None,
