@@ -177,7 +177,9 @@ impl Shift {
                     return Exit::Done;
                 }
                 std::thread::sleep(POLL_IDLE);
-            } else {
+            } else if ended == 0 {
+                // A slot a step freed is filled at once; else the sessions are looked at
+                // again shortly.
                 std::thread::sleep(POLL_RUNNING);
             }
         }

@@ -73,7 +73,10 @@ fn scripts() -> Value {
     extra.push(submit(DEV));
     json!([
         {"when": ["sprint 7, stage: dev"], "steps": extra},
-        {"when": ["sprint 5, stage: review"], "steps": [status(), submit(FAILED_REVIEW)]},
+        // The model tries to pass its own failing review: the headless host closes the
+        // dialog unseen, and the confirm is refused.
+        {"when": ["sprint 5, stage: review"], "steps": [status(), submit(FAILED_REVIEW),
+            call(json!({"action": "confirm", "session_id": "{prompt_session}"}))]},
         {"when": ["stage: dev"], "steps": [status(), submit(DEV)]},
         {"when": ["stage: review"], "steps": [status(), submit(REVIEW)]},
         {"when": ["final QA", "stage: qa"], "steps": [status(),
@@ -412,6 +415,15 @@ fn eight_stories(host: Host) {
         assert!(parks[0].contains(why), "{sprint}: {why}: {said}");
     }
     assert!(said.contains("bmad-mcp confirm"), "{said}");
+    // Sprint 5's model tried to confirm its failing review: its host closed the dialog
+    // unseen, and nothing was decided (the story stayed parked, above).
+    let refused = night.fake.requests().iter().any(|r| {
+        r["results"].as_array().into_iter().flatten().any(|t| {
+            let t = t.as_str().unwrap_or_default();
+            t.contains("closed the dialog before anyone could read it") && t.contains("it is not the human's answer")
+        })
+    });
+    assert!(refused, "the model's confirm is refused");
     // The human's notification command was run once for each.
     let told = read(&night.place.root.join("notified"));
     assert_eq!(told.lines().count(), 3, "{told}");
