@@ -8,8 +8,8 @@
 //!     cargo bench --bench workflow -- --quick               # fewer runs
 //!     cargo bench --bench workflow -- --only cold,sessions
 //!
-//! Sections for `--only`: `disk`, `cold`, `workflow`, `git`, `fsyncs`, `replies`, `mib`,
-//! `sessions`, `claims`, `merge`. `BMAD_ANCHOR_CMD` adds the anchor to `workflow` (see `workflow/anchor.rs`).
+//! Sections for `--only`: `disk`, `cold`, `workflow`, `git`, `opens`, `fsyncs`, `replies`,
+//! `mib`, `sessions`, `claims`, `merge`. `BMAD_ANCHOR_CMD` adds the anchor to `workflow` (see `workflow/anchor.rs`).
 //!
 //! The server is driven over its stdin and stdout with raw JSON-RPC lines (the legacy
 //! handshake: `initialize`, `notifications/initialized`, `tools/list`), so the client
@@ -28,8 +28,10 @@
 //! The parts, in `benches/workflow/`: `driver` (the raw JSON-RPC client), `docs` (the
 //! fixtures, grown to a size), `run` (the example's calls, one run of them), `sections`
 //! (disk, cold start, workflow, replies, 1 MiB), `git_calls` (git processes per call),
-//! `syscalls` (fsyncs and session reads per call, under strace), `sessions` (projects of
-//! 10,000 sessions), `table` (statistics and the summary table).
+//! `opens` (files opened and git processes per call, under strace), `method` (the BMAD
+//! method installed in a project), `syscalls` (fsyncs and session reads per call, under
+//! strace), `sessions` (projects of 10,000 sessions), `table` (statistics and the summary
+//! table).
 
 #[path = "workflow/anchor.rs"]
 mod anchor;
@@ -44,6 +46,10 @@ mod driver;
 mod git_calls;
 #[path = "workflow/merge.rs"]
 mod merge;
+#[path = "workflow/method.rs"]
+mod method;
+#[path = "workflow/opens.rs"]
+mod opens;
 #[path = "workflow/run.rs"]
 mod run;
 #[path = "workflow/sections.rs"]
@@ -125,7 +131,7 @@ fn main() -> Res<()> {
             "-h" | "--help" => {
                 println!(
                     "usage: cargo bench --bench workflow -- [--quick] \
-                     [--only disk,cold,workflow,git,fsyncs,replies,mib,sessions,claims,merge]"
+                     [--only disk,cold,workflow,git,opens,fsyncs,replies,mib,sessions,claims,merge]"
                 );
                 return Ok(());
             }
@@ -163,6 +169,9 @@ fn main() -> Res<()> {
     }
     if cfg.wants("git") {
         git_calls::bench(&cfg, &fixtures, &mut table)?;
+    }
+    if cfg.wants("opens") {
+        opens::bench(&cfg, &fixtures, &mut table)?;
     }
     if cfg.wants("replies") {
         sections::replies(&cfg, &fixtures, &mut table)?;

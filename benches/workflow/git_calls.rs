@@ -5,7 +5,9 @@
 //! server asks. Nothing in the repository changes between the calls (no commit, no
 //! branch): each call's count is what asking git costs when git has nothing new to say.
 //! Only the developer's work, a new file in the work tree before `submit dev`, is there
-//! for the server to see: a report claiming changes that no file shows is refused.
+//! for the server to see: a report claiming changes that no file shows is refused. The
+//! workflow runs twice: in a plain project, and with the BMAD method installed
+//! (`method.rs`), whose files the server writes beside the documents.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -98,7 +100,7 @@ fn command(line: &str) -> String {
 }
 
 /// The first `git` on the bench's `PATH`.
-fn real_git() -> Option<PathBuf> {
+pub fn real_git() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
         .map(|d| d.join("git"))
@@ -112,26 +114,42 @@ pub fn bench(cfg: &Config, docs: &Docs, table: &mut Table) -> Res<()> {
     };
     println!("\n-- git: processes started per call (a git first on the server's PATH counts them)");
     let counter = Counter::new(&real)?;
-    let in_repo = in_repository(cfg, docs, &counter, &real)?;
-    println!("  {:<24} {:>4}  commands", "call", "git");
-    for (label, started) in &in_repo {
-        println!("  {label:<24} {:>4}  {}", started.len(), started.join("; "));
-    }
-    let most = |kind: &str| {
-        in_repo
-            .iter()
-            .filter(|(label, _)| label.starts_with(kind))
-            .map(|(_, s)| s.len())
-            .max()
-    };
-    for (kind, name) in [("submit", "a submit"), ("status", "status")] {
-        if let Some(n) = most(kind) {
-            table.single(
-                &format!("git processes: {name}, in a repository (max)"),
-                n.to_string(),
-                "≤ 1",
-                Some(n <= 1),
-            );
+    let installer = crate::method::installer();
+    for method in [None, installer.as_deref()] {
+        let with = if method.is_some() {
+            ", the BMAD method installed"
+        } else {
+            ""
+        };
+        let in_repo = in_repository(cfg, docs, &counter, &real, method)?;
+        println!("  {:<24} {:>4}  commands{with}", "call", "git");
+        for (label, started) in &in_repo {
+            println!("  {label:<24} {:>4}  {}", started.len(), started.join("; "));
+        }
+        let most = |kind: &str| {
+            in_repo
+                .iter()
+                .filter(|(label, _)| label.starts_with(kind))
+                .map(|(_, s)| s.len())
+                .max()
+        };
+        let kinds = [
+            ("start", "start"),
+            ("submit", "a submit"),
+            ("answer", "an answer"),
+            ("confirm", "a confirm"),
+            ("approve", "approve"),
+            ("status", "status"),
+        ];
+        for (kind, name) in kinds {
+            if let Some(n) = most(kind) {
+                table.single(
+                    &format!("git processes: {name}, in a repository{with} (max)"),
+                    n.to_string(),
+                    "≤ 1",
+                    Some(n <= 1),
+                );
+            }
         }
     }
     let outside = status_outside(cfg, &counter)?;
@@ -150,19 +168,20 @@ pub fn bench(cfg: &Config, docs: &Docs, table: &mut Table) -> Res<()> {
     Ok(())
 }
 
-/// The example's calls in a repository with one commit: each call's git commands.
-fn in_repository(
-    cfg: &Config,
-    docs: &Docs,
-    counter: &Counter,
-    real: &Path,
-) -> Res<Vec<(&'static str, Vec<String>)>> {
-    let project = project_dir()?;
-    let work = project.path().join("project");
-    std::fs::create_dir(&work)?;
+/// A project for the workflow in `work`: a git repository with one commit of a README, the
+/// policy file with the default gates and, when `method` names its installer, the BMAD
+/// method installed (committed with them, as a team shares it).
+pub fn repository(real: &Path, work: &Path, method: Option<&Path>) -> Res<()> {
+    std::fs::create_dir(work)?;
     std::fs::write(work.join("README.md"), "A project.\n")?;
+    // The policy the project has without a file, in a file: read as a team's would be.
+    std::fs::create_dir(work.join(".bmad"))?;
+    std::fs::write(work.join(".bmad/config.toml"), "gates = \"auto\"\n")?;
+    if let Some(installer) = method {
+        crate::method::install(installer, work)?;
+    }
     let git = |args: &[&str]| -> Res<()> {
-        let out = Command::new(real).args(args).current_dir(&work).output()?;
+        let out = Command::new(real).args(args).current_dir(work).output()?;
         if !out.status.success() {
             return Err(format!("git {args:?}: {}", String::from_utf8_lossy(&out.stderr)).into());
         }
@@ -171,19 +190,54 @@ fn in_repository(
     git(&["init", "-q"])?;
     git(&["config", "user.name", "Bench"])?;
     git(&["config", "user.email", "bench@example.org"])?;
-    git(&["add", "README.md"])?;
+    git(&["add", "-A"])?;
     git(&["commit", "-q", "-m", "A first commit"])?;
+    Ok(())
+}
 
+/// The example's calls in such a project (with the method, the review in its layers).
+pub fn calls(docs: &Docs, work: &Path, method: bool) -> Vec<(&'static str, Value)> {
+    let mut calls = workflow_calls(docs, work);
+    if method {
+        for (label, args) in &mut calls {
+            if *label == "submit review" {
+                args["claude_result"] = Value::String(crate::method::in_layers(&docs.review));
+            }
+        }
+    }
+    calls
+}
+
+/// What the developer does before the call `label`: before `submit dev`, a new file.
+pub fn before(label: &str, work: &Path) -> Res<()> {
+    if label == "submit dev" {
+        std::fs::write(work.join("scheduler.py"), "def run():\n    return []\n")?;
+    }
+    Ok(())
+}
+
+/// The example's calls in a repository with one commit (and the method, when `method`
+/// names its installer): each call's git commands.
+fn in_repository(
+    cfg: &Config,
+    docs: &Docs,
+    counter: &Counter,
+    real: &Path,
+    method: Option<&Path>,
+) -> Res<Vec<(&'static str, Vec<String>)>> {
+    let project = project_dir()?;
+    let work = project.path().join("project");
+    repository(real, &work, method)?;
+
+    let earlier = counter.starts()?.len();
     let mut server = counter.spawn(cfg, &work)?;
-    let mut counted = vec![("handshake", counter.starts()?)];
+    let mut counted = vec![("handshake", counter.starts()?.split_off(earlier))];
     let mut session_id = Value::Null;
-    for (label, mut args) in workflow_calls(docs, &work) {
+    for (label, mut args) in calls(docs, &work, method.is_some()) {
         if !session_id.is_null() {
             args["session_id"] = session_id.clone();
         }
-        if label == "submit dev" {
-            std::fs::write(work.join("scheduler.py"), "def run():\n    return []\n")?;
-        }
+        before(label, &work)?;
         let (reply, started) = counter.call(&mut server, &args)?;
         if label == "start" {
             session_id = reply["session_id"].clone();

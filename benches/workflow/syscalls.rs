@@ -38,32 +38,40 @@ impl Counts {
     }
 }
 
-pub fn bench(cfg: &Config, docs: &Docs, table: &mut Table) -> Res<()> {
-    let strace_there = std::process::Command::new("strace")
+/// Whether `strace` is there to run.
+pub fn strace_installed() -> bool {
+    std::process::Command::new("strace")
         .arg("-V")
         .output()
-        .is_ok_and(|o| o.status.success());
-    if !strace_there {
+        .is_ok_and(|o| o.status.success())
+}
+
+/// The command line that runs `bin` under `strace -f` with times (`-ttt`) and the paths of
+/// descriptors (`-y`), tracing `calls` into `trace`.
+pub fn under_strace(calls: &str, trace: &Path, bin: &Path) -> Vec<String> {
+    let mut line: Vec<String> = ["strace", "-f", "-qq", "-ttt", "-y", "-e"]
+        .map(String::from)
+        .to_vec();
+    line.push(format!("trace={calls}"));
+    line.push("-o".into());
+    line.push(trace.display().to_string());
+    line.push(bin.display().to_string());
+    line
+}
+
+pub fn bench(cfg: &Config, docs: &Docs, table: &mut Table) -> Res<()> {
+    if !strace_installed() {
         println!("\n-- fsyncs: strace is not installed (Debian package strace); skipped");
         return Ok(());
     }
     println!("\n-- fsyncs: the workflow once under strace, system calls per call");
     let project = project_dir()?;
     let trace = project.path().join("strace.out");
-    let mut line: Vec<String> = [
-        "strace",
-        "-f",
-        "-qq",
-        "-ttt",
-        "-y",
-        "-e",
-        "trace=openat,openat2,fsync,fdatasync,rename,renameat,renameat2,mkdir,mkdirat,link,linkat,clone,clone3",
-        "-o",
-    ]
-    .map(String::from)
-    .to_vec();
-    line.push(trace.display().to_string());
-    line.push(cfg.bin.display().to_string());
+    let line = under_strace(
+        "openat,openat2,fsync,fdatasync,rename,renameat,renameat2,mkdir,mkdirat,link,linkat,clone,clone3",
+        &trace,
+        &cfg.bin,
+    );
     let work = project.path().join("project");
     std::fs::create_dir(&work)?;
     let calls = workflow_calls(docs, &work)

@@ -1,19 +1,20 @@
-//! The BMAD method's own files, kept in step with a change when the project has a v6
-//! install and the plan is shared with it (`[bmad-mcp] planning_copies`, on by default):
-//! a confirmed PRD or architecture copied into `{planning_artifacts}`
-//! (`bmad_method::findable`); an approved sprint plan written there as the method's epics
-//! file, the task's epic numbered once, where no other epic is; and the task's stories'
-//! statuses in `{implementation_artifacts}/sprint-status.yaml`, as each change moves them
-//! (`bmad_method::shared_plan`); and at a task's completion its lessons offered to the
-//! method's retrospective (`bmad_method::retro`). What to write is decided before the change is written (the
-//! epic's number is kept in the session); the files are written after it and apart from
-//! it: one that cannot be written is said in a notice, and the change stands. A file there
+//! The BMAD method's own files, kept in step with a change when the project has a v6 install and
+//! the plan is shared with it (`[bmad-mcp] planning_copies`, on by default): a confirmed PRD or
+//! architecture copied into `{planning_artifacts}`
+//! ([`bmad_method::findable`](crate::bmad_method::findable)); an approved sprint plan written there
+//! as the method's epics file, the task's epic numbered once, where no other epic is; and the
+//! task's stories' statuses in `{implementation_artifacts}/sprint-status.yaml`, as each change
+//! moves them ([`bmad_method::shared_plan`](crate::bmad_method::shared_plan)); and at a task's
+//! completion its lessons offered to the method's retrospective
+//! ([`bmad_method::retro`](crate::bmad_method::retro)). What to write is decided before the change
+//! is written (the epic's number is kept in the session); the files are written after it and apart
+//! from it: one that cannot be written is said in a notice, and the change stands. A file there
 //! that the server did not write is never replaced.
 
 use chrono::{DateTime, Utc};
 
-use crate::bmad_method::shared_plan::{self, epics, progress, status_file};
-use crate::bmad_method::{findable, Install};
+use crate::bmad_method::shared_plan::{self, epics, status_file, story_statuses};
+use crate::bmad_method::{findable, Install, Method};
 use crate::code::visible;
 use crate::files::Project;
 use crate::workflow::session::Session;
@@ -34,8 +35,10 @@ pub struct ForMethod {
 /// The method's files for the change `did` that left the session `after` (`files`: what
 /// the change writes; `did` is `None` for a story just started), decided under the lock
 /// before the change is written; sets the session's epic at the plan's first approval.
+/// `method`: the call's install, read here only when the change concerns the method's
+/// files.
 pub fn prepare(
-    project: &Project,
+    method: &Method,
     after: &mut Session,
     did: Option<&Effects>,
     files: &[(String, String)],
@@ -48,29 +51,30 @@ pub fn prepare(
     if !confirms && !approving && after.method_epic.is_none() {
         return m;
     }
-    let Some(install) = crate::bmad_method::discover(project) else {
+    let project = method.project();
+    let Some(install) = method.install() else {
         return m;
     };
     if !install.settings.planning_copies {
         return m;
     }
     let confirmed = did.filter(|d| d.confirms()).map(|d| d.from.stage);
-    match confirmed.and_then(|stage| planning_copy(project, &install, stage, after, files)) {
+    match confirmed.and_then(|stage| planning_copy(project, install, stage, after, files)) {
         Some((Some((path, text)), notice)) => m.writes.push((path, text, notice)),
         Some((None, notice)) => m.notices.push(notice),
         None => {}
     }
     if after.method_epic.is_none() && approving {
-        after.method_epic = Some(next_epic(project, &install));
+        after.method_epic = Some(next_epic(project, install));
     }
     let Some(epic) = after.method_epic else {
         return m;
     };
     if approving {
-        epics_file(project, &install, after, files, epic, &mut m);
+        epics_file(project, install, after, files, epic, &mut m);
     }
     let say = approving || did.is_none();
-    sprint_status(project, &install, after, approving, now, say, &mut m);
+    sprint_status(project, install, after, approving, now, say, &mut m);
     m
 }
 
@@ -132,40 +136,42 @@ impl Wrote {
 
 /// The files a story's start writes for the method right after it ([`story_started`]):
 /// its sprint status, where the project has an install that shares the plan.
-pub fn at_story_start(project: &Project) -> Vec<String> {
-    crate::bmad_method::discover(project)
+pub fn at_story_start(method: &Method) -> Vec<String> {
+    (method.install())
         .filter(|i| i.settings.planning_copies)
-        .and_then(|i| status_path(&i))
+        .and_then(status_path)
         .into_iter()
         .collect()
 }
 
 /// A story just started in `project`: its story in the method's sprint status follows it
 /// (`in-progress`), under the project lock, and the server's record of its own files with
-/// it.
-pub fn story_started(store: &crate::store::Store, project: &Project, s: &Session) -> Vec<String> {
+/// it. `method`: the call's install.
+pub fn story_started(store: &crate::store::Store, method: &Method, s: &Session) -> Vec<String> {
+    let project = method.project();
     let Ok(_lock) = store.lock(project) else {
         return vec!["The BMAD method's sprint status was not updated: the project is busy; the story's next change updates it.".into()];
     };
     let mut after = s.clone();
-    let m = prepare(project, &mut after, None, &[], Utc::now());
+    let m = prepare(method, &mut after, None, &[], Utc::now());
     let mut notices = Vec::new();
     let wrote = write(project, m, &mut notices);
     crate::store::wrote(project, &wrote.paths());
     notices
 }
 
-/// A task just completed (as the change `did` says): the method's retrospective offered,
-/// with the task's lessons written for it (`bmad_method::retro::offer`, derived from the
-/// lessons just written); a file that cannot be written is said, and the change stands.
-/// The file written, with its text, goes in `wrote`.
+/// A task just completed (as the change `did` says): the method's retrospective offered, with the
+/// task's lessons written for it ([`bmad_method::retro::offer`](crate::bmad_method::retro::offer),
+/// derived from the lessons just written); a file that cannot be written is said, and the change
+/// stands. The file written, with its text, goes in `wrote`.
 pub fn offer_retrospective(
-    project: &Project,
+    method: &Method,
     did: &Effects,
     after: &Session,
     wrote: &mut Wrote,
 ) -> Option<String> {
-    let offer = crate::bmad_method::retro::offer::at_completion(project, did, after)?;
+    let project = method.project();
+    let offer = crate::bmad_method::retro::offer::at_completion(method, did, after)?;
     let failed = offer.file.as_ref().and_then(|(path, text)| {
         let Err(e) = project.write_atomic(path, text.as_bytes()) else {
             wrote.files.push((path.clone(), Some(text.clone())));
@@ -321,7 +327,7 @@ fn sprint_status(
         }
         return;
     }
-    let wanted = progress::wanted(after, approving);
+    let wanted = story_statuses::wanted(after, approving);
     if wanted.is_empty() {
         return;
     }
@@ -376,9 +382,9 @@ fn sprint_status(
     }
 }
 
-/// The document of `stage`, just confirmed (a PRD, an architecture), copied where the
-/// project's BMAD method looks for it (`bmad_method::findable`), with the notice that says
-/// so; a file of that name the server did not write is left alone, and said.
+/// The document of `stage`, just confirmed (a PRD, an architecture), copied where the project's
+/// BMAD method looks for it ([`bmad_method::findable`](crate::bmad_method::findable)), with the
+/// notice that says so; a file of that name the server did not write is left alone, and said.
 fn planning_copy(
     project: &Project,
     install: &Install,

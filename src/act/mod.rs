@@ -26,6 +26,7 @@ pub use start::{start, Start, Started};
 
 use chrono::Utc;
 
+use crate::bmad_method::Method;
 use crate::error::{Error, Result};
 use crate::files::Project;
 use crate::lessons::Lesson;
@@ -133,8 +134,10 @@ pub fn act_at(
     store
         .may_change(&at.project, &session)
         .map_err(|e| refused(e, &session))?;
+    // The BMAD install, read at its first use in this change and once.
+    let method = Method::of(&at.project);
     let submits = command.action() == Action::Submit;
-    let read = ReadUnderLock::now(store, &at.project, &session, submits.then_some(&git));
+    let read = ReadUnderLock::now(store, &method, &session, submits.then_some(&git));
     let now = not_before_last_entry(&read.before, Utc::now());
     let mut admitted = policy::admit(
         &at.project,
@@ -154,13 +157,14 @@ pub fn act_at(
             let observed = policy::watch::run_checks(run, watched);
             let (lock, session) = store.lock_and_read(at, key)?;
             unmoved(&session, planned_at).map_err(|e| refused(e, &session))?;
-            let read = ReadUnderLock::now(store, &at.project, &session, submits.then_some(&git));
+            let read = ReadUnderLock::now(store, &method, &session, submits.then_some(&git));
             (lock, session, read, observed)
         }
     };
     let step = Applying {
         store,
         project: &at.project,
+        method: &method,
         git: &git,
         handover,
     };
@@ -178,18 +182,19 @@ struct ReadUnderLock {
 }
 
 impl ReadUnderLock {
-    /// `submits`: what git says now, for a submission.
+    /// `submits`: what git says now, for a submission; `method`: the call's install.
     fn now(
         store: &Store,
-        project: &Project,
+        method: &Method,
         session: &Session,
         submits: Option<&GitNow>,
     ) -> ReadUnderLock {
+        let project = method.project();
         let before = store.with_stories(project, session, None);
         let mut documents = crate::store::documents(project, &before);
         if let Some(git) = submits {
             documents.work_tree = git.work_tree_now(&before);
-            documents.review_in_layers = review_layers::required(project, &before);
+            documents.review_in_layers = review_layers::required(method, &before);
         }
         ReadUnderLock { before, documents }
     }
@@ -209,12 +214,12 @@ fn others_task(before: &Session, decision: &Decision) -> Option<String> {
     ))
 }
 
-/// The earlier lessons this change resolves (the closing report names them, the task
-/// recalled them): those of the model's or the server's own words retired with why, to be
-/// written with the change, each kept in the change's record; one that holds a person's
-/// words left active and proposed to the human, who alone retires it
-/// (`lessons::report_may_retire`). Each said in a notice. A lesson that cannot be read now
-/// is passed over.
+/// The earlier lessons this change resolves (the closing report names them, the task recalled
+/// them): those of the model's or the server's own words retired with why, to be written with the
+/// change, each kept in the change's record; one that holds a person's words left active and
+/// proposed to the human, who alone retires it
+/// ([`lessons::report_may_retire`](crate::lessons::report_may_retire)). Each said in a notice. A
+/// lesson that cannot be read now is passed over.
 fn retire_resolved(project: &Project, outcome: &mut machine::Outcome) -> Vec<Lesson> {
     let ids = crate::lessons::resolved(&outcome.effects, &outcome.session);
     if ids.is_empty() {
@@ -279,6 +284,8 @@ fn unmoved(session: &Session, planned_at: usize) -> Result<()> {
 struct Applying<'a> {
     store: &'a Store,
     project: &'a Project,
+    /// The call's BMAD install, read once for every step that uses it.
+    method: &'a Method,
     git: &'a GitNow,
     handover: Handover,
 }
@@ -294,7 +301,7 @@ impl Applying<'_> {
     ) -> Result<Done> {
         let project = self.project;
         let ReadUnderLock { before, documents } = read;
-        let documents = with_file_draft(project, &before, &command, documents)?;
+        let documents = with_file_draft(self.method, &before, &command, documents)?;
         let now = not_before_last_entry(&before, Utc::now());
         let mut outcome = {
             let _deciding = crate::fault::doing(
@@ -305,7 +312,7 @@ impl Applying<'_> {
         };
         self.git.record(&before, &mut outcome.session);
         if outcome.effects.moved_stage() {
-            (outcome.facts.notices).extend(offer_to_begin(project, &outcome.session));
+            (outcome.facts.notices).extend(offer_to_begin(self.method, &outcome.session));
         }
         let prompt = self.prompt_for(&mut outcome)?;
         // What the change taught, written with it for the team.
@@ -318,7 +325,7 @@ impl Applying<'_> {
         let writes = std::mem::take(&mut outcome.writes);
         files.extend(writes.into_iter().map(|w| (w.path, w.content)));
         let method = method_files::prepare(
-            project,
+            self.method,
             &mut outcome.session,
             Some(&outcome.effects),
             &files,
@@ -424,7 +431,7 @@ impl Applying<'_> {
         }
         let _rendering = crate::fault::doing("prompt", "render the role prompt of the next step");
         let session = &mut outcome.session;
-        let prompt = prompts::needed(self.project, self.store.user_prompts(), session)?;
+        let prompt = prompts::needed(self.method, self.store.user_prompts(), session)?;
         if let Some(t) = &prompt {
             outcome.effects.recall(session, &t.lessons.ids);
         }
@@ -441,16 +448,18 @@ impl Applying<'_> {
         files: &[(String, String)],
         method: method_files::ForMethod,
     ) {
-        let (project, after) = (self.project, &outcome.session);
+        let (project, installed, after) = (self.project, self.method, &outcome.session);
         let (did, notices) = (&mut outcome.effects, &mut outcome.facts.notices);
         let mut wrote = method_files::write(project, method, notices);
         notices.extend(method_files::offer_retrospective(
-            project, did, after, &mut wrote,
+            installed, did, after, &mut wrote,
         ));
         notices.extend(review_layers::defer_findings(
-            project, did, after, files, &mut wrote,
+            installed, did, after, files, &mut wrote,
         ));
-        notices.extend(review_layers::write_layer_files(project, after, &mut wrote));
+        notices.extend(review_layers::write_layer_files(
+            installed, after, &mut wrote,
+        ));
         // Each file written, and the change's own (`files`), go to the record of the
         // server's own files (`store::wrote`), so that none reads as anyone's change.
         let mut paths: Vec<String> = files.iter().map(|(path, _)| path.clone()).collect();
@@ -468,7 +477,7 @@ impl Applying<'_> {
 /// project's confined reader as the draft of the stage the session is at; refused with
 /// the reason when it cannot be taken.
 fn with_file_draft(
-    project: &Project,
+    method: &Method,
     before: &Session,
     command: &Command,
     mut documents: Documents,
@@ -487,9 +496,9 @@ fn with_file_draft(
         return Ok(documents);
     }
     let stage = crate::workflow::story::prompt_stage(before);
-    let draft = crate::bmad_method::begin::read_draft(project, stage, path)
+    let draft = crate::bmad_method::begin::read_draft(method, stage, path)
         .map_err(|problem| crate::workflow::WorkflowError::DocumentFile { problem })?;
-    let author = crate::bmad_method::begin::who_wrote(project, &draft, &before.created_at);
+    let author = crate::bmad_method::begin::who_wrote(method.project(), &draft, &before.created_at);
     documents.file_draft = Some(machine::FileDraft {
         path: draft.path,
         text: draft.text,
@@ -500,12 +509,15 @@ fn with_file_draft(
 
 /// The offer to begin the stage `session` is at from the BMAD method's document of it,
 /// while nothing was submitted there yet (for `status`, after a decision made in the
-/// terminal or on the dashboard, whose reply no host read).
-pub fn offer_to_begin(project: &Project, session: &Session) -> Option<String> {
+/// terminal or on the dashboard, whose reply no host read). `method`: the call's install.
+pub fn offer_to_begin(method: &Method, session: &Session) -> Option<String> {
     (session.awaits_first_draft())
-        .then(|| crate::bmad_method::begin::offer(project, session.current_stage))
+        .then(|| crate::bmad_method::begin::offer(method, session.current_stage))
         .flatten()
 }
+
+#[cfg(test)]
+mod once_tests;
 
 #[cfg(test)]
 mod tests {

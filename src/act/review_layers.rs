@@ -8,23 +8,21 @@
 //! that cannot be written is said in a notice, and the change stands.
 
 use super::method_files::Wrote;
-use crate::bmad_method::review;
-use crate::files::Project;
-use crate::prompts::layers::{self, LAYER_MARK};
+use crate::bmad_method::{review, Method};
+use crate::prompts::review_layers::{self, LAYER_MARK};
 use crate::workflow::sections::{items_of, FINDINGS};
 use crate::workflow::{Effects, Session, Stage};
 
 /// Whether a submission on `before` is a review that must report each of its layers.
-pub(super) fn required(project: &Project, before: &Session) -> bool {
-    before.current_stage == Stage::Review
-        && layers::required(crate::bmad_method::discover(project).as_ref())
+pub(super) fn required(method: &Method, before: &Session) -> bool {
+    before.current_stage == Stage::Review && review_layers::required(method.install())
 }
 
 /// The built-in layers' files, written where the review of `after` is to be written now;
 /// what could not be written, or was left as someone's own, in notices; each file
 /// written, with its text, in `wrote`.
 pub(super) fn write_layer_files(
-    project: &Project,
+    method: &Method,
     after: &Session,
     wrote: &mut Wrote,
 ) -> Vec<String> {
@@ -33,15 +31,16 @@ pub(super) fn write_layer_files(
     if !reviewing {
         return Vec::new();
     }
-    let Some(install) = crate::bmad_method::discover(project) else {
+    if method.install().is_none() {
         return Vec::new();
-    };
+    }
+    let project = method.project();
     let mut notices = Vec::new();
-    for layer in layers::for_review(project, Some(&install), after) {
+    for layer in review_layers::for_review(method, after) {
         let (Some(text), Some(file)) = (layer.built_in, &layer.file) else {
             continue;
         };
-        let content = layers::file_text(text);
+        let content = review_layers::file_text(text);
         let ours = match project.read(file) {
             Ok(None) => true,
             Ok(Some(there)) if there == content => continue,
@@ -74,20 +73,21 @@ pub(super) fn write_layer_files(
 /// change's own writes, where the review document may be. Nothing without a v6 install.
 /// The ledger appended to goes in `wrote`, with its whole text when it was read whole.
 pub(super) fn defer_findings(
-    project: &Project,
+    method: &Method,
     did: &Effects,
     after: &Session,
     files: &[(String, String)],
     wrote: &mut Wrote,
 ) -> Option<String> {
     did.accepted_risk_at(Stage::Review)?;
-    let install = crate::bmad_method::discover(project)?;
+    let project = method.project();
+    let install = method.install()?;
     let source = after.record(Stage::Review).artifact.as_ref()?.path.clone();
     let document = match files.iter().find(|(p, _)| *p == source) {
         Some((_, text)) => text.clone(),
         None => project.read(&source).ok()??,
     };
-    let Some(ledger) = review::ledger_path(&install) else {
+    let Some(ledger) = review::ledger_path(install) else {
         return Some(format!("The review's deferred findings were not written to the BMAD method's deferred-work ledger: its `implementation_artifacts` ({}) is no folder of the project the server writes in.", crate::bmad_method::bmm_config::MODULE_CONFIG));
     };
     let mut findings = items_of(FINDINGS, &document);

@@ -1,9 +1,9 @@
-//! Starting a task, the first change of a session: the first role's prompt is resolved
-//! before anything is written (an override that cannot be used refuses the call rather
-//! than leave a session without its prompt), a task of its own carries the lessons of
-//! earlier tasks for that role, and the session is written, as a task or as the story of
-//! an approved sprint; a task of its own is offered to begin from the BMAD method's
-//! document of its first stage when the project has one (`bmad_method::begin`).
+//! Starting a task, the first change of a session: the first role's prompt is resolved before
+//! anything is written (an override that cannot be used refuses the call rather than leave a
+//! session without its prompt), a task of its own carries the lessons of earlier tasks for that
+//! role, and the session is written, as a task or as the story of an approved sprint; a task of its
+//! own is offered to begin from the BMAD method's document of its first stage when the project has
+//! one ([`bmad_method::begin`](crate::bmad_method::begin)).
 
 use chrono::Utc;
 
@@ -33,8 +33,10 @@ pub struct Start<'a> {
 /// Starts the task `start` describes in the project at `cwd`.
 pub fn start(store: &Store, cwd: Option<&str>, start: Start) -> Result<Started> {
     let project = store.project(cwd)?;
+    // The BMAD install, read once for the whole start.
+    let method = crate::bmad_method::Method::of(&project);
     let first = start.track.first();
-    let mut prompt = prompts::resolve(&project, store.user_prompts(), first)?;
+    let mut prompt = prompts::resolve(&method, store.user_prompts(), first)?;
     let started = match start.story {
         Some((parent, sprint)) => store.start_story(
             cwd,
@@ -42,14 +44,13 @@ pub fn start(store: &Store, cwd: Option<&str>, start: Start) -> Result<Started> 
             sprint,
             start.objective,
             start.engines,
-            &super::method_files::at_story_start(&project),
+            &super::method_files::at_story_start(&method),
             &Utc::now,
         )?,
         None => {
             prompt.lessons = prompts::recall(&project, start.objective, None, first);
-            let install = crate::bmad_method::discover(&project);
             prompt.deferred =
-                prompts::deferred::for_stage(&project, install.as_ref(), first, first);
+                prompts::deferred::for_stage(&project, method.install(), first, first);
             store.start_carrying(
                 cwd,
                 start.objective,
@@ -63,12 +64,12 @@ pub fn start(store: &Store, cwd: Option<&str>, start: Start) -> Result<Started> 
     let mut notices = started.notices;
     // A task of its own may begin from what the BMAD method's skills already made.
     if start.story.is_none() {
-        notices.extend(crate::bmad_method::begin::offer(&project, first));
+        notices.extend(crate::bmad_method::begin::offer(&method, first));
     }
     if started.session.story.is_some() {
         notices.extend(super::method_files::story_started(
             store,
-            &project,
+            &method,
             &started.session,
         ));
     }

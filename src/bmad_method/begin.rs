@@ -10,7 +10,7 @@
 //! `bmad-architecture`, `architecture/<run>/ARCHITECTURE-SPINE.md`; the epics at
 //! `epics.md`. A sharded document (`*prd*/index.md`) is not taken: its index is not the
 //! document. The server's own copies (`prd-<task>.md`, beginning with
-//! [`COPY_MARK`](super::findable::COPY_MARK)) are never offered nor taken.
+//! [`super::findable::COPY_MARK`]) are never offered nor taken.
 
 use chrono::{DateTime, Utc};
 
@@ -18,7 +18,7 @@ use crate::files::{Project, ReadProblem};
 use crate::workflow::Stage;
 
 use super::findable::COPY_MARK;
-use super::{discover, Install};
+use super::{Install, Method};
 
 /// The largest method document taken as a draft: a PRD is tens of kilobytes.
 pub const MAX_DRAFT_BYTES: u64 = 1024 * 1024;
@@ -144,11 +144,11 @@ pub fn made(project: &Project, install: &Install, kind: Kind) -> Vec<Made> {
 }
 
 /// The notice offering to begin `stage` from the method's document, when the project has
-/// one: a few lines, said only then.
-pub fn offer(project: &Project, stage: Stage) -> Option<String> {
+/// one: a few lines, said only then. `method`: the call's install.
+pub fn offer(method: &Method, stage: Stage) -> Option<String> {
     let kind = Kind::of(stage)?;
-    let install = discover(project)?;
-    let found = made(project, &install, kind);
+    let install = method.install()?;
+    let found = made(method.project(), install, kind);
     let first = found.first()?;
     let listed: Vec<String> = found.iter().take(MAX_OFFERED).map(described).collect();
     let more = match found.len().saturating_sub(MAX_OFFERED) {
@@ -268,8 +268,9 @@ pub fn who_wrote(project: &Project, draft: &Draft, task_began: &str) -> String {
 /// stage takes none, no install or no `planning_artifacts`, a path that is not one of the
 /// method's places for the stage's document, a file that is absent, a link (symbolic, or a
 /// hard link: a file with other names), too large, not UTF-8, empty, or the server's own
-/// copy. `rel` is read as [`draft_path`] writes it.
-pub fn read_draft(project: &Project, stage: Stage, rel: &str) -> Result<Draft, String> {
+/// copy. `rel` is read as [`draft_path`] writes it; `method`: the call's install.
+pub fn read_draft(method: &Method, stage: Stage, rel: &str) -> Result<Draft, String> {
+    let project = method.project();
     let kind = match Kind::of(stage) {
         Some(Kind::Epics) => return Err("the method's epics are not a sprint plan (they have no `## Sprint N:` headings): read them and write the plan in `claude_result`".into()),
         Some(kind) => kind,
@@ -277,7 +278,7 @@ pub fn read_draft(project: &Project, stage: Stage, rel: &str) -> Result<Draft, S
             "stage `{stage}` takes no document of the BMAD method's; `document_file` is for the PRD at `po` and the architecture at `architect`"
         )),
     };
-    let install = discover(project)
+    let install = method.install()
         .ok_or("no BMAD method (v6) is installed in this project, so there is no document of the method's to take")?;
     let folder = install.settings.planning_artifacts.as_deref().ok_or(
         "the BMAD method's `planning_artifacts` is not set to a folder of the project (_bmad/bmm/config.yaml)",
@@ -368,7 +369,11 @@ mod tests {
     fn the_methods_prd_is_offered_and_read_and_our_copy_is_neither() {
         let (dir, project) = installed();
         let p = dir.path();
-        assert_eq!(offer(&project, Stage::Po), None, "nothing made yet");
+        assert_eq!(
+            offer(&Method::of(&project), Stage::Po),
+            None,
+            "nothing made yet"
+        );
         std::fs::write(
             p.join("plans/prd-todo-ada-1234.md"),
             format!("{COPY_MARK}x -->\n# PRD"),
@@ -380,18 +385,19 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            offer(&project, Stage::Po),
+            offer(&Method::of(&project), Stage::Po),
             None,
             "our copies are not the method's"
         );
-        let refused = read_draft(&project, Stage::Po, "plans/prds/run-1/prd.md").unwrap_err();
+        let refused =
+            read_draft(&Method::of(&project), Stage::Po, "plans/prds/run-1/prd.md").unwrap_err();
         assert!(refused.contains("the server's own copy"), "{refused}");
         std::fs::write(
             p.join("plans/prd.md"),
             "# PRD\n\n## Overview\nA todo app.\n",
         )
         .unwrap();
-        let said = offer(&project, Stage::Po).unwrap();
+        let said = offer(&Method::of(&project), Stage::Po).unwrap();
         assert!(
             said.contains("plans/prd.md (") && said.contains("document_file"),
             "{said}"
@@ -402,34 +408,37 @@ mod tests {
         );
         std::fs::create_dir_all(p.join("plans/prds/run-2")).unwrap();
         std::fs::write(p.join("plans/prds/run-2/prd.md"), "# PRD 2\n").unwrap();
-        let found = made(&project, &discover(&project).unwrap(), Kind::Prd);
+        let found = made(&project, Method::of(&project).install().unwrap(), Kind::Prd);
         let paths: Vec<&str> = found.iter().map(|m| m.path.as_str()).collect();
         assert_eq!(paths.len(), 2, "{paths:?}");
         assert!(paths.contains(&"plans/prds/run-2/prd.md"), "{paths:?}");
-        let draft = read_draft(&project, Stage::Po, "./plans/prd.md").unwrap();
+        let draft = read_draft(&Method::of(&project), Stage::Po, "./plans/prd.md").unwrap();
         assert_eq!(
             (draft.path.as_str(), draft.text.starts_with("# PRD")),
             ("plans/prd.md", true)
         );
-        let wrong = read_draft(&project, Stage::Architect, "plans/prd.md").unwrap_err();
+        let wrong =
+            read_draft(&Method::of(&project), Stage::Architect, "plans/prd.md").unwrap_err();
         assert!(wrong.contains("`plans/architecture.md`"), "{wrong}");
-        assert!(read_draft(&project, Stage::Sm, "plans/epics.md")
-            .unwrap_err()
-            .contains("not a sprint plan"));
+        assert!(
+            read_draft(&Method::of(&project), Stage::Sm, "plans/epics.md")
+                .unwrap_err()
+                .contains("not a sprint plan")
+        );
     }
 
     #[test]
     fn the_epics_are_offered_as_the_plans_input_never_as_the_plan() {
         let (dir, project) = installed();
-        assert_eq!(offer(&project, Stage::Sm), None);
+        assert_eq!(offer(&Method::of(&project), Stage::Sm), None);
         std::fs::write(dir.path().join("plans/epics.md"), "## Epic 1: Lists\n").unwrap();
-        let said = offer(&project, Stage::Sm).unwrap();
+        let said = offer(&Method::of(&project), Stage::Sm).unwrap();
         assert!(
             said.contains("plans/epics.md (17 bytes") && said.contains("`## Sprint N: …`"),
             "{said}"
         );
         assert!(!said.contains("document_file"), "{said}");
-        assert_eq!(offer(&project, Stage::Dev), None);
+        assert_eq!(offer(&Method::of(&project), Stage::Dev), None);
     }
 
     #[test]
@@ -439,17 +448,21 @@ mod tests {
         let outside = tempfile::tempdir().unwrap();
         std::fs::write(outside.path().join("prd.md"), "# secret").unwrap();
         std::os::unix::fs::symlink(outside.path().join("prd.md"), p.join("plans/prd.md")).unwrap();
-        let link = read_draft(&project, Stage::Po, "plans/prd.md").unwrap_err();
+        let link = read_draft(&Method::of(&project), Stage::Po, "plans/prd.md").unwrap_err();
         assert!(link.contains("symbolic link"), "{link}");
-        assert_eq!(offer(&project, Stage::Po), None, "a link is not offered");
+        assert_eq!(
+            offer(&Method::of(&project), Stage::Po),
+            None,
+            "a link is not offered"
+        );
         std::fs::remove_file(p.join("plans/prd.md")).unwrap();
         std::fs::write(
             p.join("plans/prd.md"),
             "x".repeat(MAX_DRAFT_BYTES as usize + 1),
         )
         .unwrap();
-        let large = read_draft(&project, Stage::Po, "plans/prd.md").unwrap_err();
+        let large = read_draft(&Method::of(&project), Stage::Po, "plans/prd.md").unwrap_err();
         assert!(large.contains("over the 1048576 bytes"), "{large}");
-        assert!(read_draft(&project, Stage::Po, "plans/gone/../prd.md").is_err());
+        assert!(read_draft(&Method::of(&project), Stage::Po, "plans/gone/../prd.md").is_err());
     }
 }

@@ -1,13 +1,13 @@
 //! The BMAD method as its installer (`bmad-method install`, v6) leaves it in a project,
-//! read as facts: what is installed and where (`manifest.rs`, the installer's tool table in
-//! `tools.rs`), each agent's persona as the base, the team and the person made it
-//! (`persona.rs`, by the method's merge rule in `merge.rs`), the method's settings
-//! (`settings.rs`), the confirmed documents placed where the method's own skills look
-//! for them (`findable.rs`), the documents its skills made, to begin a task from
-//! (`begin.rs`), the plan shared with the method: the approved sprints as its epics, their
-//! statuses in its `sprint-status.yaml` (`shared_plan/`), and its retrospective both ways:
+//! read as facts: what is installed and where ([`manifest`], the installer's tool table in
+//! [`tools`]), each agent's persona as the base, the team and the person made it
+//! ([`persona`], by the method's customization merge in [`customize`]), the method's
+//! settings ([`bmm_config`]), the confirmed documents placed where the method's own skills
+//! look for them ([`findable`]), the documents its skills made, to begin a task from
+//! ([`begin`]), the plan shared with the method: the approved sprints as its epics, their
+//! statuses in its `sprint-status.yaml` ([`shared_plan`]), and its retrospective both ways:
 //! its action items recalled in later role prompts, the lessons of a completed task offered
-//! to it (`retro/`), and its code review's prompts and deferred-work ledger (`review.rs`).
+//! to it ([`retro`]), and its code review's prompts and deferred-work ledger ([`review`]).
 //!
 //! Everything here is read through the project's confined, bounded reader, and what it
 //! says is the project's text: shown to a model only as facts, clipped and labelled, never
@@ -20,9 +20,10 @@ use crate::files::{Project, ReadProblem};
 
 pub mod begin;
 pub mod bmm_config;
+pub mod customize;
 pub mod findable;
 pub mod manifest;
-pub mod merge;
+pub mod once;
 pub mod persona;
 pub mod retro;
 pub mod review;
@@ -30,6 +31,7 @@ pub mod shared_plan;
 pub mod tools;
 
 pub use bmm_config::MethodSettings;
+pub use once::Method;
 pub use persona::Agent;
 
 /// The largest file of an install read (a manifest, a `customize.toml`, a config).
@@ -71,6 +73,7 @@ pub struct Install {
 /// The text of the install's file `rel`; `None` when it is not there, and a notice when it
 /// cannot be read.
 pub(crate) fn read(project: &Project, rel: &str, notices: &mut Vec<String>) -> Option<String> {
+    once::touched(rel);
     match project.read_at_most(rel, MAX_FILE_BYTES) {
         Ok(text) => text,
         Err(ReadProblem::Io(e)) if e.kind() == std::io::ErrorKind::NotADirectory => None,
@@ -121,6 +124,7 @@ fn skill_folders(
             continue;
         }
         seen.push(folder);
+        once::touched(folder);
         if let Ok(Some(names)) = project.folder_names(folder, MAX_SKILLS) {
             for name in names.into_iter().filter(|n| !n.starts_with('.')) {
                 found.entry(name).or_insert(folder);
@@ -143,6 +147,7 @@ impl Top {
     /// Whether `rel` may exist: its first folder is there, or the top could not be listed.
     fn may_hold(&self, rel: &str) -> bool {
         let first = rel.split('/').next().unwrap_or(rel);
+        once::present(first);
         self.0
             .as_ref()
             .is_none_or(|names| names.iter().any(|n| n == first))
@@ -151,7 +156,8 @@ impl Top {
 
 /// The project's v6 install, if it has one: from its manifests, else (no manifest, or a
 /// damaged one) from the skill folders the installer writes; `None` when there is neither.
-pub fn discover(project: &Project) -> Option<Install> {
+/// Read through [`Method`], once a call.
+fn find_install(project: &Project) -> Option<Install> {
     let top = Top::of(project);
     if !top.may_hold("_bmad") && !tools::all_folders().iter().any(|f| top.may_hold(f)) {
         return None;
@@ -202,8 +208,11 @@ pub fn discover(project: &Project) -> Option<Install> {
         return None;
     }
     // Skills without a manifest beside a `_bmad/` folder: an install that lost its record.
-    let partial = matches!(project.folder_names("_bmad", 1), Ok(Some(_)));
-    if manifest.is_none() && notices.is_empty() && partial {
+    let partial = || {
+        once::touched("_bmad");
+        matches!(project.folder_names("_bmad", 1), Ok(Some(_)))
+    };
+    if manifest.is_none() && notices.is_empty() && partial() {
         notices.push(format!(
             "The BMAD method's {} is missing: its skills were found by scanning the known skill folders.",
             manifest::MANIFEST
@@ -275,6 +284,30 @@ pub fn one_line(v: &str, max: usize) -> Option<String> {
     (!v.is_empty()).then(|| crate::code::visible(&crate::code::clip(&v, max)))
 }
 
+/// Which files of the install were opened on this thread, and how often (tests only): a
+/// call opens none twice. A folder listed counts under its name.
+#[cfg(test)]
+pub(crate) mod opened {
+    use std::cell::RefCell;
+    use std::collections::BTreeMap;
+
+    thread_local! {
+        static COUNTS: RefCell<BTreeMap<String, usize>> = RefCell::default();
+    }
+
+    pub fn note(rel: &str) {
+        COUNTS.with(|c| *c.borrow_mut().entry(rel.to_string()).or_default() += 1);
+    }
+
+    pub fn clear() {
+        COUNTS.with(|c| c.borrow_mut().clear());
+    }
+
+    pub fn counts() -> BTreeMap<String, usize> {
+        COUNTS.with(|c| c.borrow().clone())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -284,7 +317,7 @@ mod tests {
     #[test]
     fn only_folders_present_at_the_top_are_looked_in() {
         let (dir, project) = crate::files::project::tests::project();
-        assert!(discover(&project).is_none());
+        assert!(find_install(&project).is_none());
         std::fs::create_dir_all(dir.path().join(".claude/skills/bmad-agent-pm")).unwrap();
         let top = Top::of(&project);
         assert!(top.may_hold(".claude/skills") && !top.may_hold(".agents/skills"));
@@ -292,7 +325,7 @@ mod tests {
         let found = skill_folders(&project, &[], &top);
         assert_eq!(found.get("bmad-agent-pm"), Some(&".claude/skills"));
         assert!(Top(None).may_hold(".agents/skills"));
-        let install = discover(&project).expect("a partial install, from its skills folder");
+        let install = find_install(&project).expect("a partial install, from its skills folder");
         assert_eq!(install.skills.len(), 1);
     }
 }

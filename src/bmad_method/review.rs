@@ -1,8 +1,8 @@
-//! The method's code review as installed, read as facts: the review prompts its
-//! `bmad-code-review` skill hands each reviewer in a fresh context (the edge-case hunter,
-//! the verification gap), found where the installer put them; and its deferred-work ledger,
-//! `{implementation_artifacts}/deferred-work.md`, where a review's deferred findings go
-//! under `## Deferred from: code review of <spec> (<date>)`, one bullet each, appended
+//! The method's code review as installed, read as facts: the skill whose review prompts it
+//! hands each reviewer in a fresh context (the edge-case hunter, the verification gap; found
+//! where the installer put them by `super::Method::review_prompt`); and its deferred-work
+//! ledger, `{implementation_artifacts}/deferred-work.md`, where a review's deferred findings
+//! go under `## Deferred from: code review of <spec> (<date>)`, one bullet each, appended
 //! after what is there, which is never changed.
 
 use crate::files::Project;
@@ -15,17 +15,6 @@ pub const REVIEW_SKILL: &str = "bmad-code-review";
 pub const LEDGER: &str = "deferred-work.md";
 /// The largest ledger read for a prompt, in bytes.
 const MAX_LEDGER_BYTES: u64 = 512 * 1024;
-
-/// Where the installed review prompt `name` (`edge-case-hunter.md`) is, relative to the
-/// project, when the install has it.
-pub fn installed_prompt(project: &Project, install: &Install, name: &str) -> Option<String> {
-    let skill = install.skills.iter().find(|s| s.name == REVIEW_SKILL)?;
-    let path = format!("{}/review-prompts/{name}", skill.dir()?);
-    match project.read_at_most(&path, super::MAX_FILE_BYTES) {
-        Ok(Some(text)) if !text.trim().is_empty() => Some(path),
-        _ => None,
-    }
-}
 
 /// The ledger's path in the project, where the install says implementation artifacts go.
 pub fn ledger_path(install: &Install) -> Option<String> {

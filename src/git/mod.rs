@@ -1,28 +1,28 @@
 //! The project's git repository, asked through the `git` binary (never a shell, its output
-//! bounded): who the human is (`user.name`, `user.email`, or `BMAD_OWNER`), the branch,
-//! the commit checked out, and which files changed since a commit. Everything here is
-//! optional: without git installed, outside a repository, on a branch with no commit yet,
-//! or when git fails, the answer is `None` and the workflow goes on without it. It reads the
-//! repository (`GIT_OPTIONAL_LOCKS=0`: not even the index's stat cache is written), and
-//! runs no command the repository's config names (a file-system monitor, an external diff,
-//! a clean filter, a hook). The one thing it writes is a claim (`claim.rs`): a commit
-//! object and a ref under `refs/bmad/claims/`, pushed to the team's remote (kept under
-//! `refs/bmad/pending/` until a fetch reaches the remote when it could not be; and, when a
-//! human releases one, its record under `refs/bmad/released/`: `board.rs`); the work tree,
-//! the index and the branches are never touched. `bmad-mcp init` also sets the merge
-//! driver of the method's sprint status in the clone's own config, and the driver runs
-//! git's line merge on texts it is handed (`merge_driver.rs`).
+//! bounded): who the human is (`user.name`, `user.email`, or `BMAD_OWNER`), the branch, the commit
+//! checked out, and which files changed since a commit. Everything here is optional: without git
+//! installed, outside a repository, on a branch with no commit yet, or when git fails, the answer
+//! is `None` and the workflow goes on without it. It reads the repository (`GIT_OPTIONAL_LOCKS=0`:
+//! not even the index's stat cache is written), and runs no command the repository's config names
+//! (a file-system monitor, an external diff, a clean filter, a hook). The one thing it writes is a
+//! claim ([`claim.rs`](crate::git::claim)): a commit object and a ref under `refs/bmad/claims/`,
+//! pushed to the team's remote (kept under `refs/bmad/pending/` until a fetch reaches the remote
+//! when it could not be; and, when a human releases one, its record under `refs/bmad/released/`:
+//! [`board.rs`](crate::git::board)); the work tree, the index and the branches are never touched.
+//! `bmad-mcp init` also sets the merge driver of the method's sprint status in the clone's own
+//! config, and the driver runs git's line merge on texts it is handed
+//! ([`merge_driver.rs`](crate::git::merge_driver)).
 
+mod blobs;
 mod board;
 mod claim;
-mod content;
 mod file_history;
 mod merge_driver;
 mod resolve;
 
+pub use blobs::{blob_id, GitPath};
 pub use board::{Board, RemoteRef, RELEASED};
 pub use claim::{pending_ref, Claim, CLAIMS, NETWORK_DEADLINE, PENDING};
-pub use content::{blob_id, GitPath};
 pub use file_history::{Commit, LastChange};
 pub use merge_driver::{merge_bytes, merge_text, set_driver};
 pub use resolve::Side;
@@ -31,7 +31,7 @@ use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use crate::workflow::person::Person;
 
@@ -58,18 +58,36 @@ pub fn is_project_file(rel: &str) -> bool {
     ![".bmad-task", ".claude", ".bmad"].contains(&first)
 }
 
-/// A git work tree that holds the project, found by its `.git` without starting git.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A git work tree that holds the project, found by its `.git` without starting git. One
+/// value serves one call: what git said of the new files with an answer about the changed
+/// ones is kept in it for that call.
+#[derive(Debug, Clone)]
 pub struct Repo {
     /// The project directory (where git runs; paths are relative to it).
     dir: PathBuf,
-    /// The top of the work tree holding it (where its `.git` is).
+    /// The top of the work tree (the folder of `.git`): `git status` names paths from it.
     top: PathBuf,
     /// The repository's own directory for this work tree (`.git`, or the one a linked
     /// work tree's `.git` file names) and the directory it shares with every work tree.
     git_dir: PathBuf,
     common_dir: PathBuf,
+    /// The new files (untracked, not ignored) the last `git status` that answered
+    /// [`Repo::changed_since`] named, with its pathspecs: [`Repo::untracked`] then asks git
+    /// nothing.
+    new_files: NewFiles,
 }
+
+/// The pathspecs a `git status` was asked with, and the new files it named.
+type NewFiles = Arc<Mutex<Option<(Vec<String>, Vec<GitPath>)>>>;
+
+impl PartialEq for Repo {
+    fn eq(&self, other: &Repo) -> bool {
+        (&self.dir, &self.git_dir, &self.common_dir)
+            == (&other.dir, &other.git_dir, &other.common_dir)
+    }
+}
+
+impl Eq for Repo {}
 
 /// What git says of the work tree checked out: asked once, then kept while nothing it
 /// depends on changes ([`Repo::facts`]).
@@ -119,6 +137,7 @@ impl Repo {
             top,
             git_dir,
             common_dir,
+            new_files: Arc::default(),
         })
     }
 
@@ -170,9 +189,14 @@ impl Repo {
         found
     }
 
-    /// The branch and the commit checked out, from one `git rev-parse` (a second process,
-    /// `symbolic-ref`, only before the first commit, when HEAD names no commit yet).
+    /// The branch and the commit checked out: read from the repository's files (HEAD, the
+    /// branch's ref, `packed-refs`) without starting git, else from one `git rev-parse` (a
+    /// second process, `symbolic-ref`, only before the first commit, when HEAD names no
+    /// commit yet).
     pub fn branch_and_head(&self) -> (Option<String>, Option<String>) {
+        if let Some(found) = self.head_in_files() {
+            return found;
+        }
         let args = ["rev-parse", "HEAD", "--symbolic-full-name", "HEAD"];
         let Some(out) = run(&self.dir, &[], &args) else {
             let b = run(&self.dir, &[], &["symbolic-ref", "-q", "--short", "HEAD"]);
@@ -202,9 +226,93 @@ impl Repo {
         (!branch.is_empty()).then(|| branch.to_string())
     }
 
+    /// HEAD as the repository's files give it: the branch it names, and the commit that
+    /// branch (or a detached HEAD) is at; `None` where only git can tell (a reftable
+    /// repository, a ref outside `refs/heads/`, a file that cannot be read).
+    fn head_in_files(&self) -> Option<(Option<String>, Option<String>)> {
+        if self.common_dir.join("reftable").exists() {
+            return None;
+        }
+        let head = std::fs::read_to_string(self.git_dir.join("HEAD")).ok()?;
+        let head = head.trim();
+        let Some(name) = head.strip_prefix("ref:").map(str::trim) else {
+            return is_commit_id(head).then(|| (None, Some(head.to_string())));
+        };
+        let branch = name
+            .strip_prefix("refs/heads/")
+            .filter(|b| !b.is_empty())
+            .map(str::to_string);
+        Some((branch, self.commit_of(name, 0)?))
+    }
+
+    /// The commit the branch ref `name` is at (`Some(None)`: it has none yet), its file
+    /// read, else its line of `packed-refs`; a symbolic ref followed a few times.
+    fn commit_of(&self, name: &str, depth: u8) -> Option<Option<String>> {
+        let plain = |p: &str| !p.is_empty() && p != "." && p != "..";
+        let branch = name.strip_prefix("refs/heads/")?;
+        if depth > 4 || !branch.split('/').all(plain) {
+            return None;
+        }
+        match std::fs::read_to_string(self.common_dir.join(name)) {
+            Ok(text) => {
+                let text = text.trim();
+                return match text.strip_prefix("ref:") {
+                    Some(next) => self.commit_of(next.trim(), depth + 1),
+                    None => is_commit_id(text).then(|| Some(text.to_string())),
+                };
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(_) => return None,
+        }
+        let packed = match std::fs::read_to_string(self.common_dir.join("packed-refs")) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Some(None),
+            Err(_) => return None,
+        };
+        let id = packed
+            .lines()
+            .filter(|l| !l.starts_with(['#', '^']))
+            .find_map(|l| l.split_once(' ').filter(|(_, r)| r.trim() == name))
+            .map(|(id, _)| id);
+        match id {
+            Some(id) => is_commit_id(id).then(|| Some(id.to_string())),
+            None => Some(None),
+        }
+    }
+
     /// git's `user.name` and `user.email` here (the repository's, else the user's).
     pub fn identity(&self) -> Option<Person> {
-        self.identity_and_drivers().0
+        self.configured().0
+    }
+
+    /// What the config says (the identity, the filter drivers), from one `git config`
+    /// kept per work tree while the config files are unchanged: a commit or a checkout
+    /// does not ask it again.
+    fn configured(&self) -> (Option<Person>, Vec<String>) {
+        let print = self.config_print();
+        {
+            let kept = CONFIGURED.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some((_, said)) = kept.get(&self.dir).filter(|(p, _)| *p == print) {
+                return said.clone();
+            }
+        }
+        let (person, drivers) = self.identity_and_drivers();
+        let said = (person, drivers.unwrap_or_default());
+        let mut kept = CONFIGURED.lock().unwrap_or_else(|e| e.into_inner());
+        kept.insert(self.dir.clone(), (print, said.clone()));
+        said
+    }
+
+    /// The size, time and inode of every config file git reads here.
+    fn config_print(&self) -> ConfigPrint {
+        let mut files = vec![
+            self.common_dir.join("config"),
+            self.git_dir.join("config.worktree"),
+            PathBuf::from("/etc/gitconfig"),
+        ];
+        files.extend(dirs::home_dir().map(|h| h.join(".gitconfig")));
+        files.extend(dirs::config_dir().map(|c| c.join("git/config")));
+        files.iter().map(|f| stat(f)).collect()
     }
 
     /// The identity, and from the same read of the config the filter drivers it defines.
@@ -236,7 +344,8 @@ impl Repo {
     }
 
     /// The branch, the commit checked out, and with `identity` who git says the human is:
-    /// asked of git only when nothing is kept for this work tree under its fingerprint.
+    /// the first two read from the repository's files when nothing is kept for this work
+    /// tree under its fingerprint, the identity asked of git while the config is new.
     pub fn facts(&self, identity: bool) -> Checkout {
         let (print, mut known) = self.known();
         if known.facts.is_none() {
@@ -247,14 +356,11 @@ impl Repo {
                 identity: None,
             });
         }
-        if identity && !known.identity_asked {
-            let (person, drivers) = self.identity_and_drivers();
-            known.facts.get_or_insert_with(Checkout::default).identity = person;
-            known.identity_asked = true;
-            known.drivers = drivers;
-        }
-        let facts = known.facts.clone().unwrap_or_default();
+        let mut facts = known.facts.clone().unwrap_or_default();
         self.keep(print, known);
+        if identity {
+            facts.identity = self.configured().0;
+        }
         facts
     }
 
@@ -262,18 +368,7 @@ impl Repo {
     /// compares the work tree with a commit would run their `clean` or `process` command
     /// on a file whose stat changed, so every such read turns them off.
     fn drivers(&self) -> Vec<String> {
-        let (print, mut known) = self.known();
-        if known.drivers.is_none() {
-            let out = run(
-                &self.dir,
-                &[],
-                &["config", "--name-only", "--get-regexp", r"^filter\."],
-            );
-            known.drivers = Some(drivers_in(out.unwrap_or_default().lines()));
-        }
-        let drivers = known.drivers.clone().unwrap_or_default();
-        self.keep(print, known);
-        drivers
+        self.configured().1
     }
 
     /// What is kept for this work tree while its fingerprint holds, and the fingerprint.
@@ -321,10 +416,20 @@ impl Repo {
     /// and committed. `pathspecs` narrow it (git's syntax: `:(exclude).claude`). `None`
     /// when the commit is not in this repository (never pushed from another clone) or git
     /// fails.
+    ///
+    /// Against the commit checked out, one `git status` answers, and the new files it also
+    /// names are kept for [`Repo::untracked`] in this value: a call asks git once for both.
     pub fn changed_since(&self, commit: &str, pathspecs: &[&str]) -> Option<Vec<GitPath>> {
         if !is_commit_id(commit) {
             return None;
         }
+        if self.facts(false).head.as_deref() == Some(commit) {
+            if let Some(changed) = self.status_against_head(pathspecs) {
+                return Some(changed);
+            }
+        }
+        // What an earlier status said of the new files is not this answer's moment.
+        *self.new_files.lock().unwrap_or_else(|e| e.into_inner()) = None;
         let mut args = vec![
             "diff",
             "--no-renames",
@@ -349,6 +454,11 @@ impl Repo {
     /// ignore: new work not added yet. `pathspecs` narrow it as for [`Repo::changed_since`].
     /// `None` when git fails or names more than [`MAX_PATHS`].
     pub fn untracked(&self, pathspecs: &[&str]) -> Option<Vec<GitPath>> {
+        let said = self.new_files.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, paths)) = said.as_ref().filter(|(p, _)| *p == pathspecs) {
+            return (paths.len() <= MAX_PATHS).then(|| paths.clone());
+        }
+        drop(said);
         let mut args = vec!["ls-files", "--others", "--exclude-standard", "-z", "--"];
         args.extend_from_slice(if pathspecs.is_empty() {
             &["."]
@@ -360,42 +470,91 @@ impl Repo {
         (paths.len() <= MAX_PATHS).then_some(paths)
     }
 
-    /// Whether git tracks the file `rel` (relative to the project): it is in the index.
-    /// `None` when git cannot say. A file the repository ignores or never added (a key, a
-    /// state file, credentials) is not tracked.
-    pub fn tracks(&self, rel: &str) -> Option<bool> {
-        let literal = format!(":(literal){rel}");
-        let out = run(&self.dir, &[], &["ls-files", "-z", "--", &literal])?;
-        Some(out.split('\0').any(|p| p == rel))
+    /// [`Repo::changed_since`] the commit checked out, from `git status`: the files whose
+    /// content in the work tree is not HEAD's (as `git diff HEAD` names them), with the new
+    /// files it names kept for [`Repo::untracked`]. `None` when git fails or names a path
+    /// outside the project (git would then not be reading this folder as its work tree).
+    fn status_against_head(&self, pathspecs: &[&str]) -> Option<Vec<GitPath>> {
+        let prefix = self.dir.strip_prefix(&self.top).ok()?;
+        let prefix = prefix.as_os_str().as_encoded_bytes();
+        let prefix = if prefix.is_empty() {
+            Vec::new()
+        } else {
+            [prefix, b"/"].concat()
+        };
+        let mut args = vec![
+            "status",
+            "--porcelain=v2",
+            "-z",
+            "--untracked-files=all",
+            "--no-renames",
+            "--",
+        ];
+        args.extend_from_slice(if pathspecs.is_empty() {
+            &["."]
+        } else {
+            pathspecs
+        });
+        let out = run_bytes(&self.dir, &self.without_drivers(), &args)?;
+        let (mut changed, mut new) = (Vec::new(), Vec::new());
+        for entry in out.split(|b| *b == 0) {
+            let (path, is_new) = match status_entry(entry) {
+                Some(Entry::Changed { xy, head, path }) if self.differs(xy, head, path) => {
+                    (path, false)
+                }
+                Some(Entry::Unmerged(path)) => (path, false),
+                Some(Entry::New(path)) => (path, true),
+                _ => continue,
+            };
+            let rel = GitPath::new(path.strip_prefix(prefix.as_slice())?.to_vec());
+            if is_new {
+                new.push(rel);
+            } else if changed.len() < MAX_PATHS {
+                changed.push(rel);
+            }
+        }
+        let asked = pathspecs.iter().map(|p| p.to_string()).collect();
+        *self.new_files.lock().unwrap_or_else(|e| e.into_inner()) = Some((asked, new));
+        Some(changed)
+    }
+
+    /// Whether the file at `path` (from the top of the work tree) differs from HEAD, given
+    /// its status `xy` and HEAD's blob id: changed in the index or the work tree alone, it
+    /// does; changed in both, its content is compared with HEAD's blob, as `git diff HEAD`
+    /// compares it, read within the same bounds as every other reading (a link's own id,
+    /// a FIFO or a large file named, never read).
+    fn differs(&self, xy: &[u8], head_blob: &str, path: &[u8]) -> bool {
+        if xy.contains(&b'.') {
+            return true;
+        }
+        let in_head = head_blob.bytes().any(|b| b != b'0');
+        let path = GitPath::new(path.to_vec());
+        let now = blobs::ids(&self.top, &[path], head_blob.len() == 64).pop();
+        now.flatten().as_deref() != in_head.then_some(head_blob)
     }
 
     /// The blob id git would give each file's content in the work tree, unfiltered (as
     /// `git hash-object --no-filters` does), in order, read within bounds
-    /// (`content::ids`: a link's own id, a FIFO or a device named, a large file by its
+    /// (`blobs::ids`: a link's own id, a FIFO or a device named, a large file by its
     /// size and time); `None` for a file that is not there. Computed here, without git:
     /// `like` is a commit id of the repository, whose length says the hash (SHA-1 ids
     /// have 40 digits, SHA-256 ones 64).
     pub fn blob_ids(&self, paths: &[GitPath], like: &str) -> Vec<Option<String>> {
-        content::ids(&self.dir, paths, like.len() == 64)
+        blobs::ids(&self.dir, paths, like.len() == 64)
     }
 
-    /// What is compared to tell whether git's answers may have changed: HEAD's
-    /// text, and the size, time and inode of the files a checkout, a commit or a change of
-    /// identity rewrites. `None` when HEAD cannot be read.
+    /// What is compared to tell whether the checkout may have changed: HEAD's text, and
+    /// the size, time and inode of the files a checkout or a commit rewrites (HEAD, the
+    /// branch's ref, `packed-refs`). `None` when HEAD cannot be read.
     fn fingerprint(&self) -> Option<Fingerprint> {
         let head = std::fs::read_to_string(self.git_dir.join("HEAD")).ok()?;
         let mut files = vec![
             self.git_dir.join("HEAD"),
-            self.git_dir.join("index"),
-            self.git_dir.join("config.worktree"),
             self.common_dir.join("packed-refs"),
-            self.common_dir.join("config"),
         ];
         if let Some(r) = head.trim().strip_prefix("ref:") {
             files.push(self.common_dir.join(r.trim()));
         }
-        files.extend(dirs::home_dir().map(|h| h.join(".gitconfig")));
-        files.extend(dirs::config_dir().map(|c| c.join("git/config")));
         let stats = files.iter().map(|f| stat(f)).collect();
         Some(Fingerprint { head, stats })
     }
@@ -449,19 +608,23 @@ fn stat(path: &Path) -> Option<(u64, std::time::SystemTime, u64)> {
     Some((m.len(), m.modified().ok()?, inode))
 }
 
-/// What git said of a work tree, kept while its fingerprint holds: a long-running server
-/// asks git nothing for a call in a repository where nothing moved.
+/// What was read of a work tree's checkout, kept while its fingerprint holds: a
+/// long-running server reads nothing more for a call in a repository where nothing moved.
 #[derive(Debug, Clone, Default)]
 struct Cached {
     facts: Option<Checkout>,
-    identity_asked: bool,
-    drivers: Option<Vec<String>>,
 }
 
 /// Per work tree (the project directory): what was read, and the fingerprint it was read
 /// under. One per process: every store and call of it shares what git said.
 type Kept = Mutex<HashMap<PathBuf, (Fingerprint, Cached)>>;
 static KNOWN: std::sync::LazyLock<Kept> = std::sync::LazyLock::new(Default::default);
+
+/// Per work tree: what its config said (the identity, the filter drivers), and the stamps
+/// of the config files then.
+type ConfigPrint = Vec<Option<(u64, std::time::SystemTime, u64)>>;
+type Configured = Mutex<HashMap<PathBuf, (ConfigPrint, (Option<Person>, Vec<String>))>>;
+static CONFIGURED: std::sync::LazyLock<Configured> = std::sync::LazyLock::new(Default::default);
 
 /// The drivers that config keys `filter.<driver>.<key>` name, each once.
 fn drivers_in<'a>(keys: impl Iterator<Item = &'a str>) -> Vec<String> {
@@ -475,7 +638,44 @@ fn drivers_in<'a>(keys: impl Iterator<Item = &'a str>) -> Vec<String> {
     drivers
 }
 
-/// Whether `s` is a full commit id (SHA-1 or SHA-256), never an option or a range.
+/// One entry of `git status --porcelain=v2 -z` (renames are not asked for), its paths as
+/// git's bytes.
+enum Entry<'a> {
+    /// A tracked file changed in the index (`xy`'s first letter) or the work tree (its
+    /// second), `.` where unchanged, with HEAD's blob id for it.
+    Changed {
+        xy: &'a [u8],
+        head: &'a str,
+        path: &'a [u8],
+    },
+    /// A file a merge left unmerged.
+    Unmerged(&'a [u8]),
+    /// A file git does not track and does not ignore.
+    New(&'a [u8]),
+}
+
+fn status_entry(entry: &[u8]) -> Option<Entry<'_>> {
+    let fields = |n: usize| -> Vec<&[u8]> { entry.splitn(n, |b| *b == b' ').collect() };
+    match entry.first()? {
+        b'1' => {
+            // 1 <XY> <sub> <mH> <mI> <mW> <hH> <hI> <path>
+            let f = fields(9);
+            let path = *f.get(8)?;
+            Some(Entry::Changed {
+                xy: f[1],
+                head: std::str::from_utf8(f[6]).ok()?,
+                path,
+            })
+        }
+        b'u' => {
+            // u <XY> <sub> <m1> <m2> <m3> <mW> <h1> <h2> <h3> <path>
+            fields(11).get(10).map(|path| Entry::Unmerged(path))
+        }
+        b'?' => entry.strip_prefix(b"? ").map(Entry::New),
+        _ => None,
+    }
+}
+
 /// One side of a file a merge left conflicted, as the index holds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MergeSide {
@@ -526,6 +726,7 @@ impl Repo {
     }
 }
 
+/// Whether `s` is a full commit id (SHA-1 or SHA-256), never an option or a range.
 pub fn is_commit_id(s: &str) -> bool {
     matches!(s.len(), 40 | 64) && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
@@ -545,6 +746,8 @@ fn run(dir: &Path, settings: &[String], args: &[&str]) -> Option<String> {
 /// Runs `git -C dir args…` without a shell or a terminal, with stdin closed: its stdout
 /// when it succeeds and says less than [`MAX_OUTPUT`], else `None`.
 fn run_bytes(dir: &Path, settings: &[String], args: &[&str]) -> Option<Vec<u8>> {
+    #[cfg(test)]
+    tests::STARTED.with(|n| n.set(n.get() + 1));
     let mut cmd = Command::new("git");
     // Nothing the repository's config names is run for a read: no file-system monitor
     // (`core.fsmonitor` can name any command), no external diff or text conversion, no
@@ -586,6 +789,130 @@ fn run_bytes(dir: &Path, settings: &[String], args: &[&str]) -> Option<Vec<u8>> 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    thread_local! {
+        /// The git processes started on this thread.
+        pub(super) static STARTED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    /// The git processes `f` starts on this thread.
+    fn started<T>(f: impl FnOnce() -> T) -> (T, usize) {
+        let before = STARTED.with(|n| n.get());
+        let value = f();
+        (value, STARTED.with(|n| n.get()) - before)
+    }
+
+    /// What git itself says: `rev-parse`'s branch and commit, `diff HEAD`'s files.
+    fn git_says(dir: &Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    }
+
+    /// HEAD read from the repository's files agrees with git's `rev-parse` on a branch, in
+    /// `packed-refs`, detached, before the first commit and in a linked work tree, and asks
+    /// git nothing.
+    #[test]
+    fn head_from_the_files_is_the_one_git_names() {
+        let (dir, repo) = repo();
+        let (found, n) = started(|| repo.branch_and_head());
+        assert_eq!((found, n), ((Some("main".into()), None), 0), "unborn");
+        std::fs::write(dir.path().join("f"), "a\n").unwrap();
+        git(dir.path(), &["add", "f"]);
+        git(dir.path(), &["commit", "-q", "-m", "one"]);
+        let says = |d: &Path| {
+            let head = git_says(d, &["rev-parse", "HEAD"]);
+            let branch = git_says(d, &["symbolic-ref", "-q", "--short", "HEAD"]);
+            ((!branch.is_empty()).then_some(branch), Some(head))
+        };
+        let (found, n) = started(|| repo.branch_and_head());
+        assert_eq!((found, n), (says(dir.path()), 0), "a loose ref");
+        git(dir.path(), &["pack-refs", "--all"]);
+        assert!(!dir.path().join(".git/refs/heads/main").exists());
+        assert_eq!(repo.head_in_files(), Some(says(dir.path())), "packed");
+        git(dir.path(), &["checkout", "-q", "--detach"]);
+        assert_eq!(repo.head_in_files(), Some(says(dir.path())), "detached");
+        git(dir.path(), &["checkout", "-q", "main"]);
+        let linked = dir.path().join("wt");
+        git(
+            dir.path(),
+            &[
+                "worktree",
+                "add",
+                "-q",
+                "-b",
+                "topic",
+                linked.to_str().unwrap(),
+            ],
+        );
+        git(&linked, &["commit", "-q", "--allow-empty", "-m", "two"]);
+        let there = Repo::at(&linked).unwrap();
+        assert_eq!(
+            there.head_in_files(),
+            Some(says(&linked)),
+            "a linked work tree"
+        );
+        assert_eq!(repo.head_in_files(), Some(says(dir.path())));
+    }
+
+    /// Against the commit checked out, `git status` answers what `git diff HEAD` would,
+    /// file by file (a change in the index, in the work tree, in both, one undone in the
+    /// work tree, a file added then removed), with the new files beside: one process for
+    /// both answers, and none for the identity once asked while the config is unchanged.
+    #[test]
+    fn one_process_names_the_changed_and_the_new_files() {
+        let (dir, _) = repo();
+        let p = dir.path();
+        for f in ["staged", "unstaged", "both", "undone", "deleted"] {
+            std::fs::write(p.join(f), "a\n").unwrap();
+        }
+        git(p, &["add", "."]);
+        git(p, &["commit", "-q", "-m", "one"]);
+        std::fs::write(p.join("staged"), "b\n").unwrap();
+        std::fs::write(p.join("both"), "b\n").unwrap();
+        std::fs::write(p.join("undone"), "b\n").unwrap();
+        std::fs::write(p.join("added-then-gone"), "b\n").unwrap();
+        git(p, &["add", "staged", "both", "undone", "added-then-gone"]);
+        std::fs::write(p.join("unstaged"), "b\n").unwrap();
+        std::fs::write(p.join("both"), "c\n").unwrap();
+        std::fs::write(p.join("undone"), "a\n").unwrap();
+        std::fs::remove_file(p.join("added-then-gone")).unwrap();
+        std::fs::remove_file(p.join("deleted")).unwrap();
+        std::fs::write(p.join("new.txt"), "n\n").unwrap();
+        let repo = Repo::at(p).unwrap();
+        let head = repo.facts(false).head.unwrap();
+        repo.identity();
+        let ((changed, new), n) = started(|| {
+            let changed = repo.changed_since(&head, &[]).unwrap();
+            (changed, repo.untracked(&[]).unwrap())
+        });
+        assert_eq!(n, 1, "one git process");
+        let mut diff: Vec<String> = git_says(p, &["diff", "--name-only", "HEAD"])
+            .lines()
+            .map(str::to_string)
+            .collect();
+        diff.sort();
+        let changed = keys(Some(changed));
+        assert_eq!(changed, diff);
+        assert_eq!(changed, ["both", "deleted", "staged", "unstaged"]);
+        assert_eq!(keys(Some(new)), ["new.txt"]);
+        // The same value answers from what git said; a new value (a new call) asks again.
+        std::fs::write(p.join("newer.txt"), "n\n").unwrap();
+        let (again, n) = started(|| repo.untracked(&[]));
+        assert_eq!((keys(again), n), (vec!["new.txt".to_string()], 0));
+        let fresh = Repo::at(p).unwrap();
+        assert_eq!(fresh.untracked(&[]).unwrap().len(), 2);
+        // Against an older commit, `git diff` answers, and says the same.
+        git(p, &["commit", "-q", "--allow-empty", "-m", "two"]);
+        let (older, n) = started(|| fresh.changed_since(&head, &[]));
+        assert_eq!((keys(older), n), (changed, 1));
+        let (_, n) = started(|| (fresh.facts(true), fresh.identity()));
+        assert_eq!(n, 0, "a commit does not ask the config again");
+    }
 
     /// git run in `dir` for a test, whatever repository the test process runs in (no
     /// `GIT_DIR` or `GIT_WORK_TREE` of its own) and with an identity to commit as. Its
@@ -674,6 +1001,11 @@ pub(crate) mod tests {
         let new = repo.untracked(&[]).unwrap();
         assert_eq!(new, [GitPath::new(b"caf\xe9.md".to_vec())]);
         assert!(repo.blob_ids(&new, &first)[0].is_some());
+        // The same where `git status` answers, against the commit checked out.
+        let head = repo.facts(false).head.unwrap();
+        let fresh = Repo::at(dir.path()).unwrap();
+        assert_eq!(keys(fresh.changed_since(&head, &[])), ["notes.md"]);
+        assert_eq!(fresh.untracked(&[]).unwrap(), new);
         assert_eq!(ids.len(), 3);
         assert!(ids[0].is_some() && ids[1].is_none() && ids[2].is_some());
         assert_ne!(ids[0], ids[2]);
@@ -802,6 +1134,17 @@ pub(crate) mod tests {
         std::fs::write(dir.path().join("outside.txt"), "2\n").unwrap();
         assert_eq!(keys(repo.changed_since(&head, &[])), ["x.txt"]);
         assert_eq!(repo.project_in_tree(), Path::new("app"));
+        std::fs::write(sub.join("new.txt"), "1\n").unwrap();
+        std::fs::write(dir.path().join("new-outside.txt"), "1\n").unwrap();
+        assert_eq!(keys(repo.changed_since(&head, &[])), ["x.txt"]);
+        assert_eq!(keys(repo.untracked(&[])), ["new.txt"]);
+        let older = repo.changed_since(&head, &[]);
+        git(dir.path(), &["commit", "-q", "--allow-empty", "-m", "two"]);
+        assert_eq!(
+            repo.changed_since(&head, &[]),
+            older,
+            "`git diff` says the same"
+        );
     }
 
     #[test]

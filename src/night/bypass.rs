@@ -49,7 +49,10 @@ fn flag_in(b: &Bypass, extra: &[String]) -> Option<String> {
     b.flags
         .iter()
         .find(|f| {
-            extra.iter().any(|a| a == *f) || joined.iter().any(|a| a == *f || a.starts_with(&format!("{f}=")))
+            extra.iter().any(|a| a == *f)
+                || joined
+                    .iter()
+                    .any(|a| a == *f || a.starts_with(&format!("{f}=")))
         })
         .map(|f| f.to_string())
 }
@@ -110,8 +113,17 @@ mod tests {
             let why = found(&claude(), &args(given), p, None).unwrap();
             assert!(why.contains("turns its permission checks off"), "{why}");
         }
-        assert_eq!(found(&claude(), &args(&["--permission-mode", "default"]), p, None), None);
-        assert!(found(&codex(), &args(&["--sandbox", "danger-full-access"]), p, None).is_some());
+        assert_eq!(
+            found(&claude(), &args(&["--permission-mode", "default"]), p, None),
+            None
+        );
+        assert!(found(
+            &codex(),
+            &args(&["--sandbox", "danger-full-access"]),
+            p,
+            None
+        )
+        .is_some());
         assert!(found(&codex(), &args(&["--yolo"]), p, None).is_some());
     }
 
@@ -124,11 +136,22 @@ mod tests {
         let local = project.join(".claude/settings.local.json");
         std::fs::write(&local, r#"{"permissions": {"defaultMode": "acceptEdits"}}"#).unwrap();
         assert_eq!(found(&claude(), &[], &project, Some(&home)), None);
-        std::fs::write(&local, r#"{"permissions": {"defaultMode": "bypassPermissions"}}"#).unwrap();
+        std::fs::write(
+            &local,
+            r#"{"permissions": {"defaultMode": "bypassPermissions"}}"#,
+        )
+        .unwrap();
         let why = found(&claude(), &[], &project, Some(&home)).unwrap();
-        assert!(why.contains("settings.local.json") && why.contains("permissions.defaultMode"), "{why}");
+        assert!(
+            why.contains("settings.local.json") && why.contains("permissions.defaultMode"),
+            "{why}"
+        );
         let codex_file = home.join(".codex/config.toml");
-        std::fs::write(&codex_file, "approval_policy = \"never\"\nsandbox_mode = \"workspace-write\"\n").unwrap();
+        std::fs::write(
+            &codex_file,
+            "approval_policy = \"never\"\nsandbox_mode = \"workspace-write\"\n",
+        )
+        .unwrap();
         if std::env::var_os("CODEX_HOME").is_none() {
             assert_eq!(found(&codex(), &[], &project, Some(&home)), None);
             std::fs::write(&codex_file, "sandbox_mode = \"danger-full-access\"\n").unwrap();

@@ -255,7 +255,10 @@ mod tests {
             .unwrap();
         let l = Ledger::of(&Journal::read_of(dir.path(), "p"));
         let s1 = l.story("s1");
-        assert_eq!((s1.tokens.total(), s1.steps, s1.failed_in_a_row), (16, 3, 1));
+        assert_eq!(
+            (s1.tokens.total(), s1.steps, s1.failed_in_a_row),
+            (16, 3, 1)
+        );
         assert_eq!(s1.last_log.as_deref(), Some("c.log"));
         assert_eq!(l.in_flight, vec![("e".to_string(), 7, "s2".to_string())]);
     }

@@ -65,6 +65,8 @@ pub struct Args {
 
 /// Runs the night shift over `args.task`'s approved plan.
 pub fn run(args: Args, settings: &Settings) -> Exit {
+    // A reader that stops reading (`| head`) ends the run's printing, not the run with a panic.
+    crate::exit::quiet_when_stdout_closes();
     match shift::Shift::begin(args, settings) {
         Ok(mut s) => s.work(),
         Err(why) => {

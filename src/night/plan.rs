@@ -85,7 +85,10 @@ pub fn read(store: &Store, parent_key: &SessionKey) -> Result<(Session, Vec<Item
             parent.task_name, parent.current_stage, parent.current_state
         ));
     }
-    let mut items: Vec<Item> = sprints.iter().map(|n| sprint_item(store, &parent, *n)).collect();
+    let mut items: Vec<Item> = sprints
+        .iter()
+        .map(|n| sprint_item(store, &parent, *n))
+        .collect();
     let built = story::final_qa_due(&parent) || !story::takes_stories(&parent);
     if built && items.iter().all(|i| i.next == Next::Done) {
         items.push(Item {

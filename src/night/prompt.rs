@@ -35,12 +35,33 @@ mod tests {
 
     #[test]
     fn the_prompt_names_the_session_and_stage_and_leaves_decisions_to_the_human() {
-        let p = of("t", "0000", Some(3), Stage::parse("review").unwrap(), Path::new("/w"));
-        for said in ["sprint 3", "stage: review", "session_id: 0000", "Directory: /w", "are the human's"] {
+        let p = of(
+            "t",
+            "0000",
+            Some(3),
+            Stage::parse("review").unwrap(),
+            Path::new("/w"),
+        );
+        for said in [
+            "sprint 3",
+            "stage: review",
+            "session_id: 0000",
+            "Directory: /w",
+            "are the human's",
+        ] {
             assert!(p.contains(said), "{said}: {p}");
         }
         assert!(!p.contains("\"stage\": "), "{p}");
-        let p = of("t", "0000", None, Stage::parse("qa").unwrap(), Path::new("/w"));
-        assert!(p.contains("\"stage\": \"qa\"") && p.contains("final QA"), "{p}");
+        let p = of(
+            "t",
+            "0000",
+            None,
+            Stage::parse("qa").unwrap(),
+            Path::new("/w"),
+        );
+        assert!(
+            p.contains("\"stage\": \"qa\"") && p.contains("final QA"),
+            "{p}"
+        );
     }
 }

@@ -87,7 +87,12 @@ impl Shift {
         }
         let (host, headless) = host_of(&args.host)?;
         let home = std::env::var_os("HOME").map(PathBuf::from);
-        if let Some(why) = bypass::found(&headless.bypass, &args.host_args, &project.root, home.as_deref()) {
+        if let Some(why) = bypass::found(
+            &headless.bypass,
+            &args.host_args,
+            &project.root,
+            home.as_deref(),
+        ) {
             return Err(format!("refusing to run {host}: {why}"));
         }
         let policy = crate::policy::approval::Policy::read(&project).map_err(|e| e.to_string())?;
@@ -95,8 +100,12 @@ impl Shift {
         let journal = Journal::open(&project.root, &parent.session_id)
             .map_err(|e| format!("cannot open the run's journal: {e}"))?;
         let lock = lock(&journal.dir)?;
-        let program = args.host_bin.clone().unwrap_or_else(|| headless.program.into());
-        let server = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
+        let program = args
+            .host_bin
+            .clone()
+            .unwrap_or_else(|| headless.program.into());
+        let server =
+            std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
         let worktrees = args
             .worktrees
             .clone()
@@ -150,7 +159,9 @@ impl Shift {
             self.args.task,
             self.host,
             self.args.parallel,
-            self.budget.map(|b| format!(", budget {b} tokens a story")).unwrap_or_default()
+            self.budget
+                .map(|b| format!(", budget {b} tokens a story"))
+                .unwrap_or_default()
         );
         loop {
             let (parent, items) = match plan::read(&self.store, &self.key) {
@@ -166,7 +177,9 @@ impl Shift {
             self.launch(ready, &parent.task_name);
             let ended = self.collect();
             if self.flights.is_empty() && ended == 0 && !self.anything_started(&items, &ledger) {
-                if items.iter().all(|i| i.next == Next::Done) && items.iter().any(|i| i.sprint.is_none()) {
+                if items.iter().all(|i| i.next == Next::Done)
+                    && items.iter().any(|i| i.sprint.is_none())
+                {
                     self.report(&items);
                     println!("night shift: the plan is built and its final QA completed");
                     return Exit::Done;
@@ -208,7 +221,9 @@ impl Shift {
                 Some(Err(reason)) => self.park(item, &reason, true),
                 None => match &item.next {
                     Next::Waits(reason) => self.park(item, reason, false),
-                    Next::Elsewhere(holder) => self.say_once(item, &format!("held elsewhere: {holder}")),
+                    Next::Elsewhere(holder) => {
+                        self.say_once(item, &format!("held elsewhere: {holder}"))
+                    }
                     _ => {}
                 },
             }
@@ -256,7 +271,11 @@ impl Shift {
         if self.said.get(&item.label()).map(String::as_str) == Some(reason) {
             return;
         }
-        let line = format!("{:<9} parked: {}", item.label(), crate::code::visible(reason));
+        let line = format!(
+            "{:<9} parked: {}",
+            item.label(),
+            crate::code::visible(reason)
+        );
         self.said.insert(item.label(), reason.to_string());
         println!("{line}");
         if record {
@@ -309,7 +328,11 @@ impl Shift {
                 Next::Start => self.start_story(&item, task),
                 Next::Step(stage) => {
                     if let Err(e) = self.fly(&item, *stage) {
-                        self.park(&item, &format!("its host session could not start: {e}"), true);
+                        self.park(
+                            &item,
+                            &format!("its host session could not start: {e}"),
+                            true,
+                        );
                     }
                 }
                 _ => {}
@@ -322,16 +345,17 @@ impl Shift {
     fn start_story(&mut self, item: &Item, task: &str) {
         let Some(n) = item.sprint else { return };
         let dir = self.worktrees.join(format!("sprint-{n}"));
-        let started = worktree::ensure(&self.project, &dir, &worktree::branch(task, n)).and_then(|dir| {
-            let start = crate::act::Start {
-                objective: "",
-                engines: None,
-                track: Track::Story,
-                story: Some((task, n)),
-            };
-            crate::act::start(&self.store, Some(&dir.display().to_string()), start)
-                .map_err(|e| e.to_string())
-        });
+        let started =
+            worktree::ensure(&self.project, &dir, &worktree::branch(task, n)).and_then(|dir| {
+                let start = crate::act::Start {
+                    objective: "",
+                    engines: None,
+                    track: Track::Story,
+                    story: Some((task, n)),
+                };
+                crate::act::start(&self.store, Some(&dir.display().to_string()), start)
+                    .map_err(|e| e.to_string())
+            });
         match started {
             Ok(s) => println!(
                 "{:<9} started: story {} in {}",
@@ -340,7 +364,11 @@ impl Shift {
                 dir.display()
             ),
             Err(why) => {
-                println!("{:<9} not started: {}", item.label(), crate::code::visible(&why));
+                println!(
+                    "{:<9} not started: {}",
+                    item.label(),
+                    crate::code::visible(&why)
+                );
                 self.refused.insert(n, why);
             }
         }
@@ -366,7 +394,8 @@ impl Shift {
             extra: &self.args.host_args,
             log: &log,
         };
-        let running = step::spawn(&launch).map_err(|e| format!("{}: {e}", self.program.display()))?;
+        let running =
+            step::spawn(&launch).map_err(|e| format!("{}: {e}", self.program.display()))?;
         self.journal
             .append(&Entry::Started {
                 step: step_id.clone(),
@@ -385,7 +414,11 @@ impl Shift {
             label: item.label(),
             story: s.session_id.clone(),
             stage,
-            before: (s.current_stage, s.current_state.to_string(), s.updated_at.clone()),
+            before: (
+                s.current_stage,
+                s.current_state.to_string(),
+                s.updated_at.clone(),
+            ),
             dir,
             running,
             log,
@@ -416,19 +449,29 @@ impl Shift {
         let tokens = usage::read(self.headless.usage, &out);
         let after = self
             .store
-            .load(Some(&f.dir.display().to_string()), &SessionKey::Id(f.story.clone()))
+            .load(
+                Some(&f.dir.display().to_string()),
+                &SessionKey::Id(f.story.clone()),
+            )
             .ok()
             .map(|(_, s)| s);
-        let now_at = after
-            .as_ref()
-            .map(|s| (s.current_stage, s.current_state.to_string(), s.updated_at.clone()));
+        let now_at = after.as_ref().map(|s| {
+            (
+                s.current_stage,
+                s.current_state.to_string(),
+                s.updated_at.clone(),
+            )
+        });
         let progress = now_at.as_ref().is_some_and(|n| *n != f.before);
         let outcome = match (&after, end) {
-            (_, End::TimedOut) => format!("stopped after {} s, its time limit", self.limit.as_secs()),
+            (_, End::TimedOut) => {
+                format!("stopped after {} s, its time limit", self.limit.as_secs())
+            }
             (Some(s), _) if progress => moved_to(s),
             (_, End::Exited(code)) => format!(
                 "no progress: nothing submitted (exit {}; log {})",
-                code.map(|c| c.to_string()).unwrap_or_else(|| "by a signal".into()),
+                code.map(|c| c.to_string())
+                    .unwrap_or_else(|| "by a signal".into()),
                 f.log.display()
             ),
         };
@@ -448,7 +491,10 @@ impl Shift {
             f.stage.to_string(),
             self.args.host,
             secs,
-            tokens.as_ref().map(|t| t.total().to_string()).unwrap_or_else(|| "?".into()),
+            tokens
+                .as_ref()
+                .map(|t| t.total().to_string())
+                .unwrap_or_else(|| "?".into()),
             crate::code::visible(&outcome)
         );
     }
@@ -485,7 +531,11 @@ pub fn story_line(l: &StoryLedger) -> String {
     } else {
         String::new()
     };
-    let cost = l.tokens.cost_usd.map(|c| format!(", ${c:.4}")).unwrap_or_default();
+    let cost = l
+        .tokens
+        .cost_usd
+        .map(|c| format!(", ${c:.4}"))
+        .unwrap_or_default();
     let parked = l
         .parked
         .as_deref()

@@ -54,10 +54,7 @@ pub fn args(l: &Launch) -> Vec<String> {
                     "-c".into(),
                     format!("mcp_servers.bmad.command={}", quoted(&server)),
                     "-c".into(),
-                    format!(
-                        "mcp_servers.bmad.args=[\"--project\", {}]",
-                        quoted(&dir)
-                    ),
+                    format!("mcp_servers.bmad.args=[\"--project\", {}]", quoted(&dir)),
                 ],
             );
         }
@@ -188,7 +185,10 @@ mod tests {
         assert_eq!(&a[..4], ["-p", "do it", "--output-format", "json"]);
         let config: serde_json::Value = serde_json::from_str(&a[5]).unwrap();
         assert_eq!(config["mcpServers"]["bmad"]["args"][1], "/w/s1");
-        assert_eq!(&a[6..], ["--allowedTools", "mcp__bmad__bmad-task", "--model", "opus"]);
+        assert_eq!(
+            &a[6..],
+            ["--allowedTools", "mcp__bmad__bmad-task", "--model", "opus"]
+        );
     }
 
     #[test]
@@ -216,7 +216,11 @@ mod tests {
         let h = crate::hosts::HOSTS[4].headless.unwrap();
         // `sh -c` stands in for the host; it starts a child that would outlive it.
         let script = dir.path().join("host");
-        std::fs::write(&script, "#!/bin/sh\nsleep 30 &\necho $! > \"$(dirname \"$0\")/child\"\nwait\n").unwrap();
+        std::fs::write(
+            &script,
+            "#!/bin/sh\nsleep 30 &\necho $! > \"$(dirname \"$0\")/child\"\nwait\n",
+        )
+        .unwrap();
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
         let log = dir.path().join("s.log");
@@ -245,6 +249,9 @@ mod tests {
         let pid = std::fs::read_to_string(&child).unwrap().trim().to_string();
         std::thread::sleep(Duration::from_millis(100));
         let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        assert!(state.is_empty() || state.contains(") Z "), "the child is gone: {state}");
+        assert!(
+            state.is_empty() || state.contains(") Z "),
+            "the child is gone: {state}"
+        );
     }
 }

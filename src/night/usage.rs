@@ -102,7 +102,10 @@ mod tests {
     fn claude_code_s_result_object_gives_its_usage_and_cost() {
         let out = "{\"type\":\"system\"}\n{\"type\":\"result\",\"subtype\":\"success\",\"usage\":{\"input_tokens\":30,\"output_tokens\":15,\"cache_read_input_tokens\":2,\"cache_creation_input_tokens\":1},\"total_cost_usd\":0.25}\n";
         let t = read(Usage::ResultObject, out).unwrap();
-        assert_eq!((t.input, t.output, t.cache_read, t.cache_write), (30, 15, 2, 1));
+        assert_eq!(
+            (t.input, t.output, t.cache_read, t.cache_write),
+            (30, 15, 2, 1)
+        );
         assert_eq!((t.total(), t.cost_usd), (48, Some(0.25)));
         assert_eq!(read(Usage::ResultObject, "crashed\n"), None);
     }
@@ -111,7 +114,10 @@ mod tests {
     fn codex_s_turns_are_summed_its_cached_input_counted_once() {
         let out = "{\"type\":\"thread.started\"}\n{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":10,\"cached_input_tokens\":4,\"output_tokens\":5}}\nnot json\n{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":10,\"cached_input_tokens\":0,\"output_tokens\":5}}\n";
         let t = read(Usage::TurnEvents, out).unwrap();
-        assert_eq!((t.input, t.cache_read, t.output, t.total()), (16, 4, 10, 30));
+        assert_eq!(
+            (t.input, t.cache_read, t.output, t.total()),
+            (16, 4, 10, 30)
+        );
         assert_eq!(read(Usage::TurnEvents, "{\"type\":\"turn.failed\"}"), None);
         assert_eq!(read(Usage::Unknown, out), None);
     }

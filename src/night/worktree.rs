@@ -54,11 +54,23 @@ pub fn ensure(project: &Path, dir: &Path, branch: &str) -> Result<PathBuf, Strin
             .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
     }
     let path = dir.display().to_string();
-    let known = git(project, &["rev-parse", "--verify", "--quiet", &format!("refs/heads/{branch}")]).is_ok();
+    let known = git(
+        project,
+        &[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("refs/heads/{branch}"),
+        ],
+    )
+    .is_ok();
     if known {
         git(project, &["worktree", "add", "-q", &path, branch])?;
     } else {
-        git(project, &["worktree", "add", "-q", "-b", branch, &path, "HEAD"])?;
+        git(
+            project,
+            &["worktree", "add", "-q", "-b", branch, &path, "HEAD"],
+        )?;
     }
     dir.canonicalize()
         .map_err(|e| format!("cannot read {}: {e}", dir.display()))
@@ -75,12 +87,25 @@ mod tests {
         std::fs::create_dir(&project).unwrap();
         let g = |args: &[&str]| git(&project, args).unwrap();
         g(&["init", "-q", "-b", "main"]);
-        g(&["-c", "user.name=a", "-c", "user.email=a@b", "commit", "-q", "--allow-empty", "-m", "x"]);
+        g(&[
+            "-c",
+            "user.name=a",
+            "-c",
+            "user.email=a@b",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "x",
+        ]);
         let dir = default_base(&project).join("sprint-1");
         assert!(dir.starts_with(tmp.path().join("app.stories")));
         let made = ensure(&project, &dir, &branch("t", 1)).unwrap();
         assert!(made.join(".git").is_file());
-        assert_eq!(git(&made, &["branch", "--show-current"]).unwrap(), "t-sprint-1");
+        assert_eq!(
+            git(&made, &["branch", "--show-current"]).unwrap(),
+            "t-sprint-1"
+        );
         assert_eq!(ensure(&project, &dir, "t-sprint-1").unwrap(), made);
         // Gone from the disk, its branch kept: checked out again.
         std::fs::remove_dir_all(&made).unwrap();

@@ -12,7 +12,7 @@
 //! (sections, gate, output keys). A damaged v6 install is said in notices, never an error.
 
 use crate::bmad_method::bmm_config::MODULE_CONFIG;
-use crate::bmad_method::{self, persona, MethodSettings};
+use crate::bmad_method::{self, persona, Method, MethodSettings};
 use crate::error::{Error, Result};
 use crate::files::{Project, ReadProblem};
 use crate::workflow::Stage;
@@ -67,18 +67,20 @@ pub struct ForStage {
 }
 
 /// The project's method for `stage`: a v6 install's agent and settings, else a v4 or early
-/// v6 persona file.
-pub fn for_stage(project: &Project, stage: Stage) -> Result<ForStage> {
-    let Some(install) = bmad_method::discover(project) else {
+/// v6 persona file. The install is the call's (`method`), read once.
+pub fn for_stage(method: &Method, stage: Stage) -> Result<ForStage> {
+    let project = method.project();
+    let Some(install) = method.install() else {
         return Ok(ForStage {
             persona: persona(project, stage)?,
             ..ForStage::default()
         });
     };
     // An agent of the v6 install, else a v4 file beside it.
+    let (agents, read) = method.agents();
     let mut notices = install.notices.clone();
-    let agents = persona::agents(project, &install, &mut notices);
-    let persona = match persona::for_stage(stage, &agents) {
+    notices.extend(read.iter().cloned());
+    let persona = match persona::for_stage(stage, agents) {
         Some(a) => Some(Persona {
             path: a.files[0].clone(),
             text: persona::render(project, a, stage, &mut notices),
@@ -87,14 +89,14 @@ pub fn for_stage(project: &Project, stage: Stage) -> Result<ForStage> {
             plays: Stage::ALL
                 .into_iter()
                 .filter(|s| *s != stage)
-                .filter(|s| persona::for_stage(*s, &agents).is_some_and(|b| b.skill == a.skill))
+                .filter(|s| persona::for_stage(*s, agents).is_some_and(|b| b.skill == a.skill))
                 .collect(),
         }),
         None => persona(project, stage)?,
     };
     Ok(ForStage {
         persona,
-        settings: Some(install.settings),
+        settings: Some(install.settings.clone()),
         notices,
     })
 }
@@ -296,11 +298,14 @@ const MAX_LISTED: usize = 200;
 
 /// The agents and workflows of the project's BMAD install: a v6 install's skills as its
 /// manifest lists them (with their descriptions), then the v4 and early v6 files by layout.
-/// Folders that are not there, or cannot be read, list nothing.
-pub fn installed(project: &Project) -> Vec<Installed> {
+/// Folders that are not there, or cannot be read, list nothing. The install is the call's
+/// (`method`).
+pub fn installed(method: &Method) -> Vec<Installed> {
+    let project = method.project();
     let mut out = Vec::new();
-    for skill in bmad_method::discover(project)
-        .map(|i| i.skills)
+    for skill in method
+        .install()
+        .map(|i| i.skills.clone())
         .unwrap_or_default()
     {
         let Some(dir) = skill.dir() else { continue };
@@ -399,20 +404,29 @@ mod tests {
     #[test]
     fn each_layout_gives_its_persona_and_a_po_falls_back_to_the_pm() {
         let (dir, project) = crate::files::project::tests::project();
-        assert!(for_stage(&project, Stage::Po).unwrap().persona.is_none());
+        assert!(for_stage(&Method::of(&project), Stage::Po)
+            .unwrap()
+            .persona
+            .is_none());
         // A v6 skill's activation script is no persona: only its customize.toml is.
         write(
             dir.path(),
             ".claude/skills/bmad-agent-pm/SKILL.md",
             b"---\nname: pm\n---\n# John\nRun `uv run x`. Stop and wait for input.\n",
         );
-        assert!(for_stage(&project, Stage::Po).unwrap().persona.is_none());
+        assert!(for_stage(&Method::of(&project), Stage::Po)
+            .unwrap()
+            .persona
+            .is_none());
         write(
             dir.path(),
             ".claude/skills/bmad-agent-pm/customize.toml",
             b"[agent]\nname = \"John\"\ntitle = \"PM\"\nrole = \"Ask why.\"\n[[agent.menu]]\ncode = \"PRD\"\nskill = \"bmad-prd\"\n",
         );
-        let p = for_stage(&project, Stage::Po).unwrap().persona.unwrap();
+        let p = for_stage(&Method::of(&project), Stage::Po)
+            .unwrap()
+            .persona
+            .unwrap();
         assert_eq!(p.path, ".claude/skills/bmad-agent-pm/customize.toml");
         let text = with_persona(Stage::Po.prompt_source(), &p);
         let role = text.find("# Role: Product Owner").unwrap();
@@ -423,7 +437,10 @@ mod tests {
 
         // A v4 file beside it plays the roles no v6 agent plays.
         write(dir.path(), ".bmad-core/agents/qa.md", b"# Quinn, QA\n");
-        let qa = for_stage(&project, Stage::Qa).unwrap().persona.unwrap();
+        let qa = for_stage(&Method::of(&project), Stage::Qa)
+            .unwrap()
+            .persona
+            .unwrap();
         assert_eq!(qa.path, ".bmad-core/agents/qa.md");
         std::fs::remove_dir_all(dir.path().join(".claude")).unwrap();
         write(dir.path(), ".bmad-core/agents/po.md", b"# Sarah, PO\n");
@@ -438,7 +455,7 @@ mod tests {
             "{e}"
         );
 
-        let listed: Vec<(String, &str)> = installed(&project)
+        let listed: Vec<(String, &str)> = installed(&Method::of(&project))
             .into_iter()
             .map(|i| (i.name, i.kind))
             .collect();

@@ -3,7 +3,7 @@
 //!
 //! 1. `.bmad/prompts/<role>.md` in the project (committed, shared by the team);
 //! 2. the project's installed BMAD method: the persona of the agent that plays the role,
-//!    added to the built-in prompt (`bmad.rs`);
+//!    added to the built-in prompt ([`bmad.rs`](crate::prompts::bmad));
 //! 3. `<config>/bmad-mcp/prompts/<role>.md`, where `<config>` is `$XDG_CONFIG_HOME` when it
 //!    is set, else the platform's configuration directory (`~/.config` on Linux,
 //!    `~/Library/Application Support` on macOS, `%APPDATA%` on Windows);
@@ -14,10 +14,10 @@
 //! naming it: a team's prompt must never be replaced by another without a word.
 //!
 //! Whichever file it is, a v6 install's settings (the language of documents and of the
-//! conversation, the human's name) are added to its role section, the open action items
-//! of the method's retrospectives that concern the role are recalled beside it
-//! (`bmad_method::retro`), and what of the install was damaged is said in the template's
-//! notices.
+//! conversation, the human's name) are added to its role section, the open action items of the
+//! method's retrospectives that concern the role are recalled beside it
+//! ([`bmad_method::retro`](crate::bmad_method::retro)), and what of the install was damaged is said
+//! in the template's notices.
 //!
 //! What a prompt can change is what the host's model is told. It cannot change what the
 //! server enforces: the gates, the sections each stage's check requires, the states.
@@ -26,6 +26,7 @@ use std::borrow::Cow;
 use std::path::Path;
 
 use super::MAX_PROMPT_BYTES;
+use crate::bmad_method::Method;
 use crate::error::{Error, Result};
 use crate::files::{read_text, Project, ReadProblem};
 use crate::lessons::{self, Recalled};
@@ -76,8 +77,8 @@ pub struct Template {
     pub retro: crate::bmad_method::retro::recall::Recalled,
     /// What of the project's BMAD install was damaged or left out.
     pub notices: Vec<String>,
-    /// The review's layers ([`super::layers`]; empty for another stage).
-    pub layers: Vec<super::layers::Layer>,
+    /// The review's layers ([`super::review_layers`]; empty for another stage).
+    pub layers: Vec<super::review_layers::Layer>,
     /// The installed method's deferred-work ledger and its items, for the stage that
     /// states the task and development ([`super::deferred`]).
     pub deferred: Option<(String, Vec<String>)>,
@@ -149,8 +150,10 @@ fn usable(
     }
 }
 
-/// The prompt in effect for `stage` in `project`, with `user` as the user's folder.
-pub fn resolve(project: &Project, user: Option<&Path>, stage: Stage) -> Result<Template> {
+/// The prompt in effect for `stage` in the project of `method` (the call's install), with
+/// `user` as the user's folder.
+pub fn resolve(method: &Method, user: Option<&Path>, stage: Stage) -> Result<Template> {
+    let project = method.project();
     let rel = format!("{PROJECT_PROMPTS}/{}", file_name(stage));
     // Through the project's confined reader, beneath its handle: a link is refused.
     let unsafe_path = |e: Error| Error::InvalidPrompt {
@@ -170,13 +173,13 @@ pub fn resolve(project: &Project, user: Option<&Path>, stage: Stage) -> Result<T
     };
     if let Some(text) = usable(read, &rel)? {
         let t = Template::from_file(stage, text, Origin::Project, rel);
-        let install = crate::bmad_method::discover(project);
-        let (settings, notices) = install
-            .map(|i| (Some(i.settings), i.notices))
+        let (settings, notices) = method
+            .install()
+            .map(|i| (Some(i.settings.clone()), i.notices.clone()))
             .unwrap_or_default();
         return Ok(with_method(project, t, settings, notices));
     }
-    let method = super::bmad::for_stage(project, stage)?;
+    let method = super::bmad::for_stage(method, stage)?;
     let t = match method.persona {
         Some(p) => {
             let text = super::bmad::with_persona(stage.prompt_source(), &p);
@@ -225,20 +228,20 @@ fn with_method(
 /// The role prompt a reply about `s` hands the host: the current stage's, in a state in
 /// which the host writes (two files looked for: the project's, the user's in `user`);
 /// `None` in every other state, and for a parent waiting on its stories, where no prompt
-/// is read.
-pub fn needed(project: &Project, user: Option<&Path>, s: &Session) -> Result<Option<Template>> {
+/// is read. `method`: the call's install.
+pub fn needed(method: &Method, user: Option<&Path>, s: &Session) -> Result<Option<Template>> {
     // A parent waiting on its stories writes nothing: each story has its own prompts.
     if !s.current_state.host_writes() || crate::workflow::story::waits_on_stories(s) {
         return Ok(None);
     }
+    let project = method.project();
     let stage = crate::workflow::story::prompt_stage(s);
-    let mut template = resolve(project, user, stage)?;
+    let mut template = resolve(method, user, stage)?;
     template.lessons = recall(project, &s.objective, Some(&s.task_name), stage);
-    let install = crate::bmad_method::discover(project);
     if stage == Stage::Review {
-        template.layers = super::layers::for_review(project, install.as_ref(), s);
+        template.layers = super::review_layers::for_review(method, s);
     }
-    template.deferred = super::deferred::for_session(project, install.as_ref(), s, stage);
+    template.deferred = super::deferred::for_session(project, method.install(), s, stage);
     Ok(Some(template))
 }
 
@@ -263,7 +266,7 @@ mod tests {
     fn the_project_beats_the_user_who_beats_the_built_in_and_a_bad_file_is_named() {
         let (dir, project) = crate::files::project::tests::project();
         let user = tempfile::tempdir().unwrap();
-        let at = |s: Stage| resolve(&project, Some(user.path()), s).unwrap();
+        let at = |s: Stage| resolve(&Method::of(&project), Some(user.path()), s).unwrap();
         assert_eq!(at(Stage::Po).origin, Origin::BuiltIn);
         std::fs::write(user.path().join("po.md"), "# Role: our PO\n").unwrap();
         let po = at(Stage::Po);
@@ -280,14 +283,14 @@ mod tests {
 
         for (bytes, problem) in [(&b"  \n"[..], "is empty"), (&b"caf\xe9"[..], "not UTF-8")] {
             std::fs::write(user.path().join("qa.md"), bytes).unwrap();
-            let e = resolve(&project, Some(user.path()), Stage::Qa).unwrap_err();
+            let e = resolve(&Method::of(&project), Some(user.path()), Stage::Qa).unwrap_err();
             assert_eq!(e.code(), crate::error::ErrorCode::InvalidPrompt);
             let m = e.to_string();
             assert!(m.contains("qa.md") && m.contains(problem), "{m}");
         }
         std::fs::remove_file(user.path().join("qa.md")).unwrap();
         std::fs::create_dir(dir.path().join(".bmad/prompts/dev.md")).unwrap();
-        let e = resolve(&project, Some(user.path()), Stage::Dev).unwrap_err();
+        let e = resolve(&Method::of(&project), Some(user.path()), Stage::Dev).unwrap_err();
         assert!(
             e.to_string()
                 .contains(".bmad/prompts/dev.md is a directory"),
@@ -297,7 +300,7 @@ mod tests {
         {
             std::os::unix::fs::symlink("/etc/hostname", dir.path().join(".bmad/prompts/review.md"))
                 .unwrap();
-            let e = resolve(&project, Some(user.path()), Stage::Review).unwrap_err();
+            let e = resolve(&Method::of(&project), Some(user.path()), Stage::Review).unwrap_err();
             assert!(
                 e.to_string()
                     .starts_with(".bmad/prompts/review.md is a symbolic link that leads outside"),
@@ -306,7 +309,7 @@ mod tests {
         }
         let big = std::fs::File::create(user.path().join("sm.md")).unwrap();
         big.set_len(MAX_PROMPT_BYTES + 1).unwrap();
-        let e = resolve(&project, Some(user.path()), Stage::Sm).unwrap_err();
+        let e = resolve(&Method::of(&project), Some(user.path()), Stage::Sm).unwrap_err();
         assert!(e.to_string().contains("over the"), "{e}");
     }
 }

@@ -174,7 +174,7 @@ impl BmadServer {
 
 /// Applies a session action (blocking); a submission that needs the project's checks runs
 /// them outside the project lock, watched. The error reply names the state and what is
-/// legal now, when the session exists (`crate::act` has the order of a change).
+/// legal now, when the session exists ([`crate::act`] has the order of a change).
 fn act(
     store: &Store,
     cwd: Option<String>,
@@ -233,9 +233,11 @@ impl BmadServer {
     ) -> crate::error::Result<Reply> {
         let store = &self.inner.store;
         let (project, s, claims) = store.load_fresh(cwd, key, false)?;
+        // The BMAD install, read once for the whole reply.
+        let method = crate::bmad_method::Method::of(&project);
         let drift = crate::store::drift(&project, &s);
         let (round, only_new) = self.status_round(&s);
-        let mut r = match prompts::needed(&project, store.user_prompts(), &s) {
+        let mut r = match prompts::needed(&method, store.user_prompts(), &s) {
             Ok(prompt) => reply::for_status_round(&s, prompt.as_ref(), round),
             Err(e) => {
                 let mut r = reply::for_status(&s, None);
@@ -260,8 +262,8 @@ impl BmadServer {
             crate::store::stories::stale_copy(&project, &s),
             claims.as_ref().and_then(|c| store.holders_in(c, &s)),
             crate::store::stories::twice(&s),
-            act::offer_to_begin(&project, &s),
-            store.done_by_hand(&project, &s),
+            act::offer_to_begin(&method, &s),
+            store.done_by_hand(&method, &s),
         ];
         for n in said.into_iter().flatten() {
             r.notices.get_or_insert_with(Vec::new).push(n);
@@ -274,9 +276,15 @@ impl BmadServer {
                 r.notices.get_or_insert_with(Vec::new).extend(news);
             }
         }
-        r.project = Some(super::project_context::summary(&project));
+        // The policy, read once for the summary and the human's gates.
+        let policy = crate::policy::approval::Policy::read(&project);
+        r.project = Some(super::project_context::summary(&project, policy.as_ref()));
         super::decided_elsewhere::say_in_status(&mut r, &s, only_new);
-        if let Some(human) = act::for_human(&project, &s, None, cannot_ask) {
+        let gates = policy
+            .as_ref()
+            .ok()
+            .and_then(|p| crate::policy::admission::keeps_for_human(p, cannot_ask));
+        if let Some(human) = act::for_human(&project, &s, Some(gates), cannot_ask) {
             reply::for_human(&mut r, &human);
         }
         Ok(r)

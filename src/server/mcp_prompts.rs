@@ -393,15 +393,17 @@ fn prompt_name(i: &Installed) -> String {
     }
 }
 
-/// The project's BMAD method files as prompts: a v6 install's skills under their own names
-/// with the descriptions of its skill manifest, each v4 agent as `bmad-agent-<name>` (adopt
-/// its persona) and workflow as `bmad-workflow-<name>` (follow it), read from the server's
-/// default project through the confined, bounded reader (`prompts::bmad`); a project
-/// without an install lists none. For Claude Code (`claude_code`), the skills in
-/// `.claude/skills` are left out: it has each as a slash command of its own already.
+/// The project's BMAD method files as prompts: a v6 install's skills under their own names with the
+/// descriptions of its skill manifest, each v4 agent as `bmad-agent-<name>` (adopt its persona) and
+/// workflow as `bmad-workflow-<name>` (follow it), read from the server's default project through
+/// the confined, bounded reader ([`prompts::bmad`](crate::prompts::bmad)); a project without an
+/// install lists none. For Claude Code (`claude_code`), the skills in `.claude/skills` are left
+/// out: it has each as a slash command of its own already.
 pub fn list_installed(store: &Store, claude_code: bool) -> Vec<Prompt> {
     let mut seen = std::collections::BTreeSet::new();
-    let installed = store.project(None).map(|p| bmad::installed(&p));
+    let installed = store
+        .project(None)
+        .map(|p| bmad::installed(&crate::bmad_method::Method::of(&p)));
     installed
         .unwrap_or_default()
         .into_iter()
@@ -426,7 +428,7 @@ fn get_installed(store: &Store, name: &str) -> Result<GetPromptResult, ErrorData
     let project = store
         .project(None)
         .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-    let Some(found) = bmad::installed(&project)
+    let Some(found) = bmad::installed(&crate::bmad_method::Method::of(&project))
         .into_iter()
         .find(|i| prompt_name(i) == name)
     else {

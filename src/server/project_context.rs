@@ -114,8 +114,9 @@ fn stack(project: &Project) -> Vec<String> {
         .collect()
 }
 
-fn checks(project: &Project) -> Checks {
-    match Policy::read(project) {
+/// The checks as `policy` (as read, or why it cannot be) gives them.
+fn checks(policy: Result<&Policy, &crate::error::Error>) -> Checks {
+    match policy {
         Ok(p) => Checks {
             approved: p
                 .effective
@@ -136,11 +137,12 @@ fn checks(project: &Project) -> Checks {
     }
 }
 
-/// The compact context for a `status` reply: no session or lesson is read.
-pub fn summary(project: &Project) -> ProjectSummary {
+/// The compact context for a `status` reply: no session or lesson is read; the policy is
+/// the one the reply read.
+pub fn summary(project: &Project, policy: Result<&Policy, &crate::error::Error>) -> ProjectSummary {
     ProjectSummary {
         stack: stack(project),
-        checks: checks(project),
+        checks: checks(policy),
         lesson_files: project
             .folder_names(lessons::LESSONS_DIR, lessons::MAX_LESSON_FILES)
             .ok()
@@ -197,10 +199,10 @@ pub fn build(store: &Store) -> crate::error::Result<ProjectContext> {
     Ok(ProjectContext {
         project: project.display(),
         stack: stack(&project),
-        checks: checks(&project),
+        checks: checks(Policy::read(&project).as_ref()),
         open_tasks,
         recent_decisions: decisions.into_iter().take(DECISIONS).map(|d| d.1).collect(),
-        bmad_method: bmad::installed(&project)
+        bmad_method: bmad::installed(&crate::bmad_method::Method::of(&project))
             .into_iter()
             .map(|i| format!("{} {} ({})", i.kind, i.name, i.path))
             .collect(),

@@ -71,12 +71,20 @@ impl Stored for Listed {
     }
 }
 
+#[cfg(test)]
+thread_local! {
+    /// The session files read on this thread (tests only: a call reads its session once).
+    pub(crate) static READS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// Loads and validates a stored session; `None` when there is no such file.
 pub(crate) fn load_session(project: &Project, id: &str) -> Result<Option<Session>> {
     load_stored(project, id)
 }
 
 pub(super) fn load_stored<T: Stored>(project: &Project, id: &str) -> Result<Option<T>> {
+    #[cfg(test)]
+    READS.with(|n| n.set(n.get() + 1));
     let rel = session_rel(id);
     // The detail quotes the file's values (serde's "unknown variant `…`"): cut it short.
     let corrupt = |detail: String| Error::Corrupt {

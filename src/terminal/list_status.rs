@@ -35,6 +35,8 @@ pub(super) fn list(store: &Store, mine: bool) -> Outcome {
         .any(waits)
         .then(|| crate::store::stories::board::read(&project))
         .flatten();
+    // The BMAD install, read once for the whole list (only if a parent shows its sprints).
+    let method = crate::bmad_method::Method::of(&project);
     if !page.sessions.is_empty() {
         println!(
             "  {:<width$} {:<5} {:<9} {:<22} UPDATED  OWNER  BRANCH",
@@ -72,7 +74,7 @@ pub(super) fn list(store: &Store, mine: bool) -> Outcome {
                 println!("      {}", visible(&line));
             }
         }
-        if let Some(line) = by_hand(store, &project, s) {
+        if let Some(line) = by_hand(store, &method, s) {
             println!("      {}", visible(&line));
         }
     }
@@ -91,7 +93,7 @@ pub(super) fn list(store: &Store, mine: bool) -> Outcome {
 /// them to show).
 fn by_hand(
     store: &Store,
-    project: &crate::files::Project,
+    method: &crate::bmad_method::Method,
     s: &crate::store::ListEntry,
 ) -> Option<String> {
     let builds = s.track == crate::workflow::Track::Full && s.current_stage.builds_scope();
@@ -101,7 +103,7 @@ fn by_hand(
     let (_, parent) = store
         .load(None, &SessionKey::Id(s.session_id.clone()))
         .ok()?;
-    store.done_by_hand(project, &parent)
+    store.done_by_hand(method, &parent)
 }
 
 /// The session files the server cannot read, shown as damaged with what can still be read
@@ -168,7 +170,10 @@ pub(super) fn status(store: &Store, key: &SessionKey) -> Outcome {
     if let Some(p) = project.as_ref() {
         stories(store, p, &s, claims.as_ref());
     }
-    if let Some(line) = project.as_ref().and_then(|p| crate::night::summary(&p.root, &s)) {
+    if let Some(line) = project
+        .as_ref()
+        .and_then(|p| crate::night::summary(&p.root, &s))
+    {
         println!("{line}");
     }
     println!("{}", visible_lines(&r.user_message));
@@ -250,7 +255,7 @@ fn stories(
         claims.and_then(|c| store.holders_in(c, s)),
         crate::store::stories::twice(s),
         store.claim_news(s, claims),
-        store.done_by_hand(project, s),
+        store.done_by_hand(&crate::bmad_method::Method::of(project), s),
     ];
     for line in said.into_iter().flatten() {
         println!("{}", visible(&line));

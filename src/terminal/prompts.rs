@@ -35,7 +35,9 @@ pub fn list(project: &Project, user: Option<&Path>) -> Outcome {
         user.map(|d| d.display().to_string())
             .unwrap_or_else(|| "(no configuration directory)".into())
     );
-    if let Some(i) = crate::bmad_method::discover(project) {
+    // One reading of the install for the whole listing.
+    let method = crate::bmad_method::Method::of(project);
+    if let Some(i) = method.install() {
         let tools = match i.tools.join(", ") {
             t if t.is_empty() => "tools it does not record".to_string(),
             t => t,
@@ -50,7 +52,7 @@ pub fn list(project: &Project, user: Option<&Path>) -> Outcome {
     let mut failed = false;
     let mut notices: Vec<String> = Vec::new();
     for stage in Stage::ALL {
-        match resolve(project, user, stage) {
+        match resolve(&method, user, stage) {
             Ok(t) => {
                 println!(
                     "  {:<10} {:<9} {}",

@@ -35,12 +35,12 @@ mod hosts; // Gemini CLI, opencode, Codex and Copilot CLI end to end, a fake mod
 mod human_work; // the documents humans edit are read as written; failed calls leave nothing
 mod labels; // every word reaches prompts and pages under its author's label, in every channel
 mod messages; // messages match the rules: keys, sections, slugs, words for people, paths
+mod night; // `bmad-mcp run`: an approved 8-story plan built by Claude Code sessions, three parked, one resumed, a SIGKILL survived
 mod notices; // the no-checks notice in the project's language, once; who each field is for
 #[cfg(unix)]
 mod races; // confinement while folders are swapped for links; a hard-linked lock file
 mod replies; // replies stay bounded whatever comes in
 mod resources; // the MCP prompts and the `bmad://sessions…` resources
-mod night; // `bmad-mcp run`: an approved 8-story plan built by Claude Code sessions, three parked, one resumed, a SIGKILL survived
 mod stories; // two sprints as stories from two git worktrees at once, then the parent's final QA
 mod strict_policy; // under `gates = "human"` replies name the human's channel
 mod trace; // requirements traced from the PRD to the QA verdict; the intent check

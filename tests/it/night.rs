@@ -42,7 +42,10 @@ fn claude_cli() -> Option<PathBuf> {
     if cli.is_file() {
         Some(cli)
     } else {
-        eprintln!("skipped: the Claude Code CLI is not at {} (./scripts/test installs it)", cli.display());
+        eprintln!(
+            "skipped: the Claude Code CLI is not at {} (./scripts/test installs it)",
+            cli.display()
+        );
         None
     }
 }
@@ -119,20 +122,35 @@ impl Night {
         if let Some(installer) = method {
             crate::support::method::install(installer, &main, "claude-code");
         }
-        std::fs::write(main.join(".gitignore"), ".bmad-task/.lock\n.bmad-task/task-mapping.json*\n").unwrap();
+        std::fs::write(
+            main.join(".gitignore"),
+            ".bmad-task/.lock\n.bmad-task/task-mapping.json*\n",
+        )
+        .unwrap();
         std::fs::create_dir_all(main.join(".bmad")).unwrap();
         let root = place.root.display().to_string();
-        std::fs::write(main.join(".bmad/config.toml"), policy.replace("{root}", &root)).unwrap();
+        std::fs::write(
+            main.join(".bmad/config.toml"),
+            policy.replace("{root}", &root),
+        )
+        .unwrap();
         // The human's notification: each parked story's line, appended to a file.
         let notify = place.root.join("notify.sh");
-        std::fs::write(&notify, "#!/bin/sh\necho \"$1\" >> \"$(dirname \"$0\")/notified\"\n").unwrap();
+        std::fs::write(
+            &notify,
+            "#!/bin/sh\necho \"$1\" >> \"$(dirname \"$0\")/notified\"\n",
+        )
+        .unwrap();
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&notify, std::fs::Permissions::from_mode(0o755)).unwrap();
         git(&main, &["add", "-A"]);
         git(&main, &["commit", "-q", "-m", "first"]);
         if !policy.is_empty() {
             let (code, out) = in_terminal(&main, &["config", "approve"], "[y/N]", "y\n");
-            assert_eq!(code, 0, "the human approves the check and the budget: {out}");
+            assert_eq!(
+                code, 0,
+                "the human approves the check and the budget: {out}"
+            );
         }
         let lead = connect(Era::Modern, &main).await;
         let (sid, task) = crate::support::to_approved_plan(
@@ -144,7 +162,12 @@ impl Night {
         lead.close().await;
         git(&main, &["add", "-A"]);
         git(&main, &["commit", "-q", "-m", "the approved plan"]);
-        let fake = Fake::by_prompt(&place, "night", scripts(), &json!({"names": ["Bash"], "arg": "command", "extra": {}}));
+        let fake = Fake::by_prompt(
+            &place,
+            "night",
+            scripts(),
+            &json!({"names": ["Bash"], "arg": "command", "extra": {}}),
+        );
         configure(&place, &fake);
         Night {
             place,
@@ -163,24 +186,31 @@ impl Night {
             Host::Claude(p) => ("claude-code", p),
             Host::Codex(p) => ("codex", p),
         };
-        cmd.args(["run", &self.task, "--host", host, "--host-bin", program.to_str().unwrap()])
-            .args(["--parallel", "2"])
-            .args(extra)
-            .env("HOME", &self.place.home)
-            .env("CODEX_HOME", self.place.home.join(".codex"))
-            .env("FAKE_API_KEY", "fake")
-            .env("CLAUDE_CONFIG_DIR", self.place.home.join(".claude"))
-            .env("ANTHROPIC_BASE_URL", self.fake.base())
-            .env("ANTHROPIC_API_KEY", KEY)
-            .env("ENABLE_TOOL_SEARCH", "false")
-            .env("DISABLE_TELEMETRY", "1")
-            .env("DISABLE_AUTOUPDATER", "1")
-            .env("DISABLE_ERROR_REPORTING", "1")
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-            .env_remove("CLAUDECODE")
-            .stdin(Stdio::null())
-            .stdout(std::fs::File::create(out).unwrap())
-            .stderr(std::fs::File::create(out.with_extension("err")).unwrap());
+        cmd.args([
+            "run",
+            &self.task,
+            "--host",
+            host,
+            "--host-bin",
+            program.to_str().unwrap(),
+        ])
+        .args(["--parallel", "2"])
+        .args(extra)
+        .env("HOME", &self.place.home)
+        .env("CODEX_HOME", self.place.home.join(".codex"))
+        .env("FAKE_API_KEY", "fake")
+        .env("CLAUDE_CONFIG_DIR", self.place.home.join(".claude"))
+        .env("ANTHROPIC_BASE_URL", self.fake.base())
+        .env("ANTHROPIC_API_KEY", KEY)
+        .env("ENABLE_TOOL_SEARCH", "false")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("DISABLE_ERROR_REPORTING", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env_remove("CLAUDECODE")
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(out).unwrap())
+        .stderr(std::fs::File::create(out.with_extension("err")).unwrap());
         Run(cmd.spawn().expect("bmad-mcp run starts"))
     }
 
@@ -190,7 +220,10 @@ impl Night {
 
     /// Each sprint's story: (session id, task name, stage, state), read from its worktree.
     fn stories(&self) -> BTreeMap<u32, (String, String, String, String)> {
-        let dir = self.place.project.join(format!(".git/bmad-mcp/.bmad-task/stories/{}", self.parent));
+        let dir = self
+            .place
+            .project
+            .join(format!(".git/bmad-mcp/.bmad-task/stories/{}", self.parent));
         let mut out = BTreeMap::new();
         for n in 1..=SPRINTS {
             let entry = dir.join(format!("sprint-{n}.json"));
@@ -200,8 +233,12 @@ impl Night {
             let e = read_json(&entry);
             let id = e["session_id"].as_str().unwrap().to_string();
             // The entry is written before the session while the run starts the story.
-            let file = self.worktree(n).join(format!(".bmad-task/session-{id}.json"));
-            let Ok(s) = serde_json::from_str::<Value>(&read(&file)) else { continue };
+            let file = self
+                .worktree(n)
+                .join(format!(".bmad-task/session-{id}.json"));
+            let Ok(s) = serde_json::from_str::<Value>(&read(&file)) else {
+                continue;
+            };
             out.insert(
                 n,
                 (
@@ -309,14 +346,23 @@ fn read(path: &Path) -> String {
 /// Each story's submissions per stage: one each, none applied twice.
 fn submitted_once(night: &Night) {
     for (n, (id, ..)) in night.stories() {
-        let s = read_json(&night.worktree(n).join(format!(".bmad-task/session-{id}.json")));
+        let s = read_json(
+            &night
+                .worktree(n)
+                .join(format!(".bmad-task/session-{id}.json")),
+        );
         let mut per_stage: BTreeMap<String, u32> = BTreeMap::new();
         for e in s["history"].as_array().unwrap() {
             if e["action"] == "submit" {
-                *per_stage.entry(e["stage"].as_str().unwrap_or("?").to_string()).or_default() += 1;
+                *per_stage
+                    .entry(e["stage"].as_str().unwrap_or("?").to_string())
+                    .or_default() += 1;
             }
         }
-        assert!(per_stage.values().all(|c| *c == 1), "sprint {n}: {per_stage:?}");
+        assert!(
+            per_stage.values().all(|c| *c == 1),
+            "sprint {n}: {per_stage:?}"
+        );
     }
 }
 
@@ -330,7 +376,10 @@ fn tokens_match(night: &Night) {
         }
     }
     for (n, (id, task, ..)) in night.stories() {
-        let out = bin(&night.worktree(n)).args(["status", &task]).output().unwrap();
+        let out = bin(&night.worktree(n))
+            .args(["status", &task])
+            .output()
+            .unwrap();
         let shown = String::from_utf8_lossy(&out.stdout);
         let want = format!(" {} tokens", reported.get(&id).copied().unwrap_or(0));
         assert!(shown.contains(&want), "sprint {n}: {want} in {shown}");
@@ -341,7 +390,10 @@ fn tokens_match(night: &Night) {
 /// permission checks off (Claude Code's, Codex's), with this server registered for it: for
 /// Claude Code with `--allowedTools` naming its tool alone.
 fn no_bypass_flag(night: &Night) {
-    let journal = night.place.project.join(format!(".git/bmad-mcp/.bmad-task/runs/{}/journal.jsonl", night.parent));
+    let journal = night.place.project.join(format!(
+        ".git/bmad-mcp/.bmad-task/runs/{}/journal.jsonl",
+        night.parent
+    ));
     let mut started = 0;
     for line in read(&journal).lines() {
         let e: Value = serde_json::from_str(line).unwrap();
@@ -349,7 +401,12 @@ fn no_bypass_flag(night: &Night) {
             continue;
         }
         started += 1;
-        let args: Vec<&str> = e["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+        let args: Vec<&str> = e["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
         for flag in [
             "--dangerously-skip-permissions",
             "bypassPermissions",
@@ -367,7 +424,11 @@ fn no_bypass_flag(night: &Night) {
                 assert_eq!(args[allowed + 1], "mcp__bmad__bmad-task", "{args:?}");
             }
             Host::Codex(_) => {
-                assert!(args.iter().any(|a| a.starts_with("mcp_servers.bmad.command=")), "{args:?}");
+                assert!(
+                    args.iter()
+                        .any(|a| a.starts_with("mcp_servers.bmad.command=")),
+                    "{args:?}"
+                );
             }
         }
     }
@@ -394,7 +455,12 @@ fn eight_stories(host: Host) {
     let out = night.place.root.join("run.out");
     let started = Instant::now();
     let mut run = night.run(&[], &out);
-    let steps_said = || read(&out).lines().filter(|l| l.contains(" tokens  ")).count();
+    let steps_said = || {
+        read(&out)
+            .lines()
+            .filter(|l| l.contains(" tokens  "))
+            .count()
+    };
     // Five stories of three steps, sprint 2's development, sprint 5's development and
     // review, sprint 7's development.
     let all_steps = 5 * 3 + 1 + 2 + 1;
@@ -403,14 +469,22 @@ fn eight_stories(host: Host) {
     });
     let first = started.elapsed();
     let said = read(&out);
-    assert!(settled, "{:?}\n{said}\n{}", night.where_each(), read(&out.with_extension("err")));
+    assert!(
+        settled,
+        "{:?}\n{said}\n{}",
+        night.where_each(),
+        read(&out.with_extension("err"))
+    );
     // Each park said once, with its reason and the decision it needs.
     for (sprint, why) in [
         ("sprint 2", "dev fails: check `sprint` failed (exit 1)"),
         ("sprint 5", "review fails: Review Status: Fail"),
         ("sprint 7", "budget crossed:"),
     ] {
-        let parks: Vec<&str> = said.lines().filter(|l| l.starts_with(&format!("{sprint}  parked: "))).collect();
+        let parks: Vec<&str> = said
+            .lines()
+            .filter(|l| l.starts_with(&format!("{sprint}  parked: ")))
+            .collect();
         assert_eq!(parks.len(), 1, "{sprint} parks once: {said}");
         assert!(parks[0].contains(why), "{sprint}: {why}: {said}");
     }
@@ -420,7 +494,8 @@ fn eight_stories(host: Host) {
     let refused = night.fake.requests().iter().any(|r| {
         r["results"].as_array().into_iter().flatten().any(|t| {
             let t = t.as_str().unwrap_or_default();
-            t.contains("closed the dialog before anyone could read it") && t.contains("it is not the human's answer")
+            t.contains("closed the dialog before anyone could read it")
+                && t.contains("it is not the human's answer")
         })
     });
     assert!(refused, "the model's confirm is refused");
@@ -428,7 +503,11 @@ fn eight_stories(host: Host) {
     let told = read(&night.place.root.join("notified"));
     assert_eq!(told.lines().count(), 3, "{told}");
     for sprint in ["sprint 2", "sprint 5", "sprint 7"] {
-        assert!(told.lines().any(|l| l.starts_with(sprint) && l.contains("parked: ")), "{told}");
+        assert!(
+            told.lines()
+                .any(|l| l.starts_with(sprint) && l.contains("parked: ")),
+            "{told}"
+        );
     }
     // One line per step: story, step, host, time, tokens, outcome.
     let steps = steps_said();
@@ -461,11 +540,14 @@ fn killed_mid_step_and_started_again_it_ends_as_an_uninterrupted_run_does() {
     let Some(host) = claude() else { return };
     let rt = tokio::runtime::Runtime::new().unwrap();
     let night = rt.block_on(Night::new(host));
-    let journal = night
-        .place
-        .project
-        .join(format!(".git/bmad-mcp/.bmad-task/runs/{}/journal.jsonl", night.parent));
-    let (first, second) = (night.place.root.join("first.out"), night.place.root.join("second.out"));
+    let journal = night.place.project.join(format!(
+        ".git/bmad-mcp/.bmad-task/runs/{}/journal.jsonl",
+        night.parent
+    ));
+    let (first, second) = (
+        night.place.root.join("first.out"),
+        night.place.root.join("second.out"),
+    );
     let mut run = night.run(&["--no-wait"], &first);
     // Mid-run: some steps ended, and the journal's last event a step started.
     let mid = until(Duration::from_secs(300), || {
@@ -482,11 +564,21 @@ fn killed_mid_step_and_started_again_it_ends_as_an_uninterrupted_run_does() {
     assert!(in_flight >= 1, "{}", read(&journal));
 
     let mut again = night.run(&["--no-wait"], &second);
-    let ended = until(Duration::from_secs(600), || again.try_wait().unwrap().is_some());
+    let ended = until(Duration::from_secs(600), || {
+        again.try_wait().unwrap().is_some()
+    });
     assert!(ended, "{}", read(&second));
-    assert_eq!(again.wait().unwrap().code(), Some(0), "{}", read(&second.with_extension("err")));
+    assert_eq!(
+        again.wait().unwrap().code(),
+        Some(0),
+        "{}",
+        read(&second.with_extension("err"))
+    );
     let said = read(&second);
-    assert!(said.contains("was in flight when the last run ended"), "{said}");
+    assert!(
+        said.contains("was in flight when the last run ended"),
+        "{said}"
+    );
     assert_eq!(
         read(&journal).matches("\"event\":\"abandoned\"").count(),
         in_flight,
@@ -518,12 +610,25 @@ async fn a_host_set_to_bypass_its_permission_checks_is_refused() {
             .env_remove("CLAUDE_CONFIG_DIR")
             .output()
             .unwrap();
-        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
     };
     let (code, err) = run(&["--host-arg=--dangerously-skip-permissions"]);
     assert_eq!(code, Some(1), "{err}");
-    assert!(err.contains("`--dangerously-skip-permissions`, which turns its permission checks off"), "{err}");
-    let (code, err) = run(&["--host", "codex", "--host-arg", "--sandbox", "--host-arg", "danger-full-access"]);
+    assert!(
+        err.contains("`--dangerously-skip-permissions`, which turns its permission checks off"),
+        "{err}"
+    );
+    let (code, err) = run(&[
+        "--host",
+        "codex",
+        "--host-arg",
+        "--sandbox",
+        "--host-arg",
+        "danger-full-access",
+    ]);
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("--sandbox=danger-full-access"), "{err}");
 
@@ -553,7 +658,9 @@ async fn a_host_set_to_bypass_its_permission_checks_is_refused() {
 #[ignore = "needs the Claude Code CLI, the BMAD method and the Python venv in target/: run ./scripts/test"]
 fn with_the_method_installed_its_sprint_status_stays_valid_after_every_step() {
     let Some(host) = claude() else { return };
-    let Some(installer) = crate::support::method::installer() else { return };
+    let Some(installer) = crate::support::method::installer() else {
+        return;
+    };
     let rt = tokio::runtime::Runtime::new().unwrap();
     let night = rt.block_on(Night::with(host, 3, "", Some(&installer)));
     let status = format!(
@@ -573,7 +680,11 @@ fn with_the_method_installed_its_sprint_status_stays_valid_after_every_step() {
             if text.is_empty() || versions.last() == Some(&text) {
                 continue;
             }
-            let valid = crate::method_plan::sprint_plan(&night.worktree(n), ".claude/skills", &["validate", "--status-file", &status]);
+            let valid = crate::method_plan::sprint_plan(
+                &night.worktree(n),
+                ".claude/skills",
+                &["validate", "--status-file", &status],
+            );
             assert_eq!(valid["valid"], true, "sprint {n}: {valid}\n{text}");
             versions.push(text);
         }
@@ -583,28 +694,56 @@ fn with_the_method_installed_its_sprint_status_stays_valid_after_every_step() {
         std::thread::sleep(Duration::from_millis(100));
     };
     assert!(ended, "{}", read(&out));
-    assert_eq!(run.wait().unwrap().code(), Some(0), "{}", read(&out.with_extension("err")));
+    assert_eq!(
+        run.wait().unwrap().code(),
+        Some(0),
+        "{}",
+        read(&out.with_extension("err"))
+    );
     for n in 1..=3 {
         let (stage, state) = night.where_each()[&n].clone();
-        assert_eq!((stage.as_str(), state.as_str()), ("qa", "completed"), "{}", read(&out));
+        assert_eq!(
+            (stage.as_str(), state.as_str()),
+            ("qa", "completed"),
+            "{}",
+            read(&out)
+        );
         let versions = &seen[&n];
         // The story's start, its development, its review, its end: each a version seen.
         assert!(versions.len() >= 3, "sprint {n}: {versions:#?}");
-        assert!(versions.last().unwrap().contains(": done"), "{}", versions.last().unwrap());
+        assert!(
+            versions.last().unwrap().contains(": done"),
+            "{}",
+            versions.last().unwrap()
+        );
     }
     // The parent's final QA ran too, once every story completed.
     let said = read(&out);
-    assert!(said.lines().any(|l| l.starts_with("final QA  qa") && l.ends_with("done")), "{said}");
+    assert!(
+        said.lines()
+            .any(|l| l.starts_with("final QA  qa") && l.ends_with("done")),
+        "{said}"
+    );
 }
 
 /// Prints the run's figures (not asserted: timings vary with the machine): the hosts' own
 /// time per step, and the run's own between a step ending and the next step starting in
 /// the slot it freed (reading the sessions, recording, starting the host).
 fn bench(night: &Night, steps: usize, settled: Duration) {
-    let journal = night.place.project.join(format!(".git/bmad-mcp/.bmad-task/runs/{}/journal.jsonl", night.parent));
+    let journal = night.place.project.join(format!(
+        ".git/bmad-mcp/.bmad-task/runs/{}/journal.jsonl",
+        night.parent
+    ));
     let at = |e: &Value| chrono::DateTime::parse_from_rfc3339(e["at"].as_str().unwrap()).unwrap();
-    let events: Vec<Value> = read(&journal).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    let host_secs: Vec<f64> = events.iter().filter(|e| e["event"] == "ended").map(|e| e["secs"].as_f64().unwrap()).collect();
+    let events: Vec<Value> = read(&journal)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let host_secs: Vec<f64> = events
+        .iter()
+        .filter(|e| e["event"] == "ended")
+        .map(|e| e["secs"].as_f64().unwrap())
+        .collect();
     let mut gaps = Vec::new();
     for (i, e) in events.iter().enumerate() {
         if e["event"] != "ended" {

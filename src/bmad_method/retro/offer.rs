@@ -13,7 +13,7 @@ use crate::lessons::Lesson;
 use crate::workflow::{Effects, Session};
 
 use super::{MAX_READ_BYTES, SKILL};
-use crate::bmad_method::{one_line, Install, MethodSettings, Skill};
+use crate::bmad_method::{one_line, Install, Method, MethodSettings, Skill};
 
 /// How the lessons file begins: a file there that does not is someone's own.
 pub const LESSONS_MARK: &str = "<!-- Lessons bmad-mcp recorded during task ";
@@ -52,18 +52,19 @@ impl Offer {
 
 /// The offer when the change `did` (leaving the session `after`) completes a task (not a
 /// story: its parent's completion speaks for the epic) in a project whose install has the
-/// retrospective; `None` otherwise.
-pub fn at_completion(project: &Project, did: &Effects, after: &Session) -> Option<Offer> {
+/// retrospective; `None` otherwise. `method`: the call's install.
+pub fn at_completion(method: &Method, did: &Effects, after: &Session) -> Option<Offer> {
     if !did.completes_task() || after.story.is_some() {
         return None;
     }
-    let install = crate::bmad_method::discover(project)?;
+    let project = method.project();
+    let install = method.install()?;
     let skill = install
         .skills
         .iter()
         .find(|s| s.name == SKILL && s.folder.is_some())?;
     let lessons = task_lessons(project, after);
-    Some(offer(project, &install, skill, after, &lessons))
+    Some(offer(project, install, skill, after, &lessons))
 }
 
 /// [`at_completion`]'s offer, from what was read.

@@ -1,11 +1,13 @@
-//! A parent's sprints the BMAD method's `sprint-status.yaml` calls `done` while no story of
-//! the server's completed them (`bmad_method::shared_plan::by_hand`), as the parent's
-//! `status` and `list` show them. A sprint counts as the server's when a story of the
-//! parent completed it: one its shared entries name, or one whose session a merge brought
-//! into this clone.
+//! A parent's sprints the BMAD method's `sprint-status.yaml` calls `done` while no story of the
+//! server's completed them
+//! ([`bmad_method::shared_plan::by_hand`](crate::bmad_method::shared_plan::by_hand)), as the
+//! parent's `status` and `list` show them. A sprint counts as the server's when a story of the
+//! parent completed it: one its shared entries name, or one whose session a merge brought into this
+//! clone.
 
 use super::super::{SessionKey, Store};
 use crate::bmad_method::shared_plan::{by_hand, status_file};
+use crate::bmad_method::Method;
 use crate::files::Project;
 use crate::workflow::session::{Session, State};
 use crate::workflow::Track;
@@ -16,10 +18,11 @@ const MOST_PAGES: usize = 20;
 impl Store {
     /// The sentence showing `s`'s sprints done outside the server's gates; `None` when
     /// there are none, the plan is not shared with an installed method, or the file cannot
-    /// be read.
-    pub fn done_by_hand(&self, project: &Project, s: &Session) -> Option<String> {
+    /// be read. `method`: the call's install.
+    pub fn done_by_hand(&self, method: &Method, s: &Session) -> Option<String> {
         s.method_epic?;
-        let install = crate::bmad_method::discover(project)?;
+        let project = method.project();
+        let install = method.install()?;
         if !install.settings.planning_copies {
             return None;
         }

@@ -247,7 +247,9 @@ fn merged(mut found: Vec<StoryState>) -> Vec<StoryState> {
 /// The stories of `parent_id` whose sessions are in this tree.
 fn in_tree(project: &Project, parent_id: &str) -> Vec<StoryState> {
     let ids = super::sessions::session_ids(project).unwrap_or_default();
+    // The parent is no story of its own, and the call has read it already.
     ids.iter()
+        .filter(|id| *id != parent_id)
         .filter_map(|id| super::sessions::load_session(project, id).ok().flatten())
         .filter_map(|story| {
             let link = story.story.as_ref()?;

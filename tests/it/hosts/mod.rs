@@ -141,7 +141,11 @@ impl Fake {
 
     /// [`Fake::start`], the model's last answer `last`.
     fn ending(place: &Place, run: &str, steps: Value, shell: &Value, last: &str) -> Fake {
-        Fake::scripted(place, run, json!({"steps": steps, "shell": shell, "final": last}))
+        Fake::scripted(
+            place,
+            run,
+            json!({"steps": steps, "shell": shell, "final": last}),
+        )
     }
 
     /// A fake serving many sessions, each its own steps: those of the first entry of

@@ -8,8 +8,7 @@
 //! never edited. Without an install the server writes nothing for the layers: the prompt
 //! gives each its one-line brief from the same files.
 
-use crate::bmad_method::{review, Install};
-use crate::files::Project;
+use crate::bmad_method::{Install, Method};
 use crate::workflow::sections::LAYERS;
 use crate::workflow::Session;
 
@@ -65,15 +64,17 @@ pub fn folder(session: &Session) -> String {
     format!("{}/review-layers", session.specs_dir())
 }
 
-/// The layers of `session`'s review in `project` (with its install, when it has one).
-pub fn for_review(project: &Project, install: Option<&Install>, session: &Session) -> Vec<Layer> {
+/// The layers of `session`'s review in the project of `method` (with its install, when it
+/// has one).
+pub fn for_review(method: &Method, session: &Session) -> Vec<Layer> {
+    let install = method.install();
     LAYERS
         .iter()
         .zip(BUILT_IN)
         .map(|(section, (file, text, installed))| {
             let found = installed
-                .zip(install)
-                .and_then(|(name, i)| review::installed_prompt(project, i, name));
+                .filter(|_| install.is_some())
+                .and_then(|name| method.review_prompt(name));
             Layer {
                 name: section.name,
                 built_in: found.is_none().then_some(text),
@@ -145,7 +146,7 @@ mod tests {
             vec![crate::workflow::Engine::Claude],
             chrono::Utc::now(),
         );
-        let layers = for_review(&project, None, &s);
+        let layers = for_review(&Method::known(&project, None), &s);
         let names: Vec<&str> = layers.iter().map(|l| l.name).collect();
         assert_eq!(
             names,
