@@ -766,3 +766,75 @@ fn bench(night: &Night, steps: usize, settled: Duration) {
         gaps.len()
     );
 }
+
+/// A host session that hangs is stopped at the time limit with what it started (its
+/// process group), tried once more, then the story parks naming the last attempt's log; the
+/// run goes on and, with `--no-wait`, ends. Here a script stands in for the host.
+#[tokio::test]
+async fn a_hung_host_session_is_stopped_tried_once_more_then_parked_with_its_log() {
+    let place_dir = tempfile::tempdir().unwrap();
+    let host = place_dir.path().join("claude");
+    // The "host" starts a child that would outlive it, notes both, and hangs.
+    std::fs::write(
+        &host,
+        "#!/bin/sh\nsleep 300 &\necho $$ $! >> \"$(dirname \"$0\")/pids\"\necho started\nwait\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&host, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let night = Night::with(Host::Claude(host.clone()), 1, "", None).await;
+    let out = night.place.root.join("run.out");
+    let mut run = night.run(&["--no-wait", "--step-timeout", "1"], &out);
+    let ended = until(Duration::from_secs(60), || {
+        run.try_wait().unwrap().is_some()
+    });
+    assert!(ended, "{}", read(&out));
+    assert_eq!(
+        run.wait().unwrap().code(),
+        Some(0),
+        "{}",
+        read(&out.with_extension("err"))
+    );
+    let said = read(&out);
+    let stopped: Vec<&str> = said
+        .lines()
+        .filter(|l| l.contains("stopped after 1 s, its time limit"))
+        .collect();
+    assert_eq!(stopped.len(), 2, "two attempts: {said}");
+    assert!(
+        stopped
+            .iter()
+            .all(|l| l.starts_with("sprint 1  dev") && l.contains("? tokens")),
+        "{said}"
+    );
+    let parked = said
+        .lines()
+        .find(|l| l.starts_with("sprint 1  parked: "))
+        .unwrap_or_default();
+    assert!(
+        parked.contains("2 attempts made no progress (the last one's log: "),
+        "{said}"
+    );
+    let log = parked
+        .split("log: ")
+        .nth(1)
+        .unwrap()
+        .split(')')
+        .next()
+        .unwrap();
+    assert_eq!(read(Path::new(log)), "started\n", "{parked}");
+    // Nothing of either attempt is left running.
+    std::thread::sleep(Duration::from_millis(200));
+    for pid in read(&place_dir.path().join("pids")).split_whitespace() {
+        let stat = read(Path::new(&format!("/proc/{pid}/stat")));
+        assert!(
+            stat.is_empty() || stat.contains(") Z "),
+            "{pid} still runs: {stat}"
+        );
+    }
+    // The story is where it was: at its development, nothing submitted.
+    assert_eq!(
+        night.where_each()[&1],
+        ("dev".to_string(), "generating".to_string())
+    );
+}
