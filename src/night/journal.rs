@@ -271,7 +271,7 @@ mod tests {
             sprint: Some(1),
             reason: "budget".into(),
         };
-        let l = Ledger::of(&[park.clone()]);
+        let l = Ledger::of(std::slice::from_ref(&park));
         assert_eq!(l.story("s1").parked.as_deref(), Some("budget"));
         let l = Ledger::of(&[park, started("a", "s1")]);
         assert_eq!(l.story("s1").parked, None);
