@@ -386,6 +386,33 @@ fn tokens_match(night: &Night) {
     }
 }
 
+/// The dashboard's page of sprint 7's story says it is parked for its budget, with its
+/// tokens (the session itself still shows a step to take: the park is the run's).
+fn budget_park_on_the_dashboard(night: &Night) {
+    let d = crate::support::dash::Dash::open(&night.place.project);
+    let (id, ..) = night.stories()[&7].clone();
+    let tasks = d.get("/dashboard/api/tasks").json();
+    let row = tasks["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["session_id"] == id.as_str())
+        .unwrap_or_else(|| panic!("sprint 7's story on the dashboard: {tasks:#}"))
+        .clone();
+    let page = d
+        .get(&format!(
+            "/dashboard/api/task?project={}&id={id}",
+            row["project"]
+        ))
+        .json();
+    let said = page["night"].as_str().unwrap_or_default();
+    assert!(
+        said.contains("1 step(s), 210 tokens")
+            && said.contains("parked: budget crossed: 210 tokens used of 200"),
+        "{page:#}"
+    );
+}
+
 /// Every host session the journal records was started without a flag that turns the host's
 /// permission checks off (Claude Code's, Codex's), with this server registered for it: for
 /// Claude Code with `--allowedTools` naming its tool alone.
@@ -512,6 +539,7 @@ fn eight_stories(host: Host) {
     // One line per step: story, step, host, time, tokens, outcome.
     let steps = steps_said();
     tokens_match(&night);
+    budget_park_on_the_dashboard(&night);
 
     // The human accepts sprint 5's failing review in their terminal; the run, still
     // waiting, takes the story on to its QA.
