@@ -219,8 +219,8 @@ pub struct Host {
 pub struct Headless {
     /// The program, looked for on PATH (`bmad-mcp run --host-bin` names another).
     pub program: &'static str,
-    /// Its arguments; `{prompt}` stands for the step's prompt, `{server}` for this
-    /// server's entry as [`Headless::register`] gives it.
+    /// Its arguments; `{prompt}` stands for the step's prompt (this server's entry is
+    /// added as [`Headless::register`] says).
     pub args: &'static [&'static str],
     pub register: Register,
     /// What its output says of the tokens its model used.

@@ -172,6 +172,7 @@ impl Shift {
                     return Exit::Failed;
                 }
             };
+            self.refresh_budget();
             let ledger = Ledger::of(&self.journal.read());
             let ready = self.sort(&items, &ledger);
             self.launch(ready, &parent.task_name);
@@ -195,6 +196,23 @@ impl Shift {
                 // again shortly.
                 std::thread::sleep(POLL_RUNNING);
             }
+        }
+    }
+
+    /// Without `--budget`, the budget the human approved last: raising it there (and
+    /// approving it) moves a story parked for its budget while the run waits.
+    fn refresh_budget(&mut self) {
+        if self.args.budget.is_some() {
+            return;
+        }
+        let Ok(project) = self
+            .store
+            .project(Some(&self.project.display().to_string()))
+        else {
+            return;
+        };
+        if let Ok(policy) = crate::policy::approval::Policy::read(&project) {
+            self.budget = policy.effective.run.budget_tokens;
         }
     }
 

@@ -551,6 +551,21 @@ fn eight_stories(host: Host) {
             && steps_said() == all_steps + 1
     });
     assert!(resumed, "{:?}\n{}", night.where_each(), read(&out));
+
+    // The human raises the budget in the policy file and approves it: the waiting run reads
+    // it and takes sprint 7 on.
+    let root = night.place.root.display().to_string();
+    let raised = CHECK
+        .replace("budget_tokens = 200", "budget_tokens = 1000")
+        .replace("{root}", &root);
+    std::fs::write(night.place.project.join(".bmad/config.toml"), raised).unwrap();
+    let (code, shown) = in_terminal(&night.place.project, &["config", "approve"], "[y/N]", "y\n");
+    assert_eq!(code, 0, "{shown}");
+    let continued = until(Duration::from_secs(180), || {
+        night.where_each()[&7] == ("qa".to_string(), "completed".to_string())
+            && steps_said() == all_steps + 3
+    });
+    assert!(continued, "{:?}\n{}", night.where_each(), read(&out));
     let _ = run.kill();
     let _ = run.wait();
     submitted_once(&night);
