@@ -390,21 +390,36 @@ fn tokens_match(night: &Night) {
 /// tokens (the session itself still shows a step to take: the park is the run's).
 fn budget_park_on_the_dashboard(night: &Night) {
     let d = crate::support::dash::Dash::open(&night.place.project);
-    let (id, ..) = night.stories()[&7].clone();
     let tasks = d.get("/dashboard/api/tasks").json();
-    let row = tasks["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["session_id"] == id.as_str())
-        .unwrap_or_else(|| panic!("sprint 7's story on the dashboard: {tasks:#}"))
-        .clone();
-    let page = d
-        .get(&format!(
+    let page_of = |n: u32| {
+        let (id, ..) = night.stories()[&n].clone();
+        let row = tasks["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["session_id"] == id.as_str())
+            .unwrap_or_else(|| panic!("sprint {n}'s story on the dashboard: {tasks:#}"))
+            .clone();
+        d.get(&format!(
             "/dashboard/api/task?project={}&id={id}",
             row["project"]
         ))
-        .json();
+        .json()
+    };
+    // Sprints 2 and 5 wait for the human's decision, which their page asks for.
+    for n in [2, 5] {
+        let page = page_of(n);
+        assert_eq!(page["state"], "awaiting_confirmation", "{page:#}");
+        assert!(!page["decision"].is_null(), "{page:#}");
+        assert!(
+            page["night"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("night shift: "),
+            "{page:#}"
+        );
+    }
+    let page = page_of(7);
     let said = page["night"].as_str().unwrap_or_default();
     assert!(
         said.contains("1 step(s), 210 tokens")
