@@ -71,6 +71,11 @@ enum Command {
     /// (`--scope user`, the default, or `project`), or takes it out (`--remove`), keeping
     /// the file's other entries and comments; prints what changed (docs/setup.md).
     Setup(bmad_mcp::setup::Args),
+    /// The night shift: builds a task's approved sprints story by story, one fresh
+    /// headless host session per step, each in the story's worktree; a story that needs
+    /// your decision or crosses its budget parks while the others go on
+    /// (docs/night-shift.md).
+    Run(bmad_mcp::night::Args),
     #[command(flatten)]
     Human(bmad_mcp::terminal::Cli),
 }
@@ -98,7 +103,13 @@ fn main() -> Exit {
         cli.command,
         Some(Command::Human(bmad_mcp::terminal::Cli::Hook { .. }))
     );
-    if !hook && check_patterns().is_err() {
+    // Every pattern read in this build: one that needs a regex feature the build left out
+    // would otherwise fail only the call whose input reaches it, looking like the user's.
+    if let Some(e) = (!hook)
+        .then(bmad_mcp::workflow::check_patterns)
+        .and_then(Result::err)
+    {
+        eprintln!("bmad-mcp: cannot start: {e}. This is a defect in bmad-mcp (a pattern this build cannot read), not in your project; report it with the output of `bmad-mcp --version`");
         return Exit::Failed;
     }
     match cli.command {
@@ -116,6 +127,7 @@ fn main() -> Exit {
             };
             bmad_mcp::setup::run(&args, std::path::Path::new(&project.value))
         }
+        Some(Command::Run(args)) => bmad_mcp::night::run(args, &settings),
         Some(Command::Dashboard { addr }) => {
             normal_logs::init(settings.log.as_deref());
             bmad_mcp::dashboard::run(&addr, &settings)
@@ -166,15 +178,6 @@ fn share_one_heap() {
     unsafe {
         libc::mallopt(libc::M_ARENA_MAX, 1);
     }
-}
-
-/// Reads every pattern the server matches with, in this build: one that needs a regex
-/// feature the build left out would otherwise fail only the call whose input reaches it,
-/// as a defect of ours that looks like one of the user's.
-fn check_patterns() -> Result<(), ()> {
-    bmad_mcp::workflow::check_patterns().map_err(|e| {
-        eprintln!("bmad-mcp: cannot start: {e}. This is a defect in bmad-mcp (a pattern this build cannot read), not in your project; report it with the output of `bmad-mcp --version`");
-    })
 }
 
 /// Serves MCP over HTTP, with the human's dashboard beside it (made once the address is
