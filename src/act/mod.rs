@@ -195,6 +195,8 @@ impl ReadUnderLock {
         if let Some(git) = submits {
             documents.work_tree = git.work_tree_now(&before);
             documents.review_in_layers = review_layers::required(method, &before);
+            let stage = crate::workflow::story::prompt_stage(&before);
+            documents.template = crate::bmad_method::template::sections(method, stage);
         }
         ReadUnderLock { before, documents }
     }
