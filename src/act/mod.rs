@@ -706,7 +706,7 @@ mod tests {
             done.effects
                 .statuses
                 .iter()
-                .any(|(k, s)| k.ends_with("-core") && s == "backlog"),
+                .any(|(k, s)| k.ends_with("-core") && s == "in-progress"),
             "{:?}",
             done.effects.statuses
         );
