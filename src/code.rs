@@ -1,6 +1,6 @@
 //! The one list of error codes a tool error can carry, and how every message quotes text
 //! it did not write ([`clip`]): a leaf that every layer may name (the pure core included)
-//! without importing the adapter's error type (`error::Error`).
+//! without importing the adapter's error type ([`error::Error`](crate::error::Error)).
 
 use schemars::JsonSchema;
 use serde::Serialize;

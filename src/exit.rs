@@ -1,6 +1,7 @@
 //! Every exit status of the `bmad-mcp` binary, in one place: each server and each of the
 //! human's commands ends with one [`Exit`], and `main` returns it. docs/reference.md ("Exit
-//! status") lists them per command.
+//! status") lists them per command. A command whose reader went away ends with
+//! [`Exit::StdoutClosed`] ([`quiet_when_stdout_closes`]).
 
 use std::process::{ExitCode, Termination};
 
@@ -54,6 +55,25 @@ impl Termination for Exit {
     fn report(self) -> ExitCode {
         self.into()
     }
+}
+
+/// A command whose reader went away (`bmad-mcp status t | head -3`) stops there, quietly,
+/// as Unix tools do: std's printing panics on the closed pipe (SIGPIPE is ignored in Rust
+/// programs), and that is no fault of ours to report.
+pub fn quiet_when_stdout_closes() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let said = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        if said.starts_with("failed printing to stdout") && said.contains("Broken pipe") {
+            std::process::exit(Exit::StdoutClosed.code().into());
+        }
+        previous(info);
+    }));
 }
 
 #[cfg(test)]

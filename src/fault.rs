@@ -71,7 +71,7 @@ impl Fault {
         }
     }
 
-    /// What went wrong, in a few words: "it panicked at <where>: <message>".
+    /// What went wrong, in a few words: "it panicked at `<where>`: `<message>`".
     pub fn cause(&self) -> String {
         match (self.panicked, &self.location) {
             (true, Some(at)) => format!("it panicked at {at}: {}", self.message),

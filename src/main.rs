@@ -1,19 +1,12 @@
 //! The `bmad-mcp` binary: with no arguments it serves MCP over stdio; `serve --http`
 //! serves streamable HTTP.
 
-use std::time::Duration;
-
 use clap::{Parser, Subcommand};
-use rmcp::ServiceExt;
-use tracing_subscriber::filter::Targets;
-use tracing_subscriber::layer::SubscriberExt;
-use tracing_subscriber::util::SubscriberInitExt;
 
 use bmad_mcp::exit::Exit;
 use bmad_mcp::http::ServeArgs;
+use bmad_mcp::server::normal_logs;
 use bmad_mcp::settings::{Given, Settings};
-use bmad_mcp::stdio::{self, StdioTransport, StdoutGone};
-use bmad_mcp::BmadServer;
 
 /// MCP server (stdio) that runs the BMAD agile workflow: Product Owner → Architect →
 /// Scrum Master → Developer → Reviewer → QA. Register it in your AI host with
@@ -82,10 +75,6 @@ enum Command {
     Human(bmad_mcp::terminal::Cli),
 }
 
-/// How long a call already running when stdout breaks may go on before the process exits:
-/// short, so that the exit comes within a second; its writes are atomic either way.
-const GRACE_AFTER_STDOUT_CLOSED: Duration = Duration::from_millis(500);
-
 fn main() -> Exit {
     share_one_heap();
     // A panic in a call is answered as the server's own fault, saying where it was raised;
@@ -112,29 +101,33 @@ fn main() -> Exit {
     if !hook && check_patterns().is_err() {
         return Exit::Failed;
     }
-    let options = match cli.command {
+    match cli.command {
         Some(Command::Human(command)) => {
-            quiet_when_stdout_closes();
-            return bmad_mcp::terminal::run(command, &settings);
+            bmad_mcp::exit::quiet_when_stdout_closes();
+            bmad_mcp::terminal::run(command, &settings)
         }
         Some(Command::Setup(args)) => {
-            quiet_when_stdout_closes();
+            bmad_mcp::exit::quiet_when_stdout_closes();
             // The project a person runs setup for is where they stand, or the one they name:
             // not a variable the environment (a host's shell, a profile) may carry.
             let project = match cli.project {
                 Some(_) => settings.default_root,
                 None => bmad_mcp::files::DefaultRoot::working_directory(),
             };
-            return bmad_mcp::setup::run(&args, std::path::Path::new(&project.value));
+            bmad_mcp::setup::run(&args, std::path::Path::new(&project.value))
         }
-        Some(Command::Serve(options)) => options,
         Some(Command::Dashboard { addr }) => {
-            init_logs(settings.log.as_deref());
-            return bmad_mcp::dashboard::run(&addr, &settings);
+            normal_logs::init(settings.log.as_deref());
+            bmad_mcp::dashboard::run(&addr, &settings)
         }
-        None => ServeArgs::default(),
-    };
-    init_logs(settings.log.as_deref());
+        Some(Command::Serve(options)) => serve(&options, cli.project.is_some(), &settings),
+        None => serve(&ServeArgs::default(), false, &settings),
+    }
+}
+
+/// Serves MCP: over HTTP when `options` say so, else over stdio.
+fn serve(options: &ServeArgs, project_named: bool, settings: &Settings) -> Exit {
+    normal_logs::init(settings.log.as_deref());
     if let Some(place) = &settings.fault_inject {
         tracing::warn!(place = %place, "BMAD_FAULT_INJECT is set: calls fail at that place (for tests only)");
         bmad_mcp::fault::arm(place);
@@ -142,19 +135,19 @@ fn main() -> Exit {
     match &options.http {
         // Over HTTP each call names its project among the `--root`s; a default project
         // would be ignored, so saying one is refused rather than silently dropped.
-        Some(_) if cli.project.is_some() => {
+        Some(_) if project_named => {
             eprintln!("bmad-mcp: `--project` does not apply to `serve --http`: calls name their project (`cwd`) among the directories `--root` allows");
             Exit::Refused
         }
-        Some(addr) => serve_http(&options, addr, &settings),
-        None => serve_stdio(&settings),
+        Some(addr) => serve_http(options, addr, settings),
+        None => bmad_mcp::stdio::run(settings),
     }
 }
 
-/// Whether clap refused a setting's value for the plugin's hook, which Claude Code runs
-/// before every tool use: the hook exits 0 whatever it is given (`terminal::hook`), since a
-/// hook's exit 2 would block every call of the host; the server itself, started with the
-/// same environment, refuses the value and says so.
+/// Whether clap refused a setting's value for the plugin's hook, which Claude Code runs before
+/// every tool use: the hook exits 0 whatever it is given
+/// ([`bmad_mcp::terminal::hook`]), since a hook's exit 2 would block every call of the
+/// host; the server itself, started with the same environment, refuses the value and says so.
 fn hook_refused_a_setting(e: &clap::Error) -> bool {
     e.kind() == clap::error::ErrorKind::ValueValidation
         && std::env::args().nth(1).as_deref() == Some("hook")
@@ -173,25 +166,6 @@ fn share_one_heap() {
     unsafe {
         libc::mallopt(libc::M_ARENA_MAX, 1);
     }
-}
-
-/// A command whose reader went away (`bmad-mcp status t | head -3`) stops there, quietly,
-/// as Unix tools do: std's printing panics on the closed pipe (SIGPIPE is ignored in Rust
-/// programs), and that is no fault of ours to report.
-fn quiet_when_stdout_closes() {
-    let previous = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        let payload = info.payload();
-        let said = payload
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| payload.downcast_ref::<&str>().copied())
-            .unwrap_or_default();
-        if said.starts_with("failed printing to stdout") && said.contains("Broken pipe") {
-            std::process::exit(Exit::StdoutClosed.code().into());
-        }
-        previous(info);
-    }));
 }
 
 /// Reads every pattern the server matches with, in this build: one that needs a regex
@@ -217,190 +191,4 @@ fn serve_http(options: &ServeArgs, addr: &str, settings: &Settings) -> Exit {
         let beside = dashboard::beside_http(&at, &settings.acting);
         http::serve(at, settings, beside).await
     })
-}
-
-/// Serves MCP over stdio until stdin ends, SIGTERM, or the client closes stdout.
-fn serve_stdio(settings: &Settings) -> Exit {
-    let Some(runtime) = bmad_mcp::http::runtime(&mut tokio::runtime::Builder::new_current_thread())
-    else {
-        return Exit::Failed;
-    };
-    // The transport first: its reader thread starts while the server (the tool's schemas)
-    // is built, which keeps the cold start as fast as it was.
-    let started = {
-        let _inside = runtime.enter();
-        stdio::start(settings.max_line_bytes)
-    };
-    let (transport, link) = match started {
-        Ok(started) => started,
-        Err(e) => {
-            eprintln!("bmad-mcp: cannot start reading stdin: {e}");
-            return Exit::Failed;
-        }
-    };
-    let server = BmadServer::with_output_closed(settings, link.gone().flag());
-    let gone = link.gone().clone();
-    let result = runtime.block_on(async {
-        let stopped = serve(server, transport, gone.clone(), &link).await?;
-        if !gone.is_set() {
-            // rmcp has answered every request it received; now they reach stdout (after
-            // SIGTERM stdin may stay open, which keeps the writer's queue open: bounded).
-            match stopped {
-                Stopped::InputEnded => link.finish().await,
-                Stopped::Signal => {
-                    let _ = tokio::time::timeout(FLUSH_AFTER_SIGTERM, link.finish()).await;
-                }
-                Stopped::HostGone => {
-                    let _ = tokio::time::timeout(FLUSH_AFTER_HOST, link.finish()).await;
-                }
-            }
-        }
-        Ok::<Stopped, Box<dyn std::error::Error>>(stopped)
-    });
-    if matches!(result, Ok(Stopped::Signal | Stopped::HostGone)) {
-        // A call still running after the grace is not waited for; its writes are atomic.
-        runtime.shutdown_background();
-        return Exit::Done;
-    }
-    if gone.is_set() {
-        // Neither a call still running nor the reader blocked on stdin is waited for.
-        runtime.shutdown_background();
-        return Exit::StdoutClosed;
-    }
-    // A call still running after rmcp stopped waiting for it is waited for: dropping the
-    // runtime, on return, waits for tokio's blocking pool.
-    match result {
-        Ok(_) => Exit::Done,
-        Err(e) => {
-            tracing::error!(error = %e, "server stopped");
-            Exit::Failed
-        }
-    }
-}
-
-/// The default is quiet when all is well: warnings and errors, without the end of a
-/// stream its client closed, which rmcp logs as an error ([`bmad_mcp::server::normal_logs::Quiet`]). `spec` is the
-/// settings' `RUST_LOG`.
-fn init_logs(spec: Option<&str>) {
-    tracing_subscriber::registry()
-        .with(log_filter(spec))
-        .with(bmad_mcp::server::normal_logs::Quiet)
-        .with(
-            tracing_subscriber::fmt::layer()
-                .with_writer(std::io::stderr)
-                .with_ansi(false),
-        )
-        .init();
-}
-
-/// The levels `RUST_LOG` (`spec`) asks for: a default level and `target=level` pairs,
-/// separated by commas (`info`, `bmad_mcp=debug,warn`); `warn` when it is unset or not
-/// understood. (A plain target filter: `tracing-subscriber`'s `EnvFilter`, with span and
-/// field filters, pulls in a regex compiler of its own, 0.2 MB of binary.)
-fn log_filter(spec: Option<&str>) -> Targets {
-    let warn = || Targets::new().with_default(tracing::Level::WARN);
-    match spec {
-        Some(spec) => spec.parse().unwrap_or_else(|e| {
-            eprintln!("bmad-mcp: RUST_LOG={spec:?} is not understood ({e}); logging at warn");
-            warn()
-        }),
-        None => warn(),
-    }
-}
-
-/// How long the calls running when SIGTERM arrives may go on (as `serve --http`'s grace).
-const GRACE_AFTER_SIGTERM: Duration = Duration::from_secs(30);
-/// How long their answers then have to reach stdout.
-const FLUSH_AFTER_SIGTERM: Duration = Duration::from_secs(2);
-/// How long the calls running when the host is gone may go on, and their answers take:
-/// nobody reads them, and the server ends within a second of its host (a write under way
-/// is atomic, whether it finishes or not).
-const GRACE_AFTER_HOST: Duration = Duration::from_millis(400);
-const FLUSH_AFTER_HOST: Duration = Duration::from_millis(200);
-
-/// Why the stdio server stopped.
-#[derive(Clone, Copy)]
-enum Stopped {
-    /// stdin ended (or stdout broke).
-    InputEnded,
-    /// SIGTERM: the calls received were answered (a dialog's wait: still pending).
-    Signal,
-    /// The host is gone (`stdio::host`): as for SIGTERM, within a second.
-    HostGone,
-}
-
-async fn serve(
-    server: BmadServer,
-    transport: StdioTransport,
-    gone: StdoutGone,
-    link: &stdio::Link,
-) -> Result<Stopped, Box<dyn std::error::Error>> {
-    tracing::info!(
-        version = env!("CARGO_PKG_VERSION"),
-        "bmad-mcp serving on stdio"
-    );
-    let host_gone = stdio::host::watch();
-    let running = tokio::select! {
-        running = server.clone().serve(transport) => match running {
-            Ok(running) => running,
-            // stdin ended before a client said anything (`bmad-mcp < /dev/null`, a host
-            // that gave up before `initialize`): the same clean end as later, not a fault.
-            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
-                tracing::info!("stdin closed before the client initialized");
-                return Ok(Stopped::InputEnded);
-            }
-            Err(e) => return Err(e.into()),
-        },
-        () = gone.wait() => return Ok(Stopped::InputEnded),
-        () = host_gone.cancelled() => return Ok(Stopped::HostGone),
-    };
-    let waiting = running.waiting();
-    tokio::pin!(waiting);
-    tokio::select! {
-        reason = &mut waiting => tracing::info!(reason = ?reason?, "client disconnected"),
-        () = gone.wait() => {
-            let _ = tokio::time::timeout(GRACE_AFTER_STDOUT_CLOSED, waiting).await;
-        }
-        () = terminate_signal() => {
-            tracing::info!("SIGTERM: answering the calls received, then stopping");
-            return Ok(wind_down(&server, link, waiting, (Stopped::Signal, GRACE_AFTER_SIGTERM)).await);
-        }
-        () = host_gone.cancelled() => {
-            return Ok(wind_down(&server, link, waiting, (Stopped::HostGone, GRACE_AFTER_HOST)).await);
-        }
-    }
-    Ok(Stopped::InputEnded)
-}
-
-/// Stops reading: a call waiting on the human's dialog answers now (still pending), no
-/// request is read after the ones already read, and the calls received are waited for up
-/// to `grace`.
-async fn wind_down<W: std::future::Future>(
-    server: &BmadServer,
-    link: &stdio::Link,
-    waiting: std::pin::Pin<&mut W>,
-    (why, grace): (Stopped, Duration),
-) -> Stopped {
-    server.stop();
-    link.end_input();
-    if tokio::time::timeout(grace, waiting).await.is_err() {
-        tracing::warn!("calls still running after {grace:?}; stopping");
-    }
-    why
-}
-
-/// SIGTERM (stdio keeps SIGINT's default: a host's Ctrl-C is not the server's to soften).
-async fn terminate_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                term.recv().await;
-                return;
-            }
-            Err(e) => tracing::warn!(error = %e, "cannot watch SIGTERM"),
-        }
-    }
-    std::future::pending::<()>().await
 }

@@ -1,18 +1,19 @@
-//! The BMAD method's own files, kept in step with a change when the project has a v6
-//! install and the plan is shared with it (`[bmad-mcp] planning_copies`, on by default):
-//! a confirmed PRD or architecture copied into `{planning_artifacts}`
-//! (`bmad_method::findable`); an approved sprint plan written there as the method's epics
-//! file, the task's epic numbered once, where no other epic is; and the task's stories'
-//! statuses in `{implementation_artifacts}/sprint-status.yaml`, as each change moves them
-//! (`bmad_method::shared_plan`); and at a task's completion its lessons offered to the
-//! method's retrospective (`bmad_method::retro`). What to write is decided before the change is written (the
-//! epic's number is kept in the session); the files are written after it and apart from
-//! it: one that cannot be written is said in a notice, and the change stands. A file there
+//! The BMAD method's own files, kept in step with a change when the project has a v6 install and
+//! the plan is shared with it (`[bmad-mcp] planning_copies`, on by default): a confirmed PRD or
+//! architecture copied into `{planning_artifacts}`
+//! ([`bmad_method::findable`](crate::bmad_method::findable)); an approved sprint plan written there
+//! as the method's epics file, the task's epic numbered once, where no other epic is; and the
+//! task's stories' statuses in `{implementation_artifacts}/sprint-status.yaml`, as each change
+//! moves them ([`bmad_method::shared_plan`](crate::bmad_method::shared_plan)); and at a task's
+//! completion its lessons offered to the method's retrospective
+//! ([`bmad_method::retro`](crate::bmad_method::retro)). What to write is decided before the change
+//! is written (the epic's number is kept in the session); the files are written after it and apart
+//! from it: one that cannot be written is said in a notice, and the change stands. A file there
 //! that the server did not write is never replaced.
 
 use chrono::{DateTime, Utc};
 
-use crate::bmad_method::shared_plan::{self, epics, progress, status_file};
+use crate::bmad_method::shared_plan::{self, epics, status_file, story_statuses};
 use crate::bmad_method::{findable, Install, Method};
 use crate::code::visible;
 use crate::files::Project;
@@ -73,7 +74,7 @@ pub fn prepare(
         epics_file(project, install, after, files, epic, &mut m);
     }
     let say = approving || did.is_none();
-    let moves = progress::moves(after, did);
+    let moves = story_statuses::moves(after, did);
     sprint_status(project, install, after, moves, now, say, &mut m);
     m
 }
@@ -160,10 +161,10 @@ pub fn story_started(store: &crate::store::Store, method: &Method, s: &Session) 
     notices
 }
 
-/// A task just completed (as the change `did` says): the method's retrospective offered,
-/// with the task's lessons written for it (`bmad_method::retro::offer`, derived from the
-/// lessons just written); a file that cannot be written is said, and the change stands.
-/// The file written, with its text, goes in `wrote`.
+/// A task just completed (as the change `did` says): the method's retrospective offered, with the
+/// task's lessons written for it ([`bmad_method::retro::offer`](crate::bmad_method::retro::offer),
+/// derived from the lessons just written); a file that cannot be written is said, and the change
+/// stands. The file written, with its text, goes in `wrote`.
 pub fn offer_retrospective(
     method: &Method,
     did: &Effects,
@@ -327,7 +328,7 @@ fn sprint_status(
         }
         return;
     }
-    let wanted = progress::wanted(after);
+    let wanted = story_statuses::wanted(after);
     if wanted.is_empty() {
         return;
     }
@@ -382,9 +383,9 @@ fn sprint_status(
     }
 }
 
-/// The document of `stage`, just confirmed (a PRD, an architecture), copied where the
-/// project's BMAD method looks for it (`bmad_method::findable`), with the notice that says
-/// so; a file of that name the server did not write is left alone, and said.
+/// The document of `stage`, just confirmed (a PRD, an architecture), copied where the project's
+/// BMAD method looks for it ([`bmad_method::findable`](crate::bmad_method::findable)), with the
+/// notice that says so; a file of that name the server did not write is left alone, and said.
 fn planning_copy(
     project: &Project,
     install: &Install,

@@ -216,12 +216,12 @@ fn others_task(before: &Session, decision: &Decision) -> Option<String> {
     ))
 }
 
-/// The earlier lessons this change resolves (the closing report names them, the task
-/// recalled them): those of the model's or the server's own words retired with why, to be
-/// written with the change, each kept in the change's record; one that holds a person's
-/// words left active and proposed to the human, who alone retires it
-/// (`lessons::report_may_retire`). Each said in a notice. A lesson that cannot be read now
-/// is passed over.
+/// The earlier lessons this change resolves (the closing report names them, the task recalled
+/// them): those of the model's or the server's own words retired with why, to be written with the
+/// change, each kept in the change's record; one that holds a person's words left active and
+/// proposed to the human, who alone retires it
+/// ([`lessons::report_may_retire`](crate::lessons::report_may_retire)). Each said in a notice. A
+/// lesson that cannot be read now is passed over.
 fn retire_resolved(project: &Project, outcome: &mut machine::Outcome) -> Vec<Lesson> {
     let ids = crate::lessons::resolved(&outcome.effects, &outcome.session);
     if ids.is_empty() {

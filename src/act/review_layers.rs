@@ -9,13 +9,13 @@
 
 use super::method_files::Wrote;
 use crate::bmad_method::{review, Method};
-use crate::prompts::layers::{self, LAYER_MARK};
+use crate::prompts::review_layers::{self, LAYER_MARK};
 use crate::workflow::sections::{items_of, FINDINGS};
 use crate::workflow::{Effects, Session, Stage};
 
 /// Whether a submission on `before` is a review that must report each of its layers.
 pub(super) fn required(method: &Method, before: &Session) -> bool {
-    before.current_stage == Stage::Review && layers::required(method.install())
+    before.current_stage == Stage::Review && review_layers::required(method.install())
 }
 
 /// The built-in layers' files, written where the review of `after` is to be written now;
@@ -36,11 +36,11 @@ pub(super) fn write_layer_files(
     }
     let project = method.project();
     let mut notices = Vec::new();
-    for layer in layers::for_review(method, after) {
+    for layer in review_layers::for_review(method, after) {
         let (Some(text), Some(file)) = (layer.built_in, &layer.file) else {
             continue;
         };
-        let content = layers::file_text(text);
+        let content = review_layers::file_text(text);
         let ours = match project.read(file) {
             Ok(None) => true,
             Ok(Some(there)) if there == content => continue,

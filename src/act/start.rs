@@ -1,9 +1,9 @@
-//! Starting a task, the first change of a session: the first role's prompt is resolved
-//! before anything is written (an override that cannot be used refuses the call rather
-//! than leave a session without its prompt), a task of its own carries the lessons of
-//! earlier tasks for that role, and the session is written, as a task or as the story of
-//! an approved sprint; a task of its own is offered to begin from the BMAD method's
-//! document of its first stage when the project has one (`bmad_method::begin`).
+//! Starting a task, the first change of a session: the first role's prompt is resolved before
+//! anything is written (an override that cannot be used refuses the call rather than leave a
+//! session without its prompt), a task of its own carries the lessons of earlier tasks for that
+//! role, and the session is written, as a task or as the story of an approved sprint; a task of its
+//! own is offered to begin from the BMAD method's document of its first stage when the project has
+//! one ([`bmad_method::begin`](crate::bmad_method::begin)).
 
 use chrono::Utc;
 

@@ -10,7 +10,7 @@
 //! `bmad-architecture`, `architecture/<run>/ARCHITECTURE-SPINE.md`; the epics at
 //! `epics.md`. A sharded document (`*prd*/index.md`) is not taken: its index is not the
 //! document. The server's own copies (`prd-<task>.md`, beginning with
-//! [`COPY_MARK`](super::findable::COPY_MARK)) are never offered nor taken.
+//! [`super::findable::COPY_MARK`]) are never offered nor taken.
 
 use chrono::{DateTime, Utc};
 

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use crate::files::Project;
 
-use super::merge::merge;
+use super::customize::customize;
 
 pub const MODULE_CONFIG: &str = "_bmad/bmm/config.yaml";
 pub const TEAM_CONFIG: &str = "_bmad/custom/config.toml";
@@ -109,7 +109,7 @@ pub fn read(project: &Project, notices: &mut Vec<String>) -> MethodSettings {
     let mut ours = toml::Table::new();
     for rel in [TEAM_CONFIG, PERSONAL_CONFIG] {
         if let Some(t) = super::read_toml(project, rel, notices) {
-            merge(&mut ours, t);
+            customize(&mut ours, t);
         }
     }
     let switch = |key: &str| {

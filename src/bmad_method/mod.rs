@@ -1,15 +1,15 @@
 //! The BMAD method as its installer (`bmad-method install`, v6) leaves it in a project,
-//! read as facts: what is installed and where (`manifest.rs`, the installer's tool table in
-//! `tools.rs`), each agent's persona as the base, the team and the person made it
-//! (`persona.rs`, by the method's merge rule in `merge.rs`), the method's settings
-//! (`settings.rs`), the confirmed documents placed where the method's own skills look
-//! for them (`findable.rs`), the documents its skills made, to begin a task from
-//! (`begin.rs`), the plan shared with the method: the approved sprints as its epics, their
-//! statuses in its `sprint-status.yaml` (`shared_plan/`), and its retrospective both ways:
+//! read as facts: what is installed and where ([`manifest`], the installer's tool table in
+//! [`tools`]), each agent's persona as the base, the team and the person made it
+//! ([`persona`], by the method's customization merge in [`customize`]), the method's
+//! settings ([`bmm_config`]), the confirmed documents placed where the method's own skills
+//! look for them ([`findable`]), the documents its skills made, to begin a task from
+//! ([`begin`]), the plan shared with the method: the approved sprints as its epics, their
+//! statuses in its `sprint-status.yaml` ([`shared_plan`]), and its retrospective both ways:
 //! its action items recalled in later role prompts, the lessons of a completed task offered
-//! to it (`retro/`), its code review's prompts and deferred-work ledger (`review.rs`), and
+//! to it ([`retro`]), its code review's prompts and deferred-work ledger ([`review`]), and
 //! the templates its planning skills write the PRD and the architecture spine in
-//! (`template.rs`).
+//! ([`template`]).
 //!
 //! Everything here is read through the project's confined, bounded reader, and what it
 //! says is the project's text: shown to a model only as facts, clipped and labelled, never
@@ -22,9 +22,9 @@ use crate::files::{Project, ReadProblem};
 
 pub mod begin;
 pub mod bmm_config;
+pub mod customize;
 pub mod findable;
 pub mod manifest;
-pub mod merge;
 pub mod once;
 pub mod persona;
 pub mod retro;
@@ -160,7 +160,7 @@ impl Top {
 /// The project's v6 install, if it has one: from its manifests, else (no manifest, or a
 /// damaged one) from the skill folders the installer writes; `None` when there is neither.
 /// Read through [`Method`], once a call.
-fn discover(project: &Project) -> Option<Install> {
+fn find_install(project: &Project) -> Option<Install> {
     let top = Top::of(project);
     if !top.may_hold("_bmad") && !tools::all_folders().iter().any(|f| top.may_hold(f)) {
         return None;
@@ -320,7 +320,7 @@ mod tests {
     #[test]
     fn only_folders_present_at_the_top_are_looked_in() {
         let (dir, project) = crate::files::project::tests::project();
-        assert!(discover(&project).is_none());
+        assert!(find_install(&project).is_none());
         std::fs::create_dir_all(dir.path().join(".claude/skills/bmad-agent-pm")).unwrap();
         let top = Top::of(&project);
         assert!(top.may_hold(".claude/skills") && !top.may_hold(".agents/skills"));
@@ -328,7 +328,7 @@ mod tests {
         let found = skill_folders(&project, &[], &top);
         assert_eq!(found.get("bmad-agent-pm"), Some(&".claude/skills"));
         assert!(Top(None).may_hold(".agents/skills"));
-        let install = discover(&project).expect("a partial install, from its skills folder");
+        let install = find_install(&project).expect("a partial install, from its skills folder");
         assert_eq!(install.skills.len(), 1);
     }
 }

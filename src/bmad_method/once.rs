@@ -73,7 +73,7 @@ impl Method {
         &self.project
     }
 
-    /// The project's v6 install, read at the first call of this (see [`super::discover`]),
+    /// The project's v6 install, read at the first call of this (see [`super::find_install`]),
     /// or as an earlier call read it when none of its files changed since.
     pub fn install(&self) -> Option<&Install> {
         self.install
@@ -85,7 +85,7 @@ impl Method {
                     }
                     return kept.install;
                 }
-                let (install, files) = logged(|| super::discover(&self.project));
+                let (install, files) = logged(|| super::find_install(&self.project));
                 let generation = keep(&self.project, self.now, files, install.clone());
                 self.generation.set(generation);
                 install

@@ -9,7 +9,7 @@ use toml::{Table, Value};
 use crate::files::Project;
 use crate::workflow::{Stage, Track};
 
-use super::{merge::merge, Install};
+use super::{customize::customize, Install};
 
 /// The most characters of one persona value (a role, a principle, a fact) kept.
 const MAX_VALUE_CHARS: usize = 600;
@@ -76,7 +76,7 @@ pub fn agents(project: &Project, install: &Install, notices: &mut Vec<String>) -
             format!("_bmad/custom/{}.user.toml", skill.name),
         ] {
             if let Some(over) = super::read_toml(project, &rel, notices) {
-                merge(&mut merged, over);
+                customize(&mut merged, over);
                 files.push(rel);
             }
         }

@@ -59,7 +59,7 @@ fn template_path(method: &Method, install: &Install, skill: &str, key: &str) -> 
         format!("_bmad/custom/{skill}.user.toml"),
     ] {
         if let Some(over) = super::read_toml(project, &rel, &mut notices) {
-            super::merge::merge(&mut merged, over);
+            super::customize::customize(&mut merged, over);
         }
     }
     let file = merged.get("workflow")?.get(key)?.as_str()?.trim();

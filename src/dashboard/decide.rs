@@ -1,12 +1,11 @@
-//! The human's decisions on the page: answer, confirm, approve a scope, reject with
-//! feedback (comments anchored to lines of the document or on the whole of it, quoted by
-//! the server from the version the page showed, and the earlier round's threads as the
-//! page marked them), accept a failing verdict's risk, approve a waiting
-//! `.bmad/config.toml`, retire or restore a lesson. Each takes the one path of a human's
-//! decision (`act::human`), recorded `decided_by: human`, `via: dashboard`, bound to the
-//! digest the page showed: a document that changed since is refused (409, with the digest
-//! now), and the page shows the new version. A connection that comes from an assistant's
-//! shell is refused.
+//! The human's decisions on the page: answer, confirm, approve a scope, reject with feedback
+//! (comments anchored to lines of the document or on the whole of it, quoted by the server from the
+//! version the page showed, and the earlier round's threads as the page marked them), accept a
+//! failing verdict's risk, approve a waiting `.bmad/config.toml`, retire or restore a lesson. Each
+//! takes the one path of a human's decision ([`act::human`](crate::act::human)), recorded
+//! `decided_by: human`, `via: dashboard`, bound to the digest the page showed: a document that
+//! changed since is refused (409, with the digest now), and the page shows the new version. A
+//! connection that comes from an assistant's shell is refused.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -18,7 +17,7 @@ use crate::act::human::{self, Asking, Decided};
 use crate::act::Handover;
 use crate::code::clip;
 use crate::policy;
-use crate::process_origin::{self, procs, Host};
+use crate::process_origin::{self, procs, HostRole};
 use crate::server::reply;
 use crate::store::{SessionKey, Store};
 use crate::workflow::{Action, Command, Provenance, Via};
@@ -117,7 +116,7 @@ pub fn provenance(peer: Option<SocketAddr>) -> Result<Provenance, String> {
     if chain.is_empty() {
         return Err("the process at this connection's other end could not be found: a decision on the dashboard is the human's, from their own browser, and is kept only with the process it came from".into());
     }
-    if let Some(why) = process_origin::behind(&chain, Host::IsTheAssistant) {
+    if let Some(why) = process_origin::behind(&chain, HostRole::IsTheAssistant) {
         return Err(format!(
             "this connection comes from an assistant's process ({why}): a decision on the dashboard is the human's, from their own browser"
         ));

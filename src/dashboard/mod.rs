@@ -1,13 +1,13 @@
-//! The human's dashboard: a page in their own browser to read every task, compare the
-//! rounds of a document, see the audit and the checks, and decide, on the same files and
-//! rules as every other channel. `bmad-mcp dashboard` serves it alone on loopback;
-//! `serve --http` serves it beside `/mcp`. Either prints an address with a one-time key,
-//! and a new one only when Enter is pressed in its own terminal (a signal, which any of the
-//! user's processes can send, the assistant's shell among them, prints none); everything
-//! else is refused ([`guard`]), and every browser that signs in is shown on the page. Documents are untrusted and
-//! rendered so that nothing in them can run ([`render`]); the page updates when files
-//! change ([`events`]); decisions go through `act::human` recorded `via: dashboard`
-//! ([`decide`]). Every asset is embedded in the binary: it works offline.
+//! The human's dashboard: a page in their own browser to read every task, compare the rounds of a
+//! document, see the audit and the checks, and decide, on the same files and rules as every other
+//! channel. `bmad-mcp dashboard` serves it alone on loopback; `serve --http` serves it beside
+//! `/mcp`. Either prints an address with a one-time key, and a new one only when Enter is pressed
+//! in its own terminal (a signal, which any of the user's processes can send, the assistant's shell
+//! among them, prints none); everything else is refused ([`guard`]), and every browser that signs
+//! in is shown on the page. Documents are untrusted and rendered so that nothing in them can run
+//! ([`render`]); the page updates when files change ([`events`]); decisions go through
+//! [`act::human`](crate::act::human) recorded `via: dashboard` ([`decide`]). Every asset is
+//! embedded in the binary: it works offline.
 //!
 //! A project it serves gets `.bmad-task/dashboard.json` (the page's address, without the
 //! secret, and this process's id), so that a reply asking the human to decide carries

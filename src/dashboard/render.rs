@@ -1,10 +1,10 @@
-//! Untrusted text made safe to show: every document, answer and check output was written
-//! by a model or a process. Markdown is rendered by pulldown-cmark with its raw HTML turned
-//! into text, links kept only for `http`, `https`, `mailto` and in-page anchors, and images
-//! never loaded (their alternative text and address are shown instead). Diffs between
-//! rounds come from `similar`'s line diff, every line escaped. The page's
-//! Content-Security-Policy (`guard.rs`) is the second wall: even a mistake here could not
-//! run a script.
+//! Untrusted text made safe to show: every document, answer and check output was written by a model
+//! or a process. Markdown is rendered by pulldown-cmark with its raw HTML turned into text, links
+//! kept only for `http`, `https`, `mailto` and in-page anchors, and images never loaded (their
+//! alternative text and address are shown instead). Diffs between rounds come from `similar`'s line
+//! diff, every line escaped. The page's Content-Security-Policy
+//! ([`guard.rs`](crate::dashboard::guard)) is the second wall: even a mistake here could not run a
+//! script.
 
 use pulldown_cmark::{CowStr, Event, Options, Parser, Tag, TagEnd};
 use similar::{ChangeTag, TextDiff};

@@ -29,7 +29,7 @@ const QUOTED: usize = 120;
 const MAX_FILES: usize = 10_000;
 
 /// How the page reads a project's text: as much of it as is shown.
-pub type Read = fn(&Project, &str) -> Option<String>;
+pub type TextReader = fn(&Project, &str) -> Option<String>;
 
 /// One submission of a stage's document, as the history records it. Its file is read
 /// only when asked: the page shows a few rounds, and of the others needs at most the
@@ -62,7 +62,7 @@ impl Draft {
 
     /// The document as the server read it from the submission; `None` when the file
     /// cannot be read.
-    pub fn text(&self, project: &Project, read: Read) -> Option<String> {
+    pub fn text(&self, project: &Project, read: TextReader) -> Option<String> {
         let text = self.read_text(project, read);
         // Already set: the same file's digest, computed before.
         let _ = self.sha256.set(text.as_deref().map(sha256_hex));
@@ -70,13 +70,13 @@ impl Draft {
     }
 
     /// The SHA-256 of [`Draft::text`], read once.
-    pub fn sha256(&self, project: &Project, read: Read) -> Option<&str> {
+    pub fn sha256(&self, project: &Project, read: TextReader) -> Option<&str> {
         self.sha256
             .get_or_init(|| self.read_text(project, read).as_deref().map(sha256_hex))
             .as_deref()
     }
 
-    fn read_text(&self, project: &Project, read: Read) -> Option<String> {
+    fn read_text(&self, project: &Project, read: TextReader) -> Option<String> {
         let kept = read(project, &self.path)?;
         Some(
             submission::read(self.stage, &kept)
@@ -213,7 +213,7 @@ pub fn view(
     stage: Stage,
     current: &str,
     found: &(Vec<Draft>, usize),
-    read: Read,
+    read: TextReader,
     most: usize,
 ) -> (Vec<Value>, Option<String>) {
     let unrecorded = found.1;

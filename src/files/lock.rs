@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 pub const LOCK_FILE: &str = ".bmad-task/.lock";
 
 /// How long a change waits for the lock by default (`BMAD_LOCK_WAIT_SECS` changes it:
-/// `settings::Acting::lock_wait`).
+/// [`settings::Acting::lock_wait`](crate::settings::Acting::lock_wait)).
 pub const DEFAULT_LOCK_WAIT: Duration = Duration::from_secs(10);
 
 /// The held lock; released when dropped (the file is closed).

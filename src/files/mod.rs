@@ -20,7 +20,7 @@ mod write;
 
 pub use lock::{Held, DEFAULT_LOCK_WAIT, LOCK_FILE};
 pub use look::{Look, Tree};
-pub use project::{discover, DefaultRoot, Project};
+pub use project::{find_project, DefaultRoot, Project};
 pub use read::{may_read_in_project, read_text, FolderTexts, ReadProblem, MAX_READ_BYTES};
 pub use roots::Roots;
 pub use stamp::{now_nanos, Stamp};

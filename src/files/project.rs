@@ -116,13 +116,14 @@ pub const WORKING_DIRECTORY: &str = "the server's working directory";
 const NAME_THE_PROJECT: &str = "name the project: give `cwd` (its absolute path) in the call, or set BMAD_PROJECT_ROOT (or CLAUDE_PROJECT_DIR) in the server's environment";
 
 impl DefaultRoot {
-    /// The project the working directory is in (see [`discover`]): the default root when
-    /// the settings name none (`settings::Settings::default_root`).
+    /// The project the working directory is in (see [`find_project`]): the default root when the
+    /// settings name none
+    /// ([`settings::Settings::default_root`](crate::settings::Settings::default_root)).
     pub fn working_directory() -> DefaultRoot {
         DefaultRoot {
             source_name: WORKING_DIRECTORY,
             value: std::env::current_dir()
-                .map(|p| discover(&p).display().to_string())
+                .map(|p| find_project(&p).display().to_string())
                 .unwrap_or_default(),
         }
     }
@@ -132,7 +133,7 @@ impl DefaultRoot {
 /// (itself included) that holds `.bmad-task/`, else the nearest that holds `.git`, else
 /// the directory itself. A host started in a subfolder so shares the project's state
 /// instead of starting a second `.bmad-task/` there.
-pub fn discover(start: &Path) -> PathBuf {
+pub fn find_project(start: &Path) -> PathBuf {
     let holding = |name: &str, dir_only: bool| {
         start
             .ancestors()

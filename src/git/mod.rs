@@ -1,28 +1,28 @@
 //! The project's git repository, asked through the `git` binary (never a shell, its output
-//! bounded): who the human is (`user.name`, `user.email`, or `BMAD_OWNER`), the branch,
-//! the commit checked out, and which files changed since a commit. Everything here is
-//! optional: without git installed, outside a repository, on a branch with no commit yet,
-//! or when git fails, the answer is `None` and the workflow goes on without it. It reads the
-//! repository (`GIT_OPTIONAL_LOCKS=0`: not even the index's stat cache is written), and
-//! runs no command the repository's config names (a file-system monitor, an external diff,
-//! a clean filter, a hook). The one thing it writes is a claim (`claim.rs`): a commit
-//! object and a ref under `refs/bmad/claims/`, pushed to the team's remote (kept under
-//! `refs/bmad/pending/` until a fetch reaches the remote when it could not be; and, when a
-//! human releases one, its record under `refs/bmad/released/`: `board.rs`); the work tree,
-//! the index and the branches are never touched. `bmad-mcp init` also sets the merge
-//! driver of the method's sprint status in the clone's own config, and the driver runs
-//! git's line merge on texts it is handed (`merge_driver.rs`).
+//! bounded): who the human is (`user.name`, `user.email`, or `BMAD_OWNER`), the branch, the commit
+//! checked out, and which files changed since a commit. Everything here is optional: without git
+//! installed, outside a repository, on a branch with no commit yet, or when git fails, the answer
+//! is `None` and the workflow goes on without it. It reads the repository (`GIT_OPTIONAL_LOCKS=0`:
+//! not even the index's stat cache is written), and runs no command the repository's config names
+//! (a file-system monitor, an external diff, a clean filter, a hook). The one thing it writes is a
+//! claim ([`claim.rs`](crate::git::claim)): a commit object and a ref under `refs/bmad/claims/`,
+//! pushed to the team's remote (kept under `refs/bmad/pending/` until a fetch reaches the remote
+//! when it could not be; and, when a human releases one, its record under `refs/bmad/released/`:
+//! [`board.rs`](crate::git::board)); the work tree, the index and the branches are never touched.
+//! `bmad-mcp init` also sets the merge driver of the method's sprint status in the clone's own
+//! config, and the driver runs git's line merge on texts it is handed
+//! ([`merge_driver.rs`](crate::git::merge_driver)).
 
+mod blobs;
 mod board;
 mod claim;
-mod content;
 mod file_history;
 mod merge_driver;
 mod resolve;
 
+pub use blobs::{blob_id, GitPath};
 pub use board::{Board, RemoteRef, RELEASED};
 pub use claim::{pending_ref, Claim, CLAIMS, NETWORK_DEADLINE, PENDING};
-pub use content::{blob_id, GitPath};
 pub use file_history::{Commit, LastChange};
 pub use merge_driver::{merge_bytes, merge_text, set_driver};
 pub use resolve::Side;
@@ -529,18 +529,18 @@ impl Repo {
         }
         let in_head = head_blob.bytes().any(|b| b != b'0');
         let path = GitPath::new(path.to_vec());
-        let now = content::ids(&self.top, &[path], head_blob.len() == 64).pop();
+        let now = blobs::ids(&self.top, &[path], head_blob.len() == 64).pop();
         now.flatten().as_deref() != in_head.then_some(head_blob)
     }
 
     /// The blob id git would give each file's content in the work tree, unfiltered (as
     /// `git hash-object --no-filters` does), in order, read within bounds
-    /// (`content::ids`: a link's own id, a FIFO or a device named, a large file by its
+    /// (`blobs::ids`: a link's own id, a FIFO or a device named, a large file by its
     /// size and time); `None` for a file that is not there. Computed here, without git:
     /// `like` is a commit id of the repository, whose length says the hash (SHA-1 ids
     /// have 40 digits, SHA-256 ones 64).
     pub fn blob_ids(&self, paths: &[GitPath], like: &str) -> Vec<Option<String>> {
-        content::ids(&self.dir, paths, like.len() == 64)
+        blobs::ids(&self.dir, paths, like.len() == 64)
     }
 
     /// What is compared to tell whether the checkout may have changed: HEAD's text, and

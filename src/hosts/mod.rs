@@ -1,11 +1,11 @@
-//! Every host this server knows, in one table ([`HOSTS`]): what each declares as an MCP
-//! client, what its model reads of a reply and what its person sees of one in each mode
-//! ([`Client`], [`OnScreen`]), what it may run in the person's place when its dialog
-//! opens ([`DialogHooks`]; Claude Code's, read from its settings files: [`hooks`]), the
-//! marks its shell tool leaves and the programs it runs as
-//! ([`Shell`]), and where it keeps its MCP servers for `bmad-mcp setup` ([`Config`]). Adding a host is adding a row here; the server's replies
-//! (`server::per_host`), the rule that refuses a decision under an assistant
-//! (`assistant`, through [`recognise`]), `bmad-mcp setup` and `docs/hosts.md` (rendered
+//! Every host this server knows, in one table ([`HOSTS`]): what each declares as an MCP client,
+//! what its model reads of a reply and what its person sees of one in each mode ([`Client`],
+//! [`OnScreen`]), what it may run in the person's place when its dialog opens ([`DialogHooks`];
+//! Claude Code's, read from its settings files: [`hooks`]), the marks its shell tool leaves and the
+//! programs it runs as ([`Shell`]), and where it keeps its MCP servers for `bmad-mcp setup`
+//! ([`Config`]). Adding a host is adding a row here; the server's replies
+//! ([`server::per_host`](crate::server::per_host)), the rule that refuses a decision under an
+//! assistant (`assistant`, through [`recognise`]), `bmad-mcp setup` and `docs/hosts.md` (rendered
 //! from this table by a test) all read it. A leaf: it names nothing of the crate.
 
 pub mod hooks;
@@ -132,13 +132,13 @@ pub struct Client {
     pub limits: &'static str,
     /// What its person sees, per mode.
     pub screens: &'static [OnScreen],
-    /// Its own slash commands that share a name with one of the server's MCP prompts: it
-    /// renames such a prompt on every start, saying so (Gemini CLI's `/resume`), so the
-    /// server offers that prompt to it under another name (`server::mcp_prompts`).
+    /// Its own slash commands that share a name with one of the server's MCP prompts: it renames
+    /// such a prompt on every start, saying so (Gemini CLI's `/resume`), so the server offers that
+    /// prompt to it under another name ([`server::mcp_prompts`](crate::server::mcp_prompts)).
     pub commands: &'static [&'static str],
     /// The argument that marks its long-lived server process, which runs its MCP servers
     /// and outlives the person's session (Codex CLI's `app-server` daemon): under it, the
-    /// server ends with the host's interface in its project (`stdio::host`).
+    /// server ends with the host's interface in its project ([`stdio::host`](crate::stdio::host)).
     pub daemon: Option<&'static str>,
 }
 

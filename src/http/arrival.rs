@@ -1,14 +1,14 @@
-//! A POST body's arrival. rmcp reads a body only after it has checked `Host`, `Origin` and
-//! the media types, and refused a request that fails them; so the body handed to it reads
-//! the client only when rmcp reads it, and nothing of a refused request's body is read or
-//! counted. On rmcp's first read the body takes its share of the budget that the bodies
-//! being read at once share (`BMAD_HTTP_BODIES_BYTES`: its announced length, or the largest
-//! message when it announces none), must arrive whole within `BMAD_HTTP_REQUEST_SECS`, and
-//! is vetted as a stdio line is (`jsonrpc::answer_for`) before rmcp parses it. A body over
-//! the message limit is handed on as soon as it is over, and rmcp's own limit refuses it
-//! (413). What the arrival refuses reaches rmcp as a failed read, and the answer rmcp gives
-//! that (500) is replaced here by the refusal: 503 (no room in the budget in time), 408
-//! (not in time), or 400 with the JSON-RPC error that names the request's own id.
+//! A POST body's arrival. rmcp reads a body only after it has checked `Host`, `Origin` and the
+//! media types, and refused a request that fails them; so the body handed to it reads the client
+//! only when rmcp reads it, and nothing of a refused request's body is read or counted. On rmcp's
+//! first read the body takes its share of the budget that the bodies being read at once share
+//! (`BMAD_HTTP_BODIES_BYTES`: its announced length, or the largest message when it announces none),
+//! must arrive whole within `BMAD_HTTP_REQUEST_SECS`, and is vetted as a stdio line is
+//! ([`jsonrpc::answer_for`](crate::jsonrpc::answer_for)) before rmcp parses it. A body over the
+//! message limit is handed on as soon as it is over, and rmcp's own limit refuses it (413). What
+//! the arrival refuses reaches rmcp as a failed read, and the answer rmcp gives that (500) is
+//! replaced here by the refusal: 503 (no room in the budget in time), 408 (not in time), or 400
+//! with the JSON-RPC error that names the request's own id.
 //!
 //! Why not tower-http's `RequestBodyTimeoutLayer` and tower's `ConcurrencyLimitLayer`: the
 //! first restarts its timer at every frame, so a body sent a byte at a time would never be

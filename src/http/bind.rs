@@ -1,11 +1,11 @@
-//! A session belongs to the process that opened it. rmcp's `LocalSessionManager` routes
-//! every POST by its `Mcp-Session-Id` alone, and matches a client's response to the
-//! server's request by the request's id, which it numbers from 0: anyone holding a
-//! session's id could answer that client's pending `elicitation/create` (the human's
-//! dialog) for it. So the process at the other end of the connection that opened the
-//! session (found from its socket, `process_origin::procs`) is kept, and a request naming the
-//! session from a connection another process holds is refused with 403. The owner's own
-//! new connections (an answer arrives on one) pass.
+//! A session belongs to the process that opened it. rmcp's `LocalSessionManager` routes every POST
+//! by its `Mcp-Session-Id` alone, and matches a client's response to the server's request by the
+//! request's id, which it numbers from 0: anyone holding a session's id could answer that client's
+//! pending `elicitation/create` (the human's dialog) for it. So the process at the other end of the
+//! connection that opened the session (found from its socket,
+//! [`process_origin::procs`](crate::process_origin::procs)) is kept, and a request naming the
+//! session from a connection another process holds is refused with 403. The owner's own new
+//! connections (an answer arrives on one) pass.
 //!
 //! Every doubt is a refusal: a session whose opener cannot be found is closed at once
 //! (403), a request whose peer cannot be found is refused (403), and a session this server

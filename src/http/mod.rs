@@ -104,7 +104,7 @@ pub async fn listen(plan: Plan) -> std::io::Result<Listening> {
     })
 }
 
-pub fn runtime(builder: &mut tokio::runtime::Builder) -> Option<tokio::runtime::Runtime> {
+fn runtime(builder: &mut tokio::runtime::Builder) -> Option<tokio::runtime::Runtime> {
     match builder.enable_all().build() {
         Ok(rt) => Some(rt),
         Err(e) => {

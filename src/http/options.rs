@@ -5,7 +5,7 @@
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 
-use crate::files::{discover, Roots};
+use crate::files::{find_project, Roots};
 
 /// Where `--http` without an address listens.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:8765";
@@ -101,7 +101,7 @@ impl ServeArgs {
         let roots = if self.roots.is_empty() {
             let here = std::env::current_dir()
                 .map_err(|e| format!("cannot read the working directory: {e}; give --root"))?;
-            vec![discover(&here)]
+            vec![find_project(&here)]
         } else {
             self.roots.clone()
         };

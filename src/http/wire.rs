@@ -1,7 +1,7 @@
-//! An error rmcp answers as JSON (a header that does not match the body, an unsupported
-//! version) cut to size (`server::bounded_errors::bound`, docs/spec.md §12), where it
-//! quoted a 1 MB value whole. A POST body that is no request rmcp can serve is answered before rmcp sees
-//! it (`arrival`).
+//! An error rmcp answers as JSON (a header that does not match the body, an unsupported version)
+//! cut to size ([`server::bounded_errors::bound`](crate::server::bounded_errors::bound),
+//! docs/spec.md §12), where it quoted a 1 MB value whole. A POST body that is no request rmcp can
+//! serve is answered before rmcp sees it (`arrival`).
 
 use axum::body::Body;
 use axum::extract::Request;

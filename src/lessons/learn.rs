@@ -266,7 +266,7 @@ pub fn resolved(did: &Effects, after: &Session) -> Vec<String> {
 /// `source`'s: only one of the model's or the server's own (`host`, `report`, `server`).
 /// A lesson that holds a person's words (`human`, and `file`, which anyone may have
 /// written) stays active: the line proposes it, and only the human retires it, in the
-/// terminal or on the dashboard (`act::human::lesson`).
+/// terminal or on the dashboard ([`act::human::lesson`](crate::act::human::lesson)).
 pub fn report_may_retire(source: Source) -> bool {
     matches!(source, Source::Host | Source::Report | Source::Server)
 }

@@ -1,13 +1,13 @@
-//! Lessons: what went wrong in earlier work, kept for the team in `.bmad/lessons/` (one
-//! plain-text file per lesson, `format.rs`), recorded where a decision shows a mistake
-//! (`learn.rs`: a rejection's feedback, a failed review or check, an accepted risk, an
-//! answer that corrected an assumption, or a lesson the host remembers), and recalled into
-//! the role prompts that may repeat it (`recall.rs`, ranked with BM25). docs/lessons.md
-//! describes the format, the ranking and the commands.
+//! Lessons: what went wrong in earlier work, kept for the team in `.bmad/lessons/` (one plain-text
+//! file per lesson, [`format.rs`](crate::lessons::format)), recorded where a decision shows a
+//! mistake ([`learn.rs`](crate::lessons::learn): a rejection's feedback, a failed review or check,
+//! an accepted risk, an answer that corrected an assumption, or a lesson the host remembers), and
+//! recalled into the role prompts that may repeat it ([`recall.rs`](crate::lessons::recall), ranked
+//! with BM25). docs/lessons.md describes the format, the ranking and the commands.
 //!
-//! Reading goes through the project's confined, bounded reader; a damaged file is reported
-//! and skipped, never fatal (`disk.rs`). Lessons are read only when a prompt is rendered or
-//! a lesson is asked for: the server keeps none in memory.
+//! Reading goes through the project's confined, bounded reader; a damaged file is reported and
+//! skipped, never fatal ([`disk.rs`](crate::lessons::disk)). Lessons are read only when a prompt is
+//! rendered or a lesson is asked for: the server keeps none in memory.
 
 mod disk;
 mod format;

@@ -1,6 +1,6 @@
-//! What the policy admits: which decisions it keeps for the human and which checks a
-//! submission needs run (as last approved), both decided under the lock on the session as
-//! stored (`crate::act` then runs the checks outside it); and approving a new version of
+//! What the policy admits: which decisions it keeps for the human and which checks a submission
+//! needs run (as last approved), both decided under the lock on the session as stored
+//! ([`crate::act`] then runs the checks outside it); and approving a new version of
 //! `.bmad/config.toml`.
 
 use chrono::{DateTime, Utc};

@@ -1,8 +1,8 @@
-//! The hooks on the host's dialog the human approved (`bmad-mcp config approve`), kept as
-//! checks are: each hook's digest (`crate::hosts::hooks`), where it was written, what it
-//! runs, who approved it and when, in `.bmad-task/hooks-approved.json` of the approval's
-//! home (the clone's shared folder in git, as the config's approval). A hook found on the
-//! dialog and not in the record makes the dialog's answer not the human's.
+//! The hooks on the host's dialog the human approved (`bmad-mcp config approve`), kept as checks
+//! are: each hook's digest ([`crate::hosts::hooks`]), where it was written,
+//! what it runs, who approved it and when, in `.bmad-task/hooks-approved.json` of the approval's
+//! home (the clone's shared folder in git, as the config's approval). A hook found on the dialog
+//! and not in the record makes the dialog's answer not the human's.
 
 use serde::{Deserialize, Serialize};
 

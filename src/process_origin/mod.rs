@@ -3,15 +3,15 @@
 //! word for the human's, and the reading of processes from `/proc` it works on
 //! ([`procs`]).
 //!
-//! An assistant's shell tool (Claude Code's Bash tool, Codex's, Gemini CLI's, opencode's
-//! and Copilot CLI's shell tools) can run anything the user can; what it cannot hide is
-//! being an ancestor of what it runs: a process that is the host itself (by the file it
-//! executes), or that carries a host's mark in its environment (`CLAUDECODE`, `CODEX_CI`,
-//! `GEMINI_CLI=1`, `OPENCODE=1`, `COPILOT_CLI=1`: every host's, listed once in the hosts table, `crate::hosts`).
-//! The mark is read from each ancestor, where a command cannot unset it for itself, and
-//! before what the process is: a process that carries a mark is never the host's own. Nor
-//! is a process with a marked ancestor: a host is started by the human, never from a host's
-//! shell tool, so a program the model copied under a host's file name and started with the
+//! An assistant's shell tool (Claude Code's Bash tool, Codex's, Gemini CLI's, opencode's and
+//! Copilot CLI's shell tools) can run anything the user can; what it cannot hide is being an
+//! ancestor of what it runs: a process that is the host itself (by the file it executes), or that
+//! carries a host's mark in its environment (`CLAUDECODE`, `CODEX_CI`, `GEMINI_CLI=1`,
+//! `OPENCODE=1`, `COPILOT_CLI=1`: every host's, listed once in the hosts table,
+//! [`crate::hosts`]). The mark is read from each ancestor, where a command cannot
+//! unset it for itself, and before what the process is: a process that carries a mark is never the
+//! host's own. Nor is a process with a marked ancestor: a host is started by the human, never from
+//! a host's shell tool, so a program the model copied under a host's file name and started with the
 //! mark removed (`env -u CLAUDECODE ./bin/claude`) is still the shell's.
 //!
 //! A mark can be erased where the shell replaces itself (`exec env -u CLAUDECODE client`,
@@ -29,7 +29,7 @@ pub use procs::{chain, own_parent, settings_of, socket_owner, Proc, SettingsOf};
 
 /// What the host's own process means in a chain: the one way the channels' rules differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Host {
+pub enum HostRole {
     /// The host is the assistant: a chain that holds it is the assistant's (the terminal
     /// commands and the dashboard, which a human reaches from their own terminal or
     /// browser, never through the host).
@@ -114,23 +114,23 @@ impl Found {
 /// carries a mark, since no host is started from a shell tool. Where the host asks the
 /// human, the host's own connection is the chain's first process: a host further up means
 /// the first process is one its shell tool started.
-pub fn found(chain: &[Proc], host: Host) -> Option<Found> {
+pub fn found(chain: &[Proc], host: HostRole) -> Option<Found> {
     for (i, p) in chain.iter().enumerate() {
         if let Some(found) = marked(p, None) {
             return Some(found);
         }
         let Some(name) = p.host else { continue };
         return match host {
-            Host::IsTheAssistant => Some(Found::Host {
+            HostRole::IsTheAssistant => Some(Found::Host {
                 host: name,
                 label: p.label.clone(),
             }),
-            Host::AsksTheHuman if i > 0 => Some(Found::Under {
+            HostRole::AsksTheHuman if i > 0 => Some(Found::Under {
                 host: name,
                 host_label: p.label.clone(),
                 label: chain[0].label.clone(),
             }),
-            Host::AsksTheHuman => above_the_host(p, &chain[1..]),
+            HostRole::AsksTheHuman => above_the_host(p, &chain[1..]),
         };
     }
     None
@@ -170,7 +170,7 @@ fn marked(p: &Proc, posing: Option<&Proc>) -> Option<Found> {
 }
 
 /// Why `chain` is an assistant's ([`found`]); `None` when it is not.
-pub fn behind(chain: &[Proc], host: Host) -> Option<String> {
+pub fn behind(chain: &[Proc], host: HostRole) -> Option<String> {
     found(chain, host).map(|f| f.why())
 }
 
@@ -184,7 +184,7 @@ pub fn behind_this_process(chain: &[Proc]) -> Option<String> {
             crate::hosts::recognise::mark_of(name.as_encoded_bytes(), value.as_encoded_bytes())
         })
         .map(|mark| format!("{mark} in this command's environment"));
-    own.or_else(|| behind(chain, Host::IsTheAssistant))
+    own.or_else(|| behind(chain, HostRole::IsTheAssistant))
 }
 
 /// [`behind_this_process`], reading this process's ancestors.
@@ -213,16 +213,16 @@ mod tests {
             p("claude (pid 2)", true, false),
             p("zsh (pid 1)", false, false),
         ];
-        assert_eq!(behind(&direct, Host::AsksTheHuman), None);
+        assert_eq!(behind(&direct, HostRole::AsksTheHuman), None);
         assert_eq!(
-            behind(&direct, Host::IsTheAssistant).as_deref(),
+            behind(&direct, HostRole::IsTheAssistant).as_deref(),
             Some("Claude Code is claude (pid 2)")
         );
         let shell = [
             p("bash (pid 3)", false, true),
             p("claude (pid 2)", true, false),
         ];
-        for host in [Host::AsksTheHuman, Host::IsTheAssistant] {
+        for host in [HostRole::AsksTheHuman, HostRole::IsTheAssistant] {
             assert_eq!(
                 behind(&shell, host).as_deref(),
                 Some("CLAUDECODE in the environment of bash (pid 3)")
@@ -236,18 +236,18 @@ mod tests {
             p("bash (pid 0)", false, true),
         ];
         assert_eq!(
-            behind(&above, Host::AsksTheHuman).as_deref(),
+            behind(&above, HostRole::AsksTheHuman).as_deref(),
             Some("CLAUDECODE in the environment of bash (pid 0), which started claude (pid 2): no host is started from a shell tool")
         );
         assert_eq!(
-            found(&above, Host::AsksTheHuman).unwrap().shell_of(),
+            found(&above, HostRole::AsksTheHuman).unwrap().shell_of(),
             Some("Claude Code")
         );
         let human = [
             p("firefox (pid 9)", false, false),
             p("init (pid 1)", false, false),
         ];
-        assert_eq!(behind(&human, Host::IsTheAssistant), None);
+        assert_eq!(behind(&human, HostRole::IsTheAssistant), None);
     }
 
     #[test]
@@ -271,12 +271,12 @@ mod tests {
                 proc("node (pid 2)", Some(host), None),
             ];
             let why = format!("{mark} in the environment of bash (pid 3)");
-            assert_eq!(behind(&shell, Host::AsksTheHuman), Some(why.clone()));
-            assert_eq!(behind(&shell, Host::IsTheAssistant), Some(why));
+            assert_eq!(behind(&shell, HostRole::AsksTheHuman), Some(why.clone()));
+            assert_eq!(behind(&shell, HostRole::IsTheAssistant), Some(why));
             let direct = [proc("node (pid 2)", Some(host), None)];
-            assert_eq!(behind(&direct, Host::AsksTheHuman), None);
+            assert_eq!(behind(&direct, HostRole::AsksTheHuman), None);
             assert_eq!(
-                behind(&direct, Host::IsTheAssistant),
+                behind(&direct, HostRole::IsTheAssistant),
                 Some(format!("{host} is node (pid 2)"))
             );
         }
@@ -295,7 +295,7 @@ mod tests {
             mark: Some("GEMINI_CLI=1".into()),
         };
         let chain = [posing, p("bash (pid 4)", false, true)];
-        for host in [Host::AsksTheHuman, Host::IsTheAssistant] {
+        for host in [HostRole::AsksTheHuman, HostRole::IsTheAssistant] {
             let found = found(&chain, host).expect("the shell's");
             assert_eq!(found.shell_of(), Some("Gemini CLI"));
             assert_eq!(
@@ -305,8 +305,8 @@ mod tests {
         }
         // The host's own process, unmarked, is no shell's.
         let direct = [p("claude (pid 2)", true, false)];
-        assert_eq!(found(&direct, Host::AsksTheHuman), None);
-        let own = found(&direct, Host::IsTheAssistant).unwrap();
+        assert_eq!(found(&direct, HostRole::AsksTheHuman), None);
+        let own = found(&direct, HostRole::IsTheAssistant).unwrap();
         assert_eq!(own.shell_of(), None);
     }
 
@@ -322,7 +322,7 @@ mod tests {
             p("claude (pid 2)", true, false),
             p("zsh (pid 1)", false, false),
         ];
-        let found = found(&exec, Host::AsksTheHuman).expect("the shell's");
+        let found = found(&exec, HostRole::AsksTheHuman).expect("the shell's");
         assert_eq!(found.shell_of(), Some("Claude Code"));
         assert!(
             found.why().starts_with(
@@ -335,7 +335,7 @@ mod tests {
             p("claude (pid 5)", true, false),
             p("claude (pid 2)", true, false),
         ];
-        let found_copy = super::found(&copy, Host::AsksTheHuman).expect("the shell's");
+        let found_copy = super::found(&copy, HostRole::AsksTheHuman).expect("the shell's");
         assert_eq!(found_copy.shell_of(), Some("Claude Code"));
         let launched = |host: &'static str| {
             [
@@ -359,17 +359,17 @@ mod tests {
             ]
         };
         assert_eq!(
-            super::found(&launched("Codex CLI"), Host::AsksTheHuman),
+            super::found(&launched("Codex CLI"), HostRole::AsksTheHuman),
             None
         );
         // The host's own process, under another host: started by that one.
         let mut nested = launched("Codex CLI").to_vec();
         nested.insert(2, p("claude (pid 9)", true, false));
-        let found_nested = super::found(&nested, Host::AsksTheHuman).expect("nested");
+        let found_nested = super::found(&nested, HostRole::AsksTheHuman).expect("nested");
         assert_eq!(found_nested.shell_of(), Some("Claude Code"));
         // Where the host is the assistant, the host anywhere is.
         assert!(matches!(
-            super::found(&exec, Host::IsTheAssistant),
+            super::found(&exec, HostRole::IsTheAssistant),
             Some(Found::Host { .. })
         ));
     }

@@ -1,9 +1,9 @@
 //! The processes behind a channel, read from `/proc` on Linux through `procfs`: a chain of
-//! processes from one up through its ancestors, whether each is an agent host or carries a
-//! host's mark in its environment (`CLAUDECODE`, `GEMINI_CLI=1`, … as the hosts table
-//! lists them, `crate::hosts`: hosts set them in their shell tool's shell), and the process
-//! holding the other end of a loopback TCP connection. The rule that reads them is the
-//! module's own ([`super::behind`]). Elsewhere than Linux nothing can be read.
+//! processes from one up through its ancestors, whether each is an agent host or carries a host's
+//! mark in its environment (`CLAUDECODE`, `GEMINI_CLI=1`, … as the hosts table lists them,
+//! [`crate::hosts`]: hosts set them in their shell tool's shell), and the process
+//! holding the other end of a loopback TCP connection. The rule that reads them is the module's own
+//! ([`super::behind`]). Elsewhere than Linux nothing can be read.
 
 #[cfg(target_os = "linux")]
 use procfs::process::{FDTarget, Process};

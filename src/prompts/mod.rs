@@ -1,9 +1,9 @@
-//! The role prompts and their rendering for a stage and round. Each role's file is the
-//! project's or the user's override, else the one built in (`prompts/<stage>.md`, embedded
-//! by the stage table): see `source.rs`. A prompt file has three sections, marked by HTML
+//! The role prompts and their rendering for a stage and round. Each role's file is the project's or
+//! the user's override, else the one built in (`prompts/<stage>.md`, embedded by the stage table):
+//! see [`source.rs`](crate::prompts::source). A prompt file has three sections, marked by HTML
 //! comments: `role` (always), `first` (the first submission of a stage) and `revise` (after
-//! answers, feedback or a below-gate score). Earlier documents are given as references
-//! (path, size, summary), never inlined.
+//! answers, feedback or a below-gate score). Earlier documents are given as references (path, size,
+//! summary), never inlined.
 
 use crate::workflow::evidence::CheckOutcome;
 use crate::workflow::session::{ContentRef, Session, StageRecord};
@@ -11,12 +11,12 @@ use crate::workflow::stage::{Engine, Stage};
 
 pub mod bmad;
 pub mod deferred;
-pub mod layers;
-mod round;
+mod repeat;
+pub mod review_layers;
 mod source;
 
-use round::{again, answer, new_answers_only, new_feedback_only};
-pub use round::{Round, REVISE_AGAIN, ROLE_FIRST, SENT_BEFORE};
+use repeat::{again, answer, new_answers_only, new_feedback_only};
+pub use repeat::{Repeat, REVISE_AGAIN, ROLE_FIRST, SENT_BEFORE};
 pub use source::{needed, recall, resolve, Origin, Template, PROJECT_PROMPTS};
 
 /// The lessons block of a prompt rendered from `template`: a piece of its own, added after
@@ -32,9 +32,9 @@ pub fn retro_block<'a>(
     template: &'a Template,
     session: &Session,
     stage: Stage,
-    round: Round,
+    round: Repeat,
 ) -> &'a str {
-    let again = matches!(round, Round::Delta { .. }) && is_revision(session, stage);
+    let again = matches!(round, Repeat::Delta { .. }) && is_revision(session, stage);
     if again {
         ""
     } else {
@@ -46,9 +46,9 @@ pub fn retro_block<'a>(
 /// review's layers, and the deferred work an earlier review left (each in full in the
 /// stage's first round, or the round the host may not have had them in; named or left
 /// out in a later one).
-pub fn method_block(template: &Template, session: &Session, stage: Stage, round: Round) -> String {
-    let again = matches!(round, Round::Delta { .. }) && is_revision(session, stage);
-    let mut out = layers::block(&template.layers, &layers::folder(session), again);
+pub fn method_block(template: &Template, session: &Session, stage: Stage, round: Repeat) -> String {
+    let again = matches!(round, Repeat::Delta { .. }) && is_revision(session, stage);
+    let mut out = review_layers::block(&template.layers, &review_layers::folder(session), again);
     out.push_str(&deferred::block(template.deferred.as_ref(), again));
     out
 }
@@ -102,23 +102,23 @@ pub fn is_revision(session: &Session, stage: Stage) -> bool {
 /// The role prompt for the host's next generation at `stage`, from `template` (the
 /// stage's prompt file: built in, or the project's or the user's override), whole.
 pub fn render(session: &Session, stage: Stage, guidance: &[String], template: &str) -> String {
-    render_round(session, stage, guidance, template, Round::Full)
+    render_round(session, stage, guidance, template, Repeat::Full)
 }
 
-/// The role prompt for a round: whole, or only what is new in it ([`Round`]). A round
+/// The role prompt for a round: whole, or only what is new in it ([`Repeat`]). A round
 /// that is not a revision, or a template without a `revise` section, is always whole.
 pub fn render_round(
     session: &Session,
     stage: Stage,
     guidance: &[String],
     template: &str,
-    round: Round,
+    round: Repeat,
 ) -> String {
     let rec = session.record(stage);
     let revision = is_revision(session, stage);
     // A new stage's first prompt, the model having had the earlier stages' prompts: the
     // documents those listed are named, not described again.
-    let listed_before = round != Round::Full && !revision;
+    let listed_before = round != Repeat::Full && !revision;
     let light = !session.track.contains(Stage::Qa);
     let template = said_once(template, session, stage);
     let fix = !session.track.required_sections(stage).is_empty();
@@ -148,7 +148,7 @@ pub fn render_round(
     } else {
         (session.objective.clone(), engines_note(&engines), template)
     };
-    let template = if matches!(round, Round::Delta { .. }) && rec.iteration >= 2 {
+    let template = if matches!(round, Repeat::Delta { .. }) && rec.iteration >= 2 {
         // A revise section went with an earlier round of this stage: only the new values.
         again(&answers, &feedback, &guidance)
     } else {
@@ -260,18 +260,18 @@ fn said_once(template: &str, session: &Session, stage: Stage) -> String {
 /// The sections of `template` a round carries, and the round it is: a later round of a
 /// revision whose template has a `revise` section carries that section alone; any other
 /// carries the role and the round's section.
-fn sections_for(template: &str, round: Round, revision: bool) -> (Round, String) {
+fn sections_for(template: &str, round: Repeat, revision: bool) -> (Repeat, String) {
     let round = match round {
-        Round::Delta { .. } | Round::Resumed
+        Repeat::Delta { .. } | Repeat::Resumed
             if revision && !section(template, "revise").is_empty() =>
         {
             round
         }
-        _ => Round::Full,
+        _ => Repeat::Full,
     };
     let name = if revision { "revise" } else { "first" };
     let text = match (round, section(template, "role"), section(template, name)) {
-        (Round::Delta { .. } | Round::Resumed, _, this) => {
+        (Repeat::Delta { .. } | Repeat::Resumed, _, this) => {
             format!("{ROLE_FIRST}{SENT_BEFORE}\n\n{this}\n")
         }
         (_, role, "") => format!("{role}\n"),
@@ -331,9 +331,9 @@ fn inputs(session: &Session, stage: Stage, listed_before: bool) -> String {
 
 /// The answers and the feedback (`{{answers}}`, `{{feedback}}`): all of them in a whole
 /// round, what is new in a later one.
-fn answers_and_feedback(rec: &StageRecord, round: Round) -> (String, String) {
+fn answers_and_feedback(rec: &StageRecord, round: Repeat) -> (String, String) {
     match round {
-        Round::Full | Round::Resumed => (
+        Repeat::Full | Repeat::Resumed => (
             list_or_none(rec.questions.iter().map(|q| answer(rec, q)).collect()),
             list_or_none(
                 rec.feedback
@@ -342,7 +342,7 @@ fn answers_and_feedback(rec: &StageRecord, round: Round) -> (String, String) {
                     .collect(),
             ),
         ),
-        Round::Delta {
+        Repeat::Delta {
             new_answers,
             new_feedback,
         } => (
@@ -831,7 +831,7 @@ mod tests {
             .to_vec();
         let template = Stage::Po.prompt_source();
         let delta = |s: &Session, new_answers, new_feedback| {
-            let round = Round::Delta {
+            let round = Repeat::Delta {
                 new_answers,
                 new_feedback,
             };
@@ -889,7 +889,7 @@ mod tests {
     fn a_template_without_a_revise_section_is_always_sent_whole() {
         let mut s = session();
         s.record_mut(Stage::Po).iteration = 1;
-        let round = Round::Delta {
+        let round = Repeat::Delta {
             new_answers: true,
             new_feedback: true,
         };
@@ -908,7 +908,7 @@ mod tests {
                 last_updated: "2026-11-24T00:00:00Z".into(),
             });
         }
-        let first = Round::Delta {
+        let first = Repeat::Delta {
             new_answers: false,
             new_feedback: true,
         };
@@ -1249,7 +1249,7 @@ mod tests {
             assert!(qa.contains(part), "{part}\n{qa}");
         }
         // After the earlier stages' prompts, the criteria are counted: the PRD has them.
-        let after = Round::Delta {
+        let after = Repeat::Delta {
             new_answers: false,
             new_feedback: false,
         };
@@ -1276,7 +1276,7 @@ mod tests {
             "## Functional Requirements\n- FR-1: Add a todo.\n- AC-1 (FR-1): Given a list, when I add, then it shows.\n",
         )
         .0;
-        let new_stage = Round::Delta {
+        let new_stage = Repeat::Delta {
             new_answers: false,
             new_feedback: false,
         };

@@ -3,7 +3,7 @@
 //!
 //! 1. `.bmad/prompts/<role>.md` in the project (committed, shared by the team);
 //! 2. the project's installed BMAD method: the persona of the agent that plays the role,
-//!    added to the built-in prompt (`bmad.rs`);
+//!    added to the built-in prompt ([`bmad.rs`](crate::prompts::bmad));
 //! 3. `<config>/bmad-mcp/prompts/<role>.md`, where `<config>` is `$XDG_CONFIG_HOME` when it
 //!    is set, else the platform's configuration directory (`~/.config` on Linux,
 //!    `~/Library/Application Support` on macOS, `%APPDATA%` on Windows);
@@ -14,10 +14,10 @@
 //! naming it: a team's prompt must never be replaced by another without a word.
 //!
 //! Whichever file it is, a v6 install's settings (the language of documents and of the
-//! conversation, the human's name) are added to its role section, the open action items
-//! of the method's retrospectives that concern the role are recalled beside it
-//! (`bmad_method::retro`), and what of the install was damaged is said in the template's
-//! notices.
+//! conversation, the human's name) are added to its role section, the open action items of the
+//! method's retrospectives that concern the role are recalled beside it
+//! ([`bmad_method::retro`](crate::bmad_method::retro)), and what of the install was damaged is said
+//! in the template's notices.
 //!
 //! What a prompt can change is what the host's model is told. It cannot change what the
 //! server enforces: the gates, the sections each stage's check requires, the states.
@@ -77,8 +77,8 @@ pub struct Template {
     pub retro: crate::bmad_method::retro::recall::Recalled,
     /// What of the project's BMAD install was damaged or left out.
     pub notices: Vec<String>,
-    /// The review's layers ([`super::layers`]; empty for another stage).
-    pub layers: Vec<super::layers::Layer>,
+    /// The review's layers ([`super::review_layers`]; empty for another stage).
+    pub layers: Vec<super::review_layers::Layer>,
     /// The installed method's deferred-work ledger and its items, for the stage that
     /// states the task and development ([`super::deferred`]).
     pub deferred: Option<(String, Vec<String>)>,
@@ -239,7 +239,7 @@ pub fn needed(method: &Method, user: Option<&Path>, s: &Session) -> Result<Optio
     let mut template = resolve(method, user, stage)?;
     template.lessons = recall(project, &s.objective, Some(&s.task_name), stage);
     if stage == Stage::Review {
-        template.layers = super::layers::for_review(method, s);
+        template.layers = super::review_layers::for_review(method, s);
     }
     template.deferred = super::deferred::for_session(project, method.install(), s, stage);
     Ok(Some(template))

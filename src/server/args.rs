@@ -109,7 +109,7 @@ pub enum Call {
         command: Command,
         decision: Decision,
     },
-    /// `remember` and `recall` (`lessons.rs`).
+    /// `remember` and `recall` ([`lessons.rs`](crate::server::lessons)).
     Lessons(LessonCall),
 }
 

@@ -174,7 +174,7 @@ impl BmadServer {
 
 /// Applies a session action (blocking); a submission that needs the project's checks runs
 /// them outside the project lock, watched. The error reply names the state and what is
-/// legal now, when the session exists (`crate::act` has the order of a change).
+/// legal now, when the session exists ([`crate::act`] has the order of a change).
 fn act(
     store: &Store,
     cwd: Option<String>,

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use super::reply::{self, Reply};
 use super::BmadServer;
-use crate::prompts::{self, Round};
+use crate::prompts::{self, Repeat};
 use crate::store::SessionKey;
 use crate::workflow::{DecidedBy, Session, Via};
 
@@ -172,9 +172,9 @@ pub(super) fn say_in_status(r: &mut Reply, s: &Session, only_new: bool) {
 /// How much of the role prompt goes with the first reply to say the decision that ends
 /// `s`'s history: what is new after that decision, as the reply to the decision itself
 /// would have carried.
-fn round_after_decision(s: &Session) -> Round {
+fn round_after_decision(s: &Session) -> Repeat {
     s.last_step()
-        .map_or(Round::Full, |h| Round::after(h.action))
+        .map_or(Repeat::Full, |h| Repeat::after(h.action))
 }
 
 impl BmadServer {
@@ -183,11 +183,11 @@ impl BmadServer {
     /// host had the stage's role and rules and gets the round that decision opens whole
     /// (docs/spec.md §11.4), and the other fields give only what changed; any other
     /// `status` gives it all.
-    pub(super) fn status_round(&self, s: &Session) -> (Round, bool) {
+    pub(super) fn status_round(&self, s: &Session) -> (Repeat, bool) {
         if last_decided_elsewhere(s).is_some() && self.first_to_say(s) {
-            (Round::Resumed, true)
+            (Repeat::Resumed, true)
         } else {
-            (Round::Full, false)
+            (Repeat::Full, false)
         }
     }
 
@@ -425,7 +425,7 @@ mod tests {
         last.action = Action::Answer;
         last.from = Some(State::Clarifying);
         last.feedback = None;
-        let mut bare = reply::for_status_round(&s, None, Round::Full);
+        let mut bare = reply::for_status_round(&s, None, Repeat::Full);
         say_in_status(&mut bare, &s, true);
         assert!(
             bare.user_message.starts_with("The human decided in the terminal: answer at the po stage. Their answers: q1: Answer number 1; q2: Answer number 2; q3: Answer number 3; q4: Answer number 4"),
@@ -449,7 +449,7 @@ mod tests {
         let (r, text) = status_text(&server(), &s);
         assert!(!text.contains("The human decided"), "{text}");
         // A reply without the prompt quotes the human's words itself.
-        let mut bare = reply::for_status_round(&s, None, Round::Full);
+        let mut bare = reply::for_status_round(&s, None, Repeat::Full);
         s.history.last_mut().unwrap().via = Some(Via::Cli);
         say_in_status(&mut bare, &s, true);
         assert!(

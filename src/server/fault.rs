@@ -1,8 +1,8 @@
-//! A fault of the server's own in a call (a panic, or an error it cannot explain to the
-//! caller) answered as such: `internal`, saying what failed and that the defect is
-//! bmad-mcp's, not in what the caller sent; recorded in the project's fault record
-//! (`store::faults`), whose path the reply names beside the server's stderr log; and a
-//! `next_step` that stops the model from retrying a call that would fail the same way.
+//! A fault of the server's own in a call (a panic, or an error it cannot explain to the caller)
+//! answered as such: `internal`, saying what failed and that the defect is bmad-mcp's, not in what
+//! the caller sent; recorded in the project's fault record
+//! ([`store::faults`](crate::store::faults)), whose path the reply names beside the server's stderr
+//! log; and a `next_step` that stops the model from retrying a call that would fail the same way.
 
 use chrono::Utc;
 

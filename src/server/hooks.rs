@@ -1,11 +1,11 @@
-//! What the host would run in the person's place when its dialog opens (docs/guide.md,
-//! "Who decides"): before a dialog's answer is taken as the human's, the hooks on the
-//! dialog of the host behind the connection (Claude Code's, from the settings files it
-//! loads: `crate::hosts::hooks`), read where that host reads them (its own process's
-//! `HOME`, `CLAUDE_CONFIG_DIR`, working directory and `--settings`, else this server's
-//! settings) and held against those the human approved (`crate::policy::hooks`). An
-//! unapproved one makes the answer a hook's, not the human's; an approved one is recorded
-//! with the decision.
+//! What the host would run in the person's place when its dialog opens (docs/guide.md, "Who
+//! decides"): before a dialog's answer is taken as the human's, the hooks on the dialog of the host
+//! behind the connection (Claude Code's, from the settings files it loads:
+//! [`crate::hosts::hooks`]), read where that host reads them (its own
+//! process's `HOME`, `CLAUDE_CONFIG_DIR`, working directory and `--settings`, else this server's
+//! settings) and held against those the human approved
+//! ([`crate::policy::hooks`]). An unapproved one makes the answer a hook's,
+//! not the human's; an approved one is recorded with the decision.
 
 use std::path::PathBuf;
 

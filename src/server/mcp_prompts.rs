@@ -393,12 +393,12 @@ fn prompt_name(i: &Installed) -> String {
     }
 }
 
-/// The project's BMAD method files as prompts: a v6 install's skills under their own names
-/// with the descriptions of its skill manifest, each v4 agent as `bmad-agent-<name>` (adopt
-/// its persona) and workflow as `bmad-workflow-<name>` (follow it), read from the server's
-/// default project through the confined, bounded reader (`prompts::bmad`); a project
-/// without an install lists none. For Claude Code (`claude_code`), the skills in
-/// `.claude/skills` are left out: it has each as a slash command of its own already.
+/// The project's BMAD method files as prompts: a v6 install's skills under their own names with the
+/// descriptions of its skill manifest, each v4 agent as `bmad-agent-<name>` (adopt its persona) and
+/// workflow as `bmad-workflow-<name>` (follow it), read from the server's default project through
+/// the confined, bounded reader ([`prompts::bmad`](crate::prompts::bmad)); a project without an
+/// install lists none. For Claude Code (`claude_code`), the skills in `.claude/skills` are left
+/// out: it has each as a slash command of its own already.
 pub fn list_installed(store: &Store, claude_code: bool) -> Vec<Prompt> {
     let mut seen = std::collections::BTreeSet::new();
     let installed = store

@@ -6,12 +6,47 @@
 //! ready a moment before the close is seen; both with "channel closed"). Nobody is there to
 //! read it, and nothing was lost. [`Quiet`] drops exactly those events (at DEBUG it says
 //! so); every other ERROR, including the same messages with another cause, still shows.
+//!
+//! [`init`] sets up the process's logs with it: on stderr (stdout is the protocol's), at the
+//! levels `RUST_LOG` asks for.
 
 use std::fmt;
 
 use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Subscriber};
-use tracing_subscriber::layer::{Context, Layer};
+use tracing_subscriber::filter::Targets;
+use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
+use tracing_subscriber::util::SubscriberInitExt;
+
+/// The default is quiet when all is well: warnings and errors, without the end of a
+/// stream its client closed, which rmcp logs as an error ([`Quiet`]). `spec` is the
+/// settings' `RUST_LOG`.
+pub fn init(spec: Option<&str>) {
+    tracing_subscriber::registry()
+        .with(filter(spec))
+        .with(Quiet)
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_ansi(false),
+        )
+        .init();
+}
+
+/// The levels `RUST_LOG` (`spec`) asks for: a default level and `target=level` pairs,
+/// separated by commas (`info`, `bmad_mcp=debug,warn`); `warn` when it is unset or not
+/// understood. (A plain target filter: `tracing-subscriber`'s `EnvFilter`, with span and
+/// field filters, pulls in a regex compiler of its own, 0.2 MB of binary.)
+fn filter(spec: Option<&str>) -> Targets {
+    let warn = || Targets::new().with_default(Level::WARN);
+    match spec {
+        Some(spec) => spec.parse().unwrap_or_else(|e| {
+            eprintln!("bmad-mcp: RUST_LOG={spec:?} is not understood ({e}); logging at warn");
+            warn()
+        }),
+        None => warn(),
+    }
+}
 
 /// The layer that drops the log events of [`is_normal_end`].
 pub struct Quiet;
@@ -26,7 +61,6 @@ impl<S: Subscriber> Layer<S> for Quiet {
         event.record(&mut fields);
         if is_normal_end(meta.target(), &fields.message, &fields.error) {
             tracing::debug!(
-                target: "bmad_mcp::quiet",
                 "a client closed its stream before the final result of its subscription"
             );
             return false;

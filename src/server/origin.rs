@@ -19,7 +19,7 @@ use rmcp::service::RequestContext;
 use rmcp::RoleServer;
 
 use super::per_host;
-use crate::process_origin::{self, procs, Found, Host};
+use crate::process_origin::{self, procs, Found, HostRole};
 use crate::workflow::Provenance;
 
 /// What becomes of a gate decision the host asserts.
@@ -97,7 +97,7 @@ fn read(ctx: &RequestContext<RoleServer>) -> (Provenance, Option<Found>, Option<
         }
     };
     let chain = chain.unwrap_or_default();
-    let found = process_origin::found(&chain, Host::AsksTheHuman);
+    let found = process_origin::found(&chain, HostRole::AsksTheHuman);
     let first = chain.first().cloned();
     let assistant = match chain.first() {
         None if channel == "http" => {

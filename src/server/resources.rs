@@ -1,7 +1,7 @@
 //! MCP resources, read only, of the server's default project:
 //!
 //! * `bmad://project`: the project context (stack, checks, open tasks, decisions, lessons
-//!   by category: `project_context.rs`);
+//!   by category: [`project_context.rs`](crate::server::project_context));
 //! * `bmad://sessions`: the sessions, newest first, a page at a time (JSON; the page names
 //!   the URI of the next one, `bmad://sessions?cursor=…`);
 //! * `bmad://sessions/<session_id>`: the session file as stored (JSON);

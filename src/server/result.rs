@@ -20,9 +20,9 @@ use crate::hosts::Client;
 /// Who reads a result, and what the model has already.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Readers {
-    /// The host the client is, where it is known (`crate::hosts`): it decides whether
-    /// programs read `structuredContent` beside the model's text (not where the host
-    /// would show its model the JSON in place of the text, or beside it).
+    /// The host the client is, where it is known ([`crate::hosts`]): it decides
+    /// whether programs read `structuredContent` beside the model's text (not where the host would
+    /// show its model the JSON in place of the text, or beside it).
     pub host: Option<&'static Client>,
     /// The session id the call named: the model has it, so the text does not repeat it.
     pub session_id: Option<String>,

@@ -1,10 +1,10 @@
-//! The hosts `bmad-mcp setup` registers the server in, as its command line names them:
-//! where each keeps its MCP servers in the user's and in the project's scope, and in which
-//! format (read from the hosts table, `crate::hosts`), and the fields of the entry it
-//! expects. Where each came from: the Claude Code, Codex, Gemini CLI, opencode and Copilot
-//! CLI entries are the ones their own `mcp add` writes (checked with the versions
-//! `./scripts/test` pins, whose `mcp list` reads what setup writes); Cursor, VS Code and
-//! Claude Desktop cannot run here and follow their documentation (docs/setup.md cites it).
+//! The hosts `bmad-mcp setup` registers the server in, as its command line names them: where each
+//! keeps its MCP servers in the user's and in the project's scope, and in which format (read from
+//! the hosts table, [`crate::hosts`]), and the fields of the entry it expects. Where
+//! each came from: the Claude Code, Codex, Gemini CLI, opencode and Copilot CLI entries are the
+//! ones their own `mcp add` writes (checked with the versions `./scripts/test` pins, whose `mcp
+//! list` reads what setup writes); Cursor, VS Code and Claude Desktop cannot run here and follow
+//! their documentation (docs/setup.md cites it).
 
 use std::path::{Path, PathBuf};
 
@@ -16,7 +16,7 @@ use crate::hosts::{Base, Config, Dialog};
 
 /// A host, as the command line names it.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Host {
+pub enum Target {
     ClaudeCode,
     Codex,
     Gemini,
@@ -36,7 +36,7 @@ pub enum Scope {
     Project,
 }
 
-impl Host {
+impl Target {
     /// Where this host keeps its servers, from the hosts table.
     fn config(self) -> &'static Config {
         let name = self.to_possible_value().expect("every host has a name");
@@ -73,29 +73,29 @@ impl Host {
         left
     }
 
-    /// The fields of our entry that setup sets (a JSON host's), for the server at
-    /// `command`: stdio, no arguments. Every other field a person adds to the entry stays,
-    /// and so do arguments they give our server (`json.rs`, `toml.rs`).
+    /// The fields of our entry that setup sets (a JSON host's), for the server at `command`: stdio,
+    /// no arguments. Every other field a person adds to the entry stays, and so do arguments they
+    /// give our server ([`json.rs`](crate::setup::json), [`toml.rs`](crate::setup::toml)).
     pub fn fields(self, command: &str) -> Vec<(&'static str, Value)> {
         match self {
             // Gemini's interactive mode asks before each call of a server not marked
             // `trust`: setup leaves that choice to the person (a `trust` they add is kept),
             // and says what headless runs need (`still_to_do`). Codex's TOML entry has the
             // same two keys (set by `toml.rs`).
-            Host::Gemini | Host::Cursor | Host::ClaudeDesktop | Host::Codex => {
+            Target::Gemini | Target::Cursor | Target::ClaudeDesktop | Target::Codex => {
                 vec![("command", json!(command)), ("args", json!([]))]
             }
-            Host::ClaudeCode | Host::Vscode => vec![
+            Target::ClaudeCode | Target::Vscode => vec![
                 ("type", json!("stdio")),
                 ("command", json!(command)),
                 ("args", json!([])),
             ],
-            Host::Opencode => vec![
+            Target::Opencode => vec![
                 ("type", json!("local")),
                 ("command", json!([command])),
                 ("enabled", json!(true)),
             ],
-            Host::Copilot => vec![
+            Target::Copilot => vec![
                 ("type", json!("local")),
                 ("command", json!(command)),
                 ("args", json!([])),

@@ -1,12 +1,12 @@
 //! Reading and replacing a host's configuration file. The project's confined writers
-//! (`crate::files`) do not fit: they write only the server's own folders of a project,
-//! never follow a link, and a host's file is elsewhere (the user's home) or the human's
-//! (`.vscode/`); and a user's file is often a link into a dotfiles repository, which must
-//! stay a link. So where the path leads is worked out first, every link on the way
-//! followed ([`destination`]: the caller checks a project's file stays in the project),
-//! and that file is replaced atomically (a temporary file beside it, fsync, rename, fsync
-//! of the folder), keeping its permissions, and only if nobody changed it since it was
-//! read (a running host may rewrite its own file).
+//! ([`crate::files`]) do not fit: they write only the server's own folders of a
+//! project, never follow a link, and a host's file is elsewhere (the user's home) or the human's
+//! (`.vscode/`); and a user's file is often a link into a dotfiles repository, which must stay a
+//! link. So where the path leads is worked out first, every link on the way followed
+//! ([`destination`]: the caller checks a project's file stays in the project), and that file is
+//! replaced atomically (a temporary file beside it, fsync, rename, fsync of the folder), keeping
+//! its permissions, and only if nobody changed it since it was read (a running host may rewrite its
+//! own file).
 
 use std::collections::VecDeque;
 use std::io::Write;

@@ -19,14 +19,14 @@ use std::path::Path;
 
 use crate::exit::Exit;
 use crate::settings;
-use config_files::{Format, Host, Scope};
+use config_files::{Format, Scope, Target};
 use entry::{Change, Found, Want, NAME};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The host whose configuration gets the entry.
     #[arg(value_enum)]
-    pub host: Host,
+    pub host: Target,
     /// The user's configuration (every project) or the project's (a file in the project,
     /// `--project` or the one the working directory is in).
     #[arg(long, value_enum, default_value_t)]
@@ -121,7 +121,7 @@ fn apply(args: &Args, path: &Path, target: &Path) -> Result<(), String> {
         Want::Add {
             command: this_binary()?,
             env: match args.host {
-                Host::Codex => settings_for_codex(),
+                Target::Codex => settings_for_codex(),
                 _ => Vec::new(),
             },
         }
@@ -239,7 +239,7 @@ fn settings_for_codex() -> Vec<(String, String)> {
     vars
 }
 
-fn host_name(host: Host) -> String {
+fn host_name(host: Target) -> String {
     use clap::ValueEnum;
     host.to_possible_value()
         .map(|v| v.get_name().to_string())

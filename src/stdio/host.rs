@@ -33,7 +33,7 @@ pub fn watch() -> CancellationToken {
         let started = std::thread::Builder::new()
             .name("bmad-host-watch".into())
             .spawn(move || {
-                let Some(host) = parent.and_then(linux::Host::of) else {
+                let Some(host) = parent.and_then(linux::HostProcess::of) else {
                     return;
                 };
                 loop {
@@ -82,7 +82,7 @@ mod linux {
     }
 
     /// What is watched of the host.
-    pub struct Host {
+    pub struct HostProcess {
         /// The parent that started the server.
         parent: i32,
         /// Under a host's daemon: its interface processes in the project.
@@ -95,10 +95,10 @@ mod linux {
         (parent > 1).then_some(parent)
     }
 
-    impl Host {
+    impl HostProcess {
         /// The host that started the server as `parent`; `None` when `/proc` cannot be
         /// read.
-        pub fn of(parent: i32) -> Option<Host> {
+        pub fn of(parent: i32) -> Option<HostProcess> {
             let me = Process::myself().ok()?;
             let sessions = daemon_of(parent)
                 .map(|(host, daemon)| sessions(&me, host, daemon))
@@ -106,7 +106,7 @@ mod linux {
             if !sessions.is_empty() {
                 tracing::debug!(?sessions, "under a host's daemon: watching its sessions");
             }
-            Some(Host { parent, sessions })
+            Some(HostProcess { parent, sessions })
         }
 
         /// Why the host is gone, or `None` while it is there.

@@ -9,7 +9,7 @@
 //! * When stdout breaks (a write fails, or the client closes its read end, which the reader
 //!   notices at once: it waits for stdin and stdout together), [`StdoutGone`] is set: the
 //!   reader stops, rmcp sees the end of its input, the tool refuses calls from then on, and
-//!   `main` exits with status 3.
+//!   the process exits with status 3 ([`run()`], the server's life from start to exit).
 //!
 //! * The server ends with its host: when the process that started it is gone, or, under a
 //!   host's daemon, the host's session in the project ended ([`host`]), the input ends as
@@ -22,6 +22,8 @@
 
 pub mod host;
 mod lines;
+mod run;
+pub use run::run;
 
 use std::io::{self, BufRead, Read};
 use std::sync::atomic::{AtomicBool, Ordering};

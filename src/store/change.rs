@@ -3,7 +3,7 @@
 //! branch, against which commit), and write the change in order, the documents and other
 //! files before the session, so that a crash leaves the old session pointing at files that
 //! still exist. The order of a change (what is refused, when checks run, what the machine
-//! decides) is the caller's: `crate::act`.
+//! decides) is the caller's: [`crate::act`].
 
 use std::collections::BTreeSet;
 

@@ -4,21 +4,21 @@
 //! that changed after it was saved (by hand, or by another branch merged in); not, in a
 //! later round of development, the files the developer changes, nor a parent's files once
 //! its sprints run as stories (their branches merged in are the planned work), nor a file
-//! whose content is the blob the server last wrote there (`written.rs`). New files are
+//! whose content is the blob the server last wrote there ([`super::written`]). New files are
 //! recorded by their blob as changed ones are, so work committed unchanged is no drift. The
 //! same call's git answers give where a round of development is measured from and what its
-//! submission changed (summed up by `round.rs`).
+//! submission changed (summed up by [`super::dev_round`]).
 
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::round::{self, all};
+use super::dev_round::{self, all};
 use super::written::Written;
 use super::Project;
 use crate::git::{Checkout, GitPath, Repo, MAX_PATHS, PROJECT_FILES};
+use crate::workflow::dev_round::WorkTree;
 use crate::workflow::machine::sha256_hex;
 use crate::workflow::person::Person;
-use crate::workflow::round::WorkTree;
 use crate::workflow::session::{Basis, Session};
 use crate::workflow::stage::Stage;
 
@@ -132,13 +132,13 @@ impl GitNow {
         pending: &[String],
     ) -> Option<WorkTree> {
         let paths = self.differ(repo, commit, fresh)?;
-        round::work_tree(repo, commit, &paths, &self.written(repo), pending)
+        dev_round::work_tree(repo, commit, &paths, &self.written(repo), pending)
     }
 
     /// For a submission at `dev`: the project's files now, against the commit the round
     /// is measured from; `None` when no round was recorded or git cannot say.
     pub fn work_tree_now(&self, session: &Session) -> Option<WorkTree> {
-        let began = crate::workflow::round::basis(session)?;
+        let began = crate::workflow::dev_round::basis(session)?;
         self.work_tree(self.repo.as_ref()?, &began.commit, true, &[])
     }
 
@@ -171,9 +171,9 @@ impl GitNow {
         let (Some(repo), Some(head)) = (self.repo.as_ref(), self.facts.head.as_deref()) else {
             return;
         };
-        if crate::workflow::round::measures(before, after) {
+        if crate::workflow::dev_round::measures(before, after) {
             let reading = self.work_tree(repo, head, false, pending);
-            crate::workflow::round::set_basis(after, reading);
+            crate::workflow::dev_round::set_basis(after, reading);
         }
     }
 

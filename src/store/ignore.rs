@@ -7,7 +7,7 @@
 //! sit between two marker lines; running it again rewrites only that block, and no other
 //! line of the file changes. Its `.gitattributes` gets, the same way, the line that has git
 //! merge the BMAD method's `sprint-status.yaml` with the server's merge driver. Each file
-//! written is recorded as the server's (`written.rs`).
+//! written is recorded as the server's ([`written.rs`](crate::store::written)).
 
 use super::Project;
 use crate::error::Result;

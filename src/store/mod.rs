@@ -5,6 +5,7 @@
 mod change;
 mod conflict;
 mod dashboard_link;
+mod dev_round;
 mod drift;
 pub mod faults;
 mod ignore;
@@ -12,7 +13,6 @@ mod list;
 mod mapping;
 mod names;
 mod rewound;
-mod round;
 mod salvage;
 mod sessions;
 #[cfg(test)]
@@ -407,7 +407,7 @@ mod tests {
     use chrono::Utc;
 
     /// A change by the host's word, with no policy: the store's primitives in the order
-    /// `crate::act` uses them.
+    /// [`crate::act`] uses them.
     fn act(store: &Store, key: &SessionKey, command: Command) -> Result<(Session, Facts)> {
         let at = store.locate(None, key)?;
         let (_lock, before) = store.lock_and_read(&at, key).map_err(|(e, _)| e)?;

@@ -196,9 +196,9 @@ impl Store {
         shape(&mut session)?;
         // A story begins at development: its first round starts from the files now.
         if let Some(repo) = team.repo.as_ref() {
-            if crate::workflow::round::begins(&fresh, &session) {
-                let reading = super::round::began(repo, team.head.as_deref(), &team.pending);
-                crate::workflow::round::set_basis(&mut session, reading);
+            if crate::workflow::dev_round::begins(&fresh, &session) {
+                let reading = super::dev_round::began(repo, team.head.as_deref(), &team.pending);
+                crate::workflow::dev_round::set_basis(&mut session, reading);
             }
         }
         let entry = MappingEntry {

@@ -1,12 +1,13 @@
-//! `bmad-mcp claims`, `bmad-mcp claims release <task> <sprint>` and `bmad-mcp claims keep
-//! <task> <sprint>`: the sprints the team's remote holds (who, which sprint of which task,
-//! since when, from which clone and branch, and the claims this clone keeps until the
-//! remote can be reached), one released, and, where two stories hold one sprint, the one
-//! the human keeps. Each is the human's decision: asked on the terminal, never under an
-//! assistant's shell, bound to the claim as shown, and recorded on the remote with who made
-//! it (`act::human::release_claim`, `act::human::keep_story`). Releasing a claim whose
-//! clone is not known to be gone asks for its holder's name typed back: they may still be
-//! working, and are told at their next call.
+//! `bmad-mcp claims`, `bmad-mcp claims release <task> <sprint>` and `bmad-mcp claims keep <task>
+//! <sprint>`: the sprints the team's remote holds (who, which sprint of which task, since when,
+//! from which clone and branch, and the claims this clone keeps until the remote can be reached),
+//! one released, and, where two stories hold one sprint, the one the human keeps. Each is the
+//! human's decision: asked on the terminal, never under an assistant's shell, bound to the claim as
+//! shown, and recorded on the remote with who made it
+//! ([`act::human::release_claim`](crate::act::human::release_claim),
+//! [`act::human::keep_story`](crate::act::human::keep_story)). Releasing a claim whose clone is not
+//! known to be gone asks for its holder's name typed back: they may still be working, and are told
+//! at their next call.
 
 use clap::Subcommand;
 
@@ -167,7 +168,7 @@ fn release(store: &Store, project: &Project, task: &str, sprint: u32) -> Outcome
         Err(e) => return Err(e.to_string()),
     };
     let claims = read(project)?;
-    if let board::Read::Unreachable(why, _) = &claims.read {
+    if let board::Freshness::Unreachable(why, _) = &claims.read {
         return Err(format!(
             "the claims could not be fetched from the remote `{}` ({}): nothing was released",
             visible(&claims.remote),
@@ -218,7 +219,7 @@ fn keep(store: &Store, task: &str, sprint: u32) -> Outcome {
             visible(task)
         ));
     };
-    if let board::Read::Unreachable(why, _) = &claims.read {
+    if let board::Freshness::Unreachable(why, _) = &claims.read {
         return Err(format!(
             "the claims could not be fetched from the remote `{}` ({}): nothing was chosen",
             visible(&claims.remote),

@@ -126,7 +126,7 @@ fn ask(reason: String) -> String {
 }
 
 /// The input as JSON, read as the server reads a message: a lone UTF-16 surrogate escape
-/// is repaired to U+FFFD (`jsonrpc::surrogates`) rather than refused.
+/// is repaired to U+FFFD ([`jsonrpc::surrogates`](crate::jsonrpc::surrogates)) rather than refused.
 fn parse(bytes: &[u8]) -> Result<Value, serde_json::Error> {
     serde_json::from_slice(bytes).or_else(|e| match crate::jsonrpc::surrogates::repair(bytes) {
         Some(r) => serde_json::from_slice(&r.line),

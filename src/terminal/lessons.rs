@@ -1,8 +1,8 @@
-//! `bmad-mcp lessons list|show|retire|restore`: the project's lessons (`.bmad/lessons/`)
-//! as the human sees them, and retiring one (it stays in the folder, marked `retired:`, and is no
-//! longer recalled into prompts) or restoring one, each the human's decision recorded in
-//! the lesson's file (`act::human::lesson`), taken only at the human's own terminal, never
-//! under an assistant's shell. Damaged files are listed with their reason.
+//! `bmad-mcp lessons list|show|retire|restore`: the project's lessons (`.bmad/lessons/`) as the
+//! human sees them, and retiring one (it stays in the folder, marked `retired:`, and is no longer
+//! recalled into prompts) or restoring one, each the human's decision recorded in the lesson's file
+//! ([`act::human::lesson`](crate::act::human::lesson)), taken only at the human's own terminal,
+//! never under an assistant's shell. Damaged files are listed with their reason.
 
 use clap::Subcommand;
 

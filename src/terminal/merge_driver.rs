@@ -3,7 +3,7 @@
 //! git config, this binary by its absolute path), and git runs the hidden
 //! `bmad-mcp merge-sprint-status %O %A %B %L` for each merge of the file: the result goes
 //! to the file git names `%A`, and the exit status says whether conflicts are left in it
-//! (`bmad_method::shared_plan::merge` merges).
+//! ([`bmad_method::shared_plan::merge`](crate::bmad_method::shared_plan::merge) merges).
 
 use std::path::Path;
 

@@ -1,6 +1,6 @@
-//! Where a terminal command comes from: the terminal device, and the chain of processes
-//! it runs under, to which `crate::process_origin`'s rule applies (an assistant's shell can run
-//! `bmad-mcp confirm` too, even on a pseudo-terminal of its own).
+//! Where a terminal command comes from: the terminal device, and the chain of processes it runs
+//! under, to which [`crate::process_origin`]'s rule applies (an assistant's
+//! shell can run `bmad-mcp confirm` too, even on a pseudo-terminal of its own).
 
 use crate::process_origin::{self, procs};
 use crate::workflow::Provenance;

@@ -1,12 +1,11 @@
-//! What one change did, as one typed record: the stage and state it moved, the decision
-//! and who made it on which channel, the stage it completed, the risk it accepted, the
-//! story whose shared entry follows it; and, added by the shell that does the writing
-//! (`crate::act`), every file the server wrote with it (path and git blob id), the statuses
-//! it gave the task's stories in the BMAD method's sprint status, and the lessons it
-//! recalled, taught and retired. The machine fills what it decides ([`Effects::of_step`]);
-//! everything that follows a change (the reply, the lessons, drift and the empty-diff
-//! check, the method's files) reads this record rather than the session's history, so
-//! that what a change did is said once, here.
+//! What one change did, as one typed record: the stage and state it moved, the decision and who
+//! made it on which channel, the stage it completed, the risk it accepted, the story whose shared
+//! entry follows it; and, added by the shell that does the writing ([`crate::act`]),
+//! every file the server wrote with it (path and git blob id), the statuses it gave the task's
+//! stories in the BMAD method's sprint status, and the lessons it recalled, taught and retired. The
+//! machine fills what it decides ([`Effects::of_step`]); everything that follows a change (the
+//! reply, the lessons, drift and the empty-diff check, the method's files) reads this record rather
+//! than the session's history, so that what a change did is said once, here.
 
 use super::action::Action;
 use super::decision::{DecidedBy, Via};

@@ -1,8 +1,8 @@
 //! The session's history as the layers above may ask it: each question they have of it is
 //! a function here (the audit, the decisions, a stage's steps, when a round began, who
 //! accepted a risk, where two merged histories fork), so that the history is read in the
-//! core only (a test in `layers.rs` keeps it so). What one change did is not read here:
-//! it is the change's record (`effects::Effects`).
+//! core only (a test in [`crate::layers`] keeps it so). What one change did is not read here:
+//! it is the change's record ([`super::Effects`]).
 
 use super::action::Action;
 use super::decision::DecidedBy;

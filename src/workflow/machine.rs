@@ -15,7 +15,7 @@ mod stories;
 mod submit;
 mod trace;
 
-pub use documents::{Documents, FileDraft, Read};
+pub use documents::{Documents, FileDraft, FileText};
 pub use pending::{pending, Asked, Pending, Shown};
 
 use std::collections::BTreeMap;

@@ -7,6 +7,7 @@ pub mod action;
 pub mod authorship;
 mod content;
 pub mod decision;
+pub mod dev_round;
 pub mod effects;
 pub mod engine;
 pub mod error;
@@ -19,7 +20,6 @@ pub mod person;
 pub mod quality;
 mod records;
 mod requirement_record;
-pub mod round;
 pub mod rules;
 pub mod scope;
 pub mod score;
@@ -45,7 +45,7 @@ pub use session::{ContentRef, Session, State};
 pub use stage::{Engine, Stage};
 pub use track::Track;
 
-/// Every regular expression of the core (`layers.rs` reads the sources to keep the list
+/// Every regular expression of the core ([`crate::layers`] reads the sources to keep the list
 /// whole).
 pub static PATTERNS: [&patterns::Pattern; 13] = [
     &failing_test::NAMES_A_TEST,

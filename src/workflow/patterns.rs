@@ -1,10 +1,10 @@
-//! A regular expression the server matches with, as a [`Pattern`]: declared beside the
-//! code that uses it, listed in `workflow::PATTERNS`, read by `workflow::check_patterns`
-//! when the binary starts, and compiled on its first use. A pattern that needs a regex
-//! feature the shipped build leaves out (the server's `Cargo.toml` turns Unicode classes
-//! off) then stops the binary at start with its name, instead of failing the one call
-//! whose input reaches it, months later, in a user's project; the server's unit tests,
-//! built with exactly the shipped features, compile every one.
+//! A regular expression the server matches with, as a [`Pattern`]: declared beside the code that
+//! uses it, listed in [`workflow::PATTERNS`](crate::workflow::PATTERNS), read by
+//! [`workflow::check_patterns`](crate::workflow::check_patterns) when the binary starts, and
+//! compiled on its first use. A pattern that needs a regex feature the shipped build leaves out
+//! (the server's `Cargo.toml` turns Unicode classes off) then stops the binary at start with its
+//! name, instead of failing the one call whose input reaches it, months later, in a user's project;
+//! the server's unit tests, built with exactly the shipped features, compile every one.
 
 use std::ops::Deref;
 use std::sync::OnceLock;
@@ -43,9 +43,10 @@ impl Pattern {
 impl Deref for Pattern {
     type Target = Regex;
 
-    /// The compiled pattern, compiled on first use. `workflow::check_patterns` has read
-    /// every one at start, and a unit test compiles each with the shipped features, so
-    /// this does not fail in a binary that started.
+    /// The compiled pattern, compiled on first use.
+    /// [`workflow::check_patterns`](crate::workflow::check_patterns) has read every one at start,
+    /// and a unit test compiles each with the shipped features, so this does not fail in a binary
+    /// that started.
     fn deref(&self) -> &Regex {
         match self.compile() {
             Ok(re) => re,

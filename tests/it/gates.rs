@@ -277,7 +277,7 @@ async fn passing_rounds_the_human_sent_back_do_not_count_toward_the_round_cap() 
             .await;
         assert_eq!(v["state"], "awaiting_confirmation", "round {round}: {v:#}");
         assert_eq!(v["gate_passed"], true);
-        c.ok(json!({"action": "reject", "session_id": sid, "feedback": format!("Round {round}: one more thing.")}))
+        c.ok(json!({"action": "reject", "session_id": sid, "feedback": format!("Repeat {round}: one more thing.")}))
             .await;
     }
     let low = crate::support::scored("prd_updated", &document("PRD", &PRD_SECTIONS[..2]), 70);

@@ -753,3 +753,39 @@ fn the_newcomers_questions_are_answered_where_they_look() {
         "where the approval is kept, said once"
     );
 }
+
+/// A file name under `src/` names one concept: where it recurs (the same feature's side in
+/// several layers), ARCHITECTURE.md's glossary says so, and every file the glossary points
+/// at exists, so that a new file named like another, or a rename, shows here.
+#[test]
+fn every_recurring_file_name_is_in_the_glossary() {
+    let architecture = std::fs::read_to_string(Path::new(ROOT).join("ARCHITECTURE.md")).unwrap();
+    let names = section(&architecture, "Names").unwrap();
+    let mut files = Vec::new();
+    rust_files(&Path::new(ROOT).join("src"), &mut files);
+    let mut count = std::collections::BTreeMap::<String, usize>::new();
+    for f in &files {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        if !["mod.rs", "lib.rs", "main.rs"].contains(&name.as_str()) {
+            *count.entry(name).or_default() += 1;
+        }
+    }
+    let unlisted: Vec<&String> = count
+        .iter()
+        .filter(|(name, n)| **n > 1 && !names.contains(&format!("`{name}`")))
+        .map(|(name, _)| name)
+        .collect();
+    assert!(
+        unlisted.is_empty(),
+        "file names used more than once under src/ that ARCHITECTURE.md's Names does not list: {unlisted:?}"
+    );
+    let missing: Vec<&str> = names
+        .split('`')
+        .filter(|s| s.starts_with("src/"))
+        .filter(|s| !Path::new(ROOT).join(s).exists())
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "the glossary names files that do not exist: {missing:?}"
+    );
+}

@@ -1,18 +1,19 @@
 //! The BMAD method's retrospective (`bmad-retrospective`, v6), both ways: what it left in
-//! `{implementation_artifacts}/sprint-status.yaml` (its `action_items`, and the
-//! retrospective documents they point to) read as the team's commitments (`status.rs`)
-//! and recalled into the role prompts they concern (`recall.rs`); and, when a task
-//! completes, the lessons the server recorded during it written where the retrospective
-//! can read them, with the reply's sentence that names the skill and the epic
-//! (`offer.rs`).
+//! `{implementation_artifacts}/sprint-status.yaml` (its `action_items`, and the retrospective
+//! documents they point to) read as the team's commitments
+//! ([`action_items.rs`](crate::bmad_method::retro::action_items)) and recalled into the role
+//! prompts they concern ([`recall.rs`](crate::bmad_method::retro::recall)); and, when a task
+//! completes, the lessons the server recorded during it written where the retrospective can read
+//! them, with the reply's sentence that names the skill and the epic
+//! ([`offer.rs`](crate::bmad_method::retro::offer)).
 //!
 //! What the retrospective wrote is the project's text, written by whoever ran it: read
 //! through the project's confined, bounded reader, shown clipped and labelled, and a file
 //! that cannot be read is a notice, never an error.
 
+pub mod action_items;
 pub mod offer;
 pub mod recall;
-pub mod status;
 
 /// The method's retrospective skill, by its installed name.
 pub const SKILL: &str = "bmad-retrospective";

@@ -8,7 +8,7 @@
 use crate::files::Project;
 use crate::workflow::Stage;
 
-use super::status::{self, ActionItem};
+use super::action_items::{self, ActionItem};
 use crate::bmad_method::MethodSettings;
 
 /// The most bytes the block takes in a prompt.
@@ -90,7 +90,7 @@ pub fn block(project: &Project, settings: &MethodSettings, stage: Stage) -> Reca
     let Some(folder) = settings.implementation_artifacts.as_deref() else {
         return out;
     };
-    let Some(status) = status::read(project, folder, &mut out.notices) else {
+    let Some(status) = action_items::read(project, folder, &mut out.notices) else {
         return out;
     };
     let open: Vec<&ActionItem> = status
@@ -115,7 +115,7 @@ fn verdicts(project: &Project, items: &[&ActionItem]) -> Vec<(String, String)> {
     }
     refs.iter()
         .take(2)
-        .filter_map(|r| status::verdict(project, r))
+        .filter_map(|r| action_items::verdict(project, r))
         .collect()
 }
 
@@ -175,7 +175,7 @@ fn line(item: &ActionItem) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::status::ItemStatus;
+    use super::super::action_items::ItemStatus;
     use super::*;
 
     fn item(epic: u64, owner: &str, action: &str, status: ItemStatus) -> ActionItem {

@@ -1,17 +1,17 @@
 //! One plan shared with the BMAD method: a task's approved sprints written as the method's
-//! epics file (`epics.rs`), its stories' statuses kept in the method's
-//! `sprint-status.yaml` as the server moves them (`status_file.rs`, edited as text so that
-//! everything else in the file stays), and the three-way merge git runs on that file
-//! (`merge.rs`), which statuses a change gives (`progress.rs`), a story done outside the
-//! server's gates (`by_hand.rs`). This file holds what the three share: the method's keys and its order of
-//! statuses, which the method's own `sprint_plan.py` defines and this code follows byte for
-//! byte (a key the script would derive otherwise would show as drift).
+//! epics file ([`epics`]), its stories' statuses kept in the method's `sprint-status.yaml` as
+//! the server moves them ([`status_file`], edited as text so that everything else in the file
+//! stays), and the three-way merge git runs on that file ([`merge`]), which statuses a change
+//! gives ([`story_statuses`]), a story done outside the server's gates ([`by_hand`]). This
+//! file holds what the three share: the method's keys and its order of statuses, which the
+//! method's own `sprint_plan.py` defines and this code follows byte for byte (a key the
+//! script would derive otherwise would show as drift).
 
 pub mod by_hand;
 pub mod epics;
 pub mod merge;
-pub mod progress;
 pub mod status_file;
+pub mod story_statuses;
 
 /// The statuses of a story, lowest first: the method never moves one back.
 pub const STORY_STATUSES: [&str; 5] = ["backlog", "ready-for-dev", "in-progress", "review", "done"];

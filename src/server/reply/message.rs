@@ -1,7 +1,7 @@
 //! The user message and the state-specific fields of a reply: one function per state the
 //! session is left in. Each says what happened and what the human or the host does next.
 
-use crate::prompts::{self, Round, Template};
+use crate::prompts::{self, Repeat, Template};
 use crate::store::terminal_command;
 use crate::workflow::rules::{self, after_reject, failed_checks, failed_verdict};
 use crate::workflow::session::{ScoreSource, StageRecord};
@@ -9,7 +9,7 @@ use crate::workflow::{story, Action, Engine, Facts, Session, Stage, State};
 
 use super::{context, some_vec, Reply};
 
-/// "<Role> stage complete: <path> saved (N bytes). " when the change completed a stage.
+/// "`<Role>` stage complete: `<path>` saved (N bytes). " when the change completed a stage.
 pub(super) fn completed_stage(s: &Session, completed: Option<Stage>) -> String {
     let Some(done) = completed else {
         return String::new();
@@ -30,7 +30,7 @@ pub(super) fn completed_stage(s: &Session, completed: Option<Stage>) -> String {
 pub(super) fn generate(
     s: &Session,
     facts: &Facts,
-    (action, round): (Action, Round),
+    (action, round): (Action, Repeat),
     prompt: Option<&Template>,
     r: &mut Reply,
 ) -> String {
@@ -49,7 +49,7 @@ pub(super) fn generate(
     r.engines = Some(s.engines_for(stage));
     let mut context = context(s, stage);
     // A later round: the earlier documents came with the stage's first prompt.
-    let later = round != Round::Full && prompts::is_revision(s, stage);
+    let later = round != Repeat::Full && prompts::is_revision(s, stage);
     context.documents.retain(|_| !later);
     r.context = Some(context);
     r.guidance = some_vec(facts.guidance.clone());

@@ -12,7 +12,7 @@ fn generate_built_in(s: &Session, facts: &Facts, action: Action, r: &mut Reply) 
     generate(
         s,
         facts,
-        (action, Round::after(action)),
+        (action, Repeat::after(action)),
         Some(&Template::built_in(s.current_stage)),
         r,
     )

@@ -1,7 +1,7 @@
-//! The tool's output (docs/spec.md §10): one reply, sent as text for the model
-//! ([`text`]) and as a JSON object in `structuredContent` for programs (see
-//! `server::result` for who gets which). Everything the model and the human need is in it;
-//! documents are referenced by path, never inlined.
+//! The tool's output (docs/spec.md §10): one reply, sent as text for the model ([`text`]) and as a
+//! JSON object in `structuredContent` for programs (see [`server::result`](crate::server::result)
+//! for who gets which). Everything the model and the human need is in it; documents are referenced
+//! by path, never inlined.
 
 use std::collections::BTreeMap;
 
@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::act::{Done, ForHuman};
 use crate::error::{Error, ErrorCode};
-use crate::prompts::{self, Round, Template};
+use crate::prompts::{self, Repeat, Template};
 use crate::store::{Damaged, Drift, ListEntry};
 use crate::workflow::person::Person;
 use crate::workflow::session::{Question, ScoreSource, Sprint};
@@ -25,20 +25,20 @@ mod built;
 mod checks_text;
 mod list;
 mod message;
-mod person;
 mod status;
 mod strict;
 mod text;
 mod undecided;
+mod user_message;
 
 pub use bound::{bound, MAX_REPLY_BYTES};
 pub use list::for_list;
 pub use message::dialog_next_step;
-pub use person::instructs_the_model;
 pub use status::{for_status, for_status_round, stopped, with_drift};
 pub use strict::human_channel;
 pub use text::{render as render_text, AlreadySaid};
 pub use undecided::{for_undecided, Undecided};
+pub use user_message::instructs_the_model;
 
 /// One reply of the tool. Who each field is for:
 /// **the human** (show it, or what it points at, to them): `user_message`, `notices`,
@@ -288,7 +288,7 @@ pub fn of_change(done: &Done, facts: &Facts) -> Reply {
     } else {
         did.action
     };
-    let round = (action, Round::after(action));
+    let round = (action, Repeat::after(action));
     for_round(&done.session, facts, round, Some(did), done.prompt.as_ref())
 }
 
@@ -300,7 +300,7 @@ pub fn of_change(done: &Done, facts: &Facts) -> Reply {
 /// host writes ([`prompts::needed`]); `None` where the reply is not for the host (the
 /// terminal, a briefing), and no role prompt is given.
 pub fn for_session(s: &Session, facts: &Facts, action: Action, prompt: Option<&Template>) -> Reply {
-    for_round(s, facts, (action, Round::after(action)), None, prompt)
+    for_round(s, facts, (action, Repeat::after(action)), None, prompt)
 }
 
 /// [`for_session`] with the role prompt cut to `round`; `did`: the change replied to,
@@ -308,7 +308,7 @@ pub fn for_session(s: &Session, facts: &Facts, action: Action, prompt: Option<&T
 fn for_round(
     s: &Session,
     facts: &Facts,
-    (action, round): (Action, Round),
+    (action, round): (Action, Repeat),
     did: Option<&Effects>,
     prompt: Option<&Template>,
 ) -> Reply {

@@ -1,6 +1,6 @@
 //! The reply to `status`: the session, its decisions.
 
-use crate::prompts::{Round, Template};
+use crate::prompts::{Repeat, Template};
 use crate::store::Drift;
 use crate::workflow::{Action, Facts, Session, State};
 
@@ -10,12 +10,12 @@ use super::{for_round, some_vec, DecisionEntry, Reply};
 /// references without their summaries (the files are named; `role_prompt` already gives a
 /// line of each earlier document).
 pub fn for_status(s: &Session, prompt: Option<&Template>) -> Reply {
-    for_status_round(s, prompt, Round::Full)
+    for_status_round(s, prompt, Repeat::Full)
 }
 
 /// [`for_status`] with the role prompt cut to `round` (what is new since the prompts the
 /// host had, when it is known to have had them).
-pub fn for_status_round(s: &Session, prompt: Option<&Template>, round: Round) -> Reply {
+pub fn for_status_round(s: &Session, prompt: Option<&Template>, round: Repeat) -> Reply {
     let mut r = for_round(s, &Facts::default(), (Action::Status, round), None, prompt);
     if s.current_state == State::Completed {
         // The documents are listed once, in `session.artifacts`; the person is told where
@@ -43,7 +43,7 @@ pub fn for_status_round(s: &Session, prompt: Option<&Template>, round: Round) ->
             .collect(),
     );
     // A resumed round's reply says what changed; the owner and branch did not.
-    if (s.owner.is_some() || s.branch.is_some()) && round != Round::Resumed {
+    if (s.owner.is_some() || s.branch.is_some()) && round != Repeat::Resumed {
         let owner = s.owner.as_ref().map_or("unknown".into(), |o| o.to_string());
         let branch = s.branch.as_deref().unwrap_or("unknown");
         r.user_message

@@ -90,7 +90,7 @@ pub struct Released {
 
 /// How the claims shown were read.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Read {
+pub enum Freshness {
     /// Fetched from the remote now.
     Now,
     /// The clone's copies from its last fetch (`at`; `None`: never), not waited for: a
@@ -115,7 +115,7 @@ pub struct Claims {
     /// The claims this clone took while the remote could not be reached (or re-worded
     /// since), not pushed yet.
     pub pending: Vec<Held>,
-    pub read: Read,
+    pub read: Freshness,
 }
 
 impl Claims {
@@ -135,8 +135,8 @@ impl Claims {
                 .unwrap_or_else(|_| visible(&clip(t, 40)))
         };
         match &self.read {
-            Read::Now => "read now".into(),
-            Read::Kept { at, failed } => {
+            Freshness::Now => "read now".into(),
+            Freshness::Kept { at, failed } => {
                 let last = at.as_deref().map_or_else(
                     || "never fetched by this clone".to_string(),
                     |t| format!("as of {}, this clone's last fetch", age(t)),
@@ -150,7 +150,7 @@ impl Claims {
                     ),
                 }
             }
-            Read::Unreachable(why, at) => format!(
+            Freshness::Unreachable(why, at) => format!(
                 "they could not be fetched ({}), so as this clone last fetched them, {}",
                 visible(&clip(why, 200)),
                 at.as_deref().map_or_else(|| "never before".into(), age)
@@ -187,14 +187,14 @@ pub fn read(project: &Project) -> Option<Claims> {
                 push_pending(&repo, &board);
                 board = repo.board_kept().unwrap_or(board);
             }
-            Read::Now
+            Freshness::Now
         }
         Some(why) => {
             fetched.failed = Some(Failed {
                 at: now,
                 why: why.clone(),
             });
-            Read::Unreachable(why, fetched.ok.clone())
+            Freshness::Unreachable(why, fetched.ok.clone())
         }
     };
     if let Some(r) = &registry {
@@ -205,7 +205,7 @@ pub fn read(project: &Project) -> Option<Claims> {
 }
 
 /// The claims as the clone's last fetch left them, whenever it was and whatever became of
-/// the latest try (said in [`Read::Kept`]), with a fetch started in the background so that
+/// the latest try (said in [`Freshness::Kept`]), with a fetch started in the background so that
 /// the next reading is fresh. For the model's `status` and the dashboard, which never wait
 /// on the network: only a clone that never tried a fetch fetches first (bounded), having
 /// nothing to show.
@@ -239,7 +239,7 @@ pub fn kept_only(project: &Project) -> Option<Claims> {
 fn copies(project: &Project, fetched: Fetched) -> Option<Claims> {
     let board = Repo::at(&project.root)?.board_kept()?;
     refresh_in_background(project);
-    let read = Read::Kept {
+    let read = Freshness::Kept {
         at: fetched.ok,
         failed: fetched.failed,
     };
@@ -319,7 +319,7 @@ fn last_fetch(registry: &Registry) -> Fetched {
         .unwrap_or_default()
 }
 
-pub(super) fn claims_of(board: Board, read: Read) -> Claims {
+pub(super) fn claims_of(board: Board, read: Freshness) -> Claims {
     let Board {
         remote,
         claims,
@@ -471,7 +471,7 @@ pub fn holders(claims: &Claims, parent_id: &str, titles: &dyn Fn(u32) -> String)
     let remote = visible(&claims.remote);
     if held.is_empty() {
         return match &claims.read {
-            Read::Now | Read::Kept { failed: None, .. } => None,
+            Freshness::Now | Freshness::Kept { failed: None, .. } => None,
             _ => Some(format!(
                 "No sprint of this task is claimed on the remote `{remote}` as far as this clone knows ({}).",
                 claims.how_read(now)
@@ -527,16 +527,16 @@ mod tests {
             read,
         };
         assert_eq!(
-            claims(Read::Unreachable(why.into(), Some(at.clone()))).how_read(now),
+            claims(Freshness::Unreachable(why.into(), Some(at.clone()))).how_read(now),
             format!(
                 "they could not be fetched ({why}), so as this clone last fetched them, 40 s ago"
             )
         );
-        assert!(claims(Read::Unreachable(why.into(), None))
+        assert!(claims(Freshness::Unreachable(why.into(), None))
             .how_read(now)
             .ends_with("last fetched them, never before"));
         assert_eq!(
-            claims(Read::Kept {
+            claims(Freshness::Kept {
                 at: Some(at.clone()),
                 failed: None
             })
@@ -548,7 +548,7 @@ mod tests {
             at: crate::workflow::session::timestamp(now - chrono::TimeDelta::seconds(3)),
             why: "`git fetch` took longer than 10 s and was stopped".into(),
         };
-        let kept = claims(Read::Kept {
+        let kept = claims(Freshness::Kept {
             at: Some(at),
             failed: Some(failed.clone()),
         });
@@ -556,7 +556,7 @@ mod tests {
             kept.how_read(now),
             "as of 40 s ago, this clone's last fetch; the latest try, 3 s ago, failed: `git fetch` took longer than 10 s and was stopped"
         );
-        let never = claims(Read::Kept {
+        let never = claims(Freshness::Kept {
             at: None,
             failed: Some(failed),
         });
@@ -564,7 +564,10 @@ mod tests {
             .how_read(now)
             .starts_with("never fetched by this clone; the latest try, 3 s ago, failed: "));
         // Nothing claimed is said only when the picture is old.
-        assert_eq!(holders(&claims(Read::Now), "p", &|_| String::new()), None);
+        assert_eq!(
+            holders(&claims(Freshness::Now), "p", &|_| String::new()),
+            None
+        );
         let said = holders(&kept, "p", &|_| String::new()).unwrap();
         assert!(
             said.starts_with("No sprint of this task is claimed on the remote `origin` as far as this clone knows (as of 40 s ago"),
@@ -654,7 +657,10 @@ mod tests {
             "{got:?}"
         );
         let claims = read(&project).unwrap();
-        assert!(matches!(claims.read, Read::Unreachable(..)), "{claims:?}");
+        assert!(
+            matches!(claims.read, Freshness::Unreachable(..)),
+            "{claims:?}"
+        );
         assert_eq!(claims.pending.len(), 1);
         let said = holders(&claims, "p", &|_| "Login".into()).unwrap();
         assert!(
@@ -667,7 +673,7 @@ mod tests {
             &["remote", "set-url", "origin", origin.to_str().unwrap()],
         );
         let claims = read(&project).unwrap();
-        assert_eq!(claims.read, Read::Now);
+        assert_eq!(claims.read, Freshness::Now);
         assert!(claims.pending.is_empty(), "{claims:?}");
         assert_eq!(claims.held.len(), 1);
         let on_remote = git_ok(

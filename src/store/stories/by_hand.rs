@@ -1,8 +1,9 @@
-//! A parent's sprints the BMAD method's `sprint-status.yaml` calls `done` while no story of
-//! the server's completed them (`bmad_method::shared_plan::by_hand`), as the parent's
-//! `status` and `list` show them. A sprint counts as the server's when a story of the
-//! parent completed it: one its shared entries name, or one whose session a merge brought
-//! into this clone.
+//! A parent's sprints the BMAD method's `sprint-status.yaml` calls `done` while no story of the
+//! server's completed them
+//! ([`bmad_method::shared_plan::by_hand`](crate::bmad_method::shared_plan::by_hand)), as the
+//! parent's `status` and `list` show them. A sprint counts as the server's when a story of the
+//! parent completed it: one its shared entries name, or one whose session a merge brought into this
+//! clone.
 
 use super::super::{SessionKey, Store};
 use crate::bmad_method::shared_plan::{by_hand, status_file};

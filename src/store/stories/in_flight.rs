@@ -210,7 +210,7 @@ pub fn completed(project: &crate::files::Project, before: &Session, after: &Sess
     let Some(repo) = crate::git::Repo::at(&project.root) else {
         return;
     };
-    let kept = board::Read::Kept {
+    let kept = board::Freshness::Kept {
         at: None,
         failed: None,
     };
@@ -281,7 +281,7 @@ mod tests {
             pending: Vec::new(),
             unreachable: None,
         };
-        let read = board::Read::Kept {
+        let read = board::Freshness::Kept {
             at: None,
             failed: None,
         };

@@ -4,20 +4,20 @@
 
 use std::collections::BTreeMap;
 
-use crate::workflow::round::WorkTree;
+use crate::workflow::dev_round::WorkTree;
 use crate::workflow::session::Session;
 use crate::workflow::story;
 
 /// A file as the caller found it: `Ok(None)` when absent, `Err(why)` when it exists but
 /// cannot be used as text (a directory, not UTF-8, unreadable, a link out of the area).
-pub type Read = Result<Option<String>, String>;
+pub type FileText = Result<Option<String>, String>;
 
 /// The documents of one step, by path relative to the project directory, and for a
 /// submission at `dev` the project's files as git shows them now (and at `review`, whether
 /// it is reviewed in layers).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Documents {
-    files: BTreeMap<String, Read>,
+    files: BTreeMap<String, FileText>,
     /// The project's files against the commit the round of development began from
     /// (`None`: not read for this step, or git could not say).
     pub work_tree: Option<WorkTree>,
@@ -67,13 +67,13 @@ impl Documents {
         paths
     }
 
-    pub fn insert(&mut self, path: String, read: Read) {
+    pub fn insert(&mut self, path: String, read: FileText) {
         self.files.insert(path, read);
     }
 
     /// The file at `path` as it was read. A path [`Documents::wanted`] did not name is a
     /// bug in this module, reported as unreadable rather than guessed at.
-    pub fn read(&self, path: &str) -> Read {
+    pub fn read(&self, path: &str) -> FileText {
         match self.files.get(path) {
             Some(read) => read.clone(),
             None => {

@@ -351,7 +351,7 @@ impl Step<'_> {
         self.notice_engines(stage, &[engine]);
         let candidate = Self::candidate(stage, engine, &text)?;
         if stage == Stage::Dev {
-            crate::workflow::round::check(
+            crate::workflow::dev_round::check(
                 self.session.record(stage).round_began.as_ref(),
                 self.documents.work_tree.as_ref(),
                 &candidate.submission.document,

@@ -6,10 +6,10 @@
 use toml::{Table, Value};
 
 /// `over` laid on `base` by the method's rule.
-pub fn merge(base: &mut Table, over: Table) {
+pub fn customize(base: &mut Table, over: Table) {
     for (key, value) in over {
         match (base.get_mut(&key), value) {
-            (Some(Value::Table(b)), Value::Table(o)) => merge(b, o),
+            (Some(Value::Table(b)), Value::Table(o)) => customize(b, o),
             (Some(Value::Array(b)), Value::Array(o)) => merge_arrays(b, o),
             (_, value) => {
                 base.insert(key, value);
@@ -59,7 +59,7 @@ mod tests {
              [[agent.menu]]\ncode = \"PRD\"\nskill = \"bmad-prd\"\n\
              [[agent.menu]]\ncode = \"CE\"\nskill = \"bmad-create-epics-and-stories\"\n",
         );
-        merge(
+        customize(
             &mut base,
             table(
                 "[agent]\nicon = \"b\"\nprinciples = [\"two\"]\n\

@@ -1,19 +1,19 @@
-//! Where a round of development is measured from, read from git: the project's files
-//! against a commit (changed, deleted, or new and not ignored), less those that hold what
-//! the server last wrote there (`written.rs`) or that the server writes in the same step,
-//! summed up as a [`WorkTree`]. Recorded when the session turns to the developer for the
-//! first time and at each accepted submission of development (so that work done while the
-//! task then waits for the human counts for the next one), and read again for a round's
-//! submission (through the call's `GitNow`, which asks git once for what the drift record
-//! needs too), which the machine refuses when it claims changes while the two agree
-//! (`workflow::round`). Without git, or when git cannot say, nothing is recorded and
-//! nothing refused.
+//! Where a round of development is measured from, read from git: the project's files against a
+//! commit (changed, deleted, or new and not ignored), less those that hold what the server last
+//! wrote there ([`written.rs`](crate::store::written)) or that the server writes in the same step,
+//! summed up as a [`WorkTree`]. Recorded when the session turns to the developer for the first time
+//! and at each accepted submission of development (so that work done while the task then waits for
+//! the human counts for the next one), and read again for a round's submission (through the call's
+//! `GitNow`, which asks git once for what the drift record needs too), which the machine refuses
+//! when it claims changes while the two agree
+//! ([`workflow::dev_round`](crate::workflow::dev_round)). Without git, or when git cannot say,
+//! nothing is recorded and nothing refused.
 
 use sha2::{Digest, Sha256};
 
 use super::written::Written;
 use crate::git::{GitPath, Repo, MAX_PATHS, PROJECT_FILES};
-use crate::workflow::round::WorkTree;
+use crate::workflow::dev_round::WorkTree;
 
 /// The project's files against `commit` now, given every path git says differs from it
 /// (tracked and new, sorted), less the server's own files and `pending`, the paths the

@@ -9,7 +9,7 @@ use super::list_or_none;
 
 /// How much of the prompt a reply carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Round {
+pub enum Repeat {
     /// All of it: the role, this round, every answer and all the feedback. The first round
     /// of a stage, `status`, and wherever the model may have lost the prompt.
     Full,
@@ -23,7 +23,7 @@ pub enum Round {
     },
     /// The model had the stage's role and rules and may not have this round: the first
     /// `status` after a decision the human made elsewhere. The role is named, the round
-    /// given whole (its section, every answer, all the feedback), as for [`Round::Delta`]
+    /// given whole (its section, every answer, all the feedback), as for [`Repeat::Delta`]
     /// a new stage's documents named.
     Resumed,
 }
@@ -34,13 +34,13 @@ pub enum Round {
 pub const SENT_BEFORE: &str =
     "role and rules as this stage's first prompt gave them; a `status` with nothing new since gives them again.)";
 
-impl Round {
+impl Repeat {
     /// How much the reply to `action` carries: all of it on `start` and `status` (and so
     /// the `resume` prompt); otherwise what is new since the prompts the model had.
-    pub fn after(action: Action) -> Round {
+    pub fn after(action: Action) -> Repeat {
         match action {
-            Action::Start | Action::Status | Action::List => Round::Full,
-            _ => Round::Delta {
+            Action::Start | Action::Status | Action::List => Repeat::Full,
+            _ => Repeat::Delta {
                 new_answers: action == Action::Answer,
                 new_feedback: matches!(
                     action,
