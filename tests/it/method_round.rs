@@ -40,7 +40,7 @@ fn status(dir: &Path) -> String {
 
 /// A git repository in `dir/proj` with the method installed for Claude Code by its own
 /// installer, `bmad-mcp init` run, and everything committed.
-fn project_with_the_method(installer: &Path, dir: &Path) -> PathBuf {
+pub(crate) fn project_with_the_method(installer: &Path, dir: &Path) -> PathBuf {
     let project = dir.join("proj");
     install(installer, &project, "claude-code");
     git(&project, &["init", "-q", "-b", "main"]);

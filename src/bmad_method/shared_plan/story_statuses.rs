@@ -50,8 +50,9 @@ pub fn wanted(after: &Session) -> Vec<(String, &'static str)> {
 /// raising its stories.
 pub fn moves(after: &Session, did: Option<&Effects>) -> Moves {
     Moves {
-        sent_back: did.is_some_and(|d| d.rejected && d.to.stage == Stage::Dev),
-        closes_epic: after.story.is_none() && after.current_state == State::Completed,
+        // A send-back that turns the session to another stage returns it to development.
+        sent_back: did.is_some_and(|d| d.rejected && d.moved_stage()),
+        closes_epic: after.story.is_none() && did.is_some_and(Effects::completes_task),
     }
 }
 
