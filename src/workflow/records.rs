@@ -106,7 +106,8 @@ pub struct StageRecord {
     /// model wrote has replaced it since: the file itself is left as it is, and the human
     /// is told that what they decide on is not it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rewrites: Option<super::authorship::FromFile>,
+    // Boxed: every session holds a record of each stage inline, on the stack too.
+    pub rewrites: Option<Box<super::authorship::FromFile>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub claude_result_ref: Option<ContentRef>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

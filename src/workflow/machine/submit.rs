@@ -110,7 +110,7 @@ impl Step<'_> {
         let rec = self.session.record_mut(stage);
         rec.rewrites = match drafted {
             Some(_) => None,
-            None => rec.from_file.take().or(rec.rewrites.take()),
+            None => rec.from_file.take().map(Box::new).or(rec.rewrites.take()),
         };
         rec.from_file = drafted;
         if let Some(file) = &rec.rewrites {
