@@ -7,7 +7,7 @@
 //! ARCHITECTURE.md explains each layer.
 
 /// Lowest first.
-pub const LAYERS: [&str; 23] = [
+pub const LAYERS: [&str; 24] = [
     "code",
     "hosts",
     "fault",
@@ -24,6 +24,7 @@ pub const LAYERS: [&str; 23] = [
     "store",
     "policy",
     "act",
+    "night",
     "server",
     "jsonrpc",
     "stdio",

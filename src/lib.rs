@@ -67,6 +67,7 @@ pub mod http;
 pub mod jsonrpc;
 pub mod layers;
 pub mod lessons;
+pub mod night;
 pub mod policy;
 pub mod process_origin;
 pub mod prompts;

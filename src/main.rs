@@ -71,6 +71,11 @@ enum Command {
     /// (`--scope user`, the default, or `project`), or takes it out (`--remove`), keeping
     /// the file's other entries and comments; prints what changed (docs/setup.md).
     Setup(bmad_mcp::setup::Args),
+    /// The night shift: builds a task's approved sprints story by story, one fresh
+    /// headless host session per step, each in the story's worktree; a story that needs
+    /// your decision or crosses its budget parks while the others go on
+    /// (docs/night-shift.md).
+    Run(bmad_mcp::night::Args),
     #[command(flatten)]
     Human(bmad_mcp::terminal::Cli),
 }
@@ -116,6 +121,7 @@ fn main() -> Exit {
             };
             bmad_mcp::setup::run(&args, std::path::Path::new(&project.value))
         }
+        Some(Command::Run(args)) => bmad_mcp::night::run(args, &settings),
         Some(Command::Dashboard { addr }) => {
             normal_logs::init(settings.log.as_deref());
             bmad_mcp::dashboard::run(&addr, &settings)

@@ -229,6 +229,8 @@ pub fn task(store: &Store, project_index: usize, id: &str) -> Result<Value> {
         // Sprints the BMAD method's sprint status calls done that no story completed.
         "done_by_hand": store.done_by_hand(&crate::bmad_method::Method::of(&project), &s),
         "drift": crate::store::drift(&project, &s).map(|d| json!({"documents": d.documents, "words": d.describe()})),
+        // The night shift's steps and tokens of it, and why it is parked.
+        "night": crate::night::summary(&project.root, &s),
     }))
 }
 

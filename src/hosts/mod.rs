@@ -207,6 +207,68 @@ pub struct Host {
     pub shell: Option<Shell>,
     /// Where `bmad-mcp setup` registers the server; `None` where it does not.
     pub config: Option<Config>,
+    /// How the night shift (`bmad-mcp run`) starts it for one step, unattended; `None`
+    /// where it has no headless mode.
+    pub headless: Option<Headless>,
+}
+
+/// A host's headless mode as `bmad-mcp run` starts it: one fresh session per step, in the
+/// story's worktree, with this server registered for that session only and the host's
+/// permission checks left as the person set them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Headless {
+    /// The program, looked for on PATH (`bmad-mcp run --host-bin` names another).
+    pub program: &'static str,
+    /// Its arguments; `{prompt}` stands for the step's prompt (this server's entry is
+    /// added as [`Headless::register`] says).
+    pub args: &'static [&'static str],
+    pub register: Register,
+    /// What its output says of the tokens its model used.
+    pub usage: Usage,
+    /// What turns its permission checks off: a run refuses a host started or configured
+    /// so.
+    pub bypass: Bypass,
+}
+
+/// How a headless session is given this server, for that session only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Register {
+    /// `--mcp-config '{"mcpServers": {"bmad": …}}'` (Claude Code), beside the person's own
+    /// servers, and `--allowedTools` for its one tool: nothing else is allowed.
+    McpConfigJson,
+    /// `-c mcp_servers.bmad.command=…` and `-c mcp_servers.bmad.args=…` (Codex CLI).
+    ConfigOverrides,
+    /// The person's own registration (`bmad-mcp setup <host>`).
+    Setup,
+}
+
+/// Where a headless run reports the tokens its model used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Usage {
+    /// One JSON object at the end (`--output-format json`): `usage` with `input_tokens`,
+    /// `output_tokens` and the cache's, and `total_cost_usd`.
+    ResultObject,
+    /// JSON lines; each `turn.completed` event carries that turn's `usage`
+    /// (`input_tokens`, `cached_input_tokens`, `output_tokens`).
+    TurnEvents,
+    /// Nothing the run reads (the step's tokens are shown unknown).
+    Unknown,
+}
+
+/// What turns a host's permission checks off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bypass {
+    /// Its command-line flags (a flag taking the value, `--permission-mode
+    /// bypassPermissions`, written with `=`).
+    pub flags: &'static [&'static str],
+    /// Settings files, relative to the project (`./…`) or to the host's user folder (the
+    /// variable `user_var` names, else `user_dir` under the home directory).
+    pub files: &'static [&'static str],
+    pub user_var: Option<&'static str>,
+    pub user_dir: &'static str,
+    /// The key (its path in the file) and the value that turn them off there.
+    pub key: &'static [&'static str],
+    pub value: &'static str,
 }
 
 /// Gemini CLI's headless mode (`gemini -p`) offers its model no tool that would need a
@@ -305,6 +367,20 @@ pub const HOSTS: [Host; 9] = [
             commented: None,
             still_to_do: None,
         }),
+        headless: Some(Headless {
+            program: "claude",
+            args: &["-p", "{prompt}", "--output-format", "json"],
+            register: Register::McpConfigJson,
+            usage: Usage::ResultObject,
+            bypass: Bypass {
+                flags: &["--dangerously-skip-permissions", "--permission-mode=bypassPermissions", "--allow-dangerously-skip-permissions"],
+                files: &["settings.json", "./.claude/settings.json", "./.claude/settings.local.json"],
+                user_var: Some("CLAUDE_CONFIG_DIR"),
+                user_dir: ".claude",
+                key: &["permissions", "defaultMode"],
+                value: "bypassPermissions",
+            },
+        }),
     },
     Host {
         name: "Codex CLI",
@@ -364,6 +440,20 @@ pub const HOSTS: [Host; 9] = [
             commented: None,
             still_to_do: Some(CODEX_NOTE),
         }),
+        headless: Some(Headless {
+            program: "codex",
+            args: &["exec", "--json", "{prompt}"],
+            register: Register::ConfigOverrides,
+            usage: Usage::TurnEvents,
+            bypass: Bypass {
+                flags: &["--dangerously-bypass-approvals-and-sandbox", "--yolo", "--sandbox=danger-full-access"],
+                files: &["config.toml", "./.codex/config.toml"],
+                user_var: Some("CODEX_HOME"),
+                user_dir: ".codex",
+                key: &["sandbox_mode"],
+                value: "danger-full-access",
+            },
+        }),
     },
     Host {
         name: "Gemini CLI",
@@ -406,6 +496,20 @@ pub const HOSTS: [Host; 9] = [
             commented: None,
             still_to_do: Some(GEMINI_HEADLESS),
         }),
+        headless: Some(Headless {
+            program: "gemini",
+            args: &["-p", "{prompt}", "-o", "json"],
+            register: Register::Setup,
+            usage: Usage::Unknown,
+            bypass: Bypass {
+                flags: &["--yolo", "-y", "--approval-mode=yolo"],
+                files: &["settings.json", "./.gemini/settings.json"],
+                user_var: None,
+                user_dir: ".gemini",
+                key: &["general", "defaultApprovalMode"],
+                value: "yolo",
+            },
+        }),
     },
     Host {
         name: "opencode",
@@ -442,6 +546,20 @@ pub const HOSTS: [Host; 9] = [
             project_file: Some("opencode.json"),
             commented: Some("opencode.jsonc"),
             still_to_do: None,
+        }),
+        headless: Some(Headless {
+            program: "opencode",
+            args: &["run", "--format", "json", "{prompt}"],
+            register: Register::Setup,
+            usage: Usage::Unknown,
+            bypass: Bypass {
+                flags: &["--dangerously-skip-permissions"],
+                files: &["opencode/opencode.json", "./opencode.json"],
+                user_var: Some("XDG_CONFIG_HOME"),
+                user_dir: ".config",
+                key: &["permission"],
+                value: "allow",
+            },
         }),
     },
     Host {
@@ -485,6 +603,20 @@ pub const HOSTS: [Host; 9] = [
             commented: None,
             still_to_do: None,
         }),
+        headless: Some(Headless {
+            program: "copilot",
+            args: &["-p", "{prompt}", "-s", "--allow-tool=bmad"],
+            register: Register::Setup,
+            usage: Usage::Unknown,
+            bypass: Bypass {
+                flags: &["--allow-all-tools", "--allow-all", "--yolo"],
+                files: &[],
+                user_var: Some("COPILOT_HOME"),
+                user_dir: ".copilot",
+                key: &[],
+                value: "",
+            },
+        }),
     },
     Host {
         name: "MCP Inspector (CLI)",
@@ -508,12 +640,14 @@ pub const HOSTS: [Host; 9] = [
         }),
         shell: None,
         config: None,
+        headless: None,
     },
     Host {
         name: "Cursor",
         client: None,
         shell: None,
         config: Some(json_in_home("cursor", ".cursor", ".cursor/mcp.json")),
+        headless: None,
     },
     Host {
         name: "VS Code",
@@ -533,6 +667,7 @@ pub const HOSTS: [Host; 9] = [
             commented: None,
             still_to_do: None,
         }),
+        headless: None,
     },
     Host {
         name: "Claude Desktop",
@@ -551,6 +686,7 @@ pub const HOSTS: [Host; 9] = [
             commented: None,
             still_to_do: None,
         }),
+        headless: None,
     },
 ];
 

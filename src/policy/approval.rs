@@ -255,6 +255,9 @@ pub fn changes(old: &Config, new: &Config) -> Vec<String> {
             new.pass_env.join(", ")
         ));
     }
+    if new.run != old.run {
+        out.push("`[run]` (the night shift's budget, notification or time limit) changed".into());
+    }
     out
 }
 

@@ -124,6 +124,45 @@ pub struct Config {
     /// names look like secrets (`pass_env = ["GITHUB_TOKEN"]`); never `BMAD_MCP_TOKEN`.
     #[serde(default)]
     pub pass_env: Vec<String>,
+    /// The night shift's limits (`bmad-mcp run`).
+    #[serde(default)]
+    pub run: RunPolicy,
+}
+
+/// What the human sets for the night shift (`[run]`): read from the approved version
+/// only, so that a model that edits the file raises no budget until the human approves it.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunPolicy {
+    /// The tokens a story may use, all its steps together, before it parks for the human.
+    #[serde(default)]
+    pub budget_tokens: Option<u64>,
+    /// A command run (no shell: split on blanks) with each parked story's line as its last
+    /// argument, to tell the human.
+    #[serde(default)]
+    pub notify: Option<String>,
+    /// How long one host session may take before it is stopped.
+    #[serde(default)]
+    pub step_timeout_secs: Option<u64>,
+}
+
+impl RunPolicy {
+    /// A notification command with nothing hidden in it, a time limit within reason.
+    fn validate(&self, at: &dyn Fn(&str) -> String) -> std::result::Result<(), String> {
+        if let Some(why) = self.notify.as_deref().and_then(crate::code::hidden_in) {
+            return Err(format!("{}key `run.notify`: refused, {why}", at("notify")));
+        }
+        if self
+            .step_timeout_secs
+            .is_some_and(|t| !(1..=MAX_TIMEOUT_SECS).contains(&t))
+        {
+            return Err(format!(
+                "{}key `run.step_timeout_secs`: give a number of seconds from 1 to {MAX_TIMEOUT_SECS}",
+                at("step_timeout_secs")
+            ));
+        }
+        Ok(())
+    }
 }
 
 impl Config {
@@ -184,6 +223,7 @@ impl Config {
                 at("check_timeout_secs")
             ));
         }
+        self.run.validate(&at)?;
         for (name, spec) in &self.checks {
             let safe = !name.is_empty()
                 && name.len() <= 40
@@ -269,6 +309,24 @@ pub(crate) fn invalid(project: &Project, rel: &str, problem: String) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_night_shift_s_limits_are_read_checked_and_their_change_waits_for_the_human() {
+        let c =
+            Config::parse("[run]\nbudget_tokens = 5000\nnotify = \"notify-send bmad\"\n").unwrap();
+        assert_eq!(c.run.budget_tokens, Some(5000));
+        assert_eq!(c.run.notify.as_deref(), Some("notify-send bmad"));
+        let zero = Config::parse("[run]\nstep_timeout_secs = 0\n").unwrap_err();
+        assert!(
+            zero.contains("line 2: key `run.step_timeout_secs`"),
+            "{zero}"
+        );
+        let typo = Config::parse("[run]\nbudget = 1\n").unwrap_err();
+        assert!(typo.contains("unknown field `budget`"), "{typo}");
+        let raised = Config::parse("[run]\nbudget_tokens = 9000\n").unwrap();
+        let said = super::super::approval::changes(&c, &raised);
+        assert!(said.iter().any(|c| c.contains("`[run]`")), "{said:?}");
+    }
 
     #[test]
     fn the_policy_reads_its_one_key_and_names_what_is_wrong() {

@@ -170,6 +170,12 @@ pub(super) fn status(store: &Store, key: &SessionKey) -> Outcome {
     if let Some(p) = project.as_ref() {
         stories(store, p, &s, claims.as_ref());
     }
+    if let Some(line) = project
+        .as_ref()
+        .and_then(|p| crate::night::summary(&p.root, &s))
+    {
+        println!("{line}");
+    }
     println!("{}", visible_lines(&r.user_message));
     if let Some(d) = project.as_ref().and_then(|p| crate::store::drift(p, &s)) {
         println!("{}", visible_lines(&d.describe()));

@@ -47,16 +47,44 @@ def text_of(value):
     return json.dumps(value)
 
 
-def fill(value, results):
+def fill(value, results, prompt=""):
     ids = [m for r in results for m in SESSION.findall(r)]
     sid = ids[-1] if ids else "none"
+    own = SESSION.findall(prompt)
     if isinstance(value, str):
-        return value.replace("{session_id}", sid)
+        return value.replace("{session_id}", sid).replace("{prompt_session}", own[0] if own else "none")
     if isinstance(value, dict):
-        return {k: fill(v, results) for k, v in value.items()}
+        return {k: fill(v, results, prompt) for k, v in value.items()}
     if isinstance(value, list):
-        return [fill(v, results) for v in value]
+        return [fill(v, results, prompt) for v in value]
     return value
+
+
+def steps_for(prompt):
+    """The script's steps: those of the first `by_prompt` entry whose `when` strings are all
+    in the prompt the host was given (one fake serves many sessions, each its own script),
+    else `steps`."""
+    for entry in SCRIPT.get("by_prompt", []):
+        if all(w in prompt for w in entry["when"]):
+            return entry["steps"]
+    return SCRIPT["steps"]
+
+
+def prompt_text(messages):
+    """The text of the user's messages before the first tool result: the prompt."""
+    text = []
+    for m in messages:
+        if m.get("role") != "user":
+            continue
+        content = m.get("content")
+        if isinstance(content, str):
+            text.append(content)
+            continue
+        blocks = [c for c in content or [] if isinstance(c, dict)]
+        if any(c.get("type") in ("tool_result", "function_call_output") for c in blocks):
+            break
+        text += [c.get("text", "") for c in blocks]
+    return "\n".join(text)
 
 
 def user_message(result):
@@ -83,20 +111,20 @@ def final_text(results):
     return text
 
 
-def next_call(tool_names, results):
+def next_call(tool_names, results, prompt=""):
     """The tool to call and its arguments, or None for the final answer."""
-    steps = SCRIPT["steps"]
+    steps = steps_for(prompt)
     if len(results) >= len(steps):
         return None
     step = steps[len(results)]
     if step["tool"] == "bmad":
         # A host that does not offer the tool gets the final answer: the log shows it.
         name = next((n for n in tool_names if "bmad" in n), None)
-        return name and (name, fill(step["args"], results))
+        return name and (name, fill(step["args"], results, prompt))
     shell = SCRIPT["shell"]
     name = next(n for n in shell["names"] if n in tool_names)
     args = dict(shell.get("extra", {}))
-    args[shell["arg"]] = fill(step["command"], results)
+    args[shell["arg"]] = fill(step["command"], results, prompt)
     return name, args
 
 
@@ -169,8 +197,9 @@ class Handler(BaseHTTPRequestHandler):
                 tools.append((None, t.get("name")))
         results = [text_of(i.get("output")) for i in body.get("input", []) if i.get("type") == "function_call_output"]
         names = [n for _, n in tools]
-        log({"api": "responses", "tools": names, "results": results, "body": body})
-        call = next_call(names, results)
+        prompt = prompt_text([i for i in body.get("input", []) if i.get("type") in ("message", "function_call_output") or "role" in i])
+        log({"api": "responses", "tools": names, "results": results, "body": body, "prompt_session": (SESSION.findall(prompt) or [None])[0], "usage": 15})
+        call = next_call(names, results, prompt)
         n = len(results)
         if call is None:
             item = {"type": "message", "role": "assistant", "id": f"msg_{n}", "status": "completed",
@@ -263,9 +292,11 @@ class Handler(BaseHTTPRequestHandler):
             for c in m["content"]:
                 if c.get("type") == "tool_result":
                     results.append(text_of(c.get("content")))
-        log({"api": "anthropic", "stream": body.get("stream", False), "tools": names, "results": results, "body": body})
+        prompt = prompt_text(body.get("messages", []))
+        log({"api": "anthropic", "stream": body.get("stream", False), "tools": names, "results": results, "body": body,
+             "prompt_session": (SESSION.findall(prompt) or [None])[0], "usage": 15})
         n = len(results)
-        call = next_call(names, results) if names else None
+        call = next_call(names, results, prompt) if names else None
         usage = {"input_tokens": 10, "output_tokens": 5}
         if call is None:
             block = {"type": "text", "text": final_text(results) if names else "Scripted task"}

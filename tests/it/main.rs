@@ -35,6 +35,7 @@ mod hosts; // Gemini CLI, opencode, Codex and Copilot CLI end to end, a fake mod
 mod human_work; // the documents humans edit are read as written; failed calls leave nothing
 mod labels; // every word reaches prompts and pages under its author's label, in every channel
 mod messages; // messages match the rules: keys, sections, slugs, words for people, paths
+mod night; // `bmad-mcp run`: an approved 8-story plan built by Claude Code sessions, three parked, one resumed, a SIGKILL survived
 mod notices; // the no-checks notice in the project's language, once; who each field is for
 #[cfg(unix)]
 mod races; // confinement while folders are swapped for links; a hard-linked lock file

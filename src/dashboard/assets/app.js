@@ -481,6 +481,13 @@ function driftCard(t) {
     el("p", { text: t.drift.words }));
 }
 
+// What the night shift (`bmad-mcp run`) says of it: steps, tokens, why it is parked.
+function nightCard(t) {
+  if (!t.night) return null;
+  return el("div", { class: "card", id: "night" }, el("h2", { text: "Night shift" }),
+    el("p", { text: t.night }));
+}
+
 // Who owns the task and where it runs: in the header, as the session says it.
 function taskHeader(t) {
   const x = t.extra || {};
@@ -603,7 +610,7 @@ async function renderTask(id) {
     taskHeader(t),
     el("p", { text: t.objective }),
     el("ol", { class: "timeline", id: "timeline" }, t.stages.map((s) => el("li", { class: s.status, text: s.role + (s.stage === t.stage ? " · " + t.state : "") }))),
-    configCard(t), driftCard(t), decisionCard(t, since), storiesSection(t), matrixSection(t),
+    configCard(t), driftCard(t), nightCard(t), decisionCard(t, since), storiesSection(t), matrixSection(t),
     t.stages.map((s) => stageSection(s, since[s.stage], t.drift && s.document && t.drift.documents.includes(s.document.path))),
     el("h2", { text: "Audit" }), auditTable(t), lessonsSection(t)].flat().filter((c) => c !== null && c !== undefined));
   for (const id of open) { const d = document.getElementById(id); if (d) d.open = true; }

@@ -141,15 +141,30 @@ impl Fake {
 
     /// [`Fake::start`], the model's last answer `last`.
     fn ending(place: &Place, run: &str, steps: Value, shell: &Value, last: &str) -> Fake {
+        Fake::scripted(
+            place,
+            run,
+            json!({"steps": steps, "shell": shell, "final": last}),
+        )
+    }
+
+    /// A fake serving many sessions, each its own steps: those of the first entry of
+    /// `by_prompt` (`{"when": [...], "steps": [...]}`) whose `when` strings are all in the
+    /// session's prompt.
+    pub fn by_prompt(place: &Place, run: &str, by_prompt: Value, shell: &Value) -> Fake {
+        let script = json!({"steps": [], "by_prompt": by_prompt, "shell": shell, "final": "Done."});
+        Fake::scripted(place, run, script)
+    }
+
+    /// Starts the fake on `script` (its steps, shell and final answer).
+    fn scripted(place: &Place, run: &str, mut body: Value) -> Fake {
         let (port_file, log) = (
             place.root.join(format!("{run}.port")),
             place.root.join(format!("{run}.jsonl")),
         );
         let script = place.root.join(format!("{run}.json"));
-        let body = json!({
-            "port_file": port_file, "log": log, "steps": steps, "shell": shell,
-            "final": last,
-        });
+        body["port_file"] = json!(port_file);
+        body["log"] = json!(log);
         std::fs::write(&script, body.to_string()).unwrap();
         let child = Command::new("python3")
             .arg(Path::new(ROOT).join("tests/hosts/fake_model.py"))
@@ -415,6 +430,10 @@ pub fn the_human_confirms_in_the_form(
     screen.type_keys("\r");
     assert!(screen.shows(second, SHOWN), "{}", screen.text());
     screen.type_keys("Fine by me");
+    // Enter once the note shows, as a person presses it: keys that reach a busy interface
+    // in one read are taken as a paste, where Enter is a line break, not a submit.
+    assert!(screen.shows("Fine by me", SHOWN), "{}", screen.text());
+    std::thread::sleep(Duration::from_millis(500));
     screen.type_keys("\r");
     let results = results_within(fake, 3, &mut screen);
     let shown = screen.end();
