@@ -74,7 +74,8 @@ pub fn prepare(
         epics_file(project, install, after, files, epic, &mut m);
     }
     let say = approving || did.is_none();
-    sprint_status(project, install, after, approving, now, say, &mut m);
+    let moves = story_statuses::moves(after, did);
+    sprint_status(project, install, after, moves, now, say, &mut m);
     m
 }
 
@@ -313,7 +314,7 @@ fn sprint_status(
     project: &Project,
     install: &Install,
     after: &Session,
-    approving: bool,
+    moves: status_file::Moves,
     now: DateTime<Utc>,
     say: bool,
     m: &mut ForMethod,
@@ -327,7 +328,7 @@ fn sprint_status(
         }
         return;
     }
-    let wanted = story_statuses::wanted(after, approving);
+    let wanted = story_statuses::wanted(after);
     if wanted.is_empty() {
         return;
     }
@@ -360,10 +361,10 @@ fn sprint_status(
         begun_by: &begun_by,
     };
     let stamp = shared_plan::stamp(now);
-    match status_file::update(text.as_deref(), &header, &wanted, epic, &stamp) {
+    match status_file::update(text.as_deref(), &header, &wanted, (epic, moves), &stamp) {
         Ok(Some(new)) => {
             let said = if say {
-                format!("{} holds the task's stories under epic-{epic}; each follows the work (development `in-progress`, review and QA `review`, completed `done`).", visible(&path))
+                format!("{} holds the task's stories under epic-{epic}; each follows the work (development `in-progress`, review and QA `review`, sent back `in-progress`, completed `done`; the epic `done` once the task's final QA passed).", visible(&path))
             } else {
                 String::new()
             };

@@ -198,6 +198,8 @@ impl ReadUnderLock {
         if let Some(git) = submits {
             documents.work_tree = git.work_tree_now(&before);
             documents.review_in_layers = review_layers::required(method, &before);
+            let stage = crate::workflow::story::prompt_stage(&before);
+            documents.template = crate::bmad_method::template::sections(method, stage);
         }
         ReadUnderLock { before, documents }
     }
@@ -464,9 +466,17 @@ impl Applying<'_> {
             installed, after, &mut wrote,
         ));
         // Each file written, and the change's own (`files`), go to the record of the
-        // server's own files (`store::wrote`), so that none reads as anyone's change.
+        // server's own files (`store::wrote`), so that none reads as anyone's change, nor
+        // shows in the review's diff.
         let mut paths: Vec<String> = files.iter().map(|(path, _)| path.clone()).collect();
         paths.extend(wrote.paths());
+        notices.extend(review_layers::write_diff(
+            project, self.git, after, &paths, &mut wrote,
+        ));
+        let more: Vec<String> = (wrote.paths().into_iter())
+            .filter(|p| !paths.contains(p))
+            .collect();
+        paths.extend(more);
         crate::store::wrote(project, &paths);
         for (path, text) in wrote.files {
             let blob = text.map(|t| self.git.blob_id(t.as_bytes()));
@@ -703,7 +713,7 @@ mod tests {
             done.effects
                 .statuses
                 .iter()
-                .any(|(k, s)| k.ends_with("-core") && s == "backlog"),
+                .any(|(k, s)| k.ends_with("-core") && s == "in-progress"),
             "{:?}",
             done.effects.statuses
         );

@@ -117,13 +117,10 @@ fn calls() -> Vec<(&'static str, Command, bool)> {
         note: None,
     };
     vec![
-        ("submit po", submit(&passing(Stage::Po)), false),
+        // A PRD and an architecture are checked for the sections of the install's templates.
+        ("submit po", submit(&passing(Stage::Po)), true),
         ("confirm po", confirm(), true),
-        (
-            "submit architect",
-            submit(&passing(Stage::Architect)),
-            false,
-        ),
+        ("submit architect", submit(&passing(Stage::Architect)), true),
         ("confirm architect", confirm(), true),
         ("submit sm", submit(plan), false),
         ("approve", approve, true),

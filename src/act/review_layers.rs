@@ -26,12 +26,7 @@ pub(super) fn write_layer_files(
     after: &Session,
     wrote: &mut Wrote,
 ) -> Vec<String> {
-    let reviewing = crate::workflow::story::prompt_stage(after) == Stage::Review
-        && after.current_state.host_writes();
-    if !reviewing {
-        return Vec::new();
-    }
-    if method.install().is_none() {
+    if !reviewing(after) || method.install().is_none() {
         return Vec::new();
     }
     let project = method.project();
@@ -66,6 +61,42 @@ pub(super) fn write_layer_files(
         }
     }
     notices
+}
+
+/// Whether the review of `after` is to be written now.
+fn reviewing(after: &Session) -> bool {
+    crate::workflow::story::prompt_stage(after) == Stage::Review
+        && after.current_state.host_writes()
+}
+
+/// The round's diff, written where the review's layers read it (`layers::diff_path`) when
+/// the review of `after` is to be written now, with or without an install; `pending`: the
+/// files the server writes with the change, never in it. Without git the file says so.
+/// What could not be written, in a notice; the file written, in `wrote`.
+pub(super) fn write_diff(
+    project: &crate::files::Project,
+    git: &crate::store::GitNow,
+    after: &Session,
+    pending: &[String],
+    wrote: &mut Wrote,
+) -> Option<String> {
+    if !reviewing(after) {
+        return None;
+    }
+    let path = review_layers::diff_path(after);
+    let text = match git.review_diff(project, after, pending) {
+        Some(diff) => diff.text,
+        None => "# No diff: the project is not in a git repository, or git could not say. Review the files the development report names.\n".into(),
+    };
+    match project.write_atomic(&path, text.as_bytes()) {
+        Ok(()) => {
+            wrote.files.push((path, Some(text)));
+            None
+        }
+        Err(e) => Some(format!(
+            "The review's diff, {path}, could not be written ({e}); the layers read `git diff` instead."
+        )),
+    }
 }
 
 /// The review's findings deferred to the method's ledger when the change `did` accepted a

@@ -7,7 +7,9 @@
 //! ([`begin`]), the plan shared with the method: the approved sprints as its epics, their
 //! statuses in its `sprint-status.yaml` ([`shared_plan`]), and its retrospective both ways:
 //! its action items recalled in later role prompts, the lessons of a completed task offered
-//! to it ([`retro`]), and its code review's prompts and deferred-work ledger ([`review`]).
+//! to it ([`retro`]), its code review's prompts and deferred-work ledger ([`review`]), and
+//! the templates its planning skills write the PRD and the architecture spine in
+//! ([`template`]).
 //!
 //! Everything here is read through the project's confined, bounded reader, and what it
 //! says is the project's text: shown to a model only as facts, clipped and labelled, never
@@ -28,6 +30,7 @@ pub mod persona;
 pub mod retro;
 pub mod review;
 pub mod shared_plan;
+pub mod template;
 pub mod tools;
 
 pub use bmm_config::MethodSettings;

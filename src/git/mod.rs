@@ -16,6 +16,7 @@
 mod blobs;
 mod board;
 mod claim;
+mod diff;
 mod file_history;
 mod merge_driver;
 mod resolve;

@@ -48,7 +48,11 @@ pub fn retro_block<'a>(
 /// out in a later one).
 pub fn method_block(template: &Template, session: &Session, stage: Stage, round: Repeat) -> String {
     let again = matches!(round, Repeat::Delta { .. }) && is_revision(session, stage);
-    let mut out = review_layers::block(&template.layers, &review_layers::folder(session), again);
+    let (folder, diff) = (
+        review_layers::folder(session),
+        review_layers::diff_path(session),
+    );
+    let mut out = review_layers::block(&template.layers, (&folder, &diff), again);
     out.push_str(&deferred::block(template.deferred.as_ref(), again));
     out
 }

@@ -64,6 +64,12 @@ pub fn folder(session: &Session) -> String {
     format!("{}/review-layers", session.specs_dir())
 }
 
+/// The round's diff every layer reads, written by the server when the review begins: the
+/// project's files from the round's base commit to the work tree, new files included.
+pub fn diff_path(session: &Session) -> String {
+    format!("{}/changes.diff", folder(session))
+}
+
 /// The layers of `session`'s review in the project of `method` (with its install, when it
 /// has one).
 pub fn for_review(method: &Method, session: &Session) -> Vec<Layer> {
@@ -102,7 +108,7 @@ pub fn file_text(text: &str) -> String {
 /// (a built-in one by its name in the task's folder, which the prompt names) or its brief,
 /// and how to run them. A later round (`again`) gains nothing: the host had them with the
 /// stage's rules, and a review without them is refused with the reason.
-pub fn block(layers: &[Layer], folder: &str, again: bool) -> String {
+pub fn block(layers: &[Layer], (folder, diff): (&str, &str), again: bool) -> String {
     if layers.is_empty() || again {
         return String::new();
     }
@@ -126,7 +132,8 @@ pub fn block(layers: &[Layer], folder: &str, again: bool) -> String {
         })
         .collect();
     format!(
-        "\n## Review in layers\n\nRun each in a fresh context (Claude Code: a subagent; elsewhere a new session) with its file{place} and the diff; a `## <layer>` section each (its findings, or `No findings.`):\n{}\n",
+        "\n## Review in layers\n\nRun each in a fresh context (Claude Code: a subagent; elsewhere a new session) with its file{place} and the diff {} (every file the round changed, new ones included, written by the server when the review began); a `## <layer>` section each (its findings, or `No findings.`):\n{}\n",
+        crate::code::inline(diff),
         each.join("\n")
     )
 }
@@ -157,7 +164,7 @@ mod tests {
             .iter()
             .all(|l| l.built_in.is_some() && l.file.is_none()));
         assert!(!required(None));
-        let first = block(&layers, &folder(&s), false);
+        let first = block(&layers, (&folder(&s), &diff_path(&s)), false);
         assert!(
             first.contains("- Blind Pass: the diff alone (no documents, no report): what is wrong or missing.\n"),
             "{first}"
@@ -167,7 +174,7 @@ mod tests {
         }
         assert!(!first.contains("ours in"), "no file of ours: {first}");
         assert_eq!(
-            block(&layers, &folder(&s), true),
+            block(&layers, (&folder(&s), &diff_path(&s)), true),
             "",
             "said in the first round"
         );
@@ -181,7 +188,7 @@ mod tests {
             file: Some(format!("{}/review.md", crate::code::FORGED)),
             built_in: None,
         }];
-        let b = block(&layers, "x", false);
+        let b = block(&layers, ("x", "x/changes.diff"), false);
         assert!(!crate::code::forged_in(&b), "{b}");
     }
 }

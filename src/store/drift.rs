@@ -105,8 +105,18 @@ impl GitNow {
         paths
     }
 
+    /// The repository, where the project is in one.
+    pub(super) fn repo(&self) -> Option<&Repo> {
+        self.repo.as_ref()
+    }
+
+    /// The commit checked out.
+    pub(super) fn head(&self) -> Option<&str> {
+        self.facts.head.as_deref()
+    }
+
     /// The server's record of the files it wrote, read once a call.
-    fn written(&self, repo: &Repo) -> Written {
+    pub(super) fn written(&self, repo: &Repo) -> Written {
         self.said()
             .written
             .get_or_insert_with(|| Written::read(repo))

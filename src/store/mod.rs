@@ -12,6 +12,7 @@ mod ignore;
 mod list;
 mod mapping;
 mod names;
+mod review_diff;
 mod rewound;
 mod salvage;
 mod sessions;
@@ -48,6 +49,7 @@ pub use ignore::{
 pub use list::{Damaged, Page, PAGE};
 pub use mapping::{Mapping, MappingEntry};
 pub use names::{candidate as task_name_candidate, is_valid as is_valid_task_name, slug_for};
+pub use review_diff::ReviewDiff;
 pub use rewound::went_back;
 pub use salvage::Readable;
 pub use sessions::session_rel;

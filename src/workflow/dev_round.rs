@@ -39,6 +39,19 @@ pub fn basis(session: &Session) -> Option<&WorkTree> {
     session.record(Stage::Dev).round_began.as_ref()
 }
 
+/// The commit a review of `session`'s development measures its changes from: the one
+/// the document development was planned from was written against (the plan, the short
+/// spec, the bug report), else where the round of development was measured from.
+pub fn review_base(session: &Session) -> Option<&str> {
+    let planned = (session.track.stages().iter())
+        .take_while(|s| **s != Stage::Dev)
+        .filter_map(|s| session.record(*s).written_against.as_ref())
+        .last()
+        .map(|b| b.commit.as_str());
+    let round = session.record(Stage::Dev).round_began.as_ref();
+    planned.or_else(|| round.map(|r| r.commit.as_str()))
+}
+
 /// Keeps `reading` as where `session`'s round of development is measured from.
 pub fn set_basis(session: &mut Session, reading: Option<WorkTree>) {
     session.record_mut(Stage::Dev).round_began = reading;

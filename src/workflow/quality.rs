@@ -90,6 +90,17 @@ pub fn estimate(stage: Stage, document: &str) -> u32 {
 /// asked of an architecture), then a stated score when there was none.
 pub fn guidance(stage: Stage, document: &str, reported: bool) -> Vec<String> {
     let found = sections::check(stage.sections(), document);
+    guidance_for(stage, &found, document, reported)
+}
+
+/// [`guidance`] for what the server's check `found` of the document's sections (the
+/// stage's own, or the installed template's).
+pub fn guidance_for(
+    stage: Stage,
+    found: &sections::Found,
+    document: &str,
+    reported: bool,
+) -> Vec<String> {
     let mut out: Vec<String> = found
         .missing
         .iter()

@@ -102,6 +102,12 @@ pub struct StageRecord {
     /// the model did not write it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from_file: Option<super::authorship::FromFile>,
+    /// The file an earlier submission of this stage took as its draft, when a document the
+    /// model wrote has replaced it since: the file itself is left as it is, and the human
+    /// is told that what they decide on is not it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    // Boxed: every session holds a record of each stage inline, on the stack too.
+    pub rewrites: Option<Box<super::authorship::FromFile>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub claude_result_ref: Option<ContentRef>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -80,6 +80,9 @@ pub struct ScoredRound {
     pub answered_before: bool,
     /// Whether this submission asks questions not asked before.
     pub new_questions: bool,
+    /// Whether its document is a file someone wrote (the BMAD method's, `document_file`):
+    /// below the gate, the human decides on it as it is rather than a model rewriting it.
+    pub from_file: bool,
 }
 
 /// Where a scored submission leads.
@@ -117,7 +120,7 @@ pub fn after_scored(r: ScoredRound) -> AfterScored {
         AfterScored::Clarify
     } else if r.score >= r.gate && r.complete {
         AfterScored::Confirm
-    } else if !below_cap {
+    } else if !below_cap || r.from_file {
         AfterScored::DecideAtCap
     } else {
         AfterScored::Refine
@@ -239,9 +242,36 @@ pub fn unwritten_sections(stage: Stage, rec: &StageRecord) -> Option<String> {
 pub fn risk_in(stage: Stage, rec: &StageRecord) -> Option<Risk> {
     Some(Risk {
         stage,
-        failure: failed_verdict(stage, rec)?,
+        failure: failed_verdict(stage, rec).or_else(|| below_gate(stage, rec))?,
         checks: failed_checks(stage, rec),
     })
+}
+
+/// What keeps a scored stage's pending draft below its gate, said for the human: its
+/// score, and the sections the server's check found lacking. `None` when the stage has no
+/// score gate, nothing below it is pending, or it passed.
+pub fn below_gate(stage: Stage, rec: &StageRecord) -> Option<String> {
+    let QualityGate::Score(gate) = stage.gate() else {
+        return None;
+    };
+    if rec.gate_passed != Some(false) || rec.draft_ref.is_none() {
+        return None;
+    }
+    let mut said = match rec.score {
+        Some(score) if score < gate => format!("a score of {score}, below the gate of {gate}"),
+        _ => "below the gate".to_string(),
+    };
+    let named = |list: &[String]| {
+        let quoted: Vec<String> = list.iter().map(|s| format!("`{s}`")).collect();
+        quoted.join(", ")
+    };
+    if !rec.missing_sections.is_empty() {
+        said.push_str(&format!("; missing {}", named(&rec.missing_sections)));
+    }
+    if !rec.empty_sections.is_empty() {
+        said.push_str(&format!("; empty {}", named(&rec.empty_sections)));
+    }
+    Some(said)
 }
 
 /// The risk the human is asked to accept now: while `s` waits for the confirmation of its
@@ -389,6 +419,7 @@ mod tests {
             below_gate,
             answered_before,
             new_questions,
+            from_file: false,
         }
     }
 
@@ -428,6 +459,21 @@ mod tests {
             let r = ScoredRound {
                 complete: false,
                 ..round(score, iteration, answered, asked)
+            };
+            assert_eq!(after_scored(r), want, "{r:?}");
+        }
+        // A file someone wrote, below the gate, goes to the human as it is; its questions
+        // first.
+        for (score, complete, asked, want) in [
+            (80, true, false, DecideAtCap),
+            (95, false, false, DecideAtCap),
+            (95, true, false, Confirm),
+            (80, true, true, Clarify),
+        ] {
+            let r = ScoredRound {
+                complete,
+                from_file: true,
+                ..round(score, 1, false, asked)
             };
             assert_eq!(after_scored(r), want, "{r:?}");
         }

@@ -257,8 +257,8 @@ fn outline_of(document: &str) -> (Vec<&str>, Vec<Heading>) {
 /// under it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Found {
-    pub missing: Vec<&'static str>,
-    pub empty: Vec<&'static str>,
+    pub missing: Vec<String>,
+    pub empty: Vec<String>,
     /// Sections there and filled whose text does not show what it must: "`Failing Test`
     /// names no test (…)".
     pub short: Vec<String>,
@@ -268,6 +268,11 @@ impl Found {
     /// Every required section is there, has content, and shows what it must.
     pub fn complete(&self) -> bool {
         self.missing.is_empty() && self.empty.is_empty() && self.short.is_empty()
+    }
+
+    /// How many sections are missing or empty.
+    fn lacking(&self) -> usize {
+        self.missing.len() + self.empty.len() + self.short.len()
     }
 }
 
@@ -282,11 +287,11 @@ pub fn check(sections: &[Section], document: &str) -> Found {
     for s in sections {
         let filled = outline.bodies(s);
         if filled.is_empty() {
-            found.missing.push(s.name);
+            found.missing.push(s.name.to_string());
             continue;
         }
         let Some(text) = filled.iter().find(|b| b.iter().any(|l| is_content(l))) else {
-            found.empty.push(s.name);
+            found.empty.push(s.name.to_string());
             continue;
         };
         let short = s.judge.and_then(|judge| {
@@ -299,6 +304,67 @@ pub fn check(sections: &[Section], document: &str) -> Found {
         }
     }
     found
+}
+
+/// A section of the template an installed BMAD method writes a stage's document in (its
+/// PRD template, its architecture spine): the heading as the template words it, the words
+/// a document's heading holds to count as it, and whether the template keeps it in every
+/// document or lets one leave it out ("cut this section otherwise").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shaped {
+    pub name: String,
+    pub key: String,
+    pub required: bool,
+}
+
+/// The heading text a template's section and a document's heading are matched by: lower
+/// case, without the numbering the method's PRD gives its sections (`5.`, `2.3`) nor what
+/// the template adds in parentheses (`(Explicit)`, `*(optional)*`).
+pub fn heading_key(text: &str) -> String {
+    let lower = text.to_lowercase();
+    let mut key = String::new();
+    let mut depth = 0usize;
+    for c in lower.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            _ if depth == 0 => key.push(c),
+            _ => {}
+        }
+    }
+    let key = key.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.' || c == ' ');
+    key.trim_matches(|c: char| c.is_whitespace() || c == '*' || c == '_' || c == ':')
+        .to_string()
+}
+
+/// Checks `document` for the sections of a template: a required one absent is missing,
+/// and any of them there with nothing under it is empty (the method writes no empty
+/// headings).
+pub fn check_shaped(sections: &[Shaped], document: &str) -> Found {
+    let outline = Outline::of(document);
+    let mut found = Found::default();
+    for s in sections.iter().filter(|s| !s.key.is_empty()) {
+        let filled = outline.bodies_where(|text| heading_key(text).contains(&s.key));
+        if filled.is_empty() {
+            if s.required {
+                found.missing.push(s.name.clone());
+            }
+        } else if !filled.iter().any(|b| b.iter().any(|l| is_content(l))) {
+            found.empty.push(s.name.clone());
+        }
+    }
+    found
+}
+
+/// What a document written in one of two shapes lacks: the stage's own sections (`own`),
+/// or the installed template's (`template`, when there is one): the shape it is nearer,
+/// the template's on a tie.
+pub fn nearer(own: Found, template: Option<Found>) -> Found {
+    match template {
+        Some(t) if own.complete() && !t.complete() => own,
+        Some(t) if t.lacking() <= own.lacking() || t.complete() => t,
+        _ => own,
+    }
 }
 
 /// The real text (placeholders left out) of the first heading of `section` that has any,
@@ -396,14 +462,14 @@ impl<'a> Outline<'a> {
 
     /// The text of every heading (not the title) that holds one of `section`'s words.
     fn bodies(&self, section: &Section) -> Vec<Vec<&'a str>> {
+        self.bodies_where(|text| section.any_of.iter().any(|w| text.contains(w)))
+    }
+
+    /// The text of every heading (not the title) whose lower-cased text `holds`.
+    fn bodies_where(&self, holds: impl Fn(&str) -> bool) -> Vec<Vec<&'a str>> {
         (0..self.heads.len())
             .filter(|i| Some(self.heads[*i].line) != self.title)
-            .filter(|i| {
-                section
-                    .any_of
-                    .iter()
-                    .any(|w| self.heads[*i].text.contains(w))
-            })
+            .filter(|i| holds(&self.heads[*i].text))
             .map(|i| self.body(i))
             .collect()
     }
@@ -461,8 +527,11 @@ mod tests {
         // The title holds "service" (a Components word) and encloses everything.
         let doc = "# Architecture: Invoice Service\nOverview text.\n## Overview\nA box.\n```sh\n# components\nls\n```\n";
         let found = check(ARCHITECT, doc);
-        assert!(found.missing.contains(&"Components"), "{found:?}");
-        assert!(!found.missing.contains(&"System Overview"), "{found:?}");
+        assert!(found.missing.iter().any(|m| m == "Components"), "{found:?}");
+        assert!(
+            !found.missing.iter().any(|m| m == "System Overview"),
+            "{found:?}"
+        );
         // A single heading that encloses nothing else is a section, not a title.
         assert!(check(&PO[..1], "# Executive Summary\nText.").complete());
     }

@@ -1,5 +1,6 @@
 //! One project worked both ways, as docs/bmad-users.md shows it: in a real codex install
-//! of the pinned `bmad-method`, a PRD the method made is taken as the PO's draft, the plan
+//! of the pinned `bmad-method`, a PRD and an architecture spine the method made (in the
+//! templates its installer put there) are taken as the PO's and the architect's drafts, the plan
 //! the human approves becomes the method's epic, sprint 1 is built as a story through the
 //! server's gates, sprint 2 is marked done by the method, its retrospective adds an action
 //! item, and a next task's PO prompt recalls it. After each step the method's own
@@ -9,10 +10,10 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::method_plan::{folder, sprint_plan, status_of, step, DEV, PLAN, PRD_DOC, QA, REVIEW};
+use crate::method_plan::{folder, sprint_plan, status_of, step, DEV, PLAN, QA, REVIEW};
 use crate::method_retro::script;
-use crate::support::method::{install, installer};
-use crate::support::{connect, passing_architecture, Client, Era, ROOT};
+use crate::support::method::{install, installer, template, written_in};
+use crate::support::{connect, Client, Era, ROOT};
 
 const SKILLS: &str = ".agents/skills";
 
@@ -72,25 +73,39 @@ fn page_rows() -> Vec<(String, String)> {
         .collect()
 }
 
-/// The PO stage taken from the method's `prd.md`, then the architecture and the plan.
+/// The PO and architect stages taken from the method's own documents, written in the
+/// templates its installer put in the project (`prd.md`, and a spine in a run folder of
+/// its architecture skill), then the plan.
 async fn planned(c: &Client, project: &Path) -> (Value, String) {
-    let prd = format!("{}/prd.md", folder(project, "planning_artifacts"));
-    let front = "---\ntitle: Team todo\nstatus: final\n---\n\n";
-    std::fs::create_dir_all(project.join(&prd).parent().unwrap()).unwrap();
-    std::fs::write(project.join(&prd), format!("{front}{PRD_DOC}")).unwrap();
+    let planning = folder(project, "planning_artifacts");
+    let prd = format!("{planning}/prd.md");
+    let text = written_in(
+        &template(project, SKILLS, "bmad-prd", "prd_template"),
+        "a team's shared todo list",
+    );
+    std::fs::create_dir_all(project.join(&planning)).unwrap();
+    std::fs::write(project.join(&prd), text).unwrap();
+    let spine =
+        format!("{planning}/architecture/architecture-proj-2026-11-29/ARCHITECTURE-SPINE.md");
+    let text = written_in(
+        &template(project, SKILLS, "bmad-architecture", "spine_template"),
+        "the todo service",
+    );
+    std::fs::create_dir_all(project.join(&spine).parent().unwrap()).unwrap();
+    std::fs::write(project.join(&spine), text).unwrap();
     let v = c
         .ok(json!({"action": "start", "objective": "Build a team todo app", "cwd": project.to_str().unwrap()}))
         .await;
     assert!(v["notices"].to_string().contains(&prd), "{v:#}");
     let sid = v["session_id"].clone();
     let task = v["task_name"].as_str().unwrap().to_string();
-    let taken = json!({"action": "submit", "document_file": prd, "claude_result": "{\"quality_score\": 95}"});
-    let v = step(c, &sid, taken).await;
-    assert_eq!(v["state"], "awaiting_confirmation", "{v:#}");
+    for file in [prd, spine] {
+        let taken = json!({"action": "submit", "document_file": file, "claude_result": "{\"quality_score\": 95}"});
+        let v = step(c, &sid, taken).await;
+        assert_eq!(v["state"], "awaiting_confirmation", "{v:#}");
+        step(c, &sid, json!({"action": "confirm"})).await;
+    }
     for args in [
-        json!({"action": "confirm"}),
-        json!({"action": "submit", "claude_result": passing_architecture()}),
-        json!({"action": "confirm"}),
         json!({"action": "submit", "claude_result": PLAN}),
         json!({"action": "approve", "scope": "all"}),
     ] {
@@ -159,7 +174,7 @@ async fn one_project_worked_both_ways_says_what_the_page_shows() {
     );
     let text = std::fs::read_to_string(project.join(&file)).unwrap();
     let key = "1-2-list-page-sharing";
-    let marked = text.replace(&format!("  {key}: backlog"), &format!("  {key}: done"));
+    let marked = text.replace(&format!("  {key}: in-progress"), &format!("  {key}: done"));
     assert_ne!(text, marked, "{text}");
     std::fs::write(project.join(&file), marked).unwrap();
     seen.push(method_status(&project));

@@ -31,7 +31,7 @@ fn prd() -> String {
 }
 
 /// The PRD's text, the plan's requirement ids and acceptance criterion in it.
-pub(crate) const PRD_DOC: &str = "# PRD: Team todo\n\n## Executive Summary\nA shared todo list.\n\n## Business Goals\n- Teams track work in one place.\n\n## User Stories\n- As a member I add a todo.\n- AC-1 (FR-1): Given a list, when I add a todo, then it shows.\n\n## Functional Requirements\n- FR-1: Add a todo.\n- FR-2: Share a list.\n\n## Technical Requirements\n- NFR-1: p95 under 200 ms.\n\n## Success Metrics\n- p95 under 200 ms.\n";
+const PRD_DOC: &str = "# PRD: Team todo\n\n## Executive Summary\nA shared todo list.\n\n## Business Goals\n- Teams track work in one place.\n\n## User Stories\n- As a member I add a todo.\n- AC-1 (FR-1): Given a list, when I add a todo, then it shows.\n\n## Functional Requirements\n- FR-1: Add a todo.\n- FR-2: Share a list.\n\n## Technical Requirements\n- NFR-1: p95 under 200 ms.\n\n## Success Metrics\n- p95 under 200 ms.\n";
 
 pub(crate) async fn step(c: &Client, sid: &Value, mut args: Value) -> Value {
     args["session_id"] = sid.clone();
@@ -205,15 +205,15 @@ fn the_methods_script_finds_it_in_step(at: &Install, epics: &str) {
     assert_eq!(dry["dropped_orphans"], json!([]), "{tool}: {dry}");
 }
 
-/// The status file lists the epic, its two stories in the backlog and its optional
-/// retrospective, and keeps every line the team's file had.
+/// The status file lists the epic and its two stories at work (the approved task is at
+/// development) and its optional retrospective, and keeps every line the team's file had.
 fn the_status_file_lists_the_epic(at: &Install, epic: u64) {
     let tool = at.tool;
     let text = std::fs::read_to_string(at.project.join(&at.status)).unwrap();
     for key in [
-        format!("  epic-{epic}: backlog\n"),
-        format!("  {epic}-1-todos-api: backlog\n"),
-        format!("  {epic}-2-list-page-sharing: backlog\n"),
+        format!("  epic-{epic}: in-progress\n"),
+        format!("  {epic}-1-todos-api: in-progress\n"),
+        format!("  {epic}-2-list-page-sharing: in-progress\n"),
         format!("  epic-{epic}-retrospective: optional\n"),
     ] {
         assert!(text.contains(&key), "{tool}: {key:?} in\n{text}");
@@ -285,7 +285,7 @@ async fn server_of(dir: &Path, owner: &str) -> Client {
 }
 
 /// The sprint-1 session of `task` taken through development, review and QA to completion:
-/// the story's status (and its epic's) at each step, the other story left in the backlog.
+/// the story's status (and its epic's) at each step, the other story left to the parent.
 async fn story_through_its_stages(
     c: &Client,
     project: &Path,
@@ -296,10 +296,6 @@ async fn story_through_its_stages(
         .ok(json!({"action": "start", "parent": task, "sprint": 1, "cwd": project.to_str().unwrap()}))
         .await;
     let sid = v["session_id"].clone();
-    assert!(
-        notices(&v).contains("sprint-status.yaml holds the task's stories under epic-1"),
-        "{v:#}"
-    );
     let mut seen = vec![(status_of(project, story), status_of(project, "epic-1"))];
     for (doc, stage, state) in [
         (DEV, "review", "generating"),
@@ -327,13 +323,13 @@ async fn story_through_its_stages(
     );
     assert_eq!(
         status_of(project, other),
-        "backlog",
-        "the other sprint is no one's yet"
+        "in-progress",
+        "the other sprint is the parent's, at development"
     );
 }
 
 /// The method's own view of the status file (`sprint_plan.py status`): one story done, one
-/// in the backlog and recommended next. The status file's path.
+/// at work and recommended next. The status file's path.
 fn the_methods_view_recommends(project: &Path, other: &str) -> String {
     let status = format!(
         "{}/sprint-status.yaml",
@@ -344,7 +340,11 @@ fn the_methods_view_recommends(project: &Path, other: &str) -> String {
         ".agents/skills",
         &["status", "--status-file", &status],
     );
-    assert_eq!(said["stories"], json!({"backlog": 1, "done": 1}), "{said}");
+    assert_eq!(
+        said["stories"],
+        json!({"in-progress": 1, "done": 1}),
+        "{said}"
+    );
     assert_eq!(said["recommendation"]["story_key"], other, "{said}");
     status
 }
@@ -359,7 +359,10 @@ async fn done_by_hand_is_shown_outside_the_gates(
     other: &str,
 ) {
     let text = std::fs::read_to_string(project.join(status)).unwrap();
-    let edited = text.replace(&format!("  {other}: backlog"), &format!("  {other}: done"));
+    let edited = text.replace(
+        &format!("  {other}: in-progress"),
+        &format!("  {other}: done"),
+    );
     assert_ne!(text, edited);
     std::fs::write(project.join(status), edited).unwrap();
     let v = c.ok(json!({"action": "status", "task_name": task})).await;
@@ -399,7 +402,7 @@ async fn a_storys_status_follows_it_through_development_review_and_completion() 
     let c = connect(Era::Modern, &project).await;
     let (_, task, _) = approved(&c, &project).await;
     let (story, other) = ("1-1-todos-api", "1-2-list-page-sharing");
-    assert_eq!(status_of(&project, story), "backlog");
+    assert_eq!(status_of(&project, story), "in-progress");
 
     story_through_its_stages(&c, &project, &task, (story, other)).await;
     let status = the_methods_view_recommends(&project, other);
@@ -571,4 +574,119 @@ async fn two_clones_moving_different_stories_merge_without_a_conflict() {
     for (_, c, _) in clones {
         c.close().await;
     }
+}
+
+/// The method's own `status` of the project's stories: its count by status.
+fn methods_counts(project: &Path) -> Value {
+    let status = format!(
+        "{}/sprint-status.yaml",
+        folder(project, "implementation_artifacts")
+    );
+    sprint_plan(
+        project,
+        ".agents/skills",
+        &["status", "--status-file", &status],
+    )["stories"]
+        .clone()
+}
+
+/// The story of `sprint` started from the parent `task` and taken to its end, its review
+/// failing first and sent back: the method's status of it after the send-back.
+async fn story_sent_back_once(c: &Client, project: &Path, task: &str, sprint: u32) -> String {
+    let v = c
+        .ok(json!({"action": "start", "parent": task, "sprint": sprint, "cwd": project.to_str().unwrap()}))
+        .await;
+    let sid = v["session_id"].clone();
+    let key = ["1-1-todos-api", "1-2-list-page-sharing"][sprint as usize - 1];
+    step(c, &sid, json!({"action": "submit", "claude_result": DEV})).await;
+    let failing = REVIEW.replace("Review Status: Pass", "Review Status: Fail");
+    let v = step(
+        c,
+        &sid,
+        json!({"action": "submit", "claude_result": failing}),
+    )
+    .await;
+    assert_eq!(v["state"], "awaiting_confirmation", "{v:#}");
+    assert_eq!(status_of(project, key), "review");
+    let v = step(
+        c,
+        &sid,
+        json!({"action": "reject", "feedback": "Guard the empty title."}),
+    )
+    .await;
+    assert_eq!(v["stage"], "dev", "{v:#}");
+    let after_send_back = status_of(project, key);
+    for doc in [DEV, REVIEW, QA] {
+        step(c, &sid, json!({"action": "submit", "claude_result": doc})).await;
+    }
+    assert_eq!(status_of(project, key), "done");
+    after_send_back
+}
+
+#[tokio::test]
+#[ignore = "needs the pinned bmad-method package and ruamel.yaml: run ./scripts/test"]
+async fn a_send_back_lowers_review_and_the_epic_waits_for_the_parents_final_qa() {
+    let Some(installer) = installer() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("proj");
+    install(&installer, &project, "codex");
+    let c = connect(Era::Modern, &project).await;
+    let (parent, task, _) = approved(&c, &project).await;
+    // The approved task is at development: its sprints are at work, as the method's build
+    // marks a story it starts.
+    assert_eq!(status_of(&project, "1-1-todos-api"), "in-progress");
+    assert_eq!(status_of(&project, "epic-1"), "in-progress");
+
+    let after = story_sent_back_once(&c, &project, &task, 1).await;
+    assert_eq!(
+        after, "in-progress",
+        "the method's code review lowers it so"
+    );
+    // Asked right after a send-back, the method's own script says so too.
+    let v = c
+        .ok(json!({"action": "start", "parent": task, "sprint": 2, "cwd": project.to_str().unwrap()}))
+        .await;
+    let sid = v["session_id"].clone();
+    step(&c, &sid, json!({"action": "submit", "claude_result": DEV})).await;
+    let failing = REVIEW.replace("Review Status: Pass", "Review Status: Fail");
+    step(
+        &c,
+        &sid,
+        json!({"action": "submit", "claude_result": failing}),
+    )
+    .await;
+    step(
+        &c,
+        &sid,
+        json!({"action": "reject", "feedback": "Test the share link."}),
+    )
+    .await;
+    assert_eq!(
+        methods_counts(&project),
+        json!({"done": 1, "in-progress": 1}),
+        "sprint_plan.py status after the send-back"
+    );
+    for doc in [DEV, REVIEW, QA] {
+        step(&c, &sid, json!({"action": "submit", "claude_result": doc})).await;
+    }
+
+    // Every story done; the parent still waits for its final QA, and so does the epic.
+    assert_eq!(methods_counts(&project), json!({"done": 2}));
+    let v = c
+        .ok(json!({"action": "status", "session_id": parent}))
+        .await;
+    assert!(
+        v["user_message"].as_str().unwrap().contains("final QA"),
+        "{v:#}"
+    );
+    assert_eq!(status_of(&project, "epic-1"), "in-progress");
+    let v = step(
+        &c,
+        &parent,
+        json!({"action": "submit", "claude_result": QA}),
+    )
+    .await;
+    assert_eq!(v["state"], "completed", "{v:#}");
+    assert_eq!(status_of(&project, "epic-1"), "done");
+    c.close().await;
 }

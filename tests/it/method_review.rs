@@ -164,11 +164,18 @@ async fn without_an_install_the_review_names_the_built_in_layers() {
             "{name} in\n{prompt}"
         );
     }
+    // Without the method only the round's diff is written for the layers; outside git it
+    // says there is none.
+    let folder = project.join(format!(".claude/specs/{task}/review-layers"));
+    let names: Vec<String> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["changes.diff"], "no layer file without the method");
+    let diff = std::fs::read_to_string(folder.join("changes.diff")).unwrap();
     assert!(
-        !project
-            .join(format!(".claude/specs/{task}/review-layers"))
-            .exists(),
-        "nothing is written for the layers without the method"
+        diff.starts_with("# No diff: the project is not in a git repository"),
+        "{diff}"
     );
     // Without the method the layers are asked for, not enforced: a review in one pass is
     // taken as before.
@@ -302,5 +309,55 @@ async fn a_review_is_kept_only_with_every_layer_and_a_deferred_finding_reaches_t
 
     // A later task's first stage is shown the ledger's open items, as its words.
     a_later_task_is_shown_the_ledger(&c, &project).await;
+    c.close().await;
+}
+
+/// Every layer reads one diff the server wrote for the round, named in the review prompt:
+/// from the commit the work was planned at to the work tree, a changed file and a new one
+/// (never added to git) both in it, the method's and the server's own files not.
+#[tokio::test]
+#[ignore = "needs the pinned bmad-method package: run ./scripts/test"]
+async fn each_layers_prompt_names_a_diff_of_every_changed_file_new_ones_included() {
+    let Some(installer) = installer() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let project = crate::method_round::project_with_the_method(&installer, dir.path());
+    let c = connect(Era::Modern, &project).await;
+    let v = c
+        .ok(json!({"action": "start", "objective": "Add a verbose flag", "track": "quick", "cwd": project.to_str().unwrap()}))
+        .await;
+    let sid = v["session_id"].clone();
+    let task = v["task_name"].as_str().unwrap().to_string();
+    let spec = scored(
+        "technical_spec",
+        &document("Technical Spec", &SPEC_SECTIONS),
+        92,
+    );
+    call(&c, &sid, json!({"action": "submit", "claude_result": spec})).await;
+    call(&c, &sid, json!({"action": "confirm"})).await;
+    std::fs::write(project.join("src/lib.rs"), "pub mod todo;\npub mod cli;\n").unwrap();
+    std::fs::write(
+        project.join("src/cli.rs"),
+        "pub const VERBOSE: &str = \"--verbose\";\n",
+    )
+    .unwrap();
+    let v = call(&c, &sid, json!({"action": "submit", "claude_result": DEV})).await;
+    assert_eq!(v["stage"], "review", "{v:#}");
+    let prompt = v["role_prompt"].as_str().unwrap();
+    let rel = format!(".claude/specs/{task}/review-layers/changes.diff");
+    assert!(prompt.contains(&format!("the diff `{rel}`")), "{prompt}");
+    let diff = std::fs::read_to_string(project.join(&rel)).unwrap();
+    for shown in [
+        "+++ b/src/lib.rs\n",
+        "+pub mod cli;\n",
+        "+++ b/src/cli.rs\n",
+        "+pub const VERBOSE",
+    ] {
+        assert!(diff.contains(shown), "{shown:?} in\n{diff}");
+    }
+    assert!(diff.contains(": 2 file(s)."), "{diff}");
+    assert!(
+        !diff.contains("sprint-status") && !diff.contains("_bmad"),
+        "{diff}"
+    );
     c.close().await;
 }

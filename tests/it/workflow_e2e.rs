@@ -263,7 +263,9 @@ fn check_files(project: &std::path::Path, sid: &str) {
             "03-sprint-plan.md",
             "04-dev-reviewed.md",
             "05-qa-report.md",
-            "code-implementation.md"
+            "code-implementation.md",
+            // The round's diff, for the review's layers.
+            "review-layers"
         ]
     );
     let read = |f: &str| std::fs::read_to_string(specs.join(f)).unwrap();
@@ -275,9 +277,10 @@ fn check_files(project: &std::path::Path, sid: &str) {
     assert_eq!(read("02-system-architecture.md"), ARCH_FINAL);
     assert_eq!(read("03-sprint-plan.md"), PLAN);
     assert_eq!(read("05-qa-report.md"), QA);
-    for n in &names {
+    for n in names.iter().filter(|n| *n != "review-layers") {
         assert!(!read(n).trim().is_empty(), "{n} is not empty");
     }
+    assert!(!read("review-layers/changes.diff").trim().is_empty());
 
     // Nothing is written outside .bmad-task/ and .claude/specs/.
     for f in files_under(project) {

@@ -165,6 +165,18 @@ pub fn fresh(header: &Header, wanted: &[(String, &str)], stamp: &str) -> String 
 /// its epic's; one already higher left as it is), and `last_updated` set to `stamp` when
 /// anything changed. `Ok(None)`: nothing to change. `Err`: why the file is left alone.
 pub fn raise(text: &str, wanted: &[(String, &str)], stamp: &str) -> Result<Option<String>, String> {
+    moved(text, wanted, stamp, false)
+}
+
+/// [`raise`], where a send-back (`sent_back`) also lowers a story the file has in `review`
+/// to the `in-progress` wanted of it, as the method's own code review does when it sends
+/// work back.
+fn moved(
+    text: &str,
+    wanted: &[(String, &str)],
+    stamp: &str,
+    sent_back: bool,
+) -> Result<Option<String>, String> {
     if let Some(why) = unusable(text) {
         return Err(why);
     }
@@ -180,7 +192,12 @@ pub fn raise(text: &str, wanted: &[(String, &str)], stamp: &str) -> Result<Optio
         let found = entries(&refs.concat()).into_iter().find(|e| e.key == *key);
         match found {
             Some(e) => {
-                let to = higher(kind, &e.status, status);
+                let lowered = sent_back && e.status == "review" && *status == "in-progress";
+                let to = if lowered {
+                    status
+                } else {
+                    higher(kind, &e.status, status)
+                };
                 if to != e.status {
                     let (_, span) = key_value(&ls[e.line]).expect("an entry's line");
                     ls[e.line].replace_range(span, to);
@@ -264,25 +281,39 @@ fn set_last_updated(ls: &mut Vec<String>, stamp: &str, newline: &str) {
 }
 
 /// The file after a change asking for `wanted` in epic `epic`: begun with `header` when
-/// there is none (`text` is `None`), else raised in place; then the epic follows its
-/// stories. `Ok(None)`: nothing to change; `Err`: why the file is left alone.
+/// there is none (`text` is `None`), else raised in place (a story sent back lowered:
+/// `moves`); then the epic follows its stories, `done` only with the change that closes it.
+/// `Ok(None)`: nothing to change; `Err`: why the file is left alone.
 pub fn update(
     text: Option<&str>,
     header: &Header,
     wanted: &[(String, &str)],
-    epic: u32,
+    (epic, moves): (u32, Moves),
     stamp: &str,
 ) -> Result<Option<String>, String> {
     let raised = match text {
         None => Some(fresh(header, wanted, stamp)),
-        Some(t) => raise(t, wanted, stamp)?,
+        Some(t) => moved(t, wanted, stamp, moves.sent_back)?,
     };
     let now = raised.as_deref().or(text).unwrap_or_default();
     let follows = epic_follows(&entries(now), epic)
+        .map(|s| match s {
+            "done" if !moves.closes_epic => "in-progress",
+            s => s,
+        })
         .map(|s| raise(now, &[(super::epic_key(epic), s)], stamp))
         .transpose()?
         .flatten();
     Ok(follows.or(raised))
+}
+
+/// What a change does beyond raising its stories: sends work back (a story in `review`
+/// goes back to `in-progress`), and whether it closes the epic (the task completed, its
+/// final QA passed): before that an epic whose stories are all `done` stays `in-progress`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Moves {
+    pub sent_back: bool,
+    pub closes_epic: bool,
 }
 
 /// The status the method gives epic `epic` from its stories in `entries`: `done` when
@@ -401,6 +432,45 @@ mod tests {
         let v: serde_norway::Value = serde_norway::from_str(&fresh).unwrap();
         assert_eq!(v["project"].as_str(), Some("shop \"x\""));
         assert_eq!(v["last_updated"].as_str(), Some("11-27-2026 23:00"));
+    }
+
+    #[test]
+    fn a_send_back_lowers_review_and_only_the_tasks_completion_closes_the_epic() {
+        let text = "development_status:\n  epic-1: in-progress\n  1-1-a: review\n  1-2-b: done\n";
+        let back = want(&[("1-1-a", "in-progress"), ("1-2-b", "in-progress")]);
+        let raised = raise(text, &back, "s").unwrap();
+        assert_eq!(raised, None, "without a send-back nothing is lowered");
+        let sent = Moves {
+            sent_back: true,
+            closes_epic: false,
+        };
+        let header = Header {
+            project: "p",
+            story_location: "l",
+            begun_by: "b",
+        };
+        let after = update(Some(text), &header, &back, (1, sent), "s")
+            .unwrap()
+            .unwrap();
+        assert!(after.contains("  1-1-a: in-progress\n"), "{after}");
+        assert!(
+            after.contains("  1-2-b: done\n"),
+            "done is never lowered: {after}"
+        );
+        // Every story done: the epic waits for the change that closes it.
+        let all_done = want(&[("1-1-a", "done"), ("1-2-b", "done")]);
+        let after = update(Some(text), &header, &all_done, (1, Moves::default()), "s")
+            .unwrap()
+            .unwrap();
+        assert!(after.contains("  epic-1: in-progress\n"), "{after}");
+        let closing = Moves {
+            sent_back: false,
+            closes_epic: true,
+        };
+        let after = update(Some(text), &header, &all_done, (1, closing), "s")
+            .unwrap()
+            .unwrap();
+        assert!(after.contains("  epic-1: done\n"), "{after}");
     }
 
     #[test]

@@ -1,14 +1,18 @@
-//! Which statuses a change of a session gives its stories in the method's sprint status:
-//! the approval of the plan puts them in `backlog` (the method's `ready-for-dev` means a
-//! story file was written, which the server does not write; its own `generate` computes
-//! `backlog` for them too); then a story follows its session's stage: development
-//! `in-progress`, review and QA `review`, completed `done`. A story session moves its own
-//! sprint's story; a parent the sprints no story of its holds, and every sprint once it
-//! completes.
+//! Which statuses a change of a session gives its stories in the method's sprint status,
+//! as the method's own skills move them: a story follows its session's stage (development
+//! `in-progress`, review and QA `review`, completed `done`), from the approval of the plan on
+//! (a task that builds its sprints itself is at development once it is approved, as the
+//! method's `bmad-build` marks a story `in-progress` when it starts it); a send-back of
+//! review or QA puts it back `in-progress` (the method's code review lowers `review` so). A
+//! story session moves its own sprint's story; a parent the sprints no story of its holds,
+//! and every sprint once it completes; only the parent's completion, its final QA passed,
+//! closes the epic.
 
 use crate::workflow::session::{Session, State};
 use crate::workflow::stage::Stage;
+use crate::workflow::Effects;
 
+use super::status_file::Moves;
 use super::{epic_key, epics, retrospective_key};
 
 /// The status the method gives work at `s`'s stage.
@@ -25,9 +29,8 @@ pub fn status_now(s: &Session) -> &'static str {
 
 /// The entries a change that left the session `after` asks of the sprint status, in the
 /// method's order (the epic, its stories, its retrospective), each at least at the status
-/// given; empty for a session without an epic. `approving`: the change is the approval of
-/// the plan (its record says so).
-pub fn wanted(after: &Session, approving: bool) -> Vec<(String, &'static str)> {
+/// given; empty for a session without an epic.
+pub fn wanted(after: &Session) -> Vec<(String, &'static str)> {
     let Some(epic) = after.method_epic else {
         return Vec::new();
     };
@@ -36,15 +39,21 @@ pub fn wanted(after: &Session, approving: bool) -> Vec<(String, &'static str)> {
     let mut out = vec![(epic_key(epic), "backlog")];
     for story in epics::stories(after, epic) {
         let own = after.story.is_some() || completed || !held(story.number);
-        let status = if own && !approving {
-            status_now(after)
-        } else {
-            "backlog"
-        };
+        let status = if own { status_now(after) } else { "backlog" };
         out.push((story.key, status));
     }
     out.push((retrospective_key(epic), "optional"));
     out
+}
+
+/// What the change `did` (`None`: a story just started) that left `after` does beyond
+/// raising its stories.
+pub fn moves(after: &Session, did: Option<&Effects>) -> Moves {
+    Moves {
+        // A send-back that turns the session to another stage returns it to development.
+        sent_back: did.is_some_and(|d| d.rejected && d.moved_stage()),
+        closes_epic: after.story.is_none() && did.is_some_and(Effects::completes_task),
+    }
 }
 
 #[cfg(test)]
@@ -59,7 +68,7 @@ mod tests {
     }
 
     #[test]
-    fn statuses_follow_the_stage_and_the_approval_puts_the_stories_in_the_backlog() {
+    fn statuses_follow_the_stage() {
         let after = parent();
         let keys = |w: Vec<(String, &'static str)>| {
             w.into_iter()
@@ -67,7 +76,7 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         assert_eq!(
-            keys(wanted(&after, false)),
+            keys(wanted(&after)),
             [
                 "epic-3=backlog",
                 "3-1-api=in-progress",
@@ -75,14 +84,13 @@ mod tests {
                 "epic-3-retrospective=optional"
             ]
         );
-        assert_eq!(keys(wanted(&after, true))[1], "3-1-api=backlog");
         let mut review = parent();
         review.current_stage = Stage::Qa;
         review.stories = vec![];
-        assert_eq!(keys(wanted(&review, false))[2], "3-2-ui=review");
+        assert_eq!(keys(wanted(&review))[2], "3-2-ui=review");
         review.current_state = State::Completed;
-        assert_eq!(keys(wanted(&review, false))[1], "3-1-api=done");
+        assert_eq!(keys(wanted(&review))[1], "3-1-api=done");
         review.method_epic = None;
-        assert!(wanted(&review, false).is_empty());
+        assert!(wanted(&review).is_empty());
     }
 }

@@ -27,6 +27,10 @@ pub struct Documents {
     /// For a submission at `review`: the review must give each of its layers
     /// (`sections::LAYERS`) a section, as a BMAD method install asks (its switch on).
     pub review_in_layers: bool,
+    /// For a submission at a stage whose document an installed BMAD method writes in a
+    /// template of its own (the PRD, the architecture spine): that template's sections,
+    /// which a document written in it is checked for instead of the stage's own.
+    pub template: Option<Vec<crate::workflow::sections::Shaped>>,
 }
 
 /// A file read as a submission's document: its path, its text, and who last changed it as

@@ -113,6 +113,11 @@ pub fn pending(
     let score = rec.chosen_engine.and_then(|e| rec.scores.get(&e).copied());
     let mut notices = step.facts.notices;
     notices.extend(whose_draft(&rec, document.as_ref()));
+    if let Some(below) = rules::below_gate(stage, &rec).filter(|_| asked == Asked::Confirm) {
+        notices.push(format!(
+            "It stays below the gate ({below}): confirming accepts it as it is, recorded as an accepted risk; rejecting sends it back with your feedback for a rewrite."
+        ));
+    }
     if let Some(n) = document
         .as_ref()
         .and_then(|d| super::submit::since_rejection(session, stage, &d.sha256))
@@ -146,6 +151,9 @@ pub fn pending(
 /// Whose draft the human decides on, when it was taken from a file (`document_file`): the
 /// file's, or, if the document changed since, one taken from it.
 fn whose_draft(rec: &StageRecord, document: Option<&Shown>) -> Option<String> {
+    if let (None, Some(file)) = (&rec.from_file, &rec.rewrites) {
+        return Some(super::submit::rewritten(file));
+    }
     let from = rec.from_file.as_ref()?;
     let same = document.is_some_and(|d| d.sha256 == from.sha256);
     Some(if same {

@@ -105,8 +105,18 @@ impl Step<'_> {
             }
         }
         // Every submission says where its document came from: one the model writes after
-        // a file's draft is the model's again.
-        self.session.record_mut(stage).from_file = self.drafted.take();
+        // a file's draft is the model's again, and the file it replaces is named.
+        let drafted = self.drafted.take();
+        let rec = self.session.record_mut(stage);
+        rec.rewrites = match drafted {
+            Some(_) => None,
+            None => rec.from_file.take().map(Box::new).or(rec.rewrites.take()),
+        };
+        rec.from_file = drafted;
+        if let Some(file) = &rec.rewrites {
+            let said = rewritten(file);
+            self.facts.notices.push(said);
+        }
         Ok(())
     }
 
@@ -158,6 +168,17 @@ impl Step<'_> {
         }
     }
 
+    /// What the server's check finds of the sections of `stage`'s `document`: the stage's
+    /// own, or, where the BMAD method installed a template for the stage's document, that
+    /// template's, whichever the document is nearer.
+    fn sections_found(&self, stage: Stage, document: &str) -> sections::Found {
+        let own = sections::check(stage.sections(), document);
+        let template = (self.documents.template.as_deref())
+            .filter(|t| !t.is_empty())
+            .map(|t| sections::check_shaped(t, document));
+        sections::nearer(own, template)
+    }
+
     pub(super) fn submit_scored(
         &mut self,
         stage: Stage,
@@ -174,7 +195,7 @@ impl Step<'_> {
         // every section the stage requires is there, with content.
         let found: Vec<sections::Found> = candidates
             .iter()
-            .map(|c| sections::check(stage.sections(), &c.submission.document))
+            .map(|c| self.sections_found(stage, &c.submission.document))
             .collect();
         let chosen_at = choose(&candidates, &found, gate);
         let rec = self.session.record(stage);
@@ -195,10 +216,9 @@ impl Step<'_> {
         }
         self.notice_unchanged(stage, &document);
 
-        let found = &found[chosen_at];
+        let found = found.into_iter().nth(chosen_at).unwrap_or_default();
         let complete = found.complete();
         let passed = score >= gate && complete;
-        let names = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let rec = self.session.record_mut(stage);
         rec.iteration = rec.iteration.saturating_add(1);
         if !passed {
@@ -210,8 +230,8 @@ impl Step<'_> {
         rec.score_unreadable = unreadable;
         rec.chosen_engine = Some(engine);
         rec.gate_passed = Some(passed);
-        rec.missing_sections = names(&found.missing);
-        rec.empty_sections = names(&found.empty);
+        rec.missing_sections = found.missing.clone();
+        rec.empty_sections = found.empty.clone();
         rec.gaps = gaps;
         let next = rules::after_scored(ScoredRound {
             score,
@@ -220,8 +240,9 @@ impl Step<'_> {
             below_gate: rec.below_gate,
             answered_before,
             new_questions: !new_questions.is_empty(),
+            from_file: self.drafted.is_some(),
         });
-        self.move_on_scored(stage, gate, next, source, document)?;
+        self.move_on_scored(stage, gate, next, (source, &found), document)?;
         // Asked questions are kept whatever comes next: answered in `clarifying`, or shown
         // to the human beside the decision (past the round cap, or beside a passing score
         // once the round cap is reached).
@@ -288,17 +309,23 @@ impl Step<'_> {
         stage: Stage,
         gate: u32,
         next: AfterScored,
-        source: ScoreSource,
+        (source, found): (ScoreSource, &sections::Found),
         document: String,
     ) -> Result<(), WorkflowError> {
+        let reported = source == ScoreSource::Reported;
         match next {
+            AfterScored::DecideAtCap if self.drafted.is_some() => {
+                self.facts.guidance = quality::guidance_for(stage, found, &document, reported);
+                self.facts.notices.push(format!(
+                    "The file's draft stays below the gate of {gate}: the human decides whether to accept it as it is (`confirm`, an accepted risk) or to send it back with feedback for a rewrite, which never replaces the file."
+                ))
+            }
             AfterScored::DecideAtCap => self.facts.notices.push(format!(
                 "{} submissions at this stage have stayed below the gate of {gate}: the human decides now whether to confirm this draft anyway or reject it with feedback.",
                 self.session.record(stage).below_gate
             )),
             AfterScored::Refine => {
-                self.facts.guidance =
-                    quality::guidance(stage, &document, source == ScoreSource::Reported)
+                self.facts.guidance = quality::guidance_for(stage, found, &document, reported)
             }
             AfterScored::Clarify | AfterScored::Confirm => {}
         }
@@ -356,8 +383,8 @@ impl Step<'_> {
         let required = self.session.track.required_sections(stage);
         let found = sections::check(required, &document);
         let rec = self.session.record_mut(stage);
-        rec.missing_sections = found.missing.iter().map(|s| s.to_string()).collect();
-        rec.empty_sections = found.empty.iter().map(|s| s.to_string()).collect();
+        rec.missing_sections = found.missing;
+        rec.empty_sections = found.empty;
         rec.short_sections = found.short;
         // A report whose own verdict fails (`Review Status: Fail`, a QA score below the
         // gate) or states none, or a check the server ran that fails, stops at the human.
@@ -638,4 +665,14 @@ pub(super) fn since_rejection(session: &Session, stage: Stage, sha256: &str) -> 
             &sha256[..12.min(sha256.len())]
         )
     })
+}
+
+/// Said of a document the model wrote in place of the file `file` an earlier submission
+/// took as its draft: what the human decides on is the model's document, and the file is
+/// not touched.
+pub(super) fn rewritten(file: &crate::workflow::authorship::FromFile) -> String {
+    format!(
+        "This document is the assistant's rewrite, not {}: that file is left as it is, and a decision here is on the rewrite.",
+        file.label()
+    )
 }

@@ -52,3 +52,36 @@ pub fn install(installer: &Path, project: &Path, tool: &str) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The installed template of the method's skill `skill` (`bmad-prd`, `bmad-architecture`)
+/// in `project`'s skills folder `skills`: the file its `customize.toml` names under
+/// `key`.
+pub fn template(project: &Path, skills: &str, skill: &str, key: &str) -> String {
+    let dir = project.join(skills).join(skill);
+    let custom = std::fs::read_to_string(dir.join("customize.toml")).unwrap();
+    let file = custom
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{key} = ")))
+        .unwrap_or_else(|| panic!("{key} in {skill}'s customize.toml"))
+        .trim_matches('"');
+    std::fs::read_to_string(dir.join(file)).unwrap()
+}
+
+/// A document written in an installed `template` as the method's skill leaves one: the
+/// template's own shape (its fenced `markdown` block, where it surrounds one with notes),
+/// every heading as the template words it, each guide comment acted on (`words` in its
+/// place) and each placeholder (`{…}`, `[…]`) filled with `words`.
+pub fn written_in(template: &str, words: &str) -> String {
+    let shape = match template.find("```markdown\n") {
+        Some(at) => {
+            let inner = &template[at + "```markdown\n".len()..];
+            &inner[..inner.find("\n```\n").expect("the fenced shape ends")]
+        }
+        None => template,
+    };
+    let comment = regex::Regex::new(r"(?s)<!--.*?-->").unwrap();
+    let placeholder = regex::Regex::new(r"\{[^{}\n]*\}|\[[^\[\]\n]+\]").unwrap();
+    let text = comment.replace_all(shape, regex::NoExpand(words));
+    let filled = placeholder.replace_all(&text, regex::NoExpand(words));
+    format!("{}\n", filled.trim_end())
+}
