@@ -272,10 +272,12 @@ async fn full_workflow_prints_a_line_per_step_and_lists_what_it_produced() {
         .collect();
     // The traceability matrix, written with the QA report (the fixtures carry ids).
     every_stage.push("traceability.md");
+    // The diff the review's layers read, written at the review (outside git it says so).
+    every_stage.push("review-layers/changes.diff");
     every_stage.sort();
     assert_eq!(
         specs, every_stage,
-        "a document for every stage, and the matrix"
+        "a document for every stage, the matrix and the review's diff"
     );
     let doc = |name: &str| {
         std::fs::read_to_string(project.join(format!(".claude/specs/{task}/{name}"))).unwrap()

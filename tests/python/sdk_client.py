@@ -195,7 +195,7 @@ async def drive(binary, mode):
         specs = sorted(p.name for p in folder.iterdir() if p.name != ".bmad-session")
         check(specs == ["01-product-requirements.md", "02-system-architecture.md", "03-sprint-plan.md",
                         "04-dev-reviewed.md", "05-qa-report.md", "code-implementation.md",
-                        "traceability.md"], f"documents {specs}")
+                        "review-layers", "traceability.md"], f"documents {specs}")
         return negotiated
 
 
