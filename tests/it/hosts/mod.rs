@@ -426,7 +426,10 @@ pub fn the_human_confirms_in_the_form(
         "the form is shown: {}",
         screen.text()
     );
-    // The choice, then the note: Codex's form does not submit an empty text field.
+    // The choice, then the note: Codex's form does not submit an empty text field. Each key
+    // a moment after the form shows, as a person reads before pressing it: a busy interface
+    // drops a key that comes as it draws.
+    std::thread::sleep(Duration::from_secs(1));
     screen.type_keys("\r");
     assert!(screen.shows(second, SHOWN), "{}", screen.text());
     screen.type_keys("Fine by me");
@@ -434,7 +437,7 @@ pub fn the_human_confirms_in_the_form(
     // in one read are taken as a paste, where Enter is a line break, not a submit. (Copilot
     // draws the note so that the screen's text never holds it whole: a few seconds then.)
     screen.shows("Fine by me", Duration::from_secs(5));
-    std::thread::sleep(Duration::from_millis(500));
+    std::thread::sleep(Duration::from_secs(1));
     screen.type_keys("\r");
     let results = results_within(fake, 3, &mut screen);
     let shown = screen.end();
