@@ -37,19 +37,6 @@ const SPRINT_7_EXTRA_CALLS: usize = 12;
 /// An API key of the form Claude Code expects; the fake takes any.
 const KEY: &str = "sk-ant-api03-fake-key-for-the-scripted-model";
 
-fn claude_cli() -> Option<PathBuf> {
-    let cli = harness::repo_path("target/claude-cli/node_modules/.bin/claude");
-    if cli.is_file() {
-        Some(cli)
-    } else {
-        eprintln!(
-            "skipped: the Claude Code CLI is not at {} (./scripts/test installs it)",
-            cli.display()
-        );
-        None
-    }
-}
-
 fn plan_text(sprints: u32) -> String {
     let mut plan = format!("# Sprint Plan\n\n## Sprint Overview\n{sprints} sprints.\n");
     for n in 1..=sprints {
@@ -277,6 +264,22 @@ impl std::ops::DerefMut for Run {
     }
 }
 
+impl Run {
+    /// Waits up to `limit` for the run to end, which it must with status 0; what it printed
+    /// into `out`.
+    fn ends_well(&mut self, limit: Duration, out: &Path) -> String {
+        let ended = until(limit, || self.0.try_wait().unwrap().is_some());
+        assert!(ended, "{}", read(out));
+        assert_eq!(
+            self.0.wait().unwrap().code(),
+            Some(0),
+            "{}",
+            read(&out.with_extension("err"))
+        );
+        read(out)
+    }
+}
+
 impl Drop for Run {
     fn drop(&mut self) {
         let _ = self.0.kill();
@@ -305,7 +308,7 @@ fn configure(place: &Place, fake: &Fake) {
 }
 
 fn claude() -> Option<Host> {
-    claude_cli().map(Host::Claude)
+    super::hosts::claude_cli().map(Host::Claude)
 }
 
 fn codex() -> Option<Host> {
@@ -621,18 +624,9 @@ fn killed_mid_step_and_started_again_it_ends_as_an_uninterrupted_run_does() {
         - read(&journal).matches("\"event\":\"ended\"").count();
     assert!(in_flight >= 1, "{}", read(&journal));
 
-    let mut again = night.run(&["--no-wait"], &second);
-    let ended = until(Duration::from_secs(600), || {
-        again.try_wait().unwrap().is_some()
-    });
-    assert!(ended, "{}", read(&second));
-    assert_eq!(
-        again.wait().unwrap().code(),
-        Some(0),
-        "{}",
-        read(&second.with_extension("err"))
-    );
-    let said = read(&second);
+    let said = night
+        .run(&["--no-wait"], &second)
+        .ends_well(Duration::from_secs(600), &second);
     assert!(
         said.contains("was in flight when the last run ended"),
         "{said}"
@@ -842,18 +836,9 @@ async fn a_hung_host_session_is_stopped_tried_once_more_then_parked_with_its_log
     std::fs::set_permissions(&host, std::fs::Permissions::from_mode(0o755)).unwrap();
     let night = Night::with(Host::Claude(host.clone()), 1, "", None).await;
     let out = night.place.root.join("run.out");
-    let mut run = night.run(&["--no-wait", "--step-timeout", "1"], &out);
-    let ended = until(Duration::from_secs(60), || {
-        run.try_wait().unwrap().is_some()
-    });
-    assert!(ended, "{}", read(&out));
-    assert_eq!(
-        run.wait().unwrap().code(),
-        Some(0),
-        "{}",
-        read(&out.with_extension("err"))
-    );
-    let said = read(&out);
+    let said = night
+        .run(&["--no-wait", "--step-timeout", "1"], &out)
+        .ends_well(Duration::from_secs(60), &out);
     let stopped: Vec<&str> = said
         .lines()
         .filter(|l| l.contains("stopped after 1 s, its time limit"))

@@ -30,7 +30,7 @@ fn shell() -> Value {
 }
 
 /// The pinned CLI, or `None` after saying why the test is skipped.
-fn installed() -> Option<PathBuf> {
+pub(crate) fn installed() -> Option<PathBuf> {
     let cli = harness::repo_path("target/claude-cli/node_modules/.bin/claude");
     if cli.is_file() {
         Some(cli)

@@ -19,6 +19,9 @@ mod docs;
 mod gemini;
 mod opencode;
 
+/// The pinned Claude Code CLI, for the night shift's tests too.
+pub(crate) use claude::installed as claude_cli;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
