@@ -13,7 +13,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::bmad_method::shared_plan::{self, epics, status_file, story_statuses};
+use crate::bmad_method::shared_plan::{self, epics, spec_file, status_file, story_statuses};
 use crate::bmad_method::{findable, Install, Method};
 use crate::code::visible;
 use crate::files::Project;
@@ -76,6 +76,9 @@ pub fn prepare(
     let say = approving || did.is_none();
     let moves = story_statuses::moves(after, did);
     sprint_status(project, install, after, moves, now, say, &mut m);
+    if after.story.is_some() {
+        story_spec(project, install, after, did, files, &mut m);
+    }
     m
 }
 
@@ -136,13 +139,20 @@ impl Wrote {
 }
 
 /// The files a story's start writes for the method right after it ([`story_started`]):
-/// its sprint status, where the project has an install that shares the plan.
-pub fn at_story_start(method: &Method) -> Vec<String> {
-    (method.install())
-        .filter(|i| i.settings.planning_copies)
-        .and_then(status_path)
-        .into_iter()
-        .collect()
+/// its sprint status and its spec (the story of `sprint` of `parent`, as read before the
+/// start), where the project has an install that shares the plan.
+pub fn at_story_start(method: &Method, parent: Option<&Session>, sprint: u32) -> Vec<String> {
+    let Some(install) = method.install().filter(|i| i.settings.planning_copies) else {
+        return Vec::new();
+    };
+    let spec = parent.and_then(|p| {
+        let epic = p.method_epic?;
+        let story = epics::stories(p, epic)
+            .into_iter()
+            .find(|s| s.number == sprint)?;
+        spec_path(install, &story.key)
+    });
+    status_path(install).into_iter().chain(spec).collect()
 }
 
 /// A story just started in `project`: its story in the method's sprint status follows it
@@ -227,6 +237,131 @@ fn epics_files(project: &Project, folder: &str) -> Vec<String> {
 fn status_path(install: &Install) -> Option<String> {
     let folder = install.settings.implementation_artifacts.as_deref()?;
     Some(format!("{folder}/sprint-status.yaml"))
+}
+
+/// Where the method's `bmad-build` looks for the spec of the story `key`.
+fn spec_path(install: &Install, key: &str) -> Option<String> {
+    let folder = install.settings.implementation_artifacts.as_deref()?;
+    Some(spec_file::path(folder, key))
+}
+
+/// The story `after`'s spec for the method's `bmad-build`
+/// ([`spec_file`](crate::bmad_method::shared_plan::spec_file)), its status as the change
+/// left the story: written over nothing or over the spec as the server wrote it; one the
+/// method's steps or a person changed is left as it is, and said when the story begins or
+/// moves to another stage. Findings a change deferred by accepting the review's risk join
+/// the spec's `deferred` list.
+fn story_spec(
+    project: &Project,
+    install: &Install,
+    after: &Session,
+    did: Option<&Effects>,
+    files: &[(String, String)],
+    m: &mut ForMethod,
+) {
+    let (Some(epic), Some(link)) = (after.method_epic, after.story.as_ref()) else {
+        return;
+    };
+    let Some(story) = epics::stories(after, epic)
+        .into_iter()
+        .find(|s| s.number == link.sprint)
+    else {
+        return;
+    };
+    let Some(path) = spec_path(install, &story.key) else {
+        return;
+    };
+    if !crate::files::project::is_planning_copy(&path) {
+        return;
+    }
+    let say = did.is_none_or(Effects::moved_stage);
+    let mut deferred = Vec::new();
+    let there = match project.read_at_most(&path, crate::bmad_method::MAX_FILE_BYTES) {
+        Ok(None) => None,
+        Ok(Some(text)) if spec_file::is_ours(&text) => {
+            deferred = spec_file::read(&text)
+                .map(|s| s.deferred)
+                .unwrap_or_default();
+            Some(text)
+        }
+        Ok(Some(text)) => {
+            if say {
+                let status = spec_file::read(&text).and_then(|s| s.status);
+                m.notices.push(format!(
+                    "{} is not as bmad-mcp wrote it (the BMAD method's /bmad-build or a person changed it; its status: `{}`), so it was left as it is; the story is at `{}` here.",
+                    visible(&path),
+                    visible(&crate::code::clip(status.as_deref().unwrap_or("none the method knows"), 40)),
+                    after.current_stage
+                ));
+            }
+            return;
+        }
+        Err(problem) => {
+            if say {
+                m.notices.push(format!("{} could not be read ({problem}); the story's spec for the BMAD method was not written.", visible(&path)));
+            }
+            return;
+        }
+    };
+    deferred.extend(deferred_now(project, after, did, files));
+    let plan_path = (after.record(Stage::approval()).artifact.as_ref())
+        .map(|a| a.path.clone())
+        .unwrap_or_default();
+    let plan = project.read(&plan_path).ok().flatten().unwrap_or_default();
+    let context: Vec<String> = [Stage::FIRST, Stage::Architect]
+        .into_iter()
+        .filter_map(|s| after.record(s).artifact.as_ref().map(|a| a.path.clone()))
+        .collect();
+    let text = spec_file::render(&spec_file::Of {
+        story: after,
+        plan: &plan,
+        plan_path: &plan_path,
+        created: after.created_at.get(..10).unwrap_or(&after.created_at),
+        context: &context,
+        deferred: &deferred,
+    });
+    if there.as_deref() == Some(text.as_str()) {
+        return;
+    }
+    let said = if there.is_none() {
+        format!("{} is the story's spec for the BMAD method's /bmad-build (its status follows the story: `in-progress`, `in-review`, `done`); bmad-mcp rewrites it only while it is as bmad-mcp wrote it.", visible(&path))
+    } else {
+        String::new()
+    };
+    m.writes.push((path, text, said));
+}
+
+/// The findings the change `did` deferred by accepting the review's risk, as Build Auto's
+/// `deferred` list keeps them: each finding, and why.
+fn deferred_now(
+    project: &Project,
+    after: &Session,
+    did: Option<&Effects>,
+    files: &[(String, String)],
+) -> Vec<(String, String)> {
+    if did
+        .and_then(|d| d.accepted_risk_at(Stage::Review))
+        .is_none()
+    {
+        return Vec::new();
+    }
+    let Some(source) = after
+        .record(Stage::Review)
+        .artifact
+        .as_ref()
+        .map(|a| a.path.clone())
+    else {
+        return Vec::new();
+    };
+    let document = match files.iter().find(|(p, _)| *p == source) {
+        Some((_, text)) => text.clone(),
+        None => project.read(&source).ok().flatten().unwrap_or_default(),
+    };
+    let why = format!("the human accepted the failing review's risk in bmad-mcp ({source})");
+    crate::workflow::sections::items_of(crate::workflow::sections::FINDINGS, &document)
+        .into_iter()
+        .map(|f| (f, why.clone()))
+        .collect()
 }
 
 /// Whether `path` may be written by the server: nothing there, or a file it wrote (opening

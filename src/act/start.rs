@@ -38,15 +38,19 @@ pub fn start(store: &Store, cwd: Option<&str>, start: Start) -> Result<Started> 
     let first = start.track.first();
     let mut prompt = prompts::resolve(&method, store.user_prompts(), first)?;
     let started = match start.story {
-        Some((parent, sprint)) => store.start_story(
-            cwd,
-            parent,
-            sprint,
-            start.objective,
-            start.engines,
-            &super::method_files::at_story_start(&method),
-            &Utc::now,
-        )?,
+        Some((parent, sprint)) => {
+            // A sprint the method's own build holds is refused as another story's is.
+            let read = store.refuse_held(cwd, &method, parent, sprint)?;
+            store.start_story(
+                cwd,
+                parent,
+                sprint,
+                start.objective,
+                start.engines,
+                &super::method_files::at_story_start(&method, read.as_ref(), sprint),
+                &Utc::now,
+            )?
+        }
         None => {
             prompt.lessons = prompts::recall(&project, start.objective, None, first);
             prompt.deferred =

@@ -228,6 +228,8 @@ pub fn task(store: &Store, project_index: usize, id: &str) -> Result<Value> {
         "claim_news": store.claim_news(&s, claims.as_ref()),
         // Sprints the BMAD method's sprint status calls done that no story completed.
         "done_by_hand": store.done_by_hand(&crate::bmad_method::Method::of(&project), &s),
+        // Sprints the BMAD method's own build holds (its spec or its sprint status).
+        "held_by_method": store.held_by_method(&crate::bmad_method::Method::of(&project), &s),
         "drift": crate::store::drift(&project, &s).map(|d| json!({"documents": d.documents, "words": d.describe()})),
         // The night shift's steps and tokens of it, and why it is parked.
         "night": crate::night::summary(&project.root, &s),

@@ -248,6 +248,7 @@ impl BmadServer {
             crate::store::stories::twice(&s),
             act::offer_to_begin(&method, &s),
             store.done_by_hand(&method, &s),
+            store.held_by_method(&method, &s),
         ];
         for n in said.into_iter().flatten() {
             r.notices.get_or_insert_with(Vec::new).push(n);

@@ -74,7 +74,7 @@ pub(super) fn list(store: &Store, mine: bool) -> Outcome {
                 println!("      {}", visible(&line));
             }
         }
-        if let Some(line) = by_hand(store, &method, s) {
+        for line in by_hand(store, &method, s) {
             println!("      {}", visible(&line));
         }
     }
@@ -89,21 +89,28 @@ pub(super) fn list(store: &Store, mine: bool) -> Outcome {
 }
 
 /// For a parent in `list`: its sprints done outside the server's gates in the BMAD
-/// method's sprint status (only a full-track task at the stage that builds its scope has
-/// them to show).
+/// method's sprint status, and those the method holds (only a full-track task at the stage
+/// that builds its scope has them to show).
 fn by_hand(
     store: &Store,
     method: &crate::bmad_method::Method,
     s: &crate::store::ListEntry,
-) -> Option<String> {
+) -> Vec<String> {
     let builds = s.track == crate::workflow::Track::Full && s.current_stage.builds_scope();
     if !builds || s.current_state == State::Completed {
-        return None;
+        return Vec::new();
     }
-    let (_, parent) = store
-        .load(None, &SessionKey::Id(s.session_id.clone()))
-        .ok()?;
-    store.done_by_hand(method, &parent)
+    let Ok((project, parent)) = store.load(None, &SessionKey::Id(s.session_id.clone())) else {
+        return Vec::new();
+    };
+    let parent = crate::store::stories::with_stories(&project, &parent);
+    [
+        store.done_by_hand(method, &parent),
+        store.held_by_method(method, &parent),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 /// The session files the server cannot read, shown as damaged with what can still be read
@@ -253,6 +260,7 @@ fn stories(
         crate::store::stories::twice(s),
         store.claim_news(s, claims),
         store.done_by_hand(&crate::bmad_method::Method::of(project), s),
+        store.held_by_method(&crate::bmad_method::Method::of(project), s),
     ];
     for line in said.into_iter().flatten() {
         println!("{}", visible(&line));

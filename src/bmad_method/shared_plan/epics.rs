@@ -45,15 +45,15 @@ pub fn stories(session: &Session, epic: u32) -> Vec<Story> {
 
 /// What a sprint's part of the plan says beyond its heading.
 #[derive(Debug, Default)]
-struct Part {
-    covers: Vec<String>,
-    done_when: Vec<String>,
-    tasks: Vec<String>,
+pub(super) struct Part {
+    pub(super) covers: Vec<String>,
+    pub(super) done_when: Vec<String>,
+    pub(super) tasks: Vec<String>,
 }
 
 /// One line of model-written text as the file may hold it: one line, cut, and never
 /// opening a heading or a fence.
-fn line_of(text: &str, max: usize) -> String {
+pub(super) fn line_of(text: &str, max: usize) -> String {
     let one: String = text
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
@@ -64,7 +64,7 @@ fn line_of(text: &str, max: usize) -> String {
 }
 
 /// Each sprint's part of the plan, by number.
-fn parts(plan: &str) -> std::collections::BTreeMap<u32, Part> {
+pub(super) fn parts(plan: &str) -> std::collections::BTreeMap<u32, Part> {
     let mut out = std::collections::BTreeMap::<u32, Part>::new();
     let mut sprint = None;
     for (_, line) in crate::workflow::sections::outside_code(plan) {
@@ -109,7 +109,7 @@ pub struct Of<'a> {
 
 /// The criteria and requirements of the PRD a sprint covering `covers` answers for: the
 /// acceptance criteria it names or that name what it names, then the rest it names.
-fn criteria<'a>(defined: &'a [Requirement], covers: &[String]) -> Vec<&'a Requirement> {
+pub(super) fn criteria<'a>(defined: &'a [Requirement], covers: &[String]) -> Vec<&'a Requirement> {
     let named = |r: &Requirement| covers.contains(&r.id);
     let mut out: Vec<&Requirement> = defined
         .iter()

@@ -496,6 +496,7 @@ function taskHeader(t) {
     el("p", { class: "muted", text: t.session_id + " · " + t.project_dir }),
     t.behind ? el("p", { id: "behind", class: "waiting", text: t.behind }) : null,
     t.done_by_hand ? el("p", { id: "done-by-hand", class: "waiting", text: t.done_by_hand }) : null,
+    t.held_by_method ? el("p", { id: "held-by-method", class: "waiting", text: t.held_by_method }) : null,
     t.claim_news ? el("p", { id: "claim-news", class: "waiting", text: t.claim_news }) : null,
     x.twice ? el("p", { id: "twice", class: "waiting", text: x.twice }) : null,
     el("p", { id: "task-owner" },

@@ -10,6 +10,7 @@
 
 pub mod board;
 mod by_hand;
+mod held;
 pub mod identity;
 mod in_flight;
 mod remote;

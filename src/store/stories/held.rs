@@ -1,0 +1,115 @@
+//! A parent's sprints the BMAD method holds
+//! ([`bmad_method::shared_plan::held`](crate::bmad_method::shared_plan::held)), read from the
+//! method's sprint status and the stories' specs beside it, as the parent's `status`, `list`
+//! and the dashboard show them, and the refusal of a `start` of such a sprint. A spec is read
+//! through the project's confined reader: a link, a FIFO or a file over the method's limit is
+//! not read, and said.
+
+use super::super::{SessionKey, Store};
+use crate::bmad_method::shared_plan::{held, status_file};
+use crate::bmad_method::{Method, MAX_FILE_BYTES};
+use crate::code::{visible, ErrorCode};
+use crate::error::{Error, Result};
+use crate::workflow::session::Session;
+
+/// The most names of `implementation_artifacts` looked at for specs.
+const MOST_NAMES: usize = 2_000;
+
+/// The stories the method holds, and the specs that could not be read, with why.
+#[derive(Debug, Default)]
+pub struct MethodHolds {
+    pub held: Vec<held::Held>,
+    pub unread: Vec<String>,
+}
+
+impl Store {
+    /// The sprints of `s` the method holds; nothing when the plan is not shared with an
+    /// installed method. `method`: the call's install.
+    pub fn method_holds(&self, method: &Method, s: &Session) -> MethodHolds {
+        let mut out = MethodHolds::default();
+        if s.method_epic.is_none() || s.story.is_some() {
+            return out;
+        }
+        let project = method.project();
+        let Some(install) = method.install().filter(|i| i.settings.planning_copies) else {
+            return out;
+        };
+        let Some(folder) = install.settings.implementation_artifacts.as_deref() else {
+            return out;
+        };
+        let status_path = format!("{folder}/sprint-status.yaml");
+        let text = project
+            .read(&status_path)
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        let entries = status_file::entries(&text);
+        let names = project
+            .names_in_project(folder, MOST_NAMES)
+            .unwrap_or_default();
+        let unread = std::cell::RefCell::new(Vec::new());
+        let spec_of = |key: &str| {
+            let path = format!("{folder}/{}", held::spec_name(&names, key)?);
+            match project.read_at_most(&path, MAX_FILE_BYTES) {
+                Ok(text) => held::found(path, &text?),
+                Err(problem) => {
+                    let why = crate::code::clip(&problem.to_string(), 200);
+                    unread
+                        .borrow_mut()
+                        .push(format!("{} ({why})", visible(&path)));
+                    None
+                }
+            }
+        };
+        out.held = held::held(s, &entries, &status_path, &spec_of);
+        out.unread = unread.into_inner();
+        out
+    }
+
+    /// The sentence showing the sprints of `s` the method holds, and the specs not read;
+    /// `None` when there are none.
+    pub fn held_by_method(&self, method: &Method, s: &Session) -> Option<String> {
+        let holds = self.method_holds(method, s);
+        let mut out = Vec::new();
+        if !holds.held.is_empty() {
+            out.push(held::describe(&holds.held));
+        }
+        if !holds.unread.is_empty() {
+            out.push(format!(
+                "Not read, so whether the BMAD method holds the story is not known: {}.",
+                holds.unread.join(", ")
+            ));
+        }
+        (!out.is_empty()).then(|| out.join(" "))
+    }
+
+    /// Refuses a story of `parent` (a task name) for `sprint` while the method holds that
+    /// sprint, as a sprint another story holds is refused; else the parent as read.
+    pub fn refuse_held(
+        &self,
+        cwd: Option<&str>,
+        method: &Method,
+        parent: &str,
+        sprint: u32,
+    ) -> Result<Option<Session>> {
+        let Ok((project, s)) = self.load(cwd, &SessionKey::TaskName(parent.to_string())) else {
+            // The start itself says why the parent cannot be read.
+            return Ok(None);
+        };
+        let s = super::with_stories(&project, &s);
+        let holds = self.method_holds(method, &s);
+        let Some(h) = holds.held.iter().find(|h| h.sprint == sprint) else {
+            return Ok(Some(s));
+        };
+        Err(Error::argument(
+            ErrorCode::SprintTaken,
+            format!(
+                "sprint {sprint} of task `{}` is held by the BMAD method: its story `{}` is `{}` in {} (its /bmad-build is on it): one story per sprint. Work on another sprint, let /bmad-build finish it, or set the spec's `status` back to `ready-for-dev` for bmad-mcp to build it",
+                s.task_name,
+                h.key,
+                h.status,
+                visible(&h.file)
+            ),
+        ))
+    }
+}
