@@ -49,9 +49,9 @@ pub const BMAD_INSTALL_DIRS: [&str; 24] = [
 /// Whether `rel` is a file the server writes for an installed BMAD method's own skills: a
 /// copy of a confirmed document, `prd-<task>.md` or `architecture-<task>.md`, or an
 /// approved plan as the method's epics, `epics-<task>.md` (the method's
-/// `planning_artifacts`), or the method's `sprint-status.yaml` or a completed task's
-/// lessons for its retrospective, `bmad-mcp-lessons-<task>.md` (its
-/// `implementation_artifacts`), in a folder of the project that is not hidden. The only
+/// `planning_artifacts`), or the method's `sprint-status.yaml`, a story's spec for its
+/// `bmad-build`, `spec-<key>.md`, or a completed task's lessons for its retrospective,
+/// `bmad-mcp-lessons-<task>.md` (its `implementation_artifacts`), in a folder of the project that is not hidden. The only
 /// files the server writes outside its areas, under those names only.
 pub fn is_planning_copy(rel: &str) -> bool {
     let parts: Vec<&str> = rel.split('/').collect();
@@ -59,11 +59,17 @@ pub fn is_planning_copy(rel: &str) -> bool {
         return false;
     };
     let plain = |p: &&str| !p.is_empty() && !p.starts_with('.') && *p != "..";
-    let task = ["prd-", "architecture-", "epics-", "bmad-mcp-lessons-"]
-        .iter()
-        .find_map(|k| name.strip_prefix(k))
-        .and_then(|n| n.strip_suffix(".md"))
-        .or((*name == "sprint-status.yaml").then_some("sprint-status"));
+    let task = [
+        "prd-",
+        "architecture-",
+        "epics-",
+        "bmad-mcp-lessons-",
+        "spec-",
+    ]
+    .iter()
+    .find_map(|k| name.strip_prefix(k))
+    .and_then(|n| n.strip_suffix(".md"))
+    .or((*name == "sprint-status.yaml").then_some("sprint-status"));
     let slug = |t: &str| {
         !t.is_empty()
             && t.chars()
@@ -375,6 +381,7 @@ pub(crate) mod tests {
             "_bmad-output/implementation-artifacts/bmad-mcp-lessons-x1.md",
             "_bmad-output/planning-artifacts/epics-todo-app.md",
             "_bmad-output/implementation-artifacts/sprint-status.yaml",
+            "_bmad-output/implementation-artifacts/spec-1-2-list-page.md",
         ] {
             assert!(is_planning_copy(ok), "{ok}");
         }
@@ -390,6 +397,7 @@ pub(crate) mod tests {
             "sprint-status.yaml",
             "docs/sprint-status.yml",
             "docs/epics.md",
+            "docs/spec-.md",
             ".git/sprint-status.yaml",
         ] {
             assert!(!is_planning_copy(not), "{not}");

@@ -72,6 +72,7 @@ mod method; // the real BMAD method installer's projects: personas, customizatio
 mod method_begin; // a task begun from the PRD and architecture the BMAD method made: offered, taken, gated, refused
 mod method_both_ways; // one project worked both ways, the method's own status after each step as bmad-users.md shows it
 mod method_documents; // the method's PRD and spine, written in its installed templates, judged by them; accepted as they are by the human
+mod method_handoff; // a story handed over both ways with the method's bmad-build: its spec written and read, a story the method holds shown and refused
 mod method_plan; // the plan shared with the BMAD method: its epics, its sprint status followed and merged
 mod method_retro; // the method's retrospective both ways: its action items in later prompts, a task's lessons offered to it
 mod method_review; // the review in layers with a real BMAD install and without; the deferred-work ledger

@@ -82,7 +82,13 @@ pub fn render(of: &Of) -> String {
     let title = s.story.as_ref().map_or(s.task_name.clone(), |l| {
         super::heading_title(&l.sprint_title)
     });
-    let loops = s.record(Stage::Review).feedback.len() + s.record(Stage::Qa).feedback.len();
+    // Each return from review or QA to development, as the method's step 4 counts a loopback.
+    let stages: Vec<Stage> = (s.history.iter().map(|h| h.stage))
+        .chain([s.current_stage])
+        .collect();
+    let loops = (stages.windows(2))
+        .filter(|w| matches!(w[0], Stage::Review | Stage::Qa) && w[1] == Stage::Dev)
+        .count();
     let context: Vec<String> = (of.context.iter())
         .map(|p| quoted(&format!("{{project-root}}/{p}")))
         .collect();

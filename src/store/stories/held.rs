@@ -50,7 +50,7 @@ impl Store {
         let unread = std::cell::RefCell::new(Vec::new());
         let spec_of = |key: &str| {
             let path = format!("{folder}/{}", held::spec_name(&names, key)?);
-            match project.read_at_most(&path, MAX_FILE_BYTES) {
+            match project.read_in_project(&path, MAX_FILE_BYTES) {
                 Ok(text) => held::found(path, &text?),
                 Err(problem) => {
                     let why = crate::code::clip(&problem.to_string(), 200);
