@@ -267,3 +267,80 @@ pub fn lesson(
         LessonChange::Restore => format!("Restored {}: it is recalled into prompts again.", l.id),
     })
 }
+
+/// A story of the parent `task`'s `sprint` that the BMAD method built, as a channel showed
+/// it: the file that says it is built and the SHA-256 of its text then, and what the
+/// project's checks said of the work.
+pub struct Built<'a> {
+    pub task: &'a str,
+    pub sprint: u32,
+    pub seen_sha256: &'a str,
+    pub checks: &'a str,
+}
+
+/// Accepts `built`, the human's decision through `via`, under the project's lock: refused
+/// unless the method still holds the sprint as built (`done` or in review, never while it
+/// builds) and its file is as it was shown. The sprint then counts as a completed story of
+/// the parent (its entry records who accepted it, the channel and the checks), and the
+/// method's sprint status says `done`; the epic waits for the parent's final QA. What to
+/// tell the human, or why not.
+pub fn accept_built(store: &Store, built: &Built, via: Via) -> std::result::Result<String, String> {
+    use crate::workflow::authorship::{label, Speaker};
+    let project = store.project(None).map_err(|e| e.to_string())?;
+    let person = store.git_now(&project, true).person;
+    let channel = label(Speaker::Human, Some(via));
+    let who = person.map_or_else(|| "someone unnamed".to_string(), |p| p.to_string());
+    let _lock = store.lock(&project).map_err(|e| e.to_string())?;
+    let key = SessionKey::from_task(built.task);
+    let (_, parent) = store.load(None, &key).map_err(|e| e.to_string())?;
+    let parent = crate::store::stories::with_stories(&project, &parent);
+    let method = crate::bmad_method::Method::of(&project);
+    let holds = store.method_holds(&method, &parent);
+    let Some(held) = holds.held.iter().find(|h| h.sprint == built.sprint) else {
+        return Err(format!("sprint {} of {} is not held by the BMAD method now: nothing to accept (`bmad-mcp status {}` shows it)", built.sprint, crate::code::visible(built.task), crate::code::visible(built.task)));
+    };
+    if !held.built() {
+        return Err(format!("sprint {} is still `in-progress` in {}: the method's /bmad-build is building it; accept it once it is built", built.sprint, crate::code::visible(&held.file)));
+    }
+    let now = built_sha256(&project, &held.file);
+    if now.as_deref() != Some(built.seen_sha256) {
+        return Err(format!(
+            "{} changed since it was shown: nothing was accepted; show it again",
+            crate::code::visible(&held.file)
+        ));
+    }
+    let by = format!("{who}, {channel}; the project's checks: {}", built.checks);
+    store
+        .record_accepted(&project, &parent, held, &by)
+        .map_err(|e| format!("the acceptance was not recorded: {e}"))?;
+    let status = super::method_files::story_accepted(&method, &parent, &held.key);
+    if let Ok(Some(path)) = &status {
+        crate::store::wrote(&project, std::slice::from_ref(path));
+    }
+    tracing::info!(task = %parent.task_name, sprint = built.sprint, by = %who, "a story the method built accepted");
+    let said = match status {
+        Ok(Some(path)) => format!(
+            "`{}` is `done` in {}",
+            held.key,
+            crate::code::visible(&path)
+        ),
+        Ok(None) => format!(
+            "`{}` was already `done` in the method's sprint status",
+            held.key
+        ),
+        Err(why) => format!("the method's sprint status was not updated: {why}"),
+    };
+    Ok(format!(
+        "Sprint {} of `{}`, built by the BMAD method, is accepted (recorded as accepted by {who}, {channel}) and counts as a completed story; {said}. The epic is `done` once the task's final QA passes.",
+        built.sprint, parent.task_name
+    ))
+}
+
+/// The SHA-256 of the text of `path` in `project`, read as [`Store::method_holds`] reads it.
+pub fn built_sha256(project: &Project, path: &str) -> Option<String> {
+    use sha2::Digest as _;
+    let text = project
+        .read_in_project(path, crate::bmad_method::MAX_FILE_BYTES)
+        .ok()??;
+    Some(format!("{:x}", sha2::Sha256::digest(text.as_bytes())))
+}

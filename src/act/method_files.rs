@@ -476,20 +476,7 @@ fn sprint_status(
             ))
         }
     };
-    let location = install
-        .settings
-        .implementation_artifacts
-        .clone()
-        .unwrap_or_default();
-    let project_name = install
-        .settings
-        .project_name
-        .clone()
-        .unwrap_or_else(|| "the project".into());
-    let begun_by = format!(
-        "begun by bmad-mcp for task `{}`; the method's skills and bmad-mcp both keep it",
-        after.task_name
-    );
+    let (project_name, location, begun_by) = header_parts(install, &after.task_name);
     let header = status_file::Header {
         project: &project_name,
         story_location: &location,
@@ -515,6 +502,53 @@ fn sprint_status(
             "{} was left as it is: {why}; the stories' statuses were not written there.",
             visible(&path)
         )),
+    }
+}
+
+/// What a sprint status the server begins says of itself, for `task`: the project's name,
+/// where the stories are, and who began it.
+fn header_parts(install: &Install, task: &str) -> (String, String, String) {
+    let location = (install.settings.implementation_artifacts.clone()).unwrap_or_default();
+    let project_name =
+        (install.settings.project_name.clone()).unwrap_or_else(|| "the project".into());
+    let begun_by = format!(
+        "begun by bmad-mcp for task `{task}`; the method's skills and bmad-mcp both keep it"
+    );
+    (project_name, location, begun_by)
+}
+
+/// The story `key` of the epic of `parent`, which the method built and the human accepted:
+/// `done` in the method's sprint status (its epic waits for the parent's final QA). The file
+/// written, or why not.
+pub(super) fn story_accepted(
+    method: &Method,
+    parent: &Session,
+    key: &str,
+) -> Result<Option<String>, String> {
+    let project = method.project();
+    let install = method.install().ok_or("the BMAD method is not installed")?;
+    let (Some(epic), Some(path)) = (parent.method_epic, status_path(install)) else {
+        return Ok(None);
+    };
+    let text = project
+        .read(&path)
+        .map_err(|p| format!("{} could not be read ({p})", visible(&path)))?;
+    let (project_name, location, begun_by) = header_parts(install, &parent.task_name);
+    let header = status_file::Header {
+        project: &project_name,
+        story_location: &location,
+        begun_by: &begun_by,
+    };
+    let wanted = [(key.to_string(), "done")];
+    let moves = status_file::Moves::default();
+    let stamp = shared_plan::stamp(Utc::now());
+    match status_file::update(text.as_deref(), &header, &wanted, (epic, moves), &stamp) {
+        Ok(Some(new)) => project
+            .write_atomic(&path, new.as_bytes())
+            .map(|()| Some(path.clone()))
+            .map_err(|e| format!("{} could not be written: {e}", visible(&path))),
+        Ok(None) => Ok(None),
+        Err(why) => Err(format!("{} was left as it is: {why}", visible(&path))),
     }
 }
 

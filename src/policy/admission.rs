@@ -42,12 +42,7 @@ fn checks_to_run(
     now: DateTime<Utc>,
     check_timeout: std::time::Duration,
 ) -> Result<Option<ChecksToRun>> {
-    let config = &policy.effective;
-    let Some(sha) = policy
-        .approved_sha256
-        .clone()
-        .filter(|_| !config.checks.is_empty())
-    else {
+    let Some(run) = approved_checks(project, policy, check_timeout) else {
         return Ok(None);
     };
     machine::apply(
@@ -57,6 +52,25 @@ fn checks_to_run(
         documents,
         now,
     )?;
+    Ok(Some(ChecksToRun {
+        steps: session.steps(),
+        ..run
+    }))
+}
+
+/// The project's checks as last approved, planned for a run (`steps` 0: no session's
+/// submission waits on them); `None` when none are approved. What a submission runs, and
+/// what the human's acceptance of a story the BMAD method built runs.
+pub fn approved_checks(
+    project: &Project,
+    policy: &Policy,
+    check_timeout: std::time::Duration,
+) -> Option<ChecksToRun> {
+    let config = &policy.effective;
+    let sha = policy
+        .approved_sha256
+        .clone()
+        .filter(|_| !config.checks.is_empty())?;
     let planned = config
         .checks
         .iter()
@@ -67,12 +81,12 @@ fn checks_to_run(
             pass_env: config.pass_env.clone(),
         })
         .collect();
-    Ok(Some(ChecksToRun {
+    Some(ChecksToRun {
         project: project.clone(),
         planned,
         config_sha256: sha,
-        steps: session.steps(),
-    }))
+        steps: 0,
+    })
 }
 
 /// What the policy says of a change it lets through, decided under the lock on the

@@ -15,6 +15,7 @@ pub mod hooks;
 pub mod watch;
 
 pub use admission::{
-    admit, approve_config, config_waiting, human_commands, human_gates, Admitted, ChecksToRun,
+    admit, approve_config, approved_checks, config_waiting, human_commands, human_gates, Admitted,
+    ChecksToRun,
 };
 pub use watch::Watched;

@@ -4,7 +4,8 @@
 //! `status` are for reading ([`list_status`]); `config show|approve` for the project's policy
 //! ([`config`]); `prompts` for the role prompts in effect ([`prompts`]); `lessons` for the
 //! team's lessons ([`lessons`]); `claims` for the sprints claimed on the team's remote
-//! ([`claims`]); `resolve` for a task a merge left in two versions
+//! ([`claims`]); `accept` for a story the BMAD method built ([`accept`]); `resolve` for a
+//! task a merge left in two versions
 //! ([`resolve`]); `hook` for the
 //! Claude Code plugin's hook ([`hook`]). A decision made here is recorded as the human's
 //! (`via: "cli"`), bound to the digest of the document it showed, and counts as the
@@ -13,6 +14,7 @@
 //! assistant's shell, read from the process tree ([`provenance`]), which it records with
 //! the decision otherwise. Every command ends with one [`Exit`].
 
+mod accept;
 mod claims;
 pub mod config;
 mod decide;
@@ -134,6 +136,15 @@ pub enum Cli {
         #[command(subcommand)]
         command: Option<claims::ClaimsCommand>,
     },
+    /// Accept a story the BMAD method's /bmad-build built for a sprint of the task: shows
+    /// its spec, runs the project's checks and asks on the terminal; the sprint then counts
+    /// as a completed story and is `done` in the method's sprint status (docs/bmad-users.md).
+    Accept {
+        /// The parent task's name or session id.
+        task: String,
+        /// The sprint the method built.
+        sprint: u32,
+    },
     /// Git's merge driver of the BMAD method's sprint-status.yaml, which `init` installs:
     /// merges OURS and THEIRS from BASE into OURS (docs/team.md).
     #[command(hide = true)]
@@ -213,6 +224,7 @@ pub fn run(cli: Cli, settings: &Settings) -> Exit {
         Cli::Config { action } => config::run(&store, action),
         Cli::Lessons { command } => lessons::run(&store, command),
         Cli::Claims { command } => claims::run(&store, command),
+        Cli::Accept { task, sprint } => accept::accept(&store, &task, sprint),
         Cli::Answer { task } => decide::decide(
             &store,
             &SessionKey::from_task(&task),

@@ -22,6 +22,13 @@ pub struct Held {
     pub file: String,
 }
 
+impl Held {
+    /// Whether the method has built it: done, or in review; not while it builds.
+    pub fn built(&self) -> bool {
+        self.status != "in-progress"
+    }
+}
+
 /// A story's spec as found: its path, what it says, whether the server wrote it as it is.
 pub struct Found {
     pub path: String,
@@ -92,8 +99,8 @@ pub fn spec_name<'a>(names: &'a [String], key: &str) -> Option<&'a str> {
         .map(String::as_str)
 }
 
-/// The sentence that shows them.
-pub fn describe(found: &[Held]) -> String {
+/// The sentence that shows them, for the parent task `task`.
+pub fn describe(found: &[Held], task: &str) -> String {
     let each: Vec<String> = found
         .iter()
         .map(|h| {
@@ -112,8 +119,9 @@ pub fn describe(found: &[Held]) -> String {
         })
         .collect();
     format!(
-        "Held by the BMAD method: {}. No story of bmad-mcp starts it while the method holds it: let /bmad-build finish it, or set its spec's `status` back to `ready-for-dev` for a story of bmad-mcp to build it.",
-        each.join("; ")
+        "Held by the BMAD method: {}. No story of bmad-mcp starts it while the method holds it: once built, `bmad-mcp accept {} <sprint>` at a terminal runs the project's checks and asks you to accept it as a completed story; or set its spec's `status` back to `ready-for-dev` for a story of bmad-mcp to build it.",
+        each.join("; "),
+        crate::code::visible(task)
     )
 }
 
@@ -168,7 +176,8 @@ mod tests {
                 file: "x/spec-2-2-ui.md".into()
             }]
         );
-        assert!(describe(&got).contains("sprint 2 (`2-2-ui`) is `in-progress` in x/spec-2-2-ui.md"));
+        assert!(describe(&got, "todo")
+            .contains("sprint 2 (`2-2-ui`) is `in-progress` in x/spec-2-2-ui.md"));
         // A draft is planning, not building; the server's own in-progress is no hold.
         assert!(held(&s, &entries, "x", &specs("draft")).is_empty());
         // The method's build marked it review: held, from the sprint status.

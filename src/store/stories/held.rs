@@ -72,7 +72,7 @@ impl Store {
         let holds = self.method_holds(method, s);
         let mut out = Vec::new();
         if !holds.held.is_empty() {
-            out.push(held::describe(&holds.held));
+            out.push(held::describe(&holds.held, &s.task_name));
         }
         if !holds.unread.is_empty() {
             out.push(format!(
@@ -104,12 +104,48 @@ impl Store {
         Err(Error::argument(
             ErrorCode::SprintTaken,
             format!(
-                "sprint {sprint} of task `{}` is held by the BMAD method: its story `{}` is `{}` in {} (its /bmad-build is on it): one story per sprint. Work on another sprint, let /bmad-build finish it, or set the spec's `status` back to `ready-for-dev` for bmad-mcp to build it",
+                "sprint {sprint} of task `{}` is held by the BMAD method: its story `{}` is `{}` in {} (its /bmad-build is on it): one story per sprint. Work on another sprint; once it is built, `bmad-mcp accept {} {sprint}` at a terminal accepts it after the project's checks; or set the spec's `status` back to `ready-for-dev` for bmad-mcp to build it",
                 s.task_name,
                 h.key,
                 h.status,
-                visible(&h.file)
+                visible(&h.file),
+                s.task_name
             ),
         ))
+    }
+}
+
+/// The session id of the entry that records a story the method built as accepted: no
+/// session of the server's builds it.
+pub fn accepted_id(key: &str) -> String {
+    format!("bmad-method-{key}")
+}
+
+impl Store {
+    /// Records `held`, a sprint of `parent` the method built, as the human accepted it: the
+    /// sprint's entry names it completed (`by`: who accepted it, through which channel, and
+    /// what the checks said), so that the parent counts it as a story of its own and its
+    /// final QA comes once every sprint is done. Called under the project lock.
+    pub fn record_accepted(
+        &self,
+        project: &crate::files::Project,
+        parent: &Session,
+        held: &held::Held,
+        by: &str,
+    ) -> Result<()> {
+        let entry = crate::workflow::session::StoryState {
+            sprint: held.sprint,
+            session_id: accepted_id(&held.key),
+            task_name: held.key.clone(),
+            owner: by.to_string(),
+            branch: None,
+            worktree: project.root.display().to_string(),
+            stage: crate::workflow::Stage::Qa,
+            state: crate::workflow::session::State::Completed,
+            updated_at: crate::workflow::session::timestamp(chrono::Utc::now()),
+            review_status: Some(format!("built by the BMAD method, accepted by {by}")),
+            gone: false,
+        };
+        super::Registry::of(project)?.claim(parent, &entry, self.lock_wait)
     }
 }
