@@ -2,7 +2,10 @@
 //! of the pinned `bmad-method`, a PRD and an architecture spine the method made (in the
 //! templates its installer put there) are taken as the PO's and the architect's drafts, the plan
 //! the human approves becomes the method's epic, sprint 1 is built as a story through the
-//! server's gates, sprint 2 is marked done by the method, its retrospective adds an action
+//! server's gates (its spec `spec-1-1-todos-api.md` written for the method's `bmad-build`, its
+//! first review failing and sent back), sprint 2 is taken by the method's `/bmad-build` (shown
+//! and refused to a story of bmad-mcp), built there and accepted at the terminal after the
+//! project's checks, the task's final QA closes the epic, its retrospective adds an action
 //! item, and a next task's PO prompt recalls it. After each step the method's own
 //! `sprint_plan.py status` is asked; the page's table must say what it said, row by row.
 
@@ -10,9 +13,11 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
+use crate::method_handoff::{spec_as_the_skill_reads_it, the_methods_spec};
 use crate::method_plan::{folder, sprint_plan, status_of, step, DEV, PLAN, QA, REVIEW};
 use crate::method_retro::script;
 use crate::support::method::{install, installer, template, written_in};
+use crate::support::terminal::in_terminal;
 use crate::support::{connect, Client, Era, ROOT};
 
 const SKILLS: &str = ".agents/skills";
@@ -114,20 +119,92 @@ async fn planned(c: &Client, project: &Path) -> (Value, String) {
     (sid, task)
 }
 
-/// Sprint 1 built as a story: what the method said after it started, after its
-/// development, and after it completed.
+/// The story's spec as the method's `bmad-build` reads it, and its status.
+fn spec_status(project: &Path, key: &str) -> String {
+    let spec = project
+        .join(folder(project, "implementation_artifacts"))
+        .join(format!("spec-{key}.md"));
+    let front = spec_as_the_skill_reads_it(project, &spec);
+    front["status"].as_str().unwrap().to_string()
+}
+
+/// Sprint 1 built as a story, its first review failing and sent back: what the method said
+/// after it started, after its development, after the send-back, and after it completed.
 async fn sprint_one(c: &Client, project: &Path, task: &str) -> Vec<String> {
+    let key = "1-1-todos-api";
     let v = c
         .ok(json!({"action": "start", "parent": task, "sprint": 1, "cwd": project.to_str().unwrap()}))
         .await;
     let sid = v["session_id"].clone();
+    assert_eq!(spec_status(project, key), "in-progress");
     let mut seen = vec![method_status(project)];
     step(c, &sid, json!({"action": "submit", "claude_result": DEV})).await;
+    assert_eq!(spec_status(project, key), "in-review");
     seen.push(method_status(project));
-    for doc in [REVIEW, QA] {
+    let failing = REVIEW.replace("Review Status: Pass", "Review Status: Fail");
+    step(
+        c,
+        &sid,
+        json!({"action": "submit", "claude_result": failing}),
+    )
+    .await;
+    let v = step(
+        c,
+        &sid,
+        json!({"action": "reject", "feedback": "Guard the empty title."}),
+    )
+    .await;
+    assert_eq!(v["stage"], "dev", "{v:#}");
+    assert_eq!(spec_status(project, key), "in-progress");
+    seen.push(method_status(project));
+    for doc in [DEV, REVIEW, QA] {
         step(c, &sid, json!({"action": "submit", "claude_result": doc})).await;
     }
-    assert_eq!(status_of(project, "1-1-todos-api"), "done");
+    assert_eq!(status_of(project, key), "done");
+    assert_eq!(spec_status(project, key), "done");
+    seen.push(method_status(project));
+    seen
+}
+
+/// Sprint 2 taken by the method's `/bmad-build`: shown on the parent and refused to a story
+/// of bmad-mcp while it builds; once built (its spec `done`, its story `review`, as the
+/// method's step 5 leaves them), accepted at the terminal after the project's checks. What
+/// the method said while it built, once built, and once accepted.
+async fn sprint_two_by_the_method(c: &Client, project: &Path, task: &str) -> Vec<String> {
+    let key = "1-2-list-page-sharing";
+    let (spec, text) = the_methods_spec(project);
+    std::fs::write(&spec, &text).unwrap();
+    let mut seen = vec![method_status(project)];
+    let v = c.ok(json!({"action": "status", "task_name": task})).await;
+    let held = format!("Held by the BMAD method: sprint 2 (`{key}`) is `in-progress`");
+    assert!(v["notices"].to_string().contains(&held), "{v:#}");
+    let start =
+        json!({"action": "start", "parent": task, "sprint": 2, "cwd": project.to_str().unwrap()});
+    c.refused(start, "sprint_taken").await;
+
+    std::fs::write(
+        &spec,
+        text.replacen("status: 'in-progress'", "status: 'done'", 1),
+    )
+    .unwrap();
+    let file = project
+        .join(folder(project, "implementation_artifacts"))
+        .join("sprint-status.yaml");
+    let before = std::fs::read_to_string(&file).unwrap();
+    let built = before.replace(
+        &format!("  {key}: in-progress"),
+        &format!("  {key}: review"),
+    );
+    assert_ne!(before, built);
+    std::fs::write(&file, built).unwrap();
+    seen.push(method_status(project));
+    let (code, out) = in_terminal(project, &["accept", task, "2"], "[y/N]", "y\n");
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("test: passed"),
+        "the project's checks ran: {out}"
+    );
+    assert_eq!(status_of(project, key), "done");
     seen.push(method_status(project));
     seen
 }
@@ -161,34 +238,33 @@ async fn one_project_worked_both_ways_says_what_the_page_shows() {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().join("proj");
     install(&installer, &project, "codex");
+    // The project's checks, which the acceptance of sprint 2 runs.
+    std::fs::create_dir_all(project.join(".bmad")).unwrap();
+    std::fs::write(
+        project.join(".bmad/config.toml"),
+        "[checks]\ntest = \"echo 4 tests passed\"\n",
+    )
+    .unwrap();
+    let (code, out) = in_terminal(&project, &["config", "approve"], "[y/N]", "y\n");
+    assert_eq!(code, 0, "{out}");
     let c = connect(Era::Modern, &project).await;
 
-    let (_, task) = planned(&c, &project).await;
+    let (parent, task) = planned(&c, &project).await;
     let mut seen = vec![method_status(&project)];
     seen.extend(sprint_one(&c, &project, &task).await);
+    seen.extend(sprint_two_by_the_method(&c, &project, &task).await);
 
-    // The method's own build marks sprint 2 done: the parent shows it, and does not count it.
-    let file = format!(
-        "{}/sprint-status.yaml",
-        folder(&project, "implementation_artifacts")
-    );
-    let text = std::fs::read_to_string(project.join(&file)).unwrap();
-    let key = "1-2-list-page-sharing";
-    let marked = text.replace(&format!("  {key}: in-progress"), &format!("  {key}: done"));
-    assert_ne!(text, marked, "{text}");
-    std::fs::write(project.join(&file), marked).unwrap();
+    // Every story done, the epic is not: the task's final QA is still to come.
+    assert_eq!(status_of(&project, "epic-1"), "in-progress");
+    let v = step(
+        &c,
+        &parent,
+        json!({"action": "submit", "claude_result": QA}),
+    )
+    .await;
+    assert_eq!(v["state"], "completed", "{v:#}");
+    assert_eq!(status_of(&project, "epic-1"), "done");
     seen.push(method_status(&project));
-    let v = c.ok(json!({"action": "status", "task_name": task})).await;
-    assert!(
-        v["notices"]
-            .to_string()
-            .contains("Done outside the server's gates: sprint 2"),
-        "{v:#}"
-    );
-    assert_eq!(
-        v["stage"], "dev",
-        "no final QA on a story the gates never saw: {v:#}"
-    );
 
     retrospective(&project);
     seen.push(method_status(&project));

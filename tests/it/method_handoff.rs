@@ -57,7 +57,7 @@ fn headings(text: &str) -> Vec<String> {
 /// The spec bmad-mcp wrote for sprint 1, checked against the installed skill's own text:
 /// every front-matter key of its template, a status its step 1 recognises, the template's
 /// frozen intent block and its sections in its order. Returns the parsed front matter.
-fn spec_as_the_skill_reads_it(project: &Path, path: &Path) -> Value {
+pub(crate) fn spec_as_the_skill_reads_it(project: &Path, path: &Path) -> Value {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let template = build_skill(project, "spec-template.md");
     let ours = front_matter(&text);
@@ -203,7 +203,7 @@ async fn a_story_of_bmad_mcp_leaves_the_spec_the_methods_build_resumes() {
 
 /// A spec for sprint 2 as the method's `bmad-build` leaves one once step 3 began building it:
 /// the installed template filled in, its status `in-progress`.
-fn the_methods_spec(project: &Path) -> (PathBuf, String) {
+pub(crate) fn the_methods_spec(project: &Path) -> (PathBuf, String) {
     let template = build_skill(project, "spec-template.md");
     // Its words where the template has a placeholder in capitals (`ONE_TO_TWO_SENTENCES`).
     let filled = written_in(&template, "the list page");

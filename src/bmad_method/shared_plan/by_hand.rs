@@ -51,7 +51,7 @@ pub fn describe(found: &[DoneByHand], path: &str) -> String {
         .map(|d| format!("sprint {} (`{}`)", d.sprint, d.key))
         .collect();
     format!(
-        "Done outside the server's gates: {} marked `done` in {path} (by hand or the method's /bmad-build) without a completed story here; not counted as completed. Accept it by building the sprint as a story to its end, or reopen it by setting its status back in {path}.",
+        "Done outside the server's gates: {} marked `done` in {path} (by hand or the method's /bmad-build) without a completed story here; not counted as completed. Accept it with `bmad-mcp accept <task> <sprint>` at a terminal (it runs the project's checks and asks you), or reopen it by setting its status back in {path}.",
         each.join(", ")
     )
 }

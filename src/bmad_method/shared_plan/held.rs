@@ -2,7 +2,8 @@
 //! as it wrote it) whose status says the method's `bmad-build` is building it (`in-progress`)
 //! or reviewing it (`in-review`), or has built it (`done`, waiting to be accepted); or a story
 //! the sprint status calls `review` while no story of the server's holds it and the task
-//! itself is not in review (the method's `bmad-build` marks a story it built `review`). Shown
+//! itself is not in review (the method's `bmad-build` marks a story it built `review`), or
+//! `done` (which [`super::by_hand`] shows as done outside the server's gates). Shown
 //! on the parent beside the stories of its own, and a `start` of such a sprint is refused as
 //! one another story holds.
 
@@ -68,7 +69,10 @@ pub fn held(
         let from_status = || {
             entries
                 .iter()
-                .find(|e| e.key == story.key && e.status == "review" && below_review)
+                .find(|e| {
+                    e.key == story.key
+                        && (e.status == "done" || e.status == "review" && below_review)
+                })
                 .map(|e| (e.status.clone(), status_path.to_string()))
         };
         if let Some((status, file)) = from_spec.or_else(from_status) {
