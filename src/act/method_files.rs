@@ -308,9 +308,10 @@ fn story_spec(
         .map(|a| a.path.clone())
         .unwrap_or_default();
     let plan = project.read(&plan_path).ok().flatten().unwrap_or_default();
-    let context: Vec<String> = [Stage::FIRST, Stage::Architect]
-        .into_iter()
-        .filter_map(|s| after.record(s).artifact.as_ref().map(|a| a.path.clone()))
+    // The documents the story keeps from its parent: the PRD, the architecture, the plan.
+    let context: Vec<String> = (crate::workflow::Track::Full.stages().iter())
+        .filter(|s| !after.track.contains(**s))
+        .filter_map(|s| after.record(*s).artifact.as_ref().map(|a| a.path.clone()))
         .collect();
     let text = spec_file::render(&spec_file::Of {
         story: after,
@@ -339,29 +340,13 @@ fn deferred_now(
     did: Option<&Effects>,
     files: &[(String, String)],
 ) -> Vec<(String, String)> {
-    if did
-        .and_then(|d| d.accepted_risk_at(Stage::Review))
-        .is_none()
-    {
-        return Vec::new();
-    }
-    let Some(source) = after
-        .record(Stage::Review)
-        .artifact
-        .as_ref()
-        .map(|a| a.path.clone())
+    let Some((source, findings)) =
+        did.and_then(|d| crate::bmad_method::review::deferred_by(project, d, after, files))
     else {
         return Vec::new();
     };
-    let document = match files.iter().find(|(p, _)| *p == source) {
-        Some((_, text)) => text.clone(),
-        None => project.read(&source).ok().flatten().unwrap_or_default(),
-    };
     let why = format!("the human accepted the failing review's risk in bmad-mcp ({source})");
-    crate::workflow::sections::items_of(crate::workflow::sections::FINDINGS, &document)
-        .into_iter()
-        .map(|f| (f, why.clone()))
-        .collect()
+    findings.into_iter().map(|f| (f, why.clone())).collect()
 }
 
 /// Whether `path` may be written by the server: nothing there, or a file it wrote (opening

@@ -10,7 +10,6 @@
 use super::method_files::Wrote;
 use crate::bmad_method::{review, Method};
 use crate::prompts::review_layers::{self, LAYER_MARK};
-use crate::workflow::sections::{items_of, FINDINGS};
 use crate::workflow::{Effects, Session, Stage};
 
 /// Whether a submission on `before` is a review that must report each of its layers.
@@ -110,21 +109,13 @@ pub(super) fn defer_findings(
     files: &[(String, String)],
     wrote: &mut Wrote,
 ) -> Option<String> {
-    did.accepted_risk_at(Stage::Review)?;
     let project = method.project();
+    // Most changes accept no review's risk: the install is not looked for then.
+    let (source, findings) = review::deferred_by(project, did, after, files)?;
     let install = method.install()?;
-    let source = after.record(Stage::Review).artifact.as_ref()?.path.clone();
-    let document = match files.iter().find(|(p, _)| *p == source) {
-        Some((_, text)) => text.clone(),
-        None => project.read(&source).ok()??,
-    };
     let Some(ledger) = review::ledger_path(install) else {
         return Some(format!("The review's deferred findings were not written to the BMAD method's deferred-work ledger: its `implementation_artifacts` ({}) is no folder of the project the server writes in.", crate::bmad_method::bmm_config::MODULE_CONFIG));
     };
-    let mut findings = items_of(FINDINGS, &document);
-    if findings.is_empty() {
-        findings.push(format!("the findings of {source}"));
-    }
     // Where the new part begins depends on how the ledger ends; one that cannot be read
     // here (too large, not UTF-8) is appended to all the same, a paragraph apart.
     let whole = match project.read_at_most(&ledger, MAX_LEDGER_READ) {

@@ -54,6 +54,31 @@ pub fn deferred_entry(
     out
 }
 
+/// The findings the change `did` deferred by accepting the failing review's risk: the
+/// review document's path and its findings (the document itself named where it lists
+/// none); `None` when the change accepted no review's risk. `files` are the change's own
+/// writes, where the review document may be.
+pub fn deferred_by(
+    project: &Project,
+    did: &crate::workflow::Effects,
+    after: &crate::workflow::Session,
+    files: &[(String, String)],
+) -> Option<(String, Vec<String>)> {
+    let review = crate::workflow::Stage::Review;
+    did.accepted_risk_at(review)?;
+    let source = after.record(review).artifact.as_ref()?.path.clone();
+    let document = match files.iter().find(|(p, _)| *p == source) {
+        Some((_, text)) => text.clone(),
+        None => project.read(&source).ok()??,
+    };
+    let mut findings =
+        crate::workflow::sections::items_of(crate::workflow::sections::FINDINGS, &document);
+    if findings.is_empty() {
+        findings.push(format!("the findings of {source}"));
+    }
+    Some((source, findings))
+}
+
 /// The ledger's entries as they stand: each top-level bullet with the lines that continue
 /// it, on one line. `None` when the install has no ledger or it cannot be read.
 pub fn open_items(project: &Project, install: &Install) -> Option<(String, Vec<String>)> {

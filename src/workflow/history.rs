@@ -16,6 +16,17 @@ impl Session {
         self.history.len()
     }
 
+    /// How many times the work went back from review or QA to development (the step that
+    /// left review or QA, then development next, or now): the method's review loopbacks.
+    pub fn loopbacks(&self) -> usize {
+        let stages: Vec<Stage> = (self.history.iter().map(|h| h.stage))
+            .chain([self.current_stage])
+            .collect();
+        (stages.windows(2))
+            .filter(|w| matches!(w[0], Stage::Review | Stage::Qa) && w[1] == Stage::Dev)
+            .count()
+    }
+
     /// The latest step.
     pub fn last_step(&self) -> Option<&HistoryEntry> {
         self.history.last()

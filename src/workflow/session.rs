@@ -109,6 +109,31 @@ impl StoryState {
         self.state == State::Completed
     }
 
+    /// The entry of a sprint built outside the server (the BMAD method's build) that a
+    /// person accepted: completed, as after its QA, under `id` and `name`, `note` saying
+    /// who accepted it and on what.
+    pub fn accepted(
+        sprint: u32,
+        (id, name): (String, String),
+        by: &str,
+        worktree: String,
+        note: String,
+    ) -> StoryState {
+        StoryState {
+            sprint,
+            session_id: id,
+            task_name: name,
+            owner: by.to_string(),
+            branch: None,
+            worktree,
+            stage: Stage::Qa,
+            state: State::Completed,
+            updated_at: timestamp(chrono::Utc::now()),
+            review_status: Some(note),
+            gone: false,
+        }
+    }
+
     /// Who holds the sprint, for a refusal or a listing: "alice on branch `s1` in /wt
     /// (story `t-sprint-1`, at dev/generating)"; a worktree that is gone says so.
     pub fn holder(&self) -> String {

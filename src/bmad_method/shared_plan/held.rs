@@ -7,7 +7,7 @@
 //! on the parent beside the stories of its own, and a `start` of such a sprint is refused as
 //! one another story holds.
 
-use crate::workflow::session::{Session, State};
+use crate::workflow::session::Session;
 
 use super::spec_file::{self, Spec};
 use super::status_file::Entry;
@@ -49,7 +49,7 @@ pub fn held(
     let Some(epic) = s.method_epic else {
         return Vec::new();
     };
-    if s.current_state == State::Completed || s.story.is_some() {
+    if story_statuses::status_now(s) == "done" || s.story.is_some() {
         return Vec::new();
     }
     let ours = |n: u32| s.stories.iter().any(|st| st.sprint == n);
@@ -141,6 +141,7 @@ pub fn found(path: String, text: &str) -> Option<Found> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workflow::session::State;
     use crate::workflow::stage::Stage;
 
     fn parent() -> Session {

@@ -15,7 +15,7 @@
 
 use sha2::Digest as _;
 
-use crate::workflow::session::{Session, State};
+use crate::workflow::session::Session;
 use crate::workflow::stage::Stage;
 
 use super::epics::{criteria, line_of, parts};
@@ -36,14 +36,13 @@ pub fn path(folder: &str, key: &str) -> String {
     format!("{folder}/spec-{key}.md")
 }
 
-/// The spec status the method's steps give work at the stage of the story `s`.
+/// The spec status the method's steps give work at the stage of the story `s`: its
+/// story's status in the sprint status, in the spec's words.
 pub fn status_now(s: &Session) -> &'static str {
-    if s.current_state == State::Completed {
-        return "done";
-    }
-    match s.current_stage {
-        Stage::Review | Stage::Qa => "in-review",
-        Stage::Dev => "in-progress",
+    match super::story_statuses::status_now(s) {
+        "done" => "done",
+        "review" => "in-review",
+        "in-progress" => "in-progress",
         _ => "ready-for-dev",
     }
 }
@@ -82,13 +81,7 @@ pub fn render(of: &Of) -> String {
     let title = s.story.as_ref().map_or(s.task_name.clone(), |l| {
         super::heading_title(&l.sprint_title)
     });
-    // Each return from review or QA to development, as the method's step 4 counts a loopback.
-    let stages: Vec<Stage> = (s.history.iter().map(|h| h.stage))
-        .chain([s.current_stage])
-        .collect();
-    let loops = (stages.windows(2))
-        .filter(|w| matches!(w[0], Stage::Review | Stage::Qa) && w[1] == Stage::Dev)
-        .count();
+    let loops = s.loopbacks();
     let context: Vec<String> = (of.context.iter())
         .map(|p| quoted(&format!("{{project-root}}/{p}")))
         .collect();
@@ -130,8 +123,7 @@ fn body(of: &Of, sprint: u32) -> String {
     let s = of.story;
     let parent = s.story.as_ref().map_or("", |l| l.parent_task.as_str());
     let part = parts(of.plan).remove(&sprint).unwrap_or_default();
-    let done =
-        matches!(s.current_stage, Stage::Review | Stage::Qa) || s.current_state == State::Completed;
+    let done = matches!(status_now(s), "in-review" | "done");
     let mut tasks = String::new();
     for t in &part.tasks {
         tasks.push_str(&format!("- [{}] {t}\n", if done { "x" } else { " " }));

@@ -137,19 +137,13 @@ impl Store {
         held: &held::Held,
         by: &str,
     ) -> Result<()> {
-        let entry = crate::workflow::session::StoryState {
-            sprint: held.sprint,
-            session_id: accepted_id(&held.key),
-            task_name: held.key.clone(),
-            owner: by.to_string(),
-            branch: None,
-            worktree: project.root.display().to_string(),
-            stage: crate::workflow::Stage::Qa,
-            state: crate::workflow::session::State::Completed,
-            updated_at: crate::workflow::session::timestamp(chrono::Utc::now()),
-            review_status: Some(format!("built by the BMAD method, accepted by {by}")),
-            gone: false,
-        };
+        let entry = crate::workflow::session::StoryState::accepted(
+            held.sprint,
+            (accepted_id(&held.key), held.key.clone()),
+            by,
+            project.root.display().to_string(),
+            format!("built by the BMAD method, accepted by {by}"),
+        );
         super::Registry::of(project)?.claim(parent, &entry, self.lock_wait)
     }
 }
