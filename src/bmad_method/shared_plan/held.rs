@@ -64,7 +64,7 @@ pub fn held(
             let status = f.spec.status?;
             ["in-progress", "in-review", "done"]
                 .contains(&status.as_str())
-                .then(|| (status, f.path))
+                .then_some((status, f.path))
         });
         let from_status = || {
             entries
