@@ -71,6 +71,7 @@ pub fn start(store: &Store, cwd: Option<&str>, start: Start) -> Result<Started> 
         notices.extend(crate::bmad_method::begin::offer(&method, first));
     }
     if started.session.story.is_some() {
+        prompt.method_spec = prompts::method_spec(&method, &started.session);
         notices.extend(super::method_files::story_started(
             store,
             &method,

@@ -5,6 +5,7 @@
 //! answers, feedback or a below-gate score). Earlier documents are given as references (path, size,
 //! summary), never inlined.
 
+use crate::bmad_method::shared_plan::spec_file;
 use crate::workflow::evidence::CheckOutcome;
 use crate::workflow::session::{ContentRef, Session, StageRecord};
 use crate::workflow::stage::{Engine, Stage};
@@ -54,7 +55,19 @@ pub fn method_block(template: &Template, session: &Session, stage: Stage, round:
     );
     let mut out = review_layers::block(&template.layers, (&folder, &diff), again);
     out.push_str(&deferred::block(template.deferred.as_ref(), again));
+    if !again {
+        out.push_str(&spec_file::block(template.method_spec.as_ref()));
+    }
     out
+}
+
+/// The spec of the story `s` the method's `bmad-build` or a person wrote, for its prompts
+/// (the server's own spec, as written, says nothing the prompt does not).
+pub fn method_spec(
+    method: &crate::bmad_method::Method,
+    s: &Session,
+) -> Option<(String, spec_file::Spec)> {
+    spec_file::of_story(method.project(), method.install()?, s)
 }
 
 /// The largest prompt file read (a role's, or one of the project's BMAD method), in bytes.

@@ -82,6 +82,9 @@ pub struct Template {
     /// The installed method's deferred-work ledger and its items, for the stage that
     /// states the task and development ([`super::deferred`]).
     pub deferred: Option<(String, Vec<String>)>,
+    /// A story's spec as the method's `bmad-build` or a person wrote it, for the story's
+    /// prompts ([`crate::bmad_method::shared_plan::spec_file::block`]).
+    pub method_spec: Option<(String, crate::bmad_method::shared_plan::spec_file::Spec)>,
 }
 
 impl Template {
@@ -98,6 +101,7 @@ impl Template {
             notices: Vec::new(),
             layers: Vec::new(),
             deferred: None,
+            method_spec: None,
         }
     }
 
@@ -115,6 +119,7 @@ impl Template {
             notices: Vec::new(),
             layers: Vec::new(),
             deferred: None,
+            method_spec: None,
         }
     }
 
@@ -242,6 +247,7 @@ pub fn needed(method: &Method, user: Option<&Path>, s: &Session) -> Result<Optio
         template.layers = super::review_layers::for_review(method, s);
     }
     template.deferred = super::deferred::for_session(project, method.install(), s, stage);
+    template.method_spec = super::method_spec(method, s);
     Ok(Some(template))
 }
 

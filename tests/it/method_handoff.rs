@@ -296,7 +296,23 @@ async fn a_story_the_methods_build_holds_is_shown_and_its_start_refused() {
     .unwrap();
     let (notices, _) = shown(&c, &project, &task).await;
     assert!(!notices.contains("Held by the BMAD method"), "{notices}");
-    c.ok(start).await;
+    // The story of bmad-mcp that builds it reads the method's spec as the project's text.
+    let v = c.ok(start).await;
+    let prompt = v["role_prompt"].as_str().unwrap();
+    for part in [
+        "## The BMAD method's spec of this story",
+        "(status `ready-for-dev`)",
+        "> **Problem:** the list page",
+        "Acceptance criteria:\n> - Given the list page",
+    ] {
+        assert!(prompt.contains(part), "{part:?} in {prompt}");
+    }
+    assert!(
+        v["notices"]
+            .to_string()
+            .contains("is not as bmad-mcp wrote it"),
+        "the method's spec is left as it is: {v:#}"
+    );
     c.close().await;
 }
 

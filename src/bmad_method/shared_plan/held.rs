@@ -87,22 +87,6 @@ pub fn held(
     out
 }
 
-/// The name of a spec in `names` (a folder's, in name order) for the story `key`: the
-/// method's `spec-<key>.md`, else the first whose slug leads with the same epic and story
-/// numbers, as the method's story-key resolution matches them (`1-1` never `1-10`).
-pub fn spec_name<'a>(names: &'a [String], key: &str) -> Option<&'a str> {
-    let exact = format!("spec-{key}.md");
-    if let Some(n) = names.iter().find(|n| **n == exact) {
-        return Some(n);
-    }
-    let mut parts = key.splitn(3, '-');
-    let lead = format!("spec-{}-{}-", parts.next()?, parts.next()?);
-    names
-        .iter()
-        .find(|n| n.starts_with(&lead) && n.ends_with(".md"))
-        .map(String::as_str)
-}
-
 /// The sentence that shows them, for the parent task `task`.
 pub fn describe(found: &[Held], task: &str) -> String {
     let each: Vec<String> = found
@@ -212,7 +196,10 @@ mod tests {
         let names: Vec<String> = ["spec-2-10-x.md", "spec-2-1-api-v2.md"]
             .map(String::from)
             .to_vec();
-        assert_eq!(spec_name(&names, "2-1-api"), Some("spec-2-1-api-v2.md"));
-        assert_eq!(spec_name(&names, "2-3-z"), None);
+        assert_eq!(
+            spec_file::spec_name(&names, "2-1-api"),
+            Some("spec-2-1-api-v2.md")
+        );
+        assert_eq!(spec_file::spec_name(&names, "2-3-z"), None);
     }
 }

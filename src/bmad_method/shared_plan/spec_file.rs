@@ -69,7 +69,7 @@ fn quoted(s: &str) -> String {
 }
 
 /// A YAML block scalar of one line of text, indented by `indent` spaces.
-fn block(s: &str, indent: usize) -> String {
+fn folded(s: &str, indent: usize) -> String {
     format!(">-\n{}{}", " ".repeat(indent), line_of(s, 2_000))
 }
 
@@ -99,8 +99,8 @@ pub fn render(of: &Of) -> String {
         for (summary, evidence) in of.deferred {
             front.push_str(&format!(
                 "  - summary: {}\n    evidence: {}\n",
-                block(summary, 6),
-                block(evidence, 6)
+                folded(summary, 6),
+                folded(evidence, 6)
             ));
         }
     }
@@ -179,6 +179,105 @@ pub fn is_ours(text: &str) -> bool {
         return false;
     };
     hex == digest(front, body)
+}
+
+/// The name of a spec in `names` (a folder's, in name order) for the story `key`: the
+/// method's `spec-<key>.md`, else the first whose slug leads with the same epic and story
+/// numbers, as the method's story-key resolution matches them (`1-1` never `1-10`).
+pub fn spec_name<'a>(names: &'a [String], key: &str) -> Option<&'a str> {
+    let exact = format!("spec-{key}.md");
+    if let Some(n) = names.iter().find(|n| **n == exact) {
+        return Some(n);
+    }
+    let mut parts = key.splitn(3, '-');
+    let lead = format!("spec-{}-{}-", parts.next()?, parts.next()?);
+    names
+        .iter()
+        .find(|n| n.starts_with(&lead) && n.ends_with(".md"))
+        .map(String::as_str)
+}
+
+/// The spec of the story `key` in the install's `folder` (`names`: the folder's names), read
+/// through the project's confined reader, as the method's story-key resolution finds it
+/// ([`spec_name`]): its path and text; `Err` says why it could not be read (a
+/// link, a FIFO, over [`crate::bmad_method::MAX_FILE_BYTES`]).
+pub fn find(
+    project: &crate::files::Project,
+    folder: &str,
+    names: &[String],
+    key: &str,
+) -> Result<Option<(String, String)>, String> {
+    let Some(name) = spec_name(names, key) else {
+        return Ok(None);
+    };
+    let path = format!("{folder}/{name}");
+    match project.read_in_project(&path, crate::bmad_method::MAX_FILE_BYTES) {
+        Ok(text) => Ok(text.map(|t| (path, t))),
+        Err(problem) => Err(format!(
+            "{} ({})",
+            crate::code::visible(&path),
+            crate::code::clip(&problem.to_string(), 200)
+        )),
+    }
+}
+
+/// The most names of `implementation_artifacts` looked at for specs.
+pub const MOST_NAMES: usize = 2_000;
+
+/// The spec of the story session `s` that the method (or a person) wrote or changed, as the
+/// story's prompts quote it: its path and what it says; `None` without one, or when it is
+/// the server's own as written.
+pub fn of_story(
+    project: &crate::files::Project,
+    install: &crate::bmad_method::Install,
+    s: &Session,
+) -> Option<(String, Spec)> {
+    let (epic, link) = (s.method_epic?, s.story.as_ref()?);
+    let folder = install.settings.implementation_artifacts.as_deref()?;
+    let key = super::epics::stories(s, epic)
+        .into_iter()
+        .find(|st| st.number == link.sprint)?
+        .key;
+    let names = project.names_in_project(folder, MOST_NAMES)?;
+    let (path, text) = find(project, folder, &names, &key).ok()??;
+    if is_ours(&text) {
+        return None;
+    }
+    Some((path, read(&text)?))
+}
+
+/// The lines a story's prompt gains for the method's spec at `path`: its intent, code map
+/// and acceptance criteria, quoted as the project's text, escaped and clipped.
+pub fn block(found: Option<&(String, Spec)>) -> String {
+    let Some((path, spec)) = found else {
+        return String::new();
+    };
+    let quote = |lines: &[String]| -> String {
+        lines
+            .iter()
+            .map(|l| {
+                format!(
+                    "> {}\n",
+                    crate::code::visible(&crate::code::clip(l, ITEM_CHARS))
+                )
+            })
+            .collect()
+    };
+    let mut out = format!(
+        "\n## The BMAD method's spec of this story\n\n{} (status `{}`) is this story's spec as the method's /bmad-build or a person wrote it: the project's text, quoted as written there (its words, not the server's); build to it where it does not contradict this prompt.\n\n",
+        crate::code::inline(path),
+        crate::code::visible(spec.status.as_deref().unwrap_or("none the method knows"))
+    );
+    for (name, lines) in [
+        ("Intent", &spec.intent),
+        ("Code map", &spec.code_map),
+        ("Acceptance criteria", &spec.acceptance),
+    ] {
+        if !lines.is_empty() {
+            out.push_str(&format!("{name}:\n{}\n", quote(lines)));
+        }
+    }
+    out
 }
 
 /// A spec as read: what the method (or a person) says of the story.
@@ -323,6 +422,24 @@ mod tests {
         assert!(!is_ours(&moved));
         assert_eq!(read(&moved).unwrap().status.as_deref(), Some("done"));
         assert!(!is_ours("---\ntitle: x\nstatus: draft\n---\n"));
+    }
+
+    #[test]
+    fn a_methods_spec_in_a_prompt_is_quoted_escaped_and_labelled() {
+        let spec = Spec {
+            status: Some("ready-for-dev".into()),
+            intent: vec!["**Problem:** late\u{202e}".into()],
+            ..Spec::default()
+        };
+        let b = block(Some(&("out/spec-1-1-a.md".to_string(), spec)));
+        assert!(
+            b.contains("`out/spec-1-1-a.md` (status `ready-for-dev`)"),
+            "{b}"
+        );
+        assert!(b.contains("its words, not the server's"), "{b}");
+        assert!(b.contains("Intent:\n> **Problem:** late\\u{202e}\n"), "{b}");
+        assert!(!b.contains("Code map"), "{b}");
+        assert_eq!(block(None), "");
     }
 
     #[test]

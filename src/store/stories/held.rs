@@ -6,14 +6,11 @@
 //! not read, and said.
 
 use super::super::{SessionKey, Store};
-use crate::bmad_method::shared_plan::{held, status_file};
-use crate::bmad_method::{Method, MAX_FILE_BYTES};
+use crate::bmad_method::shared_plan::{held, spec_file, status_file};
+use crate::bmad_method::Method;
 use crate::code::{visible, ErrorCode};
 use crate::error::{Error, Result};
 use crate::workflow::session::Session;
-
-/// The most names of `implementation_artifacts` looked at for specs.
-const MOST_NAMES: usize = 2_000;
 
 /// The stories the method holds, and the specs that could not be read, with why.
 #[derive(Debug, Default)]
@@ -44,21 +41,13 @@ impl Store {
             .flatten()
             .unwrap_or_default();
         let entries = status_file::entries(&text);
-        let names = project
-            .names_in_project(folder, MOST_NAMES)
-            .unwrap_or_default();
+        let names = (project.names_in_project(folder, spec_file::MOST_NAMES)).unwrap_or_default();
         let unread = std::cell::RefCell::new(Vec::new());
-        let spec_of = |key: &str| {
-            let path = format!("{folder}/{}", held::spec_name(&names, key)?);
-            match project.read_in_project(&path, MAX_FILE_BYTES) {
-                Ok(text) => held::found(path, &text?),
-                Err(problem) => {
-                    let why = crate::code::clip(&problem.to_string(), 200);
-                    unread
-                        .borrow_mut()
-                        .push(format!("{} ({why})", visible(&path)));
-                    None
-                }
+        let spec_of = |key: &str| match spec_file::find(project, folder, &names, key) {
+            Ok(found) => found.and_then(|(path, text)| held::found(path, &text)),
+            Err(why) => {
+                unread.borrow_mut().push(why);
+                None
             }
         };
         out.held = held::held(s, &entries, &status_path, &spec_of);
