@@ -4,7 +4,7 @@
 //! `status` are for reading ([`list_status`]); `config show|approve` for the project's policy
 //! ([`config`]); `prompts` for the role prompts in effect ([`prompts`]); `lessons` for the
 //! team's lessons ([`lessons`]); `claims` for the sprints claimed on the team's remote
-//! ([`claims`]); `accept` for a story the BMAD method built ([`accept`]); `resolve` for a
+//! ([`claims`]); `accept` for a story the BMAD method built ([`accept_story`]); `resolve` for a
 //! task a merge left in two versions
 //! ([`resolve`]); `hook` for the
 //! Claude Code plugin's hook ([`hook`]). A decision made here is recorded as the human's
@@ -14,7 +14,7 @@
 //! assistant's shell, read from the process tree ([`provenance`]), which it records with
 //! the decision otherwise. Every command ends with one [`Exit`].
 
-mod accept;
+mod accept_story;
 mod claims;
 pub mod config;
 mod decide;
@@ -224,7 +224,7 @@ pub fn run(cli: Cli, settings: &Settings) -> Exit {
         Cli::Config { action } => config::run(&store, action),
         Cli::Lessons { command } => lessons::run(&store, command),
         Cli::Claims { command } => claims::run(&store, command),
-        Cli::Accept { task, sprint } => accept::accept(&store, &task, sprint),
+        Cli::Accept { task, sprint } => accept_story::accept(&store, &task, sprint),
         Cli::Answer { task } => decide::decide(
             &store,
             &SessionKey::from_task(&task),
