@@ -21,10 +21,12 @@ pub struct MethodHolds {
 
 impl Store {
     /// The sprints of `s` the method holds; nothing when the plan is not shared with an
-    /// installed method. `method`: the call's install.
+    /// installed method, or `s` takes no stories now (a story, a task past development).
+    /// `method`: the call's install.
     pub fn method_holds(&self, method: &Method, s: &Session) -> MethodHolds {
         let mut out = MethodHolds::default();
-        if s.method_epic.is_none() || s.story.is_some() {
+        // Only a parent that takes stories now has sprints to hold: no file is read else.
+        if s.method_epic.is_none() || !crate::workflow::story::takes_stories(s) {
             return out;
         }
         let project = method.project();
