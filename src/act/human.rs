@@ -295,13 +295,7 @@ pub fn accept_built(store: &Store, built: &Built, via: Via) -> std::result::Resu
     let (_, parent) = store.load(None, &key).map_err(|e| e.to_string())?;
     let parent = crate::store::stories::with_stories(&project, &parent);
     let method = crate::bmad_method::Method::of(&project);
-    let holds = store.method_holds(&method, &parent);
-    let Some(held) = holds.held.iter().find(|h| h.sprint == built.sprint) else {
-        return Err(format!("sprint {} of {} is not held by the BMAD method now: nothing to accept (`bmad-mcp status {}` shows it)", built.sprint, crate::code::visible(built.task), crate::code::visible(built.task)));
-    };
-    if !held.built() {
-        return Err(format!("sprint {} is still `in-progress` in {}: the method's /bmad-build is building it; accept it once it is built", built.sprint, crate::code::visible(&held.file)));
-    }
+    let held = &held_as_built(store, &method, &parent, built.sprint)?;
     let now = built_sha256(&project, &held.file);
     if now.as_deref() != Some(built.seen_sha256) {
         return Err(format!(
@@ -334,6 +328,25 @@ pub fn accept_built(store: &Store, built: &Built, via: Via) -> std::result::Resu
         "Sprint {} of `{}`, built by the BMAD method, is accepted (recorded as accepted by {who}, {channel}) and counts as a completed story; {said}. The epic is `done` once the task's final QA passes.",
         built.sprint, parent.task_name
     ))
+}
+
+/// The sprint `sprint` of `parent` as the method holds it, built: why not when it holds
+/// none, or builds it still.
+pub fn held_as_built(
+    store: &Store,
+    method: &crate::bmad_method::Method,
+    parent: &Session,
+    sprint: u32,
+) -> std::result::Result<crate::bmad_method::shared_plan::held::Held, String> {
+    let task = crate::code::visible(&parent.task_name);
+    let holds = store.method_holds(method, parent);
+    let Some(held) = holds.held.into_iter().find(|h| h.sprint == sprint) else {
+        return Err(format!("sprint {sprint} of {task} is not held by the BMAD method now: nothing to accept (`bmad-mcp status {task}` shows what it holds)"));
+    };
+    if !held.built() {
+        return Err(format!("sprint {sprint} is still `in-progress` in {}: the method's /bmad-build is building it; accept it once it is built", crate::code::visible(&held.file)));
+    }
+    Ok(held)
 }
 
 /// The SHA-256 of the text of `path` in `project`, read as [`Store::method_holds`] reads it.

@@ -67,6 +67,8 @@ pub fn method_spec(
     method: &crate::bmad_method::Method,
     s: &Session,
 ) -> Option<(String, spec_file::Spec)> {
+    // Only a story has a spec: the install is not looked for otherwise.
+    s.story.as_ref()?;
     spec_file::of_story(method.project(), method.install()?, s)
 }
 

@@ -30,20 +30,7 @@ pub(super) fn accept(store: &Store, task: &str, sprint: u32) -> Outcome {
         .map_err(|e| e.to_string())?;
     let parent = crate::store::stories::with_stories(&project, &parent);
     let method = Method::of(&project);
-    let holds = store.method_holds(&method, &parent);
-    let Some(held) = holds.held.iter().find(|h| h.sprint == sprint) else {
-        return Err(format!(
-            "sprint {sprint} of {} is not held by the BMAD method: nothing to accept (`bmad-mcp status {}` shows what it holds)",
-            visible(task),
-            visible(task)
-        ));
-    };
-    if !held.built() {
-        return Err(format!(
-            "sprint {sprint} is still `in-progress` in {}: the method's /bmad-build is building it; accept it once it is built",
-            visible(&held.file)
-        ));
-    }
+    let held = human::held_as_built(store, &method, &parent, sprint)?;
     let Some(seen) = human::built_sha256(&project, &held.file) else {
         return Err(format!("{} could not be read", visible(&held.file)));
     };
