@@ -425,6 +425,32 @@ mod tests {
     }
 
     #[test]
+    fn the_status_follows_the_story_and_each_return_to_development_is_a_loopback() {
+        use crate::workflow::session::State;
+        let mut s = story();
+        let step = |s: &mut Session, stage: Stage| {
+            let mut e = s.history[0].clone();
+            e.stage = stage;
+            s.history.push(e);
+            s.current_stage = stage;
+        };
+        assert_eq!((status_now(&s), s.loopbacks()), ("in-progress", 0));
+        step(&mut s, Stage::Review);
+        assert_eq!((status_now(&s), s.loopbacks()), ("in-review", 0));
+        step(&mut s, Stage::Dev);
+        assert_eq!((status_now(&s), s.loopbacks()), ("in-progress", 1));
+        step(&mut s, Stage::Qa);
+        step(&mut s, Stage::Dev);
+        assert_eq!(s.loopbacks(), 2);
+        step(&mut s, Stage::Qa);
+        s.current_state = State::Completed;
+        assert_eq!((status_now(&s), s.loopbacks()), ("done", 2));
+        let text = render(&of(&s, &[]));
+        assert!(text.contains("review_loop_iteration: 2\n"), "{text}");
+        assert!(text.contains("\n- [x] Task: the todos table\n"), "{text}");
+    }
+
+    #[test]
     fn a_methods_spec_in_a_prompt_is_quoted_escaped_and_labelled() {
         let spec = Spec {
             status: Some("ready-for-dev".into()),
