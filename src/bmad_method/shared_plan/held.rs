@@ -39,7 +39,7 @@ pub struct Found {
 
 /// The stories of `s`'s epic the method holds, by the sprint status's `entries` (in the file
 /// `status_path`) and each story's spec (`spec_of`, by key); a sprint a story of the
-/// server's holds, or completed, is its own.
+/// server's holds (seen here or claimed on the team's remote), or completed, is its own.
 pub fn held(
     s: &Session,
     entries: &[Entry],
@@ -52,7 +52,10 @@ pub fn held(
     if story_statuses::status_now(s) == "done" || s.story.is_some() {
         return Vec::new();
     }
-    let ours = |n: u32| s.stories.iter().any(|st| st.sprint == n);
+    // A story of the server's holds it, here or claimed from another clone.
+    let ours = |n: u32| {
+        s.stories.iter().any(|st| st.sprint == n) || s.claimed.iter().any(|c| c.sprint == n)
+    };
     let review = Kind::Story(epic).rank("review");
     let below_review = Kind::Story(epic).rank(story_statuses::status_now(s)) < review;
     let mut out = Vec::new();
@@ -189,6 +192,22 @@ mod tests {
             gone: false,
         }];
         assert!(held(&mine, &reviewed, "x", &specs("in-progress")).is_empty());
+        let mut elsewhere = parent();
+        elsewhere.claimed = vec![crate::workflow::session::SprintClaim {
+            sprint: 2,
+            owner: "bob".into(),
+            branch: None,
+            worktree: "/b".into(),
+            host: None,
+            remote: "origin".into(),
+            since: String::new(),
+            gone: false,
+            done: None,
+        }];
+        assert!(
+            held(&elsewhere, &reviewed, "x", &|_| None).is_empty(),
+            "another clone's story"
+        );
         let mut reviewing = parent();
         reviewing.current_stage = Stage::Review;
         assert!(held(&reviewing, &reviewed, "x", &|_| None).is_empty());
