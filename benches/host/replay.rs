@@ -189,7 +189,7 @@ fn layers_cost(
     let mut total = 0;
     for (name, file) in layers {
         total += size(file) + diff;
-        if name == "Intent Check" {
+        if name == "Acceptance Audit" {
             for stage in ["po", "sm"] {
                 total += session["stages"][stage]["artifact"]["path"]
                     .as_str()

@@ -58,15 +58,25 @@ impl Agent {
     }
 }
 
-/// The installed agents: every skill whose `customize.toml` has an `[agent]` block.
-pub fn agents(project: &Project, install: &Install, notices: &mut Vec<String>) -> Vec<Agent> {
+/// The installed agents: every skill whose `customize.toml` has an `[agent]` block; and
+/// the code review's `customize.toml` as read on the way (`super::review::REVIEW_SKILL`),
+/// so that no call opens it twice.
+pub fn agents(
+    project: &Project,
+    install: &Install,
+    notices: &mut Vec<String>,
+) -> (Vec<Agent>, Option<Table>) {
     let mut out = Vec::new();
+    let mut code_review = None;
     for skill in &install.skills {
         let Some(dir) = skill.dir() else { continue };
         let base_rel = format!("{dir}/customize.toml");
         let Some(mut merged) = super::read_toml(project, &base_rel, notices) else {
             continue;
         };
+        if skill.name == super::review::REVIEW_SKILL {
+            code_review = Some(merged.clone());
+        }
         if !merged.get("agent").is_some_and(Value::is_table) {
             continue;
         }
@@ -88,7 +98,7 @@ pub fn agents(project: &Project, install: &Install, notices: &mut Vec<String>) -
             });
         }
     }
-    out
+    (out, code_review)
 }
 
 /// The method's skills that make a stage's work, most telling first.

@@ -239,7 +239,9 @@ pub fn needed(method: &Method, user: Option<&Path>, s: &Session) -> Result<Optio
     let mut template = resolve(method, user, stage)?;
     template.lessons = recall(project, &s.objective, Some(&s.task_name), stage);
     if stage == Stage::Review {
-        template.layers = super::review_layers::for_review(method, s);
+        let (layers, notices) = super::review_layers::for_review(method, s);
+        template.layers = layers;
+        template.notices.extend(notices);
     }
     template.deferred = super::deferred::for_session(project, method.install(), s, stage);
     Ok(Some(template))
