@@ -206,6 +206,83 @@ fn items(text: &str) -> Vec<String> {
 mod tests {
     use super::*;
 
+    /// The skill's layers under the team's and the person's files, by the method's merge:
+    /// an entry of the same `id` replaces the skill's (and is the team's from then on), a
+    /// new one is added, an empty `instruction` turns one off, an `id` that is no plain
+    /// name is left out and said.
+    #[test]
+    fn the_layers_are_merged_by_id_as_the_method_merges_them() {
+        let (dir, project) = crate::files::project::tests::project();
+        let write = |rel: &str, text: &str| {
+            let path = dir.path().join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        let layer = |id: &str, name: &str, instruction: &str| {
+            format!("[[workflow.review_layers]]\nid = \"{id}\"\nname = \"{name}\"\ninstruction = \"{instruction}\"\n")
+        };
+        let base = [
+            layer(
+                "a",
+                "A",
+                "Read `{skill-root}/review-prompts/a.md`; review `{diff_file}`.",
+            ),
+            layer("b", "B", "Review `{diff_file}`."),
+            layer("c", "C", "Review `{diff_file}` again."),
+        ]
+        .concat();
+        write(
+            "_bmad/custom/bmad-code-review.toml",
+            &[layer("b", "B2", "Ours."), layer("d", "D", "Also ours.")].concat(),
+        );
+        write(
+            "_bmad/custom/bmad-code-review.user.toml",
+            &[layer("c", "C", ""), layer("../x", "X", "Out.")].concat(),
+        );
+        let install = Install {
+            skills: vec![super::super::Skill {
+                name: REVIEW_SKILL.into(),
+                description: String::new(),
+                folder: Some(".claude/skills"),
+            }],
+            ..Install::default()
+        };
+        let mut notices = Vec::new();
+        let got = layers(
+            &project,
+            &install,
+            toml::from_str(&base).unwrap(),
+            &mut notices,
+        )
+        .unwrap();
+        let seen: Vec<(&str, &str, bool)> = got
+            .iter()
+            .map(|l| (l.id.as_str(), l.name.as_str(), l.customized))
+            .collect();
+        assert_eq!(
+            seen,
+            [("a", "A", false), ("b", "B2", true), ("d", "D", true)]
+        );
+        assert_eq!(skill_files(&got[0].instruction), ["review-prompts/a.md"]);
+        assert!(skill_files(&got[1].instruction).is_empty());
+        assert!(
+            notices.len() == 1 && notices[0].contains("`../x`"),
+            "{notices:?}"
+        );
+        std::fs::remove_dir_all(dir.path().join("_bmad/custom")).unwrap();
+        let none: toml::Table = toml::from_str("[workflow]\npersistent_facts = []\n").unwrap();
+        assert!(
+            layers(&project, &install, none, &mut notices).is_none(),
+            "none listed"
+        );
+        let without = Install::default();
+        let base: toml::Table = toml::from_str(&base).unwrap();
+        assert!(
+            layers(&project, &without, base, &mut notices).is_none(),
+            "no skill"
+        );
+    }
+
     #[test]
     fn an_entry_follows_what_is_there_a_blank_line_apart() {
         let f = vec![

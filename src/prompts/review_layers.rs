@@ -181,12 +181,14 @@ fn installed_one(
     })
 }
 
-/// The task's document a layer checks the change against: the track's first confirmed one
-/// (the PRD, the technical spec, the bug report).
+/// The task's document a layer checks the change against: the first confirmed one before
+/// development (the technical spec, the bug report, the PRD; a story's is its parent's).
 fn spec_file(session: &Session) -> Option<String> {
-    let first = *session.track.stages().first()?;
-    let artifact = session.record(first).artifact.as_ref()?;
-    Some(artifact.path.clone())
+    crate::workflow::Stage::ALL
+        .into_iter()
+        .take_while(|s| !s.builds_scope())
+        .find_map(|s| session.record(s).artifact.as_ref())
+        .map(|a| a.path.clone())
 }
 
 /// An installed layer's file: its name, then its instruction with the method's
@@ -331,6 +333,49 @@ mod tests {
             "said in the first round"
         );
         assert!(file_text("x").starts_with(LAYER_MARK));
+    }
+
+    /// An installed layer's file fills the method's placeholders as its code review does:
+    /// the round's diff, the skill's folder, the track's first document as the spec (and
+    /// `review_mode` full), the report of the stage before the review as the claims; on
+    /// each track, and without a spec the mode is `no-spec`.
+    #[test]
+    fn an_installed_layers_file_fills_the_methods_placeholders() {
+        use crate::workflow::{session::Artifact, Stage, Track};
+        let l = ReviewLayer {
+            id: "auditor".into(),
+            name: "Auditor".into(),
+            instruction: "Read `{skill-root}/r.md` and `{project-root}/x`; diff `{diff_file}`, spec `{spec_file}`, claims `{claims_file}`.".into(),
+            when: Some("Only when {review_mode} = \"full\".".into()),
+            customized: false,
+        };
+        let doc = |path: &str| {
+            Some(Artifact {
+                path: path.into(),
+                sha256: String::new(),
+                size: 1,
+            })
+        };
+        for (track, first, dev) in [
+            (Track::Quick, Stage::Spec, Stage::Dev),
+            (Track::Fix, Stage::Bug, Stage::Dev),
+            (Track::Full, Stage::Po, Stage::Dev),
+        ] {
+            let mut s = Session::test().task("t-1").build();
+            s.track = track;
+            s.current_stage = Stage::Review;
+            let text = instruction_text(&s, &l, Some(".agents/skills/bmad-code-review"));
+            assert!(
+                text.contains("is `no-spec`") && text.contains("spec ``"),
+                "{track:?}: {text}"
+            );
+            s.record_mut(first).artifact = doc("first.md");
+            s.record_mut(dev).artifact = doc("dev.md");
+            let text = instruction_text(&s, &l, Some(".agents/skills/bmad-code-review"));
+            let want = format!("Read `.agents/skills/bmad-code-review/r.md` and `./x`; diff `{}`, spec `first.md`, claims `dev.md`.", diff_path(&s));
+            assert!(text.contains(&want), "{track:?}: {text}");
+            assert!(text.contains("is `full`"), "{text}");
+        }
     }
 
     #[test]
