@@ -11,7 +11,9 @@
 //! Either is added to the built-in prompt's role section, which keeps what the server checks
 //! (sections, gate, output keys). A damaged v6 install is said in notices, never an error.
 
+use crate::bmad_method::begin::Kind;
 use crate::bmad_method::bmm_config::MODULE_CONFIG;
+use crate::bmad_method::stage_skill::{Hand, StageSkill};
 use crate::bmad_method::{self, persona, Method, MethodSettings};
 use crate::error::{Error, Result};
 use crate::files::{Project, ReadProblem};
@@ -359,6 +361,49 @@ pub fn read_installed(project: &Project, path: &str) -> Result<String> {
         Ok(None) => Err(invalid(path, "no longer exists".into())),
         Err(problem) => Err(invalid(path, problem.to_string())),
     }
+}
+
+/// The lines a stage's prompt gains where the install has the skill that does its work
+/// ([`bmad_method::stage_skill`]): which skill, how the host runs it, where it writes, and
+/// how that reaches the server, which still holds the gate and the human's decision. Said
+/// in the stage's first round only (`again`: a later round, which gains nothing).
+pub fn skill_block(skill: &StageSkill, again: bool) -> String {
+    if again {
+        return String::new();
+    }
+    let name = crate::code::inline(&skill.name);
+    let run = if skill.claude_code {
+        format!(
+            "{name}: in Claude Code `/{}`, elsewhere this server's MCP prompt {name}",
+            crate::code::visible(&skill.name)
+        )
+    } else {
+        format!(
+            "{name} ({}): the host's skill of that name, or this server's MCP prompt {name}",
+            crate::code::inline(&format!("{}/", skill.dir))
+        )
+    };
+    let at = |what: &str| match &skill.writes {
+        Some(w) => format!("{what} at {}", crate::code::inline(w)),
+        None => what.to_string(),
+    };
+    let hand = match (skill.hand, skill.stage.id()) {
+        (Hand::File(kind), _) if skill.writes.is_some() => format!(
+            "It writes {}: submit that file with `document_file` set to its path, and no document of your own.",
+            at(match kind {
+                Kind::Architecture => "the architecture spine",
+                _ => "the PRD",
+            })
+        ),
+        (_, "sm") => format!("It writes {}: write the plan from them in `claude_result`, each sprint a `## Sprint N:` heading naming the stories it builds.", at("the epics")),
+        (_, "bug") => "Use it to reproduce the bug and plan the fix, not to fix it (that is development's): write the bug report from what it found in `claude_result`.".into(),
+        (_, "review") => "Its layers, as the install configures them, are below with this round's diff: run them as listed (not the skill's own gathering of a diff), and write the review in `claude_result`, a section each.".into(),
+        (_, "qa") => format!("It writes the tests and {}: write the QA report from them in `claude_result`.", at("its summary")),
+        _ => "Write the stage's document from what it made in `claude_result`.".into(),
+    };
+    format!(
+        "\n## The method's skill for this stage\n\nDo this stage's work with the project's BMAD skill {run}. {hand} The gate, the checks and the human's decision stay the server's: submit as this prompt says, and the human decides.\n"
+    )
 }
 
 #[cfg(test)]

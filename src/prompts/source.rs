@@ -82,6 +82,8 @@ pub struct Template {
     /// The installed method's deferred-work ledger and its items, for the stage that
     /// states the task and development ([`super::deferred`]).
     pub deferred: Option<(String, Vec<String>)>,
+    /// The installed skill that does the stage's work ([`crate::bmad_method::stage_skill`]).
+    pub skill: Option<crate::bmad_method::stage_skill::StageSkill>,
 }
 
 impl Template {
@@ -98,6 +100,7 @@ impl Template {
             notices: Vec::new(),
             layers: Vec::new(),
             deferred: None,
+            skill: None,
         }
     }
 
@@ -115,6 +118,7 @@ impl Template {
             notices: Vec::new(),
             layers: Vec::new(),
             deferred: None,
+            skill: None,
         }
     }
 
@@ -172,13 +176,15 @@ pub fn resolve(method: &Method, user: Option<&Path>, stage: Stage) -> Result<Tem
         other => other,
     };
     if let Some(text) = usable(read, &rel)? {
-        let t = Template::from_file(stage, text, Origin::Project, rel);
+        let mut t = Template::from_file(stage, text, Origin::Project, rel);
+        t.skill = stage_skill(method, stage);
         let (settings, notices) = method
             .install()
             .map(|i| (Some(i.settings.clone()), i.notices.clone()))
             .unwrap_or_default();
         return Ok(with_method(project, t, settings, notices));
     }
+    let for_call = method;
     let method = super::bmad::for_stage(method, stage)?;
     let t = match method.persona {
         Some(p) => {
@@ -190,7 +196,18 @@ pub fn resolve(method: &Method, user: Option<&Path>, stage: Stage) -> Result<Tem
         }
         None => user_or_built_in(user, stage)?,
     };
-    Ok(with_method(project, t, method.settings, method.notices))
+    let mut t = with_method(project, t, method.settings, method.notices);
+    t.skill = stage_skill(&for_call, stage);
+    Ok(t)
+}
+
+/// The installed skill that does `stage`'s work, where the call's install has one.
+fn stage_skill(
+    method: &Method,
+    stage: Stage,
+) -> Option<crate::bmad_method::stage_skill::StageSkill> {
+    let install = method.install()?;
+    crate::bmad_method::stage_skill::for_stage(install, stage)
 }
 
 /// The user's prompt for `stage` in `user`, else the built-in one.
