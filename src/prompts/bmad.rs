@@ -374,8 +374,8 @@ pub fn skill_block(skill: &StageSkill, again: bool) -> String {
     let name = crate::code::inline(&skill.name);
     let run = if skill.claude_code {
         format!(
-            "{name}: in Claude Code `/{}`, elsewhere this server's MCP prompt {name}",
-            crate::code::visible(&skill.name)
+            "{name}: in Claude Code {}, elsewhere this server's MCP prompt {name}",
+            crate::code::inline(&format!("/{}", skill.name))
         )
     } else {
         format!(
@@ -397,7 +397,7 @@ pub fn skill_block(skill: &StageSkill, again: bool) -> String {
         ),
         (_, "sm") => format!("It writes {}: write the plan from them in `claude_result`, each sprint a `## Sprint N:` heading naming the stories it builds.", at("the epics")),
         (_, "bug") => "Use it to reproduce the bug and plan the fix, not to fix it (that is development's): write the bug report from what it found in `claude_result`.".into(),
-        (_, "review") => "Its layers, as the install configures them, are below with this round's diff: run them as listed (not the skill's own gathering of a diff), and write the review in `claude_result`, a section each.".into(),
+        (_, "review") => "Its layers are below, with this round's diff: run them as listed, and write the review in `claude_result`, a section each.".into(),
         (_, "qa") => format!("It writes the tests and {}: write the QA report from them in `claude_result`.", at("its summary")),
         _ => "Write the stage's document from what it made in `claude_result`.".into(),
     };
@@ -409,6 +409,49 @@ pub fn skill_block(skill: &StageSkill, again: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The skill's lines: how each folder's host runs it, where the PRD is written and that
+    /// it comes back with `document_file`, the gate kept; nothing in a later round; an
+    /// install's names stay quoted.
+    #[test]
+    fn a_stages_skill_is_named_as_its_host_runs_it_once_a_stage() {
+        use crate::bmad_method::stage_skill::{Hand, StageSkill};
+        let mut skill = StageSkill {
+            stage: Stage::Po,
+            name: "bmad-prd".into(),
+            dir: ".claude/skills/bmad-prd".into(),
+            claude_code: true,
+            hand: Hand::File(Kind::Prd),
+            writes: Some("out/prds/<run>/prd.md".into()),
+        };
+        let text = skill_block(&skill, false);
+        for said in [
+            "## The method's skill for this stage\n",
+            "skill `bmad-prd`: in Claude Code `/bmad-prd`, elsewhere this server's MCP prompt `bmad-prd`.",
+            "It writes the PRD at `out/prds/<run>/prd.md`: submit that file with `document_file`",
+            "the human's decision stay the server's",
+        ] {
+            assert!(text.contains(said), "{said} in {text}");
+        }
+        assert_eq!(skill_block(&skill, true), "", "said in the first round");
+        skill.claude_code = false;
+        skill.dir = ".agents/skills/bmad-prd".into();
+        skill.writes = None;
+        let text = skill_block(&skill, false);
+        assert!(
+            text.contains(
+                "skill `bmad-prd` (`.agents/skills/bmad-prd/`): the host's skill of that name"
+            ),
+            "{text}"
+        );
+        assert!(
+            !text.contains("document_file"),
+            "no place to take it from: {text}"
+        );
+        skill.dir = crate::code::FORGED.into();
+        skill.writes = Some(crate::code::FORGED.into());
+        assert!(!crate::code::forged_in(&skill_block(&skill, false)));
+    }
 
     fn write(dir: &std::path::Path, rel: &str, text: &[u8]) {
         let path = dir.join(rel);

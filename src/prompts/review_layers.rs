@@ -40,34 +40,34 @@ pub const KNOWN: [Known; 4] = [
         id: "edge-case-hunter",
         file: "edge-cases.md",
         text: include_str!("../../prompts/layers/edge-cases.md"),
-        output: "its JSON array, one bullet per object: `location`: `trigger_condition`, then `potential_consequence`; guard: `guard_snippet` (`[]` is `No findings.`)",
+        output: "its JSON array, a bullet per object: `location`: `trigger_condition` → `potential_consequence`; guard: `guard_snippet`",
     },
     Known {
         section: "Verification Gaps",
         id: "verification-gap",
         file: "verification-gaps.md",
         text: include_str!("../../prompts/layers/verification-gaps.md"),
-        output: "one bullet per `### <gap>` block: its title, the changed surface's `file:line` and the consequence; each of its `## Other findings` a bullet too",
+        output: "a bullet per `### <gap>` block (its title, `file:line`, consequence) and per `## Other findings` item",
     },
     Known {
         section: "Blind Pass",
         id: "blind-hunter",
         file: "blind-pass.md",
         text: include_str!("../../prompts/layers/blind-pass.md"),
-        output: "its Markdown list, a bullet per finding",
+        output: "its list",
     },
     Known {
         section: "Acceptance Audit",
         id: "acceptance-auditor",
         file: "acceptance-audit.md",
         text: include_str!("../../prompts/layers/acceptance-audit.md"),
-        output: "its Markdown list, a bullet per finding with the criterion it breaks",
+        output: "its list, each with the criterion it breaks",
     },
 ];
 
 /// How a layer the server does not know by its `id` (the team's own, or one the team
 /// rewrote) is written in its section.
-const ANY_OUTPUT: &str = "its findings, a bullet each";
+const ANY_OUTPUT: &str = "its findings as a list";
 
 /// One layer of the review.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -268,7 +268,7 @@ pub fn block(layers: &[Layer], (folder, diff): (&str, &str), again: bool) -> Str
         String::new()
     };
     let run = if layers.iter().any(|l| l.installed.is_some()) {
-        format!("Follow each layer's file{place}, written from the install's `{REVIEW_SKILL}` layers (each launches its reviewer in a fresh context: Claude Code a subagent, elsewhere a new session), which reads the diff")
+        format!("Follow each layer's file{place}, from the install's `{REVIEW_SKILL}` layers (each launches its reviewer in a fresh context: Claude Code a subagent, elsewhere a new session) and reads the diff")
     } else {
         format!("Run each in a fresh context (Claude Code: a subagent; elsewhere a new session) with its file{place} and the diff")
     };
@@ -281,14 +281,19 @@ pub fn block(layers: &[Layer], (folder, diff): (&str, &str), again: bool) -> Str
             };
             let section = crate::code::visible(&l.section);
             match &l.installed {
-                Some((_, output)) => format!("- {section}: {shown}; in its section, {output}"),
+                Some((_, output)) => format!("- {section}: {shown} → {output}"),
                 None => format!("- {section}: {shown}"),
             }
         })
         .collect();
     format!(
-        "\n## Review in layers\n\n{run} {} (every file the round changed, new ones included, written by the server when the review began); a `## <layer>` section each (its findings, or `No findings.`):\n{}\n",
+        "\n## Review in layers\n\n{run} {} (every file the round changed, new ones included, written by the server when the review began); a `## <layer>` section each (its findings, or `No findings.`){}:\n{}\n",
         crate::code::inline(diff),
+        if layers.iter().any(|l| l.installed.is_some()) {
+            ", its reviewer's reply written there as after the arrow"
+        } else {
+            ""
+        },
         each.join("\n")
     )
 }

@@ -152,13 +152,13 @@ async fn each_tools_install_gives_the_review_its_layers_by_id_each_naming_the_di
         let prompt = v["role_prompt"].as_str().unwrap();
         assert!(prompt.contains("## Review in layers"), "{tool}: {prompt}");
         assert!(
-            prompt.contains("written from the install's `bmad-code-review` layers")
+            prompt.contains("from the install's `bmad-code-review` layers")
                 && prompt.contains("Claude Code a subagent, elsewhere a new session"),
             "{prompt}"
         );
         let diff = format!(".claude/specs/{task}/review-layers/changes.diff");
         for (id, section) in BY_ID {
-            let line = format!("- {section}: `{id}.md`; in its section, ");
+            let line = format!("- {section}: `{id}.md` → ");
             assert!(prompt.contains(&line), "{tool}: {line} in\n{prompt}");
             let text = layer_file(&project, &task, id);
             // The install's own instruction, its placeholders filled in.
@@ -171,7 +171,7 @@ async fn each_tools_install_gives_the_review_its_layers_by_id_each_naming_the_di
         }
         assert!(
             prompt.contains(
-                "- Edge Cases: `edge-case-hunter.md`; in its section, its JSON array, one bullet per object"
+                "- Edge Cases: `edge-case-hunter.md` → its JSON array, a bullet per object"
             ),
             "the hunter's JSON array written as bullets: {prompt}"
         );
@@ -228,10 +228,10 @@ async fn a_teams_customization_adds_replaces_and_turns_off_layers_by_id() {
     let (sid, task, v) = at_review(&c, &project, "Add a --verbose flag").await;
     let prompt = v["role_prompt"].as_str().unwrap();
     for line in [
-        "- Blind Pass: `blind-hunter.md`; in its section, its findings, a bullet each\n",
-        "- Security Audit: `security-audit.md`; in its section, its findings, a bullet each\n",
-        "- Edge Cases: `edge-case-hunter.md`; in its section, its JSON array",
-        "- Acceptance Audit: `acceptance-auditor.md`;",
+        "- Blind Pass: `blind-hunter.md` → its findings as a list\n",
+        "- Security Audit: `security-audit.md` → its findings as a list\n",
+        "- Edge Cases: `edge-case-hunter.md` → its JSON array",
+        "- Acceptance Audit: `acceptance-auditor.md` → ",
     ] {
         assert!(prompt.contains(line), "{line} in\n{prompt}");
     }
@@ -297,7 +297,7 @@ async fn a_layer_naming_a_link_or_a_huge_file_gives_way_to_the_built_in_one() {
         "{prompt}"
     );
     assert!(
-        prompt.contains("- Blind Pass: `blind-hunter.md`;"),
+        prompt.contains("- Blind Pass: `blind-hunter.md` → "),
         "{prompt}"
     );
     built_in_layers_written(

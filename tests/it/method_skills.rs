@@ -206,7 +206,7 @@ async fn the_light_tracks_and_a_story_name_their_skills_once_a_stage() {
         let v = call(&c, &sid, json!({"action": "submit", "claude_result": dev})).await;
         assert_eq!(v["stage"], "review", "{v:#}");
         sends_to(&project, folder, &v, "bmad-code-review");
-        assert!(prompt(&v).contains("Its layers, as the install configures them, are below"));
+        assert!(prompt(&v).contains("Its layers are below, with this round's diff"));
     }
     c.close().await;
 }
