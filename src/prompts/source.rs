@@ -197,7 +197,7 @@ pub fn resolve(method: &Method, user: Option<&Path>, stage: Stage) -> Result<Tem
         None => user_or_built_in(user, stage)?,
     };
     let mut t = with_method(project, t, method.settings, method.notices);
-    t.skill = stage_skill(&for_call, stage);
+    t.skill = stage_skill(for_call, stage);
     Ok(t)
 }
 
