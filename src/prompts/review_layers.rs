@@ -383,6 +383,16 @@ mod tests {
         }
     }
 
+    /// docs/bmad-users.md's table says each known layer's `id` and section as [`KNOWN`].
+    #[test]
+    fn the_users_page_says_the_table() {
+        let page = include_str!("../../docs/bmad-users.md");
+        for k in &KNOWN {
+            let row = format!("| `{}` | {} |", k.id, k.section);
+            assert!(page.contains(&row), "{row}");
+        }
+    }
+
     #[test]
     fn an_installed_layers_section_stays_quoted() {
         let layers = [Layer {
