@@ -35,8 +35,9 @@ struct Row {
 
 /// The skills that do each stage's work. `bmad-sprint-planning` is not the plan's: it
 /// writes `sprint-status.yaml` from the epics, which the server writes itself when the
-/// human approves the plan.
-const TABLE: [Row; 8] = [
+/// human approves the plan. The review has no row: `bmad-code-review` is run layer by
+/// layer, as the review prompt lists its layers (`prompts::review_layers`), which names it.
+const TABLE: [Row; 7] = [
     Row {
         stage: "po",
         skills: &["bmad-prd", "bmad-create-prd"],
@@ -55,11 +56,6 @@ const TABLE: [Row; 8] = [
     Row {
         stage: "dev",
         skills: &["bmad-build", "bmad-dev-story", "bmad-quick-dev"],
-        hand: Hand::Written,
-    },
-    Row {
-        stage: "review",
-        skills: &["bmad-code-review"],
         hand: Hand::Written,
     },
     Row {

@@ -395,14 +395,13 @@ pub fn skill_block(skill: &StageSkill, again: bool) -> String {
                 _ => "the PRD",
             })
         ),
-        (_, "sm") => format!("It writes {}: write the plan from them in `claude_result`, each sprint a `## Sprint N:` heading naming the stories it builds.", at("the epics")),
+        (_, "sm") => format!("It writes {}: write the plan from them in `claude_result`.", at("the epics")),
         (_, "bug") => "Use it to reproduce the bug and plan the fix, not to fix it (that is development's): write the bug report from what it found in `claude_result`.".into(),
-        (_, "review") => "Its layers are below, with this round's diff: run them as listed, and write the review in `claude_result`, a section each.".into(),
         (_, "qa") => format!("It writes the tests and {}: write the QA report from them in `claude_result`.", at("its summary")),
         _ => "Write the stage's document from what it made in `claude_result`.".into(),
     };
     format!(
-        "\n## The method's skill for this stage\n\nDo this stage's work with the project's BMAD skill {run}. {hand} The gate, the checks and the human's decision stay the server's: submit as this prompt says, and the human decides.\n"
+        "\n## The method's skill for this stage\n\nDo this stage's work with the project's BMAD skill {run}. {hand} The server's checks, gate and human decision still apply: submit as this prompt says.\n"
     )
 }
 
@@ -429,7 +428,7 @@ mod tests {
             "## The method's skill for this stage\n",
             "skill `bmad-prd`: in Claude Code `/bmad-prd`, elsewhere this server's MCP prompt `bmad-prd`.",
             "It writes the PRD at `out/prds/<run>/prd.md`: submit that file with `document_file`",
-            "the human's decision stay the server's",
+            "The server's checks, gate and human decision still apply: submit as this prompt says.",
         ] {
             assert!(text.contains(said), "{said} in {text}");
         }

@@ -4,7 +4,8 @@
 //! folder, run as that host runs it), says where the skill writes and how that reaches the
 //! server (the PRD and the spine as the file, with `document_file`; the rest written from
 //! what the skill made), and that the gate and the human's decision stay the server's; on
-//! the full track, its parent and a story, and the quick and fix tracks. A PRD and a spine
+//! the full track, its parent and a story, and the quick and fix tracks (whose review runs
+//! the code review's layers, which its prompt lists). A PRD and a spine
 //! written where the prompt says, in the installed templates, are taken with `document_file`
 //! and stop at the human. Without the install no prompt gains a word of it.
 
@@ -45,7 +46,7 @@ fn sends_to(project: &Path, folder: &str, v: &Value, skill: &str) {
     assert!(p.contains(HEADING), "{skill}: {p}");
     assert!(p.contains(&runs(folder, skill)), "{skill} in\n{p}");
     assert!(
-        p.contains("The gate, the checks and the human's decision stay the server's"),
+        p.contains("The server's checks, gate and human decision still apply: submit as this prompt says."),
         "{p}"
     );
     assert!(
@@ -205,8 +206,13 @@ async fn the_light_tracks_and_a_story_name_their_skills_once_a_stage() {
         .unwrap();
         let v = call(&c, &sid, json!({"action": "submit", "claude_result": dev})).await;
         assert_eq!(v["stage"], "review", "{v:#}");
-        sends_to(&project, folder, &v, "bmad-code-review");
-        assert!(prompt(&v).contains("Its layers are below, with this round's diff"));
+        // The review's skill is its layers, which the review prompt lists.
+        let p = prompt(&v);
+        assert!(!p.contains(HEADING), "{p}");
+        assert!(
+            p.contains("from the install's `bmad-code-review` layers"),
+            "{p}"
+        );
     }
     c.close().await;
 }
