@@ -46,7 +46,9 @@ fn sends_to(project: &Path, folder: &str, v: &Value, skill: &str) {
     assert!(p.contains(HEADING), "{skill}: {p}");
     assert!(p.contains(&runs(folder, skill)), "{skill} in\n{p}");
     assert!(
-        p.contains("The server's checks, gate and human decision still apply: submit as this prompt says."),
+        p.contains(
+            "The server's checks, gate and human decision still apply: submit as this prompt says."
+        ),
         "{p}"
     );
     assert!(
