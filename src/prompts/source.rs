@@ -281,6 +281,38 @@ pub fn recall(project: &Project, objective: &str, task: Option<&str>, stage: Sta
 mod tests {
     use super::*;
 
+    /// Each stage's prompt carries the installed skill for its work, whichever file the
+    /// prompt is (the project's own too); without an install, none.
+    #[test]
+    fn a_stages_prompt_carries_its_installed_skill_only_with_an_install() {
+        use crate::bmad_method::{Install, Skill};
+        let (dir, project) = crate::files::project::tests::project();
+        for stage in Stage::ALL {
+            let t = resolve(&Method::known(&project, None), None, stage).unwrap();
+            assert!(t.skill.is_none(), "{stage:?}");
+        }
+        let install = Install {
+            skills: ["bmad-prd", "bmad-build"]
+                .map(|name| Skill {
+                    name: name.into(),
+                    description: String::new(),
+                    folder: Some(".claude/skills"),
+                })
+                .to_vec(),
+            ..Install::default()
+        };
+        let method = Method::known(&project, Some(install));
+        let skill = |stage| resolve(&method, None, stage).unwrap().skill.map(|s| s.name);
+        assert_eq!(skill(Stage::Po).as_deref(), Some("bmad-prd"));
+        assert_eq!(skill(Stage::Dev).as_deref(), Some("bmad-build"));
+        assert_eq!(skill(Stage::Architect), None, "not installed");
+        std::fs::create_dir_all(dir.path().join(PROJECT_PROMPTS)).unwrap();
+        std::fs::write(dir.path().join(".bmad/prompts/po.md"), "# Role: team PO\n").unwrap();
+        let po = resolve(&method, None, Stage::Po).unwrap();
+        assert_eq!(po.origin, Origin::Project);
+        assert_eq!(po.skill.map(|s| s.name).as_deref(), Some("bmad-prd"));
+    }
+
     #[test]
     fn the_project_beats_the_user_who_beats_the_built_in_and_a_bad_file_is_named() {
         let (dir, project) = crate::files::project::tests::project();
