@@ -147,6 +147,16 @@ async fn each_planning_stage_sends_the_host_to_its_installed_skill_and_takes_its
         let dir = tempfile::tempdir().unwrap();
         let project = dir.path().join("proj");
         install(&installer, &project, tool);
+        // The terminal's listing names each stage's skill where it is installed.
+        let out = crate::support::bin(&project)
+            .arg("prompts")
+            .output()
+            .unwrap();
+        let listing = String::from_utf8(out.stdout).unwrap();
+        for skill in ["bmad-prd", "bmad-architecture", "bmad-build", "bmad-spec"] {
+            let line = format!("its work done with {folder}/{skill}/\n");
+            assert!(listing.contains(&line), "{line} in {listing}");
+        }
         the_full_track(&project, folder).await;
     }
 }
