@@ -32,7 +32,7 @@ pub struct Method {
     agents: OnceCell<Agents>,
     /// Which kept reading the install came from, for its agents to join it.
     generation: Cell<Option<u64>>,
-    /// The installed review prompts asked for so far, by name: where each is, when it is
+    /// The code review's files asked for so far, by path in its folder: where each is, when it is
     /// there with text, else why it cannot be read.
     review_prompts: RefCell<BTreeMap<String, Result<String, String>>>,
     /// The code review's layers as the install configures them, and what reading them said.
