@@ -19,7 +19,7 @@ use std::sync::{LazyLock, Mutex};
 
 use crate::files::{Project, Stamp};
 
-use super::review::ReviewLayer;
+use super::review::{CodeReview, ReviewLayer};
 use super::{persona, Agent, Install};
 
 /// The project's BMAD method for one call.
@@ -44,8 +44,8 @@ pub struct Method {
 struct Agents {
     agents: Vec<Agent>,
     notices: Vec<String>,
-    /// The code review's `customize.toml`, read with the agents' files.
-    code_review: Option<toml::Table>,
+    /// The code review's customization files, read with the agents' files.
+    code_review: Option<CodeReview>,
 }
 
 impl Method {
@@ -130,13 +130,10 @@ impl Method {
     pub fn review_layers(&self) -> (Option<&[ReviewLayer]>, &[String]) {
         let (layers, notices) = self.review_layers.get_or_init(|| {
             let mut notices = Vec::new();
-            // The skill's own file was read with the agents'.
+            // Its files were read with the agents'.
             self.agents();
-            let base = self.agents.get().and_then(|a| a.code_review.clone());
-            let layers = self
-                .install()
-                .zip(base)
-                .and_then(|(i, base)| super::review::layers(&self.project, i, base, &mut notices));
+            let review = self.agents.get().and_then(|a| a.code_review.as_ref());
+            let layers = review.and_then(|r| super::review::layers(r, &mut notices));
             (layers, notices)
         });
         (layers.as_deref(), notices)

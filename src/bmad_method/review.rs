@@ -13,7 +13,7 @@ use toml::Value;
 
 use crate::files::Project;
 
-use super::{customize::customize, Install};
+use super::Install;
 
 /// The skill whose `review-prompts/` the review layers read.
 pub const REVIEW_SKILL: &str = "bmad-code-review";
@@ -42,32 +42,20 @@ pub struct ReviewLayer {
     pub customized: bool,
 }
 
-/// The review layers of the install's code review, its skill's `customize.toml` being
-/// `base`, in their order, the ones turned off (an empty `instruction`) left out; `None`
-/// when the install has no such skill or lists none. What could not be read or was left
-/// out, in `notices`.
-pub fn layers(
-    project: &Project,
-    install: &Install,
-    base: toml::Table,
-    notices: &mut Vec<String>,
-) -> Option<Vec<ReviewLayer>> {
-    install
-        .skills
-        .iter()
-        .find(|s| s.name == REVIEW_SKILL)?
-        .dir()?;
-    let own = entries(&base);
-    let mut merged = base;
-    for rel in [
-        format!("_bmad/custom/{REVIEW_SKILL}.toml"),
-        format!("_bmad/custom/{REVIEW_SKILL}.user.toml"),
-    ] {
-        if let Some(over) = super::read_toml(project, &rel, notices) {
-            customize(&mut merged, over);
-        }
-    }
-    let all = entries(&merged);
+/// The code review's `customize.toml` as the skill has it (`base`) and with the team's and
+/// the person's files laid on it by the method's merge (`merged`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CodeReview {
+    pub base: toml::Table,
+    pub merged: toml::Table,
+}
+
+/// The review layers of the install's code review, in their order, the ones turned off
+/// (an empty `instruction`) left out; `None` when it lists none. What was left out, in
+/// `notices`.
+pub fn layers(review: &CodeReview, notices: &mut Vec<String>) -> Option<Vec<ReviewLayer>> {
+    let own = entries(&review.base);
+    let all = entries(&review.merged);
     if all.is_empty() {
         return None;
     }
@@ -206,10 +194,10 @@ fn items(text: &str) -> Vec<String> {
 mod tests {
     use super::*;
 
-    /// The skill's layers under the team's and the person's files, by the method's merge:
-    /// an entry of the same `id` replaces the skill's (and is the team's from then on), a
-    /// new one is added, an empty `instruction` turns one off, an `id` that is no plain
-    /// name is left out and said.
+    /// The skill's layers under the team's and the person's files, by the method's merge
+    /// (as the agents' reading lays them on): an entry of the same `id` replaces the
+    /// skill's (and is the team's from then on), a new one is added, an empty
+    /// `instruction` turns one off, an `id` that is no plain name is left out and said.
     #[test]
     fn the_layers_are_merged_by_id_as_the_method_merges_them() {
         let (dir, project) = crate::files::project::tests::project();
@@ -221,16 +209,19 @@ mod tests {
         let layer = |id: &str, name: &str, instruction: &str| {
             format!("[[workflow.review_layers]]\nid = \"{id}\"\nname = \"{name}\"\ninstruction = \"{instruction}\"\n")
         };
-        let base = [
-            layer(
-                "a",
-                "A",
-                "Read `{skill-root}/review-prompts/a.md`; review `{diff_file}`.",
-            ),
-            layer("b", "B", "Review `{diff_file}`."),
-            layer("c", "C", "Review `{diff_file}` again."),
-        ]
-        .concat();
+        write(
+            ".claude/skills/bmad-code-review/customize.toml",
+            &[
+                layer(
+                    "a",
+                    "A",
+                    "Read `{skill-root}/review-prompts/a.md`; review `{diff_file}`.",
+                ),
+                layer("b", "B", "Review `{diff_file}`."),
+                layer("c", "C", "Review `{diff_file}` again."),
+            ]
+            .concat(),
+        );
         write(
             "_bmad/custom/bmad-code-review.toml",
             &[layer("b", "B2", "Ours."), layer("d", "D", "Also ours.")].concat(),
@@ -248,13 +239,9 @@ mod tests {
             ..Install::default()
         };
         let mut notices = Vec::new();
-        let got = layers(
-            &project,
-            &install,
-            toml::from_str(&base).unwrap(),
-            &mut notices,
-        )
-        .unwrap();
+        let (_, review) = super::super::persona::agents(&project, &install, &mut notices);
+        let review = review.expect("read with the agents");
+        let got = layers(&review, &mut notices).unwrap();
         let seen: Vec<(&str, &str, bool)> = got
             .iter()
             .map(|l| (l.id.as_str(), l.name.as_str(), l.customized))
@@ -269,18 +256,12 @@ mod tests {
             notices.len() == 1 && notices[0].contains("`../x`"),
             "{notices:?}"
         );
-        std::fs::remove_dir_all(dir.path().join("_bmad/custom")).unwrap();
         let none: toml::Table = toml::from_str("[workflow]\npersistent_facts = []\n").unwrap();
-        assert!(
-            layers(&project, &install, none, &mut notices).is_none(),
-            "none listed"
-        );
-        let without = Install::default();
-        let base: toml::Table = toml::from_str(&base).unwrap();
-        assert!(
-            layers(&project, &without, base, &mut notices).is_none(),
-            "no skill"
-        );
+        let listed_none = CodeReview {
+            base: none.clone(),
+            merged: none,
+        };
+        assert!(layers(&listed_none, &mut notices).is_none(), "none listed");
     }
 
     #[test]
