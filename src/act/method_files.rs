@@ -77,7 +77,7 @@ pub fn prepare(
     let moves = story_statuses::moves(after, did);
     sprint_status(project, install, after, moves, now, say, &mut m);
     if after.story.is_some() {
-        story_spec(project, install, after, did, files, &mut m);
+        story_spec(method, install, after, did, files, &mut m);
     }
     m
 }
@@ -252,13 +252,14 @@ fn spec_path(install: &Install, key: &str) -> Option<String> {
 /// moves to another stage. Findings a change deferred by accepting the review's risk join
 /// the spec's `deferred` list.
 fn story_spec(
-    project: &Project,
+    method: &Method,
     install: &Install,
     after: &Session,
     did: Option<&Effects>,
     files: &[(String, String)],
     m: &mut ForMethod,
 ) {
+    let project = method.project();
     let (Some(epic), Some(link)) = (after.method_epic, after.story.as_ref()) else {
         return;
     };
@@ -303,24 +304,8 @@ fn story_spec(
             return;
         }
     };
-    deferred.extend(deferred_now(project, after, did, files));
-    let plan_path = (after.record(Stage::approval()).artifact.as_ref())
-        .map(|a| a.path.clone())
-        .unwrap_or_default();
-    let plan = project.read(&plan_path).ok().flatten().unwrap_or_default();
-    // The documents the story keeps from its parent: the PRD, the architecture, the plan.
-    let context: Vec<String> = (crate::workflow::Track::Full.stages().iter())
-        .filter(|s| !after.track.contains(**s))
-        .filter_map(|s| after.record(*s).artifact.as_ref().map(|a| a.path.clone()))
-        .collect();
-    let text = spec_file::render(&spec_file::Of {
-        story: after,
-        plan: &plan,
-        plan_path: &plan_path,
-        created: after.created_at.get(..10).unwrap_or(&after.created_at),
-        context: &context,
-        deferred: &deferred,
-    });
+    deferred.extend(deferred_now(method, after, did, files));
+    let text = spec_of(project, after, &deferred);
     if there.as_deref() == Some(text.as_str()) {
         return;
     }
@@ -332,17 +317,40 @@ fn story_spec(
     m.writes.push((path, text, said));
 }
 
+/// The spec of the story `after` as the server writes it, with the findings `deferred`
+/// so far.
+fn spec_of(project: &Project, after: &Session, deferred: &[(String, String)]) -> String {
+    let plan_path = (after.record(Stage::approval()).artifact.as_ref())
+        .map(|a| a.path.clone())
+        .unwrap_or_default();
+    let plan = project.read(&plan_path).ok().flatten().unwrap_or_default();
+    // The documents the story keeps from its parent: the PRD, the architecture, the plan.
+    let context: Vec<String> = (crate::workflow::Track::Full.stages().iter())
+        .filter(|s| !after.track.contains(**s))
+        .filter_map(|s| after.record(*s).artifact.as_ref().map(|a| a.path.clone()))
+        .collect();
+    spec_file::render(&spec_file::Of {
+        story: after,
+        plan: &plan,
+        plan_path: &plan_path,
+        created: after.created_at.get(..10).unwrap_or(&after.created_at),
+        context: &context,
+        deferred,
+    })
+}
+
 /// The findings the change `did` deferred by accepting the review's risk, as Build Auto's
 /// `deferred` list keeps them: each finding, and why.
 fn deferred_now(
-    project: &Project,
+    method: &Method,
     after: &Session,
     did: Option<&Effects>,
     files: &[(String, String)],
 ) -> Vec<(String, String)> {
-    let Some((source, findings)) =
-        did.and_then(|d| crate::bmad_method::review::deferred_by(project, d, after, files))
-    else {
+    let layers = || crate::prompts::review_layers::sections(method, after);
+    let Some((source, findings)) = did.and_then(|d| {
+        crate::bmad_method::review::deferred_by(method.project(), d, after, files, &layers)
+    }) else {
         return Vec::new();
     };
     let why = format!("the human accepted the failing review's risk in bmad-mcp ({source})");
