@@ -61,6 +61,8 @@ impl Documents {
                 &rec.codex_result_ref,
             ];
             paths.extend(refs.into_iter().flatten().map(|r| r.file_path.clone()));
+            // The method's file a draft was taken from, to say whether it is still that.
+            paths.extend(rec.from_file.as_ref().map(|f| f.path.clone()));
         }
         paths.sort();
         paths.dedup();
