@@ -298,12 +298,16 @@ fn epics_file(
         .project_name
         .clone()
         .unwrap_or_else(|| "the project".into());
+    let (prd, prd_path, architecture_path) = planning_documents(project, after);
     let text = epics::render(&epics::Of {
         session: after,
         epic,
         project: &project_name,
         plan: &plan,
         plan_path: &source,
+        prd: &prd,
+        prd_path: prd_path.as_deref(),
+        architecture_path: architecture_path.as_deref(),
     });
     let said = format!(
         "{}The approved plan is the BMAD method's epic {epic} in {}, each sprint a story, rewritten at each approval of the plan (`[bmad-mcp] planning_copies = false` in _bmad/custom/config.toml turns the shared plan off).",
@@ -311,6 +315,29 @@ fn epics_file(
         visible(&path)
     );
     m.writes.push((path, text, said));
+}
+
+/// The confirmed PRD the epics' requirements come from (its text and path) and the
+/// architecture's path, as the session keeps them.
+fn planning_documents(
+    project: &Project,
+    after: &Session,
+) -> (String, Option<String>, Option<String>) {
+    let path_of = |stage: Stage| {
+        after
+            .record(stage)
+            .artifact
+            .as_ref()
+            .map(|a| a.path.clone())
+    };
+    let prd_path = path_of(Stage::FIRST);
+    let prd = (prd_path.as_deref())
+        .and_then(|p| project.read(p).ok().flatten())
+        .unwrap_or_default();
+    let architecture_path = (after.track.stages().iter())
+        .find(|s| s.id() == "architect")
+        .and_then(|s| path_of(*s));
+    (prd, prd_path, architecture_path)
 }
 
 /// The task's stories in the method's `sprint-status.yaml`, as the change moved them.

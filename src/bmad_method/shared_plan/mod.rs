@@ -1,5 +1,5 @@
 //! One plan shared with the BMAD method: a task's approved sprints written as the method's
-//! epics file ([`epics`]), its stories' statuses kept in the method's `sprint-status.yaml` as
+//! epics file ([`epics`], in the PRD's own words where it has them, [`prd_facts`]), its stories' statuses kept in the method's `sprint-status.yaml` as
 //! the server moves them ([`status_file`], edited as text so that everything else in the file
 //! stays), and the three-way merge git runs on that file ([`merge`]), which statuses a change
 //! gives ([`story_statuses`]), a story done outside the server's gates ([`by_hand`]). This
@@ -10,6 +10,7 @@
 pub mod by_hand;
 pub mod epics;
 pub mod merge;
+pub mod prd_facts;
 pub mod status_file;
 pub mod story_statuses;
 
