@@ -24,7 +24,10 @@ impl Mem {
     /// read, so that a read it did not announce fails the test.
     fn documents(&self, s: &Session) -> Documents {
         let mut documents = Documents::default();
-        for path in Documents::wanted(s) {
+        for path in Documents::wanted(s)
+            .into_iter()
+            .chain(Documents::taken_from(s))
+        {
             let read = self.read(&path);
             documents.insert(path, read);
         }

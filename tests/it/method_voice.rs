@@ -6,8 +6,9 @@
 //! the task where the skills' globs look, front matter first; a story's first prompt shows the
 //! deferred-work ledger (an entry in the format of the installed `bmad-build`) and the lessons,
 //! and the entry its report resolves is checked off at its completion and shown no more; a
-//! quick change or a fix no epic names is offered no retrospective; and a start says when the
-//! skills need `uv` and it is not on PATH.
+//! quick change or a fix no epic names is offered no retrospective; a start says when the
+//! skills need `uv` and it is not on PATH; and a draft taken from the method's file is "taken
+//! as it is" only while that file is the text taken.
 
 use std::path::{Path, PathBuf};
 
@@ -320,4 +321,46 @@ async fn a_start_says_the_methods_skills_need_uv_when_it_is_not_on_path() {
         );
         c.close().await;
     }
+}
+
+#[tokio::test]
+#[ignore = "needs the pinned bmad-method package: run ./scripts/test"]
+async fn a_draft_taken_from_the_methods_file_is_not_taken_as_it_is_once_that_file_changes() {
+    let Some(installer) = installer() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let project = installed(&installer, dir.path());
+    let prd = format!("{}/prd.md", folder(&project, "planning_artifacts"));
+    let text = written_in(
+        &template(&project, SKILLS, "bmad-prd", "prd_template"),
+        "a team's shared todo list",
+    );
+    std::fs::create_dir_all(project.join(&prd).parent().unwrap()).unwrap();
+    std::fs::write(project.join(&prd), &text).unwrap();
+    let c = connect(Era::Modern, &project).await;
+    let v = c
+        .ok(json!({"action": "start", "objective": "Build a team todo app", "cwd": project.to_str().unwrap()}))
+        .await;
+    let (sid, task) = (v["session_id"].clone(), v["task_name"].as_str().unwrap());
+    let taken = json!({"action": "submit", "document_file": prd, "claude_result": "{\"quality_score\": 95}"});
+    step(&c, &sid, taken).await;
+    let ask = |project: &Path| {
+        crate::support::terminal::in_terminal(project, &["confirm", task], "[y/N]", "n\n").1
+    };
+    let out = ask(&project);
+    assert!(out.contains("This draft is the file `"), "{out}");
+    assert!(out.contains("taken as it is"), "{out}");
+    // The method's file edited after it was taken: the note no longer stands.
+    std::fs::write(
+        project.join(&prd),
+        format!("{text}\nA line added by hand.\n"),
+    )
+    .unwrap();
+    let out = ask(&project);
+    assert!(
+        out.contains(&format!("This draft was taken from the file `{prd}`"))
+            && out.contains("that file has changed since"),
+        "{out}"
+    );
+    assert!(!out.contains("taken as it is"), "{out}");
+    c.close().await;
 }

@@ -61,12 +61,23 @@ impl Documents {
                 &rec.codex_result_ref,
             ];
             paths.extend(refs.into_iter().flatten().map(|r| r.file_path.clone()));
-            // The method's file a draft was taken from, to say whether it is still that.
-            paths.extend(rec.from_file.as_ref().map(|f| f.path.clone()));
         }
         paths.sort();
         paths.dedup();
         paths
+    }
+
+    /// The method's file the current stage's draft was taken from (`document_file`), outside
+    /// the server's folders: the caller reads it as the submission did, and the human is told
+    /// whether it is still the text taken ([`Documents::taken`]).
+    pub fn taken_from(session: &Session) -> Option<String> {
+        let rec = session.record(session.current_stage);
+        rec.from_file.as_ref().map(|f| f.path.clone())
+    }
+
+    /// The file [`Documents::taken_from`] names as it was read; `None` when it was not read.
+    pub fn taken(&self, path: &str) -> Option<&FileText> {
+        self.files.get(path)
     }
 
     pub fn insert(&mut self, path: String, read: FileText) {

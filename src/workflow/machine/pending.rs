@@ -162,7 +162,7 @@ fn whose_draft(
     let from = rec.from_file.as_ref()?;
     let same = document.is_some_and(|d| d.sha256 == from.sha256);
     let file_same =
-        matches!(documents.read(&from.path), Ok(Some(t)) if sha256_hex(&t) == from.sha256);
+        matches!(documents.taken(&from.path), Some(Ok(Some(t))) if sha256_hex(t) == from.sha256);
     Some(match (same, file_same) {
         (true, true) => format!("This draft is {}.", from.label()),
         (true, false) => format!(
