@@ -140,7 +140,10 @@ async fn the_epics_speak_the_methods_prd_and_its_globs_find_one_prd_and_architec
     let planning = folder(&project, "planning_artifacts");
     assert_eq!(globbed(&project, &planning, "prd"), ["prd.md"]);
     let copy = format!("architecture-{task}.md");
-    assert_eq!(globbed(&project, &planning, "architecture"), [copy.clone()]);
+    assert_eq!(
+        globbed(&project, &planning, "architecture"),
+        [copy.as_str()]
+    );
     assert_eq!(
         globbed(&project, &planning, "epic"),
         [format!("epics-{task}.md")]
