@@ -27,6 +27,7 @@ pub(super) fn close_resolved(
     }
     let ledger = review::ledger_path(method.install()?)?;
     let project = method.project();
+    let shown = crate::code::visible(&ledger);
     // The task's documents, as the change left them.
     let mut named: Vec<String> = Vec::new();
     let mut report = String::new();
@@ -58,8 +59,8 @@ pub(super) fn close_resolved(
     }
     let text = match project.read_at_most(&ledger, MAX_LEDGER_READ) {
         Ok(Some(text)) => text,
-        Ok(None) => return Some(format!("{report} names deferred work it resolved, but the BMAD method's ledger {ledger} is not there: nothing was checked off.")),
-        Err(problem) => return Some(format!("The BMAD method's ledger {ledger} could not be read ({problem}): what {report} resolved was not checked off there.")),
+        Ok(None) => return Some(format!("{report} names deferred work it resolved, but the BMAD method's ledger {shown} is not there: nothing was checked off.")),
+        Err(problem) => return Some(format!("The BMAD method's ledger {shown} could not be read ({problem}): what {report} resolved was not checked off there.")),
     };
     let open = review::open(&text);
     let closed: Vec<String> = open
@@ -74,7 +75,7 @@ pub(super) fn close_resolved(
     };
     if closed.is_empty() {
         return Some(format!(
-            "Nothing was checked off in the BMAD method's ledger {ledger}:{not_open}"
+            "Nothing was checked off in the BMAD method's ledger {shown}:{not_open}"
         ));
     }
     let date = after.updated_at.get(..10).unwrap_or(&after.updated_at);
@@ -83,12 +84,12 @@ pub(super) fn close_resolved(
         Ok(()) => {
             wrote.files.push((ledger.clone(), Some(text + &entry)));
             format!(
-                "Checked off {} entr{} of the BMAD method's ledger {ledger} that {report} resolved, under `## Resolved in: {}`.{not_open}",
+                "Checked off {} entr{} of the BMAD method's ledger {shown} that {report} resolved, under `## Resolved in: {}`.{not_open}",
                 closed.len(),
                 if closed.len() == 1 { "y" } else { "ies" },
                 after.task_name
             )
         }
-        Err(e) => format!("The entries {report} resolved could not be checked off in the BMAD method's ledger {ledger}: {e}"),
+        Err(e) => format!("The entries {report} resolved could not be checked off in the BMAD method's ledger {shown}: {e}"),
     })
 }

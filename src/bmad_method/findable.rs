@@ -6,11 +6,12 @@
 //! confirmed document), on by default when the method is installed; the team or the person
 //! turns it off with `[bmad-mcp] planning_copies = false`.
 //!
-//! Each task has one copy of each kind, and the globs find it for that kind only: in the file's
-//! name each other kind's word in the task's name is split (task `linux-notes` has its PRD
-//! copied to `prd-lin-u-x-notes.md`, which `*ux*` does not match), and a document confirmed as
-//! the method's own file, unchanged, where the kind's glob finds it (`prd.md`) is not copied. A copy keeps the document's YAML front matter as its first
-//! lines (the method reads a document's `status` there); the server's comment follows it.
+//! Each task has one copy of each kind, and the globs find it for that kind only: in the
+//! file's name each other kind's word in the task's name is split (task `linux-notes` has its
+//! PRD copied to `prd-lin-u-x-notes.md`, which `*ux*` does not match), and a document
+//! confirmed as the method's own file, unchanged, where the kind's glob finds it (`prd.md`)
+//! is not copied. A copy keeps the document's YAML front matter as its first lines (the
+//! method reads a document's `status` there); the server's comment follows it.
 
 use crate::workflow::Stage;
 
