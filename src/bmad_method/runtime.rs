@@ -2,8 +2,9 @@
 //! their scripts with `uv run` (6.12's `bmad-build` renders itself with `uv run …
 //! render_skill.py` and halts without `uv`; its scripts ask for Python 3.11). Where a project
 //! has the install and no `uv` is on `PATH`, that is said where the install is (a task's
-//! start, `bmad-mcp prompts`); the server itself needs neither. The skills' own `SKILL.md`
-//! is read only when `uv` is missing, so that a machine with it opens nothing more.
+//! start, `bmad-mcp init`, `bmad-mcp prompts`); the server itself needs neither. The
+//! skills' own `SKILL.md` is read only when `uv` is missing, so that a machine with it opens
+//! nothing more.
 
 use std::ffi::OsStr;
 use std::path::Path;

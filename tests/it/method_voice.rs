@@ -309,6 +309,15 @@ async fn a_start_says_the_methods_skills_need_uv_when_it_is_not_on_path() {
         std::fs::set_permissions(&uv, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
     for (extra, told) in [(None, true), (Some(bin.as_path()), false)] {
+        // `bmad-mcp init`, which a project with the method runs once, says it too.
+        let init = crate::support::bin(&project)
+            .arg("init")
+            .env("PATH", path_without_uv(extra))
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&init.stdout);
+        assert!(init.status.success(), "{init:?}");
+        assert_eq!(out.contains("no `uv` is on PATH"), told, "{out}");
         let mut cmd = command(&project);
         cmd.env("PATH", path_without_uv(extra));
         let c = connect_with(Era::Modern, cmd, &project).await;
