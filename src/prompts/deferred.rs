@@ -1,8 +1,9 @@
 //! The installed BMAD method's deferred-work ledger in a later task's prompt: the stage that
 //! states what a task is to do (the track's first) and development are told what earlier
 //! reviews deferred and is still open, each entry with its id, so that they can take it up
-//! and name what they resolved (checked off at completion, `act::ledger`). The ledger is the project's text: its
-//! items are clipped, shown escaped and labelled as the ledger's words, never as ours.
+//! and name what they resolved (checked off at completion, `act::ledger`). The ledger is the
+//! project's text: its items are clipped, shown escaped and labelled as the ledger's words,
+//! never as ours.
 
 use crate::bmad_method::{review, Install};
 use crate::files::Project;
