@@ -28,41 +28,23 @@ pub(super) fn close_resolved(
     let ledger = review::ledger_path(method.install()?)?;
     let project = method.project();
     let shown = crate::code::visible(&ledger);
-    // The task's documents, as the change left them.
-    let mut named: Vec<String> = Vec::new();
-    let mut report = String::new();
-    for stage in after.track.stages() {
-        let Some(path) = after
-            .record(*stage)
-            .artifact
-            .as_ref()
-            .map(|a| a.path.clone())
-        else {
-            continue;
-        };
-        let document = match files.iter().find(|(p, _)| *p == path) {
-            Some((_, text)) => Some(text.clone()),
-            None => project.read(&path).ok().flatten(),
-        };
-        let ids = review::resolved_ids(document.as_deref().unwrap_or(""));
-        if !ids.is_empty() && report.is_empty() {
-            report = path;
+    // The ledger first: without open entries the task's documents are not read.
+    let text = match project.read_at_most(&ledger, MAX_LEDGER_READ) {
+        Ok(Some(text)) => text,
+        Ok(None) => return None,
+        Err(problem) => {
+            let (named, _) = named_in(method, after, files);
+            return (!named.is_empty()).then(|| format!("The BMAD method's ledger {shown} could not be read ({problem}): what the task resolved was not checked off there."));
         }
-        named.extend(
-            ids.into_iter()
-                .filter(|i| !named.contains(i))
-                .collect::<Vec<_>>(),
-        );
+    };
+    let open = review::open(&text);
+    if open.is_empty() {
+        return None;
     }
+    let (named, report) = named_in(method, after, files);
     if named.is_empty() {
         return None;
     }
-    let text = match project.read_at_most(&ledger, MAX_LEDGER_READ) {
-        Ok(Some(text)) => text,
-        Ok(None) => return Some(format!("{report} names deferred work it resolved, but the BMAD method's ledger {shown} is not there: nothing was checked off.")),
-        Err(problem) => return Some(format!("The BMAD method's ledger {shown} could not be read ({problem}): what {report} resolved was not checked off there.")),
-    };
-    let open = review::open(&text);
     let closed: Vec<String> = open
         .into_iter()
         .filter(|i| named.contains(&review::item_id(i)))
@@ -92,4 +74,35 @@ pub(super) fn close_resolved(
         }
         Err(e) => format!("The entries {report} resolved could not be checked off in the BMAD method's ledger {shown}: {e}"),
     })
+}
+
+/// The ids of the entries the task's documents (as the change left them) say it resolved,
+/// each once, and the first document that names one.
+fn named_in(method: &Method, after: &Session, files: &[(String, String)]) -> (Vec<String>, String) {
+    let mut named: Vec<String> = Vec::new();
+    let mut report = String::new();
+    for stage in after.track.stages() {
+        let Some(path) = after
+            .record(*stage)
+            .artifact
+            .as_ref()
+            .map(|a| a.path.clone())
+        else {
+            continue;
+        };
+        let document = match files.iter().find(|(p, _)| *p == path) {
+            Some((_, text)) => Some(text.clone()),
+            None => method.project().read(&path).ok().flatten(),
+        };
+        let ids = review::resolved_ids(document.as_deref().unwrap_or(""));
+        if !ids.is_empty() && report.is_empty() {
+            report = path;
+        }
+        for id in ids {
+            if !named.contains(&id) {
+                named.push(id);
+            }
+        }
+    }
+    (named, report)
 }
