@@ -68,14 +68,14 @@ const CHECKED: &str = "[x] ";
 /// The entries of the ledger `text` that no later `- [x]` line checks off.
 pub fn open(text: &str) -> Vec<String> {
     let all = items(text);
-    let closed: Vec<&str> = all.iter().filter_map(|i| i.strip_prefix(CHECKED)).collect();
-    let mut out: Vec<String> = Vec::new();
-    for item in &all {
-        if !item.starts_with(CHECKED) && !closed.contains(&item.as_str()) && !out.contains(item) {
-            out.push(item.clone());
-        }
-    }
-    out
+    let closed: std::collections::HashSet<&str> =
+        all.iter().filter_map(|i| i.strip_prefix(CHECKED)).collect();
+    let mut seen = std::collections::HashSet::new();
+    all.iter()
+        .filter(|i| !i.starts_with(CHECKED) && !closed.contains(i.as_str()))
+        .filter(|i| seen.insert(i.as_str()))
+        .cloned()
+        .collect()
 }
 
 /// An entry's name: the first eight hex digits of the SHA-256 of its text, on one line.
