@@ -18,7 +18,8 @@ use crate::workflow::trace::Requirement;
 
 use super::{heading_title, prd_facts, story_key};
 
-/// How every epics file of the server's begins: one there that does not is someone's own.
+/// How every epics file of the server's begins, after its front matter: one there that does
+/// not is someone's own.
 pub const MARK: &str = "<!-- bmad-mcp: ";
 
 /// The most tasks and criteria listed per story.
