@@ -125,7 +125,7 @@ impl Layered {
 }
 
 /// The layers the latest role prompt named (`- <name>: `<file>`` under `## Review in
-/// layers`), if it named them.
+/// layers`, an installed one's line going on after it), if it named them.
 fn layers_named(prompt: &str) -> Option<Vec<(String, String)>> {
     let at = prompt.find("## Review in layers")?;
     let block = &prompt[at..];
@@ -139,8 +139,9 @@ fn layers_named(prompt: &str) -> Option<Vec<(String, String)>> {
         .skip_while(|l| !l.starts_with("- "))
         .map_while(|l| l.strip_prefix("- "))
         .filter_map(|l| {
+            // An installed layer's line goes on after its file (` → <its reply>`).
             let (name, file) = l.split_once(": `")?;
-            let file = file.strip_suffix('`')?;
+            let (file, _) = file.split_once('`')?;
             let file = match ours {
                 Some(folder) if !file.contains('/') => format!("{folder}/{file}"),
                 _ => file.to_string(),
@@ -189,7 +190,7 @@ fn layers_cost(
     let mut total = 0;
     for (name, file) in layers {
         total += size(file) + diff;
-        if name == "Intent Check" {
+        if name == "Acceptance Audit" {
             for stage in ["po", "sm"] {
                 total += session["stages"][stage]["artifact"]["path"]
                     .as_str()

@@ -61,7 +61,7 @@ pub fn in_layers(review: &str) -> String {
         "Edge Cases",
         "Verification Gaps",
         "Blind Pass",
-        "Intent Check",
+        "Acceptance Audit",
     ] {
         out.push_str(&format!("\n\n## {layer}\nNo findings."));
     }

@@ -198,7 +198,7 @@ impl ReadUnderLock {
         let mut documents = crate::store::documents(project, &before);
         if let Some(git) = submits {
             documents.work_tree = git.work_tree_now(&before);
-            documents.review_in_layers = review_layers::required(method, &before);
+            documents.review_layers = review_layers::required(method, &before);
             let stage = crate::workflow::story::prompt_stage(&before);
             documents.template = crate::bmad_method::template::sections(method, stage);
         }

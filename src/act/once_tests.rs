@@ -110,7 +110,7 @@ fn read_once(what: &str, reads: bool) {
 /// The calls of the task after `start`, each with whether it needs the install (a role
 /// prompt, the method's files).
 fn calls() -> Vec<(&'static str, Command, bool)> {
-    let review = "# Review\n\n## Edge Cases\nNo findings.\n\n## Verification Gaps\nNo findings.\n\n## Blind Pass\nNo findings.\n\n## Intent Check\nNo findings.\n\nReview Status: Pass\n";
+    let review = "# Review\n\n## Edge Cases\nNo findings.\n\n## Verification Gaps\nNo findings.\n\n## Blind Pass\nNo findings.\n\n## Acceptance Audit\nNo findings.\n\nReview Status: Pass\n";
     let plan = "# Plan\n## Sprint 1: Core\n- a\n## Sprint 2: UI\n- b\n";
     let approve = Command::Approve {
         scope: None,

@@ -1,8 +1,8 @@
 //! What a change does for the review in layers beyond the session, with the project's
-//! install read as it is now: whether a review submission must report each layer; the
-//! built-in layers' files, written when the review begins where a v6 install is (derived
-//! from the binary's text, rewritten each time, never over a file the server did not
-//! write); and the findings a
+//! install read as it is now: the layers' sections a review submission must give; the
+//! layers' files, written when the review begins where a v6 install is (derived from the
+//! install's layers or the binary's text, rewritten each time, never over a file the
+//! server did not write); and the findings a
 //! human deferred by accepting a failing review's risk, appended to the BMAD method's
 //! deferred-work ledger. The files are written after the change and apart from it: one
 //! that cannot be written is said in a notice, and the change stands.
@@ -10,12 +10,16 @@
 use super::method_files::Wrote;
 use crate::bmad_method::{review, Method};
 use crate::prompts::review_layers::{self, LAYER_MARK};
-use crate::workflow::sections::{items_of, FINDINGS};
+use crate::workflow::sections::{items_of, items_under, FINDINGS};
 use crate::workflow::{Effects, Session, Stage};
 
-/// Whether a submission on `before` is a review that must report each of its layers.
-pub(super) fn required(method: &Method, before: &Session) -> bool {
-    before.current_stage == Stage::Review && review_layers::required(method.install())
+/// The layers' sections a submission on `before` must give: those of its review's layers
+/// when it is a review that must report each, else none.
+pub(super) fn required(method: &Method, before: &Session) -> Vec<String> {
+    if before.current_stage != Stage::Review {
+        return Vec::new();
+    }
+    review_layers::required(method, before)
 }
 
 /// The built-in layers' files, written where the review of `after` is to be written now;
@@ -31,8 +35,9 @@ pub(super) fn write_layer_files(
     }
     let project = method.project();
     let mut notices = Vec::new();
-    for layer in review_layers::for_review(method, after) {
-        let (Some(text), Some(file)) = (layer.built_in, &layer.file) else {
+    // What reading the install's layers said goes with the review's prompt.
+    for layer in review_layers::for_review(method, after).0 {
+        let (Some(text), Some(file)) = (&layer.text, &layer.file) else {
             continue;
         };
         let content = review_layers::file_text(text);
@@ -56,7 +61,7 @@ pub(super) fn write_layer_files(
         if let Some(why) = failed {
             notices.push(format!(
                 "The review layer {}'s instructions, {}, {why}; the layer's fresh context reads that file.",
-                layer.name, file
+                layer.section, file
             ));
         }
     }
@@ -121,7 +126,17 @@ pub(super) fn defer_findings(
     let Some(ledger) = review::ledger_path(install) else {
         return Some(format!("The review's deferred findings were not written to the BMAD method's deferred-work ledger: its `implementation_artifacts` ({}) is no folder of the project the server writes in.", crate::bmad_method::bmm_config::MODULE_CONFIG));
     };
+    let layers: Vec<String> = review_layers::for_review(method, after)
+        .0
+        .into_iter()
+        .map(|l| l.section)
+        .collect();
     let mut findings = items_of(FINDINGS, &document);
+    for item in items_under(&layers, &document) {
+        if !findings.contains(&item) {
+            findings.push(item);
+        }
+    }
     if findings.is_empty() {
         findings.push(format!("the findings of {source}"));
     }

@@ -82,6 +82,15 @@ impl Kind {
             })
     }
 
+    /// Where the method's own skill (`bmad-prd`, `bmad-architecture`) writes it in
+    /// `folder`: its run folder's file, else the whole document's place.
+    pub fn skill_output(self, folder: &str) -> String {
+        match self.places() {
+            (_, Some((runs, file))) => format!("{folder}/{runs}/<run>/{file}"),
+            (whole, None) => format!("{folder}/{whole}"),
+        }
+    }
+
     /// Where the method leaves it, for a refusal.
     fn where_said(self, folder: &str) -> String {
         let (whole, runs) = self.places();

@@ -19,6 +19,7 @@ use std::sync::{LazyLock, Mutex};
 
 use crate::files::{Project, Stamp};
 
+use super::review::{CodeReview, ReviewLayer};
 use super::{persona, Agent, Install};
 
 /// The project's BMAD method for one call.
@@ -31,9 +32,11 @@ pub struct Method {
     agents: OnceCell<Agents>,
     /// Which kept reading the install came from, for its agents to join it.
     generation: Cell<Option<u64>>,
-    /// The installed review prompts asked for so far, by name: where each is, when it is
-    /// there with text.
-    review_prompts: RefCell<BTreeMap<String, Option<String>>>,
+    /// The code review's files asked for so far, by path in its folder: where each is, when it is
+    /// there with text, else why it cannot be read.
+    review_prompts: RefCell<BTreeMap<String, Result<String, String>>>,
+    /// The code review's layers as the install configures them, and what reading them said.
+    review_layers: OnceCell<(Option<Vec<ReviewLayer>>, Vec<String>)>,
 }
 
 /// The install's agents, and what reading them said (a damaged `customize.toml`).
@@ -41,6 +44,8 @@ pub struct Method {
 struct Agents {
     agents: Vec<Agent>,
     notices: Vec<String>,
+    /// The code review's customization files, read with the agents' files.
+    code_review: Option<CodeReview>,
 }
 
 impl Method {
@@ -58,6 +63,7 @@ impl Method {
             agents: OnceCell::new(),
             generation: Cell::new(None),
             review_prompts: RefCell::default(),
+            review_layers: OnceCell::new(),
         }
     }
 
@@ -104,8 +110,12 @@ impl Method {
             };
             let (agents, files) = logged(|| {
                 let mut notices = Vec::new();
-                let agents = persona::agents(&self.project, install, &mut notices);
-                Agents { agents, notices }
+                let (agents, code_review) = persona::agents(&self.project, install, &mut notices);
+                Agents {
+                    agents,
+                    notices,
+                    code_review,
+                }
             });
             if let Some(generation) = self.generation.get() {
                 keep_agents(&self.project, self.now, generation, files, &agents);
@@ -115,28 +125,49 @@ impl Method {
         (&read.agents, &read.notices)
     }
 
-    /// Where the installed review prompt `name` (`edge-case-hunter.md`) is, relative to the
-    /// project, when the method's code review has it with text: read the first time this
-    /// call asks for it.
-    pub fn review_prompt(&self, name: &str) -> Option<String> {
-        if let Some(found) = self.review_prompts.borrow().get(name) {
+    /// The code review's layers as the install configures them (`None`: no install, or its
+    /// code review lists none), read at the first call of this, and what reading them said.
+    pub fn review_layers(&self) -> (Option<&[ReviewLayer]>, &[String]) {
+        let (layers, notices) = self.review_layers.get_or_init(|| {
+            let mut notices = Vec::new();
+            // Its files were read with the agents'.
+            self.agents();
+            let review = self.agents.get().and_then(|a| a.code_review.as_ref());
+            let layers = review.and_then(|r| super::review::layers(r, &mut notices));
+            (layers, notices)
+        });
+        (layers.as_deref(), notices)
+    }
+
+    /// Where the method's code review keeps its file `rel` (`review-prompts/edge-case-hunter.md`),
+    /// relative to the project, when it is there with text, read through the confined reader
+    /// (no link, at most `MAX_FILE_BYTES`) the first time this call asks for it; else why not.
+    pub fn review_prompt(&self, rel: &str) -> Result<String, String> {
+        if let Some(found) = self.review_prompts.borrow().get(rel) {
             return found.clone();
         }
-        let found = self.install().and_then(|i| {
-            let skill = i
-                .skills
+        let skill = self.install().and_then(|i| {
+            i.skills
                 .iter()
-                .find(|s| s.name == super::review::REVIEW_SKILL)?;
-            let path = format!("{}/review-prompts/{name}", skill.dir()?);
-            touched(&path);
-            match self.project.read_at_most(&path, super::MAX_FILE_BYTES) {
-                Ok(Some(text)) if !text.trim().is_empty() => Some(path),
-                _ => None,
-            }
+                .find(|s| s.name == super::review::REVIEW_SKILL)
+                .and_then(|s| s.dir())
         });
+        let found = match skill {
+            None => Err("the install has no code review skill folder".to_string()),
+            Some(dir) => {
+                let path = format!("{dir}/{rel}");
+                touched(&path);
+                match self.project.read_at_most(&path, super::MAX_FILE_BYTES) {
+                    Ok(Some(text)) if !text.trim().is_empty() => Ok(path),
+                    Ok(Some(_)) => Err(format!("{path} is empty")),
+                    Ok(None) => Err(format!("{path} is not there")),
+                    Err(problem) => Err(crate::code::clip(&problem.to_string(), 200)),
+                }
+            }
+        };
         self.review_prompts
             .borrow_mut()
-            .insert(name.to_string(), found.clone());
+            .insert(rel.to_string(), found.clone());
         found
     }
 }
@@ -329,8 +360,13 @@ mod tests {
         for _ in 0..3 {
             assert_eq!(method.install().unwrap().skills.len(), 2);
             assert_eq!(method.agents().0.len(), 1);
-            assert!(method.review_prompt("edge-case-hunter.md").is_some());
-            assert!(method.review_prompt("verification-gap.md").is_none());
+            assert!(method
+                .review_prompt("review-prompts/edge-case-hunter.md")
+                .is_ok());
+            assert!(method
+                .review_prompt("review-prompts/verification-gap.md")
+                .is_err());
+            assert!(method.review_layers().0.is_none(), "no customize.toml");
         }
         let opened = opened::counts();
         assert_eq!(opened.get(super::super::manifest::MANIFEST), Some(&1));

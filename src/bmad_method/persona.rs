@@ -9,6 +9,7 @@ use toml::{Table, Value};
 use crate::files::Project;
 use crate::workflow::{Stage, Track};
 
+use super::review::CodeReview;
 use super::{customize::customize, Install};
 
 /// The most characters of one persona value (a role, a principle, a fact) kept.
@@ -58,18 +59,28 @@ impl Agent {
     }
 }
 
-/// The installed agents: every skill whose `customize.toml` has an `[agent]` block.
-pub fn agents(project: &Project, install: &Install, notices: &mut Vec<String>) -> Vec<Agent> {
+/// The installed agents: every skill whose `customize.toml` has an `[agent]` block; and
+/// the code review's `customize.toml` with the team's and the person's laid on it, read on
+/// the way (`super::review::REVIEW_SKILL`), so that no call opens them twice and a reading
+/// kept for later calls keeps them too.
+pub fn agents(
+    project: &Project,
+    install: &Install,
+    notices: &mut Vec<String>,
+) -> (Vec<Agent>, Option<CodeReview>) {
     let mut out = Vec::new();
+    let mut code_review = None;
     for skill in &install.skills {
         let Some(dir) = skill.dir() else { continue };
         let base_rel = format!("{dir}/customize.toml");
         let Some(mut merged) = super::read_toml(project, &base_rel, notices) else {
             continue;
         };
-        if !merged.get("agent").is_some_and(Value::is_table) {
+        let reviews = skill.name == super::review::REVIEW_SKILL;
+        if !reviews && !merged.get("agent").is_some_and(Value::is_table) {
             continue;
         }
+        let base = reviews.then(|| merged.clone());
         let mut files = vec![base_rel];
         for rel in [
             format!("_bmad/custom/{}.toml", skill.name),
@@ -80,6 +91,12 @@ pub fn agents(project: &Project, install: &Install, notices: &mut Vec<String>) -
                 files.push(rel);
             }
         }
+        if let Some(base) = base {
+            code_review = Some(CodeReview {
+                base,
+                merged: merged.clone(),
+            });
+        }
         if let Some(Value::Table(block)) = merged.remove("agent") {
             out.push(Agent {
                 skill: skill.name.clone(),
@@ -88,7 +105,7 @@ pub fn agents(project: &Project, install: &Install, notices: &mut Vec<String>) -
             });
         }
     }
-    out
+    (out, code_review)
 }
 
 /// The method's skills that make a stage's work, most telling first.

@@ -1,6 +1,10 @@
-//! The method's code review as installed, read as facts: the skill whose review prompts it
-//! hands each reviewer in a fresh context (the edge-case hunter, the verification gap; found
-//! where the installer put them by `super::Method::review_prompt`); and its deferred-work
+//! The method's code review as installed, read as facts: its review layers, each by `id`
+//! as the skill's `customize.toml` `[[workflow.review_layers]]` lists them under the team's
+//! `_bmad/custom/bmad-code-review.toml` and the person's `.user.toml` (the method's merge:
+//! an entry of the same `id` replaces the skill's, a new one is added, an empty
+//! `instruction` turns one off), read once a call by `super::Method::review_layers`, and
+//! the files of the skill a layer's instruction names (`{skill-root}/review-prompts/…`),
+//! looked at through the confined reader by `super::Method::review_prompt`; and its deferred-work
 //! ledger, `{implementation_artifacts}/deferred-work.md`, where a review's deferred findings
 //! go under `## Deferred from: code review of <spec> (<date>)`, one bullet each, appended
 //! after what is there, which is never changed.
@@ -12,6 +16,8 @@
 //! eight hex digits of the SHA-256 of its text as read ([`item_id`]); a task says which it
 //! resolved on a `Resolves deferred: <id>, …` line of its implementation report.
 
+use toml::Value;
+
 use crate::files::Project;
 
 use super::Install;
@@ -22,6 +28,104 @@ pub const REVIEW_SKILL: &str = "bmad-code-review";
 pub const LEDGER: &str = "deferred-work.md";
 /// The largest ledger read for a prompt, in bytes.
 const MAX_LEDGER_BYTES: u64 = 512 * 1024;
+
+/// The most review layers read from an install.
+const MAX_LAYERS: usize = 16;
+/// The most characters of one layer's instruction kept.
+const MAX_INSTRUCTION_CHARS: usize = 8_000;
+
+/// One review layer as the install configures it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReviewLayer {
+    /// Its `id` (`edge-case-hunter`), in the characters of a file name.
+    pub id: String,
+    /// Its `name` (`Edge Case Hunter`).
+    pub name: String,
+    /// Its whole recipe, with the method's placeholders (`{diff_file}`) as written.
+    pub instruction: String,
+    /// When it runs (`Only when {review_mode} = "full".`), if it says.
+    pub when: Option<String>,
+    /// Whether the team or the person changed it from the skill's own.
+    pub customized: bool,
+}
+
+/// The code review's `customize.toml` as the skill has it (`base`) and with the team's and
+/// the person's files laid on it by the method's merge (`merged`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CodeReview {
+    pub base: toml::Table,
+    pub merged: toml::Table,
+}
+
+/// The review layers of the install's code review, in their order, the ones turned off
+/// (an empty `instruction`) left out; `None` when it lists none. What was left out, in
+/// `notices`.
+pub fn layers(review: &CodeReview, notices: &mut Vec<String>) -> Option<Vec<ReviewLayer>> {
+    let own = entries(&review.base);
+    let all = entries(&review.merged);
+    if all.is_empty() {
+        return None;
+    }
+    let mut out = Vec::new();
+    for t in all.into_iter().take(MAX_LAYERS) {
+        let text = |k: &str| t.get(k).and_then(Value::as_str).map(str::trim);
+        let id = text("id").unwrap_or_default();
+        if id.is_empty()
+            || !id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            notices.push(format!(
+                "A review layer of the BMAD method's {REVIEW_SKILL} has an `id` that is not a plain name (`{}`); it was left out.",
+                crate::code::clip(&crate::code::visible(id), 60)
+            ));
+            continue;
+        }
+        let Some(instruction) = text("instruction").filter(|i| !i.is_empty()) else {
+            continue;
+        };
+        out.push(ReviewLayer {
+            id: id.to_string(),
+            name: text("name")
+                .and_then(|n| super::one_line(n, 80))
+                .unwrap_or_else(|| id.to_string()),
+            instruction: crate::code::clip(instruction, MAX_INSTRUCTION_CHARS),
+            when: text("when").and_then(|w| super::one_line(w, 300)),
+            customized: !own.contains(&t),
+        });
+    }
+    Some(out)
+}
+
+/// The `[[workflow.review_layers]]` entries of a `customize.toml`.
+fn entries(t: &toml::Table) -> Vec<toml::Table> {
+    let layers = t
+        .get("workflow")
+        .and_then(|w| w.get("review_layers"))
+        .and_then(Value::as_array);
+    layers
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.as_table().cloned())
+        .collect()
+}
+
+/// The files of the skill an instruction names by `{skill-root}/<path>`, relative to the
+/// skill's folder.
+pub fn skill_files(instruction: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, _) in instruction.match_indices("{skill-root}/") {
+        let rest = &instruction[i + "{skill-root}/".len()..];
+        let end = rest
+            .find(|c: char| c.is_whitespace() || matches!(c, '`' | '"' | '\'' | ')'))
+            .unwrap_or(rest.len());
+        let rel = rest[..end].trim_end_matches(['.', ',', ';', ':']);
+        if !rel.is_empty() && !out.iter().any(|o| o == rel) {
+            out.push(rel.to_string());
+        }
+    }
+    out
+}
 
 /// The ledger's path in the project, where the install says implementation artifacts go.
 pub fn ledger_path(install: &Install) -> Option<String> {
@@ -153,6 +257,76 @@ fn items(text: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The skill's layers under the team's and the person's files, by the method's merge
+    /// (as the agents' reading lays them on): an entry of the same `id` replaces the
+    /// skill's (and is the team's from then on), a new one is added, an empty
+    /// `instruction` turns one off, an `id` that is no plain name is left out and said.
+    #[test]
+    fn the_layers_are_merged_by_id_as_the_method_merges_them() {
+        let (dir, project) = crate::files::project::tests::project();
+        let write = |rel: &str, text: &str| {
+            let path = dir.path().join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        let layer = |id: &str, name: &str, instruction: &str| {
+            format!("[[workflow.review_layers]]\nid = \"{id}\"\nname = \"{name}\"\ninstruction = \"{instruction}\"\n")
+        };
+        write(
+            ".claude/skills/bmad-code-review/customize.toml",
+            &[
+                layer(
+                    "a",
+                    "A",
+                    "Read `{skill-root}/review-prompts/a.md`; review `{diff_file}`.",
+                ),
+                layer("b", "B", "Review `{diff_file}`."),
+                layer("c", "C", "Review `{diff_file}` again."),
+            ]
+            .concat(),
+        );
+        write(
+            "_bmad/custom/bmad-code-review.toml",
+            &[layer("b", "B2", "Ours."), layer("d", "D", "Also ours.")].concat(),
+        );
+        write(
+            "_bmad/custom/bmad-code-review.user.toml",
+            &[layer("c", "C", ""), layer("../x", "X", "Out.")].concat(),
+        );
+        let install = Install {
+            skills: vec![super::super::Skill {
+                name: REVIEW_SKILL.into(),
+                description: String::new(),
+                folder: Some(".claude/skills"),
+            }],
+            ..Install::default()
+        };
+        let mut notices = Vec::new();
+        let (_, review) = super::super::persona::agents(&project, &install, &mut notices);
+        let review = review.expect("read with the agents");
+        let got = layers(&review, &mut notices).unwrap();
+        let seen: Vec<(&str, &str, bool)> = got
+            .iter()
+            .map(|l| (l.id.as_str(), l.name.as_str(), l.customized))
+            .collect();
+        assert_eq!(
+            seen,
+            [("a", "A", false), ("b", "B2", true), ("d", "D", true)]
+        );
+        assert_eq!(skill_files(&got[0].instruction), ["review-prompts/a.md"]);
+        assert!(skill_files(&got[1].instruction).is_empty());
+        assert!(
+            notices.len() == 1 && notices[0].contains("`../x`"),
+            "{notices:?}"
+        );
+        let none: toml::Table = toml::from_str("[workflow]\npersistent_facts = []\n").unwrap();
+        let listed_none = CodeReview {
+            base: none.clone(),
+            merged: none,
+        };
+        assert!(layers(&listed_none, &mut notices).is_none(), "none listed");
+    }
 
     #[test]
     fn an_entry_follows_what_is_there_a_blank_line_apart() {

@@ -11,7 +11,9 @@
 //! Either is added to the built-in prompt's role section, which keeps what the server checks
 //! (sections, gate, output keys). A damaged v6 install is said in notices, never an error.
 
+use crate::bmad_method::begin::Kind;
 use crate::bmad_method::bmm_config::MODULE_CONFIG;
+use crate::bmad_method::stage_skill::{Hand, StageSkill};
 use crate::bmad_method::{self, persona, Method, MethodSettings};
 use crate::error::{Error, Result};
 use crate::files::{Project, ReadProblem};
@@ -361,9 +363,94 @@ pub fn read_installed(project: &Project, path: &str) -> Result<String> {
     }
 }
 
+/// The lines a stage's prompt gains where the install has the skill that does its work
+/// ([`bmad_method::stage_skill`]): which skill, how the host runs it, where it writes, and
+/// how that reaches the server, which still holds the gate and the human's decision. Said
+/// in the stage's first round only (`again`: a later round, which gains nothing).
+pub fn skill_block(skill: &StageSkill, again: bool) -> String {
+    if again {
+        return String::new();
+    }
+    let name = crate::code::inline(&skill.name);
+    let run = if skill.claude_code {
+        format!(
+            "{name}: in Claude Code {}, elsewhere this server's MCP prompt {name}",
+            crate::code::inline(&format!("/{}", skill.name))
+        )
+    } else {
+        format!(
+            "{name} ({}): the host's skill of that name, or this server's MCP prompt {name}",
+            crate::code::inline(&format!("{}/", skill.dir))
+        )
+    };
+    let at = |what: &str| match &skill.writes {
+        Some(w) => format!("{what} at {}", crate::code::inline(w)),
+        None => what.to_string(),
+    };
+    let hand = match (skill.hand, skill.stage.id()) {
+        (Hand::File(kind), _) if skill.writes.is_some() => format!(
+            "It writes {}: submit that file with `document_file` set to its path, and no document of your own.",
+            at(match kind {
+                Kind::Architecture => "the architecture spine",
+                _ => "the PRD",
+            })
+        ),
+        (_, "sm") => format!("It writes {}: write the plan from them in `claude_result`.", at("the epics")),
+        (_, "bug") => "Use it to reproduce the bug and plan the fix, not to fix it (that is development's): write the bug report from what it found in `claude_result`.".into(),
+        (_, "qa") => format!("It writes the tests and {}: write the QA report from them in `claude_result`.", at("its summary")),
+        _ => "Write the stage's document from what it made in `claude_result`.".into(),
+    };
+    format!(
+        "\n## The method's skill for this stage\n\nDo this stage's work with the project's BMAD skill {run}. {hand} The server's checks, gate and human decision still apply: submit as this prompt says.\n"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The skill's lines: how each folder's host runs it, where the PRD is written and that
+    /// it comes back with `document_file`, the gate kept; nothing in a later round; an
+    /// install's names stay quoted.
+    #[test]
+    fn a_stages_skill_is_named_as_its_host_runs_it_once_a_stage() {
+        use crate::bmad_method::stage_skill::{Hand, StageSkill};
+        let mut skill = StageSkill {
+            stage: Stage::Po,
+            name: "bmad-prd".into(),
+            dir: ".claude/skills/bmad-prd".into(),
+            claude_code: true,
+            hand: Hand::File(Kind::Prd),
+            writes: Some("out/prds/<run>/prd.md".into()),
+        };
+        let text = skill_block(&skill, false);
+        for said in [
+            "## The method's skill for this stage\n",
+            "skill `bmad-prd`: in Claude Code `/bmad-prd`, elsewhere this server's MCP prompt `bmad-prd`.",
+            "It writes the PRD at `out/prds/<run>/prd.md`: submit that file with `document_file`",
+            "The server's checks, gate and human decision still apply: submit as this prompt says.",
+        ] {
+            assert!(text.contains(said), "{said} in {text}");
+        }
+        assert_eq!(skill_block(&skill, true), "", "said in the first round");
+        skill.claude_code = false;
+        skill.dir = ".agents/skills/bmad-prd".into();
+        skill.writes = None;
+        let text = skill_block(&skill, false);
+        assert!(
+            text.contains(
+                "skill `bmad-prd` (`.agents/skills/bmad-prd/`): the host's skill of that name"
+            ),
+            "{text}"
+        );
+        assert!(
+            !text.contains("document_file"),
+            "no place to take it from: {text}"
+        );
+        skill.dir = crate::code::FORGED.into();
+        skill.writes = Some(crate::code::FORGED.into());
+        assert!(!crate::code::forged_in(&skill_block(&skill, false)));
+    }
 
     fn write(dir: &std::path::Path, rel: &str, text: &[u8]) {
         let path = dir.join(rel);

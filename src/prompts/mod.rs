@@ -43,16 +43,25 @@ pub fn retro_block<'a>(
 }
 
 /// What a prompt rendered from `template` gains after its text, beyond any override: the
-/// review's layers, and the deferred work an earlier review left (each in full in the
-/// stage's first round, or the round the host may not have had them in; named or left
-/// out in a later one).
+/// installed skill that does the stage's work, the review's layers, and the deferred work
+/// an earlier review left (each in full in the stage's first round, or the round the host
+/// may not have had them in; named or left out in a later one).
 pub fn method_block(template: &Template, session: &Session, stage: Stage, round: Repeat) -> String {
     let again = matches!(round, Repeat::Delta { .. }) && is_revision(session, stage);
     let (folder, diff) = (
         review_layers::folder(session),
         review_layers::diff_path(session),
     );
-    let mut out = review_layers::block(&template.layers, (&folder, &diff), again);
+    let mut out = template
+        .skill
+        .as_ref()
+        .map(|s| bmad::skill_block(s, again))
+        .unwrap_or_default();
+    out.push_str(&review_layers::block(
+        &template.layers,
+        (&folder, &diff),
+        again,
+    ));
     out.push_str(&deferred::block(template.deferred.as_ref(), again));
     out
 }

@@ -82,6 +82,8 @@ pub struct Template {
     /// The installed method's deferred-work ledger and its items, for the stage that
     /// states the task and development ([`super::deferred`]).
     pub deferred: Option<(String, Vec<String>)>,
+    /// The installed skill that does the stage's work ([`crate::bmad_method::stage_skill`]).
+    pub skill: Option<crate::bmad_method::stage_skill::StageSkill>,
 }
 
 impl Template {
@@ -98,6 +100,7 @@ impl Template {
             notices: Vec::new(),
             layers: Vec::new(),
             deferred: None,
+            skill: None,
         }
     }
 
@@ -115,6 +118,7 @@ impl Template {
             notices: Vec::new(),
             layers: Vec::new(),
             deferred: None,
+            skill: None,
         }
     }
 
@@ -172,13 +176,15 @@ pub fn resolve(method: &Method, user: Option<&Path>, stage: Stage) -> Result<Tem
         other => other,
     };
     if let Some(text) = usable(read, &rel)? {
-        let t = Template::from_file(stage, text, Origin::Project, rel);
+        let mut t = Template::from_file(stage, text, Origin::Project, rel);
+        t.skill = stage_skill(method, stage);
         let (settings, notices) = method
             .install()
             .map(|i| (Some(i.settings.clone()), i.notices.clone()))
             .unwrap_or_default();
         return Ok(with_method(project, t, settings, notices));
     }
+    let for_call = method;
     let method = super::bmad::for_stage(method, stage)?;
     let t = match method.persona {
         Some(p) => {
@@ -190,7 +196,18 @@ pub fn resolve(method: &Method, user: Option<&Path>, stage: Stage) -> Result<Tem
         }
         None => user_or_built_in(user, stage)?,
     };
-    Ok(with_method(project, t, method.settings, method.notices))
+    let mut t = with_method(project, t, method.settings, method.notices);
+    t.skill = stage_skill(for_call, stage);
+    Ok(t)
+}
+
+/// The installed skill that does `stage`'s work, where the call's install has one.
+fn stage_skill(
+    method: &Method,
+    stage: Stage,
+) -> Option<crate::bmad_method::stage_skill::StageSkill> {
+    let install = method.install()?;
+    crate::bmad_method::stage_skill::for_stage(install, stage)
 }
 
 /// The user's prompt for `stage` in `user`, else the built-in one.
@@ -239,7 +256,9 @@ pub fn needed(method: &Method, user: Option<&Path>, s: &Session) -> Result<Optio
     let mut template = resolve(method, user, stage)?;
     template.lessons = recall(project, &s.objective, Some(&s.task_name), stage);
     if stage == Stage::Review {
-        template.layers = super::review_layers::for_review(method, s);
+        let (layers, notices) = super::review_layers::for_review(method, s);
+        template.layers = layers;
+        template.notices.extend(notices);
     }
     template.deferred = super::deferred::for_session(project, method.install(), s, stage);
     Ok(Some(template))
@@ -261,6 +280,38 @@ pub fn recall(project: &Project, objective: &str, task: Option<&str>, stage: Sta
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each stage's prompt carries the installed skill for its work, whichever file the
+    /// prompt is (the project's own too); without an install, none.
+    #[test]
+    fn a_stages_prompt_carries_its_installed_skill_only_with_an_install() {
+        use crate::bmad_method::{Install, Skill};
+        let (dir, project) = crate::files::project::tests::project();
+        for stage in Stage::ALL {
+            let t = resolve(&Method::known(&project, None), None, stage).unwrap();
+            assert!(t.skill.is_none(), "{stage:?}");
+        }
+        let install = Install {
+            skills: ["bmad-prd", "bmad-build"]
+                .map(|name| Skill {
+                    name: name.into(),
+                    description: String::new(),
+                    folder: Some(".claude/skills"),
+                })
+                .to_vec(),
+            ..Install::default()
+        };
+        let method = Method::known(&project, Some(install));
+        let skill = |stage| resolve(&method, None, stage).unwrap().skill.map(|s| s.name);
+        assert_eq!(skill(Stage::Po).as_deref(), Some("bmad-prd"));
+        assert_eq!(skill(Stage::Dev).as_deref(), Some("bmad-build"));
+        assert_eq!(skill(Stage::Architect), None, "not installed");
+        std::fs::create_dir_all(dir.path().join(PROJECT_PROMPTS)).unwrap();
+        std::fs::write(dir.path().join(".bmad/prompts/po.md"), "# Role: team PO\n").unwrap();
+        let po = resolve(&method, None, Stage::Po).unwrap();
+        assert_eq!(po.origin, Origin::Project);
+        assert_eq!(po.skill.map(|s| s.name).as_deref(), Some("bmad-prd"));
+    }
 
     #[test]
     fn the_project_beats_the_user_who_beats_the_built_in_and_a_bad_file_is_named() {

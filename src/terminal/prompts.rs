@@ -71,6 +71,9 @@ pub fn list(project: &Project, user: Option<&Path>) -> Outcome {
                         visible(&t.made_of.join(", then "))
                     );
                 }
+                if let Some(skill) = &t.skill {
+                    println!("  {:<20} its work done with {}/", "", visible(&skill.dir));
+                }
                 for n in t.notices {
                     if !notices.contains(&n) {
                         notices.push(n);

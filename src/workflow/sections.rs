@@ -139,15 +139,17 @@ pub const REVIEW: &[Section] = &[
     sec("Review Status", &["status", "verdict"]),
 ];
 
-/// The review's layers, each reviewed in a fresh context and reported in a section of its
-/// own: the edge cases and the verification gaps (the BMAD method's review prompts where
-/// it is installed), the blind pass (the diff alone) and the intent check (the change
-/// against what the task asked). Their names are the headings the review prompt asks for.
+/// The review's built-in layers, each reviewed in a fresh context and reported in a
+/// section of its own: the edge cases, the verification gaps, the blind pass (the diff
+/// alone) and the acceptance audit (the change against what the task's documents asked;
+/// not the light track's `Intent:` line, which is the review's own verdict). Their names
+/// are the headings the review prompt asks for, and the sections an installed BMAD
+/// method's layers of the same `id` are reported in (`prompts::review_layers::KNOWN`).
 pub const LAYERS: &[Section] = &[
     sec("Edge Cases", &["edge case"]),
     sec("Verification Gaps", &["verification gap"]),
     sec("Blind Pass", &["blind pass"]),
-    sec("Intent Check", &["intent check"]),
+    sec("Acceptance Audit", &["acceptance audit"]),
 ];
 
 /// The sections the review's findings are listed in: its own `Findings` and each layer's.
@@ -156,7 +158,7 @@ pub const FINDINGS: &[Section] = &[
     sec("Edge Cases", &["edge case"]),
     sec("Verification Gaps", &["verification gap"]),
     sec("Blind Pass", &["blind pass"]),
-    sec("Intent Check", &["intent check"]),
+    sec("Acceptance Audit", &["acceptance audit"]),
 ];
 
 pub const QA: &[Section] = &[
@@ -384,26 +386,56 @@ pub fn text_of(section: &Section, document: &str) -> Option<String> {
 /// nothing (`No findings.`) is left out.
 pub fn items_of(sections: &[Section], document: &str) -> Vec<String> {
     let outline = Outline::of(document);
+    let bodies = sections.iter().flat_map(|s| outline.bodies(s));
+    listed(bodies.collect())
+}
+
+/// [`items_of`] for sections named at run time (a review's layers as an install configures
+/// them): a heading holding a name's words counts as its section.
+pub fn items_under(names: &[String], document: &str) -> Vec<String> {
+    let outline = Outline::of(document);
+    let keys: Vec<String> = names.iter().map(|n| heading_key(n)).collect();
+    let bodies = keys
+        .iter()
+        .filter(|k| !k.is_empty())
+        .flat_map(|k| outline.bodies_where(|text| heading_key(text).contains(k.as_str())));
+    listed(bodies.collect())
+}
+
+/// [`check`] for sections named at run time: each must be there with text under it.
+pub fn check_named(names: &[String], document: &str) -> Found {
+    let shaped: Vec<Shaped> = names
+        .iter()
+        .map(|n| Shaped {
+            name: n.clone(),
+            key: heading_key(n),
+            required: true,
+        })
+        .collect();
+    check_shaped(&shaped, document)
+}
+
+/// The list items of `bodies`, each with the lines that continue it on one line, the same
+/// item once, none that says there is nothing.
+fn listed(bodies: Vec<Vec<&str>>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for s in sections {
-        for body in outline.bodies(s) {
-            let mut open = false;
-            for line in body {
-                let t = line.trim_start();
-                let marker = ["- ", "* ", "+ "].iter().find_map(|m| t.strip_prefix(m));
-                match marker {
-                    Some(item) if line.len() - t.len() < 2 => {
-                        out.push(item.trim().to_string());
-                        open = true;
-                    }
-                    _ if open && !t.is_empty() => {
-                        if let Some(last) = out.last_mut() {
-                            last.push(' ');
-                            last.push_str(t.trim_end());
-                        }
-                    }
-                    _ => open = false,
+    for body in bodies {
+        let mut open = false;
+        for line in body {
+            let t = line.trim_start();
+            let marker = ["- ", "* ", "+ "].iter().find_map(|m| t.strip_prefix(m));
+            match marker {
+                Some(item) if line.len() - t.len() < 2 => {
+                    out.push(item.trim().to_string());
+                    open = true;
                 }
+                _ if open && !t.is_empty() => {
+                    if let Some(last) = out.last_mut() {
+                        last.push(' ');
+                        last.push_str(t.trim_end());
+                    }
+                }
+                _ => open = false,
             }
         }
     }
@@ -481,7 +513,7 @@ mod layer_tests {
 
     #[test]
     fn the_findings_of_the_review_and_of_each_layer_are_listed_once() {
-        let doc = "# Code Review\n\n## Findings\n- major, `a.rs`: no guard\n  on empty input\n\n## Edge Cases\n- `b.rs`: overflow at 2^31\n- major, `a.rs`: no guard on empty input\n\n## Blind Pass\nNo findings.\n\n## Intent Check\n- No findings\n\n## Security\n- not a finding\n";
+        let doc = "# Code Review\n\n## Findings\n- major, `a.rs`: no guard\n  on empty input\n\n## Edge Cases\n- `b.rs`: overflow at 2^31\n- major, `a.rs`: no guard on empty input\n\n## Blind Pass\nNo findings.\n\n## Acceptance Audit\n- No findings\n\n## Security\n- not a finding\n";
         assert_eq!(
             items_of(FINDINGS, doc),
             vec![

@@ -22,7 +22,7 @@ use crate::team_git::{clone_as, commit_all};
 pub(crate) const PLAN: &str = "# Sprint Plan: Team todo\n\n## Sprint Overview\nTwo sprints.\n\n## Sprint 1: Todos API\nCovers: FR-1\n- Task: the todos table (3 points)\n- Definition of done: the API tests pass\n\n## Sprint 2: List page & sharing!\nCovers: FR-2\n- Task: the list page (5 points)\n- Definition of done: the page lists the todos\n\n## Risks\n- None known.\n";
 pub(crate) const DEV: &str =
     "# Implementation Report\n\n## Summary\nBuilt the sprint.\n\n## Tests\n9 passed.\n";
-pub(crate) const REVIEW: &str = "# Code Review\n\n## Findings\n- none.\n\n## Edge Cases\nNo findings.\n\n## Verification Gaps\nNo findings.\n\n## Blind Pass\nNo findings.\n\n## Intent Check\nNo findings.\n\nReview Status: Pass\n";
+pub(crate) const REVIEW: &str = "# Code Review\n\n## Findings\n- none.\n\n## Edge Cases\nNo findings.\n\n## Verification Gaps\nNo findings.\n\n## Blind Pass\nNo findings.\n\n## Acceptance Audit\nNo findings.\n\nReview Status: Pass\n";
 pub(crate) const QA: &str = "# QA Report\n\n## Results\n30 passed.\n- FR-1: pass — test_add\n- FR-2: pass — test_share\n- AC-1: pass — test_add_shows\n- NFR-1: pass — bench_p95\n\nIntent: met\nQuality Score: 93/100\n";
 
 /// A PRD that passes the gate, with requirement ids and an acceptance criterion.

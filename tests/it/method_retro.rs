@@ -365,7 +365,7 @@ async fn completed_after_a_send_back(c: &Client, sid: &Value, tool: &str) -> Val
     call(c, sid, json!({"action": "confirm"})).await;
     let dev = "# Implementation Report\n\n## Summary\nAdded the flag.\n\n## Changes\n- `src/cli.rs`: the flag.\n\n## Tests\n3 passed.\n";
     call(c, sid, json!({"action": "submit", "claude_result": dev})).await;
-    let review = "# Code Review\n\n## Findings\n- none.\n\n## Edge Cases\nNo findings.\n\n## Verification Gaps\nNo findings.\n\n## Blind Pass\nNo findings.\n\n## Intent Check\nNo findings.\n\nReview Status: Pass\nIntent: met\n";
+    let review = "# Code Review\n\n## Findings\n- none.\n\n## Edge Cases\nNo findings.\n\n## Verification Gaps\nNo findings.\n\n## Blind Pass\nNo findings.\n\n## Acceptance Audit\nNo findings.\n\nReview Status: Pass\nIntent: met\n";
     let v = call(c, sid, json!({"action": "submit", "claude_result": review})).await;
     assert_eq!(v["state"], "completed", "{tool}: {v:#}");
     v

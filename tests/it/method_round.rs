@@ -181,7 +181,7 @@ async fn a_task_finished_uncommitted_then_committed_unchanged_reports_no_drift()
 }
 
 /// A failing review in layers, with one finding.
-const REVIEW_FAIL: &str = "# Code Review\n\n## Findings\n- major, `src/lib.rs`: no test for an empty list.\n\n## Edge Cases\nNo findings.\n\n## Verification Gaps\nNo findings.\n\n## Blind Pass\nNo findings.\n\n## Intent Check\nNo findings.\n\nReview Status: Fail\n";
+const REVIEW_FAIL: &str = "# Code Review\n\n## Findings\n- major, `src/lib.rs`: no test for an empty list.\n\n## Edge Cases\nNo findings.\n\n## Verification Gaps\nNo findings.\n\n## Blind Pass\nNo findings.\n\n## Acceptance Audit\nNo findings.\n\nReview Status: Fail\n";
 
 #[tokio::test]
 #[ignore = "needs the pinned bmad-method package: run ./scripts/test"]

@@ -24,7 +24,7 @@ const SPRINTS: u32 = 8;
 const DEV: &str =
     "# Implementation Report\n\n## Summary\nBuilt the sprint.\n\n## Tests\n9 passed.\n";
 /// A review in the layers the BMAD method's review asks for (plain without it).
-const REVIEW: &str = "# Code Review\n\n## Findings\n- none.\n\n## Edge Cases\nNo findings.\n\n## Verification Gaps\nNo findings.\n\n## Blind Pass\nNo findings.\n\n## Intent Check\nNo findings.\n\nReview Status: Pass\n";
+const REVIEW: &str = "# Code Review\n\n## Findings\n- none.\n\n## Edge Cases\nNo findings.\n\n## Verification Gaps\nNo findings.\n\n## Blind Pass\nNo findings.\n\n## Acceptance Audit\nNo findings.\n\nReview Status: Pass\n";
 const FAILED_REVIEW: &str =
     "# Code Review\n\n## Findings\n- the list page drops items.\n\nReview Status: Fail\n";
 const QA: &str = "# QA Report\n\n## Results\n30 passed.\n\nIntent: met\nQuality Score: 93/100\n";

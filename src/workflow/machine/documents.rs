@@ -24,9 +24,9 @@ pub struct Documents {
     /// The file a submission named as its document (`document_file`), as the caller read
     /// it, checked to be a document the stage may take.
     pub file_draft: Option<FileDraft>,
-    /// For a submission at `review`: the review must give each of its layers
-    /// (`sections::LAYERS`) a section, as a BMAD method install asks (its switch on).
-    pub review_in_layers: bool,
+    /// For a submission at `review`: the sections the review must give, one per layer of
+    /// the review as a BMAD method install configures it (its switch on); none otherwise.
+    pub review_layers: Vec<String>,
     /// For a submission at a stage whose document an installed BMAD method writes in a
     /// template of its own (the PRD, the architecture spine): that template's sections,
     /// which a document written in it is checked for instead of the stage's own.

@@ -135,8 +135,12 @@ pub(super) fn check_stated_verdict(
 
 /// Refuses a review in layers that lacks a layer's section, or leaves one empty: each
 /// layer's findings are the review's record of it (`No findings.` says there are none).
-pub(super) fn check_layers(field: &'static str, document: &str) -> Result<(), WorkflowError> {
-    let found = crate::workflow::sections::check(crate::workflow::sections::LAYERS, document);
+pub(super) fn check_layers(
+    field: &'static str,
+    layers: &[String],
+    document: &str,
+) -> Result<(), WorkflowError> {
+    let found = crate::workflow::sections::check_named(layers, document);
     let lacking: Vec<String> = found
         .missing
         .iter()

@@ -357,8 +357,12 @@ impl Step<'_> {
                 &candidate.submission.document,
             )?;
         }
-        if stage == Stage::Review && self.documents.review_in_layers {
-            kept_words::check_layers(engine.result_field(), &candidate.submission.document)?;
+        if stage == Stage::Review && !self.documents.review_layers.is_empty() {
+            kept_words::check_layers(
+                engine.result_field(),
+                &self.documents.review_layers,
+                &candidate.submission.document,
+            )?;
         }
         self.notice_unread(&candidate);
         kept_words::check_stated_verdict(
