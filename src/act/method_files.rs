@@ -362,14 +362,15 @@ fn deferred_now(
 fn ours(project: &Project, path: &str, mark: &str, what: &str) -> Result<(), String> {
     match project.read(path) {
         Ok(None) => Ok(()),
-        Ok(Some(there)) if there.starts_with(mark) => Ok(()),
+        Ok(Some(there)) if findable::marked(&there, mark) => Ok(()),
         Ok(Some(_)) => Err(format!("is not {what} the server wrote")),
         Err(problem) => Err(format!("could not be read ({problem})")),
     }
 }
 
 /// The approved plan as the method's epics file, `epics-<task>.md` (beside a file of that
-/// name the server did not write: `epics-<task>-bmad-mcp.md`).
+/// name the server did not write: `epics-<task>-bmad-mcp.md`; each named by
+/// [`findable::file_name`]).
 fn epics_file(
     project: &Project,
     install: &Install,
@@ -394,14 +395,17 @@ fn epics_file(
         None => project.read(&source).ok().flatten().unwrap_or_default(),
     };
     let task = &after.task_name;
-    let first = format!("{folder}/epics-{task}.md");
+    let first = format!("{folder}/{}", findable::file_name("epics", task));
     if !crate::files::project::is_planning_copy(&first) {
         return m.notices.push(format!(
             "The approved plan was not written as the BMAD method's epics: {} (its `planning_artifacts`) is a hidden folder, inside the install, or too deep.",
             crate::code::visible(&crate::code::clip(folder, 200))
         ));
     }
-    let beside = format!("{folder}/epics-{task}-bmad-mcp.md");
+    let beside = format!(
+        "{folder}/{}",
+        findable::file_name("epics", &format!("{task}-bmad-mcp"))
+    );
     let (path, left) = match ours(project, &first, epics::MARK, "an epics file") {
         Ok(()) => (first, None),
         Err(why) => match ours(project, &beside, epics::MARK, "an epics file") {
@@ -422,12 +426,16 @@ fn epics_file(
         .project_name
         .clone()
         .unwrap_or_else(|| "the project".into());
+    let (prd, prd_path, architecture_path) = planning_documents(project, after);
     let text = epics::render(&epics::Of {
         session: after,
         epic,
         project: &project_name,
         plan: &plan,
         plan_path: &source,
+        prd: &prd,
+        prd_path: prd_path.as_deref(),
+        architecture_path: architecture_path.as_deref(),
     });
     let said = format!(
         "{}The approved plan is the BMAD method's epic {epic} in {}, each sprint a story, rewritten at each approval of the plan (`[bmad-mcp] planning_copies = false` in _bmad/custom/config.toml turns the shared plan off).",
@@ -435,6 +443,29 @@ fn epics_file(
         visible(&path)
     );
     m.writes.push((path, text, said));
+}
+
+/// The confirmed PRD the epics' requirements come from (its text and path) and the
+/// architecture's path, as the session keeps them.
+fn planning_documents(
+    project: &Project,
+    after: &Session,
+) -> (String, Option<String>, Option<String>) {
+    let path_of = |stage: Stage| {
+        after
+            .record(stage)
+            .artifact
+            .as_ref()
+            .map(|a| a.path.clone())
+    };
+    let prd_path = path_of(Stage::FIRST);
+    let prd = (prd_path.as_deref())
+        .and_then(|p| project.read(p).ok().flatten())
+        .unwrap_or_default();
+    let architecture_path = (after.track.stages().iter())
+        .find(|s| s.id() == "architect")
+        .and_then(|s| path_of(*s));
+    (prd, prd_path, architecture_path)
 }
 
 /// The task's stories in the method's `sprint-status.yaml`, as the change moved them.
@@ -561,7 +592,19 @@ fn planning_copy(
         Some((_, text)) => text.clone(),
         None => project.read(&source).ok()??,
     };
-    let copy = match findable::copy(install, stage, &after.task_name, &source, &document)? {
+    // The method's file the document was taken from, while the document is its text.
+    let rec = after.record(stage);
+    let taken = rec
+        .from_file
+        .as_ref()
+        .filter(|f| f.sha256 == crate::workflow::machine::sha256_hex(&document));
+    let copy = match findable::copy(
+        install,
+        stage,
+        (&after.task_name, &source),
+        &document,
+        taken.map(|f| f.path.as_str()),
+    )? {
         Ok(copy) => copy,
         Err(notice) => return Some((None, notice)),
     };

@@ -21,6 +21,7 @@
 //! these steps in this order (a test in `tests/it/readme.rs` holds it to the code).
 
 pub mod human;
+mod ledger;
 mod method_files;
 mod review_layers;
 mod start;
@@ -445,7 +446,8 @@ impl Applying<'_> {
 
     /// The files the server writes for the BMAD method after a change, apart from it:
     /// the shared plan's (`method_files`), a completed task's lessons for its
-    /// retrospective, the review's layer files and deferred findings (`review_layers`).
+    /// retrospective, the review's layer files and deferred findings (`review_layers`), the
+    /// ledger's entries a completed task resolved checked off (`ledger`).
     /// Each failure is a notice; each file written goes in the change's record.
     fn for_the_method(
         &self,
@@ -460,6 +462,9 @@ impl Applying<'_> {
             installed, did, after, &mut wrote,
         ));
         notices.extend(review_layers::defer_findings(
+            installed, did, after, files, &mut wrote,
+        ));
+        notices.extend(ledger::close_resolved(
             installed, did, after, files, &mut wrote,
         ));
         notices.extend(review_layers::write_layer_files(

@@ -1,9 +1,10 @@
 //! Starting a task, the first change of a session: the first role's prompt is resolved before
 //! anything is written (an override that cannot be used refuses the call rather than leave a
 //! session without its prompt), a task of its own carries the lessons of earlier tasks for that
-//! role, and the session is written, as a task or as the story of an approved sprint; a task of its
-//! own is offered to begin from the BMAD method's document of its first stage when the project has
-//! one ([`bmad_method::begin`](crate::bmad_method::begin)).
+//! role (a story's first prompt carries them too, with the method's deferred-work ledger, as its
+//! later prompts do), and the session is written, as a task or as the story of an approved
+//! sprint; a task of its own is offered to begin from the BMAD method's document of its first
+//! stage when the project has one ([`bmad_method::begin`](crate::bmad_method::begin)).
 
 use chrono::Utc;
 
@@ -41,7 +42,7 @@ pub fn start(store: &Store, cwd: Option<&str>, start: Start) -> Result<Started> 
         Some((parent, sprint)) => {
             // A sprint the method's own build holds is refused as another story's is.
             let read = store.refuse_held(cwd, &method, parent, sprint)?;
-            store.start_story(
+            let started = store.start_story(
                 cwd,
                 parent,
                 sprint,
@@ -49,7 +50,13 @@ pub fn start(store: &Store, cwd: Option<&str>, start: Start) -> Result<Started> 
                 start.engines,
                 &super::method_files::at_story_start(&method, read.as_ref(), sprint),
                 &Utc::now,
-            )?
+            )?;
+            // A story's first prompt carries what its later ones do: the lessons of earlier
+            // tasks (not its own) and the method's deferred-work ledger.
+            let s = &started.session;
+            prompt.lessons = prompts::recall(&project, &s.objective, Some(&s.task_name), first);
+            prompt.deferred = prompts::deferred::for_session(&project, method.install(), s, first);
+            started
         }
         None => {
             prompt.lessons = prompts::recall(&project, start.objective, None, first);
@@ -70,6 +77,8 @@ pub fn start(store: &Store, cwd: Option<&str>, start: Start) -> Result<Started> 
     if start.story.is_none() {
         notices.extend(crate::bmad_method::begin::offer(&method, first));
     }
+    // The method's skills halt without `uv`: said once a task, where its work begins.
+    notices.extend(crate::bmad_method::runtime::uv_notice(&method));
     if started.session.story.is_some() {
         prompt.method_spec = prompts::method_spec(&method, &started.session);
         notices.extend(super::method_files::story_started(

@@ -136,7 +136,7 @@ pub fn made(project: &Project, install: &Install, kind: Kind) -> Vec<Made> {
             // A file of ours under the method's name is no document the method made.
             if meta.len() <= MAX_DRAFT_BYTES {
                 let text = project.read_in_project(&path, MAX_DRAFT_BYTES).ok()??;
-                if text.starts_with(COPY_MARK) {
+                if super::findable::marked(&text, COPY_MARK) {
                     return None;
                 }
             }
@@ -311,7 +311,7 @@ pub fn read_draft(method: &Method, stage: Stage, rel: &str) -> Result<Draft, Str
         }
         Err(problem) => return Err(format!("`{shown}` cannot be taken: {problem}")),
     };
-    if text.starts_with(COPY_MARK) {
+    if super::findable::marked(&text, COPY_MARK) {
         return Err(format!(
             "`{shown}` is the server's own copy of a confirmed document, not one the method made"
         ));

@@ -9,7 +9,8 @@
 //! its action items recalled in later role prompts, the lessons of a completed task offered
 //! to it ([`retro`]), its code review's prompts and deferred-work ledger ([`review`]), and
 //! the templates its planning skills write the PRD and the architecture spine in
-//! ([`template`]), and the skill that does each stage's work ([`stage_skill`]).
+//! ([`template`]), the skill that does each stage's work ([`stage_skill`]), and what its
+//! skills need at run time that the server does not (`uv`, [`runtime`]).
 //!
 //! Everything here is read through the project's confined, bounded reader, and what it
 //! says is the project's text: shown to a model only as facts, clipped and labelled, never
@@ -29,6 +30,7 @@ pub mod once;
 pub mod persona;
 pub mod retro;
 pub mod review;
+pub mod runtime;
 pub mod shared_plan;
 pub mod stage_skill;
 pub mod template;

@@ -8,6 +8,13 @@
 //! ledger, `{implementation_artifacts}/deferred-work.md`, where a review's deferred findings
 //! go under `## Deferred from: code review of <spec> (<date>)`, one bullet each, appended
 //! after what is there, which is never changed.
+//!
+//! An entry a later task resolved is closed the same way: never edited (the method's build
+//! and review append and "do not modify existing entries"), but checked off in a part
+//! appended after it, `## Resolved in: <task> (<date>)`, one `- [x] <entry>` each, as the
+//! method's review checks off a finding that is dealt with. An entry is named by the first
+//! eight hex digits of the SHA-256 of its text as read ([`item_id`]); a task says which it
+//! resolved on a `Resolves deferred: <id>, …` line of its implementation report.
 
 use toml::Value;
 
@@ -138,16 +145,7 @@ pub fn deferred_entry(
     findings: &[String],
     why: &str,
 ) -> String {
-    let mut out = String::new();
-    if !existing.is_empty() {
-        out.push_str(if existing.ends_with("\n\n") {
-            ""
-        } else if existing.ends_with('\n') {
-            "\n"
-        } else {
-            "\n\n"
-        });
-    }
+    let mut out = String::from(apart(existing));
     out.push_str(&format!(
         "## Deferred from: code review of {task} ({date})\n\n"
     ));
@@ -190,13 +188,79 @@ pub fn deferred_by(
     Some((source, findings))
 }
 
-/// The ledger's entries as they stand: each top-level bullet with the lines that continue
-/// it, on one line. `None` when the install has no ledger or it cannot be read.
+/// The ledger's open entries: each top-level bullet with the lines that continue it, on one
+/// line, but those checked off after it. `None` when the install has no ledger or it cannot
+/// be read.
 pub fn open_items(project: &Project, install: &Install) -> Option<(String, Vec<String>)> {
     let path = ledger_path(install)?;
     let text = project.read_at_most(&path, MAX_LEDGER_BYTES).ok()??;
-    let items = items(&text);
+    let items = open(&text);
     (!items.is_empty()).then_some((path, items))
+}
+
+/// The mark of an entry checked off.
+const CHECKED: &str = "[x] ";
+
+/// The entries of the ledger `text` that no later `- [x]` line checks off.
+pub fn open(text: &str) -> Vec<String> {
+    let all = items(text);
+    let closed: std::collections::HashSet<&str> =
+        all.iter().filter_map(|i| i.strip_prefix(CHECKED)).collect();
+    let mut seen = std::collections::HashSet::new();
+    all.iter()
+        .filter(|i| !i.starts_with(CHECKED) && !closed.contains(i.as_str()))
+        .filter(|i| seen.insert(i.as_str()))
+        .cloned()
+        .collect()
+}
+
+/// An entry's name: the first eight hex digits of the SHA-256 of its text, on one line.
+pub fn item_id(item: &str) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(item.as_bytes());
+    digest.iter().take(4).map(|b| format!("{b:02x}")).collect()
+}
+
+/// The entries a task's report says it resolved: the ids on its `Resolves deferred:` lines
+/// (outside code), each once, at most twenty.
+pub fn resolved_ids(document: &str) -> Vec<String> {
+    let mut ids: Vec<String> = Vec::new();
+    for (_, line) in crate::workflow::sections::outside_code(document) {
+        let Some(value) = crate::workflow::trace::ids::keyed(line, &["Resolves deferred"]) else {
+            continue;
+        };
+        for word in value.split([',', ' ', '`']).map(str::trim) {
+            let id = word.len() == 8 && word.bytes().all(|b| b.is_ascii_hexdigit());
+            let word = word.to_ascii_lowercase();
+            if id && !ids.contains(&word) && ids.len() < 20 {
+                ids.push(word);
+            }
+        }
+    }
+    ids
+}
+
+/// The text appended to the ledger (`existing`: as [`deferred_entry`] reads it) to check
+/// off `items`, which task `task` resolved on `date`.
+pub fn closing_entry(existing: &str, task: &str, date: &str, items: &[String]) -> String {
+    let mut out = String::from(apart(existing));
+    out.push_str(&format!("## Resolved in: {task} ({date})\n\n"));
+    for i in items {
+        out.push_str(&format!("- {CHECKED}{i}\n"));
+    }
+    out
+}
+
+/// What goes before a new part of a ledger that ends as `existing` does, so that it begins
+/// on a line of its own, a blank line apart.
+fn apart(existing: &str) -> &'static str {
+    if existing.is_empty() || existing.ends_with("\n\n") {
+        ""
+    } else if existing.ends_with('\n') {
+        "\n"
+    } else {
+        "\n\n"
+    }
 }
 
 /// The top-level bullets of `text`, each with its continuation lines joined on one line.
@@ -323,5 +387,24 @@ mod tests {
                 "four".into()
             ]
         );
+    }
+
+    #[test]
+    fn an_entry_a_later_task_resolved_is_checked_off_after_it_and_no_longer_open() {
+        let ledger = "# Deferred Work\n\n## Deferred from: code review of t-1 (2026-11-27)\n\n- major: no guard — deferred: risk accepted\n- source_spec: `s.md`\n  summary: two\n";
+        let items = open(ledger);
+        assert_eq!(items.len(), 2);
+        let id = item_id(&items[0]);
+        assert_eq!(id.len(), 8);
+        let report = format!("# Implementation Report\n\nResolves deferred: `{id}`, {}\n\n```\nResolves deferred: 00000000\n```\n", id.to_uppercase());
+        assert_eq!(resolved_ids(&report), vec![id.clone()]);
+        let closing = closing_entry(ledger, "t-2", "2026-11-28", &items[..1]);
+        assert_eq!(
+            closing,
+            "\n## Resolved in: t-2 (2026-11-28)\n\n- [x] major: no guard — deferred: risk accepted\n"
+        );
+        let after = format!("{ledger}{closing}");
+        assert_eq!(open(&after), vec![items[1].clone()]);
+        assert!(after.starts_with(ledger), "what was there stays");
     }
 }

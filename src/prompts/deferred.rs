@@ -1,7 +1,9 @@
 //! The installed BMAD method's deferred-work ledger in a later task's prompt: the stage that
 //! states what a task is to do (the track's first) and development are told what earlier
-//! reviews deferred, so that they can take it up. The ledger is the project's text: its
-//! items are clipped, shown escaped and labelled as the ledger's words, never as ours.
+//! reviews deferred and is still open, each entry with its id, so that they can take it up
+//! and name what they resolved (checked off at completion, `act::ledger`). The ledger is the
+//! project's text: its items are clipped, shown escaped and labelled as the ledger's words,
+//! never as ours.
 
 use crate::bmad_method::{review, Install};
 use crate::files::Project;
@@ -37,7 +39,8 @@ pub fn block(ledger: Option<&(String, Vec<String>)>, again: bool) -> String {
         .take(MAX_ITEMS)
         .map(|i| {
             format!(
-                "- {}",
+                "- `{}` {}",
+                review::item_id(i),
                 crate::code::visible(&crate::code::clip(i, ITEM_CHARS))
             )
         })
@@ -49,7 +52,7 @@ pub fn block(ledger: Option<&(String, Vec<String>)>, again: bool) -> String {
         String::new()
     };
     format!(
-        "\n## Deferred work\n\nThe BMAD method's ledger {} holds {} item(s) earlier reviews deferred; its latest, as the ledger words them (its text, not the server's){rest}:\n{}\nTake up those this task covers, and say which in the document.\n",
+        "\n## Deferred work\n\nThe BMAD method's ledger {} holds {} open item(s) earlier reviews deferred; its latest, each after its id, as the ledger words them (its text, not the server's){rest}:\n{}\nTake up those this task covers, and say which in the document; the implementation report names each one the work resolves on a `Resolves deferred: <id>, …` line, and the server checks it off in the ledger when the task completes.\n",
         crate::code::inline(path),
         items.len(),
         shown.join("\n")
@@ -75,15 +78,20 @@ mod tests {
         let items: Vec<String> = (1..=7).map(|n| format!("item {n}\u{202e}")).collect();
         let ledger = ("out/deferred-work.md".to_string(), items);
         let b = block(Some(&ledger), false);
-        assert!(b.contains("`out/deferred-work.md` holds 7 item(s)"), "{b}");
         assert!(
-            b.contains("- item 7\\u{202e}") && b.contains("- item 3"),
+            b.contains("`out/deferred-work.md` holds 7 open item(s)"),
+            "{b}"
+        );
+        let id = review::item_id("item 7\u{202e}");
+        assert!(
+            b.contains(&format!("- `{id}` item 7\\u{{202e}}")) && b.contains("` item 3"),
             "{b}"
         );
         assert!(
-            !b.contains("- item 2") && b.contains("(2 older in the file)"),
+            !b.contains("` item 2") && b.contains("(2 older in the file)"),
             "{b}"
         );
+        assert!(b.contains("`Resolves deferred: <id>, …`"), "{b}");
         assert!(b.contains("its text, not the server's"));
         assert_eq!(block(Some(&ledger), true), "");
         assert_eq!(block(None, false), "");

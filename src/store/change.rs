@@ -139,5 +139,11 @@ pub fn documents(project: &Project, session: &Session) -> Documents {
         let read = project.read(&path).map_err(|p| p.to_string());
         documents.insert(path, read);
     }
+    // The method's file a draft was taken from, read as `document_file` read it.
+    if let Some(path) = Documents::taken_from(session) {
+        let limit = crate::bmad_method::begin::MAX_DRAFT_BYTES;
+        let read = (project.read_one_name_in_project(&path, limit)).map_err(|p| p.to_string());
+        documents.insert(path, read);
+    }
     documents
 }

@@ -275,7 +275,8 @@ fn serde_name<T: serde::Serialize>(v: &T) -> String {
 }
 
 /// `init`: the project's .gitignore gets the files local to each clone; in git, the merge
-/// driver of the BMAD method's sprint status is installed.
+/// driver of the BMAD method's sprint status is installed; with the method installed, a
+/// missing `uv` its skills need is said.
 pub(super) fn init(store: &Store) -> Outcome {
     let project = store.project(None).map_err(|e| e.to_string())?;
     let done = crate::store::write_gitignore(&project).map_err(|e| e.to_string())?;
@@ -306,5 +307,10 @@ pub(super) fn init(store: &Store) -> Outcome {
     println!(
         "Commit .gitignore,{attributes} .bmad/, .bmad-task/ and .claude/specs/ (docs/team.md)."
     );
+    if let Some(uv) =
+        crate::bmad_method::runtime::uv_notice(&crate::bmad_method::Method::of(&project))
+    {
+        println!("Note: {}", crate::code::visible(&uv));
+    }
     Ok(Exit::Done)
 }

@@ -48,6 +48,9 @@ pub fn list(project: &Project, user: Option<&Path>) -> Outcome {
             visible(&tools),
             i.skills.len()
         );
+        if let Some(uv) = crate::bmad_method::runtime::uv_notice(&method) {
+            println!("Note: {}", visible(&uv));
+        }
     }
     let mut failed = false;
     let mut notices: Vec<String> = Vec::new();

@@ -128,19 +128,34 @@ pub struct FromFile {
 }
 
 impl FromFile {
-    /// Whose the draft is, for the human: "the file `x` in the BMAD method's place
-    /// (SHA-256 …), taken as it is: last committed in … by …". Never that the assistant
-    /// did not write it: a file in the method's place may be anyone's.
+    /// Whose the draft is, for the human, while the document is the file's text as read:
+    /// "the file `x` where the BMAD method leaves its documents (SHA-256 …), taken as it
+    /// is: last committed in … by …". Never that the assistant did not write it: a file in
+    /// the method's place may be anyone's.
     pub fn label(&self) -> String {
-        let author = self
-            .author
-            .as_deref()
-            .unwrap_or("who last changed it was not recorded");
+        format!("{}, taken as it is: {}", self.file(), self.author())
+    }
+
+    /// Where a document that is no longer the file's text as read came from (changed since,
+    /// or the assistant's rewrite): the file and who had last changed it when it was read,
+    /// never that it is taken as it is.
+    pub fn origin(&self) -> String {
+        format!("{} as it was read ({})", self.file(), self.author())
+    }
+
+    /// "the file `x` where the BMAD method leaves its documents (SHA-256 …)".
+    fn file(&self) -> String {
         format!(
-            "the file `{}` where the BMAD method leaves its documents (SHA-256 {}…), taken as it is: {author}",
+            "the file `{}` where the BMAD method leaves its documents (SHA-256 {}…)",
             crate::code::visible(&crate::code::clip(&self.path, 200)),
             &self.sha256[..12.min(self.sha256.len())]
         )
+    }
+
+    fn author(&self) -> &str {
+        self.author
+            .as_deref()
+            .unwrap_or("who last changed it was not recorded")
     }
 }
 
@@ -191,5 +206,24 @@ mod tests {
         let host = Said::of(&Decision::by_host(None), "ok");
         assert!(host.labelled().starts_with("the assistant, for the user"));
         assert_eq!(Said::server("x").labelled(), "the server: x");
+    }
+
+    #[test]
+    fn only_the_files_text_as_read_is_taken_as_it_is() {
+        let from = FromFile {
+            path: "plans/prd.md".into(),
+            sha256: "ab".repeat(32),
+            author: Some("last committed in 1a2b3c4 by Ada".into()),
+        };
+        assert_eq!(
+            from.label(),
+            "the file `plans/prd.md` where the BMAD method leaves its documents (SHA-256 abababababab…), taken as it is: last committed in 1a2b3c4 by Ada"
+        );
+        let origin = from.origin();
+        assert!(!origin.contains("taken as it is"), "{origin}");
+        assert!(
+            origin.contains("as it was read (last committed in 1a2b3c4 by Ada)"),
+            "{origin}"
+        );
     }
 }

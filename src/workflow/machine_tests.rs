@@ -24,7 +24,10 @@ impl Mem {
     /// read, so that a read it did not announce fails the test.
     fn documents(&self, s: &Session) -> Documents {
         let mut documents = Documents::default();
-        for path in Documents::wanted(s) {
+        for path in Documents::wanted(s)
+            .into_iter()
+            .chain(Documents::taken_from(s))
+        {
             let read = self.read(&path);
             documents.insert(path, read);
         }
@@ -2099,6 +2102,8 @@ fn the_human_is_told_a_draft_is_the_files_until_the_model_writes_one() {
             .insert(w.path.clone(), w.content.clone());
     }
     r.s = out.session;
+    // The method's file, as it was read.
+    r.files.0.borrow_mut().insert(FILE.into(), method_prd());
     let p = pending(&r.s, Action::Confirm, &r.files.documents(&r.s)).unwrap();
     let told = |p: &Pending, what: &str| p.notices.iter().any(|n| n.starts_with(what));
     assert!(
@@ -2109,6 +2114,30 @@ fn the_human_is_told_a_draft_is_the_files_until_the_model_writes_one() {
         "{:?}",
         p.notices
     );
+    // The method's file edited after it was taken: no longer "taken as it is".
+    r.files
+        .0
+        .borrow_mut()
+        .insert(FILE.into(), method_prd() + "\nA line added by hand.\n");
+    let p = pending(&r.s, Action::Confirm, &r.files.documents(&r.s)).unwrap();
+    assert!(
+        told(&p, "This draft was taken from the file `plans/prd.md`"),
+        "{:?}",
+        p.notices
+    );
+    assert!(
+        p.notices.iter().all(|n| !n.contains("taken as it is")),
+        "{:?}",
+        p.notices
+    );
+    assert!(
+        p.notices
+            .iter()
+            .any(|n| n.contains("that file has changed since")),
+        "{:?}",
+        p.notices
+    );
+    r.files.0.borrow_mut().insert(FILE.into(), method_prd());
     let path = r.s.artifact_path(Stage::Po);
     r.files
         .0
@@ -2116,6 +2145,11 @@ fn the_human_is_told_a_draft_is_the_files_until_the_model_writes_one() {
         .insert(path, "# Edited by hand\n".into());
     let p = pending(&r.s, Action::Confirm, &r.files.documents(&r.s)).unwrap();
     assert!(told(&p, "This draft was taken from"), "{:?}", p.notices);
+    assert!(
+        p.notices.iter().all(|n| !n.contains("taken as it is")),
+        "{:?}",
+        p.notices
+    );
     r.act(Command::Reject {
         action: Action::Reject,
         feedback: Some("Shorter.".into()),

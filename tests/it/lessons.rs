@@ -2,7 +2,8 @@
 //! that the next related task's prompt carries, an unrelated one does not; a retired lesson
 //! is no longer recalled; lessons recorded in two clones merge in git; a damaged lesson
 //! file is reported and skipped; the BMAD method's persona feeds the prompt and its files
-//! are listed as MCP prompts; `bmad://project` tells what the project is.
+//! are listed as MCP prompts; `bmad://project` tells what the project is; a story's first
+//! prompt carries the lessons too.
 
 use std::path::Path;
 use std::process::Command;
@@ -659,5 +660,29 @@ async fn a_task_that_resolves_a_recalled_lesson_retires_it_on_completion() {
         text.contains("retired: ") && text.contains("decided: retired by"),
         "{text}"
     );
+    c.close().await;
+}
+
+/// A story's first prompt (its `start`, without the BMAD method) carries the lessons of
+/// earlier tasks for development, as the prompts after it do.
+#[tokio::test]
+async fn a_storys_first_prompt_carries_the_lessons() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path();
+    std::fs::create_dir_all(project.join(".bmad/lessons")).unwrap();
+    let words = "The team todo app lost todos on restart: persist every todo before answering.";
+    std::fs::write(
+        project.join(".bmad/lessons/2026-11-20-0badcafe.md"),
+        format!("---\nrole: dev\ncategory: PROCESS-SKIP\nsource: human\ntask: earlier-todo-task\nstage: review\ndate: 2026-11-20T10:00:00.000Z\n---\n{words}\n"),
+    )
+    .unwrap();
+    let c = connect(Era::Modern, project).await;
+    let (_, task, _) = crate::method_plan::approved(&c, project).await;
+    let v = c
+        .ok(json!({"action": "start", "parent": task, "sprint": 1, "cwd": project.to_str().unwrap()}))
+        .await;
+    let prompt = v["role_prompt"].as_str().expect("the story's first prompt");
+    assert!(prompt.contains("persist every todo"), "{prompt}");
+    assert!(!prompt.contains("## Deferred work"), "no method, no ledger");
     c.close().await;
 }

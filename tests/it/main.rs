@@ -78,6 +78,7 @@ mod method_retro; // the method's retrospective both ways: its action items in l
 mod method_review; // the review in layers with a real BMAD install and without; the deferred-work ledger
 mod method_round; // the BMAD method's files the server writes are no one's change: the round, drift
 mod method_skills; // the method's skill per stage: each stage's prompt sends the host to the installed skill
+mod method_voice; // the method's voice and files: epics from its PRD, one PRD per glob, the ledger closed, no retrospective without an epic, uv
 mod project_root; // finding the project from the working directory, as git does
 mod prompt_overrides; // role prompts from the project and the user's config
 mod protocol; // the JSON-RPC wire: one answer per request, limits, a closed stdout

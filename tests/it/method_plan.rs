@@ -257,7 +257,14 @@ async fn an_approved_plan_is_the_methods_epic_valid_and_in_step_for_its_own_scri
         the_methods_script_finds_it_in_step(&at, &epics);
         the_status_file_lists_the_epic(&at, epic);
         let written = std::fs::read_to_string(project.join(&epics)).unwrap();
-        assert!(written.contains("**When** AC-1 is checked\n**Then** Given a list, when I add a todo, then it shows."), "{written}");
+        assert!(
+            written.contains("**Given** a list\n**When** I add a todo\n**Then** it shows (AC-1)\n"),
+            "{written}"
+        );
+        assert!(
+            written.contains("\n### FR Coverage Map\n\nFR-1: Epic {epic} - Story {epic}.1 (Todos API)\nFR-2: Epic {epic} - Story {epic}.2 (List page & sharing!)\nNFR-1: not covered by an approved sprint\n".replace("{epic}", &epic.to_string()).as_str()),
+            "{written}"
+        );
         assert!(written.contains("**Requirements:** FR-2"), "{written}");
         c.close().await;
     }

@@ -453,12 +453,14 @@ async fn a_later_task_is_shown_the_ledger(c: &Client, project: &Path) {
     let prompt = v["role_prompt"].as_str().unwrap();
     assert!(prompt.contains("## Deferred work"), "{prompt}");
     assert!(
-        prompt.contains("`_bmad-output/implementation-artifacts/deferred-work.md` holds 3 item(s)"),
+        prompt.contains(
+            "`_bmad-output/implementation-artifacts/deferred-work.md` holds 3 open item(s)"
+        ),
         "{prompt}"
     );
     assert!(prompt.contains("its text, not the server's"), "{prompt}");
     assert!(
-        prompt.contains("- major, `src/cli.rs`: `--verbose` is not documented in `--help`."),
+        prompt.contains("` major, `src/cli.rs`: `--verbose` is not documented in `--help`."),
         "{prompt}"
     );
     assert!(

@@ -52,7 +52,8 @@ impl Offer {
 
 /// The offer when the change `did` (leaving the session `after`) completes a task (not a
 /// story: its parent's completion speaks for the epic) in a project whose install has the
-/// retrospective; `None` otherwise. `method`: the call's install.
+/// retrospective; `None` otherwise, and for a quick change or a fix that no epic names (the
+/// retrospective is an epic's). `method`: the call's install.
 pub fn at_completion(method: &Method, did: &Effects, after: &Session) -> Option<Offer> {
     if !did.completes_task() || after.story.is_some() {
         return None;
@@ -64,7 +65,7 @@ pub fn at_completion(method: &Method, did: &Effects, after: &Session) -> Option<
         .iter()
         .find(|s| s.name == SKILL && s.folder.is_some())?;
     let lessons = task_lessons(project, after);
-    Some(offer(project, install, skill, after, &lessons))
+    offer(project, install, skill, after, &lessons)
 }
 
 /// [`at_completion`]'s offer, from what was read.
@@ -74,13 +75,17 @@ fn offer(
     skill: &Skill,
     task: &Session,
     lessons: &[Lesson],
-) -> Offer {
+) -> Option<Offer> {
     let settings = &install.settings;
     // The epic the server numbered when it wrote the plan as the method's epics, else the
     // one a hand-written epics file gives the task.
     let epic = task
         .method_epic
         .or_else(|| epic_of(project, settings, &task.task_name));
+    // A full task with no epic may be one the human names; a quick change or a fix is none.
+    if epic.is_none() && task.track != crate::workflow::Track::Full {
+        return None;
+    }
     let run = run_sentence(install, skill, epic, task.method_epic.is_some());
     let folder = settings.implementation_artifacts.as_deref();
     let (file, said) = match (folder, lessons.is_empty()) {
@@ -102,11 +107,11 @@ fn offer(
             }
         }
     };
-    Offer {
+    Some(Offer {
         run,
         file,
         lessons: said,
-    }
+    })
 }
 
 /// Why the file at `path` is not the server's to write: `None` when it is absent or one
@@ -233,7 +238,7 @@ fn render(task: &Session, epic: Option<u32>, lessons: &[Lesson]) -> String {
 mod tests {
     use super::*;
     use crate::lessons::{Category, Source};
-    use crate::workflow::Stage;
+    use crate::workflow::{Stage, Track};
 
     #[test]
     fn the_epic_is_the_one_whose_section_names_the_task() {
@@ -341,7 +346,7 @@ mod tests {
     fn the_offer_names_the_skill_and_the_epic_and_says_where_the_lessons_are_or_why_not() {
         let (dir, project) = crate::files::project::tests::project();
         let (task, skill, mut install) = installed(dir.path());
-        let none = offer(&project, &install, &skill, &task, &[]);
+        let none = offer(&project, &install, &skill, &task, &[]).unwrap();
         assert_eq!(
             none.run,
             "The BMAD method's retrospective can run for epic 3 (of plan/epics.md): `/bmad-retrospective` in Claude Code."
@@ -354,7 +359,7 @@ mod tests {
         );
 
         let lessons = [lesson("2026-11-27-00aa11bb", "notes")];
-        let some = offer(&project, &install, &skill, &task, &lessons);
+        let some = offer(&project, &install, &skill, &task, &lessons).unwrap();
         let (path, text) = some.file.clone().unwrap();
         assert_eq!(path, "impl/bmad-mcp-lessons-notes.md");
         assert!(text.contains("- Epic: 3\n"), "{text}");
@@ -364,7 +369,7 @@ mod tests {
         );
 
         std::fs::write(dir.path().join(&path), "mine\n").unwrap();
-        let left = offer(&project, &install, &skill, &task, &lessons);
+        let left = offer(&project, &install, &skill, &task, &lessons).unwrap();
         assert_eq!(left.file, None);
         assert!(
             left.lessons.contains("is not a file the server wrote"),
@@ -374,7 +379,7 @@ mod tests {
 
         install.settings.planning_artifacts = None;
         install.tools = vec!["cursor".into()];
-        let unknown = offer(&project, &install, &skill, &task, &[]);
+        let unknown = offer(&project, &install, &skill, &task, &[]).unwrap();
         assert!(
             unknown
                 .run
@@ -389,5 +394,28 @@ mod tests {
             "{}",
             unknown.run
         );
+    }
+
+    #[test]
+    fn a_quick_change_or_a_fix_no_epic_names_is_offered_no_retrospective() {
+        let (dir, project) = crate::files::project::tests::project();
+        let (mut task, skill, install) = installed(dir.path());
+        let lessons = [lesson("2026-11-27-00aa11bb", "notes")];
+        for track in [Track::Quick, Track::Fix] {
+            task.track = track;
+            let named = offer(&project, &install, &skill, &task, &lessons);
+            assert!(named.is_some_and(|o| o.run.contains("epic 3")), "{track:?}");
+            task.task_name = "a-fix-of-its-own".into();
+            assert_eq!(
+                offer(&project, &install, &skill, &task, &lessons),
+                None,
+                "{track:?}"
+            );
+            task.task_name = "notes".into();
+        }
+        task.track = Track::Full;
+        task.task_name = "a-task-of-its-own".into();
+        let full = offer(&project, &install, &skill, &task, &[]).unwrap();
+        assert!(full.run.contains("this task's epic"), "{}", full.run);
     }
 }

@@ -1,18 +1,19 @@
 //! One plan shared with the BMAD method: a task's approved sprints written as the method's
-//! epics file ([`epics`]), its stories' statuses kept in the method's `sprint-status.yaml` as
-//! the server moves them ([`status_file`], edited as text so that everything else in the file
-//! stays), and the three-way merge git runs on that file ([`merge`]), which statuses a change
-//! gives ([`story_statuses`]), a story done outside the server's gates ([`by_hand`]), a
-//! story's spec as the method's `bmad-build` keeps it ([`spec_file`]) and the stories the
-//! method holds ([`held`]). This
-//! file holds what the three share: the method's keys and its order of statuses, which the
-//! method's own `sprint_plan.py` defines and this code follows byte for byte (a key the
-//! script would derive otherwise would show as drift).
+//! epics file ([`epics`], in the PRD's own words where it has them, [`prd_facts`]), its
+//! stories' statuses kept in the method's `sprint-status.yaml` as the server moves them
+//! ([`status_file`], edited as text so that everything else in the file stays), and the
+//! three-way merge git runs on that file ([`merge`]), which statuses a change gives
+//! ([`story_statuses`]), a story done outside the server's gates ([`by_hand`]), a story's
+//! spec as the method's `bmad-build` keeps it ([`spec_file`]) and the stories the method
+//! holds ([`held`]). This file holds what they share: the method's keys and its order of
+//! statuses, which the method's own `sprint_plan.py` defines and this code follows byte for
+//! byte (a key the script would derive otherwise would show as drift).
 
 pub mod by_hand;
 pub mod epics;
 pub mod held;
 pub mod merge;
+pub mod prd_facts;
 pub mod spec_file;
 pub mod status_file;
 pub mod story_statuses;

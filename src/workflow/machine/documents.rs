@@ -67,6 +67,19 @@ impl Documents {
         paths
     }
 
+    /// The method's file the current stage's draft was taken from (`document_file`), outside
+    /// the server's folders: the caller reads it as the submission did, and the human is told
+    /// whether it is still the text taken ([`Documents::taken`]).
+    pub fn taken_from(session: &Session) -> Option<String> {
+        let rec = session.record(session.current_stage);
+        rec.from_file.as_ref().map(|f| f.path.clone())
+    }
+
+    /// The file [`Documents::taken_from`] names as it was read; `None` when it was not read.
+    pub fn taken(&self, path: &str) -> Option<&FileText> {
+        self.files.get(path)
+    }
+
     pub fn insert(&mut self, path: String, read: FileText) {
         self.files.insert(path, read);
     }

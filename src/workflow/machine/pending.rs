@@ -112,7 +112,7 @@ pub fn pending(
     };
     let score = rec.chosen_engine.and_then(|e| rec.scores.get(&e).copied());
     let mut notices = step.facts.notices;
-    notices.extend(whose_draft(&rec, document.as_ref()));
+    notices.extend(whose_draft(&rec, document.as_ref(), documents));
     if let Some(below) = rules::below_gate(stage, &rec).filter(|_| asked == Asked::Confirm) {
         notices.push(format!(
             "It stays below the gate ({below}): confirming accepts it as it is, recorded as an accepted risk; rejecting sends it back with your feedback for a rewrite."
@@ -149,20 +149,30 @@ pub fn pending(
 }
 
 /// Whose draft the human decides on, when it was taken from a file (`document_file`): the
-/// file's, or, if the document changed since, one taken from it.
-fn whose_draft(rec: &StageRecord, document: Option<&Shown>) -> Option<String> {
+/// file's, while both the document and the file are the text read; else one taken from it,
+/// which changed since (the document, or the file in `documents`).
+fn whose_draft(
+    rec: &StageRecord,
+    document: Option<&Shown>,
+    documents: &Documents,
+) -> Option<String> {
     if let (None, Some(file)) = (&rec.from_file, &rec.rewrites) {
         return Some(super::submit::rewritten(file));
     }
     let from = rec.from_file.as_ref()?;
     let same = document.is_some_and(|d| d.sha256 == from.sha256);
-    Some(if same {
-        format!("This draft is {}.", from.label())
-    } else {
-        format!(
+    let file_same =
+        matches!(documents.taken(&from.path), Some(Ok(Some(t))) if sha256_hex(t) == from.sha256);
+    Some(match (same, file_same) {
+        (true, true) => format!("This draft is {}.", from.label()),
+        (true, false) => format!(
+            "This draft was taken from {}; that file has changed since, and the draft is its text as it was read.",
+            from.origin()
+        ),
+        (false, _) => format!(
             "This draft was taken from {}, and it has changed since.",
-            from.label()
-        )
+            from.origin()
+        ),
     })
 }
 

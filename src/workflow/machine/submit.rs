@@ -677,6 +677,6 @@ pub(super) fn since_rejection(session: &Session, stage: Stage, sha256: &str) -> 
 pub(super) fn rewritten(file: &crate::workflow::authorship::FromFile) -> String {
     format!(
         "This document is the assistant's rewrite, not {}: that file is left as it is, and a decision here is on the rewrite.",
-        file.label()
+        file.origin()
     )
 }
