@@ -80,7 +80,12 @@ impl GitNow {
     /// The project's tracked files that differ from `commit`: asked of git when `fresh`
     /// or when this call has not asked for that commit yet, else as git said them in this
     /// call.
-    fn changed_since(&self, repo: &Repo, commit: &str, fresh: bool) -> Option<Vec<GitPath>> {
+    pub(super) fn changed_since(
+        &self,
+        repo: &Repo,
+        commit: &str,
+        fresh: bool,
+    ) -> Option<Vec<GitPath>> {
         if let Some((_, paths)) = self
             .said()
             .tracked
@@ -96,7 +101,7 @@ impl GitNow {
 
     /// The project's new files, untracked and not ignored, asked once a call (again when
     /// `fresh`); `None` when git cannot say.
-    fn untracked(&self, repo: &Repo, fresh: bool) -> Option<Vec<GitPath>> {
+    pub(super) fn untracked(&self, repo: &Repo, fresh: bool) -> Option<Vec<GitPath>> {
         if let Some(known) = self.said().untracked.as_ref().filter(|_| !fresh) {
             return known.clone();
         }

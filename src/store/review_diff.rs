@@ -33,8 +33,10 @@ impl GitNow {
         let base = crate::workflow::dev_round::review_base(session);
         let commit = base.or(self.head())?.to_string();
         let written = self.written(repo);
-        let tracked = repo.changed_since(&commit, &PROJECT_FILES)?;
-        let untracked = repo.untracked(&PROJECT_FILES)?;
+        // As git said them earlier in this call (the round's reading), where it did: the
+        // files the server wrote since are its own, left out below either way.
+        let tracked = self.changed_since(repo, &commit, false)?;
+        let untracked = self.untracked(repo, false)?;
         let ids = repo.blob_ids(&tracked, &commit);
         let ours = |p: &GitPath, id: Option<&str>| {
             let key = p.key();
