@@ -246,7 +246,7 @@ fn spec_path(install: &Install, key: &str) -> Option<String> {
 }
 
 /// The story `after`'s spec for the method's `bmad-build`
-/// ([`spec_file`](crate::bmad_method::shared_plan::spec_file)), its status as the change
+/// ([`spec_file`]), its status as the change
 /// left the story: written over nothing or over the spec as the server wrote it; one the
 /// method's steps or a person changed is left as it is, and said when the story begins or
 /// moves to another stage. Findings a change deferred by accepting the review's risk join

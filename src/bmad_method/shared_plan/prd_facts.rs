@@ -1,7 +1,7 @@
 //! What the epics file draws from the approved PRD beyond its requirements' ids and texts
 //! (`workflow::trace` reads those): a functional requirement's statement as the method's PRD
-//! template words one under its `#### FR-n: name` heading ("[Actor] can [capability] [under
-//! conditions]"), read as who wants what for the story's user story, its testable
+//! template words one under its `#### FR-n: name` heading (`[Actor] can [capability] [under
+//! conditions]`), read as who wants what for the story's user story, its testable
 //! consequences (the template's `**Consequences (testable):**` list), and an acceptance
 //! criterion written as "Given …, when …, then …" split into its three parts. Nothing is
 //! made up: where the PRD does not say it so, the caller says the requirement as written.
@@ -59,7 +59,7 @@ pub fn body(prd: &str, id: &str) -> Body {
     out
 }
 
-/// A statement "[Actor] can [capability] …" as who (without its article) and what they can
+/// A statement `[Actor] can [capability] …` as who (without its article) and what they can
 /// do (its first sentence); `None` for a statement not said so.
 pub fn who_can(statement: &str) -> Option<(String, String)> {
     let sentence = statement
