@@ -14,9 +14,11 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use crate::method_handoff::{spec_as_the_skill_reads_it, the_methods_spec};
-use crate::method_plan::{folder, sprint_plan, status_of, step, DEV, PLAN, QA, REVIEW};
+use crate::method_plan::{
+    folder, planned_from_the_methods_documents, sprint_plan, status_of, step, DEV, QA, REVIEW,
+};
 use crate::method_retro::script;
-use crate::support::method::{install, installer, template, written_in};
+use crate::support::method::{install, installer};
 use crate::support::terminal::in_terminal;
 use crate::support::{connect, Client, Era, ROOT};
 
@@ -76,47 +78,6 @@ fn page_rows() -> Vec<(String, String)> {
             (cells[0].to_string(), cells[cells.len() - 1].to_string())
         })
         .collect()
-}
-
-/// The PO and architect stages taken from the method's own documents, written in the
-/// templates its installer put in the project (`prd.md`, and a spine in a run folder of
-/// its architecture skill), then the plan.
-async fn planned(c: &Client, project: &Path) -> (Value, String) {
-    let planning = folder(project, "planning_artifacts");
-    let prd = format!("{planning}/prd.md");
-    let text = written_in(
-        &template(project, SKILLS, "bmad-prd", "prd_template"),
-        "a team's shared todo list",
-    );
-    std::fs::create_dir_all(project.join(&planning)).unwrap();
-    std::fs::write(project.join(&prd), text).unwrap();
-    let spine =
-        format!("{planning}/architecture/architecture-proj-2026-11-29/ARCHITECTURE-SPINE.md");
-    let text = written_in(
-        &template(project, SKILLS, "bmad-architecture", "spine_template"),
-        "the todo service",
-    );
-    std::fs::create_dir_all(project.join(&spine).parent().unwrap()).unwrap();
-    std::fs::write(project.join(&spine), text).unwrap();
-    let v = c
-        .ok(json!({"action": "start", "objective": "Build a team todo app", "cwd": project.to_str().unwrap()}))
-        .await;
-    assert!(v["notices"].to_string().contains(&prd), "{v:#}");
-    let sid = v["session_id"].clone();
-    let task = v["task_name"].as_str().unwrap().to_string();
-    for file in [prd, spine] {
-        let taken = json!({"action": "submit", "document_file": file, "claude_result": "{\"quality_score\": 95}"});
-        let v = step(c, &sid, taken).await;
-        assert_eq!(v["state"], "awaiting_confirmation", "{v:#}");
-        step(c, &sid, json!({"action": "confirm"})).await;
-    }
-    for args in [
-        json!({"action": "submit", "claude_result": PLAN}),
-        json!({"action": "approve", "scope": "all"}),
-    ] {
-        step(c, &sid, args).await;
-    }
-    (sid, task)
 }
 
 /// The story's spec as the method's `bmad-build` reads it, and its status.
@@ -249,7 +210,7 @@ async fn one_project_worked_both_ways_says_what_the_page_shows() {
     assert_eq!(code, 0, "{out}");
     let c = connect(Era::Modern, &project).await;
 
-    let (parent, task) = planned(&c, &project).await;
+    let (parent, task, _) = planned_from_the_methods_documents(&c, &project, SKILLS).await;
     let mut seen = vec![method_status(&project)];
     seen.extend(sprint_one(&c, &project, &task).await);
     seen.extend(sprint_two_by_the_method(&c, &project, &task).await);

@@ -13,7 +13,7 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 
-use crate::support::method::{install, installer};
+use crate::support::method::{install, installer, template, written_in};
 use crate::support::{
     bin, command, connect, connect_with, git, passing_architecture, read_json, Client, Era, ROOT,
 };
@@ -696,4 +696,47 @@ async fn a_send_back_lowers_review_and_the_epic_waits_for_the_parents_final_qa()
     assert_eq!(v["state"], "completed", "{v:#}");
     assert_eq!(status_of(&project, "epic-1"), "done");
     c.close().await;
+}
+
+/// A task begun from the method's own documents in the project's skills folder `skills`:
+/// its PRD as the method's `prd.md` and its architecture as a spine in a run folder of its
+/// architecture skill, both written in the installed templates and taken as they are, then
+/// the plan approved. The session, the task's name and the spine's path.
+pub async fn planned_from_the_methods_documents(
+    c: &Client,
+    project: &Path,
+    skills: &str,
+) -> (Value, String, String) {
+    let planning = folder(project, "planning_artifacts");
+    let prd = format!("{planning}/prd.md");
+    let text = written_in(
+        &template(project, skills, "bmad-prd", "prd_template"),
+        "a team's shared todo list",
+    );
+    std::fs::create_dir_all(project.join(&planning)).unwrap();
+    std::fs::write(project.join(&prd), text).unwrap();
+    let spine =
+        format!("{planning}/architecture/architecture-proj-2026-11-29/ARCHITECTURE-SPINE.md");
+    let text = written_in(
+        &template(project, skills, "bmad-architecture", "spine_template"),
+        "the todo service",
+    );
+    std::fs::create_dir_all(project.join(&spine).parent().unwrap()).unwrap();
+    std::fs::write(project.join(&spine), text).unwrap();
+    let v = c
+        .ok(json!({"action": "start", "objective": "Build a team todo app", "cwd": project.to_str().unwrap()}))
+        .await;
+    assert!(v["notices"].to_string().contains(&prd), "{v:#}");
+    let sid = v["session_id"].clone();
+    let task = v["task_name"].as_str().unwrap().to_string();
+    for file in [&prd, &spine] {
+        let taken = json!({"action": "submit", "document_file": file, "claude_result": "{\"quality_score\": 95}"});
+        let v = step(c, &sid, taken).await;
+        assert_eq!(v["state"], "awaiting_confirmation", "{v:#}");
+        step(c, &sid, json!({"action": "confirm"})).await;
+    }
+    step(c, &sid, json!({"action": "submit", "claude_result": PLAN})).await;
+    let v = step(c, &sid, json!({"action": "approve", "scope": "all"})).await;
+    assert_eq!(v["stage"], "dev", "{v:#}");
+    (sid, task, spine)
 }

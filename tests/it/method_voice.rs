@@ -14,7 +14,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::method_plan::{approved, folder, sprint_plan, step, DEV, PLAN, QA, REVIEW};
+use crate::method_plan::{
+    approved, folder, planned_from_the_methods_documents, sprint_plan, step, DEV, QA, REVIEW,
+};
 use crate::support::method::{install, installer, template, written_in};
 use crate::support::{
     command, connect, connect_with, document, scored, Client, Era, BUG_SECTIONS, SPEC_SECTIONS,
@@ -39,42 +41,6 @@ fn globbed(project: &Path, folder: &str, word: &str) -> Vec<String> {
         .collect();
     names.sort();
     names
-}
-
-/// A task whose PRD is the method's `prd.md` and whose architecture a spine in a run folder
-/// of its architecture skill, both written in the installed templates, taken as they are,
-/// then the plan approved: the task's name and the spine's path.
-async fn planned_from_the_methods_documents(c: &Client, project: &Path) -> (String, String) {
-    let planning = folder(project, "planning_artifacts");
-    let prd = format!("{planning}/prd.md");
-    let text = written_in(
-        &template(project, SKILLS, "bmad-prd", "prd_template"),
-        "a team's shared todo list",
-    );
-    std::fs::create_dir_all(project.join(&planning)).unwrap();
-    std::fs::write(project.join(&prd), text).unwrap();
-    let spine =
-        format!("{planning}/architecture/architecture-proj-2026-11-29/ARCHITECTURE-SPINE.md");
-    let text = written_in(
-        &template(project, SKILLS, "bmad-architecture", "spine_template"),
-        "the todo service",
-    );
-    std::fs::create_dir_all(project.join(&spine).parent().unwrap()).unwrap();
-    std::fs::write(project.join(&spine), text).unwrap();
-    let v = c
-        .ok(json!({"action": "start", "objective": "Build a team todo app", "cwd": project.to_str().unwrap()}))
-        .await;
-    let sid = v["session_id"].clone();
-    let task = v["task_name"].as_str().unwrap().to_string();
-    for file in [&prd, &spine] {
-        let taken = json!({"action": "submit", "document_file": file, "claude_result": "{\"quality_score\": 95}"});
-        step(c, &sid, taken).await;
-        step(c, &sid, json!({"action": "confirm"})).await;
-    }
-    step(c, &sid, json!({"action": "submit", "claude_result": PLAN})).await;
-    let v = step(c, &sid, json!({"action": "approve", "scope": "all"})).await;
-    assert_eq!(v["stage"], "dev", "{v:#}");
-    (task, spine)
 }
 
 /// The epics file reads as the method's template has it, from the method's PRD, and the
@@ -132,7 +98,7 @@ async fn the_epics_speak_the_methods_prd_and_its_globs_find_one_prd_and_architec
     let dir = tempfile::tempdir().unwrap();
     let project = installed(&installer, dir.path());
     let c = connect(Era::Modern, &project).await;
-    let (task, spine) = planned_from_the_methods_documents(&c, &project).await;
+    let (_, task, spine) = planned_from_the_methods_documents(&c, &project, SKILLS).await;
     the_epics_are_in_the_methods_shape(&project, &task);
 
     // One PRD (the method's own, not copied again) and one architecture (the spine's copy,
